@@ -1,0 +1,37 @@
+/* Error buffer helpers. */
+#include "rc_core.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+rc_status rc_err_set(rc_err *err, rc_status code, const char *fmt, ...)
+{
+    if (!err) return code;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void rc_err_prefix(rc_err *err, const char *fmt, ...)
+{
+    if (!err) return;
+    char pre[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    char old[RC_ERR_LEN];
+    memcpy(old, err->msg, sizeof old);
+    old[RC_ERR_LEN - 1] = 0;
+    snprintf(err->msg, sizeof err->msg, "%s%s", pre, old);
+}
+
+void rc_err_clear(rc_err *err)
+{
+    if (!err) return;
+    err->code = RC_OK;
+    err->msg[0] = 0;
+}

@@ -1,0 +1,28 @@
+/* Runtime flags (set by workspace.GlobalInit) and the interrupt request. The
+ * only process-wide mutable state of the core; all accesses are atomic. */
+#include "rc_core.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int flag_executor = -1;        /* -1: not yet read from the environment */
+static int flag_executor_threads = 0;
+static int interrupt_flag = 0;
+
+int rc_flag_rnn_executor(void)
+{
+    int v = __atomic_load_n(&flag_executor, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("RECURRENT_RNN_EXECUTOR");
+        v = !(e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "off") == 0));
+        __atomic_store_n(&flag_executor, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+void rc_flag_set_rnn_executor(int on) { __atomic_store_n(&flag_executor, on ? 1 : 0, __ATOMIC_RELAXED); }
+int rc_flag_rnn_executor_threads(void) { return __atomic_load_n(&flag_executor_threads, __ATOMIC_RELAXED); }
+void rc_flag_set_rnn_executor_threads(int n) { __atomic_store_n(&flag_executor_threads, n, __ATOMIC_RELAXED); }
+
+void rc_interrupt_request(void) { __atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELEASE); }
+int rc_interrupt_pending(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_ACQUIRE); }
+void rc_interrupt_clear(void) { __atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELEASE); }

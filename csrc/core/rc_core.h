@@ -1,0 +1,325 @@
+/* recurrent C core: tensors, workspaces, operator definitions, registry, nets.
+ *
+ * No Python.h here: the core compiles and runs without Python (see tests/c/).
+ * Conventions (STYLE.md):
+ *  - every fallible function returns rc_status and fills an rc_err with a message
+ *    naming op type, op index, blob and shapes where known;
+ *  - ownership is stated on every function that returns a pointer;
+ *  - nothing here keeps mutable global state except the atomic runtime flags
+ *    (rc_flags_*), which Python sets through GlobalInit.
+ */
+#ifndef RC_CORE_H
+#define RC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define RC_INTERNAL __attribute__((visibility("hidden")))
+#define RC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define RC_INTERNAL
+#define RC_PRINTF(a, b)
+#endif
+
+#define RC_MAX_DIMS 8
+#define RC_ERR_LEN 2048
+
+/* ---------------------------------------------------------------- errors */
+typedef enum {
+    RC_OK = 0,
+    RC_ERR_VALUE,     /* bad value / shape mismatch        -> ValueError   */
+    RC_ERR_TYPE,      /* wrong dtype / argument type        -> TypeError    */
+    RC_ERR_KEY,       /* missing blob / unknown op / net    -> KeyError     */
+    RC_ERR_INDEX,     /* out-of-range link / alias / label  -> IndexError   */
+    RC_ERR_MEMORY,    /* allocation failed / size overflow  -> MemoryError  */
+    RC_ERR_RUNTIME,   /* anything else                      -> RuntimeError */
+    RC_ERR_INTERRUPT  /* run interrupted (Ctrl-C)           -> KeyboardInterrupt */
+} rc_status;
+
+typedef struct rc_err {
+    rc_status code;
+    char msg[RC_ERR_LEN];
+} rc_err;
+
+/* Sets code and message (printf-style); returns code so callers can
+ * `return rc_err_set(err, RC_ERR_VALUE, "...")`. err may be NULL. */
+RC_INTERNAL rc_status rc_err_set(rc_err *err, rc_status code, const char *fmt, ...) RC_PRINTF(3, 4);
+/* Prepends context ("op FC #3: ") to an existing message. */
+RC_INTERNAL void rc_err_prefix(rc_err *err, const char *fmt, ...) RC_PRINTF(2, 3);
+RC_INTERNAL void rc_err_clear(rc_err *err);
+
+/* ---------------------------------------------------------------- tensors */
+typedef enum { RC_UNDEF = 0, RC_F32 = 1, RC_I32 = 2 } rc_dtype;
+
+RC_INTERNAL size_t rc_dtype_size(rc_dtype dt);
+RC_INTERNAL const char *rc_dtype_name(rc_dtype dt);
+
+/* A reference-counted byte buffer (atomic count: views are taken and dropped
+ * from executor worker threads). */
+typedef struct rc_storage rc_storage;
+
+/* An n-dimensional, C-contiguous tensor: dims + a reference to a storage at a
+ * byte offset. Several tensors may share one storage (views: links, aliases).
+ * The tensor owns one reference to its storage (NULL when it has no data). */
+typedef struct rc_tensor {
+    rc_dtype dtype;         /* RC_UNDEF until first resized/fed */
+    int ndim;
+    int64_t dims[RC_MAX_DIMS];
+    rc_storage *storage;    /* owned reference, may be NULL */
+    size_t offset;          /* byte offset of element 0 in storage */
+} rc_tensor;
+
+RC_INTERNAL void rc_tensor_init(rc_tensor *t);
+/* Drops the storage reference; t becomes empty (RC_UNDEF, ndim 0). */
+RC_INTERNAL void rc_tensor_release(rc_tensor *t);
+RC_INTERNAL int64_t rc_tensor_numel(const rc_tensor *t);
+RC_INTERNAL size_t rc_tensor_nbytes(const rc_tensor *t);
+/* Pointer to element 0; borrowed, valid while the storage lives and the
+ * tensor is not resized. NULL for a tensor without storage. */
+RC_INTERNAL void *rc_tensor_data(const rc_tensor *t);
+static inline float *rc_f32(const rc_tensor *t) { return (float *)rc_tensor_data(t); }
+static inline int32_t *rc_i32(const rc_tensor *t) { return (int32_t *)rc_tensor_data(t); }
+
+/* Gives t the shape dims[0..ndim) and dtype dt. The current buffer is kept
+ * (contents preserved) when it is large enough and either not shared or the
+ * byte size is unchanged -- so writing through a resize into a link view
+ * keeps writing into the viewed state rows. Otherwise a fresh zero-filled
+ * buffer is allocated (a view is then detached from what it viewed).
+ * Fails with RC_ERR_MEMORY on overflow / allocation failure and
+ * RC_ERR_VALUE on negative dims or ndim > RC_MAX_DIMS. */
+RC_INTERNAL rc_status rc_tensor_resize(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err);
+RC_INTERNAL rc_status rc_tensor_resize_like(rc_tensor *t, const rc_tensor *like, rc_err *err);
+/* Like resize, but always gives t a private (unshared) buffer; contents undefined-but-initialised (zero or old). */
+RC_INTERNAL rc_status rc_tensor_resize_private(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err);
+/* Makes dst a view sharing src's storage: rows [row0, row0+nrows) of dim 0,
+ * shape [nrows] + src.dims[1:]. dst's old storage reference is dropped.
+ * Caller checks bounds (0 <= row0, row0+nrows <= src.dims[0], src.ndim >= 1). */
+RC_INTERNAL void rc_tensor_view_rows(rc_tensor *dst, const rc_tensor *src, int64_t row0, int64_t nrows);
+/* dst shares src's storage, dims and dtype (a full alias). */
+RC_INTERNAL void rc_tensor_share(rc_tensor *dst, const rc_tensor *src);
+/* Resizes dst like src and copies the bytes (dst==src is a no-op). */
+RC_INTERNAL rc_status rc_tensor_copy(rc_tensor *dst, const rc_tensor *src, rc_err *err);
+RC_INTERNAL int rc_tensor_same_shape(const rc_tensor *a, const rc_tensor *b);
+/* Writes "(2, 3) float32" into buf (always NUL-terminated); returns buf. */
+RC_INTERNAL const char *rc_shape_str(const rc_tensor *t, char *buf, size_t n);
+#define RC_SHAPE(t) rc_shape_str((t), (char[96]){0}, 96)
+/* Product of dims[from, to). */
+RC_INTERNAL int64_t rc_dims_prod(const rc_tensor *t, int from, int to);
+
+/* ---------------------------------------------------------------- workspaces & blobs */
+typedef struct rc_workspace rc_workspace;
+typedef struct rc_net rc_net;
+
+/* A named blob: a tensor, or an opaque object (e.g. a RecurrentNetwork's
+ * step workspaces) with its destructor. Blobs are allocated individually;
+ * a blob pointer stays valid until its workspace is reset or freed. */
+typedef struct rc_blob {
+    char *name;             /* owned */
+    rc_tensor t;
+    void *obj;              /* owned, freed with obj_free */
+    void (*obj_free)(void *);
+    const char *obj_kind;   /* static string naming the object type, NULL if none */
+    rc_workspace *ws;       /* the workspace holding this blob (borrowed) */
+} rc_blob;
+
+/* New workspace; parent is borrowed and must outlive it (may be NULL).
+ * Returns NULL only when out of memory. Owned by the caller (rc_ws_free). */
+RC_INTERNAL rc_workspace *rc_ws_new(rc_workspace *parent);
+RC_INTERNAL void rc_ws_free(rc_workspace *ws);
+/* Removes all blobs and nets. Pointers to them become invalid. */
+RC_INTERNAL void rc_ws_reset(rc_workspace *ws);
+RC_INTERNAL rc_workspace *rc_ws_parent(rc_workspace *ws);
+/* Lookup in ws, then its parents. Borrowed; NULL if absent. */
+RC_INTERNAL rc_blob *rc_ws_get(rc_workspace *ws, const char *name);
+RC_INTERNAL rc_blob *rc_ws_get_local(rc_workspace *ws, const char *name);
+/* Existing blob (ws or a parent, as Caffe2's CreateBlob), else a new empty
+ * local blob. Borrowed. NULL + RC_ERR_MEMORY on allocation failure. */
+RC_INTERNAL rc_blob *rc_ws_create(rc_workspace *ws, const char *name, rc_err *err);
+/* Existing local blob or a new local one (ignores parents). Borrowed. */
+RC_INTERNAL rc_blob *rc_ws_create_local(rc_workspace *ws, const char *name, rc_err *err);
+/* Number of local blobs and the i-th local blob (insertion order); borrowed. */
+RC_INTERNAL int rc_ws_num_blobs(const rc_workspace *ws);
+RC_INTERNAL rc_blob *rc_ws_blob_at(const rc_workspace *ws, int i);
+/* Nets held by a workspace (CreateNet/RunNet by name). rc_ws_add_net takes
+ * ownership of net; fails with RC_ERR_VALUE if a net of that name exists and
+ * overwrite is 0. rc_ws_get_net: borrowed or NULL. */
+RC_INTERNAL rc_status rc_ws_add_net(rc_workspace *ws, const char *name, rc_net *net, int overwrite, rc_err *err);
+RC_INTERNAL rc_net *rc_ws_get_net(rc_workspace *ws, const char *name);
+RC_INTERNAL int rc_ws_num_nets(const rc_workspace *ws);
+RC_INTERNAL const char *rc_ws_net_name_at(const rc_workspace *ws, int i);
+RC_INTERNAL void rc_ws_remove_net(rc_workspace *ws, const char *name);
+
+/* ---------------------------------------------------------------- NetDef-like plain data */
+typedef enum {
+    RC_ARG_F = 1, RC_ARG_I, RC_ARG_S, RC_ARG_FLOATS, RC_ARG_INTS, RC_ARG_STRINGS, RC_ARG_NET, RC_ARG_NETS
+} rc_arg_kind;
+
+typedef struct rc_netdef rc_netdef;
+
+typedef struct rc_arg {
+    char *name;
+    rc_arg_kind kind;
+    double f;
+    int64_t i;
+    char *s;
+    int n;                  /* element count of the list kinds */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+    rc_netdef *net;         /* RC_ARG_NET */
+    rc_netdef **nets;       /* RC_ARG_NETS */
+} rc_arg;
+
+typedef struct rc_opdef {
+    char *type;
+    char *name;             /* may be "" */
+    int n_in, n_out, n_ctrl, n_arg;
+    char **inputs, **outputs, **control_inputs;
+    rc_arg *args;
+    int device_type;        /* 0 CPU, 1 CUDA */
+} rc_opdef;
+
+struct rc_netdef {
+    char *name, *type;
+    int n_op, n_ext_in, n_ext_out;
+    rc_opdef *ops;
+    char **ext_in, **ext_out;
+};
+
+/* All of these own their strings/arrays; *_free releases contents (opdef,
+ * arg) or the object itself (netdef). */
+RC_INTERNAL rc_netdef *rc_netdef_new(const char *name);          /* owned; NULL on OOM */
+RC_INTERNAL void rc_netdef_free(rc_netdef *nd);
+RC_INTERNAL rc_netdef *rc_netdef_clone(const rc_netdef *nd);     /* owned deep copy; NULL on OOM */
+RC_INTERNAL rc_opdef *rc_netdef_add_op(rc_netdef *nd, const char *type); /* borrowed (valid until next add) */
+RC_INTERNAL rc_opdef *rc_netdef_insert_op(rc_netdef *nd, int pos, const char *type); /* borrowed */
+RC_INTERNAL int rc_netdef_add_ext_in(rc_netdef *nd, const char *blob);  /* 0 ok, -1 OOM; no duplicates */
+RC_INTERNAL int rc_netdef_add_ext_out(rc_netdef *nd, const char *blob);
+RC_INTERNAL void rc_opdef_free(rc_opdef *od);                  /* frees contents only */
+RC_INTERNAL int rc_opdef_copy(rc_opdef *dst, const rc_opdef *src); /* deep copy into dst; -1 OOM */
+RC_INTERNAL int rc_opdef_add_input(rc_opdef *od, const char *blob);
+RC_INTERNAL int rc_opdef_add_output(rc_opdef *od, const char *blob);
+RC_INTERNAL int rc_opdef_add_control_input(rc_opdef *od, const char *blob);
+RC_INTERNAL int rc_opdef_set_arg_i(rc_opdef *od, const char *name, int64_t v);
+RC_INTERNAL int rc_opdef_set_arg_s(rc_opdef *od, const char *name, const char *v);
+RC_INTERNAL void rc_arg_free(rc_arg *a);
+RC_INTERNAL int rc_arg_copy(rc_arg *dst, const rc_arg *src);
+
+/* Argument getters. Missing argument -> the default. Wrong kind ->
+ * RC_ERR_TYPE naming op type and argument. Pointers returned are borrowed
+ * from the opdef. rc_arg_f accepts an int argument too. */
+RC_INTERNAL const rc_arg *rc_opdef_arg(const rc_opdef *od, const char *name);
+RC_INTERNAL rc_status rc_arg_f(const rc_opdef *od, const char *name, float dflt, float *out, rc_err *err);
+RC_INTERNAL rc_status rc_arg_i(const rc_opdef *od, const char *name, int64_t dflt, int64_t *out, rc_err *err);
+RC_INTERNAL rc_status rc_arg_s(const rc_opdef *od, const char *name, const char *dflt, const char **out, rc_err *err);
+/* List getters: *n = 0 and *out = NULL when absent. An empty list given in
+ * any list kind is accepted. */
+RC_INTERNAL rc_status rc_arg_ints(const rc_opdef *od, const char *name, const int64_t **out, int *n, rc_err *err);
+RC_INTERNAL rc_status rc_arg_floats(const rc_opdef *od, const char *name, const float **out, int *n, rc_err *err);
+RC_INTERNAL rc_status rc_arg_strings(const rc_opdef *od, const char *name, char *const **out, int *n, rc_err *err);
+/* A NetDef argument (RC_ARG_NET); *out NULL when absent. */
+RC_INTERNAL rc_status rc_arg_net(const rc_opdef *od, const char *name, const rc_netdef **out, rc_err *err);
+
+/* ---------------------------------------------------------------- operators */
+typedef struct rc_op rc_op;
+typedef struct rc_op_schema rc_op_schema;
+
+/* setup: called once when the op is created (blobs resolved); parses
+ *   arguments into op->state, checks what can be checked without data.
+ * run: computes outputs from inputs. Must be thread-safe across different op
+ *   instances (no global mutable state); may allocate only on first run or
+ *   when shapes change.
+ * free_state: releases op->state (may be NULL). */
+struct rc_op_schema {
+    const char *type;
+    int min_in, max_in;      /* max -1: unbounded */
+    int min_out, max_out;
+    /* Which (input, output) pairs may name the same blob. NULL: none. */
+    int (*allow_inplace)(int in, int out);
+    rc_status (*setup)(rc_op *op, rc_err *err);
+    rc_status (*run)(rc_op *op, rc_err *err);
+    void (*free_state)(void *state);
+    const char *doc;         /* one line */
+};
+
+/* allow_inplace helpers */
+RC_INTERNAL int rc_inplace_any(int in, int out);        /* every pair */
+RC_INTERNAL int rc_inplace_same_index(int in, int out); /* in == out */
+RC_INTERNAL int rc_inplace_first(int in, int out);      /* in == 0 && out == 0 */
+
+/* An instantiated operator, bound to blobs of one workspace. */
+struct rc_op {
+    const rc_op_schema *schema;
+    rc_opdef def;            /* owned copy */
+    int index;               /* position in its net (for messages) */
+    int timestep;            /* -1 outside recurrent step nets (for messages) */
+    rc_workspace *ws;        /* borrowed */
+    int n_in, n_out;
+    rc_blob **in, **out;     /* owned arrays of borrowed blob pointers */
+    void *state;             /* owned by the op, freed by schema->free_state */
+};
+
+static inline rc_tensor *rc_in(rc_op *op, int i) { return &op->in[i]->t; }
+static inline rc_tensor *rc_out(rc_op *op, int i) { return &op->out[i]->t; }
+
+/* Registry: static tables, looked up by type name. Borrowed; NULL if unknown. */
+RC_INTERNAL const rc_op_schema *rc_op_lookup(const char *type);
+RC_INTERNAL int rc_op_num_schemas(void);
+RC_INTERNAL const rc_op_schema *rc_op_schema_at(int i);
+
+/* Creates an op in ws: looks up the schema, checks arity and in-place pairs,
+ * resolves inputs (which must exist in ws or a parent) and creates outputs,
+ * then calls setup. index is used in messages. Owned by caller (rc_op_free). */
+RC_INTERNAL rc_op *rc_op_create(rc_workspace *ws, const rc_opdef *def, int index, rc_err *err);
+RC_INTERNAL void rc_op_free(rc_op *op);
+/* Runs the op; on failure the message is prefixed with "op <Type> #<index>". */
+RC_INTERNAL rc_status rc_op_run(rc_op *op, rc_err *err);
+/* Helpers for kernels: errors that name the op and the blob. */
+RC_INTERNAL rc_status rc_op_fail(rc_op *op, rc_err *err, rc_status code, const char *fmt, ...) RC_PRINTF(4, 5);
+/* Checks input i has dtype dt and data (is not an empty/unfed blob); names the blob on failure. */
+RC_INTERNAL rc_status rc_check_input(rc_op *op, int i, rc_dtype dt, rc_err *err);
+/* Checks input i has ndim in [lo, hi]. */
+RC_INTERNAL rc_status rc_check_ndim(rc_op *op, int i, int lo, int hi, rc_err *err);
+RC_INTERNAL const char *rc_in_name(const rc_op *op, int i);
+RC_INTERNAL const char *rc_out_name(const rc_op *op, int i);
+
+/* ---------------------------------------------------------------- nets */
+/* Creates every op of def in ws, in order (an op's outputs exist before the
+ * next op is created). Owned by caller (rc_net_free). */
+RC_INTERNAL rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err);
+RC_INTERNAL void rc_net_free(rc_net *net);
+RC_INTERNAL rc_status rc_net_run(rc_net *net, rc_err *err);
+RC_INTERNAL int rc_net_num_ops(const rc_net *net);
+RC_INTERNAL rc_op *rc_net_op(const rc_net *net, int i);              /* borrowed */
+RC_INTERNAL const rc_netdef *rc_net_def(const rc_net *net);          /* borrowed */
+
+/* ---------------------------------------------------------------- runtime flags & interrupts */
+/* caffe2_rnn_executor (default 1, env RECURRENT_RNN_EXECUTOR), caffe2_rnn_executor_num_threads (0 = cores). */
+RC_INTERNAL int rc_flag_rnn_executor(void);
+RC_INTERNAL void rc_flag_set_rnn_executor(int on);
+RC_INTERNAL int rc_flag_rnn_executor_threads(void);
+RC_INTERNAL void rc_flag_set_rnn_executor_threads(int n);
+/* Interrupt request (set from a signal check in the binding; polled between
+ * ops and timesteps). */
+RC_INTERNAL void rc_interrupt_request(void);
+RC_INTERNAL int rc_interrupt_pending(void);
+RC_INTERNAL void rc_interrupt_clear(void);
+
+/* ---------------------------------------------------------------- BLAS */
+/* Row-major C[M,N] = alpha * op(A) op(B) + beta * C via OpenBLAS sgemm. */
+RC_INTERNAL void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                          const float *A, const float *B, float beta, float *C);
+/* Sets the calling thread's BLAS thread count (executor workers use 1). */
+RC_INTERNAL void rc_blas_set_thread_local(int n);
+RC_INTERNAL int rc_blas_num_threads(void);
+RC_INTERNAL void rc_blas_set_num_threads(int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,6 @@
+/* ops/fill.c -- operator family table (rows are added as the ops are implemented). */
+#include "../core/rc_core.h"
+
+const rc_op_schema rc_ops_fill[] = {
+    {0},
+};

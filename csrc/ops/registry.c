@@ -1,0 +1,39 @@
+/* The operator registry: one static schema table per op family. Adding an op
+ * means adding one row to its family's table (ops/<family>.c). */
+#include "../core/rc_core.h"
+#include <string.h>
+
+extern const rc_op_schema rc_ops_math[];      /* ops/math.c */
+extern const rc_op_schema rc_ops_shape[];     /* ops/shape.c */
+extern const rc_op_schema rc_ops_fill[];      /* ops/fill.c */
+extern const rc_op_schema rc_ops_loss[];      /* ops/loss.c */
+extern const rc_op_schema rc_ops_rnn_units[]; /* ops/rnn_units.c: LSTMUnit, GRUUnit */
+extern const rc_op_schema rc_ops_recurrent[]; /* rnn/recurrent_network.c */
+
+static const rc_op_schema *const families[] = {
+    rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
+};
+
+const rc_op_schema *rc_op_lookup(const char *type)
+{
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (const rc_op_schema *s = families[f]; s->type; s++)
+            if (strcmp(s->type, type) == 0) return s;
+    return NULL;
+}
+
+int rc_op_num_schemas(void)
+{
+    int n = 0;
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (const rc_op_schema *s = families[f]; s->type; s++) n++;
+    return n;
+}
+
+const rc_op_schema *rc_op_schema_at(int i)
+{
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (const rc_op_schema *s = families[f]; s->type; s++)
+            if (i-- == 0) return s;
+    return NULL;
+}

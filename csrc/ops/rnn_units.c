@@ -1,0 +1,6 @@
+/* ops/rnn_units.c -- operator family table (rows are added as the ops are implemented). */
+#include "../core/rc_core.h"
+
+const rc_op_schema rc_ops_rnn_units[] = {
+    {0},
+};

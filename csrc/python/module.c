@@ -1,0 +1,655 @@
+/* recurrent._C: the thin CPython + NumPy binding over the C core.
+ *
+ * Each entry point parses arguments, converts plain-data nets (tuples built by
+ * recurrent/workspace.py) into rc_netdef, releases the GIL around one core
+ * call, and maps the status to a Python exception. Workers never see Python
+ * objects. A workspace refuses concurrent use from two Python threads
+ * (RuntimeError) instead of racing. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <signal.h>
+#include <string.h>
+#include "../core/rc_core.h"
+
+/* ---------------------------------------------------------------- errors */
+static PyObject *raise_err(const rc_err *err)
+{
+    PyObject *type;
+    switch (err->code) {
+    case RC_ERR_VALUE: type = PyExc_ValueError; break;
+    case RC_ERR_TYPE: type = PyExc_TypeError; break;
+    case RC_ERR_KEY: type = PyExc_KeyError; break;
+    case RC_ERR_INDEX: type = PyExc_IndexError; break;
+    case RC_ERR_MEMORY: type = PyExc_MemoryError; break;
+    case RC_ERR_INTERRUPT: type = PyExc_KeyboardInterrupt; break;
+    default: type = PyExc_RuntimeError; break;
+    }
+    PyErr_SetString(type, err->msg[0] ? err->msg : "unknown error");
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- tuple -> rc_netdef */
+static int conv_netdef(PyObject *o, rc_netdef **out);
+
+static int conv_str(PyObject *o, char **out, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, got %.100s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    const char *s = PyUnicode_AsUTF8(o);
+    if (!s) return -1;
+    if (!(*out = strdup(s))) { PyErr_NoMemory(); return -1; }
+    return 0;
+}
+
+static int conv_strlist(PyObject *o, char ***out, int *n, const char *what)
+{
+    PyObject *seq = PySequence_Fast(o, what);
+    if (!seq) return -1;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    *out = calloc((size_t)k + 1, sizeof(char *));
+    *n = 0;
+    if (!*out) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (conv_str(PySequence_Fast_GET_ITEM(seq, i), &(*out)[i], what)) { Py_DECREF(seq); return -1; }
+        *n = (int)i + 1;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int conv_arg(PyObject *t, rc_arg *a)
+{
+    PyObject *name, *kind, *val;
+    if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "UUO", &name, &kind, &val)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "argument must be a (name, kind, value) tuple");
+        return -1;
+    }
+    if (conv_str(name, &a->name, "argument name")) return -1;
+    const char *k = PyUnicode_AsUTF8(kind);
+    if (!k) return -1;
+    if (!strcmp(k, "f")) {
+        a->kind = RC_ARG_F;
+        a->f = PyFloat_AsDouble(val);
+        if (a->f == -1.0 && PyErr_Occurred()) return -1;
+    } else if (!strcmp(k, "i")) {
+        a->kind = RC_ARG_I;
+        long long v = PyLong_AsLongLong(val);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        a->i = v;
+    } else if (!strcmp(k, "s")) {
+        a->kind = RC_ARG_S;
+        if (conv_str(val, &a->s, "string argument")) return -1;
+    } else if (!strcmp(k, "floats") || !strcmp(k, "ints")) {
+        int is_f = k[0] == 'f';
+        a->kind = is_f ? RC_ARG_FLOATS : RC_ARG_INTS;
+        PyObject *seq = PySequence_Fast(val, "list argument");
+        if (!seq) return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        if (n > INT32_MAX) { Py_DECREF(seq); PyErr_SetString(PyExc_ValueError, "argument list too long"); return -1; }
+        a->n = (int)n;
+        if (is_f) a->floats = malloc(sizeof(float) * (size_t)(n + 1));
+        else a->ints = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        if (is_f ? !a->floats : !a->ints) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+            if (is_f) {
+                double d = PyFloat_AsDouble(it);
+                if (d == -1.0 && PyErr_Occurred()) { Py_DECREF(seq); return -1; }
+                a->floats[i] = (float)d;
+            } else {
+                long long v = PyLong_AsLongLong(it);
+                if (v == -1 && PyErr_Occurred()) { Py_DECREF(seq); return -1; }
+                a->ints[i] = v;
+            }
+        }
+        Py_DECREF(seq);
+    } else if (!strcmp(k, "strings")) {
+        a->kind = RC_ARG_STRINGS;
+        if (conv_strlist(val, &a->strings, &a->n, "list of strings argument")) return -1;
+    } else if (!strcmp(k, "n")) {
+        a->kind = RC_ARG_NET;
+        if (conv_netdef(val, &a->net)) return -1;
+    } else if (!strcmp(k, "nets")) {
+        a->kind = RC_ARG_NETS;
+        PyObject *seq = PySequence_Fast(val, "list of nets");
+        if (!seq) return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        a->nets = calloc((size_t)n + 1, sizeof *a->nets);
+        if (!a->nets) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (conv_netdef(PySequence_Fast_GET_ITEM(seq, i), &a->nets[i])) { Py_DECREF(seq); return -1; }
+            a->n = (int)i + 1;
+        }
+        Py_DECREF(seq);
+    } else {
+        PyErr_Format(PyExc_TypeError, "argument '%s': unknown kind '%s'", a->name, k);
+        return -1;
+    }
+    return 0;
+}
+
+/* op tuple: (type, name, inputs, outputs, control_inputs, args, device_type) */
+static int conv_opdef(PyObject *t, rc_opdef *od)
+{
+    PyObject *type, *name, *ins, *outs, *ctrl, *args;
+    int dev = 0;
+    memset(od, 0, sizeof *od);
+    if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "UUOOOOi", &type, &name, &ins, &outs, &ctrl, &args, &dev)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "operator must be a 7-tuple");
+        return -1;
+    }
+    od->device_type = dev;
+    if (conv_str(type, &od->type, "op type") || conv_str(name, &od->name, "op name")) return -1;
+    if (conv_strlist(ins, &od->inputs, &od->n_in, "op inputs")) return -1;
+    if (conv_strlist(outs, &od->outputs, &od->n_out, "op outputs")) return -1;
+    if (conv_strlist(ctrl, &od->control_inputs, &od->n_ctrl, "op control inputs")) return -1;
+    PyObject *seq = PySequence_Fast(args, "op args");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    od->args = calloc((size_t)n + 1, sizeof *od->args);
+    if (!od->args) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        od->n_arg = (int)i + 1;
+        if (conv_arg(PySequence_Fast_GET_ITEM(seq, i), &od->args[i])) { Py_DECREF(seq); return -1; }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* net tuple: (name, type, ops, external_inputs, external_outputs) */
+static int conv_netdef(PyObject *t, rc_netdef **out)
+{
+    PyObject *name, *type, *ops, *ein, *eout;
+    *out = NULL;
+    if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "UUOOO", &name, &type, &ops, &ein, &eout)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "net must be a 5-tuple");
+        return -1;
+    }
+    rc_netdef *nd = rc_netdef_new(PyUnicode_AsUTF8(name));
+    if (!nd) { PyErr_NoMemory(); return -1; }
+    *out = nd;
+    free(nd->type);
+    nd->type = NULL;
+    if (conv_str(type, &nd->type, "net type")) return -1;
+    PyObject *seq = PySequence_Fast(ops, "net ops");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    nd->ops = calloc((size_t)n + 1, sizeof *nd->ops);
+    if (!nd->ops) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nd->n_op = (int)i + 1;
+        if (conv_opdef(PySequence_Fast_GET_ITEM(seq, i), &nd->ops[i])) { Py_DECREF(seq); return -1; }
+    }
+    Py_DECREF(seq);
+    if (conv_strlist(ein, &nd->ext_in, &nd->n_ext_in, "external inputs")) return -1;
+    if (conv_strlist(eout, &nd->ext_out, &nd->n_ext_out, "external outputs")) return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- interrupts */
+/* While the GIL is released on the main thread, SIGINT is routed to the core's
+ * interrupt flag (polled between ops and timesteps); the previous handler is
+ * restored afterwards and Python's own SIGINT handling runs (KeyboardInterrupt
+ * by default). Python tells us whether we are on the main thread. */
+static void on_sigint(int sig)
+{
+    (void)sig;
+    rc_interrupt_request();
+}
+
+typedef struct {
+    int active;
+    struct sigaction old;
+} sig_guard;
+
+static void sig_guard_enter(sig_guard *g, int main_thread)
+{
+    g->active = 0;
+    if (!main_thread) return;
+    rc_interrupt_clear();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, &g->old) == 0) g->active = 1;
+}
+
+/* Returns 1 if an interrupt arrived while guarded. */
+static int sig_guard_exit(sig_guard *g)
+{
+    if (!g->active) return 0;
+    sigaction(SIGINT, &g->old, NULL);
+    int hit = rc_interrupt_pending();
+    rc_interrupt_clear();
+    return hit;
+}
+
+/* Raises the exception for a finished core call (GIL held). */
+static PyObject *finish(rc_status st, rc_err *err, int interrupted)
+{
+    if (interrupted || st == RC_ERR_INTERRUPT) {
+        PyErr_SetInterruptEx(SIGINT);
+        if (PyErr_CheckSignals() < 0) return NULL;
+        if (st == RC_OK) Py_RETURN_NONE;
+        if (st == RC_ERR_INTERRUPT) {
+            PyErr_SetString(PyExc_KeyboardInterrupt, err->msg);
+            return NULL;
+        }
+    }
+    if (st) return raise_err(err);
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- Workspace type */
+typedef struct {
+    PyObject_HEAD
+    rc_workspace *ws;   /* owned */
+    int busy;           /* guarded by the GIL */
+} WorkspaceObject;
+
+static int ws_acquire(WorkspaceObject *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "workspace is busy: another thread is running a net or operator in it; "
+                        "use one workspace per thread");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+static void ws_release(WorkspaceObject *self) { self->busy = 0; }
+
+static PyObject *Workspace_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    (void)args; (void)kw;
+    WorkspaceObject *self = (WorkspaceObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->ws = rc_ws_new(NULL);
+    if (!self->ws) { Py_DECREF(self); return PyErr_NoMemory(); }
+    return (PyObject *)self;
+}
+
+static void Workspace_dealloc(WorkspaceObject *self)
+{
+    rc_ws_free(self->ws);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int dtype_of(PyArrayObject *a, rc_dtype *dt, int *convert_to)
+{
+    int t = PyArray_TYPE(a);
+    *convert_to = -1;
+    switch (t) {
+    case NPY_FLOAT32: *dt = RC_F32; return 0;
+    case NPY_INT32: *dt = RC_I32; return 0;
+    case NPY_FLOAT16: case NPY_FLOAT64: case NPY_LONGDOUBLE:
+        *dt = RC_F32; *convert_to = NPY_FLOAT32; return 0;
+    case NPY_BOOL: case NPY_INT8: case NPY_UINT8: case NPY_INT16: case NPY_UINT16:
+    case NPY_UINT32: case NPY_INT64: case NPY_UINT64:
+        *dt = RC_I32; *convert_to = NPY_INT32; return 0;
+    default: return -1;
+    }
+}
+
+static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "sO", &name, &obj)) return NULL;
+    PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+    if (!arr) return NULL;
+    rc_dtype dt;
+    int conv;
+    if (dtype_of(arr, &dt, &conv)) {
+        PyErr_Format(PyExc_TypeError,
+                     "FeedBlob '%s': unsupported dtype %S (float32 and int32 are stored; other float types are "
+                     "converted to float32 and integer/bool types to int32)",
+                     name, (PyObject *)PyArray_DESCR(arr));
+        Py_DECREF(arr);
+        return NULL;
+    }
+    if (conv >= 0) {
+        if (conv == NPY_INT32 && PyArray_SIZE(arr) > 0) {
+            /* reject integers that do not fit int32 instead of wrapping them */
+            PyObject *mn = PyArray_Min(arr, NPY_RAVEL_AXIS, NULL), *mx = PyArray_Max(arr, NPY_RAVEL_AXIS, NULL);
+            int bad = 0;
+            if (!mn || !mx) bad = -1;
+            else {
+                long long lo = PyLong_AsLongLong(mn), hi = PyLong_AsLongLong(mx);
+                if (PyErr_Occurred()) { PyErr_Clear(); bad = 1; }
+                else bad = lo < INT32_MIN || hi > INT32_MAX;
+            }
+            Py_XDECREF(mn);
+            Py_XDECREF(mx);
+            if (bad) {
+                Py_DECREF(arr);
+                if (bad > 0)
+                    PyErr_Format(PyExc_ValueError, "FeedBlob '%s': integer values do not fit in int32", name);
+                return NULL;
+            }
+        }
+        PyArrayObject *c = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS);
+        Py_DECREF(arr);
+        if (!c) return NULL;
+        arr = c;
+    } else if (!PyArray_IS_C_CONTIGUOUS(arr)) {
+        PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(arr, NPY_CORDER);
+        Py_DECREF(arr);
+        if (!c) return NULL;
+        arr = c;
+    }
+    int nd = PyArray_NDIM(arr);
+    if (nd > RC_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "FeedBlob '%s': %d dims, at most %d supported", name, nd, RC_MAX_DIMS);
+        Py_DECREF(arr);
+        return NULL;
+    }
+    if (ws_acquire(self)) { Py_DECREF(arr); return NULL; }
+    int64_t dims[RC_MAX_DIMS];
+    for (int i = 0; i < nd; i++) dims[i] = PyArray_DIM(arr, i);
+    rc_err err;
+    rc_err_clear(&err);
+    PyObject *ret = NULL;
+    rc_blob *b = rc_ws_create_local(self->ws, name, &err);
+    if (!b) { raise_err(&err); goto done; }
+    if (b->obj) {
+        PyErr_Format(PyExc_TypeError, "FeedBlob '%s': blob holds a %s, not a tensor", name, b->obj_kind);
+        goto done;
+    }
+    /* a fed blob gets a private buffer: never write through an old view */
+    rc_tensor fresh;
+    rc_tensor_init(&fresh);
+    if (rc_tensor_resize(&fresh, dt, nd, dims, &err)) {
+        rc_err_prefix(&err, "FeedBlob '%s': ", name);
+        raise_err(&err);
+        goto done;
+    }
+    if (PyArray_NBYTES(arr)) memcpy(rc_tensor_data(&fresh), PyArray_DATA(arr), (size_t)PyArray_NBYTES(arr));
+    rc_tensor_release(&b->t);
+    b->t = fresh;
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    ws_release(self);
+    Py_DECREF(arr);
+    return ret;
+}
+
+static PyObject *tensor_to_array(const rc_tensor *t, const char *name)
+{
+    if (t->dtype == RC_UNDEF) {
+        PyErr_Format(PyExc_ValueError, "blob '%s' holds no tensor yet (it was created but never written)", name);
+        return NULL;
+    }
+    npy_intp dims[RC_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) dims[i] = (npy_intp)t->dims[i];
+    PyObject *a = PyArray_SimpleNew(t->ndim, dims, t->dtype == RC_F32 ? NPY_FLOAT32 : NPY_INT32);
+    if (!a) return NULL;
+    size_t nb = rc_tensor_nbytes(t);
+    if (nb) memcpy(PyArray_DATA((PyArrayObject *)a), rc_tensor_data(t), nb);
+    return a;
+}
+
+static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    rc_blob *b = rc_ws_get(self->ws, name);
+    if (!b) return PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
+    if (b->obj) return PyErr_Format(PyExc_TypeError, "blob '%s' holds a %s, not a tensor", name, b->obj_kind);
+    return tensor_to_array(&b->t, name);
+}
+
+static PyObject *Workspace_has_blob(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    return PyBool_FromLong(rc_ws_get(self->ws, name) != NULL);
+}
+
+static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    int n = rc_ws_num_blobs(self->ws);
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(rc_ws_blob_at(self->ws, i)->name);
+        if (!s) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, s);
+    }
+    return l;
+}
+
+static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    int n = rc_ws_num_nets(self->ws);
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(rc_ws_net_name_at(self->ws, i));
+        if (!s) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, s);
+    }
+    return l;
+}
+
+static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    int overwrite = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &t, &overwrite)) return NULL;
+    rc_netdef *nd = NULL;
+    if (conv_netdef(t, &nd)) { rc_netdef_free(nd); return NULL; }
+    if (!overwrite && rc_ws_get_net(self->ws, nd->name)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "CreateNet: a net named '%s' already exists in this workspace (pass overwrite=True)", nd->name);
+        rc_netdef_free(nd);
+        return NULL;
+    }
+    if (ws_acquire(self)) { rc_netdef_free(nd); return NULL; }
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st;
+    Py_BEGIN_ALLOW_THREADS
+    rc_net *net = rc_net_create(self->ws, nd, &err);
+    st = net ? rc_ws_add_net(self->ws, nd->name, net, overwrite, &err) : err.code;
+    Py_END_ALLOW_THREADS
+    ws_release(self);
+    rc_netdef_free(nd);
+    if (st) return raise_err(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    long long iters = 1;
+    int main_thread = 0;
+    if (!PyArg_ParseTuple(args, "s|Lp", &name, &iters, &main_thread)) return NULL;
+    if (iters < 0) return PyErr_Format(PyExc_ValueError, "RunNet '%s': num_iter must be >= 0, got %lld", name, iters);
+    rc_net *net = rc_ws_get_net(self->ws, name);
+    if (!net) return PyErr_Format(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    if (ws_acquire(self)) return NULL;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st = RC_OK;
+    sig_guard g;
+    sig_guard_enter(&g, main_thread);
+    Py_BEGIN_ALLOW_THREADS
+    for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
+    Py_END_ALLOW_THREADS
+    int hit = sig_guard_exit(&g);
+    ws_release(self);
+    return finish(st, &err, hit);
+}
+
+static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    int main_thread = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &t, &main_thread)) return NULL;
+    rc_netdef *nd = NULL;
+    if (conv_netdef(t, &nd)) { rc_netdef_free(nd); return NULL; }
+    if (ws_acquire(self)) { rc_netdef_free(nd); return NULL; }
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st;
+    sig_guard g;
+    sig_guard_enter(&g, main_thread);
+    Py_BEGIN_ALLOW_THREADS
+    rc_net *net = rc_net_create(self->ws, nd, &err);
+    st = net ? rc_net_run(net, &err) : err.code;
+    rc_net_free(net);
+    Py_END_ALLOW_THREADS
+    int hit = sig_guard_exit(&g);
+    ws_release(self);
+    rc_netdef_free(nd);
+    return finish(st, &err, hit);
+}
+
+static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    if (!PyArg_ParseTuple(args, "O", &t)) return NULL;
+    rc_opdef od;
+    if (conv_opdef(t, &od)) { rc_opdef_free(&od); return NULL; }
+    if (ws_acquire(self)) { rc_opdef_free(&od); return NULL; }
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st;
+    Py_BEGIN_ALLOW_THREADS
+    rc_op *op = rc_op_create(self->ws, &od, 0, &err);
+    st = op ? rc_op_run(op, &err) : err.code;
+    rc_op_free(op);
+    Py_END_ALLOW_THREADS
+    ws_release(self);
+    rc_opdef_free(&od);
+    if (st) return raise_err(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (ws_acquire(self)) return NULL;
+    rc_ws_remove_net(self->ws, name);
+    ws_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Workspace_reset(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (ws_acquire(self)) return NULL;
+    rc_ws_reset(self->ws);
+    ws_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Workspace_methods[] = {
+    {"feed_blob", (PyCFunction)Workspace_feed_blob, METH_VARARGS, "feed_blob(name, array)"},
+    {"fetch_blob", (PyCFunction)Workspace_fetch_blob, METH_VARARGS, "fetch_blob(name) -> ndarray (a copy)"},
+    {"has_blob", (PyCFunction)Workspace_has_blob, METH_VARARGS, "has_blob(name) -> bool"},
+    {"blobs", (PyCFunction)Workspace_blobs, METH_NOARGS, "blobs() -> list of names"},
+    {"nets", (PyCFunction)Workspace_nets, METH_NOARGS, "nets() -> list of names"},
+    {"create_net", (PyCFunction)Workspace_create_net, METH_VARARGS, "create_net(net_tuple, overwrite=False)"},
+    {"run_net", (PyCFunction)Workspace_run_net, METH_VARARGS, "run_net(name, num_iter=1, main_thread=False)"},
+    {"run_net_once", (PyCFunction)Workspace_run_net_once, METH_VARARGS, "run_net_once(net_tuple, main_thread=False)"},
+    {"run_operator_once", (PyCFunction)Workspace_run_operator_once, METH_VARARGS, "run_operator_once(op_tuple)"},
+    {"delete_net", (PyCFunction)Workspace_delete_net, METH_VARARGS, "delete_net(name)"},
+    {"reset", (PyCFunction)Workspace_reset, METH_NOARGS, "reset(): remove all blobs and nets"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WorkspaceType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "recurrent._C.Workspace",
+    .tp_basicsize = sizeof(WorkspaceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A C workspace: named blobs and nets.",
+    .tp_new = Workspace_new,
+    .tp_dealloc = (destructor)Workspace_dealloc,
+    .tp_methods = Workspace_methods,
+};
+
+/* ---------------------------------------------------------------- module functions */
+static PyObject *mod_set_flag(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *name;
+    long long v;
+    if (!PyArg_ParseTuple(args, "sL", &name, &v)) return NULL;
+    if (!strcmp(name, "rnn_executor")) rc_flag_set_rnn_executor((int)v);
+    else if (!strcmp(name, "rnn_executor_num_threads")) {
+        if (v < 0 || v > 1024) return PyErr_Format(PyExc_ValueError, "rnn_executor_num_threads must be in [0, 1024]");
+        rc_flag_set_rnn_executor_threads((int)v);
+    } else if (!strcmp(name, "blas_num_threads")) {
+        if (v < 1 || v > 1024) return PyErr_Format(PyExc_ValueError, "blas_num_threads must be in [1, 1024]");
+        rc_blas_set_num_threads((int)v);
+    } else return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_get_flag(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!strcmp(name, "rnn_executor")) return PyLong_FromLong(rc_flag_rnn_executor());
+    if (!strcmp(name, "rnn_executor_num_threads")) return PyLong_FromLong(rc_flag_rnn_executor_threads());
+    if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
+    return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
+}
+
+static PyObject *mod_op_types(PyObject *m, PyObject *noargs)
+{
+    (void)m; (void)noargs;
+    int n = rc_op_num_schemas();
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(rc_op_schema_at(i)->type);
+        if (!s) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, s);
+    }
+    return l;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
+    {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
+    {"op_types", mod_op_types, METH_NOARGS, "op_types() -> registered operator types"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *m)
+{
+    if (PyArray_ImportNumPyAPI() < 0) return -1;
+    if (PyType_Ready(&WorkspaceType) < 0) return -1;
+    Py_INCREF(&WorkspaceType);
+    if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {
+        Py_DECREF(&WorkspaceType);
+        return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_C", "recurrent's C runtime binding", 0, module_methods, module_slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

@@ -1,0 +1,199 @@
+"""NetDef-like plain data: NetDef, OperatorDef, Argument, DeviceOption.
+
+These mirror the protobuf messages Caffe2 used (same field names), as plain
+Python objects. ``to_c()`` turns them into the tuples the C binding reads;
+``str()`` gives protobuf text format (see ``text_format``).
+"""
+
+import numbers
+
+import numpy as np
+
+
+class DeviceOption:
+    """Mirrors caffe2.proto.DeviceOption (device_type 0 = CPU, 1 = CUDA)."""
+
+    __slots__ = ("device_type", "device_id", "random_seed")
+
+    def __init__(self, device_type=0, device_id=0, random_seed=None):
+        self.device_type = int(device_type)
+        self.device_id = int(device_id)
+        self.random_seed = random_seed
+
+    def __eq__(self, other):
+        return (isinstance(other, DeviceOption) and self.device_type == other.device_type
+                and self.device_id == other.device_id and self.random_seed == other.random_seed)
+
+    def CopyFrom(self, other):
+        self.device_type, self.device_id, self.random_seed = (
+            other.device_type, other.device_id, other.random_seed)
+
+
+class Argument:
+    """One named operator argument; exactly one of f, i, s, n (scalars) or
+    floats, ints, strings, nets (lists) carries the value."""
+
+    __slots__ = ("name", "f", "i", "s", "n", "floats", "ints", "strings", "nets")
+
+    def __init__(self, name=""):
+        self.name = name
+        self.f = None
+        self.i = None
+        self.s = None
+        self.n = None
+        self.floats = []
+        self.ints = []
+        self.strings = []
+        self.nets = []
+
+    def HasField(self, field):
+        return getattr(self, field) is not None
+
+    def kind(self):
+        for k in ("f", "i", "s", "n"):
+            if getattr(self, k) is not None:
+                return k
+        for k in ("floats", "ints", "strings", "nets"):
+            if getattr(self, k):
+                return k
+        return "ints"
+
+    def value(self):
+        k = self.kind()
+        return getattr(self, k)
+
+    def __eq__(self, other):
+        return isinstance(other, Argument) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __repr__(self):
+        return "Argument(%s=%r)" % (self.name, self.value())
+
+
+def make_argument(name, value):
+    """Caffe2's utils.MakeArgument: picks the field from the Python type."""
+    a = Argument(name)
+    if isinstance(value, np.ndarray):
+        value = value.ravel().tolist()
+    if isinstance(value, (bool, np.bool_)):
+        a.i = int(value)
+    elif isinstance(value, numbers.Integral):
+        a.i = int(value)
+    elif isinstance(value, numbers.Real):
+        a.f = float(value)
+    elif isinstance(value, bytes):
+        a.s = value.decode()
+    elif isinstance(value, str):
+        a.s = value
+    elif isinstance(value, NetDef):
+        a.n = value
+    elif hasattr(value, "Proto") and callable(value.Proto):
+        a.n = value.Proto()
+    elif isinstance(value, (list, tuple)):
+        vals = list(value)
+        if all(isinstance(v, (bool, np.bool_, numbers.Integral)) for v in vals):
+            a.ints = [int(v) for v in vals]
+        elif all(isinstance(v, numbers.Real) for v in vals):
+            a.floats = [float(v) for v in vals]
+        elif all(isinstance(v, (str, bytes)) for v in vals):
+            a.strings = [v.decode() if isinstance(v, bytes) else v for v in vals]
+        elif all(isinstance(v, NetDef) for v in vals):
+            a.nets = vals
+        else:
+            raise TypeError("argument '%s': a list must hold only ints, floats, strings or NetDefs, got %r"
+                            % (name, vals))
+    else:
+        raise TypeError("argument '%s': unsupported value type %s" % (name, type(value).__name__))
+    return a
+
+
+class OperatorDef:
+    """Mirrors caffe2.proto.OperatorDef."""
+
+    __slots__ = ("type", "name", "input", "output", "arg", "control_input", "device_option", "engine",
+                 "is_gradient_op", "debug_info")
+
+    def __init__(self, type="", inputs=(), outputs=(), name=""):
+        self.type = type
+        self.name = name
+        self.input = [str(i) for i in inputs]
+        self.output = [str(o) for o in outputs]
+        self.arg = []
+        self.control_input = []
+        self.device_option = None
+        self.engine = ""
+        self.is_gradient_op = False
+        self.debug_info = ""
+
+    def HasField(self, field):
+        return getattr(self, field) not in (None, "")
+
+    def CopyFrom(self, other):
+        import copy
+        for k in self.__slots__:
+            setattr(self, k, copy.deepcopy(getattr(other, k)))
+
+    def __eq__(self, other):
+        return isinstance(other, OperatorDef) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __str__(self):
+        from . import text_format
+        return text_format.op_to_text(self)
+
+    __repr__ = __str__
+
+    def to_c(self):
+        dev = self.device_option.device_type if self.device_option is not None else 0
+        return (self.type, self.name or "", [str(b) for b in self.input], [str(b) for b in self.output],
+                [str(b) for b in self.control_input], [_arg_to_c(a) for a in self.arg], int(dev))
+
+
+class NetDef:
+    """Mirrors caffe2.proto.NetDef."""
+
+    __slots__ = ("name", "type", "op", "external_input", "external_output", "device_option", "num_workers", "arg")
+
+    def __init__(self, name=""):
+        self.name = name
+        self.type = ""
+        self.op = []
+        self.external_input = []
+        self.external_output = []
+        self.device_option = None
+        self.num_workers = None
+        self.arg = []
+
+    def HasField(self, field):
+        return getattr(self, field) not in (None, "")
+
+    def CopyFrom(self, other):
+        import copy
+        for k in self.__slots__:
+            setattr(self, k, copy.deepcopy(getattr(other, k)))
+
+    def __eq__(self, other):
+        return isinstance(other, NetDef) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __str__(self):
+        from . import text_format
+        return text_format.net_to_text(self)
+
+    __repr__ = __str__
+
+    def to_c(self):
+        return (self.name or "", self.type or "", [op.to_c() for op in self.op],
+                [str(b) for b in self.external_input], [str(b) for b in self.external_output])
+
+
+def _arg_to_c(a):
+    k = a.kind()
+    v = a.value()
+    if k == "n":
+        v = v.to_c()
+    elif k == "nets":
+        v = [n.to_c() for n in v]
+    elif k in ("floats", "ints", "strings"):
+        v = list(v)
+    return (a.name, k, v)

@@ -1,0 +1,226 @@
+"""Workspaces: named blobs and nets, as caffe2.python.workspace.
+
+Workspaces are kept by name; one is current. Every call goes to the C runtime
+(``recurrent._C``) with the GIL released while nets run.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+from . import _C
+from .proto import NetDef, OperatorDef
+
+_workspaces = {}
+_current = "default"
+_lock = threading.Lock()
+
+
+def _ws():
+    with _lock:
+        ws = _workspaces.get(_current)
+        if ws is None:
+            ws = _workspaces[_current] = _C.Workspace()
+        return ws
+
+
+def _main_thread():
+    return threading.current_thread() is threading.main_thread()
+
+
+def _name(blob):
+    if isinstance(blob, bytes):
+        return blob.decode()
+    if not isinstance(blob, str) and not hasattr(blob, "_name_for_c"):
+        if type(blob).__name__ == "BlobReference":
+            return str(blob)
+        raise TypeError("blob name must be a str or BlobReference, got %s" % type(blob).__name__)
+    return str(blob)
+
+
+def _netdef(net):
+    if isinstance(net, NetDef):
+        return net
+    if hasattr(net, "Proto") and callable(net.Proto):
+        return net.Proto()
+    raise TypeError("expected a core.Net or NetDef, got %s" % type(net).__name__)
+
+
+def _net_name(net):
+    if isinstance(net, (str, bytes)):
+        return _name(net)
+    return _netdef(net).name
+
+
+# ---------------------------------------------------------------- blobs
+def FeedBlob(name, arr, device_option=None):
+    """Copies ``arr`` into blob ``name`` of the current workspace.
+
+    float32 and int32 arrays are stored as they are. Other floating types are
+    converted to float32; bool and other integer types to int32 (values that do
+    not fit raise ValueError). Other dtypes raise TypeError. Returns True.
+    """
+    if device_option is not None and getattr(device_option, "device_type", 0) not in (0,):
+        raise ValueError("FeedBlob '%s': only CPU blobs are supported in this build" % _name(name))
+    if not isinstance(arr, np.ndarray):
+        arr = np.asarray(arr)
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64:
+            arr = arr.astype(np.int64)
+    _ws().feed_blob(_name(name), arr)
+    return True
+
+
+def FetchBlob(name):
+    """Returns a copy of blob ``name`` as a NumPy array the caller owns."""
+    return _ws().fetch_blob(_name(name))
+
+
+def FetchBlobs(names):
+    return [FetchBlob(n) for n in names]
+
+
+def HasBlob(name):
+    return _ws().has_blob(_name(name))
+
+
+def Blobs():
+    """Names of the blobs in the current workspace."""
+    return _ws().blobs()
+
+
+# ---------------------------------------------------------------- ops and nets
+def RunOperatorOnce(operator):
+    if not isinstance(operator, OperatorDef):
+        raise TypeError("RunOperatorOnce expects an OperatorDef, got %s" % type(operator).__name__)
+    _ws().run_operator_once(operator.to_c())
+    return True
+
+
+def RunOperatorsOnce(operators):
+    for op in operators:
+        RunOperatorOnce(op)
+    return True
+
+
+def RunNetOnce(net):
+    _ws().run_net_once(_netdef(net).to_c(), _main_thread())
+    return True
+
+
+def CreateNet(net, overwrite=False, input_blobs=None):
+    """Instantiates ``net`` in the current workspace. Raises RuntimeError if a
+    net of the same name exists, unless ``overwrite``. ``input_blobs`` are
+    created (empty) first, as in Caffe2."""
+    for b in input_blobs or ():
+        if not HasBlob(b):
+            FeedBlob(b, np.zeros((0,), np.float32))
+    _ws().create_net(_netdef(net).to_c(), bool(overwrite))
+    return True
+
+
+def RunNet(name, num_iter=1, allow_fail=False):
+    """Runs a net created with CreateNet (by name or Net) ``num_iter`` times."""
+    num_iter = int(num_iter)
+    if num_iter < 0:
+        raise ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
+    try:
+        _ws().run_net(_net_name(name), num_iter, _main_thread())
+    except (RuntimeError, ValueError, TypeError, IndexError, KeyError, MemoryError):
+        if allow_fail:
+            return False
+        raise
+    return True
+
+
+def Nets():
+    return _ws().nets()
+
+
+def DeleteNet(name):
+    _ws().delete_net(_net_name(name))
+
+
+# ---------------------------------------------------------------- workspaces
+def ResetWorkspace(root_folder=None):
+    """Removes every blob and net of the current workspace."""
+    _ws().reset()
+    return True
+
+
+def SwitchWorkspace(name, create_if_missing=False):
+    global _current
+    with _lock:
+        if name not in _workspaces:
+            if not create_if_missing:
+                raise KeyError("workspace '%s' does not exist (pass create_if_missing=True)" % name)
+            _workspaces[name] = _C.Workspace()
+        _current = name
+
+
+def CurrentWorkspace():
+    return _current
+
+
+def Workspaces():
+    with _lock:
+        return list(_workspaces)
+
+
+# ---------------------------------------------------------------- global flags
+_KNOWN_FLAGS = {
+    "caffe2_rnn_executor": "rnn_executor",
+    "caffe2_rnn_executor_num_threads": "rnn_executor_num_threads",
+    "caffe2_log_level": None,
+    "caffe2_print_blob_sizes_at_exit": None,
+    "caffe2_gpu_memory_tracking": None,
+}
+
+
+def _parse_bool(flag, v):
+    if v.lower() in ("1", "true", "yes", "on"):
+        return 1
+    if v.lower() in ("0", "false", "no", "off"):
+        return 0
+    raise ValueError("GlobalInit: flag --%s expects 0/1/true/false, got %r" % (flag, v))
+
+
+def GlobalInit(args):
+    """Caffe2-style process flags. ``args[0]`` is the program name.
+
+    Understood: --caffe2_rnn_executor=0|1, --caffe2_rnn_executor_num_threads=N,
+    --caffe2_log_level=N (accepted, no effect), --caffe2_print_blob_sizes_at_exit,
+    --caffe2_gpu_memory_tracking (accepted, no effect). Unknown flags raise ValueError.
+    """
+    for a in list(args)[1:]:
+        if not a.startswith("--"):
+            raise ValueError("GlobalInit: unexpected argument %r" % a)
+        key, eq, val = a[2:].partition("=")
+        if key not in _KNOWN_FLAGS:
+            raise ValueError("GlobalInit: unknown flag --%s" % key)
+        target = _KNOWN_FLAGS[key]
+        if key == "caffe2_rnn_executor":
+            _C.set_flag(target, _parse_bool(key, val) if eq else 1)
+        elif key == "caffe2_rnn_executor_num_threads":
+            try:
+                n = int(val)
+            except ValueError:
+                raise ValueError("GlobalInit: --%s expects an int, got %r" % (key, val)) from None
+            _C.set_flag(target, n)
+        else:
+            if eq:
+                try:
+                    int(val)
+                except ValueError:
+                    _parse_bool(key, val)
+    return True
+
+
+def rnn_executor_enabled():
+    """Whether the global RNN-executor switch is on (GlobalInit / RECURRENT_RNN_EXECUTOR)."""
+    return bool(_C.get_flag("rnn_executor"))
+
+
+C = _C
