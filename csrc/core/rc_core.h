@@ -314,8 +314,9 @@ RC_INTERNAL void rc_interrupt_clear(void);
 /* Row-major C[M,N] = alpha * op(A) op(B) + beta * C via OpenBLAS sgemm. */
 RC_INTERNAL void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                           const float *A, const float *B, float beta, float *C);
-/* Sets the calling thread's BLAS thread count (executor workers use 1). */
-RC_INTERNAL void rc_blas_set_thread_local(int n);
+/* OpenBLAS's (process-wide, for this library's private OpenBLAS instance)
+ * thread count. The executor sets 1 for the length of a parallel run so its
+ * workers do not oversubscribe the cores, and restores it afterwards. */
 RC_INTERNAL int rc_blas_num_threads(void);
 RC_INTERNAL void rc_blas_set_num_threads(int n);
 

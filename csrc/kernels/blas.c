@@ -27,11 +27,9 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
 }
 
 #if defined(RC_HAVE_OPENBLAS_THREADS)
-void rc_blas_set_thread_local(int n) { RC_BLAS(openblas_set_num_threads_local)(n); }
 int rc_blas_num_threads(void) { return RC_BLAS(openblas_get_num_threads)(); }
 void rc_blas_set_num_threads(int n) { RC_BLAS(openblas_set_num_threads)(n); }
 #else
-void rc_blas_set_thread_local(int n) { (void)n; }
 int rc_blas_num_threads(void) { return 1; }
 void rc_blas_set_num_threads(int n) { (void)n; }
 #endif
