@@ -15,8 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RNN_EXECUTOR_READY 0
+#include <time.h>
 
 static uint64_t next_op_id(void)
 {
@@ -417,30 +416,94 @@ static rc_status nets_tmp_reserve(rc_op *op, rnn_state *st, int T, rc_err *err)
     return RC_OK;
 }
 
+/* Writes the trace of the last run into "<scratch>_trace": int32 K x 5 rows of
+ * (timestep, op index (-1: set timestep), start_us, end_us, worker), and the
+ * op types into "<scratch>_trace_ops" (UTF-8 bytes, 0-terminated names). */
+static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
+                             rc_err *err)
+{
+    char nm[600];
+    snprintf(nm, sizeof nm, "%s_trace", scratch_blob->name);
+    rc_blob *b = rc_ws_create_local(op->ws, nm, err);
+    if (!b) return err->code;
+    int64_t dims[2] = {k, 5};
+    rc_status s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_I32, 2, dims, err))) return s;
+    if (k) memcpy(rc_i32(&b->t), rec, sizeof(int32_t) * (size_t)(k * 5));
+    snprintf(nm, sizeof nm, "%s_trace_ops", scratch_blob->name);
+    rc_blob *ob = rc_ws_create_local(op->ws, nm, err);
+    if (!ob) return err->code;
+    int64_t len = 0;
+    for (int i = 0; i < st->step->n_op; i++) len += (int64_t)strlen(st->step->ops[i].type) + 1;
+    if ((s = rc_tensor_resize_private(&ob->t, RC_I32, 1, &len, err))) return s;
+    int32_t *o = rc_i32(&ob->t);
+    for (int i = 0; i < st->step->n_op; i++)
+        for (const char *c = st->step->ops[i].type;; c++) {
+            *o++ = (unsigned char)*c;
+            if (!*c) break;
+        }
+    return RC_OK;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Runs the prepared per-timestep nets: serially, or with the executor. */
-static rc_status run_steps(rc_op *op, rnn_state *st, rnn_scratch *sc, int T, int forward, int max_parallel,
+static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
                            rc_err *err)
 {
     rc_status s = RC_OK;
+    int trace = rc_flag_rnn_trace();
+    int32_t *rec = NULL;
+    int64_t nrec = 0;
     if (T == 0) return RC_OK;
-    if (st->use_executor && RNN_EXECUTOR_READY) {
+    if (st->use_executor) {
         if (!st->exec) {
             st->exec = rc_rnn_exec_new(st->step, st->n_links, st->link_int, st->link_ext, st->link_off, forward,
                                        (int)st->num_threads, st->debug, err);
             if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
         }
+        rc_rnn_exec_set_trace(st->exec, trace);
         s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, err);
+        if (!s && trace) {
+            int k;
+            const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
+            s = store_trace(op, st, scratch_blob, r, k, err);
+        }
     } else {
+        int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
+        if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the trace");
+        int64_t t0 = mono_us();
         for (int k = 0; k < T && !s; k++) {
             int t = forward ? k : T - 1 - k;
-            if (rc_interrupt_pending())
+            if (rc_interrupt_pending()) {
+                free(rec);
                 return rc_err_set(err, RC_ERR_INTERRUPT, "op %s #%d interrupted at timestep %d", op->def.type,
                                   op->index, t);
+            }
             rc_net *net = st->nets_tmp[t];
             set_timestep(net, st->ws_tmp[t], st->timestep, t);
-            s = rc_net_run(net, err);
+            if (!trace) {
+                s = rc_net_run(net, err);
+                continue;
+            }
+            for (int i = 0; i < n && !s; i++) {
+                int32_t *r = rec + 5 * nrec++;
+                r[0] = t;
+                r[1] = i;
+                r[2] = (int32_t)(mono_us() - t0);
+                s = rc_op_run(rc_net_op(net, i), err);
+                r[3] = (int32_t)(mono_us() - t0);
+                r[4] = 0;
+            }
         }
-        (void)sc;
+        if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
+        free(rec);
     }
     if (s && s != RC_ERR_INTERRUPT)
         rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);
@@ -535,7 +598,7 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[wi];
     }
-    if ((s = run_steps(op, st, sc, (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
+    if ((s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
     return apply_aliases(op, st, sc, err);
 }
 
@@ -739,7 +802,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[t];
     }
-    if ((s = run_steps(op, st, sc, (int)T, 0, 0, err))) return s;
+    if ((s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
     /* initial-state gradients */
     for (int i = 0; i < st->n_states; i++) {
         int id = fin0 + (int)st->init_ids[i];

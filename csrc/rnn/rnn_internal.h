@@ -38,4 +38,10 @@ RC_INTERNAL void rc_rnn_exec_free(rc_rnn_exec *ex);
 RC_INTERNAL rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep,
                                       int T, int max_parallel, rc_err *err);
 
+/* Opt-in trace of the next runs: per instance (timestep, op index or -1 for the
+ * prologue, start_us, end_us, worker) since the run's start. Borrowed; valid
+ * until the next run. */
+RC_INTERNAL void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on);
+RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records);
+
 #endif
