@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* The RNN executor: runs the ops of different timesteps of a step net at the
  * same time (layer 2 at step t beside layer 1 at step t+1), with results
  * bitwise identical to the serial run.
