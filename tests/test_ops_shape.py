@@ -416,3 +416,129 @@ def test_shape_ops_in_a_net_rerun(rng):
         flat = np.concatenate([a, b]).T.ravel()
         np.testing.assert_array_equal(workspace.FetchBlob("s0"), flat[:flat.size // 2])
         np.testing.assert_array_equal(workspace.FetchBlob("s1"), flat[flat.size // 2:])
+
+
+# ---------------------------------------------------------------- gradients
+def _checker():
+    from recurrent import gradient_checker
+    return gradient_checker.GradientChecker(stepsize=1e-2, threshold=1e-2)
+
+
+def _create(type_, inputs, outputs, **args):
+    from recurrent import core
+    return core.CreateOperator(type_, inputs, outputs, **args)
+
+
+def _check_all(op, inputs, input_indices, outputs_with_grads=(0,)):
+    checker = _checker()
+    for i in input_indices:
+        ok, grad, est = checker.CheckSimple(op, inputs, i, list(outputs_with_grads))
+        assert ok, (op.type, i, grad, est)
+
+
+@pytest.mark.parametrize("axis,add_axis", [(0, 0), (1, 0), (-1, 0), (0, 1), (1, 1), (2, 1)])
+def test_concat_gradient(rng, axis, add_axis):
+    if add_axis:
+        xs = [randn(rng, 2, 3) for _ in range(3)]
+    else:
+        shapes = [[2, 3], [2, 3], [2, 3]]
+        for k, s in enumerate(shapes):
+            s[axis % 2] = k + 1
+        xs = [randn(rng, *s) for s in shapes]
+    op = _create("Concat", ["x0", "x1", "x2"], ["y", "info"], axis=axis, add_axis=add_axis)
+    _check_all(op, xs, range(3))
+
+
+@pytest.mark.parametrize("args,extra_input", [(dict(axis=1, split=[1, 3, 2]), None),
+                                              (dict(axis=0), None),
+                                              (dict(axis=1), np.array([2, 2, 2], np.int32)),
+                                              (dict(axis=1, add_axis=1), None)])
+def test_split_gradient(rng, args, extra_input):
+    x = randn(rng, 3, 6) if not args.get("add_axis") else randn(rng, 2, 3, 4)
+    inputs = [x] + ([extra_input] if extra_input is not None else [])
+    names = ["x", "s"][:len(inputs)]
+    op = _create("Split", names, ["a", "b", "c"], **args)
+    _check_all(op, inputs, [0], outputs_with_grads=(0, 1, 2))
+
+
+def test_split_gradient_missing_output_grads(rng):
+    """Outputs without a gradient contribute zeros (the maker fills them)."""
+    from recurrent import core
+    x = randn(rng, 4, 6)
+    op = _create("Split", ["x"], ["a", "b", "c"], axis=1, split=[1, 2, 3])
+    workspace.FeedBlob("x", x)
+    workspace.RunOperatorOnce(op)
+    ga, gc = randn(rng, 4, 1), randn(rng, 4, 3)
+    workspace.FeedBlob("ga", ga)
+    workspace.FeedBlob("gc", gc)
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, ["ga", None, "gc"])
+    assert g_input[0] is not None
+    for g in grad_ops:
+        workspace.RunOperatorOnce(g)
+    expect = np.concatenate([ga, np.zeros((4, 2), np.float32), gc], axis=1)
+    np.testing.assert_array_equal(workspace.FetchBlob(g_input[0]), expect)
+    # no output gradient at all: no gradient ops, no input gradient
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, [None, None, None])
+    assert grad_ops == [] and g_input == [None]
+
+
+@pytest.mark.parametrize("shape,new", [((2, 3, 4), [-1, 4]), ((2, 3, 4), [0, 12]), ((6,), [3, 2]),
+                                        ((1,), [])])
+def test_reshape_gradient(rng, shape, new):
+    x = np.asarray(rng.randn(*shape), np.float32)
+    op = _create("Reshape", ["x"], ["y", "old"], shape=new)
+    _check_all(op, [x], [0])
+
+
+def test_reshape_gradient_shape_input(rng):
+    op = _create("Reshape", ["x", "s"], ["y", "old"])
+    _check_all(op, [randn(rng, 4, 3), np.array([2, -1], np.int32)], [0])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+def test_flatten_gradient(rng, axis):
+    op = _create("Flatten", ["x"], ["y"], axis=axis)
+    _check_all(op, [randn(rng, 2, 3, 2)], [0])
+
+
+def test_resize_like_gradient(rng):
+    op = _create("ResizeLike", ["x", "like"], ["y"])
+    _check_all(op, [randn(rng, 6), randn(rng, 2, 3)], [0])
+
+
+@pytest.mark.parametrize("axes", [None, [1, 0, 2], [2, 0, 1], [1, 2, 0]])
+def test_transpose_gradient(rng, axes):
+    args = {} if axes is None else {"axes": axes}
+    op = _create("Transpose", ["x"], ["y"], **args)
+    _check_all(op, [randn(rng, 2, 3, 4)], [0])
+
+
+@pytest.mark.parametrize("dims", [[0], [1, 3], [2]])
+def test_expand_dims_gradient(rng, dims):
+    op = _create("ExpandDims", ["x"], ["y"], dims=dims)
+    _check_all(op, [randn(rng, 2, 3)], [0])
+
+
+@pytest.mark.parametrize("dims", [[0], [0, 2]])
+def test_squeeze_gradient(rng, dims):
+    op = _create("Squeeze", ["x"], ["y"], dims=dims)
+    _check_all(op, [randn(rng, 1, 3, 1, 2)], [0])
+
+
+def test_gradient_makers_shapes_and_names():
+    """The makers emit Caffe2's gradient ops and leave shape inputs without gradient."""
+    from recurrent import core
+    op = _create("Concat", ["a", "b"], ["y", "info"], axis=2, add_axis=1)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
+    assert [o.type for o in ops] == ["Split"] and g_in == ["a_grad", "b_grad"]
+    assert list(ops[0].input) == ["y_grad", "info"]
+    assert {a.name: a.value() for a in ops[0].arg} == {"axis": 2, "add_axis": 1}
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, [None, None])
+    assert ops == [] and g_in == [None, None]
+    op = _create("Reshape", ["x", "s"], ["y", "old"])
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
+    assert [o.type for o in ops] == ["Reshape"] and g_in == ["x_grad", None]
+    assert list(ops[0].input) == ["y_grad", "old"]
+    op = _create("Transpose", ["x"], ["y"], axes=[2, 0, 1])
+    ops, _ = core.GradientRegistry.GetGradientForOp(op, ["y_grad"])
+    assert [a.value() for a in ops[0].arg] == [[1, 2, 0]]
