@@ -420,12 +420,12 @@ def test_shape_ops_in_a_net_rerun(rng):
 
 # ---------------------------------------------------------------- gradients
 def _checker():
-    from recurrent import gradient_checker
+    gradient_checker = pytest.importorskip("recurrent.gradient_checker")
     return gradient_checker.GradientChecker(stepsize=1e-2, threshold=1e-2)
 
 
 def _create(type_, inputs, outputs, **args):
-    from recurrent import core
+    core = pytest.importorskip("recurrent.core")
     return core.CreateOperator(type_, inputs, outputs, **args)
 
 
@@ -463,7 +463,7 @@ def test_split_gradient(rng, args, extra_input):
 
 def test_split_gradient_missing_output_grads(rng):
     """Outputs without a gradient contribute zeros (the maker fills them)."""
-    from recurrent import core
+    core = pytest.importorskip("recurrent.core")
     x = randn(rng, 4, 6)
     op = _create("Split", ["x"], ["a", "b", "c"], axis=1, split=[1, 2, 3])
     workspace.FeedBlob("x", x)
@@ -527,7 +527,7 @@ def test_squeeze_gradient(rng, dims):
 
 def test_gradient_makers_shapes_and_names():
     """The makers emit Caffe2's gradient ops and leave shape inputs without gradient."""
-    from recurrent import core
+    core = pytest.importorskip("recurrent.core")
     op = _create("Concat", ["a", "b"], ["y", "info"], axis=2, add_axis=1)
     ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
     assert [o.type for o in ops] == ["Split"] and g_in == ["a_grad", "b_grad"]
