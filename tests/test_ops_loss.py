@@ -9,7 +9,8 @@ exception type and message (op, blob, shapes / offending value).
 import numpy as np
 import pytest
 
-from recurrent import workspace
+from recurrent import core, workspace
+from recurrent.gradient_checker import GradientChecker
 from recurrent.proto import OperatorDef, make_argument
 
 
@@ -331,6 +332,116 @@ def test_label_cross_entropy_1d_and_caffe2_doc_example():
 def test_label_cross_entropy_empty_batch():
     (y,) = run("LabelCrossEntropy", {"X": np.zeros((0, 3), np.float32), "L": np.zeros((0,), np.int32)}, ["Y"])
     assert y.shape == (0,)
+
+
+# ---------------------------------------------------------------- finite-difference gradient checks
+def check_grad(op, inputs, index, outputs_with_grads, stepsize=5e-3, threshold=2e-2):
+    checker = GradientChecker(stepsize, threshold)
+    ok, grad, estimate = checker.CheckSimple(op, inputs, index, outputs_with_grads)
+    assert ok, checker.last_message
+    assert grad.shape == inputs[index].shape
+    return grad
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (5,), (2, 3, 2)])
+@pytest.mark.parametrize("index", [0, 1])
+def test_squared_l2_distance_fd_gradient(rng, shape, index):
+    op = make_op("SquaredL2Distance", ["X", "Y"], ["dist"])
+    check_grad(op, [f32(*shape, rng=rng), f32(*shape, rng=rng)], index, [0])
+
+
+@pytest.mark.parametrize("op_type,args", [("AveragedLoss", {}), ("SumElements", {}),
+                                          ("SumElements", {"average": 1})])
+def test_reduction_fd_gradient(rng, op_type, args):
+    op = make_op(op_type, ["X"], ["y"], **args)
+    grad = check_grad(op, [f32(3, 4, rng=rng)], 0, [0])
+    assert np.ptp(grad) < 1e-6          # every element gets the same gradient
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 5), 1), ((2, 3, 4), 2), ((2, 3, 4), 1), ((2, 3, 2), 0)])
+def test_softmax_fd_gradient(rng, shape, axis):
+    op = make_op("Softmax", ["X"], ["Y"], axis=axis)
+    check_grad(op, [f32(*shape, rng=rng)], 0, [0])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("label_prob", [False, True])
+def test_softmax_with_loss_fd_gradient(rng, weighted, label_prob):
+    n, d = 4, 5
+    x = f32(n, d, rng=rng)
+    if label_prob:
+        t = rng.uniform(0.0, 1.0, size=(n, d))
+        labels = (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
+    else:
+        labels = _labels(rng, n, d)
+    inputs, names = [x, labels], ["X", "L"]
+    if weighted:
+        inputs.append(rng.uniform(0.2, 2.0, size=n).astype(np.float32))
+        names.append("W")
+    op = make_op("SoftmaxWithLoss", names, ["P", "loss"], label_prob=int(label_prob), scale=1.5)
+    grad = check_grad(op, inputs, 0, [1])
+    _, loss, rgrad = ref_swl(x, labels, inputs[2] if weighted else None, label_prob=label_prob, scale=1.5)
+    np.testing.assert_allclose(grad, loss * rgrad, rtol=1e-4, atol=1e-6)    # dL/dx of L = loss^2 / 2
+
+
+def test_softmax_with_loss_fd_gradient_axis(rng):
+    op = make_op("SoftmaxWithLoss", ["X", "L"], ["P", "loss"], axis=2)
+    check_grad(op, [f32(2, 3, 4, rng=rng), _labels(rng, 6, 4, (2, 3, 1))], 0, [1])
+
+
+def test_label_cross_entropy_fd_gradient(rng):
+    x = rng.uniform(0.2, 1.0, size=(4, 3)).astype(np.float32)
+    op = make_op("LabelCrossEntropy", ["X", "L"], ["Y"])
+    check_grad(op, [x, _labels(rng, 4, 3)], 0, [0], stepsize=2e-3)
+
+
+def test_gradient_makers_shape():
+    """Which inputs get gradients, and what the gradient ops read."""
+    ops, g = core.GradientRegistry.GetGradientForOp(
+        make_op("SoftmaxWithLoss", ["X", "L", "W"], ["P", "loss"], scale=2.0), ["P_grad", "loss_grad"])
+    assert g == ["X_grad", None, None]
+    assert len(ops) == 1 and ops[0].type == "SoftmaxWithLossGradient"
+    assert ops[0].input == ["X", "L", "W", "P", "loss_grad"] and ops[0].output == ["X_grad"]
+    assert [(a.name, a.f) for a in ops[0].arg] == [("scale", 2.0)]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("SoftmaxWithLoss", ["X", "L"], ["P", "loss"]),
+                                                    [None, "dloss"])
+    assert g == ["X_grad", None] and ops[0].input == ["X", "L", "P", "dloss"]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("SoftmaxWithLoss", ["X", "L"], ["P", "loss"]),
+                                                    ["P_grad", None])
+    assert ops == [] and g == [None, None]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("Softmax", ["X"], ["Y"], axis=0), ["Y_grad"])
+    assert ops[0].input == ["Y", "Y_grad"] and ops[0].arg[0].name == "axis" and g == ["X_grad"]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("LabelCrossEntropy", ["X", "L"], ["Y"]), ["dY"])
+    assert ops[0].input == ["X", "L", "dY"] and g == ["X_grad", None]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("SquaredL2Distance", ["X", "Y"], ["d"]), ["dd"])
+    assert ops[0].output == ["X_grad", "Y_grad"] and g == ["X_grad", "Y_grad"]
+    ops, g = core.GradientRegistry.GetGradientForOp(make_op("SumElements", ["X"], ["s"], average=1), ["ds"])
+    assert ops[0].type == "SumElementsGradient" and ops[0].arg[0].i == 1
+
+
+def test_backward_pass_softmax_xent_equals_softmax_with_loss(rng):
+    """Softmax -> LabelCrossEntropy -> AveragedLoss, built by AddGradientOperators,
+    gives the same loss and logits gradient as SoftmaxWithLoss."""
+    n, d = 5, 6
+    x = f32(n, d, rng=rng)
+    lab = _labels(rng, n, d)
+    net = core.Net("xent")
+    p = net.Softmax(["X"], "P")
+    xent = net.LabelCrossEntropy([p, "L"], "xent")
+    loss = net.AveragedLoss(xent, "loss")
+    net.AddGradientOperators([loss])
+    net2 = core.Net("swl")
+    _, loss2 = net2.SoftmaxWithLoss(["X", "L"], ["P2", "loss2"])
+    net2.AddGradientOperators([loss2])
+    workspace.FeedBlob("X", x)
+    workspace.FeedBlob("L", lab)
+    workspace.RunNetOnce(net)
+    l1, g1 = workspace.FetchBlob("loss"), workspace.FetchBlob("X_grad")
+    workspace.RunNetOnce(net2)
+    l2, g2 = workspace.FetchBlob("loss2"), workspace.FetchBlob("X_grad")
+    np.testing.assert_allclose(l1, l2, rtol=1e-5)
+    np.testing.assert_allclose(g1, g2, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(g2, ref_swl(x, lab)[2], rtol=1e-5, atol=1e-7)
 
 
 # ---------------------------------------------------------------- bad input
