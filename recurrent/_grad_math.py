@@ -95,6 +95,14 @@ def _is_broadcast(op):
     return bool(_arg(op, "broadcast", 0))
 
 
+def _b_grad_name(b, dy):
+    """B's gradient name for Add/Sub. When the op ran in place on B, "<b>_grad"
+    is dY itself, which A's gradient passes through unchanged: B's (negated or
+    reduced) gradient then needs a blob of its own."""
+    gb = _grad_name(b)
+    return gb + "_autogen_b" if gb == dy else gb
+
+
 @GradientRegistry.RegisterGradient("Add")
 def _add_grad(op, g_output):
     dy = g_output[0]
@@ -103,7 +111,7 @@ def _add_grad(op, g_output):
     if not _is_broadcast(op):
         return [], [dy, dy]
     b = op.input[1]
-    gb = _grad_name(b)
+    gb = _b_grad_name(b, dy)
     return [_make(op, "SumReduceLike", [dy, b], [gb], args=_broadcast_args(op))], [dy, gb]
 
 
@@ -113,7 +121,7 @@ def _sub_grad(op, g_output):
     if dy is None:
         return _no_grad(op)
     b = op.input[1]
-    gb = _grad_name(b)
+    gb = _b_grad_name(b, dy)
     if not _is_broadcast(op):
         return [_make(op, "Scale", [dy], [gb], scale=-1.0)], [dy, gb]
     # reduce first, then negate the (smaller) result in place
