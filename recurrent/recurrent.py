@@ -311,10 +311,6 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
         )
         if backward.op:
             args["backward_step_net"] = backward
-    # Empty string lists are left out: the operator's default is the empty
-    # list, and an empty Argument cannot say which list type it is.
-    args = {k: v for k, v in args.items()
-            if not (isinstance(v, list) and not v and k not in ("param", "outputs_with_grads"))}
 
     results = net.RecurrentNetwork(all_inputs, all_outputs + [s("step_workspaces")], **args)
     if not isinstance(results, (list, tuple)):

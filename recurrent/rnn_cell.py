@@ -33,6 +33,8 @@ Differences from Caffe2, all deliberate (spec section 9 and DESIGN.md):
   (Caffe2 assumed four, which broke multi-layer GRU);
 * ``GRUCell`` and ``BasicRNNCell`` get a zero-state initializer by default, so
   ``initial_states=None`` works for them as for the LSTM;
+* a MultiRNNCell recomputes what its layers ask to recompute
+  (``memory_optimization``); Caffe2 silently dropped it for stacks;
 * ``seq_lengths`` given as a string is scoped once, where the builder is
   called, for every cell (Caffe2's GRU re-scoped it inside each layer).
 
@@ -577,6 +579,10 @@ class MultiRNNCell(RNNCell):
                 prepared_input = layer_cell.prepare_input(model, layer_input) if i > 0 else layer_input
                 layer_next_states = layer_cell._apply(model, prepared_input, seq_lengths, layer_states,
                                                       timestep, extra_inputs=(None if i > 0 else extra_inputs))
+                # the layers' recompute sets are the stack's (Caffe2 dropped them)
+                for b in layer_cell.recompute_blobs:
+                    if str(b) not in [str(r) for r in self.recompute_blobs]:
+                        self.recompute_blobs.append(b)
                 if i != len(self.cells) - 1:
                     layer_output = layer_cell._prepare_output(model, layer_next_states)
                     if i > 0 and i in self.residual_output_layers:
