@@ -289,7 +289,8 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
         alias_dst=alias_dst,
         alias_offset=alias_offset,
         recurrent_states=recurrent_states,
-        initial_recurrent_state_ids=[all_inputs.index(b) for b in initial_blobs],
+        # positions, not all_inputs.index(): the same blob may feed two states
+        initial_recurrent_state_ids=[1 + i for i in range(len(initial_blobs))],
         link_internal=link_internal,
         link_external=link_external,
         link_offset=link_offset,
@@ -299,9 +300,10 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
     )
     if backward is not None:
         params = [r for r in references if r in backward_mapping]
+        base = 1 + len(initial_blobs)
         b_int, b_ext, b_off = unpack(backward_links)
         args.update(
-            param=[all_inputs.index(p) for p in params],
+            param=[base + references.index(p) for p in params],
             param_grads=[backward_mapping[p] for p in params],
             backward_link_internal=b_int,
             backward_link_external=b_ext,
@@ -340,15 +342,18 @@ def _recurrent_network_grad(op, g_output):
     GI(p) for p in param, GI(r) for r in initial_recurrent_state_ids. All
     forward arguments are copied. Where one blob feeds several of those
     inputs (say the same zero blob as two initial states) the gradient op
-    writes separate blobs and a Sum adds them, so nothing is overwritten.
+    writes a separate blob for each position (``<blob>_grad`` for the first,
+    ``<blob>_grad_autosplit_rnn_<k>`` for the others), one per entry of
+    g_input, and GetBackwardPass's gradient accumulation sums them, so
+    nothing is overwritten.
     """
+    if _arg(op, "backward_step_net") is None:
+        raise ValueError("%s: built with forward_only=True (or a cell with no gradient); it has no "
+                         "backward step net" % _rnn_op_label(op))
     owg = [int(i) for i in (_arg(op, "outputs_with_grads") or [])]
     if not owg:
         raise ValueError("%s: outputs_with_grads is empty; there is no gradient to propagate"
                          % _rnn_op_label(op))
-    if _arg(op, "backward_step_net") is None:
-        raise ValueError("%s: built with forward_only=True (or a cell with no gradient); it has no "
-                         "backward step net" % _rnn_op_label(op))
     n_out = len(op.output) - 1
     g_output = list(g_output) + [None] * (len(op.output) - len(g_output))
     for i in owg:
@@ -367,20 +372,17 @@ def _recurrent_network_grad(op, g_output):
     positions = [0] + params + init_ids
     out_names = []
     g_input = [None] * len(op.input)
-    extra_ops = []
-    first_for_blob = {}
+    seen = set()
     for k, pos in enumerate(positions):
         blob = str(op.input[pos])
         name = blob + "_grad"
-        if blob in first_for_blob:
-            # the same blob at another input position: write a separate
-            # gradient and add it to the first one after the op
+        if blob in seen:
+            # the same blob at another input position: a separate gradient
+            # blob, which GetBackwardPass sums with the first one
             name = "%s_autosplit_rnn_%d" % (name, k)
-            extra_ops.append(core.CreateOperator("Sum", [first_for_blob[blob], name], [first_for_blob[blob]]))
-        else:
-            first_for_blob[blob] = name
+        seen.add(blob)
         out_names.append(name)
-        g_input[pos] = first_for_blob[blob]
+        g_input[pos] = name
 
     grad_op = core.CreateOperator(
         "RecurrentNetworkGradient",
@@ -389,7 +391,7 @@ def _recurrent_network_grad(op, g_output):
     grad_op.arg = [copy.deepcopy(a) for a in op.arg]
     if op.device_option is not None:
         grad_op.device_option = copy.deepcopy(op.device_option)
-    return [grad_op] + extra_ops, g_input
+    return [grad_op], g_input
 
 
 # ---------------------------------------------------------------- executor config
