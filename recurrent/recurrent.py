@@ -314,7 +314,13 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
         if backward.op:
             args["backward_step_net"] = backward
 
-    results = net.RecurrentNetwork(all_inputs, all_outputs + [s("step_workspaces")], **args)
+    # BlobReferences: the names are final and must not get the current name
+    # scope again; the step-workspaces blob does get it (as in Caffe2), so two
+    # RNNs with the same ``scope`` under different NameScopes stay apart.
+    results = net.RecurrentNetwork(
+        [core.BlobReference(b) for b in all_inputs],
+        [core.BlobReference(b) for b in all_outputs] + [core.BlobReference(core.ScopedName(s("step_workspaces")))],
+        **args)
     if not isinstance(results, (list, tuple)):
         results = (results,)
     # the last output (the step workspaces) is internal to forward/backward

@@ -417,6 +417,7 @@ def fd_check(rng, model, outs, owg, blobs, what, step=5e-3, rtol=3e-2, atol=3e-3
     """Analytic gradients of sum_k <G_k, out_k> (k in owg) vs central finite
     differences, for every entry of each blob (or ``max_entries`` random
     ones)."""
+    workspace.RunNetOnce(model.net)
     G = {k: f32(rng, *fetch(outs[k]).shape) for k in owg}
     g = model.net.Clone(model.net.Name() + "_g")
     gmap = {str(k): str(v) for k, v in g.AddGradientOperators({str(outs[k]): str(outs[k]) + "_grad"
