@@ -397,3 +397,117 @@ def test_gru_unit_bad_inputs():
         workspace.RunOperatorOnce(_op("GRUUnit", ins[:3], ["h"]))
     workspace.FeedBlob("t", np.array([0.0], f32))
     _raises(_op("GRUUnit", ins, ["h"]), TypeError, r"op GRUUnit #0: input 3 blob 't' must be int32")
+
+
+# ---------------------------------------------------------------- gradient makers + finite differences
+from recurrent import core  # noqa: E402
+from recurrent.gradient_checker import GradientChecker  # noqa: E402
+
+
+def _check(op, inputs, idx, outs, grad_ops=None):
+    ok, grad, est = GradientChecker(5e-3, 1e-2).CheckSimple(op, inputs, idx, outs, grad_ops=grad_ops)
+    assert ok, "input %d: grad\n%s\nestimate\n%s" % (idx, grad, est)
+    return grad
+
+
+@pytest.mark.parametrize("use_seq", [True, False])
+@pytest.mark.parametrize("drop_states", [False, True])
+def test_lstm_unit_gradient_checker(rng, use_seq, drop_states):
+    # Rows past their length are exact copies (or zeros) whatever the float inputs are, so finite
+    # differences are exact there too: keep some invalid rows in.
+    N, D, t = 6, 3, 2
+    h_prev, c_prev, gates = _lstm_data(rng, N, D)
+    args = dict(forget_bias=0.7, drop_states=drop_states)
+    if use_seq:
+        inputs = [h_prev, c_prev, gates, SEQ, np.array([t], np.int32)]
+    else:
+        inputs = [h_prev, c_prev, gates, np.array([t], np.int32)]
+        args["sequence_lengths"] = 0
+    op = core.CreateOperator("LSTMUnit", _lstm_inputs(use_seq), ["h", "c"], **args)
+    for idx in range(3):
+        grad = _check(op, inputs, idx, [0, 1])
+        if idx == 0 and not use_seq:
+            assert (grad == 0).all()   # dh_prev is 0 for valid rows: h_prev reaches h only via the gates
+
+
+def test_lstm_unit_gradient_maker_structure():
+    op = core.CreateOperator("LSTMUnit", ["hp", "cp", "g", "s", "t"], ["h", "c"], forget_bias=1.0,
+                             drop_states=True)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["h_g", "c_g"])
+    assert len(ops) == 1 and ops[0].type == "LSTMUnitGradient"
+    assert ops[0].input == ["hp", "cp", "g", "s", "t", "h", "c", "h_g", "c_g"]
+    assert ops[0].output == ["hp_grad", "cp_grad", "g_grad"]
+    assert g_in == ["hp_grad", "cp_grad", "g_grad", None, None]
+    assert {a.name: a.value() for a in ops[0].arg} == {"forget_bias": 1.0, "drop_states": 1}
+
+    op = core.CreateOperator("LSTMUnit", ["hp", "cp", "g", "t"], ["h", "c"], sequence_lengths=0)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["h_g", "c_g"])
+    assert ops[0].input == ["hp", "cp", "g", "t", "h", "c", "h_g", "c_g"]
+    assert g_in == ["hp_grad", "cp_grad", "g_grad", None]
+    assert [a.name for a in ops[0].arg] == ["sequence_lengths"]
+
+    # a missing output gradient becomes zeros shaped like the output
+    ops, g_in = core.GradientRegistry.GetGradientForOp(
+        core.CreateOperator("LSTMUnit", ["hp", "cp", "g", "s", "t"], ["h", "c"]), ["h_g", None])
+    assert [o.type for o in ops] == ["ConstantFill", "LSTMUnitGradient"]
+    assert ops[0].input == ["c"] and ops[1].input[-2:] == ["h_g", ops[0].output[0]]
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+def test_lstm_unit_gradient_with_one_output_gradient(rng, missing):
+    # loss on h only (or c only): the maker zero-fills the other output gradient
+    N, D, t = 6, 3, 2
+    h_prev, c_prev, gates = _lstm_data(rng, N, D)
+    inputs = [h_prev, c_prev, gates, SEQ, np.array([t], np.int32)]
+    op = core.CreateOperator("LSTMUnit", _lstm_inputs(True), ["h", "c"])
+    g_out = ["h_grad", "c_grad"]
+    g_out[missing] = None
+    grad_ops, _ = core.GradientRegistry.GetGradientForOp(op, g_out)
+    assert grad_ops[0].type == "ConstantFill"
+    kept = 1 - missing
+    for idx in range(3):
+        _check(op, inputs, idx, [kept], grad_ops=grad_ops)
+
+
+def test_lstm_unit_backward_pass_loss_on_hidden_only(rng):
+    # GetBackwardPass with ys=[h]: h is seeded with ones, c has no gradient at all
+    N, D, t = 6, 3, 2
+    h_prev, c_prev, gates = _lstm_data(rng, N, D)
+    _feed(h_prev=h_prev, c_prev=c_prev, gates=gates, seq=SEQ, t=np.array([t], np.int32))
+    fwd = core.CreateOperator("LSTMUnit", _lstm_inputs(True), ["h", "c"], forget_bias=0.3)
+    grad_ops, grad_map = core.GradientRegistry.GetBackwardPass([fwd], ["h"])
+    assert str(grad_map["gates"]) == "gates_grad"
+    workspace.RunOperatorOnce(fwd)
+    workspace.RunOperatorsOnce(grad_ops)
+    want = lstm_grad_ref(h_prev, c_prev, gates, SEQ, t, np.ones((1, N, D)), np.zeros((1, N, D)), 0.3)
+    for name, w in zip(("h_prev_grad", "c_prev_grad", "gates_grad"), want):
+        np.testing.assert_allclose(workspace.FetchBlob(name), w, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("use_seq", [True, False])
+@pytest.mark.parametrize("drop_states", [False, True])
+def test_gru_unit_gradient_checker(rng, use_seq, drop_states):
+    N, D, t = 6, 3, 2
+    h_prev = rng.randn(1, N, D).astype(np.float32)
+    gates = rng.randn(1, N, 3 * D).astype(np.float32)
+    args = dict(drop_states=drop_states, forget_bias=0.0)
+    if use_seq:
+        inputs = [h_prev, gates, SEQ, np.array([t], np.int32)]
+    else:
+        inputs = [h_prev, gates, np.array([t], np.int32)]
+        args["sequence_lengths"] = 0
+    op = core.CreateOperator("GRUUnit", _gru_inputs(use_seq), ["h"], **args)
+    for idx in range(2):
+        _check(op, inputs, idx, [0])
+
+
+def test_gru_unit_gradient_maker_structure():
+    op = core.CreateOperator("GRUUnit", ["hp", "g", "s", "t"], ["h"], drop_states=True, forget_bias=0.5)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["h_g"])
+    assert len(ops) == 1 and ops[0].type == "GRUUnitGradient"
+    assert ops[0].input == ["hp", "g", "s", "t", "h", "h_g"]
+    assert ops[0].output == ["hp_grad", "g_grad"]
+    assert g_in == ["hp_grad", "g_grad", None, None]
+    op = core.CreateOperator("GRUUnit", ["hp", "g", "t"], ["h"], sequence_lengths=False)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["h_g"])
+    assert ops[0].input == ["hp", "g", "t", "h", "h_g"] and g_in == ["hp_grad", "g_grad", None]
