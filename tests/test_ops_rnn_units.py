@@ -7,7 +7,8 @@ finite differences, and bad-input messages naming the op and the blob.
 import numpy as np
 import pytest
 
-from recurrent import workspace
+from recurrent import core, workspace
+from recurrent.gradient_checker import GradientChecker
 from recurrent.proto import OperatorDef, make_argument
 
 
@@ -82,8 +83,8 @@ def gru_grad_ref(h_prev, gates, seq, t, dh, drop_states=False):
     D = h_prev.shape[2]
     u = _sig(x[..., D:2 * D])
     o = np.tanh(x[..., 2 * D:])
-    dgates = np.concatenate([np.zeros_like(u), (dh * h_prev - dh * o) * u * (1 - u), dh * (1 - u) * (1 - o ** 2)],
-                            axis=2)
+    dgates = np.concatenate([np.zeros_like(u), (dh * h_prev - dh * o) * u * (1 - u),
+                             dh * (1 - u) * (1 - o ** 2)], axis=2)
     v = _valid(h_prev.shape[1], t, seq)[None, :, None]
     return np.where(v, dh * u, np.zeros_like(dh) if drop_states else dh), np.where(v, dgates, 0.0)
 
@@ -216,7 +217,8 @@ def test_lstm_unit_gradient_op(rng, use_seq, drop_states, forget_bias):
     h_prev, c_prev, gates = _lstm_data(rng, N, D)
     dh, dc = rng.randn(1, N, D).astype(np.float32), rng.randn(1, N, D).astype(np.float32)
     seq = SEQ if use_seq else None
-    got = run_lstm_grad(h_prev, c_prev, gates, seq, t, dh, dc, forget_bias=forget_bias, drop_states=drop_states)
+    got = run_lstm_grad(h_prev, c_prev, gates, seq, t, dh, dc, forget_bias=forget_bias,
+                        drop_states=drop_states)
     want = lstm_grad_ref(h_prev, c_prev, gates, seq, t, dh, dc, forget_bias, drop_states)
     for g, w, name in zip(got, want, ("dh_prev", "dc_prev", "dgates")):
         assert g.shape == w.shape, name
@@ -256,8 +258,9 @@ def test_lstm_unit_gradient_op_vs_numpy_finite_differences(rng, use_seq, drop_st
         h, c = lstm_ref(h_prev, c_prev, gates, seq, t, 0.5, drop_states)
         return (wh * h).sum() + (wc * c).sum()
 
-    got = run_lstm_grad(h_prev.astype(np.float32), c_prev.astype(np.float32), gates.astype(np.float32), seq, t,
-                        wh.astype(np.float32), wc.astype(np.float32), forget_bias=0.5, drop_states=drop_states)
+    f32 = np.float32
+    got = run_lstm_grad(h_prev.astype(f32), c_prev.astype(f32), gates.astype(f32), seq, t, wh.astype(f32),
+                        wc.astype(f32), forget_bias=0.5, drop_states=drop_states)
     for g, x in zip(got, (h_prev, c_prev, gates)):
         np.testing.assert_allclose(g, _num_grad(loss, x), rtol=1e-3, atol=1e-4)
 
@@ -312,15 +315,16 @@ def test_gru_unit_zero_batch():
     f32 = np.float32
     h = run_gru(np.zeros((1, 0, 3), f32), np.zeros((1, 0, 9), f32), np.zeros((0,), np.int32), 0)
     assert h.shape == (1, 0, 3)
-    dh_prev, dg = run_gru_grad(np.zeros((1, 0, 3), f32), np.zeros((1, 0, 9), f32), None, 0, np.zeros((1, 0, 3), f32))
+    dh_prev, dg = run_gru_grad(np.zeros((1, 0, 3), f32), np.zeros((1, 0, 9), f32), None, 0,
+                               np.zeros((1, 0, 3), f32))
     assert dh_prev.shape == (1, 0, 3) and dg.shape == (1, 0, 9)
 
 
 # ---------------------------------------------------------------- bad input
 def _lstm_feed_ok(N=3, D=2):
     f32 = np.float32
-    _feed(h_prev=np.zeros((1, N, D), f32), c_prev=np.zeros((1, N, D), f32), gates=np.zeros((1, N, 4 * D), f32),
-          seq=np.ones(N, np.int32), t=np.array([0], np.int32))
+    _feed(h_prev=np.zeros((1, N, D), f32), c_prev=np.zeros((1, N, D), f32),
+          gates=np.zeros((1, N, 4 * D), f32), seq=np.ones(N, np.int32), t=np.array([0], np.int32))
 
 
 def _raises(op, exc, match):
@@ -331,18 +335,22 @@ def _raises(op, exc, match):
 LSTM_IN = ["h_prev", "c_prev", "gates", "seq", "t"]
 
 
+def _lstm_raises(exc, match):
+    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), exc, match)
+
+
 def test_lstm_unit_bad_gates_width():
     _lstm_feed_ok()
     workspace.FeedBlob("gates", np.zeros((1, 3, 7), np.float32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), ValueError, r"op LSTMUnit #0: input 2 blob 'gates'.*\(1, 3, 7\)")
+    _lstm_raises(ValueError, r"op LSTMUnit #0: input 2 blob 'gates'.*\(1, 3, 7\)")
 
 
 def test_lstm_unit_bad_seq_lengths():
     _lstm_feed_ok()
     workspace.FeedBlob("seq", np.ones(4, np.int32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), ValueError, r"op LSTMUnit #0: input 3 blob 'seq'.*N=3.*\(4,\)")
+    _lstm_raises(ValueError, r"op LSTMUnit #0: input 3 blob 'seq'.*N=3.*\(4,\)")
     workspace.FeedBlob("seq", np.ones(3, np.float32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), TypeError, r"op LSTMUnit #0: input 3 blob 'seq' must be int32")
+    _lstm_raises(TypeError, r"op LSTMUnit #0: input 3 blob 'seq' must be int32")
 
 
 def test_lstm_unit_bad_timestep():
@@ -351,9 +359,9 @@ def test_lstm_unit_bad_timestep():
     with pytest.raises(ValueError, match=r"op LSTMUnit #0: expects 5 inputs.*timestep"):
         workspace.RunOperatorOnce(_op("LSTMUnit", LSTM_IN[:4], ["h", "c"]))
     workspace.FeedBlob("t", np.array([0.0], np.float32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), TypeError, r"op LSTMUnit #0: input 4 blob 't' must be int32")
+    _lstm_raises(TypeError, r"op LSTMUnit #0: input 4 blob 't' must be int32")
     workspace.FeedBlob("t", np.array([0, 1], np.int32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), ValueError, r"op LSTMUnit #0: input 4 blob 't' \(timestep\)")
+    _lstm_raises(ValueError, r"op LSTMUnit #0: input 4 blob 't' \(timestep\)")
     # sequence_lengths=0 with a seq_lengths input still given: 5 inputs for 4 slots
     with pytest.raises(ValueError, match=r"op LSTMUnit #0: expects 4 inputs.*sequence_lengths=0, got 5"):
         workspace.RunOperatorOnce(_op("LSTMUnit", LSTM_IN, ["h", "c"], sequence_lengths=0))
@@ -362,14 +370,14 @@ def test_lstm_unit_bad_timestep():
 def test_lstm_unit_bad_state_shapes():
     _lstm_feed_ok()
     workspace.FeedBlob("h_prev", np.zeros((1, 3, 3), np.float32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), ValueError,
+    _lstm_raises(ValueError,
             r"op LSTMUnit #0: input 0 blob 'h_prev' .*shape of input 1 'c_prev' \(1, 3, 2\).*\(1, 3, 3\)")
     _lstm_feed_ok()
     workspace.FeedBlob("c_prev", np.zeros((3, 2), np.float32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), ValueError, r"op LSTMUnit #0: input 1 blob 'c_prev'.*1xNxD.*\(3, 2\)")
+    _lstm_raises(ValueError, r"op LSTMUnit #0: input 1 blob 'c_prev'.*1xNxD.*\(3, 2\)")
     _lstm_feed_ok()
     workspace.FeedBlob("c_prev", np.zeros((1, 3, 2), np.int32))
-    _raises(_op("LSTMUnit", LSTM_IN, ["h", "c"]), TypeError, r"op LSTMUnit #0: input 1 blob 'c_prev' must be float32")
+    _lstm_raises(TypeError, r"op LSTMUnit #0: input 1 blob 'c_prev' must be float32")
 
 
 def test_lstm_unit_gradient_bad_inputs():
@@ -388,7 +396,8 @@ def test_gru_unit_bad_inputs():
     _feed(h_prev=np.zeros((1, 3, 2), f32), gates=np.zeros((1, 3, 8), f32), seq=np.ones(3, np.int32),
           t=np.array([0], np.int32))
     ins = ["h_prev", "gates", "seq", "t"]
-    _raises(_op("GRUUnit", ins, ["h"]), ValueError, r"op GRUUnit #0: input 1 blob 'gates'.*3\*D=6.*\(1, 3, 8\)")
+    _raises(_op("GRUUnit", ins, ["h"]), ValueError,
+            r"op GRUUnit #0: input 1 blob 'gates'.*3\*D=6.*\(1, 3, 8\)")
     workspace.FeedBlob("gates", np.zeros((1, 3, 6), f32))
     workspace.FeedBlob("seq", np.ones(2, np.int32))
     _raises(_op("GRUUnit", ins, ["h"]), ValueError, r"op GRUUnit #0: input 2 blob 'seq'")
@@ -400,10 +409,6 @@ def test_gru_unit_bad_inputs():
 
 
 # ---------------------------------------------------------------- gradient makers + finite differences
-from recurrent import core  # noqa: E402
-from recurrent.gradient_checker import GradientChecker  # noqa: E402
-
-
 def _check(op, inputs, idx, outs, grad_ops=None):
     ok, grad, est = GradientChecker(5e-3, 1e-2).CheckSimple(op, inputs, idx, outs, grad_ops=grad_ops)
     assert ok, "input %d: grad\n%s\nestimate\n%s" % (idx, grad, est)

@@ -234,8 +234,9 @@ static rc_status check_like(rc_op *op, int i, const char *role, int ref, rc_err 
     if (st) return st;
     const rc_tensor *t = rc_in(op, i), *r = rc_in(op, ref);
     if (!rc_tensor_same_shape(t, r))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have the shape of input %d '%s' %s, got %s",
-                          i, rc_in_name(op, i), role, ref, rc_in_name(op, ref), RC_SHAPE(r), RC_SHAPE(t));
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' (%s) must have the shape of input %d '%s' %s, got %s", i,
+                          rc_in_name(op, i), role, ref, rc_in_name(op, ref), RC_SHAPE(r), RC_SHAPE(t));
     return RC_OK;
 }
 
@@ -263,8 +264,9 @@ static rc_status check_seq_t(rc_op *op, const unit_args *a, int i, int64_t N, co
         if ((st = rc_check_input(op, i, RC_I32, err))) return st;
         const rc_tensor *s = rc_in(op, i);
         if (rc_tensor_numel(s) != N)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (seq_lengths) must have N=%lld elements, got %s",
-                              i, rc_in_name(op, i), (long long)N, RC_SHAPE(s));
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' (seq_lengths) must have N=%lld elements, got %s", i,
+                              rc_in_name(op, i), (long long)N, RC_SHAPE(s));
         *seq = rc_i32(s);
         i++;
     }
