@@ -16,7 +16,7 @@ import copy
 import numpy as np
 
 from . import core, workspace
-from .proto import NetDef, OperatorDef, make_argument
+from .proto import NetDef, make_argument
 
 __all__ = ["recurrent_net", "retrieve_step_blobs", "set_rnn_executor_config"]
 
@@ -140,7 +140,8 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
             raise ValueError("recurrent_net: links maps '%s', which is not a state input of "
                              "initial_cell_inputs %r" % (k, cell_inputs))
     if len(set(cell_inputs)) != len(cell_inputs):
-        raise ValueError("recurrent_net: a state input appears twice in initial_cell_inputs: %r" % cell_inputs)
+        raise ValueError("recurrent_net: a state input appears twice in initial_cell_inputs: %r"
+                         % cell_inputs)
     cell_outputs = [links[ci] for ci in cell_inputs]
     internals = [input_t] + cell_inputs + cell_outputs
     for name in set(internals):
@@ -185,7 +186,8 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
                     if not outs <= recompute:
                         raise ValueError(
                             "recurrent_net: op %s writes %r; to recompute it on backward, all its outputs "
-                            "must be in recompute_blobs_on_backward %r" % (op.type, sorted(outs), sorted(recompute)))
+                            "must be in recompute_blobs_on_backward %r"
+                            % (op.type, sorted(outs), sorted(recompute)))
                     backward.op.append(copy.deepcopy(op))
         backward.op.extend(copy.deepcopy(op) for op in backward_ops)
 
@@ -319,7 +321,8 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
     # RNNs with the same ``scope`` under different NameScopes stay apart.
     results = net.RecurrentNetwork(
         [core.BlobReference(b) for b in all_inputs],
-        [core.BlobReference(b) for b in all_outputs] + [core.BlobReference(core.ScopedName(s("step_workspaces")))],
+        [core.BlobReference(b) for b in all_outputs]
+        + [core.BlobReference(core.ScopedName(s("step_workspaces")))],
         **args)
     if not isinstance(results, (list, tuple)):
         results = (results,)

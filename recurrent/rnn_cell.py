@@ -135,7 +135,8 @@ class RNNCell:
         if initial_states is None:
             with _name_scope(self.name):
                 if self.initializer is None:
-                    raise ValueError("Either initial states or initializer have to be set (cell %r)" % self.name)
+                    raise ValueError("Either initial states or initializer have to be set (cell %r)"
+                                     % self.name)
                 initial_states = self.initializer.create_states(model)
         initial_states = _RectifyNames(list(initial_states))
 
@@ -323,7 +324,8 @@ class BasicRNNCell(RNNCell):
             if self.drop_states:
                 hidden_t = hidden_valid
             else:
-                hidden_invalid = model.net.Mul([hidden_t_prev, invalid], "hidden_invalid", broadcast=1, axis=1)
+                hidden_invalid = model.net.Mul([hidden_t_prev, invalid], "hidden_invalid",
+                                               broadcast=1, axis=1)
                 hidden_t = model.net.Add([hidden_valid, hidden_invalid], hidden_t)
         return (hidden_t,)
 
@@ -577,8 +579,9 @@ class MultiRNNCell(RNNCell):
                 layer_states = states[states_index:states_index + num_states]
                 states_index += num_states
                 prepared_input = layer_cell.prepare_input(model, layer_input) if i > 0 else layer_input
-                layer_next_states = layer_cell._apply(model, prepared_input, seq_lengths, layer_states,
-                                                      timestep, extra_inputs=(None if i > 0 else extra_inputs))
+                layer_next_states = layer_cell._apply(
+                    model, prepared_input, seq_lengths, layer_states, timestep,
+                    extra_inputs=(None if i > 0 else extra_inputs))
                 # the layers' recompute sets are the stack's (Caffe2 dropped them)
                 for b in layer_cell.recompute_blobs:
                     if str(b) not in [str(r) for r in self.recompute_blobs]:

@@ -11,7 +11,6 @@ import pytest
 
 from recurrent import core, workspace
 from recurrent import recurrent as rnn
-from recurrent.proto import OperatorDef, make_argument
 
 
 # ---------------------------------------------------------------- helpers
@@ -199,7 +198,8 @@ def test_accum_trick_when_state_output_is_used_inside_cell():
     assert len(writers) == 1
     i = bwd.op.index(writers[0])
     nxt = bwd.op[i + 1]
-    assert nxt.type == "Sum" and list(nxt.input) == ["h_grad", "h_grad_accum"] and list(nxt.output) == ["h_grad"]
+    assert nxt.type == "Sum"
+    assert list(nxt.input) == ["h_grad", "h_grad_accum"] and list(nxt.output) == ["h_grad"]
 
 
 def test_recompute_blobs_prepend_forward_ops():
@@ -414,7 +414,8 @@ def build_lstm(D, owg=(0,), forward_only=False, recompute=False, with_seq=True, 
     cell, input_t, timestep, h_prev, c_prev, h, c, gates = lstm_cell_net(D, with_seq)
     outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0"), (c_prev, "c0")],
                              {h_prev: h, c_prev: c}, timestep=timestep, scope="lstm", outputs_with_grads=owg,
-                             forward_only=forward_only, recompute_blobs_on_backward=[gates] if recompute else None)
+                             forward_only=forward_only,
+                             recompute_blobs_on_backward=[gates] if recompute else None)
     return net, outs
 
 
@@ -611,3 +612,66 @@ def test_retrieve_step_blobs_before_run_raises():
     net, _, _ = build_mul()
     with pytest.raises(Exception, match="step_workspaces"):
         rnn.retrieve_step_blobs(net)
+
+
+def test_top_level_exports():
+    import recurrent
+    assert recurrent.recurrent_net is rnn.recurrent_net
+    assert recurrent.retrieve_step_blobs is rnn.retrieve_step_blobs
+    assert recurrent.set_rnn_executor_config is rnn.set_rnn_executor_config
+    assert recurrent.recurrent is rnn
+    assert recurrent.rnn_cell.LSTM is not None
+    from recurrent import gru_cell
+    assert gru_cell.GRUCell is recurrent.rnn_cell.GRUCell
+
+
+def test_pass_through_cell_gets_own_link_blobs(rng):
+    """o_t = x_t + o_{t-1} (one Sum): its gradient ops are all pass-through,
+    so one gradient blob would have to be three links at once (Caffe2 built
+    no backward net at all). Copies give each link its own blob."""
+    T, N, D = 4, 2, 3
+    net = core.Net("cumsum")
+    cell = core.Net("cumsum_cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "o_prev")
+    out = cell.Sum([input_t, prev], "o")
+    cell.AddExternalOutput(out)
+    owg = (0, 1)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "o0")], {prev: out}, scope="cs",
+                             outputs_with_grads=owg)
+    a = args_of(rnn_ops(net)[0])
+    assert len(set(a["backward_link_internal"])) == 3
+    assert {o.type for o in a["backward_step_net"].op} == {"Copy"}
+    g, gmap = with_grads(net, outs, owg)
+    x, o0 = f32(rng, T, N, D), f32(rng, N, D)
+    G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D)}
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("o0", o0)
+    got = analytic_grads(g, outs, owg, G, gmap, ["x", "o0"])
+    np.testing.assert_allclose(workspace.FetchBlob(outs[0]), np.cumsum(x, 0) + o0, rtol=1e-5, atol=1e-5)
+    # d/dx_t = sum_{s >= t} G0_s + G1
+    dx = np.cumsum(G[0][::-1], 0)[::-1] + G[1]
+    np.testing.assert_allclose(got["x"], dx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["o0"], dx[0], rtol=1e-5, atol=1e-5)
+
+
+def test_state_input_without_gradient(rng):
+    """A cell that never reads its state input differentiably: no backward
+    link for it (Caffe2 raised KeyError); its initial-state gradient is 0."""
+    T, N, D = 3, 2, 2
+    net = core.Net("nograd")
+    cell = core.Net("nograd_cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "h_prev")
+    out = cell.Mul([input_t, input_t], "h")
+    cell.AddExternalOutput(out)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="ng",
+                             outputs_with_grads=(0,))
+    a = args_of(rnn_ops(net)[0])
+    assert a["backward_link_internal"] == ["h_grad", "input_t_grad"]
+    g, gmap = with_grads(net, outs, (0,))
+    x = f32(rng, T, N, D)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("h0", f32(rng, 1, N, D))
+    G = {0: f32(rng, T, N, D)}
+    got = analytic_grads(g, outs, (0,), G, gmap, ["x", "h0"])
+    np.testing.assert_allclose(got["x"], 2 * x * G[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got["h0"], np.zeros((1, N, D), np.float32))

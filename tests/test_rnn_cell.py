@@ -115,8 +115,8 @@ def gru_params(scope, num_layers):
         else:
             rp = "%s/layer_%d/" % (scope, l)
             ip = scope + "/" if l == 0 else rp
-        out.append([ip + "i2h_w", ip + "i2h_b"] + [rp + g + s for g in ("reset_gate_t", "update_gate_t",
-                                                                         "output_gate_t") for s in ("_w", "_b")])
+        gates = ("reset_gate_t", "update_gate_t", "output_gate_t")
+        out.append([ip + "i2h_w", ip + "i2h_b"] + [rp + g + s for g in gates for s in ("_w", "_b")])
     return out
 
 
@@ -146,7 +146,8 @@ def test_lstm_single_layer_names_and_step_net():
     assert [str(b) for b in (h_all, h_last, c_all, c_last)] == [
         "lstm/hidden_state_all", "lstm/hidden_state_last", "lstm/cell_state_all", "lstm/cell_state_last"]
     unit = a["step_net"].op[2]
-    assert list(unit.input) == ["lstm/hidden_t_prev", "lstm/cell_t_prev", "lstm/gates_t", "seq_lengths", "timestep"]
+    assert list(unit.input) == ["lstm/hidden_t_prev", "lstm/cell_t_prev", "lstm/gates_t", "seq_lengths",
+                                "timestep"]
 
 
 def test_lstm_memory_optimization_and_forward_only_arguments():
@@ -174,7 +175,8 @@ def test_lstm_under_name_scope():
 def test_multi_layer_lstm_is_one_op_with_layer_names():
     model = ModelHelper(name="m")
     res = rnn_cell.LSTM(model, "x", "seq", ["h0", "c0", "h1", "c1", "h2", "c2"], dim_in=4, dim_out=[3, 5, 2],
-                        scope="deep", outputs_with_grads=(0, 1), return_last_layer_only=False, return_params=True)
+                        scope="deep", outputs_with_grads=(0, 1), return_last_layer_only=False,
+                        return_params=True)
     assert len(rnn_ops(model)) == 1
     assert len(res) == 13
     names = param_names(model)
@@ -213,8 +215,8 @@ def test_initializers_create_broadcast_states():
     rnn_cell.LSTM(model, "x", None, None, 4, [3, 2], scope="s")
     rnn_cell.GRU(model, "x", None, None, 4, 3, scope="g")
     names = param_names(model)
-    for n in ("s/layer_0/initial_hidden_state", "s/layer_0/initial_cell_state", "s/layer_1/initial_hidden_state",
-              "s/layer_1/initial_cell_state", "g/initial_hidden_state"):
+    for n in ("s/layer_0/initial_hidden_state", "s/layer_0/initial_cell_state",
+              "s/layer_1/initial_hidden_state", "s/layer_1/initial_cell_state", "g/initial_hidden_state"):
         assert n in names
     run_init(model)
     assert fetch("s/layer_1/initial_cell_state").shape == (2,)
@@ -239,7 +241,8 @@ def test_layered_lstm_layers_have_own_initial_states():
     with pytest.raises(ValueError, match="initial_states"):
         rnn_cell.layered_LSTM(ModelHelper(name="m3"), "x", "seq", ["h0", "c0", "h1"], 4, [3, 3], scope="l")
     with pytest.raises(ValueError, match="return_params"):
-        rnn_cell.layered_LSTM(ModelHelper(name="m4"), "x", "seq", None, 4, [3, 3], scope="l", return_params=True)
+        rnn_cell.layered_LSTM(ModelHelper(name="m4"), "x", "seq", None, 4, [3, 3], scope="l",
+                              return_params=True)
 
 
 def test_bad_cell_arguments():
@@ -248,7 +251,8 @@ def test_bad_cell_arguments():
     with pytest.raises(ValueError, match="Number of initial state"):
         rnn_cell.LSTM(ModelHelper(name="m"), "x", None, ["h0"], 4, 3, scope="s")
     with pytest.raises(ValueError, match="static_rnn_unroll_size"):
-        rnn_cell.LSTM(ModelHelper(name="m"), "x", None, ["h0", "c0"], 4, 3, scope="s", static_rnn_unroll_size=3)
+        rnn_cell.LSTM(ModelHelper(name="m"), "x", None, ["h0", "c0"], 4, 3, scope="s",
+                      static_rnn_unroll_size=3)
     with pytest.raises(ValueError, match="layer 0"):
         rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(3, 3, 0.0, False), rnn_cell.LSTMCell(3, 3, 0.0, False)],
                               residual_output_layers=[0])
@@ -491,7 +495,8 @@ def test_milstm_and_basic_rnn_gradients(rng):
     randomize_params(rng, names, scale=0.8)
     fd_check(rng, model, res, (0,), ["x", "h0"] + names, "milstm")
     model = ModelHelper(name="m2")
-    res = rnn_cell.BasicRNN(model, "x", None, ["h0"], D, H, scope="b", activation="tanh", outputs_with_grads=(0, 1))
+    res = rnn_cell.BasicRNN(model, "x", None, ["h0"], D, H, scope="b", activation="tanh",
+                            outputs_with_grads=(0, 1))
     run_init(model)
     randomize_params(rng, ["b/i2h_w", "b/gates_t_w"], scale=0.8)
     fd_check(rng, model, res, (0, 1), ["x", "h0", "b/i2h_w", "b/gates_t_w", "b/gates_t_b"], "basic_rnn")

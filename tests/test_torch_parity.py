@@ -32,7 +32,8 @@ def test_interop_round_trip_and_names():
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(3, 4, num_layers=2)
     blobs = torch_interop.lstm_from_torch(lstm, "s")
-    assert sorted(blobs) == sorted(n for layer in torch_interop.lstm_blob_names("s", 2) for n in layer.values())
+    names = torch_interop.lstm_blob_names("s", 2)
+    assert sorted(blobs) == sorted(n for layer in names for n in layer.values())
     assert "s/i2h_w" in blobs and "s/layer_0/gates_t_w" in blobs and "s/layer_1/i2h_w" in blobs
     back = torch_interop.lstm_to_torch("s", 2)
     for k, v in lstm.state_dict().items():
