@@ -9,7 +9,7 @@ import pytest
 from recurrent import core, scope, workspace
 from recurrent.core import BlobReference, CreateOperator, GradientRegistry
 from recurrent.gradient_checker import GradientChecker, NetGradientChecker
-from recurrent.proto import Argument, NetDef, OperatorDef
+from recurrent.proto import Argument, NetDef
 
 
 # ---------------------------------------------------------------- made-up ops for GetBackwardPass
