@@ -126,7 +126,8 @@ def test_gather_in_a_net_with_backward_pass(rng):
 
 def test_gather_bad_input(rng):
     data = f32(rng, 5, 3)
-    raises(IndexError, r"op Gather #0: input 1 blob 'idx': index 5 at position 2 is out of range \[0, 5\).*'data'",
+    raises(IndexError,
+           r"op Gather #0: input 1 blob 'idx': index 5 at position 2 is out of range \[0, 5\).*'data'",
            "Gather", {"data": data, "idx": np.array([0, 1, 5], np.int32)}, ["out"])
     raises(IndexError, r"op Gather #0: input 1 blob 'idx': index -1 at position 0",
            "Gather", {"data": data, "idx": np.array([-1], np.int32)}, ["out"])
@@ -146,7 +147,8 @@ def test_gather_out_of_range_leaves_output_untouched(rng):
 def test_gather_gradient_bad_input(rng):
     data = f32(rng, 5, 3)
     idx = np.array([0, 4], np.int32)
-    raises(ValueError, r"op GatherGradient #0: input 2 blob 'dout' \(the output gradient\) must have shape \(2, 3\)",
+    raises(ValueError,
+           r"op GatherGradient #0: input 2 blob 'dout' \(the output gradient\) must have shape \(2, 3\)",
            "GatherGradient", {"data": data, "idx": idx, "dout": f32(rng, 2, 4)}, ["g"])
     raises(IndexError, r"op GatherGradient #0: input 1 blob 'bad': index 7 at position 1",
            "GatherGradient", {"data": data, "bad": np.array([0, 7], np.int32), "dout": f32(rng, 2, 3)}, ["g"])
@@ -293,11 +295,13 @@ def test_adagrad_has_no_gradient():
 
 def test_adagrad_bad_input(rng):
     w = f32(rng, 3)
-    raises(ValueError, r"op Adagrad #0: input 2 blob 'g' must have the shape of input 0 blob 'w' \(3,\) float32",
+    raises(ValueError,
+           r"op Adagrad #0: input 2 blob 'g' must have the shape of input 0 blob 'w' \(3,\) float32",
            "Adagrad", {"w": w, "h": w, "g": f32(rng, 4), "lr": np.array([-1], np.float32)}, ["w", "h"])
     raises(ValueError, r"op Adagrad #0: input 3 blob 'lr2' \(the learning rate\) must hold one value",
            "Adagrad", {"w": w, "h": w, "g": w, "lr2": np.array([-1, 1], np.float32)}, ["w", "h"])
     raises(TypeError, r"op Adagrad #0: input 1 blob 'hi' must be float32",
-           "Adagrad", {"w": w, "hi": np.zeros(3, np.int32), "g": w, "lr": np.array([-1], np.float32)}, ["w", "h"])
+           "Adagrad", {"w": w, "hi": np.zeros(3, np.int32), "g": w, "lr": np.array([-1], np.float32)},
+           ["w", "h"])
     raises(ValueError, r"op Adagrad #0: argument epsilon must be finite and >= 0",
            "Adagrad", {"w": w, "h": w, "g": w, "lr": np.array([-1], np.float32)}, ["w", "h"], epsilon=-1.0)
