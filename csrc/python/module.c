@@ -315,7 +315,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
         return NULL;
     }
     if (conv >= 0) {
-        if (conv == NPY_INT32 && PyArray_SIZE(arr) > 0) {
+        if (conv == NPY_INT32 && PyArray_TYPE(arr) != NPY_BOOL && PyArray_SIZE(arr) > 0) {
             /* reject integers that do not fit int32 instead of wrapping them */
             PyObject *mn = PyArray_Min(arr, NPY_RAVEL_AXIS, NULL), *mx = PyArray_Max(arr, NPY_RAVEL_AXIS, NULL);
             int bad = 0;
@@ -334,7 +334,10 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
                 return NULL;
             }
         }
-        PyArrayObject *c = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS);
+        /* the documented conversion: values were range-checked above (integers);
+         * float64 -> float32 rounds (out-of-range values become +-inf) */
+        PyArrayObject *c =
+            (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_FORCECAST);
         Py_DECREF(arr);
         if (!c) return NULL;
         arr = c;
