@@ -259,3 +259,17 @@ def test_many_failures_then_success(executor, T):
         x = feed(T=T, seed=i)
         workspace.RunNet(net)
         np.testing.assert_allclose(workspace.FetchBlob(outs[0]), expected(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("executor", EXEC)
+def test_gradient_after_forward_of_another_length(executor):
+    net, outs = mul_net(executor)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)  # T = 4
+    fwd, grad = [op for op in net.Proto().op if op.type.startswith("RecurrentNetwork")]
+    feed(T=3)
+    with pytest.raises(ValueError, match=r"RecurrentNetworkGradient.*another length.*same 3 steps"):
+        workspace.RunOperatorOnce(grad)
+    workspace.RunOperatorOnce(fwd)
+    workspace.RunOperatorOnce(grad)  # now consistent
+    check_runs_ok(net, outs)
