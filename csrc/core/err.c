@@ -23,10 +23,12 @@ void rc_err_prefix(rc_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    char old[RC_ERR_LEN];
-    memcpy(old, err->msg, sizeof old);
-    old[RC_ERR_LEN - 1] = 0;
-    snprintf(err->msg, sizeof err->msg, "%s%s", pre, old);
+    size_t lp = strlen(pre), lm = strnlen(err->msg, RC_ERR_LEN - 1);
+    if (lp > RC_ERR_LEN - 1) lp = RC_ERR_LEN - 1;
+    if (lp + lm > RC_ERR_LEN - 1) lm = RC_ERR_LEN - 1 - lp;
+    memmove(err->msg + lp, err->msg, lm);
+    memcpy(err->msg, pre, lp);
+    err->msg[lp + lm] = 0;
 }
 
 void rc_err_clear(rc_err *err)

@@ -7,6 +7,7 @@
 static int flag_executor = -1;        /* -1: not yet read from the environment */
 static int flag_executor_threads = 0;
 static int interrupt_flag = 0;
+static int flag_trace = 0;
 
 int rc_flag_rnn_executor(void)
 {
@@ -26,3 +27,6 @@ void rc_flag_set_rnn_executor_threads(int n) { __atomic_store_n(&flag_executor_t
 void rc_interrupt_request(void) { __atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELEASE); }
 int rc_interrupt_pending(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_ACQUIRE); }
 void rc_interrupt_clear(void) { __atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELEASE); }
+
+int rc_flag_rnn_trace(void) { return __atomic_load_n(&flag_trace, __ATOMIC_RELAXED); }
+void rc_flag_set_rnn_trace(int on) { __atomic_store_n(&flag_trace, on ? 1 : 0, __ATOMIC_RELAXED); }

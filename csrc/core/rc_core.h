@@ -304,6 +304,12 @@ RC_INTERNAL int rc_flag_rnn_executor(void);
 RC_INTERNAL void rc_flag_set_rnn_executor(int on);
 RC_INTERNAL int rc_flag_rnn_executor_threads(void);
 RC_INTERNAL void rc_flag_set_rnn_executor_threads(int n);
+/* rnn_executor_trace: RecurrentNetwork ops record per-(timestep, op) timings
+ * into "<step_workspaces blob>_trace" (int32 K x 5) after each run. */
+/* Usable cores of this process (sched_getaffinity). */
+RC_INTERNAL int rc_num_cores(void);
+RC_INTERNAL int rc_flag_rnn_trace(void);
+RC_INTERNAL void rc_flag_set_rnn_trace(int on);
 /* Interrupt request (set from a signal check in the binding; polled between
  * ops and timesteps). */
 RC_INTERNAL void rc_interrupt_request(void);

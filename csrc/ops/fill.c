@@ -1,6 +1,478 @@
-/* ops/fill.c -- operator family table (rows are added as the ops are implemented). */
+/* ops/fill.c -- fill operators: ConstantFill, UniformFill, GaussianFill,
+ * XavierFill, GivenTensorFill, GivenTensorIntFill.
+ *
+ * Shape rules (Caffe2's FillerOp):
+ *  - no input: the output has the shape of argument `shape` (absent: a scalar);
+ *  - one input, input_as_shape=0: the output has the input's shape, followed
+ *    by `extra_shape`;
+ *  - one input, input_as_shape=1: the input is a 1-D int32 tensor whose values
+ *    are the shape, followed by `extra_shape`.
+ * `shape` together with an input, `extra_shape` or `input_as_shape` without an
+ * input are errors at creation. All fills allow in-place (input 0 = output 0):
+ * the shape is read before the output is resized.
+ *
+ * Random fills keep their generator (xoshiro256**) in op->state; it is seeded
+ * at creation from argument `seed` when given, else from a process-wide atomic
+ * counter mixed with the clock, so two fill ops never share a stream. Running
+ * the same op again continues its stream.
+ */
 #include "../core/rc_core.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { FILL_CONST, FILL_UNIFORM, FILL_GAUSS, FILL_XAVIER, FILL_GIVEN };
+
+typedef struct fill_state {
+    int kind;
+    rc_dtype dtype;
+    int ndim;                      /* shape argument (no input) */
+    int64_t dims[RC_MAX_DIMS];
+    int n_extra;                   /* extra_shape (with an input) */
+    int64_t extra[RC_MAX_DIMS];
+    int input_as_shape;
+    float fval;                    /* ConstantFill value */
+    int32_t ival;
+    float a, b;                    /* uniform [min, max) / gaussian mean, std */
+    float *fvalues;                /* GivenTensorFill (owned) */
+    int32_t *ivalues;              /* GivenTensorIntFill (owned) */
+    int64_t nvalues;
+    uint64_t rng[4];               /* xoshiro256** state */
+} fill_state;
+
+static void fill_state_free(void *p)
+{
+    fill_state *s = p;
+    if (!s) return;
+    free(s->fvalues);
+    free(s->ivalues);
+    free(s);
+}
+
+/* ---------------------------------------------------------------- RNG */
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(uint64_t s[4])
+{
+    uint64_t r = rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl64(s[3], 45);
+    return r;
+}
+
+/* The only mutable process-wide value here: bumped atomically, never read back. */
+static uint64_t fill_seed_counter;
+
+static void rng_seed(uint64_t s[4], uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++) s[i] = splitmix64(&x);
+}
+
+static uint64_t fresh_seed(void)
+{
+    uint64_t c = __atomic_add_fetch(&fill_seed_counter, 1, __ATOMIC_RELAXED);
+    struct timespec ts;
+    uint64_t t = 0;
+    if (timespec_get(&ts, TIME_UTC)) t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t x = c * 0xD1B54A32D192ED03ull;
+    return splitmix64(&x) ^ t;
+}
+
+/* u in [0, 1) with 24 random bits (exact in float) */
+static inline float rng_unit_f(uint64_t s[4]) { return (float)(rng_next(s) >> 40) * 0x1.0p-24f; }
+
+/* ---------------------------------------------------------------- setup */
+static rc_status read_dims(rc_op *op, const char *name, int64_t *dims, int *ndim, rc_err *err)
+{
+    const int64_t *v;
+    int n;
+    rc_status st = rc_arg_ints(&op->def, name, &v, &n, err);
+    if (st) return st;
+    if (n > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' for output blob '%s' has %d dims, at most %d are supported",
+                          name, rc_out_name(op, 0), n, RC_MAX_DIMS);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "argument '%s' for output blob '%s' has a negative dimension %lld at position %d", name,
+                              rc_out_name(op, 0), (long long)v[i], i);
+        dims[i] = v[i];
+    }
+    *ndim = n;
+    return RC_OK;
+}
+
+static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
+{
+    fill_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->kind = kind;
+    s->dtype = RC_F32;
+    rc_status st;
+    int64_t ias;
+    if ((st = rc_arg_i(&op->def, "input_as_shape", 0, &ias, err))) return st;
+    s->input_as_shape = ias != 0;
+    const rc_arg *shape_arg = rc_opdef_arg(&op->def, "shape");
+    if (shape_arg && shape_arg->kind == RC_ARG_I)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "argument 'shape' was a scalar, a list of ints is expected");
+    if ((st = read_dims(op, "shape", s->dims, &s->ndim, err))) return st;
+    if ((st = read_dims(op, "extra_shape", s->extra, &s->n_extra, err))) return st;
+    if (op->n_in) {
+        if (s->ndim)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "cannot set argument 'shape' and pass input blob '%s' at the same time",
+                              rc_in_name(op, 0));
+    } else {
+        if (s->n_extra) return rc_op_fail(op, err, RC_ERR_VALUE, "cannot set 'extra_shape' when there is no input");
+        if (s->input_as_shape)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "an input must be given if 'input_as_shape' is true");
+    }
+    if (kind != FILL_CONST && kind != FILL_GIVEN) {
+        int64_t seed;
+        if (rc_opdef_arg(&op->def, "seed")) {
+            if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
+            rng_seed(s->rng, (uint64_t)seed);
+        } else {
+            rng_seed(s->rng, fresh_seed());
+        }
+    }
+    return RC_OK;
+}
+
+/* Output shape for this run (see the rules at the top). */
+static rc_status fill_shape(rc_op *op, fill_state *s, int *ndim, int64_t *dims, rc_err *err)
+{
+    int n = 0;
+    if (!op->n_in) {
+        n = s->ndim;
+        memcpy(dims, s->dims, sizeof(int64_t) * (size_t)n);
+    } else if (s->input_as_shape) {
+        rc_status st = rc_check_input(op, 0, RC_I32, err);
+        if (st) return st;
+        const rc_tensor *x = rc_in(op, 0);
+        if (x->ndim != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "with input_as_shape, input 0 blob '%s' must be a 1-D int32 tensor, got %s",
+                              rc_in_name(op, 0), RC_SHAPE(x));
+        if (x->dims[0] + s->n_extra > RC_MAX_DIMS)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "shape from input 0 blob '%s' %s has too many dims (max %d)",
+                              rc_in_name(op, 0), RC_SHAPE(x), RC_MAX_DIMS);
+        const int32_t *v = rc_i32(x);
+        for (int i = 0; i < x->dims[0]; i++) {
+            if (v[i] < 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "shape from input 0 blob '%s' has a negative dimension %d at position %d",
+                                  rc_in_name(op, 0), (int)v[i], i);
+            dims[n++] = v[i];
+        }
+    } else {
+        const rc_tensor *x = rc_in(op, 0);
+        if (x->dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds no tensor (was it fed or computed?)",
+                              rc_in_name(op, 0));
+        if (x->ndim + s->n_extra > RC_MAX_DIMS)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 0 blob '%s' %s plus extra_shape has too many dims (max %d)", rc_in_name(op, 0),
+                              RC_SHAPE(x), RC_MAX_DIMS);
+        n = x->ndim;
+        memcpy(dims, x->dims, sizeof(int64_t) * (size_t)n);
+    }
+    for (int i = 0; i < s->n_extra; i++) dims[n++] = s->extra[i];
+    *ndim = n;
+    return RC_OK;
+}
+
+static void dims_str(char *buf, size_t len, int ndim, const int64_t *dims)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < ndim && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, i ? ", %lld" : "%lld", (long long)dims[i]);
+    if (k < len) snprintf(buf + k, len - k, ndim == 1 ? ",)" : ")");
+}
+
+/* Resizes output 0 (dtype s->dtype) to dims; names the op, blob and shape on failure. */
+static rc_status fill_resize_to(rc_op *op, fill_state *s, int ndim, const int64_t *dims, rc_err *err)
+{
+    rc_status st = rc_tensor_resize(rc_out(op, 0), s->dtype, ndim, dims, err);
+    if (st) {
+        char buf[160], msg[RC_ERR_LEN];
+        dims_str(buf, sizeof buf, ndim, dims);
+        memcpy(msg, err->msg, sizeof msg);
+        return rc_op_fail(op, err, st, "output blob '%s' of shape %s: %s", rc_out_name(op, 0), buf, msg);
+    }
+    return RC_OK;
+}
+
+/* Resizes output 0 to this run's shape; returns its element count in *numel. */
+static rc_status fill_resize(rc_op *op, fill_state *s, int64_t *numel, rc_err *err)
+{
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, s, &ndim, dims, err);
+    if (st) return st;
+    if ((st = fill_resize_to(op, s, ndim, dims, err))) return st;
+    *numel = rc_tensor_numel(rc_out(op, 0));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- ConstantFill */
+static rc_status constant_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_CONST, err);
+    if (st) return st;
+    fill_state *s = op->state;
+    const rc_arg *value = rc_opdef_arg(&op->def, "value");
+    if (value && value->kind != RC_ARG_F && value->kind != RC_ARG_I)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "argument 'value' must be a float or an int");
+    int64_t dtype = 1;
+    if (rc_opdef_arg(&op->def, "dtype")) {
+        if ((st = rc_arg_i(&op->def, "dtype", 1, &dtype, err))) return st;
+    } else if (value && value->kind == RC_ARG_I) {
+        dtype = 2; /* Caffe2 infers an integer type from an int value; int32 is ours */
+    }
+    if (dtype == 1) {
+        s->dtype = RC_F32;
+        s->fval = value ? (value->kind == RC_ARG_F ? (float)value->f : (float)value->i) : 0.0f;
+    } else if (dtype == 2) {
+        s->dtype = RC_I32;
+        if (value) {
+            double v = value->kind == RC_ARG_F ? value->f : (double)value->i;
+            if (v != floor(v) || v < -2147483648.0 || v > 2147483647.0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' %g does not fit dtype int32 (2)", v);
+            s->ival = (int32_t)v;
+        }
+    } else {
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'dtype' %lld is not supported: use 1 (float32) or 2 (int32)", (long long)dtype);
+    }
+    return RC_OK;
+}
+
+static rc_status constant_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    rc_status st = fill_resize(op, s, &n, err);
+    if (st) return st;
+    /* Y[n] = value */
+    if (s->dtype == RC_F32) {
+        float *y = rc_f32(rc_out(op, 0));
+        float v = s->fval;
+        if (v == 0.0f && !signbit(v)) memset(y, 0, (size_t)n * sizeof *y);
+        else for (int64_t i = 0; i < n; i++) y[i] = v;
+    } else {
+        int32_t *y = rc_i32(rc_out(op, 0));
+        int32_t v = s->ival;
+        if (v == 0) memset(y, 0, (size_t)n * sizeof *y);
+        else for (int64_t i = 0; i < n; i++) y[i] = v;
+    }
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- UniformFill */
+static rc_status uniform_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_UNIFORM, err);
+    if (st) return st;
+    fill_state *s = op->state;
+    if ((st = rc_arg_f(&op->def, "min", 0.0f, &s->a, err))) return st;
+    if ((st = rc_arg_f(&op->def, "max", 1.0f, &s->b, err))) return st;
+    if (!(s->a <= s->b) || !isfinite(s->a) || !isfinite(s->b))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'min' (%g) must be <= 'max' (%g), both finite, for output blob '%s'",
+                          (double)s->a, (double)s->b, rc_out_name(op, 0));
+    return RC_OK;
+}
+
+/* Y[n] ~ U[lo, hi) (all lo when lo == hi) */
+static void uniform_kernel(float *y, int64_t n, float lo, float hi, uint64_t rng[4])
+{
+    double span = (double)hi - (double)lo;
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)((double)lo + span * (double)rng_unit_f(rng));
+        if (v >= hi && hi > lo) v = nextafterf(hi, lo);
+        y[i] = v;
+    }
+}
+
+static rc_status uniform_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    rc_status st = fill_resize(op, s, &n, err);
+    if (st) return st;
+    uniform_kernel(rc_f32(rc_out(op, 0)), n, s->a, s->b, s->rng);
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- GaussianFill */
+static rc_status gaussian_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_GAUSS, err);
+    if (st) return st;
+    fill_state *s = op->state;
+    if ((st = rc_arg_f(&op->def, "mean", 0.0f, &s->a, err))) return st;
+    if ((st = rc_arg_f(&op->def, "std", 1.0f, &s->b, err))) return st;
+    if (!(s->b >= 0.0f) || !isfinite(s->b) || !isfinite(s->a))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'std' (%g) must be >= 0 and 'mean' (%g) finite, for output blob '%s'",
+                          (double)s->b, (double)s->a, rc_out_name(op, 0));
+    return RC_OK;
+}
+
+static rc_status gaussian_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    rc_status st = fill_resize(op, s, &n, err);
+    if (st) return st;
+    /* Y[n] ~ N(mean, std^2): Box-Muller, two normals per pair of uniforms */
+    float *y = rc_f32(rc_out(op, 0));
+    const double two_pi = 6.283185307179586476925;
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = ((double)(rng_next(s->rng) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
+        double u2 = (double)(rng_next(s->rng) >> 11) * 0x1.0p-53;         /* [0, 1) */
+        double r = sqrt(-2.0 * log(u1));
+        y[i] = (float)(s->a + s->b * r * cos(two_pi * u2));
+        if (i + 1 < n) y[i + 1] = (float)(s->a + s->b * r * sin(two_pi * u2));
+    }
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- XavierFill */
+static rc_status xavier_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_XAVIER, err); }
+
+static rc_status xavier_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    rc_status st = fill_resize(op, s, &n, err);
+    if (st) return st;
+    rc_tensor *y = rc_out(op, 0);
+    if (n == 0) return RC_OK;
+    if (y->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least 1 dim, got %s",
+                          rc_out_name(op, 0), RC_SHAPE(y));
+    /* Y[d0, ...] ~ U[-scale, scale), scale = sqrt(3 / fan_in), fan_in = numel / d0 */
+    double fan_in = (double)(n / y->dims[0]);
+    float scale = (float)sqrt(3.0 / fan_in);
+    uniform_kernel(rc_f32(y), n, -scale, scale, s->rng);
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- GivenTensorFill / GivenTensorIntFill */
+/* Element count of a shape; *overflow set when it exceeds INT64_MAX. */
+static int64_t shape_count(int ndim, const int64_t *dims, int *overflow)
+{
+    uint64_t p = 1;
+    *overflow = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] && p > (uint64_t)INT64_MAX / (uint64_t)dims[i]) *overflow = 1;
+        else p *= (uint64_t)dims[i];
+    }
+    return *overflow ? INT64_MAX : (int64_t)p;
+}
+
+static rc_status given_count_check(rc_op *op, fill_state *s, int ndim, const int64_t *dims, rc_err *err)
+{
+    int overflow;
+    int64_t want = shape_count(ndim, dims, &overflow);
+    if (overflow || want != s->nvalues) {
+        char buf[160];
+        dims_str(buf, sizeof buf, ndim, dims);
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'values' has %lld elements but shape %s of output blob '%s' needs %s%lld",
+                          (long long)s->nvalues, buf, rc_out_name(op, 0), overflow ? "more than " : "",
+                          (long long)want);
+    }
+    return RC_OK;
+}
+
+static rc_status given_setup_impl(rc_op *op, rc_dtype dt, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_GIVEN, err);
+    if (st) return st;
+    fill_state *s = op->state;
+    s->dtype = dt;
+    const char *want = dt == RC_F32 ? "a list of floats (or ints)" : "a list of ints";
+    const rc_arg *a = rc_opdef_arg(&op->def, "values");
+    int n = 0;
+    if (a) {
+        int is_list = a->kind == RC_ARG_FLOATS || a->kind == RC_ARG_INTS || a->kind == RC_ARG_STRINGS ||
+                      a->kind == RC_ARG_NETS;
+        if (!is_list || (a->n && a->kind != RC_ARG_INTS && !(dt == RC_F32 && a->kind == RC_ARG_FLOATS)))
+            return rc_op_fail(op, err, RC_ERR_TYPE, "argument 'values' must be %s", want);
+        n = a->n;
+    }
+    s->nvalues = n;
+    if (dt == RC_F32) {
+        s->fvalues = malloc(sizeof(float) * (size_t)(n + 1));
+        if (!s->fvalues) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        for (int i = 0; i < n; i++) s->fvalues[i] = a->kind == RC_ARG_FLOATS ? a->floats[i] : (float)a->ints[i];
+    } else {
+        s->ivalues = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        if (!s->ivalues) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        for (int i = 0; i < n; i++) {
+            if (a->ints[i] < INT32_MIN || a->ints[i] > INT32_MAX)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'values'[%d] = %lld does not fit int32", i,
+                                  (long long)a->ints[i]);
+            s->ivalues[i] = (int32_t)a->ints[i];
+        }
+    }
+    if (!op->n_in) return given_count_check(op, s, s->ndim, s->dims, err);
+    return RC_OK;
+}
+
+static rc_status given_f_setup(rc_op *op, rc_err *err) { return given_setup_impl(op, RC_F32, err); }
+static rc_status given_i_setup(rc_op *op, rc_err *err) { return given_setup_impl(op, RC_I32, err); }
+
+static rc_status given_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, s, &ndim, dims, err);
+    if (st) return st;
+    /* check the count before resizing: a huge shape with few values is a ValueError */
+    if ((st = given_count_check(op, s, ndim, dims, err))) return st;
+    if ((st = fill_resize_to(op, s, ndim, dims, err))) return st;
+    int64_t n = s->nvalues;
+    /* Y[n] = values[n] */
+    if (n) {
+        if (s->dtype == RC_F32) memcpy(rc_f32(rc_out(op, 0)), s->fvalues, (size_t)n * sizeof(float));
+        else memcpy(rc_i32(rc_out(op, 0)), s->ivalues, (size_t)n * sizeof(int32_t));
+    }
+    return RC_OK;
+}
 
 const rc_op_schema rc_ops_fill[] = {
+    {"ConstantFill", 0, 1, 1, 1, rc_inplace_first, constant_setup, constant_run, fill_state_free,
+     "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values"},
+    {"UniformFill", 0, 1, 1, 1, rc_inplace_first, uniform_setup, uniform_run, fill_state_free,
+     "Y ~ U[min, max) float32"},
+    {"GaussianFill", 0, 1, 1, 1, rc_inplace_first, gaussian_setup, gaussian_run, fill_state_free,
+     "Y ~ N(mean, std^2) float32"},
+    {"XavierFill", 0, 1, 1, 1, rc_inplace_first, xavier_setup, xavier_run, fill_state_free,
+     "Y ~ U[-s, s), s = sqrt(3 / fan_in), fan_in = numel / shape[0]"},
+    {"GivenTensorFill", 0, 1, 1, 1, rc_inplace_first, given_f_setup, given_run, fill_state_free,
+     "Y = values (float32) with the given shape"},
+    {"GivenTensorIntFill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
+     "Y = values (int32) with the given shape"},
     {0},
 };

@@ -1,7 +1,156 @@
-/* ops/math.c -- elementwise and matrix math ops and their gradient ops. */
+/* ops/math.c -- elementwise and matrix math ops and their gradient ops.
+ *
+ * Caffe2 semantics (see DESIGN.md §3). All float32; every op checks dtypes,
+ * ranks and shapes and fails naming the op, the blob and the shapes. Kernels
+ * live in kernels/math_kernels.c; matrix products go through rc_sgemm.
+ * Arguments are parsed once in setup into op->state.
+ */
 #include "../core/rc_core.h"
+#include "../kernels/math_kernels.h"
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* ---------------------------------------------------------------- shared helpers */
+
+/* Parsed arguments; each op uses the fields it needs. */
+typedef struct math_args {
+    int64_t axis;      /* FC axis, MatMul axis_a, broadcast/SumReduceLike axis, ElementwiseLinear axis */
+    int64_t axis2;     /* FC axis_w, MatMul axis_b */
+    int trans_a, trans_b;
+    int broadcast;
+    float scale;
+    int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
+    const float **ptr;
+    float *w;
+} math_args;
+
+static void math_args_free(void *p)
+{
+    math_args *a = p;
+    if (!a) return;
+    free(a->ptr);
+    free(a->w);
+    free(a);
+}
+
+static rc_status args_new(rc_op *op, math_args **out, rc_err *err)
+{
+    math_args *a = calloc(1, sizeof *a);
+    if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    a->scale = 1.f;
+    op->state = a;
+    *out = a;
+    return RC_OK;
+}
+
+static rc_status arg_flag(rc_op *op, const char *name, int *out, rc_err *err)
+{
+    int64_t v = 0;
+    rc_status st = rc_arg_i(&op->def, name, 0, &v, err);
+    if (st) return st;
+    *out = v != 0;
+    return RC_OK;
+}
+
+static rc_status no_axis_str(rc_op *op, rc_err *err)
+{
+    if (rc_opdef_arg(&op->def, "axis_str"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis_str' is not supported; give the integer 'axis'");
+    return RC_OK;
+}
+
+static rc_status check_f32(rc_op *op, int i, rc_err *err) { return rc_check_input(op, i, RC_F32, err); }
+
+/* Canonical axis of input i: -ndim <= axis < ndim -> [0, ndim). */
+static rc_status canon_axis(rc_op *op, int i, const char *arg, int64_t axis, int *out, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    if (axis >= t->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' must have at least %lld dims for %s=%lld, got %s",
+                          i, rc_in_name(op, i), (long long)axis + 1, arg, (long long)axis, RC_SHAPE(t));
+    if (axis < -(int64_t)t->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "%s=%lld is out of range for input %d blob '%s' of shape %s", arg,
+                          (long long)axis, i, rc_in_name(op, i), RC_SHAPE(t));
+    *out = (int)(axis < 0 ? axis + t->ndim : axis);
+    return RC_OK;
+}
+
+/* BLAS takes int32 sizes. */
+static rc_status check_blas(rc_op *op, int64_t M, int64_t N, int64_t K, rc_err *err)
+{
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "matrix sizes M=%lld, N=%lld, K=%lld exceed the BLAS limit of %d per dimension",
+                          (long long)M, (long long)N, (long long)K, INT32_MAX);
+    return RC_OK;
+}
+
+static rc_status resize_out(rc_op *op, int o, int ndim, const int64_t *dims, rc_err *err)
+{
+    rc_status st = rc_tensor_resize(rc_out(op, o), RC_F32, ndim, dims, err);
+    if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+    return RC_OK;
+}
+
+/* Output o gets like's shape, as float32 (like may be the output itself). */
+static rc_status resize_out_like(rc_op *op, int o, const rc_tensor *like, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, like->dims, sizeof dims);
+    return resize_out(op, o, like->ndim, dims, err);
+}
+
+static rc_status check_same_shape(rc_op *op, int i, int ref, rc_err *err)
+{
+    if (!rc_tensor_same_shape(rc_in(op, i), rc_in(op, ref)))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' of shape %s must have the shape of input %d blob '%s' %s",
+                          i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), ref, rc_in_name(op, ref),
+                          RC_SHAPE(rc_in(op, ref)));
+    return RC_OK;
+}
+
+/* Caffe2's legacy broadcast: B (input ib) matches a contiguous run of A's
+ * (input ia) dims starting at axis (-1: B is a suffix of A); leading and
+ * trailing 1s of B are ignored. A is then [pre, n, post] and B is [n]. */
+static rc_status legacy_broadcast(rc_op *op, int ia, int ib, int64_t axis, int64_t *pre, int64_t *n, int64_t *post,
+                                  rc_err *err)
+{
+    const rc_tensor *A = rc_in(op, ia), *B = rc_in(op, ib);
+    if (B->ndim > A->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "cannot broadcast input %d blob '%s' of shape %s to input %d blob '%s' of shape %s: "
+                          "it has more dims", ib, rc_in_name(op, ib), RC_SHAPE(B), ia, rc_in_name(op, ia), RC_SHAPE(A));
+    int64_t ax = axis == -1 ? A->ndim - B->ndim : axis;
+    if (ax < 0 || ax > A->ndim - B->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "axis=%lld is out of range [0, %d] for broadcasting input %d blob '%s' of shape %s to "
+                          "input %d blob '%s' of shape %s", (long long)axis, A->ndim - B->ndim, ib,
+                          rc_in_name(op, ib), RC_SHAPE(B), ia, rc_in_name(op, ia), RC_SHAPE(A));
+    int bs = 0, be = B->ndim - 1;
+    while (bs < B->ndim && B->dims[bs] == 1) bs++;
+    while (be >= bs && B->dims[be] == 1) be--;
+    int64_t nn = 1;
+    for (int i = bs; i <= be; i++) {
+        if (A->dims[ax + i] != B->dims[i])
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "cannot broadcast input %d blob '%s' of shape %s to input %d blob '%s' of shape %s "
+                              "at axis %lld: dim %d is %lld but dim %lld of '%s' is %lld", ib, rc_in_name(op, ib),
+                              RC_SHAPE(B), ia, rc_in_name(op, ia), RC_SHAPE(A), (long long)ax, i,
+                              (long long)B->dims[i], (long long)(ax + i), rc_in_name(op, ia),
+                              (long long)A->dims[ax + i]);
+        nn *= B->dims[i];
+    }
+    *pre = rc_dims_prod(A, 0, (int)ax + bs);
+    *n = nn;
+    *post = rc_dims_prod(A, (int)ax + be + 1, A->ndim);
+    return RC_OK;
+}
+
+static int inplace_binary(int in, int out) { return out == 0 && (in == 0 || in == 1); }
+static int inplace_dy(int in, int out) { return in == 1 && out == 0; }
+
+/* ---------------------------------------------------------------- Copy */
 /* Copy: Y = X (any dtype). In-place allowed (no-op). */
 static rc_status copy_run(rc_op *op, rc_err *err)
 {
@@ -13,7 +162,420 @@ static rc_status copy_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- FC */
+static rc_status fc_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = rc_arg_i(&op->def, "axis", 1, &a->axis, err);
+    if (!st) st = rc_arg_i(&op->def, "axis_w", 1, &a->axis2, err);
+    return st;
+}
+
+/* X (input 0) flattened at axis to M x K, W (input 1) at axis_w to N x K. */
+static rc_status fc_dims(rc_op *op, int *ax, int64_t *M, int64_t *N, int64_t *K, rc_err *err)
+{
+    const math_args *a = op->state;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
+    int axw = 0;
+    rc_status st = canon_axis(op, 0, "axis", a->axis, ax, err);
+    if (!st) st = canon_axis(op, 1, "axis_w", a->axis2, &axw, err);
+    if (st) return st;
+    *M = rc_dims_prod(x, 0, *ax);
+    *K = rc_dims_prod(x, *ax, x->ndim);
+    *N = rc_dims_prod(w, 0, axw);
+    int64_t kw = rc_dims_prod(w, axw, w->ndim);
+    if (kw != *K)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' of shape %s does not fit input 0 blob '%s' of shape %s: K is %lld "
+                          "from '%s' (axis=%d) but %lld from '%s' (axis_w=%d)", rc_in_name(op, 1), RC_SHAPE(w),
+                          rc_in_name(op, 0), RC_SHAPE(x), (long long)*K, rc_in_name(op, 0), *ax, (long long)kw,
+                          rc_in_name(op, 1), axw);
+    return check_blas(op, *M, *N, *K, err);
+}
+
+/* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,
+ * Y shape X.shape[:axis] + [N]. */
+static rc_status fc_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    int ax = 0;
+    int64_t M, N, K;
+    if ((st = fc_dims(op, &ax, &M, &N, &K, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *b = rc_in(op, 2);
+    if (b->ndim != 1 || b->dims[0] != N)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' must have shape (%lld,) (N of input 1 blob '%s' %s), got %s",
+                          rc_in_name(op, 2), (long long)N, rc_in_name(op, 1), RC_SHAPE(w), RC_SHAPE(b));
+    int64_t yd[RC_MAX_DIMS];
+    for (int i = 0; i < ax; i++) yd[i] = x->dims[i];
+    yd[ax] = N;
+    if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
+    float *y = rc_f32(rc_out(op, 0));
+    rc_k_fill_rows(M, N, rc_f32(b), y);
+    rc_sgemm(0, 1, M, N, K, 1.f, rc_f32(x), rc_f32(w), 1.f, y);
+    return RC_OK;
+}
+
+/* FCGradient: X [M, K], W [N, K], dY [M, N] -> dW [N, K] = dY^T X, db [N] = colsum(dY),
+ * dX [M, K] = dY W (optional third output), shapes those of W, b, X. */
+static rc_status fc_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    int ax = 0;
+    int64_t M, N, K;
+    if ((st = fc_dims(op, &ax, &M, &N, &K, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *dy = rc_in(op, 2);
+    if (rc_tensor_numel(dy) != M * N || (dy->ndim > 0 && dy->dims[dy->ndim - 1] != N && M * N != 0))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
+                          "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(dy),
+                          (long long)M, (long long)N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(w));
+    int64_t nd[1] = {N};
+    if ((st = resize_out_like(op, 0, w, err))) return st;
+    if ((st = resize_out(op, 1, 1, nd, err))) return st;
+    if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
+    const float *xd = rc_f32(x), *wd = rc_f32(w), *dyd = rc_f32(dy);
+    rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, 0.f, rc_f32(rc_out(op, 0)));
+    rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
+    if (op->n_out > 2) rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- MatMul */
+static rc_status matmul_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = rc_arg_i(&op->def, "axis_a", 1, &a->axis, err);
+    if (!st) st = rc_arg_i(&op->def, "axis_b", 1, &a->axis2, err);
+    if (!st) st = arg_flag(op, "trans_a", &a->trans_a, err);
+    if (!st) st = arg_flag(op, "trans_b", &a->trans_b, err);
+    return st;
+}
+
+/* MatMul: A flattened at axis_a to [A0, A1], B at axis_b to [B0, B1];
+ * Y [M, N] = op(A) op(B) with op = transpose where trans_*; an optional third
+ * input gives Y its shape (same element count; the gradient uses it). */
+static rc_status matmul_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    int axa = 0, axb = 0;
+    if ((st = canon_axis(op, 0, "axis_a", a->axis, &axa, err))) return st;
+    if ((st = canon_axis(op, 1, "axis_b", a->axis2, &axb, err))) return st;
+    int64_t a0 = rc_dims_prod(A, 0, axa), a1 = rc_dims_prod(A, axa, A->ndim);
+    int64_t b0 = rc_dims_prod(B, 0, axb), b1 = rc_dims_prod(B, axb, B->ndim);
+    int64_t M = a->trans_a ? a1 : a0, Ka = a->trans_a ? a0 : a1;
+    int64_t N = a->trans_b ? b0 : b1, Kb = a->trans_b ? b1 : b0;
+    if (Ka != Kb)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "inner dimensions differ: input 0 blob '%s' of shape %s is %lld x %lld (axis_a=%d, "
+                          "trans_a=%d) but input 1 blob '%s' of shape %s is %lld x %lld (axis_b=%d, trans_b=%d)",
+                          rc_in_name(op, 0), RC_SHAPE(A), (long long)M, (long long)Ka, axa, a->trans_a,
+                          rc_in_name(op, 1), RC_SHAPE(B), (long long)Kb, (long long)N, axb, a->trans_b);
+    if ((st = check_blas(op, M, N, Ka, err))) return st;
+    if (op->n_in == 3) {
+        const rc_tensor *s = rc_in(op, 2);
+        if (s->dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the output shape) holds no tensor",
+                              rc_in_name(op, 2));
+        if (rc_tensor_numel(s) != M * N)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 2 blob '%s' of shape %s must have M x N = %lld x %lld elements (the result "
+                              "of '%s' %s times '%s' %s)", rc_in_name(op, 2), RC_SHAPE(s), (long long)M,
+                              (long long)N, rc_in_name(op, 0), RC_SHAPE(A), rc_in_name(op, 1), RC_SHAPE(B));
+        if ((st = resize_out_like(op, 0, s, err))) return st;
+    } else {
+        int64_t yd[2] = {M, N};
+        if ((st = resize_out(op, 0, 2, yd, err))) return st;
+    }
+    rc_sgemm(a->trans_a, a->trans_b, M, N, Ka, 1.f, rc_f32(A), rc_f32(B), 0.f, rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Sum, WeightedSum */
+static rc_status ptr_table(rc_op *op, math_args *a, int n, int with_weights, rc_err *err)
+{
+    a->n_ptr = n;
+    a->ptr = calloc((size_t)n, sizeof *a->ptr);
+    if (with_weights) a->w = calloc((size_t)n, sizeof *a->w);
+    if (!a->ptr || (with_weights && !a->w)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    return RC_OK;
+}
+
+static rc_status sum_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : ptr_table(op, a, op->n_in, 0, err);
+}
+
+/* Sum: X0..Xn-1, all one shape -> Y = X0 + X1 + ... (in that order); Y may be any input. */
+static rc_status sum_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = check_f32(op, i, err))) return st;
+        if (i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
+    }
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    for (int i = 0; i < op->n_in; i++) a->ptr[i] = rc_f32(rc_in(op, i));
+    rc_k_weighted_sum(op->n_in, a->ptr, NULL, rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status weighted_sum_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in % 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' has no weight: WeightedSum takes pairs (X0, w0, X1, w1, ...), got %d "
+                          "inputs", op->n_in - 1, rc_in_name(op, op->n_in - 1), op->n_in);
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : ptr_table(op, a, op->n_in / 2, 1, err);
+}
+
+/* WeightedSum: (X0, w0, X1, w1, ...), Xi all one shape, wi 1-element -> Y = sum_i wi Xi; Y may be X0. */
+static rc_status weighted_sum_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = check_f32(op, i, err))) return st;
+        if (i % 2 == 0 && i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
+        if (i % 2 == 1 && rc_tensor_numel(rc_in(op, i)) != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (weight of '%s') must have 1 element, got %s",
+                              i, rc_in_name(op, i), rc_in_name(op, i - 1), RC_SHAPE(rc_in(op, i)));
+    }
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    for (int j = 0; j < a->n_ptr; j++) {
+        a->ptr[j] = rc_f32(rc_in(op, 2 * j));
+        a->w[j] = rc_f32(rc_in(op, 2 * j + 1))[0];
+    }
+    rc_k_weighted_sum(a->n_ptr, a->ptr, a->w, rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Add, Sub, Mul, SumReduceLike */
+static rc_status binary_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = arg_flag(op, "broadcast", &a->broadcast, err);
+    if (!st) st = rc_arg_i(&op->def, "axis", -1, &a->axis, err);
+    if (!st) st = no_axis_str(op, err);
+    if (st) return st;
+    if (!a->broadcast && rc_opdef_arg(&op->def, "axis"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' needs broadcast=1");
+    return RC_OK;
+}
+
+typedef void (*binary_kernel)(int64_t, int64_t, int64_t, const float *, const float *, float *);
+
+/* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A. */
+static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    int64_t pre = 1, n = rc_tensor_numel(A), post = 1;
+    if (!a->broadcast) {
+        if (!rc_tensor_same_shape(A, B))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' of shape %s must have the shape of input 0 blob '%s' %s (or pass "
+                              "broadcast=1)", rc_in_name(op, 1), RC_SHAPE(B), rc_in_name(op, 0), RC_SHAPE(A));
+    } else if ((st = legacy_broadcast(op, 0, 1, a->axis, &pre, &n, &post, err))) {
+        return st;
+    }
+    if (op->out[0] == op->in[1] && op->in[0] != op->in[1] && !rc_tensor_same_shape(A, B))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output blob '%s' is input 1 of shape %s, but the result has the shape of input 0 blob "
+                          "'%s' %s (in-place on input 1 needs equal shapes)", rc_out_name(op, 0), RC_SHAPE(B),
+                          rc_in_name(op, 0), RC_SHAPE(A));
+    if ((st = resize_out_like(op, 0, A, err))) return st;
+    k(pre, n, post, rc_f32(A), rc_f32(B), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_add, err); }
+static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, err); }
+static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, err); }
+
+static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    int bc;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = rc_arg_i(&op->def, "axis", -1, &a->axis, err);
+    if (!st) st = arg_flag(op, "broadcast", &bc, err); /* accepted (always broadcast), as Caffe2's gradients pass it */
+    if (!st) st = no_axis_str(op, err);
+    return st;
+}
+
+/* SumReduceLike: A, B (only its shape) -> C shape of B: A summed over the dims
+ * that legacy broadcasting of B to A (axis) would repeat. */
+static rc_status sum_reduce_like_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    if (B->dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the shape to reduce to) holds no tensor",
+                          rc_in_name(op, 1));
+    int64_t pre = 1, n = 1, post = rc_tensor_numel(A);
+    if (rc_tensor_numel(B) != 1 && (st = legacy_broadcast(op, 0, 1, a->axis, &pre, &n, &post, err))) return st;
+    if ((st = resize_out_like(op, 0, B, err))) return st;
+    rc_k_sum_reduce(pre, n, post, rc_f32(A), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- unary ops and their gradients */
+typedef void (*unary_kernel)(int64_t, const float *, float *);
+typedef void (*grad_kernel)(int64_t, const float *, const float *, float *);
+
+/* X [n] -> Y [n], shape of X; Y may be X. */
+static rc_status unary_run(rc_op *op, unary_kernel k, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    k(rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* Y [n], dY [n] -> dX [n]; dX may be dY. */
+static rc_status unary_grad_run(rc_op *op, grad_kernel k, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    if ((st = check_same_shape(op, 1, 0, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 1), err))) return st;
+    k(rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status sigmoid_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_sigmoid, err); }
+static rc_status tanh_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_tanh, err); }
+static rc_status relu_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_relu, err); }
+static rc_status sigmoid_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_sigmoid_grad, err); }
+static rc_status tanh_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_tanh_grad, err); }
+static rc_status relu_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_relu_grad, err); }
+
+static rc_status scale_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : rc_arg_f(&op->def, "scale", 1.f, &a->scale, err);
+}
+
+/* Scale: X [n] -> Y [n] = scale * X; Y may be X. */
+static rc_status scale_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    rc_k_scale(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- ElementwiseLinear */
+static rc_status axis_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : rc_arg_i(&op->def, "axis", 1, &a->axis, err);
+}
+
+/* Input x flattened at axis to [N, D]; inputs ia, ib ([D] each, ib < 0: none) checked. */
+static rc_status ewl_dims(rc_op *op, int x, int ia, int ib, int64_t *N, int64_t *D, rc_err *err)
+{
+    const math_args *a = op->state;
+    int ax = 0;
+    rc_status st = canon_axis(op, x, "axis", a->axis, &ax, err);
+    if (st) return st;
+    const rc_tensor *X = rc_in(op, x);
+    *N = rc_dims_prod(X, 0, ax);
+    *D = rc_dims_prod(X, ax, X->ndim);
+    int v[2] = {ia, ib};
+    for (int j = 0; j < 2; j++) {
+        if (v[j] < 0) continue;
+        const rc_tensor *t = rc_in(op, v[j]);
+        if (t->ndim != 1 || t->dims[0] != *D)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' must have shape (%lld,) (D of input %d blob '%s' %s at axis=%d), "
+                              "got %s", v[j], rc_in_name(op, v[j]), (long long)*D, x, rc_in_name(op, x), RC_SHAPE(X),
+                              ax, RC_SHAPE(t));
+    }
+    return RC_OK;
+}
+
+/* ElementwiseLinear: X [N, D] (flattened at axis), a [D], b [D] -> Y = X * a + b, shape of X. */
+static rc_status ewl_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    int64_t N, D;
+    if ((st = ewl_dims(op, 0, 1, 2, &N, &D, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    rc_k_elementwise_linear(N, D, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
+                            rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ElementwiseLinearGradient: dY [N, D], X [N, D], a [D] -> dX [N, D], da [D], db [D]. */
+static rc_status ewl_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    if ((st = check_same_shape(op, 0, 1, err))) return st;
+    int64_t N, D;
+    if ((st = ewl_dims(op, 1, 2, -1, &N, &D, err))) return st;
+    int64_t dd[1] = {D};
+    if ((st = resize_out_like(op, 0, rc_in(op, 1), err))) return st;
+    if ((st = resize_out(op, 1, 1, dd, err))) return st;
+    if ((st = resize_out(op, 2, 1, dd, err))) return st;
+    rc_k_elementwise_linear_grad(N, D, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
+                                 rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)), rc_f32(rc_out(op, 2)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- the family table */
 const rc_op_schema rc_ops_math[] = {
     {"Copy", 1, 1, 1, 1, rc_inplace_any, NULL, copy_run, NULL, "Y = X"},
+    {"FC", 3, 3, 1, 1, NULL, fc_setup, fc_run, math_args_free, "Y = X W^T + b (args axis, axis_w)"},
+    {"FCGradient", 3, 3, 2, 3, NULL, fc_setup, fc_grad_run, math_args_free, "(X, W, dY) -> (dW, db[, dX])"},
+    {"MatMul", 2, 3, 1, 1, NULL, matmul_setup, matmul_run, math_args_free,
+     "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape"},
+    {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ..."},
+    {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
+     "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)"},
+    {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)"},
+    {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)"},
+    {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)"},
+    {"SumReduceLike", 2, 2, 1, 1, NULL, sum_reduce_like_setup, sum_reduce_like_run, math_args_free,
+     "C = A summed to the shape of B (arg axis)"},
+    {"Sigmoid", 1, 1, 1, 1, rc_inplace_any, NULL, sigmoid_run, NULL, "Y = 1 / (1 + exp(-X))"},
+    {"SigmoidGradient", 2, 2, 1, 1, inplace_dy, NULL, sigmoid_grad_run, NULL, "(Y, dY) -> dX = dY Y (1 - Y)"},
+    {"Tanh", 1, 1, 1, 1, rc_inplace_any, NULL, tanh_run, NULL, "Y = tanh(X)"},
+    {"TanhGradient", 2, 2, 1, 1, inplace_dy, NULL, tanh_grad_run, NULL, "(Y, dY) -> dX = dY (1 - Y^2)"},
+    {"Relu", 1, 1, 1, 1, rc_inplace_any, NULL, relu_run, NULL, "Y = max(X, 0)"},
+    {"ReluGradient", 2, 2, 1, 1, inplace_dy, NULL, relu_grad_run, NULL, "(Y, dY) -> dX = dY [Y > 0]"},
+    {"Scale", 1, 1, 1, 1, rc_inplace_any, scale_setup, scale_run, math_args_free, "Y = scale * X (arg scale)"},
+    {"ElementwiseLinear", 3, 3, 1, 1, NULL, axis_setup, ewl_run, math_args_free, "Y = X * a + b (arg axis)"},
+    {"ElementwiseLinearGradient", 3, 3, 3, 3, NULL, axis_setup, ewl_grad_run, math_args_free,
+     "(dY, X, a) -> (dX, da, db)"},
     {0},
 };

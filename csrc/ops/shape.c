@@ -1,6 +1,631 @@
-/* ops/shape.c -- operator family table (rows are added as the ops are implemented). */
+/* ops/shape.c -- shape operators: Concat, Split, Reshape, Flatten, ResizeLike,
+ * Transpose, ExpandDims, Squeeze. All work on any dtype (float32, int32): they
+ * move 4-byte elements without looking at them.
+ *
+ * Semantics follow Caffe2 (concat_split_op.h, reshape_op.h, transpose_op.h,
+ * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h). Arguments are parsed
+ * once in setup into op->state; run only resizes outputs and copies.
+ */
 #include "../core/rc_core.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- helpers */
+static void dims_str(char *buf, size_t len, int ndim, const int64_t *dims)
+{
+    size_t k = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < ndim && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, i ? ", %lld" : "%lld", (long long)dims[i]);
+    if (k < len) snprintf(buf + k, len - k, ndim == 1 ? ",)" : ")");
+}
+
+/* Input i must hold a tensor (any dtype). */
+static rc_status need_tensor(rc_op *op, int i, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    if (t->dtype == RC_UNDEF || !t->storage)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
+                          rc_in_name(op, i));
+    return RC_OK;
+}
+
+/* Wraps a resize failure of output o with the op, the blob and the shape. */
+static rc_status resize_out(rc_op *op, int o, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err)
+{
+    rc_status st = rc_tensor_resize(rc_out(op, o), dt, ndim, dims, err);
+    if (st) {
+        char buf[160], msg[RC_ERR_LEN];
+        dims_str(buf, sizeof buf, ndim, dims);
+        memcpy(msg, err->msg, sizeof msg);
+        return rc_op_fail(op, err, st, "output %d blob '%s' of shape %s: %s", o, rc_out_name(op, o), buf, msg);
+    }
+    return RC_OK;
+}
+
+/* Output o = input i's bytes with shape dims (same element count, checked by
+ * the caller). In place (output o is input i) only the dims change. */
+static rc_status copy_with_shape(rc_op *op, int i, int o, int ndim, const int64_t *dims, rc_err *err)
+{
+    rc_tensor *x = rc_in(op, i), *y = rc_out(op, o);
+    if (x == y) return resize_out(op, o, x->dtype, ndim, dims, err); /* same byte size: buffer kept */
+    rc_status st = resize_out(op, o, x->dtype, ndim, dims, err);
+    if (st) return st;
+    size_t nb = rc_tensor_nbytes(x);
+    void *src = rc_tensor_data(x), *dst = rc_tensor_data(y);
+    if (nb && src != dst) memmove(dst, src, nb);
+    return RC_OK;
+}
+
+/* Writes dims[0..n) into output o as a 1-D int32 tensor (split_info, old_shape). */
+static rc_status write_i32_dims(rc_op *op, int o, int n, const int64_t *vals, rc_err *err)
+{
+    for (int k = 0; k < n; k++)
+        if (vals[k] > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "output %d blob '%s': value %lld does not fit int32", o,
+                              rc_out_name(op, o), (long long)vals[k]);
+    int64_t len = n;
+    rc_status st = resize_out(op, o, RC_I32, 1, &len, err);
+    if (st) return st;
+    int32_t *d = rc_i32(rc_out(op, o));
+    for (int k = 0; k < n; k++) d[k] = (int32_t)vals[k];
+    return RC_OK;
+}
+
+/* Caffe2's 'axis' or legacy 'order' (NCHW -> 1, NHWC -> 3); default 1. */
+static rc_status read_axis(rc_op *op, int64_t *axis, rc_err *err)
+{
+    const rc_arg *a = rc_opdef_arg(&op->def, "axis");
+    const rc_arg *o = rc_opdef_arg(&op->def, "order");
+    if (a && o) return rc_op_fail(op, err, RC_ERR_VALUE, "set either argument 'axis' or 'order', not both");
+    if (o) {
+        const char *s;
+        rc_status st = rc_arg_s(&op->def, "order", "NCHW", &s, err);
+        if (st) return st;
+        if (!strcmp(s, "NCHW")) *axis = 1;
+        else if (!strcmp(s, "NHWC")) *axis = 3;
+        else return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'order' must be NCHW or NHWC, got '%s'", s);
+        return RC_OK;
+    }
+    return rc_arg_i(&op->def, "axis", 1, axis, err);
+}
+
+/* ---------------------------------------------------------------- Concat / Split */
+typedef struct axis_state {
+    int64_t axis;
+    int add_axis;
+    int nsplit;             /* Split: sizes from argument 'split' (0: none) */
+    int64_t *split;         /* owned */
+    int64_t *sizes;         /* per-input / per-output sizes along the axis (scratch, owned) */
+} axis_state;
+
+static void axis_state_free(void *p)
+{
+    axis_state *s = p;
+    if (!s) return;
+    free(s->split);
+    free(s->sizes);
+    free(s);
+}
+
+static rc_status axis_setup(rc_op *op, int nsizes, rc_err *err)
+{
+    axis_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->sizes = calloc((size_t)nsizes + 1, sizeof *s->sizes);
+    if (!s->sizes) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    rc_status st = read_axis(op, &s->axis, err);
+    if (st) return st;
+    int64_t add;
+    if ((st = rc_arg_i(&op->def, "add_axis", 0, &add, err))) return st;
+    s->add_axis = add != 0;
+    return RC_OK;
+}
+
+static rc_status canonical_axis(rc_op *op, int64_t axis, int ndim, const char *what, int *out, rc_err *err)
+{
+    if (axis < -ndim || axis >= ndim)
+        return rc_op_fail(op, err, RC_ERR_INDEX, "axis %lld is out of range for %s (%d dims)", (long long)axis, what,
+                          ndim);
+    *out = (int)(axis < 0 ? axis + ndim : axis);
+    return RC_OK;
+}
+
+static rc_status concat_setup(rc_op *op, rc_err *err) { return axis_setup(op, op->n_in, err); }
+
+static rc_status concat_run(rc_op *op, rc_err *err)
+{
+    axis_state *s = op->state;
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++)
+        if ((st = need_tensor(op, i, err))) return st;
+    const rc_tensor *x0 = rc_in(op, 0);
+    int adj = x0->ndim + s->add_axis, ax = 0;
+    if ((st = canonical_axis(op, s->axis, adj, s->add_axis ? "the output" : "input 0", &ax, err))) return st;
+    for (int i = 1; i < op->n_in; i++) {
+        const rc_tensor *xi = rc_in(op, i);
+        if (xi->dtype != x0->dtype)
+            return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' %s must have the dtype of input 0 blob '%s' %s",
+                              i, rc_in_name(op, i), RC_SHAPE(xi), rc_in_name(op, 0), RC_SHAPE(x0));
+        int bad = xi->ndim != x0->ndim;
+        for (int d = 0; d < x0->ndim && !bad; d++)
+            if ((d != ax || s->add_axis) && xi->dims[d] != x0->dims[d]) bad = 1;
+        if (bad && s->add_axis)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s does not match input 0 blob '%s' %s: with add_axis=1 all "
+                              "shapes must be equal", i, rc_in_name(op, i), RC_SHAPE(xi), rc_in_name(op, 0),
+                              RC_SHAPE(x0));
+        if (bad)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s does not match input 0 blob '%s' %s: only axis %d may differ", i,
+                              rc_in_name(op, i), RC_SHAPE(xi), rc_in_name(op, 0), RC_SHAPE(x0), ax);
+    }
+    /* Y[before, sum_i n_i, after] = concat_i X_i[before, n_i, after] (add_axis: n_i = 1, a new dim) */
+    int64_t before = 1, after = 1, total = 0, odims[RC_MAX_DIMS + 1];
+    for (int d = 0; d < ax; d++) before *= x0->dims[d];
+    for (int d = s->add_axis ? ax : ax + 1; d < x0->ndim; d++) after *= x0->dims[d];
+    for (int i = 0; i < op->n_in; i++) {
+        s->sizes[i] = s->add_axis ? 1 : rc_in(op, i)->dims[ax];
+        total += s->sizes[i];
+    }
+    int ond = 0;
+    for (int d = 0; d < x0->ndim; d++) {
+        if (d == ax && s->add_axis) odims[ond++] = total;
+        odims[ond++] = (d == ax && !s->add_axis) ? total : x0->dims[d];
+    }
+    if (s->add_axis && ax == x0->ndim) odims[ond++] = total;
+    if (op->n_out > 1 && (st = write_i32_dims(op, 1, op->n_in, s->sizes, err))) return st;
+    rc_dtype dt = x0->dtype;
+    if ((st = resize_out(op, 0, dt, ond, odims, err))) return st;
+    size_t esz = rc_dtype_size(dt);
+    char *y = rc_tensor_data(rc_out(op, 0));
+    size_t orow = (size_t)(total * after) * esz, off = 0;
+    for (int i = 0; i < op->n_in; i++) {
+        size_t irow = (size_t)(s->sizes[i] * after) * esz;
+        const char *x = rc_tensor_data(rc_in(op, i));
+        if (irow)
+            for (int64_t b = 0; b < before; b++) memcpy(y + (size_t)b * orow + off, x + (size_t)b * irow, irow);
+        off += irow;
+    }
+    return RC_OK;
+}
+
+static rc_status split_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = axis_setup(op, op->n_out, err);
+    if (st) return st;
+    axis_state *s = op->state;
+    const int64_t *v;
+    int n;
+    if ((st = rc_arg_ints(&op->def, "split", &v, &n, err))) return st;
+    if (n && op->n_in == 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "the split sizes are given by input 1 blob '%s': do not also pass argument 'split'",
+                          rc_in_name(op, 1));
+    if (n && n != op->n_out)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'split' has %d sizes for %d outputs", n, op->n_out);
+    if (n) {
+        s->split = malloc(sizeof(int64_t) * (size_t)n);
+        if (!s->split) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        for (int k = 0; k < n; k++) {
+            if (v[k] < 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'split' has a negative size %lld for output %d blob '%s'",
+                                  (long long)v[k], k, rc_out_name(op, k));
+            s->split[k] = v[k];
+        }
+        s->nsplit = n;
+    }
+    return RC_OK;
+}
+
+static rc_status split_run(rc_op *op, rc_err *err)
+{
+    axis_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int ax = 0;
+    if ((st = canonical_axis(op, s->axis, x->ndim, "input 0", &ax, err))) return st;
+    int64_t channels = x->dims[ax];
+    int nout = op->n_out;
+    const char *src_desc;
+    if (op->n_in == 2) {
+        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+        const rc_tensor *sp = rc_in(op, 1);
+        if (rc_tensor_numel(sp) != nout)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s must hold %d split sizes, one per output",
+                              rc_in_name(op, 1), RC_SHAPE(sp), nout);
+        const int32_t *v = rc_i32(sp);
+        for (int k = 0; k < nout; k++) {
+            if (v[k] < 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' has a negative split size %d for output %d",
+                                  rc_in_name(op, 1), (int)v[k], k);
+            s->sizes[k] = v[k];
+        }
+        src_desc = "input 1";
+    } else if (s->nsplit) {
+        memcpy(s->sizes, s->split, sizeof(int64_t) * (size_t)nout);
+        src_desc = "argument 'split'";
+    } else {
+        if (!s->add_axis && channels % nout)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 0 blob '%s' %s: axis %d of size %lld cannot be split equally into %d outputs "
+                              "(pass 'split')", rc_in_name(op, 0), RC_SHAPE(x), ax, (long long)channels, nout);
+        for (int k = 0; k < nout; k++) s->sizes[k] = s->add_axis ? 1 : channels / nout;
+        src_desc = "equal split";
+    }
+    int64_t sum = 0;
+    for (int k = 0; k < nout; k++) sum += s->sizes[k];
+    if (s->add_axis ? channels != nout : sum != channels) {
+        char buf[160];
+        dims_str(buf, sizeof buf, nout, s->sizes);
+        if (s->add_axis)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "with add_axis=1, axis %d of input 0 blob '%s' %s must equal the number of outputs %d",
+                              ax, rc_in_name(op, 0), RC_SHAPE(x), nout);
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "split sizes %s (%s) sum to %lld but axis %d of input 0 blob '%s' %s has size %lld", buf,
+                          src_desc, (long long)sum, ax, rc_in_name(op, 0), RC_SHAPE(x), (long long)channels);
+    }
+    /* Y_k[before, n_k, after] = X[before, offset_k : offset_k + n_k, after] (add_axis: n_k = 1, dim dropped) */
+    int64_t before = 1, after = 1;
+    for (int d = 0; d < ax; d++) before *= x->dims[d];
+    for (int d = ax + 1; d < x->ndim; d++) after *= x->dims[d];
+    size_t esz = rc_dtype_size(x->dtype);
+    size_t irow = (size_t)(channels * after) * esz, off = 0;
+    const char *xd = rc_tensor_data(x);
+    for (int k = 0; k < nout; k++) {
+        int64_t od[RC_MAX_DIMS];
+        int ond = 0;
+        for (int d = 0; d < x->ndim; d++) {
+            if (d == ax && s->add_axis) continue;
+            od[ond++] = d == ax ? s->sizes[k] : x->dims[d];
+        }
+        if ((st = resize_out(op, k, x->dtype, ond, od, err))) return st;
+        size_t orow = (size_t)(s->sizes[k] * after) * esz;
+        char *y = rc_tensor_data(rc_out(op, k));
+        if (orow)
+            for (int64_t b = 0; b < before; b++) memcpy(y + (size_t)b * orow, xd + (size_t)b * irow + off, orow);
+        off += orow;
+    }
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Reshape */
+typedef struct reshape_state {
+    int has_shape;                 /* argument 'shape' given (possibly empty: a scalar) */
+    int ndim;
+    int64_t shape[RC_MAX_DIMS];
+} reshape_state;
+
+static rc_status check_new_shape(rc_op *op, int n, const int64_t *v, const char *src, rc_err *err)
+{
+    if (n > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d dims, at most %d are supported", src, n, RC_MAX_DIMS);
+    int unknown = -1;
+    for (int k = 0; k < n; k++) {
+        if (v[k] < -1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "%s has an invalid dimension %lld at position %d", src,
+                              (long long)v[k], k);
+        if (v[k] == -1) {
+            if (unknown >= 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "%s has more than one -1 (positions %d and %d)", src, unknown,
+                                  k);
+            unknown = k;
+        }
+    }
+    return RC_OK;
+}
+
+static rc_status reshape_setup(rc_op *op, rc_err *err)
+{
+    reshape_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->has_shape = rc_opdef_arg(&op->def, "shape") != NULL;
+    if (op->n_in == 2 && s->has_shape)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "the new shape is given by input 1 blob '%s': do not also pass argument 'shape'",
+                          rc_in_name(op, 1));
+    if (op->n_in == 1 && !s->has_shape)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'shape' is missing (or pass the new shape as input 1)");
+    if (s->has_shape) {
+        const int64_t *v;
+        int n;
+        rc_status st = rc_arg_ints(&op->def, "shape", &v, &n, err);
+        if (st) return st;
+        if ((st = check_new_shape(op, n, v, "argument 'shape'", err))) return st;
+        s->ndim = n;
+        if (n) memcpy(s->shape, v, sizeof(int64_t) * (size_t)n);
+    }
+    return RC_OK;
+}
+
+static rc_status reshape_run(rc_op *op, rc_err *err)
+{
+    reshape_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int n;
+    int64_t nd[RC_MAX_DIMS];
+    char src[96];
+    if (op->n_in == 2) {
+        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+        const rc_tensor *sh = rc_in(op, 1);
+        if (sh->ndim != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the new shape) must be 1-D, got %s",
+                              rc_in_name(op, 1), RC_SHAPE(sh));
+        snprintf(src, sizeof src, "the new shape in input 1 blob '%s'", rc_in_name(op, 1));
+        if (sh->dims[0] > RC_MAX_DIMS)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %lld dims, at most %d are supported", src,
+                              (long long)sh->dims[0], RC_MAX_DIMS);
+        n = (int)sh->dims[0];
+        for (int k = 0; k < n; k++) nd[k] = rc_i32(sh)[k];
+        if ((st = check_new_shape(op, n, nd, src, err))) return st;
+    } else {
+        snprintf(src, sizeof src, "argument 'shape'");
+        n = s->ndim;
+        memcpy(nd, s->shape, sizeof nd);
+    }
+    /* 0 copies the input's dim; -1 takes what is left */
+    for (int k = 0; k < n; k++)
+        if (nd[k] == 0) {
+            if (k >= x->ndim)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "%s has 0 (copy the input dim) at position %d but input 0 blob '%s' is %s", src, k,
+                                  rc_in_name(op, 0), RC_SHAPE(x));
+            nd[k] = x->dims[k];
+        }
+    int64_t total = rc_tensor_numel(x), known = 1;
+    int unknown = -1, overflow = 0;
+    for (int k = 0; k < n; k++) {
+        if (nd[k] == -1) { unknown = k; continue; }
+        if (nd[k] && known > INT64_MAX / nd[k]) overflow = 1;
+        else known *= nd[k];
+    }
+    char want[160];
+    dims_str(want, sizeof want, n, nd);
+    if (unknown >= 0) {
+        if (overflow || known == 0 || total % known)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "cannot reshape input 0 blob '%s' %s (%lld elements) to %s: no size for the -1 fits",
+                              rc_in_name(op, 0), RC_SHAPE(x), (long long)total, want);
+        nd[unknown] = total / known;
+    } else if (overflow || known != total) {
+        return rc_op_fail(op, err, RC_ERR_VALUE, "cannot reshape input 0 blob '%s' %s (%lld elements) to %s", rc_in_name(op, 0),
+                          RC_SHAPE(x), (long long)total, want);
+    }
+    /* old_shape first: in place, output 0 is input 0 */
+    if (op->n_out > 1 && (st = write_i32_dims(op, 1, x->ndim, x->dims, err))) return st;
+    return copy_with_shape(op, 0, 0, n, nd, err);
+}
+
+/* ---------------------------------------------------------------- Flatten / ResizeLike */
+typedef struct int_state {
+    int64_t v;
+} int_state;
+
+static rc_status flatten_setup(rc_op *op, rc_err *err)
+{
+    int_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    rc_status st = rc_arg_i(&op->def, "axis", 1, &s->v, err);
+    if (st) return st;
+    if (s->v < 0) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' must be >= 0, got %lld", (long long)s->v);
+    return RC_OK;
+}
+
+static rc_status flatten_run(rc_op *op, rc_err *err)
+{
+    int_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (s->v > x->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "axis %lld is out of range for input 0 blob '%s' %s (needs >= %lld dims)",
+                          (long long)s->v, rc_in_name(op, 0), RC_SHAPE(x), (long long)s->v);
+    /* Y[prod(dims[:axis]), prod(dims[axis:])] = X */
+    int64_t d[2] = {rc_dims_prod(x, 0, (int)s->v), rc_dims_prod(x, (int)s->v, x->ndim)};
+    return copy_with_shape(op, 0, 0, 2, d, err);
+}
+
+static rc_status resize_like_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = need_tensor(op, 0, err)) || (st = need_tensor(op, 1, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *like = rc_in(op, 1);
+    if (rc_tensor_numel(x) != rc_tensor_numel(like))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s and input 1 blob '%s' %s differ in element count",
+                          rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(like));
+    /* Y[like.shape] = X */
+    int64_t d[RC_MAX_DIMS];
+    memcpy(d, like->dims, sizeof d);
+    return copy_with_shape(op, 0, 0, like->ndim, d, err);
+}
+
+/* ---------------------------------------------------------------- Transpose */
+typedef struct transpose_state {
+    int naxes;                     /* 0: reverse */
+    int axes[RC_MAX_DIMS];
+} transpose_state;
+
+static rc_status transpose_setup(rc_op *op, rc_err *err)
+{
+    transpose_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    const int64_t *v;
+    int n;
+    rc_status st = rc_arg_ints(&op->def, "axes", &v, &n, err);
+    if (st) return st;
+    if (n > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' has %d entries, at most %d are supported", n,
+                          RC_MAX_DIMS);
+    int seen[RC_MAX_DIMS] = {0};
+    for (int k = 0; k < n; k++) {
+        if (v[k] < 0 || v[k] >= n || seen[v[k]]) {
+            char buf[160];
+            dims_str(buf, sizeof buf, n, v);
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' %s is not a permutation of 0..%d", buf, n - 1);
+        }
+        seen[v[k]] = 1;
+        s->axes[k] = (int)v[k];
+    }
+    s->naxes = n;
+    return RC_OK;
+}
+
+static rc_status transpose_run(rc_op *op, rc_err *err)
+{
+    transpose_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int nd = x->ndim, axes[RC_MAX_DIMS];
+    if (s->naxes) {
+        if (s->naxes != nd) {
+            int64_t a[RC_MAX_DIMS];
+            for (int k = 0; k < s->naxes; k++) a[k] = s->axes[k];
+            char buf[160];
+            dims_str(buf, sizeof buf, s->naxes, a);
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' %s has %d entries but input 0 blob '%s' is %s",
+                              buf, s->naxes, rc_in_name(op, 0), RC_SHAPE(x));
+        }
+        memcpy(axes, s->axes, sizeof axes);
+    } else {
+        for (int k = 0; k < nd; k++) axes[k] = nd - 1 - k;
+    }
+    /* Y[d_axes[0], ..., d_axes[n-1]] with Y[i_0..i_{n-1}] = X[j] where j_axes[k] = i_k */
+    int64_t od[RC_MAX_DIMS], xstride[RC_MAX_DIMS], ostride_in[RC_MAX_DIMS];
+    int64_t acc = 1;
+    for (int k = nd - 1; k >= 0; k--) { xstride[k] = acc; acc *= x->dims[k]; }
+    for (int k = 0; k < nd; k++) { od[k] = x->dims[axes[k]]; ostride_in[k] = xstride[axes[k]]; }
+    if ((st = resize_out(op, 0, x->dtype, nd, od, err))) return st;
+    int64_t n = rc_tensor_numel(x);
+    if (n == 0) return RC_OK;
+    const uint32_t *xd = rc_tensor_data(x);
+    uint32_t *yd = rc_tensor_data(rc_out(op, 0));
+    if (nd == 0) { yd[0] = xd[0]; return RC_OK; }
+    /* walk Y in order; the innermost output dim is a strided loop over X */
+    int64_t idx[RC_MAX_DIMS] = {0}, inner = od[nd - 1], istride = ostride_in[nd - 1], xoff = 0;
+    for (int64_t o = 0; o < n; o += inner) {
+        const uint32_t *xp = xd + xoff;
+        uint32_t *yp = yd + o;
+        for (int64_t i = 0; i < inner; i++) yp[i] = xp[i * istride];
+        for (int k = nd - 2; k >= 0; k--) { /* odometer over the outer output dims */
+            xoff += ostride_in[k];
+            if (++idx[k] < od[k]) break;
+            xoff -= ostride_in[k] * od[k];
+            idx[k] = 0;
+        }
+    }
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- ExpandDims / Squeeze */
+typedef struct dims_state {
+    int n;                         /* sorted, unique, non-negative */
+    int64_t dims[RC_MAX_DIMS];
+} dims_state;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static rc_status dims_setup(rc_op *op, rc_err *err)
+{
+    dims_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    const int64_t *v;
+    int n;
+    rc_status st = rc_arg_ints(&op->def, "dims", &v, &n, err);
+    if (st) return st;
+    if (!n) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' must be given (a non-empty list of ints)");
+    int64_t tmp[64];
+    if (n > 64) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' has %d entries, too many", n);
+    memcpy(tmp, v, sizeof(int64_t) * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_i64);
+    if (tmp[0] < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' must be non-negative, got %lld", (long long)tmp[0]);
+    int u = 0;
+    for (int k = 0; k < n; k++)
+        if (!u || tmp[k] != tmp[u - 1]) tmp[u++] = tmp[k]; /* repeated dims count once, as Caffe2 */
+    if (u > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' has %d distinct entries, at most %d are supported",
+                          u, RC_MAX_DIMS);
+    memcpy(s->dims, tmp, sizeof(int64_t) * (size_t)u);
+    s->n = u;
+    return RC_OK;
+}
+
+static rc_status expand_dims_run(rc_op *op, rc_err *err)
+{
+    dims_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int out_nd = x->ndim + s->n;
+    if (s->dims[s->n - 1] >= out_nd || out_nd > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' (largest %lld) does not fit input 0 blob '%s' %s",
+                          (long long)s->dims[s->n - 1], rc_in_name(op, 0), RC_SHAPE(x));
+    /* Y = X with a 1 inserted at every position in dims (positions of the output) */
+    int64_t od[RC_MAX_DIMS];
+    for (int d = 0, j = 0, k = 0; d < out_nd; d++) {
+        if (j < s->n && s->dims[j] == d) { od[d] = 1; j++; }
+        else od[d] = x->dims[k++];
+    }
+    return copy_with_shape(op, 0, 0, out_nd, od, err);
+}
+
+static rc_status squeeze_run(rc_op *op, rc_err *err)
+{
+    dims_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (s->dims[s->n - 1] >= x->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' (largest %lld) needs input 0 blob '%s' to have at least "
+                          "%lld dims, got %s", (long long)s->dims[s->n - 1], rc_in_name(op, 0),
+                          (long long)s->dims[s->n - 1] + 1, RC_SHAPE(x));
+    /* Y = X without the size-1 dims listed in dims */
+    int64_t od[RC_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0, j = 0; d < x->ndim; d++) {
+        if (j < s->n && s->dims[j] == d) {
+            if (x->dims[d] != 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "dim %d of input 0 blob '%s' %s must be 1 to be squeezed", d,
+                                  rc_in_name(op, 0), RC_SHAPE(x));
+            j++;
+            continue;
+        }
+        od[ond++] = x->dims[d];
+    }
+    return copy_with_shape(op, 0, 0, ond, od, err);
+}
+
+static void free_plain(void *p) { free(p); }
 
 const rc_op_schema rc_ops_shape[] = {
+    {"Concat", 1, -1, 1, 2, NULL, concat_setup, concat_run, axis_state_free,
+     "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis"},
+    {"Split", 1, 2, 1, -1, NULL, split_setup, split_run, axis_state_free,
+     "Y_0..Y_n = X cut along 'axis' by 'split' / input 1 / equally; add_axis=1 drops the axis"},
+    {"Reshape", 1, 2, 2, 2, rc_inplace_first, reshape_setup, reshape_run, free_plain,
+     "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)"},
+    {"Flatten", 1, 1, 1, 1, NULL, flatten_setup, flatten_run, free_plain,
+     "Y = X as 2-D (prod(dims[:axis]), prod(dims[axis:])), axis default 1"},
+    {"ResizeLike", 2, 2, 1, 1, rc_inplace_first, NULL, resize_like_run, NULL, "Y = X0 with the shape of X1"},
+    {"Transpose", 1, 1, 1, 1, NULL, transpose_setup, transpose_run, free_plain,
+     "Y = X with dims permuted by 'axes' (default: reversed)"},
+    {"ExpandDims", 1, 1, 1, 1, rc_inplace_first, dims_setup, expand_dims_run, free_plain,
+     "Y = X with size-1 dims inserted at 'dims'"},
+    {"Squeeze", 1, 1, 1, 1, rc_inplace_first, dims_setup, squeeze_run, free_plain,
+     "Y = X with the size-1 dims 'dims' removed"},
     {0},
 };

@@ -589,6 +589,7 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
     long long v;
     if (!PyArg_ParseTuple(args, "sL", &name, &v)) return NULL;
     if (!strcmp(name, "rnn_executor")) rc_flag_set_rnn_executor((int)v);
+    else if (!strcmp(name, "rnn_executor_trace")) rc_flag_set_rnn_trace((int)v);
     else if (!strcmp(name, "rnn_executor_num_threads")) {
         if (v < 0 || v > 1024) return PyErr_Format(PyExc_ValueError, "rnn_executor_num_threads must be in [0, 1024]");
         rc_flag_set_rnn_executor_threads((int)v);
@@ -606,6 +607,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     if (!strcmp(name, "rnn_executor")) return PyLong_FromLong(rc_flag_rnn_executor());
     if (!strcmp(name, "rnn_executor_num_threads")) return PyLong_FromLong(rc_flag_rnn_executor_threads());
+    if (!strcmp(name, "rnn_executor_trace")) return PyLong_FromLong(rc_flag_rnn_trace());
+    if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }

@@ -1,6 +1,989 @@
-/* rnn/recurrent_network.c -- RecurrentNetwork and friends (being written). */
-#include "../core/rc_core.h"
+/* RecurrentNetwork, RecurrentNetworkGradient, RecurrentNetworkBlobFetcher,
+ * rnn_internal_apply_link, rnn_internal_accumulate_gradient_input.
+ *
+ * Semantics: shared/spec/recurrent-network.md §1, §2, §4, without the bugs of §9:
+ * links and aliases are bounds-checked, every gradient buffer is zeroed before
+ * use, state rows the cell does not write are zero, a failing step leaves the
+ * op (and its executor) usable for the next run.
+ *
+ * Layout of workspaces: op workspace (states, outputs, references)
+ *   └─ shared-blobs workspace (recompute blobs, backward intermediates)
+ *        └─ step workspace t (one per timestep with a backward pass; rotating
+ *           `num_workspaces` in forward-only mode), each with its own int32
+ *           timestep blob, so timesteps never share a timestep blob. */
+#include "rnn_internal.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t next_op_id(void)
+{
+    static uint64_t counter = 0;
+    return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+/* ================================================================ scratch */
+void rnn_scratch_free(void *p)
+{
+    rnn_scratch *s = p;
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {
+        rc_net_free(s->fwd[i]);
+        rc_net_free(s->bwd[i]);
+    }
+    for (int i = 0; i < s->n; i++) rc_ws_free(s->ws[i]);
+    rc_ws_free(s->shared);
+    free(s->ws);
+    free(s->fwd);
+    free(s->bwd);
+    free(s);
+}
+
+/* The scratch object of blob b, created if b is empty. Borrowed (owned by b). */
+static rnn_scratch *scratch_get(rc_op *op, rc_blob *b, int create, rc_err *err)
+{
+    if (b->obj) {
+        if (b->obj_kind != (const char *)RNN_SCRATCH_KIND) {
+            rc_op_fail(op, err, RC_ERR_TYPE, "blob '%s' holds a %s, not RecurrentNetwork step workspaces", b->name,
+                       b->obj_kind ? b->obj_kind : "?");
+            return NULL;
+        }
+        return b->obj;
+    }
+    if (!create) {
+        rc_op_fail(op, err, RC_ERR_VALUE,
+                   "blob '%s' holds no step workspaces: run the forward RecurrentNetwork op first", b->name);
+        return NULL;
+    }
+    rnn_scratch *s = calloc(1, sizeof *s);
+    if (!s || !(s->shared = rc_ws_new(op->ws))) {
+        free(s);
+        rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating step workspaces");
+        return NULL;
+    }
+    rc_tensor_release(&b->t);
+    b->obj = s;
+    b->obj_free = rnn_scratch_free;
+    b->obj_kind = RNN_SCRATCH_KIND;
+    return s;
+}
+
+static rc_status scratch_grow(rc_op *op, rnn_scratch *s, int n, rc_err *err)
+{
+    if (n <= s->n) return RC_OK;
+    if (n > s->cap) {
+        int nc = s->cap ? s->cap : 4;
+        while (nc < n) nc *= 2;
+        rc_workspace **w = realloc(s->ws, sizeof *w * (size_t)nc);
+        if (w) s->ws = w;
+        rc_net **f = realloc(s->fwd, sizeof *f * (size_t)nc);
+        if (f) s->fwd = f;
+        rc_net **g = realloc(s->bwd, sizeof *g * (size_t)nc);
+        if (g) s->bwd = g;
+        if (!w || !f || !g) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing step workspaces");
+        s->cap = nc;
+    }
+    while (s->n < n) {
+        rc_workspace *w = rc_ws_new(s->shared);
+        if (!w) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating a step workspace");
+        s->ws[s->n] = w;
+        s->fwd[s->n] = NULL;
+        s->bwd[s->n] = NULL;
+        s->n++;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ op state */
+typedef struct {
+    int is_grad;
+    uint64_t id;
+    rc_netdef *step;          /* the step net as run: link (+accumulate, +param Sum) ops added; owned */
+    const char *timestep;
+    int n_states;
+    char *const *states;
+    const int64_t *init_ids;
+    int n_links;              /* forward links (+ backward links for the gradient op) */
+    char **link_int, **link_ext;
+    int64_t *link_off, *link_win;
+    int n_alias;
+    char *const *alias_src, *const *alias_dst;
+    const int64_t *alias_off;
+    int n_recompute;
+    char *const *recompute;
+    int has_bwd;
+    int64_t num_ws;           /* rotating workspaces (forward-only) */
+    int use_executor;
+    int64_t num_threads;
+    int debug;
+    rc_rnn_exec *exec;        /* owned, created lazily */
+    /* gradient op only */
+    int n_owg;                /* len(outputs_with_grads) */
+    int n_params;
+    const int64_t *params;    /* indices into the forward inputs */
+    int n_fwd_in;
+    char **state_grad;        /* per state: name of its gradient buffer (owned strings) */
+    int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
+    int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
+    rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
+    rc_workspace **ws_tmp;    /* per timestep: its step workspace */
+    int nets_tmp_cap;
+} rnn_state;
+
+static void free_strv(char **v, int n)
+{
+    if (!v) return;
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static void rnn_state_free(void *p)
+{
+    rnn_state *st = p;
+    if (!st) return;
+    rc_rnn_exec_free(st->exec);
+    rc_netdef_free(st->step);
+    free_strv(st->link_int, st->n_links);
+    free_strv(st->link_ext, st->n_links);
+    free(st->link_off);
+    free(st->link_win);
+    free_strv(st->state_grad, st->n_states);
+    free(st->all_grad_in);
+    free(st->last_grad_in);
+    free(st->nets_tmp);
+    free(st->ws_tmp);
+    free(st);
+}
+
+/* "<name>.rename" argument (memonger remapping), else name. Borrowed. */
+static const char *remap(const rc_opdef *def, const char *name)
+{
+    char key[512];
+    snprintf(key, sizeof key, "%s.rename", name);
+    const rc_arg *a = rc_opdef_arg(def, key);
+    return (a && a->kind == RC_ARG_S) ? a->s : name;
+}
+
+static int op_writes(const rc_opdef *od, const char *blob)
+{
+    for (int j = 0; j < od->n_out; j++)
+        if (strcmp(od->outputs[j], blob) == 0) return 1;
+    return 0;
+}
+
+static int op_reads(const rc_opdef *od, const char *blob)
+{
+    for (int j = 0; j < od->n_in; j++)
+        if (strcmp(od->inputs[j], blob) == 0) return 1;
+    return 0;
+}
+
+static void rename_in_op(rc_opdef *od, const char *from, const char *to, int *oom)
+{
+    for (int j = 0; j < od->n_in; j++)
+        if (strcmp(od->inputs[j], from) == 0) {
+            char *d = strdup(to);
+            if (!d) { *oom = 1; return; }
+            free(od->inputs[j]);
+            od->inputs[j] = d;
+        }
+    for (int j = 0; j < od->n_out; j++)
+        if (strcmp(od->outputs[j], from) == 0) {
+            char *d = strdup(to);
+            if (!d) { *oom = 1; return; }
+            free(od->outputs[j]);
+            od->outputs[j] = d;
+        }
+}
+
+/* Prepends one rnn_internal_apply_link op per link (in link order) at
+ * position `at`, and gives the first op that writes a link's internal blob
+ * without reading it a control input on that blob (spec §1.5). */
+static rc_status add_link_ops(rc_op *op, rnn_state *st, int at, rc_err *err)
+{
+    rc_netdef *nd = st->step;
+    for (int l = 0; l < st->n_links; l++) {
+        rc_opdef *lo = rc_netdef_insert_op(nd, at + l, "rnn_internal_apply_link");
+        if (!lo || rc_opdef_add_input(lo, st->timestep) || rc_opdef_add_input(lo, st->link_ext[l]) ||
+            rc_opdef_add_output(lo, st->link_int[l]) || rc_opdef_add_output(lo, st->link_ext[l]) ||
+            rc_opdef_set_arg_i(lo, "offset", st->link_off[l]) || rc_opdef_set_arg_i(lo, "window", st->link_win[l]) ||
+            rc_netdef_add_ext_in(nd, st->link_int[l]) || rc_netdef_add_ext_in(nd, st->link_ext[l]))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory building the step net");
+        lo->device_type = op->def.device_type;
+    }
+    for (int l = 0; l < st->n_links; l++) {
+        for (int i = at + st->n_links; i < nd->n_op; i++) {
+            rc_opdef *od = &nd->ops[i];
+            if (op_reads(od, st->link_int[l])) continue;
+            if (op_writes(od, st->link_int[l])) {
+                if (rc_opdef_add_control_input(od, st->link_int[l]))
+                    return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory building the step net");
+                break;
+            }
+        }
+    }
+    return RC_OK;
+}
+
+static rc_status parse_links(rc_op *op, rnn_state *st, const char *pint, const char *pext, const char *poff,
+                             const char *pwin, rc_err *err)
+{
+    char *const *li, *const *le;
+    const int64_t *lo, *lw;
+    int ni, ne, no, nw;
+    rc_status s;
+    if ((s = rc_arg_strings(&op->def, pint, &li, &ni, err)) || (s = rc_arg_strings(&op->def, pext, &le, &ne, err)) ||
+        (s = rc_arg_ints(&op->def, poff, &lo, &no, err)))
+        return s;
+    nw = 0;
+    lw = NULL;
+    if (pwin && (s = rc_arg_ints(&op->def, pwin, &lw, &nw, err))) return s;
+    if (ni != no) return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d entries but %s has %d", pint, ni, poff, no);
+    if (ne != no) return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d entries but %s has %d", pext, ne, poff, no);
+    if (pwin && nw && nw != no)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d entries but %s has %d", pwin, nw, poff, no);
+    int base = st->n_links, n = base + no;
+    char **ni_ = realloc(st->link_int, sizeof(char *) * (size_t)(n + 1));
+    if (ni_) st->link_int = ni_;
+    char **ne_ = realloc(st->link_ext, sizeof(char *) * (size_t)(n + 1));
+    if (ne_) st->link_ext = ne_;
+    int64_t *no_ = realloc(st->link_off, sizeof(int64_t) * (size_t)(n + 1));
+    if (no_) st->link_off = no_;
+    int64_t *nw_ = realloc(st->link_win, sizeof(int64_t) * (size_t)(n + 1));
+    if (nw_) st->link_win = nw_;
+    if (!ni_ || !ne_ || !no_ || !nw_) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    for (int l = 0; l < no; l++) {
+        if (lo[l] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "link %d ('%s' -> '%s') has negative offset %lld", base + l,
+                              le[l], li[l], (long long)lo[l]);
+        int64_t w = nw ? lw[l] : 1;
+        if (w < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "link %d ('%s' -> '%s') has negative window %lld", base + l,
+                              le[l], li[l], (long long)w);
+        st->link_int[base + l] = strdup(remap(&op->def, li[l]));
+        st->link_ext[base + l] = strdup(remap(&op->def, le[l]));
+        st->link_off[base + l] = lo[l];
+        st->link_win[base + l] = w;
+        st->n_links = base + l + 1;
+        if (!st->link_int[base + l] || !st->link_ext[base + l])
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
+    return RC_OK;
+}
+
+static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
+{
+    rc_status s;
+    const rc_opdef *d = &op->def;
+    int n_ids = 0, n_dst = 0, n_aoff = 0;
+    if ((s = rc_arg_s(d, "timestep", "timestep", &st->timestep, err)) ||
+        (s = rc_arg_strings(d, "recurrent_states", &st->states, &st->n_states, err)) ||
+        (s = rc_arg_ints(d, "initial_recurrent_state_ids", &st->init_ids, &n_ids, err)) ||
+        (s = rc_arg_strings(d, "alias_src", &st->alias_src, &st->n_alias, err)) ||
+        (s = rc_arg_strings(d, "alias_dst", &st->alias_dst, &n_dst, err)) ||
+        (s = rc_arg_ints(d, "alias_offset", &st->alias_off, &n_aoff, err)) ||
+        (s = rc_arg_strings(d, "recompute_blobs_on_backward", &st->recompute, &st->n_recompute, err)))
+        return s;
+    if (n_ids != st->n_states)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "recurrent_states has %d entries but initial_recurrent_state_ids has %d (states/inputs "
+                          "mismatch)", st->n_states, n_ids);
+    if (n_dst != n_aoff || st->n_alias != n_aoff)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "alias_src (%d), alias_dst (%d) and alias_offset (%d) must have the same length",
+                          st->n_alias, n_dst, n_aoff);
+    int64_t v;
+    if ((s = rc_arg_i(d, "enable_rnn_executor", 0, &v, err))) return s;
+    st->use_executor = v != 0 && rc_flag_rnn_executor();
+    if ((s = rc_arg_i(d, "rnn_executor.num_threads", 0, &st->num_threads, err))) return s;
+    if (st->num_threads < 0 || st->num_threads > 1024)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.num_threads must be in [0, 1024], got %lld",
+                          (long long)st->num_threads);
+    if (st->num_threads == 0) st->num_threads = rc_flag_rnn_executor_threads();
+    if ((s = rc_arg_i(d, "rnn_executor_debug", 0, &v, err))) return s;
+    st->debug = (int)v;
+    const rc_arg *bw = rc_opdef_arg(d, "backward_step_net");
+    st->has_bwd = bw && ((bw->kind == RC_ARG_NET && bw->net) || (bw->kind == RC_ARG_S && bw->s && bw->s[0]));
+    if (bw && bw->kind == RC_ARG_S && bw->s && bw->s[0])
+        return rc_op_fail(op, err, RC_ERR_TYPE,
+                          "backward_step_net must be a NetDef (text-format strings are not supported)");
+    if ((s = rc_arg_i(d, "num_workspaces", 2, &st->num_ws, err))) return s;
+    if (st->num_ws < 1 || st->num_ws > 1 << 20)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "num_workspaces must be >= 1, got %lld", (long long)st->num_ws);
+    return RC_OK;
+}
+
+static rc_status check_timestep_not_written(rc_op *op, const rnn_state *st, rc_err *err)
+{
+    for (int i = 0; i < st->step->n_op; i++)
+        if (op_writes(&st->step->ops[i], st->timestep))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "step op %s #%d writes the timestep blob '%s': the timestep cannot be the output "
+                              "of an op", st->step->ops[i].type, i, st->timestep);
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- forward setup */
+static rc_status rnn_setup(rc_op *op, rc_err *err)
+{
+    rnn_state *st = calloc(1, sizeof *st);
+    if (!st) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = st;
+    st->id = next_op_id();
+    rc_status s;
+    if ((s = parse_common(op, st, err))) return s;
+    for (int i = 0; i < st->n_states; i++)
+        if (st->init_ids[i] < 0 || st->init_ids[i] >= op->n_in)
+            return rc_op_fail(op, err, RC_ERR_INDEX,
+                              "initial_recurrent_state_ids[%d] = %lld is not an input index (op has %d inputs)", i,
+                              (long long)st->init_ids[i], op->n_in);
+    if (op->n_out != st->n_alias + 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "has %d outputs but %d aliases: outputs must be the alias destinations followed by the "
+                          "step-workspaces blob", op->n_out, st->n_alias);
+    for (int a = 0; a < st->n_alias; a++)
+        if (strcmp(st->alias_dst[a], op->def.outputs[a]) != 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "output %d is '%s' but alias_dst[%d] is '%s'", a,
+                              op->def.outputs[a], a, st->alias_dst[a]);
+    const rc_netdef *step;
+    if ((s = rc_arg_net(&op->def, "step_net", &step, err))) return s;
+    if (!step) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'step_net' (a NetDef) is required");
+    if ((s = parse_links(op, st, "link_internal", "link_external", "link_offset", "link_window", err))) return s;
+    if (!(st->step = rc_netdef_clone(step))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    if ((s = check_timestep_not_written(op, st, err))) return s;
+    if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    if ((s = add_link_ops(op, st, 0, err))) return s;
+    if (!st->has_bwd) {
+        int64_t nws;
+        if ((s = rc_arg_i(&op->def, "num_workspaces", st->use_executor ? 4 : 2, &nws, err))) return s;
+        st->num_ws = nws;
+    }
+    return RC_OK;
+}
+
+/* Instantiates (once) the step net `def` in step workspace w, with its own
+ * timestep blob. Borrowed result (owned by the scratch). */
+static rc_net *ensure_net(rc_op *op, rnn_state *st, rc_workspace *w, rc_net **slot, int t, rc_err *err)
+{
+    if (*slot) return *slot;
+    rc_blob *tb = rc_ws_create_local(w, st->timestep, err);
+    if (!tb) return NULL;
+    int64_t one = 1;
+    if (rc_tensor_resize(&tb->t, RC_I32, 1, &one, err)) return NULL;
+    rc_i32(&tb->t)[0] = t;
+    rc_net *net = rc_net_create(w, st->step, err);
+    if (!net) {
+        rc_err_prefix(err, "op %s #%d: creating the %s step net: ", op->def.type, op->index,
+                      st->is_grad ? "backward" : "forward");
+        return NULL;
+    }
+    *slot = net;
+    return net;
+}
+
+/* Drops cached step nets that were instantiated for another op (e.g. the net
+ * was re-created): the scratch blob outlives ops. */
+static void scratch_claim(rnn_scratch *sc, rnn_state *st)
+{
+    uint64_t *owner = st->is_grad ? &sc->bwd_owner : &sc->fwd_owner;
+    rc_net **nets = st->is_grad ? sc->bwd : sc->fwd;
+    if (*owner == st->id) return;
+    for (int i = 0; i < sc->n; i++) {
+        rc_net_free(nets[i]);
+        nets[i] = NULL;
+    }
+    *owner = st->id;
+}
+
+static void set_timestep(rc_net *net, rc_workspace *w, const char *name, int t)
+{
+    rc_blob *tb = rc_ws_get_local(w, name);
+    rc_i32(&tb->t)[0] = t;
+    int n = rc_net_num_ops(net);
+    for (int i = 0; i < n; i++) rc_net_op(net, i)->timestep = t;
+}
+
+static rc_status nets_tmp_reserve(rc_op *op, rnn_state *st, int T, rc_err *err)
+{
+    if (T <= st->nets_tmp_cap) return RC_OK;
+    rc_net **n = realloc(st->nets_tmp, sizeof *n * (size_t)T);
+    if (n) st->nets_tmp = n;
+    rc_workspace **w = realloc(st->ws_tmp, sizeof *w * (size_t)T);
+    if (w) st->ws_tmp = w;
+    if (!n || !w) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->nets_tmp_cap = T;
+    return RC_OK;
+}
+
+/* Writes the trace of the last run into "<scratch>_trace": int32 K x 5 rows of
+ * (timestep, op index (-1: set timestep), start_us, end_us, worker), and the
+ * op types into "<scratch>_trace_ops" (UTF-8 bytes, 0-terminated names). */
+static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
+                             rc_err *err)
+{
+    char nm[600];
+    snprintf(nm, sizeof nm, "%s_trace", scratch_blob->name);
+    rc_blob *b = rc_ws_create_local(op->ws, nm, err);
+    if (!b) return err->code;
+    int64_t dims[2] = {k, 5};
+    rc_status s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_I32, 2, dims, err))) return s;
+    if (k) memcpy(rc_i32(&b->t), rec, sizeof(int32_t) * (size_t)(k * 5));
+    snprintf(nm, sizeof nm, "%s_trace_ops", scratch_blob->name);
+    rc_blob *ob = rc_ws_create_local(op->ws, nm, err);
+    if (!ob) return err->code;
+    int64_t len = 0;
+    for (int i = 0; i < st->step->n_op; i++) len += (int64_t)strlen(st->step->ops[i].type) + 1;
+    if ((s = rc_tensor_resize_private(&ob->t, RC_I32, 1, &len, err))) return s;
+    int32_t *o = rc_i32(&ob->t);
+    for (int i = 0; i < st->step->n_op; i++)
+        for (const char *c = st->step->ops[i].type;; c++) {
+            *o++ = (unsigned char)*c;
+            if (!*c) break;
+        }
+    return RC_OK;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Runs the prepared per-timestep nets: serially, or with the executor. */
+static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
+                           rc_err *err)
+{
+    rc_status s = RC_OK;
+    int trace = rc_flag_rnn_trace();
+    int32_t *rec = NULL;
+    int64_t nrec = 0;
+    if (T == 0) return RC_OK;
+    if (st->use_executor) {
+        if (!st->exec) {
+            st->exec = rc_rnn_exec_new(st->step, st->n_links, st->link_int, st->link_ext, st->link_off, forward,
+                                       (int)st->num_threads, st->debug, err);
+            if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
+        }
+        rc_rnn_exec_set_trace(st->exec, trace);
+        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, err);
+        if (!s && trace) {
+            int k;
+            const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
+            s = store_trace(op, st, scratch_blob, r, k, err);
+        }
+    } else {
+        int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
+        if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the trace");
+        int64_t t0 = mono_us();
+        for (int k = 0; k < T && !s; k++) {
+            int t = forward ? k : T - 1 - k;
+            if (rc_interrupt_pending()) {
+                free(rec);
+                return rc_err_set(err, RC_ERR_INTERRUPT, "op %s #%d interrupted at timestep %d", op->def.type,
+                                  op->index, t);
+            }
+            rc_net *net = st->nets_tmp[t];
+            set_timestep(net, st->ws_tmp[t], st->timestep, t);
+            if (!trace) {
+                s = rc_net_run(net, err);
+                continue;
+            }
+            for (int i = 0; i < n && !s; i++) {
+                int32_t *r = rec + 5 * nrec++;
+                r[0] = t;
+                r[1] = i;
+                r[2] = (int32_t)(mono_us() - t0);
+                s = rc_op_run(rc_net_op(net, i), err);
+                r[3] = (int32_t)(mono_us() - t0);
+                r[4] = 0;
+            }
+        }
+        if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
+        free(rec);
+    }
+    if (s && s != RC_ERR_INTERRUPT)
+        rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);
+    return s;
+}
+
+static rc_status init_state(rc_op *op, rnn_state *st, int i, int64_t T, int64_t N, rc_err *err)
+{
+    int id = (int)st->init_ids[i];
+    const rc_tensor *x = rc_in(op, id);
+    rc_status s;
+    if ((s = rc_check_input(op, id, RC_F32, err))) return s;
+    if (x->ndim < 1 || x->ndim > 3)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "initial state '%s' (input %d) must be 1-D (S), 2-D (N, S) or 3-D (L, N, S), got %s",
+                          rc_in_name(op, id), id, RC_SHAPE(x));
+    int64_t S = x->dims[x->ndim - 1];
+    int64_t L = x->ndim == 3 ? x->dims[0] : 1;
+    if (x->ndim >= 2 && x->dims[x->ndim - 2] != N)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "initial state '%s' has batch size %lld (shape %s) but the input sequence '%s' has batch "
+                          "size %lld", rc_in_name(op, id), (long long)x->dims[x->ndim - 2], RC_SHAPE(x),
+                          rc_in_name(op, 0), (long long)N);
+    rc_blob *sb = rc_ws_create(op->ws, st->states[i], err);
+    if (!sb) return err->code;
+    if (sb->obj) return rc_op_fail(op, err, RC_ERR_TYPE, "state blob '%s' holds a non-tensor", st->states[i]);
+    if (&sb->t == x)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "state '%s' is also its own initial value", st->states[i]);
+    int64_t dims[3] = {T + L, N, S};
+    if ((s = rc_tensor_resize(&sb->t, RC_F32, 3, dims, err)))
+        return rc_op_fail(op, err, s, "state '%s' %lldx%lldx%lld: %s", st->states[i], (long long)dims[0],
+                          (long long)N, (long long)S, err->msg);
+    float *d = rc_f32(&sb->t);
+    const float *xs = rc_f32(x);
+    int64_t row = N * S;
+    if (x->ndim >= 2) memcpy(d, xs, sizeof(float) * (size_t)(L * row));
+    else
+        for (int64_t n = 0; n < N; n++) memcpy(d + n * S, xs, sizeof(float) * (size_t)S);
+    memset(d + L * row, 0, sizeof(float) * (size_t)(T * row));
+    return RC_OK;
+}
+
+static rc_status apply_aliases(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_err *err)
+{
+    for (int a = 0; a < st->n_alias; a++) {
+        rc_blob *src = rc_ws_get(sc->shared, st->alias_src[a]);
+        if (!src || src->t.dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_KEY, "alias %d: source blob '%s' does not exist", a, st->alias_src[a]);
+        const rc_tensor *t = &src->t;
+        if (t->ndim < 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "alias %d: source '%s' is a scalar %s", a, st->alias_src[a],
+                              RC_SHAPE(t));
+        int64_t off = st->alias_off[a];
+        int64_t start = off >= 0 ? off : t->dims[0] + off;
+        int64_t count = t->dims[0] - start;
+        if (start < 0 || count < 0)
+            return rc_op_fail(op, err, RC_ERR_INDEX,
+                              "alias %d ('%s' -> '%s'): offset %lld is outside the %lld rows of %s", a,
+                              st->alias_src[a], st->alias_dst[a], (long long)off, (long long)t->dims[0], RC_SHAPE(t));
+        rc_tensor *dst = rc_out(op, a);
+        if (dst == t) continue;
+        rc_tensor_view_rows(dst, t, start, count);
+    }
+    return RC_OK;
+}
+
+static rc_status rnn_run(rc_op *op, rc_err *err)
+{
+    rnn_state *st = op->state;
+    rc_status s;
+    if ((s = rc_check_input(op, 0, RC_F32, err))) return s;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input sequence '%s' must be at least 2-D (T, N, ...), got %s",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    int64_t T = x->dims[0], N = x->dims[1];
+    if (T > INT32_MAX / 2) return rc_op_fail(op, err, RC_ERR_VALUE, "sequence length %lld too large", (long long)T);
+    for (int i = 0; i < st->n_states; i++)
+        if ((s = init_state(op, st, i, T, N, err))) return s;
+    rnn_scratch *sc = scratch_get(op, op->out[op->n_out - 1], 1, err);
+    if (!sc) return err->code;
+    for (int r = 0; r < st->n_recompute; r++)
+        if (!rc_ws_create_local(sc->shared, st->recompute[r], err)) return err->code;
+    int nws = st->has_bwd ? (int)T : (int)(T < st->num_ws ? T : st->num_ws);
+    if ((s = scratch_grow(op, sc, nws, err))) return s;
+    scratch_claim(sc, st);
+    if ((s = nets_tmp_reserve(op, st, (int)T, err))) return s;
+    for (int t = 0; t < T; t++) {
+        int wi = st->has_bwd ? t : (int)(t % st->num_ws);
+        rc_net *net = ensure_net(op, st, sc->ws[wi], &sc->fwd[wi], t, err);
+        if (!net) return err->code;
+        st->nets_tmp[t] = net;
+        st->ws_tmp[t] = sc->ws[wi];
+    }
+    if ((s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
+    return apply_aliases(op, st, sc, err);
+}
+
+/* ================================================================ gradient */
+/* Gradient-op inputs: GO(j) for j in outputs_with_grads, forward inputs,
+ * forward outputs (last: step workspaces). Outputs: GI(0), GI(param...),
+ * GI(initial state...). */
+static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
+{
+    rnn_state *st = calloc(1, sizeof *st);
+    if (!st) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = st;
+    st->is_grad = 1;
+    st->id = next_op_id();
+    rc_status s;
+    const rc_opdef *d = &op->def;
+    if ((s = parse_common(op, st, err))) return s;
+    const int64_t *owg;
+    if ((s = rc_arg_ints(d, "outputs_with_grads", &owg, &st->n_owg, err))) return s;
+    if ((s = rc_arg_ints(d, "param", &st->params, &st->n_params, err))) return s;
+    char *const *param_grads;
+    int n_pg;
+    if ((s = rc_arg_strings(d, "param_grads", &param_grads, &n_pg, err))) return s;
+    if (st->n_owg == 0) return rc_op_fail(op, err, RC_ERR_VALUE, "outputs_with_grads must not be empty");
+    if (n_pg && n_pg != st->n_params)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "param (%d) and param_grads (%d) differ in length", st->n_params,
+                          n_pg);
+    int n_fwd_out = st->n_alias + 1;
+    st->n_fwd_in = op->n_in - st->n_owg - n_fwd_out;
+    if (st->n_fwd_in < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "has %d inputs; expected %d output gradients + the forward inputs + %d forward outputs",
+                          op->n_in, st->n_owg, n_fwd_out);
+    if (op->n_out != 1 + st->n_params + st->n_states)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "has %d outputs; expected 1 (input gradient) + %d (params) + %d (initial states)",
+                          op->n_out, st->n_params, st->n_states);
+    for (int i = 0; i < st->n_params; i++)
+        if (st->params[i] < 0 || st->params[i] >= st->n_fwd_in)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "param[%d] = %lld is not a forward input index", i,
+                              (long long)st->params[i]);
+    for (int i = 0; i < st->n_states; i++)
+        if (st->init_ids[i] < 0 || st->init_ids[i] >= st->n_fwd_in)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "initial_recurrent_state_ids[%d] = %lld is not an input index",
+                              i, (long long)st->init_ids[i]);
+    for (int k = 0; k < st->n_owg; k++)
+        if (owg[k] < 0 || owg[k] >= st->n_alias)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "outputs_with_grads[%d] = %lld is not an output index", k,
+                              (long long)owg[k]);
+    const rc_netdef *bstep;
+    if ((s = rc_arg_net(d, "backward_step_net", &bstep, err))) return s;
+    if ((s = parse_links(op, st, "link_internal", "link_external", "link_offset", "link_window", err))) return s;
+    if ((s = parse_links(op, st, "backward_link_internal", "backward_link_external", "backward_link_offset", NULL,
+                         err)))
+        return s;
+    st->step = bstep ? rc_netdef_clone(bstep) : rc_netdef_new("backward_step_net");
+    if (!st->step) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    if ((s = check_timestep_not_written(op, st, err))) return s;
+    if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+
+    /* param gradient accumulation: the cell's per-step gradient is renamed to
+     * <grad>_tmpstep and summed into the op's output at the end of each step. */
+    for (int i = 0; i < st->n_params; i++) {
+        const char *pgrad = op->def.outputs[1 + i];
+        const char *gb = remap(d, n_pg ? param_grads[i] : pgrad);
+        char tmp[600];
+        snprintf(tmp, sizeof tmp, "%s_tmpstep", gb);
+        int oom = 0;
+        for (int j = 0; j < st->step->n_op; j++) rename_in_op(&st->step->ops[j], gb, tmp, &oom);
+        rc_opdef *sum = rc_netdef_add_op(st->step, "Sum");
+        if (oom || !sum || rc_opdef_add_input(sum, pgrad) || rc_opdef_add_input(sum, tmp) ||
+            rc_opdef_add_output(sum, pgrad) || rc_netdef_add_ext_in(st->step, pgrad))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
+    /* link ops, then accumulate ops before them */
+    if ((s = add_link_ops(op, st, 0, err))) return s;
+    st->state_grad = calloc((size_t)st->n_states + 1, sizeof(char *));
+    st->all_grad_in = calloc((size_t)st->n_states + 1, sizeof(int));
+    st->last_grad_in = calloc((size_t)st->n_states + 1, sizeof(int));
+    if (!st->state_grad || !st->all_grad_in || !st->last_grad_in)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    int n_acc = 0;
+    for (int i = 0; i < st->n_states; i++) {
+        char nm[600];
+        snprintf(nm, sizeof nm, "%s_grad", st->states[i]);
+        if (!(st->state_grad[i] = strdup(remap(d, nm)))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        st->all_grad_in[i] = st->last_grad_in[i] = -1;
+        for (int k = 0; k < st->n_owg; k++) {
+            int a = (int)owg[k];
+            if (strcmp(st->alias_src[a], st->states[i]) != 0) continue;
+            if (st->alias_off[a] == 1) st->all_grad_in[i] = k;
+            else if (st->alias_off[a] == -1) st->last_grad_in[i] = k;
+            else
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "output %d ('%s') has a gradient but aliases state '%s' at offset %lld; only "
+                                  "offsets +1 (all steps) and -1 (last step) support gradients",
+                                  a, st->alias_dst[a], st->states[i], (long long)st->alias_off[a]);
+        }
+        if (st->all_grad_in[i] >= 0) {
+            rc_opdef *acc = rc_netdef_insert_op(st->step, n_acc++, "rnn_internal_accumulate_gradient_input");
+            if (!acc || rc_opdef_add_input(acc, st->timestep) ||
+                rc_opdef_add_input(acc, op->def.inputs[st->all_grad_in[i]]) ||
+                rc_opdef_add_input(acc, st->state_grad[i]) || rc_opdef_add_output(acc, st->state_grad[i]) ||
+                rc_opdef_set_arg_i(acc, "offset", 1) ||
+                rc_netdef_add_ext_in(st->step, op->def.inputs[st->all_grad_in[i]]))
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+            for (int l = 0; l < st->n_links; l++)
+                if (strcmp(st->link_ext[l], st->state_grad[i]) == 0) {
+                    char key[600];
+                    snprintf(key, sizeof key, "rnn_dependency.%s", st->link_int[l]);
+                    if (rc_opdef_set_arg_s(acc, key, st->link_int[l]))
+                        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+                }
+        }
+    }
+    return RC_OK;
+}
+
+static rc_status rnn_grad_run(rc_op *op, rc_err *err)
+{
+    rnn_state *st = op->state;
+    rc_status s;
+    int fin0 = st->n_owg; /* gradient-op input index of forward input 0 */
+    if ((s = rc_check_input(op, fin0, RC_F32, err))) return s;
+    const rc_tensor *x = rc_in(op, fin0);
+    if (x->ndim < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "forward input '%s' must be at least 2-D, got %s",
+                          rc_in_name(op, fin0), RC_SHAPE(x));
+    int64_t T = x->dims[0], N = x->dims[1];
+    rnn_scratch *sc = scratch_get(op, op->in[op->n_in - 1], 0, err);
+    if (!sc) return err->code;
+    if (sc->n < T || sc->fwd_owner == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "the forward pass has %d step workspaces but the sequence has %lld steps: run the forward "
+                          "op (with a backward pass) on this input first", sc->n, (long long)T);
+    /* parameter gradients: zeroed, shaped like the params */
+    for (int i = 0; i < st->n_params; i++) {
+        int pin = fin0 + (int)st->params[i];
+        if ((s = rc_check_input(op, pin, RC_F32, err))) return s;
+        rc_tensor *g = rc_out(op, 1 + i);
+        if (g == rc_in(op, pin))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "param gradient '%s' is the param itself", rc_out_name(op, 1 + i));
+        if ((s = rc_tensor_resize_like(g, rc_in(op, pin), err))) return s;
+        memset(rc_f32(g), 0, rc_tensor_nbytes(g));
+    }
+    /* state gradients: shaped like the states, all zero, plus d(_last) into the last row */
+    for (int i = 0; i < st->n_states; i++) {
+        rc_blob *sb = rc_ws_get(op->ws, st->states[i]);
+        if (!sb || sb->t.ndim != 3)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "state '%s' is missing or not 3-D: run the forward op first",
+                              st->states[i]);
+        if (sb->t.dims[1] != N)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "state '%s' %s does not match the input batch size %lld",
+                              st->states[i], RC_SHAPE(&sb->t), (long long)N);
+        rc_blob *gb = rc_ws_create(sc->shared, st->state_grad[i], err);
+        if (!gb) return err->code;
+        if ((s = rc_tensor_resize_private(&gb->t, RC_F32, 3, sb->t.dims, err))) return s;
+        memset(rc_f32(&gb->t), 0, rc_tensor_nbytes(&gb->t));
+        int k = st->last_grad_in[i];
+        if (k >= 0) {
+            if ((s = rc_check_input(op, k, RC_F32, err))) return s;
+            const rc_tensor *lg = rc_in(op, k);
+            int64_t row = sb->t.dims[1] * sb->t.dims[2];
+            if (rc_tensor_numel(lg) != row)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "gradient '%s' of the last state of '%s' has shape %s, expected (1, %lld, %lld)",
+                                  rc_in_name(op, k), st->states[i], RC_SHAPE(lg), (long long)sb->t.dims[1],
+                                  (long long)sb->t.dims[2]);
+            float *dst = rc_f32(&gb->t) + (sb->t.dims[0] - 1) * row;
+            const float *src = rc_f32(lg);
+            for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+        }
+        k = st->all_grad_in[i];
+        if (k >= 0) {
+            if ((s = rc_check_input(op, k, RC_F32, err))) return s;
+            const rc_tensor *ag = rc_in(op, k);
+            if (ag->ndim != 3 || ag->dims[0] != T || ag->dims[1] != N || ag->dims[2] != sb->t.dims[2])
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "gradient '%s' of all steps of '%s' has shape %s, expected (%lld, %lld, %lld)",
+                                  rc_in_name(op, k), st->states[i], RC_SHAPE(ag), (long long)T, (long long)N,
+                                  (long long)sb->t.dims[2]);
+        }
+    }
+    /* input-sequence gradient: shaped like input 0 and zeroed (Caffe2 left garbage) */
+    rc_tensor *gx = rc_out(op, 0);
+    if ((s = rc_tensor_resize_like(gx, x, err))) return s;
+    memset(rc_f32(gx), 0, rc_tensor_nbytes(gx));
+    /* backward intermediates live once in the shared workspace, unless the
+     * forward step workspace already holds them */
+    for (int i = 0; T > 0 && i < st->step->n_op; i++) {
+        const rc_opdef *od = &st->step->ops[i];
+        for (int j = 0; j < od->n_out; j++)
+            if (!rc_ws_get_local(sc->ws[0], od->outputs[j]))
+                if (!rc_ws_create(sc->shared, od->outputs[j], err)) return err->code;
+    }
+    scratch_claim(sc, st);
+    if ((s = nets_tmp_reserve(op, st, (int)T, err))) return s;
+    for (int t = 0; t < T; t++) {
+        rc_net *net = ensure_net(op, st, sc->ws[t], &sc->bwd[t], t, err);
+        if (!net) return err->code;
+        st->nets_tmp[t] = net;
+        st->ws_tmp[t] = sc->ws[t];
+    }
+    if ((s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
+    /* initial-state gradients */
+    for (int i = 0; i < st->n_states; i++) {
+        int id = fin0 + (int)st->init_ids[i];
+        const rc_tensor *init = rc_in(op, id);
+        rc_tensor *g = rc_out(op, 1 + st->n_params + i);
+        rc_blob *gb = rc_ws_get(sc->shared, st->state_grad[i]);
+        if ((s = rc_tensor_resize_like(g, init, err))) return s;
+        const float *src = rc_f32(&gb->t);
+        float *dst = rc_f32(g);
+        int64_t S = gb->t.dims[2];
+        if (init->ndim >= 2) memcpy(dst, src, sizeof(float) * (size_t)rc_tensor_numel(init));
+        else {
+            memset(dst, 0, sizeof(float) * (size_t)S);
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t j = 0; j < S; j++) dst[j] += src[n * S + j];
+        }
+    }
+    return RC_OK;
+}
+
+/* ================================================================ link / accumulate ops */
+typedef struct { int64_t offset, window; } link_args;
+
+static rc_status link_setup(rc_op *op, rc_err *err)
+{
+    link_args *a = calloc(1, sizeof *a);
+    if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = a;
+    rc_status s;
+    if ((s = rc_arg_i(&op->def, "offset", -1, &a->offset, err)) ||
+        (s = rc_arg_i(&op->def, "window", -1, &a->window, err)))
+        return s;
+    if (a->offset < 0) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'offset' must be set and >= 0");
+    if (a->window < 0) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'window' must be set and >= 0");
+    if (strcmp(op->def.inputs[1], op->def.outputs[1]) != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 ('%s') and output 1 ('%s') must be the same blob",
+                          op->def.inputs[1], op->def.outputs[1]);
+    return RC_OK;
+}
+
+static rc_status read_timestep(rc_op *op, int i, int *t, rc_err *err)
+{
+    const rc_tensor *ts = rc_in(op, i);
+    if (ts->dtype != RC_I32 || rc_tensor_numel(ts) != 1)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "timestep blob '%s' must be a 1-element int32 tensor, got %s",
+                          rc_in_name(op, i), RC_SHAPE(ts));
+    *t = rc_i32(ts)[0];
+    return RC_OK;
+}
+
+/* internal = external[t + offset : t + offset + window] (a view, no copy). */
+static rc_status link_run(rc_op *op, rc_err *err)
+{
+    link_args *a = op->state;
+    int t = 0;
+    rc_status s;
+    if ((s = read_timestep(op, 0, &t, err))) return s;
+    const rc_tensor *ext = rc_in(op, 1);
+    if (ext->dtype == RC_UNDEF || ext->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "link external '%s' must be a tensor of at least 1 dim, got %s",
+                          rc_in_name(op, 1), RC_SHAPE(ext));
+    int64_t start = (int64_t)t + a->offset;
+    if (t < 0 || start + a->window > ext->dims[0])
+        return rc_op_fail(op, err, RC_ERR_INDEX,
+                          "link '%s' -> '%s': rows [%lld, %lld) are outside the %lld rows of %s (offset %lld, "
+                          "window %lld)", rc_in_name(op, 1), rc_out_name(op, 0), (long long)start,
+                          (long long)(start + a->window), (long long)ext->dims[0], RC_SHAPE(ext),
+                          (long long)a->offset, (long long)a->window);
+    rc_tensor_view_rows(rc_out(op, 0), ext, start, a->window);
+    return RC_OK;
+}
+
+/* dst[t + offset] += src[t] (one row). Inputs (timestep, src, dst), output dst. */
+static rc_status acc_run(rc_op *op, rc_err *err)
+{
+    link_args *a = op->state;
+    int t = 0;
+    rc_status s;
+    if ((s = read_timestep(op, 0, &t, err))) return s;
+    if ((s = rc_check_input(op, 1, RC_F32, err)) || (s = rc_check_input(op, 2, RC_F32, err))) return s;
+    const rc_tensor *src = rc_in(op, 1);
+    rc_tensor *dst = rc_in(op, 2);
+    if (src->ndim < 1 || dst->ndim < 1 || rc_dims_prod(src, 1, src->ndim) != rc_dims_prod(dst, 1, dst->ndim))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "row sizes of '%s' %s and '%s' %s differ", rc_in_name(op, 1),
+                          RC_SHAPE(src), rc_in_name(op, 2), RC_SHAPE(dst));
+    if (t < 0 || t >= src->dims[0])
+        return rc_op_fail(op, err, RC_ERR_INDEX, "source row %d is outside the %lld rows of '%s'", t,
+                          (long long)src->dims[0], rc_in_name(op, 1));
+    int64_t row = t + a->offset;
+    if (row < 0 || row >= dst->dims[0])
+        return rc_op_fail(op, err, RC_ERR_INDEX, "destination row %lld is outside the %lld rows of '%s'",
+                          (long long)row, (long long)dst->dims[0], rc_in_name(op, 2));
+    int64_t n = rc_dims_prod(src, 1, src->ndim);
+    const float *sp = rc_f32(src) + (int64_t)t * n;
+    float *dp = rc_f32(dst) + row * n;
+    for (int64_t j = 0; j < n; j++) dp[j] += sp[j];
+    return RC_OK;
+}
+
+static rc_status acc_setup(rc_op *op, rc_err *err)
+{
+    link_args *a = calloc(1, sizeof *a);
+    if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = a;
+    rc_status s;
+    if ((s = rc_arg_i(&op->def, "offset", 1, &a->offset, err))) return s;
+    if (strcmp(op->def.inputs[2], op->def.outputs[0]) != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 ('%s') and output 0 ('%s') must be the same blob",
+                          op->def.inputs[2], op->def.outputs[0]);
+    return RC_OK;
+}
+
+static int link_inplace(int in, int out) { return in == 1 && out == 1; }
+static int acc_inplace(int in, int out) { return in == 2 && out == 0; }
+
+/* ================================================================ blob fetcher */
+/* Copies every local blob b of step workspace i into the op's workspace as
+ * "<prefix>_<b><i>"; output: int32 tensor of the UTF-8 bytes of all names,
+ * each followed by a 0 byte. */
+static rc_status fetcher_run(rc_op *op, rc_err *err)
+{
+    rnn_scratch *sc = scratch_get(op, op->in[0], 0, err);
+    if (!sc) return err->code;
+    const char *prefix;
+    rc_status s;
+    if ((s = rc_arg_s(&op->def, "prefix", "rnn", &prefix, err))) return s;
+    size_t cap = 256, len = 0;
+    char *names = malloc(cap);
+    if (!names) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    for (int i = 0; i < sc->n; i++) {
+        rc_workspace *w = sc->ws[i];
+        int nb = rc_ws_num_blobs(w);
+        for (int j = 0; j < nb; j++) {
+            rc_blob *b = rc_ws_blob_at(w, j);
+            if (b->obj || b->t.dtype == RC_UNDEF) continue;
+            char nm[1024];
+            int k = snprintf(nm, sizeof nm, "%s_%s%d", prefix, b->name, i);
+            if (k < 0 || (size_t)k >= sizeof nm) {
+                free(names);
+                return rc_op_fail(op, err, RC_ERR_VALUE, "blob name too long: '%s'", b->name);
+            }
+            rc_blob *dst = rc_ws_create_local(op->ws, nm, err);
+            if (!dst || (dst->obj && (free(names), 1))) {
+                if (dst) return rc_op_fail(op, err, RC_ERR_TYPE, "blob '%s' holds a non-tensor", nm);
+                free(names);
+                return err->code;
+            }
+            rc_tensor fresh;
+            rc_tensor_init(&fresh);
+            if ((s = rc_tensor_copy(&fresh, &b->t, err))) { free(names); return s; }
+            rc_tensor_release(&dst->t);
+            dst->t = fresh;
+            if (len + (size_t)k + 1 > cap) {
+                while (len + (size_t)k + 1 > cap) cap *= 2;
+                char *nn = realloc(names, cap);
+                if (!nn) { free(names); return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory"); }
+                names = nn;
+            }
+            memcpy(names + len, nm, (size_t)k + 1);
+            len += (size_t)k + 1;
+        }
+    }
+    int64_t dim = (int64_t)len;
+    rc_tensor *out = rc_out(op, 0);
+    if ((s = rc_tensor_resize_private(out, RC_I32, 1, &dim, err))) { free(names); return s; }
+    int32_t *o = rc_i32(out);
+    for (size_t j = 0; j < len; j++) o[j] = (unsigned char)names[j];
+    free(names);
+    return RC_OK;
+}
 
 const rc_op_schema rc_ops_recurrent[] = {
+    {"RecurrentNetwork", 1, -1, 2, -1, NULL, rnn_setup, rnn_run, rnn_state_free,
+     "runs step_net over the timesteps of input 0"},
+    {"RecurrentNetworkGradient", 2, -1, 1, -1, NULL, rnn_grad_setup, rnn_grad_run, rnn_state_free,
+     "backward pass of RecurrentNetwork"},
+    {"RecurrentNetworkBlobFetcher", 1, 1, 1, 1, NULL, NULL, fetcher_run, NULL,
+     "copies step-workspace blobs into the op's workspace"},
+    {"rnn_internal_apply_link", 2, 2, 2, 2, link_inplace, link_setup, link_run, free,
+     "internal = external[t+offset : t+offset+window] as a view"},
+    {"rnn_internal_accumulate_gradient_input", 3, 3, 1, 1, acc_inplace, acc_setup, acc_run, free,
+     "dst[t+offset] += src[t]"},
     {0},
 };

@@ -1,0 +1,174 @@
+/* kernels/math_kernels.c -- CPU float32 kernels for the math ops. See math_kernels.h. */
+#include "math_kernels.h"
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- binary, legacy broadcast */
+/* a, y [pre, n, post], b [n]: y = a (op) b broadcast over pre and post. */
+#define RC_BINARY_KERNEL(name, OP)                                                                  \
+    void name(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y)     \
+    {                                                                                               \
+        if (post == 1) {                                                                            \
+            for (int64_t p = 0; p < pre; p++) {                                                     \
+                const float *ap = a + p * n;                                                        \
+                float *yp = y + p * n;                                                              \
+                for (int64_t j = 0; j < n; j++) yp[j] = ap[j] OP b[j];                              \
+            }                                                                                       \
+            return;                                                                                 \
+        }                                                                                           \
+        for (int64_t p = 0; p < pre; p++)                                                           \
+            for (int64_t j = 0; j < n; j++) {                                                       \
+                const float bj = b[j];                                                              \
+                const float *ap = a + (p * n + j) * post;                                           \
+                float *yp = y + (p * n + j) * post;                                                 \
+                for (int64_t k = 0; k < post; k++) yp[k] = ap[k] OP bj;                             \
+            }                                                                                       \
+    }
+
+RC_BINARY_KERNEL(rc_k_add, +)
+RC_BINARY_KERNEL(rc_k_sub, -)
+RC_BINARY_KERNEL(rc_k_mul, *)
+
+/* a [pre, n, post] -> c [n]: c[j] = sum_{p,k} a[p, j, k]. */
+void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float *c)
+{
+    for (int64_t j = 0; j < n; j++) c[j] = 0.f;
+    if (post == 1) {
+        for (int64_t p = 0; p < pre; p++) {
+            const float *ap = a + p * n;
+            for (int64_t j = 0; j < n; j++) c[j] += ap[j];
+        }
+        return;
+    }
+    for (int64_t p = 0; p < pre; p++)
+        for (int64_t j = 0; j < n; j++) {
+            const float *ap = a + (p * n + j) * post;
+            float s = 0.f;
+            for (int64_t k = 0; k < post; k++) s += ap[k];
+            c[j] += s;
+        }
+}
+
+/* ---------------------------------------------------------------- (weighted) sums */
+#define RC_SUM_CHUNK 1024
+
+/* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
+void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
+{
+    float buf[RC_SUM_CHUNK];
+    for (int64_t c0 = 0; c0 < n; c0 += RC_SUM_CHUNK) {
+        const int64_t len = n - c0 < RC_SUM_CHUNK ? n - c0 : RC_SUM_CHUNK;
+        const float *x0 = x[0] + c0;
+        if (w) {
+            const float w0 = w[0];
+            for (int64_t i = 0; i < len; i++) buf[i] = w0 * x0[i];
+        } else {
+            for (int64_t i = 0; i < len; i++) buf[i] = x0[i];
+        }
+        for (int j = 1; j < nx; j++) {
+            const float *xj = x[j] + c0;
+            if (w) {
+                const float wj = w[j];
+                for (int64_t i = 0; i < len; i++) buf[i] += wj * xj[i];
+            } else {
+                for (int64_t i = 0; i < len; i++) buf[i] += xj[i];
+            }
+        }
+        memcpy(y + c0, buf, (size_t)len * sizeof *buf);
+    }
+}
+
+/* ---------------------------------------------------------------- unary */
+/* Sigmoid without overflow: exp of a non-positive argument only. */
+static inline float sigmoidf(float x)
+{
+    if (x >= 0.f) return 1.f / (1.f + expf(-x));
+    const float e = expf(x);
+    return e / (1.f + e);
+}
+
+/* x, y [n] */
+void rc_k_sigmoid(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = sigmoidf(x[i]);
+}
+
+/* x, y [n] */
+void rc_k_tanh(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+/* x, y [n] */
+void rc_k_relu(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+/* x, y [n] */
+void rc_k_scale(int64_t n, float s, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = s * x[i];
+}
+
+/* y, dy, dx [n]: dx = dy * y * (1 - y) */
+void rc_k_sigmoid_grad(int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+}
+
+/* y, dy, dx [n]: dx = dy * (1 - y^2) */
+void rc_k_tanh_grad(int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * (1.f - y[i] * y[i]);
+}
+
+/* y, dy, dx [n]: dx = y > 0 ? dy : 0 */
+void rc_k_relu_grad(int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+}
+
+/* ---------------------------------------------------------------- ElementwiseLinear */
+/* x, y [N, D]; a, b [D] */
+void rc_k_elementwise_linear(int64_t N, int64_t D, const float *x, const float *a, const float *b, float *y)
+{
+    for (int64_t r = 0; r < N; r++) {
+        const float *xr = x + r * D;
+        float *yr = y + r * D;
+        for (int64_t j = 0; j < D; j++) yr[j] = xr[j] * a[j] + b[j];
+    }
+}
+
+/* dy, x, dx [N, D]; a, da, db [D] */
+void rc_k_elementwise_linear_grad(int64_t N, int64_t D, const float *dy, const float *x, const float *a,
+                                  float *dx, float *da, float *db)
+{
+    for (int64_t j = 0; j < D; j++) da[j] = db[j] = 0.f;
+    for (int64_t r = 0; r < N; r++) {
+        const float *dyr = dy + r * D, *xr = x + r * D;
+        float *dxr = dx + r * D;
+        for (int64_t j = 0; j < D; j++) {
+            da[j] += dyr[j] * xr[j];
+            db[j] += dyr[j];
+            dxr[j] = dyr[j] * a[j];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- FC helpers */
+/* b [N] -> y [M, N] */
+void rc_k_fill_rows(int64_t M, int64_t N, const float *b, float *y)
+{
+    for (int64_t m = 0; m < M; m++) memcpy(y + m * N, b, (size_t)N * sizeof *b);
+}
+
+/* dy [M, N] -> db [N] */
+void rc_k_col_sum(int64_t M, int64_t N, const float *dy, float *db)
+{
+    for (int64_t j = 0; j < N; j++) db[j] = 0.f;
+    for (int64_t m = 0; m < M; m++) {
+        const float *r = dy + m * N;
+        for (int64_t j = 0; j < N; j++) db[j] += r[j];
+    }
+}

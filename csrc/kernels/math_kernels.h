@@ -1,0 +1,52 @@
+/* kernels/math_kernels.h -- CPU float32 kernels for the math ops (ops/math.c).
+ *
+ * Raw pointers and dimensions only. Every kernel is a plain loop the compiler
+ * vectorises at -O3; none allocates, none keeps state, all are thread-safe.
+ * Where a kernel may run in place it says which pointers may be equal; any
+ * other overlap is not allowed.
+ */
+#ifndef RC_MATH_KERNELS_H
+#define RC_MATH_KERNELS_H
+
+#include "../core/rc_core.h"
+
+/* Binary elementwise with Caffe2's legacy broadcast, A viewed as [pre, n, post]
+ * and B as [n]: y[p, j, k] = a[p, j, k] (op) b[j]. Same-shape operation is
+ * pre = post = 1, n = numel. y may equal a; y may equal b only when
+ * pre == post == 1. */
+RC_INTERNAL void rc_k_add(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
+RC_INTERNAL void rc_k_sub(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
+RC_INTERNAL void rc_k_mul(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
+
+/* c[n] = sum over p, k of a[pre, n, post] (fixed order: p, then k). */
+RC_INTERNAL void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float *c);
+
+/* y[i] = sum_j w[j] * x[j][i] over nx inputs of n elements each (w == NULL:
+ * all weights 1). Accumulates in the order x[0], x[1], ... in a stack buffer,
+ * so y may equal any x[j]. */
+RC_INTERNAL void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y);
+
+/* Unary [n] -> [n]; y may equal x. */
+RC_INTERNAL void rc_k_sigmoid(int64_t n, const float *x, float *y);
+RC_INTERNAL void rc_k_tanh(int64_t n, const float *x, float *y);
+RC_INTERNAL void rc_k_relu(int64_t n, const float *x, float *y);
+RC_INTERNAL void rc_k_scale(int64_t n, float s, const float *x, float *y);
+
+/* Gradients from the forward output y [n]: dx = dy * f'(x); dx may equal dy. */
+RC_INTERNAL void rc_k_sigmoid_grad(int64_t n, const float *y, const float *dy, float *dx);
+RC_INTERNAL void rc_k_tanh_grad(int64_t n, const float *y, const float *dy, float *dx);
+RC_INTERNAL void rc_k_relu_grad(int64_t n, const float *y, const float *dy, float *dx);
+
+/* x [N, D], a [D], b [D] -> y [N, D] = x * a + b (row-broadcast a, b). */
+RC_INTERNAL void rc_k_elementwise_linear(int64_t N, int64_t D, const float *x, const float *a, const float *b,
+                                         float *y);
+/* dy, x [N, D], a [D] -> dx [N, D] = dy * a, da [D] = sum_n dy * x, db [D] = sum_n dy. */
+RC_INTERNAL void rc_k_elementwise_linear_grad(int64_t N, int64_t D, const float *dy, const float *x,
+                                              const float *a, float *dx, float *da, float *db);
+
+/* y [M, N] = rows of b [N] (the bias before an FC's gemm accumulates). */
+RC_INTERNAL void rc_k_fill_rows(int64_t M, int64_t N, const float *b, float *y);
+/* db [N] = sum over rows of dy [M, N]. */
+RC_INTERNAL void rc_k_col_sum(int64_t M, int64_t N, const float *dy, float *db);
+
+#endif

@@ -1,0 +1,619 @@
+#define _GNU_SOURCE
+/* The RNN executor: runs the ops of different timesteps of a step net at the
+ * same time (layer 2 at step t beside layer 1 at step t+1), with results
+ * bitwise identical to the serial run.
+ *
+ * Dependency analysis. The serial run executes, for k = 0..T-1 (t = k forward,
+ * t = T-1-k backward), a prologue P_t (writes the step workspace's timestep
+ * blob) and then the step ops 0..n-1 of nets[t]. We walk that serial order
+ * once and record, for every op instance, the memory *regions* it reads and
+ * writes; every conflicting pair (write/read, read/write, write/write) keeps
+ * its serial order as an edge (last writer + readers since, per region), so
+ * any schedule of the resulting DAG computes exactly what the serial run
+ * computes, in the same order for every accumulation.
+ *
+ * Regions: a blob's data; for a link internal (a view set by
+ * rnn_internal_apply_link) the viewed rows of its external tensor, one region
+ * per row, plus the blob object itself (the link op writes it, every user
+ * reads it); the timestep blob of the step workspace (read by every op of
+ * the step, written by the prologue -- this also makes rotating workspaces
+ * in forward-only mode wait for the previous user of the workspace).
+ * rnn_internal_accumulate_gradient_input writes one row of its destination.
+ * This covers Caffe2's intra-step, recurrent (through the links),
+ * write-after-read and write-after-write edges, and windowed links too.
+ *
+ * Scheduling. A persistent pool of num_threads - 1 workers plus the calling
+ * thread pop ready instances from a heap ordered by serial position; one
+ * mutex and one condition variable; idle threads sleep. The first failure
+ * wins: no new instance starts, the caller waits for those in flight and
+ * returns the error; the next run starts from scratch. */
+#include "rnn_internal.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    const void *ptr;
+    int64_t row;     /* -1: whole blob, -2: the blob object of a link internal, >= 0: a row */
+    int last_writer; /* instance id or -1 */
+    int n_readers, cap_readers;
+    int *readers;
+} region;
+
+struct rc_rnn_exec {
+    int forward, num_threads, debug;
+    /* graph (rebuilt when T, the nets or the state sizes change) */
+    int T, n_ops, n_inst;
+    rc_net **g_nets;
+    rc_workspace **g_ws;
+    int64_t *g_ext_rows;   /* per link external seen: rows at build time (validity check) */
+    int n_g_ext;
+    const void **g_ext_ptr;
+    int *indeg0, *succ_off, *succ;
+    int n_edges;
+    rc_blob **tsb;         /* per timestep: its timestep blob */
+    /* run state, guarded by mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t *threads;
+    int n_started, stop;
+    int running, remaining, inflight, failed;
+    rc_err err;
+    int *indeg;
+    int *heap, heap_n;
+    /* trace */
+    int trace;
+    int64_t t0;
+    int32_t *trace_rec;    /* n_inst x 5: timestep, op (-1 prologue), start_us, end_us, worker */
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int rc_num_cores(void)
+{
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+#endif
+    return 1;
+}
+
+/* ---------------------------------------------------------------- heap of ready instances */
+static void heap_push(rc_rnn_exec *ex, int id)
+{
+    int i = ex->heap_n++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (ex->heap[p] <= id) break;
+        ex->heap[i] = ex->heap[p];
+        i = p;
+    }
+    ex->heap[i] = id;
+}
+
+static int heap_pop(rc_rnn_exec *ex)
+{
+    int top = ex->heap[0], last = ex->heap[--ex->heap_n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= ex->heap_n) break;
+        if (c + 1 < ex->heap_n && ex->heap[c + 1] < ex->heap[c]) c++;
+        if (last <= ex->heap[c]) break;
+        ex->heap[i] = ex->heap[c];
+        i = c;
+    }
+    if (ex->heap_n) ex->heap[i] = last;
+    return top;
+}
+
+/* ---------------------------------------------------------------- graph building */
+typedef struct {
+    region *r;
+    int n, cap;      /* cap: power of two, open addressing */
+    int *edge_from, *edge_to;
+    int n_edges, cap_edges;
+    int *stamp;      /* per instance: last instance that added an edge from it */
+    int cur;
+    int oom;
+} builder;
+
+static uint64_t hkey(const void *p, int64_t row)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)(row + 3) * 0xC2B2AE3D27D4EB4FULL;
+    return h ^ (h >> 29);
+}
+
+static region *reg_get(builder *b, const void *p, int64_t row)
+{
+    if ((b->n + 1) * 2 > b->cap) {
+        int nc = b->cap ? b->cap * 2 : 1024;
+        region *nr = calloc((size_t)nc, sizeof *nr);
+        if (!nr) { b->oom = 1; return NULL; }
+        for (int i = 0; i < b->cap; i++)
+            if (b->r[i].ptr) {
+                uint64_t h = hkey(b->r[i].ptr, b->r[i].row) & (uint64_t)(nc - 1);
+                while (nr[h].ptr) h = (h + 1) & (uint64_t)(nc - 1);
+                nr[h] = b->r[i];
+            }
+        free(b->r);
+        b->r = nr;
+        b->cap = nc;
+    }
+    uint64_t h = hkey(p, row) & (uint64_t)(b->cap - 1);
+    while (b->r[h].ptr) {
+        if (b->r[h].ptr == p && b->r[h].row == row) return &b->r[h];
+        h = (h + 1) & (uint64_t)(b->cap - 1);
+    }
+    b->r[h].ptr = p;
+    b->r[h].row = row;
+    b->r[h].last_writer = -1;
+    b->n++;
+    return &b->r[h];
+}
+
+static void add_edge(builder *b, int from)
+{
+    if (from < 0 || from == b->cur || b->stamp[from] == b->cur) return;
+    b->stamp[from] = b->cur;
+    if (b->n_edges == b->cap_edges) {
+        int nc = b->cap_edges ? b->cap_edges * 2 : 4096;
+        int *f = realloc(b->edge_from, sizeof(int) * (size_t)nc);
+        if (f) b->edge_from = f;
+        int *t = realloc(b->edge_to, sizeof(int) * (size_t)nc);
+        if (t) b->edge_to = t;
+        if (!f || !t) { b->oom = 1; return; }
+        b->cap_edges = nc;
+    }
+    b->edge_from[b->n_edges] = from;
+    b->edge_to[b->n_edges] = b->cur;
+    b->n_edges++;
+}
+
+static void access(builder *b, const void *p, int64_t row, int write)
+{
+    region *r = reg_get(b, p, row);
+    if (!r) return;
+    add_edge(b, r->last_writer);
+    if (!write) {
+        if (r->n_readers && r->readers[r->n_readers - 1] == b->cur) return;
+        if (r->n_readers == r->cap_readers) {
+            int nc = r->cap_readers ? r->cap_readers * 2 : 4;
+            int *nr = realloc(r->readers, sizeof(int) * (size_t)nc);
+            if (!nr) { b->oom = 1; return; }
+            r->readers = nr;
+            r->cap_readers = nc;
+        }
+        r->readers[r->n_readers++] = b->cur;
+    } else {
+        for (int i = 0; i < r->n_readers; i++) add_edge(b, r->readers[i]);
+        r->n_readers = 0;
+        r->last_writer = b->cur;
+    }
+}
+
+typedef struct {
+    const rc_blob *internal, *external;
+    int64_t offset, window;
+} link_info;
+
+static int is_type(const rc_op *op, const char *type) { return strcmp(op->def.type, type) == 0; }
+
+/* the offset/window of a link or accumulate op (their op->state starts with these) */
+typedef struct { int64_t offset, window; } link_args_view;
+
+static void blob_access(builder *b, const rc_blob *blob, int t, const link_info *links, int n_links, int write)
+{
+    for (int l = 0; l < n_links; l++)
+        if (links[l].internal == blob) {
+            access(b, blob, -2, 0);
+            for (int64_t r = 0; r < links[l].window; r++) access(b, links[l].external, t + links[l].offset + r, write);
+            return;
+        }
+    for (int l = 0; l < n_links; l++)
+        if (links[l].external == blob) {
+            int64_t rows = blob->t.ndim ? blob->t.dims[0] : 0;
+            for (int64_t r = 0; r < rows; r++) access(b, blob, r, write);
+            return;
+        }
+    access(b, blob, -1, write);
+}
+
+static void graph_free(rc_rnn_exec *ex)
+{
+    free(ex->g_nets);
+    free(ex->g_ws);
+    free(ex->g_ext_rows);
+    free(ex->g_ext_ptr);
+    free(ex->indeg0);
+    free(ex->indeg);
+    free(ex->succ_off);
+    free(ex->succ);
+    free(ex->heap);
+    free(ex->tsb);
+    free(ex->trace_rec);
+    ex->g_nets = NULL;
+    ex->g_ws = NULL;
+    ex->g_ext_rows = NULL;
+    ex->g_ext_ptr = NULL;
+    ex->indeg0 = ex->indeg = ex->succ_off = ex->succ = ex->heap = NULL;
+    ex->tsb = NULL;
+    ex->trace_rec = NULL;
+    ex->T = -1;
+    ex->n_g_ext = 0;
+}
+
+static int graph_valid(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, int T)
+{
+    if (ex->T != T || !ex->g_nets) return 0;
+    if (memcmp(ex->g_nets, nets, sizeof *nets * (size_t)T) || memcmp(ex->g_ws, ws, sizeof *ws * (size_t)T)) return 0;
+    for (int i = 0; i < ex->n_g_ext; i++) {
+        const rc_blob *bl = ex->g_ext_ptr[i];
+        if ((bl->t.ndim ? bl->t.dims[0] : 0) != ex->g_ext_rows[i]) return 0;
+    }
+    return 1;
+}
+
+static void debug_print(rc_rnn_exec *ex)
+{
+    /* rnn_executor_debug: the dependency structure of the first timestep, as
+     * Caffe2's PrintInfo did (stderr: this output is what the flag asks for). */
+    int n1 = ex->n_ops + 1;
+    rc_net *net = ex->g_nets[ex->forward ? 0 : ex->T - 1];
+    fprintf(stderr, "RNN executor (%s, T=%d, %d ops/step, %d edges, %d threads)\n",
+            ex->forward ? "forward" : "backward", ex->T, ex->n_ops, ex->n_edges, ex->num_threads);
+    for (int j = 0; j < n1 && j < ex->n_inst; j++) {
+        const char *ty = j == 0 ? "<set timestep>" : rc_net_op(net, j - 1)->def.type;
+        fprintf(stderr, "  [%d] %s ->", j - 1, ty);
+        for (int e = ex->succ_off[j]; e < ex->succ_off[j + 1]; e++) {
+            int s = ex->succ[e];
+            fprintf(stderr, " %s%d", s / n1 ? "next:" : "", s % n1 - 1);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
+                             rc_err *err)
+{
+    graph_free(ex);
+    int n = rc_net_num_ops(nets[0]);
+    int n1 = n + 1;
+    if ((int64_t)T * n1 > (int64_t)INT32_MAX / 4)
+        return rc_err_set(err, RC_ERR_VALUE, "RNN executor: %d timesteps x %d ops is too large", T, n);
+    int N = T * n1;
+    builder b;
+    memset(&b, 0, sizeof b);
+    link_info *links = calloc((size_t)n + 1, sizeof *links);
+    b.stamp = malloc(sizeof(int) * (size_t)N);
+    ex->g_nets = malloc(sizeof *nets * (size_t)T);
+    ex->g_ws = malloc(sizeof *ws * (size_t)T);
+    ex->tsb = calloc((size_t)T, sizeof *ex->tsb);
+    ex->indeg0 = calloc((size_t)N, sizeof(int));
+    ex->indeg = calloc((size_t)N, sizeof(int));
+    ex->heap = malloc(sizeof(int) * (size_t)N);
+    ex->succ_off = calloc((size_t)N + 1, sizeof(int));
+    ex->g_ext_ptr = calloc((size_t)n + 1, sizeof *ex->g_ext_ptr);
+    ex->g_ext_rows = calloc((size_t)n + 1, sizeof *ex->g_ext_rows);
+    if (!links || !b.stamp || !ex->g_nets || !ex->g_ws || !ex->tsb || !ex->indeg0 || !ex->indeg || !ex->heap ||
+        !ex->succ_off || !ex->g_ext_ptr || !ex->g_ext_rows)
+        goto oom;
+    for (int i = 0; i < N; i++) b.stamp[i] = -1;
+    memcpy(ex->g_nets, nets, sizeof *nets * (size_t)T);
+    memcpy(ex->g_ws, ws, sizeof *ws * (size_t)T);
+    for (int k = 0; k < T && !b.oom; k++) {
+        int t = ex->forward ? k : T - 1 - k;
+        rc_net *net = nets[t];
+        if (rc_net_num_ops(net) != n) {
+            free(links);
+            free(b.stamp);
+            graph_free(ex);
+            return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: step nets differ in size");
+        }
+        rc_blob *tsb = rc_ws_get_local(ws[t], timestep);
+        if (!tsb) {
+            free(links);
+            free(b.stamp);
+            graph_free(ex);
+            return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: timestep blob '%s' missing at step %d", timestep, t);
+        }
+        ex->tsb[t] = tsb;
+        int n_links = 0;
+        for (int i = 0; i < n; i++) {
+            rc_op *op = rc_net_op(net, i);
+            if (is_type(op, "rnn_internal_apply_link")) {
+                const link_args_view *la = op->state;
+                links[n_links].internal = op->out[0];
+                links[n_links].external = op->in[1];
+                links[n_links].offset = la->offset;
+                links[n_links].window = la->window;
+                n_links++;
+                if (k == 0) {
+                    int seen = 0;
+                    for (int e = 0; e < ex->n_g_ext; e++) seen |= ex->g_ext_ptr[e] == op->in[1];
+                    if (!seen) {
+                        ex->g_ext_ptr[ex->n_g_ext] = op->in[1];
+                        ex->g_ext_rows[ex->n_g_ext] = op->in[1]->t.ndim ? op->in[1]->t.dims[0] : 0;
+                        ex->n_g_ext++;
+                    }
+                }
+            }
+        }
+        /* prologue: writes the timestep blob */
+        b.cur = k * n1;
+        access(&b, tsb, -1, 1);
+        for (int i = 0; i < n && !b.oom; i++) {
+            rc_op *op = rc_net_op(net, i);
+            b.cur = k * n1 + i + 1;
+            access(&b, tsb, -1, 0);
+            if (is_type(op, "rnn_internal_apply_link")) {
+                access(&b, op->out[0], -2, 1);
+                continue;
+            }
+            if (is_type(op, "rnn_internal_accumulate_gradient_input")) {
+                const link_args_view *la = op->state;
+                blob_access(&b, op->in[1], t, links, n_links, 0);
+                int ext = 0;
+                for (int l = 0; l < n_links; l++) ext |= links[l].external == op->in[2];
+                if (ext) access(&b, op->in[2], t + la->offset, 1);
+                else access(&b, op->in[2], -1, 1);
+                continue;
+            }
+            for (int j = 0; j < op->n_in; j++) blob_access(&b, op->in[j], t, links, n_links, 0);
+            for (int j = 0; j < op->n_out; j++) blob_access(&b, op->out[j], t, links, n_links, 1);
+        }
+    }
+    if (b.oom) goto oom;
+    /* CSR successor lists */
+    ex->succ = malloc(sizeof(int) * (size_t)(b.n_edges + 1));
+    if (!ex->succ) goto oom;
+    for (int e = 0; e < b.n_edges; e++) {
+        ex->succ_off[b.edge_from[e] + 1]++;
+        ex->indeg0[b.edge_to[e]]++;
+    }
+    for (int i = 0; i < N; i++) ex->succ_off[i + 1] += ex->succ_off[i];
+    {
+        int *fill = calloc((size_t)N, sizeof(int));
+        if (!fill) goto oom;
+        for (int e = 0; e < b.n_edges; e++) {
+            int f = b.edge_from[e];
+            ex->succ[ex->succ_off[f] + fill[f]++] = b.edge_to[e];
+        }
+        free(fill);
+    }
+    ex->n_edges = b.n_edges;
+    ex->n_ops = n;
+    ex->n_inst = N;
+    ex->T = T;
+    for (int i = 0; i < b.cap; i++) free(b.r[i].readers);
+    free(b.r);
+    free(b.edge_from);
+    free(b.edge_to);
+    free(b.stamp);
+    free(links);
+    if (ex->debug) debug_print(ex);
+    return RC_OK;
+oom:
+    for (int i = 0; i < b.cap; i++) free(b.r[i].readers);
+    free(b.r);
+    free(b.edge_from);
+    free(b.edge_to);
+    free(b.stamp);
+    free(links);
+    graph_free(ex);
+    return rc_err_set(err, RC_ERR_MEMORY, "RNN executor: out of memory building the dependency graph");
+}
+
+/* ---------------------------------------------------------------- running */
+/* Runs one instance (no lock held). */
+static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, rc_err *err)
+{
+    int n1 = ex->n_ops + 1;
+    int k = id / n1, j = id % n1;
+    int t = ex->forward ? k : ex->T - 1 - k;
+    if (rc_interrupt_pending())
+        return rc_err_set(err, RC_ERR_INTERRUPT, "interrupted at timestep %d", t);
+    if (j == 0) {
+        rc_i32(&ex->tsb[t]->t)[0] = t;
+        for (int i = 0; i < ex->n_ops; i++) rc_net_op(nets[t], i)->timestep = t;
+        return RC_OK;
+    }
+    return rc_op_run(rc_net_op(nets[t], j - 1), err);
+}
+
+/* Takes and runs ready instances until none is ready or the run is over.
+ * Called with mu held; returns with mu held. */
+static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
+{
+    while (ex->running && !ex->failed && ex->heap_n > 0) {
+        int id = heap_pop(ex);
+        ex->inflight++;
+        pthread_mutex_unlock(&ex->mu);
+        rc_err err;
+        err.code = RC_OK;
+        err.msg[0] = 0;
+        int64_t start = ex->trace ? now_ns() : 0;
+        rc_status st = run_instance(ex, id, nets, &err);
+        if (ex->trace) {
+            int n1 = ex->n_ops + 1;
+            int k = id / n1;
+            int32_t *r = ex->trace_rec + (size_t)id * 5;
+            r[0] = ex->forward ? k : ex->T - 1 - k;
+            r[1] = id % n1 - 1;
+            r[2] = (int32_t)((start - ex->t0) / 1000);
+            r[3] = (int32_t)((now_ns() - ex->t0) / 1000);
+            r[4] = worker;
+        }
+        pthread_mutex_lock(&ex->mu);
+        ex->inflight--;
+        ex->remaining--;
+        if (st) {
+            if (!ex->failed) {
+                ex->failed = 1;
+                ex->err = err;
+                if (!ex->err.code) ex->err.code = st;
+            }
+        } else if (!ex->failed) {
+            int pushed = 0;
+            for (int e = ex->succ_off[id]; e < ex->succ_off[id + 1]; e++) {
+                int s = ex->succ[e];
+                if (--ex->indeg[s] == 0) {
+                    heap_push(ex, s);
+                    pushed++;
+                }
+            }
+            if (pushed > 1 || (pushed == 1 && ex->heap_n > 1)) pthread_cond_broadcast(&ex->cv);
+        }
+        if (ex->remaining == 0 || (ex->failed && ex->inflight == 0)) pthread_cond_broadcast(&ex->cv);
+    }
+}
+
+typedef struct {
+    rc_rnn_exec *ex;
+    int id;
+} worker_arg;
+
+
+static void *worker_main(void *p)
+{
+    worker_arg *wa = p;
+    rc_rnn_exec *ex = wa->ex;
+    int id = wa->id;
+    free(wa);
+    pthread_mutex_lock(&ex->mu);
+    for (;;) {
+        while (!ex->stop && !(ex->running && !ex->failed && ex->heap_n > 0)) pthread_cond_wait(&ex->cv, &ex->mu);
+        if (ex->stop) break;
+        drain(ex, ex->g_nets, id);
+    }
+    pthread_mutex_unlock(&ex->mu);
+    return NULL;
+}
+
+rc_rnn_exec *rc_rnn_exec_new(const rc_netdef *def, int n_links, char *const *link_internal,
+                             char *const *link_external, const int64_t *link_offset, int forward, int num_threads,
+                             int debug, rc_err *err)
+{
+    (void)def; (void)n_links; (void)link_internal; (void)link_external; (void)link_offset;
+    rc_rnn_exec *ex = calloc(1, sizeof *ex);
+    if (!ex) {
+        rc_err_set(err, RC_ERR_MEMORY, "out of memory creating the RNN executor");
+        return NULL;
+    }
+    ex->forward = forward;
+    ex->num_threads = num_threads > 0 ? num_threads : rc_num_cores();
+    ex->debug = debug;
+    ex->T = -1;
+    if (pthread_mutex_init(&ex->mu, NULL)) { free(ex); rc_err_set(err, RC_ERR_RUNTIME, "pthread_mutex_init failed"); return NULL; }
+    if (pthread_cond_init(&ex->cv, NULL)) {
+        pthread_mutex_destroy(&ex->mu);
+        free(ex);
+        rc_err_set(err, RC_ERR_RUNTIME, "pthread_cond_init failed");
+        return NULL;
+    }
+    return ex;
+}
+
+void rc_rnn_exec_free(rc_rnn_exec *ex)
+{
+    if (!ex) return;
+    pthread_mutex_lock(&ex->mu);
+    ex->stop = 1;
+    pthread_cond_broadcast(&ex->cv);
+    pthread_mutex_unlock(&ex->mu);
+    for (int i = 0; i < ex->n_started; i++) pthread_join(ex->threads[i], NULL);
+    free(ex->threads);
+    graph_free(ex);
+    pthread_cond_destroy(&ex->cv);
+    pthread_mutex_destroy(&ex->mu);
+    free(ex);
+}
+
+static void start_workers(rc_rnn_exec *ex)
+{
+    int want = ex->num_threads - 1;
+    if (ex->n_started >= want) return;
+    pthread_t *th = realloc(ex->threads, sizeof *th * (size_t)want);
+    if (!th) return;
+    ex->threads = th;
+    while (ex->n_started < want) {
+        worker_arg *wa = malloc(sizeof *wa);
+        if (!wa) return;
+        wa->ex = ex;
+        wa->id = ex->n_started + 1;
+        if (pthread_create(&ex->threads[ex->n_started], NULL, worker_main, wa)) {
+            free(wa);
+            return; /* fewer workers: still correct, the caller runs the rest */
+        }
+        ex->n_started++;
+    }
+}
+
+void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on) { ex->trace = on; }
+
+const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
+{
+    *n_records = ex->trace_rec ? ex->n_inst : 0;
+    return ex->trace_rec;
+}
+
+rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
+                          int max_parallel, rc_err *err)
+{
+    (void)max_parallel; /* implied by workspace reuse (see the prologue regions) */
+    if (T < 0) return rc_err_set(err, RC_ERR_VALUE, "RNN executor: negative number of steps %d", T);
+    if (T == 0) return RC_OK;
+    rc_status st;
+    if (!graph_valid(ex, nets, ws, T) && (st = graph_build(ex, nets, ws, timestep, T, err))) return st;
+    if (ex->trace) {
+        free(ex->trace_rec);
+        ex->trace_rec = calloc((size_t)ex->n_inst * 5, sizeof(int32_t));
+        if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
+        ex->t0 = now_ns();
+    }
+    int blas_old = 0;
+    if (ex->num_threads > 1) {
+        blas_old = rc_blas_num_threads();
+        if (blas_old != 1) rc_blas_set_num_threads(1);
+        start_workers(ex);
+    }
+    pthread_mutex_lock(&ex->mu);
+    memcpy(ex->indeg, ex->indeg0, sizeof(int) * (size_t)ex->n_inst);
+    ex->heap_n = 0;
+    for (int i = 0; i < ex->n_inst; i++)
+        if (ex->indeg[i] == 0) heap_push(ex, i);
+    ex->remaining = ex->n_inst;
+    ex->inflight = 0;
+    ex->failed = 0;
+    ex->err.code = RC_OK;
+    ex->err.msg[0] = 0;
+    ex->running = 1;
+    pthread_cond_broadcast(&ex->cv);
+    for (;;) {
+        drain(ex, nets, 0);
+        if (ex->remaining == 0 || (ex->failed && ex->inflight == 0)) break;
+        pthread_cond_wait(&ex->cv, &ex->mu);
+    }
+    ex->running = 0;
+    ex->heap_n = 0;
+    int failed = ex->failed;
+    rc_err e = ex->err;
+    pthread_mutex_unlock(&ex->mu);
+    if (ex->num_threads > 1 && blas_old != 1) rc_blas_set_num_threads(blas_old);
+    if (failed) {
+        *err = e;
+        return e.code ? e.code : RC_ERR_RUNTIME;
+    }
+    return RC_OK;
+}

@@ -1,0 +1,47 @@
+/* Internal interfaces of the RecurrentNetwork family (csrc/rnn/). */
+#ifndef RC_RNN_INTERNAL_H
+#define RC_RNN_INTERNAL_H
+#include "../core/rc_core.h"
+
+/* The step workspaces of one RecurrentNetwork op: the object held by the op's
+ * last output blob ("step_workspaces"), read by the gradient op and by
+ * RecurrentNetworkBlobFetcher. Owned by that blob (freed by rnn_scratch_free). */
+typedef struct rnn_scratch {
+    rc_workspace *shared;   /* child of the op's workspace; owned */
+    int n, cap;
+    rc_workspace **ws;      /* step workspaces, children of shared; owned */
+    rc_net **fwd;           /* per step workspace: the forward step net instance (owned, may be NULL) */
+    rc_net **bwd;           /* per step workspace: the backward step net instance (owned, may be NULL) */
+    uint64_t fwd_owner;     /* id of the op whose step net fwd[] instantiates */
+    uint64_t bwd_owner;
+} rnn_scratch;
+
+#define RNN_SCRATCH_KIND "RecurrentNetwork step workspaces"
+
+RC_INTERNAL void rnn_scratch_free(void *p);
+
+/* ---- the executor (csrc/rnn/executor.c) */
+typedef struct rc_rnn_exec rc_rnn_exec;
+
+/* Builds the executor for a step net: dependency analysis of def (ops in
+ * order, with the link ops) given the recurrent mapping. forward: 1 for the
+ * forward direction (t = 0..T-1), 0 for backward (t = T-1..0). Owned by the
+ * caller (rc_rnn_exec_free). NULL + err on failure. */
+RC_INTERNAL rc_rnn_exec *rc_rnn_exec_new(const rc_netdef *def, int n_links, char *const *link_internal,
+                                         char *const *link_external, const int64_t *link_offset, int forward,
+                                         int num_threads, int debug, rc_err *err);
+RC_INTERNAL void rc_rnn_exec_free(rc_rnn_exec *ex);
+/* Runs nets[t] (t over T timesteps in the executor's direction), at most
+ * max_parallel timesteps in flight (0: unlimited). ws[t] is timestep t's step
+ * workspace, whose int32 blob `timestep` is set to t before t's first op runs.
+ * A timestep never starts before the previous use of its workspace finished. */
+RC_INTERNAL rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep,
+                                      int T, int max_parallel, rc_err *err);
+
+/* Opt-in trace of the next runs: per instance (timestep, op index or -1 for the
+ * prologue, start_us, end_us, worker) since the run's start. Borrowed; valid
+ * until the next run. */
+RC_INTERNAL void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on);
+RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records);
+
+#endif

@@ -1,0 +1,117 @@
+"""Gradient makers of the shape operators (csrc/ops/shape.c).
+
+Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
+reshape_op.cc, flatten_op.cc, transpose_op.cc, expand_squeeze_dims_op.cc),
+except that Split fills missing output gradients with zeros instead of
+dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
+(Split's sizes, Reshape's new shape) get no gradient. The fill operators have
+no gradient.
+"""
+
+from . import core
+from .core import GradientRegistry
+
+
+def _gi(op, i):
+    return str(op.input[i]) + "_grad"
+
+
+def _args(op, *names):
+    """The forward op's arguments of the given names, as keyword arguments."""
+    out = {}
+    for a in op.arg:
+        if a.name in names:
+            out[a.name] = a.value()
+    return out
+
+
+def _with_device(grad_ops, op):
+    if op.device_option is not None:
+        for g in grad_ops:
+            g.device_option = op.device_option
+    return grad_ops
+
+
+@GradientRegistry.RegisterGradient("Concat")
+def _concat_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None] * len(op.input)
+    if len(op.output) < 2:
+        raise ValueError("gradient of Concat op (inputs %s): the op must have its second output (split_info) "
+                         "to be differentiated" % list(op.input))
+    gis = [_gi(op, i) for i in range(len(op.input))]
+    split = core.CreateOperator("Split", [g_output[0], op.output[1]], gis, **_args(op, "axis", "order", "add_axis"))
+    return _with_device([split], op), gis
+
+
+@GradientRegistry.RegisterGradient("Split")
+def _split_grad(op, g_output):
+    if all(g is None for g in g_output):
+        return [], [None] * len(op.input)
+    ops, pieces = [], []
+    for k, g in enumerate(g_output):
+        if g is None:
+            # a missing output gradient is zero, shaped like that output
+            g = "_%s_zero_grad" % op.output[k]
+            ops.append(core.CreateOperator("ConstantFill", [op.output[k]], [g], value=0.0))
+        pieces.append(g)
+    gx = _gi(op, 0)
+    ops.append(core.CreateOperator("Concat", pieces, [gx, "_%s_dims" % gx], **_args(op, "axis", "order", "add_axis")))
+    return _with_device(ops, op), [gx] + [None] * (len(op.input) - 1)
+
+
+@GradientRegistry.RegisterGradient("Reshape")
+def _reshape_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None] * len(op.input)
+    gx = _gi(op, 0)
+    g = core.CreateOperator("Reshape", [g_output[0], op.output[1]], [gx, "_%s_dims" % gx])
+    return _with_device([g], op), [gx] + [None] * (len(op.input) - 1)
+
+
+@GradientRegistry.RegisterGradient("Flatten")
+def _flatten_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return _with_device([core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], op), [gx]
+
+
+@GradientRegistry.RegisterGradient("ResizeLike")
+def _resize_like_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None]
+    gx = _gi(op, 0)
+    return _with_device([core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], op), [gx, None]
+
+
+@GradientRegistry.RegisterGradient("Transpose")
+def _transpose_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    axes = _args(op, "axes").get("axes")
+    if axes:
+        inverse = [0] * len(axes)
+        for k, a in enumerate(axes):
+            inverse[a] = k
+        g = core.CreateOperator("Transpose", [g_output[0]], [gx], axes=inverse)
+    else:
+        g = core.CreateOperator("Transpose", [g_output[0]], [gx])  # reversing is its own inverse
+    return _with_device([g], op), [gx]
+
+
+@GradientRegistry.RegisterGradient("ExpandDims")
+def _expand_dims_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return _with_device([core.CreateOperator("Squeeze", [g_output[0]], [gx], **_args(op, "dims"))], op), [gx]
+
+
+@GradientRegistry.RegisterGradient("Squeeze")
+def _squeeze_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return _with_device([core.CreateOperator("ExpandDims", [g_output[0]], [gx], **_args(op, "dims"))], op), [gx]

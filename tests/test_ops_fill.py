@@ -1,0 +1,320 @@
+"""Fill operators: ConstantFill, UniformFill, GaussianFill, XavierFill,
+GivenTensorFill, GivenTensorIntFill."""
+
+import numpy as np
+import pytest
+
+from recurrent import workspace
+from recurrent.proto import OperatorDef, make_argument
+
+
+def _op(type_, inputs, outputs, **args):
+    op = OperatorDef(type_, inputs, outputs)
+    op.arg = [make_argument(k, v) for k, v in args.items()]
+    return op
+
+
+def run(type_, inputs, outputs, **args):
+    workspace.RunOperatorOnce(_op(type_, inputs, outputs, **args))
+    return workspace.FetchBlob(outputs[0])
+
+
+# ---------------------------------------------------------------- ConstantFill
+def test_constant_fill_shape_arg():
+    y = run("ConstantFill", [], ["y"], shape=[2, 3], value=2.5)
+    np.testing.assert_array_equal(y, np.full((2, 3), 2.5, np.float32))
+    assert y.dtype == np.float32
+
+
+def test_constant_fill_default_is_float_zero_scalar():
+    y = run("ConstantFill", [], ["y"])
+    assert y.dtype == np.float32 and y.shape == () and y == 0
+
+
+def test_constant_fill_like_input(rng):
+    x = rng.randn(4, 1, 5).astype(np.float32)
+    workspace.FeedBlob("x", x)
+    y = run("ConstantFill", ["x"], ["y"], value=1.0)
+    np.testing.assert_array_equal(y, np.ones_like(x))
+
+
+def test_constant_fill_like_int_input_gives_float():
+    workspace.FeedBlob("x", np.arange(6, dtype=np.int32).reshape(3, 2))
+    y = run("ConstantFill", ["x"], ["y"], value=1.0)
+    assert y.dtype == np.float32 and y.shape == (3, 2)
+    np.testing.assert_array_equal(y, 1.0)
+
+
+def test_constant_fill_gradient_seed_pattern(rng):
+    # what the gradient builder emits: ConstantFill([y], [y_grad], value=1.0)
+    workspace.FeedBlob("loss", np.array(3.5, np.float32))
+    g = run("ConstantFill", ["loss"], ["loss_grad"], value=1.0)
+    assert g.shape == () and g.dtype == np.float32 and g == 1.0
+
+
+def test_constant_fill_extra_shape(rng):
+    workspace.FeedBlob("x", rng.randn(2, 3).astype(np.float32))
+    y = run("ConstantFill", ["x"], ["y"], extra_shape=[4], value=-1.0)
+    np.testing.assert_array_equal(y, np.full((2, 3, 4), -1.0, np.float32))
+
+
+def test_constant_fill_input_as_shape():
+    workspace.FeedBlob("s", np.array([3, 0, 2], np.int32))
+    y = run("ConstantFill", ["s"], ["y"], input_as_shape=1, value=7.0)
+    assert y.shape == (3, 0, 2) and y.dtype == np.float32
+    workspace.FeedBlob("s", np.array([2, 2], np.int32))
+    y = run("ConstantFill", ["s"], ["y"], input_as_shape=1, extra_shape=[1], value=7.0)
+    np.testing.assert_array_equal(y, np.full((2, 2, 1), 7.0, np.float32))
+
+
+def test_constant_fill_int_dtype():
+    y = run("ConstantFill", [], ["y"], shape=[3], value=4, dtype=2)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, [4, 4, 4])
+    # an int value without dtype gives an integer tensor (Caffe2 infers the type)
+    y = run("ConstantFill", [], ["y"], shape=[2], value=5)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, [5, 5])
+    # dtype float with an int value
+    y = run("ConstantFill", [], ["y"], shape=[2], value=5, dtype=1)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, [5.0, 5.0])
+
+
+def test_constant_fill_zero_size():
+    y = run("ConstantFill", [], ["y"], shape=[0, 4], value=1.0)
+    assert y.shape == (0, 4)
+    workspace.FeedBlob("x", np.zeros((3, 0), np.float32))
+    y = run("ConstantFill", ["x"], ["y"], value=1.0)
+    assert y.shape == (3, 0)
+
+
+def test_constant_fill_inplace(rng):
+    workspace.FeedBlob("x", rng.randn(2, 2).astype(np.float32))
+    y = run("ConstantFill", ["x"], ["x"], value=0.0)
+    np.testing.assert_array_equal(y, np.zeros((2, 2), np.float32))
+
+
+def test_constant_fill_negative_zero():
+    y = run("ConstantFill", [], ["y"], shape=[3], value=-0.0)
+    assert np.all(np.signbit(y))
+
+
+def test_constant_fill_rerun_reuses_and_refills(rng):
+    workspace.FeedBlob("x", rng.randn(5).astype(np.float32))
+    net_op = _op("ConstantFill", ["x"], ["y"], value=3.0)
+    workspace.RunOperatorOnce(net_op)
+    workspace.FeedBlob("x", rng.randn(2, 2).astype(np.float32))
+    workspace.RunOperatorOnce(net_op)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), np.full((2, 2), 3.0, np.float32))
+
+
+def test_constant_fill_bad_args():
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'shape' for output blob 'y' has a "
+                                         r"negative dimension -2 at position 1"):
+        run("ConstantFill", [], ["y"], shape=[3, -2])
+    workspace.FeedBlob("x", np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: cannot set argument 'shape' and pass input blob 'x'"):
+        run("ConstantFill", ["x"], ["y"], shape=[2])
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: cannot set 'extra_shape'"):
+        run("ConstantFill", [], ["y"], extra_shape=[2])
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: an input must be given"):
+        run("ConstantFill", [], ["y"], input_as_shape=1)
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'dtype' 10 is not supported"):
+        run("ConstantFill", [], ["y"], shape=[1], dtype=10)
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' 1.5 does not fit dtype int32"):
+        run("ConstantFill", [], ["y"], shape=[1], dtype=2, value=1.5)
+    with pytest.raises(TypeError, match=r"op ConstantFill #0: argument 'value' must be a float or an int"):
+        run("ConstantFill", [], ["y"], shape=[1], value="a")
+    with pytest.raises(TypeError, match=r"op ConstantFill #0: argument 'shape' was a scalar"):
+        run("ConstantFill", [], ["y"], shape=3)
+
+
+def test_constant_fill_input_as_shape_bad():
+    workspace.FeedBlob("s", np.array([2.0, 3.0], np.float32))
+    with pytest.raises(TypeError, match=r"op ConstantFill #0: input 0 blob 's' must be int32"):
+        run("ConstantFill", ["s"], ["y"], input_as_shape=1)
+    workspace.FeedBlob("s", np.array([[2, 3]], np.int32))
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: with input_as_shape, input 0 blob 's' must be a 1-D"):
+        run("ConstantFill", ["s"], ["y"], input_as_shape=1)
+    workspace.FeedBlob("s", np.array([2, -3], np.int32))
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: shape from input 0 blob 's' has a negative dimension -3"):
+        run("ConstantFill", ["s"], ["y"], input_as_shape=1)
+
+
+def test_constant_fill_missing_or_empty_input():
+    with pytest.raises(KeyError, match=r"op ConstantFill #0: input 0 blob 'nope' does not exist"):
+        run("ConstantFill", ["nope"], ["y"])
+    # an op that fails at creation leaves its output blob existing but empty
+    with pytest.raises(ValueError):
+        run("ConstantFill", [], ["empty"], shape=[-1])
+    assert workspace.HasBlob("empty")
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: input 0 blob 'empty' holds no tensor"):
+        run("ConstantFill", ["empty"], ["y"])
+
+
+@pytest.mark.parametrize("op_type", ["ConstantFill", "UniformFill", "GaussianFill", "XavierFill"])
+def test_fill_huge_shape_memory_error(op_type):
+    with pytest.raises(MemoryError, match=r"op %s #0: output blob 'y' of shape \(1099511627776, 1099511627776\)"
+                       % op_type):
+        run(op_type, [], ["y"], shape=[1 << 40, 1 << 40])
+    with pytest.raises(MemoryError, match=r"op %s #0: output blob 'y' of shape \(65536, 65536, 65536\)" % op_type):
+        run(op_type, [], ["y"], shape=[1 << 16, 1 << 16, 1 << 16])
+    # the workspace stays usable
+    run("ConstantFill", [], ["y"], shape=[2], value=1.0)
+
+
+@pytest.mark.parametrize("op_type", ["UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill"])
+def test_fill_negative_shape(op_type):
+    with pytest.raises(ValueError, match=r"op %s #0: argument 'shape' for output blob 'w' has a negative dimension -1"
+                       % op_type):
+        run(op_type, [], ["w"], shape=[4, -1])
+
+
+# ---------------------------------------------------------------- random fills
+def test_uniform_fill_stats_and_bounds():
+    y = run("UniformFill", [], ["y"], shape=[200, 500], min=-2.0, max=3.0)
+    assert y.dtype == np.float32 and y.shape == (200, 500)
+    assert y.min() >= -2.0 and y.max() < 3.0
+    n = y.size
+    assert abs(y.mean() - 0.5) < 5 * (5 / np.sqrt(12)) / np.sqrt(n)
+    assert abs(y.std() - 5 / np.sqrt(12)) < 0.01
+    # roughly flat histogram
+    h, _ = np.histogram(y, bins=10, range=(-2, 3))
+    assert np.all(np.abs(h / n - 0.1) < 0.005)
+
+
+def test_uniform_fill_defaults_and_degenerate():
+    y = run("UniformFill", [], ["y"], shape=[1000])
+    assert y.min() >= 0.0 and y.max() < 1.0
+    y = run("UniformFill", [], ["y"], shape=[10], min=1.5, max=1.5)
+    np.testing.assert_array_equal(y, 1.5)
+
+
+def test_uniform_fill_like_input(rng):
+    workspace.FeedBlob("x", rng.randn(3, 4).astype(np.float32))
+    y = run("UniformFill", ["x"], ["y"], min=0.0, max=1.0)
+    assert y.shape == (3, 4)
+
+
+def test_gaussian_fill_stats():
+    y = run("GaussianFill", [], ["y"], shape=[100001], mean=1.5, std=0.5)
+    assert y.dtype == np.float32 and y.shape == (100001,)
+    assert abs(y.mean() - 1.5) < 5 * 0.5 / np.sqrt(y.size)
+    assert abs(y.std() - 0.5) < 0.01
+    # normal tails: ~4.55% beyond 2 sigma, skew ~ 0, kurtosis ~ 3
+    z = (y - 1.5) / 0.5
+    assert abs(np.mean(np.abs(z) > 2) - 0.0455) < 0.004
+    assert abs(np.mean(z ** 3)) < 0.05
+    assert abs(np.mean(z ** 4) - 3.0) < 0.1
+    y = run("GaussianFill", [], ["y"], shape=[7], mean=2.0, std=0.0)
+    np.testing.assert_array_equal(y, 2.0)
+
+
+def test_xavier_fill_bounds_and_stats():
+    y = run("XavierFill", [], ["w"], shape=[300, 40, 2])
+    scale = np.sqrt(3.0 / 80)
+    assert y.shape == (300, 40, 2) and y.dtype == np.float32
+    assert y.min() >= -scale and y.max() < scale
+    assert y.max() > 0.95 * scale and y.min() < -0.95 * scale
+    assert abs(y.std() - scale / np.sqrt(3)) < 0.01 * scale
+    assert abs(y.mean()) < 0.01 * scale
+    y = run("XavierFill", [], ["w"], shape=[5])  # fan_in 1
+    assert np.all(np.abs(y) < np.sqrt(3.0))
+
+
+def test_xavier_fill_zero_size_and_scalar():
+    assert run("XavierFill", [], ["w"], shape=[0, 3]).shape == (0, 3)
+    assert run("XavierFill", [], ["w"], shape=[3, 0]).shape == (3, 0)
+    with pytest.raises(ValueError, match=r"op XavierFill #0: output blob 'w' must have at least 1 dim"):
+        run("XavierFill", [], ["w"])
+
+
+@pytest.mark.parametrize("op_type,args", [("UniformFill", dict(min=-1.0, max=1.0)),
+                                          ("GaussianFill", dict(mean=0.0, std=1.0)),
+                                          ("XavierFill", {})])
+def test_random_fill_seeds(op_type, args):
+    a = run(op_type, [], ["a"], shape=[64, 8], seed=42, **args)
+    b = run(op_type, [], ["b"], shape=[64, 8], seed=42, **args)
+    c = run(op_type, [], ["c"], shape=[64, 8], seed=43, **args)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    # unseeded fills differ from each other
+    d = run(op_type, [], ["d"], shape=[64, 8], **args)
+    e = run(op_type, [], ["e"], shape=[64, 8], **args)
+    assert not np.array_equal(d, e)
+
+
+def test_random_fill_op_continues_its_stream():
+    from recurrent.proto import NetDef
+    net = NetDef("fillnet")
+    net.op.append(_op("UniformFill", [], ["u"], shape=[16], seed=7))
+    workspace.CreateNet(net)
+    workspace.RunNet("fillnet")
+    first = workspace.FetchBlob("u")
+    workspace.RunNet("fillnet")
+    second = workspace.FetchBlob("u")
+    assert not np.array_equal(first, second)
+    # a fresh op with the same seed repeats the first draw
+    np.testing.assert_array_equal(run("UniformFill", [], ["v"], shape=[16], seed=7), first)
+
+
+def test_random_fill_bad_args():
+    with pytest.raises(ValueError, match=r"op UniformFill #0: argument 'min' \(2\) must be <= 'max' \(1\).*'y'"):
+        run("UniformFill", [], ["y"], shape=[2], min=2.0, max=1.0)
+    with pytest.raises(ValueError, match=r"op GaussianFill #0: argument 'std' \(-1\) must be >= 0.*'y'"):
+        run("GaussianFill", [], ["y"], shape=[2], std=-1.0)
+    with pytest.raises(TypeError, match=r"op UniformFill.*argument 'seed' must be an int"):
+        run("UniformFill", [], ["y"], shape=[2], seed=1.5)
+
+
+# ---------------------------------------------------------------- GivenTensorFill
+def test_given_tensor_fill(rng):
+    v = rng.randn(2, 3).astype(np.float32)
+    y = run("GivenTensorFill", [], ["y"], shape=[2, 3], values=v.ravel().tolist())
+    np.testing.assert_array_equal(y, v)
+    assert y.dtype == np.float32
+    # int values are accepted for the float fill
+    y = run("GivenTensorFill", [], ["y"], shape=[3], values=[1, 2, 3])
+    np.testing.assert_array_equal(y, np.array([1, 2, 3], np.float32))
+    # scalar and zero-size
+    y = run("GivenTensorFill", [], ["y"], shape=[], values=[4.0])
+    assert y.shape == () and y == 4.0
+    y = run("GivenTensorFill", [], ["y"], shape=[0, 2], values=[])
+    assert y.shape == (0, 2)
+
+
+def test_given_tensor_fill_like_input():
+    workspace.FeedBlob("x", np.zeros((2, 2), np.float32))
+    y = run("GivenTensorFill", ["x"], ["y"], values=[1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(y, [[1, 2], [3, 4]])
+    workspace.FeedBlob("x", np.zeros((3,), np.float32))
+    with pytest.raises(ValueError, match=r"op GivenTensorFill #0: argument 'values' has 4 elements but shape "
+                                         r"\(3,\) of output blob 'y' needs 3"):
+        run("GivenTensorFill", ["x"], ["y"], values=[1.0, 2.0, 3.0, 4.0])
+
+
+def test_given_tensor_int_fill():
+    y = run("GivenTensorIntFill", [], ["y"], shape=[2, 2], values=[1, -2, 3, 2 ** 31 - 1])
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, [[1, -2], [3, 2 ** 31 - 1]])
+
+
+def test_given_tensor_fill_bad():
+    with pytest.raises(ValueError, match=r"op GivenTensorFill #0: argument 'values' has 5 elements but shape "
+                                         r"\(2, 3\) of output blob 'y' needs 6"):
+        run("GivenTensorFill", [], ["y"], shape=[2, 3], values=[1.0] * 5)
+    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values' has 1 elements but shape "
+                                         r"\(2,\) of output blob 'y' needs 2"):
+        run("GivenTensorIntFill", [], ["y"], shape=[2], values=[1])
+    with pytest.raises(TypeError, match=r"op GivenTensorIntFill #0: argument 'values' must be a list of ints"):
+        run("GivenTensorIntFill", [], ["y"], shape=[2], values=[1.5, 2.5])
+    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values'\[0\] = 2147483648 does not "
+                                         r"fit int32"):
+        run("GivenTensorIntFill", [], ["y"], shape=[1], values=[2 ** 31])
+    with pytest.raises(TypeError, match=r"op GivenTensorFill #0: argument 'values' must be a list of floats"):
+        run("GivenTensorFill", [], ["y"], shape=[1], values=["a"])
+    with pytest.raises(ValueError, match=r"op GivenTensorFill #0: argument 'values' has 1 elements but shape "
+                                         r"\(1099511627776, 1099511627776\) of output blob 'y' needs 1208925819614629174706176|"
+                                         r"needs more than"):
+        run("GivenTensorFill", [], ["y"], shape=[1 << 40, 1 << 40], values=[1.0])

@@ -1,0 +1,370 @@
+"""Math operators (DESIGN.md §3): FC, MatMul, Sum, Add/Sub/Mul (+ legacy broadcast),
+SumReduceLike, Sigmoid/Tanh/Relu, ElementwiseLinear, Scale, WeightedSum, Copy and
+their gradient ops, against NumPy references; bad input; gradients by finite
+differences; a small MLP trained with WeightedSum SGD."""
+
+import numpy as np
+import pytest
+
+from recurrent import workspace
+from recurrent.proto import OperatorDef, make_argument
+
+
+def op(type_, inputs, outputs, **args):
+    """An OperatorDef (core.CreateOperator-equivalent, usable without core)."""
+    o = OperatorDef(type_, inputs, outputs)
+    for k, v in sorted(args.items()):
+        o.arg.append(make_argument(k, v))
+    return o
+
+
+def feed(**blobs):
+    for k, v in blobs.items():
+        workspace.FeedBlob(k, np.asarray(v))
+
+
+def run(type_, inputs, outputs, **args):
+    workspace.RunOperatorOnce(op(type_, inputs, outputs, **args))
+    res = [workspace.FetchBlob(o) for o in outputs]
+    return res[0] if len(res) == 1 else res
+
+
+def f32(rng, *shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def close(a, b, tol=1e-5):
+    a = np.asarray(a)
+    b = np.asarray(b, dtype=np.float32)
+    assert a.dtype == np.float32
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- FC
+@pytest.mark.parametrize("xs,ws,axis,axis_w", [
+    ((4, 5), (3, 5), 1, 1),
+    ((2, 4, 5), (3, 5), 2, 1),          # FC over the last axis of a 3-D input (rnn_cell's i2h)
+    ((2, 4, 5), (3, 20), 1, 1),         # flatten 4 x 5
+    ((2, 4, 5), (3, 4, 5), 1, 1),       # W flattened at axis_w=1 to 3 x 20
+    ((2, 4, 5), (3, 2, 5), 2, 2),       # W flattened at axis_w=2 to 6 x 5
+    ((2, 4, 5), (3, 5), -1, -1),        # negative axes
+    ((0, 5), (3, 5), 1, 1),             # M = 0
+    ((4, 0), (3, 0), 1, 1),             # K = 0: Y = b
+])
+def test_fc(rng, xs, ws, axis, axis_w):
+    x = f32(rng, *xs)
+    w = f32(rng, *ws)
+    ax = axis % len(xs)
+    axw = axis_w % len(ws)
+    N = int(np.prod(ws[:axw]))
+    b = f32(rng, N)
+    feed(x=x, w=w, b=b)
+    y = run("FC", ["x", "w", "b"], ["y"], axis=axis, axis_w=axis_w)
+    K = int(np.prod(xs[ax:]))
+    x2 = x.reshape(int(np.prod(xs[:ax])), K)
+    w2 = w.reshape(N, K)
+    close(y, (x2 @ w2.T + b).reshape(xs[:ax] + (N,)))
+
+    dy = f32(rng, *y.shape)
+    feed(dy=dy)
+    dw, db, dx = run("FCGradient", ["x", "w", "dy"], ["dw", "db", "dx"], axis=axis, axis_w=axis_w)
+    dy2 = dy.reshape(x2.shape[0], N)
+    close(dw, (dy2.T @ x2).reshape(ws))
+    close(db, dy2.sum(0))
+    close(dx, (dy2 @ w2).reshape(xs))
+    # two outputs: no dX
+    dw2, db2 = run("FCGradient", ["x", "w", "dy"], ["dw2", "db2"], axis=axis, axis_w=axis_w)
+    close(dw2, dw, 0)
+    close(db2, db, 0)
+
+
+def test_fc_default_args_and_rerun_same_buffer(rng):
+    feed(x=f32(rng, 3, 4), w=f32(rng, 2, 4), b=f32(rng, 2))
+    y1 = run("FC", ["x", "w", "b"], ["y"])
+    y2 = run("FC", ["x", "w", "b"], ["y"])
+    np.testing.assert_array_equal(y1, y2)
+
+
+def test_fc_bad_inputs(rng):
+    feed(x=f32(rng, 4, 5), w=f32(rng, 3, 6), b=f32(rng, 3))
+    with pytest.raises(ValueError, match=r"op FC #0: .*'w'.*\(3, 6\).*'x'.*\(4, 5\)"):
+        workspace.RunOperatorOnce(op("FC", ["x", "w", "b"], ["y"]))
+    feed(w1=f32(rng, 5))
+    with pytest.raises(ValueError, match=r"op FC #0: input 1 blob 'w1' must have at least 2 dims.*\(5,\) float32"):
+        workspace.RunOperatorOnce(op("FC", ["x", "w1", "b"], ["y"]))
+    feed(w=f32(rng, 3, 5), b2=f32(rng, 4))
+    with pytest.raises(ValueError, match=r"op FC #0: input 2 blob 'b2' must have shape \(3,\)"):
+        workspace.RunOperatorOnce(op("FC", ["x", "w", "b2"], ["y"]))
+    with pytest.raises(ValueError, match=r"op FC #0: .*'x'.*axis=3"):
+        workspace.RunOperatorOnce(op("FC", ["x", "w", "b"], ["y"], axis=3))
+    feed(xi=np.ones((4, 5), np.int32))
+    with pytest.raises(TypeError, match=r"op FC #0: input 0 blob 'xi' must be float32, got \(4, 5\) int32"):
+        workspace.RunOperatorOnce(op("FC", ["xi", "w", "b"], ["y"]))
+    feed(dy=f32(rng, 4, 2))
+    with pytest.raises(ValueError, match=r"op FCGradient #0: input 2 blob 'dy'"):
+        workspace.RunOperatorOnce(op("FCGradient", ["x", "w", "dy"], ["dw", "db", "dx"]))
+    with pytest.raises(ValueError, match=r"op FC #0: .*same blob 'x'"):
+        workspace.RunOperatorOnce(op("FC", ["x", "w", "b"], ["x"]))
+
+
+# ---------------------------------------------------------------- MatMul
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+def test_matmul(rng, ta, tb):
+    a = f32(rng, *((5, 3) if ta else (3, 5)))
+    b = f32(rng, *((4, 5) if tb else (5, 4)))
+    feed(a=a, b=b)
+    y = run("MatMul", ["a", "b"], ["y"], trans_a=ta, trans_b=tb)
+    close(y, (a.T if ta else a) @ (b.T if tb else b))
+
+
+def test_matmul_axes_and_shape_input(rng):
+    a = f32(rng, 2, 3, 4)
+    b = f32(rng, 4, 2, 5)
+    feed(a=a, b=b)
+    y = run("MatMul", ["a", "b"], ["y"], axis_a=2, axis_b=1)
+    close(y, a.reshape(6, 4) @ b.reshape(4, 10))
+    b2 = f32(rng, 2, 5)
+    feed(b2=b2)
+    y = run("MatMul", ["a", "b2"], ["y"], axis_a=1, axis_b=1, trans_a=1)
+    close(y, a.reshape(2, 12).T @ b2)
+    with pytest.raises(ValueError, match=r"op MatMul #0: inner dimensions differ"):
+        workspace.RunOperatorOnce(op("MatMul", ["a", "b"], ["y"], axis_a=1, axis_b=1))
+    # a third input gives Y its shape
+    feed(s=np.zeros((2, 3, 10), np.float32))
+    y = run("MatMul", ["a", "b", "s"], ["y"], axis_a=2, axis_b=1)
+    close(y, (a.reshape(6, 4) @ b.reshape(4, 10)).reshape(2, 3, 10))
+    feed(s2=np.zeros((7,), np.float32))
+    with pytest.raises(ValueError, match=r"op MatMul #0: input 2 blob 's2'"):
+        workspace.RunOperatorOnce(op("MatMul", ["a", "b", "s2"], ["y"], axis_a=2, axis_b=1))
+
+
+def test_matmul_zero_size(rng):
+    feed(a=np.zeros((0, 3), np.float32), b=f32(rng, 3, 4))
+    close(run("MatMul", ["a", "b"], ["y"]), np.zeros((0, 4)))
+    feed(a=np.zeros((2, 0), np.float32), b=np.zeros((0, 4), np.float32))
+    close(run("MatMul", ["a", "b"], ["y"]), np.zeros((2, 4)))
+
+
+def test_matmul_bad_inputs(rng):
+    feed(a=f32(rng, 3, 5), b=f32(rng, 4, 6))
+    with pytest.raises(ValueError, match=r"op MatMul #0: inner dimensions differ: input 0 blob 'a' of shape "
+                                         r"\(3, 5\).*input 1 blob 'b' of shape \(4, 6\)"):
+        workspace.RunOperatorOnce(op("MatMul", ["a", "b"], ["y"]))
+    feed(v=f32(rng, 5))
+    with pytest.raises(ValueError, match=r"op MatMul #0: input 0 blob 'v' must have at least 2 dims"):
+        workspace.RunOperatorOnce(op("MatMul", ["v", "b"], ["y"]))
+
+
+# ---------------------------------------------------------------- Sum, WeightedSum
+def test_sum(rng):
+    xs = [f32(rng, 3, 4) for _ in range(3)]
+    feed(x0=xs[0], x1=xs[1], x2=xs[2])
+    close(run("Sum", ["x0"], ["y"]), xs[0], 0)
+    close(run("Sum", ["x0", "x1", "x2"], ["y"]), xs[0] + xs[1] + xs[2])
+    # in place on any input
+    close(run("Sum", ["x0", "x1"], ["x0"]), xs[0] + xs[1])
+    close(run("Sum", ["x0", "x1", "x2"], ["x2"]), xs[0] + xs[1] + xs[1] + xs[2])
+    close(run("Sum", ["x1", "x1"], ["x1"]), 2 * xs[1])
+    # zero-size
+    feed(e0=np.zeros((0, 4), np.float32), e1=np.zeros((0, 4), np.float32))
+    close(run("Sum", ["e0", "e1"], ["e"]), np.zeros((0, 4)))
+
+
+def test_sum_large_chunks(rng):
+    a, b = f32(rng, 3001), f32(rng, 3001)
+    feed(a=a, b=b)
+    np.testing.assert_array_equal(run("Sum", ["a", "b"], ["b"]), a + b)
+
+
+def test_sum_bad_inputs(rng):
+    feed(a=f32(rng, 3, 4), b=f32(rng, 4, 3))
+    with pytest.raises(ValueError, match=r"op Sum #0: input 1 blob 'b' of shape \(4, 3\) float32 must have the "
+                                         r"shape of input 0 blob 'a' \(3, 4\)"):
+        workspace.RunOperatorOnce(op("Sum", ["a", "b"], ["y"]))
+
+
+def test_weighted_sum(rng):
+    x0, x1, x2 = f32(rng, 5, 2), f32(rng, 5, 2), f32(rng, 5, 2)
+    feed(x0=x0, x1=x1, x2=x2, w0=np.array([0.5], np.float32), w1=np.array([-2.0], np.float32),
+         w2=np.array(3.0, np.float32))
+    close(run("WeightedSum", ["x0", "w0", "x1", "w1", "x2", "w2"], ["y"]), 0.5 * x0 - 2 * x1 + 3 * x2)
+    close(run("WeightedSum", ["x0", "w0"], ["y"]), 0.5 * x0)
+    # SGD update in place: w = 1 * w + lr * g
+    feed(ONE=np.array([1.0], np.float32), LR=np.array([-0.1], np.float32))
+    close(run("WeightedSum", ["x0", "ONE", "x1", "LR"], ["x0"]), x0 - 0.1 * x1)
+
+
+def test_weighted_sum_bad_inputs(rng):
+    feed(x0=f32(rng, 2), w0=np.ones(1, np.float32), x1=f32(rng, 2), w1=np.ones(2, np.float32))
+    with pytest.raises(ValueError, match=r"op WeightedSum #0: input 2 blob 'x1' has no weight"):
+        workspace.RunOperatorOnce(op("WeightedSum", ["x0", "w0", "x1"], ["y"]))
+    with pytest.raises(ValueError, match=r"op WeightedSum #0: input 3 blob 'w1' \(weight of 'x1'\) must have 1 "
+                                         r"element"):
+        workspace.RunOperatorOnce(op("WeightedSum", ["x0", "w0", "x1", "w1"], ["y"]))
+    with pytest.raises(ValueError, match=r"op WeightedSum #0: .*same blob 'x1'"):
+        workspace.RunOperatorOnce(op("WeightedSum", ["x0", "w0", "x1", "w0"], ["x1"]))
+
+
+# ---------------------------------------------------------------- Add, Sub, Mul
+NP_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
+
+# (A shape, B shape, axis or None) -> numpy-broadcastable reshape of B
+BROADCAST_CASES = [
+    ((2, 3, 4), (3, 4), None, (1, 3, 4)),
+    ((2, 3, 4), (4,), None, (1, 1, 4)),
+    ((2, 3, 4), (3,), 1, (1, 3, 1)),
+    ((2, 3, 4), (2,), 0, (2, 1, 1)),
+    ((2, 3, 4), (2, 3), 0, (2, 3, 1)),
+    ((2, 3, 4), (1, 3, 1), 0, (1, 3, 1)),      # leading/trailing 1s of B are ignored
+    ((2, 3, 4), (1,), None, (1, 1, 1)),        # scalar-like B
+    ((2, 3, 4), (2, 3, 4), None, (2, 3, 4)),   # same shape with broadcast=1
+    ((0, 3, 4), (3, 4), None, (1, 3, 4)),      # zero-size A
+]
+
+
+@pytest.mark.parametrize("kind", sorted(NP_BINARY))
+def test_binary_same_shape(rng, kind):
+    a, b = f32(rng, 3, 4), f32(rng, 3, 4)
+    feed(a=a, b=b)
+    close(run(kind, ["a", "b"], ["c"]), NP_BINARY[kind](a, b))
+    close(run(kind, ["a", "b"], ["b"]), NP_BINARY[kind](a, b))     # in place on input 1
+    close(run(kind, ["a", "b"], ["a"]), NP_BINARY[kind](a, NP_BINARY[kind](a, b)))  # in place on input 0
+    feed(z=np.zeros((0,), np.float32))
+    close(run(kind, ["z", "z"], ["zz"]), np.zeros((0,)))
+
+
+@pytest.mark.parametrize("kind", sorted(NP_BINARY))
+@pytest.mark.parametrize("ash,bsh,axis,bview", BROADCAST_CASES)
+def test_binary_broadcast(rng, kind, ash, bsh, axis, bview):
+    a, b = f32(rng, *ash), f32(rng, *bsh)
+    feed(a=a, b=b)
+    args = {"broadcast": 1}
+    if axis is not None:
+        args["axis"] = axis
+    expect = NP_BINARY[kind](a, b.reshape(bview))
+    close(run(kind, ["a", "b"], ["c"], **args), expect)
+    close(run(kind, ["a", "b"], ["a"], **args), expect)  # in place on input 0
+
+    # SumReduceLike undoes the broadcast: sums over the repeated dims
+    dc = f32(rng, *ash)
+    feed(dc=dc)
+    red_axes = tuple(i for i, n in enumerate(bview) if n == 1 and ash[i] != 1) if bsh != (1,) else None
+    expect_red = dc.sum(axis=red_axes) if red_axes is not None else dc.sum()
+    sargs = {"axis": axis} if axis is not None else {}
+    close(run("SumReduceLike", ["dc", "b"], ["db"], **sargs), np.asarray(expect_red).reshape(bsh), 1e-4)
+
+
+def test_sum_reduce_like_scalar_and_same(rng):
+    a = f32(rng, 3, 4)
+    feed(a=a, s=np.zeros((1, 1), np.float32), same=np.zeros((3, 4), np.float32))
+    close(run("SumReduceLike", ["a", "s"], ["r"]), a.sum().reshape(1, 1), 1e-4)
+    close(run("SumReduceLike", ["a", "same"], ["r2"]), a, 0)
+
+
+def test_binary_bad_inputs(rng):
+    feed(a=f32(rng, 2, 3, 4), b=f32(rng, 3, 5), c=f32(rng, 3, 4))
+    with pytest.raises(ValueError, match=r"op Add #0: cannot broadcast input 1 blob 'b' of shape \(3, 5\) float32 "
+                                         r"to input 0 blob 'a' of shape \(2, 3, 4\)"):
+        workspace.RunOperatorOnce(op("Add", ["a", "b"], ["y"], broadcast=1))
+    with pytest.raises(ValueError, match=r"op Mul #0: input 1 blob 'c' of shape \(3, 4\) float32 must have the "
+                                         r"shape of input 0 blob 'a'"):
+        workspace.RunOperatorOnce(op("Mul", ["a", "c"], ["y"]))
+    with pytest.raises(ValueError, match=r"op Sub #0: axis=2 is out of range \[0, 1\].*'c'.*'a'"):
+        workspace.RunOperatorOnce(op("Sub", ["a", "c"], ["y"], broadcast=1, axis=2))
+    with pytest.raises(ValueError, match=r"op Add #0: cannot broadcast input 1 blob 'a'.*more dims"):
+        workspace.RunOperatorOnce(op("Add", ["c", "a"], ["y"], broadcast=1))
+    with pytest.raises(ValueError, match=r"op Add #0: output blob 'c' is input 1"):
+        workspace.RunOperatorOnce(op("Add", ["a", "c"], ["c"], broadcast=1))
+    with pytest.raises(ValueError, match=r"op Add #0: argument 'axis' needs broadcast=1"):
+        workspace.RunOperatorOnce(op("Add", ["a", "c"], ["y"], axis=1))
+    with pytest.raises(ValueError, match=r"op SumReduceLike #0: cannot broadcast input 1 blob 'b'"):
+        workspace.RunOperatorOnce(op("SumReduceLike", ["a", "b"], ["y"]))
+    feed(i=np.ones((3, 4), np.int32))
+    with pytest.raises(TypeError, match=r"op Add #0: input 1 blob 'i' must be float32"):
+        workspace.RunOperatorOnce(op("Add", ["c", "i"], ["y"]))
+
+
+# ---------------------------------------------------------------- unary
+def np_sigmoid(x):
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+
+UNARY = {
+    "Sigmoid": (np_sigmoid, lambda y, dy: dy * y * (1 - y)),
+    "Tanh": (np.tanh, lambda y, dy: dy * (1 - y * y)),
+    "Relu": (lambda x: np.maximum(x, 0), lambda y, dy: np.where(y > 0, dy, 0)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNARY))
+def test_unary(rng, kind):
+    fwd, bwd = UNARY[kind]
+    x = f32(rng, 4, 7, lo=-3, hi=3)
+    x[0, :4] = [-100, 100, -1e30, 1e30]
+    feed(x=x)
+    y = run(kind, ["x"], ["y"])
+    close(y, fwd(x))
+    assert np.all(np.isfinite(y))
+    dy = f32(rng, 4, 7)
+    feed(dy=dy)
+    close(run(kind + "Gradient", ["y", "dy"], ["dx"]), bwd(y, dy))
+    close(run(kind + "Gradient", ["y", "dy"], ["dy"]), bwd(y, dy))  # in place dY -> dX
+    close(run(kind, ["x"], ["x"]), fwd(x))                           # in place X -> Y
+    feed(z=np.zeros((2, 0), np.float32))
+    close(run(kind, ["z"], ["zy"]), np.zeros((2, 0)))
+
+
+def test_unary_bad_inputs(rng):
+    feed(i=np.arange(6, dtype=np.int32).reshape(2, 3))
+    with pytest.raises(TypeError, match=r"op Tanh #0: input 0 blob 'i' must be float32, got \(2, 3\) int32"):
+        workspace.RunOperatorOnce(op("Tanh", ["i"], ["y"]))
+    feed(y=f32(rng, 2, 3), dy=f32(rng, 3, 2))
+    with pytest.raises(ValueError, match=r"op SigmoidGradient #0: input 1 blob 'dy' of shape \(3, 2\)"):
+        workspace.RunOperatorOnce(op("SigmoidGradient", ["y", "dy"], ["dx"]))
+    with pytest.raises(ValueError, match=r"op ReluGradient #0: .*same blob 'y'"):
+        workspace.RunOperatorOnce(op("ReluGradient", ["y", "dy"], ["y"]))
+    with pytest.raises(KeyError, match=r"op Relu #0: input 0 blob 'nope' does not exist"):
+        workspace.RunOperatorOnce(op("Relu", ["nope"], ["y"]))
+
+
+def test_scale(rng):
+    x = f32(rng, 3, 5)
+    feed(x=x)
+    close(run("Scale", ["x"], ["y"], scale=2.5), 2.5 * x)
+    close(run("Scale", ["x"], ["y"]), x, 0)
+    close(run("Scale", ["x"], ["x"], scale=-1.0), -x)
+    close(run("Scale", ["x"], ["x"], scale=3), -3 * x)  # an int scale is accepted
+
+
+# ---------------------------------------------------------------- ElementwiseLinear
+@pytest.mark.parametrize("shape,axis", [((4, 6), 1), ((2, 3, 5), 2), ((2, 3, 5), 1), ((0, 6), 1)])
+def test_elementwise_linear(rng, shape, axis):
+    x = f32(rng, *shape)
+    D = int(np.prod(shape[axis:]))
+    a, b = f32(rng, D), f32(rng, D)
+    feed(x=x, a=a, b=b)
+    y = run("ElementwiseLinear", ["x", "a", "b"], ["y"], axis=axis)
+    x2 = x.reshape(int(np.prod(shape[:axis])), D)
+    close(y, (x2 * a + b).reshape(shape))
+    dy = f32(rng, *shape)
+    feed(dy=dy)
+    dx, da, db = run("ElementwiseLinearGradient", ["dy", "x", "a"], ["dx", "da", "db"], axis=axis)
+    dy2 = dy.reshape(x2.shape)
+    close(dx, (dy2 * a).reshape(shape))
+    close(da, (dy2 * x2).sum(0))
+    close(db, dy2.sum(0))
+
+
+def test_elementwise_linear_bad_inputs(rng):
+    feed(x=f32(rng, 4, 6), a=f32(rng, 5), b=f32(rng, 6))
+    with pytest.raises(ValueError, match=r"op ElementwiseLinear #0: input 1 blob 'a' must have shape \(6,\)"):
+        workspace.RunOperatorOnce(op("ElementwiseLinear", ["x", "a", "b"], ["y"]))
+
+
+def test_copy_still_works(rng):
+    x = f32(rng, 2, 2)
+    feed(x=x)
+    np.testing.assert_array_equal(run("Copy", ["x"], ["y"]), x)

@@ -1,0 +1,544 @@
+"""Shape operators: Concat, Split, Reshape, Flatten, ResizeLike, Transpose,
+ExpandDims, Squeeze -- against NumPy, bad inputs, and gradients."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from recurrent import workspace
+from recurrent.proto import NetDef, OperatorDef, make_argument
+
+
+def _op(type_, inputs, outputs, **args):
+    op = OperatorDef(type_, inputs, outputs)
+    op.arg = [make_argument(k, v) for k, v in args.items()]
+    return op
+
+
+def run(type_, inputs, outputs, **args):
+    """Feeds the (name, array) inputs, runs the op once, returns all outputs."""
+    names = []
+    for item in inputs:
+        if isinstance(item, tuple):
+            workspace.FeedBlob(item[0], item[1])
+            names.append(item[0])
+        else:
+            names.append(item)
+    workspace.RunOperatorOnce(_op(type_, names, outputs, **args))
+    return [workspace.FetchBlob(o) for o in outputs]
+
+
+def randn(rng, *shape):
+    return rng.randn(*shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------- Concat
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_concat_axes(rng, axis):
+    shapes = [[2, 3, 4], [2, 3, 4], [2, 3, 4]]
+    ax = axis % 3
+    for k, s in enumerate(shapes):
+        s[ax] = k + 1
+    xs = [randn(rng, *s) for s in shapes]
+    y, info = run("Concat", [("x%d" % k, x) for k, x in enumerate(xs)], ["y", "info"], axis=axis)
+    np.testing.assert_array_equal(y, np.concatenate(xs, axis=ax))
+    assert info.dtype == np.int32
+    np.testing.assert_array_equal(info, [1, 2, 3])
+
+
+def test_concat_default_axis_is_1(rng):
+    xs = [randn(rng, 2, 3), randn(rng, 2, 5)]
+    y, info = run("Concat", [("a", xs[0]), ("b", xs[1])], ["y", "info"])
+    np.testing.assert_array_equal(y, np.concatenate(xs, axis=1))
+    np.testing.assert_array_equal(info, [3, 5])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_concat_add_axis(rng, axis):
+    xs = [randn(rng, 3, 4) for _ in range(4)]
+    y, info = run("Concat", [("x%d" % k, x) for k, x in enumerate(xs)], ["y", "info"], axis=axis, add_axis=1)
+    np.testing.assert_array_equal(y, np.stack(xs, axis=axis))
+    np.testing.assert_array_equal(info, [1, 1, 1, 1])
+
+
+def test_concat_int32_single_input_and_one_output(rng):
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    (y,) = run("Concat", [("x", x)], ["y"], axis=0)
+    np.testing.assert_array_equal(y, x)
+    assert y.dtype == np.int32
+    (y,) = run("Concat", [("x", x), "x"], ["y"], axis=1)
+    np.testing.assert_array_equal(y, np.concatenate([x, x], axis=1))
+
+
+def test_concat_zero_size(rng):
+    a, b = randn(rng, 2, 0, 3), randn(rng, 2, 4, 3)
+    y, info = run("Concat", [("a", a), ("b", b)], ["y", "info"], axis=1)
+    np.testing.assert_array_equal(y, np.concatenate([a, b], axis=1))
+    np.testing.assert_array_equal(info, [0, 4])
+    a, b = randn(rng, 0, 2), randn(rng, 0, 3)
+    y, _ = run("Concat", [("a", a), ("b", b)], ["y", "info"], axis=1)
+    assert y.shape == (0, 5)
+
+
+def test_concat_order_arg(rng):
+    xs = [randn(rng, 1, 2, 2, 3), randn(rng, 1, 2, 2, 1)]
+    y, _ = run("Concat", [("a", xs[0]), ("b", xs[1])], ["y", "info"], order="NHWC")
+    np.testing.assert_array_equal(y, np.concatenate(xs, axis=3))
+
+
+def test_concat_bad(rng):
+    workspace.FeedBlob("a", randn(rng, 2, 3))
+    workspace.FeedBlob("b", randn(rng, 4, 3))
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'b' \(4, 3\) float32 does not match input 0 "
+                                         r"blob 'a' \(2, 3\) float32: only axis 1 may differ"):
+        run("Concat", ["a", "b"], ["y", "info"], axis=1)
+    workspace.FeedBlob("c", randn(rng, 2, 3, 1))
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'c' \(2, 3, 1\) float32 does not match input 0 "
+                                         r"blob 'a'"):
+        run("Concat", ["a", "c"], ["y", "info"], axis=0)
+    workspace.FeedBlob("d", randn(rng, 2, 4))
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'd' \(2, 4\) float32 does not match input 0 "
+                                         r"blob 'a' \(2, 3\) float32: with add_axis=1 all shapes must be equal"):
+        run("Concat", ["a", "d"], ["y", "info"], axis=0, add_axis=1)
+    workspace.FeedBlob("i", np.zeros((2, 3), np.int32))
+    with pytest.raises(TypeError, match=r"op Concat #0: input 1 blob 'i' \(2, 3\) int32 must have the dtype of input 0 "
+                                        r"blob 'a'"):
+        run("Concat", ["a", "i"], ["y", "info"], axis=0)
+    with pytest.raises(IndexError, match=r"op Concat #0: axis 2 is out of range for input 0 \(2 dims\)"):
+        run("Concat", ["a", "a"], ["y", "info"], axis=2)
+    with pytest.raises(ValueError, match=r"op Concat #0: input 0 and output 0 are the same blob 'a'"):
+        run("Concat", ["a", "b"], ["a", "info"], axis=0)
+    with pytest.raises(ValueError, match=r"op Concat #0: expects 1 to 2 outputs, got 3"):
+        run("Concat", ["a", "b"], ["y", "info", "z"], axis=0)
+
+
+# ---------------------------------------------------------------- Split
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_split_arg(rng, axis):
+    x = randn(rng, 6, 7, 5)
+    ax = axis % 3
+    sizes = {0: [1, 2, 3], 1: [3, 0, 4], 2: [2, 2, 1]}[ax]
+    ys = run("Split", [("x", x)], ["y0", "y1", "y2"], axis=axis, split=sizes)
+    for y, ref in zip(ys, np.split(x, np.cumsum(sizes)[:-1], axis=ax)):
+        np.testing.assert_array_equal(y, ref)
+
+
+def test_split_input_sizes(rng):
+    x = randn(rng, 3, 9)
+    ys = run("Split", [("x", x), ("s", np.array([4, 5], np.int32))], ["a", "b"], axis=1)
+    np.testing.assert_array_equal(ys[0], x[:, :4])
+    np.testing.assert_array_equal(ys[1], x[:, 4:])
+
+
+def test_split_equal_default_axis(rng):
+    x = randn(rng, 2, 6, 3)
+    ys = run("Split", [("x", x)], ["a", "b", "c"])
+    for y, ref in zip(ys, np.split(x, 3, axis=1)):
+        np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_split_add_axis_inverts_concat_add_axis(rng, axis):
+    xs = [randn(rng, 2, 5) for _ in range(3)]
+    stacked = np.stack(xs, axis=axis)
+    ys = run("Split", [("x", stacked)], ["a", "b", "c"], axis=axis, add_axis=1)
+    for y, ref in zip(ys, xs):
+        np.testing.assert_array_equal(y, ref)
+    ys = run("Split", ["x", ("info", np.ones(3, np.int32))], ["a", "b", "c"], axis=axis, add_axis=1)
+    for y, ref in zip(ys, xs):
+        np.testing.assert_array_equal(y, ref)
+
+
+def test_split_zero_size_and_int32(rng):
+    x = np.arange(0, dtype=np.int32).reshape(0, 4)
+    ys = run("Split", [("x", x)], ["a", "b"], axis=1, split=[1, 3])
+    assert ys[0].shape == (0, 1) and ys[1].shape == (0, 3) and ys[0].dtype == np.int32
+    x = np.arange(8, dtype=np.int32).reshape(2, 4)
+    ys = run("Split", [("x", x)], ["a", "b"], axis=1)
+    np.testing.assert_array_equal(ys[0], x[:, :2])
+
+
+def test_split_concat_roundtrip(rng):
+    x = randn(rng, 4, 10)
+    y, info = run("Concat", [("a", x[:, :3]), ("b", x[:, 3:])], ["y", "info"], axis=1)
+    ys = run("Split", ["y", "info"], ["c", "d"], axis=1)
+    np.testing.assert_array_equal(ys[0], x[:, :3])
+    np.testing.assert_array_equal(ys[1], x[:, 3:])
+
+
+def test_split_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 5))
+    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(2, 2\) \(argument 'split'\) sum to 4 but axis 1 "
+                                         r"of input 0 blob 'x' \(2, 5\) float32 has size 5"):
+        run("Split", ["x"], ["a", "b"], axis=1, split=[2, 2])
+    workspace.FeedBlob("s", np.array([1, 1], np.int32))
+    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(1, 1\) \(input 1\) sum to 2 but axis 1 of input 0 "
+                                         r"blob 'x'"):
+        run("Split", ["x", "s"], ["a", "b"], axis=1)
+    with pytest.raises(ValueError, match=r"op Split #0: input 0 blob 'x' \(2, 5\) float32: axis 1 of size 5 cannot be "
+                                         r"split equally into 2 outputs"):
+        run("Split", ["x"], ["a", "b"], axis=1)
+    with pytest.raises(ValueError, match=r"op Split #0: argument 'split' has 3 sizes for 2 outputs"):
+        run("Split", ["x"], ["a", "b"], axis=1, split=[1, 2, 2])
+    with pytest.raises(ValueError, match=r"op Split #0: the split sizes are given by input 1 blob 's': do not also"):
+        run("Split", ["x", "s"], ["a", "b"], axis=1, split=[2, 3])
+    with pytest.raises(ValueError, match=r"op Split #0: argument 'split' has a negative size -1 for output 0 blob 'a'"):
+        run("Split", ["x"], ["a", "b"], axis=1, split=[-1, 6])
+    with pytest.raises(ValueError, match=r"op Split #0: input 1 blob 's' \(2,\) int32 must hold 3 split sizes"):
+        run("Split", ["x", "s"], ["a", "b", "c"], axis=1)
+    workspace.FeedBlob("sf", np.array([2.0, 3.0], np.float32))
+    with pytest.raises(TypeError, match=r"op Split #0: input 1 blob 'sf' must be int32"):
+        run("Split", ["x", "sf"], ["a", "b"], axis=1)
+    with pytest.raises(IndexError, match=r"op Split #0: axis 2 is out of range for input 0 \(2 dims\)"):
+        run("Split", ["x"], ["a", "b"], axis=2)
+    with pytest.raises(ValueError, match=r"op Split #0: with add_axis=1, axis 1 of input 0 blob 'x' \(2, 5\) float32 "
+                                         r"must equal the number of outputs 2"):
+        run("Split", ["x"], ["a", "b"], axis=1, add_axis=1)
+
+
+# ---------------------------------------------------------------- Reshape
+@pytest.mark.parametrize("shape_in,new,expect", [
+    ((2, 3, 4), [6, 4], (6, 4)),
+    ((2, 3, 4), [-1, 4], (6, 4)),
+    ((2, 3, 4), [0, -1], (2, 12)),
+    ((2, 3, 4), [0, 0, 2, 2], (2, 3, 2, 2)),
+    ((2, 3, 4), [24], (24,)),
+    ((2, 3, 4), [-1], (24,)),
+    ((1,), [], ()),
+    ((), [1, 1], (1, 1)),
+    ((0, 4), [-1, 2], (0, 2)),
+    ((0, 4), [0, 4, 1], (0, 4, 1)),
+    ((3, 0, 2), [6, 0, 0], (6, 0, 2)),
+])
+def test_reshape(rng, shape_in, new, expect):
+    x = np.asarray(rng.randn(*shape_in), np.float32)
+    y, old = run("Reshape", [("x", x)], ["y", "old"], shape=new)
+    assert y.shape == expect
+    np.testing.assert_array_equal(y, x.reshape(expect))
+    assert old.dtype == np.int32
+    np.testing.assert_array_equal(old, np.array(shape_in, np.int64))
+
+
+def test_reshape_shape_input_and_inplace(rng):
+    x = randn(rng, 4, 6)
+    y, old = run("Reshape", [("x", x), ("s", np.array([3, -1, 2], np.int32))], ["y", "old"])
+    np.testing.assert_array_equal(y, x.reshape(3, 4, 2))
+    np.testing.assert_array_equal(old, [4, 6])
+    y, old = run("Reshape", ["x"], ["x", "old"], shape=[2, 12])
+    np.testing.assert_array_equal(y, x.reshape(2, 12))
+    np.testing.assert_array_equal(old, [4, 6])
+    # and back, in place, from old_shape
+    y, _ = run("Reshape", ["x", "old"], ["x", "old2"])
+    np.testing.assert_array_equal(y, x)
+
+
+def test_reshape_int32(rng):
+    x = np.arange(6, dtype=np.int32)
+    y, _ = run("Reshape", [("x", x)], ["y", "old"], shape=[3, 2])
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, x.reshape(3, 2))
+
+
+def test_reshape_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 3))
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) float32 \(6 "
+                                         r"elements\) to \(4, 2\)"):
+        run("Reshape", ["x"], ["y", "old"], shape=[4, 2])
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) float32 \(6 "
+                                         r"elements\) to \(4, -1\): no size for the -1 fits"):
+        run("Reshape", ["x"], ["y", "old"], shape=[4, -1])
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has more than one -1 \(positions 0 and 2\)"):
+        run("Reshape", ["x"], ["y", "old"], shape=[-1, 2, -1])
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has an invalid dimension -2"):
+        run("Reshape", ["x"], ["y", "old"], shape=[-2, 3])
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has 0 \(copy the input dim\) at position 2 "
+                                         r"but input 0 blob 'x' is \(2, 3\) float32"):
+        run("Reshape", ["x"], ["y", "old"], shape=[1, 6, 0])
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' is missing"):
+        run("Reshape", ["x"], ["y", "old"])
+    workspace.FeedBlob("s", np.array([3, 2], np.int32))
+    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape is given by input 1 blob 's': do not also"):
+        run("Reshape", ["x", "s"], ["y", "old"], shape=[3, 2])
+    workspace.FeedBlob("s", np.array([-1, -1], np.int32))
+    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape in input 1 blob 's' has more than one -1"):
+        run("Reshape", ["x", "s"], ["y", "old"])
+    workspace.FeedBlob("s", np.array([[3, 2]], np.int32))
+    with pytest.raises(ValueError, match=r"op Reshape #0: input 1 blob 's' \(the new shape\) must be 1-D"):
+        run("Reshape", ["x", "s"], ["y", "old"])
+    with pytest.raises(ValueError, match=r"op Reshape #0: expects 2 outputs, got 1"):
+        run("Reshape", ["x"], ["y"], shape=[6])
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' .* to \(4611686018427387904, "
+                                         r"4\)"):
+        run("Reshape", ["x"], ["y", "old"], shape=[1 << 62, 4])
+
+
+# ---------------------------------------------------------------- Flatten / ResizeLike
+@pytest.mark.parametrize("shape,axis", [((2, 3, 4), 1), ((2, 3, 4), 0), ((2, 3, 4), 2), ((2, 3, 4), 3),
+                                        ((5,), 1), ((0, 3), 1), ((3, 0, 2), 2)])
+def test_flatten(rng, shape, axis):
+    x = rng.randn(*shape).astype(np.float32)
+    (y,) = run("Flatten", [("x", x)], ["y"], axis=axis)
+    expect = (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
+    np.testing.assert_array_equal(y, x.reshape(expect))
+
+
+def test_flatten_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 3))
+    with pytest.raises(ValueError, match=r"op Flatten #0: axis 3 is out of range for input 0 blob 'x' \(2, 3\) float32"):
+        run("Flatten", ["x"], ["y"], axis=3)
+    with pytest.raises(ValueError, match=r"op Flatten #0: argument 'axis' must be >= 0"):
+        run("Flatten", ["x"], ["y"], axis=-1)
+
+
+def test_resize_like(rng):
+    x, like = randn(rng, 6), randn(rng, 2, 3)
+    (y,) = run("ResizeLike", [("x", x), ("l", like)], ["y"])
+    np.testing.assert_array_equal(y, x.reshape(2, 3))
+    (y,) = run("ResizeLike", ["x", "l"], ["x"])
+    np.testing.assert_array_equal(y, x.reshape(2, 3))
+    workspace.FeedBlob("l2", randn(rng, 4))
+    with pytest.raises(ValueError, match=r"op ResizeLike #0: input 0 blob 'x' \(2, 3\) float32 and input 1 blob 'l2' "
+                                         r"\(4,\) float32 differ in element count"):
+        run("ResizeLike", ["x", "l2"], ["y"])
+
+
+# ---------------------------------------------------------------- Transpose
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (2, 1, 3, 4), (2, 3, 1, 2, 3), (0, 3, 2)])
+def test_transpose_all_permutations(rng, shape):
+    x = rng.randn(*shape).astype(np.float32)
+    (y,) = run("Transpose", [("x", x)], ["y"])
+    np.testing.assert_array_equal(y, x.transpose())
+    for perm in itertools.permutations(range(len(shape))):
+        (y,) = run("Transpose", ["x"], ["y"], axes=list(perm))
+        np.testing.assert_array_equal(y, x.transpose(perm))
+
+
+def test_transpose_scalar_and_int32():
+    (y,) = run("Transpose", [("x", np.array(3.0, np.float32))], ["y"])
+    assert y.shape == () and y == 3.0
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    (y,) = run("Transpose", [("x", x)], ["y"], axes=[1, 2, 0])
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, x.transpose(1, 2, 0))
+
+
+def test_transpose_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1\) has 2 entries but input 0 blob "
+                                         r"'x' is \(2, 3, 4\) float32"):
+        run("Transpose", ["x"], ["y"], axes=[0, 1])
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 0, 1\) is not a permutation of 0..2"):
+        run("Transpose", ["x"], ["y"], axes=[0, 0, 1])
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1, 3\) is not a permutation"):
+        run("Transpose", ["x"], ["y"], axes=[0, 1, 3])
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(-1, 0, 1\) is not a permutation"):
+        run("Transpose", ["x"], ["y"], axes=[-1, 0, 1])
+    with pytest.raises(ValueError, match=r"op Transpose #0: input 0 and output 0 are the same blob 'x'"):
+        run("Transpose", ["x"], ["x"])
+
+
+# ---------------------------------------------------------------- ExpandDims / Squeeze
+@pytest.mark.parametrize("shape,dims,expect", [
+    ((2, 3), [0], (1, 2, 3)),
+    ((2, 3), [2], (2, 3, 1)),
+    ((2, 3), [0, 3], (1, 2, 3, 1)),
+    ((2, 3), [3, 1, 1], (2, 1, 3, 1)),
+    ((), [0], (1,)),
+    ((0, 3), [1], (0, 1, 3)),
+])
+def test_expand_dims(rng, shape, dims, expect):
+    x = np.asarray(rng.randn(*shape), np.float32)
+    (y,) = run("ExpandDims", [("x", x)], ["y"], dims=dims)
+    assert y.shape == expect
+    np.testing.assert_array_equal(y, x.reshape(expect))
+    # Squeeze with the same dims is its inverse
+    (z,) = run("Squeeze", ["y"], ["z"], dims=dims)
+    np.testing.assert_array_equal(z, x)
+
+
+def test_expand_squeeze_inplace(rng):
+    x = randn(rng, 3, 4)
+    (y,) = run("ExpandDims", [("x", x)], ["x"], dims=[0, 2])
+    np.testing.assert_array_equal(y, x.reshape(1, 3, 1, 4))
+    (y,) = run("Squeeze", ["x"], ["x"], dims=[2, 0])
+    np.testing.assert_array_equal(y, x)
+
+
+def test_squeeze_numpy(rng):
+    x = randn(rng, 1, 3, 1, 1, 2)
+    (y,) = run("Squeeze", [("x", x)], ["y"], dims=[0, 3])
+    np.testing.assert_array_equal(y, np.squeeze(x, axis=(0, 3)))
+
+
+def test_expand_squeeze_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 3))
+    with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' \(largest 3\) does not fit input 0 blob "
+                                         r"'x' \(2, 3\) float32"):
+        run("ExpandDims", ["x"], ["y"], dims=[3])
+    with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' must be given"):
+        run("ExpandDims", ["x"], ["y"])
+    with pytest.raises(ValueError, match=r"op Squeeze #0: argument 'dims' must be non-negative, got -1"):
+        run("Squeeze", ["x"], ["y"], dims=[-1])
+    with pytest.raises(ValueError, match=r"op Squeeze #0: dim 1 of input 0 blob 'x' \(2, 3\) float32 must be 1"):
+        run("Squeeze", ["x"], ["y"], dims=[1])
+    with pytest.raises(ValueError, match=r"op Squeeze #0: argument 'dims' \(largest 2\) needs input 0 blob 'x' to have "
+                                         r"at least 3 dims, got \(2, 3\) float32"):
+        run("Squeeze", ["x"], ["y"], dims=[2])
+    with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' has 9 distinct entries"):
+        run("ExpandDims", ["x"], ["y"], dims=list(range(9)))
+
+
+def test_unfed_input_named():
+    with pytest.raises(ValueError):
+        run("ConstantFill", [], ["empty"], shape=[-1])
+    for op_type, extra in [("Transpose", {}), ("Flatten", {}), ("Squeeze", {"dims": [0]}),
+                           ("Reshape", {"shape": [1]}), ("Split", {})]:
+        outs = ["y", "old"] if op_type == "Reshape" else ["y"]
+        with pytest.raises(ValueError, match=r"op %s #0: input 0 blob 'empty' holds no tensor" % op_type):
+            run(op_type, ["empty"], outs, **extra)
+
+
+def test_shape_ops_in_a_net_rerun(rng):
+    """Ops instantiated once and run repeatedly with changing input shapes."""
+    net = NetDef("shape_net")
+    net.op.append(_op("Concat", ["a", "b"], ["c", "info"], axis=0))
+    net.op.append(_op("Transpose", ["c"], ["t"]))
+    net.op.append(_op("Reshape", ["t"], ["r", "old"], shape=[-1]))
+    net.op.append(_op("Split", ["r"], ["s0", "s1"], axis=0))
+    for n in (2, 4, 2):
+        a, b = randn(rng, n, 3), randn(rng, n, 3)
+        workspace.FeedBlob("a", a)
+        workspace.FeedBlob("b", b)
+        if not workspace.HasBlob("s0"):
+            workspace.CreateNet(net)
+        workspace.RunNet("shape_net")
+        flat = np.concatenate([a, b]).T.ravel()
+        np.testing.assert_array_equal(workspace.FetchBlob("s0"), flat[:flat.size // 2])
+        np.testing.assert_array_equal(workspace.FetchBlob("s1"), flat[flat.size // 2:])
+
+
+# ---------------------------------------------------------------- gradients
+def _checker():
+    gradient_checker = pytest.importorskip("recurrent.gradient_checker")
+    return gradient_checker.GradientChecker(stepsize=1e-2, threshold=1e-2)
+
+
+def _create(type_, inputs, outputs, **args):
+    core = pytest.importorskip("recurrent.core")
+    return core.CreateOperator(type_, inputs, outputs, **args)
+
+
+def _check_all(op, inputs, input_indices, outputs_with_grads=(0,)):
+    checker = _checker()
+    for i in input_indices:
+        ok, grad, est = checker.CheckSimple(op, inputs, i, list(outputs_with_grads))
+        assert ok, (op.type, i, grad, est)
+
+
+@pytest.mark.parametrize("axis,add_axis", [(0, 0), (1, 0), (-1, 0), (0, 1), (1, 1), (2, 1)])
+def test_concat_gradient(rng, axis, add_axis):
+    if add_axis:
+        xs = [randn(rng, 2, 3) for _ in range(3)]
+    else:
+        shapes = [[2, 3], [2, 3], [2, 3]]
+        for k, s in enumerate(shapes):
+            s[axis % 2] = k + 1
+        xs = [randn(rng, *s) for s in shapes]
+    op = _create("Concat", ["x0", "x1", "x2"], ["y", "info"], axis=axis, add_axis=add_axis)
+    _check_all(op, xs, range(3))
+
+
+@pytest.mark.parametrize("args,extra_input", [(dict(axis=1, split=[1, 3, 2]), None),
+                                              (dict(axis=0), None),
+                                              (dict(axis=1), np.array([2, 2, 2], np.int32)),
+                                              (dict(axis=1, add_axis=1), None)])
+def test_split_gradient(rng, args, extra_input):
+    x = randn(rng, 3, 6) if not args.get("add_axis") else randn(rng, 2, 3, 4)
+    inputs = [x] + ([extra_input] if extra_input is not None else [])
+    names = ["x", "s"][:len(inputs)]
+    op = _create("Split", names, ["a", "b", "c"], **args)
+    _check_all(op, inputs, [0], outputs_with_grads=(0, 1, 2))
+
+
+def test_split_gradient_missing_output_grads(rng):
+    """Outputs without a gradient contribute zeros (the maker fills them)."""
+    core = pytest.importorskip("recurrent.core")
+    x = randn(rng, 4, 6)
+    op = _create("Split", ["x"], ["a", "b", "c"], axis=1, split=[1, 2, 3])
+    workspace.FeedBlob("x", x)
+    workspace.RunOperatorOnce(op)
+    ga, gc = randn(rng, 4, 1), randn(rng, 4, 3)
+    workspace.FeedBlob("ga", ga)
+    workspace.FeedBlob("gc", gc)
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, ["ga", None, "gc"])
+    assert g_input[0] is not None
+    for g in grad_ops:
+        workspace.RunOperatorOnce(g)
+    expect = np.concatenate([ga, np.zeros((4, 2), np.float32), gc], axis=1)
+    np.testing.assert_array_equal(workspace.FetchBlob(g_input[0]), expect)
+    # no output gradient at all: no gradient ops, no input gradient
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, [None, None, None])
+    assert grad_ops == [] and g_input == [None]
+
+
+@pytest.mark.parametrize("shape,new", [((2, 3, 4), [-1, 4]), ((2, 3, 4), [0, 12]), ((6,), [3, 2]),
+                                        ((1,), [])])
+def test_reshape_gradient(rng, shape, new):
+    x = np.asarray(rng.randn(*shape), np.float32)
+    op = _create("Reshape", ["x"], ["y", "old"], shape=new)
+    _check_all(op, [x], [0])
+
+
+def test_reshape_gradient_shape_input(rng):
+    op = _create("Reshape", ["x", "s"], ["y", "old"])
+    _check_all(op, [randn(rng, 4, 3), np.array([2, -1], np.int32)], [0])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+def test_flatten_gradient(rng, axis):
+    op = _create("Flatten", ["x"], ["y"], axis=axis)
+    _check_all(op, [randn(rng, 2, 3, 2)], [0])
+
+
+def test_resize_like_gradient(rng):
+    op = _create("ResizeLike", ["x", "like"], ["y"])
+    _check_all(op, [randn(rng, 6), randn(rng, 2, 3)], [0])
+
+
+@pytest.mark.parametrize("axes", [None, [1, 0, 2], [2, 0, 1], [1, 2, 0]])
+def test_transpose_gradient(rng, axes):
+    args = {} if axes is None else {"axes": axes}
+    op = _create("Transpose", ["x"], ["y"], **args)
+    _check_all(op, [randn(rng, 2, 3, 4)], [0])
+
+
+@pytest.mark.parametrize("dims", [[0], [1, 3], [2]])
+def test_expand_dims_gradient(rng, dims):
+    op = _create("ExpandDims", ["x"], ["y"], dims=dims)
+    _check_all(op, [randn(rng, 2, 3)], [0])
+
+
+@pytest.mark.parametrize("dims", [[0], [0, 2]])
+def test_squeeze_gradient(rng, dims):
+    op = _create("Squeeze", ["x"], ["y"], dims=dims)
+    _check_all(op, [randn(rng, 1, 3, 1, 2)], [0])
+
+
+def test_gradient_makers_shapes_and_names():
+    """The makers emit Caffe2's gradient ops and leave shape inputs without gradient."""
+    core = pytest.importorskip("recurrent.core")
+    op = _create("Concat", ["a", "b"], ["y", "info"], axis=2, add_axis=1)
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
+    assert [o.type for o in ops] == ["Split"] and g_in == ["a_grad", "b_grad"]
+    assert list(ops[0].input) == ["y_grad", "info"]
+    assert {a.name: a.value() for a in ops[0].arg} == {"axis": 2, "add_axis": 1}
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, [None, None])
+    assert ops == [] and g_in == [None, None]
+    op = _create("Reshape", ["x", "s"], ["y", "old"])
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
+    assert [o.type for o in ops] == ["Reshape"] and g_in == ["x_grad", None]
+    assert list(ops[0].input) == ["y_grad", "old"]
+    op = _create("Transpose", ["x"], ["y"], axes=[2, 0, 1])
+    ops, _ = core.GradientRegistry.GetGradientForOp(op, ["y_grad"])
+    assert [a.value() for a in ops[0].arg] == [[1, 2, 0]]
