@@ -12,7 +12,7 @@
  *   return TEST_REPORT();       prints "N passed, N failed"; exit status 1 on failure
  *
  * Each test_*.c is its own executable (CMake: RECURRENT_BUILD_CTESTS=ON) and
- * registered with ctest.  Under ASan the binaries ask for
+ * registered with ctest.  Under ASan and TSan the binaries ask for
  * allocator_may_return_null=1 so that the huge-allocation tests see a NULL
  * from malloc (which the core must turn into RC_ERR_MEMORY) instead of an
  * ASan abort; leak checking stays on. */
@@ -174,6 +174,12 @@ static inline int rct_huge_alloc_fails(void)
 
 #if defined(__SANITIZE_ADDRESS__)
 __attribute__((visibility("default"), used)) const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+#if defined(__SANITIZE_THREAD__)
+__attribute__((visibility("default"), used)) const char *__tsan_default_options(void)
 {
     return "allocator_may_return_null=1";
 }
