@@ -27,3 +27,5 @@ from . import _C  # noqa: E402
 from . import workspace  # noqa: E402
 
 __version__ = "0.1.0"
+from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401
+from . import rnn_cell  # noqa: E402,F401

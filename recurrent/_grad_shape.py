@@ -16,6 +16,9 @@ def _gi(op, i):
     return str(op.input[i]) + "_grad"
 
 
+_AXIS_ARGS = ("axis", "order", "add_axis")
+
+
 def _args(op, *names):
     """The forward op's arguments of the given names, as keyword arguments."""
     out = {}
@@ -23,13 +26,6 @@ def _args(op, *names):
         if a.name in names:
             out[a.name] = a.value()
     return out
-
-
-def _with_device(grad_ops, op):
-    if op.device_option is not None:
-        for g in grad_ops:
-            g.device_option = op.device_option
-    return grad_ops
 
 
 @GradientRegistry.RegisterGradient("Concat")
@@ -40,8 +36,8 @@ def _concat_grad(op, g_output):
         raise ValueError("gradient of Concat op (inputs %s): the op must have its second output (split_info) "
                          "to be differentiated" % list(op.input))
     gis = [_gi(op, i) for i in range(len(op.input))]
-    split = core.CreateOperator("Split", [g_output[0], op.output[1]], gis, **_args(op, "axis", "order", "add_axis"))
-    return _with_device([split], op), gis
+    split = core.CreateOperator("Split", [g_output[0], op.output[1]], gis, **_args(op, *_AXIS_ARGS))
+    return [split], gis
 
 
 @GradientRegistry.RegisterGradient("Split")
@@ -56,8 +52,8 @@ def _split_grad(op, g_output):
             ops.append(core.CreateOperator("ConstantFill", [op.output[k]], [g], value=0.0))
         pieces.append(g)
     gx = _gi(op, 0)
-    ops.append(core.CreateOperator("Concat", pieces, [gx, "_%s_dims" % gx], **_args(op, "axis", "order", "add_axis")))
-    return _with_device(ops, op), [gx] + [None] * (len(op.input) - 1)
+    ops.append(core.CreateOperator("Concat", pieces, [gx, "_%s_dims" % gx], **_args(op, *_AXIS_ARGS)))
+    return ops, [gx] + [None] * (len(op.input) - 1)
 
 
 @GradientRegistry.RegisterGradient("Reshape")
@@ -66,7 +62,7 @@ def _reshape_grad(op, g_output):
         return [], [None] * len(op.input)
     gx = _gi(op, 0)
     g = core.CreateOperator("Reshape", [g_output[0], op.output[1]], [gx, "_%s_dims" % gx])
-    return _with_device([g], op), [gx] + [None] * (len(op.input) - 1)
+    return [g], [gx] + [None] * (len(op.input) - 1)
 
 
 @GradientRegistry.RegisterGradient("Flatten")
@@ -74,7 +70,7 @@ def _flatten_grad(op, g_output):
     if g_output[0] is None:
         return [], [None]
     gx = _gi(op, 0)
-    return _with_device([core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], op), [gx]
+    return [core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], [gx]
 
 
 @GradientRegistry.RegisterGradient("ResizeLike")
@@ -82,7 +78,7 @@ def _resize_like_grad(op, g_output):
     if g_output[0] is None:
         return [], [None, None]
     gx = _gi(op, 0)
-    return _with_device([core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], op), [gx, None]
+    return [core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], [gx, None]
 
 
 @GradientRegistry.RegisterGradient("Transpose")
@@ -98,7 +94,7 @@ def _transpose_grad(op, g_output):
         g = core.CreateOperator("Transpose", [g_output[0]], [gx], axes=inverse)
     else:
         g = core.CreateOperator("Transpose", [g_output[0]], [gx])  # reversing is its own inverse
-    return _with_device([g], op), [gx]
+    return [g], [gx]
 
 
 @GradientRegistry.RegisterGradient("ExpandDims")
@@ -106,7 +102,7 @@ def _expand_dims_grad(op, g_output):
     if g_output[0] is None:
         return [], [None]
     gx = _gi(op, 0)
-    return _with_device([core.CreateOperator("Squeeze", [g_output[0]], [gx], **_args(op, "dims"))], op), [gx]
+    return [core.CreateOperator("Squeeze", [g_output[0]], [gx], **_args(op, "dims"))], [gx]
 
 
 @GradientRegistry.RegisterGradient("Squeeze")
@@ -114,4 +110,4 @@ def _squeeze_grad(op, g_output):
     if g_output[0] is None:
         return [], [None]
     gx = _gi(op, 0)
-    return _with_device([core.CreateOperator("ExpandDims", [g_output[0]], [gx], **_args(op, "dims"))], op), [gx]
+    return [core.CreateOperator("ExpandDims", [g_output[0]], [gx], **_args(op, "dims"))], [gx]

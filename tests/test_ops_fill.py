@@ -114,7 +114,8 @@ def test_constant_fill_bad_args():
                                          r"negative dimension -2 at position 1"):
         run("ConstantFill", [], ["y"], shape=[3, -2])
     workspace.FeedBlob("x", np.zeros(2, np.float32))
-    with pytest.raises(ValueError, match=r"op ConstantFill #0: cannot set argument 'shape' and pass input blob 'x'"):
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: cannot set argument 'shape' and pass input "
+                                         r"blob 'x'"):
         run("ConstantFill", ["x"], ["y"], shape=[2])
     with pytest.raises(ValueError, match=r"op ConstantFill #0: cannot set 'extra_shape'"):
         run("ConstantFill", [], ["y"], extra_shape=[2])
@@ -122,7 +123,8 @@ def test_constant_fill_bad_args():
         run("ConstantFill", [], ["y"], input_as_shape=1)
     with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'dtype' 10 is not supported"):
         run("ConstantFill", [], ["y"], shape=[1], dtype=10)
-    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' 1.5 does not fit dtype int32"):
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' 1.5 does not fit dtype "
+                                         r"int32"):
         run("ConstantFill", [], ["y"], shape=[1], dtype=2, value=1.5)
     with pytest.raises(TypeError, match=r"op ConstantFill #0: argument 'value' must be a float or an int"):
         run("ConstantFill", [], ["y"], shape=[1], value="a")
@@ -135,10 +137,12 @@ def test_constant_fill_input_as_shape_bad():
     with pytest.raises(TypeError, match=r"op ConstantFill #0: input 0 blob 's' must be int32"):
         run("ConstantFill", ["s"], ["y"], input_as_shape=1)
     workspace.FeedBlob("s", np.array([[2, 3]], np.int32))
-    with pytest.raises(ValueError, match=r"op ConstantFill #0: with input_as_shape, input 0 blob 's' must be a 1-D"):
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: with input_as_shape, input 0 blob 's' must "
+                                         r"be a 1-D"):
         run("ConstantFill", ["s"], ["y"], input_as_shape=1)
     workspace.FeedBlob("s", np.array([2, -3], np.int32))
-    with pytest.raises(ValueError, match=r"op ConstantFill #0: shape from input 0 blob 's' has a negative dimension -3"):
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: shape from input 0 blob 's' has a negative "
+                                         r"dimension -3"):
         run("ConstantFill", ["s"], ["y"], input_as_shape=1)
 
 
@@ -155,10 +159,12 @@ def test_constant_fill_missing_or_empty_input():
 
 @pytest.mark.parametrize("op_type", ["ConstantFill", "UniformFill", "GaussianFill", "XavierFill"])
 def test_fill_huge_shape_memory_error(op_type):
-    with pytest.raises(MemoryError, match=r"op %s #0: output blob 'y' of shape \(1099511627776, 1099511627776\)"
+    with pytest.raises(MemoryError, match=r"op %s #0: output blob 'y' of shape \(1099511627776, "
+                                          r"1099511627776\)"
                        % op_type):
         run(op_type, [], ["y"], shape=[1 << 40, 1 << 40])
-    with pytest.raises(MemoryError, match=r"op %s #0: output blob 'y' of shape \(65536, 65536, 65536\)" % op_type):
+    with pytest.raises(MemoryError,
+                       match=r"op %s #0: output blob 'y' of shape \(65536, 65536, 65536\)" % op_type):
         run(op_type, [], ["y"], shape=[1 << 16, 1 << 16, 1 << 16])
     # the workspace stays usable
     run("ConstantFill", [], ["y"], shape=[2], value=1.0)
@@ -166,7 +172,8 @@ def test_fill_huge_shape_memory_error(op_type):
 
 @pytest.mark.parametrize("op_type", ["UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill"])
 def test_fill_negative_shape(op_type):
-    with pytest.raises(ValueError, match=r"op %s #0: argument 'shape' for output blob 'w' has a negative dimension -1"
+    with pytest.raises(ValueError, match=r"op %s #0: argument 'shape' for output blob 'w' has a negative "
+                                         r"dimension -1"
                        % op_type):
         run(op_type, [], ["w"], shape=[4, -1])
 
@@ -260,7 +267,8 @@ def test_random_fill_op_continues_its_stream():
 
 
 def test_random_fill_bad_args():
-    with pytest.raises(ValueError, match=r"op UniformFill #0: argument 'min' \(2\) must be <= 'max' \(1\).*'y'"):
+    with pytest.raises(ValueError, match=r"op UniformFill #0: argument 'min' \(2\) must be <= 'max' "
+                                         r"\(1\).*'y'"):
         run("UniformFill", [], ["y"], shape=[2], min=2.0, max=1.0)
     with pytest.raises(ValueError, match=r"op GaussianFill #0: argument 'std' \(-1\) must be >= 0.*'y'"):
         run("GaussianFill", [], ["y"], shape=[2], std=-1.0)
@@ -304,17 +312,18 @@ def test_given_tensor_fill_bad():
     with pytest.raises(ValueError, match=r"op GivenTensorFill #0: argument 'values' has 5 elements but shape "
                                          r"\(2, 3\) of output blob 'y' needs 6"):
         run("GivenTensorFill", [], ["y"], shape=[2, 3], values=[1.0] * 5)
-    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values' has 1 elements but shape "
-                                         r"\(2,\) of output blob 'y' needs 2"):
+    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values' has 1 elements but "
+                                         r"shape \(2,\) of output blob 'y' needs 2"):
         run("GivenTensorIntFill", [], ["y"], shape=[2], values=[1])
-    with pytest.raises(TypeError, match=r"op GivenTensorIntFill #0: argument 'values' must be a list of ints"):
+    with pytest.raises(TypeError, match=r"op GivenTensorIntFill #0: argument 'values' must be a list of "
+                                        r"ints"):
         run("GivenTensorIntFill", [], ["y"], shape=[2], values=[1.5, 2.5])
-    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values'\[0\] = 2147483648 does not "
-                                         r"fit int32"):
+    with pytest.raises(ValueError, match=r"op GivenTensorIntFill #0: argument 'values'\[0\] = 2147483648 "
+                                         r"does not fit int32"):
         run("GivenTensorIntFill", [], ["y"], shape=[1], values=[2 ** 31])
     with pytest.raises(TypeError, match=r"op GivenTensorFill #0: argument 'values' must be a list of floats"):
         run("GivenTensorFill", [], ["y"], shape=[1], values=["a"])
     with pytest.raises(ValueError, match=r"op GivenTensorFill #0: argument 'values' has 1 elements but shape "
-                                         r"\(1099511627776, 1099511627776\) of output blob 'y' needs 1208925819614629174706176|"
-                                         r"needs more than"):
+                                         r"\(1099511627776, 1099511627776\) of output blob 'y' needs "
+                                         r"1208925819614629174706176|needs more than"):
         run("GivenTensorFill", [], ["y"], shape=[1 << 40, 1 << 40], values=[1.0])

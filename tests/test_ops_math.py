@@ -6,16 +6,11 @@ differences; a small MLP trained with WeightedSum SGD."""
 import numpy as np
 import pytest
 
-from recurrent import workspace
-from recurrent.proto import OperatorDef, make_argument
+from recurrent import core, gradient_checker, workspace
 
 
 def op(type_, inputs, outputs, **args):
-    """An OperatorDef (core.CreateOperator-equivalent, usable without core)."""
-    o = OperatorDef(type_, inputs, outputs)
-    for k, v in sorted(args.items()):
-        o.arg.append(make_argument(k, v))
-    return o
+    return core.CreateOperator(type_, inputs, outputs, **args)
 
 
 def feed(**blobs):
@@ -368,3 +363,202 @@ def test_copy_still_works(rng):
     x = f32(rng, 2, 2)
     feed(x=x)
     np.testing.assert_array_equal(run("Copy", ["x"], ["y"]), x)
+
+
+# ---------------------------------------------------------------- gradients (finite differences)
+def check_grads(o, inputs, indices=None, stepsize=5e-3, threshold=2e-2, outputs_with_grads=(0,)):
+    checker = gradient_checker.GradientChecker(stepsize, threshold)
+    for i in (range(len(inputs)) if indices is None else indices):
+        ok, grad, est = checker.CheckSimple(o, inputs, i, list(outputs_with_grads))
+        assert ok, "%s input %d: analytic %s vs numeric %s" % (o.type, i, grad, est)
+
+
+def away_from_zero(x, margin=0.1):
+    x = x.copy()
+    x[np.abs(x) < margin] = 0.5
+    return x
+
+
+@pytest.mark.parametrize("xs,ws,args", [
+    ((3, 4), (2, 4), {}),
+    ((2, 3, 4), (5, 4), {"axis": 2}),          # FC over the last axis of a 3-D input
+    ((2, 3, 4), (5, 12), {}),                  # flatten at axis 1
+    ((2, 3), (5, 2, 3), {"axis_w": 2}),        # W flattened at axis_w=2
+])
+def test_fc_gradient(rng, xs, ws, args):
+    axw = args.get("axis_w", 1)
+    N = int(np.prod(ws[:axw]))
+    check_grads(core.CreateOperator("FC", ["x", "w", "b"], ["y"], **args), [f32(rng, *xs), f32(rng, *ws), f32(rng, N)])
+
+
+def test_fc_gradient_maker():
+    o = core.CreateOperator("FC", ["x", "w", "b"], ["y"], axis=2)
+    ops, g = core.GradientRegistry.GetGradientForOp(o, ["y_grad"])
+    assert g == ["x_grad", "w_grad", "b_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [
+        ("FCGradient", ["x", "w", "y_grad"], ["w_grad", "b_grad", "x_grad"])]
+    assert [(a.name, a.i) for a in ops[0].arg] == [("axis", 2)]
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+def test_matmul_gradient(rng, ta, tb):
+    a = f32(rng, *((4, 3) if ta else (3, 4)))
+    b = f32(rng, *((5, 4) if tb else (4, 5)))
+    check_grads(core.CreateOperator("MatMul", ["a", "b"], ["y"], trans_a=ta, trans_b=tb), [a, b])
+
+
+@pytest.mark.parametrize("ash,bsh,args", [
+    ((2, 3, 4), (4, 5), {"axis_a": 2}),
+    ((2, 3, 4), (5, 1, 4), {"axis_a": 2, "axis_b": 2, "trans_b": 1}),
+    ((4, 2, 3), (5, 1, 4), {"axis_a": 1, "axis_b": 2, "trans_a": 1, "trans_b": 1}),
+    ((4, 2, 3), (4, 5), {"axis_a": 1, "trans_a": 1}),
+])
+def test_matmul_gradient_axes(rng, ash, bsh, args):
+    check_grads(core.CreateOperator("MatMul", ["a", "b"], ["y"], **args), [f32(rng, *ash), f32(rng, *bsh)])
+
+
+def test_sum_gradient(rng):
+    xs = [f32(rng, 2, 3) for _ in range(3)]
+    check_grads(core.CreateOperator("Sum", ["a", "b", "c"], ["y"]), xs)
+    ops, g = core.GradientRegistry.GetGradientForOp(core.CreateOperator("Sum", ["a", "b"], ["y"]), ["y_grad"])
+    assert ops == [] and g == ["y_grad", "y_grad"]
+    # in place: Sum([a, b], a)
+    check_grads(core.CreateOperator("Sum", ["a", "b"], ["a"]), xs[:2])
+
+
+BINARY_GRAD_CASES = [
+    ((2, 3), (2, 3), {}),
+    ((2, 3, 4), (3, 4), {"broadcast": 1}),
+    ((2, 3, 4), (3,), {"broadcast": 1, "axis": 1}),
+    ((2, 3, 4), (2, 1), {"broadcast": 1, "axis": 0}),
+    ((2, 3, 4), (1,), {"broadcast": 1}),
+]
+
+
+@pytest.mark.parametrize("kind", ["Add", "Sub", "Mul"])
+@pytest.mark.parametrize("ash,bsh,args", BINARY_GRAD_CASES)
+def test_binary_gradient(rng, kind, ash, bsh, args):
+    check_grads(core.CreateOperator(kind, ["a", "b"], ["y"], **args), [f32(rng, *ash), f32(rng, *bsh)])
+
+
+@pytest.mark.parametrize("kind", ["Add", "Sub"])
+def test_binary_gradient_in_place(rng, kind):
+    a, b = f32(rng, 2, 3, 4), f32(rng, 3, 4)
+    check_grads(core.CreateOperator(kind, ["a", "b"], ["a"], broadcast=1), [a, b])
+    check_grads(core.CreateOperator(kind, ["a", "c"], ["c"]), [a, f32(rng, 2, 3, 4)])
+    check_grads(core.CreateOperator(kind, ["a", "c"], ["c"], broadcast=1), [a, f32(rng, 2, 3, 4)])
+
+
+def test_binary_gradient_makers():
+    G = core.GradientRegistry.GetGradientForOp
+    ops, g = G(core.CreateOperator("Add", ["a", "b"], ["y"]), ["dy"])
+    assert ops == [] and g == ["dy", "dy"]
+    ops, g = G(core.CreateOperator("Add", ["a", "b"], ["y"], broadcast=1, axis=1), ["dy"])
+    assert g == ["dy", "b_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("SumReduceLike", ["dy", "b"], ["b_grad"])]
+    assert [(a.name, a.i) for a in ops[0].arg] == [("axis", 1)]
+    ops, g = G(core.CreateOperator("Sub", ["a", "b"], ["y"]), ["dy"])
+    assert g == ["dy", "b_grad"] and [p.type for p in ops] == ["Scale"]
+    ops, g = G(core.CreateOperator("Mul", ["a", "b"], ["y"], broadcast=1), ["dy"])
+    assert g == ["a_grad", "b_grad"] and [p.type for p in ops] == ["Mul", "Mul", "SumReduceLike"]
+    with pytest.raises(ValueError, match=r"Mul gradient: .*'a' in place"):
+        G(core.CreateOperator("Mul", ["a", "b"], ["a"]), ["a_grad"])
+
+
+@pytest.mark.parametrize("kind,expect", [("Mul", lambda x, dy: 2 * x * dy), ("Add", lambda x, dy: 2 * dy),
+                                         ("Sub", lambda x, dy: 0 * dy)])
+def test_same_blob_twice_gradient(rng, kind, expect):
+    # y = x (op) x: both contributions reach x (CheckSimple feeds inputs by name, so use the backward pass)
+    x, dy = f32(rng, 2, 3), f32(rng, 2, 3)
+    feed(x=x, dy=dy)
+    fwd = core.CreateOperator(kind, ["x", "x"], ["y"])
+    grad_ops, grad_map = core.GradientRegistry.GetBackwardPass([fwd], {"y": "dy"})
+    workspace.RunOperatorOnce(fwd)
+    workspace.RunOperatorsOnce(grad_ops)
+    close(workspace.FetchBlob(str(grad_map["x"])), expect(x, dy))
+
+
+@pytest.mark.parametrize("kind", ["Add", "Sub"])
+@pytest.mark.parametrize("args", [{}, {"broadcast": 1}])
+def test_binary_gradient_in_place_on_b_names(kind, args):
+    ops, g = core.GradientRegistry.GetGradientForOp(core.CreateOperator(kind, ["a", "b"], ["b"], **args),
+                                                    ["b_grad"])
+    if kind == "Add" and not args:
+        assert ops == [] and g == ["b_grad", "b_grad"]   # pure pass-through
+    else:
+        assert g[0] == "b_grad" and g[1] != "b_grad"
+        assert all("b_grad" not in p.output for p in ops)
+
+
+@pytest.mark.parametrize("kind", ["Sigmoid", "Tanh", "Relu"])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_unary_gradient(rng, kind, in_place):
+    x = away_from_zero(f32(rng, 3, 4, lo=-2, hi=2))
+    check_grads(core.CreateOperator(kind, ["x"], ["x" if in_place else "y"]), [x])
+
+
+def test_unary_gradient_maker():
+    ops, g = core.GradientRegistry.GetGradientForOp(core.CreateOperator("Relu", ["x"], ["x"]), ["x_grad"])
+    assert g == ["x_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("ReluGradient", ["x", "x_grad"], ["x_grad"])]
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_scale_gradient(rng, in_place):
+    check_grads(core.CreateOperator("Scale", ["x"], ["x" if in_place else "y"], scale=-2.5), [f32(rng, 3, 4)])
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), 1)])
+def test_elementwise_linear_gradient(rng, shape, axis):
+    D = int(np.prod(shape[axis:]))
+    check_grads(core.CreateOperator("ElementwiseLinear", ["x", "a", "b"], ["y"], axis=axis),
+                [f32(rng, *shape), f32(rng, D), f32(rng, D)])
+
+
+def test_no_gradient_for_weighted_sum():
+    o = core.CreateOperator("WeightedSum", ["w", "ONE", "g", "LR"], ["w"])
+    with pytest.raises(RuntimeError, match="WeightedSum"):
+        core.GradientRegistry.GetGradientForOp(o, ["w_grad"])
+
+
+# ---------------------------------------------------------------- training: FC-Relu-FC with WeightedSum SGD
+def test_train_mlp_with_weighted_sum_sgd(rng):
+    N, D, H, lr = 64, 3, 16, 0.2
+    x = rng.uniform(-1, 1, (N, D)).astype(np.float32)
+    target = (np.sin(2 * x[:, :1]) + 0.5 * x[:, 1:2] * x[:, 2:3]).astype(np.float32)
+    params = {"w1": (rng.randn(H, D) / np.sqrt(D)).astype(np.float32), "b1": np.full(H, 0.1, np.float32),
+              "w2": (rng.randn(1, H) / np.sqrt(H)).astype(np.float32), "b2": np.zeros(1, np.float32)}
+    feed(x=x, target=target, ONE=np.ones(1, np.float32), LR=np.full(1, -lr, np.float32), **params)
+
+    net = core.Net("mlp")
+    h = net.FC(["x", "w1", "b1"], "h")
+    h = net.Relu(h, h)                                   # in place
+    pred = net.FC([h, "w2", "b2"], "pred")
+    n_forward = len(net.Proto().op)
+    # loss = 1/(2N) sum (pred - target)^2, so d loss / d pred = (pred - target) / N
+    diff = net.Sub([pred, "target"], "diff")
+    net.Scale(diff, "pred_grad", scale=1.0 / N)
+    grad_ops, grad_map = core.GradientRegistry.GetBackwardPass(net.Proto().op[:n_forward], {"pred": "pred_grad"})
+    net.Proto().op.extend(grad_ops)
+    grads = {p: str(grad_map[p]) for p in params}
+    for p in params:
+        net.WeightedSum([p, "ONE", grads[p], "LR"], p)
+    workspace.CreateNet(net)
+
+    # one step against a NumPy forward/backward/update
+    workspace.RunNet(net.Name())
+    hh = np.maximum(x @ params["w1"].T + params["b1"], 0)
+    dp = (hh @ params["w2"].T + params["b2"] - target) / N
+    dh = (dp @ params["w2"]) * (hh > 0)
+    expect = {"w2": dp.T @ hh, "b2": dp.sum(0), "w1": dh.T @ x, "b1": dh.sum(0)}
+    for p in params:
+        close(workspace.FetchBlob(p), params[p] - lr * expect[p], 1e-5)
+
+    losses = []
+    for _ in range(300):
+        workspace.RunNet(net.Name())
+        losses.append(0.5 * float(np.mean(workspace.FetchBlob("diff") ** 2)))
+    assert np.all(np.isfinite(losses))
+    assert losses[-1] < 0.2 * losses[0], (losses[0], losses[-1])
+    print("MLP loss %.5f -> %.5f" % (losses[0], losses[-1]))

@@ -90,20 +90,22 @@ def test_concat_order_arg(rng):
 def test_concat_bad(rng):
     workspace.FeedBlob("a", randn(rng, 2, 3))
     workspace.FeedBlob("b", randn(rng, 4, 3))
-    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'b' \(4, 3\) float32 does not match input 0 "
-                                         r"blob 'a' \(2, 3\) float32: only axis 1 may differ"):
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'b' \(4, 3\) float32 does not match "
+                                         r"input 0 blob 'a' \(2, 3\) float32: only axis 1 may differ"):
         run("Concat", ["a", "b"], ["y", "info"], axis=1)
     workspace.FeedBlob("c", randn(rng, 2, 3, 1))
-    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'c' \(2, 3, 1\) float32 does not match input 0 "
-                                         r"blob 'a'"):
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'c' \(2, 3, 1\) float32 does not "
+                                         r"match input 0 blob 'a'"):
         run("Concat", ["a", "c"], ["y", "info"], axis=0)
     workspace.FeedBlob("d", randn(rng, 2, 4))
-    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'd' \(2, 4\) float32 does not match input 0 "
-                                         r"blob 'a' \(2, 3\) float32: with add_axis=1 all shapes must be equal"):
+    with pytest.raises(ValueError, match=r"op Concat #0: input 1 blob 'd' \(2, 4\) float32 does not match "
+                                         r"input 0 "
+                                         r"blob 'a' \(2, 3\) float32: with add_axis=1 all shapes must be "
+                                         r"equal"):
         run("Concat", ["a", "d"], ["y", "info"], axis=0, add_axis=1)
     workspace.FeedBlob("i", np.zeros((2, 3), np.int32))
-    with pytest.raises(TypeError, match=r"op Concat #0: input 1 blob 'i' \(2, 3\) int32 must have the dtype of input 0 "
-                                        r"blob 'a'"):
+    with pytest.raises(TypeError, match=r"op Concat #0: input 1 blob 'i' \(2, 3\) int32 must have the "
+                                        r"dtype of input 0 blob 'a'"):
         run("Concat", ["a", "i"], ["y", "info"], axis=0)
     with pytest.raises(IndexError, match=r"op Concat #0: axis 2 is out of range for input 0 \(2 dims\)"):
         run("Concat", ["a", "a"], ["y", "info"], axis=2)
@@ -169,31 +171,34 @@ def test_split_concat_roundtrip(rng):
 
 def test_split_bad(rng):
     workspace.FeedBlob("x", randn(rng, 2, 5))
-    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(2, 2\) \(argument 'split'\) sum to 4 but axis 1 "
-                                         r"of input 0 blob 'x' \(2, 5\) float32 has size 5"):
+    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(2, 2\) \(argument 'split'\) sum to "
+                                         r"4 but axis 1 of input 0 blob 'x' \(2, 5\) float32 has size 5"):
         run("Split", ["x"], ["a", "b"], axis=1, split=[2, 2])
     workspace.FeedBlob("s", np.array([1, 1], np.int32))
-    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(1, 1\) \(input 1\) sum to 2 but axis 1 of input 0 "
-                                         r"blob 'x'"):
+    with pytest.raises(ValueError, match=r"op Split #0: split sizes \(1, 1\) \(input 1\) sum to 2 but "
+                                         r"axis 1 of input 0 blob 'x'"):
         run("Split", ["x", "s"], ["a", "b"], axis=1)
-    with pytest.raises(ValueError, match=r"op Split #0: input 0 blob 'x' \(2, 5\) float32: axis 1 of size 5 cannot be "
-                                         r"split equally into 2 outputs"):
+    with pytest.raises(ValueError, match=r"op Split #0: input 0 blob 'x' \(2, 5\) float32: axis 1 of size "
+                                         r"5 cannot be split equally into 2 outputs"):
         run("Split", ["x"], ["a", "b"], axis=1)
     with pytest.raises(ValueError, match=r"op Split #0: argument 'split' has 3 sizes for 2 outputs"):
         run("Split", ["x"], ["a", "b"], axis=1, split=[1, 2, 2])
-    with pytest.raises(ValueError, match=r"op Split #0: the split sizes are given by input 1 blob 's': do not also"):
+    with pytest.raises(ValueError, match=r"op Split #0: the split sizes are given by input 1 blob 's': do "
+                                         r"not also"):
         run("Split", ["x", "s"], ["a", "b"], axis=1, split=[2, 3])
-    with pytest.raises(ValueError, match=r"op Split #0: argument 'split' has a negative size -1 for output 0 blob 'a'"):
+    with pytest.raises(ValueError, match=r"op Split #0: argument 'split' has a negative size -1 for "
+                                         r"output 0 blob 'a'"):
         run("Split", ["x"], ["a", "b"], axis=1, split=[-1, 6])
-    with pytest.raises(ValueError, match=r"op Split #0: input 1 blob 's' \(2,\) int32 must hold 3 split sizes"):
+    with pytest.raises(ValueError, match=r"op Split #0: input 1 blob 's' \(2,\) int32 must hold 3 split "
+                                         r"sizes"):
         run("Split", ["x", "s"], ["a", "b", "c"], axis=1)
     workspace.FeedBlob("sf", np.array([2.0, 3.0], np.float32))
     with pytest.raises(TypeError, match=r"op Split #0: input 1 blob 'sf' must be int32"):
         run("Split", ["x", "sf"], ["a", "b"], axis=1)
     with pytest.raises(IndexError, match=r"op Split #0: axis 2 is out of range for input 0 \(2 dims\)"):
         run("Split", ["x"], ["a", "b"], axis=2)
-    with pytest.raises(ValueError, match=r"op Split #0: with add_axis=1, axis 1 of input 0 blob 'x' \(2, 5\) float32 "
-                                         r"must equal the number of outputs 2"):
+    with pytest.raises(ValueError, match=r"op Split #0: with add_axis=1, axis 1 of input 0 blob 'x' \(2, "
+                                         r"5\) float32 must equal the number of outputs 2"):
         run("Split", ["x"], ["a", "b"], axis=1, add_axis=1)
 
 
@@ -242,34 +247,37 @@ def test_reshape_int32(rng):
 
 def test_reshape_bad(rng):
     workspace.FeedBlob("x", randn(rng, 2, 3))
-    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) float32 \(6 "
-                                         r"elements\) to \(4, 2\)"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) "
+                                         r"float32 \(6 elements\) to \(4, 2\)"):
         run("Reshape", ["x"], ["y", "old"], shape=[4, 2])
-    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) float32 \(6 "
-                                         r"elements\) to \(4, -1\): no size for the -1 fits"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 3\) "
+                                         r"float32 \(6 elements\) to \(4, -1\): no size for the -1 fits"):
         run("Reshape", ["x"], ["y", "old"], shape=[4, -1])
-    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has more than one -1 \(positions 0 and 2\)"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has more than one -1 "
+                                         r"\(positions 0 and 2\)"):
         run("Reshape", ["x"], ["y", "old"], shape=[-1, 2, -1])
     with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has an invalid dimension -2"):
         run("Reshape", ["x"], ["y", "old"], shape=[-2, 3])
-    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has 0 \(copy the input dim\) at position 2 "
-                                         r"but input 0 blob 'x' is \(2, 3\) float32"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' has 0 \(copy the input dim\) "
+                                         r"at position 2 but input 0 blob 'x' is \(2, 3\) float32"):
         run("Reshape", ["x"], ["y", "old"], shape=[1, 6, 0])
     with pytest.raises(ValueError, match=r"op Reshape #0: argument 'shape' is missing"):
         run("Reshape", ["x"], ["y", "old"])
     workspace.FeedBlob("s", np.array([3, 2], np.int32))
-    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape is given by input 1 blob 's': do not also"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape is given by input 1 blob 's': do "
+                                         r"not also"):
         run("Reshape", ["x", "s"], ["y", "old"], shape=[3, 2])
     workspace.FeedBlob("s", np.array([-1, -1], np.int32))
-    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape in input 1 blob 's' has more than one -1"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: the new shape in input 1 blob 's' has more than "
+                                         r"one -1"):
         run("Reshape", ["x", "s"], ["y", "old"])
     workspace.FeedBlob("s", np.array([[3, 2]], np.int32))
     with pytest.raises(ValueError, match=r"op Reshape #0: input 1 blob 's' \(the new shape\) must be 1-D"):
         run("Reshape", ["x", "s"], ["y", "old"])
     with pytest.raises(ValueError, match=r"op Reshape #0: expects 2 outputs, got 1"):
         run("Reshape", ["x"], ["y"], shape=[6])
-    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' .* to \(4611686018427387904, "
-                                         r"4\)"):
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' .* to "
+                                         r"\(4611686018427387904, 4\)"):
         run("Reshape", ["x"], ["y", "old"], shape=[1 << 62, 4])
 
 
@@ -285,7 +293,8 @@ def test_flatten(rng, shape, axis):
 
 def test_flatten_bad(rng):
     workspace.FeedBlob("x", randn(rng, 2, 3))
-    with pytest.raises(ValueError, match=r"op Flatten #0: axis 3 is out of range for input 0 blob 'x' \(2, 3\) float32"):
+    with pytest.raises(ValueError, match=r"op Flatten #0: axis 3 is out of range for input 0 blob 'x' "
+                                         r"\(2, 3\) float32"):
         run("Flatten", ["x"], ["y"], axis=3)
     with pytest.raises(ValueError, match=r"op Flatten #0: argument 'axis' must be >= 0"):
         run("Flatten", ["x"], ["y"], axis=-1)
@@ -298,8 +307,8 @@ def test_resize_like(rng):
     (y,) = run("ResizeLike", ["x", "l"], ["x"])
     np.testing.assert_array_equal(y, x.reshape(2, 3))
     workspace.FeedBlob("l2", randn(rng, 4))
-    with pytest.raises(ValueError, match=r"op ResizeLike #0: input 0 blob 'x' \(2, 3\) float32 and input 1 blob 'l2' "
-                                         r"\(4,\) float32 differ in element count"):
+    with pytest.raises(ValueError, match=r"op ResizeLike #0: input 0 blob 'x' \(2, 3\) float32 and input "
+                                         r"1 blob 'l2' \(4,\) float32 differ in element count"):
         run("ResizeLike", ["x", "l2"], ["y"])
 
 
@@ -325,14 +334,17 @@ def test_transpose_scalar_and_int32():
 
 def test_transpose_bad(rng):
     workspace.FeedBlob("x", randn(rng, 2, 3, 4))
-    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1\) has 2 entries but input 0 blob "
-                                         r"'x' is \(2, 3, 4\) float32"):
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1\) has 2 entries but "
+                                         r"input 0 blob 'x' is \(2, 3, 4\) float32"):
         run("Transpose", ["x"], ["y"], axes=[0, 1])
-    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 0, 1\) is not a permutation of 0..2"):
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 0, 1\) is not a "
+                                         r"permutation of 0..2"):
         run("Transpose", ["x"], ["y"], axes=[0, 0, 1])
-    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1, 3\) is not a permutation"):
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(0, 1, 3\) is not a "
+                                         r"permutation"):
         run("Transpose", ["x"], ["y"], axes=[0, 1, 3])
-    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(-1, 0, 1\) is not a permutation"):
+    with pytest.raises(ValueError, match=r"op Transpose #0: argument 'axes' \(-1, 0, 1\) is not a "
+                                         r"permutation"):
         run("Transpose", ["x"], ["y"], axes=[-1, 0, 1])
     with pytest.raises(ValueError, match=r"op Transpose #0: input 0 and output 0 are the same blob 'x'"):
         run("Transpose", ["x"], ["x"])
@@ -373,17 +385,18 @@ def test_squeeze_numpy(rng):
 
 def test_expand_squeeze_bad(rng):
     workspace.FeedBlob("x", randn(rng, 2, 3))
-    with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' \(largest 3\) does not fit input 0 blob "
-                                         r"'x' \(2, 3\) float32"):
+    with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' \(largest 3\) does not fit "
+                                         r"input 0 blob 'x' \(2, 3\) float32"):
         run("ExpandDims", ["x"], ["y"], dims=[3])
     with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' must be given"):
         run("ExpandDims", ["x"], ["y"])
     with pytest.raises(ValueError, match=r"op Squeeze #0: argument 'dims' must be non-negative, got -1"):
         run("Squeeze", ["x"], ["y"], dims=[-1])
-    with pytest.raises(ValueError, match=r"op Squeeze #0: dim 1 of input 0 blob 'x' \(2, 3\) float32 must be 1"):
+    with pytest.raises(ValueError, match=r"op Squeeze #0: dim 1 of input 0 blob 'x' \(2, 3\) float32 must "
+                                         r"be 1"):
         run("Squeeze", ["x"], ["y"], dims=[1])
-    with pytest.raises(ValueError, match=r"op Squeeze #0: argument 'dims' \(largest 2\) needs input 0 blob 'x' to have "
-                                         r"at least 3 dims, got \(2, 3\) float32"):
+    with pytest.raises(ValueError, match=r"op Squeeze #0: argument 'dims' \(largest 2\) needs input 0 "
+                                         r"blob 'x' to have at least 3 dims, got \(2, 3\) float32"):
         run("Squeeze", ["x"], ["y"], dims=[2])
     with pytest.raises(ValueError, match=r"op ExpandDims #0: argument 'dims' has 9 distinct entries"):
         run("ExpandDims", ["x"], ["y"], dims=list(range(9)))
@@ -542,3 +555,43 @@ def test_gradient_makers_shapes_and_names():
     op = _create("Transpose", ["x"], ["y"], axes=[2, 0, 1])
     ops, _ = core.GradientRegistry.GetGradientForOp(op, ["y_grad"])
     assert [a.value() for a in ops[0].arg] == [[1, 2, 0]]
+
+
+def test_backward_pass_through_a_chain_of_shape_ops(rng):
+    """AddGradientOperators over Concat, Transpose, Reshape, ExpandDims, Flatten,
+    Squeeze and a Split whose second output gets no gradient (zero-filled)."""
+    core = pytest.importorskip("recurrent.core")
+    x, w = randn(rng, 2, 3), randn(rng, 2, 4)
+    net = core.Net("chain")
+    c, _ = net.Concat(["x", "w"], ["c", "c_info"], axis=1)
+    t = net.Transpose([c], ["t"])
+    r, _ = net.Reshape([t], ["r", "r_old"], shape=[-1])
+    e = net.ExpandDims([r], ["e"], dims=[0])
+    f = net.Flatten([e], ["f"], axis=1)
+    q = net.Squeeze([f], ["q"], dims=[0])
+    s0, s1 = net.Split([q], ["s0", "s1"], axis=0, split=[5, 9])
+    grad_map = net.AddGradientOperators([s0])
+    zero_fills = [op for op in net.Proto().op if op.type == "ConstantFill" and list(op.input) == ["s1"]]
+    assert len(zero_fills) == 1  # s1 has no gradient: the Split maker fills zeros shaped like it
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("w", w)
+    workspace.RunNetOnce(net)
+    flat = np.concatenate([x, w], axis=1).T.ravel()
+    np.testing.assert_array_equal(workspace.FetchBlob("s0"), flat[:5])
+    # d sum(s0) / d c: ones where c's element lands in the first 5 of c.T.ravel()
+    mask = np.zeros(14, np.float32)
+    mask[:5] = 1
+    dc = mask.reshape(7, 2).T
+    np.testing.assert_array_equal(workspace.FetchBlob(grad_map["x"]), dc[:, :3])
+    np.testing.assert_array_equal(workspace.FetchBlob(grad_map["w"]), dc[:, 3:])
+
+
+def test_backward_pass_concat_of_the_same_blob(rng):
+    core = pytest.importorskip("recurrent.core")
+    x = randn(rng, 2, 3)
+    net = core.Net("dup")
+    y, _ = net.Concat(["x", "x", "x"], ["y", "info"], axis=0)
+    grad_map = net.AddGradientOperators([y])
+    workspace.FeedBlob("x", x)
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob(grad_map["x"]), np.full((2, 3), 3.0, np.float32))

@@ -140,9 +140,9 @@ void rc_k_elementwise_linear(int64_t N, int64_t D, const float *x, const float *
     }
 }
 
-/* dy, x, dx [N, D]; a, da, db [D] */
+/* dy, x, dx [N, D]; a, da, db [D]; dx, da, db distinct from each other and the inputs */
 void rc_k_elementwise_linear_grad(int64_t N, int64_t D, const float *dy, const float *x, const float *a,
-                                  float *dx, float *da, float *db)
+                                  float *restrict dx, float *restrict da, float *restrict db)
 {
     for (int64_t j = 0; j < D; j++) da[j] = db[j] = 0.f;
     for (int64_t r = 0; r < N; r++) {

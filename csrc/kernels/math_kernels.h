@@ -42,7 +42,8 @@ RC_INTERNAL void rc_k_elementwise_linear(int64_t N, int64_t D, const float *x, c
                                          float *y);
 /* dy, x [N, D], a [D] -> dx [N, D] = dy * a, da [D] = sum_n dy * x, db [D] = sum_n dy. */
 RC_INTERNAL void rc_k_elementwise_linear_grad(int64_t N, int64_t D, const float *dy, const float *x,
-                                              const float *a, float *dx, float *da, float *db);
+                                              const float *a, float *restrict dx, float *restrict da,
+                                              float *restrict db);
 
 /* y [M, N] = rows of b [N] (the bias before an FC's gemm accumulates). */
 RC_INTERNAL void rc_k_fill_rows(int64_t M, int64_t N, const float *b, float *y);

@@ -25,8 +25,11 @@
  * Scheduling. A persistent pool of num_threads - 1 workers plus the calling
  * thread pop ready instances from a heap ordered by serial position; one
  * mutex and one condition variable; idle threads sleep. The first failure
- * wins: no new instance starts, the caller waits for those in flight and
- * returns the error; the next run starts from scratch. */
+ * reported is the one the serial run would hit: after a failure at serial
+ * position f, instances after f no longer start, those before f still run
+ * (they depend only on earlier instances, so they can all finish), and the
+ * failure with the smallest position is returned once nothing before it is
+ * left. The next run starts from scratch. */
 #include "rnn_internal.h"
 #include <pthread.h>
 #include <sched.h>
@@ -61,6 +64,7 @@ struct rc_rnn_exec {
     pthread_t *threads;
     int n_started, stop;
     int running, remaining, inflight, failed;
+    int fail_id;           /* smallest failed instance (valid when failed) */
     rc_err err;
     int *indeg;
     int *heap, heap_n;
@@ -432,11 +436,23 @@ static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, rc_err *er
     return rc_op_run(rc_net_op(nets[t], j - 1), err);
 }
 
+/* Whether an instance may still be started. */
+static int runnable(const rc_rnn_exec *ex)
+{
+    return ex->running && ex->heap_n > 0 && (!ex->failed || ex->heap[0] < ex->fail_id);
+}
+
+/* The run is over: all done, or failed with nothing before the failure left. */
+static int finished(const rc_rnn_exec *ex)
+{
+    return ex->remaining == 0 || (ex->failed && ex->inflight == 0 && !runnable(ex));
+}
+
 /* Takes and runs ready instances until none is ready or the run is over.
  * Called with mu held; returns with mu held. */
 static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
 {
-    while (ex->running && !ex->failed && ex->heap_n > 0) {
+    while (runnable(ex)) {
         int id = heap_pop(ex);
         ex->inflight++;
         pthread_mutex_unlock(&ex->mu);
@@ -459,12 +475,13 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
         ex->inflight--;
         ex->remaining--;
         if (st) {
-            if (!ex->failed) {
+            if (!ex->failed || id < ex->fail_id) {
                 ex->failed = 1;
+                ex->fail_id = id;
                 ex->err = err;
                 if (!ex->err.code) ex->err.code = st;
             }
-        } else if (!ex->failed) {
+        } else {
             int pushed = 0;
             for (int e = ex->succ_off[id]; e < ex->succ_off[id + 1]; e++) {
                 int s = ex->succ[e];
@@ -475,7 +492,7 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
             }
             if (pushed > 1 || (pushed == 1 && ex->heap_n > 1)) pthread_cond_broadcast(&ex->cv);
         }
-        if (ex->remaining == 0 || (ex->failed && ex->inflight == 0)) pthread_cond_broadcast(&ex->cv);
+        if (finished(ex)) pthread_cond_broadcast(&ex->cv);
     }
 }
 
@@ -493,7 +510,7 @@ static void *worker_main(void *p)
     free(wa);
     pthread_mutex_lock(&ex->mu);
     for (;;) {
-        while (!ex->stop && !(ex->running && !ex->failed && ex->heap_n > 0)) pthread_cond_wait(&ex->cv, &ex->mu);
+        while (!ex->stop && !runnable(ex)) pthread_cond_wait(&ex->cv, &ex->mu);
         if (ex->stop) break;
         drain(ex, ex->g_nets, id);
     }
@@ -596,13 +613,14 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     ex->remaining = ex->n_inst;
     ex->inflight = 0;
     ex->failed = 0;
+    ex->fail_id = 0;
     ex->err.code = RC_OK;
     ex->err.msg[0] = 0;
     ex->running = 1;
     pthread_cond_broadcast(&ex->cv);
     for (;;) {
         drain(ex, nets, 0);
-        if (ex->remaining == 0 || (ex->failed && ex->inflight == 0)) break;
+        if (finished(ex)) break;
         pthread_cond_wait(&ex->cv, &ex->mu);
     }
     ex->running = 0;

@@ -416,21 +416,23 @@ static rc_status nets_tmp_reserve(rc_op *op, rnn_state *st, int T, rc_err *err)
     return RC_OK;
 }
 
-/* Writes the trace of the last run into "<scratch>_trace": int32 K x 5 rows of
- * (timestep, op index (-1: set timestep), start_us, end_us, worker), and the
- * op types into "<scratch>_trace_ops" (UTF-8 bytes, 0-terminated names). */
+/* Writes the trace of the last run into "<scratch>_trace" ("<scratch>_backward_trace"
+ * for the gradient op): int32 K x 5 rows of (timestep, op index (-1: set
+ * timestep), start_us, end_us, worker), and the step net's op types into
+ * "<...>_ops" (UTF-8 bytes, 0-terminated names). */
 static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
                              rc_err *err)
 {
     char nm[600];
-    snprintf(nm, sizeof nm, "%s_trace", scratch_blob->name);
+    const char *kind = st->is_grad ? "backward_trace" : "trace";
+    snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, kind);
     rc_blob *b = rc_ws_create_local(op->ws, nm, err);
     if (!b) return err->code;
     int64_t dims[2] = {k, 5};
     rc_status s;
     if ((s = rc_tensor_resize_private(&b->t, RC_I32, 2, dims, err))) return s;
     if (k) memcpy(rc_i32(&b->t), rec, sizeof(int32_t) * (size_t)(k * 5));
-    snprintf(nm, sizeof nm, "%s_trace_ops", scratch_blob->name);
+    snprintf(nm, sizeof nm, "%s_%s_ops", scratch_blob->name, kind);
     rc_blob *ob = rc_ws_create_local(op->ws, nm, err);
     if (!ob) return err->code;
     int64_t len = 0;

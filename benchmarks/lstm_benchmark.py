@@ -1,0 +1,276 @@
+"""LSTM benchmark with Caffe2's lstm_benchmark flags, plus a side-by-side
+comparison against torch.nn.LSTM in the same process.
+
+    python benchmarks/lstm_benchmark.py --hidden_dim 256 --batch_size 16 --num_layers 4 \
+        --seq_length 50 --rnn_executor --rnn_executor_num_threads 2
+    python benchmarks/lstm_benchmark.py --implementation torch ...
+    python benchmarks/lstm_benchmark.py --compare --json out.json ...   # the ratios we report
+
+Entries per second = timesteps x batch processed per second (forward and
+backward unless --forward_only). --compare interleaves, round by round: our
+LSTM with the RNN executor on, our LSTM with it off (every BLAS thread count
+from 1 to the budget, the best one counts), and torch.nn.LSTM
+(torch.set_num_threads for every count from 1 to the budget, the best one
+counts), all with the same weights and data, after checking that executor
+on/off agree bitwise and that ours matches torch.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hidden_dim", type=int, default=800)
+    p.add_argument("--input_dim", type=int, default=40)
+    p.add_argument("--batch_size", type=int, default=128)
+    p.add_argument("--seq_length", type=int, default=20)
+    p.add_argument("--data_size", type=int, default=None,
+                   help="entries to process per measurement (default: 10 iterations)")
+    p.add_argument("--iters_to_report", type=int, default=10)
+    p.add_argument("--iters", type=int, default=None, help="iterations per measurement (default iters_to_report)")
+    p.add_argument("--num_layers", type=int, default=1)
+    p.add_argument("--forward_only", action="store_true")
+    p.add_argument("--memory_optimization", action="store_true")
+    p.add_argument("--rnn_executor", action="store_true")
+    p.add_argument("--rnn_executor_num_threads", type=int, default=None)
+    p.add_argument("--rnn_executor_max_cuda_streams", type=int, default=None)
+    p.add_argument("--gpu", action="store_true")
+    p.add_argument("--implementation", choices=["own", "torch"], default="own")
+    p.add_argument("--compare", action="store_true", help="own executor on / off / torch, side by side")
+    p.add_argument("--threads", type=int, default=None, help="thread budget for --compare (default: usable cores)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --compare")
+    p.add_argument("--json", default=None, help="write results as JSON to this file")
+    p.add_argument("--seed", type=int, default=2603)
+    args, unknown = p.parse_known_args(argv)
+    if args.gpu:
+        p.error("--gpu: this build has no GPU executor")
+    return args, unknown
+
+
+def blas_report():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return [{"note": "threadpoolctl not installed"}]
+    keep = ("internal_api", "prefix", "filepath", "version", "architecture", "threading_layer", "num_threads")
+    return [{k: d.get(k) for k in keep} for d in threadpool_info()]
+
+
+class OwnLSTM:
+    """Our rnn_cell.LSTM in its own workspace, with a sum loss."""
+
+    def __init__(self, args, executor, num_threads, ws_name, weights=None):
+        from recurrent import core, model_helper, rnn_cell, workspace
+        self.workspace = workspace
+        self.ws_name = ws_name
+        self.args = args
+        workspace.SwitchWorkspace(ws_name, True)
+        workspace.ResetWorkspace()
+        T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
+        model = model_helper.ModelHelper(name="lstm_bench_%s" % ws_name)
+        x = model.net.AddExternalInput("input")
+        seq_lengths = model.net.AddExternalInput("seq_lengths")
+        inits = []
+        for l in range(L):
+            inits += [model.net.AddExternalInput("hidden_init_%d" % l), model.net.AddExternalInput("cell_init_%d" % l)]
+        out = rnn_cell.LSTM(model, x, seq_lengths, inits, D, [H] * L, scope="lstm1",
+                            memory_optimization=args.memory_optimization, forward_only=args.forward_only,
+                            drop_states=True, return_last_layer_only=True)
+        self.output = out[0]
+        if not args.forward_only:
+            loss = model.net.SumElements([self.output], "loss")
+            model.AddGradientOperators([loss])
+        from recurrent.recurrent import set_rnn_executor_config
+        for op in model.net.Proto().op:
+            if op.type.startswith("RecurrentNetwork"):
+                for a in op.arg:
+                    if a.name == "enable_rnn_executor":
+                        a.i = 1 if executor else 0
+                if executor:
+                    set_rnn_executor_config(op, num_threads=num_threads)
+        self.model = model
+        rng = np.random.RandomState(args.seed)
+        workspace.RunNetOnce(model.param_init_net)
+        if weights is not None:
+            for k, v in weights.items():
+                workspace.FeedBlob(k, v)
+        workspace.FeedBlob("input", rng.rand(T, N, D).astype(np.float32))
+        workspace.FeedBlob("seq_lengths", np.full((N,), T, np.int32))
+        for l in range(L):
+            workspace.FeedBlob("hidden_init_%d" % l, np.zeros((1, N, H), np.float32))
+            workspace.FeedBlob("cell_init_%d" % l, np.zeros((1, N, H), np.float32))
+        workspace.CreateNet(model.net, overwrite=True)
+        self.params = [str(p) for p in model.params]
+
+    def weights(self):
+        self.workspace.SwitchWorkspace(self.ws_name)
+        return {p: self.workspace.FetchBlob(p) for p in self.params}
+
+    def run(self, iters):
+        self.workspace.SwitchWorkspace(self.ws_name)
+        self.workspace.RunNet(self.model.net, iters)
+
+    def results(self):
+        self.workspace.SwitchWorkspace(self.ws_name)
+        res = {"output": self.workspace.FetchBlob(self.output)}
+        if not self.args.forward_only:
+            for p in self.params:
+                res[p + "_grad"] = self.workspace.FetchBlob(p + "_grad")
+            res["input_grad"] = self.workspace.FetchBlob("input_grad")
+        return res
+
+
+class TorchLSTM:
+    def __init__(self, args, own=None):
+        import torch
+        self.torch = torch
+        self.args = args
+        T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
+        torch.manual_seed(args.seed)
+        self.lstm = torch.nn.LSTM(D, H, num_layers=L)
+        if own is not None:
+            from recurrent import torch_interop
+            own.workspace.SwitchWorkspace(own.ws_name)
+            torch_interop.lstm_to_torch("lstm1", num_layers=L, module=self.lstm)
+        rng = np.random.RandomState(args.seed)
+        self.x = torch.from_numpy(rng.rand(T, N, D).astype(np.float32))
+        self.h0 = torch.zeros(L, N, H)
+        self.c0 = torch.zeros(L, N, H)
+
+    def run(self, iters):
+        torch = self.torch
+        for _ in range(iters):
+            if self.args.forward_only:
+                with torch.no_grad():
+                    self.out, _ = self.lstm(self.x, (self.h0, self.c0))
+            else:
+                self.lstm.zero_grad(set_to_none=True)
+                self.out, _ = self.lstm(self.x, (self.h0, self.c0))
+                self.out.sum().backward()
+
+
+def eps(args, seconds, iters):
+    return args.seq_length * args.batch_size * iters / seconds
+
+
+def timed(fn, iters):
+    t0 = time.perf_counter()
+    fn(iters)
+    return time.perf_counter() - t0
+
+
+def single(args):
+    iters = args.iters or args.iters_to_report
+    if args.implementation == "torch":
+        import torch
+        if args.rnn_executor_num_threads:
+            torch.set_num_threads(args.rnn_executor_num_threads)
+        m = TorchLSTM(args)
+    else:
+        from recurrent import workspace
+        workspace.GlobalInit(["lstm_benchmark", "--caffe2_rnn_executor=%d" % int(args.rnn_executor)])
+        m = OwnLSTM(args, args.rnn_executor, args.rnn_executor_num_threads, "bench")
+    m.run(1)  # warm-up
+    total_iters = 3 if args.data_size is None else max(1, args.data_size // (args.seq_length * args.batch_size * iters))
+    rates = []
+    for i in range(total_iters):
+        dt = timed(m.run, iters)
+        rates.append(eps(args, dt, iters))
+        print("Iter: %d / %d. Entries Per Second: %.1fk." % ((i + 1) * iters, total_iters * iters, rates[-1] / 1000))
+    suffix = " (with RNN executor)" if args.implementation == "own" and args.rnn_executor else ""
+    print("Done. Total EPS: %.1fk%s" % (np.median(rates) / 1000, suffix))
+    return {"implementation": args.implementation, "eps": float(np.median(rates)), "rates": rates}
+
+
+def compare(args):
+    import torch
+    from recurrent import _C, workspace
+    budget = args.threads or _C.get_flag("num_cores")
+    iters = args.iters or args.iters_to_report
+    workspace.GlobalInit(["lstm_benchmark", "--caffe2_rnn_executor=1"])
+    on = OwnLSTM(args, True, budget, "exec_on")
+    w = on.weights()
+    off = OwnLSTM(args, False, None, "exec_off", weights=w)
+    tl = TorchLSTM(args, own=on)
+
+    # --- validate before timing
+    on.run(1)
+    off.run(1)
+    ro, rf = on.results(), off.results()
+    for k in ro:
+        if not np.array_equal(ro[k], rf[k]):
+            raise SystemExit("validation failed: executor on/off differ in %s (max %g)"
+                             % (k, np.abs(ro[k] - rf[k]).max()))
+    tl.run(1)
+    tdiff = float(np.abs(tl.out.detach().numpy() - ro["output"]).max())
+    if tdiff > 1e-4:
+        raise SystemExit("validation failed: ours vs torch.nn.LSTM output differ by %g" % tdiff)
+    print("validated: executor on == off bitwise (%d blobs); |ours - torch| = %.2e" % (len(ro), tdiff))
+
+    configs = [("own_executor", None)]
+    configs += [("own_serial_blas%d" % n, n) for n in range(1, budget + 1)]
+    configs += [("torch_threads%d" % n, n) for n in range(1, budget + 1)]
+    samples = {c: [] for c, _ in configs}
+    blas_default = _C.get_flag("blas_num_threads")
+    for r in range(args.rounds):
+        for name, n in configs:
+            if name == "own_executor":
+                _C.set_flag("blas_num_threads", blas_default)
+                on.run(1)
+                dt = timed(on.run, iters)
+            elif name.startswith("own_serial"):
+                _C.set_flag("blas_num_threads", n)
+                off.run(1)
+                dt = timed(off.run, iters)
+            else:
+                torch.set_num_threads(n)
+                tl.run(1)
+                dt = timed(tl.run, iters)
+            samples[name].append(eps(args, dt, iters))
+    _C.set_flag("blas_num_threads", blas_default)
+    med = {k: float(np.median(v)) for k, v in samples.items()}
+    best_serial = max((k for k in med if k.startswith("own_serial")), key=med.get)
+    best_torch = max((k for k in med if k.startswith("torch")), key=med.get)
+    res = {
+        "shape": {k: getattr(args, k) for k in ("hidden_dim", "input_dim", "batch_size", "seq_length", "num_layers",
+                                                  "forward_only")},
+        "thread_budget": budget,
+        "entries_per_sec_median": med,
+        "best_serial": best_serial,
+        "best_torch": best_torch,
+        "ratio_executor_vs_best_serial": med["own_executor"] / med[best_serial],
+        "ratio_executor_vs_best_torch": med["own_executor"] / med[best_torch],
+        "torch_version": torch.__version__,
+        "blas": blas_report(),
+        "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
+    }
+    print("entries/s (median of %d rounds):" % args.rounds)
+    for k, v in med.items():
+        print("  %-22s %10.0f" % (k, v))
+    print("executor vs best serial (%s): %.2fx" % (best_serial, res["ratio_executor_vs_best_serial"]))
+    print("executor vs best torch  (%s): %.2fx" % (best_torch, res["ratio_executor_vs_best_torch"]))
+    return res
+
+
+def main(argv=None):
+    args, unknown = parse_args(argv)
+    if unknown:
+        from recurrent import workspace
+        workspace.GlobalInit(["lstm_benchmark"] + unknown)
+    res = compare(args) if args.compare else single(args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+    return res
+
+
+if __name__ == "__main__":
+    main()

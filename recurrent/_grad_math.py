@@ -1,0 +1,188 @@
+"""Gradient makers for the math operators (csrc/ops/math.c), as Caffe2's.
+
+Each maker takes the forward OperatorDef and the names of its output gradients
+(None where an output has none) and returns ``(grad_ops, g_input)``: the
+gradient OperatorDefs and, aligned with ``op.input``, the name of each input's
+gradient (None where an input has none). Gradient blobs are named
+``<input>_grad``, as Caffe2's ``GradientName``. Copy's maker lives in core.
+"""
+
+import copy
+
+from .core import CreateOperator, GradientRegistry
+
+
+def _grad_name(blob):
+    return str(blob) + "_grad"
+
+
+def _arg(op, name, default=None):
+    for a in op.arg:
+        if a.name == name:
+            return a.value()
+    return default
+
+
+def _make(fwd, type_, inputs, outputs, args=None, **kwargs):
+    """A gradient op of ``fwd``; ``args`` (Arguments of fwd) are copied in, as
+    Caffe2's makers copy the forward op's arguments. (core gives gradient ops
+    the forward op's device option.)"""
+    g = CreateOperator(type_, [str(b) for b in inputs], [str(b) for b in outputs], **kwargs)
+    if args:
+        g.arg.extend(copy.deepcopy(list(args)))
+    return g
+
+
+def _no_grad(op):
+    return [], [None] * len(op.input)
+
+
+def _broadcast_args(op):
+    """The arguments a broadcast gradient passes on (axis only; axis_str is not supported)."""
+    return [a for a in op.arg if a.name == "axis"]
+
+
+# ---------------------------------------------------------------- FC, MatMul
+@GradientRegistry.RegisterGradient("FC")
+def _fc_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x, w, b = op.input
+    gx, gw, gb = _grad_name(x), _grad_name(w), _grad_name(b)
+    # Caffe2's output order: (dW, db, dX)
+    return [_make(op, "FCGradient", [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
+
+
+@GradientRegistry.RegisterGradient("MatMul")
+def _matmul_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    if len(op.input) != 2:
+        raise ValueError("MatMul gradient: the forward op %s has a third (output shape) input; its gradient is "
+                         "not defined (the output gradient cannot be flattened to M x N)" % list(op.input))
+    a, b = op.input
+    ga, gb = _grad_name(a), _grad_name(b)
+    ta = bool(_arg(op, "trans_a", 0))
+    tb = bool(_arg(op, "trans_b", 0))
+    axis_a = int(_arg(op, "axis_a", 1))
+    axis_b = int(_arg(op, "axis_b", 1))
+    # dY is 2-D (M x N); each product's third input gives it the shape of A or B.
+    if ta and tb:      # Y = A'B':  dA = B'dY', dB = dY'A'
+        ops = [_make(op, "MatMul", [b, dy, a], [ga], trans_a=1, trans_b=1, axis_a=axis_b),
+               _make(op, "MatMul", [dy, a, b], [gb], trans_a=1, trans_b=1, axis_b=axis_a)]
+    elif ta:           # Y = A'B:   dA = B dY', dB = A dY
+        ops = [_make(op, "MatMul", [b, dy, a], [ga], trans_b=1, axis_a=axis_b),
+               _make(op, "MatMul", [a, dy, b], [gb], axis_a=axis_a)]
+    elif tb:           # Y = A B':  dA = dY B, dB = dY'A
+        ops = [_make(op, "MatMul", [dy, b, a], [ga], axis_b=axis_b),
+               _make(op, "MatMul", [dy, a, b], [gb], trans_a=1, axis_b=axis_a)]
+    else:              # Y = A B:   dA = dY B', dB = A'dY
+        ops = [_make(op, "MatMul", [dy, b, a], [ga], trans_b=1, axis_b=axis_b),
+               _make(op, "MatMul", [a, dy, b], [gb], trans_a=1, axis_a=axis_a)]
+    return ops, [ga, gb]
+
+
+# ---------------------------------------------------------------- Sum, Add, Sub, Mul
+@GradientRegistry.RegisterGradient("Sum")
+def _sum_grad(op, g_output):
+    # every input gets the output gradient itself; no ops (as Caffe2)
+    return [], [g_output[0]] * len(op.input)
+
+
+def _is_broadcast(op):
+    return bool(_arg(op, "broadcast", 0))
+
+
+def _b_grad_name(b, dy):
+    """B's gradient name for Add/Sub. When the op ran in place on B, "<b>_grad"
+    is dY itself, which A's gradient passes through unchanged: B's (negated or
+    reduced) gradient then needs a blob of its own."""
+    gb = _grad_name(b)
+    return gb + "_autogen_b" if gb == dy else gb
+
+
+@GradientRegistry.RegisterGradient("Add")
+def _add_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    if not _is_broadcast(op):
+        return [], [dy, dy]
+    b = op.input[1]
+    gb = _b_grad_name(b, dy)
+    return [_make(op, "SumReduceLike", [dy, b], [gb], args=_broadcast_args(op))], [dy, gb]
+
+
+@GradientRegistry.RegisterGradient("Sub")
+def _sub_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    b = op.input[1]
+    gb = _b_grad_name(b, dy)
+    if not _is_broadcast(op):
+        return [_make(op, "Scale", [dy], [gb], scale=-1.0)], [dy, gb]
+    # reduce first, then negate the (smaller) result in place
+    return [_make(op, "SumReduceLike", [dy, b], [gb], args=_broadcast_args(op)),
+            _make(op, "Scale", [gb], [gb], scale=-1.0)], [dy, gb]
+
+
+@GradientRegistry.RegisterGradient("Mul")
+def _mul_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    a, b = op.input
+    out = op.output[0]
+    if out in (a, b):
+        raise ValueError("Mul gradient: the forward op computes '%s' in place (inputs %s), so the input it "
+                         "overwrote is lost; the gradient needs it" % (out, [a, b]))
+    ga, gb = _grad_name(a), _grad_name(b)
+    if a == b:
+        # y = x * x: two contributions to x's gradient under distinct names;
+        # the backward pass sums them like any other multiple use.
+        gb = _grad_name(b) + "_autogen_mul_1"
+    if not _is_broadcast(op):
+        return [_make(op, "Mul", [dy, b], [ga]), _make(op, "Mul", [dy, a], [gb])], [ga, gb]
+    pre = gb + "_autogen_pre_red"
+    bargs = _broadcast_args(op)
+    return [_make(op, "Mul", [dy, b], [ga], args=bargs, broadcast=1),
+            _make(op, "Mul", [dy, a], [pre]),
+            _make(op, "SumReduceLike", [pre, b], [gb], args=bargs)], [ga, gb]
+
+
+# ---------------------------------------------------------------- unary
+def _unary_from_output(grad_type):
+    def maker(op, g_output):
+        dy = g_output[0]
+        if dy is None:
+            return _no_grad(op)
+        gx = _grad_name(op.input[0])
+        return [_make(op, grad_type, [op.output[0], dy], [gx])], [gx]
+    maker.__name__ = "_%s_maker" % grad_type.lower()
+    return maker
+
+
+for _t in ("Sigmoid", "Tanh", "Relu"):
+    GradientRegistry.RegisterGradient(_t)(_unary_from_output(_t + "Gradient"))
+
+
+@GradientRegistry.RegisterGradient("Scale")
+def _scale_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    gx = _grad_name(op.input[0])
+    return [_make(op, "Scale", [dy], [gx], scale=float(_arg(op, "scale", 1.0)))], [gx]
+
+
+@GradientRegistry.RegisterGradient("ElementwiseLinear")
+def _elementwise_linear_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x, a, b = op.input
+    g = [_grad_name(x), _grad_name(a), _grad_name(b)]
+    return [_make(op, "ElementwiseLinearGradient", [dy, x, a], g, args=op.arg)], g

@@ -1,0 +1,176 @@
+"""brew: helper functions that add layers (ops plus their parameters) to a
+ModelHelper, as caffe2.python.brew.
+
+``brew.fc(model, 'x', 'y', dim_in, dim_out)`` creates ``y_w`` (dim_out x
+dim_in, XavierFill) and ``y_b`` (dim_out, ConstantFill 0) in
+``model.param_init_net`` under the current name scope and adds
+``FC([x, y_w, y_b], y)`` to ``model.net``. Every helper takes the model first.
+Default keyword arguments come from ``model.arg_scope`` and from
+``brew.arg_scope(helpers, **kwargs)`` contexts (explicit ones win).
+"""
+
+import contextlib
+import functools
+import inspect
+import threading
+
+from .model_helper import (ExternalInitializer, Initializer, ModelHelper, ParameterTags,
+                           update_initializer)
+
+_registry = {}
+_scope = threading.local()
+
+
+def _current_arg_scope():
+    s = getattr(_scope, "stack", None)
+    return s[-1] if s else {}
+
+
+@contextlib.contextmanager
+def arg_scope(helpers, **kwargs):
+    """Within the block, the given helpers (functions or names) get ``kwargs``
+    as default keyword arguments. Nested scopes merge."""
+    if not isinstance(helpers, (list, tuple)):
+        helpers = [helpers]
+    new = {k: dict(v) for k, v in _current_arg_scope().items()}
+    for h in helpers:
+        name = h if isinstance(h, str) else getattr(h, "__name__", None)
+        if name not in _registry:
+            raise ValueError("brew.arg_scope: '%s' is not a brew helper" % (name,))
+        new.setdefault(name, {}).update(kwargs)
+    stack = getattr(_scope, "stack", None)
+    if stack is None:
+        stack = _scope.stack = []
+    stack.append(new)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _helper(func):
+    """Registers ``func`` as a brew helper and applies the argument scopes."""
+    name = func.__name__
+    params = inspect.signature(func).parameters
+    takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if args and isinstance(args[0], ModelHelper):
+            model = args[0]
+        elif "model" in kwargs:
+            model = kwargs["model"]
+        else:
+            raise TypeError("brew.%s: the first argument must be the ModelHelper" % name)
+        defaults = dict(model.arg_scope)
+        defaults.update(_current_arg_scope().get(name, {}))
+        if not takes_kwargs:
+            defaults = {k: v for k, v in defaults.items() if k in params}
+        defaults.update(kwargs)
+        return func(*args, **defaults)
+
+    _registry[name] = wrapper
+    return wrapper
+
+
+def Register(helper):
+    """Registers a user helper; it becomes ``brew.<name>``."""
+    wrapped = _helper(helper)
+    globals()[helper.__name__] = wrapped
+    return wrapped
+
+
+def has_helper(helper_or_name):
+    name = helper_or_name if isinstance(helper_or_name, str) else helper_or_name.__name__
+    return name in _registry
+
+
+def _initializer(init, default, param):
+    if init is None:
+        init = default
+    if hasattr(init, "create_param"):
+        return init
+    if isinstance(init, (tuple, list)) and len(init) == 2 and isinstance(init[0], str) \
+            and isinstance(init[1], dict):
+        return update_initializer(None, tuple(init), default)
+    raise TypeError("brew: %s initializer must be an ('OpName', {kwargs}) tuple or an "
+                    "Initializer, got %r" % (param, init))
+
+
+@_helper
+def fc(model, blob_in, blob_out, dim_in, dim_out, weight_init=None, bias_init=None, axis=1,
+       WeightInitializer=None, BiasInitializer=None, **kwargs):
+    """Fully connected layer ``y = x W^T + b`` with parameters ``<blob_out>_w``
+    (dim_out x dim_in) and ``<blob_out>_b`` (dim_out)."""
+    w_init = WeightInitializer or _initializer(weight_init, ("XavierFill", {}), "weight")
+    b_init = BiasInitializer or _initializer(bias_init, ("ConstantFill", {}), "bias")
+    if not model.init_params:
+        w_init = b_init = ExternalInitializer()
+    blob_out = blob_out or model.net.NextName()
+    bias_tags = [ParameterTags.BIAS]
+    if "freeze_bias" in kwargs:
+        kwargs.pop("freeze_bias")
+        bias_tags.append(ParameterTags.COMPUTED_PARAM)
+    weight = model.create_param(param_name=str(blob_out) + "_w", shape=[dim_out, dim_in],
+                                initializer=w_init, tags=ParameterTags.WEIGHT)
+    bias = model.create_param(param_name=str(blob_out) + "_b", shape=[dim_out],
+                              initializer=b_init, tags=bias_tags)
+    if axis != 1:
+        kwargs["axis"] = axis
+    return model.net.FC([blob_in, weight, bias], blob_out, **kwargs)
+
+
+@_helper
+def sum(model, blob_in, blob_out, **kwargs):
+    """Element-wise sum of the blobs in ``blob_in``."""
+    return model.net.Sum(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def sub(model, blob_in, blob_out, **kwargs):
+    return model.net.Sub(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def mat_mul(model, blob_in, blob_out, **kwargs):
+    return model.net.MatMul(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def relu(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    return model.net.Relu(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def sigmoid(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    return model.net.Sigmoid(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def tanh(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    return model.net.Tanh(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def softmax(model, blob_in, blob_out=None, use_cudnn=False, **kwargs):
+    if blob_out is not None:
+        return model.net.Softmax(blob_in, blob_out, **kwargs)
+    return model.net.Softmax(blob_in, **kwargs)
+
+
+@_helper
+def concat(model, blobs_in, blob_out, **kwargs):
+    """Concat along ``axis`` (default 1); returns the concatenated blob only
+    (the split-info output is ``_<blob_out>_concat_dims``)."""
+    if kwargs.get("order") and kwargs.get("axis") is not None:
+        kwargs.pop("order")
+    return model.net.Concat(blobs_in, [blob_out, "_" + str(blob_out) + "_concat_dims"], **kwargs)[0]
+
+
+@_helper
+def transpose(model, blob_in, blob_out, use_cudnn=False, **kwargs):
+    return model.net.Transpose(blob_in, blob_out, **kwargs)
+
+
+__all__ = ["fc", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
+           "transpose", "arg_scope", "Register", "has_helper", "Initializer"]

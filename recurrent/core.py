@@ -1,0 +1,1138 @@
+"""Nets, operators, blob references and gradients, as caffe2.python.core.
+
+Python keeps the graph as plain data (``recurrent.proto``); nothing here calls
+into C. ``Net`` builds a NetDef op by op (``net.FC([x, w, b], 'y', axis=2)``),
+``CreateOperator`` builds one OperatorDef, and ``GradientRegistry`` turns a list
+of forward operators into the operators of the backward pass from gradient
+makers registered per operator type.
+
+Gradient makers have Caffe2's Python signature::
+
+    @GradientRegistry.RegisterGradient("Copy")
+    def _copy_grad(op, g_output):      # g_output: output-gradient names or None
+        return [CreateOperator("Copy", [g_output[0]], [op.input[0] + "_grad"])], \\
+            [op.input[0] + "_grad"]   # one entry per op.input, None = no gradient
+
+Every ``recurrent/_grad_*.py`` module is imported at the end of this file, so
+the makers of every operator family register themselves.
+"""
+
+import collections
+import copy
+import importlib
+import os
+import pkgutil
+
+import numpy as np
+
+from . import scope
+from .proto import Argument, DeviceOption as _DeviceOptionProto, NetDef, OperatorDef, make_argument
+
+# Convenience redirections, as in Caffe2.
+NameScope = scope.NameScope
+DeviceScope = scope.DeviceScope
+
+
+class DeviceType:
+    """Device types of DeviceOption.device_type (caffe2_pb2 values)."""
+    CPU = 0
+    CUDA = 1
+
+
+class DataType:
+    """TensorProto data types (caffe2_pb2 values), for ``dtype`` arguments."""
+    UNDEFINED = 0
+    FLOAT = 1
+    INT32 = 2
+    BYTE = 3
+    STRING = 4
+    BOOL = 5
+    UINT8 = 6
+    INT8 = 7
+    UINT16 = 8
+    INT16 = 9
+    INT64 = 10
+    FLOAT16 = 12
+    DOUBLE = 13
+
+
+def DeviceOption(device_type, device_id=0, random_seed=None, cuda_gpu_id=None):
+    """Builds a DeviceOption. ``cuda_gpu_id`` is the old Caffe2 name of
+    ``device_id`` and wins when given."""
+    if cuda_gpu_id is not None:
+        device_id = cuda_gpu_id
+    return _DeviceOptionProto(device_type, device_id, random_seed)
+
+
+def device_option_equal(opt1, opt2, ignore_random_seed=True):
+    """Whether two device options name the same device (None means CPU)."""
+    if opt1 is None or opt2 is None:
+        d1 = opt1.device_type if opt1 is not None else 0
+        d2 = opt2.device_type if opt2 is not None else 0
+        return d1 == d2 == 0
+    if not ignore_random_seed and opt1.random_seed != opt2.random_seed:
+        return False
+    if not opt1.device_type or not opt2.device_type:
+        return not opt1.device_type and not opt2.device_type
+    return opt1.device_type == opt2.device_type and opt1.device_id == opt2.device_id
+
+
+def IsOperator(op_type):
+    """Whether the C runtime has an operator of this type."""
+    from . import _C
+    return op_type in _C.op_types()
+
+
+def RegisteredOperators():
+    from . import _C
+    return list(_C.op_types())
+
+
+GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
+
+
+# ---------------------------------------------------------------- blob references
+class BlobReference:
+    """A name of a blob, optionally remembering the Net that produces it.
+
+    ``str(ref)`` is the name. References hash and compare equal to their name,
+    so they work as dict keys next to plain strings. ``ref + 'suffix'`` is a
+    new reference. ``ref.Relu([], 'y')`` is ``ref.Net().Relu([ref], 'y')``.
+    """
+
+    __slots__ = ("_name", "_from_net", "meta")
+
+    def __init__(self, name, net=None):
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        self._name = str(name)
+        self._from_net = net
+        self.meta = {}
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self._name == other
+        if isinstance(other, bytes):
+            return self._name == other.decode("utf-8")
+        if isinstance(other, BlobReference):
+            return self._name == other._name
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __lt__(self, other):
+        return self._name < str(other)
+
+    def __str__(self):
+        return self._name
+
+    def __repr__(self):
+        return 'BlobReference("%s")' % self._name
+
+    def __add__(self, other):
+        if not isinstance(other, str):
+            raise TypeError("cannot add %s to BlobReference '%s': only str"
+                            % (type(other).__name__, self._name))
+        return BlobReference(self._name + other, self._from_net)
+
+    def __radd__(self, other):
+        if not isinstance(other, str):
+            raise TypeError("cannot add BlobReference '%s' to %s: only str"
+                            % (self._name, type(other).__name__))
+        return BlobReference(other + self._name, self._from_net)
+
+    def Net(self):
+        """The Net this reference came from (None if not known)."""
+        return self._from_net
+
+    def GetNameScope(self):
+        """The name-scope part of the name ('' or ending with '/')."""
+        return self._name[:self._name.rfind(scope._NAMESCOPE_SEPARATOR) + 1]
+
+    def GetUnscopedName(self):
+        return self._name[self._name.rfind(scope._NAMESCOPE_SEPARATOR) + 1:]
+
+    def _CreateAndAddToNet(self, op_type, inputs=None, *args, **kwargs):
+        if inputs is None:
+            inputs = []
+        elif isinstance(inputs, (str, bytes, BlobReference)):
+            inputs = [inputs]
+        else:
+            inputs = list(inputs)
+        inputs.insert(0, self)
+        return getattr(self._from_net, op_type)(inputs, *args, **kwargs)
+
+    def __getattr__(self, op_type):
+        if op_type.startswith("_"):
+            raise AttributeError(op_type)
+        if self._from_net is None:
+            raise RuntimeError(
+                "BlobReference '%s' has no net: create operator %s from an explicit Net"
+                % (self._name, op_type))
+        return lambda *args, **kwargs: self._CreateAndAddToNet(op_type, *args, **kwargs)
+
+    def __getstate__(self):
+        return (self._name, self.meta)
+
+    def __setstate__(self, state):
+        self._name, self.meta = state
+        self._from_net = None
+
+    def __copy__(self):
+        r = BlobReference(self._name, self._from_net)
+        r.meta = dict(self.meta)
+        return r
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+
+def ScopedName(name):
+    """``name`` prefixed with the current name scope."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8")
+    return scope.CurrentNameScope() + str(name)
+
+
+def ScopedBlobReference(name, *args, **kwargs):
+    """A BlobReference whose name is prefixed with the current name scope."""
+    return BlobReference(ScopedName(name), *args, **kwargs)
+
+
+def _RectifyInputOutput(blobs, net=None, what="input/output"):
+    """Normalizes a blob or a list of blobs to a list of BlobReferences.
+
+    Strings get the current name scope; BlobReferences are taken as they are.
+    """
+    if isinstance(blobs, (str, bytes)):
+        return [ScopedBlobReference(blobs, net=net)]
+    if isinstance(blobs, BlobReference):
+        return [blobs]
+    if isinstance(blobs, (list, tuple)):
+        out = []
+        for i, b in enumerate(blobs):
+            if isinstance(b, (str, bytes)):
+                out.append(ScopedBlobReference(b, net=net))
+            elif isinstance(b, BlobReference):
+                out.append(b)
+            else:
+                raise TypeError("%s blob #%d has unsupported type %s: %r"
+                                % (what, i, type(b).__name__, b))
+        return out
+    raise TypeError("%s must be a blob name, a BlobReference or a list of them, got %s: %r"
+                    % (what, type(blobs).__name__, blobs))
+
+
+def CreateOperator(operator_type, inputs, outputs, name="", control_input=None,
+                   device_option=None, arg=None, engine=None, debug_info=None, **kwargs):
+    """Builds an OperatorDef.
+
+    ``inputs``/``outputs`` are a blob or a list of blobs (str or
+    BlobReference; strings get the current name scope). ``device_option``
+    defaults to the current DeviceScope. ``arg`` is a list of Arguments added
+    as they are; every other keyword becomes an argument through
+    ``proto.make_argument`` (keywords whose value is None are skipped).
+    ``random_seed`` goes into the device option, as in Caffe2.
+    """
+    if not isinstance(operator_type, str):
+        raise TypeError("operator type must be a str, got %s" % type(operator_type).__name__)
+    op = OperatorDef(operator_type)
+    op.name = str(name) if name else ""
+    op.input = [str(b) for b in _RectifyInputOutput(inputs, what="%s input" % operator_type)]
+    op.output = [str(b) for b in _RectifyInputOutput(outputs, what="%s output" % operator_type)]
+    if control_input:
+        op.control_input = [str(b) for b in _RectifyInputOutput(
+            control_input, what="%s control input" % operator_type)]
+    if device_option is not None:
+        op.device_option = copy.deepcopy(device_option)
+    elif scope.CurrentDeviceScope() is not None:
+        op.device_option = copy.deepcopy(scope.CurrentDeviceScope())
+    if engine is not None:
+        op.engine = str(engine)
+    if debug_info is not None:
+        op.debug_info = str(debug_info)
+    if "random_seed" in kwargs:
+        seed = kwargs.pop("random_seed")
+        if seed is not None:
+            if op.device_option is None:
+                op.device_option = _DeviceOptionProto()
+            op.device_option.random_seed = int(seed)
+    if arg is not None:
+        if isinstance(arg, Argument):
+            arg = [arg]
+        for a in arg:
+            if not isinstance(a, Argument):
+                raise TypeError("op %s: 'arg' must hold Arguments, got %s"
+                                % (operator_type, type(a).__name__))
+            op.arg.append(copy.deepcopy(a))
+    for key, value in kwargs.items():
+        if value is None:
+            continue
+        if isinstance(value, BlobReference):
+            value = str(value)
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, BlobReference) for v in value):
+            value = [str(v) if isinstance(v, BlobReference) else v for v in value]
+        try:
+            op.arg.append(make_argument(key, value))
+        except TypeError as e:
+            raise TypeError("op %s: %s" % (operator_type, e)) from None
+    return op
+
+
+# ---------------------------------------------------------------- gradients
+OpSSA = collections.namedtuple("OpSSA", ["op", "in_versions", "out_versions"])
+GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient"])
+
+
+def GetIndexFromGradientList(g_list, name):
+    """Index of ``name`` in a gradient list (None if absent)."""
+    for i, g in enumerate(g_list):
+        if isinstance(g, GradientSlice):
+            if g.indices == name or g.values == name:
+                return i
+        elif g is not None and g == name:
+            return i
+    return None
+
+
+def _op_label(op, index=None):
+    where = "op %s" % op.type if index is None else "op %s #%d" % (op.type, index)
+    if op.name:
+        where += " (%s)" % op.name
+    return where
+
+
+class IR:
+    """Versioned (SSA) view of a list of forward operators, used to build the
+    backward pass the way Caffe2 did.
+
+    Every write of a blob makes a new version; a gradient operator may only
+    read forward blobs at the version they had when the forward op ran (an
+    in-place overwrite that destroys a needed version is an error). When a
+    blob version feeds several operators, the gradients they produce are
+    summed: the first keeps its name, the others are renamed
+    ``_<name>_autosplit_<i>`` and a ``Sum`` op is added.
+    """
+
+    def __init__(self, operators):
+        self.ssa = []
+        self.input_usages = collections.defaultdict(lambda: collections.defaultdict(list))
+        self.frontier = collections.defaultdict(int)
+        self.gradient_frontier = {}
+        self.gradient_generators = collections.defaultdict(lambda: collections.defaultdict(list))
+        self.out_version_history = collections.defaultdict(list)
+        self.in_version_history = collections.defaultdict(list)
+        for op in operators:
+            self.Play(op)
+
+    def Play(self, op):
+        in_versions = {}
+        for s in op.input:
+            s = str(s)
+            in_versions[s] = self.frontier[s]
+            self.input_usages[s][self.frontier[s]].append(len(self.ssa))
+            self.in_version_history[s].append((op, self.frontier[s]))
+        out_versions = {}
+        for s in op.output:
+            s = str(s)
+            if s in self.frontier:
+                self.frontier[s] += 1
+            out_versions[s] = self.frontier[s]
+            self.out_version_history[s].append((op, self.frontier[s]))
+        self.ssa.append(OpSSA(op, in_versions, out_versions))
+
+    def _history(self, name, which):
+        hist = self.out_version_history if which == "out" else self.in_version_history
+        lines = ["version history of blob '%s' (%s):" % (name, which)]
+        for op, v in hist[name]:
+            lines.append("  version %d <- %s %s -> %s" % (v, op.type, list(op.input), list(op.output)))
+        return "\n".join(lines)
+
+    def CheckGradientOperatorInput(self, grad_op_input, g_output, fwd_op_idx, local_blobs):
+        forward_op, in_versions, out_versions = self.ssa[fwd_op_idx]
+        label = _op_label(forward_op, fwd_op_idx)
+        original_index = GetIndexFromGradientList(g_output, grad_op_input)
+        if original_index is not None:
+            original_name = str(forward_op.output[original_index])
+            if out_versions[original_name] != self.gradient_frontier.get(original_name):
+                raise RuntimeError(
+                    "%s: gradient '%s' should correspond to version %d of '%s', but the "
+                    "gradient available is for version %s (is the blob written twice?)\n%s"
+                    % (label, grad_op_input, out_versions[original_name], original_name,
+                       self.gradient_frontier.get(original_name),
+                       self._history(original_name, "out")))
+        elif grad_op_input in out_versions:
+            if self.frontier[grad_op_input] != out_versions[grad_op_input]:
+                raise RuntimeError(
+                    "%s: its gradient needs output '%s' at version %d, but it is overwritten "
+                    "later (final version %d)\n%s"
+                    % (label, grad_op_input, out_versions[grad_op_input],
+                       self.frontier[grad_op_input], self._history(grad_op_input, "out")))
+        elif grad_op_input in in_versions:
+            if self.frontier[grad_op_input] != in_versions[grad_op_input]:
+                raise RuntimeError(
+                    "%s: its gradient needs input '%s' at version %d, but it is overwritten "
+                    "later (final version %d)\n%s"
+                    % (label, grad_op_input, in_versions[grad_op_input],
+                       self.frontier[grad_op_input], self._history(grad_op_input, "in")))
+        elif grad_op_input not in local_blobs:
+            raise RuntimeError(
+                "%s: gradient operator input '%s' is neither an input, output or output "
+                "gradient of the op nor made by an earlier gradient operator of it"
+                % (label, grad_op_input))
+
+    def BuildGradientGenerators(self, fwd_op_idx, gradient_ops, g_output, g_input):
+        forward_op, in_versions, out_versions = self.ssa[fwd_op_idx]
+        local_blobs = set()
+        for grad_op in gradient_ops:
+            for s in grad_op.input:
+                self.CheckGradientOperatorInput(str(s), g_output, fwd_op_idx, local_blobs)
+            local_blobs.update(str(s) for s in grad_op.output)
+            for i, output in enumerate(grad_op.output):
+                input_index = GetIndexFromGradientList(g_input, output)
+                if input_index is not None:
+                    input_name = str(forward_op.input[input_index])
+                    g = g_input[input_index]
+                    if isinstance(g, GradientSlice):
+                        raise NotImplementedError(
+                            "%s: sparse gradients (GradientSlice) are not supported"
+                            % _op_label(forward_op, fwd_op_idx))
+                    self.gradient_generators[input_name][in_versions[input_name]].append(
+                        GradGenMeta(grad_op, i, g))
+        # Gradients passed straight through (e.g. Sum: g_input = g_output).
+        for input_index, g in enumerate(g_input):
+            if g is None:
+                continue
+            input_name = str(forward_op.input[input_index])
+            if str(g) not in local_blobs:
+                self.gradient_generators[input_name][in_versions[input_name]].append(
+                    GradGenMeta(None, 0, g))
+        for i, g in enumerate(g_input):
+            if g is not None:
+                input_name = str(forward_op.input[i])
+                self.gradient_frontier[input_name] = in_versions[input_name]
+
+    @staticmethod
+    def _GetSumOpOutputName(generators, input_name):
+        for g in generators:
+            if g.grad_op is not None:
+                return str(g.grad_op.output[g.idx])
+        return input_name + "_grad"
+
+    def _VerifyGradientGenerators(self, generators, input_name):
+        if len(generators) < 2:
+            return False
+        devices = [g.grad_op.device_option for g in generators if g.grad_op is not None]
+        if len(devices) >= 2 and not all(device_option_equal(d, devices[0]) for d in devices[1:]):
+            raise RuntimeError("gradients of blob '%s' are made on different devices; "
+                               "cannot sum them automatically" % input_name)
+        return True
+
+    def _MakeSumOps(self, input_name, input_version):
+        generators = self.gradient_generators[input_name][input_version]
+        out_base_name = self._GetSumOpOutputName(generators, input_name)
+        sum_inputs = []
+        cnt = 0
+        first_grad_op = True
+        for g in generators:
+            if g.grad_op is not None:
+                if first_grad_op:
+                    first_grad_op = False
+                    out = str(g.grad_op.output[g.idx])
+                else:
+                    out = "_%s_autosplit_%d" % (g.grad_op.output[g.idx], cnt)
+                    g.grad_op.output[g.idx] = out
+                    cnt += 1
+                sum_inputs.append(out)
+            else:
+                if str(g.gradient) == out_base_name:
+                    raise RuntimeError(
+                        "gradient '%s' of blob '%s' is passed through unchanged by one op and "
+                        "also produced by another; cannot sum them in place"
+                        % (g.gradient, input_name))
+                sum_inputs.append(str(g.gradient))
+        if out_base_name in sum_inputs:
+            # Sum may run in place only on its first input.
+            i = sum_inputs.index(out_base_name)
+            sum_inputs[0], sum_inputs[i] = sum_inputs[i], sum_inputs[0]
+        sum_op = CreateOperator("Sum", [BlobReference(x) for x in sum_inputs],
+                                [BlobReference(out_base_name)])
+        for g in generators:
+            if g.grad_op is not None:
+                if g.grad_op.device_option is not None:
+                    sum_op.device_option = copy.deepcopy(g.grad_op.device_option)
+                break
+        return [sum_op], out_base_name
+
+    def DoGradientAccumulation(self, fwd_op_idx):
+        forward_op, in_versions, _ = self.ssa[fwd_op_idx]
+        sum_ops = []
+        grad_map = {}
+        # Unique inputs in op order (deterministic, unlike iterating a set).
+        for input_name in dict.fromkeys(str(i) for i in forward_op.input):
+            version = in_versions[input_name]
+            usage = self.input_usages[input_name][version]
+            if len(usage) <= 1 or fwd_op_idx != usage[0]:
+                continue
+            generators = self.gradient_generators[input_name][version]
+            if not self._VerifyGradientGenerators(generators, input_name):
+                continue
+            ops, g = self._MakeSumOps(input_name, version)
+            sum_ops.extend(ops)
+            grad_map[input_name] = g
+        return sum_ops, grad_map
+
+    def _GetInitGradients(self, ys):
+        input_to_grad = {}
+        gradient_ops = []
+        for y, g in ys.items():
+            y = str(y)
+            autograd_op = None
+            if g is None:
+                autograd_op = CreateOperator("ConstantFill", [BlobReference(y)],
+                                             [BlobReference(y + "_autogen_grad")], value=1.0)
+                gradient_ops.append(autograd_op)
+                g = autograd_op.output[0]
+            if isinstance(g, GradientSlice):
+                raise NotImplementedError("sparse output gradients (GradientSlice) are not supported")
+            input_to_grad[y] = str(g)
+            if autograd_op is not None:
+                self.gradient_generators[y][self.frontier[y]].append(
+                    GradGenMeta(autograd_op, 0, str(g)))
+        return input_to_grad, gradient_ops
+
+    def _GenerateGradientsForForwardOp(self, forward_op_idx, input_to_grad):
+        new_input_to_grad = {}
+        gradient_ops = []
+        forward_op, _, _ = self.ssa[forward_op_idx]
+        g_output = [input_to_grad.get(str(name)) for name in forward_op.output]
+        if any(g is not None for g in g_output) or forward_op.type == "ZeroGradient":
+            gradient_ops, g_input = GradientRegistry._GetGradientForOpChecked(
+                forward_op, g_output, forward_op_idx)
+            self.BuildGradientGenerators(forward_op_idx, gradient_ops, g_output, g_input)
+            outputs = [str(o) for o in forward_op.output]
+            for name, grad in zip(forward_op.input, g_input):
+                name = str(name)
+                # Keep an existing gradient unless this op also writes the blob.
+                if grad is not None or name not in input_to_grad or name in outputs:
+                    new_input_to_grad[name] = grad
+        return new_input_to_grad, gradient_ops
+
+    def GetBackwardPass(self, ys):
+        if isinstance(ys, (list, tuple)):
+            ys = {y: None for y in ys}
+        elif isinstance(ys, (str, BlobReference)):
+            ys = {ys: None}
+        elif not isinstance(ys, dict):
+            raise TypeError("ys must be a list of blobs or a dict {blob: gradient or None}, got %s"
+                            % type(ys).__name__)
+        ys = {str(y): (str(g) if isinstance(g, (str, BlobReference)) else g) for y, g in ys.items()}
+        for y in ys:
+            self.gradient_frontier[y] = self.frontier[y]
+            self.input_usages[y][self.frontier[y]].append(len(self.ssa))
+        all_input_to_grad, all_gradient_ops = self._GetInitGradients(ys)
+        for forward_op_idx in reversed(range(len(self.ssa))):
+            input_to_grad, gradient_ops = self._GenerateGradientsForForwardOp(
+                forward_op_idx, all_input_to_grad)
+            all_input_to_grad.update(input_to_grad)
+            all_gradient_ops += gradient_ops
+            sum_ops, grad_map = self.DoGradientAccumulation(forward_op_idx)
+            all_input_to_grad.update(grad_map)
+            all_gradient_ops += sum_ops
+        out = {}
+        for key, val in all_input_to_grad.items():
+            if val is not None:
+                out[BlobReference(key)] = BlobReference(val)
+        return all_gradient_ops, out
+
+
+class GradientRegistry:
+    """Maps operator types to gradient makers."""
+
+    gradient_registry_ = {}
+    _copy_arguments = set()
+
+    @classmethod
+    def RegisterGradient(cls, op_type, copy_arguments=False):
+        """Decorator registering ``maker(op, g_output) -> (grad_ops, g_input)``
+        for ``op_type``. With ``copy_arguments=True`` the forward op's
+        arguments are appended to every gradient op that lacks an argument of
+        that name (what Caffe2's C++ makers did by default)."""
+
+        def wrapper(func):
+            cls.gradient_registry_[op_type] = func
+            if copy_arguments:
+                cls._copy_arguments.add(op_type)
+            else:
+                cls._copy_arguments.discard(op_type)
+            return func
+
+        return wrapper
+
+    @classmethod
+    def RegisterNoGradient(cls, *op_types):
+        """Registers op types that have no gradient (their inputs get none)."""
+        for t in op_types:
+            cls.gradient_registry_[t] = _no_gradient
+            cls._copy_arguments.discard(t)
+
+    @classmethod
+    def HasGradient(cls, op_type):
+        return op_type in cls.gradient_registry_
+
+    @classmethod
+    def GetGradientForOp(cls, op, g_output):
+        """Runs the maker registered for ``op.type``.
+
+        Returns ``(grad_ops, g_input)``: a list of OperatorDefs and one
+        gradient name (or None) per op input. Raises RuntimeError when no
+        maker is registered. Gradient ops are marked ``is_gradient_op`` and
+        get the forward op's device option and engine when they have none.
+        """
+        return cls._GetGradientForOpChecked(op, g_output, None)
+
+    @classmethod
+    def _GetGradientForOpChecked(cls, op, g_output, index):
+        label = _op_label(op, index)
+        maker = cls.gradient_registry_.get(op.type)
+        if maker is None:
+            raise RuntimeError(
+                "%s: no gradient is registered for operator type '%s' (its outputs %s need "
+                "gradients)" % (label, op.type, [str(o) for o, g in zip(op.output, g_output)
+                                                 if g is not None]))
+        g_output = [None if g is None else (g if isinstance(g, GradientSlice) else str(g))
+                    for g in g_output]
+        # Makers build ops with CreateOperator; names must not get the caller's scope.
+        with scope.NameScope(None, reset=True):
+            result = maker(op, list(g_output))
+        try:
+            gradient_ops, g_input = result
+        except (TypeError, ValueError):
+            raise TypeError("%s: gradient maker must return (grad_ops, g_input), got %r"
+                            % (label, result)) from None
+        if gradient_ops is None:
+            gradient_ops = []
+        elif isinstance(gradient_ops, OperatorDef):
+            gradient_ops = [gradient_ops]
+        else:
+            gradient_ops = list(gradient_ops)
+        g_input = [None if g is None else (g if isinstance(g, GradientSlice) else str(g))
+                   for g in g_input]
+        if len(g_input) != len(op.input):
+            raise ValueError("%s: gradient maker returned %d input gradients for %d inputs"
+                             % (label, len(g_input), len(op.input)))
+        copy_args = op.type in cls._copy_arguments
+        for gop in gradient_ops:
+            if not isinstance(gop, OperatorDef):
+                raise TypeError("%s: gradient maker returned a %s, not an OperatorDef"
+                                % (label, type(gop).__name__))
+            gop.is_gradient_op = True
+            if gop.device_option is None and op.device_option is not None:
+                gop.device_option = copy.deepcopy(op.device_option)
+            if not gop.engine and op.engine:
+                gop.engine = op.engine
+            if copy_args:
+                have = {a.name for a in gop.arg}
+                gop.arg.extend(copy.deepcopy(a) for a in op.arg if a.name not in have)
+        return gradient_ops, g_input
+
+    @classmethod
+    def GetBackwardPass(cls, operators, ys, ys_generate_gradient=False):
+        """Builds the backward pass of ``operators``.
+
+        ``ys`` is a list of blobs whose gradient is seeded with ones (a
+        ``ConstantFill`` shaped like the blob, writing ``<y>_autogen_grad``),
+        or a dict ``{blob: gradient blob}`` for gradients supplied from outside
+        (a None value means "seed with ones").
+
+        Returns ``(gradient_ops, input_to_grad)``; ``input_to_grad`` maps every
+        blob that got a gradient (BlobReference) to its gradient blob.
+        """
+        with scope.NameScope(None, reset=True):
+            return IR(list(operators)).GetBackwardPass(ys)
+
+
+def _no_gradient(op, g_output):
+    return [], [None] * len(op.input)
+
+
+NoGradient = GradientRegistry.RegisterNoGradient
+
+
+@GradientRegistry.RegisterGradient("Copy")
+def _copy_gradient(op, g_output):
+    g = g_output[0]
+    if g is None:
+        return [], [None]
+    gi = op.input[0] + "_grad"
+    return [CreateOperator("Copy", [g], [gi])], [gi]
+
+
+GradientRegistry.RegisterNoGradient(
+    "ConstantFill", "UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill",
+    "GivenTensorIntFill")
+
+
+# ---------------------------------------------------------------- SSA helpers
+def get_ssa(net, blob_versions=None):
+    """Versions of every op's inputs and outputs.
+
+    ``net`` is a Net, a NetDef or a list of them. External inputs (and, in a
+    net without external inputs, every blob read before it is written) start
+    at version 0; each write increments the version. Returns
+    ``(ssa, blob_versions)`` where ``ssa`` holds one ``(inputs, outputs)`` per
+    op, each a list of ``(name, version)``.
+    """
+    if blob_versions is None:
+        blob_versions = {}
+    if isinstance(net, list):
+        return [get_ssa(n, blob_versions) for n in net], blob_versions
+    proto = net.Proto() if isinstance(net, Net) else net
+    if not isinstance(proto, NetDef):
+        raise TypeError("get_ssa expects a Net or NetDef, got %s" % type(net).__name__)
+    for i in proto.external_input:
+        if str(i) not in blob_versions:
+            blob_versions[str(i)] = 0
+    ssa = []
+    for op in proto.op:
+        if not proto.external_input:
+            for i in op.input:
+                if str(i) not in blob_versions:
+                    blob_versions[str(i)] = 0
+        inputs = [(str(i), blob_versions.get(str(i), 0)) for i in op.input]
+        for o in op.output:
+            blob_versions[str(o)] = blob_versions.get(str(o), 0) + 1
+        outputs = [(str(o), blob_versions[str(o)]) for o in op.output]
+        ssa.append((inputs, outputs))
+    return ssa, blob_versions
+
+
+def get_undefined_blobs(ssa):
+    """Blobs read at version 0 (used before any op of the net writes them)."""
+    undefined = set()
+    for inputs, _ in ssa:
+        undefined |= {name for name, ver in inputs if ver == 0}
+    return undefined
+
+
+def get_output_producers(ssa):
+    """Map from (blob, version) to the index of the op producing it."""
+    producers = {}
+    for i, (_, outputs) in enumerate(ssa):
+        for o in outputs:
+            producers[o] = i
+    return producers
+
+
+def get_op_ids_in_path(ssa, blob_versions, inputs, outputs):
+    """Sorted indices of the ops needed to compute ``outputs`` from ``inputs``."""
+    inputs_set = {(str(i), blob_versions[str(i)]) for i in inputs}
+    producers = get_output_producers(ssa)
+    queue = [(str(o), blob_versions[str(o)]) for o in outputs]
+    used = set()
+    while queue:
+        o = queue.pop()
+        if o not in inputs_set and o in producers:
+            op_id = producers[o]
+            if op_id not in used:
+                used.add(op_id)
+                queue.extend(ssa[op_id][0])
+    return sorted(used)
+
+
+# ---------------------------------------------------------------- Net
+def recurrent_network_op_remap(op, prefix, blob_remap):
+    """Clone helper: renames blobs inside RecurrentNetwork(Gradient) arguments
+    (string lists, the timestep name and the step nets)."""
+
+    def remap(s):
+        return blob_remap.get(s, s)
+
+    for a in op.arg:
+        if a.strings:
+            a.strings = [remap(s) for s in a.strings]
+        elif a.name == "timestep" and a.s is not None:
+            a.s = remap(a.s)
+        elif a.name.endswith("step_net") and a.n is not None:
+            a.n = _remap_netdef(a.n, blob_remap)
+
+
+def _remap_netdef(netdef, blob_remap):
+    new = copy.deepcopy(netdef)
+
+    def remap(s):
+        return blob_remap.get(str(s), str(s))
+
+    for op in new.op:
+        op.input = [remap(b) for b in op.input]
+        op.output = [remap(b) for b in op.output]
+        op.control_input = [remap(b) for b in op.control_input]
+        if op.type in DEFAULT_REMAP_FUNCS:
+            DEFAULT_REMAP_FUNCS[op.type](op, "", blob_remap)
+    new.external_input = [remap(b) for b in new.external_input]
+    new.external_output = [remap(b) for b in new.external_output]
+    return new
+
+
+DEFAULT_REMAP_FUNCS = {
+    "RecurrentNetwork": recurrent_network_op_remap,
+    "RecurrentNetworkGradient": recurrent_network_op_remap,
+}
+
+
+class Net:
+    """A net under construction: a NetDef plus name bookkeeping.
+
+    ``Net(name)`` makes an empty net, ``Net(netdef)`` a net holding a copy of
+    ``netdef``. Net names are made unique per process as in Caffe2 (a second
+    ``Net('n')`` is named ``'n_1'``). Any attribute not defined here is an
+    operator type: ``net.FC([x, w, b], 'y', axis=2)`` appends an FC op and
+    returns its output BlobReference. Operator types are not checked here;
+    the C runtime checks them when the net is created or run.
+    """
+
+    _net_names_used = set()
+
+    @staticmethod
+    def _get_next_net_name(basename):
+        name = basename
+        next_idx = 1
+        while name in Net._net_names_used:
+            name = "%s_%d" % (basename, next_idx)
+            next_idx += 1
+        Net._net_names_used.add(name)
+        return name
+
+    def __init__(self, name_or_proto=None):
+        self._op_outputs = set()
+        self._external_input_map = set()
+        self._recreate_lookup_tables = False
+        self._registered_blob_names = set()
+        self._given_names = set()
+        self._attr_dict = collections.defaultdict(list)
+        if isinstance(name_or_proto, Net):
+            name_or_proto = name_or_proto.Proto()
+        if isinstance(name_or_proto, NetDef):
+            self._net = copy.deepcopy(name_or_proto)
+            self._net.op = list(self._net.op)
+            self._net.external_input = [str(b) for b in self._net.external_input]
+            self._net.external_output = [str(b) for b in self._net.external_output]
+            self._external_input_map.update(self._net.external_input)
+            for op in self._net.op:
+                self._op_outputs.update(str(o) for o in op.output)
+            prefix = self._net.name + "_blob_"
+            indices = []
+            for op in self._net.op:
+                for s in list(op.input) + list(op.output):
+                    if s.startswith(prefix):
+                        try:
+                            indices.append(int(s[len(prefix):]))
+                        except ValueError:
+                            pass
+            self._next_name_index = max(indices) + 1 if indices else 0
+            name = self._net.name
+        else:
+            if name_or_proto is None:
+                name_or_proto = "net"
+            if isinstance(name_or_proto, bytes):
+                name_or_proto = name_or_proto.decode()
+            if not isinstance(name_or_proto, str):
+                raise TypeError("Net() takes a name or a NetDef, got %s" % type(name_or_proto).__name__)
+            name = name_or_proto
+            self._net = NetDef()
+            self._next_name_index = 0
+        self._net.name = Net._get_next_net_name(name)
+
+    # ---- identity
+    def Name(self):
+        return self._net.name
+
+    def __str__(self):
+        return self.Name()
+
+    def __repr__(self):
+        return "Net(%r, %d ops)" % (self._net.name, len(self._net.op))
+
+    def Proto(self):
+        """The NetDef, mutable in place (lookup tables are rebuilt lazily)."""
+        self._recreate_lookup_tables = True
+        return self._net
+
+    def _RecreateLookupTables(self):
+        self._op_outputs = {str(o) for op in self._net.op for o in op.output}
+        self._external_input_map = {str(b) for b in self._net.external_input}
+        self._recreate_lookup_tables = False
+
+    # ---- blobs
+    def BlobIsDefined(self, blob):
+        """True if ``blob`` is written by an op of this net or is an external input."""
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        name = str(blob)
+        return name in self._op_outputs or name in self._external_input_map
+
+    def UsesBlob(self, blob):
+        """True if an op of this net reads ``blob`` or it is an external input."""
+        name = str(blob)
+        if any(name == i for op in self._net.op for i in op.input):
+            return True
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        return name in self._external_input_map
+
+    def UsedBlobNames(self):
+        names = set()
+        for op in self._net.op:
+            names |= set(op.input) | set(op.output)
+        names |= set(self._net.external_input) | set(self._net.external_output)
+        return names
+
+    def GetBlobRef(self, blob_name):
+        """A BlobReference to a blob this net defines; KeyError otherwise."""
+        blob_name = str(blob_name)
+        if not self.BlobIsDefined(blob_name):
+            raise KeyError("net '%s' does not define blob '%s'" % (self.Name(), blob_name))
+        return BlobReference(blob_name, self)
+
+    def is_external_input(self, blob):
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        return str(blob) in self._external_input_map
+
+    @property
+    def external_inputs(self):
+        return [BlobReference(b, self) for b in self._net.external_input]
+
+    @property
+    def external_outputs(self):
+        return [BlobReference(b, self) for b in self._net.external_output]
+
+    def NextName(self, prefix=None, output_id=None):
+        """A blob name not used by this net yet.
+
+        With a prefix: ``<net>/<prefix>`` (``:<output_id>`` appended when
+        given), then ``<net>/<prefix>_2``, ``_3``... Without: ``<net>_blob_<i>``.
+        Unlike Caffe2, a name handed out once is never handed out again, even
+        if no op has written it yet.
+        """
+        if prefix:
+            base = self._net.name + "/" + str(prefix)
+            suffix = "" if output_id is None else ":" + str(output_id)
+            name = base + suffix
+            index = 2
+            while self.BlobIsDefined(ScopedName(name)) or ScopedName(name) in self._given_names:
+                name = "%s_%d%s" % (base, index, suffix)
+                index += 1
+            self._given_names.add(ScopedName(name))
+            return name
+        else:
+            while True:
+                name = "%s_blob_%d" % (self._net.name, self._next_name_index)
+                self._next_name_index += 1
+                if name not in self._given_names and not self.BlobIsDefined(name):
+                    break
+        self._given_names.add(name)
+        return name
+
+    def NextBlob(self, prefix="unnamed"):
+        """A BlobReference named ``prefix`` (or ``prefix_auto_<i>``) that is
+        neither defined in this net nor returned before."""
+        base = BlobReference(prefix)
+        blob = base
+        index = 0
+        while str(blob) in self._registered_blob_names or self.BlobIsDefined(blob):
+            blob = base + "_auto_" + str(index)
+            index += 1
+        self._registered_blob_names.add(str(blob))
+        return blob
+
+    def NextScopedBlob(self, prefix="unnamed"):
+        return self.NextBlob(ScopedName(prefix))
+
+    # ---- external inputs / outputs
+    def AddExternalInput(self, *inputs):
+        """Declares external inputs; returns one BlobReference or a list."""
+        if not inputs:
+            raise ValueError("AddExternalInput: no blob given")
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        names = [str(b) for b in inputs]
+        for b in inputs:
+            if not isinstance(b, (str, bytes, BlobReference)):
+                raise TypeError("net '%s': external input must be a blob name, got %s"
+                                % (self.Name(), type(b).__name__))
+        for i, n in enumerate(names):
+            if n in self._external_input_map or n in names[:i]:
+                raise ValueError("net '%s' already has an external input named '%s'"
+                                 % (self.Name(), n))
+        refs = []
+        for n in names:
+            self._net.external_input.append(n)
+            self._external_input_map.add(n)
+            refs.append(BlobReference(n, self))
+        return refs[0] if len(refs) == 1 else refs
+
+    def AddExternalInputs(self, *inputs):
+        return self.AddExternalInput(*inputs)
+
+    def AddScopedExternalInputs(self, *inputs):
+        """Adds ``ScopedName(b)`` for each name; always returns a list."""
+        res = self.AddExternalInput(*[ScopedBlobReference(b) for b in inputs])
+        return res if isinstance(res, list) else [res]
+
+    def AddExternalOutput(self, *outputs):
+        """Declares blobs this net defines as external outputs."""
+        if len(outputs) == 1 and isinstance(outputs[0], (list, tuple)):
+            outputs = tuple(outputs[0])
+        for o in outputs:
+            if not isinstance(o, (str, BlobReference)):
+                raise TypeError("net '%s': external output must be a blob, got %s"
+                                % (self.Name(), type(o).__name__))
+            if not self.BlobIsDefined(o):
+                raise ValueError("net '%s': external output '%s' is not defined in the net "
+                                 "(no op writes it and it is not an external input)"
+                                 % (self.Name(), o))
+        for o in outputs:
+            self._net.external_output.append(str(o))
+
+    def AddExternalOutputs(self, *outputs):
+        self.AddExternalOutput(*outputs)
+
+    def AddScopedExternalOutputs(self, *outputs):
+        return self.AddExternalOutput(*[ScopedBlobReference(b) for b in outputs])
+
+    # ---- ops
+    def _ExtendOps(self, new_ops):
+        new_ops = list(new_ops)
+        self._net.op.extend(new_ops)
+        if not self._recreate_lookup_tables:
+            for op in new_ops:
+                self._op_outputs.update(str(o) for o in op.output)
+
+    def extend_ops(self, new_ops):
+        return self._ExtendOps(new_ops)
+
+    def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
+        inputs = _RectifyInputOutput(inputs, what="%s input" % op_type)
+        for b in inputs:
+            if not self.BlobIsDefined(b):
+                if b.Net() is self:
+                    raise ValueError("op %s: input '%s' refers to this net '%s' but no op "
+                                     "of it writes the blob" % (op_type, b, self.Name()))
+                self.AddExternalInput(b)
+        if outputs is None:
+            outputs = self.NextName(prefix=op_type)
+        elif isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool):
+            outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(int(outputs))]
+        outputs = _RectifyInputOutput(outputs, net=self, what="%s output" % op_type)
+        op = CreateOperator(op_type, inputs, outputs, **kwargs)
+        self._ExtendOps([op])
+        if len(op.output) == 0:
+            return None
+        if len(op.output) == 1:
+            return BlobReference(op.output[0], self)
+        return tuple(BlobReference(o, self) for o in op.output)
+
+    def __getattr__(self, op_type):
+        if op_type.startswith("_"):
+            raise AttributeError(op_type)
+        return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
+
+    def Const(self, array, blob_out=None, dtype=None):
+        """A GivenTensorFill (GivenTensorIntFill for int32) holding ``array``."""
+        array = np.asarray(array, dtype=dtype)
+        if array.dtype.kind in "iub":
+            array = array.astype(np.int32)
+            fill = self.GivenTensorIntFill
+        else:
+            array = array.astype(np.float32)
+            fill = self.GivenTensorFill
+        return fill([], blob_out or 1, shape=list(array.shape), values=array.ravel().tolist())
+
+    def AddGradientOperators(self, ys, skip=0):
+        """Appends the backward pass of this net's ops (from op ``skip`` on)
+        for ``ys`` (see GradientRegistry.GetBackwardPass); returns the map
+        from blob to gradient blob."""
+        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        self._ExtendOps(grad_ops)
+        return input_to_grad
+
+    def AppendNet(self, net, device_option=None):
+        """Appends the ops of ``net`` and merges its external inputs/outputs."""
+        if not isinstance(net, Net):
+            raise TypeError("AppendNet expects a Net, got %s" % type(net).__name__)
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        for i in net.Proto().external_input:
+            if i not in self._net.external_input and i not in self._op_outputs:
+                self._net.external_input.append(i)
+                self._external_input_map.add(i)
+        self._net.external_output.extend(
+            o for o in net.Proto().external_output if o not in self._net.external_output)
+        ops = [copy.deepcopy(op) for op in net.Proto().op]
+        if device_option is not None:
+            for op in ops:
+                op.device_option = copy.deepcopy(device_option)
+        self._ExtendOps(ops)
+        return self
+
+    def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None,
+              keep_schema=True, update_external_list=False):
+        """A copy of this net named ``name`` (made unique), with blobs renamed
+        by ``blob_remap`` and only the ops listed in ``op_id_mask``. Blob names
+        inside RecurrentNetwork arguments are renamed too. The copy shares
+        nothing with this net."""
+        funcs = dict(DEFAULT_REMAP_FUNCS)
+        funcs.update(remap_funcs or {})
+        blob_remap = {str(k): str(v) for k, v in (blob_remap or {}).items()}
+        if op_id_mask is None:
+            op_id_mask = range(len(self._net.op))
+
+        def remap(b):
+            return blob_remap.get(str(b), str(b))
+
+        new_proto = copy.deepcopy(self._net)
+        new_proto.name = name
+        new_ops = []
+        for i in op_id_mask:
+            op = copy.deepcopy(self._net.op[i])
+            op.input = [remap(b) for b in op.input]
+            op.output = [remap(b) for b in op.output]
+            if op.type in funcs:
+                funcs[op.type](op, (name + "/") if name else "", blob_remap)
+            new_ops.append(op)
+        new_proto.op = new_ops
+        new_proto.external_input = [remap(b) for b in new_proto.external_input]
+        new_proto.external_output = [remap(b) for b in new_proto.external_output]
+        new_net = Net(new_proto)
+        new_net._attr_dict.update(self._attr_dict)
+        return new_net
+
+    # ---- misc
+    def add_attribute(self, name, obj):
+        self._attr_dict[name].append(obj)
+
+    def get_attributes(self, name):
+        return self._attr_dict.get(name, [])
+
+    def RunAllOnGPU(self, gpu_id=0, use_cudnn=False):
+        self._net.device_option = DeviceOption(DeviceType.CUDA, gpu_id)
+
+
+# ---------------------------------------------------------------- gradient makers
+def _load_gradient_modules():
+    """Imports every recurrent/_grad_*.py so their makers register."""
+    pkg_dir = os.path.dirname(os.path.abspath(__file__))
+    for info in sorted(pkgutil.iter_modules([pkg_dir]), key=lambda m: m.name):
+        if info.name.startswith("_grad_"):
+            importlib.import_module("." + info.name, __package__)
+
+
+_load_gradient_modules()

@@ -1,0 +1,303 @@
+"""ModelHelper: a net, its parameter-initialisation net and its parameters, as
+caffe2.python.model_helper (plus the pieces of caffe2.python.modeling that
+parameters need: ParameterTags, ParameterInfo, Initializer,
+ExternalInitializer).
+
+A model made with ``param_model=outer`` shares ``outer``'s
+``param_init_net``, ``params`` and parameter registry, so a step model (an
+RNN cell) creates its parameters in the outer model.
+"""
+
+from . import core, scope
+
+
+class ParameterTags:
+    BIAS = "BIAS"
+    WEIGHT = "WEIGHT"
+    COMPUTED_PARAM = "COMPUTED_PARAM"
+
+
+class ParameterInfo:
+    """What a model knows about one parameter blob."""
+
+    def __init__(self, param_id, param, key=None, shape=None, length=None, grad=None,
+                 blob_copy=None):
+        if not isinstance(param, core.BlobReference):
+            param = core.BlobReference(str(param))
+        self.param_id = param_id
+        self.name = str(param)
+        self.blob = param
+        self.key = key
+        self.shape = list(shape) if shape is not None else None
+        self.size = None
+        if self.shape is not None:
+            size = 1
+            for d in self.shape:
+                size *= int(d)
+            self.size = size
+        self.length = max(1, length if length is not None else 1)
+        self.grad = grad
+        self.blob_copy = blob_copy
+        self.optimizer = None
+        self.regularizer = None
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return "ParameterInfo(%r, shape=%r, grad=%r)" % (self.name, self.shape, self.grad)
+
+
+class Initializer:
+    """Creates a parameter with one fill op in the init net:
+    ``Initializer('XavierFill')``, ``Initializer('ConstantFill', value=0.5)``."""
+
+    def __init__(self, operator_name=None, **kwargs):
+        self.operator_name = operator_name
+        self.operator_kwargs = kwargs
+
+    def update(self, operator_name, kwargs):
+        if self.operator_name is not None:
+            raise ValueError("Initializer: the operator name is already set to '%s'"
+                             % self.operator_name)
+        self.operator_name = operator_name
+        self.operator_kwargs = kwargs
+
+    def create_param(self, param_name, init_net, shape):
+        if self.operator_name is None:
+            raise ValueError("Initializer for parameter '%s' has no operator name" % param_name)
+        param = getattr(init_net, self.operator_name)(
+            [], param_name, shape=list(shape), **self.operator_kwargs)
+        return ParameterInfo(param_id=None, param=param, shape=shape)
+
+
+class ExternalInitializer:
+    """For parameters whose value is fed from outside: no init op is made."""
+
+    def create_param(self, param_name, init_net, shape):
+        if isinstance(param_name, core.BlobReference):
+            param = core.BlobReference(str(param_name), init_net)
+        else:
+            param = core.ScopedBlobReference(param_name, init_net)
+        return ParameterInfo(param_id=None, param=param, shape=shape)
+
+
+def update_initializer(initializer_class, operator_name_and_kwargs, default_operator_name_and_kwargs):
+    """Caffe2's helper: an initializer from a ``(op_name, kwargs)`` tuple (or the default)."""
+    if operator_name_and_kwargs is None:
+        operator_name_and_kwargs = default_operator_name_and_kwargs
+    if initializer_class is None:
+        initializer_class = Initializer
+    return initializer_class(operator_name_and_kwargs[0], **operator_name_and_kwargs[1])
+
+
+def _as_initializer(initializer, param_name):
+    if initializer is None:
+        raise ValueError("create_param('%s'): an initializer is required, e.g. ('XavierFill', {})"
+                         % param_name)
+    if hasattr(initializer, "create_param"):
+        return initializer
+    if isinstance(initializer, (tuple, list)) and len(initializer) in (1, 2) \
+            and isinstance(initializer[0], str):
+        kwargs = initializer[1] if len(initializer) == 2 else {}
+        if not isinstance(kwargs, dict):
+            raise TypeError("create_param('%s'): initializer kwargs must be a dict, got %s"
+                            % (param_name, type(kwargs).__name__))
+        return Initializer(initializer[0], **kwargs)
+    raise TypeError("create_param('%s'): initializer must be an ('OpName', {kwargs}) tuple or an "
+                    "Initializer, got %r" % (param_name, initializer))
+
+
+# Operators a ModelHelper forwards to its net (model.Relu(...) == model.net.Relu(...)).
+_known_working_ops = {
+    "Accuracy", "Adam", "Add", "Adagrad", "SparseAdagrad", "AveragedLoss", "Cast", "Checkpoint",
+    "ConstantFill", "Copy", "CopyGPUToCPU", "CopyCPUToGPU", "DequeueBlobs", "EnsureCPUOutput",
+    "ExpandDims", "Flatten", "FlattenToVec", "LabelCrossEntropy", "LearningRate", "MakeTwoClass",
+    "MatMul", "NCCLAllreduce", "NHWC2NCHW", "PackSegments", "Print", "PRelu", "ReduceFrontSum",
+    "Scale", "ScatterWeightedSum", "Sigmoid", "SortedSegmentSum", "Snapshot", "Softmax",
+    "SoftmaxWithLoss", "SquaredL2Distance", "Squeeze", "StopGradient", "Summarize", "Tanh",
+    "Transpose", "UnpackSegments", "WeightedSum", "YellowFin", "Relu", "Sum", "Sub", "Mul",
+    "Concat", "Split", "Reshape", "SumElements", "ElementwiseLinear", "FC", "GivenTensorFill",
+    "UniformFill", "GaussianFill", "XavierFill", "LSTMUnit", "GRUUnit", "RecurrentNetwork",
+}
+
+
+class ModelHelper:
+    """A model: ``net`` (the computation), ``param_init_net`` (creates the
+    parameters) and ``params`` (BlobReferences of the parameters).
+
+    ``ModelHelper(name=None, init_params=True, param_model=None,
+    arg_scope=None)``; ``name`` defaults to ``'model'``. With
+    ``init_params=False`` parameters are registered but not initialised
+    (their values are fed from outside). ``arg_scope`` holds default keyword
+    arguments for ``brew`` helpers.
+    """
+
+    def __init__(self, name=None, init_params=True, allow_not_known_ops=True,
+                 skip_sparse_optim=False, param_model=None, arg_scope=None):
+        self.name = name or "model"
+        self.net = core.Net(self.name)
+        if param_model is not None:
+            self.param_init_net = param_model.param_init_net
+            self.param_to_grad = param_model.param_to_grad
+            self.params = param_model.params
+            self._parameters_info = param_model._parameters_info
+            self._computed_params = param_model._computed_params
+        else:
+            self.param_init_net = core.Net(self.name + "_init")
+            self.param_to_grad = {}
+            self.params = []
+            self._parameters_info = {}
+            self._computed_params = []
+        self._param_model = param_model
+        self.init_params = init_params
+        self.allow_not_known_ops = allow_not_known_ops
+        self.skip_sparse_optim = skip_sparse_optim
+        self.weights = []
+        self.biases = []
+        self.grad_map = {}
+        self.gradient_ops_added = False
+        self._arg_scope = dict(arg_scope or {})
+
+    @property
+    def arg_scope(self):
+        return self._arg_scope
+
+    def Proto(self):
+        return self.net.Proto()
+
+    def InitProto(self):
+        return self.param_init_net.Proto()
+
+    # ---- parameters
+    @staticmethod
+    def _normalize_tags(tags):
+        if tags is None:
+            return set()
+        if isinstance(tags, str):
+            return {tags}
+        return set(tags)
+
+    def create_param(self, param_name, shape, initializer, tags=None):
+        """Creates (or returns the existing) parameter ``param_name``.
+
+        A str name gets the current name scope; a BlobReference is used as it
+        is. ``initializer`` is ``('OpName', {kwargs})`` (e.g.
+        ``('XavierFill', {})``, ``('ConstantFill', {'value': 0.0})``) or an
+        Initializer object; it adds one op ``OpName([], param, shape=shape,
+        **kwargs)`` to ``param_init_net`` (none if ``init_params`` is False).
+        Asking again for an existing name returns it (the shape must match).
+        """
+        if isinstance(param_name, core.BlobReference):
+            name = str(param_name)
+        elif isinstance(param_name, str):
+            name = core.ScopedName(param_name)
+        else:
+            raise TypeError("create_param: param_name must be a str or BlobReference, got %s"
+                            % type(param_name).__name__)
+        shape = [int(d) for d in shape]
+        if name in self._parameters_info:
+            info = self._parameters_info[name]
+            if info.shape is not None and info.shape != shape:
+                raise ValueError("parameter '%s' already exists with shape %s, asked for %s"
+                                 % (name, info.shape, shape))
+            return info.blob
+        init = _as_initializer(initializer, name)
+        if not self.init_params:
+            init = ExternalInitializer()
+        info = init.create_param(param_name=core.BlobReference(name), init_net=self.param_init_net,
+                                 shape=shape)
+        self._parameters_info[name] = info
+        self.AddParameter(info.blob, tags)
+        return info.blob
+
+    def AddParameter(self, param, tags=None):
+        """Registers ``param`` (a BlobReference) as a parameter of the model."""
+        if not isinstance(param, core.BlobReference):
+            raise TypeError("AddParameter: param must be a BlobReference, got %s"
+                            % type(param).__name__)
+        tags = self._normalize_tags(tags)
+        if ParameterTags.COMPUTED_PARAM in tags:
+            self._computed_params.append(param)
+        else:
+            self.params.append(param)
+        if ParameterTags.WEIGHT in tags:
+            self.weights.append(param)
+        if ParameterTags.BIAS in tags:
+            self.biases.append(param)
+
+    def get_param_info(self, param):
+        """The ParameterInfo of ``param`` (name or BlobReference), or None."""
+        return self._parameters_info.get(str(param))
+
+    def GetParams(self, namescope=None, top_scope=False):
+        """Parameters under ``namescope`` (default: the current name scope)."""
+        if namescope is None:
+            namescope = scope.CurrentNameScope()
+        elif namescope and not namescope.endswith(scope._NAMESCOPE_SEPARATOR):
+            namescope += scope._NAMESCOPE_SEPARATOR
+        if namescope == "":
+            return self.params[:]
+        return [p for p in self.params if str(p).startswith(namescope)]
+
+    def GetComputedParams(self, namescope=None):
+        if namescope is None:
+            namescope = scope.CurrentNameScope()
+        elif namescope and not namescope.endswith(scope._NAMESCOPE_SEPARATOR):
+            namescope += scope._NAMESCOPE_SEPARATOR
+        return [p for p in self._computed_params if str(p).startswith(namescope)]
+
+    def GetAllParams(self, namescope=None):
+        return self.GetParams(namescope) + self.GetComputedParams(namescope)
+
+    def Validate(self):
+        names = [str(p) for p in self.params]
+        dups = sorted({n for n in names if names.count(n) > 1})
+        if dups:
+            raise ValueError("model '%s' has duplicate parameters: %s" % (self.name, dups))
+
+    # ---- gradients
+    def AddGradientOperators(self, *args, **kwargs):
+        """Adds the backward pass to ``net`` (see Net.AddGradientOperators);
+        fills ``grad_map`` and ``param_to_grad``; returns ``grad_map``."""
+        if self.gradient_ops_added:
+            raise RuntimeError("AddGradientOperators can be called only once per model ('%s')"
+                               % self.name)
+        self.Validate()
+        self.gradient_ops_added = True
+        self.grad_map = self.net.AddGradientOperators(*args, **kwargs)
+        self.param_to_grad = self.get_param_to_grad(self.params)
+        for param, grad in self.param_to_grad.items():
+            info = self.get_param_info(param)
+            if info is not None:
+                info.grad = grad
+            else:
+                self._parameters_info[str(param)] = ParameterInfo(
+                    param_id=None, param=param, grad=grad)
+        return self.grad_map
+
+    def get_param_to_grad(self, params):
+        """{param: gradient blob} for the given params that have a gradient."""
+        if not self.gradient_ops_added:
+            raise RuntimeError("call AddGradientOperators first")
+        return {p: self.grad_map[str(p)] for p in params if str(p) in self.grad_map}
+
+    def GetOptimizationParamInfo(self, params=None):
+        if params is None:
+            params = self.GetParams()
+        return [self.get_param_info(p) for p in params if self.get_param_info(p) is not None]
+
+    # ---- operators through the model
+    def __getattr__(self, op_type):
+        if op_type.startswith("_"):
+            raise AttributeError(op_type)
+        if "net" not in self.__dict__:
+            raise AttributeError(op_type)
+        allow = self.__dict__.get("allow_not_known_ops", True)
+        if op_type not in _known_working_ops and not (allow and core.IsOperator(op_type)):
+            raise AttributeError("ModelHelper has no attribute or operator '%s' (use model.net.%s "
+                                 "to add an arbitrary operator)" % (op_type, op_type))
+        return getattr(self.net, op_type)
+
+    def __repr__(self):
+        return "ModelHelper(%r, %d params)" % (self.name, len(self.params))

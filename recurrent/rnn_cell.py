@@ -1,0 +1,782 @@
+"""RNN cells and the LSTM / GRU / BasicRNN builders, as caffe2.python.rnn_cell
+(and caffe2.python.gru_cell).
+
+A cell describes one timestep. ``apply_over_sequence`` builds the step net
+from it and hands it to ``recurrent.recurrent_net``, which makes one
+``RecurrentNetwork`` op. Several cells stacked in a ``MultiRNNCell`` run in ONE
+step net, so the RNN executor can overlap layer l+1 at step t with layer l at
+step t+1.
+
+Parameter names (the contract torch_interop relies on), for ``scope='s'``:
+
+* one layer LSTM: ``s/i2h_w``, ``s/i2h_b`` (input projection, 4H x D),
+  ``s/gates_t_w``, ``s/gates_t_b`` (recurrent, 4H x H); gate order along the
+  4H axis is LSTMUnit's [input, forget, output, cell];
+* stacked LSTM (``dim_out`` a list): layer 0's input projection is ``s/i2h_*``
+  (it runs once over the whole sequence), its recurrent weights
+  ``s/layer_0/gates_t_*``; layer l >= 1 has ``s/layer_l/i2h_*`` and
+  ``s/layer_l/gates_t_*``;
+* GRU: ``s/i2h_*`` (3H x D, [reset, update, output]), ``s/reset_gate_t_*``,
+  ``s/update_gate_t_*``, ``s/output_gate_t_*`` (H x H each); stacked as for
+  the LSTM (``s/layer_l/...``);
+* MILSTM adds ``alpha``, ``beta1``, ``beta2``, ``b`` (4H) and names its
+  recurrent projection ``prev_t``.
+
+Any NameScope active when the builder is called is prepended.
+
+Differences from Caffe2, all deliberate (spec section 9 and DESIGN.md):
+
+* ``layered_LSTM`` gives every layer its own initial states instead of
+  seeding layer l+1 with layer l's final states (section 9 item 12);
+* stacked cells with one state (GRU, BasicRNN) count two outputs per layer
+  when shifting ``outputs_with_grads`` and slicing the last layer's outputs
+  (Caffe2 assumed four, which broke multi-layer GRU);
+* ``GRUCell`` and ``BasicRNNCell`` get a zero-state initializer by default, so
+  ``initial_states=None`` works for them as for the LSTM;
+* a MultiRNNCell recomputes what its layers ask to recompute
+  (``memory_optimization``); Caffe2 silently dropped it for stacks;
+* ``seq_lengths`` given as a string is scoped once, where the builder is
+  called, for every cell (Caffe2's GRU re-scoped it inside each layer).
+
+Not provided: attention cells, layer-norm cells, DropoutCell, UnrolledCell
+(``static_rnn_unroll_size``) and cudnn_LSTM.
+"""
+
+import contextlib
+import functools
+import inspect
+
+from . import brew, core, recurrent, scope
+from .model_helper import ModelHelper
+
+__all__ = [
+    "RNNCell", "LSTMCell", "MILSTMCell", "BasicRNNCell", "GRUCell", "MultiRNNCell",
+    "LSTMInitializer", "MultiRNNCellInitializer",
+    "LSTM", "MILSTM", "BasicRNN", "GRU", "layered_LSTM",
+]
+
+
+# ---------------------------------------------------------------- helpers
+def _RectifyName(blob_reference_or_name):
+    """A str becomes a BlobReference scoped with the current NameScope (so a
+    later NameScope does not rename it); a BlobReference is kept."""
+    if blob_reference_or_name is None:
+        return None
+    if isinstance(blob_reference_or_name, bytes):
+        blob_reference_or_name = blob_reference_or_name.decode()
+    if isinstance(blob_reference_or_name, str):
+        return core.ScopedBlobReference(blob_reference_or_name)
+    if not isinstance(blob_reference_or_name, core.BlobReference):
+        raise TypeError("expected a blob name (str) or BlobReference, got %s"
+                        % type(blob_reference_or_name).__name__)
+    return blob_reference_or_name
+
+
+def _RectifyNames(blob_references_or_names):
+    if blob_references_or_names is None:
+        return None
+    return [_RectifyName(i) for i in blob_references_or_names]
+
+
+def _name_scope(name):
+    return scope.NameScope(name) if name else contextlib.nullcontext()
+
+
+def _constant_param(model, name, shape, value):
+    """A parameter of ``model`` (or of its param_model) filled with ``value``."""
+    return model.create_param(param_name=name, shape=list(shape),
+                              initializer=("ConstantFill", {"value": float(value)}))
+
+
+def _concat(model, blobs, name, axis):
+    out, _ = model.net.Concat(list(blobs), [name, name + "_concat_dims"], axis=axis)
+    return out
+
+
+# ---------------------------------------------------------------- base class
+class RNNCell:
+    """Base class for recurrent / stateful operations.
+
+    Subclasses implement ``apply_override`` (one step, called inside
+    ``NameScope(self.name)``) and ``get_state_names_override`` -- or override
+    ``_apply`` / ``get_state_names`` directly -- plus optionally
+    ``prepare_input`` (work on the whole sequence done once before the loop),
+    ``get_output_dim`` and ``get_output_state_index``.
+    ``apply_over_sequence`` then runs the cell over a sequence of any length.
+    """
+
+    def __init__(self, name=None, forward_only=False, initializer=None):
+        self.name = name
+        self.recompute_blobs = []
+        self.forward_only = forward_only
+        self._initializer = initializer
+
+    @property
+    def initializer(self):
+        return self._initializer
+
+    @initializer.setter
+    def initializer(self, value):
+        self._initializer = value
+
+    def scope(self, name):
+        return self.name + "/" + name if self.name is not None else name
+
+    def apply_over_sequence(self, model, inputs, seq_lengths=None, initial_states=None,
+                            outputs_with_grads=None):
+        """Runs the cell over ``inputs`` (T x N x D) with one RecurrentNetwork op.
+
+        Returns ``(output, states_for_all_steps)``; the latter is
+        ``(s1_all, s1_last, s2_all, s2_last, ...)`` in ``get_state_names()``
+        order, ``output`` the primary output sequence.
+        """
+        inputs = _RectifyName(inputs)
+        seq_lengths = _RectifyName(seq_lengths)
+        if initial_states is None:
+            with _name_scope(self.name):
+                if self.initializer is None:
+                    raise ValueError("Either initial states or initializer have to be set (cell %r)"
+                                     % self.name)
+                initial_states = self.initializer.create_states(model)
+        initial_states = _RectifyNames(list(initial_states))
+
+        preprocessed_inputs = self.prepare_input(model, inputs)
+        step_model = ModelHelper(name=self.name, param_model=model)
+        input_t, timestep = step_model.net.AddScopedExternalInputs("input_t", "timestep")
+        state_names = list(self.get_state_names())
+        if len(initial_states) != len(state_names):
+            raise ValueError("Number of initial state values provided doesn't match the number of states: "
+                             "%d given for states %r" % (len(initial_states), state_names))
+        states_prev = step_model.net.AddScopedExternalInputs(*[s + "_prev" for s in state_names])
+        states = self._apply(model=step_model, input_t=input_t, seq_lengths=seq_lengths,
+                             states=states_prev, timestep=timestep)
+
+        external_outputs = set(str(o) for o in step_model.net.Proto().external_output)
+        for state in states:
+            if str(state) not in external_outputs:
+                step_model.net.AddExternalOutput(state)
+                external_outputs.add(str(state))
+
+        if outputs_with_grads is None:
+            outputs_with_grads = [self.get_output_state_index() * 2]
+
+        states_for_all_steps = recurrent.recurrent_net(
+            net=model.net,
+            cell_net=step_model.net,
+            inputs=[(input_t, preprocessed_inputs)],
+            initial_cell_inputs=list(zip(states_prev, initial_states)),
+            links=dict(zip([str(s) for s in states_prev], [str(s) for s in states])),
+            timestep=timestep,
+            scope=self.name,
+            forward_only=self.forward_only,
+            outputs_with_grads=outputs_with_grads,
+            recompute_blobs_on_backward=self.recompute_blobs,
+        )
+        output = self._prepare_output_sequence(model, states_for_all_steps)
+        return output, states_for_all_steps
+
+    def apply(self, model, input_t, seq_lengths, states, timestep):
+        """One step outside a RecurrentNetwork: returns ``(output, states)``."""
+        input_t = self.prepare_input(model, _RectifyName(input_t))
+        states = self._apply(model, input_t, seq_lengths, states, timestep)
+        output = self._prepare_output(model, states)
+        return output, states
+
+    def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        """Rectifies the external blob names (so scoping does not touch them),
+        then calls ``apply_override`` inside ``NameScope(self.name)``."""
+        args = self._rectify_apply_inputs(input_t, seq_lengths, states, timestep, extra_inputs)
+        with _name_scope(self.name):
+            return self.apply_override(model, *args)
+
+    def _rectify_apply_inputs(self, input_t, seq_lengths, states, timestep, extra_inputs):
+        input_t, seq_lengths, timestep = _RectifyNames([input_t, seq_lengths, timestep])
+        states = _RectifyNames(states)
+        if extra_inputs:
+            names, sizes = zip(*extra_inputs)
+            extra_inputs = list(zip(_RectifyNames(names), sizes))
+        rectified = [input_t, seq_lengths, states, timestep]
+        if "extra_inputs" in inspect.signature(self.apply_override).parameters:
+            rectified.append(extra_inputs)
+        return rectified
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        """One step of the cell.
+
+        model: the step ModelHelper new operators go to.
+        input_t: the (prepared) input of this step, 1 x N x D.
+        seq_lengths: int32 N blob or None.
+        states: the previous states.
+        timestep: the int32 timestep blob.
+        extra_inputs: list of (blob, dim) not subject to prepare_input.
+        Returns the new states.
+        """
+        raise NotImplementedError("Abstract method")
+
+    def prepare_input(self, model, input_blob):
+        """Work that depends only on the input, done once over the whole
+        sequence before the loop (default: none)."""
+        return input_blob
+
+    def get_output_state_index(self):
+        """Index into the states of the primary step-wise output."""
+        return 0
+
+    def get_state_names(self):
+        """Recurrent state names with self.name scoping applied."""
+        return [self.scope(name) for name in self.get_state_names_override()]
+
+    def get_state_names_override(self):
+        raise NotImplementedError("Abstract method")
+
+    def get_output_dim(self):
+        raise NotImplementedError("Abstract method")
+
+    def _prepare_output(self, model, states):
+        return states[self.get_output_state_index()]
+
+    def _prepare_output_sequence(self, model, state_outputs):
+        # state_outputs alternates (all, last) per state
+        return state_outputs[2 * self.get_output_state_index()]
+
+
+# ---------------------------------------------------------------- initializers
+class _ZeroStatesInitializer:
+    """Creates one zero-filled 1-D parameter per state (broadcast over the
+    batch by RecurrentNetwork)."""
+
+    names = ()
+
+    def __init__(self, hidden_size):
+        self.hidden_size = hidden_size
+
+    def create_states(self, model):
+        return [_constant_param(model, n, [self.hidden_size], 0.0) for n in self.names]
+
+
+class LSTMInitializer(_ZeroStatesInitializer):
+    """Parameters ``initial_hidden_state`` and ``initial_cell_state``, shape
+    [hidden_size], zeros."""
+
+    names = ("initial_hidden_state", "initial_cell_state")
+
+
+class HiddenStateInitializer(_ZeroStatesInitializer):
+    """Parameter ``initial_hidden_state``, shape [hidden_size], zeros (GRU,
+    BasicRNN)."""
+
+    names = ("initial_hidden_state",)
+
+
+class MultiRNNCellInitializer:
+    def __init__(self, cells):
+        self.cells = cells
+
+    def create_states(self, model):
+        states = []
+        for i, cell in enumerate(self.cells):
+            if cell.initializer is None:
+                raise ValueError("Either initial states or initializer have to be set (layer %d)" % i)
+            with scope.NameScope("layer_{}".format(i)), _name_scope(cell.name):
+                states.extend(cell.initializer.create_states(model))
+        return states
+
+
+# ---------------------------------------------------------------- cells
+class BasicRNNCell(RNNCell):
+    """h_t = act(FC(h_{t-1}) + W_i x_t + b_i), act 'tanh' or 'relu'.
+
+    With ``seq_lengths``, finished rows keep their state (or 0 with
+    ``drop_states``); that path needs the GT, LE and Cast operators.
+    """
+
+    def __init__(self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False,
+                 initializer=None, activation=None, **kwargs):
+        super().__init__(initializer=initializer, **kwargs)
+        self.initializer = initializer or HiddenStateInitializer(hidden_size)
+        self.drop_states = drop_states
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.activation = activation
+        if self.activation not in ("relu", "tanh"):
+            raise RuntimeError("BasicRNNCell with unknown activation function (%s)" % self.activation)
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        hidden_t_prev = states[0]
+        gates_t = brew.fc(model, hidden_t_prev, "gates_t", dim_in=self.hidden_size,
+                          dim_out=self.hidden_size, axis=2)
+        model.net.Sum([gates_t, input_t], gates_t)
+        if self.activation == "tanh":
+            hidden_t = model.net.Tanh(gates_t, "hidden_t")
+        else:
+            hidden_t = model.net.Relu(gates_t, "hidden_t")
+        if seq_lengths is not None:
+            from . import _C
+            missing = [t for t in ("GT", "LE", "Cast") if t not in _C.op_types()]
+            if missing:
+                raise ValueError("BasicRNNCell with seq_lengths needs the operators %s, which this build "
+                                 "does not have; pass seq_lengths=None" % ", ".join(missing))
+            valid_b = model.net.GT([seq_lengths, timestep], "valid_b", broadcast=1)
+            invalid_b = model.net.LE([seq_lengths, timestep], "invalid_b", broadcast=1)
+            valid = model.net.Cast(valid_b, "valid", to="float")
+            invalid = model.net.Cast(invalid_b, "invalid", to="float")
+            hidden_valid = model.net.Mul([hidden_t, valid], "hidden_valid", broadcast=1, axis=1)
+            if self.drop_states:
+                hidden_t = hidden_valid
+            else:
+                hidden_invalid = model.net.Mul([hidden_t_prev, invalid], "hidden_invalid",
+                                               broadcast=1, axis=1)
+                hidden_t = model.net.Add([hidden_valid, hidden_invalid], hidden_t)
+        return (hidden_t,)
+
+    def prepare_input(self, model, input_blob):
+        return brew.fc(model, input_blob, self.scope("i2h"), dim_in=self.input_size,
+                       dim_out=self.hidden_size, axis=2)
+
+    def get_state_names(self):
+        return (self.scope("hidden_t"),)
+
+    def get_output_dim(self):
+        return self.hidden_size
+
+    def get_input_params(self):
+        return {"weights": self.scope("i2h") + "_w", "biases": self.scope("i2h") + "_b"}
+
+    def get_recurrent_params(self):
+        return {"weights": self.scope("gates_t") + "_w", "biases": self.scope("gates_t") + "_b"}
+
+
+class LSTMCell(RNNCell):
+    """The standard LSTM step: gates = FC(h_{t-1}) + (W_i x_t + b_i), then
+    LSTMUnit (gate order [i, f, o, g]; f gets ``forget_bias``).
+    ``memory_optimization`` recomputes the gates on the backward pass instead
+    of keeping them per step."""
+
+    def __init__(self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False,
+                 initializer=None, **kwargs):
+        super().__init__(initializer=initializer, **kwargs)
+        self.initializer = initializer or LSTMInitializer(hidden_size=hidden_size)
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.forget_bias = float(forget_bias)
+        self.memory_optimization = memory_optimization
+        self.drop_states = drop_states
+        self.gates_size = 4 * self.hidden_size
+
+    def _gates_input(self, model, hidden_t_prev, extra_inputs):
+        fc_input = hidden_t_prev
+        fc_input_dim = self.hidden_size
+        if extra_inputs:
+            blobs, sizes = zip(*extra_inputs)
+            fc_input = _concat(model, [hidden_t_prev] + list(blobs), "gates_concatenated_input_t", axis=2)
+            fc_input_dim += sum(sizes)
+        return fc_input, fc_input_dim
+
+    def _lstm_unit(self, model, hidden_t_prev, cell_t_prev, gates_t, seq_lengths, timestep, outputs):
+        if seq_lengths is not None:
+            inputs = [hidden_t_prev, cell_t_prev, gates_t, seq_lengths, timestep]
+        else:
+            inputs = [hidden_t_prev, cell_t_prev, gates_t, timestep]
+        return model.net.LSTMUnit(inputs, outputs, forget_bias=self.forget_bias,
+                                  drop_states=bool(self.drop_states),
+                                  sequence_lengths=(seq_lengths is not None))
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        hidden_t_prev, cell_t_prev = states
+        fc_input, fc_input_dim = self._gates_input(model, hidden_t_prev, extra_inputs)
+        gates_t = brew.fc(model, fc_input, "gates_t", dim_in=fc_input_dim, dim_out=self.gates_size, axis=2)
+        model.net.Sum([gates_t, input_t], gates_t)
+        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, gates_t, seq_lengths,
+                                           timestep, ["hidden_state", "cell_state"])
+        model.net.AddExternalOutputs(hidden_t, cell_t)
+        if self.memory_optimization:
+            self.recompute_blobs = [gates_t]
+        return hidden_t, cell_t
+
+    def get_input_params(self):
+        return {"weights": self.scope("i2h") + "_w", "biases": self.scope("i2h") + "_b"}
+
+    def get_recurrent_params(self):
+        return {"weights": self.scope("gates_t") + "_w", "biases": self.scope("gates_t") + "_b"}
+
+    def prepare_input(self, model, input_blob):
+        return brew.fc(model, input_blob, self.scope("i2h"), dim_in=self.input_size,
+                       dim_out=self.gates_size, axis=2)
+
+    def get_state_names_override(self):
+        return ["hidden_t", "cell_t"]
+
+    def get_output_dim(self):
+        return self.hidden_size
+
+
+class MILSTMCell(LSTMCell):
+    """LSTM with multiplicative integration:
+    gates = alpha*x*p + beta1*p + beta2*x + b, p = FC(h_{t-1}), x the
+    prepared input; alpha, beta1, beta2 start at 1, b at 0."""
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        hidden_t_prev, cell_t_prev = states
+        fc_input, fc_input_dim = self._gates_input(model, hidden_t_prev, extra_inputs)
+        prev_t = brew.fc(model, fc_input, "prev_t", dim_in=fc_input_dim, dim_out=self.gates_size, axis=2)
+        alpha = _constant_param(model, "alpha", [self.gates_size], 1.0)
+        beta_h = _constant_param(model, "beta1", [self.gates_size], 1.0)
+        beta_i = _constant_param(model, "beta2", [self.gates_size], 1.0)
+        b = _constant_param(model, "b", [self.gates_size], 0.0)
+        # (alpha * x + beta_h) * p + (beta_i * x + b)
+        ax_bh = model.net.ElementwiseLinear([input_t, alpha, beta_h], "alpha_by_input_t_plus_beta_h", axis=2)
+        ax_bh_p = model.net.Mul([ax_bh, prev_t], "alpha_by_input_t_plus_beta_h_by_prev_t")
+        bi_x_b = model.net.ElementwiseLinear([input_t, beta_i, b], "beta_i_by_input_t_plus_b", axis=2)
+        gates_t = model.net.Sum([ax_bh_p, bi_x_b], "gates_t")
+        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, gates_t, seq_lengths,
+                                           timestep, ["hidden_t_intermediate", "cell_t"])
+        model.net.AddExternalOutputs(cell_t, hidden_t)
+        if self.memory_optimization:
+            self.recompute_blobs = [gates_t]
+        return hidden_t, cell_t
+
+    def get_recurrent_params(self):
+        return {"weights": self.scope("prev_t") + "_w", "biases": self.scope("prev_t") + "_b"}
+
+
+class GRUCell(RNNCell):
+    """GRU step from GRUUnit (h = u*h_prev + (1-u)*tanh(o), u = sigmoid(update)).
+
+    The input is projected once to 3H ([reset, update, output]); per step
+    r = FC_r(h) + x_r, u = FC_u(h) + x_u and
+    o = FC_o(sigmoid(r) * h) + x_o, or with ``linear_before_reset``
+    (cuDNN / torch.nn.GRU semantics) o = sigmoid(r) * FC_o(h) + x_o.
+    ``forget_bias`` is accepted for signature compatibility and unused.
+    """
+
+    def __init__(self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False,
+                 linear_before_reset=False, initializer=None, **kwargs):
+        super().__init__(initializer=initializer, **kwargs)
+        self.initializer = initializer or HiddenStateInitializer(hidden_size)
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.forget_bias = float(forget_bias)
+        self.memory_optimization = memory_optimization
+        self.drop_states = drop_states
+        self.linear_before_reset = linear_before_reset
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        hidden_t_prev = states[0]
+        H = self.hidden_size
+        input_t_reset, input_t_update, input_t_output = model.net.Split(
+            [input_t], ["input_t_reset", "input_t_update", "input_t_output"], axis=2)
+        reset_gate_t = brew.fc(model, hidden_t_prev, "reset_gate_t", dim_in=H, dim_out=H, axis=2)
+        update_gate_t = brew.fc(model, hidden_t_prev, "update_gate_t", dim_in=H, dim_out=H, axis=2)
+        reset_gate_t = model.net.Sum([reset_gate_t, input_t_reset], reset_gate_t)
+        reset_gate_t_sigmoid = model.net.Sigmoid(reset_gate_t, "reset_gate_t_sigmoid")
+        if self.linear_before_reset:
+            output_gate_fc = brew.fc(model, hidden_t_prev, "output_gate_t", dim_in=H, dim_out=H, axis=2)
+            output_gate_t = model.net.Mul([reset_gate_t_sigmoid, output_gate_fc], "output_gate_t_mul")
+        else:
+            modified_hidden_t_prev = model.net.Mul([reset_gate_t_sigmoid, hidden_t_prev],
+                                                   "modified_hidden_t_prev")
+            output_gate_t = brew.fc(model, modified_hidden_t_prev, "output_gate_t", dim_in=H, dim_out=H,
+                                    axis=2)
+        update_gate_t = model.net.Sum([update_gate_t, input_t_update], update_gate_t)
+        output_gate_t = model.net.Sum([output_gate_t, input_t_output], "output_gate_t_summed")
+        gates_t = _concat(model, [reset_gate_t, update_gate_t, output_gate_t], "gates_t", axis=2)
+        if seq_lengths is not None:
+            inputs = [hidden_t_prev, gates_t, seq_lengths, timestep]
+        else:
+            inputs = [hidden_t_prev, gates_t, timestep]
+        hidden_t = model.net.GRUUnit(inputs, ["hidden_t"], forget_bias=self.forget_bias,
+                                     drop_states=bool(self.drop_states),
+                                     sequence_lengths=(seq_lengths is not None))
+        model.net.AddExternalOutputs(hidden_t)
+        return (hidden_t,)
+
+    def prepare_input(self, model, input_blob):
+        return brew.fc(model, input_blob, self.scope("i2h"), dim_in=self.input_size,
+                       dim_out=3 * self.hidden_size, axis=2)
+
+    def get_state_names_override(self):
+        return ["hidden_t"]
+
+    def get_output_dim(self):
+        return self.hidden_size
+
+    def get_input_params(self):
+        return {"weights": self.scope("i2h") + "_w", "biases": self.scope("i2h") + "_b"}
+
+    def get_recurrent_params(self):
+        return {g: {"weights": self.scope(g) + "_w", "biases": self.scope(g) + "_b"}
+                for g in ("reset_gate_t", "update_gate_t", "output_gate_t")}
+
+
+class MultiRNNCell(RNNCell):
+    """Stacked cells run in one step net. Layer i's primary output is layer
+    i+1's input (through its ``prepare_input``, per step, for i+1 >= 1).
+    Blobs are scoped ``<name>/layer_<i>/...``. ``residual_output_layers``
+    lists layers (never 0) whose input is added to their output."""
+
+    def __init__(self, cells, residual_output_layers=None, **kwargs):
+        super().__init__(**kwargs)
+        self.cells = list(cells)
+        if not self.cells:
+            raise ValueError("MultiRNNCell needs at least one cell")
+        self.residual_output_layers = list(residual_output_layers or [])
+        if 0 in self.residual_output_layers:
+            raise ValueError("MultiRNNCell: layer 0 cannot have a residual output")
+
+        output_index_per_layer = []
+        base_index = 0
+        for cell in self.cells:
+            output_index_per_layer.append(base_index + cell.get_output_state_index())
+            base_index += len(cell.get_state_names())
+
+        # the layers whose outputs are summed into the final output: the last
+        # layer and the chain of residual layers directly below it
+        self.output_connected_layers = []
+        self.output_indices = []
+        for i in range(len(self.cells) - 1):
+            if (i + 1) in self.residual_output_layers:
+                self.output_connected_layers.append(i)
+                self.output_indices.append(output_index_per_layer[i])
+            else:
+                self.output_connected_layers = []
+                self.output_indices = []
+        self.output_connected_layers.append(len(self.cells) - 1)
+        self.output_indices.append(output_index_per_layer[-1])
+
+        self.state_names = []
+        for i, cell in enumerate(self.cells):
+            self.state_names.extend(map(self.layer_scoper(i), cell.get_state_names()))
+        self.initializer = MultiRNNCellInitializer(self.cells)
+
+    def layer_scoper(self, layer_id):
+        def helper(name):
+            if self.name is None:
+                return "layer_{}/{}".format(layer_id, name)
+            return "{}/layer_{}/{}".format(self.name, layer_id, name)
+        return helper
+
+    def prepare_input(self, model, input_blob):
+        input_blob = _RectifyName(input_blob)
+        with _name_scope(self.name):
+            return self.cells[0].prepare_input(model, input_blob)
+
+    def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        input_t, seq_lengths, timestep = _RectifyNames([input_t, seq_lengths, timestep])
+        states = _RectifyNames(states)
+        if extra_inputs:
+            names, sizes = zip(*extra_inputs)
+            extra_inputs = list(zip(_RectifyNames(names), sizes))
+        states_per_layer = [len(cell.get_state_names()) for cell in self.cells]
+        if len(states) != sum(states_per_layer):
+            raise ValueError("MultiRNNCell: %d states given, the layers have %d"
+                             % (len(states), sum(states_per_layer)))
+        next_states = []
+        states_index = 0
+        layer_input = input_t
+        for i, layer_cell in enumerate(self.cells):
+            with _name_scope(self.name), scope.NameScope("layer_{}".format(i)):
+                num_states = states_per_layer[i]
+                layer_states = states[states_index:states_index + num_states]
+                states_index += num_states
+                prepared_input = layer_cell.prepare_input(model, layer_input) if i > 0 else layer_input
+                layer_next_states = layer_cell._apply(
+                    model, prepared_input, seq_lengths, layer_states, timestep,
+                    extra_inputs=(None if i > 0 else extra_inputs))
+                # the layers' recompute sets are the stack's (Caffe2 dropped them)
+                for b in layer_cell.recompute_blobs:
+                    if str(b) not in [str(r) for r in self.recompute_blobs]:
+                        self.recompute_blobs.append(b)
+                if i != len(self.cells) - 1:
+                    layer_output = layer_cell._prepare_output(model, layer_next_states)
+                    if i > 0 and i in self.residual_output_layers:
+                        layer_input = model.net.Sum([layer_output, layer_input],
+                                                    "residual_output_{}".format(i))
+                    else:
+                        layer_input = layer_output
+                next_states.extend(layer_next_states)
+        return next_states
+
+    def get_state_names(self):
+        return self.state_names
+
+    def get_output_state_index(self):
+        index = 0
+        for cell in self.cells[:-1]:
+            index += len(cell.get_state_names())
+        return index + self.cells[-1].get_output_state_index()
+
+    def get_output_dim(self):
+        return self.cells[-1].get_output_dim()
+
+    def _prepare_output(self, model, states):
+        connected = []
+        state_index = 0
+        for i, cell in enumerate(self.cells):
+            n = len(cell.get_state_names())
+            if i in self.output_connected_layers:
+                connected.append(cell._prepare_output(model, states[state_index:state_index + n]))
+            state_index += n
+        if len(connected) > 1:
+            with _name_scope(self.name):
+                return model.net.Sum(connected, "residual_output")
+        return connected[0]
+
+    def _prepare_output_sequence(self, model, states):
+        connected = []
+        state_index = 0
+        for i, cell in enumerate(self.cells):
+            n = 2 * len(cell.get_state_names())
+            if i in self.output_connected_layers:
+                connected.append(cell._prepare_output_sequence(model, states[state_index:state_index + n]))
+            state_index += n
+        if len(connected) > 1:
+            with _name_scope(self.name):
+                return model.net.Sum(connected, "residual_output_sequence")
+        return connected[0]
+
+
+# ---------------------------------------------------------------- builders
+def _LSTM(cell_class, model, input_blob, seq_lengths, initial_states, dim_in, dim_out, scope=None,
+          outputs_with_grads=(0,), return_params=False, memory_optimization=False, forget_bias=0.0,
+          forward_only=False, drop_states=False, return_last_layer_only=True, static_rnn_unroll_size=None,
+          **cell_kwargs):
+    """Adds a (stacked) recurrent network of ``cell_class`` cells to ``model``
+    as one RecurrentNetwork op.
+
+    input_blob: T x N x dim_in. seq_lengths: int32 N blob or None.
+    initial_states: the initial states of every layer in order (LSTM: h, c
+        per layer; GRU/BasicRNN: h), each 1-D (broadcast), N x H or 1 x N x H;
+        None creates zero parameters via the cells' initializers.
+    dim_out: hidden size, or a list of them for a stack (all layers in one
+        step net).
+    outputs_with_grads: indices into the LAST layer's outputs
+        ((h_all, h_last, c_all, c_last) for an LSTM, (h_all, h_last) for a
+        GRU) that receive external gradients.
+    return_params: append ``{'input': ..., 'recurrent': ...}`` with the
+        parameter names (per layer lists for a stack).
+    memory_optimization: recompute the gates on backward.
+    return_last_layer_only: return only the last layer's outputs (default),
+        else every layer's.
+    static_rnn_unroll_size: static unrolling is not provided; must be None.
+    """
+    if static_rnn_unroll_size is not None:
+        raise ValueError("static_rnn_unroll_size (UnrolledCell) is not supported by recurrent; "
+                         "pass static_rnn_unroll_size=None")
+    if not isinstance(dim_out, (list, tuple)):
+        dim_out = [dim_out]
+    dim_out = list(dim_out)
+    if not dim_out:
+        raise ValueError("dim_out must be an int or a non-empty list")
+    num_layers = len(dim_out)
+
+    cells = []
+    for i in range(num_layers):
+        cells.append(cell_class(
+            input_size=(dim_in if i == 0 else dim_out[i - 1]),
+            hidden_size=dim_out[i],
+            forget_bias=forget_bias,
+            memory_optimization=memory_optimization,
+            name=scope if num_layers == 1 else None,
+            forward_only=forward_only,
+            drop_states=drop_states,
+            **cell_kwargs))
+    cell = MultiRNNCell(cells, name=scope, forward_only=forward_only) if num_layers > 1 else cells[0]
+
+    outputs_per_layer = [2 * len(c.get_state_names()) for c in cells]
+    shift = sum(outputs_per_layer[:-1])
+    outputs_with_grads = [shift + int(i) for i in outputs_with_grads]
+    _, result = cell.apply_over_sequence(model=model, inputs=input_blob, seq_lengths=seq_lengths,
+                                         initial_states=initial_states, outputs_with_grads=outputs_with_grads)
+    if return_last_layer_only:
+        result = result[shift:]
+    if return_params:
+        result = list(result) + [_params_of(cell, cells, scope)]
+    return tuple(result)
+
+
+def _params_of(cell, cells, scope_name):
+    """{'input': ..., 'recurrent': ...} parameter names of a built cell."""
+    if len(cells) == 1:
+        ns = scope.CurrentNameScope()
+        return {"input": _prefix_all(cell.get_input_params(), ns),
+                "recurrent": _prefix_all(cell.get_recurrent_params(), ns)}
+    prefix = scope.CurrentNameScope() + (scope_name + "/" if scope_name else "")
+    inputs, recs = [], []
+    for i, c in enumerate(cells):
+        lp = prefix + "layer_{}/".format(i)
+        ip = c.get_input_params()
+        rp = c.get_recurrent_params()
+        ip_prefix = prefix if i == 0 else lp
+        inputs.append({k: ip_prefix + v for k, v in ip.items()})
+        recs.append(_prefix_all(rp, lp))
+    return {"input": inputs, "recurrent": recs}
+
+
+def _prefix_all(d, p):
+    return {k: (_prefix_all(v, p) if isinstance(v, dict) else p + v) for k, v in d.items()}
+
+
+LSTM = functools.partial(_LSTM, LSTMCell)
+BasicRNN = functools.partial(_LSTM, BasicRNNCell)
+MILSTM = functools.partial(_LSTM, MILSTMCell)
+GRU = functools.partial(_LSTM, GRUCell)
+
+
+def _layered_LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out, scope,
+                  outputs_with_grads=(0,), return_params=False, memory_optimization=False, forget_bias=0.0,
+                  forward_only=False, drop_states=False, create_lstm=None):
+    """One RecurrentNetwork op per layer (compare ``LSTM`` with a list
+    ``dim_out``, which runs all layers in one op).
+
+    Layer i+1 reads layer i's ``h_all`` and is scoped ``<scope>_layer_<i+1>``.
+    Every layer starts from its OWN initial states (Caffe2 seeded layer i+1
+    with layer i's final states): ``initial_states`` is either 2*num_layers
+    blobs (h, c per layer), or 2 blobs used by every layer (all layers must
+    then have the same size), or None (zero parameters per layer).
+    ``outputs_with_grads`` applies to the last layer; the inner layers pass
+    gradients through their ``h_all`` only. ``return_params`` is not
+    supported here. Returns the last layer's (h_all, h_last, c_all, c_last).
+    """
+    params = dict(model=model, input_blob=input_blob, seq_lengths=seq_lengths, initial_states=initial_states,
+                  dim_in=dim_in, dim_out=dim_out, scope=scope, outputs_with_grads=outputs_with_grads,
+                  return_params=return_params, memory_optimization=memory_optimization,
+                  forget_bias=forget_bias, forward_only=forward_only, drop_states=drop_states)
+    if not isinstance(dim_out, (list, tuple)):
+        return create_lstm(**params)
+    dim_out = list(dim_out)
+    if not dim_out:
+        raise ValueError("dim_out list can't be empty")
+    if len(dim_out) == 1:
+        params["dim_out"] = dim_out[0]
+        return create_lstm(**params)
+    if return_params:
+        raise ValueError("layered_LSTM: return_params is not supported for several layers")
+
+    num_layers = len(dim_out)
+    if initial_states is None:
+        per_layer = [None] * num_layers
+    else:
+        initial_states = list(initial_states)
+        if len(initial_states) == 2 * num_layers:
+            per_layer = [initial_states[2 * i:2 * i + 2] for i in range(num_layers)]
+        elif len(initial_states) == 2:
+            if len(set(dim_out)) != 1:
+                raise ValueError("layered_LSTM: 2 initial states shared by layers of different sizes %r; "
+                                 "give 2 per layer" % dim_out)
+            per_layer = [initial_states] * num_layers
+        else:
+            raise ValueError("layered_LSTM: initial_states must hold 2 or 2*num_layers (%d) blobs, got %d"
+                             % (2 * num_layers, len(initial_states)))
+    outputs = None
+    layer_input, layer_dim_in = input_blob, dim_in
+    for i, d in enumerate(dim_out):
+        params.update(
+            input_blob=layer_input, dim_in=layer_dim_in, dim_out=d, initial_states=per_layer[i],
+            scope=scope if i == 0 else "{}_layer_{}".format(scope, i),
+            outputs_with_grads=outputs_with_grads if i == num_layers - 1 else (0,))
+        outputs = create_lstm(**params)
+        layer_input, layer_dim_in = outputs[0], d
+    return outputs
+
+
+layered_LSTM = functools.partial(_layered_LSTM, create_lstm=LSTM)

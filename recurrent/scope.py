@@ -1,0 +1,73 @@
+"""Name scopes and device scopes, as caffe2.python.scope.
+
+The current scopes are thread-local. ``NameScope('a')`` nested in
+``NameScope('b')`` gives the prefix ``'b/a/'``; ``CurrentNameScope()`` is ``''``
+outside any scope and always ends with ``'/'`` inside one.
+"""
+
+import contextlib
+import threading
+
+_NAMESCOPE_SEPARATOR = "/"
+
+_threadlocal_scope = threading.local()
+
+
+def CurrentNameScope():
+    """The current name-scope prefix: '' or a string ending with '/'."""
+    ns = getattr(_threadlocal_scope, "namescope", None)
+    if ns is None:
+        ns = _threadlocal_scope.namescope = ""
+    return ns
+
+
+def CurrentDeviceScope():
+    """The DeviceOption set by the innermost DeviceScope, or None."""
+    return getattr(_threadlocal_scope, "devicescope", None)
+
+
+@contextlib.contextmanager
+def NameScope(prefix, reset=False):
+    """Context manager that appends ``prefix + '/'`` to the current name scope.
+
+    ``prefix`` may be a str, a BlobReference, None or '' (the last two add
+    nothing). With ``reset=True`` the scope becomes just ``prefix + '/'``.
+    """
+    if prefix is not None and not isinstance(prefix, str):
+        if isinstance(prefix, bytes):
+            prefix = prefix.decode()
+        elif type(prefix).__name__ == "BlobReference":
+            prefix = str(prefix)
+        else:
+            raise TypeError("NameScope takes a string as its argument, got %s"
+                            % type(prefix).__name__)
+    old_scope = CurrentNameScope()
+    prefix = prefix + _NAMESCOPE_SEPARATOR if prefix else ""
+    if reset:
+        _threadlocal_scope.namescope = prefix
+    else:
+        _threadlocal_scope.namescope = old_scope + prefix
+    try:
+        yield
+    finally:
+        _threadlocal_scope.namescope = old_scope
+
+
+@contextlib.contextmanager
+def DeviceScope(scope, node_name=None):
+    """Context manager making ``scope`` (a DeviceOption) the default device
+    option of operators created inside it. ``None`` clears it."""
+    from .proto import DeviceOption
+    if scope is not None and not isinstance(scope, DeviceOption):
+        raise TypeError("DeviceScope takes a DeviceOption as its argument, got %s"
+                        % type(scope).__name__)
+    new_scope = None
+    if scope is not None:
+        new_scope = DeviceOption()
+        new_scope.CopyFrom(scope)
+    old_scope = CurrentDeviceScope()
+    _threadlocal_scope.devicescope = new_scope
+    try:
+        yield
+    finally:
+        _threadlocal_scope.devicescope = old_scope

@@ -1,0 +1,144 @@
+"""Executor timelines: per-(timestep, op) timings of RecurrentNetwork runs.
+
+    with recurrent.trace.tracing():
+        workspace.RunNet(net)
+    events = recurrent.trace.fetch(net)            # forward and backward ops
+    recurrent.trace.save_chrome_trace(events, "rnn_trace.json")  # Perfetto / chrome://tracing
+    recurrent.trace.plot_timeline(events, "rnn_timeline.png")    # needs matplotlib
+
+Tracing is off by default; while on, every RecurrentNetwork(Gradient) run
+records when each op instance started and ended and on which worker thread
+(worker 0 is the calling thread). With the executor off, everything runs on
+worker 0, one timestep after the other; with it on, the picture shows the
+wavefront: layer 2 of step t beside layer 1 of step t+1.
+"""
+
+import contextlib
+import json
+
+import numpy as np
+
+from . import _C, workspace
+
+__all__ = ["enable", "tracing", "fetch", "to_chrome_trace", "save_chrome_trace", "plot_timeline", "summary"]
+
+
+def enable(on=True):
+    """Turns recording on or off for all RecurrentNetwork ops of this process."""
+    _C.set_flag("rnn_executor_trace", 1 if on else 0)
+
+
+@contextlib.contextmanager
+def tracing():
+    """Context manager: recording on inside the block."""
+    old = _C.get_flag("rnn_executor_trace")
+    enable(True)
+    try:
+        yield
+    finally:
+        enable(bool(old))
+
+
+def _decode_names(arr):
+    b = bytes(np.asarray(arr, dtype=np.int32).astype(np.uint8).tolist())
+    return [s.decode() for s in b.split(b"\0")[:-1]]
+
+
+def _rnn_ops(net):
+    proto = net.Proto() if hasattr(net, "Proto") else net
+    for i, op in enumerate(proto.op):
+        if op.type == "RecurrentNetwork":
+            yield i, op, op.output[-1], "trace", "forward"
+        elif op.type == "RecurrentNetworkGradient":
+            yield i, op, op.input[-1], "backward_trace", "backward"
+
+
+def fetch(net):
+    """Events recorded during the last run of every RecurrentNetwork op of
+    ``net`` (a core.Net or NetDef): a list of dicts with keys op_index (the
+    RNN op's index in ``net``), direction, timestep, step_op (index in the step
+    net, -1 for setting the timestep), type, start_us, end_us, worker."""
+    events = []
+    for idx, op, scratch, kind, direction in _rnn_ops(net):
+        name = "%s_%s" % (scratch, kind)
+        if not workspace.HasBlob(name):
+            continue
+        rec = workspace.FetchBlob(name)
+        types = _decode_names(workspace.FetchBlob(name + "_ops"))
+        for t, j, s, e, w in rec.tolist():
+            if s == 0 and e == 0 and j == 0 and t == 0 and w == 0:
+                continue
+            events.append(dict(op_index=idx, direction=direction, timestep=t, step_op=j,
+                               type=types[j] if 0 <= j < len(types) else "set_timestep",
+                               start_us=s, end_us=e, worker=w))
+    return events
+
+
+def to_chrome_trace(events):
+    """Chrome trace-event JSON (a dict) for Perfetto or chrome://tracing: one
+    row per worker thread, one slice per op instance."""
+    out = []
+    # forward and backward ops run one after the other: lay the runs end to end
+    offset = 0
+    by_run = {}
+    for e in events:
+        by_run.setdefault((e["op_index"], e["direction"]), []).append(e)
+    for (idx, direction), evs in sorted(by_run.items()):
+        start = min(e["start_us"] for e in evs)
+        for e in evs:
+            out.append({"name": "%s t=%d" % (e["type"], e["timestep"]), "cat": direction, "ph": "X",
+                        "ts": offset + e["start_us"] - start, "dur": max(e["end_us"] - e["start_us"], 0),
+                        "pid": 1, "tid": e["worker"],
+                        "args": {"timestep": e["timestep"], "step_op": e["step_op"], "rnn_op": idx}})
+        offset += max(e["end_us"] for e in evs) - start + 10
+    return {"traceEvents": out, "displayTimeUnit": "ms"}
+
+
+def save_chrome_trace(events, path):
+    with open(path, "w") as f:
+        json.dump(to_chrome_trace(events), f)
+    return path
+
+
+def summary(events):
+    """Busy time per worker and the wall time of each run (microseconds)."""
+    res = {}
+    for e in events:
+        r = res.setdefault((e["op_index"], e["direction"]), {"busy_us": {}, "start": e["start_us"], "end": 0})
+        r["busy_us"][e["worker"]] = r["busy_us"].get(e["worker"], 0) + e["end_us"] - e["start_us"]
+        r["start"] = min(r["start"], e["start_us"])
+        r["end"] = max(r["end"], e["end_us"])
+    return {k: {"wall_us": v["end"] - v["start"], "busy_us": v["busy_us"]} for k, v in res.items()}
+
+
+def plot_timeline(events, path=None, title="RNN executor timeline", max_us=None):
+    """Draws the timeline (one row per worker, each op instance a bar coloured
+    by its timestep) with matplotlib and saves it to ``path`` (PNG) if given.
+    Returns the matplotlib Figure. Raises ImportError without matplotlib."""
+    import matplotlib
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    runs = {}
+    for e in events:
+        runs.setdefault((e["op_index"], e["direction"]), []).append(e)
+    fig, axes = plt.subplots(len(runs) or 1, 1, figsize=(12, 1.2 + 1.4 * max(len(runs), 1)), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    for ax, ((idx, direction), evs) in zip(axes[:, 0], sorted(runs.items())):
+        start = min(e["start_us"] for e in evs)
+        workers = sorted({e["worker"] for e in evs})
+        for e in evs:
+            if max_us is not None and e["start_us"] - start > max_us:
+                continue
+            ax.barh(workers.index(e["worker"]), max(e["end_us"] - e["start_us"], 1) / 1000.0,
+                    left=(e["start_us"] - start) / 1000.0, height=0.8, color=cmap(e["timestep"] % 10),
+                    edgecolor="none")
+        ax.set_yticks(range(len(workers)))
+        ax.set_yticklabels(["worker %d" % w for w in workers])
+        ax.set_xlabel("ms (%s pass, colour = timestep mod 10)" % direction)
+    axes[0, 0].set_title(title)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig

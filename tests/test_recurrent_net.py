@@ -1,0 +1,677 @@
+"""recurrent.recurrent_net and the RecurrentNetwork op built from it (spec 1.2,
+1.8, 2.1-2.7, 4): graph construction (arguments, links, aliases, references,
+params, backward step net, the _accum trick, recompute), then runs against
+Python-loop / NumPy references, finite-difference gradients, forward-only,
+recompute, changing T, windowed links and retrieve_step_blobs.
+
+Max abs differences are printed as ``MAXDIFF <what> <value>`` (pytest -s)."""
+
+import numpy as np
+import pytest
+
+from recurrent import core, workspace
+from recurrent import recurrent as rnn
+
+
+# ---------------------------------------------------------------- helpers
+def args_of(op):
+    return {a.name: a.value() for a in op.arg}
+
+
+def rnn_ops(net):
+    return [op for op in net.Proto().op if op.type == "RecurrentNetwork"]
+
+
+def f32(rng, *shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def report(what, a, b):
+    d = float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) if np.size(a) else 0.0
+    print("MAXDIFF %s %.3g" % (what, d))
+    return d
+
+
+def mul_cell(kind="mul"):
+    """o_t = x_t * o_{t-1} ('mul') or x_t * (x_t + o_{t-1}) ('sum_mul')."""
+    cell = core.Net("cell_" + kind)
+    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+    if kind == "mul":
+        out = cell.Mul([input_t, prev], "output_t")
+    else:
+        internal = cell.Sum([input_t, prev], "output_t_internal")
+        out = cell.Mul([input_t, internal], "output_t")
+    cell.AddExternalOutput(out)
+    return cell, input_t, prev, out
+
+
+def build_mul(kind="mul", owg=(0,), forward_only=False, scope="rnn", recompute=None, name="outer"):
+    net = core.Net(name)
+    cell, input_t, prev, out = mul_cell(kind)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "input")], [(prev, "init")], {prev: out}, scope=scope,
+                             outputs_with_grads=owg, forward_only=forward_only,
+                             recompute_blobs_on_backward=recompute)
+    return net, cell, outs
+
+
+def mul_reference(kind, x, init):
+    T, N, D = x.shape
+    o = np.broadcast_to(init.reshape(-1, D)[-N:] if init.ndim > 1 else init, (N, D)).astype(np.float64)
+    res = np.zeros((T, N, D))
+    for t in range(T):
+        o = x[t] * o if kind == "mul" else x[t] * (x[t] + o)
+        res[t] = o
+    return res, o.reshape(1, N, D)
+
+
+def with_grads(net, outs, owg, name="with_grads"):
+    """A clone of ``net`` plus the gradient ops for a loss sum_k <G_k, out_k>
+    over k in owg (the G_k fed as ``<out_k>_grad``). Returns (net, grad map)."""
+    g = net.Clone(name)
+    ys = {str(outs[k]): str(outs[k]) + "_grad" for k in owg}
+    gmap = g.AddGradientOperators(ys)
+    return g, {str(k): str(v) for k, v in gmap.items() if v is not None}
+
+
+def fd_grad(fwd_net, outs, owg, G, blob, step=5e-3):
+    """Central finite differences of sum_k <G_k, out_k> w.r.t. ``blob``."""
+    x0 = workspace.FetchBlob(blob).copy()
+    est = np.zeros(x0.shape, np.float64)
+
+    def loss():
+        workspace.RunNetOnce(fwd_net)
+        return sum(float(np.sum(G[k].astype(np.float64) * workspace.FetchBlob(outs[k]))) for k in owg)
+
+    flat = x0.reshape(-1)
+    for i in range(flat.size):
+        for sign in (1, -1):
+            x = flat.copy()
+            x[i] += sign * step
+            workspace.FeedBlob(blob, x.reshape(x0.shape))
+            est.reshape(-1)[i] += sign * loss()
+    workspace.FeedBlob(blob, x0)
+    workspace.RunNetOnce(fwd_net)
+    return est / (2 * step)
+
+
+def analytic_grads(gnet, outs, owg, G, gmap, blobs):
+    for k in owg:
+        workspace.FeedBlob(str(outs[k]) + "_grad", G[k])
+    workspace.RunNetOnce(gnet)
+    return {b: workspace.FetchBlob(gmap[b]) for b in blobs}
+
+
+# ================================================================ graph construction
+def test_mul_cell_op_arguments():
+    net, cell, outs = build_mul("mul", owg=(0, 1))
+    assert [str(o) for o in outs] == ["output_t_all", "output_t_last"]
+    (op,) = rnn_ops(net)
+    assert list(op.input) == ["input", "init"]
+    assert list(op.output) == ["output_t_all", "output_t_last", "rnn/step_workspaces"]
+    a = args_of(op)
+    assert a["recurrent_states"] == ["rnn/output_t_prev_states"]
+    assert a["initial_recurrent_state_ids"] == [1]
+    assert a["link_internal"] == ["output_t_prev", "output_t", "input_t"]
+    assert a["link_external"] == ["rnn/output_t_prev_states", "rnn/output_t_prev_states", "input"]
+    assert a["link_offset"] == [0, 1, 0]
+    assert a["alias_src"] == ["rnn/output_t_prev_states"] * 2
+    assert a["alias_dst"] == ["output_t_all", "output_t_last"]
+    assert a["alias_offset"] == [1, -1]
+    assert a["enable_rnn_executor"] == 1
+    assert a["timestep"] == "timestep"
+    assert a["outputs_with_grads"] == [0, 1]
+    assert a["param"] == []
+    assert a["backward_link_internal"] == ["output_t_grad", "output_t_prev_grad", "input_t_grad"]
+    assert a["backward_link_external"] == ["rnn/output_t_prev_states_grad"] * 2 + ["input_grad"]
+    assert a["backward_link_offset"] == [1, 0, 0]
+    step = a["step_net"]
+    assert step.type == "simple" and [o.type for o in step.op] == ["Mul"]
+    assert step is not cell.Proto()  # a copy: later edits of the cell do not leak in
+    bwd = a["backward_step_net"]
+    assert bwd.type == "simple"
+    assert {o.type for o in bwd.op} <= {"Mul", "MulGradient"}
+    assert "output_t_grad" in bwd.external_input
+    for b in ("input_t", "output_t_prev", "output_t"):
+        assert b in bwd.external_input
+
+
+def test_default_scope_is_next_name():
+    net = core.Net("n")
+    cell, input_t, prev, out = mul_cell()
+    rnn.recurrent_net(net, cell, [(input_t, "input")], [(prev, "init")], {prev: out})
+    (op,) = rnn_ops(net)
+    scope = op.output[-1][:-len("/step_workspaces")]
+    assert scope.startswith("recurrent") or "recurrent" in scope
+    assert args_of(op)["recurrent_states"] == [scope + "/output_t_prev_states"]
+
+
+def test_sum_first_cell_links_to_mapped_gradient():
+    # Sum's gradient is a pass-through: nothing writes output_t_prev_grad, so
+    # the state-input link uses the mapped name (and gets its own blob).
+    net, _, _ = build_mul("sum_mul")
+    a = args_of(rnn_ops(net)[0])
+    bi, be, bo = a["backward_link_internal"], a["backward_link_external"], a["backward_link_offset"]
+    assert bo == [1, 0, 0]
+    assert bi[0] == "output_t_grad"
+    assert bi[1] != "output_t_prev_grad"
+    assert be == ["rnn/output_t_prev_states_grad"] * 2 + ["input_grad"]
+    bwd = a["backward_step_net"]
+    written = {o for op in bwd.op for o in op.output}
+    assert bi[1] in written and bi[2] in written
+    assert len(set(bi)) == 3
+
+
+def test_references_params_and_seq_lengths():
+    net = core.Net("n")
+    cell = core.Net("cell")
+    input_t, timestep, h_prev, w, b, seq = cell.AddExternalInputs(
+        "input_t", "timestep", "h_prev", "w", "b", "seq_lengths")
+    fc = cell.FC([h_prev, w, b], "fc", axis=2)
+    s = cell.Sum([fc, input_t], "s")
+    h = cell.Tanh(s, "h")
+    cell.AddExternalOutput(h)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0")], {h_prev: h}, timestep=timestep,
+                             scope="sc")
+    (op,) = rnn_ops(net)
+    assert list(op.input) == ["x", "h0", "w", "b", "seq_lengths"]
+    a = args_of(op)
+    assert a["param"] == [2, 3]
+    assert a["param_grads"] == ["w_grad", "b_grad"]
+    assert len(outs) == 2
+    bwd = a["backward_step_net"]
+    assert "h" in bwd.external_input and "h_grad" in bwd.external_input
+
+
+def test_accum_trick_when_state_output_is_used_inside_cell():
+    # h is a state output AND read by another cell op: the gradient computed
+    # inside the cell must be added to the one arriving through the link.
+    net = core.Net("n")
+    cell = core.Net("cell")
+    input_t, h_prev, c_prev = cell.AddExternalInputs("input_t", "h_prev", "c_prev")
+    h = cell.Mul([input_t, h_prev], "h")
+    c = cell.Mul([h, c_prev], "c")
+    cell.AddExternalOutputs(h, c)
+    rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0"), (c_prev, "c0")], {h_prev: h, c_prev: c},
+                      scope="sc", outputs_with_grads=(0, 2))
+    bwd = args_of(rnn_ops(net)[0])["backward_step_net"]
+    writers = [op for op in bwd.op if "h_grad_accum" in op.output]
+    assert len(writers) == 1
+    i = bwd.op.index(writers[0])
+    nxt = bwd.op[i + 1]
+    assert nxt.type == "Sum"
+    assert list(nxt.input) == ["h_grad", "h_grad_accum"] and list(nxt.output) == ["h_grad"]
+
+
+def test_recompute_blobs_prepend_forward_ops():
+    net = core.Net("n")
+    cell = core.Net("cell")
+    input_t, h_prev, w, b = cell.AddExternalInputs("input_t", "h_prev", "w", "b")
+    g = cell.FC([h_prev, w, b], "gates", axis=2)
+    cell.Sum([g, input_t], g)
+    h = cell.Tanh(g, "h")
+    cell.AddExternalOutput(h)
+    rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0")], {h_prev: h}, scope="sc",
+                      recompute_blobs_on_backward=[g])
+    a = args_of(rnn_ops(net)[0])
+    assert a["recompute_blobs_on_backward"] == ["gates"]
+    bwd = a["backward_step_net"]
+    assert [o.type for o in bwd.op[:2]] == ["FC", "Sum"]
+    assert "gates" not in bwd.external_input  # recomputed, not a per-step scratch
+    # an op with an output outside the set cannot be recomputed
+    cell2 = core.Net("cell2")
+    input_t, h_prev = cell2.AddExternalInputs("input_t", "h_prev")
+    cat, _info = cell2.Concat([input_t, h_prev], ["cat", "cat_info"], axis=0)
+    h = cell2.Mul([input_t, h_prev], "h")
+    cell2.AddExternalOutput(h)
+    with pytest.raises(ValueError, match="recompute"):
+        rnn.recurrent_net(core.Net("m"), cell2, [(input_t, "x")], [(h_prev, "h0")], {h_prev: h},
+                          recompute_blobs_on_backward=[cat])
+
+
+def test_forward_only_has_no_backward_arguments():
+    net, _, _ = build_mul("mul", forward_only=True)
+    a = args_of(rnn_ops(net)[0])
+    for k in ("backward_step_net", "param", "param_grads", "backward_link_internal", "outputs_with_grads",
+              "recompute_blobs_on_backward"):
+        assert k not in a
+    assert a["step_net"].type == "simple"
+
+
+def test_bad_calls_raise():
+    cell, input_t, prev, out = mul_cell()
+    with pytest.raises(ValueError, match="only one input"):
+        rnn.recurrent_net(core.Net("n"), cell, [(input_t, "x"), (input_t, "y")], [(prev, "i")], {prev: out})
+    with pytest.raises(ValueError, match="output_t_prev"):
+        rnn.recurrent_net(core.Net("n"), cell, [(input_t, "x")], [(prev, "i")], {})
+    with pytest.raises(ValueError, match="outputs_with_grads"):
+        rnn.recurrent_net(core.Net("n"), cell, [(input_t, "x")], [(prev, "i")], {prev: out},
+                          outputs_with_grads=(2,))
+    with pytest.raises(ValueError, match="not written"):
+        rnn.recurrent_net(core.Net("n"), cell, [(input_t, "x")], [(prev, "i")], {prev: "nobody_writes_me"})
+
+
+def test_set_rnn_executor_config():
+    net, _, _ = build_mul()
+    op = rnn_ops(net)[0]
+    rnn.set_rnn_executor_config(op, num_threads=3)
+    rnn.set_rnn_executor_config(op, num_threads=2, max_cuda_streams=5)
+    a = [x for x in op.arg if x.name.startswith("rnn_executor.")]
+    assert {x.name: x.i for x in a} == {"rnn_executor.num_threads": 2, "rnn_executor.max_cuda_streams": 5}
+    assert len(a) == 2
+    with pytest.raises(ValueError, match="RecurrentNetwork"):
+        rnn.set_rnn_executor_config(core.CreateOperator("Mul", ["a", "b"], ["c"]), num_threads=2)
+    with pytest.raises(ValueError, match="num_threads"):
+        rnn.set_rnn_executor_config(op, num_threads=0)
+
+
+def test_gradient_op_definition():
+    net, _, outs = build_mul("mul", owg=(0, 1))
+    g, gmap = with_grads(net, outs, (0, 1))
+    gops = [op for op in g.Proto().op if op.type == "RecurrentNetworkGradient"]
+    assert len(gops) == 1
+    gop = gops[0]
+    fwd = rnn_ops(net)[0]
+    assert list(gop.input) == ["output_t_all_grad", "output_t_last_grad"] + list(fwd.input) + list(fwd.output)
+    assert list(gop.output) == ["input_grad", "init_grad"]
+    assert {a.name for a in gop.arg} == {a.name for a in fwd.arg}
+    assert gmap["input"] == "input_grad" and gmap["init"] == "init_grad"
+
+
+def test_gradient_maker_checks_outputs_with_grads():
+    net, _, outs = build_mul("mul", owg=(0,))
+    # a gradient for output 1, which is not in outputs_with_grads: refuse to drop it
+    with pytest.raises(ValueError, match="outputs_with_grads"):
+        with_grads(net, outs, (1,))
+    net, _, outs = build_mul("mul", owg=(0, 1), name="o2")
+    with pytest.raises(ValueError, match="receives no gradient"):
+        with_grads(net, outs, (0,))
+    net, _, outs = build_mul("mul", forward_only=True, name="o3")
+    with pytest.raises(ValueError, match="forward_only"):
+        with_grads(net, outs, (0,))
+
+
+def test_same_blob_as_two_initial_states_gets_summed_gradient():
+    net = core.Net("n")
+    cell = core.Net("cell")
+    input_t, a_prev, b_prev = cell.AddExternalInputs("input_t", "a_prev", "b_prev")
+    a = cell.Mul([input_t, a_prev], "a")
+    b = cell.Mul([a, b_prev], "b")
+    cell.AddExternalOutputs(a, b)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(a_prev, "z"), (b_prev, "z")],
+                             {a_prev: a, b_prev: b}, scope="sc", outputs_with_grads=(0, 2))
+    g, gmap = with_grads(net, outs, (0, 2))
+    gop = [op for op in g.Proto().op if op.type == "RecurrentNetworkGradient"][0]
+    assert gop.output[0] == "x_grad"
+    assert gop.output[1] == "z_grad" and gop.output[2] != "z_grad"
+    assert gmap["z"] == "z_grad"
+    sums = [op for op in g.Proto().op if op.type == "Sum" and list(op.output) == ["z_grad"]]
+    assert len(sums) == 1 and len(sums[0].input) == 2 and "z_grad" in sums[0].input
+
+
+def test_decode_names():
+    data = np.frombuffer(b"rnn_a0\0rnn_\xc3\xa90\0", dtype=np.uint8).astype(np.int32)
+    assert rnn._decode_names(data) == ["rnn_a0", "rnn_\u00e90"]
+    assert rnn._decode_names(np.zeros((0,), np.int32)) == []
+
+
+# ================================================================ running
+@pytest.mark.parametrize("kind", ["mul", "sum_mul"])
+@pytest.mark.parametrize("T,N,D", [(1, 1, 1), (4, 3, 2), (3, 5, 4)])
+def test_mul_cells_forward_vs_python_loop(rng, kind, T, N, D):
+    net, cell, outs = build_mul(kind)
+    x = f32(rng, T, N, D, lo=0.5, hi=1.5)
+    init = f32(rng, 1, N, D)
+    workspace.FeedBlob("input", x)
+    workspace.FeedBlob("init", init)
+    workspace.RunNetOnce(net)
+    all_, last = workspace.FetchBlob(outs[0]), workspace.FetchBlob(outs[1])
+    # reference 1: the cell net itself, run step by step in another workspace
+    ref_all = np.zeros((T, N, D), np.float32)
+    ws = workspace.CurrentWorkspace()
+    workspace.SwitchWorkspace("loop_ref", True)
+    try:
+        workspace.ResetWorkspace()
+        o = init.copy()
+        for t in range(T):
+            workspace.FeedBlob("input_t", x[t:t + 1])
+            workspace.FeedBlob("output_t_prev", o)
+            workspace.RunNetOnce(cell)
+            o = workspace.FetchBlob("output_t")
+            ref_all[t] = o[0]
+    finally:
+        workspace.SwitchWorkspace(ws)
+    np.testing.assert_array_equal(all_, ref_all)
+    np.testing.assert_array_equal(last, ref_all[-1:])
+    # reference 2: NumPy
+    r_all, r_last = mul_reference(kind, x, init)
+    report("mul_cell_%s_fwd" % kind, all_, r_all)
+    np.testing.assert_allclose(all_, r_all, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(last, r_last, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["mul", "sum_mul"])
+@pytest.mark.parametrize("owg", [(0,), (1,), (0, 1)])
+@pytest.mark.parametrize("init_shape", ["3d", "2d", "1d"])
+def test_mul_cells_gradients_vs_finite_differences(rng, kind, owg, init_shape):
+    T, N, D = 3, 2, 3
+    net, _, outs = build_mul(kind, owg=owg)
+    g, gmap = with_grads(net, outs, owg)
+    x = f32(rng, T, N, D, lo=0.5, hi=1.2)
+    init = {"3d": f32(rng, 1, N, D), "2d": f32(rng, N, D), "1d": f32(rng, D)}[init_shape]
+    G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D)}
+    workspace.FeedBlob("input", x)
+    workspace.FeedBlob("init", init)
+    workspace.RunNetOnce(net)
+    got = analytic_grads(g, outs, owg, G, gmap, ["input", "init"])
+    assert got["init"].shape == init.shape
+    assert got["input"].shape == x.shape
+    for blob in ("input", "init"):
+        est = fd_grad(net, outs, owg, G, blob)
+        report("mul_cell_%s_grad_%s" % (kind, blob), got[blob], est)
+        np.testing.assert_allclose(got[blob], est, rtol=2e-2, atol=2e-3)
+
+
+def lstm_cell_net(D, with_seq=True):
+    """A hand-built LSTM cell: gates = FC(h_prev) + input_t; LSTMUnit."""
+    cell = core.Net("lstm_cell")
+    input_t, timestep, h_prev, c_prev, w, b, seq = cell.AddExternalInputs(
+        "input_t", "timestep", "h_prev", "c_prev", "gates_w", "gates_b", "seq_lengths")
+    gates = cell.FC([h_prev, w, b], "gates_t", axis=2)
+    cell.Sum([gates, input_t], gates)
+    ins = [h_prev, c_prev, gates] + ([seq] if with_seq else []) + [timestep]
+    h, c = cell.LSTMUnit(ins, ["hidden_t", "cell_t"], forget_bias=0.5, sequence_lengths=with_seq)
+    cell.AddExternalOutputs(h, c)
+    return cell, input_t, timestep, h_prev, c_prev, h, c, gates
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def lstm_reference(x, h0, c0, w, b, seq, forget_bias):
+    T, N, G = x.shape
+    D = G // 4
+    h = np.broadcast_to(h0.reshape(-1, D)[-N:] if h0.ndim > 1 else h0, (N, D)).astype(np.float64)
+    c = np.broadcast_to(c0.reshape(-1, D)[-N:] if c0.ndim > 1 else c0, (N, D)).astype(np.float64)
+    hs, cs = [], []
+    for t in range(T):
+        g = h @ w.T.astype(np.float64) + b + x[t]
+        i, f, o, gg = (g[:, k * D:(k + 1) * D] for k in range(4))
+        cn = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(gg)
+        hn = sigmoid(o) * np.tanh(cn)
+        valid = (t < seq).reshape(N, 1) if seq is not None else np.ones((N, 1), bool)
+        h = np.where(valid, hn, h)
+        c = np.where(valid, cn, c)
+        hs.append(h)
+        cs.append(c)
+    hs = np.array(hs).reshape(T, N, D)
+    cs = np.array(cs).reshape(T, N, D)
+    return hs, h.reshape(1, N, D), cs, c.reshape(1, N, D)
+
+
+def build_lstm(D, owg=(0,), forward_only=False, recompute=False, with_seq=True, name="outer"):
+    net = core.Net(name)
+    cell, input_t, timestep, h_prev, c_prev, h, c, gates = lstm_cell_net(D, with_seq)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0"), (c_prev, "c0")],
+                             {h_prev: h, c_prev: c}, timestep=timestep, scope="lstm", outputs_with_grads=owg,
+                             forward_only=forward_only,
+                             recompute_blobs_on_backward=[gates] if recompute else None)
+    return net, outs
+
+
+def feed_lstm(rng, T, N, D, init="3d"):
+    x = f32(rng, T, N, 4 * D)
+    shapes = {"3d": (1, N, D), "2d": (N, D), "1d": (D,)}[init]
+    h0, c0 = f32(rng, *shapes), f32(rng, *shapes)
+    w, b = f32(rng, 4 * D, D), f32(rng, 4 * D)
+    seq = rng.randint(1, T + 1, size=N).astype(np.int32) if T > 0 else np.zeros(N, np.int32)
+    for k, v in dict(x=x, h0=h0, c0=c0, gates_w=w, gates_b=b, seq_lengths=seq).items():
+        workspace.FeedBlob(k, v)
+    return x, h0, c0, w, b, seq
+
+
+@pytest.mark.parametrize("with_seq", [True, False])
+@pytest.mark.parametrize("init", ["3d", "2d", "1d"])
+def test_hand_built_lstm_vs_numpy(rng, with_seq, init):
+    T, N, D = 5, 3, 4
+    net, outs = build_lstm(D, owg=(0,), with_seq=with_seq)
+    x, h0, c0, w, b, seq = feed_lstm(rng, T, N, D, init)
+    workspace.RunNetOnce(net)
+    ref = lstm_reference(x, h0, c0, w, b, seq if with_seq else None, 0.5)
+    for k in range(4):
+        got = workspace.FetchBlob(outs[k])
+        report("hand_lstm_fwd_%d" % k, got, ref[k])
+        np.testing.assert_allclose(got, ref[k], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("owg", [(0,), (1,), (0, 1, 2, 3), (2,)])
+@pytest.mark.parametrize("init", ["3d", "2d", "1d"])
+def test_hand_built_lstm_gradients_vs_finite_differences(rng, owg, init):
+    T, N, D = 3, 2, 2
+    net, outs = build_lstm(D, owg=owg)
+    g, gmap = with_grads(net, outs, owg)
+    feed_lstm(rng, T, N, D, init)
+    workspace.FeedBlob("seq_lengths", np.array([T, T - 1], np.int32))
+    G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D), 2: f32(rng, T, N, D), 3: f32(rng, 1, N, D)}
+    workspace.RunNetOnce(net)
+    blobs = ["x", "h0", "c0", "gates_w", "gates_b"]
+    got = analytic_grads(g, outs, owg, G, gmap, blobs)
+    for blob in blobs:
+        est = fd_grad(net, outs, owg, G, blob)
+        report("hand_lstm_grad_%s" % blob, got[blob], est)
+        np.testing.assert_allclose(got[blob], est, rtol=3e-2, atol=3e-3)
+
+
+def test_forward_only_equals_training_forward(rng):
+    T, N, D = 4, 3, 3
+    feed_lstm(rng, T, N, D)
+    net_t, outs_t = build_lstm(D, name="train")
+    net_f, outs_f = build_lstm(D, forward_only=True, name="infer")
+    workspace.RunNetOnce(net_t)
+    ref = [workspace.FetchBlob(o) for o in outs_t]
+    workspace.RunNetOnce(net_f)
+    got = [workspace.FetchBlob(o) for o in outs_f]
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+    # forward-only runs longer than its rotating workspaces, repeatedly
+    x = f32(rng, 11, N, 4 * D)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("seq_lengths", np.full(N, 11, np.int32))
+    for _ in range(2):
+        workspace.RunNetOnce(net_f)
+        got = [workspace.FetchBlob(o) for o in outs_f]
+    workspace.RunNetOnce(net_t)
+    for a, o in zip(got, outs_t):
+        np.testing.assert_array_equal(a, workspace.FetchBlob(o))
+
+
+def test_recompute_gives_identical_gradients(rng):
+    T, N, D = 4, 2, 3
+    owg = (0, 3)
+    G = {0: f32(rng, T, N, D), 3: f32(rng, 1, N, D)}
+    res = []
+    for recompute in (False, True):
+        workspace.ResetWorkspace()
+        feed_lstm(np.random.RandomState(7), T, N, D)
+        net, outs = build_lstm(D, owg=owg, recompute=recompute, name="r%d" % recompute)
+        g, gmap = with_grads(net, outs, owg)
+        res.append(analytic_grads(g, outs, owg, G, gmap, ["x", "h0", "c0", "gates_w", "gates_b"]))
+    for k in res[0]:
+        np.testing.assert_array_equal(res[0][k], res[1][k])
+
+
+def mul_grad_reference(x, init, G, owg):
+    """Analytic gradients of sum_k <G_k, out_k> for o_t = x_t * o_{t-1}."""
+    T, N, D = x.shape
+    o = [init.reshape(1, N, D)[0].astype(np.float64)]
+    for t in range(T):
+        o.append(x[t] * o[-1])
+    d_next = np.zeros((N, D))
+    if 1 in owg:
+        d_next = d_next + G[1][0]
+    dx = np.zeros_like(x, dtype=np.float64)
+    for t in reversed(range(T)):
+        do = d_next + (G[0][t] if 0 in owg else 0)
+        dx[t] = do * o[t]
+        d_next = do * x[t]
+    return dx, d_next.reshape(1, N, D)
+
+
+def test_same_net_with_changing_T(rng):
+    N, D = 2, 3
+    owg = (0, 1)
+    net, _, outs = build_mul("mul", owg=owg)
+    g, gmap = with_grads(net, outs, owg)
+    workspace.FeedBlob("input", f32(rng, 1, N, D))
+    workspace.FeedBlob("init", f32(rng, 1, N, D))
+    for o in outs:
+        workspace.FeedBlob(str(o) + "_grad", np.zeros((1, N, D), np.float32))
+    workspace.CreateNet(g)
+    for T in (5, 2, 4, 0, 3):
+        x = f32(rng, T, N, D, lo=0.5, hi=1.5)
+        init = f32(rng, 1, N, D)
+        G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D)}
+        workspace.FeedBlob("input", x)
+        workspace.FeedBlob("init", init)
+        for k in owg:
+            workspace.FeedBlob(str(outs[k]) + "_grad", G[k])
+        workspace.RunNet(g)
+        r_all, r_last = mul_reference("mul", x, init)
+        got_all, got_last = workspace.FetchBlob(outs[0]), workspace.FetchBlob(outs[1])
+        assert got_all.shape == (T, N, D)
+        np.testing.assert_allclose(got_all, r_all, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got_last, r_last if T else init, rtol=1e-5, atol=1e-6)
+        dx, dinit = mul_grad_reference(x, init, G, owg)
+        gx, ginit = workspace.FetchBlob(gmap["input"]), workspace.FetchBlob(gmap["init"])
+        assert gx.shape == (T, N, D)
+        np.testing.assert_allclose(gx, dx, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ginit, dinit, rtol=1e-4, atol=1e-5)
+
+
+def test_windowed_link_reads_last_k_states(rng):
+    """s_t = x_t + sum of the previous k states, read through one link with
+    window k over a state with k initial rows (forward only, spec 1.4/1.5)."""
+    T, N, D, k = 5, 2, 3, 3
+    net = core.Net("win")
+    cell = core.Net("win_cell")
+    x_t, window = cell.AddExternalInputs("x_t", "window")
+    parts = cell.Split([window], ["w%d" % i for i in range(k)], axis=0)
+    s_t = cell.Sum([x_t] + list(parts), "s_t")
+    cell.AddExternalOutput(s_t)
+    step = cell.Proto()
+    step.type = "simple"
+    op = core.CreateOperator(
+        "RecurrentNetwork", ["x", "s_init"], ["s_all", "step_ws"],
+        step_net=step, recurrent_states=["s_states"], initial_recurrent_state_ids=[1],
+        link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
+        link_offset=[0, k, 0], link_window=[k, 1, 1],
+        alias_src=["s_states"], alias_dst=["s_all"], alias_offset=[k], timestep="timestep",
+        enable_rnn_executor=1)
+    net.Proto().op.append(op)
+    x = f32(rng, T, N, D)
+    s0 = f32(rng, k, N, D)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("s_init", s0)
+    workspace.RunNetOnce(net)
+    rows = list(s0.astype(np.float64))
+    for t in range(T):
+        rows.append(x[t] + sum(rows[-k:]))
+    np.testing.assert_allclose(workspace.FetchBlob("s_all"), np.array(rows[k:]), rtol=1e-5, atol=1e-5)
+
+
+def test_retrieve_step_blobs_names(rng):
+    T, N, D = 3, 2, 2
+    net = core.Net("two_rnns")
+    for i, (scope, inp, init) in enumerate([("r1", "in1", "i1"), ("r2", "in2", "i2")]):
+        cell = core.Net("cell%d" % i)
+        input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+        out = cell.Mul([input_t, prev], "output_t%d" % i)
+        cell.AddExternalOutput(out)
+        rnn.recurrent_net(net, cell, [(input_t, inp)], [(prev, init)], {prev: out}, scope=scope)
+    for b in ("in1", "in2"):
+        workspace.FeedBlob(b, f32(rng, T, N, D))
+    for b in ("i1", "i2"):
+        workspace.FeedBlob(b, f32(rng, 1, N, D))
+    workspace.RunNetOnce(net)
+    names = rnn.retrieve_step_blobs(net, "extractTest")
+    assert all(isinstance(n, str) for n in names)
+    for t in range(T):
+        assert "extractTest_input_t%d" % t in names
+        assert "extractTest_2_input_t%d" % t in names
+        assert "extractTest_output_t0%d" % t in names
+        assert "extractTest_2_output_t1%d" % t in names
+        np.testing.assert_array_equal(workspace.FetchBlob("extractTest_input_t%d" % t),
+                                      workspace.FetchBlob("in1")[t:t + 1])
+        np.testing.assert_array_equal(workspace.FetchBlob("extractTest_2_input_t%d" % t),
+                                      workspace.FetchBlob("in2")[t:t + 1])
+    for n in names:
+        assert workspace.HasBlob(n)
+
+
+def test_retrieve_step_blobs_before_run_raises():
+    net, _, _ = build_mul()
+    with pytest.raises(Exception, match="step_workspaces"):
+        rnn.retrieve_step_blobs(net)
+
+
+def test_top_level_exports():
+    import recurrent
+    assert recurrent.recurrent_net is rnn.recurrent_net
+    assert recurrent.retrieve_step_blobs is rnn.retrieve_step_blobs
+    assert recurrent.set_rnn_executor_config is rnn.set_rnn_executor_config
+    assert recurrent.recurrent is rnn
+    assert recurrent.rnn_cell.LSTM is not None
+    from recurrent import gru_cell
+    assert gru_cell.GRUCell is recurrent.rnn_cell.GRUCell
+
+
+def test_pass_through_cell_gets_own_link_blobs(rng):
+    """o_t = x_t + o_{t-1} (one Sum): its gradient ops are all pass-through,
+    so one gradient blob would have to be three links at once (Caffe2 built
+    no backward net at all). Copies give each link its own blob."""
+    T, N, D = 4, 2, 3
+    net = core.Net("cumsum")
+    cell = core.Net("cumsum_cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "o_prev")
+    out = cell.Sum([input_t, prev], "o")
+    cell.AddExternalOutput(out)
+    owg = (0, 1)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "o0")], {prev: out}, scope="cs",
+                             outputs_with_grads=owg)
+    a = args_of(rnn_ops(net)[0])
+    assert len(set(a["backward_link_internal"])) == 3
+    assert {o.type for o in a["backward_step_net"].op} == {"Copy"}
+    g, gmap = with_grads(net, outs, owg)
+    x, o0 = f32(rng, T, N, D), f32(rng, N, D)
+    G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D)}
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("o0", o0)
+    got = analytic_grads(g, outs, owg, G, gmap, ["x", "o0"])
+    np.testing.assert_allclose(workspace.FetchBlob(outs[0]), np.cumsum(x, 0) + o0, rtol=1e-5, atol=1e-5)
+    # d/dx_t = sum_{s >= t} G0_s + G1
+    dx = np.cumsum(G[0][::-1], 0)[::-1] + G[1]
+    np.testing.assert_allclose(got["x"], dx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["o0"], dx[0], rtol=1e-5, atol=1e-5)
+
+
+def test_state_input_without_gradient(rng):
+    """A cell that never reads its state input differentiably: no backward
+    link for it (Caffe2 raised KeyError); its initial-state gradient is 0."""
+    T, N, D = 3, 2, 2
+    net = core.Net("nograd")
+    cell = core.Net("nograd_cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "h_prev")
+    out = cell.Mul([input_t, input_t], "h")
+    cell.AddExternalOutput(out)
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="ng",
+                             outputs_with_grads=(0,))
+    a = args_of(rnn_ops(net)[0])
+    assert a["backward_link_internal"] == ["h_grad", "input_t_grad"]
+    g, gmap = with_grads(net, outs, (0,))
+    x = f32(rng, T, N, D)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("h0", f32(rng, 1, N, D))
+    G = {0: f32(rng, T, N, D)}
+    got = analytic_grads(g, outs, (0,), G, gmap, ["x", "h0"])
+    np.testing.assert_allclose(got["x"], 2 * x * G[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got["h0"], np.zeros((1, N, D), np.float32))
