@@ -498,12 +498,90 @@ static void test_copy_into_view(void)
     rc_ws_free(ws);
 }
 
+/* Loss ops: Softmax + LabelCrossEntropy + AveragedLoss equals SoftmaxWithLoss;
+ * SquaredL2Distance and SumElements against a C reference; out-of-range labels
+ * are an IndexError naming the blob, and the net stays usable. */
+static void test_loss_net(void)
+{
+    const char *needed[] = {"Softmax", "LabelCrossEntropy", "AveragedLoss", "SoftmaxWithLoss", "SquaredL2Distance",
+                            "SumElements"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    enum { N = 3, D = 4 };
+    const int64_t dx[] = {N, D}, dl[] = {N};
+    rc_blob *xb = rct_feed_f32(ws, "X", 2, dx, 0.f), *yb = rct_feed_f32(ws, "Y", 2, dx, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "label", &err);
+    REQUIRE(xb && yb && lb && rc_tensor_resize(&lb->t, RC_I32, 1, dl, &err) == RC_OK);
+    float X[N * D], Y[N * D];
+    for (int i = 0; i < N * D; i++) {
+        X[i] = rc_f32(&xb->t)[i] = 0.5f * sinf((float)i) + 0.1f * (float)i;
+        Y[i] = rc_f32(&yb->t)[i] = 0.3f * cosf((float)i);
+    }
+    const int32_t labels[N] = {0, 3, 1};
+    memcpy(rc_i32(&lb->t), labels, sizeof labels);
+
+    rc_netdef *nd = rc_netdef_new("loss");
+    REQUIRE(nd != NULL);
+    int ok = add(nd, "Softmax", "X", "P") && add(nd, "LabelCrossEntropy", "P,label", "xent") &&
+             add(nd, "AveragedLoss", "xent", "loss") && add(nd, "SoftmaxWithLoss", "X,label", "P2,loss2") &&
+             add(nd, "SquaredL2Distance", "X,Y", "dist") && add(nd, "SumElements", "dist", "dsum");
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    float P[N * D], xent[N], loss = 0, dist[N], dsum = 0;
+    for (int n = 0; n < N; n++) {
+        float mx = X[n * D], z = 0;
+        for (int d = 1; d < D; d++) mx = fmaxf(mx, X[n * D + d]);
+        for (int d = 0; d < D; d++) z += expf(X[n * D + d] - mx);
+        for (int d = 0; d < D; d++) P[n * D + d] = expf(X[n * D + d] - mx) / z;
+        xent[n] = -logf(P[n * D + labels[n]]);
+        loss += xent[n] / N;
+        dist[n] = 0;
+        for (int d = 0; d < D; d++) dist[n] += 0.5f * (X[n * D + d] - Y[n * D + d]) * (X[n * D + d] - Y[n * D + d]);
+        dsum += dist[n];
+    }
+    const rc_tensor *tp = &rc_ws_get(ws, "P")->t, *tp2 = &rc_ws_get(ws, "P2")->t;
+    CHECK(close_to(rc_f32(tp), P, N * D, 1e-5f));
+    CHECK(close_to(rc_f32(tp2), P, N * D, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "xent")->t), xent, N, 1e-5f));
+    CHECK_EQ(rc_tensor_numel(&rc_ws_get(ws, "loss")->t), 1);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss")->t), &loss, 1, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss2")->t), &loss, 1, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "dist")->t), dist, N, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "dsum")->t), &dsum, 1, 1e-5f));
+
+    /* labels out of range: IndexError naming the label blob; then usable again */
+    for (int bad = 0; bad < 2; bad++) {
+        rc_i32(&lb->t)[2] = bad ? -1 : D;
+        rc_err_clear(&err);
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_INDEX);
+        CHECK_HAS(err.msg, "'label'");
+    }
+    rc_i32(&lb->t)[2] = labels[2];
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss2")->t), &loss, 1, 1e-5f));
+    /* float labels where int32 is required */
+    CHECK_OK(rc_tensor_resize(&lb->t, RC_F32, 1, dl, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_TYPE);
+    CHECK_HAS(err.msg, "'label'");
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 int main(void)
 {
     RUN(test_registry);
     RUN(test_create_errors);
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
+    RUN(test_loss_net);
     RUN(test_copy_into_view);
     return TEST_REPORT();
 }
