@@ -666,6 +666,30 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     for (int i = 0; i < st->n_params; i++) {
         const char *pgrad = op->def.outputs[1 + i];
         const char *gb = remap(d, n_pg ? param_grads[i] : pgrad);
+        /* Fast path: the per-step gradient is an FCGradient output (dW or db)
+         * that nothing else reads: let FCGradient add it into the op's
+         * output directly (GEMM with beta = 1) instead of a Sum per step. */
+        int writer = -1, n_writers = 0, n_readers = 0, slot = -1;
+        for (int j = 0; j < st->step->n_op; j++) {
+            const rc_opdef *od = &st->step->ops[j];
+            if (op_reads(od, gb)) n_readers++;
+            for (int k = 0; k < od->n_out; k++)
+                if (strcmp(od->outputs[k], gb) == 0) {
+                    n_writers++;
+                    writer = j;
+                    slot = k;
+                }
+        }
+        if (n_writers == 1 && n_readers == 0 && strcmp(st->step->ops[writer].type, "FCGradient") == 0 &&
+            (slot == 0 || slot == 1) && !rc_opdef_arg(&st->step->ops[writer], slot ? "accumulate_db" : "accumulate_dw")) {
+            rc_opdef *w = &st->step->ops[writer];
+            int oom = 0;
+            rename_in_op(w, gb, pgrad, &oom);
+            if (oom || rc_opdef_set_arg_i(w, slot ? "accumulate_db" : "accumulate_dw", 1) ||
+                rc_netdef_add_ext_in(st->step, pgrad))
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+            continue;
+        }
         char tmp[600];
         snprintf(tmp, sizeof tmp, "%s_tmpstep", gb);
         int oom = 0;
