@@ -603,10 +603,8 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
         ex->t0 = now_ns();
     }
-    int blas_old = 0;
     if (ex->num_threads > 1) {
-        blas_old = rc_blas_num_threads();
-        if (blas_old != 1) rc_blas_set_num_threads(1);
+        rc_blas_executor_enter();
         start_workers(ex);
     }
     pthread_mutex_lock(&ex->mu);
@@ -632,7 +630,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     int failed = ex->failed;
     rc_err e = ex->err;
     pthread_mutex_unlock(&ex->mu);
-    if (ex->num_threads > 1 && blas_old != 1) rc_blas_set_num_threads(blas_old);
+    if (ex->num_threads > 1) rc_blas_executor_leave();
     if (failed) {
         *err = e;
         return e.code ? e.code : RC_ERR_RUNTIME;
