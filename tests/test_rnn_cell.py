@@ -542,3 +542,70 @@ def test_forward_only_lstm_equals_training(rng):
         outs.append([fetch(o) for o in res])
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_stacked_lstm_executor_on_off_bitwise(rng, threads):
+    """The wavefront case: a 3-layer LSTM (one step net) with the RNN
+    executor on, with ``threads`` workers, equals the serial run bit for bit,
+    outputs and gradients."""
+    from recurrent import recurrent as rnn
+    from recurrent.proto import make_argument
+    T, N, D, H = 7, 3, 4, 5
+    model = ModelHelper(name="ex")
+    res = rnn_cell.LSTM(model, "x", "seq", None, D, [H, H, H], scope="ex", outputs_with_grads=(0, 1, 3))
+    run_init(model)
+    feed_inputs(rng, T, N, D, {})
+    randomize_params(rng, [n for layer in lstm_params("ex", 3) for n in layer])
+    gmap = model.AddGradientOperators({str(res[k]): str(res[k]) + "_grad" for k in (0, 1, 3)})
+    for k in (0, 1, 3):
+        workspace.FeedBlob(str(res[k]) + "_grad", f32(rng, *((T, N, H) if k == 0 else (1, N, H))))
+    blobs = [str(r) for r in res] + [str(v) for v in gmap.values()]
+    results = []
+    for enable in (0, 1):
+        net = model.net.Clone("ex_%d_%d" % (threads, enable))
+        for op in net.Proto().op:
+            if op.type.startswith("RecurrentNetwork"):
+                op.arg[:] = [a for a in op.arg if a.name != "enable_rnn_executor"]
+                op.arg.append(make_argument("enable_rnn_executor", enable))
+                rnn.set_rnn_executor_config(op, num_threads=threads)
+        workspace.RunNetOnce(net)
+        results.append({b: fetch(b) for b in blobs})
+    for b in blobs:
+        np.testing.assert_array_equal(results[0][b], results[1][b], err_msg=b)
+
+
+def test_stacked_lstm_changing_T_including_zero(rng):
+    N, D, H = 2, 3, 4
+    model = ModelHelper(name="tz")
+    res = rnn_cell.LSTM(model, "x", "seq", ["h0", "c0", "h1", "c1"], D, [H, H], scope="tz",
+                        outputs_with_grads=(0, 1))
+    run_init(model)
+    names = lstm_params("tz", 2)
+    randomize_params(rng, [n for layer in names for n in layer])
+    gmap = model.AddGradientOperators({str(res[0]): "g_all", str(res[1]): "g_last"})
+    created = False
+    for T in (5, 0, 3):
+        x, seq, vals = feed_inputs(rng, max(T, 1), N, D, {k: (1, N, H) for k in ("h0", "c0", "h1", "c1")})
+        x = x[:T]
+        workspace.FeedBlob("x", x)
+        seq = np.full(N, T, np.int32)
+        workspace.FeedBlob("seq", seq)
+        g_all, g_last = f32(rng, T, N, H), f32(rng, 1, N, H)
+        workspace.FeedBlob("g_all", g_all)
+        workspace.FeedBlob("g_last", g_last)
+        if not created:
+            workspace.CreateNet(model.net)
+            created = True
+        workspace.RunNet(model.net)
+        r0 = lstm_layer_ref(x, vals["h0"], vals["c0"], *(fetch(n) for n in names[0]), seq)
+        r1 = lstm_layer_ref(r0[0], vals["h1"], vals["c1"], *(fetch(n) for n in names[1]), seq)
+        assert fetch(res[0]).shape == (T, N, H)
+        np.testing.assert_allclose(fetch(res[0]), r1[0], rtol=1e-4, atol=2e-5)
+        np.testing.assert_allclose(fetch(res[1]), r1[1], rtol=1e-4, atol=2e-5)
+        assert fetch(gmap["x"]).shape == (T, N, D)
+        if T == 0:
+            np.testing.assert_array_equal(fetch(res[1]), vals["h1"])
+            np.testing.assert_array_equal(fetch(gmap["h1"]), g_last)
+            np.testing.assert_array_equal(fetch(gmap["h0"]), np.zeros((1, N, H), np.float32))
+            np.testing.assert_array_equal(fetch(gmap["tz/layer_1/gates_t_w"]), np.zeros((4 * H, H), np.float32))

@@ -19,6 +19,9 @@ typedef struct math_args {
     int64_t axis2;     /* FC axis_w, MatMul axis_b */
     int trans_a, trans_b;
     int broadcast;
+    int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
+    float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
+    int64_t scratch_n;
     float scale;
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
@@ -31,6 +34,7 @@ static void math_args_free(void *p)
     if (!a) return;
     free(a->ptr);
     free(a->w);
+    free(a->scratch);
     free(a);
 }
 
@@ -169,6 +173,8 @@ static rc_status fc_setup(rc_op *op, rc_err *err)
     rc_status st = args_new(op, &a, err);
     if (!st) st = rc_arg_i(&op->def, "axis", 1, &a->axis, err);
     if (!st) st = rc_arg_i(&op->def, "axis_w", 1, &a->axis2, err);
+    if (!st) st = arg_flag(op, "accumulate_dw", &a->acc_dw, err);
+    if (!st) st = arg_flag(op, "accumulate_db", &a->acc_db, err);
     return st;
 }
 
@@ -214,6 +220,22 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     yd[ax] = N;
     if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
     float *y = rc_f32(rc_out(op, 0));
+    math_args *a = op->state;
+    if (M > 0 && M <= 128 && N >= 4 * M) {
+        /* Few rows (a recurrent step): OpenBLAS is much faster at Y^T = W X^T
+         * (measured 1.3-1.6x for 16x256x1024 and 64x512x2048) than at
+         * Y = X W^T; transposing the small result back is cheap. */
+        if (a->scratch_n < M * N) {
+            float *sc = realloc(a->scratch, sizeof(float) * (size_t)(M * N));
+            if (!sc) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for a %lldx%lld scratch", (long long)M,
+                                       (long long)N);
+            a->scratch = sc;
+            a->scratch_n = M * N;
+        }
+        rc_sgemm(0, 1, N, M, K, 1.f, rc_f32(w), rc_f32(x), 0.f, a->scratch);
+        rc_k_transpose_add_bias(N, M, a->scratch, rc_f32(b), y);
+        return RC_OK;
+    }
     rc_k_fill_rows(M, N, rc_f32(b), y);
     rc_sgemm(0, 1, M, N, K, 1.f, rc_f32(x), rc_f32(w), 1.f, y);
     return RC_OK;
@@ -236,12 +258,29 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
                           "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(dy),
                           (long long)M, (long long)N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(w));
     int64_t nd[1] = {N};
-    if ((st = resize_out_like(op, 0, w, err))) return st;
-    if ((st = resize_out(op, 1, 1, nd, err))) return st;
+    const math_args *a = op->state;
+    /* accumulate_dw / accumulate_db (set by RecurrentNetworkGradient for
+     * parameter gradients summed over timesteps): the output must already
+     * have its shape, and the gradient is added to it. */
+    if (a->acc_dw && !(rc_out(op, 0)->dtype == RC_F32 && rc_tensor_same_shape(rc_out(op, 0), w)))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "accumulate_dw: output 0 blob '%s' %s must already be shaped like "
+                          "input 1 blob '%s' %s", rc_out_name(op, 0), RC_SHAPE(rc_out(op, 0)), rc_in_name(op, 1),
+                          RC_SHAPE(w));
+    if (a->acc_db && !(rc_out(op, 1)->dtype == RC_F32 && rc_out(op, 1)->ndim == 1 && rc_out(op, 1)->dims[0] == N))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "accumulate_db: output 1 blob '%s' %s must already have shape (%lld,)",
+                          rc_out_name(op, 1), RC_SHAPE(rc_out(op, 1)), (long long)N);
+    if (!a->acc_dw && (st = resize_out_like(op, 0, w, err))) return st;
+    if (!a->acc_db && (st = resize_out(op, 1, 1, nd, err))) return st;
     if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
     const float *xd = rc_f32(x), *wd = rc_f32(w), *dyd = rc_f32(dy);
-    rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, 0.f, rc_f32(rc_out(op, 0)));
-    rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
+    rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
+    if (a->acc_db) {
+        float *db = rc_f32(rc_out(op, 1));
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) db[n] += dyd[m * N + n];
+    } else {
+        rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
+    }
     if (op->n_out > 2) rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
     return RC_OK;
 }

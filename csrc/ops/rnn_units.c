@@ -23,6 +23,7 @@
 #include "../core/rc_core.h"
 #include <math.h>
 #include <stdlib.h>
+#include "../kernels/vmath.h"
 
 typedef struct {
     float forget_bias;  /* LSTM only; GRU accepts the argument and ignores it */
@@ -30,16 +31,17 @@ typedef struct {
     int seq;            /* 1: a seq_lengths input precedes the timestep input */
 } unit_args;
 
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+#define sigmoidf rc_sigmoidf
+#define tanhf rc_tanhf
 
 /* ---------------------------------------------------------------- kernels */
 
 /* LSTM forward.
  * h_prev, c_prev: [N, D]; x: [N, 4D] ([i, f, o, g] pre-activations); seq: [N] or NULL;
  * h, c: [N, D] outputs. */
-static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, const float *h_prev, const float *c_prev,
-                          const float *x, const int32_t *seq, int drop_states, float forget_bias, float *h,
-                          float *c)
+RC_TARGET_CLONES static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+                          const float *restrict c_prev, const float *restrict x, const int32_t *seq,
+                          int drop_states, float forget_bias, float *restrict h, float *restrict c)
 {
     for (int64_t n = 0; n < N; n++) {
         const float *hp = h_prev + n * D, *cp = c_prev + n * D, *xr = x + n * 4 * D;
@@ -68,9 +70,10 @@ static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, const float *h_prev, 
 /* LSTM gradient (§5.1).
  * c_prev: [N, D]; x: [N, 4D]; seq: [N] or NULL; c: [N, D] (forward cell_t);
  * dh, dc: [N, D] output gradients; dh_prev, dc_prev: [N, D] and dx: [N, 4D] outputs. */
-static void lstm_unit_bwd(int64_t N, int64_t D, int32_t t, const float *c_prev, const float *x,
-                          const int32_t *seq, const float *c, const float *dh, const float *dc, int drop_states,
-                          float forget_bias, float *dh_prev, float *dc_prev, float *dx)
+RC_TARGET_CLONES static void lstm_unit_bwd(int64_t N, int64_t D, int32_t t, const float *restrict c_prev,
+                          const float *restrict x, const int32_t *seq, const float *restrict c,
+                          const float *restrict dh, const float *restrict dc, int drop_states, float forget_bias,
+                          float *restrict dh_prev, float *restrict dc_prev, float *restrict dx)
 {
     for (int64_t n = 0; n < N; n++) {
         const float *cp = c_prev + n * D, *xr = x + n * 4 * D, *cr = c + n * D;
@@ -110,8 +113,8 @@ static void lstm_unit_bwd(int64_t N, int64_t D, int32_t t, const float *c_prev, 
 
 /* GRU forward.
  * h_prev: [N, D]; x: [N, 3D] ([reset, update, output]; reset unused); seq: [N] or NULL; h: [N, D]. */
-static void gru_unit_fwd(int64_t N, int64_t D, int32_t t, const float *h_prev, const float *x,
-                         const int32_t *seq, int drop_states, float *h)
+RC_TARGET_CLONES static void gru_unit_fwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+                         const float *restrict x, const int32_t *seq, int drop_states, float *restrict h)
 {
     for (int64_t n = 0; n < N; n++) {
         const float *hp = h_prev + n * D, *xr = x + n * 3 * D;
@@ -131,8 +134,9 @@ static void gru_unit_fwd(int64_t N, int64_t D, int32_t t, const float *h_prev, c
 /* GRU gradient (§5.2).
  * h_prev: [N, D]; x: [N, 3D]; seq: [N] or NULL; dh: [N, D];
  * dh_prev: [N, D] and dx: [N, 3D] outputs. */
-static void gru_unit_bwd(int64_t N, int64_t D, int32_t t, const float *h_prev, const float *x,
-                         const int32_t *seq, const float *dh, int drop_states, float *dh_prev, float *dx)
+RC_TARGET_CLONES static void gru_unit_bwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+                         const float *restrict x, const int32_t *seq, const float *restrict dh, int drop_states,
+                         float *restrict dh_prev, float *restrict dx)
 {
     for (int64_t n = 0; n < N; n++) {
         const float *hp = h_prev + n * D, *xr = x + n * 3 * D, *dhr = dh + n * D;
