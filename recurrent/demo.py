@@ -403,10 +403,17 @@ def measure_speedup(trainer, args):
                 t_off[b].append(_time(WS_OFF, off.name, iters))
         best_on = {b: min(v) for b, v in t_on.items()}
         _C.set_flag("blas_num_threads", min(best_on, key=best_on.get))
+        # the timeline: the quickest of a few traced runs (the others are
+        # more likely to show the OS preempting a worker than the executor)
         workspace.SwitchWorkspace(WS_ON)
-        with trace.tracing():
-            workspace.RunNet(on.name)
-        events = trace.fetch(on)
+        events, best_wall = None, None
+        for _ in range(3):
+            with trace.tracing():
+                workspace.RunNet(on.name)
+            evs = trace.fetch(on)
+            wall = sum(v["wall_us"] for v in trace.summary(evs).values())
+            if best_wall is None or wall < best_wall:
+                events, best_wall = evs, wall
     finally:
         _C.set_flag("blas_num_threads", old_blas)
         _C.set_flag("rnn_executor", old_flag)
