@@ -471,3 +471,469 @@ def test_environment_variable_turns_executor_off():
     for k in sorted(out):
         h.update(k.encode() + out[k].tobytes())
     assert h.hexdigest() == on["digest"]
+
+
+# ================================================================ 3. failures
+class LabelRNN:
+    """A recurrent net whose step net has a per-step label input, so a label
+    out of range makes one chosen timestep fail, forward or backward.
+
+    Cell (input_t: 1 x N x D, label_t: the row t of the int32 T x N blob
+    ``labels``, through an extra link added to the RecurrentNetwork op):
+        h   = Tanh(FC(h_prev, W, b) + FC(input_t, U, e))      (recurrent state)
+        z   = Reshape(FC(input_t, V, c), (N, K))
+        xent = LabelCrossEntropy(Softmax(z), label)           (N,)
+        acc = acc_prev + Reshape(xent, (1, N, 1))             (recurrent state)
+    The loss branch depends on input_t only, so the LabelCrossEntropy of
+    different timesteps are independent (the executor may run a later one
+    first). Outer loss: sum(acc_last) + sum(w_all * h_all).
+
+    N == 1: LabelCrossEntropy reads label_t (1 x 1) directly; the gradient op
+    re-applies the forward links, so labels fed after the forward pass reach
+    LabelCrossEntropyGradient. N > 1: the label goes through
+    Reshape(label_t) -> label_flat, listed in recompute_blobs_on_backward, so
+    the backward step net recomputes it from the current labels.
+    """
+
+    H, D, K = 4, 3, 5
+
+    def __init__(self, N=1, name="lab"):
+        H, D, K = self.H, self.D, self.K
+        self.N = N
+        net = core.Net(name)
+        cell = core.Net(name + "_cell")
+        input_t, h_prev, acc_prev, W, b, U, e, V, c, label_t = cell.AddExternalInputs(
+            "input_t", "h_prev", "acc_prev", "W", "b", "U", "e", "V", "c", "label_t")
+        hw = cell.FC([h_prev, W, b], "hw", axis=2)
+        xu = cell.FC([input_t, U, e], "xu", axis=2)
+        h = cell.Tanh(cell.Sum([hw, xu], "pre"), "h")
+        z = cell.FC([input_t, V, c], "z", axis=2)
+        z2, _ = cell.Reshape(z, ["z2", "z_old_shape"], shape=[-1, K])
+        probs = cell.Softmax(z2, "probs")
+        if N == 1:
+            label, recompute = label_t, None
+        else:
+            label, _ = cell.Reshape(label_t, ["label_flat", "label_old_shape"], shape=[-1])
+            recompute = ["label_flat", "label_old_shape"]
+        xent = cell.LabelCrossEntropy([probs, label], "xent")
+        x3, _ = cell.Reshape(xent, ["xent3", "xent_old_shape"], shape=[1, -1, 1])
+        acc = cell.Sum([acc_prev, x3], "acc")
+        cell.AddExternalOutputs(h, acc)
+        self.cell_types = [op.type for op in cell.Proto().op]
+        outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(h_prev, "h0"), (acc_prev, "acc0")],
+                                 {h_prev: h, acc_prev: acc}, scope=name, outputs_with_grads=(0, 3),
+                                 recompute_blobs_on_backward=recompute)
+        (op,) = [o for o in net.Proto().op if o.type == "RecurrentNetwork"]
+        # label_t became a "reference" (the last input); make it a link instead
+        assert op.input[-1] == "label_t"
+        del op.input[-1]
+        net.Proto().external_input[:] = [b for b in net.Proto().external_input if b != "label_t"]
+        for key, value in (("link_internal", "label_t"), ("link_external", "labels"), ("link_offset", 0)):
+            old = [a for a in op.arg if a.name == key][0].value()
+            set_arg(op, key, list(old) + [value])
+        self.n_fwd_links = len(list(old)) + 1
+        la = net.SumElements(outs[3], "loss_acc")
+        lh = net.SumElements(net.Mul([outs[0], "w_all"], "weighted_h"), "loss_h")
+        net.Sum([la, lh], "loss")
+        n_fwd = len(net.Proto().op)
+        gmap = net.AddGradientOperators(["loss"])
+        grads = sorted(set(str(v) for v in gmap.values() if v is not None))
+        for must in ("x", "h0", "acc0", "W", "b", "U", "e", "V", "c"):
+            assert must in gmap
+        self.compare = [str(o) for o in outs] + ["loss"] + grads
+        self.fwd = net.Clone(name + "_fwd", op_id_mask=range(n_fwd))
+        self.bwd = net.Clone(name + "_bwd", op_id_mask=range(n_fwd, len(net.Proto().op)))
+        (gop,) = [o for o in self.bwd.Proto().op if o.type == "RecurrentNetworkGradient"]
+        a = {x.name: x.value() for x in gop.arg}
+        # the gradient op's step net as the C op runs it: one accumulate op per
+        # state whose _all output has a gradient, the forward links, the
+        # backward links, then the backward step net
+        n_acc = 1  # h_all (output 0) has a gradient, acc_all does not
+        self.bwd_types = a["backward_step_net"] and [o.type for o in a["backward_step_net"].op]
+        self.bwd_offset = n_acc + len(a["link_internal"]) + len(a["backward_link_internal"])
+        assert len(a["link_internal"]) == self.n_fwd_links
+
+    def lce_index(self, backward):
+        if backward:
+            return self.bwd_offset + self.bwd_types.index("LabelCrossEntropyGradient")
+        return self.n_fwd_links + self.cell_types.index("LabelCrossEntropy")
+
+    def feed(self, T, seed):
+        r = np.random.RandomState(seed)
+        H, D, K, N = self.H, self.D, self.K, self.N
+        vals = dict(x=f32(r, T, N, D), h0=f32(r, 1, N, H), acc0=f32(r, 1, N, 1), W=f32(r, H, H), b=f32(r, H),
+                    U=f32(r, H, D), e=f32(r, H), V=f32(r, K, D), c=f32(r, K), w_all=f32(r, T, N, H))
+        for k, v in vals.items():
+            workspace.FeedBlob(k, v)
+        self.labels = r.randint(0, K, (T, N)).astype(np.int32)
+        workspace.FeedBlob("labels", self.labels)
+        return vals
+
+    def feed_labels(self, bad=(), value=None):
+        lab = self.labels.copy()
+        for t, n in bad:
+            lab[t, n] = value
+        workspace.FeedBlob("labels", lab)
+
+    def create(self, enable, threads=None):
+        configure(self.fwd, enable, threads)
+        configure(self.bwd, enable, threads)
+        workspace.CreateNet(self.fwd, overwrite=True)
+        self.feed_labels()
+        workspace.RunNet(self.fwd)  # the gradient net's inputs exist after a forward run
+        workspace.CreateNet(self.bwd, overwrite=True)
+
+    def run_good(self):
+        self.feed_labels()
+        for b in self.compare:
+            workspace.FeedBlob(b, np.full((1,), np.nan, np.float32))
+        workspace.RunNet(self.fwd)
+        workspace.RunNet(self.bwd)
+        out = {b: workspace.FetchBlob(b) for b in self.compare}
+        for b, v in out.items():
+            assert np.all(np.isfinite(v)), b
+        return out
+
+    def fail(self, direction, bad, value):
+        """Runs with bad labels at the (t, n) in ``bad``; returns the exception."""
+        if direction == "backward":
+            self.feed_labels()
+            workspace.RunNet(self.fwd)
+        self.feed_labels(bad, value)
+        with pytest.raises(IndexError) as ei:
+            workspace.RunNet(self.fwd if direction == "forward" else self.bwd)
+        return ei.value
+
+
+def label_reference_loss(vals, labels, K):
+    """NumPy forward of LabelRNN: acc_last (the per-row summed cross-entropy)."""
+    x = vals["x"].astype(np.float64)
+    acc = vals["acc0"].astype(np.float64).copy()
+    for t in range(x.shape[0]):
+        z = x[t] @ vals["V"].T.astype(np.float64) + vals["c"]
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        acc[0, :, 0] += -np.log(p[np.arange(x.shape[1]), labels[t]])
+    return acc
+
+
+# (direction, bad (t, n) cells, bad value, the timestep the serial run reports)
+def failure_scenarios(T, N):
+    last = N - 1
+    return [
+        ("forward", [(4, last)], 99, 4),
+        ("backward", [(4, 0)], 5, 4),
+        ("forward", [(0, 0)], -1, 0),
+        ("backward", [(T - 1, last)], -7, T - 1),
+        ("forward", [(T - 1, 0)], 5, T - 1),
+        ("backward", [(0, 0)], 1000, 0),
+        # several bad steps: forward reports the first, backward (T-1 -> 0) the last
+        ("forward", [(6, 0), (2, last), (7, 0)], 42, 2),
+        ("backward", [(1, 0), (6, last), (3, 0)], -2, 6),
+    ]
+
+
+def test_label_rnn_forward_matches_numpy():
+    """The extra label link gives the cell the labels of its own timestep."""
+    lab = LabelRNN(N=3)
+    vals = lab.feed(6, 1)
+    lab.create(0)
+    np.testing.assert_allclose(workspace.FetchBlob("acc_last"), label_reference_loss(vals, lab.labels, lab.K),
+                               rtol=1e-5, atol=1e-5)
+    lab.create(1, threads=3)
+    np.testing.assert_allclose(workspace.FetchBlob("acc_last"), label_reference_loss(vals, lab.labels, lab.K),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("N", (1, 3))
+@pytest.mark.parametrize("enable,threads", [(0, None), (1, 1), (1, 2), (1, 3), (1, 8)])
+def test_failing_step_forward_and_backward(N, enable, threads):
+    """A failing op at a chosen timestep, forward and backward: IndexError
+    naming the RNN op, the step op's type and index and the timestep, exactly
+    the serial run's message; afterwards the nets run correctly (bitwise equal
+    to a fresh serial run), over and over."""
+    T = 9
+    lab = LabelRNN(N=N)
+    scenarios = failure_scenarios(T, N)
+    # reference: a fresh serial run and the serial messages, in another workspace
+    workspace.SwitchWorkspace("exectest_ref", True)
+    try:
+        workspace.ResetWorkspace()
+        lab.feed(T, 3)
+        lab.create(0)
+        ref = lab.run_good()
+        serial_msgs = [str(lab.fail(d, bad, v)) for d, bad, v, _ in scenarios]
+    finally:
+        workspace.ResetWorkspace()
+        workspace.SwitchWorkspace("default")
+    for (direction, bad, value, t), msg in zip(scenarios, serial_msgs):
+        backward = direction == "backward"
+        op = "RecurrentNetworkGradient" if backward else "RecurrentNetwork"
+        step_op = "LabelCrossEntropyGradient" if backward else "LabelCrossEntropy"
+        assert re.match(r"op %s #\d+ \(step net '[^']+'\): op %s #%d at timestep %d: " % (
+            op, step_op, lab.lce_index(backward), t), msg), msg
+        assert "label %d at row" % value in msg, msg
+
+    lab.feed(T, 3)
+    lab.create(enable, threads)
+    assert_bitwise(ref, lab.run_good(), "first good run")
+    for rep in range(2):
+        for (direction, bad, value, t), msg in zip(scenarios, serial_msgs):
+            err = lab.fail(direction, bad, value)
+            assert str(err) == msg, "%s %r rep %d" % (direction, bad, rep)
+            assert_bitwise(ref, lab.run_good(), "after %s failure at %r, rep %d" % (direction, bad, rep))
+
+
+def test_failure_with_changing_T_then_success():
+    """A failure, then runs with other sequence lengths (the executor's graph
+    is rebuilt), then a failure at the new T: all as the serial run."""
+    lab = LabelRNN(N=2)
+    msgs = {}
+    for enable, threads in ((0, None), (1, 3)):
+        for T in (9, 4, 12):
+            lab.feed(T, T)
+            lab.create(enable, threads) if T == 9 else None
+            out = lab.run_good()
+            e1 = str(lab.fail("forward", [(T - 2, 1)], 5, ))
+            e2 = str(lab.fail("backward", [(1, 0)], -1))
+            out2 = lab.run_good()
+            assert_bitwise(out, out2, "T=%d" % T)
+            msgs.setdefault(T, (e1, e2, out))
+            assert (e1, e2) == msgs[T][:2]
+            assert_bitwise(msgs[T][2], out, "T=%d serial vs executor" % T)
+
+
+def test_failing_step_forward_only_rotating_workspaces():
+    """Forward-only (rotating step workspaces, 1..3 of them): a failing
+    timestep, the serial message, then correct runs."""
+    T = 10
+    lab = LabelRNN(N=2, name="fofail")
+    # a forward-only copy of the forward net: no backward step net
+    fo = core.Net("fofail_fo")
+    fo.Proto().op.extend(copy.deepcopy(op) for op in lab.fwd.Proto().op)
+    for op in rnn_ops(fo):
+        set_arg(op, "backward_step_net", None)
+    lab.feed(T, 8)
+    configure(fo, 0)
+    workspace.CreateNet(fo, overwrite=True)
+    workspace.RunNet(fo)
+    ref = {b: workspace.FetchBlob(b) for b in ("loss", "h_all", "acc_last")}
+    bad_cases = [([(3, 1)], 9), ([(0, 0)], -1), ([(T - 1, 1)], 5), ([(8, 0), (5, 1)], 77)]
+    serial = []
+    for bad, value in bad_cases:
+        lab.feed_labels(bad, value)
+        with pytest.raises(IndexError) as ei:
+            workspace.RunNet(fo)
+        serial.append(str(ei.value))
+    assert "at timestep 5:" in serial[-1]
+    for nws in (1, 2, 3):
+        for threads in (1, 2, 3):
+            configure(fo, 1, threads, num_workspaces=nws)
+            workspace.CreateNet(fo, overwrite=True)
+            for (bad, value), msg in zip(bad_cases, serial):
+                lab.feed_labels(bad, value)
+                with pytest.raises(IndexError) as ei:
+                    workspace.RunNet(fo)
+                assert str(ei.value) == msg
+                lab.feed_labels()
+                workspace.RunNet(fo)
+                assert_bitwise(ref, {b: workspace.FetchBlob(b) for b in ref}, "nws=%d threads=%d" % (nws, threads))
+
+
+# ================================================================ 5. trace
+def step_op_types(net, backward):
+    """The op types of the step net as the C op ran it (from the trace)."""
+    (op,) = [o for o in proto_of(net).op if o.type == ("RecurrentNetworkGradient" if backward else
+                                                       "RecurrentNetwork")]
+    scratch = op.input[-1] if backward else op.output[-1]
+    blob = "%s_%s_ops" % (scratch, "backward_trace" if backward else "trace")
+    raw = bytes(workspace.FetchBlob(blob).astype(np.uint8).tolist())
+    return [s.decode() for s in raw.split(b"\0")[:-1]]
+
+
+def raw_events(net):
+    """The trace records as the ops stored them ("<step_workspaces>_trace",
+    int32 K x 5: timestep, step op, start_us, end_us, worker), decoded
+    without trace.fetch (see test_trace_fetch_keeps_a_zero_time_event)."""
+    events = []
+    for idx, op in enumerate(proto_of(net).op):
+        if op.type not in RNN_TYPES:
+            continue
+        backward = op.type == "RecurrentNetworkGradient"
+        scratch = op.input[-1] if backward else op.output[-1]
+        name = "%s_%s" % (scratch, "backward_trace" if backward else "trace")
+        if not workspace.HasBlob(name):
+            continue
+        types = step_op_types(net, backward)
+        for t, j, s, e, w in workspace.FetchBlob(name).tolist():
+            events.append(dict(op_index=idx, direction="backward" if backward else "forward", timestep=t,
+                               step_op=j, type=types[j] if j >= 0 else "set_timestep", start_us=s, end_us=e,
+                               worker=w))
+    return events
+
+
+def check_fetch(net):
+    """trace.fetch(net) returns the stored records, except (known bug, see
+    test_trace_fetch_keeps_a_zero_time_event) an all-zero record."""
+    raw = raw_events(net)
+    fetched = trace.fetch(net)
+    assert fetched == [e for e in raw if any((e["timestep"], e["step_op"], e["start_us"], e["end_us"],
+                                               e["worker"]))]
+    return raw
+
+
+def check_trace(case, events, T, executor):
+    """Every (timestep, step op) exactly once per direction, start <= end;
+    serial: worker 0 only, in serial order, no overlap; executor: one
+    set_timestep event per timestep and the recurrence respected."""
+    (fop,) = [o for o in case.net.Proto().op if o.type == "RecurrentNetwork"]
+    fargs = {a.name: a.value() for a in fop.arg}
+    fwd_types = step_op_types(case.net, False)
+    assert fwd_types == (["rnn_internal_apply_link"] * len(fargs["link_internal"])
+                         + [o.type for o in fargs["step_net"].op])
+    bwd_types = step_op_types(case.net, True)
+    bsteps = [o.type for o in fargs["backward_step_net"].op]
+    it = iter(bwd_types)
+    assert all(t in it for t in bsteps), "backward step ops %r not in order in %r" % (bsteps, bwd_types)
+    for direction, types in (("forward", fwd_types), ("backward", bwd_types)):
+        evs = [e for e in events if e["direction"] == direction]
+        ops = [e for e in evs if e["step_op"] >= 0]
+        seen = sorted((e["timestep"], e["step_op"]) for e in ops)
+        assert seen == [(t, j) for t in range(T) for j in range(len(types))], direction
+        for e in evs:
+            assert 0 <= e["start_us"] <= e["end_us"], e
+            if e["step_op"] >= 0:
+                assert e["type"] == types[e["step_op"]]
+        pro = [e for e in evs if e["step_op"] == -1]
+        if not executor:
+            assert pro == [] and {e["worker"] for e in evs} == {0}
+            order = sorted(ops, key=lambda e: (e["start_us"], e["end_us"]))
+            keys = [(e["timestep"], e["step_op"]) for e in order]
+            ts = range(T) if direction == "forward" else range(T - 1, -1, -1)
+            expected = [(t, j) for t in ts for j in range(len(types))]
+            # (start, end) sorts the serial chain a.start <= a.end <= b.start <= ...; ties keep record order
+            assert keys == expected, direction
+            for a, b in zip(order, order[1:]):
+                assert a["end_us"] <= b["start_us"] or a["start_us"] == a["end_us"] == b["start_us"], (a, b)
+        else:
+            assert sorted(e["timestep"] for e in pro) == list(range(T))
+            assert all(e["type"] == "set_timestep" for e in pro)
+            # the recurrence: each LSTMUnit(Gradient) instance starts after
+            # the same op of the previous step (in the run's direction) ended
+            unit = "LSTMUnit" if direction == "forward" else "LSTMUnitGradient"
+            by = {(e["timestep"], e["step_op"]): e for e in ops}
+            for j, ty in enumerate(types):
+                if ty != unit:
+                    continue
+                for t in range(1, T):
+                    prev, cur = (t - 1, t) if direction == "forward" else (t, t - 1)
+                    assert by[cur, j]["start_us"] >= by[prev, j]["end_us"], (direction, j, t)
+    return events
+
+
+@pytest.mark.parametrize("layers,T", [(1, 1), (4, 7)])
+def test_trace_serial_path(layers, T):
+    case = build_stack("lstm", layers=layers, name="ts%d" % T)
+    case.feed(T, 2)
+    case.create(0)
+    with trace.tracing():
+        case.run_created()
+    check_trace(case, check_fetch(case.net), T, executor=False)
+
+
+@pytest.mark.parametrize("T", (1, 7, 50))
+def test_trace_executor(T, tmp_path):
+    case = build_stack("lstm", layers=4, name="te%d" % T)
+    case.feed(T, 2)
+    case.create(1, threads=3)
+    assert not _C.get_flag("rnn_executor_trace")
+    with trace.tracing():
+        assert _C.get_flag("rnn_executor_trace")
+        case.run_created()
+    assert not _C.get_flag("rnn_executor_trace")
+    events = check_trace(case, check_fetch(case.net), T, executor=True)
+    ct = json.loads(json.dumps(trace.to_chrome_trace(events)))
+    assert len(ct["traceEvents"]) == len(events)
+    workers = {e["worker"] for e in events}
+    for ev in ct["traceEvents"]:
+        assert ev["ph"] == "X" and ev["dur"] >= 0 and ev["ts"] >= 0 and ev["tid"] in workers
+        assert ev["cat"] in ("forward", "backward") and "t=" in ev["name"]
+    path = trace.save_chrome_trace(events, str(tmp_path / "trace.json"))
+    with open(path) as f:
+        assert json.load(f) == ct
+    s = trace.summary(events)
+    assert sorted(k[1] for k in s) == ["backward", "forward"]
+
+
+def test_trace_uses_several_workers():
+    """T=50, 4 layers, 2 and 4 threads: the wavefront runs on more than one
+    worker (retried a few times: a loaded machine may starve the workers)."""
+    case = build_stack("lstm", layers=4, name="tw")
+    case.feed(50, 2)
+    for threads in (2, 4):
+        case.create(1, threads=threads)
+        seen = set()
+        for _ in range(10):
+            with trace.tracing():
+                case.run_created()
+            events = trace.fetch(case.net)
+            seen |= {e["worker"] for e in events}
+            if len(seen) > 1:
+                break
+        assert len(seen) > 1 and seen <= set(range(threads)), (threads, seen)
+
+
+def test_trace_off_records_nothing_new():
+    case = build_stack("lstm", layers=2, name="toff")
+    case.feed(5, 2)
+    case.create(1, threads=2)
+    case.run_created()
+    assert trace.fetch(case.net) == []
+    with trace.tracing():
+        case.run_created()
+    n = len(trace.fetch(case.net))
+    assert n > 0
+    case.feed(3, 2)
+    case.run_created()  # not traced: the blobs keep the last traced run
+    assert len(trace.fetch(case.net)) == n
+
+
+def test_plot_timeline_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    case = build_stack("lstm", layers=2, name="tp")
+    case.feed(5, 2)
+    case.create(1, threads=2)
+    with trace.tracing():
+        case.run_created()
+    events = trace.fetch(case.net)
+    path = tmp_path / "timeline.png"
+    fig = trace.plot_timeline(events, str(path))
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size > 1000
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+@pytest.mark.xfail(strict=True, reason="recurrent/trace.py fetch() drops every record equal to (0, 0, 0, 0, 0) "
+                   "(timestep 0, step op 0, start 0 us, end 0 us, worker 0), but that is a real event: in the "
+                   "serial path the first op (a link op, < 1 us) of timestep 0 often starts and ends within "
+                   "the first microsecond (205 of 300 traced runs of a 1-layer LSTM at T=1 lost it)")
+def test_trace_fetch_keeps_a_zero_time_event():
+    """Deterministic: the trace blobs of a traced serial run with the first
+    record set to (0, 0, 0, 0, 0), as the serial path writes it when the op
+    took under a microsecond."""
+    case = build_stack("lstm", layers=1, name="tz")
+    case.feed(2, 2)
+    case.create(0)
+    with trace.tracing():
+        case.run_created()
+    (op,) = [o for o in case.net.Proto().op if o.type == "RecurrentNetwork"]
+    name = op.output[-1] + "_trace"
+    rec = workspace.FetchBlob(name)
+    assert tuple(rec[0, :2]) == (0, 0)  # timestep 0, step op 0 comes first in the serial path
+    rec[0] = 0
+    workspace.FeedBlob(name, rec)
+    fwd = [e for e in trace.fetch(case.net) if e["direction"] == "forward"]
+    assert len(fwd) == len(rec)
+    assert (fwd[0]["timestep"], fwd[0]["step_op"], fwd[0]["start_us"], fwd[0]["end_us"]) == (0, 0, 0, 0)
