@@ -150,19 +150,25 @@ class Case:
         return self.run_created()
 
 
-def build_stack(kind="lstm", layers=4, H=8, N=3, D=5, forward_only=False, name="m", seq_lengths=True):
-    """A ``layers``-layer rnn_cell.LSTM (or GRU) in one RecurrentNetwork op,
+CELLS = {"lstm": (rnn_cell.LSTM, 2), "milstm": (rnn_cell.MILSTM, 2), "gru": (rnn_cell.GRU, 1),
+         "basic": (rnn_cell.BasicRNN, 1)}
+
+
+def build_stack(kind="lstm", layers=4, H=8, N=3, D=5, forward_only=False, name="m", seq_lengths=True,
+                memory_optimization=False):
+    """A ``layers``-layer rnn_cell.LSTM (GRU, MILSTM, BasicRNN) in one RecurrentNetwork op,
     explicit initial states, and (unless forward_only) the loss
     sum(w_all * h_all) + sum(w_last * <last state>) of the last layer with
     AddGradientOperators. Compares every layer's outputs, the loss and every
     gradient (params, input, initial states, loss weights)."""
     model = ModelHelper(name=name)
-    n_states = 2 if kind == "lstm" else 1
+    fn, n_states = CELLS[kind]
     inits = ["%s_init_%d" % (name, i) for i in range(n_states * layers)]
-    fn = rnn_cell.LSTM if kind == "lstm" else rnn_cell.GRU
-    owg = (0, 3) if kind == "lstm" else (0, 1)
+    owg = (0, 3) if n_states == 2 else (0, 1)
+    extra = {"activation": "tanh"} if kind == "basic" else {}
     res = fn(model, "x", "seq" if seq_lengths else None, inits, D, [H] * layers, scope=name,
-             outputs_with_grads=owg, return_last_layer_only=False, forward_only=forward_only)
+             outputs_with_grads=owg, return_last_layer_only=False, forward_only=forward_only,
+             memory_optimization=memory_optimization, **extra)
     outputs = [str(r) for r in res]
     assert len(outputs) == 2 * n_states * layers
     last = res[-2 * n_states:]
@@ -240,6 +246,70 @@ def test_lstm4_forward_only_rotating_workspaces(T):
             assert_bitwise(ref, got, "forward-only T=%d nws=%s threads=%d" % (T, nws, threads))
 
 
+@pytest.mark.parametrize("kind,layers,seq", [("milstm", 2, True), ("basic", 3, False), ("lstm", 3, False)])
+@pytest.mark.parametrize("T", (1, 7, 50))
+def test_other_cells_bitwise(kind, layers, seq, T):
+    case = build_stack(kind, layers=layers, name="oc", seq_lengths=seq)
+    ref = case.run(T, 13, enable=0)
+    for threads in (2, 3, 8):
+        assert_bitwise(ref, case.run(T, 13, enable=1, threads=threads), "%s T=%d threads=%d" % (kind, T, threads))
+
+
+@pytest.mark.parametrize("T", (1, 7, 50))
+def test_lstm4_memory_optimization_bitwise(T):
+    """memory_optimization=True: the gates are recomputed on backward into
+    blobs shared by all timesteps (the shared workspace): every timestep
+    writes the same blob, so the executor must keep the serial order."""
+    case = build_stack("lstm", layers=4, name="mo", memory_optimization=True)
+    (op,) = [o for o in case.net.Proto().op if o.type == "RecurrentNetwork"]
+    assert len({a.name: a.value() for a in op.arg}["recompute_blobs_on_backward"]) == 4
+    ref = case.run(T, 17, enable=0)
+    for threads in THREADS:
+        assert_bitwise(ref, case.run(T, 17, enable=1, threads=threads), "T=%d threads=%d" % (T, threads))
+
+
+def test_layered_lstm_bitwise():
+    """rnn_cell.layered_LSTM: one RecurrentNetwork op per layer, each reading
+    the previous op's output; every op with its own executor."""
+    model = ModelHelper(name="lay")
+    H, N, D, T = 6, 3, 4, 20
+    res = rnn_cell.layered_LSTM(model, "x", "seq", None, D, [H, H, H], scope="lay")
+    workspace.RunNetOnce(model.param_init_net)
+    model.net.SumElements(res[0], "loss")
+    gmap = model.AddGradientOperators(["loss"])
+    assert len(rnn_ops(model.net)) == 6
+    params = [str(p) for p in model.params]
+    compare = [str(r) for r in res] + ["loss"] + sorted(set(str(v) for v in gmap.values() if v is not None))
+    shapes = {p: workspace.FetchBlob(p).shape for p in params}
+
+    def feed(T_, seed):
+        r = np.random.RandomState(seed)
+        workspace.FeedBlob("x", f32(r, T_, N, D))
+        workspace.FeedBlob("seq", r.randint(0, T_ + 1, N).astype(np.int32))
+        for p in params:
+            workspace.FeedBlob(p, f32(r, *shapes[p], scale=0.5))
+
+    case = Case(model.net, feed, compare, 0)
+    ref = case.run(T, 21, enable=0)
+    for threads in (2, 3):
+        assert_bitwise(ref, case.run(T, 21, enable=1, threads=threads), "threads=%d" % threads)
+
+
+def test_executor_restores_blas_threads():
+    """The executor runs BLAS single-threaded while >= 2 workers run and
+    gives the serial path its BLAS threads back, after a failure too."""
+    before = _C.get_flag("blas_num_threads")
+    lab = LabelRNN(N=2, name="blas")
+    lab.feed(12, 1)
+    lab.create(1, threads=3)
+    lab.run_good()
+    assert _C.get_flag("blas_num_threads") == before
+    lab.fail("forward", [(5, 1)], 9)
+    assert _C.get_flag("blas_num_threads") == before
+    lab.fail("backward", [(5, 1)], 9)
+    assert _C.get_flag("blas_num_threads") == before
+
+
 def test_forward_only_equals_training_forward():
     """The forward-only op (rotating workspaces) computes the same outputs as
     the training op (one workspace per step), executor on, bit for bit."""
@@ -278,9 +348,9 @@ def test_blas_threads_do_not_change_bits():
     """Shapes big enough for multi-threaded BLAS in the serial path (the
     executor with >= 2 threads runs BLAS single-threaded): still bitwise."""
     case = build_stack("lstm", layers=2, H=64, N=32, D=48, name="big")
-    ref = case.run(12, 1, enable=0)
+    ref = case.run(6, 1, enable=0)
     for threads in (1, 2, 3):
-        assert_bitwise(ref, case.run(12, 1, enable=1, threads=threads), "threads=%d" % threads)
+        assert_bitwise(ref, case.run(6, 1, enable=1, threads=threads), "threads=%d" % threads)
 
 
 def test_two_rnn_ops_sharing_nothing_in_one_net():
@@ -309,6 +379,53 @@ def test_two_rnn_ops_sharing_nothing_in_one_net():
     ref = case.run(T, 4, enable=0)
     for threads in (2, 3):
         assert_bitwise(ref, case.run(T, 4, enable=1, threads=threads), "threads=%d" % threads)
+
+
+
+def windowed_net(k, name):
+    """s_t = Tanh(x_t + sum of the previous k states), the k states read
+    through ONE link with window k (forward only: rotating workspaces)."""
+    net = core.Net(name)
+    cell = core.Net(name + "_cell")
+    x_t, window = cell.AddExternalInputs("x_t", "window")
+    parts = cell.Split([window], ["w%d" % i for i in range(k)], axis=0)
+    s_t = cell.Tanh(cell.Sum([x_t] + list(parts), "pre"), "s_t")
+    cell.AddExternalOutput(s_t)
+    step = cell.Proto()
+    step.type = "simple"
+    net.Proto().op.append(core.CreateOperator(
+        "RecurrentNetwork", ["x", "s_init"], ["s_all", "s_last", name + "_step_ws"],
+        step_net=step, recurrent_states=["s_states"], initial_recurrent_state_ids=[1],
+        link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
+        link_offset=[0, k, 0], link_window=[k, 1, 1],
+        alias_src=["s_states", "s_states"], alias_dst=["s_all", "s_last"], alias_offset=[k, -1],
+        timestep="timestep", enable_rnn_executor=1))
+    return net
+
+
+@pytest.mark.parametrize("T", (0, 1, 2, 7, 50))
+def test_windowed_link_bitwise(T):
+    """A link with a window (rows t..t+k-1 of the state) and another link
+    writing row t+k of the same state, with rotating workspaces: the
+    executor (1, 2, 3, 8 threads, 1..5 workspaces) equals the serial run."""
+    k, N, D = 3, 2, 4
+    r = np.random.RandomState(T)
+    x, s0 = f32(r, T, N, D), f32(r, k, N, D)
+
+    def feed(T_, seed):
+        workspace.FeedBlob("x", x)
+        workspace.FeedBlob("s_init", s0)
+
+    case = Case(windowed_net(k, "win"), feed, ["s_all", "s_last"], 1)
+    ref = case.run(T, 0, enable=0)
+    rows = list(s0.astype(np.float64))
+    for t in range(T):
+        rows.append(np.tanh(x[t] + sum(rows[-k:])))
+    np.testing.assert_allclose(ref["s_all"], np.array(rows[k:]).reshape(T, N, D), rtol=1e-5, atol=1e-5)
+    for nws in (None, 1, 2, 3, 5):
+        for threads in THREADS:
+            got = case.run(T, 0, enable=1, threads=threads, num_workspaces=nws)
+            assert_bitwise(ref, got, "T=%d nws=%s threads=%d" % (T, nws, threads))
 
 
 # ================================================================ 2. control
@@ -455,7 +572,7 @@ def test_environment_variable_turns_executor_off():
     on, err_on = run_control_script(None)
     assert on["enabled"] is True
     assert graph_lines(err_on) == [("forward", 7, 2), ("backward", 7, 2)]
-    for value in ("0", "off", "false"):
+    for value in ("0", "off"):
         off, err_off = run_control_script(value)
         assert off["enabled"] is False, value
         assert graph_lines(err_off) == [], value
@@ -583,25 +700,27 @@ class LabelRNN:
         workspace.RunNet(self.fwd)  # the gradient net's inputs exist after a forward run
         workspace.CreateNet(self.bwd, overwrite=True)
 
-    def run_good(self):
+    def run_good(self, nets=None):
+        fwd, bwd = nets or (self.fwd, self.bwd)
         self.feed_labels()
         for b in self.compare:
             workspace.FeedBlob(b, np.full((1,), np.nan, np.float32))
-        workspace.RunNet(self.fwd)
-        workspace.RunNet(self.bwd)
+        workspace.RunNet(fwd)
+        workspace.RunNet(bwd)
         out = {b: workspace.FetchBlob(b) for b in self.compare}
         for b, v in out.items():
             assert np.all(np.isfinite(v)), b
         return out
 
-    def fail(self, direction, bad, value):
+    def fail(self, direction, bad, value, nets=None):
         """Runs with bad labels at the (t, n) in ``bad``; returns the exception."""
+        fwd, bwd = nets or (self.fwd, self.bwd)
         if direction == "backward":
             self.feed_labels()
-            workspace.RunNet(self.fwd)
+            workspace.RunNet(fwd)
         self.feed_labels(bad, value)
         with pytest.raises(IndexError) as ei:
-            workspace.RunNet(self.fwd if direction == "forward" else self.bwd)
+            workspace.RunNet(fwd if direction == "forward" else bwd)
         return ei.value
 
 
