@@ -34,8 +34,8 @@ def run_child(loop, seed, iters):
         p = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired as e:
         pytest.fail("stress loop %r hung (killed after %d s); stderr:\n%s" % (loop, TIMEOUT_S, e.stderr))
-    assert p.returncode == 0, "stress loop %r failed (rc %d):\n%s\n%s" % (loop, p.returncode, p.stdout[-4000:],
-                                                                        p.stderr[-8000:])
+    assert p.returncode == 0, "stress loop %r failed (rc %d):\n%s\n%s" % (
+        loop, p.returncode, p.stdout[-4000:], p.stderr[-8000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -79,8 +79,8 @@ def _bitwise_loop(tx, workspace, rng, iters):
         case.feed(3, 0)
         for threads in range(0, 7):  # 0: serial
             net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
-            tx.configure(net, threads > 0, threads or None,
-                         num_workspaces=int(rng.randint(1, 5)) if kind == "forward_only" and threads else None)
+            nws = int(rng.randint(1, 5)) if kind == "forward_only" and threads else None
+            tx.configure(net, threads > 0, threads or None, num_workspaces=nws)
             workspace.CreateNet(net, overwrite=True)
             nets[kind, threads] = net
     counts = {"runs": 0, "training": 0, "forward_only": 0, "T0": 0, "threads": {}}
@@ -98,7 +98,8 @@ def _bitwise_loop(tx, workspace, rng, iters):
             case.poison()
             workspace.RunNet(net)
             results.append(case.fetch())
-        tx.assert_bitwise(results[0], results[1], "run %d: %s T=%d threads=%d seed=%d" % (i, kind, T, threads, seed))
+        ctx = "run %d: %s T=%d threads=%d seed=%d" % (i, kind, T, threads, seed)
+        tx.assert_bitwise(results[0], results[1], ctx)
         counts["runs"] += 1
         counts[kind] += 1
         counts["T0"] += T == 0
@@ -133,7 +134,8 @@ def _failure_loop(tx, workspace, rng, iters):
         k = int(rng.randint(1, 4))
         bad = [(int(rng.randint(0, T)), int(rng.randint(0, 2))) for _ in range(k)]
         value = int(rng.choice([-1, 5, 6, 1000, -100]))
-        ctx = "run %d: %s T=%d threads=%d seed=%d bad=%r value=%d" % (i, direction, T, threads, seed, bad, value)
+        ctx = "run %d: %s T=%d threads=%d seed=%d bad=%r value=%d" % (
+            i, direction, T, threads, seed, bad, value)
         lab.feed(T, seed)
         if threads != threads_now:
             lab.create(1, threads)  # new executor nets (the old ones and their workers are freed)
