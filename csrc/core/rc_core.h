@@ -324,6 +324,10 @@ RC_INTERNAL void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_
  * thread count. The executor sets 1 for the length of a parallel run so its
  * workers do not oversubscribe the cores, and restores it afterwards. */
 RC_INTERNAL int rc_blas_num_threads(void);
+/* Bracket a parallel executor run: OpenBLAS runs one thread per call while any
+ * executor is running (reference-counted across threads). */
+RC_INTERNAL void rc_blas_executor_enter(void);
+RC_INTERNAL void rc_blas_executor_leave(void);
 RC_INTERNAL void rc_blas_set_num_threads(int n);
 
 #ifdef __cplusplus

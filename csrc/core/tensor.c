@@ -32,13 +32,12 @@ static rc_storage *storage_new(size_t nbytes)
 {
     rc_storage *s = malloc(sizeof *s);
     if (!s) return NULL;
-    /* 64-byte alignment for vector kernels; at least 64 bytes so that even an
-     * empty tensor has a valid pointer. */
-    size_t alloc = (nbytes + 63) & ~(size_t)63;
-    if (alloc == 0) alloc = 64;
-    s->data = aligned_alloc(64, alloc);
+    /* calloc: zeroed, and large buffers come from fresh (lazily zeroed) pages,
+     * so asking for more memory than exists fails here (MemoryError) instead
+     * of touching every page first. At least 64 bytes so that even an empty
+     * tensor has a valid pointer. */
+    s->data = calloc(1, nbytes > 64 ? nbytes : 64);
     if (!s->data) { free(s); return NULL; }
-    memset(s->data, 0, alloc);
     s->nbytes = nbytes;
     s->refcount = 1;
     return s;

@@ -157,6 +157,9 @@ rc_status rc_ws_add_net(rc_workspace *ws, const char *name, rc_net *net, int ove
 {
     int i = net_find(ws, name);
     if (i >= 0) {
+        if (ws->nets[i].net == net) /* already held under this name: freeing it would leave a dangling entry */
+            return overwrite ? RC_OK
+                             : rc_err_set(err, RC_ERR_VALUE, "net '%s' is already in this workspace", name);
         if (!overwrite) {
             rc_net_free(net);
             return rc_err_set(err, RC_ERR_VALUE,

@@ -2,6 +2,7 @@
  * or a system OpenBLAS/CBLAS when built with RC_SYSTEM_BLAS). */
 #include "../core/rc_core.h"
 #include <cblas.h>
+#include <pthread.h>
 
 #ifdef BLAS_SYMBOL_PREFIX
 #define RC_CAT2(a, b) a##b
@@ -33,3 +34,26 @@ void rc_blas_set_num_threads(int n) { RC_BLAS(openblas_set_num_threads)(n); }
 int rc_blas_num_threads(void) { return 1; }
 void rc_blas_set_num_threads(int n) { (void)n; }
 #endif
+
+/* Executors running at the same time (from several Python threads) share one
+ * OpenBLAS: the first to start limits it to one thread, the last to finish
+ * restores the count it found. */
+static pthread_mutex_t exec_mu = PTHREAD_MUTEX_INITIALIZER;
+static int exec_active = 0, exec_saved = 0;
+
+void rc_blas_executor_enter(void)
+{
+    pthread_mutex_lock(&exec_mu);
+    if (exec_active++ == 0) {
+        exec_saved = rc_blas_num_threads();
+        if (exec_saved != 1) rc_blas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&exec_mu);
+}
+
+void rc_blas_executor_leave(void)
+{
+    pthread_mutex_lock(&exec_mu);
+    if (--exec_active == 0 && exec_saved != 1) rc_blas_set_num_threads(exec_saved);
+    pthread_mutex_unlock(&exec_mu);
+}

@@ -80,6 +80,17 @@ void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n,
 }
 
 /* ---------------------------------------------------------------- unary */
+/* yt [n, m] -> y [m, n] = yt^T + b, in 32x32 blocks */
+void rc_k_transpose_add_bias(int64_t n, int64_t m, const float *yt, const float *b, float *y)
+{
+    for (int64_t i0 = 0; i0 < m; i0 += 32)
+        for (int64_t j0 = 0; j0 < n; j0 += 32) {
+            int64_t i1 = i0 + 32 < m ? i0 + 32 : m, j1 = j0 + 32 < n ? j0 + 32 : n;
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t j = j0; j < j1; j++) y[i * n + j] = yt[j * m + i] + b[j];
+        }
+}
+
 /* x, y [n] (may be the same array). rc_sigmoidf clamps its argument: no overflow. */
 RC_TARGET_CLONES void rc_k_sigmoid(int64_t n, const float *x, float *y)
 {

@@ -27,6 +27,8 @@ RC_INTERNAL void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const flo
 RC_INTERNAL void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y);
 
 /* Unary [n] -> [n]; y may equal x. */
+/* yt [n, m] -> y [m, n] = yt^T + b (b [n] added to every row) */
+RC_INTERNAL void rc_k_transpose_add_bias(int64_t n, int64_t m, const float *yt, const float *b, float *y);
 RC_INTERNAL void rc_k_sigmoid(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_tanh(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_relu(int64_t n, const float *x, float *y);

@@ -20,6 +20,8 @@ typedef struct math_args {
     int trans_a, trans_b;
     int broadcast;
     int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
+    float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
+    int64_t scratch_n;
     float scale;
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
@@ -32,6 +34,7 @@ static void math_args_free(void *p)
     if (!a) return;
     free(a->ptr);
     free(a->w);
+    free(a->scratch);
     free(a);
 }
 
@@ -217,6 +220,22 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     yd[ax] = N;
     if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
     float *y = rc_f32(rc_out(op, 0));
+    math_args *a = op->state;
+    if (M > 0 && M <= 128 && N >= 4 * M) {
+        /* Few rows (a recurrent step): OpenBLAS is much faster at Y^T = W X^T
+         * (measured 1.3-1.6x for 16x256x1024 and 64x512x2048) than at
+         * Y = X W^T; transposing the small result back is cheap. */
+        if (a->scratch_n < M * N) {
+            float *sc = realloc(a->scratch, sizeof(float) * (size_t)(M * N));
+            if (!sc) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for a %lldx%lld scratch", (long long)M,
+                                       (long long)N);
+            a->scratch = sc;
+            a->scratch_n = M * N;
+        }
+        rc_sgemm(0, 1, N, M, K, 1.f, rc_f32(w), rc_f32(x), 0.f, a->scratch);
+        rc_k_transpose_add_bias(N, M, a->scratch, rc_f32(b), y);
+        return RC_OK;
+    }
     rc_k_fill_rows(M, N, rc_f32(b), y);
     rc_sgemm(0, 1, M, N, K, 1.f, rc_f32(x), rc_f32(w), 1.f, y);
     return RC_OK;

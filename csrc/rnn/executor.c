@@ -50,6 +50,7 @@ struct rc_rnn_exec {
     int forward, num_threads, debug;
     /* graph (rebuilt when T, the nets or the state sizes change) */
     int T, n_ops, n_inst;
+    uint64_t gen;
     rc_net **g_nets;
     rc_workspace **g_ws;
     int64_t *g_ext_rows;   /* per link external seen: rows at build time (validity check) */
@@ -258,9 +259,9 @@ static void graph_free(rc_rnn_exec *ex)
     ex->n_g_ext = 0;
 }
 
-static int graph_valid(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, int T)
+static int graph_valid(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, int T, uint64_t gen)
 {
-    if (ex->T != T || !ex->g_nets) return 0;
+    if (ex->T != T || !ex->g_nets || ex->gen != gen) return 0;
     if (memcmp(ex->g_nets, nets, sizeof *nets * (size_t)T) || memcmp(ex->g_ws, ws, sizeof *ws * (size_t)T)) return 0;
     for (int i = 0; i < ex->n_g_ext; i++) {
         const rc_blob *bl = ex->g_ext_ptr[i];
@@ -586,23 +587,24 @@ const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
 }
 
 rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
-                          int max_parallel, rc_err *err)
+                          int max_parallel, uint64_t gen, rc_err *err)
 {
     (void)max_parallel; /* implied by workspace reuse (see the prologue regions) */
     if (T < 0) return rc_err_set(err, RC_ERR_VALUE, "RNN executor: negative number of steps %d", T);
     if (T == 0) return RC_OK;
     rc_status st;
-    if (!graph_valid(ex, nets, ws, T) && (st = graph_build(ex, nets, ws, timestep, T, err))) return st;
+    if (!graph_valid(ex, nets, ws, T, gen)) {
+        if ((st = graph_build(ex, nets, ws, timestep, T, err))) return st;
+        ex->gen = gen;
+    }
     if (ex->trace) {
         free(ex->trace_rec);
         ex->trace_rec = calloc((size_t)ex->n_inst * 5, sizeof(int32_t));
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
         ex->t0 = now_ns();
     }
-    int blas_old = 0;
     if (ex->num_threads > 1) {
-        blas_old = rc_blas_num_threads();
-        if (blas_old != 1) rc_blas_set_num_threads(1);
+        rc_blas_executor_enter();
         start_workers(ex);
     }
     pthread_mutex_lock(&ex->mu);
@@ -628,7 +630,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     int failed = ex->failed;
     rc_err e = ex->err;
     pthread_mutex_unlock(&ex->mu);
-    if (ex->num_threads > 1 && blas_old != 1) rc_blas_set_num_threads(blas_old);
+    if (ex->num_threads > 1) rc_blas_executor_leave();
     if (failed) {
         *err = e;
         return e.code ? e.code : RC_ERR_RUNTIME;

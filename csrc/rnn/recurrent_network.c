@@ -62,6 +62,7 @@ static rnn_scratch *scratch_get(rc_op *op, rc_blob *b, int create, rc_err *err)
         rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating step workspaces");
         return NULL;
     }
+    s->fwd_T = -1;
     rc_tensor_release(&b->t);
     b->obj = s;
     b->obj_free = rnn_scratch_free;
@@ -364,9 +365,11 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
 
 /* Instantiates (once) the step net `def` in step workspace w, with its own
  * timestep blob. Borrowed result (owned by the scratch). */
-static rc_net *ensure_net(rc_op *op, rnn_state *st, rc_workspace *w, rc_net **slot, int t, rc_err *err)
+static rc_net *ensure_net(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_workspace *w, rc_net **slot, int t,
+                          rc_err *err)
 {
     if (*slot) return *slot;
+    sc->gen++;
     rc_blob *tb = rc_ws_create_local(w, st->timestep, err);
     if (!tb) return NULL;
     int64_t one = 1;
@@ -389,6 +392,7 @@ static void scratch_claim(rnn_scratch *sc, rnn_state *st)
     uint64_t *owner = st->is_grad ? &sc->bwd_owner : &sc->fwd_owner;
     rc_net **nets = st->is_grad ? sc->bwd : sc->fwd;
     if (*owner == st->id) return;
+    sc->gen++;
     for (int i = 0; i < sc->n; i++) {
         rc_net_free(nets[i]);
         nets[i] = NULL;
@@ -458,6 +462,7 @@ static int64_t mono_us(void)
 static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
                            rc_err *err)
 {
+    rnn_scratch *sc = scratch_blob->obj;
     rc_status s = RC_OK;
     int trace = rc_flag_rnn_trace();
     int32_t *rec = NULL;
@@ -470,7 +475,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
             if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
         }
         rc_rnn_exec_set_trace(st->exec, trace);
-        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, err);
+        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, sc->gen, err);
         if (!s && trace) {
             int k;
             const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
@@ -595,12 +600,15 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
     if ((s = nets_tmp_reserve(op, st, (int)T, err))) return s;
     for (int t = 0; t < T; t++) {
         int wi = st->has_bwd ? t : (int)(t % st->num_ws);
-        rc_net *net = ensure_net(op, st, sc->ws[wi], &sc->fwd[wi], t, err);
+        rc_net *net = ensure_net(op, st, sc, sc->ws[wi], &sc->fwd[wi], t, err);
         if (!net) return err->code;
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[wi];
     }
+    sc->fwd_T = -1; /* until this run succeeds */
     if ((s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
+    sc->fwd_T = T;
+    sc->fwd_has_bwd = st->has_bwd;
     return apply_aliases(op, st, sc, err);
 }
 
@@ -756,10 +764,12 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
     int64_t T = x->dims[0], N = x->dims[1];
     rnn_scratch *sc = scratch_get(op, op->in[op->n_in - 1], 0, err);
     if (!sc) return err->code;
-    if (sc->n < T || sc->fwd_owner == 0)
+    if (sc->fwd_T != T || !sc->fwd_has_bwd || sc->n < T)
         return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "the forward pass has %d step workspaces but the sequence has %lld steps: run the forward "
-                          "op (with a backward pass) on this input first", sc->n, (long long)T);
+                          "the step workspaces hold %s, but the gradient needs a successful forward run with a "
+                          "backward pass over the same %lld steps: run the forward op on this input first",
+                          sc->fwd_T < 0 ? "no successful forward run" : (sc->fwd_has_bwd ? "a forward run of another length" : "a forward-only run"),
+                          (long long)T);
     /* parameter gradients: zeroed, shaped like the params */
     for (int i = 0; i < st->n_params; i++) {
         int pin = fin0 + (int)st->params[i];
@@ -823,7 +833,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
     scratch_claim(sc, st);
     if ((s = nets_tmp_reserve(op, st, (int)T, err))) return s;
     for (int t = 0; t < T; t++) {
-        rc_net *net = ensure_net(op, st, sc->ws[t], &sc->bwd[t], t, err);
+        rc_net *net = ensure_net(op, st, sc, sc->ws[t], &sc->bwd[t], t, err);
         if (!net) return err->code;
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[t];

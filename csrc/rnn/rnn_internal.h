@@ -14,6 +14,9 @@ typedef struct rnn_scratch {
     rc_net **bwd;           /* per step workspace: the backward step net instance (owned, may be NULL) */
     uint64_t fwd_owner;     /* id of the op whose step net fwd[] instantiates */
     uint64_t bwd_owner;
+    uint64_t gen;           /* bumped whenever a step net instance is created or freed */
+    int64_t fwd_T;          /* T of the last forward run (-1: none) */
+    int fwd_has_bwd;        /* whether that run kept one workspace per timestep */
 } rnn_scratch;
 
 #define RNN_SCRATCH_KIND "RecurrentNetwork step workspaces"
@@ -34,9 +37,11 @@ RC_INTERNAL void rc_rnn_exec_free(rc_rnn_exec *ex);
 /* Runs nets[t] (t over T timesteps in the executor's direction), at most
  * max_parallel timesteps in flight (0: unlimited). ws[t] is timestep t's step
  * workspace, whose int32 blob `timestep` is set to t before t's first op runs.
- * A timestep never starts before the previous use of its workspace finished. */
+ * A timestep never starts before the previous use of its workspace finished.
+ * gen identifies the set of net instances: the cached dependency graph is
+ * rebuilt when it changes (instances may be re-created at old addresses). */
 RC_INTERNAL rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep,
-                                      int T, int max_parallel, rc_err *err);
+                                      int T, int max_parallel, uint64_t gen, rc_err *err);
 
 /* Opt-in trace of the next runs: per instance (timestep, op index or -1 for the
  * prologue, start_us, end_us, worker) since the run's start. Borrowed; valid

@@ -12,7 +12,7 @@
  *   return TEST_REPORT();       prints "N passed, N failed"; exit status 1 on failure
  *
  * Each test_*.c is its own executable (CMake: RECURRENT_BUILD_CTESTS=ON) and
- * registered with ctest.  Under ASan the binaries ask for
+ * registered with ctest.  Under ASan and TSan the binaries ask for
  * allocator_may_return_null=1 so that the huge-allocation tests see a NULL
  * from malloc (which the core must turn into RC_ERR_MEMORY) instead of an
  * ASan abort; leak checking stays on. */
@@ -121,6 +121,45 @@ static inline rc_opdef *rct_add_op(rc_netdef *nd, const char *type, int n_in, co
     return od;
 }
 
+/* Argument setters for list / float kinds (the core only has _i and _s).
+ * Return 0, or -1 when out of memory. */
+static inline rc_arg *rct_arg_slot(rc_opdef *od, const char *name)
+{
+    if (rc_opdef_set_arg_i(od, name, 0)) return NULL;
+    return (rc_arg *)rc_opdef_arg(od, name);
+}
+
+static inline int rct_set_f(rc_opdef *od, const char *name, double v)
+{
+    rc_arg *a = rct_arg_slot(od, name);
+    if (!a) return -1;
+    a->kind = RC_ARG_F;
+    a->f = v;
+    return 0;
+}
+
+static inline int rct_set_ints(rc_opdef *od, const char *name, int n, const int64_t *v)
+{
+    rc_arg *a = rct_arg_slot(od, name);
+    if (!a) return -1;
+    a->kind = RC_ARG_INTS;
+    if (n && !(a->ints = malloc(sizeof(int64_t) * (size_t)n))) return -1;
+    if (n) memcpy(a->ints, v, sizeof(int64_t) * (size_t)n);
+    a->n = n;
+    return 0;
+}
+
+static inline int rct_set_floats(rc_opdef *od, const char *name, int n, const float *v)
+{
+    rc_arg *a = rct_arg_slot(od, name);
+    if (!a) return -1;
+    a->kind = RC_ARG_FLOATS;
+    if (n && !(a->floats = malloc(sizeof(float) * (size_t)n))) return -1;
+    if (n) memcpy(a->floats, v, sizeof(float) * (size_t)n);
+    a->n = n;
+    return 0;
+}
+
 /* 1 when the kernel's overcommit mode guarantees a many-TiB malloc fails
  * (heuristic 0 or strict 2), so the huge-allocation tests are safe to run. */
 static inline int rct_huge_alloc_fails(void)
@@ -135,6 +174,12 @@ static inline int rct_huge_alloc_fails(void)
 
 #if defined(__SANITIZE_ADDRESS__)
 __attribute__((visibility("default"), used)) const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+#if defined(__SANITIZE_THREAD__)
+__attribute__((visibility("default"), used)) const char *__tsan_default_options(void)
 {
     return "allocator_may_return_null=1";
 }

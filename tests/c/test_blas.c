@@ -1,0 +1,82 @@
+/* rc_sgemm (OpenBLAS through scipy-openblas32's prefixed symbols): all four
+ * transpose combinations against a naive loop, alpha/beta, K == 0 and empty
+ * M/N, and the BLAS thread-count getter/setter. */
+#include "rc_test.h"
+#include <math.h>
+
+static void naive(int ta, int tb, int M, int N, int K, float alpha, const float *A, const float *B, float beta,
+                  float *C)
+{
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double acc = 0;
+            for (int k = 0; k < K; k++) {
+                float a = ta ? A[k * M + m] : A[m * K + k];
+                float b = tb ? B[n * K + k] : B[k * N + n];
+                acc += (double)a * b;
+            }
+            C[m * N + n] = (float)(alpha * acc + (beta == 0.f ? 0.0 : (double)beta * C[m * N + n]));
+        }
+}
+
+static void test_sgemm(void)
+{
+    const int shapes[][3] = {{1, 1, 1}, {3, 4, 5}, {17, 9, 33}, {64, 65, 66}, {2, 1, 130}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+        float *C = malloc(sizeof(float) * (size_t)(M * N)), *R = malloc(sizeof(float) * (size_t)(M * N));
+        REQUIRE(A && B && C && R);
+        for (int i = 0; i < M * K; i++) A[i] = sinf((float)i * 0.37f);
+        for (int i = 0; i < K * N; i++) B[i] = cosf((float)i * 0.11f);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int ab = 0; ab < 2; ab++) {
+                    float alpha = ab ? -0.5f : 1.f, beta = ab ? 2.f : 0.f;
+                    for (int i = 0; i < M * N; i++) C[i] = R[i] = (float)i * 0.01f;
+                    rc_sgemm(ta, tb, M, N, K, alpha, A, B, beta, C);
+                    naive(ta, tb, M, N, K, alpha, A, B, beta, R);
+                    int ok = 1;
+                    for (int i = 0; i < M * N; i++) ok &= fabsf(C[i] - R[i]) <= 1e-4f * (1.f + fabsf(R[i]));
+                    if (!ok) RCT_FAIL_AT("sgemm M=%d N=%d K=%d ta=%d tb=%d alpha=%g beta=%g", M, N, K, ta, tb,
+                                         (double)alpha, (double)beta);
+                    else rct_passed++;
+                }
+        free(A), free(B), free(C), free(R);
+    }
+}
+
+static void test_sgemm_edges(void)
+{
+    float C[6] = {1, 2, 3, 4, 5, 6}, A[1] = {0}, B[1] = {0};
+    rc_sgemm(0, 0, 2, 3, 0, 1.f, A, B, 2.f, C); /* K == 0: C = beta C */
+    CHECK(C[0] == 2.f && C[5] == 12.f);
+    rc_sgemm(0, 0, 2, 3, 0, 1.f, A, B, 0.f, C); /* beta 0 clears (even NaN) */
+    CHECK(C[0] == 0.f && C[5] == 0.f);
+    C[0] = NAN;
+    rc_sgemm(0, 0, 2, 3, 0, 1.f, A, B, 0.f, C);
+    CHECK(C[0] == 0.f);
+    C[0] = 7.f;
+    rc_sgemm(0, 0, 0, 3, 4, 1.f, A, B, 0.f, C); /* M == 0 / N == 0: nothing touched */
+    rc_sgemm(0, 0, 2, 0, 4, 1.f, A, B, 0.f, C);
+    CHECK(C[0] == 7.f);
+}
+
+static void test_blas_threads(void)
+{
+    int was = rc_blas_num_threads();
+    CHECK(was >= 1);
+    rc_blas_set_num_threads(1);
+    CHECK_EQ(rc_blas_num_threads(), 1);
+    rc_blas_set_num_threads(was);
+    CHECK_EQ(rc_blas_num_threads(), was);
+    CHECK(rc_num_cores() >= 1);
+}
+
+int main(void)
+{
+    RUN(test_sgemm);
+    RUN(test_sgemm_edges);
+    RUN(test_blas_threads);
+    return TEST_REPORT();
+}

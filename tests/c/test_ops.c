@@ -1,0 +1,587 @@
+/* Operators and nets: the registry, op creation errors (unknown type, arity,
+ * forbidden in-place, duplicate outputs, missing input, bad arguments), a
+ * smoke run of every registered op on empty / odd / mistyped inputs (an error
+ * or a result, never a crash), a small net of math, fill and shape ops
+ * against a plain C reference, and the no-reallocation rule on re-runs. */
+#include "rc_test.h"
+#include <math.h>
+
+/* ---------------------------------------------------------------- registry */
+static void test_registry(void)
+{
+    int n = rc_op_num_schemas();
+    CHECK(n >= 1);
+    CHECK(rc_op_lookup("Copy") != NULL);
+    CHECK(rc_op_lookup("copy") == NULL); /* case-sensitive */
+    CHECK(rc_op_lookup("") == NULL);
+    CHECK(rc_op_lookup("NoSuchOp") == NULL);
+    CHECK(rc_op_schema_at(n) == NULL);
+    CHECK(rc_op_schema_at(-1) == NULL);
+    int ok_unique = 1, ok_sane = 1;
+    for (int i = 0; i < n; i++) {
+        const rc_op_schema *s = rc_op_schema_at(i);
+        if (!s || !s->type) { ok_sane = 0; continue; }
+        /* names are unique across the family tables: lookup finds this very row */
+        if (rc_op_lookup(s->type) != s) {
+            ok_unique = 0;
+            printf("  duplicate op type '%s'\n", s->type);
+        }
+        if (!s->run || s->min_in < 0 || s->min_out < 0 || (s->max_in >= 0 && s->max_in < s->min_in) ||
+            (s->max_out >= 0 && s->max_out < s->min_out) || !s->doc) {
+            ok_sane = 0;
+            printf("  schema '%s' has inconsistent arity / no run / no doc\n", s->type);
+        }
+    }
+    CHECK(ok_unique);
+    CHECK(ok_sane);
+}
+
+/* ---------------------------------------------------------------- creation errors */
+static rc_op *create1(rc_workspace *ws, const char *type, int n_in, const char *const *ins, int n_out,
+                      const char *const *outs, rc_err *err)
+{
+    rc_netdef *nd = rc_netdef_new("t");
+    rc_opdef *od = nd ? rct_add_op(nd, type, n_in, ins, n_out, outs) : NULL;
+    rc_op *op = od ? rc_op_create(ws, od, 3, err) : NULL;
+    rc_netdef_free(nd);
+    return op;
+}
+
+static void test_create_errors(void)
+{
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t d[] = {2, 3};
+    REQUIRE(rct_feed_f32(ws, "x", 2, d, 0.f) && rct_feed_f32(ws, "w", 2, d, 0.f));
+    const char *x1[] = {"x"}, *y1[] = {"y"}, *xx[] = {"x", "x"}, *yy[] = {"y", "y"}, *none[] = {NULL};
+    (void)none;
+
+    rc_err_clear(&err);
+    CHECK(create1(ws, "NoSuchOp", 1, x1, 1, y1, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_KEY);
+    CHECK_HAS(err.msg, "op #3: unknown operator type 'NoSuchOp'");
+
+    rc_err_clear(&err);
+    CHECK(create1(ws, "Copy", 0, x1, 1, y1, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op Copy #3: expects 1 inputs, got 0");
+    rc_err_clear(&err);
+    CHECK(create1(ws, "Copy", 2, xx, 1, y1, &err) == NULL);
+    CHECK_HAS(err.msg, "expects 1 inputs, got 2");
+    rc_err_clear(&err);
+    CHECK(create1(ws, "Copy", 1, x1, 0, y1, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "expects 1 outputs, got 0");
+    CHECK(rc_ws_get(ws, "y") == NULL); /* nothing was created by a failed op */
+
+    rc_err_clear(&err);
+    const char *miss[] = {"missing"};
+    CHECK(create1(ws, "Copy", 1, miss, 1, y1, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_KEY);
+    CHECK_HAS(err.msg, "op Copy #3: input 0 blob 'missing' does not exist");
+
+    /* in-place: Copy allows it; ops with no allow_inplace refuse it */
+    rc_op *op = create1(ws, "Copy", 1, x1, 1, x1, &err);
+    CHECK(op != NULL);
+    if (op) {
+        CHECK_OK(rc_op_run(op, &err), err);
+        CHECK(rc_f32(&rc_ws_get(ws, "x")->t)[5] == 5.f);
+        rc_op_free(op);
+    }
+    int found = 0;
+    for (int i = 0; i < rc_op_num_schemas(); i++) {
+        const rc_op_schema *s = rc_op_schema_at(i);
+        if (s->allow_inplace || s->min_in < 1 || s->min_out < 1 || s->min_in > 8) continue;
+        const char *ins[8], *outs[8] = {"x", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
+        for (int k = 0; k < s->min_in; k++) ins[k] = "x";
+        rc_err_clear(&err);
+        op = create1(ws, s->type, s->min_in, ins, s->min_out, outs, &err);
+        CHECK(op == NULL);
+        rc_op_free(op);
+        CHECK_EQ(err.code, RC_ERR_VALUE);
+        CHECK_HAS(err.msg, "which this op does not allow (in-place)");
+        found++;
+    }
+    CHECK(found > 0 || rc_op_lookup("FC") == NULL);
+    if (rc_op_lookup("FC")) {
+        const char *fin[] = {"x", "w", "b"}, *fout[] = {"w"};
+        rc_err_clear(&err);
+        CHECK(create1(ws, "FC", 3, fin, 1, fout, &err) == NULL);
+        CHECK_HAS(err.msg, "op FC #3: input 1 and output 0 are the same blob 'w'");
+    }
+    /* two outputs naming one blob */
+    for (int i = 0; i < rc_op_num_schemas(); i++) {
+        const rc_op_schema *s = rc_op_schema_at(i);
+        if (!(s->max_out < 0 || s->max_out >= 2) || s->min_out > 2 || s->min_in > 8) continue;
+        const char *ins[8];
+        for (int k = 0; k < 8; k++) ins[k] = "x";
+        rc_err_clear(&err);
+        op = create1(ws, s->type, s->min_in ? s->min_in : 0, ins, 2, yy, &err);
+        CHECK(op == NULL);
+        rc_op_free(op);
+        if (err.code == RC_ERR_VALUE && strstr(err.msg, "outputs 0 and 1 are the same blob 'y'")) {
+            rct_passed++;
+        } else if (!strstr(err.msg, "in-place")) { /* Split x -> (x?..) may fail on in-place first */
+            RCT_FAIL_AT("%s: duplicate outputs not refused: %s", s->type, err.msg);
+        }
+    }
+
+    /* wrong argument kinds fail at creation, naming op and argument */
+    if (rc_op_lookup("Scale")) {
+        rc_netdef *nd = rc_netdef_new("t");
+        rc_opdef *od = rct_add_op(nd, "Scale", 1, x1, 1, y1);
+        REQUIRE(od && rc_opdef_set_arg_s(od, "scale", "two") == 0);
+        rc_err_clear(&err);
+        op = rc_op_create(ws, od, 0, &err);
+        CHECK(op == NULL);
+        CHECK_EQ(err.code, RC_ERR_TYPE);
+        CHECK_HAS(err.msg, "Scale");
+        CHECK_HAS(err.msg, "'scale'");
+        rc_netdef_free(nd);
+    }
+
+    /* a net whose second op fails names the net and the op index */
+    rc_netdef *nd = rc_netdef_new("mynet");
+    REQUIRE(nd != NULL);
+    REQUIRE(rct_add_op(nd, "Copy", 1, x1, 1, y1) && rct_add_op(nd, "Copy", 1, miss, 1, y1));
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, nd, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_KEY);
+    CHECK_HAS(err.msg, "net 'mynet': op Copy #1: input 0 blob 'missing'");
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+/* ---------------------------------------------------------------- every op on odd inputs */
+enum { N_CFG = 9 };
+
+/* Feeds input k for configuration cfg. */
+static int feed_cfg(rc_workspace *ws, const char *name, int k, int cfg)
+{
+    rc_err err;
+    rc_blob *b = rc_ws_create_local(ws, name, &err);
+    if (!b) return -1;
+    rc_tensor *t = &b->t;
+    int64_t d[4];
+    switch (cfg) {
+    case 0: return 0; /* unfed */
+    case 1: d[0] = 2, d[1] = 3; return rc_tensor_resize(t, RC_F32, 2, d, &err) ? -1 : 0;
+    case 2: d[0] = 2, d[1] = 3; return rc_tensor_resize(t, RC_I32, 2, d, &err) ? -1 : 0;
+    case 3: return rc_tensor_resize(t, RC_F32, 0, d, &err) ? -1 : 0; /* scalar */
+    case 4: d[0] = 0, d[1] = 3; return rc_tensor_resize(t, RC_F32, 2, d, &err) ? -1 : 0;
+    case 5:
+        d[0] = k ? 3 : 2, d[1] = 3;
+        return rc_tensor_resize(t, RC_F32, k ? 1 : 2, k ? d + 1 : d, &err) ? -1 : 0;
+    case 6:
+        d[0] = 4, d[1] = 3, d[2] = 2;
+        return rc_tensor_resize(t, RC_F32, k ? 2 : 3, k ? d + 1 : d, &err) ? -1 : 0;
+    case 7: /* f32 data, then int32 [2, 3] (shape-like inputs) */
+        if (k == 0) { d[0] = 2, d[1] = 3; return rc_tensor_resize(t, RC_F32, 2, d, &err) ? -1 : 0; }
+        d[0] = 2;
+        if (rc_tensor_resize(t, RC_I32, 1, d, &err)) return -1;
+        rc_i32(t)[0] = 3, rc_i32(t)[1] = 2;
+        return 0;
+    case 8: /* rank 8 of ones, and negative garbage in int inputs */
+        for (int i = 0; i < 4; i++) d[i] = 1;
+        if (k % 2) {
+            if (rc_tensor_resize(t, RC_I32, 1, d, &err)) return -1;
+            rc_i32(t)[0] = -5;
+            return 0;
+        }
+        return rc_tensor_resize(t, RC_F32, 4, d, &err) ? -1 : 0;
+    }
+    return -1;
+}
+
+static int fill_values(rc_workspace *ws)
+{
+    for (int i = 0; i < rc_ws_num_blobs(ws); i++) {
+        rc_tensor *t = &rc_ws_blob_at(ws, i)->t;
+        if (t->dtype == RC_F32)
+            for (int64_t j = 0; j < rc_tensor_numel(t); j++) rc_f32(t)[j] = 0.5f + 0.25f * (float)j;
+    }
+    return 0;
+}
+
+static void check_failure_message(const rc_op_schema *s, rc_status st, const rc_err *err, int cfg,
+                                  const char *when)
+{
+    if (st == RC_OK) return;
+    char want[128];
+    snprintf(want, sizeof want, "op %s #", s->type);
+    if (st < RC_OK || st > RC_ERR_INTERRUPT || err->code != st || strncmp(err->msg, want, strlen(want)) != 0)
+        RCT_FAIL_AT("%s (cfg %d, %s): status %d, err.code %d, message \"%s\" should start with \"%s\"", s->type,
+                    cfg, when, (int)st, (int)err->code, err->msg, want);
+    else
+        rct_passed++;
+}
+
+static void smoke_one(const rc_op_schema *s, int n_in, int n_out, int cfg)
+{
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    if (!ws) { RCT_FAIL_AT("out of memory"); return; }
+    char in_names[12][8], out_names[12][8];
+    const char *ins[12], *outs[12];
+    for (int k = 0; k < n_in; k++) {
+        snprintf(in_names[k], 8, "in%d", k);
+        ins[k] = in_names[k];
+        if (feed_cfg(ws, ins[k], k, cfg)) RCT_FAIL_AT("feeding cfg %d", cfg);
+    }
+    fill_values(ws);
+    for (int k = 0; k < n_out; k++) {
+        snprintf(out_names[k], 8, "out%d", k);
+        outs[k] = out_names[k];
+    }
+    rc_netdef *nd = rc_netdef_new("smoke");
+    rc_opdef *od = nd ? rct_add_op(nd, s->type, n_in, ins, n_out, outs) : NULL;
+    if (!od) { RCT_FAIL_AT("out of memory"); rc_netdef_free(nd); rc_ws_free(ws); return; }
+    rc_err_clear(&err);
+    rc_op *op = rc_op_create(ws, od, 0, &err);
+    if (!op) {
+        check_failure_message(s, err.code ? err.code : RC_ERR_RUNTIME, &err, cfg, "create");
+    } else {
+        for (int r = 0; r < 2; r++) {
+            rc_err_clear(&err);
+            rc_status st = rc_op_run(op, &err);
+            check_failure_message(s, st, &err, cfg, "run");
+        }
+        rc_op_free(op);
+    }
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+static void test_all_ops_odd_inputs(void)
+{
+    int n = rc_op_num_schemas();
+    for (int i = 0; i < n; i++) {
+        const rc_op_schema *s = rc_op_schema_at(i);
+        int in_counts[3] = {s->min_in, s->min_in + 1, s->max_in < 0 ? s->min_in + 3 : s->max_in};
+        int out_counts[2] = {s->min_out, s->max_out < 0 ? s->min_out + 2 : s->max_out};
+        for (int a = 0; a < 3; a++) {
+            if (in_counts[a] > 10 || (s->max_in >= 0 && in_counts[a] > s->max_in)) continue;
+            for (int b = 0; b < 2; b++) {
+                if (out_counts[b] > 10) continue;
+                for (int cfg = 0; cfg < N_CFG; cfg++) smoke_one(s, in_counts[a], out_counts[b], cfg);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- a small net */
+static int have(const char *const *types, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!rc_op_lookup(types[i])) {
+            printf("  note: op %s is not registered yet; skipping\n", types[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static float sigm(float v) { return 1.f / (1.f + expf(-v)); }
+
+static int close_to(const float *a, const float *b, int64_t n, float tol)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabsf(a[i] - b[i]) <= tol * (1.f + fabsf(b[i])))) {
+            printf("  mismatch at %lld: %g vs %g\n", (long long)i, (double)a[i], (double)b[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static rc_opdef *add(rc_netdef *nd, const char *type, const char *in_csv, const char *out_csv)
+{
+    rc_opdef *od = rc_netdef_add_op(nd, type);
+    if (!od) return NULL;
+    char buf[256];
+    const char *lists[2] = {in_csv, out_csv};
+    for (int l = 0; l < 2; l++) {
+        snprintf(buf, sizeof buf, "%s", lists[l]);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            if ((l == 0 ? rc_opdef_add_input(od, tok) : rc_opdef_add_output(od, tok))) return NULL;
+        }
+    }
+    return od;
+}
+
+static void test_small_net(void)
+{
+    const char *needed[] = {"GivenTensorFill", "ConstantFill", "FC", "Relu", "Sigmoid", "Tanh", "Add", "Mul",
+                            "Sub", "Scale", "Sum", "MatMul", "Transpose", "Concat", "Split", "Reshape", "Copy"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {2, 3};
+    rc_blob *xb = rct_feed_f32(ws, "X", 2, dx, 0.f);
+    REQUIRE(xb != NULL);
+    float X[6];
+    for (int i = 0; i < 6; i++) X[i] = rc_f32(&xb->t)[i] = 0.3f * (float)i - 0.7f;
+    const float W[12] = {0.1f, -0.2f, 0.3f, 0.5f, 0.4f, -0.1f, -0.3f, 0.2f, 0.25f, 0.6f, -0.5f, 0.05f};
+    const int64_t wshape[] = {4, 3}, bshape[] = {4}, rshape[] = {-1}, split[] = {1, 3};
+
+    rc_netdef *nd = rc_netdef_new("small");
+    REQUIRE(nd != NULL);
+    rc_opdef *od;
+    int ok = 1;
+    ok &= (od = add(nd, "GivenTensorFill", "", "W")) && !rct_set_ints(od, "shape", 2, wshape) &&
+          !rct_set_floats(od, "values", 12, W);
+    ok &= (od = add(nd, "ConstantFill", "", "b")) && !rct_set_ints(od, "shape", 1, bshape) &&
+          !rct_set_f(od, "value", 0.5);
+    ok &= add(nd, "FC", "X,W,b", "Y") != NULL;
+    ok &= add(nd, "Relu", "Y", "R") != NULL;
+    ok &= add(nd, "Sigmoid", "Y", "S") != NULL;
+    ok &= add(nd, "Tanh", "Y", "Tn") != NULL;
+    ok &= add(nd, "Add", "S,Tn", "A") != NULL;
+    ok &= add(nd, "Mul", "A,R", "M") != NULL;
+    ok &= add(nd, "Sub", "M,S", "D") != NULL;
+    ok &= (od = add(nd, "Scale", "D", "Sc")) && !rct_set_f(od, "scale", 2.0);
+    ok &= add(nd, "Sum", "Sc,S,Tn", "Su") != NULL;
+    ok &= add(nd, "MatMul", "Su,W", "MM") != NULL; /* (2,4) x (4,3) */
+    ok &= add(nd, "Transpose", "MM", "T") != NULL; /* (3,2) */
+    ok &= (od = add(nd, "Concat", "T,T", "C,C_info")) && !rc_opdef_set_arg_i(od, "axis", 1); /* (3,4) */
+    ok &= (od = add(nd, "Split", "C", "P1,P2")) && !rc_opdef_set_arg_i(od, "axis", 1) &&
+          !rct_set_ints(od, "split", 2, split);
+    ok &= (od = add(nd, "Reshape", "P2", "Rs,Rs_old")) && !rct_set_ints(od, "shape", 1, rshape);
+    ok &= add(nd, "Copy", "Rs", "Out") != NULL;
+    ok &= add(nd, "Relu", "Out", "Out") != NULL; /* in-place */
+    REQUIRE(ok);
+
+    rc_err_clear(&err);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_EQ(rc_net_num_ops(net), nd->n_op);
+    CHECK(rc_net_op(net, 2)->index == 2);
+    CHECK(strcmp(rc_net_def(net)->name, "small") == 0);
+    CHECK(rc_net_def(net) != nd);
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    /* reference */
+    float Y[8], R[8], S[8], Tn[8], Su[8], MM[6], Out[9];
+    for (int m = 0; m < 2; m++)
+        for (int n = 0; n < 4; n++) {
+            float acc = 0.5f;
+            for (int k = 0; k < 3; k++) acc += X[m * 3 + k] * W[n * 3 + k];
+            Y[m * 4 + n] = acc;
+        }
+    for (int i = 0; i < 8; i++) {
+        R[i] = Y[i] > 0 ? Y[i] : 0;
+        S[i] = sigm(Y[i]);
+        Tn[i] = tanhf(Y[i]);
+        float a = S[i] + Tn[i], mm = a * R[i], d = mm - S[i];
+        Su[i] = 2.f * d + S[i] + Tn[i];
+    }
+    for (int m = 0; m < 2; m++)
+        for (int n = 0; n < 3; n++) {
+            float acc = 0;
+            for (int k = 0; k < 4; k++) acc += Su[m * 4 + k] * W[k * 3 + n];
+            MM[m * 3 + n] = acc;
+        }
+    /* T = MM^T (3,2); C = [T T] (3,4); P2 = C[:, 1:4] (3,3) -> Out (9,) */
+    for (int r = 0; r < 3; r++) {
+        float crow[4] = {MM[0 * 3 + r], MM[1 * 3 + r], MM[0 * 3 + r], MM[1 * 3 + r]};
+        for (int c = 0; c < 3; c++) Out[r * 3 + c] = crow[c + 1] > 0 ? crow[c + 1] : 0;
+    }
+    const rc_tensor *ty = &rc_ws_get(ws, "Y")->t, *tsu = &rc_ws_get(ws, "Su")->t, *tmm = &rc_ws_get(ws, "MM")->t;
+    const rc_tensor *tout = &rc_ws_get(ws, "Out")->t, *tp1 = &rc_ws_get(ws, "P1")->t;
+    CHECK(strcmp(RC_SHAPE(ty), "(2, 4) float32") == 0);
+    CHECK(close_to(rc_f32(ty), Y, 8, 1e-6f));
+    CHECK(close_to(rc_f32(tsu), Su, 8, 1e-5f));
+    CHECK(strcmp(RC_SHAPE(tmm), "(2, 3) float32") == 0);
+    CHECK(close_to(rc_f32(tmm), MM, 6, 1e-5f));
+    CHECK(strcmp(RC_SHAPE(&rc_ws_get(ws, "C")->t), "(3, 4) float32") == 0);
+    CHECK(strcmp(RC_SHAPE(tp1), "(3, 1) float32") == 0);
+    CHECK(strcmp(RC_SHAPE(tout), "(9,) float32") == 0);
+    CHECK(close_to(rc_f32(tout), Out, 9, 1e-5f));
+
+    /* a second run: same results, and no output is reallocated once sized */
+    int nb = rc_ws_num_blobs(ws);
+    void *ptrs[64];
+    REQUIRE(nb <= 64);
+    for (int i = 0; i < nb; i++) ptrs[i] = rc_tensor_data(&rc_ws_blob_at(ws, i)->t);
+    for (int r = 0; r < 3; r++) CHECK_OK(rc_net_run(net, &err), err);
+    int same = 1;
+    for (int i = 0; i < nb; i++)
+        if (rc_tensor_data(&rc_ws_blob_at(ws, i)->t) != ptrs[i]) {
+            same = 0;
+            printf("  blob '%s' was reallocated on a re-run\n", rc_ws_blob_at(ws, i)->name);
+        }
+    CHECK(same);
+    CHECK(close_to(rc_f32(tout), Out, 9, 1e-5f));
+
+    /* a run-time error names op, index and blob; the net stays usable */
+    const int64_t bad[] = {2, 5};
+    CHECK_OK(rc_tensor_resize(&xb->t, RC_F32, 2, bad, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op FC #2");
+    CHECK_HAS(err.msg, "'X'");
+    CHECK_OK(rc_tensor_resize(&xb->t, RC_F32, 2, dx, &err), err);
+    for (int i = 0; i < 6; i++) rc_f32(&xb->t)[i] = X[i];
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(close_to(rc_f32(tout), Out, 9, 1e-5f));
+
+    /* a dtype error names the blob */
+    CHECK_OK(rc_tensor_resize(&xb->t, RC_I32, 2, dx, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_TYPE);
+    CHECK_HAS(err.msg, "op FC #2: input 0 blob 'X' must be float32");
+
+    /* interrupts are honoured between ops and leave the net usable */
+    CHECK_OK(rc_tensor_resize(&xb->t, RC_F32, 2, dx, &err), err);
+    rc_interrupt_request();
+    CHECK(rc_interrupt_pending());
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_INTERRUPT);
+    CHECK_HAS(err.msg, "net 'small' interrupted before op #0");
+    rc_interrupt_clear();
+    CHECK(!rc_interrupt_pending());
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+/* Copy and fills work on int32 too; Copy into a link view writes the state rows. */
+static void test_copy_into_view(void)
+{
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t ds[] = {4, 2, 3}, dx[] = {1, 2, 3};
+    rc_blob *state = rct_feed_f32(ws, "state", 3, ds, 0.f);
+    rc_blob *x = rct_feed_f32(ws, "x", 3, dx, 100.f);
+    rc_blob *v = rc_ws_create_local(ws, "state_t", &err);
+    REQUIRE(state && x && v);
+    rc_tensor_view_rows(&v->t, &state->t, 2, 1);
+    rc_netdef *nd = rc_netdef_new("n");
+    REQUIRE(nd && add(nd, "Copy", "x", "state_t"));
+    rc_net *net = rc_net_create(ws, nd, &err);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(v->t.storage == state->t.storage);
+    const float *s = rc_f32(&state->t);
+    CHECK(s[11] == 11.f && s[12] == 100.f && s[17] == 105.f && s[18] == 18.f);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+
+    /* int32 copy */
+    const int64_t di[] = {3};
+    rc_blob *ib = rc_ws_create_local(ws, "i", &err);
+    REQUIRE(ib && !rc_tensor_resize(&ib->t, RC_I32, 1, di, &err));
+    rc_i32(&ib->t)[2] = -9;
+    nd = rc_netdef_new("n2");
+    REQUIRE(nd && add(nd, "Copy", "i", "j"));
+    net = rc_net_create(ws, nd, &err);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(rc_ws_get(ws, "j")->t.dtype == RC_I32 && rc_i32(&rc_ws_get(ws, "j")->t)[2] == -9);
+    /* Copy of an unfed blob: an error naming the blob */
+    rc_ws_create_local(ws, "unfed", &err);
+    rc_netdef_free(nd);
+    rc_net_free(net);
+    nd = rc_netdef_new("n3");
+    REQUIRE(nd && add(nd, "Copy", "unfed", "k"));
+    net = rc_net_create(ws, nd, &err);
+    REQUIRE(net != NULL);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op Copy #0: input 0 blob 'unfed' holds no tensor");
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+/* Loss ops: Softmax + LabelCrossEntropy + AveragedLoss equals SoftmaxWithLoss;
+ * SquaredL2Distance and SumElements against a C reference; out-of-range labels
+ * are an IndexError naming the blob, and the net stays usable. */
+static void test_loss_net(void)
+{
+    const char *needed[] = {"Softmax", "LabelCrossEntropy", "AveragedLoss", "SoftmaxWithLoss", "SquaredL2Distance",
+                            "SumElements"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    enum { N = 3, D = 4 };
+    const int64_t dx[] = {N, D}, dl[] = {N};
+    rc_blob *xb = rct_feed_f32(ws, "X", 2, dx, 0.f), *yb = rct_feed_f32(ws, "Y", 2, dx, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "label", &err);
+    REQUIRE(xb && yb && lb && rc_tensor_resize(&lb->t, RC_I32, 1, dl, &err) == RC_OK);
+    float X[N * D], Y[N * D];
+    for (int i = 0; i < N * D; i++) {
+        X[i] = rc_f32(&xb->t)[i] = 0.5f * sinf((float)i) + 0.1f * (float)i;
+        Y[i] = rc_f32(&yb->t)[i] = 0.3f * cosf((float)i);
+    }
+    const int32_t labels[N] = {0, 3, 1};
+    memcpy(rc_i32(&lb->t), labels, sizeof labels);
+
+    rc_netdef *nd = rc_netdef_new("loss");
+    REQUIRE(nd != NULL);
+    int ok = add(nd, "Softmax", "X", "P") && add(nd, "LabelCrossEntropy", "P,label", "xent") &&
+             add(nd, "AveragedLoss", "xent", "loss") && add(nd, "SoftmaxWithLoss", "X,label", "P2,loss2") &&
+             add(nd, "SquaredL2Distance", "X,Y", "dist") && add(nd, "SumElements", "dist", "dsum");
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    float P[N * D], xent[N], loss = 0, dist[N], dsum = 0;
+    for (int n = 0; n < N; n++) {
+        float mx = X[n * D], z = 0;
+        for (int d = 1; d < D; d++) mx = fmaxf(mx, X[n * D + d]);
+        for (int d = 0; d < D; d++) z += expf(X[n * D + d] - mx);
+        for (int d = 0; d < D; d++) P[n * D + d] = expf(X[n * D + d] - mx) / z;
+        xent[n] = -logf(P[n * D + labels[n]]);
+        loss += xent[n] / N;
+        dist[n] = 0;
+        for (int d = 0; d < D; d++) dist[n] += 0.5f * (X[n * D + d] - Y[n * D + d]) * (X[n * D + d] - Y[n * D + d]);
+        dsum += dist[n];
+    }
+    const rc_tensor *tp = &rc_ws_get(ws, "P")->t, *tp2 = &rc_ws_get(ws, "P2")->t;
+    CHECK(close_to(rc_f32(tp), P, N * D, 1e-5f));
+    CHECK(close_to(rc_f32(tp2), P, N * D, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "xent")->t), xent, N, 1e-5f));
+    CHECK_EQ(rc_tensor_numel(&rc_ws_get(ws, "loss")->t), 1);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss")->t), &loss, 1, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss2")->t), &loss, 1, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "dist")->t), dist, N, 1e-5f));
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "dsum")->t), &dsum, 1, 1e-5f));
+
+    /* labels out of range: IndexError naming the label blob; then usable again */
+    for (int bad = 0; bad < 2; bad++) {
+        rc_i32(&lb->t)[2] = bad ? -1 : D;
+        rc_err_clear(&err);
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_INDEX);
+        CHECK_HAS(err.msg, "'label'");
+    }
+    rc_i32(&lb->t)[2] = labels[2];
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "loss2")->t), &loss, 1, 1e-5f));
+    /* float labels where int32 is required */
+    CHECK_OK(rc_tensor_resize(&lb->t, RC_F32, 1, dl, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_TYPE);
+    CHECK_HAS(err.msg, "'label'");
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+int main(void)
+{
+    RUN(test_registry);
+    RUN(test_create_errors);
+    RUN(test_all_ops_odd_inputs);
+    RUN(test_small_net);
+    RUN(test_loss_net);
+    RUN(test_copy_into_view);
+    return TEST_REPORT();
+}

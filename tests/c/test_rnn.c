@@ -1,0 +1,368 @@
+/* RecurrentNetwork forward with the link/alias logic and the RNN executor:
+ * a synthetic tanh RNN  h_t = tanh(x_t W^T + b + h_{t-1} U^T + c)  run
+ *  - serially and with the executor at 1..8 threads: outputs bitwise equal,
+ *  - against a plain C reference,
+ *  - with T = 0, 1, short and long sequences, rotating workspaces
+ *    (forward-only) and one workspace per step (with a backward net),
+ *  - with several ops running at once from different threads (TSan),
+ *  - with errors in a step (the op stays usable),
+ *  - re-run with a changing T and N. */
+#include "rc_test.h"
+#include <math.h>
+#include <pthread.h>
+
+enum { D = 3, S = 4 };
+
+static int set_strings(rc_opdef *od, const char *name, int n, const char *const *v)
+{
+    rc_arg *a = rct_arg_slot(od, name);
+    if (!a) return -1;
+    a->kind = RC_ARG_STRINGS;
+    a->n = 0;
+    if (n && !(a->strings = calloc((size_t)n, sizeof(char *)))) return -1;
+    for (int i = 0; i < n; i++) {
+        if (!(a->strings[i] = malloc(strlen(v[i]) + 1))) return -1;
+        strcpy(a->strings[i], v[i]);
+        a->n = i + 1;
+    }
+    return 0;
+}
+
+static int set_net(rc_opdef *od, const char *name, rc_netdef *nd /* taken */)
+{
+    rc_arg *a = rct_arg_slot(od, name);
+    if (!a) { rc_netdef_free(nd); return -1; }
+    a->kind = RC_ARG_NET;
+    a->net = nd;
+    return 0;
+}
+
+static rc_netdef *step_net(void)
+{
+    rc_netdef *nd = rc_netdef_new("rnn_step");
+    if (!nd) return NULL;
+    const char *f1i[] = {"input_t", "W", "b"}, *f1o[] = {"xw"};
+    const char *f2i[] = {"h_prev", "U", "c"}, *f2o[] = {"hu"};
+    const char *ai[] = {"xw", "hu"}, *ao[] = {"pre"};
+    const char *ti[] = {"pre"}, *to[] = {"h"};
+    rc_opdef *f1, *f2;
+    /* input_t and h_prev are (1, N, .) row views: FC flattens them at axis 2 */
+    if (!(f1 = rct_add_op(nd, "FC", 3, f1i, 1, f1o)) || rc_opdef_set_arg_i(f1, "axis", 2) ||
+        !(f2 = rct_add_op(nd, "FC", 3, f2i, 1, f2o)) || rc_opdef_set_arg_i(f2, "axis", 2) ||
+        !rct_add_op(nd, "Add", 2, ai, 1, ao) || !rct_add_op(nd, "Tanh", 1, ti, 1, to)) {
+        rc_netdef_free(nd);
+        return NULL;
+    }
+    return nd;
+}
+
+/* The RecurrentNetwork op definition (in nd): inputs X, h0, W, b, U, c;
+ * outputs h_all (T x N x S), h_last (1 x N x S), the step workspaces. */
+static rc_opdef *rnn_opdef(rc_netdef *nd, int executor, int threads, int with_backward, int num_ws,
+                           const char *scratch)
+{
+    const char *ins[] = {"X", "h0", "W", "b", "U", "c"}, *outs[] = {"h_all", "h_last", scratch};
+    rc_opdef *od = rct_add_op(nd, "RecurrentNetwork", 6, ins, 3, outs);
+    if (!od) return NULL;
+    const char *states[] = {"h_states"};
+    const int64_t init_ids[] = {1};
+    const char *li[] = {"input_t", "h_prev", "h"}, *le[] = {"X", "h_states", "h_states"};
+    const int64_t lo[] = {0, 0, 1}, lw[] = {1, 1, 1};
+    const char *as[] = {"h_states", "h_states"}, *ad[] = {"h_all", "h_last"};
+    const int64_t ao[] = {1, -1};
+    if (set_net(od, "step_net", step_net()) || set_strings(od, "recurrent_states", 1, states) ||
+        rct_set_ints(od, "initial_recurrent_state_ids", 1, init_ids) || set_strings(od, "link_internal", 3, li) ||
+        set_strings(od, "link_external", 3, le) || rct_set_ints(od, "link_offset", 3, lo) ||
+        rct_set_ints(od, "link_window", 3, lw) || set_strings(od, "alias_src", 2, as) ||
+        set_strings(od, "alias_dst", 2, ad) || rct_set_ints(od, "alias_offset", 2, ao) ||
+        rc_opdef_set_arg_i(od, "enable_rnn_executor", executor) ||
+        rc_opdef_set_arg_i(od, "rnn_executor.num_threads", threads))
+        return NULL;
+    if (with_backward) {
+        rc_netdef *bw = rc_netdef_new("rnn_step_backward"); /* only makes the op keep one workspace per step */
+        if (!bw || set_net(od, "backward_step_net", bw)) return NULL;
+    }
+    if (num_ws && rc_opdef_set_arg_i(od, "num_workspaces", num_ws)) return NULL;
+    return od;
+}
+
+/* Feeds X (T, N, D), h0 (N, S), W (S, D), b (S), U (S, S), c (S) into ws. */
+static int feed_inputs(rc_workspace *ws, int T, int N, int seed)
+{
+    const int64_t dx[] = {T, N, D}, dh[] = {N, S}, dw[] = {S, D}, ds[] = {S}, du[] = {S, S};
+    rc_blob *b[6] = {rct_feed_f32(ws, "X", 3, dx, 0), rct_feed_f32(ws, "h0", 2, dh, 0),
+                     rct_feed_f32(ws, "W", 2, dw, 0), rct_feed_f32(ws, "b", 1, ds, 0),
+                     rct_feed_f32(ws, "U", 2, du, 0), rct_feed_f32(ws, "c", 1, ds, 0)};
+    for (int i = 0; i < 6; i++) {
+        if (!b[i]) return -1;
+        float *p = rc_f32(&b[i]->t);
+        for (int64_t j = 0; j < rc_tensor_numel(&b[i]->t); j++)
+            p[j] = 0.4f * sinf(0.7f * (float)j + 1.3f * (float)i + 0.1f * (float)seed);
+    }
+    return 0;
+}
+
+/* Plain C reference of h_all (T x N x S). */
+static void reference(rc_workspace *ws, int T, int N, float *h_all)
+{
+    const float *X = rc_f32(&rc_ws_get(ws, "X")->t), *h0 = rc_f32(&rc_ws_get(ws, "h0")->t);
+    const float *W = rc_f32(&rc_ws_get(ws, "W")->t), *b = rc_f32(&rc_ws_get(ws, "b")->t);
+    const float *U = rc_f32(&rc_ws_get(ws, "U")->t), *c = rc_f32(&rc_ws_get(ws, "c")->t);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++)
+            for (int s = 0; s < S; s++) {
+                const float *hp = t ? h_all + ((t - 1) * N + n) * S : h0 + n * S;
+                float xw = b[s], hu = c[s];
+                for (int d = 0; d < D; d++) xw += X[(t * N + n) * D + d] * W[s * D + d];
+                for (int k = 0; k < S; k++) hu += hp[k] * U[s * S + k];
+                h_all[(t * N + n) * S + s] = tanhf(xw + hu);
+            }
+}
+
+typedef struct {
+    int T, N, executor, threads, with_backward, num_ws, runs, seed;
+    int failed;
+    char msg[512];
+    float *out; /* T*N*S, malloc'd, the last run's h_all */
+} rnn_case;
+
+static void run_case(rnn_case *c)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("rnn_net");
+    rc_net *net = NULL;
+    c->failed = 1;
+    c->out = NULL;
+    if (!ws || !nd || feed_inputs(ws, c->T, c->N, c->seed) ||
+        !rnn_opdef(nd, c->executor, c->threads, c->with_backward, c->num_ws, "step_ws")) {
+        snprintf(c->msg, sizeof c->msg, "setup failed");
+        goto done;
+    }
+    if (!(net = rc_net_create(ws, nd, &err))) {
+        snprintf(c->msg, sizeof c->msg, "create: %s", err.msg);
+        goto done;
+    }
+    for (int r = 0; r < c->runs; r++)
+        if (rc_net_run(net, &err)) {
+            snprintf(c->msg, sizeof c->msg, "run %d: %s", r, err.msg);
+            goto done;
+        }
+    const rc_tensor *h_all = &rc_ws_get(ws, "h_all")->t, *h_last = &rc_ws_get(ws, "h_last")->t;
+    if (h_all->ndim != 3 || h_all->dims[0] != c->T || h_all->dims[1] != c->N || h_all->dims[2] != S) {
+        snprintf(c->msg, sizeof c->msg, "h_all has shape %s", RC_SHAPE(h_all));
+        goto done;
+    }
+    if (h_last->ndim != 3 || h_last->dims[0] != 1) {
+        snprintf(c->msg, sizeof c->msg, "h_last has shape %s", RC_SHAPE(h_last));
+        goto done;
+    }
+    size_t n = (size_t)c->T * (size_t)c->N * S;
+    float *ref = malloc(sizeof(float) * (n + 1));
+    c->out = malloc(sizeof(float) * (n + 1));
+    if (!ref || !c->out) { free(ref); goto done; }
+    if (n) memcpy(c->out, rc_f32(h_all), sizeof(float) * n);
+    reference(ws, c->T, c->N, ref);
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(ref[i] - c->out[i]) <= 1e-5f)) {
+            snprintf(c->msg, sizeof c->msg, "h_all[%zu] = %g, reference %g", i, (double)c->out[i], (double)ref[i]);
+            free(ref);
+            goto done;
+        }
+    /* h_last is the last row of the states (the initial state when T == 0) */
+    const float *want_last = c->T ? ref + (size_t)(c->T - 1) * c->N * S : rc_f32(&rc_ws_get(ws, "h0")->t);
+    if (memcmp(rc_f32(h_last), want_last, sizeof(float) * (size_t)c->N * S) != 0 && c->T) {
+        /* compare with h_all itself (bitwise) rather than the reference */
+        if (memcmp(rc_f32(h_last), c->out + (size_t)(c->T - 1) * c->N * S, sizeof(float) * (size_t)c->N * S)) {
+            snprintf(c->msg, sizeof c->msg, "h_last is not the last row of h_all");
+            free(ref);
+            goto done;
+        }
+    }
+    free(ref);
+    c->failed = 0;
+done:
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+static void check_case(rnn_case *c, const char *label)
+{
+    run_case(c);
+    if (c->failed)
+        RCT_FAIL_AT("%s T=%d N=%d executor=%d threads=%d backward=%d num_ws=%d: %s", label, c->T, c->N, c->executor,
+                    c->threads, c->with_backward, c->num_ws, c->msg);
+    else
+        rct_passed++;
+}
+
+static int have_ops(void)
+{
+    const char *need[] = {"RecurrentNetwork", "FC", "Add", "Tanh"};
+    for (int i = 0; i < 4; i++)
+        if (!rc_op_lookup(need[i])) {
+            printf("  note: op %s is not registered yet; skipping\n", need[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Executor on vs off: bitwise equal for every thread count and layout. */
+static void test_executor_matches_serial(void)
+{
+    if (!have_ops()) return;
+    const int Ts[] = {0, 1, 2, 7, 40};
+    const int threads[] = {1, 2, 3, 8};
+    for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+        for (int bw = 0; bw < 2; bw++) {
+            rnn_case serial = {Ts[ti], 3, 0, 0, bw, 0, 2, 1, 0, "", NULL};
+            check_case(&serial, "serial");
+            if (serial.failed) continue;
+            for (size_t k = 0; k < sizeof threads / sizeof *threads; k++)
+                for (int nws = 0; nws <= 3; nws += 3) {
+                    rnn_case ex = {Ts[ti], 3, 1, threads[k], bw, nws, 2, 1, 0, "", NULL};
+                    check_case(&ex, "executor");
+                    if (!ex.failed && memcmp(ex.out, serial.out, sizeof(float) * (size_t)Ts[ti] * 3 * S) != 0)
+                        RCT_FAIL_AT("executor (T=%d threads=%d backward=%d num_ws=%d) differs from serial",
+                                    Ts[ti], threads[k], bw, nws);
+                    free(ex.out);
+                }
+            free(serial.out);
+        }
+}
+
+static void *case_worker(void *p)
+{
+    run_case(p);
+    return NULL;
+}
+
+/* Several RecurrentNetwork ops (each with its executor) in different
+ * workspaces at once. */
+static void test_concurrent_ops(void)
+{
+    if (!have_ops()) return;
+    enum { K = 4 };
+    pthread_t th[K];
+    rnn_case cs[K];
+    for (int i = 0; i < K; i++) {
+        cs[i] = (rnn_case){20 + i, 2, 1, 1 + i % 3, i % 2, 0, 5, i, 0, "", NULL};
+        REQUIRE(pthread_create(&th[i], NULL, case_worker, &cs[i]) == 0);
+    }
+    for (int i = 0; i < K; i++) {
+        pthread_join(th[i], NULL);
+        if (cs[i].failed) RCT_FAIL_AT("concurrent case %d: %s", i, cs[i].msg);
+        else rct_passed++;
+        free(cs[i].out);
+    }
+}
+
+/* One op re-run with changing T and N, and an error in a step that leaves
+ * the op usable; both with and without the executor. */
+static void test_rerun_and_errors(void)
+{
+    if (!have_ops()) return;
+    for (int ex = 0; ex < 2; ex++) {
+        rc_err err;
+        rc_workspace *ws = rc_ws_new(NULL);
+        rc_netdef *nd = rc_netdef_new("rnn_net");
+        REQUIRE(ws && nd && feed_inputs(ws, 5, 2, 0) == 0 && rnn_opdef(nd, ex, 4, 0, 0, "scratch"));
+        rc_net *net = rc_net_create(ws, nd, &err);
+        if (!net) printf("  %s\n", err.msg);
+        REQUIRE(net != NULL);
+        const int TN[][2] = {{5, 2}, {9, 2}, {3, 2}, {0, 2}, {6, 5}, {2, 1}};
+        for (size_t k = 0; k < sizeof TN / sizeof *TN; k++) {
+            int T = TN[k][0], N = TN[k][1];
+            REQUIRE(feed_inputs(ws, T, N, (int)k) == 0);
+            CHECK_OK(rc_net_run(net, &err), err);
+            const rc_tensor *h_all = &rc_ws_get(ws, "h_all")->t;
+            REQUIRE(h_all->dtype == RC_F32);
+            CHECK(h_all->dims[0] == T && h_all->dims[1] == N);
+            float *ref = malloc(sizeof(float) * ((size_t)T * N * S + 1));
+            REQUIRE(ref != NULL);
+            reference(ws, T, N, ref);
+            int ok = 1;
+            for (int i = 0; i < T * N * S; i++) ok &= fabsf(ref[i] - rc_f32(h_all)[i]) <= 1e-5f;
+            CHECK(ok);
+            free(ref);
+        }
+        /* a step error: W of the wrong width; names the step op and the timestep */
+        const int64_t bad[] = {S, D + 1};
+        CHECK_OK(rc_tensor_resize(&rc_ws_get(ws, "W")->t, RC_F32, 2, bad, &err), err);
+        rc_err_clear(&err);
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+        CHECK_HAS(err.msg, "op FC #");
+        CHECK_HAS(err.msg, "timestep");
+        CHECK_HAS(err.msg, "'W'");
+        /* a bad initial state */
+        REQUIRE(feed_inputs(ws, 4, 2, 1) == 0);
+        const int64_t bad_h0[] = {3, S};
+        CHECK_OK(rc_tensor_resize(&rc_ws_get(ws, "h0")->t, RC_F32, 2, bad_h0, &err), err);
+        rc_err_clear(&err);
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+        CHECK_HAS(err.msg, "'h0'");
+        /* usable afterwards */
+        REQUIRE(feed_inputs(ws, 4, 2, 2) == 0);
+        CHECK_OK(rc_net_run(net, &err), err);
+        float ref[4 * 2 * S];
+        reference(ws, 4, 2, ref);
+        int ok = 1;
+        for (int i = 0; i < 4 * 2 * S; i++) ok &= fabsf(ref[i] - rc_f32(&rc_ws_get(ws, "h_all")->t)[i]) <= 1e-5f;
+        CHECK(ok);
+        /* an interrupt between timesteps */
+        rc_interrupt_request();
+        rc_err_clear(&err);
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_INTERRUPT);
+        rc_interrupt_clear();
+        CHECK_OK(rc_net_run(net, &err), err);
+        rc_net_free(net);
+        rc_netdef_free(nd);
+        rc_ws_free(ws); /* frees the step workspaces held by the scratch blob */
+    }
+}
+
+/* The executor really runs: with the trace flag on, the op records one row
+ * per (timestep, op) instance, with worker ids below the thread count. */
+static void test_executor_trace(void)
+{
+    if (!have_ops()) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("rnn_net");
+    enum { T = 30, THREADS = 4 };
+    REQUIRE(ws && nd && feed_inputs(ws, T, 2, 0) == 0 && rnn_opdef(nd, 1, THREADS, 0, 0, "sw"));
+    rc_net *net = rc_net_create(ws, nd, &err);
+    REQUIRE(net != NULL);
+    int was = rc_flag_rnn_trace();
+    rc_flag_set_rnn_trace(1);
+    CHECK_OK(rc_net_run(net, &err), err);
+    rc_flag_set_rnn_trace(was);
+    rc_blob *tr = rc_ws_get(ws, "sw_trace");
+    REQUIRE(tr != NULL && tr->t.dtype == RC_I32 && tr->t.ndim == 2 && tr->t.dims[1] == 5);
+    int64_t k = tr->t.dims[0];
+    CHECK(k >= T * 4); /* at least the 4 cell ops (plus link ops / prologues) per step */
+    int ok = 1, seen[T] = {0};
+    for (int64_t i = 0; i < k; i++) {
+        const int32_t *r = rc_i32(&tr->t) + 5 * i;
+        if (r[0] < 0 || r[0] >= T || r[4] < 0 || r[4] >= THREADS || r[3] < r[2]) ok = 0;
+        else seen[r[0]] = 1;
+    }
+    CHECK(ok);
+    int all = 1;
+    for (int t = 0; t < T; t++) all &= seen[t];
+    CHECK(all);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
+int main(void)
+{
+    RUN(test_executor_trace);
+    RUN(test_executor_matches_serial);
+    RUN(test_concurrent_ops);
+    RUN(test_rerun_and_errors);
+    return TEST_REPORT();
+}
