@@ -169,8 +169,10 @@ def _interrupt_loop(tx, workspace, rng, iters):
     counts = {"interrupted": 0, "in_run": 0, "runs_between": []}
     for i in range(iters):
         case.create(1, threads=int(rng.randint(2, 7)))
+        if i % 2:
+            case.run_created()  # warm: the interrupted run reuses the cached graph
         in_run = [False]
-        timer = threading.Timer(float(rng.uniform(0.02, 0.15)), os.kill, (os.getpid(), signal.SIGINT))
+        timer = threading.Timer(float(rng.uniform(0.01, 0.15)), os.kill, (os.getpid(), signal.SIGINT))
         t0 = time.time()
         n = 0
         timer.start()
