@@ -315,7 +315,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
         return NULL;
     }
     if (conv >= 0) {
-        if (conv == NPY_INT32 && PyArray_SIZE(arr) > 0) {
+        if (conv == NPY_INT32 && PyArray_TYPE(arr) != NPY_BOOL && PyArray_SIZE(arr) > 0) {
             /* reject integers that do not fit int32 instead of wrapping them */
             PyObject *mn = PyArray_Min(arr, NPY_RAVEL_AXIS, NULL), *mx = PyArray_Max(arr, NPY_RAVEL_AXIS, NULL);
             int bad = 0;
@@ -334,7 +334,10 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
                 return NULL;
             }
         }
-        PyArrayObject *c = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS);
+        /* the documented conversion: values were range-checked above (integers);
+         * float64 -> float32 rounds (out-of-range values become +-inf) */
+        PyArrayObject *c =
+            (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_FORCECAST);
         Py_DECREF(arr);
         if (!c) return NULL;
         arr = c;
@@ -400,44 +403,54 @@ static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
 {
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    /* a net running in another thread may resize or create blobs: refuse */
+    if (ws_acquire(self)) return NULL;
+    PyObject *ret;
     rc_blob *b = rc_ws_get(self->ws, name);
-    if (!b) return PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
-    if (b->obj) return PyErr_Format(PyExc_TypeError, "blob '%s' holds a %s, not a tensor", name, b->obj_kind);
-    return tensor_to_array(&b->t, name);
+    if (!b) ret = PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
+    else if (b->obj) ret = PyErr_Format(PyExc_TypeError, "blob '%s' holds a %s, not a tensor", name, b->obj_kind);
+    else ret = tensor_to_array(&b->t, name);
+    ws_release(self);
+    return ret;
 }
 
 static PyObject *Workspace_has_blob(WorkspaceObject *self, PyObject *args)
 {
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
-    return PyBool_FromLong(rc_ws_get(self->ws, name) != NULL);
+    if (ws_acquire(self)) return NULL;
+    int has = rc_ws_get(self->ws, name) != NULL;
+    ws_release(self);
+    return PyBool_FromLong(has);
 }
 
 static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
+    if (ws_acquire(self)) return NULL;
     int n = rc_ws_num_blobs(self->ws);
     PyObject *l = PyList_New(n);
-    if (!l) return NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; l && i < n; i++) {
         PyObject *s = PyUnicode_FromString(rc_ws_blob_at(self->ws, i)->name);
-        if (!s) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, i, s);
+        if (!s) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, i, s);
     }
+    ws_release(self);
     return l;
 }
 
 static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
+    if (ws_acquire(self)) return NULL;
     int n = rc_ws_num_nets(self->ws);
     PyObject *l = PyList_New(n);
-    if (!l) return NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; l && i < n; i++) {
         PyObject *s = PyUnicode_FromString(rc_ws_net_name_at(self->ws, i));
-        if (!s) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, i, s);
+        if (!s) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, i, s);
     }
+    ws_release(self);
     return l;
 }
 
