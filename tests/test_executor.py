@@ -447,12 +447,7 @@ def test_op_argument_enable_rnn_executor_and_debug_printout(capfd):
     assert re.search(r"^\s+\[-1\] <set timestep> ->", err, re.M)
     assert re.search(r"^\s+\[\d+\] LSTMUnit ->", err, re.M)
     assert re.search(r"^\s+\[\d+\] LSTMUnitGradient ->", err, re.M)
-    # The second run may rebuild the forward graph once: the gradient op
-    # created its step nets after the forward graph was built, and the cache
-    # is keyed by one generation counter of all step-net instances.
-    case.run_created()
-    assert graph_lines(capfd.readouterr().err) in ([], [("forward", 7, 3)])
-    for _ in range(2):
+    for _ in range(3):
         case.run_created()
         assert graph_lines(capfd.readouterr().err) == []  # same T and nets: the graph is reused
     case.feed(4, 9)
@@ -1044,11 +1039,6 @@ def test_plot_timeline_png(tmp_path):
     plt.close(fig)
 
 
-@pytest.mark.xfail(strict=True, reason="recurrent/trace.py fetch() drops every record equal to "
-                   "(0, 0, 0, 0, 0) (timestep 0, step op 0, start 0 us, end 0 us, worker 0), but that is a "
-                   "real event: in the "
-                   "serial path the first op (a link op, < 1 us) of timestep 0 often starts and ends within "
-                   "the first microsecond (205 of 300 traced runs of a 1-layer LSTM at T=1 lost it)")
 def test_trace_fetch_keeps_a_zero_time_event():
     """Deterministic: the trace blobs of a traced serial run with the first
     record set to (0, 0, 0, 0, 0), as the serial path writes it when the op
