@@ -369,7 +369,8 @@ static rc_net *ensure_net(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_workspac
                           rc_err *err)
 {
     if (*slot) return *slot;
-    sc->gen++;
+    if (st->is_grad) sc->bwd_gen++;
+    else sc->fwd_gen++;
     rc_blob *tb = rc_ws_create_local(w, st->timestep, err);
     if (!tb) return NULL;
     int64_t one = 1;
@@ -392,7 +393,8 @@ static void scratch_claim(rnn_scratch *sc, rnn_state *st)
     uint64_t *owner = st->is_grad ? &sc->bwd_owner : &sc->fwd_owner;
     rc_net **nets = st->is_grad ? sc->bwd : sc->fwd;
     if (*owner == st->id) return;
-    sc->gen++;
+    if (st->is_grad) sc->bwd_gen++;
+    else sc->fwd_gen++;
     for (int i = 0; i < sc->n; i++) {
         rc_net_free(nets[i]);
         nets[i] = NULL;
@@ -475,7 +477,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
             if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
         }
         rc_rnn_exec_set_trace(st->exec, trace);
-        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, sc->gen, err);
+        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, st->is_grad ? sc->bwd_gen : sc->fwd_gen, err);
         if (!s && trace) {
             int k;
             const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
