@@ -24,8 +24,14 @@ def _preload_openblas():
 _preload_openblas()
 
 from . import _C  # noqa: E402
-from . import workspace  # noqa: E402
+from . import workspace, scope, core, model_helper, brew, gradient_checker, trace  # noqa: E402,F401
+from . import recurrent as _recurrent_module  # noqa: E402
+from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401
+from . import rnn_cell, gru_cell, torch_interop  # noqa: E402,F401
+
+# `recurrent.recurrent` is the module mirroring caffe2.python.recurrent
+recurrent = _recurrent_module
 
 __version__ = "0.1.0"
-from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401
-from . import rnn_cell  # noqa: E402,F401
+__all__ = ["core", "workspace", "scope", "model_helper", "brew", "gradient_checker", "rnn_cell", "gru_cell",
+           "torch_interop", "trace", "recurrent", "recurrent_net", "retrieve_step_blobs", "set_rnn_executor_config"]
