@@ -40,23 +40,27 @@ def _env():
 
 
 def run_child(code, timeout):
-    p = subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True, timeout=timeout,
-                       env=_env())
+    # glibc adapts its mmap threshold to the sizes freed so far, so the heap
+    # creeps up for a few thousand runs before it settles; fixed thresholds
+    # make RSS a direct measure of what is allocated and kept.
+    env = dict(_env(), MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
+    p = subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True,
+                       timeout=timeout, env=env)
     assert p.returncode == 0, "child failed (returncode %s):\n%s\n%s" % (p.returncode, p.stdout[-3000:],
                                                                           p.stderr[-3000:])
     return p.stdout
 
 
 def check_flat(out, per_phase):
-    """RSS growth per phase (after a warm-up): the allocator may step up now and
-    then (a new heap page or arena, ~100-300 kB), but a leak grows every phase.
-    Fails if more than a third of the phases grew by over 64 kB or the total
-    exceeds 1 MB (a leak of 100 bytes per run shows in every phase)."""
-    growth = [int(v) for v in [ln for ln in out.splitlines() if ln.startswith("GROWTH")][0].split()[1:]]
-    grew = [g for g in growth if g > 64 * 1024]
-    assert len(grew) <= len(growth) // 3, "RSS grows steadily (bytes per phase of %d runs): %s\n%s" % (
-        per_phase, growth, out)
-    assert sum(growth) <= 1024 * 1024, "RSS grew by %d bytes: %s\n%s" % (sum(growth), growth, out)
+    """RSS after each phase of ``per_phase`` runs (after a warm-up). The
+    allocator steps up and down by a page run now and then (~150 kB); a leak
+    makes RSS climb. Fails if RSS ends more than 512 kB above where it started
+    or the peak of the second half is over 256 kB above the first half's."""
+    r = [int(v) for v in [ln for ln in out.splitlines() if ln.startswith("RSS ")][0].split()[1:]]
+    h = len(r) // 2
+    msg = "RSS (kB) after each phase of %d runs: %s\n%s" % (per_phase, [v // 1024 for v in r], out)
+    assert r[-1] - r[0] <= 512 * 1024, msg
+    assert max(r[h:]) - max(r[:h + 1]) <= 256 * 1024, msg
 
 
 PRELUDE = r'''
@@ -135,7 +139,7 @@ for phase in range(9):
 w = workspace.FetchBlob("l/layer_0/gates_t_w")
 assert np.isfinite(w).all()
 print("RSS_MB %.2f -> %.2f in %.1f s" % (r[0] / 2**20, r[-1] / 2**20, time.time() - t0))
-print("GROWTH", *[b - a for a, b in zip(r, r[1:])])
+print("RSS", *r)
 ''', timeout=300)
     print(out)
     check_flat(out, per_phase=1000)
@@ -176,7 +180,7 @@ for phase in range(6):
     for k in range(300 + 500 * phase, 800 + 500 * phase):
         cycle(k)
     r.append(rss())
-print("GROWTH", *[b - a for a, b in zip(r, r[1:])])
+print("RSS", *r)
 ''', timeout=300)
     check_flat(out, per_phase=500)
 
