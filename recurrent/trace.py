@@ -65,9 +65,7 @@ def fetch(net):
             continue
         rec = workspace.FetchBlob(name)
         types = _decode_names(workspace.FetchBlob(name + "_ops"))
-        for t, j, s, e, w in rec.tolist():
-            if s == 0 and e == 0 and j == 0 and t == 0 and w == 0:
-                continue
+        for t, j, s, e, w in rec.tolist():  # every record is a real event (stored only after a successful run)
             events.append(dict(op_index=idx, direction=direction, timestep=t, step_op=j,
                                type=types[j] if 0 <= j < len(types) else "set_timestep",
                                start_us=s, end_us=e, worker=w))

@@ -735,9 +735,7 @@ CASES = [
          feed(input=f32(3, 2, 4), init=f32(2, 4), wref=f32(5, 4), bref=f32(5))
          workspace.RunNetOnce(net)
          """,
-         V, r"output_t",
-         note="KNOWN BUG (reported, csrc/rnn): the link view is detached and output_t_all "
-                                   "stays all zeros; the test is xfail(strict)"),
+         V, r"step op FC #\d+ at timestep 0 wrote 'output_t' as \(1, 2, 5\) float32, which does not fit"),
     # ---------------------------------------------------------------- RecurrentNetwork arguments
     Case("link-offset-out-of-range", "recurrent: arguments", "link_offset=[0, 1, 7] (3 input rows)",
          "net, outs = mul_rnn(link_offset=[0, 1, 7]); workspace.RunNetOnce(net)",
@@ -881,8 +879,7 @@ CASES = [
          r"expected a RecurrentNetwork or RecurrentNetworkGradient op, got 'FC'"),
 ]
 
-XFAIL = {"cell-changes-state-shape": "a cell that changes a state's shape detaches the link view silently "
-                                     "(reported to the csrc/rnn owner)"}
+XFAIL = {}
 
 _RESULTS = {}
 

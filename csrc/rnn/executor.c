@@ -186,6 +186,15 @@ static void add_edge(builder *b, int from)
     b->n_edges++;
 }
 
+static void builder_free(builder *b)
+{
+    for (int i = 0; i < b->cap; i++) free(b->r[i].readers);
+    free(b->r);
+    free(b->edge_from);
+    free(b->edge_to);
+    free(b->stamp);
+}
+
 static void access(builder *b, const void *p, int64_t row, int write)
 {
     region *r = reg_get(b, p, row);
@@ -321,17 +330,13 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
         int t = ex->forward ? k : T - 1 - k;
         rc_net *net = nets[t];
         if (rc_net_num_ops(net) != n) {
-            free(links);
-            free(b.stamp);
-            graph_free(ex);
-            return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: step nets differ in size");
+            rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: step nets differ in size");
+            goto fail;
         }
         rc_blob *tsb = rc_ws_get_local(ws[t], timestep);
         if (!tsb) {
-            free(links);
-            free(b.stamp);
-            graph_free(ex);
-            return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: timestep blob '%s' missing at step %d", timestep, t);
+            rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: timestep blob '%s' missing at step %d", timestep, t);
+            goto fail;
         }
         ex->tsb[t] = tsb;
         int n_links = 0;
@@ -401,23 +406,17 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
     ex->n_ops = n;
     ex->n_inst = N;
     ex->T = T;
-    for (int i = 0; i < b.cap; i++) free(b.r[i].readers);
-    free(b.r);
-    free(b.edge_from);
-    free(b.edge_to);
-    free(b.stamp);
+    builder_free(&b);
     free(links);
     if (ex->debug) debug_print(ex);
     return RC_OK;
 oom:
-    for (int i = 0; i < b.cap; i++) free(b.r[i].readers);
-    free(b.r);
-    free(b.edge_from);
-    free(b.edge_to);
-    free(b.stamp);
+    rc_err_set(err, RC_ERR_MEMORY, "RNN executor: out of memory building the dependency graph");
+fail:
+    builder_free(&b);
     free(links);
     graph_free(ex);
-    return rc_err_set(err, RC_ERR_MEMORY, "RNN executor: out of memory building the dependency graph");
+    return err->code;
 }
 
 /* ---------------------------------------------------------------- running */

@@ -127,6 +127,7 @@ typedef struct {
     char **state_grad;        /* per state: name of its gradient buffer (owned strings) */
     int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
     int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
+    int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
     rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
     int nets_tmp_cap;
@@ -154,6 +155,7 @@ static void rnn_state_free(void *p)
     free(st->last_grad_in);
     free(st->nets_tmp);
     free(st->ws_tmp);
+    free(st->link_writer);
     free(st);
 }
 
@@ -325,6 +327,23 @@ static rc_status check_timestep_not_written(rc_op *op, const rnn_state *st, rc_e
     return RC_OK;
 }
 
+/* Which step op writes each link's internal blob (after all ops are in place). */
+static rc_status find_link_writers(rc_op *op, rnn_state *st, rc_err *err)
+{
+    free(st->link_writer);
+    st->link_writer = malloc(sizeof(int) * (size_t)(st->n_links + 1));
+    if (!st->link_writer) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    for (int l = 0; l < st->n_links; l++) {
+        st->link_writer[l] = -1;
+        for (int i = 0; i < st->step->n_op && st->link_writer[l] < 0; i++) {
+            const rc_opdef *od = &st->step->ops[i];
+            if (strcmp(od->type, "rnn_internal_apply_link") != 0 && op_writes(od, st->link_int[l]))
+                st->link_writer[l] = i;
+        }
+    }
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- forward setup */
 static rc_status rnn_setup(rc_op *op, rc_err *err)
 {
@@ -355,6 +374,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
     if ((s = check_timestep_not_written(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = add_link_ops(op, st, 0, err))) return s;
+    if ((s = find_link_writers(op, st, err))) return s;
     if (!st->has_bwd) {
         int64_t nws;
         if ((s = rc_arg_i(&op->def, "num_workspaces", st->use_executor ? 4 : 2, &nws, err))) return s;
@@ -369,7 +389,8 @@ static rc_net *ensure_net(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_workspac
                           rc_err *err)
 {
     if (*slot) return *slot;
-    sc->gen++;
+    if (st->is_grad) sc->bwd_gen++;
+    else sc->fwd_gen++;
     rc_blob *tb = rc_ws_create_local(w, st->timestep, err);
     if (!tb) return NULL;
     int64_t one = 1;
@@ -392,7 +413,8 @@ static void scratch_claim(rnn_scratch *sc, rnn_state *st)
     uint64_t *owner = st->is_grad ? &sc->bwd_owner : &sc->fwd_owner;
     rc_net **nets = st->is_grad ? sc->bwd : sc->fwd;
     if (*owner == st->id) return;
-    sc->gen++;
+    if (st->is_grad) sc->bwd_gen++;
+    else sc->fwd_gen++;
     for (int i = 0; i < sc->n; i++) {
         rc_net_free(nets[i]);
         nets[i] = NULL;
@@ -417,6 +439,39 @@ static rc_status nets_tmp_reserve(rc_op *op, rnn_state *st, int T, rc_err *err)
     if (w) st->ws_tmp = w;
     if (!n || !w) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     st->nets_tmp_cap = T;
+    return RC_OK;
+}
+
+/* A step op that resizes a linked output to another size gets a fresh buffer
+ * and the state row is silently never written. After a run, every linked
+ * output written by a step op must still view its rows of the external. */
+static rc_status check_link_views(rc_op *op, rnn_state *st, int T, int forward, rc_err *err)
+{
+    int last = forward ? T - 1 : 0; /* the step that ran last in serial order */
+    for (int k = 0; k < T; k++) {
+        rc_workspace *w = st->ws_tmp[k];
+        if (k > 0 && w == st->ws_tmp[k - 1]) continue;
+        for (int l = 0; l < st->n_links; l++) {
+            if (st->link_writer[l] < 0) continue;
+            rc_blob *in = rc_ws_get(w, st->link_int[l]), *ex = rc_ws_get(w, st->link_ext[l]);
+            if (!in || !ex || ex->t.ndim < 1) continue;
+            /* an internal shared by all steps (backward intermediates) only
+             * still shows the view of the step that ran last */
+            if (in->ws != w && k != last) continue;
+            int t = rc_i32(&rc_ws_get_local(w, st->timestep)->t)[0];
+            size_t row = (size_t)rc_dims_prod(&ex->t, 1, ex->t.ndim) * rc_dtype_size(ex->t.dtype);
+            size_t want = ex->t.offset + (size_t)(t + st->link_off[l]) * row;
+            if (in->t.storage == ex->t.storage && in->t.offset == want &&
+                rc_tensor_nbytes(&in->t) == (size_t)st->link_win[l] * row)
+                continue;
+            const rc_opdef *wd = &st->step->ops[st->link_writer[l]];
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "step op %s #%d at timestep %d wrote '%s' as %s, which does not fit %lld row(s) of "
+                              "'%s' %s: an output linked to a state must keep the state's row shape (it would "
+                              "not be written into the state)", wd->type, st->link_writer[l], t, st->link_int[l],
+                              RC_SHAPE(&in->t), (long long)st->link_win[l], st->link_ext[l], RC_SHAPE(&ex->t));
+        }
+    }
     return RC_OK;
 }
 
@@ -475,7 +530,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
             if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
         }
         rc_rnn_exec_set_trace(st->exec, trace);
-        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, sc->gen, err);
+        s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, st->is_grad ? sc->bwd_gen : sc->fwd_gen, err);
         if (!s && trace) {
             int k;
             const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
@@ -607,6 +662,7 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
     }
     sc->fwd_T = -1; /* until this run succeeds */
     if ((s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
+    if ((s = check_link_views(op, st, (int)T, 1, err))) return s;
     sc->fwd_T = T;
     sc->fwd_has_bwd = st->has_bwd;
     return apply_aliases(op, st, sc, err);
@@ -748,7 +804,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
                 }
         }
     }
-    return RC_OK;
+    return find_link_writers(op, st, err);
 }
 
 static rc_status rnn_grad_run(rc_op *op, rc_err *err)
@@ -839,6 +895,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         st->ws_tmp[t] = sc->ws[t];
     }
     if ((s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
+    if ((s = check_link_views(op, st, (int)T, 0, err))) return s;
     /* initial-state gradients */
     for (int i = 0; i < st->n_states; i++) {
         int id = fin0 + (int)st->init_ids[i];

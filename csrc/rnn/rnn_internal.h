@@ -14,7 +14,7 @@ typedef struct rnn_scratch {
     rc_net **bwd;           /* per step workspace: the backward step net instance (owned, may be NULL) */
     uint64_t fwd_owner;     /* id of the op whose step net fwd[] instantiates */
     uint64_t bwd_owner;
-    uint64_t gen;           /* bumped whenever a step net instance is created or freed */
+    uint64_t fwd_gen, bwd_gen; /* bumped whenever a forward / backward step net instance is created or freed */
     int64_t fwd_T;          /* T of the last forward run (-1: none) */
     int fwd_has_bwd;        /* whether that run kept one workspace per timestep */
 } rnn_scratch;

@@ -1,0 +1,452 @@
+/* ops/embed.c -- the ops a character-level language model needs around the
+ * LSTM: embedding lookup, one-hot encoding, sampling from a distribution and
+ * the Adagrad update.
+ *
+ *   Gather(DATA, INDICES) -> OUT                  rows of DATA picked by INDICES
+ *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  dense gradient (our op, see below)
+ *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
+ *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
+ *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT)
+ *
+ * Semantics follow Caffe2 (gather_op, one_hot_ops, weighted_sample_op,
+ * adagrad_op) with these differences:
+ *  - every index is range-checked before any output is written; an index out
+ *    of range is an IndexError naming the op, the blob, the position and the
+ *    value (Caffe2 enforced this for Gather only in some versions);
+ *  - Caffe2 gave Gather a *sparse* gradient (a GradientSlice of indices and
+ *    rows). We have dense gradients only, so GatherGradient scatter-adds dOUT
+ *    into a zero tensor shaped like DATA, in index order (deterministic;
+ *    repeated indices accumulate);
+ *  - indices are int32 (Caffe2 took int32 or int64); OneHot takes its size
+ *    from input 1 (as Caffe2) or from the argument `index_size`, and accepts
+ *    indices of any shape (OUT = INDICES.shape + (index_size,));
+ *  - WeightedSample takes an argument `seed`: its generator (xoshiro256**)
+ *    lives in op->state, seeded at op creation from `seed` when given, else
+ *    from the clock and a process-wide counter. Weights must be finite and
+ *    non-negative and each row must have a positive sum (ValueError naming
+ *    the row otherwise).
+ * Kernels are plain loops over pointers; none keeps global state, so op
+ * instances may run concurrently. Nothing allocates except the resize of an
+ * output whose shape changed.
+ */
+#include "../core/rc_core.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ================================================================ helpers */
+
+static rc_status out_fail(rc_op *op, int o, rc_err *err)
+{
+    return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+}
+
+static rc_status resize_out(rc_op *op, int o, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err)
+{
+    if (rc_tensor_resize(rc_out(op, o), dt, ndim, dims, err)) return out_fail(op, o, err);
+    return RC_OK;
+}
+
+/* Input i holds int32 indices that must all lie in [0, n); `what` says what
+ * n is (for the message). */
+static rc_status check_indices(rc_op *op, int i, int64_t n, const char *what, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    const int32_t *idx = rc_i32(t);
+    const int64_t m = rc_tensor_numel(t);
+    for (int64_t k = 0; k < m; k++)
+        if (idx[k] < 0 || (int64_t)idx[k] >= n)
+            return rc_op_fail(op, err, RC_ERR_INDEX,
+                              "input %d blob '%s': index %d at position %lld is out of range [0, %lld) (%s)", i,
+                              rc_in_name(op, i), (int)idx[k], (long long)k, (long long)n, what);
+    return RC_OK;
+}
+
+/* Input i must be int32 (may be empty: an empty batch gathers nothing). */
+static rc_status check_index_input(rc_op *op, int i, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    if (t->dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
+                          rc_in_name(op, i));
+    if (t->dtype != RC_I32)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be int32 indices, got %s", i,
+                          rc_in_name(op, i), RC_SHAPE(t));
+    return RC_OK;
+}
+
+/* ================================================================ Gather */
+
+/* DATA (V, ...) and INDICES (any shape): OUT shape = INDICES.shape + DATA.shape[1:].
+ * Checks dtypes, ranks and (before anything is written) every index. */
+static rc_status gather_shapes(rc_op *op, int *ndim, int64_t *dims, rc_err *err)
+{
+    const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
+    if (data->dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds no tensor (was it fed or computed?)",
+                          rc_in_name(op, 0));
+    rc_status st = check_index_input(op, 1, err);
+    if (st) return st;
+    if (data->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' must have at least 1 dim, got %s",
+                          rc_in_name(op, 0), RC_SHAPE(data));
+    const int nd = idx->ndim + data->ndim - 1;
+    if (nd > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output would have %d dims (input 1 blob '%s' %s, input 0 blob '%s' %s), at most %d are "
+                          "supported", nd, rc_in_name(op, 1), RC_SHAPE(idx), rc_in_name(op, 0), RC_SHAPE(data),
+                          RC_MAX_DIMS);
+    for (int k = 0; k < idx->ndim; k++) dims[k] = idx->dims[k];
+    for (int k = 1; k < data->ndim; k++) dims[idx->ndim + k - 1] = data->dims[k];
+    *ndim = nd;
+    char what[160];
+    snprintf(what, sizeof what, "the first dim of input 0 blob '%s' of shape %s", rc_in_name(op, 0), RC_SHAPE(data));
+    return check_indices(op, 1, data->dims[0], what, err);
+}
+
+/* data: (V, R) (R = row size in bytes), idx: (M,) -> out: (M, R): out[m] = data[idx[m]] */
+static void gather_kernel(int64_t M, size_t R, const char *data, const int32_t *idx, char *out)
+{
+    for (int64_t m = 0; m < M; m++) memcpy(out + (size_t)m * R, data + (size_t)idx[m] * R, R);
+}
+
+static rc_status gather_run(rc_op *op, rc_err *err)
+{
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = gather_shapes(op, &ndim, dims, err);
+    if (st) return st;
+    const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
+    if ((st = resize_out(op, 0, data->dtype, ndim, dims, err))) return st;
+    const int64_t M = rc_tensor_numel(idx);
+    const size_t R = (size_t)rc_dims_prod(data, 1, data->ndim) * rc_dtype_size(data->dtype);
+    if (M && R) gather_kernel(M, R, rc_tensor_data(data), rc_i32(idx), rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ GatherGradient */
+
+/* dout: (M, R), idx: (M,) -> ddata: (V, R) = 0; ddata[idx[m]] += dout[m], m in order */
+static void gather_grad_kernel(int64_t V, int64_t M, int64_t R, const int32_t *idx, const float *dout,
+                               float *ddata)
+{
+    memset(ddata, 0, (size_t)(V * R) * sizeof *ddata);
+    for (int64_t m = 0; m < M; m++) {
+        float *dr = ddata + (int64_t)idx[m] * R;
+        const float *gr = dout + m * R;
+        for (int64_t r = 0; r < R; r++) dr[r] += gr[r];
+    }
+}
+
+/* GatherGradient: DATA (V, ...) float32 (for its shape), INDICES, dOUT (INDICES.shape + DATA.shape[1:])
+ * -> dDATA (shape of DATA). */
+static rc_status gather_grad_run(rc_op *op, rc_err *err)
+{
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    if ((st = gather_shapes(op, &ndim, dims, err))) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1), *g = rc_in(op, 2);
+    int ok = g->ndim == ndim;
+    for (int k = 0; ok && k < ndim; k++) ok = g->dims[k] == dims[k];
+    if (!ok) {
+        rc_tensor want;
+        rc_tensor_init(&want);
+        want.dtype = RC_F32;
+        want.ndim = ndim;
+        memcpy(want.dims, dims, sizeof dims);
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' (the output gradient) must have shape %s (input 1 blob '%s' %s + "
+                          "input 0 blob '%s' %s without its first dim), got %s", rc_in_name(op, 2), RC_SHAPE(&want),
+                          rc_in_name(op, 1), RC_SHAPE(idx), rc_in_name(op, 0), RC_SHAPE(data), RC_SHAPE(g));
+    }
+    int64_t ddims[RC_MAX_DIMS];
+    memcpy(ddims, data->dims, sizeof ddims);
+    if ((st = resize_out(op, 0, RC_F32, data->ndim, ddims, err))) return st;
+    const int64_t V = data->dims[0], R = rc_dims_prod(data, 1, data->ndim), M = rc_tensor_numel(idx);
+    if (V > 0 && R > 0) gather_grad_kernel(V, M, R, rc_i32(idx), rc_f32(g), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ OneHot */
+
+typedef struct onehot_state {
+    int64_t index_size;  /* from the argument; -1 when it comes from input 1 */
+} onehot_state;
+
+static rc_status onehot_setup(rc_op *op, rc_err *err)
+{
+    onehot_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->index_size = -1;
+    const int has_arg = rc_opdef_arg(&op->def, "index_size") != NULL;
+    if (op->n_in == 2 && has_arg)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "give the index size either as input 1 (blob '%s') or as argument 'index_size', not both",
+                          rc_in_name(op, 1));
+    if (op->n_in == 1) {
+        if (!has_arg)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "the index size is missing: give argument 'index_size' or input 1 (a one-element "
+                              "int32 blob)");
+        rc_status st = rc_arg_i(&op->def, "index_size", 0, &s->index_size, err);
+        if (st) return st;
+        if (s->index_size < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument index_size must be >= 0, got %lld",
+                              (long long)s->index_size);
+    }
+    return RC_OK;
+}
+
+/* idx: (M,) -> out: (M, V): out[m, j] = (j == idx[m]) */
+static void onehot_kernel(int64_t M, int64_t V, const int32_t *idx, float *out)
+{
+    memset(out, 0, (size_t)(M * V) * sizeof *out);
+    for (int64_t m = 0; m < M; m++) out[m * V + idx[m]] = 1.0f;
+}
+
+static rc_status onehot_run(rc_op *op, rc_err *err)
+{
+    const onehot_state *s = op->state;
+    rc_status st = check_index_input(op, 0, err);
+    if (st) return st;
+    int64_t V = s->index_size;
+    if (V < 0) {
+        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+        const rc_tensor *vs = rc_in(op, 1);
+        if (rc_tensor_numel(vs) != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must hold one value, got %s",
+                              rc_in_name(op, 1), RC_SHAPE(vs));
+        V = rc_i32(vs)[0];
+        if (V < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must be >= 0, got %lld",
+                              rc_in_name(op, 1), (long long)V);
+    }
+    const rc_tensor *idx = rc_in(op, 0);
+    if (idx->ndim + 1 > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' has too many dims for a one-hot output: %s",
+                          rc_in_name(op, 0), RC_SHAPE(idx));
+    if ((st = check_indices(op, 0, V, "the index size", err))) return st;
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, idx->dims, sizeof dims);
+    dims[idx->ndim] = V;
+    if ((st = resize_out(op, 0, RC_F32, idx->ndim + 1, dims, err))) return st;
+    const int64_t M = rc_tensor_numel(idx);
+    if (M > 0 && V > 0) onehot_kernel(M, V, rc_i32(idx), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ WeightedSample */
+
+typedef struct sample_state {
+    uint64_t rng[4];  /* xoshiro256** */
+} sample_state;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(uint64_t s[4])
+{
+    uint64_t r = rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl64(s[3], 45);
+    return r;
+}
+
+/* The only mutable process-wide value here: bumped atomically, never read back. */
+static uint64_t sample_seed_counter;
+
+static rc_status sample_setup(rc_op *op, rc_err *err)
+{
+    sample_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    if (op->n_out == 2 && op->n_in != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output 1 blob '%s' (the sampled values) needs input 1 (the values to sample from)",
+                          rc_out_name(op, 1));
+    uint64_t x;
+    if (rc_opdef_arg(&op->def, "seed")) {
+        int64_t seed;
+        rc_status st = rc_arg_i(&op->def, "seed", 0, &seed, err);
+        if (st) return st;
+        x = (uint64_t)seed;
+    } else {
+        uint64_t c = __atomic_add_fetch(&sample_seed_counter, 1, __ATOMIC_RELAXED);
+        struct timespec ts;
+        uint64_t t = 0;
+        if (timespec_get(&ts, TIME_UTC)) t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        x = c * 0xD1B54A32D192ED03ull ^ t;
+    }
+    for (int i = 0; i < 4; i++) s->rng[i] = splitmix64(&x);
+    return RC_OK;
+}
+
+/* w: (N, D) non-negative rows with positive sums, u: one uniform [0, 1) per
+ * row -> idx: (N,): the first j with cumsum(w[i])[j] > u_i * sum(w[i]).
+ * Zero weights are never picked. Sums in double. */
+static int32_t sample_row(int64_t D, const float *w, double u)
+{
+    double total = 0.0;
+    for (int64_t j = 0; j < D; j++) total += w[j];
+    const double r = u * total;
+    double c = 0.0;
+    int64_t last = 0;
+    for (int64_t j = 0; j < D; j++) {
+        if (w[j] <= 0.0f) continue;
+        c += w[j];
+        last = j;
+        if (c > r) return (int32_t)j;
+    }
+    return (int32_t)last; /* rounding: r was within an ulp of the total */
+}
+
+/* WeightedSample: WEIGHTS (N, D) float32 [, VALUES (N, D) float32] -> INDICES (N,) int32
+ * [, SAMPLED_VALUES (N,) float32 = VALUES[i, INDICES[i]]]. */
+static rc_status sample_run(rc_op *op, rc_err *err)
+{
+    sample_state *s = op->state;
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    if ((st = rc_check_ndim(op, 0, 2, 2, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t N = w->dims[0], D = w->dims[1];
+    if (D > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s has more than %d columns",
+                          rc_in_name(op, 0), RC_SHAPE(w), INT32_MAX);
+    if (op->n_in == 2) {
+        if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
+        if (!rc_tensor_same_shape(rc_in(op, 1), w))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' must have the shape of input 0 blob '%s' %s, "
+                              "got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(w), RC_SHAPE(rc_in(op, 1)));
+    }
+    const float *wd = rc_f32(w);
+    for (int64_t i = 0; i < N; i++) {
+        double total = 0.0;
+        for (int64_t j = 0; j < D; j++) {
+            const float v = wd[i * D + j];
+            if (!(v >= 0.0f) || isinf(v))
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input 0 blob '%s' of shape %s: weight %g at row %lld, column %lld must be finite "
+                                  "and >= 0", rc_in_name(op, 0), RC_SHAPE(w), (double)v, (long long)i, (long long)j);
+            total += v;
+        }
+        if (!(total > 0.0))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s: the weights of row %lld sum to 0",
+                              rc_in_name(op, 0), RC_SHAPE(w), (long long)i);
+    }
+    int64_t dims[1] = {N};
+    if ((st = resize_out(op, 0, RC_I32, 1, dims, err))) return st;
+    if (op->n_out == 2 && (st = resize_out(op, 1, RC_F32, 1, dims, err))) return st;
+    int32_t *out = rc_i32(rc_out(op, 0));
+    for (int64_t i = 0; i < N; i++) {
+        const double u = (double)(rng_next(s->rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+        out[i] = sample_row(D, wd + i * D, u);
+    }
+    if (op->n_out == 2) {
+        const float *vals = rc_f32(rc_in(op, 1));
+        float *sv = rc_f32(rc_out(op, 1));
+        for (int64_t i = 0; i < N; i++) sv[i] = vals[i * D + out[i]];
+    }
+    return RC_OK;
+}
+
+/* ================================================================ Adagrad */
+
+typedef struct adagrad_state {
+    float epsilon, decay;
+} adagrad_state;
+
+static rc_status adagrad_setup(rc_op *op, rc_err *err)
+{
+    adagrad_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    rc_status st;
+    if ((st = rc_arg_f(&op->def, "epsilon", 1e-5f, &s->epsilon, err))) return st;
+    if ((st = rc_arg_f(&op->def, "decay", 1.0f, &s->decay, err))) return st;
+    if (!(s->epsilon >= 0.0f) || isinf(s->epsilon))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument epsilon must be finite and >= 0, got %g", (double)s->epsilon);
+    if (!(s->decay >= 0.0f) || isinf(s->decay))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument decay must be finite and >= 0, got %g", (double)s->decay);
+    return RC_OK;
+}
+
+/* w, h, g: (n,), lr: scalar -> nw, nh: (n,):
+ *   nh = decay * h + g^2;  nw = w + lr * g / (sqrt(nh) + epsilon)
+ * (Caffe2's convention: lr is negative for descent). nw may alias w, nh may alias h. */
+static void adagrad_kernel(int64_t n, const float *w, const float *h, const float *g, float lr, float eps, float decay,
+                           float *nw, float *nh)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float gi = g[i];
+        const float hi = decay * h[i] + gi * gi;
+        nh[i] = hi;
+        nw[i] = w[i] + lr * gi / (sqrtf(hi) + eps);
+    }
+}
+
+static rc_status adagrad_run(rc_op *op, rc_err *err)
+{
+    const adagrad_state *s = op->state;
+    rc_status st;
+    for (int i = 0; i < 4; i++)
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    for (int i = 1; i <= 2; i++)
+        if (!rc_tensor_same_shape(rc_in(op, i), w))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' must have the shape of input 0 blob '%s' %s, "
+                              "got %s", i, rc_in_name(op, i), rc_in_name(op, 0), RC_SHAPE(w), RC_SHAPE(rc_in(op, i)));
+    if (rc_tensor_numel(rc_in(op, 3)) != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' (the learning rate) must hold one value, got %s",
+                          rc_in_name(op, 3), RC_SHAPE(rc_in(op, 3)));
+    const float lr = rc_f32(rc_in(op, 3))[0];
+    /* outputs may alias their inputs (in place); resize to an unchanged shape keeps the buffer */
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, w->dims, sizeof dims);
+    const int ndim = w->ndim;
+    if ((st = resize_out(op, 0, RC_F32, ndim, dims, err))) return st;
+    if ((st = resize_out(op, 1, RC_F32, ndim, dims, err))) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n)
+        adagrad_kernel(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), lr, s->epsilon, s->decay,
+                       rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)));
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+/* Adagrad: param and moment may be updated in place (input 0 -> output 0, input 1 -> output 1). */
+static int inplace_adagrad(int in, int out) { return (in == 0 && out == 0) || (in == 1 && out == 1); }
+
+const rc_op_schema rc_ops_embed[] = {
+    {"Gather", 2, 2, 1, 1, NULL, NULL, gather_run, NULL,
+     "(DATA (V, ...), INDICES int32) -> OUT = DATA[INDICES], shape INDICES.shape + DATA.shape[1:]"},
+    {"GatherGradient", 3, 3, 1, 1, NULL, NULL, gather_grad_run, NULL,
+     "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dDATA[INDICES[m]] += dOUT[m] in order"},
+    {"OneHot", 1, 2, 1, 1, NULL, onehot_setup, onehot_run, free,
+     "(INDICES int32[, INDEX_SIZE int32]) -> float32 one-hot rows, shape INDICES.shape + (index_size,)"},
+    {"WeightedSample", 1, 2, 1, 2, NULL, sample_setup, sample_run, free,
+     "(WEIGHTS (N, D)[, VALUES (N, D)]) -> (INDICES (N,) int32 drawn with probability w / rowsum(w)[, VALUES[i, "
+     "INDICES[i]]]); argument seed"},
+    {"Adagrad", 4, 4, 2, 2, inplace_adagrad, adagrad_setup, adagrad_run, free,
+     "(param, moment, grad, lr) -> (param, moment): moment = decay*moment + grad^2; param += lr*grad/(sqrt(moment)+eps)"},
+    {0},
+};

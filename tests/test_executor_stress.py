@@ -1,0 +1,212 @@
+"""Stress of the RNN executor (issue 4): hundreds of runs with random sequence
+lengths (0..40) and random thread counts (1..6), forward and backward,
+executor on vs the serial path bit for bit; and random failing timesteps
+(forward and backward) mixed with good runs.
+
+Each loop runs in a child process (this file run as a script) under a hang
+guard: the child dumps its Python stacks and exits after WATCHDOG_S
+(faulthandler), and the parent kills it after TIMEOUT_S, so a deadlock fails
+the test instead of blocking CI. The child prints one JSON line of counts.
+Reproduce a failure with ``python tests/test_executor_stress.py <loop> <seed> <iters>``.
+"""
+
+import faulthandler
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WATCHDOG_S = 150
+TIMEOUT_S = 180
+
+
+def run_child(loop, seed, iters):
+    env = dict(os.environ)
+    env.pop("RECURRENT_RNN_EXECUTOR", None)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(__file__), loop, str(seed), str(iters)]
+    try:
+        p = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("stress loop %r hung (killed after %d s); stderr:\n%s" % (loop, TIMEOUT_S, e.stderr))
+    assert p.returncode == 0, "stress loop %r failed (rc %d):\n%s\n%s" % (
+        loop, p.returncode, p.stdout[-4000:], p.stderr[-8000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_stress_random_T_and_threads_bitwise():
+    res = run_child("bitwise", 20240601, 300)
+    assert res["runs"] == 300
+    assert res["training"] > 150 and res["forward_only"] > 50
+    assert set(res["threads"]) == {str(k) for k in range(1, 7)}
+    assert res["T0"] > 0
+
+
+def test_stress_random_failures():
+    res = run_child("failures", 777, 200)
+    assert res["runs"] == 200
+    assert res["forward_failures"] > 30 and res["backward_failures"] > 30 and res["good"] > 30
+    assert set(res["threads"]) == {str(k) for k in range(1, 7)}
+
+
+def test_stress_interrupts():
+    """SIGINT while the executor runs a long sequence: KeyboardInterrupt, no
+    hang, and the next runs are correct (bitwise equal to the serial run)."""
+    res = run_child("interrupts", 5, 12)
+    assert res["interrupted"] == 12
+    assert res["in_run"] >= 6  # most interrupts land inside RunNet (the loop does little else)
+
+
+# ================================================================ the child
+def _bitwise_loop(tx, workspace, rng, iters):
+    """Pre-created nets (serial, and executor with 1..6 threads) of a 3-layer
+    LSTM with loss and gradients, and of a forward-only one; each run feeds
+    random inputs with a random T, runs the serial net and a random executor
+    net and compares every output and gradient. Now and then an executor net
+    is re-created (new ops, new worker threads). All nets of a model share
+    the step-workspaces blob, so switching nets re-instantiates step nets."""
+    cases = {
+        "training": tx.build_stack("lstm", layers=3, H=8, N=3, D=5, name="st"),
+        "forward_only": tx.build_stack("lstm", layers=3, H=8, N=3, D=5, name="sf", forward_only=True),
+    }
+    nets = {}
+    for kind, case in cases.items():
+        case.feed(3, 0)
+        for threads in range(0, 7):  # 0: serial
+            net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
+            nws = int(rng.randint(1, 5)) if kind == "forward_only" and threads else None
+            tx.configure(net, threads > 0, threads or None, num_workspaces=nws)
+            workspace.CreateNet(net, overwrite=True)
+            nets[kind, threads] = net
+    counts = {"runs": 0, "training": 0, "forward_only": 0, "T0": 0, "threads": {}}
+    for i in range(iters):
+        kind = "training" if rng.rand() < 0.65 else "forward_only"
+        case = cases[kind]
+        T = int(rng.randint(0, 41))
+        threads = int(rng.randint(1, 7))
+        seed = int(rng.randint(1 << 30))
+        case.feed(T, seed)
+        if rng.rand() < 0.1:
+            workspace.CreateNet(nets[kind, threads], overwrite=True)
+        results = []
+        for net in (nets[kind, 0], nets[kind, threads]):
+            case.poison()
+            workspace.RunNet(net)
+            results.append(case.fetch())
+        ctx = "run %d: %s T=%d threads=%d seed=%d" % (i, kind, T, threads, seed)
+        tx.assert_bitwise(results[0], results[1], ctx)
+        counts["runs"] += 1
+        counts[kind] += 1
+        counts["T0"] += T == 0
+        counts["threads"][threads] = counts["threads"].get(threads, 0) + 1
+    return counts
+
+
+def _failure_loop(tx, workspace, rng, iters):
+    """LabelRNN (tests/test_executor.py): per run a random T (1..40), random
+    threads, and with probability 2/3 one to three bad labels at random
+    timesteps, in the forward or the backward pass. The executor's exception
+    must be the serial one; every good run (and the run after each failure)
+    must equal the serial results bit for bit."""
+    lab = tx.LabelRNN(N=2, name="stress")
+    counts = {"runs": 0, "forward_failures": 0, "backward_failures": 0, "good": 0, "threads": {}}
+    # serial nets: clones of the executor nets (same blobs, same step-workspaces blob)
+    serial = (lab.fwd.Clone("stress_serial_fwd"), lab.bwd.Clone("stress_serial_bwd"))
+    lab.feed(2, 0)
+    for net in serial:
+        tx.configure(net, 0)
+        workspace.CreateNet(net, overwrite=True)
+        if net is serial[0]:
+            workspace.RunNet(net)
+    threads_now = None
+    for i in range(iters):
+        T = int(rng.randint(1, 41))
+        # keep the executor nets for a few runs (reuse after failures), then switch
+        threads = threads_now if threads_now and rng.rand() < 0.7 else int(rng.randint(1, 7))
+        seed = int(rng.randint(1 << 30))
+        u = rng.rand()
+        direction = "good" if u < 1 / 3 else ("forward" if u < 2 / 3 else "backward")
+        k = int(rng.randint(1, 4))
+        bad = [(int(rng.randint(0, T)), int(rng.randint(0, 2))) for _ in range(k)]
+        value = int(rng.choice([-1, 5, 6, 1000, -100]))
+        ctx = "run %d: %s T=%d threads=%d seed=%d bad=%r value=%d" % (
+            i, direction, T, threads, seed, bad, value)
+        lab.feed(T, seed)
+        if threads != threads_now:
+            lab.create(1, threads)  # new executor nets (the old ones and their workers are freed)
+            threads_now = threads
+        out = []
+        for nets in (serial, (lab.fwd, lab.bwd)):
+            msg = str(lab.fail(direction, bad, value, nets)) if direction != "good" else None
+            out.append((msg, lab.run_good(nets)))
+        (msg_s, good_s), (msg_x, good_x) = out
+        assert msg_s == msg_x, "%s\nserial:   %s\nexecutor: %s" % (ctx, msg_s, msg_x)
+        if direction != "good":
+            expect_t = min(t for t, _ in bad) if direction == "forward" else max(t for t, _ in bad)
+            assert "at timestep %d:" % expect_t in msg_s, (ctx, msg_s)
+        tx.assert_bitwise(good_s, good_x, ctx)
+        counts["runs"] += 1
+        counts["good" if direction == "good" else direction + "_failures"] += 1
+        counts["threads"][threads] = counts["threads"].get(threads, 0) + 1
+    return counts
+
+
+def _interrupt_loop(tx, workspace, rng, iters):
+    """A 4-layer LSTM (T=300) with the executor (random threads 2..6) run in a
+    loop; a timer thread sends SIGINT after a random delay; after the
+    KeyboardInterrupt the net must give the serial results."""
+    import signal
+    import threading
+    import time
+    case = tx.build_stack("lstm", layers=4, H=16, N=4, D=8, name="intr")
+    T = 300
+    ref = case.run(T, 1, enable=0)
+    counts = {"interrupted": 0, "in_run": 0, "runs_between": []}
+    for i in range(iters):
+        case.create(1, threads=int(rng.randint(2, 7)))
+        if i % 2:
+            case.run_created()  # warm: the interrupted run reuses the cached graph
+        in_run = [False]
+        timer = threading.Timer(float(rng.uniform(0.01, 0.15)), os.kill, (os.getpid(), signal.SIGINT))
+        t0 = time.time()
+        n = 0
+        timer.start()
+        try:
+            while time.time() - t0 < 20:
+                in_run[0] = True
+                workspace.RunNet(case.net)
+                in_run[0] = False
+                n += 1
+            raise AssertionError("iteration %d: no KeyboardInterrupt within 20 s" % i)
+        except KeyboardInterrupt:
+            counts["interrupted"] += 1
+            counts["in_run"] += in_run[0]
+        timer.join()
+        counts["runs_between"].append(n)
+        tx.assert_bitwise(ref, case.run_created(), "after interrupt %d" % i)
+        tx.assert_bitwise(ref, case.run_created(), "second run after interrupt %d" % i)
+    return counts
+
+
+def main(argv):
+    loop, seed, iters = argv[1], int(argv[2]), int(argv[3])
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    sys.path.insert(0, HERE)
+    import test_executor as tx
+    from recurrent import workspace
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1"])
+    rng = np.random.RandomState(seed)
+    fn = {"bitwise": _bitwise_loop, "failures": _failure_loop, "interrupts": _interrupt_loop}[loop]
+    counts = fn(tx, workspace, rng, iters)
+    faulthandler.cancel_dump_traceback_later()
+    print(json.dumps(counts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,307 @@
+"""Embedding / sampling / optimizer operators (csrc/ops/embed.c): Gather,
+GatherGradient, OneHot, WeightedSample, Adagrad.
+
+Forward and gradient ops against NumPy references; the Gather gradient maker
+(recurrent/_grad_embed.py) by finite differences and through a backward pass;
+bad input by exception type and message (op, blob, offending value).
+"""
+
+import numpy as np
+import pytest
+
+from recurrent import core, workspace
+from recurrent.gradient_checker import GradientChecker
+
+
+def run(op_type, feeds, outputs, **args):
+    for name, value in feeds.items():
+        workspace.FeedBlob(name, value)
+    workspace.RunOperatorOnce(core.CreateOperator(op_type, list(feeds), outputs, **args))
+    return [workspace.FetchBlob(o) for o in outputs]
+
+
+def raises(exc, match, op_type, feeds, outputs, **args):
+    for name, value in feeds.items():
+        workspace.FeedBlob(name, value)
+    with pytest.raises(exc, match=match):
+        workspace.RunOperatorOnce(core.CreateOperator(op_type, list(feeds), outputs, **args))
+
+
+def f32(rng, *shape):
+    return rng.randn(*shape).astype(np.float32)
+
+
+def ref_gather_grad(data_shape, idx, dout):
+    ref = np.zeros(data_shape, np.float64)
+    np.add.at(ref, idx.reshape(-1), dout.reshape((idx.size,) + tuple(data_shape[1:])).astype(np.float64))
+    return ref
+
+
+# ---------------------------------------------------------------- Gather
+@pytest.mark.parametrize("data_shape,idx_shape", [((5, 3), (4,)), ((6, 2, 3), (2, 3)), ((4,), (7,)),
+                                                  ((5, 3), ()), ((5, 3), (0,)), ((3, 4), (2, 0))])
+def test_gather_matches_numpy(rng, data_shape, idx_shape):
+    data = f32(rng, *data_shape)
+    idx = rng.randint(0, data_shape[0], size=idx_shape).astype(np.int32)
+    (out,) = run("Gather", {"data": data, "idx": idx}, ["out"])
+    assert out.shape == idx_shape + data_shape[1:]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, data[idx])
+
+
+def test_gather_int32_data(rng):
+    data = rng.randint(-100, 100, size=(6, 2)).astype(np.int32)
+    idx = np.array([5, 0, 0, 3], np.int32)
+    (out,) = run("Gather", {"data": data, "idx": idx}, ["out"])
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, data[idx])
+
+
+def test_gather_rerun_with_new_shape(rng):
+    data = f32(rng, 5, 3)
+    for n in (4, 2, 7):
+        idx = rng.randint(0, 5, size=(n,)).astype(np.int32)
+        (out,) = run("Gather", {"data": data, "idx": idx}, ["out"])
+        np.testing.assert_array_equal(out, data[idx])
+
+
+@pytest.mark.parametrize("data_shape,idx_shape", [((5, 3), (6,)), ((4, 2, 2), (2, 3)), ((3,), (5,))])
+def test_gather_gradient_op_matches_numpy(rng, data_shape, idx_shape):
+    data = f32(rng, *data_shape)
+    idx = rng.randint(0, data_shape[0], size=idx_shape).astype(np.int32)  # repeats on purpose
+    dout = f32(rng, *(idx_shape + data_shape[1:]))
+    (g,) = run("GatherGradient", {"data": data, "idx": idx, "dout": dout}, ["g"])
+    assert g.shape == data_shape
+    np.testing.assert_allclose(g, ref_gather_grad(data_shape, idx, dout), rtol=1e-6, atol=1e-6)
+
+
+def test_gather_gradient_repeated_indices_accumulate():
+    data = np.zeros((3, 2), np.float32)
+    idx = np.array([1, 1, 1, 2], np.int32)
+    dout = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (g,) = run("GatherGradient", {"data": data, "idx": idx, "dout": dout}, ["g"])
+    np.testing.assert_array_equal(g, [[0, 0], [0 + 2 + 4, 1 + 3 + 5], [6, 7]])
+
+
+@pytest.mark.parametrize("data_shape,idx_shape", [((5, 3), (6,)), ((4, 2, 2), (2, 3))])
+def test_gather_gradient_finite_differences(rng, data_shape, idx_shape):
+    data = f32(rng, *data_shape)
+    idx = rng.randint(0, data_shape[0], size=idx_shape).astype(np.int32)
+    op = core.CreateOperator("Gather", ["data", "idx"], ["out"])
+    checker = GradientChecker(1e-2, 1e-2)
+    ok, grad, estimate = checker.CheckSimple(op, [data, idx], 0, [0])
+    assert ok, checker.last_message
+    assert grad.shape == data_shape
+
+
+def test_gather_gradient_maker():
+    op = core.CreateOperator("Gather", ["emb", "idx"], ["out"])
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, ["out_grad"])
+    assert [g.type for g in grad_ops] == ["GatherGradient"]
+    assert list(grad_ops[0].input) == ["emb", "idx", "out_grad"]
+    assert g_input == ["emb_grad", None]
+    assert core.GradientRegistry.GetGradientForOp(op, [None]) == ([], [None, None])
+
+
+def test_gather_in_a_net_with_backward_pass(rng):
+    """Embedding -> FC -> loss: the gradient of the table through a whole net."""
+    emb, w, b = f32(rng, 6, 4), f32(rng, 3, 4), f32(rng, 3)
+    idx = np.array([0, 5, 5, 2], np.int32)
+    net = core.Net("embed_net")
+    x = net.Gather(["emb", "idx"], "x")
+    y = net.FC([x, "w", "b"], "y")
+    sq = net.SquaredL2Distance([y, "target"], "sq")
+    net.AveragedLoss(sq, "loss")
+    net.AddGradientOperators(["loss"])
+    target = f32(rng, 4, 3)
+    for name, v in dict(emb=emb, idx=idx, w=w, b=b, target=target).items():
+        workspace.FeedBlob(name, v)
+    workspace.RunNetOnce(net)
+    e64, w64 = emb.astype(np.float64), w.astype(np.float64)
+    yv = e64[idx] @ w64.T + b
+    dy = (yv - target) / 4.0
+    np.testing.assert_allclose(workspace.FetchBlob("emb_grad"), ref_gather_grad(emb.shape, idx, dy @ w64),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_gather_bad_input(rng):
+    data = f32(rng, 5, 3)
+    raises(IndexError,
+           r"op Gather #0: input 1 blob 'idx': index 5 at position 2 is out of range \[0, 5\).*'data'",
+           "Gather", {"data": data, "idx": np.array([0, 1, 5], np.int32)}, ["out"])
+    raises(IndexError, r"op Gather #0: input 1 blob 'idx': index -1 at position 0",
+           "Gather", {"data": data, "idx": np.array([-1], np.int32)}, ["out"])
+    raises(TypeError, r"op Gather #0: input 1 blob 'fidx' must be int32",
+           "Gather", {"data": data, "fidx": np.array([0.0], np.float32)}, ["out"])
+    raises(ValueError, r"op Gather #0: input 0 blob 'scalar' must have at least 1 dim",
+           "Gather", {"scalar": np.float32(1.0), "idx": np.array([0], np.int32)}, ["out"])
+
+
+def test_gather_out_of_range_leaves_output_untouched(rng):
+    data = f32(rng, 5, 3)
+    (out,) = run("Gather", {"data": data, "idx": np.array([1, 2], np.int32)}, ["out"])
+    raises(IndexError, r"index 9", "Gather", {"data": data, "idx": np.array([0, 9], np.int32)}, ["out"])
+    np.testing.assert_array_equal(workspace.FetchBlob("out"), out)
+
+
+def test_gather_gradient_bad_input(rng):
+    data = f32(rng, 5, 3)
+    idx = np.array([0, 4], np.int32)
+    raises(ValueError,
+           r"op GatherGradient #0: input 2 blob 'dout' \(the output gradient\) must have shape \(2, 3\)",
+           "GatherGradient", {"data": data, "idx": idx, "dout": f32(rng, 2, 4)}, ["g"])
+    raises(IndexError, r"op GatherGradient #0: input 1 blob 'bad': index 7 at position 1",
+           "GatherGradient", {"data": data, "bad": np.array([0, 7], np.int32), "dout": f32(rng, 2, 3)}, ["g"])
+
+
+# ---------------------------------------------------------------- OneHot
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (0,)])
+def test_one_hot_argument(rng, shape):
+    idx = rng.randint(0, 7, size=shape).astype(np.int32)
+    (out,) = run("OneHot", {"idx": idx}, ["oh"], index_size=7)
+    assert out.dtype == np.float32 and out.shape == shape + (7,)
+    np.testing.assert_array_equal(out, np.eye(7, dtype=np.float32)[idx])
+
+
+def test_one_hot_size_input(rng):
+    idx = np.array([3, 0, 2], np.int32)
+    (out,) = run("OneHot", {"idx": idx, "size": np.array([4], np.int32)}, ["oh"])
+    np.testing.assert_array_equal(out, np.eye(4, dtype=np.float32)[idx])
+
+
+def test_one_hot_has_no_gradient():
+    op = core.CreateOperator("OneHot", ["idx"], ["oh"], index_size=3)
+    assert core.GradientRegistry.GetGradientForOp(op, ["oh_grad"]) == ([], [None])
+
+
+def test_one_hot_bad_input():
+    idx = np.array([1, 3], np.int32)
+    raises(IndexError, r"op OneHot #0: input 0 blob 'idx': index 3 at position 1 is out of range \[0, 3\)",
+           "OneHot", {"idx": idx}, ["oh"], index_size=3)
+    raises(IndexError, r"op OneHot #0: input 0 blob 'idx': index 3 at position 1",
+           "OneHot", {"idx": idx, "size": np.array([2], np.int32)}, ["oh"])
+    raises(ValueError, r"op OneHot #0: the index size is missing", "OneHot", {"idx": idx}, ["oh"])
+    raises(ValueError, r"op OneHot #0: .*not both", "OneHot", {"idx": idx, "size": np.array([5], np.int32)},
+           ["oh"], index_size=5)
+    raises(ValueError, r"op OneHot #0: argument index_size must be >= 0", "OneHot", {"idx": idx}, ["oh"],
+           index_size=-2)
+    raises(TypeError, r"op OneHot #0: input 0 blob 'fidx' must be int32", "OneHot",
+           {"fidx": np.array([1.0], np.float32)}, ["oh"], index_size=3)
+    raises(ValueError, r"op OneHot #0: input 1 blob 'size2' \(the index size\) must hold one value", "OneHot",
+           {"idx": idx, "size2": np.array([4, 4], np.int32)}, ["oh"])
+
+
+# ---------------------------------------------------------------- WeightedSample
+def test_weighted_sample_distribution():
+    """With many rows the empirical frequencies follow the weights (chi-square
+    style bound), zero weights are never drawn, rows are independent."""
+    w = np.array([1.0, 0.0, 3.0, 6.0], np.float32)
+    n = 20000
+    (idx,) = run("WeightedSample", {"w": np.tile(w, (n, 1))}, ["idx"], seed=7)
+    assert idx.dtype == np.int32 and idx.shape == (n,)
+    counts = np.bincount(idx, minlength=4)
+    assert counts[1] == 0
+    p = w / w.sum()
+    expected = n * p
+    for j in (0, 2, 3):
+        assert abs(counts[j] - expected[j]) < 5 * np.sqrt(expected[j] * (1 - p[j]))
+
+
+def test_weighted_sample_unnormalised_rows_and_values(rng):
+    w = np.array([[0.0, 0.0, 2.5], [7.0, 0.0, 0.0], [0.0, 1e-3, 0.0]], np.float32)
+    vals = f32(rng, 3, 3)
+    idx, sv = run("WeightedSample", {"w": w, "vals": vals}, ["idx", "sv"], seed=1)
+    np.testing.assert_array_equal(idx, [2, 0, 1])
+    np.testing.assert_array_equal(sv, vals[np.arange(3), idx])
+
+
+def test_weighted_sample_seeded_is_deterministic(rng):
+    w = rng.rand(50, 10).astype(np.float32)
+    (a,) = run("WeightedSample", {"w": w}, ["a"], seed=123)
+    (b,) = run("WeightedSample", {"w": w}, ["b"], seed=123)
+    (c,) = run("WeightedSample", {"w": w}, ["c"], seed=124)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_weighted_sample_state_advances_across_runs(rng):
+    """The generator lives in the op: a net run twice draws new numbers."""
+    w = np.ones((40, 10), np.float32)
+    workspace.FeedBlob("w", w)
+    net = core.Net("sampler")
+    net.WeightedSample(["w"], ["idx"], seed=5)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)
+    first = workspace.FetchBlob("idx")
+    workspace.RunNet(net)
+    second = workspace.FetchBlob("idx")
+    assert not np.array_equal(first, second)
+
+
+def test_weighted_sample_bad_input():
+    raises(ValueError, r"op WeightedSample #0: input 0 blob 'w' .*weight -1 at row 1, column 0",
+           "WeightedSample", {"w": np.array([[1, 1], [-1, 2]], np.float32)}, ["idx"], seed=0)
+    raises(ValueError, r"op WeightedSample #0: input 0 blob 'w' .*weight nan at row 0",
+           "WeightedSample", {"w": np.array([[np.nan, 1]], np.float32)}, ["idx"], seed=0)
+    raises(ValueError, r"op WeightedSample #0: input 0 blob 'w' .*row 0 sum to 0",
+           "WeightedSample", {"w": np.zeros((1, 3), np.float32)}, ["idx"], seed=0)
+    raises(ValueError, r"op WeightedSample #0: input 0 blob 'w1' must have 2 dims",
+           "WeightedSample", {"w1": np.ones(3, np.float32)}, ["idx"], seed=0)
+    raises(ValueError, r"op WeightedSample #0: input 1 blob 'v' must have the shape of input 0 blob 'w'",
+           "WeightedSample", {"w": np.ones((2, 3), np.float32), "v": np.ones((2, 2), np.float32)}, ["i", "s"])
+    raises(ValueError, r"op WeightedSample #0: output 1 blob 's' .*needs input 1",
+           "WeightedSample", {"w": np.ones((2, 3), np.float32)}, ["i", "s"])
+
+
+# ---------------------------------------------------------------- Adagrad
+def ref_adagrad(w, h, g, lr, eps=1e-5, decay=1.0):
+    w, h, g = (a.astype(np.float64) for a in (w, h, g))
+    nh = decay * h + g * g
+    return w + lr * g / (np.sqrt(nh) + eps), nh
+
+
+@pytest.mark.parametrize("eps,decay", [(1e-5, 1.0), (1e-2, 0.9)])
+def test_adagrad_matches_numpy(rng, eps, decay):
+    w, g = f32(rng, 4, 3), f32(rng, 4, 3)
+    h = np.abs(f32(rng, 4, 3))
+    lr = np.array([-0.1], np.float32)
+    nw, nh = run("Adagrad", {"w": w, "h": h, "g": g, "lr": lr}, ["nw", "nh"], epsilon=eps, decay=decay)
+    rw, rh = ref_adagrad(w, h, g, -0.1, eps, decay)
+    np.testing.assert_allclose(nw, rw, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(nh, rh, rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_in_place_and_repeated(rng):
+    w, h = f32(rng, 10), np.zeros(10, np.float32)
+    rw, rh = w.astype(np.float64), h.astype(np.float64)
+    workspace.FeedBlob("w", w)
+    workspace.FeedBlob("h", h)
+    workspace.FeedBlob("lr", np.array([-0.05], np.float32))
+    net = core.Net("adagrad_steps")
+    net.Adagrad(["w", "h", "g", "lr"], ["w", "h"])
+    for step in range(3):
+        g = f32(rng, 10)
+        workspace.FeedBlob("g", g)
+        workspace.RunNetOnce(net)
+        rw, rh = ref_adagrad(rw, rh, g, -0.05)
+    np.testing.assert_allclose(workspace.FetchBlob("w"), rw, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(workspace.FetchBlob("h"), rh, rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_has_no_gradient():
+    op = core.CreateOperator("Adagrad", ["w", "h", "g", "lr"], ["w", "h"])
+    assert core.GradientRegistry.GetGradientForOp(op, ["w_grad", None]) == ([], [None] * 4)
+
+
+def test_adagrad_bad_input(rng):
+    w = f32(rng, 3)
+    raises(ValueError,
+           r"op Adagrad #0: input 2 blob 'g' must have the shape of input 0 blob 'w' \(3,\) float32",
+           "Adagrad", {"w": w, "h": w, "g": f32(rng, 4), "lr": np.array([-1], np.float32)}, ["w", "h"])
+    raises(ValueError, r"op Adagrad #0: input 3 blob 'lr2' \(the learning rate\) must hold one value",
+           "Adagrad", {"w": w, "h": w, "g": w, "lr2": np.array([-1, 1], np.float32)}, ["w", "h"])
+    raises(TypeError, r"op Adagrad #0: input 1 blob 'hi' must be float32",
+           "Adagrad", {"w": w, "hi": np.zeros(3, np.int32), "g": w, "lr": np.array([-1], np.float32)},
+           ["w", "h"])
+    raises(ValueError, r"op Adagrad #0: argument epsilon must be finite and >= 0",
+           "Adagrad", {"w": w, "h": w, "g": w, "lr": np.array([-1], np.float32)}, ["w", "h"], epsilon=-1.0)
