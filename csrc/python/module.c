@@ -194,7 +194,10 @@ static int conv_netdef(PyObject *t, rc_netdef **out)
 /* While the GIL is released on the main thread, SIGINT is routed to the core's
  * interrupt flag (polled between ops and timesteps); the previous handler is
  * restored afterwards and Python's own SIGINT handling runs (KeyboardInterrupt
- * by default). Python tells us whether we are on the main thread. */
+ * by default). Python tells us whether we are on the main thread. We stand in
+ * only for Python's default handler (signal.default_int_handler): when SIGINT
+ * is ignored (SIG_IGN, e.g. a background job) or handled by the program's own
+ * handler, the run is not interrupted and that handler keeps its meaning. */
 static void on_sigint(int sig)
 {
     (void)sig;
@@ -206,10 +209,25 @@ typedef struct {
     struct sigaction old;
 } sig_guard;
 
+/* 1 if Python's SIGINT handler is signal.default_int_handler (GIL held; never raises). */
+static int sigint_is_default(void)
+{
+    int r = 0;
+    PyObject *mod = PyImport_ImportModule("signal");
+    PyObject *h = mod ? PyObject_CallMethod(mod, "getsignal", "i", SIGINT) : NULL;
+    PyObject *d = mod ? PyObject_GetAttrString(mod, "default_int_handler") : NULL;
+    if (h && d) r = h == d;
+    Py_XDECREF(h);
+    Py_XDECREF(d);
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return r;
+}
+
 static void sig_guard_enter(sig_guard *g, int main_thread)
 {
     g->active = 0;
-    if (!main_thread) return;
+    if (!main_thread || !sigint_is_default()) return;
     rc_interrupt_clear();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
