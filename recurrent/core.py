@@ -797,14 +797,16 @@ class Net:
     """
 
     _net_names_used = set()
+    _net_name_next_idx = {}   # basename -> first suffix not yet tried (keeps this O(1), not O(nets))
 
     @staticmethod
     def _get_next_net_name(basename):
         name = basename
-        next_idx = 1
+        next_idx = Net._net_name_next_idx.get(basename, 1)
         while name in Net._net_names_used:
             name = "%s_%d" % (basename, next_idx)
             next_idx += 1
+        Net._net_name_next_idx[basename] = next_idx
         Net._net_names_used.add(name)
         return name
 

@@ -28,8 +28,11 @@ static inline float rc_expf(float x)
 {
     x = x > 88.3762626647949f ? 88.3762626647949f : x;
     x = x < -87.3365447504f ? -87.3365447504f : x;
-    /* n = floor(x / ln2 + 1/2): shifted to positive so truncation is floor */
-    int32_t n = (int32_t)(x * 1.44269504088896341f + 128.5f) - 128;
+    /* n = floor(x / ln2 + 1/2): shifted to positive so truncation is floor.
+     * NaN passes the clamps; converting it to int is undefined behaviour, so n
+     * comes from 0 instead (the polynomial below keeps the result NaN). */
+    float xn = x == x ? x : 0.0f;
+    int32_t n = (int32_t)(xn * 1.44269504088896341f + 128.5f) - 128;
     float fn = (float)n;
     x = x - fn * 0.693359375f;
     x = x - fn * -2.12194440e-4f;

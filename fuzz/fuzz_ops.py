@@ -1,0 +1,90 @@
+"""Fuzz target: random operators of every registered type (recurrent._C.op_types())
+with random arities, blob names (including in-place and missing ones), small
+shapes and dtypes, and random arguments of every kind; run once, then as a
+created net run again after re-feeding the inputs with other shapes.
+
+    python fuzz/fuzz_ops.py [libFuzzer flags]      (needs atheris)
+    python fuzz/fuzz_ops.py --replay FILE...       (no atheris needed)
+"""
+
+import sys
+
+from common import API_ERRORS, Provider, check_usable, main
+
+from recurrent import _C, core, workspace  # noqa: E402
+from recurrent.proto import NetDef  # noqa: E402
+
+OP_TYPES = sorted(_C.op_types())
+# argument names the ops read (csrc/ops, csrc/rnn), plus a nonsense one
+ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis_a", "axis_b", "axis_w",
+             "broadcast", "decay", "dims", "drop_states", "dtype", "epsilon", "forget_bias", "index_size",
+             "input_as_shape", "max", "mean", "min", "offset", "order", "scale", "seed", "sequence_lengths",
+             "shape", "split", "std", "trans_a", "trans_b", "value", "values", "window", "extra_shape",
+             "linear_before_reset", "prefix", "timestep", "no_such_argument"]
+INPUTS = ["a", "b", "c", "d", "e", "missing"]
+OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
+
+
+def random_arg(p):
+    kind = p.int(0, 6)
+    if kind == 0:
+        return p.interesting_int()
+    if kind == 1:
+        return p.interesting_float()
+    if kind == 2:
+        return p.pick(["", "NCHW", "NHWC", "x", "a" * 300])
+    if kind == 3:
+        return [p.interesting_int() for _ in range(p.int(0, 5))]
+    if kind == 4:
+        return [p.interesting_float() for _ in range(p.int(1, 4))]
+    if kind == 5:
+        return [p.pick(["a", "b", "", "o1"]) for _ in range(p.int(1, 3))]
+    return p.int(0, 1)
+
+
+def random_op(p):
+    t = p.pick(OP_TYPES)
+    ins = [p.name(INPUTS) for _ in range(p.int(0, 5))]
+    outs = [p.name(OUTPUTS) for _ in range(p.int(0, 4))]
+    args = {}
+    for _ in range(p.int(0, 4)):
+        args[p.pick(ARG_NAMES)] = random_arg(p)
+    return core.CreateOperator(t, ins, outs, **args)
+
+
+def feed_inputs(p):
+    for b in INPUTS[:-1]:
+        if p.bool(0.9):
+            workspace.FeedBlob(b, p.array())
+
+
+def test_one_input(data):
+    p = Provider(data)
+    workspace.ResetWorkspace()
+    feed_inputs(p)
+    ops = [random_op(p) for _ in range(p.int(1, 3))]
+    try:
+        for op in ops:
+            workspace.RunOperatorOnce(op)
+        for b in workspace.Blobs():
+            try:
+                workspace.FetchBlob(b)
+            except (ValueError, TypeError):
+                pass  # a blob created but never written
+    except API_ERRORS:
+        pass
+    # the same ops as a net, run, then run again on other input shapes
+    net = NetDef("fuzz")   # not core.Net: no new unique net name per input
+    net.op.extend(ops)
+    try:
+        workspace.CreateNet(net, overwrite=True)
+        workspace.RunNet(net)
+        feed_inputs(p)
+        workspace.RunNet(net, p.int(1, 2))
+    except API_ERRORS:
+        pass
+    check_usable(workspace, core)
+
+
+if __name__ == "__main__":
+    main(test_one_input, sys.argv)

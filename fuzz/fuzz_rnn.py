@@ -1,0 +1,188 @@
+"""Fuzz target: RecurrentNetwork link / alias / state arguments and shapes.
+
+Builds a recurrent net (a Mul cell, or a 1-2 layer rnn_cell.LSTM / GRU), then
+overwrites some of its RecurrentNetwork(Gradient) arguments with random values
+(link_internal/external/offset/window, alias_src/dst/offset,
+recurrent_states, initial_recurrent_state_ids, timestep, outputs_with_grads,
+param, executor settings), feeds inputs of random shapes (T, N, D, initial
+states of any rank, seq_lengths, output gradients) and runs forward (and
+backward), twice with different T.
+
+    python fuzz/fuzz_rnn.py [libFuzzer flags] [corpus dir]   (needs atheris)
+    python fuzz/fuzz_rnn.py --replay FILE...                 (no atheris needed)
+"""
+
+import copy
+import os
+import sys
+
+import numpy as np
+
+from common import API_ERRORS, Provider, check_usable, main
+
+from recurrent import core, rnn_cell, workspace  # noqa: E402
+from recurrent import recurrent as rnn  # noqa: E402
+from recurrent.model_helper import ModelHelper  # noqa: E402
+from recurrent.proto import NetDef, make_argument  # noqa: E402
+
+FUZZ_SKIP_KNOWN = os.environ.get("FUZZ_SKIP_KNOWN", "1") != "0"
+LIST_ARGS = {
+    "link_internal": "strings", "link_external": "strings", "link_offset": "ints", "link_window": "ints",
+    "alias_src": "strings", "alias_dst": "strings", "alias_offset": "ints",
+    "recurrent_states": "strings", "initial_recurrent_state_ids": "ints",
+    "backward_link_internal": "strings", "backward_link_external": "strings", "backward_link_offset": "ints",
+    "outputs_with_grads": "ints", "param": "ints", "param_grads": "strings",
+    "recompute_blobs_on_backward": "strings",
+}
+SCALAR_ARGS = {"timestep": "s", "enable_rnn_executor": "i", "rnn_executor.num_threads": "i",
+               "num_workspaces": "i"}
+
+
+_CACHE = {}
+
+
+def build(p):
+    """A fresh copy of one of the recurrent nets (built once per configuration,
+    then copied: building is the slow, pure-Python part) with its parameters
+    fed. Returns (net, kind, outputs)."""
+    kind = p.int(0, 2)
+    forward_only = p.bool(0.3)
+    two_layers = kind and p.bool(0.4)
+    with_seq = p.bool(0.7)
+    drop = p.bool(0.3)
+    both_outputs = p.bool()
+    key = (kind, forward_only, two_layers, with_seq, drop, both_outputs)
+    if key not in _CACHE:
+        _CACHE[key] = _build(*key)
+    proto, params, outs = _CACHE[key]
+    for name, value in params.items():
+        workspace.FeedBlob(name, value)
+    net = NetDef("outer")   # not core.Net: no new unique net name per input
+    # mutate() replaces arguments of the RecurrentNetwork ops, never edits
+    # them: copying those ops with their own argument lists is enough
+    for op in proto.op:
+        if op.type.startswith("RecurrentNetwork"):
+            op = copy.copy(op)
+            op.arg = list(op.arg)
+        net.op.append(op)
+    net.external_input.extend(proto.external_input)
+    return net, kind, outs
+
+
+def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs):
+    workspace.ResetWorkspace()
+    if kind == 0:
+        net = core.Net("outer")
+        cell = core.Net("cell")
+        input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+        out = cell.Mul([input_t, prev], "output_t")
+        cell.AddExternalOutput(out)
+        outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r",
+                                 forward_only=forward_only,
+                                 outputs_with_grads=(0, 1) if both_outputs else (0,))
+        if not forward_only:
+            ys = {str(outs[0]): "g_all", str(outs[1]): "g_last"} if both_outputs else {str(outs[0]): "g_all"}
+            net.AddGradientOperators(ys)
+        return net.Proto(), {}, outs
+    m = ModelHelper(name="m")
+    dims = [2, 3] if two_layers else [2]
+    states = ["h0", "c0", "h1", "c1"][:2 * len(dims)] if kind == 1 else ["h0", "h1"][:len(dims)]
+    f = rnn_cell.LSTM if kind == 1 else rnn_cell.GRU
+    outs = f(m, "x", "seq" if with_seq else None, states, 2, dims if len(dims) > 1 else dims[0], scope="l",
+             forward_only=forward_only, drop_states=drop)
+    workspace.RunNetOnce(m.param_init_net)
+    if not forward_only:
+        m.AddGradientOperators({str(outs[0]): "g_all"})
+    params = {str(b): workspace.FetchBlob(str(b)) for b in m.params}
+    return m.net.Proto(), params, outs
+
+
+def mutate(p, net):
+    names = ["x", "h0", "c0", "input_t", "output_t", "output_t_prev", "r/output_t_prev_states", "timestep",
+             "l/hidden_t_prev", "l/l/hidden_t_prev_states", "l/i2h", "nope", ""]
+    ops = [op for op in net.op if op.type.startswith("RecurrentNetwork")]
+    for _ in range(p.int(0, 3)):
+        if not ops:
+            break
+        op = p.pick(ops)
+        if p.bool(0.75):
+            key = p.pick(sorted(LIST_ARGS))
+            cur = [a for a in op.arg if a.name == key]
+            old = list(cur[0].value()) if cur else []
+            akind = LIST_ARGS[key]
+            n = len(old) if old and p.bool(0.7) else p.int(0, 4)
+            if akind == "ints":
+                val = [p.interesting_int((-2, 4)) for _ in range(n)]
+            else:
+                val = [p.pick(names + old) if old else p.pick(names) for _ in range(n)]
+            if old and p.bool(0.5) and n:
+                # change one entry only
+                val = old[:]
+                i = p.int(0, len(val) - 1)
+                val[i] = p.interesting_int((-2, 4)) if akind == "ints" else p.pick(names)
+        else:
+            key = p.pick(sorted(SCALAR_ARGS))
+            akind = SCALAR_ARGS[key]
+            val = p.pick(names) if SCALAR_ARGS[key] == "s" else p.interesting_int((-1, 5))
+        if key == "link_window" and FUZZ_SKIP_KNOWN:
+            # known (tests/test_fuzz_regressions.py, finding 5): a window of millions of rows
+            # with the executor on exhausts memory before the bounds check; FUZZ_SKIP_KNOWN=0
+            # fuzzes it anyway
+            val = [v if v < 4096 else 4096 for v in val]
+        if key in ("link_offset", "backward_link_offset") and FUZZ_SKIP_KNOWN:
+            # known (finding 7): t + offset overflows int64 for offsets near 2**63 and the
+            # link becomes a view outside the tensor (heap corruption)
+            val = [v if v < 2**31 else 2**31 for v in val]
+        op.arg[:] = [a for a in op.arg if a.name != key]
+        if akind == "strings" and not val:
+            continue
+        op.arg.append(make_argument(key, val))
+
+
+def feed(p, kind, outs):
+    T = p.int(0, 5)
+    N = p.int(0, 3) if p.bool(0.2) else 2
+    D = 2 if kind else p.int(0, 3)
+    if p.bool(0.15):
+        shape = p.shape(4, 4)
+    else:
+        shape = (T, N, D)
+    workspace.FeedBlob("x", p.array(shape, np.float32))
+    for s in ("h0", "c0", "h1", "c1"):
+        H = 2 if s.endswith("0") else 3
+        if kind == 0:
+            H = D
+        shape = p.pick([(H,), (N, H), (1, N, H), (2, N, H)]) if p.bool(0.85) else p.shape(4, 3)
+        workspace.FeedBlob(s, p.array(shape, np.float32))
+    seq = p.array((N,) if p.bool(0.85) else p.shape(2, 3), np.int32 if p.bool(0.9) else np.float32)
+    workspace.FeedBlob("seq", seq)
+    H = 2 if kind else D
+    if outs is not None and len(outs) > 2 and kind == 1:
+        H = 3 if "layer_1" in str(outs[0]) else 2
+    gshape = (T, N, H) if p.bool(0.8) else p.shape(3, 3)
+    workspace.FeedBlob("g_all", p.array(gshape, np.float32))
+    workspace.FeedBlob("g_last", p.array((1, N, H) if p.bool(0.8) else p.shape(3, 3), np.float32))
+
+
+def test_one_input(data):
+    p = Provider(data)
+    workspace.ResetWorkspace()
+    net, kind, outs = build(p)
+    mutate(p, net)
+    for _ in range(p.int(1, 3)):
+        feed(p, kind, outs)
+        try:
+            if p.bool(0.5):
+                workspace.RunNetOnce(net)
+            else:
+                workspace.CreateNet(net, overwrite=True)
+                workspace.RunNet(net, p.int(1, 2))
+            for o in outs:
+                workspace.FetchBlob(str(o))
+        except API_ERRORS:
+            pass
+    check_usable(workspace, core)
+
+
+if __name__ == "__main__":
+    main(test_one_input, sys.argv)
