@@ -25,14 +25,13 @@ Findings (date order):
    in vmath.h (n from 0 for NaN; the result stays NaN).
 5. A huge link_window with the RNN executor on: memory exhaustion / near-hang
    instead of IndexError (csrc/rnn/executor.c, graph_build). fuzz_rnn.py.
-   Reported to the csrc/rnn owner; xfail(strict) test below.
+   Fixed: the dependency analysis only visits rows that exist (executor.c).
 6. core.Net names: the k-th net of a basename tried k names (O(n^2) over a
    session). Found through the fuzzers' falling throughput. Fixed in
    recurrent/core.py.
 7. link_offset near 2**63: int64 overflow in link_run makes the link a view
    outside its tensor -- wrong outputs or heap corruption (glibc abort).
-   fuzz_rnn.py under UBSan. Reported to the csrc/rnn owner; xfail(strict)
-   tests below.
+   fuzz_rnn.py under UBSan. Fixed: link_run compares without overflow.
 """
 
 import glob
@@ -189,9 +188,6 @@ for ex in (0, 1):
 ''')
 
 
-@pytest.mark.xfail(strict=True, raises=(AssertionError, subprocess.TimeoutExpired),
-                   reason="finding 5 (reported to the csrc/rnn owner): the executor's dependency analysis "
-                          "visits every row of a link window before the link op's bounds check")
 def test_huge_link_window_with_executor_fails_fast():
     """Finding 5 (fuzz_rnn.py): link_window = 2**31 on a 3-step sequence. Executor
     off: IndexError at once. Executor on: graph_build (csrc/rnn/executor.c,
@@ -228,9 +224,6 @@ for executor in (0, 1):
 ''', timeout=8)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7 (reported to the csrc/rnn owner): t + offset overflows in "
-                                       "link_run, the bounds check passes and the link views memory outside "
-                                       "the tensor")
 @pytest.mark.parametrize("link", ["input", "state"])
 def test_link_offset_near_int64_max_is_an_index_error(link):
     """Finding 7 (fuzz_rnn.py; UBSan 'signed integer overflow: 1 + 9223372036854775807'

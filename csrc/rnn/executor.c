@@ -232,7 +232,11 @@ static void blob_access(builder *b, const rc_blob *blob, int t, const link_info 
     for (int l = 0; l < n_links; l++)
         if (links[l].internal == blob) {
             access(b, blob, -2, 0);
-            for (int64_t r = 0; r < links[l].window; r++) access(b, links[l].external, t + links[l].offset + r, write);
+            /* only rows that exist: an out-of-range link fails in its link op at run time */
+            int64_t rows = links[l].external->t.ndim ? links[l].external->t.dims[0] : 0;
+            if (links[l].offset < rows - t)
+                for (int64_t r = t + links[l].offset; r < rows && r - t - links[l].offset < links[l].window; r++)
+                    access(b, links[l].external, r, write);
             return;
         }
     for (int l = 0; l < n_links; l++)

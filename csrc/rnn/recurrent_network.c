@@ -957,13 +957,18 @@ static rc_status link_run(rc_op *op, rc_err *err)
     if (ext->dtype == RC_UNDEF || ext->ndim < 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "link external '%s' must be a tensor of at least 1 dim, got %s",
                           rc_in_name(op, 1), RC_SHAPE(ext));
-    int64_t start = (int64_t)t + a->offset;
-    if (t < 0 || start + a->window > ext->dims[0])
+    /* compared without overflow: offset and window may be anything up to 2^63 */
+    int64_t rows = ext->dims[0];
+    if (t < 0 || a->offset > rows - t || a->window > rows - t - a->offset) {
+        int big = a->offset > INT32_MAX || a->window > INT32_MAX;
         return rc_op_fail(op, err, RC_ERR_INDEX,
                           "link '%s' -> '%s': rows [%lld, %lld) are outside the %lld rows of %s (offset %lld, "
-                          "window %lld)", rc_in_name(op, 1), rc_out_name(op, 0), (long long)start,
-                          (long long)(start + a->window), (long long)ext->dims[0], RC_SHAPE(ext),
-                          (long long)a->offset, (long long)a->window);
+                          "window %lld)", rc_in_name(op, 1), rc_out_name(op, 0),
+                          big ? (long long)a->offset : (long long)t + a->offset,
+                          big ? (long long)a->window : (long long)t + a->offset + a->window, (long long)rows,
+                          RC_SHAPE(ext), (long long)a->offset, (long long)a->window);
+    }
+    int64_t start = (int64_t)t + a->offset;
     rc_tensor_view_rows(rc_out(op, 0), ext, start, a->window);
     return RC_OK;
 }
