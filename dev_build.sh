@@ -7,4 +7,4 @@ cd "$(dirname "$0")"
 BUILD=${BUILD:-build/dev}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} ${CMAKE_ARGS:-} >/dev/null
 ninja -C "$BUILD" >/dev/null
-cp "$BUILD"/_C*.so recurrent/
+for f in "$BUILD"/_C*.so; do cp "$f" "recurrent/.$(basename "$f").tmp" && mv -f "recurrent/.$(basename "$f").tmp" "recurrent/$(basename "$f")"; done
