@@ -35,6 +35,10 @@ Findings (date order):
 8. alias_offset = -2**63: int64 overflow (UB) in apply_aliases before the
    bounds check (the plain build still raises IndexError). fuzz_rnn.py under
    UBSan. Reported to the csrc/rnn owner; xfail under ASan until fixed.
+9. Fill ops with shape (2**33, 2**62, 0): rc_tensor_resize accepts any dims
+   next to a 0, and rc_tensor_numel's product overflows int64 (UB).
+   fuzz_ops.py under UBSan. Reported (csrc/core, and tests/c expects such
+   shapes to be accepted); xfail under ASan until fixed.
 """
 
 import glob
@@ -298,6 +302,29 @@ for executor in (0, 1):
         assert "offset -9223372036854775808 is outside the 4 rows" in str(e), e
     else:
         raise AssertionError("no error")
+''')
+
+
+@pytest.mark.xfail(ASAN, strict=True, reason="finding 9 (reported): UBSan reports the int64 overflow in "
+                                             "rc_tensor_numel for an empty tensor with huge other dims")
+def test_empty_tensor_with_huge_dims_no_overflow():
+    """Finding 9 (fuzz_ops.py under UBSan: 'signed integer overflow: 8589934592 *
+    4611686018427387904' in rc_tensor_numel, csrc/core/tensor.c, from XavierFill's
+    fill_resize): rc_tensor_resize accepts any dims when one of them is 0 (the
+    byte count is 0), so the shape (2**33, 2**62, 0) is stored and every later
+    product of its dims (numel, rows x cols in kernels) overflows int64 before the
+    0 is reached. Works by luck in the plain build; undefined behaviour all the
+    same. NumPy refuses such shapes ('array is too big'); the proposed fix refuses
+    them in rc_tensor_resize too (non-zero dims must multiply to <= 2**46), which
+    tests/c/test_tensor.c (test_bad_sizes: {0, INT64_MAX} accepted) would have to
+    follow."""
+    run(PRELUDE + r'''
+for op in ("XavierFill", "ConstantFill", "GaussianFill"):
+    try:
+        workspace.RunOperatorOnce(core.CreateOperator(op, [], "y", shape=[2**33, 2**62, 0]))
+        assert workspace.FetchBlob("y").size == 0
+    except (ValueError, MemoryError):
+        pass
 ''')
 
 
