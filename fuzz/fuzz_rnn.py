@@ -13,7 +13,6 @@ backward), twice with different T.
 """
 
 import copy
-import os
 import sys
 
 import numpy as np
@@ -25,7 +24,6 @@ from recurrent import recurrent as rnn  # noqa: E402
 from recurrent.model_helper import ModelHelper  # noqa: E402
 from recurrent.proto import NetDef, make_argument  # noqa: E402
 
-FUZZ_SKIP_KNOWN = os.environ.get("FUZZ_SKIP_KNOWN", "1") != "0"
 LIST_ARGS = {
     "link_internal": "strings", "link_external": "strings", "link_offset": "ints", "link_window": "ints",
     "alias_src": "strings", "alias_dst": "strings", "alias_offset": "ints",
@@ -124,15 +122,6 @@ def mutate(p, net):
             key = p.pick(sorted(SCALAR_ARGS))
             akind = SCALAR_ARGS[key]
             val = p.pick(names) if SCALAR_ARGS[key] == "s" else p.interesting_int((-1, 5))
-        if key == "link_window" and FUZZ_SKIP_KNOWN:
-            # known (tests/test_fuzz_regressions.py, finding 5): a window of millions of rows
-            # with the executor on exhausts memory before the bounds check; FUZZ_SKIP_KNOWN=0
-            # fuzzes it anyway
-            val = [v if v < 4096 else 4096 for v in val]
-        if key in ("link_offset", "backward_link_offset") and FUZZ_SKIP_KNOWN:
-            # known (finding 7): t + offset overflows int64 for offsets near 2**63 and the
-            # link becomes a view outside the tensor (heap corruption)
-            val = [v if v < 2**31 else 2**31 for v in val]
         op.arg[:] = [a for a in op.arg if a.name != key]
         if akind == "strings" and not val:
             continue

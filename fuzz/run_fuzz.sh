@@ -67,7 +67,8 @@ if [ "$INSTR" = 1 ]; then
           ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=1024:halt_on_error=1"
           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
 fi
-(cd "$ROOT/fuzz" && env "${ENVV[@]}" "$PYTHON" -c 'import common, recurrent; print("run_fuzz: recurrent from", recurrent.__file__)') \
+(cd "$ROOT/fuzz" && env "${ENVV[@]}" "$PYTHON" -c 'import sys; sys.argv.append("--replay"); import common, recurrent
+print("run_fuzz: recurrent from", recurrent.__file__)') \
     || { echo "run_fuzz: $PYTHON cannot import recurrent (run ./dev_build.sh or pip install .)" >&2; exit 2; }
 
 set -- $TARGETS

@@ -22,7 +22,11 @@ import time
 
 import pytest
 
-LIMIT = 2.0  # seconds from SIGINT to KeyboardInterrupt
+# Seconds from SIGINT to KeyboardInterrupt. Under ASan (tools/asan_pytest.sh) everything
+# is several times slower, including the executor's O(T) dependency analysis of a new T,
+# which runs before the first interrupt poll.
+ASAN = "libasan" in open("/proc/self/maps").read()
+LIMIT = 6.0 if ASAN else 2.0
 
 
 def _env():
@@ -81,8 +85,11 @@ def feed_long(T):
         workspace.FeedBlob(k, np.zeros((1, 1, 2), np.float32))
 
 # steps of long_forward_net that take about a second or more (the executor has a
-# higher per-step cost on such a tiny cell)
-LONG_T = 150000 if EXECUTOR else 2000000
+# higher per-step cost on such a tiny cell; everything is slower under ASan)
+if os.environ.get("TEST_ASAN") == "1":
+    LONG_T = 50000 if EXECUTOR else 700000
+else:
+    LONG_T = 150000 if EXECUTOR else 2000000
 
 def feed(T):
     r = np.random.RandomState(T)
@@ -110,7 +117,7 @@ def run_child(code, executor, sigint_after=0.5, timeout=60):
     """Starts the child, waits for its READY line, sends SIGINT ``sigint_after``
     seconds later and returns (stdout lines, seconds from SIGINT to the
     INTERRUPTED line or None)."""
-    env = dict(_env(), TEST_EXECUTOR=str(int(executor)))
+    env = dict(_env(), TEST_EXECUTOR=str(int(executor)), TEST_ASAN=str(int(ASAN)))
     p = subprocess.Popen([sys.executable, "-c", PRELUDE + code], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     lines, latency, t_sig = [], None, None
