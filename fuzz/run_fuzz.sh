@@ -88,7 +88,9 @@ for t in "$@"; do
     [ "$t" = text_format ] && tenv=()
     echo "run_fuzz: $t for ${PER}s (corpus $corpus + fuzz/corpus/$t)"
     # the committed seeds (fuzz/corpus/<t>) are read; new inputs go to $corpus
-    if (cd "$ROOT/fuzz" && env "${tenv[@]}" "$PYTHON" "fuzz_$t.py" "${flags[@]}" "$corpus" "$ROOT/fuzz/corpus/$t") \
+    seeds=()
+    [ -d "$ROOT/fuzz/corpus/$t" ] && seeds=("$ROOT/fuzz/corpus/$t")  # a target may have no committed seeds
+    if (cd "$ROOT/fuzz" && env "${tenv[@]}" "$PYTHON" "fuzz_$t.py" "${flags[@]}" "$corpus" "${seeds[@]}") \
             > "$WORK/logs/$t.log" 2>&1; then
         grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|Done )" "$WORK/logs/$t.log" | tail -2 || true
     else

@@ -558,9 +558,12 @@ def run_control_script(env_value, *args):
     env.pop("RECURRENT_RNN_EXECUTOR", None)
     if env_value is not None:
         env["RECURRENT_RNN_EXECUTOR"] = env_value
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    # the child imports the same recurrent package as this process (installed, staged or in place)
+    import recurrent
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, "-c", CONTROL_SCRIPT, os.path.join(REPO, "tests")] + list(args),
-                       env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+                       env=env, cwd=os.path.join(REPO, "tests"), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
 

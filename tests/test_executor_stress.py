@@ -28,10 +28,13 @@ TIMEOUT_S = 180
 def run_child(loop, seed, iters):
     env = dict(os.environ)
     env.pop("RECURRENT_RNN_EXECUTOR", None)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    import recurrent  # the child imports the same package as this process (installed, staged or in place)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + os.path.dirname(os.path.abspath(__file__)) + os.pathsep + \
+        env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), loop, str(seed), str(iters)]
     try:
-        p = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+        p = subprocess.run(cmd, env=env, cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired as e:
         pytest.fail("stress loop %r hung (killed after %d s); stderr:\n%s" % (loop, TIMEOUT_S, e.stderr))
     assert p.returncode == 0, "stress loop %r failed (rc %d):\n%s\n%s" % (

@@ -7,7 +7,8 @@
 struct rc_storage {
     size_t refcount;   /* atomic (__atomic builtins): views are taken from worker threads */
     size_t nbytes;
-    void *data;
+    void *data;        /* 64-byte aligned, inside raw */
+    void *raw;         /* what was allocated (freed) */
 };
 
 size_t rc_dtype_size(rc_dtype dt)
@@ -32,12 +33,16 @@ static rc_storage *storage_new(size_t nbytes)
 {
     rc_storage *s = malloc(sizeof *s);
     if (!s) return NULL;
-    /* calloc: zeroed, and large buffers come from fresh (lazily zeroed) pages,
-     * so asking for more memory than exists fails here (MemoryError) instead
-     * of touching every page first. At least 64 bytes so that even an empty
-     * tensor has a valid pointer. */
-    s->data = calloc(1, nbytes > 64 ? nbytes : 64);
-    if (!s->data) { free(s); return NULL; }
+    /* Zeroed and 64-byte aligned. calloc: large buffers come from fresh,
+     * lazily zeroed pages, so asking for more memory than exists fails here
+     * (MemoryError) instead of touching every page first. At least 64 bytes
+     * so that even an empty tensor has a valid pointer. */
+    size_t n = nbytes > 64 ? nbytes : 64;
+    if (n > SIZE_MAX - 64 || !(s->raw = calloc(1, n + 64))) {
+        free(s);
+        return NULL;
+    }
+    s->data = (void *)(((uintptr_t)s->raw + 63) & ~(uintptr_t)63);
     s->nbytes = nbytes;
     s->refcount = 1;
     return s;
@@ -51,7 +56,7 @@ static void storage_ref(rc_storage *s)
 static void storage_unref(rc_storage *s)
 {
     if (s && __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
-        free(s->data);
+        free(s->raw);
         free(s);
     }
 }
