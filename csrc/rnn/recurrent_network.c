@@ -619,9 +619,11 @@ static rc_status apply_aliases(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_err
             return rc_op_fail(op, err, RC_ERR_VALUE, "alias %d: source '%s' is a scalar %s", a, st->alias_src[a],
                               RC_SHAPE(t));
         int64_t off = st->alias_off[a];
-        int64_t start = off >= 0 ? off : t->dims[0] + off;
+        /* compared without overflow: off may be anything in int64 */
+        int bad = off >= 0 ? off > t->dims[0] : off < -t->dims[0];
+        int64_t start = bad ? 0 : (off >= 0 ? off : t->dims[0] + off);
         int64_t count = t->dims[0] - start;
-        if (start < 0 || count < 0)
+        if (bad)
             return rc_op_fail(op, err, RC_ERR_INDEX,
                               "alias %d ('%s' -> '%s'): offset %lld is outside the %lld rows of %s", a,
                               st->alias_src[a], st->alias_dst[a], (long long)off, (long long)t->dims[0], RC_SHAPE(t));
