@@ -34,11 +34,12 @@ Findings (date order):
    fuzz_rnn.py under UBSan. Fixed: link_run compares without overflow.
 8. alias_offset = -2**63: int64 overflow (UB) in apply_aliases before the
    bounds check (the plain build still raises IndexError). fuzz_rnn.py under
-   UBSan. Reported to the csrc/rnn owner; xfail under ASan until fixed.
+   UBSan. Fixed: apply_aliases checks the offset against the rows before
+   computing the count.
 9. Fill ops with shape (2**33, 2**62, 0): rc_tensor_resize accepts any dims
    next to a 0, and rc_tensor_numel's product overflows int64 (UB).
-   fuzz_ops.py under UBSan. Reported (csrc/core, and tests/c expects such
-   shapes to be accepted); xfail under ASan until fixed.
+   fuzz_ops.py under UBSan. Fixed: rc_tensor_resize refuses (ValueError)
+   non-zero dims that multiply to over 2**46 even when another dim is 0.
 """
 
 import glob
@@ -268,18 +269,13 @@ for executor in (0, 1):
 '''.replace("OFFSETS", offsets))
 
 
-ASAN = "libasan" in open("/proc/self/maps").read()
-
-
-@pytest.mark.xfail(ASAN, strict=True, reason="finding 8 (reported to the csrc/rnn owner): UBSan reports the "
-                                             "int64 overflow in apply_aliases")
 def test_alias_offset_int64_min_is_an_index_error():
     """Finding 8 (fuzz_rnn.py under UBSan: 'signed integer overflow: 5 - -9223372036854775803'
     in apply_aliases, csrc/rnn/recurrent_network.c): alias_offset = -2**63. start =
     rows + off, then count = rows - start overflows before the `start < 0` check.
     The plain build raises the right IndexError (the wrapped values are negative);
     the overflow is undefined behaviour all the same, so under tools/asan_pytest.sh
-    the child aborts (xfail there until fixed: check start before computing count)."""
+    the child aborted before the fix."""
     run(PRELUDE + r'''
 from recurrent import recurrent as rnn
 from recurrent.proto import make_argument
@@ -305,26 +301,25 @@ for executor in (0, 1):
 ''')
 
 
-@pytest.mark.xfail(ASAN, strict=True, reason="finding 9 (reported): UBSan reports the int64 overflow in "
-                                             "rc_tensor_numel for an empty tensor with huge other dims")
 def test_empty_tensor_with_huge_dims_no_overflow():
     """Finding 9 (fuzz_ops.py under UBSan: 'signed integer overflow: 8589934592 *
     4611686018427387904' in rc_tensor_numel, csrc/core/tensor.c, from XavierFill's
     fill_resize): rc_tensor_resize accepts any dims when one of them is 0 (the
     byte count is 0), so the shape (2**33, 2**62, 0) is stored and every later
     product of its dims (numel, rows x cols in kernels) overflows int64 before the
-    0 is reached. Works by luck in the plain build; undefined behaviour all the
-    same. NumPy refuses such shapes ('array is too big'); the proposed fix refuses
-    them in rc_tensor_resize too (non-zero dims must multiply to <= 2**46), which
-    tests/c/test_tensor.c (test_bad_sizes: {0, INT64_MAX} accepted) would have to
-    follow."""
+    0 is reached. Worked by luck in the plain build; undefined behaviour all the
+    same. NumPy refuses such shapes ('array is too big'); so does rc_tensor_resize
+    now (non-zero dims must multiply to <= 2**46): a ValueError."""
     run(PRELUDE + r'''
 for op in ("XavierFill", "ConstantFill", "GaussianFill"):
     try:
         workspace.RunOperatorOnce(core.CreateOperator(op, [], "y", shape=[2**33, 2**62, 0]))
-        assert workspace.FetchBlob("y").size == 0
-    except (ValueError, MemoryError):
-        pass
+    except ValueError as e:
+        assert "refused even though the tensor is empty" in str(e), e
+    else:
+        raise AssertionError("no error for " + op)
+    workspace.RunOperatorOnce(core.CreateOperator(op, [], "y", shape=[2**20, 2**20, 0]))
+    assert workspace.FetchBlob("y").shape == (2**20, 2**20, 0)
 ''')
 
 

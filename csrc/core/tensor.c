@@ -104,14 +104,23 @@ static rc_status resize_impl(rc_tensor *t, rc_dtype dt, int ndim, const int64_t 
         return rc_err_set(err, RC_ERR_VALUE, "tensor rank %d is outside [0, %d]", ndim, RC_MAX_DIMS);
     size_t esz = rc_dtype_size(dt);
     if (esz == 0) return rc_err_set(err, RC_ERR_TYPE, "unsupported dtype %d", (int)dt);
-    /* overflow-checked byte count; cap at 2^46 bytes (64 TiB) */
+    /* overflow-checked byte count; cap at 2^46 bytes (64 TiB). The non-zero dims
+     * must multiply to under the cap even when another dim is 0, so that no
+     * product of dims taken later (numel, rows x cols in a kernel) can overflow. */
     const uint64_t cap = (uint64_t)1 << 46;
-    uint64_t n = 1;
+    uint64_t nz = 1;
+    int zero = 0;
     for (int i = 0; i < ndim; i++) {
         if (dims[i] < 0) return rc_err_set(err, RC_ERR_VALUE, "negative dimension %lld", (long long)dims[i]);
-        if (dims[i] != 0 && n > cap / (uint64_t)dims[i]) n = cap + 1;
-        else n *= (uint64_t)dims[i];
+        if (dims[i] == 0) zero = 1;
+        else if (nz > cap / (uint64_t)dims[i]) nz = cap + 1;
+        else nz *= (uint64_t)dims[i];
     }
+    if (zero && nz > cap)
+        return rc_err_set(err, RC_ERR_VALUE,
+                          "tensor dims multiply to over 2^46 elements (not counting the zero dims): refused even "
+                          "though the tensor is empty");
+    uint64_t n = zero ? 0 : nz;
     if (n > cap / esz)
         return rc_err_set(err, RC_ERR_MEMORY, "tensor of %s elements is too large to allocate",
                           n > cap ? "overflowing" : "too many");

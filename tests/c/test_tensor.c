@@ -291,9 +291,14 @@ static void test_bad_sizes(void)
     const int64_t over[] = {((int64_t)1 << 44) + 1};
     CHECK_ERR(rc_tensor_resize(&t, RC_F32, 1, over, &err), RC_ERR_MEMORY, err, "too large");
     CHECK_ERR(rc_tensor_resize_private(&t, RC_I32, 1, over, &err), RC_ERR_MEMORY, err, "too large");
-    /* a zero dimension makes any other dimension fine */
+    /* an empty tensor still needs its non-zero dims to multiply to <= 2^46, so that
+     * no later product of dims (numel, rows x cols) overflows (fuzz finding 9) */
     const int64_t zbig[] = {0, INT64_MAX};
-    CHECK_OK(rc_tensor_resize(&t, RC_F32, 2, zbig, &err), err);
+    CHECK_ERR(rc_tensor_resize(&t, RC_F32, 2, zbig, &err), RC_ERR_VALUE, err, "refused even though the tensor is empty");
+    const int64_t zbig3[] = {(int64_t)1 << 33, (int64_t)1 << 62, 0};
+    CHECK_ERR(rc_tensor_resize(&t, RC_F32, 3, zbig3, &err), RC_ERR_VALUE, err, "over 2^46 elements");
+    const int64_t zok[] = {0, (int64_t)1 << 40};
+    CHECK_OK(rc_tensor_resize(&t, RC_F32, 2, zok, &err), err);
     CHECK_EQ(rc_tensor_numel(&t), 0);
     CHECK_OK(rc_tensor_resize(&t, RC_F32, 2, D23, &err), err);
     CHECK(rc_tensor_data(&t) == p0);
