@@ -21,7 +21,30 @@ def _preload_openblas():
         _ctypes.CDLL(path, mode=_ctypes.RTLD_GLOBAL)
 
 
-_preload_openblas()
+# OpenBLAS's idle worker threads spin for 2**28 cycles (~0.1 s) after each
+# multi-threaded call before they sleep. The RNN executor limits BLAS to one
+# thread per worker, but a worker left spinning by the GEMM that ran just before
+# (outside the loop, with all threads) takes a core away from the executor's
+# workers: measured 1.45x slower executor runs at hidden 256 / batch 16. 2**16
+# cycles (~25 us) keeps them awake between back-to-back GEMMs of the serial path
+# and lets them sleep soon after. OpenBLAS reads the variable once, when it is
+# loaded: set here only for our OpenBLAS and only if the user has not set it.
+_BLAS_THREAD_TIMEOUT = "16"
+
+
+def _load_core():
+    set_here = "OPENBLAS_THREAD_TIMEOUT" not in _os.environ
+    if set_here:
+        _os.environ["OPENBLAS_THREAD_TIMEOUT"] = _BLAS_THREAD_TIMEOUT
+    try:
+        _preload_openblas()
+        from . import _C  # noqa: F401  (loads a system OpenBLAS when built against one)
+    finally:
+        if set_here:
+            del _os.environ["OPENBLAS_THREAD_TIMEOUT"]
+
+
+_load_core()
 
 from . import _C  # noqa: E402
 from . import workspace, scope, core, model_helper, brew, gradient_checker, trace  # noqa: E402,F401

@@ -667,10 +667,14 @@ class LabelRNN:
         a = {x.name: x.value() for x in gop.arg}
         # the gradient op's step net as the C op runs it: one accumulate op per
         # state whose _all output has a gradient, the forward links, the
-        # backward links, then the backward step net
+        # backward links, one stash link per FC weight gradient summed after
+        # the loop (an FCGradient whose X is a forward link: see
+        # test_deferred_fc_grad.py), then the backward step net
         n_acc = 1  # h_all (output 0) has a gradient, acc_all does not
         self.bwd_types = a["backward_step_net"] and [o.type for o in a["backward_step_net"].op]
-        self.bwd_offset = n_acc + len(a["link_internal"]) + len(a["backward_link_internal"])
+        n_stash = sum(1 for o in a["backward_step_net"].op
+                      if o.type == "FCGradient" and o.input[0] in list(a["link_internal"]))
+        self.bwd_offset = n_acc + len(a["link_internal"]) + len(a["backward_link_internal"]) + n_stash
         assert len(a["link_internal"]) == self.n_fwd_links
 
     def lce_index(self, backward):

@@ -209,11 +209,13 @@ def test_gaussian_fill_stats():
     assert y.dtype == np.float32 and y.shape == (100001,)
     assert abs(y.mean() - 1.5) < 5 * 0.5 / np.sqrt(y.size)
     assert abs(y.std() - 0.5) < 0.01
-    # normal tails: ~4.55% beyond 2 sigma, skew ~ 0, kurtosis ~ 3
+    # normal tails: ~4.55% beyond 2 sigma, skew ~ 0, kurtosis ~ 3; bounds at >= 5
+    # standard errors for n = 1e5 (skew: sqrt(15/n) = 0.012, kurtosis: sqrt(96/n) = 0.031),
+    # since the fill is unseeded (3.2 sigma failed once in a few hundred runs)
     z = (y - 1.5) / 0.5
     assert abs(np.mean(np.abs(z) > 2) - 0.0455) < 0.004
-    assert abs(np.mean(z ** 3)) < 0.05
-    assert abs(np.mean(z ** 4) - 3.0) < 0.1
+    assert abs(np.mean(z ** 3)) < 0.06
+    assert abs(np.mean(z ** 4) - 3.0) < 0.16
     y = run("GaussianFill", [], ["y"], shape=[7], mean=2.0, std=0.0)
     np.testing.assert_array_equal(y, 2.0)
 

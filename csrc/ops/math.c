@@ -20,6 +20,7 @@ typedef struct math_args {
     int trans_a, trans_b;
     int broadcast;
     int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
+    int stash_dy, skip_db; /* FCGradient: output 0 gets a copy of dY instead of dW; output 1 left untouched */
     float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
     int64_t scratch_n;
     float scale;
@@ -175,6 +176,12 @@ static rc_status fc_setup(rc_op *op, rc_err *err)
     if (!st) st = rc_arg_i(&op->def, "axis_w", 1, &a->axis2, err);
     if (!st) st = arg_flag(op, "accumulate_dw", &a->acc_dw, err);
     if (!st) st = arg_flag(op, "accumulate_db", &a->acc_db, err);
+    if (!st) st = arg_flag(op, "stash_dy", &a->stash_dy, err);
+    if (!st) st = arg_flag(op, "skip_db", &a->skip_db, err);
+    if (!st && a->stash_dy && a->acc_dw)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'stash_dy' and 'accumulate_dw' exclude each other");
+    if (!st && a->skip_db && a->acc_db)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'skip_db' and 'accumulate_db' exclude each other");
     return st;
 }
 
@@ -242,7 +249,13 @@ static rc_status fc_run(rc_op *op, rc_err *err)
 }
 
 /* FCGradient: X [M, K], W [N, K], dY [M, N] -> dW [N, K] = dY^T X, db [N] = colsum(dY),
- * dX [M, K] = dY W (optional third output), shapes those of W, b, X. */
+ * dX [M, K] = dY W (optional third output), shapes those of W, b, X.
+ * Flags set by RecurrentNetworkGradient (parameter gradients summed over timesteps):
+ *   accumulate_dw / accumulate_db: add into dW / db (already shaped) instead of overwriting;
+ *   stash_dy: output 0 (a float32 tensor of M x N elements, e.g. a row of a (T, M, N) buffer)
+ *             receives a copy of dY instead of dW; the op sums dY^T X over all timesteps
+ *             afterwards in one GEMM;
+ *   skip_db:  output 1 is not computed (the op sums db from the stashed dY). */
 static rc_status fc_grad_run(rc_op *op, rc_err *err)
 {
     rc_status st;
@@ -259,26 +272,31 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
                           (long long)M, (long long)N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(w));
     int64_t nd[1] = {N};
     const math_args *a = op->state;
-    /* accumulate_dw / accumulate_db (set by RecurrentNetworkGradient for
-     * parameter gradients summed over timesteps): the output must already
-     * have its shape, and the gradient is added to it. */
     if (a->acc_dw && !(rc_out(op, 0)->dtype == RC_F32 && rc_tensor_same_shape(rc_out(op, 0), w)))
         return rc_op_fail(op, err, RC_ERR_VALUE, "accumulate_dw: output 0 blob '%s' %s must already be shaped like "
                           "input 1 blob '%s' %s", rc_out_name(op, 0), RC_SHAPE(rc_out(op, 0)), rc_in_name(op, 1),
                           RC_SHAPE(w));
+    if (a->stash_dy && !(rc_out(op, 0)->dtype == RC_F32 && rc_tensor_numel(rc_out(op, 0)) == M * N))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "stash_dy: output 0 blob '%s' %s must already be a float32 tensor "
+                          "of M x N = %lld x %lld elements (input 2 blob '%s' %s)", rc_out_name(op, 0),
+                          RC_SHAPE(rc_out(op, 0)), (long long)M, (long long)N, rc_in_name(op, 2), RC_SHAPE(dy));
     if (a->acc_db && !(rc_out(op, 1)->dtype == RC_F32 && rc_out(op, 1)->ndim == 1 && rc_out(op, 1)->dims[0] == N))
         return rc_op_fail(op, err, RC_ERR_VALUE, "accumulate_db: output 1 blob '%s' %s must already have shape (%lld,)",
                           rc_out_name(op, 1), RC_SHAPE(rc_out(op, 1)), (long long)N);
-    if (!a->acc_dw && (st = resize_out_like(op, 0, w, err))) return st;
-    if (!a->acc_db && (st = resize_out(op, 1, 1, nd, err))) return st;
+    if (!a->acc_dw && !a->stash_dy && (st = resize_out_like(op, 0, w, err))) return st;
+    if (!a->acc_db && !a->skip_db && (st = resize_out(op, 1, 1, nd, err))) return st;
     if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
     const float *xd = rc_f32(x), *wd = rc_f32(w), *dyd = rc_f32(dy);
-    rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
+    if (a->stash_dy) {
+        if (M * N) memcpy(rc_f32(rc_out(op, 0)), dyd, sizeof(float) * (size_t)(M * N));
+    } else {
+        rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
+    }
     if (a->acc_db) {
         float *db = rc_f32(rc_out(op, 1));
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) db[n] += dyd[m * N + n];
-    } else {
+    } else if (!a->skip_db) {
         rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
     }
     if (op->n_out > 2) rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));

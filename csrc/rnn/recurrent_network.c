@@ -97,6 +97,22 @@ static rc_status scratch_grow(rc_op *op, rnn_scratch *s, int n, rc_err *err)
 }
 
 /* ================================================================ op state */
+/* An FCGradient of the backward step net whose dW (and maybe db) is a parameter
+ * gradient and whose X is a forward link (X_t = rows [t + off] of a forward
+ * external, so X of all steps is one contiguous (T*M) x K matrix): each step
+ * copies its dY into row t of a (T, M, N) stash (FCGradient stash_dy, through a
+ * link), and after the loop dW += stash^T X_all is one large GEMM and db +=
+ * colsum(stash), instead of T rank-M updates (BLAS is far more efficient at
+ * K = T*M than at K = M, and the steps lose their dW write-after-write chain). */
+struct deferred_fc {
+    char *stash;   /* blob in the shared workspace, (T, M, N); owned */
+    int x_link;    /* index into link_* of X's forward link */
+    int w_in;      /* forward-input index of W (the param) */
+    int dw_out;    /* op output index of dW */
+    int db_out;    /* op output index of db, or -1 when db is computed per step */
+    int fc;        /* index of the FCGradient in the step net (setup only) */
+};
+
 typedef struct {
     int is_grad;
     uint64_t id;
@@ -128,6 +144,8 @@ typedef struct {
     int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
     int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
+    int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
+    struct deferred_fc *defer; /* owned */
     rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
     int nets_tmp_cap;
@@ -156,6 +174,8 @@ static void rnn_state_free(void *p)
     free(st->nets_tmp);
     free(st->ws_tmp);
     free(st->link_writer);
+    for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
+    free(st->defer);
     free(st);
 }
 
@@ -674,6 +694,168 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
 /* Gradient-op inputs: GO(j) for j in outputs_with_grads, forward inputs,
  * forward outputs (last: step workspaces). Outputs: GI(0), GI(param...),
  * GI(initial state...). */
+/* Appends a link (internal <- external rows [t + off, t + off + win)). */
+static rc_status append_link(rc_op *op, rnn_state *st, const char *internal, const char *external, int64_t off,
+                             int64_t win, rc_err *err)
+{
+    int n = st->n_links + 1;
+    char **li = realloc(st->link_int, sizeof(char *) * (size_t)(n + 1));
+    if (li) st->link_int = li;
+    char **le = realloc(st->link_ext, sizeof(char *) * (size_t)(n + 1));
+    if (le) st->link_ext = le;
+    int64_t *lo = realloc(st->link_off, sizeof(int64_t) * (size_t)(n + 1));
+    if (lo) st->link_off = lo;
+    int64_t *lw = realloc(st->link_win, sizeof(int64_t) * (size_t)(n + 1));
+    if (lw) st->link_win = lw;
+    if (!li || !le || !lo || !lw) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    char *a = strdup(internal), *b = strdup(external);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
+    st->link_int[st->n_links] = a;
+    st->link_ext[st->n_links] = b;
+    st->link_off[st->n_links] = off;
+    st->link_win[st->n_links] = win;
+    st->n_links = n;
+    return RC_OK;
+}
+
+/* Finds the FCGradients whose weight gradient can be summed after the loop
+ * (struct deferred_fc) and rewrites them: output 0 becomes the stash row link,
+ * argument stash_dy = 1. Conditions: the dW output is param i's per-step
+ * gradient, written by this op only and read by no step op; W is param i
+ * itself with axis_w = 1; X is the internal of exactly one forward link, of
+ * window 1, that no step op writes (so X of step t is row t + offset of the
+ * forward external, unchanged by the backward pass). */
+static rc_status defer_fc_grads(rc_op *op, rnn_state *st, int n_fwd_links, char *const *param_grads, rc_err *err)
+{
+    const rc_opdef *d = &op->def;
+    int fin0 = st->n_owg;
+    for (int i = 0; i < st->n_params; i++) {
+        const char *pgrad = d->outputs[1 + i];
+        const char *gb = remap(d, param_grads ? param_grads[i] : pgrad);
+        int writer = -1, n_writers = 0, n_readers = 0;
+        for (int j = 0; j < st->step->n_op; j++) {
+            const rc_opdef *od = &st->step->ops[j];
+            if (op_reads(od, gb)) n_readers++;
+            if (op_writes(od, gb)) {
+                n_writers++;
+                writer = j;
+            }
+        }
+        if (n_writers != 1 || n_readers != 0) continue;
+        rc_opdef *w = &st->step->ops[writer];
+        if (strcmp(w->type, "FCGradient") != 0 || w->n_in != 3 || w->n_out < 2 || strcmp(w->outputs[0], gb) != 0 ||
+            op_writes(w, w->inputs[0]) || rc_opdef_arg(w, "accumulate_dw") || rc_opdef_arg(w, "stash_dy") ||
+            rc_opdef_arg(w, "accumulate_db") || rc_opdef_arg(w, "skip_db"))
+            continue;
+        const rc_arg *aw = rc_opdef_arg(w, "axis_w");
+        if (aw && !(aw->kind == RC_ARG_I && aw->i == 1)) continue;
+        int pin = fin0 + (int)st->params[i];
+        if (pin >= op->n_in || strcmp(w->inputs[1], d->inputs[pin]) != 0) continue;
+        const char *xname = w->inputs[0];
+        if (strcmp(xname, w->inputs[2]) == 0 || strcmp(xname, w->inputs[1]) == 0) continue;
+        int xl = -1, n_xl = 0;
+        for (int l = 0; l < st->n_links; l++)
+            if (strcmp(st->link_int[l], xname) == 0) {
+                n_xl++;
+                xl = l;
+            }
+        if (n_xl != 1 || xl >= n_fwd_links || st->link_win[xl] != 1) continue;
+        int x_written = 0;
+        for (int j = 0; j < st->step->n_op; j++) x_written |= op_writes(&st->step->ops[j], xname);
+        if (x_written) continue;
+
+        struct deferred_fc *nd = realloc(st->defer, sizeof *nd * (size_t)(st->n_defer + 1));
+        if (!nd) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        st->defer = nd;
+        struct deferred_fc *e = &st->defer[st->n_defer];
+        memset(e, 0, sizeof *e);
+        char name[600], row[620];
+        snprintf(name, sizeof name, "%s_dy_stash", pgrad);
+        snprintf(row, sizeof row, "%s_t", name);
+        if (!(e->stash = strdup(name))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        st->n_defer++;
+        e->x_link = xl;
+        e->w_in = (int)st->params[i];
+        e->dw_out = 1 + i;
+        e->db_out = -1;
+        e->fc = writer;
+        char *r = strdup(row);
+        if (!r) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        free(w->outputs[0]);
+        w->outputs[0] = r;
+        rc_status s;
+        if (rc_opdef_set_arg_i(w, "stash_dy", 1)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        if ((s = append_link(op, st, row, name, 0, 1, err))) return s;
+    }
+    return RC_OK;
+}
+
+/* Before the loop: each stash shaped (T, M, N), M from X's forward external
+ * (rows of M x K elements, K and N from W). */
+static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int64_t T, rc_err *err)
+{
+    rc_status s;
+    for (int k = 0; k < st->n_defer; k++) {
+        const struct deferred_fc *e = &st->defer[k];
+        const rc_tensor *W = rc_in(op, st->n_owg + e->w_in);
+        const char *xn = st->link_ext[e->x_link];
+        rc_blob *xb = rc_ws_get(sc->shared, xn);
+        if (!xb || xb->t.dtype != RC_F32 || xb->t.ndim < 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "link external '%s' (input of an FCGradient step op) must be "
+                              "a float32 tensor of at least 1 dim, got %s", xn, xb ? RC_SHAPE(&xb->t) : "no blob");
+        if (W->ndim < 1 || W->dims[0] == 0 || rc_tensor_numel(W) == 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "FC weight '%s' has shape %s: an FC of a recurrent step needs "
+                              "a non-empty 2-D weight", rc_in_name(op, st->n_owg + e->w_in), RC_SHAPE(W));
+        int64_t N = W->dims[0], K = rc_tensor_numel(W) / N;
+        int64_t rows = xb->t.dims[0], rowx = rows ? rc_tensor_numel(&xb->t) / rows : 0;
+        if (rowx % K)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "FC input: rows of link external '%s' %s have %lld elements, "
+                              "not a multiple of K = %lld (weight '%s' %s)", xn, RC_SHAPE(&xb->t), (long long)rowx,
+                              (long long)K, rc_in_name(op, st->n_owg + e->w_in), RC_SHAPE(W));
+        rc_blob *sb = rc_ws_create(sc->shared, e->stash, err);
+        if (!sb) return err->code;
+        int64_t dims[3] = {T, rowx / K, N};
+        if ((s = rc_tensor_resize_private(&sb->t, RC_F32, 3, dims, err))) return s;
+    }
+    return RC_OK;
+}
+
+/* After the loop: dW += stash^T X_all, db += colsum(stash), in a fixed order. */
+static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int64_t T, rc_err *err)
+{
+    for (int k = 0; k < st->n_defer && T > 0; k++) {
+        const struct deferred_fc *e = &st->defer[k];
+        rc_blob *sb = rc_ws_get_local(sc->shared, e->stash);
+        rc_blob *xb = rc_ws_get(sc->shared, st->link_ext[e->x_link]);
+        rc_tensor *dw = rc_out(op, e->dw_out);
+        if (!sb || !xb || sb->t.ndim != 3 || sb->t.dims[0] != T)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "the stash '%s' or link external '%s' changed during the run",
+                              e->stash, st->link_ext[e->x_link]);
+        int64_t M = sb->t.dims[1], N = sb->t.dims[2], K = N ? rc_tensor_numel(dw) / N : 0;
+        int64_t rows = xb->t.dims[0], rowx = rows ? rc_tensor_numel(&xb->t) / rows : 0, off = st->link_off[e->x_link];
+        if (rowx != M * K || off > rows || T > rows - off || rc_tensor_numel(dw) != N * K)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "link external '%s' %s changed during the run: rows [%lld, %lld) "
+                              "of %lld x %lld elements expected", st->link_ext[e->x_link], RC_SHAPE(&xb->t),
+                              (long long)off, (long long)(off + T), (long long)M, (long long)K);
+        const float *S = rc_f32(&sb->t);
+        rc_sgemm(1, 0, N, K, T * M, 1.f, S, rc_f32(&xb->t) + off * rowx, 1.f, rc_f32(dw));
+        if (e->db_out >= 0) {
+            rc_tensor *db = rc_out(op, e->db_out);
+            if (rc_tensor_numel(db) != N)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "bias gradient '%s' %s must have %lld elements",
+                                  rc_out_name(op, e->db_out), RC_SHAPE(db), (long long)N);
+            float *b = rc_f32(db);
+            for (int64_t m = 0; m < T * M; m++)
+                for (int64_t n = 0; n < N; n++) b[n] += S[m * N + n];
+        }
+    }
+    return RC_OK;
+}
+
 static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
 {
     rnn_state *st = calloc(1, sizeof *st);
@@ -719,6 +901,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     const rc_netdef *bstep;
     if ((s = rc_arg_net(d, "backward_step_net", &bstep, err))) return s;
     if ((s = parse_links(op, st, "link_internal", "link_external", "link_offset", "link_window", err))) return s;
+    int n_fwd_links = st->n_links;
     if ((s = parse_links(op, st, "backward_link_internal", "backward_link_external", "backward_link_offset", NULL,
                          err)))
         return s;
@@ -727,11 +910,17 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     if ((s = check_timestep_not_written(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
 
-    /* param gradient accumulation: the cell's per-step gradient is renamed to
+    /* param gradient accumulation: FC weight gradients deferred to one GEMM after
+     * the loop where possible (defer_fc_grads); otherwise the cell's per-step
+     * gradient is added into the op's output by FCGradient itself, or renamed to
      * <grad>_tmpstep and summed into the op's output at the end of each step. */
+    if ((s = defer_fc_grads(op, st, n_fwd_links, n_pg ? param_grads : NULL, err))) return s;
     for (int i = 0; i < st->n_params; i++) {
         const char *pgrad = op->def.outputs[1 + i];
         const char *gb = remap(d, n_pg ? param_grads[i] : pgrad);
+        int deferred = 0;
+        for (int k = 0; k < st->n_defer; k++) deferred |= st->defer[k].dw_out == 1 + i;
+        if (deferred) continue;
         /* Fast path: the per-step gradient is an FCGradient output (dW or db)
          * that nothing else reads: let FCGradient add it into the op's
          * output directly (GEMM with beta = 1) instead of a Sum per step. */
@@ -749,6 +938,14 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
         if (n_writers == 1 && n_readers == 0 && strcmp(st->step->ops[writer].type, "FCGradient") == 0 &&
             (slot == 0 || slot == 1) && !rc_opdef_arg(&st->step->ops[writer], slot ? "accumulate_db" : "accumulate_dw")) {
             rc_opdef *w = &st->step->ops[writer];
+            int k = 0;
+            while (k < st->n_defer && !(slot == 1 && st->defer[k].fc == writer)) k++;
+            if (k < st->n_defer) {
+                /* db of a deferred FCGradient: summed from its stash after the loop too */
+                if (rc_opdef_set_arg_i(w, "skip_db", 1)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+                st->defer[k].db_out = 1 + i;
+                continue;
+            }
             int oom = 0;
             rename_in_op(w, gb, pgrad, &oom);
             if (oom || rc_opdef_set_arg_i(w, slot ? "accumulate_db" : "accumulate_dw", 1) ||
@@ -888,6 +1085,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
             if (!rc_ws_get_local(sc->ws[0], od->outputs[j]))
                 if (!rc_ws_create(sc->shared, od->outputs[j], err)) return err->code;
     }
+    if ((s = deferred_prepare(op, st, sc, T, err))) return s;
     scratch_claim(sc, st);
     if ((s = nets_tmp_reserve(op, st, (int)T, err))) return s;
     for (int t = 0; t < T; t++) {
@@ -898,6 +1096,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
     }
     if ((s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
     if ((s = check_link_views(op, st, (int)T, 0, err))) return s;
+    if ((s = deferred_finish(op, st, sc, T, err))) return s;
     /* initial-state gradients */
     for (int i = 0; i < st->n_states; i++) {
         int id = fin0 + (int)st->init_ids[i];
