@@ -333,6 +333,12 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
     for (int k = 0; k < T && !b.oom; k++) {
         int t = ex->forward ? k : T - 1 - k;
         rc_net *net = nets[t];
+        /* a first run at a huge T spends a while here: Ctrl-C is honoured */
+        if ((k & 1023) == 1023 && rc_interrupt_pending()) {
+            rc_err_set(err, RC_ERR_INTERRUPT, "interrupted while building the executor's dependency graph (%d of %d "
+                       "timesteps)", k, T);
+            goto fail;
+        }
         if (rc_net_num_ops(net) != n) {
             rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: step nets differ in size");
             goto fail;
