@@ -249,6 +249,21 @@ static rc_status add_link_ops(rc_op *op, rnn_state *st, int at, rc_err *err)
     return RC_OK;
 }
 
+/* Grows the link arrays to hold n links (n_links unchanged). */
+static rc_status links_reserve(rc_op *op, rnn_state *st, int n, rc_err *err)
+{
+    char **li = realloc(st->link_int, sizeof(char *) * (size_t)(n + 1));
+    if (li) st->link_int = li;
+    char **le = realloc(st->link_ext, sizeof(char *) * (size_t)(n + 1));
+    if (le) st->link_ext = le;
+    int64_t *lo = realloc(st->link_off, sizeof(int64_t) * (size_t)(n + 1));
+    if (lo) st->link_off = lo;
+    int64_t *lw = realloc(st->link_win, sizeof(int64_t) * (size_t)(n + 1));
+    if (lw) st->link_win = lw;
+    if (!li || !le || !lo || !lw) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    return RC_OK;
+}
+
 static rc_status parse_links(rc_op *op, rnn_state *st, const char *pint, const char *pext, const char *poff,
                              const char *pwin, rc_err *err)
 {
@@ -266,16 +281,8 @@ static rc_status parse_links(rc_op *op, rnn_state *st, const char *pint, const c
     if (ne != no) return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d entries but %s has %d", pext, ne, poff, no);
     if (pwin && nw && nw != no)
         return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %d entries but %s has %d", pwin, nw, poff, no);
-    int base = st->n_links, n = base + no;
-    char **ni_ = realloc(st->link_int, sizeof(char *) * (size_t)(n + 1));
-    if (ni_) st->link_int = ni_;
-    char **ne_ = realloc(st->link_ext, sizeof(char *) * (size_t)(n + 1));
-    if (ne_) st->link_ext = ne_;
-    int64_t *no_ = realloc(st->link_off, sizeof(int64_t) * (size_t)(n + 1));
-    if (no_) st->link_off = no_;
-    int64_t *nw_ = realloc(st->link_win, sizeof(int64_t) * (size_t)(n + 1));
-    if (nw_) st->link_win = nw_;
-    if (!ni_ || !ne_ || !no_ || !nw_) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    int base = st->n_links;
+    if ((s = links_reserve(op, st, base + no, err))) return s;
     for (int l = 0; l < no; l++) {
         if (lo[l] < 0)
             return rc_op_fail(op, err, RC_ERR_VALUE, "link %d ('%s' -> '%s') has negative offset %lld", base + l,
@@ -698,16 +705,8 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
 static rc_status append_link(rc_op *op, rnn_state *st, const char *internal, const char *external, int64_t off,
                              int64_t win, rc_err *err)
 {
-    int n = st->n_links + 1;
-    char **li = realloc(st->link_int, sizeof(char *) * (size_t)(n + 1));
-    if (li) st->link_int = li;
-    char **le = realloc(st->link_ext, sizeof(char *) * (size_t)(n + 1));
-    if (le) st->link_ext = le;
-    int64_t *lo = realloc(st->link_off, sizeof(int64_t) * (size_t)(n + 1));
-    if (lo) st->link_off = lo;
-    int64_t *lw = realloc(st->link_win, sizeof(int64_t) * (size_t)(n + 1));
-    if (lw) st->link_win = lw;
-    if (!li || !le || !lo || !lw) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    rc_status s;
+    if ((s = links_reserve(op, st, st->n_links + 1, err))) return s;
     char *a = strdup(internal), *b = strdup(external);
     if (!a || !b) {
         free(a);
@@ -718,7 +717,7 @@ static rc_status append_link(rc_op *op, rnn_state *st, const char *internal, con
     st->link_ext[st->n_links] = b;
     st->link_off[st->n_links] = off;
     st->link_win[st->n_links] = win;
-    st->n_links = n;
+    st->n_links++;
     return RC_OK;
 }
 
