@@ -1,5 +1,6 @@
 /* Nets: an ordered list of ops created in one workspace, run in order. */
 #include "rc_core.h"
+#include <stdint.h>
 #include <stdlib.h>
 
 struct rc_net {
@@ -17,6 +18,38 @@ void rc_net_free(rc_net *net)
     free(net);
 }
 
+/* Shape checks at creation: every op with a schema check whose inputs all
+ * hold tensors that no earlier op of the net writes (so their shapes are the
+ * ones the op will see, unless the caller feeds new ones before running). The
+ * blobs written so far are kept in a pointer set (open addressing). */
+static rc_status check_shapes(rc_net *net, rc_err *err)
+{
+    size_t cap = 16;
+    for (int i = 0; i < net->n_ops; i++) cap += 2 * (size_t)net->ops[i]->n_out;
+    const rc_blob **set = calloc(cap, sizeof *set);
+    if (!set) return rc_err_set(err, RC_ERR_MEMORY, "out of memory checking shapes");
+    rc_status st = RC_OK;
+    for (int i = 0; i < net->n_ops && !st; i++) {
+        rc_op *op = net->ops[i];
+        int known = op->schema->check != NULL;
+        for (int j = 0; j < op->n_in && known; j++) {
+            const rc_blob *b = op->in[j];
+            if (b->t.dtype == RC_UNDEF) known = 0;
+            for (size_t h = ((uintptr_t)b >> 4) % cap; known && set[h]; h = (h + 1) % cap)
+                if (set[h] == b) known = 0;
+        }
+        if (known) st = op->schema->check(op, err);
+        for (int j = 0; j < op->n_out; j++) {
+            const rc_blob *b = op->out[j];
+            size_t h = ((uintptr_t)b >> 4) % cap;
+            while (set[h] && set[h] != b) h = (h + 1) % cap;
+            set[h] = b;
+        }
+    }
+    free(set);
+    return st;
+}
+
 rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err)
 {
     rc_net *net = calloc(1, sizeof *net);
@@ -31,6 +64,11 @@ rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err)
             return NULL;
         }
         net->n_ops = i + 1;
+    }
+    if (check_shapes(net, err)) {
+        if (def->name && def->name[0]) rc_err_prefix(err, "net '%s': ", def->name);
+        rc_net_free(net);
+        return NULL;
     }
     return net;
 oom:

@@ -245,6 +245,11 @@ struct rc_op_schema {
     rc_status (*run)(rc_op *op, rc_err *err);
     void (*free_state)(void *state);
     const char *doc;         /* one line */
+    /* check (may be NULL): validates the dtypes and shapes of the inputs as they
+     * are, without touching outputs or data values; run at net creation for the
+     * ops whose inputs all hold tensors and are not written by an earlier op of
+     * the net. run() performs the same checks. */
+    rc_status (*check)(rc_op *op, rc_err *err);
 };
 
 /* allow_inplace helpers */

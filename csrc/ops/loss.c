@@ -199,6 +199,12 @@ static rc_status sql2_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
 }
 
 /* SquaredL2Distance: X, Y (N, ...) -> dist (N,) = 0.5 * ||x_i - y_i||^2 */
+static rc_status sql2_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return sql2_shapes(op, &N, &D, err);
+}
+
 static rc_status sql2_run(rc_op *op, rc_err *err)
 {
     int64_t N, D;
@@ -498,8 +504,8 @@ static rc_status swl_grad_run(rc_op *op, rc_err *err)
 
 /* ================================================================ LabelCrossEntropy */
 
-/* X: (N, ...) or (D,) (N = 1); label: (N,) or (N, 1) int32 in [0, D). */
-static rc_status lce_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
+/* X: (N, ...) or (D,) (N = 1); label: (N,) or (N, 1) int32 (values not checked). */
+static rc_status lce_dims(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
 {
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_ndim(op, 0, 1, RC_MAX_DIMS, err))) return st;
@@ -517,7 +523,20 @@ static rc_status lce_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
                           "input 1 blob '%s' must hold one int32 label per row of input 0 blob '%s' %s: shape "
                           "(%lld,) or (%lld, 1), got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(x),
                           (long long)*N, (long long)*N, RC_SHAPE(l));
-    return check_labels(op, 1, *N, *D, err);
+    return RC_OK;
+}
+
+static rc_status lce_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return lce_dims(op, &N, &D, err);
+}
+
+/* lce_dims, and the labels in [0, D). */
+static rc_status lce_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
+{
+    rc_status st = lce_dims(op, N, D, err);
+    return st ? st : check_labels(op, 1, *N, *D, err);
 }
 
 /* LabelCrossEntropy: X (N x D), label (N,) -> Y (N,) = -log(max(X[i, label_i], 1e-20)) */
@@ -567,7 +586,7 @@ static int inplace_grad_x(int in, int out) { return in == 0 && out == 0; }
 
 const rc_op_schema rc_ops_loss[] = {
     {"SquaredL2Distance", 2, 2, 1, 1, NULL, NULL, sql2_run, NULL,
-     "dist (N,) = 0.5 * sum((X - Y)^2) over each row (first dim) of X, Y"},
+     "dist (N,) = 0.5 * sum((X - Y)^2) over each row (first dim) of X, Y", sql2_check},
     {"SquaredL2DistanceGradient", 3, 3, 2, 2, NULL, NULL, sql2_grad_run, NULL,
      "(X, Y, dDist) -> dX = dDist_i (X - Y), dY = -dX"},
     {"AveragedLoss", 1, 1, 1, 1, NULL, avg_setup, sum_run, NULL,
@@ -587,7 +606,7 @@ const rc_op_schema rc_ops_loss[] = {
     {"SoftmaxWithLossGradient", 4, 5, 1, 1, NULL, swl_setup, swl_grad_run, free,
      "(logits, labels[, weights], softmax, dLoss) -> dLogits"},
     {"LabelCrossEntropy", 2, 2, 1, 1, NULL, NULL, lce_run, NULL,
-     "Y (N,) = -log(max(X[i, label_i], 1e-20))"},
+     "Y (N,) = -log(max(X[i, label_i], 1e-20))", lce_check},
     {"LabelCrossEntropyGradient", 3, 3, 1, 1, NULL, NULL, lce_grad_run, NULL,
      "(X, label, dY) -> dX: -dY_i / X[i, label_i] at the label, 0 elsewhere"},
     {0},

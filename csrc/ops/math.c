@@ -207,21 +207,37 @@ static rc_status fc_dims(rc_op *op, int *ax, int64_t *M, int64_t *N, int64_t *K,
     return check_blas(op, *M, *N, *K, err);
 }
 
+/* FC's inputs: X, W, b float32; K of X and W equal; b of shape (N,). */
+static rc_status fc_shapes(rc_op *op, int *ax, int64_t *M, int64_t *N, int64_t *K, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    if ((st = fc_dims(op, ax, M, N, K, err))) return st;
+    const rc_tensor *w = rc_in(op, 1), *b = rc_in(op, 2);
+    if (b->ndim != 1 || b->dims[0] != *N)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' must have shape (%lld,) (N of input 1 blob '%s' %s), got %s",
+                          rc_in_name(op, 2), (long long)*N, rc_in_name(op, 1), RC_SHAPE(w), RC_SHAPE(b));
+    return RC_OK;
+}
+
+static rc_status fc_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    int64_t M, N, K;
+    return fc_shapes(op, &ax, &M, &N, &K, err);
+}
+
 /* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,
  * Y shape X.shape[:axis] + [N]. */
 static rc_status fc_run(rc_op *op, rc_err *err)
 {
     rc_status st;
-    for (int i = 0; i < 3; i++)
-        if ((st = check_f32(op, i, err))) return st;
     int ax = 0;
     int64_t M, N, K;
-    if ((st = fc_dims(op, &ax, &M, &N, &K, err))) return st;
+    if ((st = fc_shapes(op, &ax, &M, &N, &K, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *b = rc_in(op, 2);
-    if (b->ndim != 1 || b->dims[0] != N)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 2 blob '%s' must have shape (%lld,) (N of input 1 blob '%s' %s), got %s",
-                          rc_in_name(op, 2), (long long)N, rc_in_name(op, 1), RC_SHAPE(w), RC_SHAPE(b));
     int64_t yd[RC_MAX_DIMS];
     for (int i = 0; i < ax; i++) yd[i] = x->dims[i];
     yd[ax] = N;
@@ -318,7 +334,7 @@ static rc_status matmul_setup(rc_op *op, rc_err *err)
 /* MatMul: A flattened at axis_a to [A0, A1], B at axis_b to [B0, B1];
  * Y [M, N] = op(A) op(B) with op = transpose where trans_*; an optional third
  * input gives Y its shape (same element count; the gradient uses it). */
-static rc_status matmul_run(rc_op *op, rc_err *err)
+static rc_status matmul_shapes(rc_op *op, int64_t *pM, int64_t *pN, int64_t *pK, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
@@ -348,12 +364,33 @@ static rc_status matmul_run(rc_op *op, rc_err *err)
                               "input 2 blob '%s' of shape %s must have M x N = %lld x %lld elements (the result "
                               "of '%s' %s times '%s' %s)", rc_in_name(op, 2), RC_SHAPE(s), (long long)M,
                               (long long)N, rc_in_name(op, 0), RC_SHAPE(A), rc_in_name(op, 1), RC_SHAPE(B));
-        if ((st = resize_out_like(op, 0, s, err))) return st;
+    }
+    *pM = M;
+    *pN = N;
+    *pK = Ka;
+    return RC_OK;
+}
+
+static rc_status matmul_check(rc_op *op, rc_err *err)
+{
+    int64_t M, N, K;
+    return matmul_shapes(op, &M, &N, &K, err);
+}
+
+static rc_status matmul_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    int64_t M, N, K;
+    if ((st = matmul_shapes(op, &M, &N, &K, err))) return st;
+    if (op->n_in == 3) {
+        if ((st = resize_out_like(op, 0, rc_in(op, 2), err))) return st;
     } else {
         int64_t yd[2] = {M, N};
         if ((st = resize_out(op, 0, 2, yd, err))) return st;
     }
-    rc_sgemm(a->trans_a, a->trans_b, M, N, Ka, 1.f, rc_f32(A), rc_f32(B), 0.f, rc_f32(rc_out(op, 0)));
+    rc_sgemm(a->trans_a, a->trans_b, M, N, K, 1.f, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), 0.f,
+             rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -375,14 +412,21 @@ static rc_status sum_setup(rc_op *op, rc_err *err)
 }
 
 /* Sum: X0..Xn-1, all one shape -> Y = X0 + X1 + ... (in that order); Y may be any input. */
-static rc_status sum_run(rc_op *op, rc_err *err)
+static rc_status sum_check(rc_op *op, rc_err *err)
 {
-    math_args *a = op->state;
     rc_status st;
     for (int i = 0; i < op->n_in; i++) {
         if ((st = check_f32(op, i, err))) return st;
         if (i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
     }
+    return RC_OK;
+}
+
+static rc_status sum_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    if ((st = sum_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     for (int i = 0; i < op->n_in; i++) a->ptr[i] = rc_f32(rc_in(op, i));
     rc_k_weighted_sum(op->n_in, a->ptr, NULL, rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
@@ -438,7 +482,7 @@ static rc_status binary_setup(rc_op *op, rc_err *err)
 typedef void (*binary_kernel)(int64_t, int64_t, int64_t, const float *, const float *, float *);
 
 /* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A. */
-static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
+static rc_status binary_shapes(rc_op *op, int64_t *ppre, int64_t *pn, int64_t *ppost, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
@@ -458,8 +502,26 @@ static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
                           "output blob '%s' is input 1 of shape %s, but the result has the shape of input 0 blob "
                           "'%s' %s (in-place on input 1 needs equal shapes)", rc_out_name(op, 0), RC_SHAPE(B),
                           rc_in_name(op, 0), RC_SHAPE(A));
+    *ppre = pre;
+    *pn = n;
+    *ppost = post;
+    return RC_OK;
+}
+
+static rc_status binary_check(rc_op *op, rc_err *err)
+{
+    int64_t pre, n, post;
+    return binary_shapes(op, &pre, &n, &post, err);
+}
+
+static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
+{
+    rc_status st;
+    int64_t pre, n, post;
+    if ((st = binary_shapes(op, &pre, &n, &post, err))) return st;
+    const rc_tensor *A = rc_in(op, 0);
     if ((st = resize_out_like(op, 0, A, err))) return st;
-    k(pre, n, post, rc_f32(A), rc_f32(B), rc_f32(rc_out(op, 0)));
+    k(pre, n, post, rc_f32(A), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -612,16 +674,20 @@ static rc_status ewl_grad_run(rc_op *op, rc_err *err)
 /* ---------------------------------------------------------------- the family table */
 const rc_op_schema rc_ops_math[] = {
     {"Copy", 1, 1, 1, 1, rc_inplace_any, NULL, copy_run, NULL, "Y = X"},
-    {"FC", 3, 3, 1, 1, NULL, fc_setup, fc_run, math_args_free, "Y = X W^T + b (args axis, axis_w)"},
+    {"FC", 3, 3, 1, 1, NULL, fc_setup, fc_run, math_args_free, "Y = X W^T + b (args axis, axis_w)",
+     fc_check},
     {"FCGradient", 3, 3, 2, 3, NULL, fc_setup, fc_grad_run, math_args_free, "(X, W, dY) -> (dW, db[, dX])"},
     {"MatMul", 2, 3, 1, 1, NULL, matmul_setup, matmul_run, math_args_free,
-     "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape"},
-    {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ..."},
+     "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape", matmul_check},
+    {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ...", sum_check},
     {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
      "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)"},
-    {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)"},
-    {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)"},
-    {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)"},
+    {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)",
+     binary_check},
+    {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)",
+     binary_check},
+    {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)",
+     binary_check},
     {"SumReduceLike", 2, 2, 1, 1, NULL, sum_reduce_like_setup, sum_reduce_like_run, math_args_free,
      "C = A summed to the shape of B (arg axis)"},
     {"Sigmoid", 1, 1, 1, 1, rc_inplace_any, NULL, sigmoid_run, NULL, "Y = 1 / (1 + exp(-X))"},

@@ -153,6 +153,43 @@ static void test_create_errors(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- shapes checked at net creation */
+static void test_shapes_checked_at_creation(void)
+{
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {4, 3}, dw[] = {5, 2}, dw_ok[] = {5, 3}, db[] = {5};
+    REQUIRE(rct_feed_f32(ws, "x", 2, dx, 0.f) && rct_feed_f32(ws, "w", 2, dw, 0.f) &&
+            rct_feed_f32(ws, "w_ok", 2, dw_ok, 0.f) && rct_feed_f32(ws, "b", 1, db, 0.f));
+    const char *bad[] = {"x", "w", "b"}, *good[] = {"x", "w_ok", "b"}, *y1[] = {"y"}, *z1[] = {"z"};
+    const char *later[] = {"y", "w", "b"};
+
+    /* K of X (3) and W (2) differ: refused at creation, naming net, op and blobs */
+    rc_netdef *nd = rc_netdef_new("shapes");
+    REQUIRE(nd && rct_add_op(nd, "FC", 3, bad, 1, y1));
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, nd, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "net 'shapes': op FC #0: input 1 blob 'w' of shape (5, 2)");
+    CHECK(rc_ws_get(ws, "y") == NULL || rc_ws_get(ws, "y")->t.dtype == RC_UNDEF);
+    rc_netdef_free(nd);
+
+    /* an input written by an earlier op of the net is checked when the net runs */
+    nd = rc_netdef_new("later");
+    REQUIRE(nd && rct_add_op(nd, "FC", 3, good, 1, y1) && rct_add_op(nd, "FC", 3, later, 1, z1));
+    rc_err_clear(&err);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    CHECK(net != NULL);
+    if (net) {
+        CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+        CHECK_HAS(err.msg, "op FC #1: input 1 blob 'w' of shape (5, 2)");
+        rc_net_free(net);
+    }
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- every op on odd inputs */
 enum { N_CFG = 9 };
 
@@ -579,6 +616,7 @@ int main(void)
 {
     RUN(test_registry);
     RUN(test_create_errors);
+    RUN(test_shapes_checked_at_creation);
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
     RUN(test_loss_net);
