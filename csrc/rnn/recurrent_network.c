@@ -698,9 +698,6 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
 }
 
 /* ================================================================ gradient */
-/* Gradient-op inputs: GO(j) for j in outputs_with_grads, forward inputs,
- * forward outputs (last: step workspaces). Outputs: GI(0), GI(param...),
- * GI(initial state...). */
 /* Appends a link (internal <- external rows [t + off, t + off + win)). */
 static rc_status append_link(rc_op *op, rnn_state *st, const char *internal, const char *external, int64_t off,
                              int64_t win, rc_err *err)
@@ -855,6 +852,9 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
     return RC_OK;
 }
 
+/* Gradient-op inputs: GO(j) for j in outputs_with_grads, forward inputs,
+ * forward outputs (last: step workspaces). Outputs: GI(0), GI(param...),
+ * GI(initial state...). */
 static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
 {
     rnn_state *st = calloc(1, sizeof *st);
