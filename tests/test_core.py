@@ -592,3 +592,23 @@ def test_net_gradient_checker_copy_chain():
     x2 = net2.AddExternalInput("x")
     z2 = net2.Copy(x2, "z2")
     NetGradientChecker.CompareNets([net, net2], [[z], [z2]], [0], ["x"], {"x": xv})
+
+
+def test_import_leaves_the_openblas_thread_timeout_variable_as_it_was():
+    """recurrent sets OPENBLAS_THREAD_TIMEOUT only while its OpenBLAS loads
+    (idle BLAS threads must not spin through the executor's runs), and never
+    overrides the user's value."""
+    import os
+    import subprocess
+    import sys
+    import recurrent
+    root = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    code = "import os, recurrent; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"
+    for value, expected in ((None, "None"), ("7", "7")):
+        env = dict(os.environ, PYTHONPATH=root)
+        env.pop("OPENBLAS_THREAD_TIMEOUT", None)
+        if value is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected
