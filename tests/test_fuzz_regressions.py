@@ -77,6 +77,29 @@ from recurrent.model_helper import ModelHelper
 """
 
 
+# A forward-only Mul-cell recurrent net over x (3, 2, 4) with one argument of
+# its RecurrentNetwork op replaced (the fuzz findings on link/alias arguments).
+MUL_RNN = PRELUDE + """
+from recurrent import recurrent as rnn
+from recurrent.proto import make_argument
+
+def mul_rnn_with(arg, value, executor):
+    net = core.Net("outer")
+    cell = core.Net("cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+    out = cell.Mul([input_t, prev], "output_t")
+    cell.AddExternalOutput(out)
+    rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r", forward_only=True)
+    op = [o for o in net.Proto().op if o.type == "RecurrentNetwork"][0]
+    op.arg[:] = [a for a in op.arg if a.name not in (arg, "enable_rnn_executor")]
+    op.arg.append(make_argument(arg, value))
+    op.arg.append(make_argument("enable_rnn_executor", executor))
+    workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
+    workspace.FeedBlob("h0", np.ones((2, 4), np.float32))
+    return net
+"""
+
+
 def test_fetch_blob_during_run_in_other_thread_is_refused_not_racing():
     """Finding 1: a net resizing its blobs (changing T) in one thread, FetchBlob /
     HasBlob / Blobs in a loop in another: no crash, each call either works (the
@@ -204,26 +227,12 @@ def test_huge_link_window_with_executor_fails_fast():
     170 MB, 10**7 17 s and 2.2 GB, 2**31 exhausts memory (OOM kill) or, with
     allocation failing, loops ~forever. Should be an IndexError either way
     (e.g. clamp the loop to the external blob's rows)."""
-    run(PRELUDE + r'''
+    run(MUL_RNN + r'''
 import resource
 if "libasan" not in open("/proc/self/maps").read():   # ASan needs terabytes of address space
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
-from recurrent import recurrent as rnn
-from recurrent.proto import make_argument
 for executor in (0, 1):
-    net = core.Net("outer")
-    cell = core.Net("cell")
-    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
-    out = cell.Mul([input_t, prev], "output_t")
-    cell.AddExternalOutput(out)
-    rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r", forward_only=True)
-    op = [o for o in net.Proto().op if o.type == "RecurrentNetwork"][0]
-    op.arg.append(make_argument("link_window", [1, 1, 2**31]))
-    for a in op.arg:
-        if a.name == "enable_rnn_executor":
-            a.i = executor
-    workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
-    workspace.FeedBlob("h0", np.ones((2, 4), np.float32))
+    net = mul_rnn_with("link_window", [1, 1, 2**31], executor)
     try:
         workspace.RunNetOnce(net)
     except IndexError as e:
@@ -244,22 +253,9 @@ def test_link_offset_near_int64_max_is_an_index_error(link):
     Should be an IndexError (e.g. reject offsets/windows > INT32_MAX in
     parse_links, or compare without overflow)."""
     offsets = "[0, 1, 2**63 - 1]" if link == "input" else "[0, 2**63 - 1, 0]"
-    run(PRELUDE + r'''
-from recurrent import recurrent as rnn
-from recurrent.proto import make_argument
+    run(MUL_RNN + r'''
 for executor in (0, 1):
-    net = core.Net("outer")
-    cell = core.Net("cell")
-    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
-    out = cell.Mul([input_t, prev], "output_t")
-    cell.AddExternalOutput(out)
-    rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r", forward_only=True)
-    op = [o for o in net.Proto().op if o.type == "RecurrentNetwork"][0]
-    op.arg[:] = [a for a in op.arg if a.name not in ("link_offset", "enable_rnn_executor")]
-    op.arg.append(make_argument("link_offset", OFFSETS))
-    op.arg.append(make_argument("enable_rnn_executor", executor))
-    workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
-    workspace.FeedBlob("h0", np.ones((2, 4), np.float32))
+    net = mul_rnn_with("link_offset", OFFSETS, executor)
     try:
         workspace.RunNetOnce(net)
     except IndexError as e:
@@ -276,22 +272,9 @@ def test_alias_offset_int64_min_is_an_index_error():
     The plain build raises the right IndexError (the wrapped values are negative);
     the overflow is undefined behaviour all the same, so under tools/asan_pytest.sh
     the child aborted before the fix."""
-    run(PRELUDE + r'''
-from recurrent import recurrent as rnn
-from recurrent.proto import make_argument
+    run(MUL_RNN + r'''
 for executor in (0, 1):
-    net = core.Net("outer")
-    cell = core.Net("cell")
-    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
-    out = cell.Mul([input_t, prev], "output_t")
-    cell.AddExternalOutput(out)
-    rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r", forward_only=True)
-    op = [o for o in net.Proto().op if o.type == "RecurrentNetwork"][0]
-    op.arg[:] = [a for a in op.arg if a.name not in ("alias_offset", "enable_rnn_executor")]
-    op.arg.append(make_argument("alias_offset", [1, -2**63]))
-    op.arg.append(make_argument("enable_rnn_executor", executor))
-    workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
-    workspace.FeedBlob("h0", np.ones((2, 4), np.float32))
+    net = mul_rnn_with("alias_offset", [1, -2**63], executor)
     try:
         workspace.RunNetOnce(net)
     except IndexError as e:
