@@ -21,6 +21,10 @@ if (not os.environ.get("FUZZ_INSTALLED") and glob.glob(os.path.join(ROOT, "recur
         and ROOT not in sys.path):
     sys.path.insert(0, ROOT)
 
+# fuzz the executor on the tiny nets the targets build (the library's default,
+# min_op_us 4, would run them serially); the RNN target also fuzzes the argument
+os.environ.setdefault("RECURRENT_RNN_EXECUTOR_MIN_OP_US", "0")
+
 import numpy as np  # noqa: E402
 
 # Python coverage for libFuzzer's guidance: the recurrent package's modules are

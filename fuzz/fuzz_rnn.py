@@ -33,7 +33,7 @@ LIST_ARGS = {
     "recompute_blobs_on_backward": "strings",
 }
 SCALAR_ARGS = {"timestep": "s", "enable_rnn_executor": "i", "rnn_executor.num_threads": "i",
-               "num_workspaces": "i"}
+               "num_workspaces": "i", "rnn_executor.min_op_us": "f"}
 
 
 _CACHE = {}
@@ -121,7 +121,12 @@ def mutate(p, net):
         else:
             key = p.pick(sorted(SCALAR_ARGS))
             akind = SCALAR_ARGS[key]
-            val = p.pick(names) if SCALAR_ARGS[key] == "s" else p.interesting_int((-1, 5))
+            if akind == "s":
+                val = p.pick(names)
+            elif akind == "f":
+                val = p.pick([-1.0, 0.0, 0.25, 4.0, 1e7, float("nan"), float("inf")])
+            else:
+                val = p.interesting_int((-1, 5))
         op.arg[:] = [a for a in op.arg if a.name != key]
         if akind == "strings" and not val:
             continue

@@ -47,6 +47,23 @@ def _load_core():
 _load_core()
 
 from . import _C  # noqa: E402
+
+
+def _check_env():
+    v = _os.environ.get("RECURRENT_RNN_EXECUTOR_MIN_OP_US")
+    if not v:
+        return
+    try:
+        ok = 0 <= float(v) <= 1e6
+    except ValueError:
+        ok = False
+    if not ok:
+        import warnings
+        warnings.warn("RECURRENT_RNN_EXECUTOR_MIN_OP_US=%r is not a number of microseconds in [0, 1e6]; using the "
+                      "default %g" % (v, _C.get_flag("rnn_executor_min_op_ns") / 1000.0), RuntimeWarning, stacklevel=2)
+
+
+_check_env()
 from . import workspace, scope, core, model_helper, brew, gradient_checker, trace  # noqa: E402,F401
 from . import recurrent as _recurrent_module  # noqa: E402
 from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401

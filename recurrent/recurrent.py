@@ -404,10 +404,17 @@ def _recurrent_network_grad(op, g_output):
 
 
 # ---------------------------------------------------------------- executor config
-def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None):
-    """Sets ``rnn_executor.num_threads`` / ``rnn_executor.max_cuda_streams``
-    on a RecurrentNetwork or RecurrentNetworkGradient OperatorDef (an existing
-    setting is replaced). Takes effect when the net is (re)created."""
+def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min_op_us=None):
+    """Sets ``rnn_executor.num_threads`` / ``rnn_executor.max_cuda_streams`` /
+    ``rnn_executor.min_op_us`` on a RecurrentNetwork or
+    RecurrentNetworkGradient OperatorDef (an existing setting is replaced).
+    Takes effect when the net is (re)created.
+
+    ``min_op_us`` (ours, not Caffe2's): the op's first runs are serial and
+    timed; if its step ops take less than this many microseconds on average,
+    it keeps running serially (the executor's cost per op would outweigh the
+    parallelism). 0 always uses the executor. Default: the global flag
+    (``--caffe2_rnn_executor_min_op_us``, 4)."""
     if getattr(rnn_op, "type", None) not in _RNN_OP_TYPES:
         raise ValueError("set_rnn_executor_config: expected a RecurrentNetwork or RecurrentNetworkGradient "
                          "op, got %r" % getattr(rnn_op, "type", type(rnn_op).__name__))
@@ -424,6 +431,12 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None):
         put("num_threads", num_threads)
     if max_cuda_streams is not None:
         put("max_cuda_streams", max_cuda_streams)
+    if min_op_us is not None:
+        us = float(min_op_us)
+        if not 0 <= us <= 1e6:
+            raise ValueError("set_rnn_executor_config: min_op_us must be in [0, 1e6], got %r" % (min_op_us,))
+        rnn_op.arg[:] = [a for a in rnn_op.arg if a.name != "rnn_executor.min_op_us"]
+        rnn_op.arg.append(make_argument("rnn_executor.min_op_us", us))
 
 
 # ---------------------------------------------------------------- step blobs

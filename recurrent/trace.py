@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C, workspace
 
-__all__ = ["enable", "tracing", "fetch", "to_chrome_trace", "save_chrome_trace", "plot_timeline", "summary"]
+__all__ = ["enable", "tracing", "fetch", "executor_status", "to_chrome_trace", "save_chrome_trace", "plot_timeline", "summary"]
 
 
 def enable(on=True):
@@ -70,6 +70,29 @@ def fetch(net):
                                type=types[j] if 0 <= j < len(types) else "set_timestep",
                                start_us=s, end_us=e, worker=w))
     return events
+
+
+_MODES = {0: "off", 1: "measuring", 2: "executor", 3: "serial"}
+
+
+def executor_status(net):
+    """How each RecurrentNetwork(Gradient) op of ``net`` ran its last run with
+    the executor enabled: a list of dicts with keys op_index, direction, mode
+    ("measuring": its first runs are serial and timed; "executor"; "serial":
+    its step ops averaged less than min_op_us, so it runs serially), mean_op_us
+    (mean time per step-op instance of the timed runs, None before the first or
+    when min_op_us is 0), timed_runs and min_op_us. Ops whose executor is
+    disabled, or that have not run yet, are left out."""
+    out = []
+    for idx, op, scratch, kind, direction in _rnn_ops(net):
+        name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")
+        if not workspace.HasBlob(name):
+            continue
+        mode, mean_us, runs, min_us = workspace.FetchBlob(name).tolist()
+        out.append(dict(op_index=idx, direction=direction, mode=_MODES.get(int(mode), "unknown"),
+                        mean_op_us=float(mean_us) if runs else None, timed_runs=int(runs),
+                        min_op_us=float(min_us)))
+    return out
 
 
 def to_chrome_trace(events):

@@ -1,3 +1,11 @@
+import os
+
+# The executor tests compare the executor with the serial loop on small nets,
+# where the library's default (min_op_us 4: ops this quick run serially) would
+# quietly run both serially. Tests of that default set it themselves.
+# Subprocesses started by tests inherit this.
+os.environ["RECURRENT_RNN_EXECUTOR_MIN_OP_US"] = "0"
+
 import numpy as np
 import pytest
 

@@ -8,6 +8,27 @@ static int flag_executor = -1;        /* -1: not yet read from the environment *
 static int flag_executor_threads = 0;
 static int interrupt_flag = 0;
 static int flag_trace = 0;
+static int64_t flag_min_op_ns = -1;   /* -1: not yet read from the environment */
+
+int64_t rc_flag_rnn_executor_min_op_ns(void)
+{
+    int64_t v = __atomic_load_n(&flag_min_op_ns, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = RC_RNN_EXECUTOR_MIN_OP_NS_DEFAULT;
+        const char *e = getenv("RECURRENT_RNN_EXECUTOR_MIN_OP_US");
+        if (e && *e) {
+            char *end = NULL;
+            double us = strtod(e, &end);
+            /* unparsable, negative or absurd values keep the default (the
+             * Python package warns about them at import) */
+            if (end && *end == 0 && us >= 0 && us <= 1e6) v = (int64_t)(us * 1000.0 + 0.5);
+        }
+        __atomic_store_n(&flag_min_op_ns, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+void rc_flag_set_rnn_executor_min_op_ns(int64_t ns) { __atomic_store_n(&flag_min_op_ns, ns < 0 ? 0 : ns, __ATOMIC_RELAXED); }
 
 int rc_flag_rnn_executor(void)
 {

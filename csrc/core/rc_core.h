@@ -309,6 +309,14 @@ RC_INTERNAL int rc_flag_rnn_executor(void);
 RC_INTERNAL void rc_flag_set_rnn_executor(int on);
 RC_INTERNAL int rc_flag_rnn_executor_threads(void);
 RC_INTERNAL void rc_flag_set_rnn_executor_threads(int n);
+/* caffe2_rnn_executor_min_op_us (env RECURRENT_RNN_EXECUTOR_MIN_OP_US), kept in
+ * nanoseconds: a RecurrentNetwork op whose executor is enabled first runs
+ * serially and times its step ops; if they average less than this, it stays
+ * serial (the executor's per-op cost would outweigh the parallelism).
+ * 0: always use the executor. */
+#define RC_RNN_EXECUTOR_MIN_OP_NS_DEFAULT 4000
+RC_INTERNAL int64_t rc_flag_rnn_executor_min_op_ns(void);
+RC_INTERNAL void rc_flag_set_rnn_executor_min_op_ns(int64_t ns);
 /* rnn_executor_trace: RecurrentNetwork ops record per-(timestep, op) timings
  * into "<step_workspaces blob>_trace" (int32 K x 5) after each run. */
 /* Usable cores of this process (sched_getaffinity). */

@@ -624,6 +624,10 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
     else if (!strcmp(name, "rnn_executor_num_threads")) {
         if (v < 0 || v > 1024) return PyErr_Format(PyExc_ValueError, "rnn_executor_num_threads must be in [0, 1024]");
         rc_flag_set_rnn_executor_threads((int)v);
+    } else if (!strcmp(name, "rnn_executor_min_op_ns")) {
+        if (v < 0 || v > 1000000000LL)
+            return PyErr_Format(PyExc_ValueError, "rnn_executor_min_op_ns must be in [0, 1e9]");
+        rc_flag_set_rnn_executor_min_op_ns((int64_t)v);
     } else if (!strcmp(name, "blas_num_threads")) {
         if (v < 1 || v > 1024) return PyErr_Format(PyExc_ValueError, "blas_num_threads must be in [1, 1024]");
         rc_blas_set_num_threads((int)v);
@@ -639,6 +643,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "rnn_executor")) return PyLong_FromLong(rc_flag_rnn_executor());
     if (!strcmp(name, "rnn_executor_num_threads")) return PyLong_FromLong(rc_flag_rnn_executor_threads());
     if (!strcmp(name, "rnn_executor_trace")) return PyLong_FromLong(rc_flag_rnn_trace());
+    if (!strcmp(name, "rnn_executor_min_op_ns")) return PyLong_FromLongLong(rc_flag_rnn_executor_min_op_ns());
     if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);

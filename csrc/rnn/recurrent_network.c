@@ -131,9 +131,13 @@ typedef struct {
     char *const *recompute;
     int has_bwd;
     int64_t num_ws;           /* rotating workspaces (forward-only) */
-    int use_executor;
+    int use_executor;         /* the executor is enabled (op argument and global switch) */
     int64_t num_threads;
     int debug;
+    int64_t min_op_ns;        /* rnn_executor.min_op_us in ns (0: always the executor) */
+    int exec_mode;            /* EXEC_* below */
+    int probe_runs;           /* serial runs timed so far (EXEC_MEASURING) */
+    int64_t probe_best_ns;    /* their lowest mean time per step-op instance */
     rc_rnn_exec *exec;        /* owned, created lazily */
     /* gradient op only */
     int n_owg;                /* len(outputs_with_grads) */
@@ -150,6 +154,14 @@ typedef struct {
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
     int nets_tmp_cap;
 } rnn_state;
+
+/* Whether a run uses the executor. With the executor enabled and
+ * min_op_ns > 0, the first EXEC_PROBE_RUNS successful runs are serial and
+ * timed; the lowest mean time per op instance (wall time / (T x (ops + 1)))
+ * then decides, once, between the executor and the serial loop. Both compute
+ * the same bits, so the choice only changes the speed. */
+enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3 };
+#define EXEC_PROBE_RUNS 2
 
 static void free_strv(char **v, int n)
 {
@@ -333,6 +345,15 @@ static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
     if (st->num_threads == 0) st->num_threads = rc_flag_rnn_executor_threads();
     if ((s = rc_arg_i(d, "rnn_executor_debug", 0, &v, err))) return s;
     st->debug = (int)v;
+    st->min_op_ns = rc_flag_rnn_executor_min_op_ns();
+    if (rc_opdef_arg(d, "rnn_executor.min_op_us")) {
+        float us;
+        if ((s = rc_arg_f(d, "rnn_executor.min_op_us", 0.f, &us, err))) return s;
+        if (!(us >= 0.f && us <= 1e6f))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.min_op_us must be in [0, 1e6], got %g", (double)us);
+        st->min_op_ns = (int64_t)((double)us * 1000.0 + 0.5);
+    }
+    st->exec_mode = !st->use_executor ? EXEC_OFF : st->min_op_ns > 0 ? EXEC_MEASURING : EXEC_ON;
     const rc_arg *bw = rc_opdef_arg(d, "backward_step_net");
     st->has_bwd = bw && ((bw->kind == RC_ARG_NET && bw->net) || (bw->kind == RC_ARG_S && bw->s && bw->s[0]));
     if (bw && bw->kind == RC_ARG_S && bw->s && bw->s[0])
@@ -540,6 +561,49 @@ static int64_t mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
+ * op): float32 [mode (EXEC_*), mean us per op instance of the timed serial
+ * runs (0 before the first), number of timed runs, min_op_us]. */
+static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
+{
+    char nm[600];
+    snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, st->is_grad ? "backward_executor" : "executor");
+    rc_blob *b = rc_ws_create_local(op->ws, nm, err);
+    if (!b) return err->code;
+    int64_t four = 4;
+    rc_status s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &four, err))) return s;
+    float *v = rc_f32(&b->t);
+    v[0] = (float)st->exec_mode;
+    v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
+    v[2] = (float)st->probe_runs;
+    v[3] = (float)((double)st->min_op_ns / 1000.0);
+    return RC_OK;
+}
+
+/* After a successful timed serial run: records it and, after the last probe
+ * run, decides between the executor and the serial loop. */
+static void exec_probe(rc_op *op, rnn_state *st, int T, int n_ops, int64_t elapsed_ns)
+{
+    int64_t per = elapsed_ns / ((int64_t)T * (n_ops + 1));
+    if (!st->probe_runs || per < st->probe_best_ns) st->probe_best_ns = per;
+    if (++st->probe_runs < EXEC_PROBE_RUNS) return;
+    st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON : EXEC_AUTO_SERIAL;
+    if (st->debug)
+        fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): step ops take %.2f us on average (serial, best of "
+                "%d runs) %s rnn_executor.min_op_us = %.2f: %s\n", op->def.type, op->index, st->step->name,
+                (double)st->probe_best_ns / 1000.0, st->probe_runs, st->exec_mode == EXEC_ON ? ">=" : "<",
+                (double)st->min_op_ns / 1000.0,
+                st->exec_mode == EXEC_ON ? "using the executor" : "running serially");
+}
+
 /* Runs the prepared per-timestep nets: serially, or with the executor. */
 static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
                            rc_err *err)
@@ -550,7 +614,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
     int32_t *rec = NULL;
     int64_t nrec = 0;
     if (T == 0) return RC_OK;
-    if (st->use_executor) {
+    if (st->exec_mode == EXEC_ON) {
         if (!st->exec) {
             st->exec = rc_rnn_exec_new(st->step, st->n_links, st->link_int, st->link_ext, st->link_off, forward,
                                        (int)st->num_threads, st->debug, err);
@@ -567,7 +631,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
         int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
         if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
             return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the trace");
-        int64_t t0 = mono_us();
+        int64_t t0 = mono_us(), start_ns = mono_ns();
         for (int k = 0; k < T && !s; k++) {
             int t = forward ? k : T - 1 - k;
             if (rc_interrupt_pending()) {
@@ -591,9 +655,11 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
                 r[4] = 0;
             }
         }
+        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, T, n, mono_ns() - start_ns);
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
         free(rec);
     }
+    if (!s && st->exec_mode != EXEC_OFF) s = store_exec_status(op, st, scratch_blob, err);
     if (s && s != RC_ERR_INTERRUPT)
         rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);
     return s;

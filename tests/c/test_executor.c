@@ -258,6 +258,8 @@ static void test_stress(void)
 
 int main(void)
 {
+    /* these tests run the executor on tiny nets: no serial fallback */
+    rc_flag_set_rnn_executor_min_op_ns(0);
     RUN(test_bitwise_equal);
     RUN(test_failure_then_recovery);
     RUN(test_stress);

@@ -358,8 +358,88 @@ static void test_executor_trace(void)
     rc_ws_free(ws);
 }
 
+/* Runs the RNN op `runs` times with the executor enabled and min_op_us set by
+ * `arg_us` (< 0: from the global flag); returns the "sw_executor" status
+ * (mode, mean us, timed runs, min us) in st4 and checks h_all each run. */
+static int auto_case(int arg_us, int runs, float st4[4])
+{
+    rc_err err;
+    int res = -1;
+    rc_workspace *ws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("rnn_net");
+    rc_net *net = NULL;
+    rc_opdef *od;
+    enum { T = 6, N = 2 };
+    float ref[T * N * S];
+    if (!ws || !nd || feed_inputs(ws, T, N, 3) || !(od = rnn_opdef(nd, 1, 2, 0, 0, "sw"))) goto done;
+    if (arg_us >= 0 && rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", arg_us)) goto done;
+    if (!(net = rc_net_create(ws, nd, &err))) goto done;
+    reference(ws, T, N, ref);
+    for (int r = 0; r < runs; r++) {
+        if (rc_net_run(net, &err)) goto done;
+        if (memcmp(rc_f32(&rc_ws_get(ws, "h_all")->t), ref, sizeof ref) != 0) {
+            /* the reference is not bitwise: compare within float tolerance */
+            const float *h = rc_f32(&rc_ws_get(ws, "h_all")->t);
+            for (int i = 0; i < T * N * S; i++)
+                if (!(fabsf(h[i] - ref[i]) <= 1e-5f)) goto done;
+        }
+    }
+    rc_blob *b = rc_ws_get(ws, "sw_executor");
+    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 4) goto done;
+    memcpy(st4, rc_f32(&b->t), sizeof(float) * 4);
+    res = 0;
+done:
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+    return res;
+}
+
+/* rnn_executor.min_op_us: the first two runs are serial and timed, then the
+ * op keeps the executor (ops slower than the threshold) or the serial loop. */
+static void test_executor_auto(void)
+{
+    if (!have_ops()) return;
+    float st[4];
+    int64_t was = rc_flag_rnn_executor_min_op_ns();
+    /* 0: the executor from the first run, nothing timed */
+    REQUIRE(auto_case(0, 1, st) == 0);
+    CHECK_EQ(st[0], 2);
+    CHECK_EQ(st[2], 0);
+    /* a threshold no op reaches: serial after two timed runs */
+    REQUIRE(auto_case(1000000, 1, st) == 0);
+    CHECK_EQ(st[0], 1); /* still measuring */
+    CHECK_EQ(st[2], 1);
+    CHECK(st[1] > 0.f && st[3] == 1e6f);
+    REQUIRE(auto_case(1000000, 3, st) == 0);
+    CHECK_EQ(st[0], 3);
+    CHECK_EQ(st[2], 2);
+    /* the global flag when the op has no argument: 1 ns, every op is slower */
+    rc_flag_set_rnn_executor_min_op_ns(1);
+    REQUIRE(auto_case(-1, 3, st) == 0);
+    CHECK_EQ(st[0], 2);
+    CHECK_EQ(st[2], 2);
+    CHECK(st[3] == 0.001f);
+    rc_flag_set_rnn_executor_min_op_ns(was);
+    /* a bad argument fails at creation, naming it */
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("rnn_net");
+    rc_opdef *od;
+    REQUIRE(ws && nd && feed_inputs(ws, 2, 2, 0) == 0 && (od = rnn_opdef(nd, 1, 2, 0, 0, "sw")));
+    REQUIRE(rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", -1) == 0);
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, nd, &err) == NULL);
+    CHECK_HAS(err.msg, "rnn_executor.min_op_us must be in [0, 1e6], got -1");
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 int main(void)
 {
+    /* these tests run the executor on a tiny net: no serial fallback */
+    rc_flag_set_rnn_executor_min_op_ns(0);
+    RUN(test_executor_auto);
     RUN(test_executor_trace);
     RUN(test_executor_matches_serial);
     RUN(test_concurrent_ops);

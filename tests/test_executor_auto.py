@@ -1,0 +1,195 @@
+"""rnn_executor.min_op_us: an executor-enabled RecurrentNetwork(Gradient) op
+times its first two runs serially and keeps the executor only if its step ops
+take at least min_op_us on average (default 4; 0: always the executor).
+
+The rest of the suite runs with min_op_us 0 (tests/conftest.py sets
+RECURRENT_RNN_EXECUTOR_MIN_OP_US=0), so the executor tests really run the
+executor on their small nets; these tests set the threshold themselves.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from recurrent import _C, trace, workspace
+from recurrent import recurrent as rnn
+from test_executor import assert_bitwise, build_stack, graph_lines, rnn_ops, set_arg
+
+T = 9
+
+
+@pytest.fixture(autouse=True)
+def _flags():
+    """Executor globally on, the library's default threshold (4 us);
+    everything restored afterwards."""
+    old_on = workspace.rnn_executor_enabled()
+    old_min = _C.get_flag("rnn_executor_min_op_ns")
+    old_trace = _C.get_flag("rnn_executor_trace")
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1", "--caffe2_rnn_executor_min_op_us=4"])
+    yield
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor=%d" % old_on])
+    _C.set_flag("rnn_executor_min_op_ns", old_min)
+    trace.enable(bool(old_trace))
+
+
+def small_case(name):
+    case = build_stack("lstm", layers=2, H=4, N=2, D=3, name=name)
+    case.feed(T, 5)
+    return case
+
+
+def create(case, enable=1, min_op_us=None, debug=1, threads=2):
+    for op in rnn_ops(case.net):
+        set_arg(op, "enable_rnn_executor", enable)
+        set_arg(op, "rnn_executor_debug", debug)
+        set_arg(op, "rnn_executor.min_op_us", None)
+        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us)
+    workspace.CreateNet(case.net, overwrite=True)
+
+
+def status(case):
+    return {s["direction"]: s for s in trace.executor_status(case.net)}
+
+
+def test_small_cell_runs_serially_by_default(capfd):
+    """The default threshold: the tiny LSTM's ops take well under 4 us, so
+    after two timed serial runs both ops stay serial (no dependency graph is
+    ever built), and every run gives the executor's bits."""
+    case = small_case("auto_small")
+    create(case, min_op_us=0)
+    ref = case.run_created()
+    assert [s["mode"] for s in status(case).values()] == ["executor", "executor"]
+    capfd.readouterr()
+
+    create(case)  # no min_op_us argument: the global flag (4 us)
+    expect = None
+    for run in range(4):
+        got = case.run_created()
+        assert_bitwise(ref, got, "run %d" % run)
+        st = status(case)
+        assert set(st) == {"forward", "backward"}
+        for d, s in st.items():
+            assert s["min_op_us"] == 4.0
+            assert s["timed_runs"] == min(run + 1, 2)
+            assert s["mean_op_us"] > 0
+            if run == 0:
+                assert s["mode"] == "measuring"
+            else:
+                # the rule; on any sane machine these ops take well under 4 us
+                # (about 0.3-0.6 us here), so the mode is "serial"
+                assert s["mode"] == ("serial" if s["mean_op_us"] < 4.0 else "executor"), (run, s)
+        if run == 1:
+            expect = {d: s["mode"] for d, s in st.items()}
+    err = capfd.readouterr().err
+    decisions = [l for l in err.splitlines() if "rnn_executor.min_op_us" in l]
+    assert len(decisions) == 2, err
+    assert "RecurrentNetwork #" in decisions[0] and "RecurrentNetworkGradient #" in decisions[1]
+    for line, d in zip(decisions, ("forward", "backward")):
+        assert line.endswith("running serially" if expect[d] == "serial" else "using the executor"), line
+    # the executor builds its graph only where it was chosen
+    assert graph_lines(err) == [(d, T, 2) for d in ("forward", "backward") if expect[d] == "executor"]
+
+
+def test_threshold_below_op_time_keeps_the_executor(capfd):
+    """A threshold every op exceeds (0.001 us): two timed serial runs, then
+    the executor (its graph printout), with the same bits throughout."""
+    case = small_case("auto_exec")
+    create(case, enable=0)
+    ref = case.run_created()
+    assert trace.executor_status(case.net) == []  # executor disabled: no status
+    create(case, min_op_us=0.001)
+    for run in range(4):
+        assert_bitwise(ref, case.run_created(), "run %d" % run)
+        err = capfd.readouterr().err
+        modes = [s["mode"] for s in status(case).values()]
+        if run == 0:
+            assert modes == ["measuring", "measuring"]
+        else:
+            assert modes == ["executor", "executor"]
+        # the graph is built on the first executor run (the third run)
+        assert graph_lines(err) == ([("forward", T, 2), ("backward", T, 2)] if run == 2 else []), run
+        if run == 1:
+            assert err.count("using the executor") == 2, err
+
+
+def test_zero_means_always_the_executor(capfd):
+    case = small_case("auto_zero")
+    create(case, min_op_us=0)
+    case.run_created()
+    assert graph_lines(capfd.readouterr().err) == [("forward", T, 2), ("backward", T, 2)]
+    for s in status(case).values():
+        assert s["mode"] == "executor" and s["timed_runs"] == 0 and s["mean_op_us"] is None
+
+
+def test_trace_shows_the_serial_path_after_the_fallback():
+    """After the fallback, a traced run is the serial loop's trace: every
+    event on worker 0, no set-timestep (-1) events."""
+    case = small_case("auto_trace")
+    create(case, min_op_us=1e6, debug=None)
+    case.run_created()
+    case.run_created()
+    with trace.tracing():
+        case.run_created()
+    events = trace.fetch(case.net)
+    assert events and {e["worker"] for e in events} == {0}
+    assert all(e["step_op"] >= 0 for e in events)
+    assert [s["mode"] for s in status(case).values()] == ["serial", "serial"]
+
+
+def test_bad_values_raise():
+    op = rnn_ops(small_case("auto_bad").net)[0]
+    for bad in (-1, -0.5, 1e7, float("nan"), float("inf"), "x"):
+        with pytest.raises((ValueError, TypeError), match="min_op_us|could not convert"):
+            rnn.set_rnn_executor_config(op, min_op_us=bad)
+    for bad in ("-1", "abc", "1e9", "nan"):
+        with pytest.raises(ValueError, match="caffe2_rnn_executor_min_op_us"):
+            workspace.GlobalInit(["prog", "--caffe2_rnn_executor_min_op_us=" + bad])
+    assert _C.get_flag("rnn_executor_min_op_ns") == 4000  # unchanged by the failed calls
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor_min_op_us=2.5"])
+    assert _C.get_flag("rnn_executor_min_op_ns") == 2500
+    # the op argument set by hand: refused when the net is created, naming it
+    case = small_case("auto_bad2")
+    for op in rnn_ops(case.net):
+        set_arg(op, "rnn_executor.min_op_us", -3.0)
+    with pytest.raises(ValueError, match=r"RecurrentNetwork.*rnn_executor.min_op_us must be in \[0, 1e6\], got -3"):
+        workspace.CreateNet(case.net, overwrite=True)
+    create(case, min_op_us=0)  # the workspace is usable
+    case.run_created()
+
+
+@pytest.mark.parametrize("value,want_ns,warns", [("7.5", 7500, False), ("0", 0, False), ("abc", 4000, True),
+                                                  ("-2", 4000, True)])
+def test_environment_variable(value, want_ns, warns):
+    import recurrent
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env = dict(os.environ, RECURRENT_RNN_EXECUTOR_MIN_OP_US=value)
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
+    code = ("import warnings\nwarnings.simplefilter('always')\nimport recurrent\n"
+            "print(recurrent._C.get_flag('rnn_executor_min_op_ns'))")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert int(p.stdout.split()[-1]) == want_ns
+    assert ("RuntimeWarning" in p.stderr and "RECURRENT_RNN_EXECUTOR_MIN_OP_US" in p.stderr) == warns, p.stderr
+
+
+def test_decision_is_per_op_and_sticky():
+    """Each op decides once (T changing afterwards does not re-measure);
+    a re-created net measures again."""
+    case = small_case("auto_sticky")
+    create(case, min_op_us=1e6, debug=None)
+    case.run_created()
+    case.run_created()
+    for newT in (3, 12, 1):
+        case.feed(newT, 2)
+        case.run_created()
+        assert all(s["mode"] == "serial" and s["timed_runs"] == 2 for s in status(case).values())
+    create(case, min_op_us=0.001, debug=None)
+    case.run_created()
+    assert all(s["mode"] == "measuring" and s["timed_runs"] == 1 for s in status(case).values())
+    case.run_created()
+    assert all(s["mode"] == "executor" for s in status(case).values())
+    out = case.run_created()
+    assert all(np.all(np.isfinite(v)) for v in out.values())
