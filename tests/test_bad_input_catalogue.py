@@ -377,6 +377,9 @@ CASES = [
     Case("global-init-bad-threads", "flags", "GlobalInit(['prog', '--caffe2_rnn_executor_num_threads=-1'])",
          "workspace.GlobalInit(['p', '--caffe2_rnn_executor_num_threads=-1'])", V,
          r"rnn_executor_num_threads must be in \[0, 1024\]"),
+    Case("global-init-bad-min-op-us", "flags", "GlobalInit(['prog', '--caffe2_rnn_executor_min_op_us=-1'])",
+         "workspace.GlobalInit(['p', '--caffe2_rnn_executor_min_op_us=-1'])", V,
+         r"--caffe2_rnn_executor_min_op_us must be in \[0, 1e6\], got '-1'"),
     Case("text-format-truncated", "text format", "text_format.parse_net('name: \"a\" op { type: \"FC\"')",
          "text_format.parse_net('name: \"a\"\\nop { type: \"FC\" input: \"x\"\\n')", V,
          r"protobuf text format, line 3 column 1: unexpected end of text"),
@@ -814,6 +817,9 @@ CASES = [
     Case("executor-threads-out-of-range", "recurrent: arguments", "rnn_executor.num_threads=-3",
          "net, outs = mul_rnn(rnn_executor__num_threads=-3); workspace.RunNetOnce(net)", V,
          r"rnn_executor.num_threads must be in \[0, 1024\], got -3"),
+    Case("executor-min-op-us-negative", "recurrent: arguments", "rnn_executor.min_op_us=-2.5",
+         "net, outs = mul_rnn(rnn_executor__min_op_us=-2.5); workspace.RunNetOnce(net)", V,
+         r"op RecurrentNetwork #0: rnn_executor.min_op_us must be in \[0, 1e6\], got -2.5"),
     Case("num-workspaces-zero", "recurrent: arguments", "num_workspaces=0",
          "net, outs = mul_rnn(num_workspaces=0); workspace.RunNetOnce(net)",
          V, r"num_workspaces must be >= 1, got 0"),
@@ -874,6 +880,11 @@ CASES = [
          net, outs = mul_rnn()
          rnn.set_rnn_executor_config(set_args(net), num_threads=0)
          """, V, r"set_rnn_executor_config: num_threads must be >= 1, got 0"),
+    Case("executor-config-bad-min-op-us", "recurrent: Python", "set_rnn_executor_config(rnn_op, min_op_us=float('nan'))",
+         """
+         net, outs = mul_rnn()
+         rnn.set_rnn_executor_config(set_args(net), min_op_us=float('nan'))
+         """, V, r"set_rnn_executor_config: min_op_us must be in \[0, 1e6\], got nan"),
     Case("executor-config-not-rnn-op", "recurrent: Python", "set_rnn_executor_config(fc_op, num_threads=2)",
          "rnn.set_rnn_executor_config(core.CreateOperator('FC', ['x', 'w', 'b'], 'y'), num_threads=2)", V,
          r"expected a RecurrentNetwork or RecurrentNetworkGradient op, got 'FC'"),
