@@ -22,6 +22,12 @@
  * This covers Caffe2's intra-step, recurrent (through the links),
  * write-after-read and write-after-write edges, and windowed links too.
  *
+ * Tasks. One per (timestep, op), except the link ops RecurrentNetwork puts
+ * at the start of the step net whose internal blob is the step's own: they
+ * only point that blob at rows of a state tensor, and run inside the task
+ * before them (the prologue, or the last output-gradient accumulation op),
+ * in serial order (see inst_of_op). This halves the forward's tasks.
+ *
  * Scheduling. A persistent pool of num_threads - 1 workers plus the calling
  * thread pop ready instances from a heap ordered by serial position; one
  * mutex and one condition variable; idle threads sleep. The first failure
@@ -50,6 +56,8 @@ struct rc_rnn_exec {
     int forward, num_threads, debug;
     /* graph (rebuilt when T, the nets or the state sizes change) */
     int T, n_ops, n_inst;
+    int n_pre, n_lead;     /* the step net starts with n_pre accumulate ops, then link ops up to n_lead */
+    int n1;                /* instances per timestep (see inst_of_op) */
     uint64_t gen;
     rc_net **g_nets;
     rc_workspace **g_ws;
@@ -72,7 +80,8 @@ struct rc_rnn_exec {
     /* trace */
     int trace;
     int64_t t0;
-    int32_t *trace_rec;    /* n_inst x 5: timestep, op (-1 prologue), start_us, end_us, worker */
+    int32_t *trace_rec;    /* T x (n_ops + 1) records of 5: timestep, op (-1 prologue), start_us, end_us,
+                            * worker; row k * (n_ops + 1) + 1 + i for step op i of the k-th step run */
 };
 
 static int64_t now_ns(void)
@@ -224,6 +233,43 @@ typedef struct {
 
 static int is_type(const rc_op *op, const char *type) { return strcmp(op->def.type, type) == 0; }
 
+/* Instances. RecurrentNetwork(Gradient) starts the step net with its own
+ * ops: output-gradient accumulation ops (0..n_pre-1, gradient only), then link
+ * ops (n_pre..n_lead-1), which only point their internal blob at rows of a
+ * state tensor. A link op is not worth a task of its own: the link ops run in
+ * the instance before them (the last accumulate op's, or the prologue's),
+ * keeping the serial order. Instance j of a timestep: 0 = the prologue (sets
+ * the timestep); then one per accumulate op; then one per later op. */
+static int inst_of_op(const rc_rnn_exec *ex, int i)
+{
+    if (i < ex->n_pre) return i + 1;
+    if (i < ex->n_lead) return ex->n_pre;
+    return ex->n_pre + 1 + (i - ex->n_lead);
+}
+
+/* The step ops [first, last) that instance j runs. */
+static void ops_of_inst(const rc_rnn_exec *ex, int j, int *first, int *last)
+{
+    if (j == 0) {
+        *first = 0;
+        *last = ex->n_pre ? 0 : ex->n_lead;
+    } else if (j <= ex->n_pre) {
+        *first = j - 1;
+        *last = j == ex->n_pre ? ex->n_lead : j;
+    } else {
+        *first = ex->n_lead + (j - ex->n_pre - 1);
+        *last = *first + 1;
+    }
+}
+
+/* The step op an instance is named after in the debug printout (-1: prologue). */
+static int inst_label(const rc_rnn_exec *ex, int j)
+{
+    int first, last;
+    ops_of_inst(ex, j, &first, &last);
+    return j == 0 ? -1 : first;
+}
+
 /* the offset/window of a link or accumulate op (their op->state starts with these) */
 typedef struct { int64_t offset, window; } link_args_view;
 
@@ -287,16 +333,20 @@ static void debug_print(rc_rnn_exec *ex)
 {
     /* rnn_executor_debug: the dependency structure of the first timestep, as
      * Caffe2's PrintInfo did (stderr: this output is what the flag asks for). */
-    int n1 = ex->n_ops + 1;
+    int n1 = ex->n1;
     rc_net *net = ex->g_nets[ex->forward ? 0 : ex->T - 1];
     fprintf(stderr, "RNN executor (%s, T=%d, %d ops/step, %d edges, %d threads)\n",
             ex->forward ? "forward" : "backward", ex->T, ex->n_ops, ex->n_edges, ex->num_threads);
+    if (ex->n_lead > ex->n_pre)
+        fprintf(stderr, "  (link ops %d..%d run in the task of [%d])\n", ex->n_pre, ex->n_lead - 1,
+                ex->n_pre ? ex->n_pre - 1 : -1);
     for (int j = 0; j < n1 && j < ex->n_inst; j++) {
-        const char *ty = j == 0 ? "<set timestep>" : rc_net_op(net, j - 1)->def.type;
-        fprintf(stderr, "  [%d] %s ->", j - 1, ty);
+        int lab = inst_label(ex, j);
+        const char *ty = lab < 0 ? "<set timestep>" : rc_net_op(net, lab)->def.type;
+        fprintf(stderr, "  [%d] %s ->", lab, ty);
         for (int e = ex->succ_off[j]; e < ex->succ_off[j + 1]; e++) {
             int s = ex->succ[e];
-            fprintf(stderr, " %s%d", s / n1 ? "next:" : "", s % n1 - 1);
+            fprintf(stderr, " %s%d", s / n1 ? "next:" : "", inst_label(ex, s % n1));
         }
         fprintf(stderr, "\n");
     }
@@ -307,8 +357,28 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
 {
     graph_free(ex);
     int n = rc_net_num_ops(nets[0]);
-    int n1 = n + 1;
-    if ((int64_t)T * n1 > (int64_t)INT32_MAX / 4)
+    /* the leading accumulate and link ops (see inst_of_op); a link op is
+     * folded only while its internal blob belongs to the step's workspace in
+     * every step: one shared by all steps (a backward intermediate) is written
+     * by every step's link op, and that write waits for the previous step's
+     * readers, which must not hold up the other links and the whole step */
+    int n_pre = 0, n_lead;
+    while (n_pre < n && is_type(rc_net_op(nets[0], n_pre), "rnn_internal_accumulate_gradient_input")) n_pre++;
+    n_lead = n;
+    for (int t = 0; t < T; t++) {
+        int i = n_pre;
+        while (i < n_lead && rc_net_num_ops(nets[t]) == n) {
+            rc_op *op = rc_net_op(nets[t], i);
+            if (!is_type(op, "rnn_internal_apply_link") || rc_ws_get_local(ws[t], op->def.outputs[0]) != op->out[0])
+                break;
+            i++;
+        }
+        n_lead = i;
+    }
+    ex->n_pre = n_pre;
+    ex->n_lead = n_lead;
+    int n1 = 1 + n_pre + (n - n_lead);
+    if ((int64_t)T * (n + 1) > (int64_t)INT32_MAX / 4)
         return rc_err_set(err, RC_ERR_VALUE, "RNN executor: %d timesteps x %d ops is too large", T, n);
     int N = T * n1;
     builder b;
@@ -370,13 +440,21 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
                 }
             }
         }
-        /* prologue: writes the timestep blob */
+        /* prologue: writes the timestep blob, then runs the leading ops */
         b.cur = k * n1;
         access(&b, tsb, -1, 1);
         for (int i = 0; i < n && !b.oom; i++) {
             rc_op *op = rc_net_op(net, i);
-            b.cur = k * n1 + i + 1;
-            access(&b, tsb, -1, 0);
+            if (i < n_lead && !is_type(op, i < n_pre ? "rnn_internal_accumulate_gradient_input"
+                                                     : "rnn_internal_apply_link")) {
+                rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: step nets differ in their leading ops");
+                goto fail;
+            }
+            int j = inst_of_op(ex, i);
+            if (j) {
+                b.cur = k * n1 + j;
+                access(&b, tsb, -1, 0);
+            }
             if (is_type(op, "rnn_internal_apply_link")) {
                 access(&b, op->out[0], -2, 1);
                 continue;
@@ -414,6 +492,7 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
     }
     ex->n_edges = b.n_edges;
     ex->n_ops = n;
+    ex->n1 = n1;
     ex->n_inst = N;
     ex->T = T;
     builder_free(&b);
@@ -430,20 +509,39 @@ fail:
 }
 
 /* ---------------------------------------------------------------- running */
-/* Runs one instance (no lock held). */
-static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, rc_err *err)
+static void trace_put(rc_rnn_exec *ex, int k, int op, int64_t start, int worker)
 {
-    int n1 = ex->n_ops + 1;
+    int32_t *r = ex->trace_rec + ((size_t)k * (size_t)(ex->n_ops + 1) + (size_t)(op + 1)) * 5;
+    r[0] = ex->forward ? k : ex->T - 1 - k;
+    r[1] = op;
+    r[2] = (int32_t)((start - ex->t0) / 1000);
+    r[3] = (int32_t)((now_ns() - ex->t0) / 1000);
+    r[4] = worker;
+}
+
+/* Runs one instance (no lock held); records it in the trace when on. */
+static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, int worker, rc_err *err)
+{
+    int n1 = ex->n1;
     int k = id / n1, j = id % n1;
     int t = ex->forward ? k : ex->T - 1 - k;
     if (rc_interrupt_pending())
         return rc_err_set(err, RC_ERR_INTERRUPT, "interrupted at timestep %d", t);
+    int64_t start = ex->trace ? now_ns() : 0;
     if (j == 0) {
         rc_i32(&ex->tsb[t]->t)[0] = t;
         for (int i = 0; i < ex->n_ops; i++) rc_net_op(nets[t], i)->timestep = t;
-        return RC_OK;
+        if (ex->trace) trace_put(ex, k, -1, start, worker);
     }
-    return rc_op_run(rc_net_op(nets[t], j - 1), err);
+    int first, last;
+    ops_of_inst(ex, j, &first, &last);
+    for (int i = first; i < last; i++) {
+        if (ex->trace) start = now_ns();
+        rc_status st = rc_op_run(rc_net_op(nets[t], i), err);
+        if (ex->trace) trace_put(ex, k, i, start, worker);
+        if (st) return st;
+    }
+    return RC_OK;
 }
 
 /* Whether an instance may still be started. */
@@ -469,18 +567,7 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
         rc_err err;
         err.code = RC_OK;
         err.msg[0] = 0;
-        int64_t start = ex->trace ? now_ns() : 0;
-        rc_status st = run_instance(ex, id, nets, &err);
-        if (ex->trace) {
-            int n1 = ex->n_ops + 1;
-            int k = id / n1;
-            int32_t *r = ex->trace_rec + (size_t)id * 5;
-            r[0] = ex->forward ? k : ex->T - 1 - k;
-            r[1] = id % n1 - 1;
-            r[2] = (int32_t)((start - ex->t0) / 1000);
-            r[3] = (int32_t)((now_ns() - ex->t0) / 1000);
-            r[4] = worker;
-        }
+        rc_status st = run_instance(ex, id, nets, worker, &err);
         pthread_mutex_lock(&ex->mu);
         ex->inflight--;
         ex->remaining--;
@@ -591,7 +678,7 @@ void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on) { ex->trace = on; }
 
 const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
 {
-    *n_records = ex->trace_rec ? ex->n_inst : 0;
+    *n_records = ex->trace_rec ? ex->T * (ex->n_ops + 1) : 0;
     return ex->trace_rec;
 }
 
@@ -608,7 +695,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     }
     if (ex->trace) {
         free(ex->trace_rec);
-        ex->trace_rec = calloc((size_t)ex->n_inst * 5, sizeof(int32_t));
+        ex->trace_rec = calloc((size_t)ex->T * (size_t)(ex->n_ops + 1) * 5, sizeof(int32_t));
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
         ex->t0 = now_ns();
     }
