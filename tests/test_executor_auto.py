@@ -16,7 +16,7 @@ import pytest
 
 from recurrent import _C, trace, workspace
 from recurrent import recurrent as rnn
-from test_executor import assert_bitwise, build_stack, graph_lines, rnn_ops, set_arg
+from test_executor import LabelRNN, assert_bitwise, build_stack, graph_lines, rnn_ops, set_arg
 
 T = 9
 
@@ -193,3 +193,35 @@ def test_decision_is_per_op_and_sticky():
     assert all(s["mode"] == "executor" for s in status(case).values())
     out = case.run_created()
     assert all(np.all(np.isfinite(v)) for v in out.values())
+
+
+def test_failed_runs_are_not_timed():
+    """A run that fails (a bad label at one timestep) is not one of the timed
+    runs; the error is the serial run's; the decision comes after two
+    successful runs of each op."""
+    lab = LabelRNN(N=2, name="auto_lab")
+    lab.feed(6, 3)
+    lab.create(0)
+    ref = lab.run_good()
+    msg = str(lab.fail("forward", [(3, 1)], 99))
+    for net in (lab.fwd, lab.bwd):
+        for op in rnn_ops(net):
+            set_arg(op, "enable_rnn_executor", 1)
+            rnn.set_rnn_executor_config(op, num_threads=2, min_op_us=0.001)
+    workspace.CreateNet(lab.fwd, overwrite=True)
+    workspace.CreateNet(lab.bwd, overwrite=True)
+
+    def modes():
+        return {s["direction"]: (s["mode"], s["timed_runs"]) for s in trace.executor_status(lab.fwd)
+                + trace.executor_status(lab.bwd)}
+
+    assert str(lab.fail("forward", [(3, 1)], 99)) == msg
+    assert modes() == {}  # nothing stored before a successful run
+    assert_bitwise(ref, lab.run_good())  # forward timed once, backward once
+    assert modes() == {"forward": ("measuring", 1), "backward": ("measuring", 1)}
+    assert str(lab.fail("forward", [(3, 1)], 99)) == msg
+    assert modes() == {"forward": ("measuring", 1), "backward": ("measuring", 1)}
+    assert_bitwise(ref, lab.run_good())
+    assert modes() == {"forward": ("executor", 2), "backward": ("executor", 2)}
+    assert str(lab.fail("forward", [(3, 1)], 99)) == msg  # now from the executor: the same message
+    assert_bitwise(ref, lab.run_good())
