@@ -59,8 +59,9 @@ def _check_env():
         ok = False
     if not ok:
         import warnings
-        warnings.warn("RECURRENT_RNN_EXECUTOR_MIN_OP_US=%r is not a number of microseconds in [0, 1e6]; using the "
-                      "default %g" % (v, _C.get_flag("rnn_executor_min_op_ns") / 1000.0), RuntimeWarning, stacklevel=2)
+        warnings.warn("RECURRENT_RNN_EXECUTOR_MIN_OP_US=%r is not a number of microseconds in [0, 1e6]; "
+                      "using the default %g" % (v, _C.get_flag("rnn_executor_min_op_ns") / 1000.0),
+                      RuntimeWarning, stacklevel=2)
 
 
 _check_env()

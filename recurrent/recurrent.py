@@ -432,7 +432,11 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
     if max_cuda_streams is not None:
         put("max_cuda_streams", max_cuda_streams)
     if min_op_us is not None:
-        us = float(min_op_us)
+        try:
+            us = float(min_op_us)
+        except (TypeError, ValueError):
+            raise ValueError("set_rnn_executor_config: min_op_us must be a number of microseconds, got %r"
+                             % (min_op_us,)) from None
         if not 0 <= us <= 1e6:
             raise ValueError("set_rnn_executor_config: min_op_us must be in [0, 1e6], got %r" % (min_op_us,))
         rnn_op.arg[:] = [a for a in rnn_op.arg if a.name != "rnn_executor.min_op_us"]

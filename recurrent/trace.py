@@ -20,7 +20,8 @@ import numpy as np
 
 from . import _C, workspace
 
-__all__ = ["enable", "tracing", "fetch", "executor_status", "to_chrome_trace", "save_chrome_trace", "plot_timeline", "summary"]
+__all__ = ["enable", "tracing", "fetch", "executor_status", "to_chrome_trace", "save_chrome_trace",
+           "plot_timeline", "summary"]
 
 
 def enable(on=True):
@@ -76,13 +77,15 @@ _MODES = {0: "off", 1: "measuring", 2: "executor", 3: "serial"}
 
 
 def executor_status(net):
-    """How each RecurrentNetwork(Gradient) op of ``net`` ran its last run with
-    the executor enabled: a list of dicts with keys op_index, direction, mode
-    ("measuring": its first runs are serial and timed; "executor"; "serial":
-    its step ops averaged less than min_op_us, so it runs serially), mean_op_us
-    (mean time per step-op instance of the timed runs, None before the first or
-    when min_op_us is 0), timed_runs and min_op_us. Ops whose executor is
-    disabled, or that have not run yet, are left out."""
+    """What each RecurrentNetwork(Gradient) op of ``net`` with the executor
+    enabled does from its next run on (rnn_executor.min_op_us): a list of
+    dicts with keys op_index, direction, mode ("measuring": its next run is
+    still a timed serial run; "executor"; "serial": its step ops averaged less
+    than min_op_us, so it keeps running serially), mean_op_us (the lowest mean
+    time per step-op instance of the timed runs; None when none was timed, as
+    with min_op_us 0), timed_runs and min_op_us. As of the op's last
+    successful run; ops whose executor is disabled, or that have not run
+    successfully yet, are left out."""
     out = []
     for idx, op, scratch, kind, direction in _rnn_ops(net):
         name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")

@@ -217,7 +217,8 @@ def GlobalInit(args):
             try:
                 us = float(val)
             except ValueError:
-                raise ValueError("GlobalInit: --%s expects a number of microseconds, got %r" % (key, val)) from None
+                raise ValueError("GlobalInit: --%s expects a number of microseconds, got %r"
+                                 % (key, val)) from None
             if not 0 <= us <= 1e6:
                 raise ValueError("GlobalInit: --%s must be in [0, 1e6], got %r" % (key, val))
             _C.set_flag(target, int(round(us * 1000)))
