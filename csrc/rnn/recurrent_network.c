@@ -157,9 +157,9 @@ typedef struct {
 
 /* Whether a run uses the executor. With the executor enabled and
  * min_op_ns > 0, the first EXEC_PROBE_RUNS successful runs are serial and
- * timed; the lowest mean time per op instance (wall time / (T x (ops + 1)))
- * then decides, once, between the executor and the serial loop. Both compute
- * the same bits, so the choice only changes the speed. */
+ * timed; the lowest mean time per executor task (see exec_probe) then
+ * decides, once, between the executor and the serial loop. Both compute the
+ * same bits, so the choice only changes the speed. */
 enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3 };
 #define EXEC_PROBE_RUNS 2
 
@@ -569,7 +569,7 @@ static int64_t mono_ns(void)
 }
 
 /* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
- * op): float32 [mode (EXEC_*), mean us per op instance of the timed serial
+ * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
  * runs (0 before the first), number of timed runs, min_op_us]. */
 static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
 {
@@ -589,15 +589,20 @@ static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_bl
 }
 
 /* After a successful timed serial run: records it and, after the last probe
- * run, decides between the executor and the serial loop. */
-static void exec_probe(rc_op *op, rnn_state *st, int T, int n_ops, int64_t elapsed_ns)
+ * run, decides between the executor and the serial loop. The time is per
+ * executor task: per step, one for the prologue and one per op that is not a
+ * link op (the executor runs the link ops that start a step net inside the
+ * step's first task, and their time counts there). */
+static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t elapsed_ns)
 {
-    int64_t per = elapsed_ns / ((int64_t)T * (n_ops + 1));
+    int n_ops = rc_net_num_ops(net), tasks = 1;
+    for (int i = 0; i < n_ops; i++) tasks += strcmp(rc_net_op(net, i)->def.type, "rnn_internal_apply_link") != 0;
+    int64_t per = elapsed_ns / ((int64_t)T * tasks);
     if (!st->probe_runs || per < st->probe_best_ns) st->probe_best_ns = per;
     if (++st->probe_runs < EXEC_PROBE_RUNS) return;
     st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON : EXEC_AUTO_SERIAL;
     if (st->debug)
-        fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): step ops take %.2f us on average (serial, best of "
+        fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): step ops take %.2f us per task (serial, best of "
                 "%d runs) %s rnn_executor.min_op_us = %.2f: %s\n", op->def.type, op->index, st->step->name,
                 (double)st->probe_best_ns / 1000.0, st->probe_runs, st->exec_mode == EXEC_ON ? ">=" : "<",
                 (double)st->min_op_ns / 1000.0,
@@ -655,7 +660,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
                 r[4] = 0;
             }
         }
-        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, T, n, mono_ns() - start_ns);
+        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, st->nets_tmp[0], T, mono_ns() - start_ns);
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
         free(rec);
     }
@@ -1143,12 +1148,18 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
     if ((s = rc_tensor_resize_like(gx, x, err))) return s;
     memset(rc_f32(gx), 0, rc_tensor_nbytes(gx));
     /* backward intermediates live once in the shared workspace, unless the
-     * forward step workspace already holds them */
+     * forward step workspace already holds them; link internals (views of a
+     * row, no data of their own) stay in each step's workspace, so that the
+     * steps do not share the blob a link points at (for the executor, one
+     * step's link op would otherwise wait for the previous step's readers) */
     for (int i = 0; T > 0 && i < st->step->n_op; i++) {
         const rc_opdef *od = &st->step->ops[i];
-        for (int j = 0; j < od->n_out; j++)
-            if (!rc_ws_get_local(sc->ws[0], od->outputs[j]))
+        for (int j = 0; j < od->n_out; j++) {
+            int is_link = 0;
+            for (int l = 0; l < st->n_links && !is_link; l++) is_link = strcmp(st->link_int[l], od->outputs[j]) == 0;
+            if (!is_link && !rc_ws_get_local(sc->ws[0], od->outputs[j]))
                 if (!rc_ws_create(sc->shared, od->outputs[j], err)) return err->code;
+        }
     }
     if ((s = deferred_prepare(op, st, sc, T, err))) return s;
     scratch_claim(sc, st);
