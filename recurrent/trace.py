@@ -10,7 +10,10 @@ Tracing is off by default; while on, every RecurrentNetwork(Gradient) run
 records when each op instance started and ended and on which worker thread
 (worker 0 is the calling thread). With the executor off, everything runs on
 worker 0, one timestep after the other; with it on, the picture shows the
-wavefront: layer 2 of step t beside layer 1 of step t+1.
+wavefront: layer 2 of step t beside layer 1 of step t+1. An op whose step
+ops are too quick for the executor to pay (rnn_executor.min_op_us, default
+4 us per task) runs serially after its first two runs even with the executor
+on: ``executor_status(net)`` says what each op does.
 """
 
 import contextlib
