@@ -9,10 +9,12 @@ comparison against torch.nn.LSTM in the same process.
 Entries per second = timesteps x batch processed per second (forward and
 backward unless --forward_only). --compare interleaves, round by round: our
 LSTM with the RNN executor on, our LSTM with it off (every BLAS thread count
-from 1 to the budget, the best one counts), and torch.nn.LSTM
-(torch.set_num_threads for every count from 1 to the budget, the best one
-counts), all with the same weights and data, after checking that executor
-on/off agree bitwise and that ours matches torch.
+from 1 to the budget, the best one counts), the same LSTM built with
+rnn_cell.layered_LSTM (one RecurrentNetwork op per layer, serial, every BLAS
+thread count), and torch.nn.LSTM (torch.set_num_threads for every count from
+1 to the budget, the best one counts), all with the same weights and data,
+after checking that executor on/off agree bitwise and that layered_LSTM and
+torch match ours.
 """
 
 import argparse
@@ -68,10 +70,25 @@ def blas_report():
     return [{k: d.get(k) for k in keep} for d in threadpool_info()]
 
 
-class OwnLSTM:
-    """Our rnn_cell.LSTM in its own workspace, with a sum loss."""
+def layered_name(name):
+    """rnn_cell.LSTM parameter name (all layers in one op, scope lstm1) ->
+    the same parameter of rnn_cell.layered_LSTM (one op per layer)."""
+    if name.startswith("lstm1/layer_0/"):
+        return "lstm1/" + name[len("lstm1/layer_0/"):]
+    if name.startswith("lstm1/layer_"):
+        layer, rest = name[len("lstm1/layer_"):].split("/", 1)
+        return "lstm1_layer_%s/%s" % (layer, rest)
+    return name
 
-    def __init__(self, args, executor, num_threads, ws_name, weights=None):
+
+class OwnLSTM:
+    """Our rnn_cell.LSTM in its own workspace, with a sum loss. ``layered``:
+    rnn_cell.layered_LSTM instead, one RecurrentNetwork op per layer (every
+    layer's input projection is then one large GEMM outside the loop, as in
+    torch; the executor has nothing to overlap); ``weights`` are then given
+    under rnn_cell.LSTM's names."""
+
+    def __init__(self, args, executor, num_threads, ws_name, weights=None, layered=False):
         from recurrent import core, model_helper, rnn_cell, workspace
         self.workspace = workspace
         self.ws_name = ws_name
@@ -85,9 +102,14 @@ class OwnLSTM:
         inits = []
         for l in range(L):
             inits += [model.net.AddExternalInput("hidden_init_%d" % l), model.net.AddExternalInput("cell_init_%d" % l)]
-        out = rnn_cell.LSTM(model, x, seq_lengths, inits, D, [H] * L, scope="lstm1",
-                            memory_optimization=args.memory_optimization, forward_only=args.forward_only,
-                            drop_states=True, return_last_layer_only=True)
+        if layered:
+            out = rnn_cell.layered_LSTM(model, x, seq_lengths, inits, D, [H] * L, scope="lstm1",
+                                        memory_optimization=args.memory_optimization,
+                                        forward_only=args.forward_only, drop_states=True)
+        else:
+            out = rnn_cell.LSTM(model, x, seq_lengths, inits, D, [H] * L, scope="lstm1",
+                                memory_optimization=args.memory_optimization, forward_only=args.forward_only,
+                                drop_states=True, return_last_layer_only=True)
         self.output = out[0]
         if not args.forward_only:
             loss = model.net.SumElements([self.output], "loss")
@@ -105,7 +127,7 @@ class OwnLSTM:
         workspace.RunNetOnce(model.param_init_net)
         if weights is not None:
             for k, v in weights.items():
-                workspace.FeedBlob(k, v)
+                workspace.FeedBlob(layered_name(k) if layered else k, v)
         workspace.FeedBlob("input", rng.rand(T, N, D).astype(np.float32))
         workspace.FeedBlob("seq_lengths", np.full((N,), T, np.int32))
         for l in range(L):
@@ -203,6 +225,7 @@ def compare(args):
     on = OwnLSTM(args, True, budget, "exec_on")
     w = on.weights()
     off = OwnLSTM(args, False, None, "exec_off", weights=w)
+    lay = OwnLSTM(args, False, None, "layered", weights=w, layered=True)
     tl = TorchLSTM(args, own=on)
 
     # --- validate before timing
@@ -213,16 +236,23 @@ def compare(args):
         if not np.array_equal(ro[k], rf[k]):
             raise SystemExit("validation failed: executor on/off differ in %s (max %g)"
                              % (k, np.abs(ro[k] - rf[k]).max()))
+    lay.run(1)
+    rl = lay.results()
+    ldiff = max(float(np.abs(rl[k] - ro[k]).max()) if rl[k].size else 0.0
+                for k in ("output", "input_grad") if k in ro)
+    if ldiff > 1e-4:
+        raise SystemExit("validation failed: layered_LSTM vs LSTM differ by %g" % ldiff)
     tl.run(1)
     tdiff = float(np.abs(tl.out.detach().numpy() - ro["output"]).max())
     if tdiff > 1e-4:
         raise SystemExit("validation failed: ours vs torch.nn.LSTM output differ by %g" % tdiff)
-    print("validated: executor on == off bitwise (%d blobs)%s; |ours - torch| = %.2e"
+    print("validated: executor on == off bitwise (%d blobs)%s; |layered - ours| = %.2e; |ours - torch| = %.2e"
           % (len(ro), "" if args.rnn_executor_min_op_us == 0 else
-             " (with min_op_us > 0 the first runs of 'executor on' are serial and timed)", tdiff))
+             " (with min_op_us > 0 the first runs of 'executor on' are serial and timed)", ldiff, tdiff))
 
     configs = [("own_executor", None)]
     configs += [("own_serial_blas%d" % n, n) for n in range(1, budget + 1)]
+    configs += [("own_layered_serial_blas%d" % n, n) for n in range(1, budget + 1)]
     configs += [("torch_threads%d" % n, n) for n in range(1, budget + 1)]
     samples = {c: [] for c, _ in configs}
     blas_default = _C.get_flag("blas_num_threads")
@@ -232,10 +262,11 @@ def compare(args):
                 _C.set_flag("blas_num_threads", blas_default)
                 on.run(1)
                 dt = timed(on.run, iters)
-            elif name.startswith("own_serial"):
+            elif name.startswith("own_serial") or name.startswith("own_layered"):
+                m = off if name.startswith("own_serial") else lay
                 _C.set_flag("blas_num_threads", n)
-                off.run(1)
-                dt = timed(off.run, iters)
+                m.run(1)
+                dt = timed(m.run, iters)
             else:
                 torch.set_num_threads(n)
                 tl.run(1)
@@ -245,6 +276,7 @@ def compare(args):
     med = {k: float(np.median(v)) for k, v in samples.items()}
     best_serial = max((k for k in med if k.startswith("own_serial")), key=med.get)
     best_torch = max((k for k in med if k.startswith("torch")), key=med.get)
+    best_layered = max((k for k in med if k.startswith("own_layered")), key=med.get)
     res = {
         "shape": {k: getattr(args, k) for k in ("hidden_dim", "input_dim", "batch_size", "seq_length", "num_layers",
                                                   "forward_only")},
@@ -254,13 +286,15 @@ def compare(args):
         "best_torch": best_torch,
         "ratio_executor_vs_best_serial": med["own_executor"] / med[best_serial],
         "ratio_executor_vs_best_torch": med["own_executor"] / med[best_torch],
+        "best_layered_serial": best_layered,
+        "ratio_executor_vs_best_layered_serial": med["own_executor"] / med[best_layered],
         "torch_version": torch.__version__,
         "blas": blas_report(),
         "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
     }
     print("entries/s (median of %d rounds):" % args.rounds)
     for k, v in med.items():
-        print("  %-22s %10.0f" % (k, v))
+        print("  %-26s %10.0f" % (k, v))
     from recurrent import trace
     workspace.SwitchWorkspace(on.ws_name)
     res["executor_status"] = trace.executor_status(on.model.net)
@@ -269,6 +303,8 @@ def compare(args):
         args.rnn_executor_min_op_us))
     print("executor vs best serial (%s): %.2fx" % (best_serial, res["ratio_executor_vs_best_serial"]))
     print("executor vs best torch  (%s): %.2fx" % (best_torch, res["ratio_executor_vs_best_torch"]))
+    print("executor vs best serial layered_LSTM, one op per layer (%s): %.2fx"
+          % (best_layered, res["ratio_executor_vs_best_layered_serial"]))
     return res
 
 

@@ -1,0 +1,52 @@
+"""benchmarks/lstm_benchmark.py runs: --compare on a tiny LSTM validates
+(executor on/off bitwise, layered_LSTM and torch close) and writes its JSON;
+the single-implementation modes print entries per second. Speed is not
+checked here (benchmarks are for that)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(REPO, "benchmarks", "lstm_benchmark.py")
+SHAPE = ["--hidden_dim", "8", "--batch_size", "2", "--num_layers", "2", "--seq_length", "5", "--input_dim", "3"]
+
+
+def run(args, timeout=300):
+    import recurrent
+    env = dict(os.environ)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, BENCH] + SHAPE + list(args), env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+def test_compare_validates_and_writes_json(tmp_path):
+    pytest.importorskip("torch")
+    out_json = tmp_path / "out.json"
+    out = run(["--compare", "--iters", "1", "--rounds", "1", "--json", str(out_json)])
+    assert "validated: executor on == off bitwise" in out
+    res = json.loads(out_json.read_text())
+    keys = set(res["entries_per_sec_median"])
+    assert {"own_executor", "own_serial_blas1", "own_layered_serial_blas1", "torch_threads1"} <= keys
+    for k in ("ratio_executor_vs_best_serial", "ratio_executor_vs_best_torch",
+              "ratio_executor_vs_best_layered_serial"):
+        assert res[k] > 0
+    # the benchmark forces the executor (min_op_us 0) unless told otherwise
+    assert [s["mode"] for s in res["executor_status"]] == ["executor", "executor"]
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+@pytest.mark.parametrize("args", [["--rnn_executor", "--rnn_executor_num_threads", "2"], ["--forward_only"],
+                                  ["--implementation", "torch"]])
+def test_single_modes(args):
+    if "torch" in args:
+        pytest.importorskip("torch")
+    out = run(args + ["--iters", "1", "--data_size", "30"])
+    assert "Done. Total EPS:" in out
