@@ -419,13 +419,16 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
         raise ValueError("set_rnn_executor_config: expected a RecurrentNetwork or RecurrentNetworkGradient "
                          "op, got %r" % getattr(rnn_op, "type", type(rnn_op).__name__))
 
+    def replace(key, value):
+        name = "rnn_executor." + key
+        rnn_op.arg[:] = [a for a in rnn_op.arg if a.name != name]
+        rnn_op.arg.append(make_argument(name, value))
+
     def put(key, value):
         value = int(value)
         if value < 1:
             raise ValueError("set_rnn_executor_config: %s must be >= 1, got %d" % (key, value))
-        name = "rnn_executor." + key
-        rnn_op.arg[:] = [a for a in rnn_op.arg if a.name != name]
-        rnn_op.arg.append(make_argument(name, value))
+        replace(key, value)
 
     if num_threads is not None:
         put("num_threads", num_threads)
@@ -439,8 +442,7 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
                              % (min_op_us,)) from None
         if not 0 <= us <= 1e6:
             raise ValueError("set_rnn_executor_config: min_op_us must be in [0, 1e6], got %r" % (min_op_us,))
-        rnn_op.arg[:] = [a for a in rnn_op.arg if a.name != "rnn_executor.min_op_us"]
-        rnn_op.arg.append(make_argument("rnn_executor.min_op_us", us))
+        replace("min_op_us", us)
 
 
 # ---------------------------------------------------------------- step blobs

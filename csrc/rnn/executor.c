@@ -84,7 +84,7 @@ struct rc_rnn_exec {
                             * worker; row k * (n_ops + 1) + 1 + i for step op i of the k-th step run */
 };
 
-static int64_t now_ns(void)
+int64_t rc_rnn_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -515,7 +515,7 @@ static void trace_put(rc_rnn_exec *ex, int k, int op, int64_t start, int worker)
     r[0] = ex->forward ? k : ex->T - 1 - k;
     r[1] = op;
     r[2] = (int32_t)((start - ex->t0) / 1000);
-    r[3] = (int32_t)((now_ns() - ex->t0) / 1000);
+    r[3] = (int32_t)((rc_rnn_now_ns() - ex->t0) / 1000);
     r[4] = worker;
 }
 
@@ -527,7 +527,7 @@ static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, int worker
     int t = ex->forward ? k : ex->T - 1 - k;
     if (rc_interrupt_pending())
         return rc_err_set(err, RC_ERR_INTERRUPT, "interrupted at timestep %d", t);
-    int64_t start = ex->trace ? now_ns() : 0;
+    int64_t start = ex->trace ? rc_rnn_now_ns() : 0;
     if (j == 0) {
         rc_i32(&ex->tsb[t]->t)[0] = t;
         for (int i = 0; i < ex->n_ops; i++) rc_net_op(nets[t], i)->timestep = t;
@@ -536,7 +536,7 @@ static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, int worker
     int first, last;
     ops_of_inst(ex, j, &first, &last);
     for (int i = first; i < last; i++) {
-        if (ex->trace) start = now_ns();
+        if (ex->trace) start = rc_rnn_now_ns();
         rc_status st = rc_op_run(rc_net_op(nets[t], i), err);
         if (ex->trace) trace_put(ex, k, i, start, worker);
         if (st) return st;
@@ -697,7 +697,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
         free(ex->trace_rec);
         ex->trace_rec = calloc((size_t)ex->T * (size_t)(ex->n_ops + 1) * 5, sizeof(int32_t));
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
-        ex->t0 = now_ns();
+        ex->t0 = rc_rnn_now_ns();
     }
     if (ex->num_threads > 1) {
         rc_blas_executor_enter();

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static uint64_t next_op_id(void)
 {
@@ -554,19 +553,7 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
     return RC_OK;
 }
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static int64_t mono_us(void) { return rc_rnn_now_ns() / 1000; }
 
 /* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
  * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
@@ -636,7 +623,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
         int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
         if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
             return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the trace");
-        int64_t t0 = mono_us(), start_ns = mono_ns();
+        int64_t start_ns = rc_rnn_now_ns(), t0 = start_ns / 1000;
         for (int k = 0; k < T && !s; k++) {
             int t = forward ? k : T - 1 - k;
             if (rc_interrupt_pending()) {
@@ -660,7 +647,7 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
                 r[4] = 0;
             }
         }
-        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, st->nets_tmp[0], T, mono_ns() - start_ns);
+        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, st->nets_tmp[0], T, rc_rnn_now_ns() - start_ns);
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
         free(rec);
     }

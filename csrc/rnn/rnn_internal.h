@@ -47,6 +47,8 @@ RC_INTERNAL rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspa
  * prologue, start_us, end_us, worker) since the run's start. Borrowed; valid
  * until the next run. */
 RC_INTERNAL void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on);
+/* CLOCK_MONOTONIC in nanoseconds (traces, the executor's min_op_us timing). */
+RC_INTERNAL int64_t rc_rnn_now_ns(void);
 RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records);
 
 #endif
