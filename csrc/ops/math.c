@@ -2,11 +2,14 @@
  *
  * Caffe2 semantics (see DESIGN.md §3). All float32; every op checks dtypes,
  * ranks and shapes and fails naming the op, the blob and the shapes. Kernels
- * live in kernels/math_kernels.c; matrix products go through rc_sgemm.
+ * live in kernels/math_kernels.c; matrix products go through rc_sgemm, except
+ * the small-M products of recurrent step FCs against a weight packed by
+ * RecurrentNetwork (kernels/packed_gemm.h, rc_fc_set_packed).
  * Arguments are parsed once in setup into op->state.
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
+#include "../kernels/packed_gemm.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,8 @@ typedef struct math_args {
     int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
     int stash_dy, skip_db; /* FCGradient: output 0 gets a copy of dY instead of dW; output 1 left untouched */
     float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
+    const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
+                                * set for the duration of one run; see rc_fc_set_packed) */
     int64_t scratch_n;
     float scale;
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
@@ -244,6 +249,11 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
     float *y = rc_f32(rc_out(op, 0));
     math_args *a = op->state;
+    const rc_packed_w *pk = a->packed;
+    if (pk && pk->trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == rc_f32(w) && pk->out == N && pk->inner == K) {
+        rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), y, N);
+        return RC_OK;
+    }
     if (M > 0 && M <= 128 && N >= 4 * M) {
         /* Few rows (a recurrent step): OpenBLAS is much faster at Y^T = W X^T
          * (measured 1.3-1.6x for 16x256x1024 and 64x512x2048) than at
@@ -304,7 +314,7 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
     if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
     const float *xd = rc_f32(x), *wd = rc_f32(w), *dyd = rc_f32(dy);
     if (a->stash_dy) {
-        if (M * N) memcpy(rc_f32(rc_out(op, 0)), dyd, sizeof(float) * (size_t)(M * N));
+        if (M * N != 0) memcpy(rc_f32(rc_out(op, 0)), dyd, sizeof(float) * (size_t)(M * N));
     } else {
         rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
     }
@@ -315,8 +325,23 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
     } else if (!a->skip_db) {
         rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
     }
-    if (op->n_out > 2) rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
+    if (op->n_out > 2) {
+        const rc_packed_w *pk = a->packed;
+        if (pk && !pk->trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == wd && pk->inner == N && pk->out == K)
+            rc_gemm_packed(M, K, N, dyd, N, pk->data, NULL, rc_f32(rc_out(op, 2)), K);
+        else
+            rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
+    }
     return RC_OK;
+}
+
+int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw)
+{
+    int fc = strcmp(op->def.type, "FC") == 0, grad = strcmp(op->def.type, "FCGradient") == 0;
+    if ((!fc && !grad) || !op->state) return 0;
+    if (pw && (pw->trans != fc || ((math_args *)op->state)->axis2 != 1)) return 0;
+    ((math_args *)op->state)->packed = pw;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- MatMul */

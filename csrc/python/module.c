@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include "../core/rc_core.h"
+#include "../kernels/packed_gemm.h"
 
 /* ---------------------------------------------------------------- errors */
 static PyObject *raise_err(const rc_err *err)
@@ -646,6 +647,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "rnn_executor_min_op_ns")) return PyLong_FromLongLong(rc_flag_rnn_executor_min_op_ns());
     if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
+    if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());
+    if (!strcmp(name, "packed_gemm_calls")) return PyLong_FromLongLong(rc_packed_calls());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

@@ -12,6 +12,7 @@
  *           `num_workspaces` in forward-only mode), each with its own int32
  *           timestep blob, so timesteps never share a timestep blob. */
 #include "rnn_internal.h"
+#include "../kernels/packed_gemm.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,9 @@ typedef struct {
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
     int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
     struct deferred_fc *defer; /* owned */
+    int n_pk;                 /* step ops multiplying by a weight packed once per run (find_packable) */
+    int *pk_op;               /* their step-net indices; owned */
+    rc_packed_w *packs;       /* n_pk slots: one pack per distinct weight and orientation; owned, with data */
     rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
     int nets_tmp_cap;
@@ -187,6 +191,9 @@ static void rnn_state_free(void *p)
     free(st->link_writer);
     for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
     free(st->defer);
+    for (int i = 0; st->packs && i < st->n_pk; i++) free(st->packs[i].data);
+    free(st->packs);
+    free(st->pk_op);
     free(st);
 }
 
@@ -391,6 +398,101 @@ static rc_status find_link_writers(rc_op *op, rnn_state *st, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- packed step weights */
+/* The step ops whose matrix product can use a weight packed once per run
+ * (kernels/packed_gemm.h): FC (Y = X W^T + b) and FCGradient computing dX =
+ * dY W, with axis_w = 1, whose W no step op writes and that is not a link
+ * blob (so W is the same tensor, unchanged, at every timestep). */
+static rc_status find_packable(rc_op *op, rnn_state *st, rc_err *err)
+{
+    free(st->pk_op);
+    st->pk_op = malloc(sizeof(int) * (size_t)(st->step->n_op + 1));
+    if (!st->pk_op) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->n_pk = 0;
+    for (int i = 0; i < st->step->n_op; i++) {
+        const rc_opdef *od = &st->step->ops[i];
+        int fc = strcmp(od->type, "FC") == 0 && od->n_in == 3 && od->n_out == 1;
+        int grad = strcmp(od->type, "FCGradient") == 0 && od->n_in == 3 && od->n_out >= 3;
+        if (!fc && !grad) continue;
+        const rc_arg *aw = rc_opdef_arg(od, "axis_w");
+        if (aw && !(aw->kind == RC_ARG_I && aw->i == 1)) continue;
+        const char *w = od->inputs[1];
+        int ok = 1;
+        for (int j = 0; j < st->step->n_op && ok; j++) ok = !op_writes(&st->step->ops[j], w);
+        for (int l = 0; l < st->n_links && ok; l++) ok = strcmp(st->link_int[l], w) && strcmp(st->link_ext[l], w);
+        if (ok) st->pk_op[st->n_pk++] = i;
+    }
+    free(st->packs);
+    st->packs = calloc((size_t)st->n_pk + 1, sizeof *st->packs);
+    if (!st->packs) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    return RC_OK;
+}
+
+static void packs_clear(rnn_state *st, int T)
+{
+    for (int t = 0; t < T; t++)
+        for (int q = 0; q < st->n_pk; q++) rc_fc_set_packed(rc_net_op(st->nets_tmp[t], st->pk_op[q]), NULL);
+}
+
+/* Before a run (weights may have changed since the last one): packs each
+ * packable op's weight, once per distinct weight and orientation, and hands
+ * the pack to that op in every timestep's net; packs_clear after the run.
+ * Left to OpenBLAS: a weight sharing memory with a state, an input sequence
+ * or another link external (which the steps write), products less than 16
+ * wide, and any weight whose pack cannot be allocated. */
+static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
+{
+    if (!st->n_pk || T <= 0 || !rc_packed_available()) return RC_OK;
+    rc_net *net0 = st->nets_tmp[0];
+    int used = 0;
+    for (int q = 0; q < st->n_pk; q++) {
+        int i = st->pk_op[q];
+        rc_op *o0 = rc_net_op(net0, i);
+        const rc_tensor *W = rc_in(o0, 1);
+        int trans = strcmp(o0->def.type, "FC") == 0;
+        if (W->dtype != RC_F32 || W->ndim < 1 || W->dims[0] <= 0 || rc_tensor_numel(W) == 0 || !W->storage) continue;
+        int shared = 0;
+        for (int j = 0; j < rc_net_num_ops(net0) && !shared; j++) {
+            rc_op *lo = rc_net_op(net0, j);
+            if (strcmp(lo->def.type, "rnn_internal_apply_link") == 0) shared = rc_in(lo, 1)->storage == W->storage;
+        }
+        if (shared) continue;
+        int64_t N = W->dims[0], K = rc_tensor_numel(W) / N;
+        int64_t inner = trans ? K : N, out = trans ? N : K;
+        if (out < 16) continue; /* narrow products gain nothing; the padded pack would be large */
+        const float *src = rc_f32(W);
+        rc_packed_w *pk = NULL;
+        for (int j = 0; j < used && !pk; j++)
+            if (st->packs[j].src == src && st->packs[j].trans == trans && st->packs[j].inner == inner &&
+                st->packs[j].out == out)
+                pk = &st->packs[j];
+        if (!pk) {
+            pk = &st->packs[used++];
+            int64_t need = rc_pack_floats(inner, out);
+            if (need > pk->cap) {
+                free(pk->data);
+                pk->cap = 0;
+                if (!(pk->data = malloc(sizeof(float) * (size_t)need))) { /* OpenBLAS needs no extra memory */
+                    used--;
+                    continue;
+                }
+                pk->cap = need;
+            }
+            pk->src = src;
+            pk->trans = trans;
+            pk->inner = inner;
+            pk->out = out;
+            if (trans) rc_pack_b(inner, out, src, 1, K, pk->data);
+            else rc_pack_b(inner, out, src, K, 1, pk->data);
+        }
+        for (int t = 0; t < T; t++) {
+            rc_op *o = rc_net_op(st->nets_tmp[t], i);
+            if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
+        }
+    }
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- forward setup */
 static rc_status rnn_setup(rc_op *op, rc_err *err)
 {
@@ -422,6 +524,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = add_link_ops(op, st, 0, err))) return s;
     if ((s = find_link_writers(op, st, err))) return s;
+    if ((s = find_packable(op, st, err))) return s;
     if (!st->has_bwd) {
         int64_t nws;
         if ((s = rc_arg_i(&op->def, "num_workspaces", st->use_executor ? 4 : 2, &nws, err))) return s;
@@ -748,7 +851,10 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
         st->ws_tmp[t] = sc->ws[wi];
     }
     sc->fwd_T = -1; /* until this run succeeds */
-    if ((s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
+    s = packs_prepare(op, st, (int)T, err);
+    if (!s) s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err);
+    packs_clear(st, (int)T);
+    if (s) return s;
     if ((s = check_link_views(op, st, (int)T, 1, err))) return s;
     sc->fwd_T = T;
     sc->fwd_has_bwd = st->has_bwd;
@@ -1060,7 +1166,8 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
                 }
         }
     }
-    return find_link_writers(op, st, err);
+    if ((s = find_link_writers(op, st, err))) return s;
+    return find_packable(op, st, err);
 }
 
 static rc_status rnn_grad_run(rc_op *op, rc_err *err)
@@ -1157,7 +1264,10 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[t];
     }
-    if ((s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
+    s = packs_prepare(op, st, (int)T, err);
+    if (!s) s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err);
+    packs_clear(st, (int)T);
+    if (s) return s;
     if ((s = check_link_views(op, st, (int)T, 0, err))) return s;
     if ((s = deferred_finish(op, st, sc, T, err))) return s;
     /* initial-state gradients */

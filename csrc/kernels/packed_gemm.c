@@ -1,0 +1,162 @@
+/* Small-M products against a packed matrix (see packed_gemm.h). */
+#include "packed_gemm.h"
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define RC_PACKED_X86 1
+#include <immintrin.h>
+#endif
+
+static int64_t n_calls;
+
+int64_t rc_packed_calls(void) { return __atomic_load_n(&n_calls, __ATOMIC_RELAXED); }
+
+int64_t rc_pack_floats(int64_t inner, int64_t out)
+{
+    return (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR * inner;
+}
+
+void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_t s_o, float *P)
+{
+    for (int64_t o0 = 0; o0 < out; o0 += RC_PACK_NR) {
+        float *panel = P + o0 * inner;
+        int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
+        for (int64_t i = 0; i < inner; i++) {
+            float *row = panel + i * RC_PACK_NR;
+            const float *s = src + i * s_i + o0 * s_o;
+            if (s_o == 1) memcpy(row, s, sizeof(float) * (size_t)w);
+            else
+                for (int64_t j = 0; j < w; j++) row[j] = s[j * s_o];
+            for (int64_t j = w; j < RC_PACK_NR; j++) row[j] = 0.f;
+        }
+    }
+}
+
+#ifdef RC_PACKED_X86
+/* Stores a tile computed over a whole panel: columns [o0, o0 + w) of rows
+ * [m0, m0 + mr), from tile[r][0..NR), plus the bias. */
+static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float *bias, int64_t o0, float *C,
+                       int64_t ldc, int64_t m0)
+{
+    for (int r = 0; r < mr; r++) {
+        float *c = C + (m0 + r) * ldc + o0;
+        for (int64_t j = 0; j < w; j++) c[j] = bias ? tile[r][j] + bias[o0 + j] : tile[r][j];
+    }
+}
+
+/* ---------------------------------------------------------------- AVX-512: 8 rows x 32 columns */
+#define MR512 8
+__attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t out, int64_t inner, const float *A,
+                                                            int64_t lda, const float *P, const float *bias,
+                                                            float *C, int64_t ldc)
+{
+    for (int64_t o0 = 0; o0 < out; o0 += RC_PACK_NR) {
+        const float *pp = P + o0 * inner;
+        int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
+        __m512 b0v = _mm512_setzero_ps(), b1v = _mm512_setzero_ps();
+        if (bias && w == RC_PACK_NR) {
+            b0v = _mm512_loadu_ps(bias + o0);
+            b1v = _mm512_loadu_ps(bias + o0 + 16);
+        }
+        int64_t m0 = 0;
+        for (; m0 + MR512 <= M; m0 += MR512) {
+            __m512 c0[MR512], c1[MR512];
+            for (int r = 0; r < MR512; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+            const float *a = A + m0 * lda;
+            for (int64_t i = 0; i < inner; i++) {
+                __m512 x0 = _mm512_loadu_ps(pp + i * RC_PACK_NR), x1 = _mm512_loadu_ps(pp + i * RC_PACK_NR + 16);
+                for (int r = 0; r < MR512; r++) {
+                    __m512 s = _mm512_set1_ps(a[r * lda + i]);
+                    c0[r] = _mm512_fmadd_ps(s, x0, c0[r]);
+                    c1[r] = _mm512_fmadd_ps(s, x1, c1[r]);
+                }
+            }
+            if (w == RC_PACK_NR) {
+                for (int r = 0; r < MR512; r++) {
+                    float *c = C + (m0 + r) * ldc + o0;
+                    _mm512_storeu_ps(c, bias ? _mm512_add_ps(c0[r], b0v) : c0[r]);
+                    _mm512_storeu_ps(c + 16, bias ? _mm512_add_ps(c1[r], b1v) : c1[r]);
+                }
+            } else {
+                float tile[MR512][RC_PACK_NR];
+                for (int r = 0; r < MR512; r++) {
+                    _mm512_storeu_ps(tile[r], c0[r]);
+                    _mm512_storeu_ps(tile[r] + 16, c1[r]);
+                }
+                store_tile(MR512, w, tile, bias, o0, C, ldc, m0);
+            }
+        }
+        for (; m0 < M; m0++) { /* remaining rows, one at a time */
+            __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
+            const float *a = A + m0 * lda;
+            for (int64_t i = 0; i < inner; i++) {
+                __m512 s = _mm512_set1_ps(a[i]);
+                c0 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pp + i * RC_PACK_NR), c0);
+                c1 = _mm512_fmadd_ps(s, _mm512_loadu_ps(pp + i * RC_PACK_NR + 16), c1);
+            }
+            float tile[1][RC_PACK_NR];
+            _mm512_storeu_ps(tile[0], c0);
+            _mm512_storeu_ps(tile[0] + 16, c1);
+            store_tile(1, w, tile, bias, o0, C, ldc, m0);
+        }
+    }
+}
+
+static int cpu_path(void)
+{
+    static int path = -1; /* 0: none, 2: AVX-512F; benign race: every thread computes the same */
+    int p = __atomic_load_n(&path, __ATOMIC_RELAXED);
+    if (p >= 0) return p;
+    const char *e = getenv("RECURRENT_PACKED_GEMM");
+    __builtin_cpu_init();
+    if (e && strcmp(e, "0") == 0) p = 0;
+    else if (__builtin_cpu_supports("avx512f")) p = 2;
+    else p = 0;
+    __atomic_store_n(&path, p, __ATOMIC_RELAXED);
+    return p;
+}
+
+int rc_packed_available(void) { return cpu_path() != 0; }
+
+#else
+static int cpu_path(void) { return 0; }
+int rc_packed_available(void) { return 0; }
+#endif
+
+/* The same arithmetic, one element at a time (fmaf is the fused operation):
+ * the reference the vector paths are tested against, and the path used when
+ * rc_packed_force_path(3) asks for it. */
+static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
+                        const float *bias, float *C, int64_t ldc)
+{
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t o = 0; o < out; o++) {
+            const float *pp = P + (o / RC_PACK_NR) * RC_PACK_NR * inner + o % RC_PACK_NR;
+            float acc = 0.f;
+            for (int64_t i = 0; i < inner; i++) acc = fmaf(A[m * lda + i], pp[i * RC_PACK_NR], acc);
+            C[m * ldc + o] = bias ? acc + bias[o] : acc;
+        }
+}
+
+static int forced = -1;
+
+int rc_packed_force_path(int path)
+{
+    int old = forced;
+    forced = path;
+    return old;
+}
+
+void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
+                    const float *bias, float *C, int64_t ldc)
+{
+    __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
+    if (M <= 0 || out <= 0) return;
+    int path = forced >= 0 ? forced : cpu_path();
+#ifdef RC_PACKED_X86
+    if (path == 2) return gemm_avx512(M, out, inner, A, lda, P, bias, C, ldc);
+#endif
+    gemm_scalar(M, out, inner, A, lda, P, bias, C, ldc);
+}

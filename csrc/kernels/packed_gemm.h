@@ -1,0 +1,72 @@
+/* kernels/packed_gemm.h -- small-M matrix products against a matrix packed
+ * once: the step FCs of a recurrent net (few rows: the batch) reuse the same
+ * weight at every timestep.
+ *
+ * Why not OpenBLAS: cblas_sgemm repacks both operands at every call, and at
+ * M = 16 rows that repacking of the weight is about half of the call
+ * (measured with perf); OpenBLAS has no pack-once interface (MKL's
+ * cblas_sgemm_pack, which oneDNN and torch.nn.LSTM use, is that interface).
+ * RecurrentNetwork(Gradient) packs each step weight once per run
+ * (rc_pack_b) and the step FC / FCGradient ops multiply against the pack
+ * (rc_gemm_packed). Anything else goes to OpenBLAS.
+ *
+ * Determinism: every output element is one fused multiply-add chain over the
+ * inner dimension in increasing order, starting from 0, then one addition of
+ * the bias. That is the same on every code path (AVX-512, the scalar
+ * reference), every tile and edge, and every thread, so results never depend on the executor,
+ * the thread count or the position of a row in the matrix.
+ */
+#ifndef RC_PACKED_GEMM_H
+#define RC_PACKED_GEMM_H
+
+#include "../core/rc_core.h"
+
+#define RC_PACK_NR 32 /* columns per packed panel */
+
+/* Packs B (inner x out, element (i, o) at src[i * s_i + o * s_o]) into
+ * panels of RC_PACK_NR columns: P[o / NR][i][o % NR], the last panel padded
+ * with zeros. P holds rc_pack_floats(inner, out) floats. */
+RC_INTERNAL int64_t rc_pack_floats(int64_t inner, int64_t out);
+RC_INTERNAL void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_t s_o, float *P);
+
+/* 1 when this CPU runs rc_gemm_packed fast (x86-64 with AVX-512F; an AVX2
+ * version measured slower than OpenBLAS, so there is none); callers use
+ * rc_sgemm otherwise. 0 as well when the environment variable
+ * RECURRENT_PACKED_GEMM is 0 (read once). */
+RC_INTERNAL int rc_packed_available(void);
+
+/* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL) for
+ * m < M, o < out; A rows lda apart, C rows ldc apart, P from rc_pack_b.
+ * Requires rc_packed_available(). Overwrites C; C must not overlap A or P. */
+RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
+                                const float *bias, float *C, int64_t ldc);
+
+/* Number of rc_gemm_packed calls so far (tests check the path is taken). */
+RC_INTERNAL int64_t rc_packed_calls(void);
+/* Tests: makes rc_gemm_packed take one path (2 AVX-512F, 3 the scalar
+ * reference; -1: the CPU's best again); returns the previous setting.
+ * The caller must know the CPU has the instructions. Not thread-safe. */
+RC_INTERNAL int rc_packed_force_path(int path);
+
+/* Largest M (rows) for which the step FCs use the packed product: beyond it
+ * OpenBLAS with its own threads is faster on the serial path (measured). */
+#define RC_PACKED_MAX_M 32
+
+/* A packed step weight, shared by the step-op instances of one run. The
+ * ops check src, inner and out against their inputs before using it. */
+typedef struct rc_packed_w {
+    const float *src;  /* the weight's data when packed */
+    int64_t inner, out;
+    int trans;         /* 1: B = W^T (FC: Y = X W^T); 0: B = W (FCGradient: dX = dY W) */
+    float *data;       /* owned by whoever packed it */
+    int64_t cap;       /* floats allocated */
+} rc_packed_w;
+
+/* ops/math.c: gives an FC (pw->trans == 1) or FCGradient (pw->trans == 0,
+ * for dX) op with axis_w = 1 the packed weight to use while its W input is
+ * pw->src with matching shape and at most RC_PACKED_MAX_M rows; NULL clears
+ * it. Returns 1 when set (0: another op type, or the arguments do not fit).
+ * The pack must outlive every run of the op until it is cleared. */
+RC_INTERNAL int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw);
+
+#endif

@@ -1,0 +1,112 @@
+/* The packed small-M product (kernels/packed_gemm.c): packing in both
+ * orientations, the AVX-512 path (when the CPU has it) and the scalar
+ * reference against a double-precision reference, bitwise equal to each other (one FMA chain per element), edges
+ * (rows and columns that do not fill a tile, inner = 0, strides), bias. */
+#include "rc_test.h"
+#include "kernels/packed_gemm.h"
+#include <math.h>
+
+static float val(int64_t i, float f) { return sinf((float)i * f) * 0.7f; }
+
+/* C = A B (+ bias) with B (inner x out) given as W (out x inner, trans) or (inner x out). */
+static void reference(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *W, int trans,
+                      const float *bias, double *R)
+{
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t o = 0; o < out; o++) {
+            double acc = 0;
+            for (int64_t i = 0; i < inner; i++) acc += (double)A[m * lda + i] * (trans ? W[o * inner + i] : W[i * out + o]);
+            R[m * out + o] = acc + (bias ? bias[o] : 0.0);
+        }
+}
+
+static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int with_bias)
+{
+    int64_t lda = inner + 3, ldc = out + 5;
+    float *A = malloc(sizeof(float) * (size_t)(M * lda + 1)), *W = malloc(sizeof(float) * (size_t)(out * inner + 1));
+    float *bias = malloc(sizeof(float) * (size_t)(out + 1));
+    float *P = malloc(sizeof(float) * (size_t)(rc_pack_floats(inner, out) + 1));
+    float *C[2];
+    double *R = malloc(sizeof(double) * (size_t)(M * out + 1));
+    for (int p = 0; p < 2; p++) C[p] = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    REQUIRE(A && W && bias && P && R && C[0] && C[1]);
+    for (int64_t i = 0; i < M * lda; i++) A[i] = val(i, 0.37f);
+    for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.11f);
+    for (int64_t i = 0; i < out; i++) bias[i] = val(i, 1.3f);
+    if (trans) rc_pack_b(inner, out, W, 1, inner, P); /* B[i, o] = W[o, i] */
+    else rc_pack_b(inner, out, W, out, 1, P);         /* B[i, o] = W[i, o] */
+    reference(M, out, inner, A, lda, W, trans, with_bias ? bias : NULL, R);
+    int paths[2] = {3, 2}, n_paths = 1;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) n_paths = 2;
+    for (int p = 0; p < n_paths; p++) {
+        for (int64_t i = 0; i < M * ldc; i++) C[p][i] = -7.f; /* the gaps between rows stay untouched */
+        int old = rc_packed_force_path(paths[p]);
+        rc_gemm_packed(M, out, inner, A, lda, P, with_bias ? bias : NULL, C[p], ldc);
+        rc_packed_force_path(old);
+        int ok = 1, same = 1, gaps = 1;
+        for (int64_t m = 0; m < M; m++) {
+            for (int64_t o = 0; o < out; o++) {
+                double r = R[m * out + o], c = C[p][m * ldc + o];
+                ok &= fabs(c - r) <= 1e-5 * (1.0 + (double)inner) * (1.0 + fabs(r));
+                same &= memcmp(&C[p][m * ldc + o], &C[0][m * ldc + o], sizeof(float)) == 0;
+            }
+            for (int64_t o = out; o < ldc && m + 1 < M; o++) gaps &= C[p][m * ldc + o] == -7.f;
+        }
+        if (!ok || !same || !gaps)
+            RCT_FAIL_AT("M=%lld out=%lld inner=%lld trans=%d bias=%d path=%d: close %d, bitwise equal to the scalar "
+                        "path %d, gaps kept %d", (long long)M, (long long)out, (long long)inner, trans, with_bias,
+                        paths[p], ok, same, gaps);
+        else rct_passed++;
+    }
+    for (int p = 0; p < 2; p++) free(C[p]);
+    free(A);
+    free(W);
+    free(bias);
+    free(P);
+    free(R);
+}
+
+static void test_shapes(void)
+{
+    const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 32};
+    const int64_t outs[] = {1, 15, 16, 17, 31, 32, 33, 64, 100};
+    const int64_t inners[] = {0, 1, 3, 40, 257};
+    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+        for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
+            for (size_t c = 0; c < sizeof inners / sizeof *inners; c++)
+                for (int trans = 0; trans < 2; trans++) check_shape(ms[a], outs[b], inners[c], trans, (int)(a + b + c) % 2);
+    check_shape(16, 1024, 256, 1, 1); /* an LSTM step: hidden 256, batch 16 */
+    check_shape(16, 256, 1024, 0, 0); /* and its input gradient */
+}
+
+static void test_pack_layout(void)
+{
+    /* B (inner 2 x out 35) from W (35 x 2, trans): panel 0 holds columns 0..31, panel 1 columns 32..34 + zeros */
+    float W[70], P[2 * 64];
+    for (int i = 0; i < 70; i++) W[i] = (float)i;
+    CHECK_EQ(rc_pack_floats(2, 35), 128);
+    rc_pack_b(2, 35, W, 1, 2, P);
+    CHECK(P[0] == W[0] && P[1] == W[2] && P[32] == W[1] && P[33] == W[3]); /* P[0][i][j] = W[j][i] */
+    CHECK(P[64] == W[64] && P[66] == W[68] && P[67] == 0.f && P[95] == 0.f && P[96] == W[65] && P[127] == 0.f);
+}
+
+static void test_calls_counted(void)
+{
+    float A[4] = {1, 2, 3, 4}, W[4] = {1, 0, 0, 1}, P[64], C[4];
+    rc_pack_b(2, 2, W, 2, 1, P);
+    int64_t before = rc_packed_calls();
+    int old = rc_packed_force_path(3);
+    rc_gemm_packed(2, 2, 2, A, 2, P, NULL, C, 2);
+    rc_packed_force_path(old);
+    CHECK_EQ(rc_packed_calls(), before + 1);
+    CHECK(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
+}
+
+int main(void)
+{
+    RUN(test_pack_layout);
+    RUN(test_shapes);
+    RUN(test_calls_counted);
+    return TEST_REPORT();
+}

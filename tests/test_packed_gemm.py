@@ -1,0 +1,131 @@
+"""Step FCs against a weight packed once per run (csrc/kernels/packed_gemm.c).
+
+RecurrentNetwork(Gradient) packs the weight of every step FC (and of every
+FCGradient's dX product) once per run; the step ops with at most 32 rows then
+multiply against the pack instead of calling OpenBLAS, which repacks the
+weight at every call. These tests check that the path is taken where it
+should be and only there, that results stay those of the OpenBLAS path up to
+rounding, that new weights are picked up, and that a weight the step net
+writes is never packed. Executor on/off bitwise equality with the packed path
+is covered by tests/test_executor.py (it runs packed on an AVX-512 CPU)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from recurrent import _C, core, workspace
+from recurrent import recurrent as rnn
+from test_executor import assert_bitwise, build_stack
+
+needs_packed = pytest.mark.skipif(not _C.get_flag("packed_gemm"),
+                                  reason="no AVX-512F (or RECURRENT_PACKED_GEMM=0): the step FCs use OpenBLAS")
+
+
+def calls():
+    return _C.get_flag("packed_gemm_calls")
+
+
+@needs_packed
+@pytest.mark.parametrize("enable", (0, 1))
+def test_lstm_step_products_use_the_packed_weight(enable):
+    """2-layer LSTM, T=6: per step 3 FCs forward (layer 0 recurrent, layer 1
+    input and recurrent) and 3 dX products backward; the layer-0 input
+    projection (all T*N rows at once, outside the step net) is not packed."""
+    case = build_stack("lstm", layers=2, H=40, N=5, D=7, name="pk%d" % enable)
+    case.feed(6, 3)
+    case.create(enable, threads=2)
+    before = calls()
+    case.run_created()
+    assert calls() - before == 6 * 3 + 6 * 3
+
+
+@needs_packed
+def test_more_than_32_rows_go_to_openblas():
+    case = build_stack("lstm", layers=2, H=16, N=33, D=4, name="wide")
+    case.feed(4, 1)
+    case.create(0)
+    before = calls()
+    case.run_created()
+    assert calls() == before
+
+
+@needs_packed
+def test_new_weights_are_packed_again():
+    """Weights fed between two runs of the same created net: the second run
+    equals a freshly created net's run on the new weights, bit for bit."""
+    case = build_stack("lstm", layers=3, H=24, N=4, D=6, name="refeed")
+    first = case.run(9, 5, enable=1, threads=2)
+    case.feed(9, 6)  # new weights, same shapes
+    again = case.run_created()
+    fresh = case.run(9, 6, enable=1, threads=2)
+    assert_bitwise(fresh, again, "re-fed weights")
+    assert not np.array_equal(first["x_grad"], again["x_grad"])
+
+
+_DUMP = r"""
+import json, sys
+import numpy as np
+sys.path.insert(0, %r)
+from recurrent import _C, workspace
+from test_executor import build_stack
+case = build_stack("lstm", layers=2, H=48, N=8, D=5, name="dump")
+out = case.run(11, 4, enable=0)
+print(json.dumps({"packed": _C.get_flag("packed_gemm"), "calls": _C.get_flag("packed_gemm_calls"),
+                  "blobs": {k: np.asarray(v, np.float64).ravel().tolist() for k, v in out.items()}}))
+"""
+
+
+def _dump(packed):
+    env = dict(os.environ)
+    env["RECURRENT_PACKED_GEMM"] = "1" if packed else "0"
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _DUMP % here], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@needs_packed
+def test_packed_and_openblas_paths_agree():
+    """The same training run with the packed products and (environment
+    RECURRENT_PACKED_GEMM=0) without: equal up to float32 rounding."""
+    on, off = _dump(True), _dump(False)
+    assert on["packed"] == 1 and on["calls"] > 0
+    assert off["packed"] == 0 and off["calls"] == 0
+    assert on["blobs"].keys() == off["blobs"].keys()
+    for k in on["blobs"]:
+        a, b = np.array(on["blobs"][k]), np.array(off["blobs"][k])
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_weight_written_by_the_step_net_is_not_packed():
+    """A step net that scales its FC weight after using it (W_t = W_0 / 2^t):
+    every step must see the current weight, so it is never packed."""
+    cell = core.Net("scaling_cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "o_prev")
+    fc = cell.FC([input_t, "W", "b"], "fc_t", axis=2)
+    out = cell.Sum([fc, prev], "o_t")
+    cell.Scale("W", "W", scale=0.5)
+    cell.AddExternalOutput(out)
+    net = core.Net("scaling_outer")
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "o0")], {prev: out}, scope="sc",
+                             forward_only=True)
+    rng = np.random.RandomState(0)
+    T, N, K, D = 5, 3, 24, 20  # D >= 16: wide enough to be packed if it were allowed
+    x = rng.uniform(-1, 1, (T, N, K)).astype(np.float32)
+    W0 = rng.uniform(-1, 1, (D, K)).astype(np.float32)
+    b = rng.uniform(-1, 1, D).astype(np.float32)
+    o0 = rng.uniform(-1, 1, (1, N, D)).astype(np.float32)
+    for name, v in (("x", x), ("W", W0), ("b", b), ("o0", o0)):
+        workspace.FeedBlob(name, v)
+    before = calls()
+    workspace.RunNetOnce(net)
+    assert calls() == before
+    o, ref = o0[0].astype(np.float64), []
+    for t in range(T):
+        o = x[t] @ (W0.astype(np.float64) * 0.5 ** t).T + b + o
+        ref.append(o)
+    np.testing.assert_allclose(workspace.FetchBlob(str(outs[0])), np.array(ref), rtol=1e-5, atol=1e-5)
