@@ -1,7 +1,7 @@
 """Step FCs against a weight packed once per run (csrc/kernels/packed_gemm.c).
 
 RecurrentNetwork(Gradient) packs the weight of every step FC (and of every
-FCGradient's dX product) once per run; the step ops with at most 32 rows then
+FCGradient's dX product) once per run; the step ops with at most 64 rows then
 multiply against the pack instead of calling OpenBLAS, which repacks the
 weight at every call. These tests check that the path is taken where it
 should be and only there, that results stay those of the OpenBLAS path up to
@@ -44,8 +44,8 @@ def test_lstm_step_products_use_the_packed_weight(enable):
 
 
 @needs_packed
-def test_more_than_32_rows_go_to_openblas():
-    case = build_stack("lstm", layers=2, H=16, N=33, D=4, name="wide")
+def test_more_than_64_rows_go_to_openblas():
+    case = build_stack("lstm", layers=2, H=16, N=65, D=4, name="wide")
     case.feed(4, 1)
     case.create(0)
     before = calls()

@@ -1,7 +1,8 @@
 /* Small-M products against a packed matrix (see packed_gemm.h). */
 #include "packed_gemm.h"
-#include <stdlib.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -50,9 +51,9 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
 #define MR512 8
 __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t out, int64_t inner, const float *A,
                                                             int64_t lda, const float *P, const float *bias,
-                                                            float *C, int64_t ldc)
+                                                            float *C, int64_t ldc, int64_t o_begin, int64_t o_end)
 {
-    for (int64_t o0 = 0; o0 < out; o0 += RC_PACK_NR) {
+    for (int64_t o0 = o_begin; o0 < o_end; o0 += RC_PACK_NR) {
         const float *pp = P + o0 * inner;
         int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
         __m512 b0v = _mm512_setzero_ps(), b1v = _mm512_setzero_ps();
@@ -130,13 +131,13 @@ int rc_packed_available(void) { return 0; }
 #endif
 
 /* The same arithmetic, one element at a time (fmaf is the fused operation):
- * the reference the vector paths are tested against, and the path used when
+ * the reference the vector path is tested against, and the path used when
  * rc_packed_force_path(3) asks for it. */
 static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
-                        const float *bias, float *C, int64_t ldc)
+                        const float *bias, float *C, int64_t ldc, int64_t o_begin, int64_t o_end)
 {
     for (int64_t m = 0; m < M; m++)
-        for (int64_t o = 0; o < out; o++) {
+        for (int64_t o = o_begin; o < o_end; o++) {
             const float *pp = P + (o / RC_PACK_NR) * RC_PACK_NR * inner + o % RC_PACK_NR;
             float acc = 0.f;
             for (int64_t i = 0; i < inner; i++) acc = fmaf(A[m * lda + i], pp[i * RC_PACK_NR], acc);
@@ -153,14 +154,133 @@ int rc_packed_force_path(int path)
     return old;
 }
 
+typedef struct {
+    int64_t M, out, inner, lda, ldc, n_panels;
+    const float *A, *P, *bias;
+    float *C;
+    int path, parts;
+} gemm_job;
+
+/* Part p of parts: the panels [p * n / parts, (p + 1) * n / parts). */
+static void run_part(const gemm_job *j, int p)
+{
+    int64_t pb = j->n_panels * p / j->parts, pe = j->n_panels * (p + 1) / j->parts;
+    int64_t ob = pb * RC_PACK_NR, oe = pe * RC_PACK_NR < j->out ? pe * RC_PACK_NR : j->out;
+    if (ob >= oe) return;
+#ifdef RC_PACKED_X86
+    if (j->path == 2) {
+        gemm_avx512(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+        return;
+    }
+#endif
+    gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+}
+
+/* ---------------------------------------------------------------- helper threads (serial path)
+ * On the serial path OpenBLAS would use all its threads for these products,
+ * so a product big enough is split by panels over as many threads as
+ * OpenBLAS has (the caller plus persistent helpers). Inside the RNN executor
+ * OpenBLAS is at one thread per worker, and so is this. Each output element
+ * is computed by one thread with the same FMA chain, so the split never
+ * changes a bit. One product at a time uses the helpers; a concurrent one
+ * (another Python thread) runs on its caller alone. */
+#define RC_PACK_MAX_THREADS 64
+static struct {
+    pthread_mutex_t mu;   /* guards the fields below */
+    pthread_cond_t go, done;
+    int n_helpers;        /* helper threads started */
+    gemm_job job;
+    int next_part;        /* next part of job to take (job.parts: none left) */
+    int remaining;        /* parts of job not finished */
+    int busy;             /* a product is using the helpers */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, 0, 0, 0};
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.next_part >= pool.job.parts) pthread_cond_wait(&pool.go, &pool.mu);
+        int p = pool.next_part++;
+        gemm_job j = pool.job;
+        pthread_mutex_unlock(&pool.mu);
+        run_part(&j, p);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* fork() keeps only the calling thread: the child starts without helpers */
+static void pool_after_fork_child(void)
+{
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.go, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.n_helpers = 0;
+    pool.job.parts = 0;
+    pool.next_part = pool.remaining = pool.busy = 0;
+}
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static void pool_init(void) { pthread_atfork(NULL, NULL, pool_after_fork_child); }
+
+/* Starts helpers up to want (called with mu held); returns how many run. */
+static int pool_grow(int want)
+{
+    while (pool.n_helpers < want) {
+        pthread_t th;
+        pthread_attr_t at;
+        if (pthread_attr_init(&at)) break;
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int bad = pthread_create(&th, &at, helper_main, NULL);
+        pthread_attr_destroy(&at);
+        if (bad) break; /* fewer helpers: still correct, the caller takes the parts left */
+        pool.n_helpers++;
+    }
+    return pool.n_helpers;
+}
+
+/* Splits only products of at least this many multiply-adds (a helper's wake-up costs microseconds). */
+#define RC_PACK_SPLIT_MIN (1 << 20)
+
 void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                     const float *bias, float *C, int64_t ldc)
 {
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
-    int path = forced >= 0 ? forced : cpu_path();
-#ifdef RC_PACKED_X86
-    if (path == 2) return gemm_avx512(M, out, inner, A, lda, P, bias, C, ldc);
-#endif
-    gemm_scalar(M, out, inner, A, lda, P, bias, C, ldc);
+    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 1};
+    j.path = forced >= 0 ? forced : cpu_path();
+    int threads = rc_blas_num_threads();
+    if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
+    if (threads > j.n_panels) threads = (int)j.n_panels;
+    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PACK_SPLIT_MIN) {
+        run_part(&j, 0);
+        return;
+    }
+    pthread_once(&pool_once, pool_init);
+    pthread_mutex_lock(&pool.mu);
+    if (pool.busy || pool_grow(threads - 1) == 0) {
+        pthread_mutex_unlock(&pool.mu);
+        run_part(&j, 0);
+        return;
+    }
+    pool.busy = 1;
+    j.parts = threads;
+    pool.job = j;
+    pool.next_part = 0;
+    pool.remaining = j.parts;
+    pthread_cond_broadcast(&pool.go);
+    while (pool.next_part < j.parts) { /* the caller takes parts too */
+        int p = pool.next_part++;
+        pthread_mutex_unlock(&pool.mu);
+        run_part(&j, p);
+        pthread_mutex_lock(&pool.mu);
+        pool.remaining--;
+    }
+    while (pool.remaining > 0) pthread_cond_wait(&pool.done, &pool.mu);
+    pool.job.parts = 0;
+    pool.next_part = 0;
+    pool.busy = 0;
+    pthread_mutex_unlock(&pool.mu);
 }

@@ -37,7 +37,9 @@ RC_INTERNAL int rc_packed_available(void);
 
 /* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL) for
  * m < M, o < out; A rows lda apart, C rows ldc apart, P from rc_pack_b.
- * Requires rc_packed_available(). Overwrites C; C must not overlap A or P. */
+ * Requires rc_packed_available(). Overwrites C; C must not overlap A or P.
+ * Uses as many threads as OpenBLAS currently has (rc_blas_num_threads: one
+ * inside the RNN executor), splitting the columns; the bits are the same. */
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                                 const float *bias, float *C, int64_t ldc);
 
@@ -48,9 +50,10 @@ RC_INTERNAL int64_t rc_packed_calls(void);
  * The caller must know the CPU has the instructions. Not thread-safe. */
 RC_INTERNAL int rc_packed_force_path(int path);
 
-/* Largest M (rows) for which the step FCs use the packed product: beyond it
- * OpenBLAS with its own threads is faster on the serial path (measured). */
-#define RC_PACKED_MAX_M 32
+/* Largest M (rows) for which the step FCs use the packed product: measured
+ * faster than OpenBLAS up to 64 rows with one thread and with two (at 128
+ * rows OpenBLAS's two threads tie), weights taking turns as in a step. */
+#define RC_PACKED_MAX_M 64
 
 /* A packed step weight, shared by the step-op instances of one run. The
  * ops check src, inner and out against their inputs before using it. */

@@ -1,10 +1,13 @@
 /* The packed small-M product (kernels/packed_gemm.c): packing in both
- * orientations, the AVX-512 path (when the CPU has it) and the scalar
- * reference against a double-precision reference, bitwise equal to each other (one FMA chain per element), edges
- * (rows and columns that do not fill a tile, inner = 0, strides), bias. */
+ * orientations; the AVX-512 path (when the CPU has it) and the scalar
+ * reference against a double-precision reference and bitwise equal to each
+ * other (one FMA chain per element); edges (rows and columns that do not fill
+ * a tile, inner = 0, strides), bias; products split over helper threads
+ * bitwise equal to one thread; concurrent callers. */
 #include "rc_test.h"
 #include "kernels/packed_gemm.h"
 #include <math.h>
+#include <pthread.h>
 
 static float val(int64_t i, float f) { return sinf((float)i * f) * 0.7f; }
 
@@ -103,10 +106,76 @@ static void test_calls_counted(void)
     CHECK(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
 }
 
+/* A product split over helper threads (OpenBLAS at 2 and 3 threads) equals
+ * the one-thread product bit for bit, also with odd panel counts. */
+static void test_split_over_threads_is_bitwise(void)
+{
+    const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}};
+    int was = rc_blas_num_threads();
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int64_t M = shapes[k][0], out = shapes[k][1], inner = shapes[k][2];
+        float *A = malloc(sizeof(float) * (size_t)(M * inner)), *W = malloc(sizeof(float) * (size_t)(out * inner));
+        float *b = malloc(sizeof(float) * (size_t)out), *P = malloc(sizeof(float) * (size_t)rc_pack_floats(inner, out));
+        float *C1 = malloc(sizeof(float) * (size_t)(M * out)), *Cn = malloc(sizeof(float) * (size_t)(M * out));
+        REQUIRE(A && W && b && P && C1 && Cn);
+        for (int64_t i = 0; i < M * inner; i++) A[i] = val(i, 0.29f);
+        for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.07f);
+        for (int64_t i = 0; i < out; i++) b[i] = val(i, 0.5f);
+        rc_pack_b(inner, out, W, 1, inner, P);
+        rc_blas_set_num_threads(1);
+        rc_gemm_packed(M, out, inner, A, inner, P, b, C1, out);
+        for (int th = 2; th <= 3; th++) {
+            rc_blas_set_num_threads(th);
+            memset(Cn, 0, sizeof(float) * (size_t)(M * out));
+            rc_gemm_packed(M, out, inner, A, inner, P, b, Cn, out);
+            if (memcmp(C1, Cn, sizeof(float) * (size_t)(M * out)))
+                RCT_FAIL_AT("M=%lld out=%lld inner=%lld: %d threads differ from 1", (long long)M, (long long)out,
+                            (long long)inner, th);
+            else rct_passed++;
+        }
+        free(A); free(W); free(b); free(P); free(C1); free(Cn);
+    }
+    rc_blas_set_num_threads(was);
+}
+
+/* Several threads calling at once: one gets the helpers, the others run
+ * alone; every result is right (run under TSan by tools/sanitize.sh). */
+enum { CONC = 4, CM = 16, COUT = 520, CIN = 300 };
+static float c_A[CM * CIN], c_P[(COUT + 31) / 32 * 32 * CIN], c_ref[CM * COUT], c_out[CONC][CM * COUT];
+static void *conc_main(void *arg)
+{
+    float *C = arg;
+    for (int rep = 0; rep < 20; rep++) rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, C, COUT);
+    return NULL;
+}
+
+static void test_concurrent_callers(void)
+{
+    float *W = malloc(sizeof(float) * COUT * CIN);
+    REQUIRE(W);
+    for (int i = 0; i < CM * CIN; i++) c_A[i] = val(i, 0.13f);
+    for (int i = 0; i < COUT * CIN; i++) W[i] = val(i, 0.05f);
+    rc_pack_b(CIN, COUT, W, 1, CIN, c_P);
+    int was = rc_blas_num_threads();
+    rc_blas_set_num_threads(1);
+    rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, c_ref, COUT);
+    rc_blas_set_num_threads(2);
+    pthread_t th[CONC];
+    int started = 0;
+    for (int t = 0; t < CONC; t++) started += pthread_create(&th[t], NULL, conc_main, c_out[t]) == 0;
+    CHECK_EQ(started, CONC);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < started; t++) CHECK(memcmp(c_out[t], c_ref, sizeof c_ref) == 0);
+    rc_blas_set_num_threads(was);
+    free(W);
+}
+
 int main(void)
 {
     RUN(test_pack_layout);
     RUN(test_shapes);
     RUN(test_calls_counted);
+    RUN(test_split_over_threads_is_bitwise);
+    RUN(test_concurrent_callers);
     return TEST_REPORT();
 }
