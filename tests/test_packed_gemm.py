@@ -129,3 +129,33 @@ def test_weight_written_by_the_step_net_is_not_packed():
         o = x[t] @ (W0.astype(np.float64) * 0.5 ** t).T + b + o
         ref.append(o)
     np.testing.assert_allclose(workspace.FetchBlob(str(outs[0])), np.array(ref), rtol=1e-5, atol=1e-5)
+
+
+_FORK = r"""
+import os, sys
+sys.path.insert(0, %r)
+from recurrent import _C
+from test_executor import build_stack
+case = build_stack("lstm", layers=2, H=256, N=16, D=8, name="fk")
+ref = case.run(5, 2, enable=0)  # serial path: products split over the helper threads
+assert _C.get_flag("blas_num_threads") < 2 or _C.get_flag("packed_gemm_calls") > 0
+pid = os.fork()
+if pid == 0:
+    got = case.run(5, 2, enable=0)  # the child has no helpers: must start its own, not wait forever
+    os._exit(0 if all((got[k] == ref[k]).all() for k in ref) else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+@needs_packed
+def test_products_after_fork():
+    """fork() after the helper threads started: the child's products start
+    their own helpers and give the same bits (no hang, no lost helpers)."""
+    env = dict(os.environ)
+    env["RECURRENT_PACKED_GEMM"] = "1"
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _FORK % here], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "child 0"
