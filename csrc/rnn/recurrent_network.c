@@ -153,6 +153,7 @@ typedef struct {
     int n_pk;                 /* step ops multiplying by a weight packed once per run (find_packable) */
     int *pk_op;               /* their step-net indices; owned */
     rc_packed_w *packs;       /* n_pk slots: one pack per distinct weight and orientation; owned, with data */
+    int packs_handed;         /* packs_prepare gave ops a pack in this run (packs_clear has work) */
     rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
     int nets_tmp_cap;
@@ -430,6 +431,8 @@ static rc_status find_packable(rc_op *op, rnn_state *st, rc_err *err)
 
 static void packs_clear(rnn_state *st, int T)
 {
+    if (!st->packs_handed) return;
+    st->packs_handed = 0;
     for (int t = 0; t < T; t++)
         for (int q = 0; q < st->n_pk; q++) rc_fc_set_packed(rc_net_op(st->nets_tmp[t], st->pk_op[q]), NULL);
 }
@@ -485,6 +488,7 @@ static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
             if (trans) rc_pack_b(inner, out, src, 1, K, pk->data);
             else rc_pack_b(inner, out, src, K, 1, pk->data);
         }
+        st->packs_handed = 1;
         for (int t = 0; t < T; t++) {
             rc_op *o = rc_net_op(st->nets_tmp[t], i);
             if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
