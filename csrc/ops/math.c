@@ -25,9 +25,9 @@ typedef struct math_args {
     int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
     int stash_dy, skip_db; /* FCGradient: output 0 gets a copy of dY instead of dW; output 1 left untouched */
     float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
+    int64_t scratch_n;
     const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
                                 * set for the duration of one run; see rc_fc_set_packed) */
-    int64_t scratch_n;
     float scale;
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
@@ -234,6 +234,19 @@ static rc_status fc_check(rc_op *op, rc_err *err)
     return fc_shapes(op, &ax, &M, &N, &K, err);
 }
 
+/* The pack to multiply by, if RecurrentNetwork handed one that is this W
+ * (data w, as B = W^T for FC or W for FCGradient's dX: inner x out) and the
+ * product has few enough rows; NULL: use rc_sgemm. */
+static const rc_packed_w *packed_for(const math_args *a, int trans, const float *w, int64_t M, int64_t inner,
+                                     int64_t out)
+{
+    const rc_packed_w *pk = a->packed;
+    if (pk && pk->trans == trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == w && pk->inner == inner &&
+        pk->out == out)
+        return pk;
+    return NULL;
+}
+
 /* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,
  * Y shape X.shape[:axis] + [N]. */
 static rc_status fc_run(rc_op *op, rc_err *err)
@@ -249,8 +262,8 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
     float *y = rc_f32(rc_out(op, 0));
     math_args *a = op->state;
-    const rc_packed_w *pk = a->packed;
-    if (pk && pk->trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == rc_f32(w) && pk->out == N && pk->inner == K) {
+    const rc_packed_w *pk = packed_for(a, 1, rc_f32(w), M, K, N);
+    if (pk) {
         rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), y, N);
         return RC_OK;
     }
@@ -326,8 +339,8 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
         rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
     }
     if (op->n_out > 2) {
-        const rc_packed_w *pk = a->packed;
-        if (pk && !pk->trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == wd && pk->inner == N && pk->out == K)
+        const rc_packed_w *pk = packed_for(a, 0, wd, M, N, K);
+        if (pk)
             rc_gemm_packed(M, K, N, dyd, N, pk->data, NULL, rc_f32(rc_out(op, 2)), K);
         else
             rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
