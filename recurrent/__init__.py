@@ -50,18 +50,19 @@ from . import _C  # noqa: E402
 
 
 def _check_env():
-    v = _os.environ.get("RECURRENT_RNN_EXECUTOR_MIN_OP_US")
-    if not v:
-        return
-    try:
-        ok = 0 <= float(v) <= 1e6
-    except ValueError:
-        ok = False
-    if not ok:
-        import warnings
-        warnings.warn("RECURRENT_RNN_EXECUTOR_MIN_OP_US=%r is not a number of microseconds in [0, 1e6]; "
-                      "using the default %g" % (v, _C.get_flag("rnn_executor_min_op_ns") / 1000.0),
-                      RuntimeWarning, stacklevel=2)
+    for var, flag, hi in (("RECURRENT_RNN_EXECUTOR_MIN_OP_US", "rnn_executor_min_op_ns", "1e6"),
+                          ("RECURRENT_RNN_EXECUTOR_SPIN_US", "rnn_executor_spin_ns", "100000")):
+        v = _os.environ.get(var)
+        if not v:
+            continue
+        try:
+            ok = 0 <= float(v) <= float(hi)
+        except ValueError:
+            ok = False
+        if not ok:
+            import warnings
+            warnings.warn("%s=%r is not a number of microseconds in [0, %s]; using the default %g"
+                          % (var, v, hi, _C.get_flag(flag) / 1000.0), RuntimeWarning, stacklevel=2)
 
 
 _check_env()

@@ -174,6 +174,7 @@ _KNOWN_FLAGS = {
     "caffe2_rnn_executor": "rnn_executor",
     "caffe2_rnn_executor_num_threads": "rnn_executor_num_threads",
     "caffe2_rnn_executor_min_op_us": "rnn_executor_min_op_ns",
+    "caffe2_rnn_executor_spin_us": "rnn_executor_spin_ns",
     "caffe2_log_level": None,
     "caffe2_print_blob_sizes_at_exit": None,
     "caffe2_gpu_memory_tracking": None,
@@ -195,6 +196,9 @@ def GlobalInit(args):
     --caffe2_rnn_executor_min_op_us=X (ours: below this mean time per step op,
     measured on the first runs, an executor-enabled op runs serially; 0: always
     the executor; default 4, or RECURRENT_RNN_EXECUTOR_MIN_OP_US),
+    --caffe2_rnn_executor_spin_us=X (ours: how long a thread of a parallel run
+    that ran out of work polls for more before it sleeps, in [0, 100000];
+    default 100, or RECURRENT_RNN_EXECUTOR_SPIN_US; 0: sleep at once),
     --caffe2_log_level=N (accepted, no effect), --caffe2_print_blob_sizes_at_exit,
     --caffe2_gpu_memory_tracking (accepted, no effect). Unknown flags raise ValueError.
     """
@@ -213,14 +217,15 @@ def GlobalInit(args):
             except ValueError:
                 raise ValueError("GlobalInit: --%s expects an int, got %r" % (key, val)) from None
             _C.set_flag(target, n)
-        elif key == "caffe2_rnn_executor_min_op_us":
+        elif key in ("caffe2_rnn_executor_min_op_us", "caffe2_rnn_executor_spin_us"):
+            hi = "1e6" if key == "caffe2_rnn_executor_min_op_us" else "100000"
             try:
                 us = float(val)
             except ValueError:
                 raise ValueError("GlobalInit: --%s expects a number of microseconds, got %r"
                                  % (key, val)) from None
-            if not 0 <= us <= 1e6:
-                raise ValueError("GlobalInit: --%s must be in [0, 1e6], got %r" % (key, val))
+            if not 0 <= us <= float(hi):
+                raise ValueError("GlobalInit: --%s must be in [0, %s], got %r" % (key, hi, val))
             _C.set_flag(target, int(round(us * 1000)))
         else:
             if eq:

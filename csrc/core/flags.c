@@ -10,19 +10,24 @@ static int interrupt_flag = 0;
 static int flag_trace = 0;
 static int64_t flag_min_op_ns = -1;   /* -1: not yet read from the environment */
 
+int64_t rc_env_us_as_ns(const char *name, int64_t def, double max_us)
+{
+    const char *e = getenv(name);
+    if (e && *e) {
+        char *end = NULL;
+        double us = strtod(e, &end);
+        /* unparsable, negative or absurd values keep the default (the Python
+         * package warns about them at import) */
+        if (end && *end == 0 && us >= 0 && us <= max_us) return (int64_t)(us * 1000.0 + 0.5);
+    }
+    return def;
+}
+
 int64_t rc_flag_rnn_executor_min_op_ns(void)
 {
     int64_t v = __atomic_load_n(&flag_min_op_ns, __ATOMIC_RELAXED);
     if (v < 0) {
-        v = RC_RNN_EXECUTOR_MIN_OP_NS_DEFAULT;
-        const char *e = getenv("RECURRENT_RNN_EXECUTOR_MIN_OP_US");
-        if (e && *e) {
-            char *end = NULL;
-            double us = strtod(e, &end);
-            /* unparsable, negative or absurd values keep the default (the
-             * Python package warns about them at import) */
-            if (end && *end == 0 && us >= 0 && us <= 1e6) v = (int64_t)(us * 1000.0 + 0.5);
-        }
+        v = rc_env_us_as_ns("RECURRENT_RNN_EXECUTOR_MIN_OP_US", RC_RNN_EXECUTOR_MIN_OP_NS_DEFAULT, 1e6);
         __atomic_store_n(&flag_min_op_ns, v, __ATOMIC_RELAXED);
     }
     return v;

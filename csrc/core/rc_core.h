@@ -317,6 +317,25 @@ RC_INTERNAL void rc_flag_set_rnn_executor_threads(int n);
 #define RC_RNN_EXECUTOR_MIN_OP_NS_DEFAULT 4000
 RC_INTERNAL int64_t rc_flag_rnn_executor_min_op_ns(void);
 RC_INTERNAL void rc_flag_set_rnn_executor_min_op_ns(int64_t ns);
+/* caffe2_rnn_executor_spin_us (env RECURRENT_RNN_EXECUTOR_SPIN_US), kept in
+ * nanoseconds: how long a thread that runs out of work in a parallel run (an
+ * executor worker, a helper of the packed products, a caller waiting for
+ * them) keeps polling for more before it sleeps on a condition variable.
+ * Waking a sleeping thread costs microseconds on bare metal and tens of them
+ * in some VMs, more than a step op lasts; a poll sees new work within a
+ * fraction of a microsecond. 0: always sleep. Threads never poll between
+ * runs, nor when a pool has more threads than the process has cores. */
+#define RC_SPIN_NS_DEFAULT 100000
+#define RC_SPIN_US_MAX 100000.0
+RC_INTERNAL int64_t rc_flag_spin_ns(void);
+RC_INTERNAL void rc_flag_set_spin_ns(int64_t ns);
+/* Polls *word (atomically, acquire) until it differs from value or budget_ns
+ * have passed, yielding the core every few dozen polls; returns whether it
+ * changed. The caller re-checks its condition under its lock either way. */
+RC_INTERNAL int rc_spin_while(const int *word, int value, int64_t budget_ns);
+/* Reads a number of microseconds in [0, max_us] from the environment variable
+ * name, in nanoseconds; def when unset or unparsable. */
+RC_INTERNAL int64_t rc_env_us_as_ns(const char *name, int64_t def, double max_us);
 /* rnn_executor_trace: RecurrentNetwork ops record per-(timestep, op) timings
  * into "<step_workspaces blob>_trace" (int32 K x 5) after each run. */
 /* Usable cores of this process (sched_getaffinity). */

@@ -183,7 +183,10 @@ static void run_part(const gemm_job *j, int p)
  * OpenBLAS is at one thread per worker, and so is this. Each output element
  * is computed by one thread with the same FMA chain, so the split never
  * changes a bit. One product at a time uses the helpers; a concurrent one
- * (another Python thread) runs on its caller alone. */
+ * (another Python thread) runs on its caller alone. A helper that finished a
+ * part polls for the next product for rc_flag_spin_ns() before it sleeps, and
+ * the caller polls for the helpers' parts the same way: in a step loop the
+ * next product comes within microseconds, and a wake-up costs that much. */
 #define RC_PACK_MAX_THREADS 64
 static struct {
     pthread_mutex_t mu;   /* guards the fields below */
@@ -191,22 +194,43 @@ static struct {
     int n_helpers;        /* helper threads started */
     gemm_job job;
     int next_part;        /* next part of job to take (job.parts: none left) */
-    int remaining;        /* parts of job not finished */
+    int remaining;        /* parts of job not finished (atomic writes; polled without mu) */
     int busy;             /* a product is using the helpers */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, 0, 0, 0};
+    int gen;              /* bumped when a product is posted (atomic writes; polled without mu) */
+    int64_t spin_ns;      /* the last product's poll budget */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, 0, 0, 0, 0, 0};
+
+/* Polls *word while it equals value for up to the budget, mu released
+ * meanwhile (called and returns with mu held); returns whether it changed. */
+static int pool_poll(int *word, int value, int64_t ns)
+{
+    if (ns <= 0) return 0;
+    pthread_mutex_unlock(&pool.mu);
+    rc_spin_while(word, value, ns);
+    pthread_mutex_lock(&pool.mu);
+    return __atomic_load_n(word, __ATOMIC_RELAXED) != value;
+}
 
 static void *helper_main(void *arg)
 {
     (void)arg;
+    int poll = 0; /* poll before sleeping: only right after a part */
     pthread_mutex_lock(&pool.mu);
     for (;;) {
-        while (pool.next_part >= pool.job.parts) pthread_cond_wait(&pool.go, &pool.mu);
+        while (pool.next_part >= pool.job.parts) {
+            if (poll) {
+                poll = 0;
+                if (pool_poll(&pool.gen, __atomic_load_n(&pool.gen, __ATOMIC_RELAXED), pool.spin_ns)) continue;
+            }
+            pthread_cond_wait(&pool.go, &pool.mu);
+        }
         int p = pool.next_part++;
         gemm_job j = pool.job;
         pthread_mutex_unlock(&pool.mu);
         run_part(&j, p);
         pthread_mutex_lock(&pool.mu);
-        if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+        if (__atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&pool.done);
+        poll = 1;
     }
     return NULL;
 }
@@ -219,7 +243,7 @@ static void pool_after_fork_child(void)
     pthread_cond_init(&pool.done, NULL);
     pool.n_helpers = 0;
     pool.job.parts = 0;
-    pool.next_part = pool.remaining = pool.busy = 0;
+    pool.next_part = pool.remaining = pool.busy = pool.gen = 0;
 }
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
@@ -269,16 +293,20 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
     j.parts = threads;
     pool.job = j;
     pool.next_part = 0;
-    pool.remaining = j.parts;
+    __atomic_store_n(&pool.remaining, j.parts, __ATOMIC_RELAXED);
+    pool.spin_ns = threads <= rc_num_cores() ? rc_flag_spin_ns() : 0;
+    __atomic_add_fetch(&pool.gen, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool.go);
     while (pool.next_part < j.parts) { /* the caller takes parts too */
         int p = pool.next_part++;
         pthread_mutex_unlock(&pool.mu);
         run_part(&j, p);
         pthread_mutex_lock(&pool.mu);
-        pool.remaining--;
+        __atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_RELEASE);
     }
-    while (pool.remaining > 0) pthread_cond_wait(&pool.done, &pool.mu);
+    int r;
+    while ((r = __atomic_load_n(&pool.remaining, __ATOMIC_ACQUIRE)) > 0)
+        if (!pool_poll(&pool.remaining, r, pool.spin_ns)) pthread_cond_wait(&pool.done, &pool.mu);
     pool.job.parts = 0;
     pool.next_part = 0;
     pool.busy = 0;

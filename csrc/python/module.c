@@ -629,6 +629,11 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
         if (v < 0 || v > 1000000000LL)
             return PyErr_Format(PyExc_ValueError, "rnn_executor_min_op_ns must be in [0, 1e9]");
         rc_flag_set_rnn_executor_min_op_ns((int64_t)v);
+    } else if (!strcmp(name, "rnn_executor_spin_ns")) {
+        if (v < 0 || v > (long long)(RC_SPIN_US_MAX * 1000))
+            return PyErr_Format(PyExc_ValueError, "rnn_executor_spin_ns must be in [0, %lld]",
+                                (long long)(RC_SPIN_US_MAX * 1000));
+        rc_flag_set_spin_ns((int64_t)v);
     } else if (!strcmp(name, "blas_num_threads")) {
         if (v < 1 || v > 1024) return PyErr_Format(PyExc_ValueError, "blas_num_threads must be in [1, 1024]");
         rc_blas_set_num_threads((int)v);
@@ -645,6 +650,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "rnn_executor_num_threads")) return PyLong_FromLong(rc_flag_rnn_executor_threads());
     if (!strcmp(name, "rnn_executor_trace")) return PyLong_FromLong(rc_flag_rnn_trace());
     if (!strcmp(name, "rnn_executor_min_op_ns")) return PyLong_FromLongLong(rc_flag_rnn_executor_min_op_ns());
+    if (!strcmp(name, "rnn_executor_spin_ns")) return PyLong_FromLongLong(rc_flag_spin_ns());
     if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
     if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());

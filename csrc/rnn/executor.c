@@ -74,6 +74,9 @@ struct rc_rnn_exec {
     int n_started, stop;
     int running, remaining, inflight, failed;
     int fail_id;           /* smallest failed instance (valid when failed) */
+    int wgen;              /* bumped (atomically, under mu) at every change a waiter may wait for:
+                            * work pushed, run started / over, stop; polled without mu */
+    int64_t spin_ns;       /* this run's poll budget before sleeping (rc_flag_spin_ns; 0 if oversubscribed) */
     rc_err err;
     int *indeg;
     int *heap, heap_n;
@@ -556,6 +559,32 @@ static int finished(const rc_rnn_exec *ex)
     return ex->remaining == 0 || (ex->failed && ex->inflight == 0 && !runnable(ex));
 }
 
+/* Publishes a change of the run's state (mu held): to pollers via wgen, to
+ * sleepers by a broadcast when wake. */
+static void notify(rc_rnn_exec *ex, int wake)
+{
+    __atomic_add_fetch(&ex->wgen, 1, __ATOMIC_RELEASE);
+    if (wake) pthread_cond_broadcast(&ex->cv);
+}
+
+/* Waits for a change of the run's state (mu held; the caller re-checks its
+ * condition). While a run is on, polls wgen for up to spin_ns first: a
+ * sleeping thread takes microseconds (tens in some VMs) to wake, and the next
+ * instance is usually ready well before that. */
+static void wait_change(rc_rnn_exec *ex)
+{
+    if (ex->running && ex->spin_ns > 0) {
+        int g = __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&ex->mu);
+        rc_spin_while(&ex->wgen, g, ex->spin_ns);
+        pthread_mutex_lock(&ex->mu);
+        /* every change bumps wgen under mu: unchanged means nothing happened
+         * yet, and whatever happens next broadcasts */
+        if (__atomic_load_n(&ex->wgen, __ATOMIC_RELAXED) != g) return;
+    }
+    pthread_cond_wait(&ex->cv, &ex->mu);
+}
+
 /* Takes and runs ready instances until none is ready or the run is over.
  * Called with mu held; returns with mu held. */
 static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
@@ -587,9 +616,11 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
                     pushed++;
                 }
             }
-            if (pushed > 1 || (pushed == 1 && ex->heap_n > 1)) pthread_cond_broadcast(&ex->cv);
+            /* one new instance with nothing else ready: this thread takes it
+             * next, so only pollers hear of it */
+            if (pushed) notify(ex, pushed > 1 || ex->heap_n > 1);
         }
-        if (finished(ex)) pthread_cond_broadcast(&ex->cv);
+        if (finished(ex)) notify(ex, 1);
     }
 }
 
@@ -607,7 +638,7 @@ static void *worker_main(void *p)
     free(wa);
     pthread_mutex_lock(&ex->mu);
     for (;;) {
-        while (!ex->stop && !runnable(ex)) pthread_cond_wait(&ex->cv, &ex->mu);
+        while (!ex->stop && !runnable(ex)) wait_change(ex);
         if (ex->stop) break;
         drain(ex, ex->g_nets, id);
     }
@@ -644,7 +675,7 @@ void rc_rnn_exec_free(rc_rnn_exec *ex)
     if (!ex) return;
     pthread_mutex_lock(&ex->mu);
     ex->stop = 1;
-    pthread_cond_broadcast(&ex->cv);
+    notify(ex, 1);
     pthread_mutex_unlock(&ex->mu);
     for (int i = 0; i < ex->n_started; i++) pthread_join(ex->threads[i], NULL);
     free(ex->threads);
@@ -715,13 +746,15 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     ex->err.code = RC_OK;
     ex->err.msg[0] = 0;
     ex->running = 1;
-    pthread_cond_broadcast(&ex->cv);
+    ex->spin_ns = ex->num_threads > 1 && ex->num_threads <= rc_num_cores() ? rc_flag_spin_ns() : 0;
+    notify(ex, 1);
     for (;;) {
         drain(ex, nets, 0);
         if (finished(ex)) break;
-        pthread_cond_wait(&ex->cv, &ex->mu);
+        wait_change(ex);
     }
     ex->running = 0;
+    notify(ex, 0); /* pollers go to sleep now */
     ex->heap_n = 0;
     int failed = ex->failed;
     rc_err e = ex->err;

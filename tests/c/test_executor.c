@@ -244,6 +244,10 @@ static void test_stress(void)
         int T = (int)((seed >> 8) % 40);
         int th = 1 + (int)((seed >> 16) % 6);
         int fo = (int)((seed >> 4) & 1);
+        /* waiting by polling, by sleeping at once, and by a poll budget that
+         * runs out mid-run (1 us) */
+        const int64_t spins[] = {RC_SPIN_NS_DEFAULT, 0, 1000};
+        rc_flag_set_spin_ns(spins[it % 3]);
         int64_t n_ref = 0, n = 0;
         rc_flag_set_rnn_executor(0);
         float *ref = run_once(3, 1, 0, fo, 2, T, 2, 4, &n_ref);
@@ -254,6 +258,7 @@ static void test_stress(void)
         free(ref);
         free(got);
     }
+    rc_flag_set_spin_ns(RC_SPIN_NS_DEFAULT);
 }
 
 int main(void)

@@ -6,6 +6,7 @@
 #include "rc_test.h"
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 enum { NTHREADS = 8 };
 
@@ -247,11 +248,65 @@ static void test_concurrent_sgemm(void)
     rc_blas_set_num_threads(was);
 }
 
+/* ---------------------------------------------------------------- rc_spin_while */
+typedef struct {
+    int word;
+} spin_arg;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *spin_setter(void *p)
+{
+    spin_arg *a = p;
+    struct timespec d = {0, 2000000}; /* 2 ms */
+    nanosleep(&d, NULL);
+    __atomic_store_n(&a->word, 7, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_spin_while(void)
+{
+    spin_arg a = {3};
+    /* no change: returns 0 once the budget (5 ms) is spent, not much later */
+    int64_t t0 = mono_ns();
+    CHECK_EQ(rc_spin_while(&a.word, 3, 5000000), 0);
+    int64_t dt = mono_ns() - t0;
+    CHECK(dt >= 5000000);
+    CHECK(dt < 2000000000); /* generous: a loaded machine may deschedule the poller */
+    CHECK_EQ(rc_spin_while(&a.word, 3, 0), 0);
+    CHECK_EQ(rc_spin_while(&a.word, 4, 0), 1);  /* already different */
+    CHECK_EQ(rc_spin_while(&a.word, 4, -5), 1);
+    /* a change by another thread ends the poll early */
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, spin_setter, &a) == 0);
+    CHECK_EQ(rc_spin_while(&a.word, 3, 60000000000LL), 1); /* a minute's budget: must return at the change */
+    pthread_join(th, NULL);
+    CHECK_EQ(a.word, 7);
+}
+
+static void test_spin_flag(void)
+{
+    int64_t was = rc_flag_spin_ns();
+    CHECK(was >= 0);
+    rc_flag_set_spin_ns(1234);
+    CHECK_EQ(rc_flag_spin_ns(), 1234);
+    rc_flag_set_spin_ns(-1);
+    CHECK_EQ(rc_flag_spin_ns(), 0);
+    rc_flag_set_spin_ns(was);
+}
+
 int main(void)
 {
     RUN(test_concurrent_refcounts);
     RUN(test_concurrent_nets);
     RUN(test_concurrent_lookups_and_flags);
     RUN(test_concurrent_sgemm);
+    RUN(test_spin_while);
+    RUN(test_spin_flag);
     return TEST_REPORT();
 }
