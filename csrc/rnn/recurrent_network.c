@@ -958,6 +958,23 @@ static rc_status defer_fc_grads(rc_op *op, rnn_state *st, int n_fwd_links, char 
     return RC_OK;
 }
 
+/* Drops the step workspaces' link views of blob b, the external of the
+ * op's links named ext (views made by the last run's link ops; every link op
+ * re-points its view before any step op reads it). Without them the op holds
+ * b's only reference, and rc_tensor_resize_private keeps b's buffer instead
+ * of allocating (and faulting in) a new one at every run. */
+static void drop_link_views(const rnn_state *st, const rnn_scratch *sc, const char *ext, const rc_blob *b)
+{
+    if (!b->t.storage) return;
+    for (int l = 0; l < st->n_links; l++) {
+        if (strcmp(st->link_ext[l], ext) != 0) continue;
+        for (int t = 0; t < sc->n; t++) {
+            rc_blob *v = rc_ws_get_local(sc->ws[t], st->link_int[l]);
+            if (v && !v->obj && v->t.storage == b->t.storage) rc_tensor_release(&v->t);
+        }
+    }
+}
+
 /* Before the loop: each stash shaped (T, M, N), M from X's forward external
  * (rows of M x K elements, K and N from W). */
 static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int64_t T, rc_err *err)
@@ -982,6 +999,7 @@ static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int
                               (long long)K, rc_in_name(op, st->n_owg + e->w_in), RC_SHAPE(W));
         rc_blob *sb = rc_ws_create(sc->shared, e->stash, err);
         if (!sb) return err->code;
+        drop_link_views(st, sc, e->stash, sb);
         int64_t dims[3] = {T, rowx / K, N};
         if ((s = rc_tensor_resize_private(&sb->t, RC_F32, 3, dims, err))) return s;
     }
@@ -1214,6 +1232,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
                               st->states[i], RC_SHAPE(&sb->t), (long long)N);
         rc_blob *gb = rc_ws_create(sc->shared, st->state_grad[i], err);
         if (!gb) return err->code;
+        drop_link_views(st, sc, st->state_grad[i], gb);
         if ((s = rc_tensor_resize_private(&gb->t, RC_F32, 3, sb->t.dims, err))) return s;
         memset(rc_f32(&gb->t), 0, rc_tensor_nbytes(&gb->t));
         int k = st->last_grad_in[i];
