@@ -573,10 +573,11 @@ static void notify(rc_rnn_exec *ex, int wake)
  * instance is usually ready well before that. */
 static void wait_change(rc_rnn_exec *ex)
 {
-    if (ex->running && ex->spin_ns > 0) {
+    int64_t budget = ex->spin_ns; /* read under mu */
+    if (ex->running && budget > 0) {
         int g = __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&ex->mu);
-        rc_spin_while(&ex->wgen, g, ex->spin_ns);
+        rc_spin_while(&ex->wgen, g, budget);
         pthread_mutex_lock(&ex->mu);
         /* every change bumps wgen under mu: unchanged means nothing happened
          * yet, and whatever happens next broadcasts */
