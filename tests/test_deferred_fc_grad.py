@@ -2,11 +2,13 @@
 
 RecurrentNetworkGradient rewrites an FCGradient of the backward step net whose
 X is a forward link (rnn_cell's FCs on hidden_t_prev and on the layer below):
-each step copies dY into row t of a (T, M, N) stash (FCGradient stash_dy /
-skip_db), and after the loop dW += stash^T X_all and db += colsum(stash) are
-one GEMM and one column sum instead of T rank-M updates. These tests check the
-op flags, that the rewrite happens, and that the gradients stay right when T
-changes from run to run (torch as the reference)."""
+each step copies dY into row t of a (T, M, N) stash (FCGradient stash_dy)
+and adds its column sums into db (accumulate_db), and after the loop
+dW += stash^T X_all is one GEMM instead of T rank-M updates. (FCGradient's
+skip_db, which leaves db alone, is tested here as an op flag.) These tests
+check the op flags, that the rewrite happens, that the gradients (biases
+included) stay right when T changes from run to run (torch as the reference),
+and that the buffers are reused between runs."""
 
 import numpy as np
 import pytest
