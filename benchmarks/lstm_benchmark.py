@@ -5,6 +5,7 @@ comparison against torch.nn.LSTM in the same process.
         --seq_length 50 --rnn_executor --rnn_executor_num_threads 2
     python benchmarks/lstm_benchmark.py --implementation torch ...
     python benchmarks/lstm_benchmark.py --compare --json out.json ...   # the ratios we report
+    python benchmarks/lstm_benchmark.py --breakdown --rnn_executor ... # where an iteration's time goes
 
 Entries per second = timesteps x batch processed per second (forward and
 backward unless --forward_only). --compare interleaves, round by round: our
@@ -14,7 +15,9 @@ rnn_cell.layered_LSTM (one RecurrentNetwork op per layer, serial, every BLAS
 thread count), and torch.nn.LSTM (torch.set_num_threads for every count from
 1 to the budget, the best one counts), all with the same weights and data,
 after checking that executor on/off agree bitwise and that layered_LSTM and
-torch match ours.
+torch match ours. --breakdown runs each op of our training net on its own
+(--rounds times, with the executor trace on) and prints its median time and,
+for the RecurrentNetwork ops, how much of it is the step loop.
 """
 
 import argparse
@@ -51,6 +54,8 @@ def parse_args(argv=None):
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--implementation", choices=["own", "torch"], default="own")
     p.add_argument("--compare", action="store_true", help="own executor on / off / torch, side by side")
+    p.add_argument("--breakdown", action="store_true",
+                   help="time each op of our training net on its own, and the step loops inside the RNN ops")
     p.add_argument("--threads", type=int, default=None, help="thread budget for --compare (default: usable cores)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --compare")
     p.add_argument("--json", default=None, help="write results as JSON to this file")
@@ -58,6 +63,8 @@ def parse_args(argv=None):
     args, unknown = p.parse_known_args(argv)
     if args.gpu:
         p.error("--gpu: this build has no GPU executor")
+    if args.breakdown and (args.compare or args.implementation != "own"):
+        p.error("--breakdown times our own LSTM: it does not combine with --compare or --implementation torch")
     return args, unknown
 
 
@@ -216,6 +223,49 @@ def single(args):
     return {"implementation": args.implementation, "eps": float(np.median(rates)), "rates": rates}
 
 
+def breakdown(args):
+    """Each op of the training net run on its own (same workspace, same
+    order), --rounds times with the executor trace on; the RNN ops' step
+    loops from the trace. Medians in milliseconds."""
+    from recurrent import core, trace, workspace
+    workspace.GlobalInit(["lstm_benchmark", "--caffe2_rnn_executor=%d" % int(args.rnn_executor)])
+    m = OwnLSTM(args, args.rnn_executor, args.rnn_executor_num_threads, "bench")
+    m.run(1)
+    nets = []
+    for i, op in enumerate(m.model.net.Proto().op):
+        n = core.Net("breakdown_%d" % i)
+        n.Proto().op.extend([op])
+        workspace.CreateNet(n, overwrite=True)
+        nets.append((i, op.type, n))
+    for _, _, n in nets:  # warm-up; with min_op_us > 0 also the executor's two timed serial runs
+        workspace.RunNet(n, 2)
+    times, loops = {}, {}
+    for _ in range(args.rounds):
+        with trace.tracing():
+            for i, _, n in nets:
+                t0 = time.perf_counter()
+                workspace.RunNet(n)
+                times.setdefault(i, []).append(1e3 * (time.perf_counter() - t0))
+            for (idx, _), v in trace.summary(trace.fetch(m.model.net)).items():
+                loops.setdefault(idx, []).append(v["wall_us"] / 1e3)
+    total = sum(np.median(v) for v in times.values())
+    rows = []
+    print("op                             total ms   step loop ms   outside the loop ms   share")
+    for i, ty, _ in nets:
+        t = float(np.median(times[i]))
+        lp = float(np.median(loops[i])) if i in loops else None
+        rows.append({"index": i, "type": ty, "ms": t, "loop_ms": lp})
+        print("%2d %-27s %8.2f   %12s   %19s   %4.1f%%" % (
+            i, ty, t, "-" if lp is None else "%.2f" % lp, "-" if lp is None else "%.2f" % (t - lp), 100 * t / total))
+    in_loops = sum(r["loop_ms"] for r in rows if r["loop_ms"] is not None)
+    print("sum of ops %.2f ms; step loops %.2f ms (%.0f%%), outside them %.2f ms (%.0f%%)" % (
+        total, in_loops, 100 * in_loops / total, total - in_loops, 100 * (total - in_loops) / total))
+    status = trace.executor_status(m.model.net)
+    print("ran: %s" % (", ".join("%s %s" % (s["direction"], s["mode"]) for s in status) if status else
+                       "serial (executor off: add --rnn_executor)"))
+    return {"breakdown": rows, "total_ms": total, "loops_ms": in_loops}
+
+
 def compare(args):
     import torch
     from recurrent import _C, workspace
@@ -313,7 +363,7 @@ def main(argv=None):
     if unknown:
         from recurrent import workspace
         workspace.GlobalInit(["lstm_benchmark"] + unknown)
-    res = compare(args) if args.compare else single(args)
+    res = compare(args) if args.compare else breakdown(args) if args.breakdown else single(args)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -50,3 +50,30 @@ def test_single_modes(args):
         pytest.importorskip("torch")
     out = run(args + ["--iters", "1", "--data_size", "30"])
     assert "Done. Total EPS:" in out
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+@pytest.mark.parametrize("executor", (True, False))
+def test_breakdown(tmp_path, executor):
+    out_json = tmp_path / "b.json"
+    out = run(["--breakdown", "--rounds", "2", "--json", str(out_json)] + (["--rnn_executor"] if executor else []))
+    assert "RecurrentNetworkGradient" in out and "step loops" in out
+    assert ("forward executor, backward executor" in out) == executor
+    rows = json.loads(out_json.read_text())["breakdown"]
+    rnn = [r for r in rows if r["type"].startswith("RecurrentNetwork")]
+    assert [r["type"] for r in rnn] == ["RecurrentNetwork", "RecurrentNetworkGradient"]
+    for r in rows:
+        assert r["ms"] > 0
+        assert (r["loop_ms"] is not None) == r["type"].startswith("RecurrentNetwork")
+        if r["loop_ms"] is not None:
+            assert 0 < r["loop_ms"] <= r["ms"]
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+def test_breakdown_refuses_compare():
+    import recurrent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    p = subprocess.run([sys.executable, BENCH, "--breakdown", "--compare"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2 and "--breakdown times our own LSTM" in p.stderr
