@@ -56,6 +56,10 @@ if [ ! -e "$LIBASAN" ]; then
     echo "asan_pytest: libasan.so not found (gcc -print-file-name=libasan.so gave '$LIBASAN')" >&2
     exit 2
 fi
+# C++ extensions loaded later (matplotlib's) throw exceptions through ASan's __cxa_throw
+# interceptor, which finds the real one only if libstdc++ is loaded when ASan starts.
+LIBSTDCXX=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
+[ -e "$LIBSTDCXX" ] && LIBASAN="$LIBASAN:$LIBSTDCXX"
 SUPP_ARGS=""
 [ -s "$ROOT/tools/sanitizers/asan.supp" ] && SUPP_ARGS=":suppressions=$ROOT/tools/sanitizers/asan.supp"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1${SUPP_ARGS}${ASAN_OPTIONS:+:$ASAN_OPTIONS}"

@@ -47,14 +47,12 @@ TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTI
 [ "$MODE" = c ] && { echo "sanitize: C tests clean"; exit 0; }
 
 echo "== pytest under ASan+UBSan ($MODE)"
-    # matplotlib (third party) throws a C++ exception through an ASan interceptor in ft2font and
-    # aborts under ASan: the timeline-plot test runs in the normal pytest stage only.
 if [ "$MODE" = fast ]; then
     # not slow, not notebooks / benchmarks / demos (minutes under ASan, mostly third-party
     # code we do not instrument); stop at the first failure
     PYTHON="$PYTHON" tools/asan_pytest.sh "$ROOT/tests" -x -m "not slow" \
-        -k "not notebook and not benchmark and not demo and not plot_timeline"
+        -k "not notebook and not benchmark and not demo"
 else
-    PYTHON="$PYTHON" tools/asan_pytest.sh "$ROOT/tests" -m "not slow" -k "not plot_timeline"
+    PYTHON="$PYTHON" tools/asan_pytest.sh "$ROOT/tests" -m "not slow"
 fi
 echo "sanitize: all clean"
