@@ -12,6 +12,7 @@
 #define RC_CORE_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -333,6 +334,10 @@ RC_INTERNAL void rc_flag_set_spin_ns(int64_t ns);
  * have passed, yielding the core every few dozen polls; returns whether it
  * changed. The caller re-checks its condition under its lock either way. */
 RC_INTERNAL int rc_spin_while(const int *word, int value, int64_t budget_ns);
+/* The same with mu (held by the caller) released while polling and held
+ * again on return; returns whether *word differs from value then. The way a
+ * pool's waiter polls before it sleeps on a condition variable of mu. */
+RC_INTERNAL int rc_spin_while_unlocked(pthread_mutex_t *mu, const int *word, int value, int64_t budget_ns);
 /* Reads a number of microseconds in [0, max_us] from the environment variable
  * name, in nanoseconds; def when unset or unparsable. */
 RC_INTERNAL int64_t rc_env_us_as_ns(const char *name, int64_t def, double max_us);

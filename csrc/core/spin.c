@@ -1,5 +1,6 @@
 /* Bounded spin-waiting before a thread blocks (see rc_spin_while). */
 #include "rc_core.h"
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -49,4 +50,12 @@ int rc_spin_while(const int *word, int value, int64_t budget_ns)
             sched_yield();
         }
     }
+}
+
+int rc_spin_while_unlocked(pthread_mutex_t *mu, const int *word, int value, int64_t budget_ns)
+{
+    pthread_mutex_unlock(mu);
+    rc_spin_while(word, value, budget_ns);
+    pthread_mutex_lock(mu);
+    return __atomic_load_n(word, __ATOMIC_RELAXED) != value;
 }

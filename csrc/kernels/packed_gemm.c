@@ -204,11 +204,7 @@ static struct {
  * meanwhile (called and returns with mu held); returns whether it changed. */
 static int pool_poll(int *word, int value, int64_t ns)
 {
-    if (ns <= 0) return 0;
-    pthread_mutex_unlock(&pool.mu);
-    rc_spin_while(word, value, ns);
-    pthread_mutex_lock(&pool.mu);
-    return __atomic_load_n(word, __ATOMIC_RELAXED) != value;
+    return ns > 0 && rc_spin_while_unlocked(&pool.mu, word, value, ns);
 }
 
 static void *helper_main(void *arg)

@@ -575,13 +575,10 @@ static void wait_change(rc_rnn_exec *ex)
 {
     int64_t budget = ex->spin_ns; /* read under mu */
     if (ex->running && budget > 0) {
-        int g = __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&ex->mu);
-        rc_spin_while(&ex->wgen, g, budget);
-        pthread_mutex_lock(&ex->mu);
         /* every change bumps wgen under mu: unchanged means nothing happened
-         * yet, and whatever happens next broadcasts */
-        if (__atomic_load_n(&ex->wgen, __ATOMIC_RELAXED) != g) return;
+         * yet, and what happens next broadcasts (or is work its own thread
+         * takes next) */
+        if (rc_spin_while_unlocked(&ex->mu, &ex->wgen, __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED), budget)) return;
     }
     pthread_cond_wait(&ex->cv, &ex->mu);
 }

@@ -444,9 +444,9 @@ static void packs_clear(rnn_state *st, int T)
  * Left to OpenBLAS: a weight sharing memory with a state, an input sequence
  * or another link external (which the steps write), products less than 16
  * wide, and any weight whose pack cannot be allocated. */
-static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
+static void packs_prepare(rnn_state *st, int T)
 {
-    if (!st->n_pk || T <= 0 || !rc_packed_available()) return RC_OK;
+    if (!st->n_pk || T <= 0 || !rc_packed_available()) return;
     rc_net *net0 = st->nets_tmp[0];
     int used = 0;
     for (int q = 0; q < st->n_pk; q++) {
@@ -495,7 +495,6 @@ static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
             if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
         }
     }
-    return RC_OK;
 }
 
 /* ---------------------------------------------------------------- forward setup */
@@ -765,6 +764,17 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
     return s;
 }
 
+/* run_steps with the step weights packed for the run (and unpacked after it,
+ * whatever happened). */
+static rc_status run_loop(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
+                          rc_err *err)
+{
+    packs_prepare(st, T);
+    rc_status s = run_steps(op, st, scratch_blob, T, forward, max_parallel, err);
+    packs_clear(st, T);
+    return s;
+}
+
 static rc_status init_state(rc_op *op, rnn_state *st, int i, int64_t T, int64_t N, rc_err *err)
 {
     int id = (int)st->init_ids[i];
@@ -856,10 +866,7 @@ static rc_status rnn_run(rc_op *op, rc_err *err)
         st->ws_tmp[t] = sc->ws[wi];
     }
     sc->fwd_T = -1; /* until this run succeeds */
-    s = packs_prepare(op, st, (int)T, err);
-    if (!s) s = run_steps(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err);
-    packs_clear(st, (int)T);
-    if (s) return s;
+    if ((s = run_loop(op, st, op->out[op->n_out - 1], (int)T, 1, st->has_bwd ? 0 : (int)st->num_ws, err))) return s;
     if ((s = check_link_views(op, st, (int)T, 1, err))) return s;
     sc->fwd_T = T;
     sc->fwd_has_bwd = st->has_bwd;
@@ -1269,10 +1276,7 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         st->nets_tmp[t] = net;
         st->ws_tmp[t] = sc->ws[t];
     }
-    s = packs_prepare(op, st, (int)T, err);
-    if (!s) s = run_steps(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err);
-    packs_clear(st, (int)T);
-    if (s) return s;
+    if ((s = run_loop(op, st, op->in[op->n_in - 1], (int)T, 0, 0, err))) return s;
     if ((s = check_link_views(op, st, (int)T, 0, err))) return s;
     if ((s = deferred_finish(op, st, sc, T, err))) return s;
     /* initial-state gradients */
