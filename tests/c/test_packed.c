@@ -72,7 +72,8 @@ static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int wi
 
 static void test_shapes(void)
 {
-    const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 32};
+    /* 24 and up: the 6-row, 2-panel tiles with every remainder of rows (1-5) */
+    const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 23, 24, 25, 26, 27, 28, 29, 32, 47, 64};
     const int64_t outs[] = {1, 15, 16, 17, 31, 32, 33, 64, 100};
     const int64_t inners[] = {0, 1, 3, 40, 257};
     for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
@@ -110,7 +111,7 @@ static void test_calls_counted(void)
  * the one-thread product bit for bit, also with odd panel counts. */
 static void test_split_over_threads_is_bitwise(void)
 {
-    const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}};
+    const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}, {29, 2048, 130}};
     int was = rc_blas_num_threads();
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         int64_t M = shapes[k][0], out = shapes[k][1], inner = shapes[k][2];
