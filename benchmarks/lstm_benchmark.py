@@ -200,6 +200,47 @@ def timed(fn, iters):
     return time.perf_counter() - t0
 
 
+def lstm_flops(args):
+    """Floating-point operations of one iteration, counting the products only
+    (2 per multiply-add): per layer and step the gate products of the input
+    and of the hidden state, batch x 4H x (input + H) multiply-adds; training
+    adds their input gradients and their weight gradients, the same count
+    twice more. The elementwise ops (gates, sums) are left out: under 1%."""
+    T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
+    fwd = sum(2 * T * N * 4 * H * ((D if l == 0 else H) + H) for l in range(L))
+    return fwd if args.forward_only else 3 * fwd
+
+
+class DenseRate:
+    """The machine's dense-product rate right now, in GFLOP/s: one large FC
+    through this library (OpenBLAS, all its threads) of the LSTM's own
+    shape: the T*batch x hidden inputs of all steps by the 4*hidden x
+    hidden weight, as a layer's input projection or weight gradient is. An
+    iteration's products at that rate give a ceiling no schedule of them on
+    these cores reaches without a faster product kernel."""
+
+    def __init__(self, args):
+        from recurrent import core, workspace
+        self.workspace = workspace
+        workspace.SwitchWorkspace("dense_rate", True)
+        workspace.ResetWorkspace()
+        rng = np.random.RandomState(args.seed)
+        H, rows = args.hidden_dim, args.seq_length * args.batch_size
+        workspace.FeedBlob("x", rng.rand(rows, H).astype(np.float32))
+        workspace.FeedBlob("w", rng.rand(4 * H, H).astype(np.float32))
+        workspace.FeedBlob("b", np.zeros(4 * H, np.float32))
+        self.net = core.Net("dense_rate")
+        self.net.FC(["x", "w", "b"], "y")
+        workspace.CreateNet(self.net, overwrite=True)
+        self.flops = 2.0 * rows * 4 * H * H
+
+    def measure(self, reps=5):
+        self.workspace.SwitchWorkspace("dense_rate")
+        self.workspace.RunNet(self.net)
+        best = min(timed(lambda n: self.workspace.RunNet(self.net, n), 1) for _ in range(reps))
+        return self.flops / best / 1e9
+
+
 def single(args):
     iters = args.iters or args.iters_to_report
     if args.implementation == "torch":
@@ -277,6 +318,7 @@ def compare(args):
     off = OwnLSTM(args, False, None, "exec_off", weights=w)
     lay = OwnLSTM(args, False, None, "layered", weights=w, layered=True)
     tl = TorchLSTM(args, own=on)
+    dense = DenseRate(args)
 
     # --- validate before timing
     on.run(1)
@@ -306,7 +348,10 @@ def compare(args):
     configs += [("torch_threads%d" % n, n) for n in range(1, budget + 1)]
     samples = {c: [] for c, _ in configs}
     blas_default = _C.get_flag("blas_num_threads")
+    rates = []
     for r in range(args.rounds):
+        _C.set_flag("blas_num_threads", blas_default)
+        rates.append(dense.measure())
         for name, n in configs:
             if name == "own_executor":
                 _C.set_flag("blas_num_threads", blas_default)
@@ -338,6 +383,8 @@ def compare(args):
         "ratio_executor_vs_best_torch": med["own_executor"] / med[best_torch],
         "best_layered_serial": best_layered,
         "ratio_executor_vs_best_layered_serial": med["own_executor"] / med[best_layered],
+        "flops_per_iteration": lstm_flops(args),
+        "dense_gflops_best": max(rates),
         "torch_version": torch.__version__,
         "blas": blas_report(),
         "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
@@ -355,6 +402,15 @@ def compare(args):
     print("executor vs best torch  (%s): %.2fx" % (best_torch, res["ratio_executor_vs_best_torch"]))
     print("executor vs best serial layered_LSTM, one op per layer (%s): %.2fx"
           % (best_layered, res["ratio_executor_vs_best_layered_serial"]))
+    # the ceiling: all of an iteration's products at the best dense rate seen
+    ceiling = args.seq_length * args.batch_size * res["dense_gflops_best"] * 1e9 / res["flops_per_iteration"]
+    res["ceiling_entries_per_sec"] = ceiling
+    res["ceiling_vs_best_torch"] = ceiling / med[best_torch]
+    print("products per iteration: %.2f GFLOP; one large FC of this shape ran at up to %.0f GFLOP/s (OpenBLAS, "
+          "%d threads): at that rate an iteration's products allow at most %.0f entries/s = %.2fx best torch; "
+          "executor at %.0f%% of it, torch at %.0f%%"
+          % (res["flops_per_iteration"] / 1e9, res["dense_gflops_best"], blas_default, ceiling,
+             res["ceiling_vs_best_torch"], 100 * med["own_executor"] / ceiling, 100 * med[best_torch] / ceiling))
     return res
 
 

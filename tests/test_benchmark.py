@@ -40,6 +40,27 @@ def test_compare_validates_and_writes_json(tmp_path):
         assert res[k] > 0
     # the benchmark forces the executor (min_op_us 0) unless told otherwise
     assert [s["mode"] for s in res["executor_status"]] == ["executor", "executor"]
+    # the ceiling from the dense-product rate: SHAPE's products, fwd + input and weight gradients
+    # (hidden 8, input 3, batch 2, 2 layers, 5 steps): 3 * 2 * 5 * 2 * 32 * ((3 + 8) + (8 + 8))
+    assert res["flops_per_iteration"] == 3 * 2 * 5 * 2 * 32 * 27
+    assert res["dense_gflops_best"] > 0
+    ceiling = 5 * 2 * res["dense_gflops_best"] * 1e9 / res["flops_per_iteration"]
+    assert res["ceiling_entries_per_sec"] == pytest.approx(ceiling)
+    assert "an iteration's products allow at most" in out
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+def test_lstm_flops_counts_the_products():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("lstm_benchmark", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    args, _ = mod.parse_args(["--hidden_dim", "256", "--batch_size", "16", "--num_layers", "4", "--seq_length", "50",
+                              "--input_dim", "40"])
+    fwd = 2 * 50 * 16 * 1024 * ((40 + 256) + 3 * (256 + 256))  # the README's shape: 2.94 GFLOP forward
+    assert mod.lstm_flops(args) == 3 * fwd
+    args.forward_only = True
+    assert mod.lstm_flops(args) == fwd
 
 
 @pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")

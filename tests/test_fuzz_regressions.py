@@ -22,7 +22,8 @@ Findings (date order):
 4. rc_expf (csrc/kernels/vmath.h) converted NaN to int: undefined behaviour
    (UBSan: '-nan is outside the range of representable values of type int').
    fuzz_rnn.py, instrumented build: Sigmoid in an LSTM step net fed NaN. Fixed
-   in vmath.h (n from 0 for NaN; the result stays NaN).
+   in vmath.h (n from 0 for NaN; the result stays NaN); since then rc_expf
+   rounds in float arithmetic and converts nothing to int at all.
 5. A huge link_window with the RNN executor on: memory exhaustion / near-hang
    instead of IndexError (csrc/rnn/executor.c, graph_build). fuzz_rnn.py.
    Fixed: the dependency analysis only visits rows that exist (executor.c).
