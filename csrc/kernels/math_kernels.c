@@ -54,7 +54,7 @@ void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float
 #define RC_SUM_CHUNK 1024
 
 /* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
-void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
+RC_TARGET_CLONES void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
 {
     float buf[RC_SUM_CHUNK];
     for (int64_t c0 = 0; c0 < n; c0 += RC_SUM_CHUNK) {
@@ -167,12 +167,18 @@ void rc_k_fill_rows(int64_t M, int64_t N, const float *b, float *y)
     for (int64_t m = 0; m < M; m++) memcpy(y + m * N, b, (size_t)N * sizeof *b);
 }
 
-/* dy [M, N] -> db [N] */
-void rc_k_col_sum(int64_t M, int64_t N, const float *dy, float *db)
+/* dy [M, N] -> db [N] += the column sums, adding row after row */
+RC_TARGET_CLONES void rc_k_col_sum_add(int64_t M, int64_t N, const float *dy, float *db)
 {
-    for (int64_t j = 0; j < N; j++) db[j] = 0.f;
     for (int64_t m = 0; m < M; m++) {
         const float *r = dy + m * N;
         for (int64_t j = 0; j < N; j++) db[j] += r[j];
     }
+}
+
+/* dy [M, N] -> db [N] */
+void rc_k_col_sum(int64_t M, int64_t N, const float *dy, float *db)
+{
+    for (int64_t j = 0; j < N; j++) db[j] = 0.f;
+    rc_k_col_sum_add(M, N, dy, db);
 }

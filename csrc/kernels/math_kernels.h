@@ -51,5 +51,6 @@ RC_INTERNAL void rc_k_elementwise_linear_grad(int64_t N, int64_t D, const float 
 RC_INTERNAL void rc_k_fill_rows(int64_t M, int64_t N, const float *b, float *y);
 /* db [N] = sum over rows of dy [M, N]. */
 RC_INTERNAL void rc_k_col_sum(int64_t M, int64_t N, const float *dy, float *db);
+RC_INTERNAL void rc_k_col_sum_add(int64_t M, int64_t N, const float *dy, float *db); /* db += column sums */
 
 #endif

@@ -332,9 +332,7 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
         rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
     }
     if (a->acc_db) {
-        float *db = rc_f32(rc_out(op, 1));
-        for (int64_t m = 0; m < M; m++)
-            for (int64_t n = 0; n < N; n++) db[n] += dyd[m * N + n];
+        rc_k_col_sum_add(M, N, dyd, rc_f32(rc_out(op, 1)));
     } else if (!a->skip_db) {
         rc_k_col_sum(M, N, dyd, rc_f32(rc_out(op, 1)));
     }
