@@ -15,7 +15,9 @@ rnn_cell.layered_LSTM (one RecurrentNetwork op per layer, serial, every BLAS
 thread count), and torch.nn.LSTM (torch.set_num_threads for every count from
 1 to the budget, the best one counts), all with the same weights and data,
 after checking that executor on/off agree bitwise and that layered_LSTM and
-torch match ours. --breakdown runs each op of our training net on its own
+torch match ours; each round also times one large FC of the LSTM's shape
+(T*batch x hidden by 4*hidden x hidden, OpenBLAS) and the run ends with the
+ceiling that rate puts on an iteration's products (lstm_flops). --breakdown runs each op of our training net on its own
 (--rounds times, with the executor trace on) and prints its median time and,
 for the RecurrentNetwork ops, how much of it is the step loop.
 """
@@ -213,7 +215,7 @@ def lstm_flops(args):
 
 class DenseRate:
     """The machine's dense-product rate right now, in GFLOP/s: one large FC
-    through this library (OpenBLAS, all its threads) of the LSTM's own
+    through this library (OpenBLAS at the thread budget) of the LSTM's own
     shape: the T*batch x hidden inputs of all steps by the 4*hidden x
     hidden weight, as a layer's input projection or weight gradient is. An
     iteration's products at that rate give a ceiling no schedule of them on
@@ -350,7 +352,7 @@ def compare(args):
     blas_default = _C.get_flag("blas_num_threads")
     rates = []
     for r in range(args.rounds):
-        _C.set_flag("blas_num_threads", blas_default)
+        _C.set_flag("blas_num_threads", budget)
         rates.append(dense.measure())
         for name, n in configs:
             if name == "own_executor":
@@ -409,7 +411,7 @@ def compare(args):
     print("products per iteration: %.2f GFLOP; one large FC of this shape ran at up to %.0f GFLOP/s (OpenBLAS, "
           "%d threads): at that rate an iteration's products allow at most %.0f entries/s = %.2fx best torch; "
           "executor at %.0f%% of it, torch at %.0f%%"
-          % (res["flops_per_iteration"] / 1e9, res["dense_gflops_best"], blas_default, ceiling,
+          % (res["flops_per_iteration"] / 1e9, res["dense_gflops_best"], budget, ceiling,
              res["ceiling_vs_best_torch"], 100 * med["own_executor"] / ceiling, 100 * med[best_torch] / ceiling))
     return res
 

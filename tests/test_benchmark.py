@@ -47,6 +47,7 @@ def test_compare_validates_and_writes_json(tmp_path):
     ceiling = 5 * 2 * res["dense_gflops_best"] * 1e9 / res["flops_per_iteration"]
     assert res["ceiling_entries_per_sec"] == pytest.approx(ceiling)
     assert "an iteration's products allow at most" in out
+    assert "(OpenBLAS, %d threads)" % res["thread_budget"] in out
 
 
 @pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
