@@ -72,33 +72,50 @@ import numpy as np
 sys.path.insert(0, %r)
 from recurrent import _C, workspace
 from test_executor import build_stack
-case = build_stack("lstm", layers=2, H=48, N=8, D=5, name="dump")
+case = build_stack("lstm", layers=2, H=48, N=%d, D=5, name="dump")
 out = case.run(11, 4, enable=0)
 print(json.dumps({"packed": _C.get_flag("packed_gemm"), "calls": _C.get_flag("packed_gemm_calls"),
                   "blobs": {k: np.asarray(v, np.float64).ravel().tolist() for k, v in out.items()}}))
 """
 
 
-def _dump(packed):
+def _dump(packed, N=8):
     env = dict(os.environ)
     env["RECURRENT_PACKED_GEMM"] = "1" if packed else "0"
     here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", _DUMP % here], env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", _DUMP % (here, N)], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 @needs_packed
-def test_packed_and_openblas_paths_agree():
+@pytest.mark.parametrize("N", (8, 29))
+def test_packed_and_openblas_paths_agree(N):
     """The same training run with the packed products and (environment
-    RECURRENT_PACKED_GEMM=0) without: equal up to float32 rounding."""
-    on, off = _dump(True), _dump(False)
+    RECURRENT_PACKED_GEMM=0) without: equal up to float32 rounding. 8 rows
+    take the kernel's 8 x 32 tile, 29 its 6 x 64 tile with 5 rows left over."""
+    on, off = _dump(True, N), _dump(False, N)
     assert on["packed"] == 1 and on["calls"] > 0
     assert off["packed"] == 0 and off["calls"] == 0
     assert on["blobs"].keys() == off["blobs"].keys()
     for k in on["blobs"]:
         a, b = np.array(on["blobs"][k]), np.array(off["blobs"][k])
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+@needs_packed
+@pytest.mark.parametrize("N", (24, 29, 64))
+def test_six_row_tiles_executor_bitwise(N):
+    """24-64 rows go through the 6 x 64 tile (none, 5 and 4 rows left over);
+    hidden 40: 4H = 160 columns are two panel pairs and one single panel, and
+    the dX products' 40 columns one full and one partial panel. Executor on
+    (1-3 threads) and off stay bitwise equal."""
+    case = build_stack("lstm", layers=3, H=40, N=N, D=6, name="six%d" % N)
+    ref = case.run(7, 2, enable=0)
+    before = calls()
+    for threads in (1, 2, 3):
+        assert_bitwise(ref, case.run(7, 2, enable=1, threads=threads), "N=%d threads=%d" % (N, threads))
+    assert calls() > before
 
 
 def test_weight_written_by_the_step_net_is_not_packed():
