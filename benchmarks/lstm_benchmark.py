@@ -405,7 +405,7 @@ def compare(args):
     print("executor vs best serial layered_LSTM, one op per layer (%s): %.2fx"
           % (best_layered, res["ratio_executor_vs_best_layered_serial"]))
     # the ceiling: all of an iteration's products at the best dense rate seen
-    ceiling = args.seq_length * args.batch_size * res["dense_gflops_best"] * 1e9 / res["flops_per_iteration"]
+    ceiling = eps(args, res["flops_per_iteration"] / (res["dense_gflops_best"] * 1e9), 1)
     res["ceiling_entries_per_sec"] = ceiling
     res["ceiling_vs_best_torch"] = ceiling / med[best_torch]
     print("products per iteration: %.2f GFLOP; one large FC of this shape ran at up to %.0f GFLOP/s (OpenBLAS, "

@@ -50,8 +50,10 @@ from . import _C  # noqa: E402
 
 
 def _check_env():
-    for var, flag, hi in (("RECURRENT_RNN_EXECUTOR_MIN_OP_US", "rnn_executor_min_op_ns", "1e6"),
-                          ("RECURRENT_RNN_EXECUTOR_SPIN_US", "rnn_executor_spin_ns", "100000")):
+    from .workspace import _US_FLAG_MAX
+    for var, flag in (("RECURRENT_RNN_EXECUTOR_MIN_OP_US", "rnn_executor_min_op_ns"),
+                      ("RECURRENT_RNN_EXECUTOR_SPIN_US", "rnn_executor_spin_ns")):
+        hi = _US_FLAG_MAX[flag]
         v = _os.environ.get(var)
         if not v:
             continue

@@ -181,6 +181,11 @@ _KNOWN_FLAGS = {
 }
 
 
+# flags given in microseconds and kept in nanoseconds: their largest value (as shown in messages);
+# the environment variables behind them are checked against the same ranges at import
+_US_FLAG_MAX = {"rnn_executor_min_op_ns": "1e6", "rnn_executor_spin_ns": "100000"}
+
+
 def _parse_bool(flag, v):
     if v.lower() in ("1", "true", "yes", "on"):
         return 1
@@ -217,8 +222,8 @@ def GlobalInit(args):
             except ValueError:
                 raise ValueError("GlobalInit: --%s expects an int, got %r" % (key, val)) from None
             _C.set_flag(target, n)
-        elif key in ("caffe2_rnn_executor_min_op_us", "caffe2_rnn_executor_spin_us"):
-            hi = "1e6" if key == "caffe2_rnn_executor_min_op_us" else "100000"
+        elif target in _US_FLAG_MAX:
+            hi = _US_FLAG_MAX[target]
             try:
                 us = float(val)
             except ValueError:
