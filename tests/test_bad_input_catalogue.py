@@ -688,6 +688,20 @@ CASES = [
          feed(x=f32(T, N, D), seq=np.full(N, T, np.int32), h0=f32(1, N, H), c0=f32(1, N, H))
          workspace.RunNetOnce(m.net)
          """, K, r"op FC #0: input 1 blob 'l/i2h_w' does not exist in the workspace"),
+    Case("initial-state-changed-before-gradient", "recurrent: data",
+         "LSTM training net run once, then h0 re-fed as (1, N, H+1) and the gradient op run alone",
+         """
+         m, res, gm = lstm()
+         workspace.RunNetOnce(m.net)
+         feed(h0=f32(1, N, H + 1))
+         (gop,) = [o for o in m.net.Proto().op if o.type == 'RecurrentNetworkGradient']
+         workspace.RunOperatorOnce(gop)
+         """,
+         V,
+         r"op RecurrentNetworkGradient #0: initial state 'h0' \(forward input 1\) has shape \(1, 2, 6\) float32, "
+         r"but the forward run made state '[^']+' \(5, 2, 5\) float32 over 4 steps from it: the gradient needs "
+         r"it as in the forward run, \(5,\), \(2, 5\) or \(1, 2, 5\)",
+         after="feed(h0=f32(1, N, H)); workspace.RunNetOnce(m.net)"),
     Case("gradient-before-forward", "recurrent: data", "RecurrentNetworkGradient run without its forward op",
          """
          net, outs = mul_rnn()

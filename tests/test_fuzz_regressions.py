@@ -41,6 +41,13 @@ Findings (date order):
    next to a 0, and rc_tensor_numel's product overflows int64 (UB).
    fuzz_ops.py under UBSan. Fixed: rc_tensor_resize refuses (ValueError)
    non-zero dims that multiply to over 2**46 even when another dim is 0.
+10. RecurrentNetworkGradient whose initial_recurrent_state_ids differ from the
+   forward op's (or whose initial state was re-fed with another shape after the
+   forward run): heap overflow -- the initial state's gradient was copied out of
+   the state gradient by the initial state's size (a read past it; a 1-D initial
+   state narrower than the state was written past). fuzz_rnn.py, instrumented
+   build (ASan). Fixed in csrc/rnn/recurrent_network.c: the gradient op checks
+   each initial state against the state of the forward run (ValueError).
 """
 
 import glob
@@ -304,6 +311,51 @@ for op in ("XavierFill", "ConstantFill", "GaussianFill"):
         raise AssertionError("no error for " + op)
     workspace.RunOperatorOnce(core.CreateOperator(op, [], "y", shape=[2**20, 2**20, 0]))
     assert workspace.FetchBlob("y").shape == (2**20, 2**20, 0)
+''')
+
+
+
+def test_gradient_initial_state_ids_differ_from_forward():
+    """Finding 10 (fuzz_rnn.py, instrumented build: ASan heap-buffer-overflow, READ
+    of 240 bytes in rnn_grad_run): the gradient op's initial_recurrent_state_ids
+    pointed at the input sequence (T, N, 6) while the forward op's pointed at h0
+    (N, 2); the initial state's gradient was memcpy'd from the state gradient
+    ((T + 1) x N x 2 floats) by the input sequence's size. Now a ValueError naming
+    the blob and both shapes, before any work; the net runs normally afterwards."""
+    run(PRELUDE + r'''
+from recurrent import recurrent as rnn
+from recurrent.proto import make_argument
+for executor in (0, 1):
+    workspace.ResetWorkspace()
+    net = core.Net("outer")
+    cell = core.Net("cell")
+    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+    cell.AddExternalOutput(cell.Mul([input_t, prev], "output_t"))
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: "output_t"}, scope="r")
+    net.AddGradientOperators({str(outs[0]): "g_all"})
+    fwd, grad = [o for o in net.Proto().op if o.type.startswith("RecurrentNetwork")]
+    for o in (fwd, grad):
+        o.arg[:] = [a for a in o.arg if a.name != "enable_rnn_executor"] + [make_argument("enable_rnn_executor", executor)]
+    ids = [a for a in grad.arg if a.name == "initial_recurrent_state_ids"][0]
+    good = list(ids.value())
+    workspace.FeedBlob("x", np.full((5, 2, 6), 0.5, np.float32))
+    workspace.FeedBlob("h0", np.ones((2, 6), np.float32))
+    workspace.FeedBlob("g_all", np.ones((5, 2, 6), np.float32))
+    grad.arg[:] = [a for a in grad.arg if a.name != "initial_recurrent_state_ids"] + [
+        make_argument("initial_recurrent_state_ids", [0])]
+    try:
+        workspace.RunNetOnce(net)
+    except ValueError as e:
+        assert "initial state 'x' (forward input 0) has shape (5, 2, 6)" in str(e), e
+        assert "(6, 2, 6)" in str(e) and "(6,), (2, 6) or (1, 2, 6)" in str(e), e
+    else:
+        raise AssertionError("no error")
+    grad.arg[:] = [a for a in grad.arg if a.name != "initial_recurrent_state_ids"] + [
+        make_argument("initial_recurrent_state_ids", good)]
+    workspace.RunNetOnce(net)
+    g = workspace.FetchBlob("h0_grad")
+    assert g.shape == (2, 6), g.shape
+    np.testing.assert_allclose(g, np.full((2, 6), sum(0.5 ** k for k in range(1, 6)), np.float32), rtol=1e-6)
 ''')
 
 

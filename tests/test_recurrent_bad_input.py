@@ -273,3 +273,34 @@ def test_gradient_after_forward_of_another_length(executor):
     workspace.RunOperatorOnce(fwd)
     workspace.RunOperatorOnce(grad)  # now consistent
     check_runs_ok(net, outs)
+
+
+@pytest.mark.parametrize("executor", EXEC)
+@pytest.mark.parametrize("shape", [(2,), (4,), (2, 2), (1, 2, 2), (2, 2, 3), (5, 2, 3), (4, 3), (1, 1, 2, 3)])
+def test_gradient_after_initial_state_changed_shape(executor, shape):
+    """The initial state's gradient is cut from the state gradient of the
+    forward run: an initial state re-fed with another shape before the
+    gradient op runs is an error naming it and both shapes (found by the
+    instrumented fuzzer: a 1-D initial state narrower than the state wrote
+    past its gradient, a larger one was read past the state gradient)."""
+    net, outs = mul_net(executor)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)
+    fwd, grad = [op for op in net.Proto().op if op.type.startswith("RecurrentNetwork")]
+    workspace.FeedBlob("init", np.ones(shape, np.float32))
+    with pytest.raises(ValueError, match=r"RecurrentNetworkGradient #\d+.*initial state 'init'.*%s.*state .*"
+                                         r"\(5, 2, 3\).* over 4 steps.*\(3,\), \(2, 3\) or \(1, 2, 3\)"
+                                         % re_shape(shape)):
+        workspace.RunOperatorOnce(grad)
+    # shapes the forward accepts for the same state keep working: (S), (N, S), (1, N, S)
+    for ok in [(3,), (2, 3), (1, 2, 3)]:
+        workspace.FeedBlob("init", np.full(ok, 2, np.float32))
+        workspace.RunOperatorOnce(fwd)
+        workspace.RunOperatorOnce(grad)
+        g = workspace.FetchBlob(str(grad.output[-1]))
+        assert g.shape == ok
+    check_runs_ok(net, outs)
+
+
+def re_shape(shape):
+    return r"\(" + r", ".join(str(d) for d in shape) + (r",\)" if len(shape) == 1 else r"\)")

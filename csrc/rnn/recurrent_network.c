@@ -1035,6 +1035,36 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
     return RC_OK;
 }
 
+/* Whether an initial state fits the state (T + L, N, S) the forward run made
+ * from it: (S) or (N, S) when L = 1, (L, N, S). */
+static int init_fits(const rc_tensor *init, const rc_tensor *state, int64_t T)
+{
+    int64_t L = state->dims[0] - T, N = state->dims[1], S = state->dims[2];
+    switch (init->ndim) {
+    case 1: return L == 1 && init->dims[0] == S;
+    case 2: return L == 1 && init->dims[0] == N && init->dims[1] == S;
+    case 3: return init->dims[0] == L && init->dims[1] == N && init->dims[2] == S;
+    default: return 0;
+    }
+}
+
+static rc_status init_mismatch(rc_op *op, const rnn_state *st, int i, int id, const rc_tensor *state, int64_t T,
+                               const char *when, rc_err *err)
+{
+    int64_t L = state->dims[0] - T, N = state->dims[1], S = state->dims[2];
+    char want[160];
+    if (L == 1)
+        snprintf(want, sizeof want, "(%lld,), (%lld, %lld) or (1, %lld, %lld)", (long long)S, (long long)N,
+                 (long long)S, (long long)N, (long long)S);
+    else
+        snprintf(want, sizeof want, "(%lld, %lld, %lld)", (long long)L, (long long)N, (long long)S);
+    return rc_op_fail(op, err, RC_ERR_VALUE,
+                      "initial state '%s' (forward input %lld) has shape %s%s, but the forward run made state '%s' "
+                      "%s over %lld steps from it: the gradient needs it as in the forward run, %s",
+                      rc_in_name(op, id), (long long)st->init_ids[i], RC_SHAPE(rc_in(op, id)), when, st->states[i],
+                      RC_SHAPE(state), (long long)T, want);
+}
+
 /* Gradient-op inputs: GO(j) for j in outputs_with_grads, forward inputs,
  * forward outputs (last: step workspaces). Outputs: GI(0), GI(param...),
  * GI(initial state...). */
@@ -1219,6 +1249,12 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         if (sb->t.dims[1] != N)
             return rc_op_fail(op, err, RC_ERR_VALUE, "state '%s' %s does not match the input batch size %lld",
                               st->states[i], RC_SHAPE(&sb->t), (long long)N);
+        /* the initial state's gradient is cut from this state's gradient
+         * after the loop: the initial state must still have a shape the
+         * forward run accepts for this state */
+        int id = fin0 + (int)st->init_ids[i];
+        if ((s = rc_check_input(op, id, RC_F32, err))) return s;
+        if (!init_fits(rc_in(op, id), &sb->t, T)) return init_mismatch(op, st, i, id, &sb->t, T, "", err);
         rc_blob *gb = rc_ws_create(sc->shared, st->state_grad[i], err);
         if (!gb) return err->code;
         drop_link_views(st, sc, st->state_grad[i], gb);
@@ -1285,6 +1321,11 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         const rc_tensor *init = rc_in(op, id);
         rc_tensor *g = rc_out(op, 1 + st->n_params + i);
         rc_blob *gb = rc_ws_get(sc->shared, st->state_grad[i]);
+        if (!gb || gb->t.ndim != 3 || gb->t.dims[1] != N)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "the gradient of state '%s' changed during the run",
+                              st->states[i]);
+        if (init->dtype != RC_F32 || !init_fits(init, &gb->t, T))
+            return init_mismatch(op, st, i, id, &gb->t, T, " after the step loop (a step op changed it)", err);
         if ((s = rc_tensor_resize_like(g, init, err))) return s;
         const float *src = rc_f32(&gb->t);
         float *dst = rc_f32(g);
