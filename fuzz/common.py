@@ -12,6 +12,7 @@ import glob
 import math
 import os
 import resource
+import shlex
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -171,5 +172,9 @@ def main(test_one_input, argv=None):
     if _INSTRUMENT is not None:
         _INSTRUMENT.__exit__(None, None, None)
     limit_memory()
+    # libFuzzer's -jobs / -fork start more fuzzing processes by running argv[0]
+    # (plus the flags) through the shell: make it a command that runs this
+    # target with this interpreter, not the bare script name
+    argv[0] = "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(argv[0])))
     atheris.Setup(argv, test_one_input)
     atheris.Fuzz()

@@ -90,13 +90,22 @@ for t in "$@"; do
     # the committed seeds (fuzz/corpus/<t>) are read; new inputs go to $corpus
     seeds=()
     [ -d "$ROOT/fuzz/corpus/$t" ] && seeds=("$ROOT/fuzz/corpus/$t")  # a target may have no committed seeds
-    if (cd "$ROOT/fuzz" && env "${tenv[@]}" "$PYTHON" "fuzz_$t.py" "${flags[@]}" "$corpus" "${seeds[@]}") \
+    # run from the logs folder: with FUZZ_JOBS > 1 libFuzzer writes each job's log
+    # there as fuzz-<job>.log
+    rm -f "$WORK/logs"/fuzz-*.log
+    if (cd "$WORK/logs" && env "${tenv[@]}" "$PYTHON" "$ROOT/fuzz/fuzz_$t.py" "${flags[@]}" "$corpus" "${seeds[@]}") \
             > "$WORK/logs/$t.log" 2>&1; then
         grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|Done )" "$WORK/logs/$t.log" | tail -2 || true
     else
         status=1
         echo "run_fuzz: $t FOUND A PROBLEM (log $WORK/logs/$t.log):"
         grep -v -E "^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|^INFO: Instrumenting" "$WORK/logs/$t.log" | tail -40
+        for j in "$WORK/logs"/fuzz-*.log; do
+            [ -f "$j" ] || continue
+            grep -q -E "ERROR|Traceback|==[0-9]+==" "$j" || continue
+            echo "run_fuzz: $t job log $j:"
+            grep -v -E "^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|^INFO: Instrumenting" "$j" | tail -40
+        done
     fi
 done
 shopt -s nullglob
