@@ -74,6 +74,8 @@ print("run_fuzz: recurrent from", recurrent.__file__)') \
 set -- $TARGETS
 PER=$(( TOTAL / $# ))
 [ "$PER" -ge 5 ] || PER=5
+# the end of a log without libFuzzer's progress lines
+show_log() { grep -v -E "^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|^INFO: Instrumenting" "$1" | tail -40; }
 status=0
 for t in "$@"; do
     corpus="$WORK/corpus/$t"
@@ -99,12 +101,12 @@ for t in "$@"; do
     else
         status=1
         echo "run_fuzz: $t FOUND A PROBLEM (log $WORK/logs/$t.log):"
-        grep -v -E "^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|^INFO: Instrumenting" "$WORK/logs/$t.log" | tail -40
+        show_log "$WORK/logs/$t.log"
         for j in "$WORK/logs"/fuzz-*.log; do
             [ -f "$j" ] || continue
             grep -q -E "ERROR|Traceback|==[0-9]+==" "$j" || continue
             echo "run_fuzz: $t job log $j:"
-            grep -v -E "^#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|^INFO: Instrumenting" "$j" | tail -40
+            show_log "$j"
         done
     fi
 done
