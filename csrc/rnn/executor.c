@@ -72,6 +72,7 @@ struct rc_rnn_exec {
     pthread_cond_t cv;
     pthread_t *threads;
     int n_started, stop;
+    int n_ids; /* worker ids handed out (under mu) */
     int running, remaining, inflight, failed;
     int fail_id;           /* smallest failed instance (valid when failed) */
     int wgen;              /* bumped (atomically, under mu) at every change a waiter may wait for:
@@ -622,19 +623,11 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
     }
 }
 
-typedef struct {
-    rc_rnn_exec *ex;
-    int id;
-} worker_arg;
-
-
 static void *worker_main(void *p)
 {
-    worker_arg *wa = p;
-    rc_rnn_exec *ex = wa->ex;
-    int id = wa->id;
-    free(wa);
+    rc_rnn_exec *ex = p;
     pthread_mutex_lock(&ex->mu);
+    int id = ++ex->n_ids; /* 1 .. num_threads - 1, in the order the workers start */
     for (;;) {
         while (!ex->stop && !runnable(ex)) wait_change(ex);
         if (ex->stop) break;
@@ -691,14 +684,8 @@ static void start_workers(rc_rnn_exec *ex)
     if (!th) return;
     ex->threads = th;
     while (ex->n_started < want) {
-        worker_arg *wa = malloc(sizeof *wa);
-        if (!wa) return;
-        wa->ex = ex;
-        wa->id = ex->n_started + 1;
-        if (pthread_create(&ex->threads[ex->n_started], NULL, worker_main, wa)) {
-            free(wa);
+        if (pthread_create(&ex->threads[ex->n_started], NULL, worker_main, ex))
             return; /* fewer workers: still correct, the caller runs the rest */
-        }
         ex->n_started++;
     }
 }
