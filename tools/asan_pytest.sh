@@ -6,7 +6,8 @@
 #   tools/asan_pytest.sh tests/test_ops_math.py -k FC    any pytest arguments
 #
 # How: CMake builds the extension with -DRECURRENT_SANITIZE=ON into
-# $BUILD (default build/asan-py); the Python package is staged in
+# $BUILD (default build/asan-py), with allocation-failure injection
+# (-DRECURRENT_ALLOC_FAIL=ON, for tests/test_alloc_fail.py); the Python package is staged in
 # $BUILD/stage/recurrent (the .py files of recurrent/ plus the sanitized .so);
 # pytest runs from $BUILD/stage so `import recurrent` finds the staged copy,
 # with gcc's libasan preloaded (the ASan runtime must be loaded before
@@ -39,8 +40,9 @@ BUILD_TYPE=${BUILD_TYPE:-Debug}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 
 PYEXE=$("$PYTHON" -c 'import sys; print(sys.executable)')
+# RECURRENT_ALLOC_FAIL: tests/test_alloc_fail.py makes allocations fail one by one (skipped elsewhere)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRECURRENT_SANITIZE=ON \
-    -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE" >/dev/null
+    -DRECURRENT_ALLOC_FAIL=ON -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE" >/dev/null
 ninja -C "$BUILD" >/dev/null
 
 STAGE="$BUILD/stage"

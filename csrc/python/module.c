@@ -34,6 +34,38 @@ static PyObject *raise_err(const rc_err *err)
 /* ---------------------------------------------------------------- tuple -> rc_netdef */
 static int conv_netdef(PyObject *o, rc_netdef **out);
 
+/* MemoryError naming what was being converted; returns -1. */
+static int conv_nomem(const char *what)
+{
+    PyErr_Format(PyExc_MemoryError, "out of memory converting %s", what);
+    return -1;
+}
+
+/* Prefixes the pending exception's message with "net 'NET': op #I (TYPE): ",
+ * keeping its type (nested step nets chain their prefixes). If even that
+ * fails (no memory), the exception of that failure is raised. */
+static void conv_context(const char *net, Py_ssize_t i, const char *type)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *ev = PyErr_GetRaisedException();
+    PyObject *et = ev ? Py_NewRef((PyObject *)Py_TYPE(ev)) : NULL;
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    Py_XDECREF(tb);
+#endif
+    PyObject *msg = ev ? PyObject_Str(ev) : NULL;
+    if (msg)
+        PyErr_Format(et, "net '%s': op #%zd%s%s%s: %U", net, i, type ? " (" : "", type ? type : "", type ? ")" : "",
+                     msg);
+    else if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_MemoryError, "out of memory converting a net");
+    Py_XDECREF(msg);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+}
+
 static int conv_str(PyObject *o, char **out, const char *what)
 {
     if (!PyUnicode_Check(o)) {
@@ -42,7 +74,7 @@ static int conv_str(PyObject *o, char **out, const char *what)
     }
     const char *s = PyUnicode_AsUTF8(o);
     if (!s) return -1;
-    if (!(*out = strdup(s))) { PyErr_NoMemory(); return -1; }
+    if (!(*out = strdup(s))) return conv_nomem(what);
     return 0;
 }
 
@@ -53,7 +85,7 @@ static int conv_strlist(PyObject *o, char ***out, int *n, const char *what)
     Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
     *out = calloc((size_t)k + 1, sizeof(char *));
     *n = 0;
-    if (!*out) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    if (!*out) { Py_DECREF(seq); return conv_nomem(what); }
     for (Py_ssize_t i = 0; i < k; i++) {
         if (conv_str(PySequence_Fast_GET_ITEM(seq, i), &(*out)[i], what)) { Py_DECREF(seq); return -1; }
         *n = (int)i + 1;
@@ -94,7 +126,7 @@ static int conv_arg(PyObject *t, rc_arg *a)
         a->n = (int)n;
         if (is_f) a->floats = malloc(sizeof(float) * (size_t)(n + 1));
         else a->ints = malloc(sizeof(int64_t) * (size_t)(n + 1));
-        if (is_f ? !a->floats : !a->ints) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+        if (is_f ? !a->floats : !a->ints) { Py_DECREF(seq); return conv_nomem("list argument"); }
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
             if (is_f) {
@@ -120,7 +152,7 @@ static int conv_arg(PyObject *t, rc_arg *a)
         if (!seq) return -1;
         Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
         a->nets = calloc((size_t)n + 1, sizeof *a->nets);
-        if (!a->nets) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+        if (!a->nets) { Py_DECREF(seq); return conv_nomem("list of nets"); }
         for (Py_ssize_t i = 0; i < n; i++) {
             if (conv_netdef(PySequence_Fast_GET_ITEM(seq, i), &a->nets[i])) { Py_DECREF(seq); return -1; }
             a->n = (int)i + 1;
@@ -152,7 +184,7 @@ static int conv_opdef(PyObject *t, rc_opdef *od)
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     od->args = calloc((size_t)n + 1, sizeof *od->args);
-    if (!od->args) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    if (!od->args) { Py_DECREF(seq); return conv_nomem("op args"); }
     for (Py_ssize_t i = 0; i < n; i++) {
         od->n_arg = (int)i + 1;
         if (conv_arg(PySequence_Fast_GET_ITEM(seq, i), &od->args[i])) { Py_DECREF(seq); return -1; }
@@ -170,8 +202,10 @@ static int conv_netdef(PyObject *t, rc_netdef **out)
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "net must be a 5-tuple");
         return -1;
     }
-    rc_netdef *nd = rc_netdef_new(PyUnicode_AsUTF8(name));
-    if (!nd) { PyErr_NoMemory(); return -1; }
+    const char *nname = PyUnicode_AsUTF8(name);
+    if (!nname) return -1;
+    rc_netdef *nd = rc_netdef_new(nname);
+    if (!nd) return conv_nomem("a net");
     *out = nd;
     free(nd->type);
     nd->type = NULL;
@@ -180,10 +214,14 @@ static int conv_netdef(PyObject *t, rc_netdef **out)
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     nd->ops = calloc((size_t)n + 1, sizeof *nd->ops);
-    if (!nd->ops) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    if (!nd->ops) { Py_DECREF(seq); return conv_nomem("net ops"); }
     for (Py_ssize_t i = 0; i < n; i++) {
         nd->n_op = (int)i + 1;
-        if (conv_opdef(PySequence_Fast_GET_ITEM(seq, i), &nd->ops[i])) { Py_DECREF(seq); return -1; }
+        if (conv_opdef(PySequence_Fast_GET_ITEM(seq, i), &nd->ops[i])) {
+            Py_DECREF(seq);
+            conv_context(nname, i, nd->ops[i].type);
+            return -1;
+        }
     }
     Py_DECREF(seq);
     if (conv_strlist(ein, &nd->ext_in, &nd->n_ext_in, "external inputs")) return -1;
@@ -290,7 +328,10 @@ static PyObject *Workspace_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     WorkspaceObject *self = (WorkspaceObject *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->ws = rc_ws_new(NULL);
-    if (!self->ws) { Py_DECREF(self); return PyErr_NoMemory(); }
+    if (!self->ws) {
+        Py_DECREF(self);
+        return PyErr_Format(PyExc_MemoryError, "out of memory creating a workspace");
+    }
     return (PyObject *)self;
 }
 
@@ -672,10 +713,35 @@ static PyObject *mod_op_types(PyObject *m, PyObject *noargs)
     return l;
 }
 
+#ifdef RC_ALLOC_FAIL
+#include "testing/alloc_fail.h"
+/* Test builds only (-DRECURRENT_ALLOC_FAIL=ON): allocation-failure injection. */
+static PyObject *mod_alloc_fail(PyObject *m, PyObject *args)
+{
+    (void)m;
+    long long nth;
+    int sticky = 0;
+    if (!PyArg_ParseTuple(args, "L|p", &nth, &sticky)) return NULL;
+    return PyLong_FromLongLong(rc_alloc_fail_arm(nth, sticky));
+}
+
+static PyObject *mod_alloc_live(PyObject *m, PyObject *noargs)
+{
+    (void)m; (void)noargs;
+    return PyLong_FromLongLong(rc_alloc_live());
+}
+#endif
+
 static PyMethodDef module_methods[] = {
     {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
     {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
     {"op_types", mod_op_types, METH_NOARGS, "op_types() -> registered operator types"},
+#ifdef RC_ALLOC_FAIL
+    {"_alloc_fail", mod_alloc_fail, METH_VARARGS,
+     "_alloc_fail(nth, sticky=False) -> calls counted since the last call; the nth wrapped allocation from now "
+     "fails (and every later one if sticky); nth=0 disarms (test builds only)"},
+    {"_alloc_live", mod_alloc_live, METH_NOARGS, "_alloc_live() -> live wrapped allocations (test builds only)"},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

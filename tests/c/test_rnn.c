@@ -6,8 +6,12 @@
  *    (forward-only) and one workspace per step (with a backward net),
  *  - with several ops running at once from different threads (TSan),
  *  - with errors in a step (the op stays usable),
+ *  - with every allocation of creating and running the net failing in turn
+ *    (RC_ERR_MEMORY or a fallback; no leak: LeakSanitizer under ASan and the
+ *    live count; the next run is bitwise the same),
  *  - re-run with a changing T and N. */
 #include "rc_test.h"
+#include "testing/alloc_fail.h"
 #include <math.h>
 #include <pthread.h>
 
@@ -435,6 +439,75 @@ static void test_executor_auto(void)
     rc_ws_free(ws);
 }
 
+/* Creates the net in ws and runs it twice; returns the status (err: why). */
+static rc_status create_and_run(rc_workspace *ws, const rc_netdef *nd, rc_err *err)
+{
+    rc_err_clear(err);
+    rc_net *net = rc_net_create(ws, nd, err);
+    if (!net) return err->code ? err->code : RC_ERR_RUNTIME;
+    rc_status st = rc_net_run(net, err);
+    if (!st) st = rc_net_run(net, err);
+    rc_net_free(net);
+    return st;
+}
+
+/* Allocation-failure injection (csrc/testing/alloc_fail.h): the k-th wrapped
+ * call of creating and running the net fails (or, sticky, every call from the
+ * k-th on), for every k; forward with rotating workspaces and with one
+ * workspace per step, executor off and on (2 threads). */
+static void test_alloc_failures(void)
+{
+    if (!have_ops()) return;
+    const int cfg[][3] = {{0, 0, 0}, {1, 2, 0}, {1, 2, 1}, {0, 0, 1}}; /* executor, threads, with_backward */
+    for (size_t ci = 0; ci < sizeof cfg / sizeof *cfg; ci++)
+        for (int sticky = 0; sticky < 2; sticky++) {
+            enum { T = 5, N = 2 };
+            rc_err err;
+            rc_workspace *ws = rc_ws_new(NULL);
+            rc_netdef *nd = rc_netdef_new("rnn_net");
+            REQUIRE(ws && nd && feed_inputs(ws, T, N, 3) == 0 &&
+                    rnn_opdef(nd, cfg[ci][0], cfg[ci][1], cfg[ci][2], 0, "step_ws"));
+            CHECK_OK(create_and_run(ws, nd, &err), err);
+            float ref[T * N * S];
+            memcpy(ref, rc_f32(&rc_ws_get(ws, "h_all")->t), sizeof ref);
+            long long live0 = rc_alloc_live();
+            rc_alloc_fail_arm(0, 0);
+            CHECK_OK(create_and_run(ws, nd, &err), err);
+            long long n = rc_alloc_fail_arm(0, 0);
+            CHECK(n > 10);
+            CHECK_EQ(rc_alloc_live(), live0);
+            int n_mem = 0, n_ok = 0, bad = 0;
+            for (long long k = 1; k <= n + 1 && !bad; k++) {
+                rc_alloc_fail_arm(k, sticky);
+                rc_status st = create_and_run(ws, nd, &err);
+                rc_alloc_fail_arm(0, 0);
+                if (st == RC_OK) n_ok++;
+                else if (st == RC_ERR_MEMORY && strstr(err.msg, "out of memory")) n_mem++;
+                else {
+                    RCT_FAIL_AT("config %zu sticky %d k=%lld: status %d: %s", ci, sticky, k, (int)st, err.msg);
+                    bad = 1;
+                }
+                if ((st = create_and_run(ws, nd, &err))) {
+                    RCT_FAIL_AT("config %zu sticky %d k=%lld: the next run failed: %s", ci, sticky, k, err.msg);
+                    bad = 1;
+                } else if (memcmp(ref, rc_f32(&rc_ws_get(ws, "h_all")->t), sizeof ref)) {
+                    RCT_FAIL_AT("config %zu sticky %d k=%lld: the next run differs", ci, sticky, k);
+                    bad = 1;
+                }
+                if (rc_alloc_live() != live0) {
+                    RCT_FAIL_AT("config %zu sticky %d k=%lld: %lld blocks leaked", ci, sticky, k,
+                                rc_alloc_live() - live0);
+                    bad = 1;
+                }
+            }
+            CHECK(!bad);
+            CHECK(n_mem > 0);
+            CHECK(n_ok >= 1); /* at least k = n + 1 */
+            rc_netdef_free(nd);
+            rc_ws_free(ws);
+        }
+}
+
 int main(void)
 {
     /* these tests run the executor on a tiny net: no serial fallback */
@@ -444,5 +517,6 @@ int main(void)
     RUN(test_executor_matches_serial);
     RUN(test_concurrent_ops);
     RUN(test_rerun_and_errors);
+    RUN(test_alloc_failures);
     return TEST_REPORT();
 }

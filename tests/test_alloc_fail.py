@@ -1,0 +1,209 @@
+"""Allocation failures: every allocation the C core and the binding make while
+a net is created and run fails in turn, and each time the run either raises
+MemoryError naming what ran out or (where the core has a fallback: fewer
+executor workers, an unpacked weight) succeeds; nothing leaks, and the next
+run in the same workspace gives the same bits as before.
+
+Needs an extension built with -DRECURRENT_ALLOC_FAIL=ON, which routes the
+core's malloc/calloc/realloc/strdup/pthread_create through a countdown
+(csrc/testing/alloc_fail.h); tools/asan_pytest.sh builds one (so
+tools/sanitize.sh and CI run these sweeps under AddressSanitizer, which also
+catches a use-after-free or double free on an error path). Elsewhere the
+tests are skipped. A sweep: count the wrapped calls of one cycle (create the
+net, run it; for the ops net also its init net), then for k = 1 .. count + 2
+make the k-th call fail (``sticky``: the k-th and every later one), run the
+cycle, disarm, run it again and compare.
+
+Leaks are checked by counting the live blocks allocated through the wrappers
+(``_C._alloc_live``): after a failed cycle plus a good one the count must be
+what it was after good cycles only. The quick runs here use a stride; the
+full sweeps (every k) are marked slow.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from recurrent import _C, core, workspace
+from test_executor import assert_bitwise, build_stack
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(_C, "_alloc_fail"),
+    reason="needs recurrent._C built with -DRECURRENT_ALLOC_FAIL=ON (tools/asan_pytest.sh builds one)")
+
+
+@pytest.fixture(autouse=True)
+def _disarmed():
+    old = workspace.rnn_executor_enabled()
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1"])
+    yield
+    if hasattr(_C, "_alloc_fail"):
+        _C._alloc_fail(0)
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor=%d" % old])
+
+
+def fetch(names):
+    return {b: workspace.FetchBlob(b) for b in names}
+
+
+def sweep(cycle, compare, sticky, stride=1, offset=0):
+    """Runs the sweep described in the module docstring over ``cycle`` (a
+    callable creating and running the net); returns {message: count} of the
+    MemoryErrors seen and the number of cycles that succeeded anyway."""
+    cycle()
+    ref = fetch(compare)
+    cycle()
+    live0 = _C._alloc_live()
+    _C._alloc_fail(0)
+    cycle()
+    n = _C._alloc_fail(0)
+    assert n > 0, "no wrapped allocation in a cycle: is the wrapper linked?"
+    assert _C._alloc_live() == live0, "a good cycle changed the live allocation count"
+    messages, ok = {}, 0
+    ks = list(range(1 + offset, n + 1, stride)) + [n + 1, n + 2]
+    for k in ks:
+        ctx = "k=%d of %d (sticky=%s)" % (k, n, sticky)
+        _C._alloc_fail(k, sticky)
+        try:
+            cycle()
+        except MemoryError as e:
+            msg = str(e)
+            assert "out of memory" in msg, "%s: MemoryError without a message saying so: %r" % (ctx, msg)
+            key = msg.split(": out of memory")[0][:120]
+            messages[key] = messages.get(key, 0) + 1
+        else:
+            # a fallback ran (e.g. OpenBLAS for an unpacked weight): same values, maybe other rounding
+            ok += 1
+            got = fetch(compare)
+            for b in compare:
+                np.testing.assert_allclose(got[b], ref[b], rtol=1e-5, atol=1e-6, err_msg="%s: blob %s" % (ctx, b))
+        finally:
+            calls = _C._alloc_fail(0)
+        assert k > n or calls >= k, "%s: the cycle made only %d calls" % (ctx, calls)
+        cycle()
+        assert_bitwise(ref, fetch(compare), ctx)
+        assert _C._alloc_live() == live0, "%s: %d blocks leaked" % (ctx, _C._alloc_live() - live0)
+    assert ok >= 2, "the cycles past the last allocation (k > %d) must succeed" % n
+    assert messages, "no allocation failure was reported"
+    return messages, ok
+
+
+# ---------------------------------------------------------------- recurrent nets
+RNN_CASES = {
+    # name: (build_stack kwargs, create kwargs, T)
+    "lstm-train-executor": (dict(kind="lstm", layers=2), dict(enable=1, threads=2), 3),
+    "lstm-train-serial": (dict(kind="lstm", layers=2), dict(enable=0), 3),
+    "gru-train-executor": (dict(kind="gru", layers=1), dict(enable=1, threads=3), 2),
+    "lstm-forward-only-rotating": (dict(kind="lstm", layers=2, forward_only=True),
+                                   dict(enable=1, threads=2, num_workspaces=2), 4),
+}
+
+
+def rnn_cycle(name):
+    build, create, T = RNN_CASES[name]
+    case = build_stack(H=4, N=2, D=3, name="af", **build)
+    case.feed(T, 3)
+    case.create(**create)  # sets the executor arguments on the ops
+
+    def cycle():
+        workspace.CreateNet(case.net, overwrite=True)
+        workspace.RunNet(case.net)
+
+    return cycle, case.compare
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+@pytest.mark.parametrize("name", sorted(RNN_CASES))
+def test_rnn_allocation_failures(name, sticky):
+    cycle, compare = rnn_cycle(name)
+    messages, _ = sweep(cycle, compare, sticky, stride=7, offset=3 if sticky else 0)
+    # failures are reported by the op that ran out, inside the step nets too
+    text = " | ".join(messages)
+    assert "RecurrentNetwork" in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sticky", [False, True])
+@pytest.mark.parametrize("name", sorted(RNN_CASES))
+def test_rnn_allocation_failures_every_call(name, sticky):
+    cycle, compare = rnn_cycle(name)
+    sweep(cycle, compare, sticky)
+
+
+# ---------------------------------------------------------------- the other ops
+def build_ops_net(name="ops"):
+    """A training step over the non-recurrent ops: an init net of fill ops, a
+    forward net (Gather, FC, Relu, Split, Concat, Tanh, Sigmoid, Mul, Sub,
+    ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
+    LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
+    SumElements, Sum) with its gradients, WeightedSum and Adagrad updates, and
+    a side branch of ops without gradients (Copy, ExpandDims, Squeeze,
+    Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
+    init = core.Net(name + "_init")
+    init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
+    init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
+    init.UniformFill([], "unif", shape=[8], min=-0.1, max=0.1)
+    rng = np.random.RandomState(0)
+    init.GivenTensorFill([], "emb", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    init.GivenTensorFill([], "fc_w", shape=[8, 6], values=rng.uniform(-0.5, 0.5, 48).tolist())
+    init.GivenTensorFill([], "fc_b", shape=[8], values=rng.uniform(-0.1, 0.1, 8).tolist())
+    init.ConstantFill([], "lin_w", shape=[8], value=0.5)
+    init.GivenTensorFill([], "lin_b", shape=[8], values=[0.1 * i for i in range(8)])
+    init.GivenTensorIntFill([], "ids", shape=[4], values=[1, 3, 5, 7])
+    init.GivenTensorIntFill([], "ten", shape=[1], values=[10])
+    init.GivenTensorIntFill([], "labels", shape=[4], values=[0, 2, 4, 7])
+    init.ConstantFill([], "lr", shape=[1], value=-0.1)
+    init.ConstantFill([], "one", shape=[1], value=1.0)
+    init.ConstantFill([], "mom", shape=[8], value=0.0)
+    init.GivenTensorFill([], "wts", shape=[4, 3],
+                         values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
+    net = core.Net(name)
+    e = net.Gather(["emb", "ids"], "e")
+    h = net.FC([e, "fc_w", "fc_b"], "h")
+    r = net.Relu(h, "r")
+    a, b = net.Split(r, ["a", "b"], axis=1)
+    c = net.Concat([b, a], ["c", "c_dims"], axis=1)[0]
+    t = net.Tanh(c, "t")
+    s = net.Sigmoid(h, "s")
+    d = net.Sub([net.Mul([t, s], "m"), h], "d")
+    lin = net.ElementwiseLinear([d, "lin_w", "lin_b"], "l")
+    sc = net.Scale(lin, "sc", scale=0.5)
+    rs = net.Reshape(sc, ["rs", "rs_old"], shape=[8, 4])[0]
+    mm = net.MatMul([net.Transpose(rs, "tr"), rs], "mm")
+    p = net.Softmax(lin, "p")
+    loss1 = net.AveragedLoss(net.LabelCrossEntropy([p, "labels"], "xent"), "loss1")
+    _, loss2 = net.SoftmaxWithLoss([sc, "labels"], ["p2", "loss2"])
+    loss3 = net.AveragedLoss(net.SquaredL2Distance([t, s], "dist"), "loss3")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4")], "loss")
+    gmap = net.AddGradientOperators([loss])
+    x = net.Copy(lin, "x_copy")
+    x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
+    x = net.Add([net.Flatten(x, "x_flat"), "fc_b"], "x_add", broadcast=1)
+    net.SumReduceLike([net.ResizeLike([x, h], "x_rl"), "fc_b"], "x_srl", axis=1)
+    net.OneHot(["ids", "ten"], "x_oh")
+    net.WeightedSample("wts", "x_ws", seed=5)
+    net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
+    params = ["emb", "fc_w", "fc_b", "lin_w"]
+    for prm in params:
+        net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
+    compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws"] + \
+        [str(gmap[prm]) for prm in params + ["lin_b"]]
+    return init, net, compare
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+def test_ops_allocation_failures(sticky):
+    init, net, compare = build_ops_net()
+
+    def cycle():
+        workspace.RunNetOnce(init)
+        workspace.CreateNet(net, overwrite=True)
+        workspace.RunNet(net)
+
+    messages, _ = sweep(cycle, compare, sticky)
+    text = " | ".join(messages)
+    for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad"):
+        assert op in text, "no failure reported by %s: %s" % (op, text)
+    # converting the net's description names the net and the op
+    assert re.search(r"net 'ops(_\d+)?': op #0 \(Gather\)", text), text
