@@ -132,7 +132,7 @@ def test_rnn_allocation_failures_every_call(name, sticky):
 
 
 # ---------------------------------------------------------------- the other ops
-def build_ops_net(name="ops"):
+def build_ops_net(name="af_ops"):
     """A training step over the non-recurrent ops: an init net of fill ops, a
     forward net (Gather, FC, Relu, Split, Concat, Tanh, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
@@ -206,4 +206,4 @@ def test_ops_allocation_failures(sticky):
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
-    assert re.search(r"net 'ops(_\d+)?': op #0 \(Gather\)", text), text
+    assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
