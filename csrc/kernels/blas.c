@@ -1,5 +1,6 @@
 /* BLAS wrapper: OpenBLAS (scipy-openblas32 with its "scipy_" symbol prefix,
  * or a system OpenBLAS/CBLAS when built with RC_SYSTEM_BLAS). */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #include "../core/rc_core.h"
 #include <cblas.h>
 #include <pthread.h>
@@ -12,6 +13,48 @@
 #define RC_BLAS(name) name
 #endif
 
+/* fork() while another thread is inside a multi-threaded OpenBLAS call hangs
+ * that call in the parent: OpenBLAS's own prepare-fork handler shuts its
+ * thread pool down under it (the call waits for threads that are gone). Our
+ * calls into OpenBLAS hold fork_lock for reading; our prepare handler takes
+ * it for writing, so a fork waits for the calls in flight and no new one
+ * starts until it is done. Prepare handlers run in the reverse order of
+ * registration: ours, registered at our first call (OpenBLAS registers its
+ * own when it is loaded, before), runs before OpenBLAS's. Writers are
+ * preferred, so a stream of calls from several threads cannot hold a fork
+ * back for long. */
+static pthread_rwlock_t fork_lock;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_lock_init(void)
+{
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&fork_lock, &a);
+    pthread_rwlockattr_destroy(&a);
+}
+
+static void fork_prepare(void) { pthread_rwlock_wrlock(&fork_lock); }
+static void fork_parent(void) { pthread_rwlock_unlock(&fork_lock); }
+static void fork_child(void) { fork_lock_init(); } /* the parent's threads, readers or not, are gone */
+
+static void fork_once_init(void)
+{
+    fork_lock_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void blas_enter(void)
+{
+    pthread_once(&fork_once, fork_once_init);
+    pthread_rwlock_rdlock(&fork_lock);
+}
+
+static void blas_leave(void) { pthread_rwlock_unlock(&fork_lock); }
+
+static void apply_fork_restore(void); /* below, with the executors' thread count */
+
 void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
               const float *B, float beta, float *C)
 {
@@ -23,30 +66,85 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     }
     int lda = trans_a ? (int)M : (int)K;
     int ldb = trans_b ? (int)K : (int)N;
+    apply_fork_restore();
+    blas_enter();
     RC_BLAS(cblas_sgemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                          (int)M, (int)N, (int)K, alpha, A, lda, B, ldb, beta, C, (int)N);
+    blas_leave();
 }
 
+/* Executors running at the same time (from several Python threads) share one
+ * OpenBLAS: the first to start limits it to one thread, the last to finish
+ * restores the count it found.
+ *
+ * fork() while a run is in flight (in another thread): the child has no run
+ * in flight, but its copy says one is (or is restoring the count), and
+ * exec_mu may be held. The child handler re-initialises the mutex, forgets
+ * the run and leaves the count that run found in fork_restore; the child's
+ * next call here sets it (not the handler: setting it may start OpenBLAS
+ * threads, which has no place inside fork). */
+static pthread_mutex_t exec_mu = PTHREAD_MUTEX_INITIALIZER;
+static int exec_active = 0, exec_saved = 0;
+static int exec_restoring = 0; /* the last run is setting the count back (a fork may come meanwhile) */
+static int fork_restore = 0;   /* in a forked child: the count to set back, or 0 */
+
+static void exec_after_fork_child(void)
+{
+    pthread_mutex_init(&exec_mu, NULL);
+    if (exec_active || exec_restoring) __atomic_store_n(&fork_restore, exec_saved, __ATOMIC_RELEASE);
+    exec_active = exec_restoring = 0;
+}
+
+static pthread_once_t exec_once = PTHREAD_ONCE_INIT;
+static void exec_init(void) { pthread_atfork(NULL, NULL, exec_after_fork_child); }
+
 #if defined(RC_HAVE_OPENBLAS_THREADS)
-int rc_blas_num_threads(void) { return RC_BLAS(openblas_get_num_threads)(); }
-void rc_blas_set_num_threads(int n) { RC_BLAS(openblas_set_num_threads)(n); }
+static void set_threads(int n)
+{
+    blas_enter();
+    RC_BLAS(openblas_set_num_threads)(n);
+    blas_leave();
+}
+
+/* In a child forked during a run: the count that run found, set back. */
+static void apply_fork_restore(void)
+{
+    if (!__atomic_load_n(&fork_restore, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&exec_mu);
+    int n = fork_restore;
+    if (n && exec_active == 0) {
+        fork_restore = 0;
+        set_threads(n);
+    }
+    pthread_mutex_unlock(&exec_mu);
+}
+
+int rc_blas_num_threads(void)
+{
+    apply_fork_restore();
+    return RC_BLAS(openblas_get_num_threads)();
+}
+
+void rc_blas_set_num_threads(int n)
+{
+    apply_fork_restore();
+    set_threads(n);
+}
 #else
+static void apply_fork_restore(void) {}
+static void set_threads(int n) { (void)n; }
 int rc_blas_num_threads(void) { return 1; }
 void rc_blas_set_num_threads(int n) { (void)n; }
 #endif
 
-/* Executors running at the same time (from several Python threads) share one
- * OpenBLAS: the first to start limits it to one thread, the last to finish
- * restores the count it found. */
-static pthread_mutex_t exec_mu = PTHREAD_MUTEX_INITIALIZER;
-static int exec_active = 0, exec_saved = 0;
-
 void rc_blas_executor_enter(void)
 {
+    pthread_once(&exec_once, exec_init);
+    apply_fork_restore();
     pthread_mutex_lock(&exec_mu);
     if (exec_active++ == 0) {
         exec_saved = rc_blas_num_threads();
-        if (exec_saved != 1) rc_blas_set_num_threads(1);
+        if (exec_saved != 1) set_threads(1);
     }
     pthread_mutex_unlock(&exec_mu);
 }
@@ -54,6 +152,10 @@ void rc_blas_executor_enter(void)
 void rc_blas_executor_leave(void)
 {
     pthread_mutex_lock(&exec_mu);
-    if (--exec_active == 0 && exec_saved != 1) rc_blas_set_num_threads(exec_saved);
+    if (--exec_active == 0 && exec_saved != 1) {
+        exec_restoring = 1;
+        set_threads(exec_saved);
+        exec_restoring = 0;
+    }
     pthread_mutex_unlock(&exec_mu);
 }

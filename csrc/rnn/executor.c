@@ -35,7 +35,15 @@
  * position f, instances after f no longer start, those before f still run
  * (they depend only on earlier instances, so they can all finish), and the
  * failure with the smallest position is returned once nothing before it is
- * left. The next run starts from scratch. */
+ * left. The next run starts from scratch.
+ *
+ * fork(). The child keeps only the forking thread: an executor whose workers
+ * started before the fork has none there, and its mutex and condition
+ * variable may be held or waited on by threads that do not exist. A child
+ * handler bumps fork_gen; an executor made in an earlier generation forgets
+ * its workers and re-initialises both (the old ones are abandoned: destroying
+ * a condition variable with waiters would block forever) before it runs, and
+ * is freed without joining. */
 #include "rnn_internal.h"
 #include <pthread.h>
 #include <sched.h>
@@ -72,7 +80,8 @@ struct rc_rnn_exec {
     pthread_cond_t cv;
     pthread_t *threads;
     int n_started, stop;
-    int n_ids; /* worker ids handed out (under mu) */
+    int n_ids;    /* worker ids handed out (under mu) */
+    int fork_gen; /* fork_gen when mu, cv and the workers were made */
     int running, remaining, inflight, failed;
     int fail_id;           /* smallest failed instance (valid when failed) */
     int wgen;              /* bumped (atomically, under mu) at every change a waiter may wait for:
@@ -637,6 +646,29 @@ static void *worker_main(void *p)
     return NULL;
 }
 
+static int fork_gen; /* forks of this process's ancestors and itself (bumped in the child) */
+static void after_fork_child(void) { __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED); }
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* 1 in a child forked after ex's workers, mutex and condition variable were made. */
+static int forked(const rc_rnn_exec *ex) { return ex->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED); }
+
+/* In a forked child: a fresh mutex and condition variable, no workers (they
+ * start again at the next parallel run). */
+static rc_status reset_after_fork(rc_rnn_exec *ex, rc_err *err)
+{
+    if (pthread_mutex_init(&ex->mu, NULL)) return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: pthread_mutex_init failed");
+    if (pthread_cond_init(&ex->cv, NULL)) {
+        pthread_mutex_destroy(&ex->mu);
+        return rc_err_set(err, RC_ERR_RUNTIME, "RNN executor: pthread_cond_init failed");
+    }
+    ex->n_started = ex->n_ids = 0;
+    ex->stop = ex->running = ex->inflight = 0;
+    ex->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+    return RC_OK;
+}
+
 rc_rnn_exec *rc_rnn_exec_new(const rc_netdef *def, int n_links, char *const *link_internal,
                              char *const *link_external, const int64_t *link_offset, int forward, int num_threads,
                              int debug, rc_err *err)
@@ -651,6 +683,8 @@ rc_rnn_exec *rc_rnn_exec_new(const rc_netdef *def, int n_links, char *const *lin
     ex->num_threads = num_threads > 0 ? num_threads : rc_num_cores();
     ex->debug = debug;
     ex->T = -1;
+    pthread_once(&fork_once, fork_init);
+    ex->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
     if (pthread_mutex_init(&ex->mu, NULL)) { free(ex); rc_err_set(err, RC_ERR_RUNTIME, "pthread_mutex_init failed"); return NULL; }
     if (pthread_cond_init(&ex->cv, NULL)) {
         pthread_mutex_destroy(&ex->mu);
@@ -664,15 +698,17 @@ rc_rnn_exec *rc_rnn_exec_new(const rc_netdef *def, int n_links, char *const *lin
 void rc_rnn_exec_free(rc_rnn_exec *ex)
 {
     if (!ex) return;
-    pthread_mutex_lock(&ex->mu);
-    ex->stop = 1;
-    notify(ex, 1);
-    pthread_mutex_unlock(&ex->mu);
-    for (int i = 0; i < ex->n_started; i++) pthread_join(ex->threads[i], NULL);
+    if (!forked(ex)) { /* in a forked child there are no workers to stop, and mu / cv are abandoned */
+        pthread_mutex_lock(&ex->mu);
+        ex->stop = 1;
+        notify(ex, 1);
+        pthread_mutex_unlock(&ex->mu);
+        for (int i = 0; i < ex->n_started; i++) pthread_join(ex->threads[i], NULL);
+        pthread_cond_destroy(&ex->cv);
+        pthread_mutex_destroy(&ex->mu);
+    }
     free(ex->threads);
     graph_free(ex);
-    pthread_cond_destroy(&ex->cv);
-    pthread_mutex_destroy(&ex->mu);
     free(ex);
 }
 
@@ -705,6 +741,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     if (T < 0) return rc_err_set(err, RC_ERR_VALUE, "RNN executor: negative number of steps %d", T);
     if (T == 0) return RC_OK;
     rc_status st;
+    if (forked(ex) && (st = reset_after_fork(ex, err))) return st;
     if (!graph_valid(ex, nets, ws, T, gen)) {
         if ((st = graph_build(ex, nets, ws, timestep, T, err))) return st;
         ex->gen = gen;
