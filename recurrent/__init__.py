@@ -68,6 +68,20 @@ def _check_env():
 
 
 _check_env()
+
+
+def _shutdown():
+    # At interpreter exit daemon threads may still be inside RunNet: the
+    # process would then exit (OpenBLAS's destructor, freed memory) under
+    # their running ops and crash or hang. Stop every run at its next op or
+    # timestep and wait for those calls (they raise RuntimeError if their
+    # thread ever runs again). Registered at import, so it runs after the
+    # atexit handlers of code that imported recurrent.
+    _C._shutdown(30.0)
+
+
+import atexit as _atexit  # noqa: E402
+_atexit.register(_shutdown)
 from . import workspace, scope, core, model_helper, brew, gradient_checker, trace  # noqa: E402,F401
 from . import recurrent as _recurrent_module  # noqa: E402
 from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401

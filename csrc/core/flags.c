@@ -51,8 +51,16 @@ int rc_flag_rnn_executor_threads(void) { return __atomic_load_n(&flag_executor_t
 void rc_flag_set_rnn_executor_threads(int n) { __atomic_store_n(&flag_executor_threads, n, __ATOMIC_RELAXED); }
 
 void rc_interrupt_request(void) { __atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELEASE); }
-int rc_interrupt_pending(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_ACQUIRE); }
+int rc_interrupt_requested(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_ACQUIRE); }
+int rc_interrupt_pending(void) { return rc_interrupt_requested() || rc_shutdown_pending(); }
 void rc_interrupt_clear(void) { __atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELEASE); }
+
+static int shutdown_flag, calls_in_flight;
+void rc_shutdown_request(void) { __atomic_store_n(&shutdown_flag, 1, __ATOMIC_RELEASE); }
+int rc_shutdown_pending(void) { return __atomic_load_n(&shutdown_flag, __ATOMIC_ACQUIRE); }
+void rc_calls_enter(void) { __atomic_add_fetch(&calls_in_flight, 1, __ATOMIC_ACQ_REL); }
+void rc_calls_leave(void) { __atomic_sub_fetch(&calls_in_flight, 1, __ATOMIC_ACQ_REL); }
+int rc_calls_in_flight(void) { return __atomic_load_n(&calls_in_flight, __ATOMIC_ACQUIRE); }
 
 int rc_flag_rnn_trace(void) { return __atomic_load_n(&flag_trace, __ATOMIC_RELAXED); }
 void rc_flag_set_rnn_trace(int on) { __atomic_store_n(&flag_trace, on ? 1 : 0, __ATOMIC_RELAXED); }

@@ -348,10 +348,22 @@ RC_INTERNAL int rc_num_cores(void);
 RC_INTERNAL int rc_flag_rnn_trace(void);
 RC_INTERNAL void rc_flag_set_rnn_trace(int on);
 /* Interrupt request (set from a signal check in the binding; polled between
- * ops and timesteps). */
+ * ops and timesteps). rc_interrupt_pending is also true once shutdown is
+ * requested (below), so runs stop for either; rc_interrupt_requested and
+ * rc_interrupt_clear concern the interrupt only. */
 RC_INTERNAL void rc_interrupt_request(void);
 RC_INTERNAL int rc_interrupt_pending(void);
+RC_INTERNAL int rc_interrupt_requested(void);
 RC_INTERNAL void rc_interrupt_clear(void);
+/* Process shutdown (the binding's atexit handler): every run stops at its
+ * next op or timestep with RC_ERR_INTERRUPT, for good; rc_calls_enter/leave
+ * count the core calls in flight (made by other threads) so the handler can
+ * wait for them before the process exits under them. */
+RC_INTERNAL void rc_shutdown_request(void);
+RC_INTERNAL int rc_shutdown_pending(void);
+RC_INTERNAL void rc_calls_enter(void);
+RC_INTERNAL void rc_calls_leave(void);
+RC_INTERNAL int rc_calls_in_flight(void);
 
 /* ---------------------------------------------------------------- BLAS */
 /* Row-major C[M,N] = alpha * op(A) op(B) + beta * C via OpenBLAS sgemm. */

@@ -11,6 +11,7 @@
 #include <numpy/arrayobject.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include "../core/rc_core.h"
 #include "../kernels/packed_gemm.h"
 
@@ -27,9 +28,20 @@ static PyObject *raise_err(const rc_err *err)
     case RC_ERR_INTERRUPT: type = PyExc_KeyboardInterrupt; break;
     default: type = PyExc_RuntimeError; break;
     }
+    if (err->code == RC_ERR_INTERRUPT && rc_shutdown_pending())
+        return PyErr_Format(PyExc_RuntimeError, "recurrent is shut down (the interpreter is exiting): %s", err->msg);
     PyErr_SetString(type, err->msg[0] ? err->msg : "unknown error");
     return NULL;
 }
+
+/* A core call with the GIL released, counted for _shutdown (which waits for
+ * the calls of other threads before the process exits under them). */
+#define CORE_CALL_BEGIN                                                                                  \
+    rc_calls_enter();                                                                                    \
+    Py_BEGIN_ALLOW_THREADS
+#define CORE_CALL_END                                                                                    \
+    rc_calls_leave();                                                                                    \
+    Py_END_ALLOW_THREADS
 
 /* ---------------------------------------------------------------- tuple -> rc_netdef */
 static int conv_netdef(PyObject *o, rc_netdef **out);
@@ -280,7 +292,7 @@ static int sig_guard_exit(sig_guard *g)
 {
     if (!g->active) return 0;
     sigaction(SIGINT, &g->old, NULL);
-    int hit = rc_interrupt_pending();
+    int hit = rc_interrupt_requested();
     rc_interrupt_clear();
     return hit;
 }
@@ -288,6 +300,7 @@ static int sig_guard_exit(sig_guard *g)
 /* Raises the exception for a finished core call (GIL held). */
 static PyObject *finish(rc_status st, rc_err *err, int interrupted)
 {
+    if (st == RC_ERR_INTERRUPT && !interrupted && rc_shutdown_pending()) return raise_err(err);
     if (interrupted || st == RC_ERR_INTERRUPT) {
         PyErr_SetInterruptEx(SIGINT);
         if (PyErr_CheckSignals() < 0) return NULL;
@@ -531,10 +544,10 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     rc_err err;
     rc_err_clear(&err);
     rc_status st;
-    Py_BEGIN_ALLOW_THREADS
+    CORE_CALL_BEGIN
     rc_net *net = rc_net_create(self->ws, nd, &err);
     st = net ? rc_ws_add_net(self->ws, nd->name, net, overwrite, &err) : err.code;
-    Py_END_ALLOW_THREADS
+    CORE_CALL_END
     ws_release(self);
     rc_netdef_free(nd);
     if (st) return raise_err(&err);
@@ -556,9 +569,9 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     rc_status st = RC_OK;
     sig_guard g;
     sig_guard_enter(&g, main_thread);
-    Py_BEGIN_ALLOW_THREADS
+    CORE_CALL_BEGIN
     for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
-    Py_END_ALLOW_THREADS
+    CORE_CALL_END
     int hit = sig_guard_exit(&g);
     ws_release(self);
     return finish(st, &err, hit);
@@ -577,11 +590,11 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     rc_status st;
     sig_guard g;
     sig_guard_enter(&g, main_thread);
-    Py_BEGIN_ALLOW_THREADS
+    CORE_CALL_BEGIN
     rc_net *net = rc_net_create(self->ws, nd, &err);
     st = net ? rc_net_run(net, &err) : err.code;
     rc_net_free(net);
-    Py_END_ALLOW_THREADS
+    CORE_CALL_END
     int hit = sig_guard_exit(&g);
     ws_release(self);
     rc_netdef_free(nd);
@@ -598,11 +611,11 @@ static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *ar
     rc_err err;
     rc_err_clear(&err);
     rc_status st;
-    Py_BEGIN_ALLOW_THREADS
+    CORE_CALL_BEGIN
     rc_op *op = rc_op_create(self->ws, &od, 0, &err);
     st = op ? rc_op_run(op, &err) : err.code;
     rc_op_free(op);
-    Py_END_ALLOW_THREADS
+    CORE_CALL_END
     ws_release(self);
     rc_opdef_free(&od);
     if (st) return raise_err(&err);
@@ -713,6 +726,32 @@ static PyObject *mod_op_types(PyObject *m, PyObject *noargs)
     return l;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* atexit (recurrent/__init__.py): stops every run at its next op or timestep
+ * and waits up to timeout_s for the core calls of other (daemon) threads, so
+ * that the process does not exit (OpenBLAS's destructor, freed memory) under
+ * them. The GIL stays held: a thread whose call returned waits for it and is
+ * ended by the interpreter's finalisation. Returns the calls still running. */
+static PyObject *mod_shutdown(PyObject *m, PyObject *args)
+{
+    (void)m;
+    double timeout_s = 30.0;
+    if (!PyArg_ParseTuple(args, "|d", &timeout_s)) return NULL;
+    rc_shutdown_request();
+    double end = now_s() + timeout_s;
+    while (rc_calls_in_flight() > 0 && now_s() < end) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return PyLong_FromLong(rc_calls_in_flight());
+}
+
 #ifdef RC_ALLOC_FAIL
 #include "testing/alloc_fail.h"
 /* Test builds only (-DRECURRENT_ALLOC_FAIL=ON): allocation-failure injection. */
@@ -736,6 +775,8 @@ static PyMethodDef module_methods[] = {
     {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
     {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
     {"op_types", mod_op_types, METH_NOARGS, "op_types() -> registered operator types"},
+    {"_shutdown", mod_shutdown, METH_VARARGS,
+     "_shutdown(timeout_s=30.0) -> calls still running; stops every run for good (atexit only)"},
 #ifdef RC_ALLOC_FAIL
     {"_alloc_fail", mod_alloc_fail, METH_VARARGS,
      "_alloc_fail(nth, sticky=False) -> calls counted since the last call; the nth wrapped allocation from now "
