@@ -99,30 +99,41 @@ static pthread_once_t exec_once = PTHREAD_ONCE_INIT;
 static void exec_init(void) { pthread_atfork(NULL, NULL, exec_after_fork_child); }
 
 #if defined(RC_HAVE_OPENBLAS_THREADS)
+static int get_threads(void) { return RC_BLAS(openblas_get_num_threads)(); }
 static void set_threads(int n)
 {
     blas_enter();
     RC_BLAS(openblas_set_num_threads)(n);
     blas_leave();
 }
+#else
+static int get_threads(void) { return 1; }
+static void set_threads(int n) { (void)n; }
+#endif
 
-/* In a child forked during a run: the count that run found, set back. */
-static void apply_fork_restore(void)
+/* In a child forked during a run: the count that run found, set back once
+ * no run is in flight. exec_mu held. */
+static void apply_fork_restore_locked(void)
 {
-    if (!__atomic_load_n(&fork_restore, __ATOMIC_ACQUIRE)) return;
-    pthread_mutex_lock(&exec_mu);
     int n = fork_restore;
     if (n && exec_active == 0) {
         fork_restore = 0;
         set_threads(n);
     }
+}
+
+static void apply_fork_restore(void)
+{
+    if (!__atomic_load_n(&fork_restore, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&exec_mu);
+    apply_fork_restore_locked();
     pthread_mutex_unlock(&exec_mu);
 }
 
 int rc_blas_num_threads(void)
 {
     apply_fork_restore();
-    return RC_BLAS(openblas_get_num_threads)();
+    return get_threads();
 }
 
 void rc_blas_set_num_threads(int n)
@@ -130,20 +141,14 @@ void rc_blas_set_num_threads(int n)
     apply_fork_restore();
     set_threads(n);
 }
-#else
-static void apply_fork_restore(void) {}
-static void set_threads(int n) { (void)n; }
-int rc_blas_num_threads(void) { return 1; }
-void rc_blas_set_num_threads(int n) { (void)n; }
-#endif
 
 void rc_blas_executor_enter(void)
 {
     pthread_once(&exec_once, exec_init);
-    apply_fork_restore();
     pthread_mutex_lock(&exec_mu);
+    apply_fork_restore_locked();
     if (exec_active++ == 0) {
-        exec_saved = rc_blas_num_threads();
+        exec_saved = get_threads();
         if (exec_saved != 1) set_threads(1);
     }
     pthread_mutex_unlock(&exec_mu);
