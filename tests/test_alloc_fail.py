@@ -79,7 +79,8 @@ def sweep(cycle, compare, sticky, stride=1, offset=0):
             ok += 1
             got = fetch(compare)
             for b in compare:
-                np.testing.assert_allclose(got[b], ref[b], rtol=1e-5, atol=1e-6, err_msg="%s: blob %s" % (ctx, b))
+                np.testing.assert_allclose(got[b], ref[b], rtol=1e-5, atol=1e-6,
+                                           err_msg="%s: blob %s" % (ctx, b))
         finally:
             calls = _C._alloc_fail(0)
         assert k > n or calls >= k, "%s: the cycle made only %d calls" % (ctx, calls)

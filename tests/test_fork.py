@@ -49,18 +49,26 @@ PRELUDE = textwrap.dedent(r'''
 ''')
 
 
-def run_child(code):
+def run_python(code, *args, timeout=TIMEOUT_S):
+    """Runs ``code`` in a child Python that imports the same recurrent as this
+    process and the tests' helpers; returns the CompletedProcess (fails the
+    test if it hangs past ``timeout``)."""
     import recurrent
     env = dict(os.environ)
     env.pop("RECURRENT_RNN_EXECUTOR", None)
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
     env["PYTHONPATH"] = os.pathsep.join([pkg_parent, HERE, env.get("PYTHONPATH", "")])
     try:
-        p = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env, cwd=HERE,
-                           capture_output=True, text=True, timeout=TIMEOUT_S)
+        return subprocess.run([sys.executable, "-c", code] + [str(a) for a in args], env=env, cwd=HERE,
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        pytest.fail("hung (killed after %d s); stdout:\n%s\nstderr:\n%s" % (TIMEOUT_S, e.stdout, e.stderr))
-    assert p.returncode == 0, "rc %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout[-4000:], p.stderr[-8000:])
+        pytest.fail("hung (killed after %d s); stdout:\n%s\nstderr:\n%s" % (timeout, e.stdout, e.stderr))
+
+
+def run_child(code):
+    p = run_python(PRELUDE + textwrap.dedent(code))
+    assert p.returncode == 0, "rc %d\nstdout:\n%s\nstderr:\n%s" % (
+        p.returncode, p.stdout[-4000:], p.stderr[-8000:])
     return p.stdout
 
 

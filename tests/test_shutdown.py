@@ -10,14 +10,11 @@ RuntimeError in its thread (if that thread ever runs Python again).
 Each scenario runs in a child process (a crash or hang is seen as such).
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from test_fork import run_python
 
 PRELUDE = textwrap.dedent(r'''
     import os, sys, threading, time
@@ -27,17 +24,8 @@ PRELUDE = textwrap.dedent(r'''
 ''')
 
 
-def run_child(code, *args, timeout=60):
-    import recurrent
-    env = dict(os.environ)
-    env.pop("RECURRENT_RNN_EXECUTOR", None)
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([pkg_parent, HERE, env.get("PYTHONPATH", "")])
-    try:
-        return subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)] + [str(a) for a in args],
-                              env=env, cwd=HERE, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail("hung (killed after %d s); stdout:\n%s\nstderr:\n%s" % (timeout, e.stdout, e.stderr))
+def run_child(code, *args):
+    return run_python(PRELUDE + textwrap.dedent(code), *args, timeout=60)
 
 
 EXIT_WHILE_RUNNING = '''
@@ -100,4 +88,5 @@ def test_shutdown_stops_runs_for_good():
         time.sleep(0.1)  # a stray SIGINT would raise KeyboardInterrupt here
         print("ok", flush=True)
     ''')
-    assert p.returncode == 0 and "ok" in p.stdout, "rc %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr[-4000:])
+    assert p.returncode == 0 and "ok" in p.stdout, "rc %d\n%s\n%s" % (
+        p.returncode, p.stdout, p.stderr[-4000:])
