@@ -2,6 +2,14 @@
 
 Workspaces are kept by name; one is current. Every call goes to the C runtime
 (``recurrent._C``) with the GIL released while nets run.
+
+The current workspace is per thread, unlike Caffe2's process-wide one: the
+main thread's current workspace is the process default, a thread that never
+called SwitchWorkspace uses the main thread's current workspace (as in
+Caffe2), and SwitchWorkspace in any other thread changes that thread's current
+workspace only. So "one workspace per thread" (a net runs in one thread at a
+time per workspace) is safe: another thread's SwitchWorkspace can never
+redirect this thread's FeedBlob or RunNet.
 """
 
 import os
@@ -13,15 +21,23 @@ from . import _C
 from .proto import NetDef, OperatorDef
 
 _workspaces = {}
-_current = "default"
+_current = "default"  # the main thread's current workspace, and every thread's until it switches
 _lock = threading.Lock()
+_thread = threading.local()  # .current: a non-main thread's own choice (SwitchWorkspace there)
+
+
+def _current_name():
+    if _main_thread():
+        return _current
+    return getattr(_thread, "current", None) or _current
 
 
 def _ws():
     with _lock:
-        ws = _workspaces.get(_current)
+        name = _current_name()
+        ws = _workspaces.get(name)
         if ws is None:
-            ws = _workspaces[_current] = _C.Workspace()
+            ws = _workspaces[name] = _C.Workspace()
         return ws
 
 
@@ -151,17 +167,24 @@ def ResetWorkspace(root_folder=None):
 
 
 def SwitchWorkspace(name, create_if_missing=False):
+    """Makes workspace ``name`` current for the calling thread (in the main
+    thread: also for every thread that never switched; see the module doc)."""
     global _current
     with _lock:
         if name not in _workspaces:
             if not create_if_missing:
                 raise KeyError("workspace '%s' does not exist (pass create_if_missing=True)" % name)
             _workspaces[name] = _C.Workspace()
-        _current = name
+        if _main_thread():
+            _current = name
+        else:
+            _thread.current = name
 
 
 def CurrentWorkspace():
-    return _current
+    """The calling thread's current workspace (see SwitchWorkspace)."""
+    with _lock:
+        return _current_name()
 
 
 def Workspaces():

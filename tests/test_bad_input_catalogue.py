@@ -395,7 +395,8 @@ CASES = [
          R,
          r"workspace is busy: another thread is running a net "
          r"or operator in it; use one workspace per thread",
-         note="the running net continues undisturbed; use one workspace per thread (SwitchWorkspace)"),
+         note="the running net continues undisturbed; a thread's SwitchWorkspace changes that thread's "
+              "current workspace only, so each thread can have its own"),
     Case("concurrent-feed-blob", "threads", "FeedBlob while another thread runs a net in the workspace",
          "busy_while_running(lambda: workspace.FeedBlob('q', f32(2)))", R, r"workspace is busy"),
     Case("concurrent-fetch-blob", "threads", "FetchBlob / HasBlob / Blobs while another thread runs a net",

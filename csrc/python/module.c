@@ -326,7 +326,7 @@ static int ws_acquire(WorkspaceObject *self)
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError,
                         "workspace is busy: another thread is running a net or operator in it; "
-                        "use one workspace per thread");
+                        "use one workspace per thread (workspace.SwitchWorkspace(name, True) in that thread)");
         return -1;
     }
     self->busy = 1;
