@@ -79,6 +79,19 @@ def blas_report():
     return [{k: d.get(k) for k in keep} for d in threadpool_info()]
 
 
+def kernels_line():
+    """Which kernels ran: our packed step-product kernel and every BLAS's
+    architecture (threadpoolctl)."""
+    from recurrent import _C
+    blas = ["%s %s (%s)" % (d.get("internal_api"), d.get("architecture"), os.path.basename(d.get("filepath") or ""))
+            for d in blas_report() if "internal_api" in d]
+    return "kernels: packed step products %s; %s" % (_C.get_flag("packed_gemm_kernel"), "; ".join(blas) or "no BLAS info")
+
+
+_ENV_REPORTED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "RECURRENT_PACKED_GEMM", "ONEDNN_MAX_CPU_ISA",
+                 "MKL_ENABLE_INSTRUCTIONS")
+
+
 def layered_name(name):
     """rnn_cell.LSTM parameter name (all layers in one op, scope lstm1) ->
     the same parameter of rnn_cell.layered_LSTM (one op per layer)."""
@@ -263,6 +276,8 @@ def single(args):
         print("Iter: %d / %d. Entries Per Second: %.1fk." % ((i + 1) * iters, total_iters * iters, rates[-1] / 1000))
     suffix = " (with RNN executor)" if args.implementation == "own" and args.rnn_executor else ""
     print("Done. Total EPS: %.1fk%s" % (np.median(rates) / 1000, suffix))
+    if args.implementation == "own":
+        print(kernels_line())
     return {"implementation": args.implementation, "eps": float(np.median(rates)), "rates": rates}
 
 
@@ -389,8 +404,11 @@ def compare(args):
         "dense_gflops_best": max(rates),
         "torch_version": torch.__version__,
         "blas": blas_report(),
-        "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
+        "env": {k: os.environ.get(k) for k in _ENV_REPORTED},
     }
+    from recurrent import _C
+    res["packed_gemm_kernel"] = _C.get_flag("packed_gemm_kernel")
+    print(kernels_line())
     print("entries/s (median of %d rounds):" % args.rounds)
     for k, v in med.items():
         print("  %-26s %10.0f" % (k, v))

@@ -65,6 +65,15 @@ def _check_env():
             import warnings
             warnings.warn("%s=%r is not a number of microseconds in [0, %s]; using the default %g"
                           % (var, v, hi, _C.get_flag(flag) / 1000.0), RuntimeWarning, stacklevel=2)
+    v = _os.environ.get("RECURRENT_PACKED_GEMM")
+    if v and v not in ("0", "1", "avx2"):
+        import warnings
+        warnings.warn("RECURRENT_PACKED_GEMM=%r is not 0, 1 or avx2; using the CPU's best kernel (%s)"
+                      % (v, _C.get_flag("packed_gemm_kernel")), RuntimeWarning, stacklevel=2)
+    elif v == "avx2" and _C.get_flag("packed_gemm_kernel") != "avx2":
+        import warnings
+        warnings.warn("RECURRENT_PACKED_GEMM=avx2: this CPU has no AVX2 + FMA; the step products use OpenBLAS",
+                      RuntimeWarning, stacklevel=2)
 
 
 _check_env()

@@ -73,17 +73,20 @@ sys.path.insert(0, %r)
 from recurrent import _C, workspace
 from test_executor import build_stack
 case = build_stack("lstm", layers=2, H=48, N=%d, D=5, name="dump")
-out = case.run(11, 4, enable=0)
+out = case.run(11, 4, enable=%d, threads=%d)
 print(json.dumps({"packed": _C.get_flag("packed_gemm"), "calls": _C.get_flag("packed_gemm_calls"),
+                  "kernel": _C.get_flag("packed_gemm_kernel"),
                   "blobs": {k: np.asarray(v, np.float64).ravel().tolist() for k, v in out.items()}}))
 """
 
 
-def _dump(packed, N=8):
+def _dump(packed, N=8, enable=0, threads=2):
+    """packed: the RECURRENT_PACKED_GEMM value (True: "1", False: "0", or e.g. "avx2")."""
     env = dict(os.environ)
-    env["RECURRENT_PACKED_GEMM"] = "1" if packed else "0"
+    env["RECURRENT_PACKED_GEMM"] = packed if isinstance(packed, str) else ("1" if packed else "0")
     here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", _DUMP % (here, N)], env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", _DUMP % (here, N, enable, threads)], env=env, capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -101,6 +104,28 @@ def test_packed_and_openblas_paths_agree(N):
     for k in on["blobs"]:
         a, b = np.array(on["blobs"][k]), np.array(off["blobs"][k])
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+@needs_packed
+@pytest.mark.parametrize("N", (8, 29, 64))
+def test_avx2_kernel_gives_the_same_bits(N):
+    """RECURRENT_PACKED_GEMM=avx2 runs the AVX2 kernel (what a CPU without
+    AVX-512 runs): the same training run, serial and with the executor at 2
+    and 3 threads, gives the bits of the CPU's default kernel (one FMA chain
+    per element on every kernel). Hidden 48: 4H = 192 columns are 6 full
+    panels, the dX products' 48 columns one full and one half panel; 8, 29
+    and 64 rows exercise every row remainder of its 6-row tiles."""
+    ref = _dump(True, N)
+    if ref["kernel"] == "avx2":
+        pytest.skip("the CPU's default kernel is the AVX2 one already")
+    for enable, threads in ((0, 2), (1, 2), (1, 3)):
+        got = _dump("avx2", N, enable, threads)
+        if got["kernel"] != "avx2":
+            pytest.skip("no AVX2 + FMA on this CPU")
+        assert got["calls"] > 0
+        assert got["blobs"].keys() == ref["blobs"].keys()
+        for k in ref["blobs"]:
+            assert got["blobs"][k] == ref["blobs"][k], "N=%d enable=%d threads=%d: %s differs" % (N, enable, threads, k)
 
 
 @needs_packed

@@ -19,19 +19,89 @@ int64_t rc_pack_floats(int64_t inner, int64_t out)
     return (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR * inner;
 }
 
+#ifdef RC_PACKED_X86
+/* 8 x 8 block transpose: rows r of src (8 floats each, s_o apart) become
+ * columns of dst (rows RC_PACK_NR apart). */
+__attribute__((target("avx2"))) static void transpose8(const float *src, int64_t s_o, float *dst)
+{
+    __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + s_o), r2 = _mm256_loadu_ps(src + 2 * s_o),
+           r3 = _mm256_loadu_ps(src + 3 * s_o), r4 = _mm256_loadu_ps(src + 4 * s_o),
+           r5 = _mm256_loadu_ps(src + 5 * s_o), r6 = _mm256_loadu_ps(src + 6 * s_o),
+           r7 = _mm256_loadu_ps(src + 7 * s_o);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+           t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+           t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+           u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+           u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+           u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * RC_PACK_NR, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + 1 * RC_PACK_NR, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * RC_PACK_NR, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * RC_PACK_NR, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * RC_PACK_NR, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * RC_PACK_NR, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * RC_PACK_NR, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * RC_PACK_NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+static int have_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
+/* One panel (columns [o0, o0 + w) of B, w <= RC_PACK_NR) into P's panel
+ * layout, element by element; zeros beyond w. */
+static void pack_panel_scalar(int64_t inner, int64_t w, const float *s0, int64_t s_i, int64_t s_o, float *panel,
+                              int64_t i_begin)
+{
+    for (int64_t i = i_begin; i < inner; i++) {
+        float *row = panel + i * RC_PACK_NR;
+        const float *s = s0 + i * s_i;
+        for (int64_t j = 0; j < w; j++) row[j] = s[j * s_o];
+        for (int64_t j = w; j < RC_PACK_NR; j++) row[j] = 0.f;
+    }
+}
+
+/* Pure data movement (the bits of B), laid out for memory. With B's rows
+ * contiguous (s_o == 1: the FCGradient weight) RC_PACK_ROW_PANELS panels at
+ * a time, each row of B read as one 1 KB piece (one panel at a time read
+ * 128 bytes per row, rows 4 KB apart: 385-450 us per 1 MB weight on the
+ * development VM, 134-156 us now; all panels at once, 32 write streams, was
+ * slower still). With B's columns contiguous (s_i == 1: the FC weight,
+ * transposed) 8 x 8 blocks are transposed in registers when the CPU has AVX2
+ * (an element-by-element gather took 352-361 us per 1 MB, now 241-302). */
+#define RC_PACK_ROW_PANELS 8
 void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_t s_o, float *P)
 {
+    if (s_o == 1) {
+        for (int64_t b0 = 0; b0 < out; b0 += RC_PACK_ROW_PANELS * RC_PACK_NR) {
+            int64_t b1 = b0 + RC_PACK_ROW_PANELS * RC_PACK_NR < out ? b0 + RC_PACK_ROW_PANELS * RC_PACK_NR : out;
+            for (int64_t i = 0; i < inner; i++) {
+                const float *s = src + i * s_i;
+                for (int64_t o0 = b0; o0 < b1; o0 += RC_PACK_NR) {
+                    float *row = P + o0 * inner + i * RC_PACK_NR;
+                    int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
+                    memcpy(row, s + o0, sizeof(float) * (size_t)w);
+                    if (w < RC_PACK_NR) memset(row + w, 0, sizeof(float) * (size_t)(RC_PACK_NR - w));
+                }
+            }
+        }
+        return;
+    }
     for (int64_t o0 = 0; o0 < out; o0 += RC_PACK_NR) {
         float *panel = P + o0 * inner;
-        int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
-        for (int64_t i = 0; i < inner; i++) {
-            float *row = panel + i * RC_PACK_NR;
-            const float *s = src + i * s_i + o0 * s_o;
-            if (s_o == 1) memcpy(row, s, sizeof(float) * (size_t)w);
-            else
-                for (int64_t j = 0; j < w; j++) row[j] = s[j * s_o];
-            for (int64_t j = w; j < RC_PACK_NR; j++) row[j] = 0.f;
+        int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR, i0 = 0;
+#ifdef RC_PACKED_X86
+        if (s_i == 1 && w == RC_PACK_NR && inner >= 8 && have_avx2()) {
+            for (; i0 + 8 <= inner; i0 += 8)
+                for (int g = 0; g < RC_PACK_NR / 8; g++)
+                    transpose8(src + (o0 + 8 * g) * s_o + i0, s_o, panel + i0 * RC_PACK_NR + 8 * g);
         }
+#endif
+        pack_panel_scalar(inner, w, src + o0 * s_o, s_i, s_o, panel, i0);
     }
 }
 
@@ -131,16 +201,108 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t ou
     }
 }
 
+/* ---------------------------------------------------------------- AVX2 + FMA tiles
+ * 16 ymm registers: a tile keeps MR <= 6 rows x 16 columns (half a panel) of
+ * C in 2 * MR accumulators; per step i, 2 loads of the pack (one cache line),
+ * MR broadcasts of A, 2 * MR FMAs (the 6 x 16 shape of BLIS's Haswell sgemm
+ * kernel). The inner dimension goes in blocks of RC_AVX2_KC, so that the
+ * block of the half panel (16 KB) stays in L1 while every row tile uses it: a
+ * tile of a later block starts from the partial sums it stored (cont = 1),
+ * which continues the same float32 FMA chain, and adds the bias after the
+ * last block. So every element is the same FMA chain as on the AVX-512 tiles
+ * and the scalar reference: the same bits. */
+#define RC_AVX2_KC 256
+#define RC_TILE_AVX2_FN(MR)                                                                                         \
+    __attribute__((target("avx2,fma"))) static void tile_avx2_##MR(int64_t inner, const float *a, int64_t lda,       \
+                                                                   const float *ph, const float *bias, float *c,     \
+                                                                   int64_t ldc, int cont)                            \
+    {                                                                                                                \
+        __m256 acc[MR][2];                                                                                           \
+        _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                                       \
+            acc[r][0] = cont ? _mm256_loadu_ps(c + r * ldc) : _mm256_setzero_ps();                                   \
+            acc[r][1] = cont ? _mm256_loadu_ps(c + r * ldc + 8) : _mm256_setzero_ps();                               \
+        }                                                                                                            \
+        for (int64_t i = 0; i < inner; i++) {                                                                        \
+            const float *q = ph + i * RC_PACK_NR;                                                                    \
+            _mm_prefetch((const char *)(q + RC_PF_AHEAD * RC_PACK_NR), _MM_HINT_T0);                                 \
+            __m256 x0 = _mm256_loadu_ps(q), x1 = _mm256_loadu_ps(q + 8);                                             \
+            _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                                   \
+                __m256 s = _mm256_broadcast_ss(a + r * lda + i);                                                     \
+                acc[r][0] = _mm256_fmadd_ps(s, x0, acc[r][0]);                                                       \
+                acc[r][1] = _mm256_fmadd_ps(s, x1, acc[r][1]);                                                       \
+            }                                                                                                        \
+        }                                                                                                            \
+        __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();                                              \
+        __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();                                          \
+        _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                                       \
+            _mm256_storeu_ps(c + r * ldc, bias ? _mm256_add_ps(acc[r][0], b0) : acc[r][0]);                          \
+            _mm256_storeu_ps(c + r * ldc + 8, bias ? _mm256_add_ps(acc[r][1], b1) : acc[r][1]);                      \
+        }                                                                                                            \
+    }
+RC_TILE_AVX2_FN(6)
+RC_TILE_AVX2_FN(5)
+RC_TILE_AVX2_FN(4)
+RC_TILE_AVX2_FN(3)
+RC_TILE_AVX2_FN(2)
+RC_TILE_AVX2_FN(1)
+typedef void (*tile_avx2_fn)(int64_t, const float *, int64_t, const float *, const float *, float *, int64_t, int);
+static const tile_avx2_fn tiles_avx2[7] = {NULL, tile_avx2_1, tile_avx2_2, tile_avx2_3, tile_avx2_4, tile_avx2_5,
+                                           tile_avx2_6};
+
+/* Rows [0, M) x the 16 columns of half panel ph, into c (rows ldc apart;
+ * bias: the half's 16 entries or NULL), inner blocks of RC_AVX2_KC outermost. */
+__attribute__((target("avx2,fma"))) static void half_panel_avx2(int64_t M, int64_t inner, const float *A, int64_t lda,
+                                                                const float *ph, const float *bias, float *c,
+                                                                int64_t ldc)
+{
+    int64_t kb = 0;
+    do {
+        int64_t kl = inner - kb < RC_AVX2_KC ? inner - kb : RC_AVX2_KC;
+        const float *b = kb + kl >= inner ? bias : NULL;
+        for (int64_t m0 = 0; m0 < M; m0 += 6)
+            tiles_avx2[M - m0 < 6 ? M - m0 : 6](kl, A + m0 * lda + kb, lda, ph + kb * RC_PACK_NR, b, c + m0 * ldc, ldc,
+                                                kb > 0);
+        kb += kl;
+    } while (kb < inner);
+}
+
+/* Panel by panel, each half (16 columns) over all rows; the last, partial
+ * panel through a buffer of RC_PACKED_MAX_M rows, then its w columns (more
+ * rows: in slices of that many). */
+__attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t out, int64_t inner, const float *A,
+                                                          int64_t lda, const float *P, const float *bias, float *C,
+                                                          int64_t ldc, int64_t o_begin, int64_t o_end)
+{
+    for (int64_t o0 = o_begin; o0 < o_end; o0 += RC_PACK_NR) {
+        const float *pp = P + o0 * inner;
+        int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
+        if (w == RC_PACK_NR) {
+            for (int h = 0; h < 2; h++)
+                half_panel_avx2(M, inner, A, lda, pp + 16 * h, bias ? bias + o0 + 16 * h : NULL, C + o0 + 16 * h, ldc);
+            continue;
+        }
+        float buf[RC_PACKED_MAX_M][RC_PACK_NR];
+        for (int64_t m0 = 0; m0 < M; m0 += RC_PACKED_MAX_M) {
+            int64_t mr = M - m0 < RC_PACKED_MAX_M ? M - m0 : RC_PACKED_MAX_M;
+            for (int h = 0; h < (w > RC_PACK_NR / 2 ? 2 : 1); h++)
+                half_panel_avx2(mr, inner, A + m0 * lda, lda, pp + 16 * h, NULL, buf[0] + 16 * h, RC_PACK_NR);
+            store_tile((int)mr, w, buf, bias, o0, C, ldc, m0);
+        }
+    }
+}
+
 static int cpu_path(void)
 {
-    static int path = -1; /* 0: none, 2: AVX-512F; benign race: every thread computes the same */
+    static int path = -1; /* 0: none, 2: AVX-512F, 4: AVX2 + FMA; benign race: every thread computes the same */
     int p = __atomic_load_n(&path, __ATOMIC_RELAXED);
     if (p >= 0) return p;
     const char *e = getenv("RECURRENT_PACKED_GEMM");
     __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (e && strcmp(e, "0") == 0) p = 0;
+    else if (e && strcmp(e, "avx2") == 0) p = avx2 ? 4 : 0; /* an AVX2 machine's kernel, on any CPU that has it */
     else if (__builtin_cpu_supports("avx512f")) p = 2;
-    else p = 0;
+    else p = avx2 ? 4 : 0;
     __atomic_store_n(&path, p, __ATOMIC_RELAXED);
     return p;
 }
@@ -151,6 +313,15 @@ int rc_packed_available(void) { return cpu_path() != 0; }
 static int cpu_path(void) { return 0; }
 int rc_packed_available(void) { return 0; }
 #endif
+
+const char *rc_packed_kernel(void)
+{
+    switch (cpu_path()) {
+    case 2: return "avx512";
+    case 4: return "avx2";
+    default: return "none";
+    }
+}
 
 /* The same arithmetic, one element at a time (fmaf is the fused operation):
  * the reference the vector path is tested against, and the path used when
@@ -192,6 +363,10 @@ static void run_part(const gemm_job *j, int p)
 #ifdef RC_PACKED_X86
     if (j->path == 2) {
         gemm_avx512(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+        return;
+    }
+    if (j->path == 4) {
+        gemm_avx2(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
         return;
     }
 #endif

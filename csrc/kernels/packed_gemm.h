@@ -12,7 +12,7 @@
  *
  * Determinism: every output element is one fused multiply-add chain over the
  * inner dimension in increasing order, starting from 0, then one addition of
- * the bias. That is the same on every code path (AVX-512, the scalar
+ * the bias. That is the same on every code path (AVX-512, AVX2, the scalar
  * reference), every tile and edge, and every thread, so results never depend on the executor,
  * the thread count or the position of a row in the matrix.
  */
@@ -29,11 +29,14 @@
 RC_INTERNAL int64_t rc_pack_floats(int64_t inner, int64_t out);
 RC_INTERNAL void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_t s_o, float *P);
 
-/* 1 when this CPU runs rc_gemm_packed fast (x86-64 with AVX-512F; an AVX2
- * version measured slower than OpenBLAS, so there is none); callers use
- * rc_sgemm otherwise. 0 as well when the environment variable
- * RECURRENT_PACKED_GEMM is 0 (read once). */
+/* 1 when this CPU runs rc_gemm_packed fast (x86-64 with AVX-512F, or with
+ * AVX2 and FMA); callers use rc_sgemm otherwise. The environment variable
+ * RECURRENT_PACKED_GEMM (read once) set to 0 turns the path off (0 here);
+ * set to avx2 it makes an AVX-512 CPU run the AVX2 kernel (what an AVX2-only
+ * machine runs; the bits are the same). */
 RC_INTERNAL int rc_packed_available(void);
+/* "avx512", "avx2" or "none": the kernel rc_gemm_packed runs. */
+RC_INTERNAL const char *rc_packed_kernel(void);
 
 /* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL) for
  * m < M, o < out; A rows lda apart, C rows ldc apart, P from rc_pack_b.
@@ -46,7 +49,7 @@ RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const flo
 /* Number of rc_gemm_packed calls so far (tests check the path is taken). */
 RC_INTERNAL int64_t rc_packed_calls(void);
 /* Tests: makes rc_gemm_packed take one path (2 AVX-512F, 3 the scalar
- * reference; -1: the CPU's best again); returns the previous setting.
+ * reference, 4 AVX2 + FMA; -1: the CPU's best again); returns the previous setting.
  * The caller must know the CPU has the instructions. Not thread-safe. */
 RC_INTERNAL int rc_packed_force_path(int path);
 

@@ -709,6 +709,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
     if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());
     if (!strcmp(name, "packed_gemm_calls")) return PyLong_FromLongLong(rc_packed_calls());
+    if (!strcmp(name, "packed_gemm_kernel")) return PyUnicode_FromString(rc_packed_kernel());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

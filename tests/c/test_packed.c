@@ -1,5 +1,5 @@
 /* The packed small-M product (kernels/packed_gemm.c): packing in both
- * orientations; the AVX-512 path (when the CPU has it) and the scalar
+ * orientations; the AVX-512 and AVX2 paths (when the CPU has them) and the scalar
  * reference against a double-precision reference and bitwise equal to each
  * other (one FMA chain per element); edges (rows and columns that do not fill
  * a tile, inner = 0, strides), bias; products split over helper threads
@@ -23,25 +23,35 @@ static void reference(int64_t M, int64_t out, int64_t inner, const float *A, int
         }
 }
 
+/* The paths this CPU runs, the scalar reference first (the others must
+ * equal it bitwise): 3 scalar, 2 AVX-512F, 4 AVX2 + FMA. */
+static int cpu_paths(int paths[3])
+{
+    int n = 0;
+    paths[n++] = 3;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) paths[n++] = 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) paths[n++] = 4;
+    return n;
+}
+
 static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int with_bias)
 {
     int64_t lda = inner + 3, ldc = out + 5;
     float *A = malloc(sizeof(float) * (size_t)(M * lda + 1)), *W = malloc(sizeof(float) * (size_t)(out * inner + 1));
     float *bias = malloc(sizeof(float) * (size_t)(out + 1));
     float *P = malloc(sizeof(float) * (size_t)(rc_pack_floats(inner, out) + 1));
-    float *C[2];
+    float *C[3];
     double *R = malloc(sizeof(double) * (size_t)(M * out + 1));
-    for (int p = 0; p < 2; p++) C[p] = malloc(sizeof(float) * (size_t)(M * ldc + 1));
-    REQUIRE(A && W && bias && P && R && C[0] && C[1]);
+    for (int p = 0; p < 3; p++) C[p] = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    REQUIRE(A && W && bias && P && R && C[0] && C[1] && C[2]);
     for (int64_t i = 0; i < M * lda; i++) A[i] = val(i, 0.37f);
     for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.11f);
     for (int64_t i = 0; i < out; i++) bias[i] = val(i, 1.3f);
     if (trans) rc_pack_b(inner, out, W, 1, inner, P); /* B[i, o] = W[o, i] */
     else rc_pack_b(inner, out, W, out, 1, P);         /* B[i, o] = W[i, o] */
     reference(M, out, inner, A, lda, W, trans, with_bias ? bias : NULL, R);
-    int paths[2] = {3, 2}, n_paths = 1;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) n_paths = 2;
+    int paths[3], n_paths = cpu_paths(paths);
     for (int p = 0; p < n_paths; p++) {
         for (int64_t i = 0; i < M * ldc; i++) C[p][i] = -7.f; /* the gaps between rows stay untouched */
         int old = rc_packed_force_path(paths[p]);
@@ -62,7 +72,7 @@ static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int wi
                         paths[p], ok, same, gaps);
         else rct_passed++;
     }
-    for (int p = 0; p < 2; p++) free(C[p]);
+    for (int p = 0; p < 3; p++) free(C[p]);
     free(A);
     free(W);
     free(bias);
@@ -123,16 +133,21 @@ static void test_split_over_threads_is_bitwise(void)
         for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.07f);
         for (int64_t i = 0; i < out; i++) b[i] = val(i, 0.5f);
         rc_pack_b(inner, out, W, 1, inner, P);
-        rc_blas_set_num_threads(1);
-        rc_gemm_packed(M, out, inner, A, inner, P, b, C1, out);
-        for (int th = 2; th <= 3; th++) {
-            rc_blas_set_num_threads(th);
-            memset(Cn, 0, sizeof(float) * (size_t)(M * out));
-            rc_gemm_packed(M, out, inner, A, inner, P, b, Cn, out);
-            if (memcmp(C1, Cn, sizeof(float) * (size_t)(M * out)))
-                RCT_FAIL_AT("M=%lld out=%lld inner=%lld: %d threads differ from 1", (long long)M, (long long)out,
-                            (long long)inner, th);
-            else rct_passed++;
+        int paths[3], n_paths = cpu_paths(paths);
+        for (int p = 1; p < n_paths; p++) { /* the vector paths (the scalar one is slow at these sizes) */
+            int old = rc_packed_force_path(paths[p]);
+            rc_blas_set_num_threads(1);
+            rc_gemm_packed(M, out, inner, A, inner, P, b, C1, out);
+            for (int th = 2; th <= 3; th++) {
+                rc_blas_set_num_threads(th);
+                memset(Cn, 0, sizeof(float) * (size_t)(M * out));
+                rc_gemm_packed(M, out, inner, A, inner, P, b, Cn, out);
+                if (memcmp(C1, Cn, sizeof(float) * (size_t)(M * out)))
+                    RCT_FAIL_AT("M=%lld out=%lld inner=%lld path %d: %d threads differ from 1", (long long)M,
+                                (long long)out, (long long)inner, paths[p], th);
+                else rct_passed++;
+            }
+            rc_packed_force_path(old);
         }
         free(A); free(W); free(b); free(P); free(C1); free(Cn);
     }
