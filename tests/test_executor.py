@@ -294,6 +294,41 @@ def test_layered_lstm_bitwise():
         assert_bitwise(ref, case.run(T, 21, enable=1, threads=threads), "threads=%d" % threads)
 
 
+_OPENBLAS_BITS = r"""
+import sys
+sys.path.insert(0, %r)
+from recurrent import _C, workspace
+from test_executor import assert_bitwise, build_stack
+workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1"])
+_C.set_flag("blas_num_threads", 4)
+case = build_stack("lstm", layers=2, H=%d, N=%d, D=%d, name="ob")
+ref = case.run(5, 3, enable=0)
+for threads in (1, 2, 3):
+    assert_bitwise(ref, case.run(5, 3, enable=1, threads=threads), "threads=%%d" %% threads)
+print("ok", _C.get_flag("packed_gemm_kernel"), _C.get_flag("blas_num_threads"))
+"""
+
+
+@pytest.mark.parametrize("coretype", [None, "Haswell"])
+@pytest.mark.parametrize("packed,H,N,D", [("0", 256, 16, 40), ("1", 64, 100, 300)])
+def test_openblas_step_products_bitwise(coretype, packed, H, N, D):
+    """Step products that go to OpenBLAS (RECURRENT_PACKED_GEMM=0, or more
+    than 64 rows) with OpenBLAS at 4 threads (or as many as it takes), big enough for OpenBLAS to
+    thread them: executor on and off stay bitwise equal. OpenBLAS's results
+    depend on its thread count (with its AVX2 "Haswell" kernels, which CPUs
+    without AVX-512 run, they differ), so inside step loops every product runs
+    single-threaded OpenBLAS calls on fixed chunks, spread over our threads."""
+    env = dict(os.environ)
+    env["RECURRENT_PACKED_GEMM"] = packed
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _OPENBLAS_BITS % (here, H, N, D)], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert int(r.stdout.split()[-1]) >= 2, r.stdout  # OpenBLAS did run threaded
+
+
 def test_executor_restores_blas_threads():
     """The executor runs BLAS single-threaded while >= 2 workers run and
     gives the serial path its BLAS threads back, after a failure too."""

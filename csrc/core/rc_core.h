@@ -379,6 +379,32 @@ RC_INTERNAL void rc_blas_executor_enter(void);
 RC_INTERNAL void rc_blas_executor_leave(void);
 RC_INTERNAL void rc_blas_set_num_threads(int n);
 
+/* Step loops (RecurrentNetwork(Gradient), serial or with the executor):
+ * OpenBLAS's results depend on its thread count (measured with its AVX2
+ * kernels), and the executor runs it at one thread per worker. So while any
+ * step loop runs, OpenBLAS is at one thread (rc_blas_executor_enter), and
+ * rc_sgemm called from a thread inside a step loop multiplies in fixed
+ * chunks (a function of the shape only), each one single-threaded OpenBLAS
+ * call, spread over that thread's step threads: the OpenBLAS thread count
+ * found when the loop started for the serial loop (the helper threads of
+ * rc_par_run), 1 for an executor worker. Same bits in either mode.
+ * rc_step_blas_enter starts a loop in the calling thread and returns what
+ * rc_step_blas_leave needs to end it (loops nest). rc_step_blas_set_threads
+ * sets the calling thread's step threads (the executor: 1 while its workers
+ * run) and returns the previous value; rc_step_blas_threads reads it (0:
+ * not in a step loop). */
+RC_INTERNAL int rc_step_blas_enter(void);
+RC_INTERNAL void rc_step_blas_leave(int prev);
+RC_INTERNAL int rc_step_blas_set_threads(int n);
+RC_INTERNAL int rc_step_blas_threads(void);
+
+/* Runs fn(ctx, p, parts) for p = 0..parts-1 over up to `threads` threads:
+ * the caller and persistent helper threads (kernels/packed_gemm.c). Returns
+ * when every part is done; a concurrent call (helpers busy) runs its parts
+ * on its caller alone. */
+typedef void (*rc_part_fn)(const void *ctx, int part, int parts);
+RC_INTERNAL void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

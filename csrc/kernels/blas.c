@@ -55,6 +55,63 @@ static void blas_leave(void) { pthread_rwlock_unlock(&fork_lock); }
 
 static void apply_fork_restore(void); /* below, with the executors' thread count */
 
+static void sgemm_ld(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    blas_enter();
+    RC_BLAS(cblas_sgemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                         (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+    blas_leave();
+}
+
+/* The calling thread's step threads (rc_core.h, "Step loops"); 0 outside. */
+static __thread int tl_step_threads;
+
+/* A step loop's product of at least RC_STEP_SPLIT_MIN multiply-adds goes in
+ * fixed chunks along C's longer side (columns when N >= M): as many as the
+ * process had cores when it first asked (at most 8; fixed from then on),
+ * each a multiple of 64 wide; smaller products in one call. Chunk c is always
+ * the same single-threaded OpenBLAS call, whichever thread runs it. (Each
+ * chunk packs the whole other operand again, so chunks are few: eight per
+ * product cost the serial path ~10% at hidden 256 / batch 128.) */
+#define RC_STEP_SPLIT_MIN (1 << 20)
+static int step_chunks(void)
+{
+    static int n; /* benign race: every thread computes the same, or one value wins for good */
+    int v = __atomic_load_n(&n, __ATOMIC_RELAXED);
+    if (v) return v;
+    v = rc_num_cores();
+    v = v < 1 ? 1 : v > 8 ? 8 : v;
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&n, &expected, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) v = expected;
+    return v;
+}
+typedef struct {
+    int trans_a, trans_b, by_cols;
+    int64_t M, N, K, chunk, n_chunks;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} chunk_job;
+
+static void chunk_part(const void *job, int part, int parts)
+{
+    const chunk_job *j = job;
+    int64_t lda = j->trans_a ? j->M : j->K, ldb = j->trans_b ? j->K : j->N;
+    for (int64_t c = j->n_chunks * part / parts; c < j->n_chunks * (part + 1) / parts; c++) {
+        int64_t b = c * j->chunk;
+        if (j->by_cols) {
+            int64_t w = j->N - b < j->chunk ? j->N - b : j->chunk;
+            sgemm_ld(j->trans_a, j->trans_b, j->M, w, j->K, j->alpha, j->A, lda, j->trans_b ? j->B + b * j->K : j->B + b,
+                     ldb, j->beta, j->C + b, j->N);
+        } else {
+            int64_t h = j->M - b < j->chunk ? j->M - b : j->chunk;
+            sgemm_ld(j->trans_a, j->trans_b, h, j->N, j->K, j->alpha, j->trans_a ? j->A + b : j->A + b * j->K, lda,
+                     j->B, ldb, j->beta, j->C + b * j->N, j->N);
+        }
+    }
+}
+
 void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
               const float *B, float beta, float *C)
 {
@@ -64,13 +121,22 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
         for (int64_t i = 0; i < M * N; i++) C[i] = beta == 0.f ? 0.f : beta * C[i];
         return;
     }
-    int lda = trans_a ? (int)M : (int)K;
-    int ldb = trans_b ? (int)K : (int)N;
     apply_fork_restore();
-    blas_enter();
-    RC_BLAS(cblas_sgemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                         (int)M, (int)N, (int)K, alpha, A, lda, B, ldb, beta, C, (int)N);
-    blas_leave();
+    int threads = tl_step_threads;
+    if (threads > 0) {
+        chunk_job j = {trans_a, trans_b, 1, M, N, K, N, 1, alpha, beta, A, B, C};
+        if ((double)M * (double)N * (double)K >= RC_STEP_SPLIT_MIN) {
+            j.by_cols = N >= M;
+            int64_t side = j.by_cols ? N : M;
+            int64_t want = step_chunks();
+            j.chunk = ((side + want - 1) / want + 63) / 64 * 64;
+            j.n_chunks = (side + j.chunk - 1) / j.chunk;
+        }
+        int parts = threads < j.n_chunks ? threads : (int)j.n_chunks;
+        rc_par_run(parts, parts, chunk_part, &j);
+        return;
+    }
+    sgemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
 }
 
 /* Executors running at the same time (from several Python threads) share one
@@ -164,3 +230,31 @@ void rc_blas_executor_leave(void)
     }
     pthread_mutex_unlock(&exec_mu);
 }
+
+int rc_step_blas_enter(void)
+{
+    int prev = tl_step_threads;
+    rc_blas_executor_enter();
+    if (prev == 0) {
+        pthread_mutex_lock(&exec_mu);
+        int n = exec_saved;
+        pthread_mutex_unlock(&exec_mu);
+        tl_step_threads = n > 0 ? n : 1;
+    }
+    return prev;
+}
+
+void rc_step_blas_leave(int prev)
+{
+    tl_step_threads = prev;
+    rc_blas_executor_leave();
+}
+
+int rc_step_blas_set_threads(int n)
+{
+    int prev = tl_step_threads;
+    tl_step_threads = n;
+    return prev;
+}
+
+int rc_step_blas_threads(void) { return tl_step_threads; }

@@ -351,13 +351,14 @@ typedef struct {
     int64_t M, out, inner, lda, ldc, n_panels;
     const float *A, *P, *bias;
     float *C;
-    int path, parts;
+    int path;
 } gemm_job;
 
 /* Part p of parts: the panels [p * n / parts, (p + 1) * n / parts). */
-static void run_part(const gemm_job *j, int p)
+static void run_part(const void *job, int p, int parts)
 {
-    int64_t pb = j->n_panels * p / j->parts, pe = j->n_panels * (p + 1) / j->parts;
+    const gemm_job *j = job;
+    int64_t pb = j->n_panels * p / parts, pe = j->n_panels * (p + 1) / parts;
     int64_t ob = pb * RC_PACK_NR, oe = pe * RC_PACK_NR < j->out ? pe * RC_PACK_NR : j->out;
     if (ob >= oe) return;
 #ifdef RC_PACKED_X86
@@ -373,23 +374,28 @@ static void run_part(const gemm_job *j, int p)
     gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
 }
 
-/* ---------------------------------------------------------------- helper threads (serial path)
- * On the serial path OpenBLAS would use all its threads for these products,
- * so a product big enough is split by panels over as many threads as
- * OpenBLAS has (the caller plus persistent helpers). Inside the RNN executor
- * OpenBLAS is at one thread per worker, and so is this. Each output element
- * is computed by one thread with the same FMA chain, so the split never
- * changes a bit. One product at a time uses the helpers; a concurrent one
- * (another Python thread) runs on its caller alone. A helper that finished a
- * part polls for the next product for rc_flag_spin_ns() before it sleeps, and
- * the caller polls for the helpers' parts the same way: in a step loop the
- * next product comes within microseconds, and a wake-up costs that much. */
+/* ---------------------------------------------------------------- helper threads (rc_par_run)
+ * The products of a serial step loop are split over as many threads as
+ * OpenBLAS had when the loop started (the caller plus persistent helpers):
+ * rc_gemm_packed by panels, rc_sgemm's fixed chunks (blas.c). Inside the RNN
+ * executor each worker runs its products alone. A part's results never
+ * depend on the thread that runs it, so the split never changes a bit. One
+ * product at a time uses the helpers; a concurrent one (another Python
+ * thread) runs on its caller alone. A helper that finished a part polls for
+ * the next product for rc_flag_spin_ns() before it sleeps, and the caller
+ * polls for the helpers' parts the same way: in a step loop the next product
+ * comes within microseconds, and a wake-up costs that much. */
 #define RC_PACK_MAX_THREADS 64
+typedef struct {
+    rc_part_fn fn;
+    const void *ctx;
+    int parts;
+} par_job;
 static struct {
     pthread_mutex_t mu;   /* guards the fields below */
     pthread_cond_t go, done;
     int n_helpers;        /* helper threads started */
-    gemm_job job;
+    par_job job;
     int next_part;        /* next part of job to take (job.parts: none left) */
     int remaining;        /* parts of job not finished (atomic writes; polled without mu) */
     int busy;             /* a product is using the helpers */
@@ -418,9 +424,9 @@ static void *helper_main(void *arg)
             pthread_cond_wait(&pool.go, &pool.mu);
         }
         int p = pool.next_part++;
-        gemm_job j = pool.job;
+        par_job j = pool.job;
         pthread_mutex_unlock(&pool.mu);
-        run_part(&j, p);
+        j.fn(j.ctx, p, j.parts);
         pthread_mutex_lock(&pool.mu);
         if (__atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&pool.done);
         poll = 1;
@@ -458,42 +464,33 @@ static int pool_grow(int want)
     return pool.n_helpers;
 }
 
-/* Splits only products of at least this many multiply-adds (a helper's wake-up costs microseconds). */
-#define RC_PACK_SPLIT_MIN (1 << 20)
-
-void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
-                    const float *bias, float *C, int64_t ldc)
+void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx)
 {
-    __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
-    if (M <= 0 || out <= 0) return;
-    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 1};
-    j.path = forced >= 0 ? forced : cpu_path();
-    int threads = rc_blas_num_threads();
+    if (parts <= 0) return;
     if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
-    if (threads > j.n_panels) threads = (int)j.n_panels;
-    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PACK_SPLIT_MIN) {
-        run_part(&j, 0);
+    if (threads > parts) threads = parts;
+    if (threads < 2) {
+        for (int p = 0; p < parts; p++) fn(ctx, p, parts);
         return;
     }
     pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool.mu);
     if (pool.busy || pool_grow(threads - 1) == 0) {
         pthread_mutex_unlock(&pool.mu);
-        run_part(&j, 0);
+        for (int p = 0; p < parts; p++) fn(ctx, p, parts);
         return;
     }
     pool.busy = 1;
-    j.parts = threads;
-    pool.job = j;
+    pool.job = (par_job){fn, ctx, parts};
     pool.next_part = 0;
-    __atomic_store_n(&pool.remaining, j.parts, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool.remaining, parts, __ATOMIC_RELAXED);
     pool.spin_ns = threads <= rc_num_cores() ? rc_flag_spin_ns() : 0;
     __atomic_add_fetch(&pool.gen, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool.go);
-    while (pool.next_part < j.parts) { /* the caller takes parts too */
+    while (pool.next_part < parts) { /* the caller takes parts too */
         int p = pool.next_part++;
         pthread_mutex_unlock(&pool.mu);
-        run_part(&j, p);
+        fn(ctx, p, parts);
         pthread_mutex_lock(&pool.mu);
         __atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_RELEASE);
     }
@@ -504,4 +501,22 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
     pool.next_part = 0;
     pool.busy = 0;
     pthread_mutex_unlock(&pool.mu);
+}
+
+/* Splits only products of at least this many multiply-adds (a helper's wake-up costs microseconds). */
+#define RC_PACK_SPLIT_MIN (1 << 20)
+
+void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
+                    const float *bias, float *C, int64_t ldc)
+{
+    __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
+    if (M <= 0 || out <= 0) return;
+    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0};
+    j.path = forced >= 0 ? forced : cpu_path();
+    int threads = rc_step_blas_threads();
+    if (threads <= 0) threads = rc_blas_num_threads(); /* outside a step loop (the tests) */
+    if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
+    if (threads > j.n_panels) threads = (int)j.n_panels;
+    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PACK_SPLIT_MIN) threads = 1;
+    rc_par_run(threads, threads, run_part, &j);
 }

@@ -635,6 +635,7 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
 static void *worker_main(void *p)
 {
     rc_rnn_exec *ex = p;
+    rc_step_blas_set_threads(1); /* a worker's products run on the worker alone (rc_core.h, "Step loops") */
     pthread_mutex_lock(&ex->mu);
     int id = ++ex->n_ids; /* 1 .. num_threads - 1, in the order the workers start */
     for (;;) {
@@ -752,9 +753,11 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
         ex->t0 = rc_rnn_now_ns();
     }
+    int prev_step_threads = 0;
     if (ex->num_threads > 1) {
         rc_blas_executor_enter();
         start_workers(ex);
+        prev_step_threads = rc_step_blas_set_threads(1); /* the caller runs tasks beside the workers */
     }
     pthread_mutex_lock(&ex->mu);
     memcpy(ex->indeg, ex->indeg0, sizeof(int) * (size_t)ex->n_inst);
@@ -781,7 +784,10 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     int failed = ex->failed;
     rc_err e = ex->err;
     pthread_mutex_unlock(&ex->mu);
-    if (ex->num_threads > 1) rc_blas_executor_leave();
+    if (ex->num_threads > 1) {
+        rc_step_blas_set_threads(prev_step_threads);
+        rc_blas_executor_leave();
+    }
     if (failed) {
         *err = e;
         return e.code ? e.code : RC_ERR_RUNTIME;

@@ -704,8 +704,8 @@ static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t ela
 }
 
 /* Runs the prepared per-timestep nets: serially, or with the executor. */
-static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
-                           rc_err *err)
+static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
+                              rc_err *err)
 {
     rnn_scratch *sc = scratch_blob->obj;
     rc_status s = RC_OK;
@@ -761,6 +761,19 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
     if (!s && st->exec_mode != EXEC_OFF) s = store_exec_status(op, st, scratch_blob, err);
     if (s && s != RC_ERR_INTERRUPT)
         rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);
+    return s;
+}
+
+/* run_steps_in inside a step loop's BLAS setting (rc_core.h, "Step loops"):
+ * OpenBLAS single-threaded, products in fixed chunks, so that executor on
+ * and off give the same bits. */
+static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
+                           rc_err *err)
+{
+    if (T == 0) return RC_OK;
+    int prev = rc_step_blas_enter();
+    rc_status s = run_steps_in(op, st, scratch_blob, T, forward, max_parallel, err);
+    rc_step_blas_leave(prev);
     return s;
 }
 

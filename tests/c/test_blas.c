@@ -1,8 +1,10 @@
 /* rc_sgemm (OpenBLAS through scipy-openblas32's prefixed symbols): all four
  * transpose combinations against a naive loop, alpha/beta, K == 0 and empty
- * M/N, and the BLAS thread-count getter/setter. */
+ * M/N, the BLAS thread-count getter/setter, and the fixed chunks of a step
+ * loop's products (bitwise the same at any thread count). */
 #include "rc_test.h"
 #include <math.h>
+#include <string.h>
 
 static void naive(int ta, int tb, int M, int N, int K, float alpha, const float *A, const float *B, float beta,
                   float *C)
@@ -73,10 +75,64 @@ static void test_blas_threads(void)
     CHECK(rc_num_cores() >= 1);
 }
 
+/* Inside a step loop (rc_step_blas_enter) rc_sgemm multiplies in fixed
+ * chunks, each a single-threaded OpenBLAS call: the result is right (every
+ * transpose, alpha/beta; 8 chunks of 128 columns, 8 with a ragged last one,
+ * 6 and 5 chunks of 128 rows with ragged last ones, products too small to
+ * split) and bit for bit the same whatever OpenBLAS's thread count was when
+ * the loop started (1-3: the serial loop's split) and for an executor worker
+ * (step threads 1); OpenBLAS is at one thread inside the loop and gets its
+ * count back after it. */
+static void test_step_loop_sgemm_is_thread_invariant(void)
+{
+    const int shapes[][3] = {{16, 1024, 256}, {16, 1000, 256}, {700, 300, 40}, {600, 100, 64}, {16, 520, 33}, {3, 4, 5}};
+    int was = rc_blas_num_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t mn = (size_t)M * (size_t)N;
+        float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+        float *C0 = malloc(sizeof(float) * mn), *C = malloc(sizeof(float) * mn), *R = malloc(sizeof(float) * mn);
+        REQUIRE(A && B && C0 && C && R);
+        for (int i = 0; i < M * K; i++) A[i] = sinf((float)i * 0.37f);
+        for (int i = 0; i < K * N; i++) B[i] = cosf((float)i * 0.11f);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                float alpha = (ta + tb) % 2 ? -0.5f : 1.f, beta = tb ? 1.f : 0.f;
+                for (size_t i = 0; i < mn; i++) R[i] = (float)(i % 97) * 0.01f;
+                memcpy(C0, R, sizeof(float) * mn);
+                naive(ta, tb, M, N, K, alpha, A, B, beta, R);
+                for (int th = 1; th <= 4; th++) { /* th 4: an executor worker (step threads 1), OpenBLAS at 3 */
+                    float *dst = th == 1 ? C0 : C;
+                    for (size_t i = 0; i < mn; i++) dst[i] = (float)(i % 97) * 0.01f;
+                    rc_blas_set_num_threads(th < 4 ? th : 3);
+                    int prev = rc_step_blas_enter();
+                    CHECK_EQ(rc_blas_num_threads(), 1);
+                    CHECK_EQ(rc_step_blas_threads(), th < 4 ? th : 3);
+                    int prev_w = th == 4 ? rc_step_blas_set_threads(1) : 0;
+                    rc_sgemm(ta, tb, M, N, K, alpha, A, B, beta, dst);
+                    if (th == 4) rc_step_blas_set_threads(prev_w);
+                    rc_step_blas_leave(prev);
+                    CHECK_EQ(rc_step_blas_threads(), 0);
+                    CHECK_EQ(rc_blas_num_threads(), th < 4 ? th : 3);
+                    int ok = 1;
+                    for (size_t i = 0; i < mn; i++) ok &= fabsf(dst[i] - R[i]) <= 1e-4f * (1.f + fabsf(R[i]));
+                    int same = th == 1 || memcmp(C, C0, sizeof(float) * mn) == 0;
+                    if (!ok || !same)
+                        RCT_FAIL_AT("step sgemm M=%d N=%d K=%d ta=%d tb=%d threads=%d: close %d, bitwise equal to "
+                                    "1 thread %d", M, N, K, ta, tb, th, ok, same);
+                    else rct_passed++;
+                }
+            }
+        free(A), free(B), free(C0), free(C), free(R);
+    }
+    rc_blas_set_num_threads(was);
+}
+
 int main(void)
 {
     RUN(test_sgemm);
     RUN(test_sgemm_edges);
     RUN(test_blas_threads);
+    RUN(test_step_loop_sgemm_is_thread_invariant);
     return TEST_REPORT();
 }
