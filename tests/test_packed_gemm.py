@@ -128,6 +128,28 @@ def test_avx2_kernel_gives_the_same_bits(N):
             assert got["blobs"][k] == ref["blobs"][k], "N=%d enable=%d threads=%d: %s differs" % (N, enable, threads, k)
 
 
+@pytest.mark.parametrize("value,warns", [("bogus", "is not 0, 1 or avx2"), ("0", None), ("avx2", None)])
+def test_packed_gemm_environment_variable(value, warns):
+    """RECURRENT_PACKED_GEMM: 0 turns the packed path off, avx2 picks the AVX2
+    kernel (on a CPU that has it), anything else warns at import and keeps the
+    CPU's best kernel."""
+    env = dict(os.environ)
+    env["RECURRENT_PACKED_GEMM"] = value
+    r = subprocess.run([sys.executable, "-c", "from recurrent import _C; print(_C.get_flag('packed_gemm_kernel'))"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    kernel = r.stdout.split()[-1]
+    if warns:
+        assert "RuntimeWarning" in r.stderr and warns in r.stderr, r.stderr
+        assert kernel == _C.get_flag("packed_gemm_kernel")
+    elif value == "0":
+        assert kernel == "none" and not r.stderr
+    elif kernel == "avx2":
+        assert not r.stderr
+    else:  # a CPU without AVX2 + FMA: said at import
+        assert kernel == "none" and "no AVX2 + FMA" in r.stderr, r.stderr
+
+
 @needs_packed
 @pytest.mark.parametrize("N", (24, 29, 64))
 def test_six_row_tiles_executor_bitwise(N):

@@ -384,7 +384,8 @@ RC_INTERNAL void rc_blas_set_num_threads(int n);
  * kernels), and the executor runs it at one thread per worker. So while any
  * step loop runs, OpenBLAS is at one thread (rc_blas_executor_enter), and
  * rc_sgemm called from a thread inside a step loop multiplies in fixed
- * chunks (a function of the shape only), each one single-threaded OpenBLAS
+ * chunks (a function of the shape and of the process's core count, read
+ * once), each one single-threaded OpenBLAS
  * call, spread over that thread's step threads: the OpenBLAS thread count
  * found when the loop started for the serial loop (the helper threads of
  * rc_par_run), 1 for an executor worker. Same bits in either mode.

@@ -41,8 +41,10 @@ RC_INTERNAL const char *rc_packed_kernel(void);
 /* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL) for
  * m < M, o < out; A rows lda apart, C rows ldc apart, P from rc_pack_b.
  * Requires rc_packed_available(). Overwrites C; C must not overlap A or P.
- * Uses as many threads as OpenBLAS currently has (rc_blas_num_threads: one
- * inside the RNN executor), splitting the columns; the bits are the same. */
+ * Uses the calling thread's step threads (rc_step_blas_threads: in a serial
+ * step loop the OpenBLAS thread count found at its start, one in an executor
+ * worker; outside step loops OpenBLAS's count), splitting the columns; the
+ * bits are the same. */
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                                 const float *bias, float *C, int64_t ldc);
 
