@@ -405,6 +405,9 @@ RC_INTERNAL int rc_step_blas_threads(void);
  * on its caller alone. */
 typedef void (*rc_part_fn)(const void *ctx, int part, int parts);
 RC_INTERNAL void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx);
+/* Products below this many multiply-adds are not split over rc_par_run's
+ * threads (a helper's wake-up costs microseconds). */
+#define RC_PAR_SPLIT_MIN (1 << 20)
 
 #ifdef __cplusplus
 }

@@ -67,14 +67,13 @@ static void sgemm_ld(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, 
 /* The calling thread's step threads (rc_core.h, "Step loops"); 0 outside. */
 static __thread int tl_step_threads;
 
-/* A step loop's product of at least RC_STEP_SPLIT_MIN multiply-adds goes in
+/* A step loop's product of at least RC_PAR_SPLIT_MIN multiply-adds goes in
  * fixed chunks along C's longer side (columns when N >= M): as many as the
  * process had cores when it first asked (at most 8; fixed from then on),
  * each a multiple of 64 wide; smaller products in one call. Chunk c is always
  * the same single-threaded OpenBLAS call, whichever thread runs it. (Each
  * chunk packs the whole other operand again, so chunks are few: eight per
  * product cost the serial path ~10% at hidden 256 / batch 128.) */
-#define RC_STEP_SPLIT_MIN (1 << 20)
 static int step_chunks(void)
 {
     static int n; /* benign race: every thread computes the same, or one value wins for good */
@@ -125,7 +124,7 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     int threads = tl_step_threads;
     if (threads > 0) {
         chunk_job j = {trans_a, trans_b, 1, M, N, K, N, 1, alpha, beta, A, B, C};
-        if ((double)M * (double)N * (double)K >= RC_STEP_SPLIT_MIN) {
+        if ((double)M * (double)N * (double)K >= RC_PAR_SPLIT_MIN) {
             j.by_cols = N >= M;
             int64_t side = j.by_cols ? N : M;
             int64_t want = step_chunks();

@@ -91,11 +91,14 @@ void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_
         }
         return;
     }
+#ifdef RC_PACKED_X86
+    int transpose = s_i == 1 && inner >= 8 && have_avx2(); /* checked once, not per panel */
+#endif
     for (int64_t o0 = 0; o0 < out; o0 += RC_PACK_NR) {
         float *panel = P + o0 * inner;
         int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR, i0 = 0;
 #ifdef RC_PACKED_X86
-        if (s_i == 1 && w == RC_PACK_NR && inner >= 8 && have_avx2()) {
+        if (transpose && w == RC_PACK_NR) {
             for (; i0 + 8 <= inner; i0 += 8)
                 for (int g = 0; g < RC_PACK_NR / 8; g++)
                     transpose8(src + (o0 + 8 * g) * s_o + i0, s_o, panel + i0 * RC_PACK_NR + 8 * g);
@@ -503,9 +506,6 @@ void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx)
     pthread_mutex_unlock(&pool.mu);
 }
 
-/* Splits only products of at least this many multiply-adds (a helper's wake-up costs microseconds). */
-#define RC_PACK_SPLIT_MIN (1 << 20)
-
 void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                     const float *bias, float *C, int64_t ldc)
 {
@@ -517,6 +517,6 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
     if (threads <= 0) threads = rc_blas_num_threads(); /* outside a step loop (the tests) */
     if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
     if (threads > j.n_panels) threads = (int)j.n_panels;
-    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PACK_SPLIT_MIN) threads = 1;
+    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PAR_SPLIT_MIN) threads = 1;
     rc_par_run(threads, threads, run_part, &j);
 }
