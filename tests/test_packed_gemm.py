@@ -43,6 +43,23 @@ def test_lstm_step_products_use_the_packed_weight(enable):
     assert calls() - before == 6 * 3 + 6 * 3
 
 
+@pytest.mark.skipif(not _C.get_flag("packed_wgrad"),
+                    reason="no AVX-512F (or RECURRENT_PACKED_GEMM=0 / avx2): the weight gradients use OpenBLAS")
+@pytest.mark.parametrize("enable", (0, 1))
+def test_weight_gradients_summed_by_our_kernel(enable):
+    """2-layer LSTM: the three step FCs' weight gradients (layer 0 recurrent,
+    layer 1 input and recurrent) are summed after the loop by rc_gemm_wgrad,
+    once each per run; batch 70 (step products above 64 rows: OpenBLAS)
+    changes nothing there."""
+    for N in (5, 70):
+        case = build_stack("lstm", layers=2, H=40, N=N, D=7, name="wg%d_%d" % (enable, N))
+        case.feed(6, 3)
+        case.create(enable, threads=2)
+        before = _C.get_flag("packed_wgrad_calls")
+        case.run_created()
+        assert _C.get_flag("packed_wgrad_calls") - before == 3
+
+
 @needs_packed
 def test_more_than_64_rows_go_to_openblas():
     case = build_stack("lstm", layers=2, H=16, N=65, D=4, name="wide")
@@ -75,7 +92,7 @@ from test_executor import build_stack
 case = build_stack("lstm", layers=2, H=48, N=%d, D=5, name="dump")
 out = case.run(11, 4, enable=%d, threads=%d)
 print(json.dumps({"packed": _C.get_flag("packed_gemm"), "calls": _C.get_flag("packed_gemm_calls"),
-                  "kernel": _C.get_flag("packed_gemm_kernel"),
+                  "kernel": _C.get_flag("packed_gemm_kernel"), "wgrad_calls": _C.get_flag("packed_wgrad_calls"),
                   "blobs": {k: np.asarray(v, np.float64).ravel().tolist() for k, v in out.items()}}))
 """
 
@@ -99,7 +116,8 @@ def test_packed_and_openblas_paths_agree(N):
     take the kernel's 8 x 32 tile, 29 its 6 x 64 tile with 5 rows left over."""
     on, off = _dump(True, N), _dump(False, N)
     assert on["packed"] == 1 and on["calls"] > 0
-    assert off["packed"] == 0 and off["calls"] == 0
+    assert off["packed"] == 0 and off["calls"] == 0 and off["wgrad_calls"] == 0
+    assert on["wgrad_calls"] == (3 if on["kernel"] == "avx512" else 0)
     assert on["blobs"].keys() == off["blobs"].keys()
     for k in on["blobs"]:
         a, b = np.array(on["blobs"][k]), np.array(off["blobs"][k])
@@ -114,7 +132,10 @@ def test_avx2_kernel_gives_the_same_bits(N):
     and 3 threads, gives the bits of the CPU's default kernel (one FMA chain
     per element on every kernel). Hidden 48: 4H = 192 columns are 6 full
     panels, the dX products' 48 columns one full and one half panel; 8, 29
-    and 64 rows exercise every row remainder of its 6-row tiles."""
+    and 64 rows exercise every row remainder of its 6-row tiles. Except: the
+    step FCs' weight gradients, summed after the loop, which an AVX-512 CPU
+    computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (float32
+    rounding apart; every blob computed from them is compared bitwise)."""
     ref = _dump(True, N)
     if ref["kernel"] == "avx2":
         pytest.skip("the CPU's default kernel is the AVX2 one already")
@@ -122,10 +143,14 @@ def test_avx2_kernel_gives_the_same_bits(N):
         got = _dump("avx2", N, enable, threads)
         if got["kernel"] != "avx2":
             pytest.skip("no AVX2 + FMA on this CPU")
-        assert got["calls"] > 0
+        assert got["calls"] > 0 and got["wgrad_calls"] == 0
         assert got["blobs"].keys() == ref["blobs"].keys()
         for k in ref["blobs"]:
-            assert got["blobs"][k] == ref["blobs"][k], "N=%d enable=%d threads=%d: %s differs" % (N, enable, threads, k)
+            what = "N=%d enable=%d threads=%d: %s differs" % (N, enable, threads, k)
+            if ref["wgrad_calls"] and k.startswith("dump/layer_") and k.endswith("_w_grad"):
+                np.testing.assert_allclose(got["blobs"][k], ref["blobs"][k], rtol=1e-4, atol=1e-6, err_msg=what)
+            else:
+                assert got["blobs"][k] == ref["blobs"][k], what
 
 
 @pytest.mark.parametrize("value,warns", [("bogus", "is not 0, 1 or avx2"), ("0", None), ("avx2", None)])

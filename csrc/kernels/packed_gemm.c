@@ -21,8 +21,8 @@ int64_t rc_pack_floats(int64_t inner, int64_t out)
 
 #ifdef RC_PACKED_X86
 /* 8 x 8 block transpose: rows r of src (8 floats each, s_o apart) become
- * columns of dst (rows RC_PACK_NR apart). */
-__attribute__((target("avx2"))) static void transpose8(const float *src, int64_t s_o, float *dst)
+ * columns of dst (rows ldd apart). */
+__attribute__((target("avx2"))) static void transpose8(const float *src, int64_t s_o, float *dst, int64_t ldd)
 {
     __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + s_o), r2 = _mm256_loadu_ps(src + 2 * s_o),
            r3 = _mm256_loadu_ps(src + 3 * s_o), r4 = _mm256_loadu_ps(src + 4 * s_o),
@@ -35,14 +35,14 @@ __attribute__((target("avx2"))) static void transpose8(const float *src, int64_t
            u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
            u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
            u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(dst + 0 * RC_PACK_NR, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(dst + 1 * RC_PACK_NR, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(dst + 2 * RC_PACK_NR, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(dst + 3 * RC_PACK_NR, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(dst + 4 * RC_PACK_NR, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(dst + 5 * RC_PACK_NR, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(dst + 6 * RC_PACK_NR, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(dst + 7 * RC_PACK_NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+    _mm256_storeu_ps(dst + 0 * ldd, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
 static int have_avx2(void)
@@ -101,11 +101,27 @@ void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t s_i, int64_
         if (transpose && w == RC_PACK_NR) {
             for (; i0 + 8 <= inner; i0 += 8)
                 for (int g = 0; g < RC_PACK_NR / 8; g++)
-                    transpose8(src + (o0 + 8 * g) * s_o + i0, s_o, panel + i0 * RC_PACK_NR + 8 * g);
+                    transpose8(src + (o0 + 8 * g) * s_o + i0, s_o, panel + i0 * RC_PACK_NR + 8 * g, RC_PACK_NR);
         }
 #endif
         pack_panel_scalar(inner, w, src + o0 * s_o, s_i, s_o, panel, i0);
     }
+}
+
+void rc_transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd)
+{
+    int64_t r0 = 0;
+#ifdef RC_PACKED_X86
+    if (rows >= 8 && cols >= 8 && have_avx2())
+        for (; r0 + 8 <= rows; r0 += 8) {
+            int64_t c0 = 0;
+            for (; c0 + 8 <= cols; c0 += 8) transpose8(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
+            for (int64_t r = r0; r < r0 + 8; r++)
+                for (int64_t c = c0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+        }
+#endif
+    for (int64_t r = r0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
 
 #ifdef RC_PACKED_X86
@@ -129,59 +145,89 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
  * only; the last, partial panel goes through 8 x 1 with a buffered store. */
 #define RC_PF_AHEAD 16 /* pack rows prefetched ahead: the pack streams from L3 when several
                         * step weights take turns (measured 7-9% faster; prefetches never fault) */
-#define RC_TILE_FN(MR, NP)                                                                                          \
-    __attribute__((target("avx512f"))) static void tile_##MR##x##NP(int64_t inner, const float *a, int64_t lda,      \
-                                                                     const float *pp, const float *bias, float *c,   \
-                                                                     int64_t ldc)                                    \
+/* One step i of a tile: the pack's row i (NP panels), row r's A element AEXPR. */
+#define RC_TILE_STEP(MR, NP, i, AEXPR)                                                                              \
+    {                                                                                                                \
+        __m512 x[2 * NP];                                                                                            \
+        for (int p = 0; p < NP; p++) {                                                                               \
+            const float *q = pp + p * inner * RC_PACK_NR + (i) * RC_PACK_NR;                                         \
+            _mm_prefetch((const char *)(q + RC_PF_AHEAD * RC_PACK_NR), _MM_HINT_T0);                                 \
+            _mm_prefetch((const char *)(q + RC_PF_AHEAD * RC_PACK_NR + 16), _MM_HINT_T0);                            \
+            x[2 * p] = _mm512_loadu_ps(q);                                                                           \
+            x[2 * p + 1] = _mm512_loadu_ps(q + 16);                                                                  \
+        }                                                                                                            \
+        for (int r = 0; r < MR; r++) {                                                                               \
+            __m512 s = _mm512_set1_ps(AEXPR);                                                                        \
+            for (int q = 0; q < 2 * NP; q++) acc[r][q] = _mm512_fmadd_ps(s, x[q], acc[r][q]);                        \
+        }                                                                                                            \
+    }
+/* BLK 0: A(r, i) = a[r * lda + i] (the step products); BLK 1: A in blocks of
+ * bk columns, bs floats apart (the weight gradients' stash, see
+ * rc_gemm_wgrad): A(r, b * bk + k) = a[b * bs + r * lda + k]. Either way the
+ * same FMA chain over i; cont starts it from C instead of 0. */
+#define RC_TILE_FN(MR, NP, SFX, BLK)                                                                                \
+    __attribute__((target("avx512f"))) static void tile_##MR##x##NP##SFX(                                          \
+        int64_t inner, const float *a, int64_t lda, int64_t bk, int64_t bs, const float *pp, const float *bias,      \
+        float *c, int64_t ldc, int cont)                                                                             \
     {                                                                                                                \
         __m512 acc[MR][2 * NP];                                                                                      \
         for (int r = 0; r < MR; r++)                                                                                 \
-            for (int q = 0; q < 2 * NP; q++) acc[r][q] = _mm512_setzero_ps();                                        \
-        for (int64_t i = 0; i < inner; i++) {                                                                        \
-            __m512 x[2 * NP];                                                                                        \
-            for (int p = 0; p < NP; p++) {                                                                           \
-                const float *q = pp + p * inner * RC_PACK_NR + i * RC_PACK_NR;                                       \
-                _mm_prefetch((const char *)(q + RC_PF_AHEAD * RC_PACK_NR), _MM_HINT_T0);                             \
-                _mm_prefetch((const char *)(q + RC_PF_AHEAD * RC_PACK_NR + 16), _MM_HINT_T0);                        \
-                x[2 * p] = _mm512_loadu_ps(q);                                                                       \
-                x[2 * p + 1] = _mm512_loadu_ps(q + 16);                                                              \
+            for (int q = 0; q < 2 * NP; q++)                                                                         \
+                acc[r][q] = cont ? _mm512_loadu_ps(c + r * ldc + 16 * q) : _mm512_setzero_ps();                      \
+        if (BLK) {                                                                                                   \
+            for (int64_t i = 0, b = 0; i < inner; b++) {                                                             \
+                const float *ab = a + b * bs;                                                                        \
+                int64_t kn = inner - i < bk ? inner - i : bk;                                                        \
+                for (int64_t k = 0; k < kn; k++, i++) RC_TILE_STEP(MR, NP, i, ab[r * lda + k])                       \
             }                                                                                                        \
-            for (int r = 0; r < MR; r++) {                                                                           \
-                __m512 s = _mm512_set1_ps(a[r * lda + i]);                                                           \
-                for (int q = 0; q < 2 * NP; q++) acc[r][q] = _mm512_fmadd_ps(s, x[q], acc[r][q]);                    \
-            }                                                                                                        \
+        } else {                                                                                                     \
+            (void)bk;                                                                                                \
+            (void)bs;                                                                                                \
+            for (int64_t i = 0; i < inner; i++) RC_TILE_STEP(MR, NP, i, a[r * lda + i])                              \
         }                                                                                                            \
         for (int r = 0; r < MR; r++)                                                                                 \
             for (int q = 0; q < 2 * NP; q++)                                                                         \
                 _mm512_storeu_ps(c + r * ldc + 16 * q,                                                               \
                                  bias ? _mm512_add_ps(acc[r][q], _mm512_loadu_ps(bias + 16 * q)) : acc[r][q]);       \
     }
-RC_TILE_FN(8, 1)
-RC_TILE_FN(1, 1)
-RC_TILE_FN(6, 2)
-RC_TILE_FN(5, 2)
-RC_TILE_FN(4, 2)
-RC_TILE_FN(3, 2)
-RC_TILE_FN(2, 2)
-RC_TILE_FN(1, 2)
+#define RC_TILE_SET(SFX, BLK)                                                                                       \
+    RC_TILE_FN(8, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(1, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(6, 2, SFX, BLK)                                                                                       \
+    RC_TILE_FN(5, 2, SFX, BLK)                                                                                       \
+    RC_TILE_FN(4, 2, SFX, BLK)                                                                                       \
+    RC_TILE_FN(3, 2, SFX, BLK)                                                                                       \
+    RC_TILE_FN(2, 2, SFX, BLK)                                                                                       \
+    RC_TILE_FN(1, 2, SFX, BLK)
+RC_TILE_SET(, 0)
+RC_TILE_SET(_blk, 1)
 
-typedef void (*tile_fn)(int64_t, const float *, int64_t, const float *, const float *, float *, int64_t);
-static const tile_fn tiles2[7] = {NULL, tile_1x2, tile_2x2, tile_3x2, tile_4x2, tile_5x2, tile_6x2};
+typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, int64_t, const float *, const float *, float *,
+                        int64_t, int);
+typedef struct {
+    tile_fn t8x1, t1x1, t2[7]; /* t2[r]: r rows x 2 panels */
+} tile_set;
+static const tile_set tiles_std = {tile_8x1, tile_1x1, {NULL, tile_1x2, tile_2x2, tile_3x2, tile_4x2, tile_5x2, tile_6x2}};
+static const tile_set tiles_blk = {tile_8x1_blk, tile_1x1_blk, {NULL, tile_1x2_blk, tile_2x2_blk, tile_3x2_blk,
+                                                                tile_4x2_blk, tile_5x2_blk, tile_6x2_blk}};
 
 /* Rows from which the 6 x 2 tile is used (below: 8 x 1). */
 #define RC_TILE2_MIN_M 24
 
-__attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t out, int64_t inner, const float *A,
-                                                            int64_t lda, const float *P, const float *bias,
-                                                            float *C, int64_t ldc, int64_t o_begin, int64_t o_end)
+/* Columns [o_begin, o_end) of C (whole panels, the last one maybe partial). */
+__attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, int64_t M, int64_t out, int64_t inner,
+                                                            const float *A, int64_t lda, int64_t bk, int64_t bs,
+                                                            const float *P, const float *bias, float *C, int64_t ldc,
+                                                            int cont, int64_t o_begin, int64_t o_end)
 {
     int64_t o0 = o_begin;
     if (M >= RC_TILE2_MIN_M)
         for (; o0 + 2 * RC_PACK_NR <= o_end; o0 += 2 * RC_PACK_NR) {
             const float *pp = P + o0 * inner, *b = bias ? bias + o0 : NULL;
             int64_t m0 = 0;
-            for (; m0 + 6 <= M; m0 += 6) tile_6x2(inner, A + m0 * lda, lda, pp, b, C + m0 * ldc + o0, ldc);
-            if (m0 < M) tiles2[M - m0](inner, A + m0 * lda, lda, pp, b, C + m0 * ldc + o0, ldc);
+            for (; m0 + 6 <= M; m0 += 6)
+                ts->t2[6](inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
+            if (m0 < M) ts->t2[M - m0](inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
         }
     for (; o0 < o_end; o0 += RC_PACK_NR) {
         const float *pp = P + o0 * inner;
@@ -189,15 +235,21 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t ou
         if (w == RC_PACK_NR) {
             const float *b = bias ? bias + o0 : NULL;
             int64_t m0 = 0;
-            for (; m0 + 8 <= M; m0 += 8) tile_8x1(inner, A + m0 * lda, lda, pp, b, C + m0 * ldc + o0, ldc);
-            for (; m0 < M; m0++) tile_1x1(inner, A + m0 * lda, lda, pp, b, C + m0 * ldc + o0, ldc);
+            for (; m0 + 8 <= M; m0 += 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
+            for (; m0 < M; m0++) ts->t1x1(inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
         } else { /* the last panel, w < 32 columns: tiles into a buffer, then the w columns */
             float tile[8][RC_PACK_NR];
             for (int64_t m0 = 0; m0 < M; m0 += 8) {
                 int mr = M - m0 < 8 ? (int)(M - m0) : 8;
-                if (mr == 8) tile_8x1(inner, A + m0 * lda, lda, pp, NULL, tile[0], RC_PACK_NR);
+                if (cont)
+                    for (int r = 0; r < mr; r++) {
+                        memcpy(tile[r], C + (m0 + r) * ldc + o0, sizeof(float) * (size_t)w);
+                        memset(tile[r] + w, 0, sizeof(float) * (size_t)(RC_PACK_NR - w));
+                    }
+                if (mr == 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, NULL, tile[0], RC_PACK_NR, cont);
                 else
-                    for (int r = 0; r < mr; r++) tile_1x1(inner, A + (m0 + r) * lda, lda, pp, NULL, tile[r], RC_PACK_NR);
+                    for (int r = 0; r < mr; r++)
+                        ts->t1x1(inner, A + (m0 + r) * lda, lda, bk, bs, pp, NULL, tile[r], RC_PACK_NR, cont);
                 store_tile(mr, w, tile, bias, o0, C, ldc, m0);
             }
         }
@@ -328,15 +380,19 @@ const char *rc_packed_kernel(void)
 
 /* The same arithmetic, one element at a time (fmaf is the fused operation):
  * the reference the vector path is tested against, and the path used when
- * rc_packed_force_path(3) asks for it. */
-static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
-                        const float *bias, float *C, int64_t ldc, int64_t o_begin, int64_t o_end)
+ * rc_packed_force_path(3) asks for it. A as in RC_TILE_FN (bk columns per
+ * block, blocks bs floats apart; one block: bk >= inner). */
+static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, int64_t bk, int64_t bs,
+                        const float *P, const float *bias, float *C, int64_t ldc, int cont, int64_t o_begin,
+                        int64_t o_end)
 {
     for (int64_t m = 0; m < M; m++)
         for (int64_t o = o_begin; o < o_end; o++) {
             const float *pp = P + (o / RC_PACK_NR) * RC_PACK_NR * inner + o % RC_PACK_NR;
-            float acc = 0.f;
-            for (int64_t i = 0; i < inner; i++) acc = fmaf(A[m * lda + i], pp[i * RC_PACK_NR], acc);
+            float acc = cont ? C[m * ldc + o] : 0.f;
+            for (int64_t i = 0, b = 0; i < inner; b++)
+                for (int64_t k = 0; k < bk && i < inner; k++, i++)
+                    acc = fmaf(A[b * bs + m * lda + k], pp[i * RC_PACK_NR], acc);
             C[m * ldc + o] = bias ? acc + bias[o] : acc;
         }
 }
@@ -355,6 +411,8 @@ typedef struct {
     const float *A, *P, *bias;
     float *C;
     int path;
+    int blk, cont;   /* A in blocks (rc_gemm_wgrad); accumulate into C */
+    int64_t bk, bs;  /* the blocks: bk columns, bs floats apart (one block: bk = inner, bs = 0) */
 } gemm_job;
 
 /* Part p of parts: the panels [p * n / parts, (p + 1) * n / parts). */
@@ -366,15 +424,16 @@ static void run_part(const void *job, int p, int parts)
     if (ob >= oe) return;
 #ifdef RC_PACKED_X86
     if (j->path == 2) {
-        gemm_avx512(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+        gemm_avx512(j->blk ? &tiles_blk : &tiles_std, j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P,
+                    j->bias, j->C, j->ldc, j->cont, ob, oe);
         return;
     }
-    if (j->path == 4) {
+    if (j->path == 4 && !j->blk && !j->cont) {
         gemm_avx2(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
         return;
     }
 #endif
-    gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+    gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P, j->bias, j->C, j->ldc, j->cont, ob, oe);
 }
 
 /* ---------------------------------------------------------------- helper threads (rc_par_run)
@@ -506,17 +565,65 @@ void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx)
     pthread_mutex_unlock(&pool.mu);
 }
 
+/* Splits job j's panels over the calling thread's step threads (see
+ * rc_gemm_packed in packed_gemm.h). */
+static void gemm_run(gemm_job *j)
+{
+    int threads = rc_step_blas_threads();
+    if (threads <= 0) threads = rc_blas_num_threads(); /* outside a step loop */
+    if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
+    if (threads > j->n_panels) threads = (int)j->n_panels;
+    if (threads < 2 || (double)j->M * (double)j->out * (double)j->inner < RC_PAR_SPLIT_MIN) threads = 1;
+    rc_par_run(threads, threads, run_part, j);
+}
+
 void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                     const float *bias, float *C, int64_t ldc)
 {
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
-    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0};
+    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0};
     j.path = forced >= 0 ? forced : cpu_path();
-    int threads = rc_step_blas_threads();
-    if (threads <= 0) threads = rc_blas_num_threads(); /* outside a step loop (the tests) */
-    if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
-    if (threads > j.n_panels) threads = (int)j.n_panels;
-    if (threads < 2 || (double)M * (double)out * (double)inner < RC_PAR_SPLIT_MIN) threads = 1;
-    rc_par_run(threads, threads, run_part, &j);
+    gemm_run(&j);
+}
+
+int rc_wgrad_packed_available(void) { return (forced >= 0 ? forced : cpu_path()) == 2; }
+
+static int64_t n_wgrad_calls;
+int64_t rc_wgrad_calls(void) { return __atomic_load_n(&n_wgrad_calls, __ATOMIC_RELAXED); }
+
+/* Inner rows per pass of rc_gemm_wgrad: a pass's pack of two panels
+ * (64 columns x RC_WGRAD_KC rows, 64 KB) stays in L2 while every row tile
+ * uses it; the whole inner dimension (T x batch: 3200 at hidden 512 / batch
+ * 64) in one pass streamed it from L3 and ran at half the speed. */
+#define RC_WGRAD_KC 256
+
+void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X, int64_t ldx,
+                   float *C, int64_t ldc, float *work)
+{
+    __atomic_add_fetch(&n_wgrad_calls, 1, __ATOMIC_RELAXED);
+    if (M <= 0 || out <= 0 || nb <= 0 || bk <= 0) return;
+    int64_t inner = nb * bk, width = (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR;
+    int path = forced >= 0 ? forced : cpu_path();
+    if (path != 2) path = 3; /* the blocked A has only the AVX-512 kernel and the reference */
+    /* passes over [i0, i0 + n): whole blocks, or pieces of one block wider than RC_WGRAD_KC;
+     * each continues every element's FMA chain from C, so the passes change no bit */
+    for (int64_t i0 = 0; i0 < inner;) {
+        int64_t b = i0 / bk, k0 = i0 % bk, n, nblk, kw;
+        if (bk >= RC_WGRAD_KC) {
+            kw = bk - k0 < RC_WGRAD_KC ? bk - k0 : RC_WGRAD_KC;
+            nblk = 1;
+        } else {
+            kw = bk;
+            nblk = RC_WGRAD_KC / bk;
+            if (nblk > nb - b) nblk = nb - b;
+        }
+        n = kw * nblk;
+        float *P = work + i0 * width;
+        rc_pack_b(n, out, X + i0 * ldx, ldx, 1, P);
+        gemm_job j = {M, out, n, bk, ldc, width / RC_PACK_NR, Ab + b * M * bk + k0, P, NULL, C, path, 1, 1, kw,
+                      M * bk};
+        gemm_run(&j);
+        i0 += n;
+    }
 }

@@ -48,6 +48,25 @@ RC_INTERNAL const char *rc_packed_kernel(void);
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                                 const float *bias, float *C, int64_t ldc);
 
+/* dst (cols x rows, rows ldd apart) = src^T (src: rows x cols, rows lds
+ * apart); 8 x 8 blocks in AVX2 registers where the CPU has them. */
+RC_INTERNAL void rc_transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
+
+/* The weight gradients that RecurrentNetworkGradient sums after its step
+ * loop (dW += sum_t dY_t^T X_t), from a stash of the steps' dY^T:
+ *   C[m, o] += sum_{b < nb, k < bk} Ab[b * M * bk + m * bk + k] * X[(b * bk + k) * ldx + o]
+ * (Ab: nb blocks of M x bk, block b = dY_b^T; X: the nb * bk rows of the
+ * steps' inputs). Every element is one FMA chain in increasing (b, k),
+ * starting from C[m, o]: the same bits for any thread count. X is packed
+ * into work (rc_pack_floats(nb * bk, out) floats). The AVX-512 kernel when
+ * rc_wgrad_packed_available() (measured 1.6x OpenBLAS's AVX2 kernels and
+ * as fast as its AVX-512 ones on these shapes); otherwise the scalar
+ * reference (tests). Threads as rc_gemm_packed. */
+RC_INTERNAL int rc_wgrad_packed_available(void);
+RC_INTERNAL void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X,
+                               int64_t ldx, float *C, int64_t ldc, float *work);
+RC_INTERNAL int64_t rc_wgrad_calls(void);
+
 /* Number of rc_gemm_packed calls so far (tests check the path is taken). */
 RC_INTERNAL int64_t rc_packed_calls(void);
 /* Tests: makes rc_gemm_packed take one path (2 AVX-512F, 3 the scalar

@@ -106,9 +106,15 @@ static rc_status scratch_grow(rc_op *op, rnn_scratch *s, int n, rc_err *err)
  * steps lose their dW write-after-write chain). Its db stays per step
  * (accumulate_db, below): the column sums are cheap while dY is in cache, and
  * summing the 4 MB stash afterwards was memory-bound (1.4 ms per weight at
- * hidden 256 / batch 16, T = 50). */
+ * hidden 256 / batch 16, T = 50).
+ * Where rc_wgrad_packed_available() (AVX-512, the packed path on) the stash
+ * holds each step's dY transposed, (T, N, M) (FCGradient stash_dy_t), and the
+ * sum is rc_gemm_wgrad, our kernel: 2x OpenBLAS's AVX2 kernels and as fast
+ * as its AVX-512 ones on these shapes, with bits that do not depend on the
+ * thread count or on which kernels OpenBLAS picked. */
 struct deferred_fc {
-    char *stash;   /* blob in the shared workspace, (T, M, N); owned */
+    char *stash;   /* blob in the shared workspace, (T, M, N) or, blocked, (T, N, M); owned */
+    int blocked;   /* the stash holds dY^T per step; summed by rc_gemm_wgrad */
     int x_link;    /* index into link_* of X's forward link */
     int w_in;      /* forward-input index of W (the param) */
     int dw_out;    /* op output index of dW */
@@ -151,6 +157,8 @@ typedef struct {
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
     int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
     struct deferred_fc *defer; /* owned */
+    float *wg_work;           /* rc_gemm_wgrad's pack of X; owned, grown on demand */
+    int64_t wg_cap;           /* floats allocated */
     int n_pk;                 /* step ops multiplying by a weight packed once per run (find_packable) */
     int *pk_op;               /* their step-net indices; owned */
     rc_packed_w *packs;       /* n_pk slots: one pack per distinct weight and orientation; owned, with data */
@@ -193,6 +201,7 @@ static void rnn_state_free(void *p)
     free(st->link_writer);
     for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
     free(st->defer);
+    free(st->wg_work);
     for (int i = 0; st->packs && i < st->n_pk; i++) free(st->packs[i].data);
     free(st->packs);
     free(st->pk_op);
@@ -972,6 +981,9 @@ static rc_status defer_fc_grads(rc_op *op, rnn_state *st, int n_fwd_links, char 
         w->outputs[0] = r;
         rc_status s;
         if (rc_opdef_set_arg_i(w, "stash_dy", 1)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        e->blocked = rc_wgrad_packed_available();
+        if (e->blocked && rc_opdef_set_arg_i(w, "stash_dy_t", 1))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         if ((s = append_link(op, st, row, name, 0, 1, err))) return s;
     }
     return RC_OK;
@@ -994,8 +1006,8 @@ static void drop_link_views(const rnn_state *st, const rnn_scratch *sc, const ch
     }
 }
 
-/* Before the loop: each stash shaped (T, M, N), M from X's forward external
- * (rows of M x K elements, K and N from W). */
+/* Before the loop: each stash shaped (T, M, N) (blocked: (T, N, M)), M from
+ * X's forward external (rows of M x K elements, K and N from W). */
 static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int64_t T, rc_err *err)
 {
     rc_status s;
@@ -1019,7 +1031,7 @@ static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int
         rc_blob *sb = rc_ws_create(sc->shared, e->stash, err);
         if (!sb) return err->code;
         drop_link_views(st, sc, e->stash, sb);
-        int64_t dims[3] = {T, rowx / K, N};
+        int64_t dims[3] = {T, e->blocked ? N : rowx / K, e->blocked ? rowx / K : N};
         if ((s = rc_tensor_resize_private(&sb->t, RC_F32, 3, dims, err))) return s;
     }
     return RC_OK;
@@ -1036,14 +1048,29 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
         if (!sb || !xb || sb->t.ndim != 3 || sb->t.dims[0] != T)
             return rc_op_fail(op, err, RC_ERR_VALUE, "the stash '%s' or link external '%s' changed during the run",
                               e->stash, st->link_ext[e->x_link]);
-        int64_t M = sb->t.dims[1], N = sb->t.dims[2], K = N ? rc_tensor_numel(dw) / N : 0;
+        int64_t M = sb->t.dims[e->blocked ? 2 : 1], N = sb->t.dims[e->blocked ? 1 : 2];
+        int64_t K = N ? rc_tensor_numel(dw) / N : 0;
         int64_t rows = xb->t.dims[0], rowx = rows ? rc_tensor_numel(&xb->t) / rows : 0, off = st->link_off[e->x_link];
         if (rowx != M * K || off > rows || T > rows - off || rc_tensor_numel(dw) != N * K)
             return rc_op_fail(op, err, RC_ERR_VALUE, "link external '%s' %s changed during the run: rows [%lld, %lld) "
                               "of %lld x %lld elements expected", st->link_ext[e->x_link], RC_SHAPE(&xb->t),
                               (long long)off, (long long)(off + T), (long long)M, (long long)K);
-        const float *S = rc_f32(&sb->t);
-        rc_sgemm(1, 0, N, K, T * M, 1.f, S, rc_f32(&xb->t) + off * rowx, 1.f, rc_f32(dw));
+        const float *S = rc_f32(&sb->t), *X = rc_f32(&xb->t) + off * rowx;
+        if (!e->blocked) {
+            rc_sgemm(1, 0, N, K, T * M, 1.f, S, X, 1.f, rc_f32(dw));
+            continue;
+        }
+        int64_t need = rc_pack_floats(T * M, K);
+        if (need > st->wg_cap) {
+            float *nw = realloc(st->wg_work, sizeof(float) * (size_t)need);
+            if (!nw)
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the weight gradient '%s' (%lld x %lld "
+                                  "over %lld rows)", rc_out_name(op, e->dw_out), (long long)N, (long long)K,
+                                  (long long)(T * M));
+            st->wg_work = nw;
+            st->wg_cap = need;
+        }
+        rc_gemm_wgrad(N, K, T, M, S, X, K, rc_f32(dw), K, st->wg_work);
     }
     return RC_OK;
 }

@@ -3,7 +3,10 @@
  * reference against a double-precision reference and bitwise equal to each
  * other (one FMA chain per element); edges (rows and columns that do not fill
  * a tile, inner = 0, strides), bias; products split over helper threads
- * bitwise equal to one thread; concurrent callers. */
+ * bitwise equal to one thread; concurrent callers. The weight-gradient sum
+ * (rc_gemm_wgrad: a blocked A, accumulation into C, passes over the inner
+ * dimension) against a double reference, AVX-512 bitwise equal to the
+ * scalar path and to itself at any thread count; rc_transpose. */
 #include "rc_test.h"
 #include "kernels/packed_gemm.h"
 #include <math.h>
@@ -186,6 +189,92 @@ static void test_concurrent_callers(void)
     free(W);
 }
 
+static void test_transpose(void)
+{
+    const int64_t shapes[][2] = {{1, 1}, {3, 5}, {8, 8}, {16, 1024}, {17, 33}, {64, 200}, {7, 9}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        int64_t R = shapes[k][0], C = shapes[k][1], lds = C + 2, ldd = R + 3;
+        float *src = malloc(sizeof(float) * (size_t)(R * lds)), *dst = malloc(sizeof(float) * (size_t)(C * ldd));
+        REQUIRE(src && dst);
+        for (int64_t i = 0; i < R * lds; i++) src[i] = val(i, 0.31f);
+        for (int64_t i = 0; i < C * ldd; i++) dst[i] = -3.f;
+        rc_transpose(R, C, src, lds, dst, ldd);
+        int ok = 1;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t r = 0; r < ldd; r++) ok &= r < R ? dst[c * ldd + r] == src[r * lds + c] : dst[c * ldd + r] == -3.f;
+        if (!ok) RCT_FAIL_AT("rc_transpose %lld x %lld wrong", (long long)R, (long long)C);
+        else rct_passed++;
+        free(src);
+        free(dst);
+    }
+}
+
+/* C (M x out, ldc) += sum over nb blocks of bk: A_b (M x bk) X_b, with C
+ * starting from nonzero values; the vector path bitwise equal to the scalar
+ * one, both close to a double reference, and the vector path's bits the same
+ * at 1-3 threads. bk from 1 to beyond one pass (RC_WGRAD_KC = 256). */
+static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
+{
+    int64_t inner = nb * bk, ldc = out + 3;
+    float *A = malloc(sizeof(float) * (size_t)(M * inner + 1)), *X = malloc(sizeof(float) * (size_t)(inner * out + 1));
+    float *C0 = malloc(sizeof(float) * (size_t)(M * ldc + 1)), *Cs = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    float *Cv = malloc(sizeof(float) * (size_t)(M * ldc + 1)), *W = malloc(sizeof(float) * (size_t)(rc_pack_floats(inner, out) + 1));
+    REQUIRE(A && X && C0 && Cs && Cv && W);
+    for (int64_t i = 0; i < M * inner; i++) A[i] = val(i, 0.23f);
+    for (int64_t i = 0; i < inner * out; i++) X[i] = val(i, 0.17f);
+    for (int64_t i = 0; i < M * ldc; i++) C0[i] = val(i, 0.71f);
+    memcpy(Cs, C0, sizeof(float) * (size_t)(M * ldc));
+    int old = rc_packed_force_path(3);
+    rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cs, ldc, W);
+    rc_packed_force_path(old);
+    int ok = 1, gaps = 1;
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t o = 0; o < out; o++) {
+            double r = C0[m * ldc + o];
+            for (int64_t b = 0; b < nb; b++)
+                for (int64_t k = 0; k < bk; k++) r += (double)A[b * M * bk + m * bk + k] * X[(b * bk + k) * out + o];
+            ok &= fabs(Cs[m * ldc + o] - r) <= 1e-5 * (1.0 + (double)inner) * (1.0 + fabs(r));
+        }
+        for (int64_t o = out; o < ldc; o++) gaps &= Cs[m * ldc + o] == C0[m * ldc + o];
+    }
+    if (!ok || !gaps)
+        RCT_FAIL_AT("wgrad M=%lld out=%lld nb=%lld bk=%lld scalar: close %d, gaps kept %d", (long long)M,
+                    (long long)out, (long long)nb, (long long)bk, ok, gaps);
+    else rct_passed++;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        int was = rc_blas_num_threads();
+        old = rc_packed_force_path(2);
+        CHECK(rc_wgrad_packed_available());
+        for (int th = 1; th <= 3; th++) {
+            rc_blas_set_num_threads(th);
+            memcpy(Cv, C0, sizeof(float) * (size_t)(M * ldc));
+            rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cv, ldc, W);
+            if (memcmp(Cv, Cs, sizeof(float) * (size_t)(M * ldc)))
+                RCT_FAIL_AT("wgrad M=%lld out=%lld nb=%lld bk=%lld: AVX-512 at %d threads differs from the scalar "
+                            "path", (long long)M, (long long)out, (long long)nb, (long long)bk, th);
+            else rct_passed++;
+        }
+        rc_packed_force_path(old);
+        rc_blas_set_num_threads(was);
+    }
+    free(A); free(X); free(C0); free(Cs); free(Cv); free(W);
+}
+
+static void test_wgrad(void)
+{
+    const int64_t ms[] = {1, 5, 8, 23, 24, 29, 64};
+    const int64_t outs[] = {1, 17, 32, 40, 64, 96};
+    const int64_t blocks[][2] = {{1, 1}, {3, 16}, {9, 7}, {2, 300}, {20, 16}, {1, 513}};
+    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+        for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
+            for (size_t c = 0; c < sizeof blocks / sizeof *blocks; c++) check_wgrad(ms[a], outs[b], blocks[c][0], blocks[c][1]);
+    check_wgrad(1024, 256, 50, 16); /* hidden 256, batch 16, T = 50 */
+    int64_t before = rc_wgrad_calls();
+    check_wgrad(4, 4, 0, 16); /* nothing to sum: C unchanged */
+    CHECK(rc_wgrad_calls() > before);
+}
+
 int main(void)
 {
     RUN(test_pack_layout);
@@ -193,5 +282,7 @@ int main(void)
     RUN(test_calls_counted);
     RUN(test_split_over_threads_is_bitwise);
     RUN(test_concurrent_callers);
+    RUN(test_transpose);
+    RUN(test_wgrad);
     return TEST_REPORT();
 }
