@@ -447,17 +447,32 @@ static void packs_clear(rnn_state *st, int T)
         for (int q = 0; q < st->n_pk; q++) rc_fc_set_packed(rc_net_op(st->nets_tmp[t], st->pk_op[q]), NULL);
 }
 
+/* Part p of rc_par_run: packs the p-th new pack of the run (one weight per
+ * part: the packs are independent copies, and a weight streams from memory
+ * at the speed of one core's copy, so the weights go to the threads whole). */
+static void pack_part(const void *ctx, int p, int parts)
+{
+    (void)parts;
+    rc_packed_w *const *todo = ctx;
+    rc_packed_w *pk = todo[p];
+    if (pk->trans) rc_pack_b(pk->inner, pk->out, pk->src, 1, pk->inner, pk->data);
+    else rc_pack_b(pk->inner, pk->out, pk->src, pk->out, 1, pk->data);
+}
+
 /* Before a run (weights may have changed since the last one): packs each
  * packable op's weight, once per distinct weight and orientation, and hands
  * the pack to that op in every timestep's net; packs_clear after the run.
- * Left to OpenBLAS: a weight sharing memory with a state, an input sequence
- * or another link external (which the steps write), products less than 16
- * wide, and any weight whose pack cannot be allocated. */
+ * The packs are made on OpenBLAS's thread count (one weight per thread at a
+ * time). Left to OpenBLAS: a weight sharing memory with a state, an input
+ * sequence or another link external (which the steps write), products less
+ * than 16 wide, and any weight whose pack cannot be allocated. */
 static void packs_prepare(rnn_state *st, int T)
 {
     if (!st->n_pk || T <= 0 || !rc_packed_available()) return;
     rc_net *net0 = st->nets_tmp[0];
     int used = 0;
+    rc_packed_w *todo[64];
+    int n_todo = 0;
     for (int q = 0; q < st->n_pk; q++) {
         int i = st->pk_op[q];
         rc_op *o0 = rc_net_op(net0, i);
@@ -495,8 +510,11 @@ static void packs_prepare(rnn_state *st, int T)
             pk->trans = trans;
             pk->inner = inner;
             pk->out = out;
-            if (trans) rc_pack_b(inner, out, src, 1, K, pk->data);
-            else rc_pack_b(inner, out, src, K, 1, pk->data);
+            if (n_todo == (int)(sizeof todo / sizeof *todo)) { /* the list is full: pack this one now */
+                pack_part(&pk, 0, 1);
+            } else {
+                todo[n_todo++] = pk;
+            }
         }
         st->packs_handed = 1;
         for (int t = 0; t < T; t++) {
@@ -504,6 +522,7 @@ static void packs_prepare(rnn_state *st, int T)
             if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
         }
     }
+    rc_par_run(rc_blas_num_threads(), n_todo, pack_part, todo);
 }
 
 /* ---------------------------------------------------------------- forward setup */
