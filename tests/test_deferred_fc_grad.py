@@ -2,7 +2,8 @@
 
 RecurrentNetworkGradient rewrites an FCGradient of the backward step net whose
 X is a forward link (rnn_cell's FCs on hidden_t_prev and on the layer below):
-each step copies dY into row t of a (T, M, N) stash (FCGradient stash_dy)
+each step copies dY into row t of a (T, M, N) stash (FCGradient stash_dy; on
+AVX-512 CPUs dY^T into a (T, N, M) stash, stash_dy_t, which our kernel sums)
 and adds its column sums into db (accumulate_db), and after the loop
 dW += stash^T X_all is one GEMM instead of T rank-M updates. (FCGradient's
 skip_db, which leaves db alone, is tested here as an op flag.) These tests
@@ -33,6 +34,19 @@ def test_stash_dy_copies_dy_and_skip_db_leaves_db(rng):
                                atol=1e-5)
 
 
+@pytest.mark.parametrize("M,N", [(4, 8), (16, 40), (9, 17), (1, 3)])
+def test_stash_dy_t_copies_dy_transposed(rng, M, N):
+    x = rng.randn(M, 6).astype(np.float32)
+    w = rng.randn(N, 6).astype(np.float32)
+    dy = rng.randn(M, N).astype(np.float32)
+    for k, v in dict(x=x, w=w, dy=dy, stash=np.full((1, N, M), 7, np.float32)).items():
+        workspace.FeedBlob(k, v)
+    workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["stash", "db", "dx"],
+                                                  stash_dy=1, stash_dy_t=1))
+    np.testing.assert_array_equal(workspace.FetchBlob("stash"), dy.T[None])
+    np.testing.assert_allclose(workspace.FetchBlob("db"), dy.sum(0), rtol=1e-5, atol=1e-5)
+
+
 def test_stash_dy_bad_input(rng):
     workspace.FeedBlob("x", rng.randn(4, 6).astype(np.float32))
     workspace.FeedBlob("w", rng.randn(8, 6).astype(np.float32))
@@ -47,6 +61,8 @@ def test_stash_dy_bad_input(rng):
     with pytest.raises(ValueError, match="'stash_dy' and 'accumulate_dw' exclude each other"):
         workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], stash_dy=1,
                                                       accumulate_dw=1))
+    with pytest.raises(ValueError, match="FCGradient #0: argument 'stash_dy_t' needs 'stash_dy'"):
+        workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], stash_dy_t=1))
     with pytest.raises(ValueError, match="'skip_db' and 'accumulate_db' exclude each other"):
         workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], skip_db=1,
                                                       accumulate_db=1))

@@ -59,8 +59,8 @@ RC_INTERNAL void rc_transpose(int64_t rows, int64_t cols, const float *src, int6
  * steps' inputs). Every element is one FMA chain in increasing (b, k),
  * starting from C[m, o]: the same bits for any thread count. X is packed
  * into work (rc_pack_floats(nb * bk, out) floats). The AVX-512 kernel when
- * rc_wgrad_packed_available() (measured 1.6x OpenBLAS's AVX2 kernels and
- * as fast as its AVX-512 ones on these shapes); otherwise the scalar
+ * rc_wgrad_packed_available() (measured 2x OpenBLAS's AVX2 kernels and as
+ * fast as its AVX-512 ones on the LSTM benchmark's shapes); otherwise the scalar
  * reference (tests). Threads as rc_gemm_packed. */
 RC_INTERNAL int rc_wgrad_packed_available(void);
 RC_INTERNAL void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X,
