@@ -14,7 +14,7 @@ and that the buffers are reused between runs."""
 import numpy as np
 import pytest
 
-from recurrent import core, rnn_cell, torch_interop, trace, workspace
+from recurrent import _C, core, rnn_cell, torch_interop, trace, workspace
 from recurrent.model_helper import ModelHelper
 
 
@@ -47,6 +47,19 @@ def test_stash_dy_t_copies_dy_transposed(rng, M, N):
     np.testing.assert_allclose(workspace.FetchBlob("db"), dy.sum(0), rtol=1e-5, atol=1e-5)
 
 
+def test_skip_dw_leaves_output_0(rng):
+    x = rng.randn(4, 6).astype(np.float32)
+    w = rng.randn(8, 6).astype(np.float32)
+    dy = rng.randn(4, 8).astype(np.float32)
+    keep = np.full((3,), 7, np.float32)  # any blob: neither written nor checked
+    for k, v in dict(x=x, w=w, dy=dy, keep=keep).items():
+        workspace.FeedBlob(k, v)
+    workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["keep", "db", "dx"], skip_dw=1))
+    np.testing.assert_array_equal(workspace.FetchBlob("keep"), keep)
+    np.testing.assert_allclose(workspace.FetchBlob("db"), dy.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(workspace.FetchBlob("dx"), dy @ w, rtol=1e-5, atol=1e-5)
+
+
 def test_stash_dy_bad_input(rng):
     workspace.FeedBlob("x", rng.randn(4, 6).astype(np.float32))
     workspace.FeedBlob("w", rng.randn(8, 6).astype(np.float32))
@@ -63,6 +76,10 @@ def test_stash_dy_bad_input(rng):
                                                       accumulate_dw=1))
     with pytest.raises(ValueError, match="FCGradient #0: argument 'stash_dy_t' needs 'stash_dy'"):
         workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], stash_dy_t=1))
+    for flag in ("stash_dy", "accumulate_dw"):
+        with pytest.raises(ValueError, match="FCGradient #0: argument 'skip_dw' excludes 'stash_dy' and 'accumulate_dw'"):
+            workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], skip_dw=1,
+                                                          **{flag: 1}))
     with pytest.raises(ValueError, match="'skip_db' and 'accumulate_db' exclude each other"):
         workspace.RunOperatorOnce(core.CreateOperator("FCGradient", ["x", "w", "dy"], ["dw", "db"], skip_db=1,
                                                       accumulate_db=1))
@@ -82,7 +99,10 @@ def _lstm(num_layers, D, H, name):
 
 def test_lstm_fc_weight_gradients_are_deferred():
     """Backward step: one extra link op per deferred FC (the stash row) -- the
-    recurrent FC of every layer and the input FC of layers 2.. (2L - 1)."""
+    recurrent FC of every layer and the input FC of layers 2.. (2L - 1). In
+    layers 2.. the two FCs' gradients read the same dY (the gates' gradient):
+    one of them stashes it, the other (skip_dw) links a placeholder row, and
+    both sums read the one stash (L - 1 shared)."""
     L, D, H, N, T = 3, 3, 4, 2, 4
     model, _, _ = _lstm(L, D, H, "lstm_defer_count")
     workspace.RunNetOnce(model.param_init_net)
@@ -93,11 +113,13 @@ def test_lstm_fc_weight_gradients_are_deferred():
     (gop,) = [o for o in model.net.Proto().op if o.type == "RecurrentNetworkGradient"]
     args = {a.name: a for a in gop.arg}
     n_links = len(args["link_internal"].strings) + len(args["backward_link_internal"].strings)
+    shared = _C.get_flag("shared_stashes")
     with trace.tracing():
         workspace.RunNetOnce(model.net)
     bwd = {(e["step_op"], e["type"]) for e in trace.fetch(model.net) if e["direction"] == "backward"}
     n_link_ops = sum(1 for _, ty in bwd if ty == "rnn_internal_apply_link")
     assert n_link_ops == n_links + 2 * L - 1
+    assert _C.get_flag("shared_stashes") - shared == L - 1
 
 
 def test_deferred_gradients_match_torch_as_T_changes():
@@ -151,5 +173,5 @@ def test_buffers_are_reused_from_run_to_run(enable):
     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     workspace.RunNet(case.net, 5)
     per_iter_bytes = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 5 * 4096
-    # 5 stashes of 40 x 16 x 512 floats + 6 state gradients of 41 x 16 x 128
+    # 3 stashes of 40 x 16 x 512 floats (5 sums: layers 2-3 share one per layer) + 6 state gradients of 41 x 16 x 128
     assert per_iter_bytes < 1e6, "%.1f MB of new pages per iteration" % (per_iter_bytes / 1e6)

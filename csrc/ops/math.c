@@ -25,6 +25,7 @@ typedef struct math_args {
     int acc_dw, acc_db; /* FCGradient: add into dW / db instead of overwriting */
     int stash_dy, skip_db; /* FCGradient: output 0 gets a copy of dY instead of dW; output 1 left untouched */
     int stash_t;           /* FCGradient: that copy transposed (stash_dy_t) */
+    int skip_dw;           /* FCGradient: output 0 left untouched */
     float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
     int64_t scratch_n;
     const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
@@ -185,8 +186,11 @@ static rc_status fc_setup(rc_op *op, rc_err *err)
     if (!st) st = arg_flag(op, "stash_dy", &a->stash_dy, err);
     if (!st) st = arg_flag(op, "skip_db", &a->skip_db, err);
     if (!st) st = arg_flag(op, "stash_dy_t", &a->stash_t, err);
+    if (!st) st = arg_flag(op, "skip_dw", &a->skip_dw, err);
     if (!st && a->stash_t && !a->stash_dy)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'stash_dy_t' needs 'stash_dy'");
+    if (!st && a->skip_dw && (a->stash_dy || a->acc_dw))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'skip_dw' excludes 'stash_dy' and 'accumulate_dw'");
     if (!st && a->stash_dy && a->acc_dw)
         return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'stash_dy' and 'accumulate_dw' exclude each other");
     if (!st && a->skip_db && a->acc_db)
@@ -299,7 +303,8 @@ static rc_status fc_run(rc_op *op, rc_err *err)
  *             receives a copy of dY instead of dW; the op sums dY^T X over all timesteps
  *             afterwards in one GEMM;
  *   stash_dy_t (with stash_dy): the copy is dY^T (N x M), the layout rc_gemm_wgrad reads;
- *   skip_db:  output 1 is not computed (the op sums db from the stashed dY). */
+ *   skip_db:  output 1 is not computed (the op sums db from the stashed dY);
+ *   skip_dw:  output 0 is not computed (another FCGradient of the step stashes the same dY). */
 static rc_status fc_grad_run(rc_op *op, rc_err *err)
 {
     rc_status st;
@@ -327,14 +332,14 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
     if (a->acc_db && !(rc_out(op, 1)->dtype == RC_F32 && rc_out(op, 1)->ndim == 1 && rc_out(op, 1)->dims[0] == N))
         return rc_op_fail(op, err, RC_ERR_VALUE, "accumulate_db: output 1 blob '%s' %s must already have shape (%lld,)",
                           rc_out_name(op, 1), RC_SHAPE(rc_out(op, 1)), (long long)N);
-    if (!a->acc_dw && !a->stash_dy && (st = resize_out_like(op, 0, w, err))) return st;
+    if (!a->acc_dw && !a->stash_dy && !a->skip_dw && (st = resize_out_like(op, 0, w, err))) return st;
     if (!a->acc_db && !a->skip_db && (st = resize_out(op, 1, 1, nd, err))) return st;
     if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
     const float *xd = rc_f32(x), *wd = rc_f32(w), *dyd = rc_f32(dy);
     if (a->stash_dy) {
         if (a->stash_t) rc_transpose(M, N, dyd, N, rc_f32(rc_out(op, 0)), M);
         else if (M * N != 0) memcpy(rc_f32(rc_out(op, 0)), dyd, sizeof(float) * (size_t)(M * N));
-    } else {
+    } else if (!a->skip_dw) {
         rc_sgemm(1, 0, N, K, M, 1.f, dyd, xd, a->acc_dw ? 1.f : 0.f, rc_f32(rc_out(op, 0)));
     }
     if (a->acc_db) {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include "../core/rc_core.h"
 #include "../kernels/packed_gemm.h"
+#include "../rnn/rnn_internal.h"
 
 /* ---------------------------------------------------------------- errors */
 static PyObject *raise_err(const rc_err *err)
@@ -712,6 +713,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_gemm_kernel")) return PyUnicode_FromString(rc_packed_kernel());
     if (!strcmp(name, "packed_wgrad")) return PyLong_FromLong(rc_wgrad_packed_available());
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());
+    if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

@@ -115,6 +115,9 @@ static rc_status scratch_grow(rc_op *op, rnn_scratch *s, int n, rc_err *err)
 struct deferred_fc {
     char *stash;   /* blob in the shared workspace, (T, M, N) or, blocked, (T, N, M); owned */
     int blocked;   /* the stash holds dY^T per step; summed by rc_gemm_wgrad */
+    int share;     /* an earlier entry whose op stashes the same dY (this op, skip_dw, stashes nothing:
+                    * its stash is a (T, 1) placeholder its output 0 links to), or -1 */
+    int op_idx;    /* the FCGradient's index in the step net */
     int x_link;    /* index into link_* of X's forward link */
     int w_in;      /* forward-input index of W (the param) */
     int dw_out;    /* op output index of dW */
@@ -935,9 +938,13 @@ static rc_status append_link(rc_op *op, rnn_state *st, const char *internal, con
     return RC_OK;
 }
 
+static int64_t n_shared_stashes;
+int64_t rc_rnn_shared_stashes(void) { return __atomic_load_n(&n_shared_stashes, __ATOMIC_RELAXED); }
+
 /* Finds the FCGradients whose weight gradient can be summed after the loop
  * (struct deferred_fc) and rewrites them: output 0 becomes the stash row link,
- * argument stash_dy = 1. Conditions: the dW output is param i's per-step
+ * argument stash_dy = 1 (or, when an earlier one stashes the same dY, skip_dw
+ * = 1 and output 0 a row of a placeholder: the two sums read one stash). Conditions: the dW output is param i's per-step
  * gradient, written by this op only and read by no step op; W is param i
  * itself with axis_w = 1; X is the internal of exactly one forward link, of
  * window 1, that no step op writes (so X of step t is row t + offset of the
@@ -981,6 +988,18 @@ static rc_status defer_fc_grads(rc_op *op, rnn_state *st, int n_fwd_links, char 
         for (int j = 0; j < st->step->n_op; j++) x_written |= op_writes(&st->step->ops[j], xname);
         if (x_written) continue;
 
+        /* the same dY as an earlier entry's op, unchanged between the two (rnn_cell: the input FC
+         * and the recurrent FC of a layer): one stash serves both */
+        const char *dy = w->inputs[2];
+        int share = -1;
+        for (int k = 0; k < st->n_defer && share < 0; k++) {
+            const struct deferred_fc *o = &st->defer[k];
+            const rc_opdef *ow = &st->step->ops[o->op_idx];
+            if (o->share >= 0 || strcmp(ow->inputs[2], dy) != 0 || op_writes(ow, dy) || op_writes(w, dy)) continue;
+            int lo = o->op_idx < writer ? o->op_idx : writer, hi = o->op_idx < writer ? writer : o->op_idx, clash = 0;
+            for (int j = lo + 1; j < hi && !clash; j++) clash = op_writes(&st->step->ops[j], dy);
+            if (!clash) share = k;
+        }
         struct deferred_fc *nd = realloc(st->defer, sizeof *nd * (size_t)(st->n_defer + 1));
         if (!nd) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         st->defer = nd;
@@ -994,14 +1013,17 @@ static rc_status defer_fc_grads(rc_op *op, rnn_state *st, int n_fwd_links, char 
         e->x_link = xl;
         e->w_in = (int)st->params[i];
         e->dw_out = 1 + i;
+        e->share = share;
+        if (share >= 0) __atomic_add_fetch(&n_shared_stashes, 1, __ATOMIC_RELAXED);
+        e->op_idx = writer;
         char *r = strdup(row);
         if (!r) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         free(w->outputs[0]);
         w->outputs[0] = r;
         rc_status s;
-        if (rc_opdef_set_arg_i(w, "stash_dy", 1)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         e->blocked = rc_wgrad_packed_available();
-        if (e->blocked && rc_opdef_set_arg_i(w, "stash_dy_t", 1))
+        if (rc_opdef_set_arg_i(w, share >= 0 ? "skip_dw" : "stash_dy", 1) ||
+            (share < 0 && e->blocked && rc_opdef_set_arg_i(w, "stash_dy_t", 1)))
             return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         if ((s = append_link(op, st, row, name, 0, 1, err))) return s;
     }
@@ -1050,8 +1072,10 @@ static rc_status deferred_prepare(rc_op *op, rnn_state *st, rnn_scratch *sc, int
         rc_blob *sb = rc_ws_create(sc->shared, e->stash, err);
         if (!sb) return err->code;
         drop_link_views(st, sc, e->stash, sb);
-        int64_t dims[3] = {T, e->blocked ? N : rowx / K, e->blocked ? rowx / K : N};
-        if ((s = rc_tensor_resize_private(&sb->t, RC_F32, 3, dims, err))) return s;
+        int64_t dims[3] = {T, e->blocked ? N : rowx / K, e->blocked ? rowx / K : N}, one[2] = {T, 1};
+        if (e->share >= 0) s = rc_tensor_resize_private(&sb->t, RC_F32, 2, one, err); /* the placeholder */
+        else s = rc_tensor_resize_private(&sb->t, RC_F32, 3, dims, err);
+        if (s) return s;
     }
     return RC_OK;
 }
@@ -1061,12 +1085,13 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
 {
     for (int k = 0; k < st->n_defer && T > 0; k++) {
         const struct deferred_fc *e = &st->defer[k];
-        rc_blob *sb = rc_ws_get_local(sc->shared, e->stash);
+        const char *sname = st->defer[e->share >= 0 ? e->share : k].stash;
+        rc_blob *sb = rc_ws_get_local(sc->shared, sname);
         rc_blob *xb = rc_ws_get(sc->shared, st->link_ext[e->x_link]);
         rc_tensor *dw = rc_out(op, e->dw_out);
         if (!sb || !xb || sb->t.ndim != 3 || sb->t.dims[0] != T)
             return rc_op_fail(op, err, RC_ERR_VALUE, "the stash '%s' or link external '%s' changed during the run",
-                              e->stash, st->link_ext[e->x_link]);
+                              sname, st->link_ext[e->x_link]);
         int64_t M = sb->t.dims[e->blocked ? 2 : 1], N = sb->t.dims[e->blocked ? 1 : 2];
         int64_t K = N ? rc_tensor_numel(dw) / N : 0;
         int64_t rows = xb->t.dims[0], rowx = rows ? rc_tensor_numel(&xb->t) / rows : 0, off = st->link_off[e->x_link];

@@ -51,4 +51,8 @@ RC_INTERNAL void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on);
 RC_INTERNAL int64_t rc_rnn_now_ns(void);
 RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records);
 
+/* recurrent_network.c: how many step FCGradients (process-wide, since load)
+ * were rewritten to use another one's stash of the same dY (tests). */
+RC_INTERNAL int64_t rc_rnn_shared_stashes(void);
+
 #endif
