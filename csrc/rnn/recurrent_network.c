@@ -944,7 +944,8 @@ int64_t rc_rnn_shared_stashes(void) { return __atomic_load_n(&n_shared_stashes, 
 /* Finds the FCGradients whose weight gradient can be summed after the loop
  * (struct deferred_fc) and rewrites them: output 0 becomes the stash row link,
  * argument stash_dy = 1 (or, when an earlier one stashes the same dY, skip_dw
- * = 1 and output 0 a row of a placeholder: the two sums read one stash). Conditions: the dW output is param i's per-step
+ * = 1 and output 0 a row of a placeholder: the two sums read one stash).
+ * Conditions: the dW output is param i's per-step
  * gradient, written by this op only and read by no step op; W is param i
  * itself with axis_w = 1; X is the internal of exactly one forward link, of
  * window 1, that no step op writes (so X of step t is row t + offset of the
