@@ -7,7 +7,10 @@ weight at every call. These tests check that the path is taken where it
 should be and only there, that results stay those of the OpenBLAS path up to
 rounding, that new weights are picked up, and that a weight the step net
 writes is never packed. Executor on/off bitwise equality with the packed path
-is covered by tests/test_executor.py (it runs packed on an AVX-512 CPU)."""
+is covered by tests/test_executor.py (it runs packed on an AVX-512 CPU). On
+AVX-512 CPUs the step FCs' weight gradients, summed after the loop, use the
+same kernel (rc_gemm_wgrad; tests/c/test_packed.c checks it against a
+reference)."""
 
 import json
 import os
@@ -134,8 +137,8 @@ def test_avx2_kernel_gives_the_same_bits(N):
     panels, the dX products' 48 columns one full and one half panel; 8, 29
     and 64 rows exercise every row remainder of its 6-row tiles. Except: the
     step FCs' weight gradients, summed after the loop, which an AVX-512 CPU
-    computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (float32
-    rounding apart; every blob computed from them is compared bitwise)."""
+    computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (compared up to
+    float32 rounding; every other blob bitwise)."""
     ref = _dump(True, N)
     if ref["kernel"] == "avx2":
         pytest.skip("the CPU's default kernel is the AVX2 one already")
