@@ -399,6 +399,9 @@ static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, i
 
 static int forced = -1;
 
+/* The path products take now: the forced one (tests) or the CPU's best. */
+static int active_path(void) { return forced >= 0 ? forced : cpu_path(); }
+
 int rc_packed_force_path(int path)
 {
     int old = forced;
@@ -583,11 +586,11 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
     gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0};
-    j.path = forced >= 0 ? forced : cpu_path();
+    j.path = active_path();
     gemm_run(&j);
 }
 
-int rc_wgrad_packed_available(void) { return (forced >= 0 ? forced : cpu_path()) == 2; }
+int rc_wgrad_packed_available(void) { return active_path() == 2; }
 
 static int64_t n_wgrad_calls;
 int64_t rc_wgrad_calls(void) { return __atomic_load_n(&n_wgrad_calls, __ATOMIC_RELAXED); }
@@ -604,7 +607,7 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
     __atomic_add_fetch(&n_wgrad_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0 || nb <= 0 || bk <= 0) return;
     int64_t inner = nb * bk, width = (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR;
-    int path = forced >= 0 ? forced : cpu_path();
+    int path = active_path();
     if (path != 2) path = 3; /* the blocked A has only the AVX-512 kernel and the reference */
     /* passes over [i0, i0 + n): whole blocks, or pieces of one block wider than RC_WGRAD_KC;
      * each continues every element's FMA chain from C, so the passes change no bit */

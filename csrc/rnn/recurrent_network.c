@@ -450,14 +450,13 @@ static void packs_clear(rnn_state *st, int T)
         for (int q = 0; q < st->n_pk; q++) rc_fc_set_packed(rc_net_op(st->nets_tmp[t], st->pk_op[q]), NULL);
 }
 
-/* Part p of rc_par_run: packs the p-th new pack of the run (one weight per
- * part: the packs are independent copies, and a weight streams from memory
- * at the speed of one core's copy, so the weights go to the threads whole). */
+/* Part p of rc_par_run: fills st->packs[p] (one weight per part: the packs
+ * are independent copies, and a weight streams from memory at the speed of
+ * one core's copy, so the weights go to the threads whole). */
 static void pack_part(const void *ctx, int p, int parts)
 {
     (void)parts;
-    rc_packed_w *const *todo = ctx;
-    rc_packed_w *pk = todo[p];
+    rc_packed_w *pk = &((rc_packed_w *)ctx)[p];
     if (pk->trans) rc_pack_b(pk->inner, pk->out, pk->src, 1, pk->inner, pk->data);
     else rc_pack_b(pk->inner, pk->out, pk->src, pk->out, 1, pk->data);
 }
@@ -473,9 +472,7 @@ static void packs_prepare(rnn_state *st, int T)
 {
     if (!st->n_pk || T <= 0 || !rc_packed_available()) return;
     rc_net *net0 = st->nets_tmp[0];
-    int used = 0;
-    rc_packed_w *todo[64];
-    int n_todo = 0;
+    int used = 0; /* st->packs[0, used): this run's packs, filled at the end */
     for (int q = 0; q < st->n_pk; q++) {
         int i = st->pk_op[q];
         rc_op *o0 = rc_net_op(net0, i);
@@ -513,11 +510,6 @@ static void packs_prepare(rnn_state *st, int T)
             pk->trans = trans;
             pk->inner = inner;
             pk->out = out;
-            if (n_todo == (int)(sizeof todo / sizeof *todo)) { /* the list is full: pack this one now */
-                pack_part(&pk, 0, 1);
-            } else {
-                todo[n_todo++] = pk;
-            }
         }
         st->packs_handed = 1;
         for (int t = 0; t < T; t++) {
@@ -525,7 +517,7 @@ static void packs_prepare(rnn_state *st, int T)
             if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
         }
     }
-    rc_par_run(rc_blas_num_threads(), n_todo, pack_part, todo);
+    rc_par_run(rc_blas_num_threads(), used, pack_part, st->packs);
 }
 
 /* ---------------------------------------------------------------- forward setup */
