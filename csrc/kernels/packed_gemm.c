@@ -143,8 +143,11 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
  * FMAs) measured 5-25% faster than 8 x 1 (16 accumulators, 10 loads per 16)
  * at 32-64 rows; at 16 rows 8 x 1 is as fast and wastes no rows. Full panels
  * only; the last, partial panel goes through 8 x 1 with a buffered store. */
-#define RC_PF_AHEAD 16 /* pack rows prefetched ahead: the pack streams from L3 when several
-                        * step weights take turns (measured 7-9% faster; prefetches never fault) */
+#define RC_PF_AHEAD 64 /* pack rows prefetched ahead: the pack streams from L3 (or memory) when several
+                        * step weights take turns. 16 rows measured 7-9% faster than none (Sapphire Rapids);
+                        * 64 rows 1.1-1.4x faster than 16 on Zen 5 at 16 rows of A when the weights were
+                        * pushed out of L2 and part of L3 between products, the same when they stay in
+                        * cache (128 rows: as 64, 256: slower). Prefetches never fault. */
 /* One step i of a tile: the pack's row i (NP panels), row r's A element AEXPR. */
 #define RC_TILE_STEP(MR, NP, i, AEXPR)                                                                              \
     {                                                                                                                \
@@ -164,7 +167,13 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
 /* BLK 0: A(r, i) = a[r * lda + i] (the step products); BLK 1: A in blocks of
  * bk columns, bs floats apart (the weight gradients' stash, see
  * rc_gemm_wgrad): A(r, b * bk + k) = a[b * bs + r * lda + k]. Either way the
- * same FMA chain over i; cont starts it from C instead of 0. */
+ * same FMA chain over i; cont starts it from C instead of 0. With BLK 1 a
+ * tile reads a short piece of every block (MR rows of bk floats: 384 bytes
+ * at batch 16), blocks tens of KB apart, too many streams for the hardware
+ * prefetchers when the stash comes from L3 or memory; so the tile prefetches
+ * the next row tile's piece of each block, one cache line per step (one
+ * thread, Zen 5: hidden 512 / batch 64 9-10% faster, caches flushed before
+ * the call or not; hidden 256 / batch 16 3-4%). */
 #define RC_TILE_FN(MR, NP, SFX, BLK)                                                                                \
     __attribute__((target("avx512f"))) static void tile_##MR##x##NP##SFX(                                          \
         int64_t inner, const float *a, int64_t lda, int64_t bk, int64_t bs, const float *pp, const float *bias,      \
@@ -178,7 +187,11 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
             for (int64_t i = 0, b = 0; i < inner; b++) {                                                             \
                 const float *ab = a + b * bs;                                                                        \
                 int64_t kn = inner - i < bk ? inner - i : bk;                                                        \
-                for (int64_t k = 0; k < kn; k++, i++) RC_TILE_STEP(MR, NP, i, ab[r * lda + k])                       \
+                for (int64_t k = 0; k < kn; k++, i++) {                                                              \
+                    if (16 * k < MR * lda) /* the next row tile's part of this block */                              \
+                        _mm_prefetch((const char *)(ab + MR * lda + 16 * k), _MM_HINT_T0);                           \
+                    RC_TILE_STEP(MR, NP, i, ab[r * lda + k])                                                         \
+                }                                                                                                    \
             }                                                                                                        \
         } else {                                                                                                     \
             (void)bk;                                                                                                \
@@ -416,6 +429,9 @@ typedef struct {
     int path;
     int blk, cont;   /* A in blocks (rc_gemm_wgrad); accumulate into C */
     int64_t bk, bs;  /* the blocks: bk columns, bs floats apart (one block: bk = inner, bs = 0) */
+    const float *X;  /* rc_gemm_wgrad: each part first packs its panels of X's inner rows (ldx apart) into P,
+                      * which is then the caller's writable work buffer */
+    int64_t ldx;
 } gemm_job;
 
 /* Part p of parts: the panels [p * n / parts, (p + 1) * n / parts). */
@@ -425,6 +441,7 @@ static void run_part(const void *job, int p, int parts)
     int64_t pb = j->n_panels * p / parts, pe = j->n_panels * (p + 1) / parts;
     int64_t ob = pb * RC_PACK_NR, oe = pe * RC_PACK_NR < j->out ? pe * RC_PACK_NR : j->out;
     if (ob >= oe) return;
+    if (j->X) rc_pack_b(j->inner, oe - ob, j->X + ob, j->ldx, 1, (float *)j->P + ob * j->inner);
 #ifdef RC_PACKED_X86
     if (j->path == 2) {
         gemm_avx512(j->blk ? &tiles_blk : &tiles_std, j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P,
@@ -585,7 +602,8 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
 {
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
-    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0};
+    gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0,
+                  NULL, 0};
     j.path = active_path();
     gemm_run(&j);
 }
@@ -622,10 +640,9 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
             if (nblk > nb - b) nblk = nb - b;
         }
         n = kw * nblk;
-        float *P = work + i0 * width;
-        rc_pack_b(n, out, X + i0 * ldx, ldx, 1, P);
-        gemm_job j = {M, out, n, bk, ldc, width / RC_PACK_NR, Ab + b * M * bk + k0, P, NULL, C, path, 1, 1, kw,
-                      M * bk};
+        /* each part packs the panels it multiplies (on the thread that uses them, no serial pack) */
+        gemm_job j = {M, out, n, bk, ldc, width / RC_PACK_NR, Ab + b * M * bk + k0, work + i0 * width, NULL, C,
+                      path, 1, 1, kw, M * bk, X + i0 * ldx, ldx};
         gemm_run(&j);
         i0 += n;
     }
