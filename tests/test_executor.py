@@ -856,6 +856,28 @@ def test_failing_step_forward_and_backward(N, enable, threads):
             assert_bitwise(ref, lab.run_good(), "after %s failure at %r, rep %d" % (direction, bad, rep))
 
 
+@pytest.mark.parametrize("enable,threads", [(0, None), (1, 2)])
+def test_failed_backward_leaves_summed_weight_gradients_zero(enable, threads):
+    """The step FCs' weight gradients are summed after the gradient loop; our
+    kernel writes them without zeroing them first. A backward run that fails
+    in its loop never reaches the sums: those gradients are then zeros, not
+    what their buffers held before (here NaN), and the next run is right."""
+    lab = LabelRNN(N=3)
+    lab.feed(9, 3)
+    lab.create(enable, threads)
+    ref = lab.run_good()
+    grads = ["W_grad", "U_grad", "V_grad"]
+    assert set(grads) <= set(lab.compare)
+    calls = _C.get_flag("packed_wgrad_calls")
+    for g in grads:
+        workspace.FeedBlob(g, np.full(ref[g].shape, np.nan, np.float32))
+    lab.fail("backward", [(4, 0)], 5)
+    assert _C.get_flag("packed_wgrad_calls") == calls  # no sum ran
+    for g in grads:
+        assert np.array_equal(workspace.FetchBlob(g), np.zeros_like(ref[g])), g
+    assert_bitwise(ref, lab.run_good(), "after the failure")
+
+
 def test_failure_with_changing_T_then_success():
     """A failure, then runs with other sequence lengths (the executor's graph
     is rebuilt), then a failure at the new T: all as the serial run."""

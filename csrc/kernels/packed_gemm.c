@@ -626,10 +626,15 @@ int64_t rc_wgrad_calls(void) { return __atomic_load_n(&n_wgrad_calls, __ATOMIC_R
 #define RC_WGRAD_KC 256
 
 void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X, int64_t ldx,
-                   float *C, int64_t ldc, float *work)
+                   float *C, int64_t ldc, float *work, int from_zero)
 {
     __atomic_add_fetch(&n_wgrad_calls, 1, __ATOMIC_RELAXED);
-    if (M <= 0 || out <= 0 || nb <= 0 || bk <= 0) return;
+    if (M <= 0 || out <= 0) return;
+    if (nb <= 0 || bk <= 0) { /* an empty sum */
+        if (from_zero)
+            for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, sizeof(float) * (size_t)out);
+        return;
+    }
     int64_t inner = nb * bk, width = (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR;
     int path = active_path();
     if (path != 2) path = 3; /* the blocked A has only the AVX-512 kernel and the reference */
@@ -648,7 +653,7 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
         n = kw * nblk;
         /* each part packs the panels it multiplies (on the thread that uses them, no serial pack) */
         gemm_job j = {M, out, n, bk, ldc, width / RC_PACK_NR, Ab + b * M * bk + k0, work + i0 * width, NULL, C,
-                      path, 1, 1, kw, M * bk, X + i0 * ldx, ldx};
+                      path, 1, !(from_zero && i0 == 0), kw, M * bk, X + i0 * ldx, ldx};
         gemm_run(&j);
         i0 += n;
     }

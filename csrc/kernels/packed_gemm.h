@@ -57,14 +57,16 @@ RC_INTERNAL void rc_transpose(int64_t rows, int64_t cols, const float *src, int6
  *   C[m, o] += sum_{b < nb, k < bk} Ab[b * M * bk + m * bk + k] * X[(b * bk + k) * ldx + o]
  * (Ab: nb blocks of M x bk, block b = dY_b^T; X: the nb * bk rows of the
  * steps' inputs). Every element is one FMA chain in increasing (b, k),
- * starting from C[m, o]: the same bits for any thread count. X is packed
+ * starting from C[m, o], or from 0 when from_zero (C is then only written:
+ * the same bits as from a C of +0.0, without reading or zeroing C first):
+ * the same bits for any thread count. X is packed
  * into work (rc_pack_floats(nb * bk, out) floats). The AVX-512 kernel when
  * rc_wgrad_packed_available() (measured 2x OpenBLAS's AVX2 kernels and as
  * fast as its AVX-512 ones on the LSTM benchmark's shapes); otherwise the scalar
  * reference (tests). Threads as rc_gemm_packed. */
 RC_INTERNAL int rc_wgrad_packed_available(void);
 RC_INTERNAL void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X,
-                               int64_t ldx, float *C, int64_t ldc, float *work);
+                               int64_t ldx, float *C, int64_t ldc, float *work, int from_zero);
 RC_INTERNAL int64_t rc_wgrad_calls(void);
 
 /* Number of rc_gemm_packed calls so far (tests check the path is taken). */

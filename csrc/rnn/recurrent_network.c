@@ -121,6 +121,8 @@ struct deferred_fc {
     int x_link;    /* index into link_* of X's forward link */
     int w_in;      /* forward-input index of W (the param) */
     int dw_out;    /* op output index of dW */
+    int dw_unset;  /* blocked, T > 0: dW was not zeroed before the loop (the sum writes it, from_zero);
+                    * set while a run has not written it yet */
 };
 
 typedef struct {
@@ -1107,9 +1109,18 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
             st->wg_work = nw;
             st->wg_cap = need;
         }
-        rc_gemm_wgrad(N, K, T, M, S, X, K, rc_f32(dw), K, st->wg_work);
+        rc_gemm_wgrad(N, K, T, M, S, X, K, rc_f32(dw), K, st->wg_work, st->defer[k].dw_unset);
+        st->defer[k].dw_unset = 0;
     }
     return RC_OK;
+}
+
+/* The deferred entry that sums into output out with rc_gemm_wgrad, or NULL. */
+static struct deferred_fc *summed_dw(rnn_state *st, int out)
+{
+    for (int k = 0; k < st->n_defer; k++)
+        if (st->defer[k].dw_out == out && st->defer[k].blocked) return &st->defer[k];
+    return NULL;
 }
 
 /* Whether an initial state fits the state (T + L, N, S) the forward run made
@@ -1288,7 +1299,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     return find_packable(op, st, err);
 }
 
-static rc_status rnn_grad_run(rc_op *op, rc_err *err)
+static rc_status grad_run(rc_op *op, rc_err *err)
 {
     rnn_state *st = op->state;
     rc_status s;
@@ -1315,7 +1326,11 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         if (g == rc_in(op, pin))
             return rc_op_fail(op, err, RC_ERR_VALUE, "param gradient '%s' is the param itself", rc_out_name(op, 1 + i));
         if ((s = rc_tensor_resize_like(g, rc_in(op, pin), err))) return s;
-        memset(rc_f32(g), 0, rc_tensor_nbytes(g));
+        /* a weight gradient our kernel sums after the loop is written by that sum, not zeroed
+         * first (no other output or input is the same blob: op creation refuses that) */
+        struct deferred_fc *e = T > 0 ? summed_dw(st, 1 + i) : NULL;
+        if (e) e->dw_unset = 1;
+        else memset(rc_f32(g), 0, rc_tensor_nbytes(g));
     }
     /* state gradients: shaped like the states, all zero, plus d(_last) into the last row */
     for (int i = 0; i < st->n_states; i++) {
@@ -1415,6 +1430,19 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
         }
     }
     return RC_OK;
+}
+
+static rc_status rnn_grad_run(rc_op *op, rc_err *err)
+{
+    rnn_state *st = op->state;
+    rc_status s = grad_run(op, err);
+    for (int k = 0; k < st->n_defer; k++) /* a failed run: zeros, not old memory, in the sums it did not reach */
+        if (st->defer[k].dw_unset) {
+            rc_tensor *g = rc_out(op, st->defer[k].dw_out);
+            if (rc_f32(g)) memset(rc_f32(g), 0, rc_tensor_nbytes(g));
+            st->defer[k].dw_unset = 0;
+        }
+    return s;
 }
 
 /* ================================================================ link / accumulate ops */

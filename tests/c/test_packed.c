@@ -225,7 +225,7 @@ static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
     for (int64_t i = 0; i < M * ldc; i++) C0[i] = val(i, 0.71f);
     memcpy(Cs, C0, sizeof(float) * (size_t)(M * ldc));
     int old = rc_packed_force_path(3);
-    rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cs, ldc, W);
+    rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cs, ldc, W, 0);
     rc_packed_force_path(old);
     int ok = 1, gaps = 1;
     for (int64_t m = 0; m < M; m++) {
@@ -249,7 +249,7 @@ static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
         for (int th = 1; th <= 3; th++) {
             rc_blas_set_num_threads(th);
             memcpy(Cv, C0, sizeof(float) * (size_t)(M * ldc));
-            rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cv, ldc, W);
+            rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cv, ldc, W, 0);
             if (memcmp(Cv, Cs, sizeof(float) * (size_t)(M * ldc)))
                 RCT_FAIL_AT("wgrad M=%lld out=%lld nb=%lld bk=%lld: AVX-512 at %d threads differs from the scalar "
                             "path", (long long)M, (long long)out, (long long)nb, (long long)bk, th);
@@ -258,6 +258,33 @@ static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
         rc_packed_force_path(old);
         rc_blas_set_num_threads(was);
     }
+    /* from_zero: C is only written (here full of NaN, the gaps between rows too), with the same
+     * bits as a sum into a C of +0.0 */
+    for (int64_t i = 0; i < M * ldc; i++) Cs[i] = 0.f;
+    old = rc_packed_force_path(3);
+    rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cs, ldc, W, 0);
+    rc_packed_force_path(old);
+    int paths[2] = {3, __builtin_cpu_supports("avx512f") ? 2 : 3};
+    for (int pi = 0; pi < 2; pi++)
+        for (int th = 1; th <= 3; th++) {
+            int was = rc_blas_num_threads();
+            rc_blas_set_num_threads(th);
+            old = rc_packed_force_path(paths[pi]);
+            for (int64_t i = 0; i < M * ldc; i++) Cv[i] = NAN;
+            rc_gemm_wgrad(M, out, nb, bk, A, X, out, Cv, ldc, W, 1);
+            rc_packed_force_path(old);
+            rc_blas_set_num_threads(was);
+            int same = 1, gaps_kept = 1;
+            for (int64_t m = 0; m < M; m++) {
+                same &= memcmp(Cv + m * ldc, Cs + m * ldc, sizeof(float) * (size_t)out) == 0;
+                for (int64_t o = out; o < ldc; o++) gaps_kept &= isnan(Cv[m * ldc + o]) != 0;
+            }
+            if (!same || !gaps_kept)
+                RCT_FAIL_AT("wgrad M=%lld out=%lld nb=%lld bk=%lld from_zero, path %d, %d threads: same bits as "
+                            "from +0 %d, gaps kept %d", (long long)M, (long long)out, (long long)nb, (long long)bk,
+                            paths[pi], th, same, gaps_kept);
+            else rct_passed++;
+        }
     free(A); free(X); free(C0); free(Cs); free(Cv); free(W);
 }
 
