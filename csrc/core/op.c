@@ -37,8 +37,12 @@ rc_op *rc_op_create(rc_workspace *ws, const rc_opdef *def, int index, rc_err *er
         return NULL;
     }
     char ar[64];
-    if (def->n_in < sc->min_in || (sc->max_in >= 0 && def->n_in > sc->max_in)) {
-        arity_str(ar, sizeof ar, sc->min_in, sc->max_in);
+    int max_in = sc->max_in;
+    /* a step FC fused with the Sum after it takes that Sum's addend as a 4th
+     * input (RecurrentNetwork's rewrite of its step net; see rc_fc_bind_sum) */
+    if (strcmp(def->type, "FC") == 0 && rc_opdef_arg(def, "rnn_internal_fused_sum")) max_in++;
+    if (def->n_in < sc->min_in || (max_in >= 0 && def->n_in > max_in)) {
+        arity_str(ar, sizeof ar, sc->min_in, max_in);
         rc_err_set(err, RC_ERR_VALUE, "op %s #%d: expects %s inputs, got %d", def->type, index, ar, def->n_in);
         return NULL;
     }

@@ -126,13 +126,18 @@ void rc_transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, flo
 
 #ifdef RC_PACKED_X86
 /* Stores a tile computed over a whole panel: columns [o0, o0 + w) of rows
- * [m0, m0 + mr), from tile[r][0..NR), plus the bias. */
-static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float *bias, int64_t o0, float *C,
-                       int64_t ldc, int64_t m0)
+ * [m0, m0 + mr), from tile[r][0..NR), plus the bias, then plus Z (the
+ * addend, rows ldc apart like C) when Z != NULL. */
+static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float *bias, const float *Z, int64_t o0,
+                       float *C, int64_t ldc, int64_t m0)
 {
     for (int r = 0; r < mr; r++) {
         float *c = C + (m0 + r) * ldc + o0;
-        for (int64_t j = 0; j < w; j++) c[j] = bias ? tile[r][j] + bias[o0 + j] : tile[r][j];
+        const float *z = Z ? Z + (m0 + r) * ldc + o0 : NULL;
+        for (int64_t j = 0; j < w; j++) {
+            float v = bias ? tile[r][j] + bias[o0 + j] : tile[r][j];
+            c[j] = z ? v + z[j] : v;
+        }
     }
 }
 
@@ -181,12 +186,13 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
 #define RC_TILE_FN(MR, NP, SFX, BLK)                                                                                \
     __attribute__((target("avx512f,prfchw"))) static void tile_##MR##x##NP##SFX(                                     \
         int64_t inner, const float *a, int64_t lda, int64_t bk, int64_t bs, const float *pp, const float *bias,      \
-        float *c, int64_t ldc, int cont)                                                                             \
+        const float *z, float *c, int64_t ldc, int cont)                                                             \
     {                                                                                                                \
         __m512 acc[MR][2 * NP];                                                                                      \
         for (int r = 0; r < MR; r++)                                                                                 \
             for (int q = 0; q < 2 * NP; q++) {                                                                       \
                 if (!cont) __builtin_prefetch(c + r * ldc + 16 * q, 1, 3);                                           \
+                if (z) __builtin_prefetch(z + r * ldc + 16 * q, 0, 3);                                               \
                 acc[r][q] = cont ? _mm512_loadu_ps(c + r * ldc + 16 * q) : _mm512_setzero_ps();                      \
             }                                                                                                        \
         if (BLK) {                                                                                                   \
@@ -205,9 +211,11 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
             for (int64_t i = 0; i < inner; i++) RC_TILE_STEP(MR, NP, i, a[r * lda + i])                              \
         }                                                                                                            \
         for (int r = 0; r < MR; r++)                                                                                 \
-            for (int q = 0; q < 2 * NP; q++)                                                                         \
-                _mm512_storeu_ps(c + r * ldc + 16 * q,                                                               \
-                                 bias ? _mm512_add_ps(acc[r][q], _mm512_loadu_ps(bias + 16 * q)) : acc[r][q]);       \
+            for (int q = 0; q < 2 * NP; q++) {                                                                       \
+                __m512 v = bias ? _mm512_add_ps(acc[r][q], _mm512_loadu_ps(bias + 16 * q)) : acc[r][q];              \
+                if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + r * ldc + 16 * q));                                   \
+                _mm512_storeu_ps(c + r * ldc + 16 * q, v);                                                           \
+            }                                                                                                        \
     }
 #define RC_TILE_SET(SFX, BLK)                                                                                       \
     RC_TILE_FN(8, 1, SFX, BLK)                                                                                       \
@@ -221,8 +229,8 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
 RC_TILE_SET(, 0)
 RC_TILE_SET(_blk, 1)
 
-typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, int64_t, const float *, const float *, float *,
-                        int64_t, int);
+typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, int64_t, const float *, const float *,
+                        const float *, float *, int64_t, int);
 typedef struct {
     tile_fn t8x1, t1x1, t2[7]; /* t2[r]: r rows x 2 panels */
 } tile_set;
@@ -236,17 +244,19 @@ static const tile_set tiles_blk = {tile_8x1_blk, tile_1x1_blk, {NULL, tile_1x2_b
 /* Columns [o_begin, o_end) of C (whole panels, the last one maybe partial). */
 __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, int64_t M, int64_t out, int64_t inner,
                                                             const float *A, int64_t lda, int64_t bk, int64_t bs,
-                                                            const float *P, const float *bias, float *C, int64_t ldc,
-                                                            int cont, int64_t o_begin, int64_t o_end)
+                                                            const float *P, const float *bias, const float *Z, float *C,
+                                                            int64_t ldc, int cont, int64_t o_begin, int64_t o_end)
 {
     int64_t o0 = o_begin;
+#define RC_ZT(m0) (Z ? Z + (m0) * ldc + o0 : NULL)
     if (M >= RC_TILE2_MIN_M)
         for (; o0 + 2 * RC_PACK_NR <= o_end; o0 += 2 * RC_PACK_NR) {
             const float *pp = P + o0 * inner, *b = bias ? bias + o0 : NULL;
             int64_t m0 = 0;
             for (; m0 + 6 <= M; m0 += 6)
-                ts->t2[6](inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
-            if (m0 < M) ts->t2[M - m0](inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
+                ts->t2[6](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont);
+            if (m0 < M)
+                ts->t2[M - m0](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont);
         }
     for (; o0 < o_end; o0 += RC_PACK_NR) {
         const float *pp = P + o0 * inner;
@@ -254,8 +264,10 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
         if (w == RC_PACK_NR) {
             const float *b = bias ? bias + o0 : NULL;
             int64_t m0 = 0;
-            for (; m0 + 8 <= M; m0 += 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
-            for (; m0 < M; m0++) ts->t1x1(inner, A + m0 * lda, lda, bk, bs, pp, b, C + m0 * ldc + o0, ldc, cont);
+            for (; m0 + 8 <= M; m0 += 8)
+                ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont);
+            for (; m0 < M; m0++)
+                ts->t1x1(inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont);
         } else { /* the last panel, w < 32 columns: tiles into a buffer, then the w columns */
             float tile[8][RC_PACK_NR];
             for (int64_t m0 = 0; m0 < M; m0 += 8) {
@@ -265,14 +277,15 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
                         memcpy(tile[r], C + (m0 + r) * ldc + o0, sizeof(float) * (size_t)w);
                         memset(tile[r] + w, 0, sizeof(float) * (size_t)(RC_PACK_NR - w));
                     }
-                if (mr == 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, NULL, tile[0], RC_PACK_NR, cont);
+                if (mr == 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, NULL, NULL, tile[0], RC_PACK_NR, cont);
                 else
                     for (int r = 0; r < mr; r++)
-                        ts->t1x1(inner, A + (m0 + r) * lda, lda, bk, bs, pp, NULL, tile[r], RC_PACK_NR, cont);
-                store_tile(mr, w, tile, bias, o0, C, ldc, m0);
+                        ts->t1x1(inner, A + (m0 + r) * lda, lda, bk, bs, pp, NULL, NULL, tile[r], RC_PACK_NR, cont);
+                store_tile(mr, w, tile, bias, Z, o0, C, ldc, m0);
             }
         }
     }
+#undef RC_ZT
 }
 
 /* ---------------------------------------------------------------- AVX2 + FMA tiles
@@ -288,11 +301,12 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
 #define RC_AVX2_KC 256
 #define RC_TILE_AVX2_FN(MR)                                                                                         \
     __attribute__((target("avx2,fma"))) static void tile_avx2_##MR(int64_t inner, const float *a, int64_t lda,       \
-                                                                   const float *ph, const float *bias, float *c,     \
-                                                                   int64_t ldc, int cont)                            \
+                                                                   const float *ph, const float *bias,               \
+                                                                   const float *z, float *c, int64_t ldc, int cont)  \
     {                                                                                                                \
         __m256 acc[MR][2];                                                                                           \
         _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                                       \
+            if (z) _mm_prefetch((const char *)(z + r * ldc), _MM_HINT_T0);                                           \
             acc[r][0] = cont ? _mm256_loadu_ps(c + r * ldc) : _mm256_setzero_ps();                                   \
             acc[r][1] = cont ? _mm256_loadu_ps(c + r * ldc + 8) : _mm256_setzero_ps();                               \
         }                                                                                                            \
@@ -309,8 +323,14 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
         __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();                                              \
         __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();                                          \
         _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                                       \
-            _mm256_storeu_ps(c + r * ldc, bias ? _mm256_add_ps(acc[r][0], b0) : acc[r][0]);                          \
-            _mm256_storeu_ps(c + r * ldc + 8, bias ? _mm256_add_ps(acc[r][1], b1) : acc[r][1]);                      \
+            __m256 v0 = bias ? _mm256_add_ps(acc[r][0], b0) : acc[r][0];                                             \
+            __m256 v1 = bias ? _mm256_add_ps(acc[r][1], b1) : acc[r][1];                                             \
+            if (z) {                                                                                                 \
+                v0 = _mm256_add_ps(v0, _mm256_loadu_ps(z + r * ldc));                                                \
+                v1 = _mm256_add_ps(v1, _mm256_loadu_ps(z + r * ldc + 8));                                            \
+            }                                                                                                        \
+            _mm256_storeu_ps(c + r * ldc, v0);                                                                       \
+            _mm256_storeu_ps(c + r * ldc + 8, v1);                                                                   \
         }                                                                                                            \
     }
 RC_TILE_AVX2_FN(6)
@@ -319,23 +339,25 @@ RC_TILE_AVX2_FN(4)
 RC_TILE_AVX2_FN(3)
 RC_TILE_AVX2_FN(2)
 RC_TILE_AVX2_FN(1)
-typedef void (*tile_avx2_fn)(int64_t, const float *, int64_t, const float *, const float *, float *, int64_t, int);
+typedef void (*tile_avx2_fn)(int64_t, const float *, int64_t, const float *, const float *, const float *, float *,
+                             int64_t, int);
 static const tile_avx2_fn tiles_avx2[7] = {NULL, tile_avx2_1, tile_avx2_2, tile_avx2_3, tile_avx2_4, tile_avx2_5,
                                            tile_avx2_6};
 
 /* Rows [0, M) x the 16 columns of half panel ph, into c (rows ldc apart;
- * bias: the half's 16 entries or NULL), inner blocks of RC_AVX2_KC outermost. */
+ * bias: the half's 16 entries or NULL; z: the addend's, rows ldc apart, or
+ * NULL), inner blocks of RC_AVX2_KC outermost. */
 __attribute__((target("avx2,fma"))) static void half_panel_avx2(int64_t M, int64_t inner, const float *A, int64_t lda,
-                                                                const float *ph, const float *bias, float *c,
-                                                                int64_t ldc)
+                                                                const float *ph, const float *bias, const float *z,
+                                                                float *c, int64_t ldc)
 {
     int64_t kb = 0;
     do {
         int64_t kl = inner - kb < RC_AVX2_KC ? inner - kb : RC_AVX2_KC;
-        const float *b = kb + kl >= inner ? bias : NULL;
+        int last = kb + kl >= inner;
         for (int64_t m0 = 0; m0 < M; m0 += 6)
-            tiles_avx2[M - m0 < 6 ? M - m0 : 6](kl, A + m0 * lda + kb, lda, ph + kb * RC_PACK_NR, b, c + m0 * ldc, ldc,
-                                                kb > 0);
+            tiles_avx2[M - m0 < 6 ? M - m0 : 6](kl, A + m0 * lda + kb, lda, ph + kb * RC_PACK_NR, last ? bias : NULL,
+                                                last && z ? z + m0 * ldc : NULL, c + m0 * ldc, ldc, kb > 0);
         kb += kl;
     } while (kb < inner);
 }
@@ -344,23 +366,25 @@ __attribute__((target("avx2,fma"))) static void half_panel_avx2(int64_t M, int64
  * panel through a buffer of RC_PACKED_MAX_M rows, then its w columns (more
  * rows: in slices of that many). */
 __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t out, int64_t inner, const float *A,
-                                                          int64_t lda, const float *P, const float *bias, float *C,
-                                                          int64_t ldc, int64_t o_begin, int64_t o_end)
+                                                          int64_t lda, const float *P, const float *bias,
+                                                          const float *Z, float *C, int64_t ldc, int64_t o_begin,
+                                                          int64_t o_end)
 {
     for (int64_t o0 = o_begin; o0 < o_end; o0 += RC_PACK_NR) {
         const float *pp = P + o0 * inner;
         int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
         if (w == RC_PACK_NR) {
             for (int h = 0; h < 2; h++)
-                half_panel_avx2(M, inner, A, lda, pp + 16 * h, bias ? bias + o0 + 16 * h : NULL, C + o0 + 16 * h, ldc);
+                half_panel_avx2(M, inner, A, lda, pp + 16 * h, bias ? bias + o0 + 16 * h : NULL,
+                                Z ? Z + o0 + 16 * h : NULL, C + o0 + 16 * h, ldc);
             continue;
         }
         float buf[RC_PACKED_MAX_M][RC_PACK_NR];
         for (int64_t m0 = 0; m0 < M; m0 += RC_PACKED_MAX_M) {
             int64_t mr = M - m0 < RC_PACKED_MAX_M ? M - m0 : RC_PACKED_MAX_M;
             for (int h = 0; h < (w > RC_PACK_NR / 2 ? 2 : 1); h++)
-                half_panel_avx2(mr, inner, A + m0 * lda, lda, pp + 16 * h, NULL, buf[0] + 16 * h, RC_PACK_NR);
-            store_tile((int)mr, w, buf, bias, o0, C, ldc, m0);
+                half_panel_avx2(mr, inner, A + m0 * lda, lda, pp + 16 * h, NULL, NULL, buf[0] + 16 * h, RC_PACK_NR);
+            store_tile((int)mr, w, buf, bias, Z, o0, C, ldc, m0);
         }
     }
 }
@@ -402,8 +426,8 @@ const char *rc_packed_kernel(void)
  * rc_packed_force_path(3) asks for it. A as in RC_TILE_FN (bk columns per
  * block, blocks bs floats apart; one block: bk >= inner). */
 static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, int64_t bk, int64_t bs,
-                        const float *P, const float *bias, float *C, int64_t ldc, int cont, int64_t o_begin,
-                        int64_t o_end)
+                        const float *P, const float *bias, const float *Z, float *C, int64_t ldc, int cont,
+                        int64_t o_begin, int64_t o_end)
 {
     for (int64_t m = 0; m < M; m++)
         for (int64_t o = o_begin; o < o_end; o++) {
@@ -412,7 +436,8 @@ static void gemm_scalar(int64_t M, int64_t out, int64_t inner, const float *A, i
             for (int64_t i = 0, b = 0; i < inner; b++)
                 for (int64_t k = 0; k < bk && i < inner; k++, i++)
                     acc = fmaf(A[b * bs + m * lda + k], pp[i * RC_PACK_NR], acc);
-            C[m * ldc + o] = bias ? acc + bias[o] : acc;
+            float v = bias ? acc + bias[o] : acc;
+            C[m * ldc + o] = Z ? v + Z[m * ldc + o] : v;
         }
 }
 
@@ -438,6 +463,7 @@ typedef struct {
     const float *X;  /* rc_gemm_wgrad: each part first packs its panels of X's inner rows (ldx apart) into P,
                       * which is then the caller's writable work buffer */
     int64_t ldx;
+    const float *Z;  /* rc_gemm_packed's addend or NULL */
 } gemm_job;
 
 /* Part p of parts: the panels [p * n / parts, (p + 1) * n / parts). */
@@ -451,15 +477,16 @@ static void run_part(const void *job, int p, int parts)
 #ifdef RC_PACKED_X86
     if (j->path == 2) {
         gemm_avx512(j->blk ? &tiles_blk : &tiles_std, j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P,
-                    j->bias, j->C, j->ldc, j->cont, ob, oe);
+                    j->bias, j->Z, j->C, j->ldc, j->cont, ob, oe);
         return;
     }
     if (j->path == 4 && !j->blk && !j->cont) {
-        gemm_avx2(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->C, j->ldc, ob, oe);
+        gemm_avx2(j->M, j->out, j->inner, j->A, j->lda, j->P, j->bias, j->Z, j->C, j->ldc, ob, oe);
         return;
     }
 #endif
-    gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P, j->bias, j->C, j->ldc, j->cont, ob, oe);
+    gemm_scalar(j->M, j->out, j->inner, j->A, j->lda, j->bk, j->bs, j->P, j->bias, j->Z, j->C, j->ldc, j->cont, ob,
+                oe);
 }
 
 /* ---------------------------------------------------------------- helper threads (rc_par_run)
@@ -604,12 +631,12 @@ static void gemm_run(gemm_job *j)
 }
 
 void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
-                    const float *bias, float *C, int64_t ldc)
+                    const float *bias, const float *Z, float *C, int64_t ldc)
 {
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
     gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0,
-                  NULL, 0};
+                  NULL, 0, Z};
     j.path = active_path();
     gemm_run(&j);
 }
@@ -653,7 +680,7 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
         n = kw * nblk;
         /* each part packs the panels it multiplies (on the thread that uses them, no serial pack) */
         gemm_job j = {M, out, n, bk, ldc, width / RC_PACK_NR, Ab + b * M * bk + k0, work + i0 * width, NULL, C,
-                      path, 1, !(from_zero && i0 == 0), kw, M * bk, X + i0 * ldx, ldx};
+                      path, 1, !(from_zero && i0 == 0), kw, M * bk, X + i0 * ldx, ldx, NULL};
         gemm_run(&j);
         i0 += n;
     }

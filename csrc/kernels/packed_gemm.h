@@ -38,15 +38,18 @@ RC_INTERNAL int rc_packed_available(void);
 /* "avx512", "avx2" or "none": the kernel rc_gemm_packed runs. */
 RC_INTERNAL const char *rc_packed_kernel(void);
 
-/* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL) for
- * m < M, o < out; A rows lda apart, C rows ldc apart, P from rc_pack_b.
- * Requires rc_packed_available(). Overwrites C; C must not overlap A or P.
+/* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL)
+ * (+ Z[m, o] when Z != NULL) for m < M, o < out, the two additions in that
+ * order after the FMA chain (Z: the Sum that follows a step FC, done in the
+ * store; the same bits as the FC and then the Sum); A rows lda apart, C and
+ * Z rows ldc apart, P from rc_pack_b.
+ * Requires rc_packed_available(). Overwrites C; C must not overlap A, P or Z.
  * Uses the calling thread's step threads (rc_step_blas_threads: in a serial
  * step loop the OpenBLAS thread count found at its start, one in an executor
  * worker; outside step loops OpenBLAS's count), splitting the columns; the
  * bits are the same. */
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
-                                const float *bias, float *C, int64_t ldc);
+                                const float *bias, const float *Z, float *C, int64_t ldc);
 
 /* dst (cols x rows, rows ldd apart) = src^T (src: rows x cols, rows lds
  * apart); 8 x 8 blocks in AVX2 registers where the CPU has them. */
@@ -97,5 +100,18 @@ typedef struct rc_packed_w {
  * it. Returns 1 when set (0: another op type, or the arguments do not fit).
  * The pack must outlive every run of the op until it is cleared. */
 RC_INTERNAL int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw);
+
+/* ops/math.c: RecurrentNetwork's fusion of a step FC with the Sum after it.
+ * The step net has FC(X, W, b, Z) -> Y (argument rnn_internal_fused_sum: the
+ * 4th input is the Sum's addend; its value, the Sum's distance) followed,
+ * later, by Sum(Y, Z) -> Y. Bound, every
+ * run of the FC stores (X W^T + b) + Z when Y and Z are float32 of one shape
+ * and apart in memory, and tells the Sum, which then does nothing; otherwise
+ * the FC stores X W^T + b and the Sum runs as usual. Unbound, the FC ignores
+ * Z. Returns 1 when bound (0: the ops do not have that form; the blobs are
+ * compared, not the names). Both ops must belong to one net. */
+RC_INTERNAL int rc_fc_bind_sum(rc_op *fc, rc_op *sum);
+/* Sums done by FCs so far (tests check the fusion is taken). */
+RC_INTERNAL int64_t rc_fc_fused_sums(void);
 
 #endif

@@ -34,6 +34,10 @@ typedef struct math_args {
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
     float *w;
+    /* A step FC fused with the Sum after it (RecurrentNetwork, see rc_fc_bind_sum): */
+    int *sum_done;     /* FC: the Sum's `done` (borrowed: both ops belong to one step net) */
+    int sum_bound;     /* Sum: an FC before it may do its addition */
+    int done;          /* Sum: the FC did it in this run (set or cleared by every run of the FC) */
 } math_args;
 
 static void math_args_free(void *p)
@@ -255,13 +259,34 @@ static const rc_packed_w *packed_for(const math_args *a, int trans, const float 
     return NULL;
 }
 
+static int64_t n_fused_sums;
+int64_t rc_fc_fused_sums(void) { return __atomic_load_n(&n_fused_sums, __ATOMIC_RELAXED); }
+
+/* Whether an FC can do the Sum Y + Z that follows it: both float32 of one
+ * shape, Z's memory apart from Y's (else the Sum runs as usual and reports
+ * any error itself). The Sum asks nothing: the FC tells it. */
+static int sum_fusable(const rc_tensor *y, const rc_tensor *z)
+{
+    if (y->dtype != RC_F32 || z->dtype != RC_F32 || !rc_tensor_same_shape(y, z)) return 0;
+    int64_t n = rc_tensor_numel(y);
+    if (n == 0) return 1;
+    const float *yd = rc_f32(y), *zd = rc_f32(z);
+    return zd + n <= yd || yd + n <= zd;
+}
+
 /* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,
- * Y shape X.shape[:axis] + [N]. */
+ * Y shape X.shape[:axis] + [N]. Inside a RecurrentNetwork step net an FC
+ * followed by Sum(Y, Z) -> Y gets Z as input 3 (argument
+ * rnn_internal_fused_sum) and, bound to that Sum (rc_fc_bind_sum), stores
+ * (X W^T + b) + Z itself: the same additions in the same order, so the same
+ * bits, without the Sum's pass over Y. */
 static rc_status fc_run(rc_op *op, rc_err *err)
 {
     rc_status st;
     int ax = 0;
     int64_t M, N, K;
+    math_args *a = op->state;
+    if (a->sum_done) *a->sum_done = 0;
     if ((st = fc_shapes(op, &ax, &M, &N, &K, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *b = rc_in(op, 2);
     int64_t yd[RC_MAX_DIMS];
@@ -269,12 +294,18 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     yd[ax] = N;
     if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
     float *y = rc_f32(rc_out(op, 0));
-    math_args *a = op->state;
+    const float *z = NULL;
+    if (a->sum_done && sum_fusable(rc_out(op, 0), rc_in(op, 3))) {
+        z = rc_f32(rc_in(op, 3));
+        *a->sum_done = 1;
+        __atomic_add_fetch(&n_fused_sums, 1, __ATOMIC_RELAXED);
+    }
     const rc_packed_w *pk = packed_for(a, 1, rc_f32(w), M, K, N);
     if (pk) {
-        rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), y, N);
+        rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), z, y, N);
         return RC_OK;
     }
+    const float *yz[2] = {y, z}; /* without the packed kernel: the Sum's own kernel, after the product */
     if (M > 0 && M <= 128 && N >= 4 * M) {
         /* Few rows (a recurrent step): OpenBLAS is much faster at Y^T = W X^T
          * (measured 1.3-1.6x for 16x256x1024 and 64x512x2048) than at
@@ -288,10 +319,11 @@ static rc_status fc_run(rc_op *op, rc_err *err)
         }
         rc_sgemm(0, 1, N, M, K, 1.f, rc_f32(w), rc_f32(x), 0.f, a->scratch);
         rc_k_transpose_add_bias(N, M, a->scratch, rc_f32(b), y);
-        return RC_OK;
+    } else {
+        rc_k_fill_rows(M, N, rc_f32(b), y);
+        rc_sgemm(0, 1, M, N, K, 1.f, rc_f32(x), rc_f32(w), 1.f, y);
     }
-    rc_k_fill_rows(M, N, rc_f32(b), y);
-    rc_sgemm(0, 1, M, N, K, 1.f, rc_f32(x), rc_f32(w), 1.f, y);
+    if (z) rc_k_weighted_sum(2, yz, NULL, M * N, y);
     return RC_OK;
 }
 
@@ -350,7 +382,7 @@ static rc_status fc_grad_run(rc_op *op, rc_err *err)
     if (op->n_out > 2) {
         const rc_packed_w *pk = packed_for(a, 0, wd, M, N, K);
         if (pk)
-            rc_gemm_packed(M, K, N, dyd, N, pk->data, NULL, rc_f32(rc_out(op, 2)), K);
+            rc_gemm_packed(M, K, N, dyd, N, pk->data, NULL, NULL, rc_f32(rc_out(op, 2)), K);
         else
             rc_sgemm(0, 0, M, K, N, 1.f, dyd, wd, 0.f, rc_f32(rc_out(op, 2)));
     }
@@ -363,6 +395,19 @@ int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw)
     if ((!fc && !grad) || !op->state) return 0;
     if (pw && (pw->trans != fc || ((math_args *)op->state)->axis2 != 1)) return 0;
     ((math_args *)op->state)->packed = pw;
+    return 1;
+}
+
+int rc_fc_bind_sum(rc_op *fc, rc_op *sum)
+{
+    if (strcmp(fc->def.type, "FC") != 0 || fc->n_in != 4 || !fc->state || strcmp(sum->def.type, "Sum") != 0 ||
+        sum->n_in != 2 || !sum->state || fc->out[0] != sum->in[0] || sum->out[0] != sum->in[0] ||
+        fc->in[3] != sum->in[1])
+        return 0;
+    math_args *s = sum->state;
+    s->sum_bound = 1;
+    s->done = 0;
+    ((math_args *)fc->state)->sum_done = &s->done;
     return 1;
 }
 
@@ -473,6 +518,10 @@ static rc_status sum_run(rc_op *op, rc_err *err)
 {
     math_args *a = op->state;
     rc_status st;
+    if (a->sum_bound && a->done) { /* the FC before it stored Y + Z (rc_fc_bind_sum) */
+        a->done = 0;
+        return RC_OK;
+    }
     if ((st = sum_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     for (int i = 0; i < op->n_in; i++) a->ptr[i] = rc_f32(rc_in(op, i));

@@ -714,6 +714,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_wgrad")) return PyLong_FromLong(rc_wgrad_packed_available());
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());
     if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
+    if (!strcmp(name, "fused_sums")) return PyLong_FromLongLong(rc_fc_fused_sums());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

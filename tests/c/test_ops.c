@@ -4,7 +4,9 @@
  * or a result, never a crash), a small net of math, fill and shape ops
  * against a plain C reference, and the no-reallocation rule on re-runs. */
 #include "rc_test.h"
+#include "kernels/packed_gemm.h"
 #include <math.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------- registry */
 static void test_registry(void)
@@ -612,6 +614,117 @@ static void test_loss_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- FC + Sum fusion */
+/* RecurrentNetwork's fusion of a step FC with the in-place Sum after it
+ * (rc_fc_bind_sum): the FC stores X W^T + b + Z, the Sum does nothing, the
+ * bits are those of the two ops apart; when the FC cannot do it (Z of
+ * another shape, or overlapping Y) the Sum does it, or reports the error;
+ * a run of the FC always decides afresh (no stale "done"). */
+static rc_net *fc_sum_net(rc_workspace *ws, const char *y, int fused, rc_err *err)
+{
+    rc_netdef *nd = rc_netdef_new("fused");
+    const char *fin[] = {"x", "w", "b", "z"}, *sin[] = {y, "z"}, *out[] = {y};
+    rc_opdef *fc = nd ? rct_add_op(nd, "FC", fused ? 4 : 3, fin, 1, out) : NULL;
+    if (fc && fused) rc_opdef_set_arg_i(fc, "rnn_internal_fused_sum", 1);
+    rc_net *net = fc && rct_add_op(nd, "Sum", 2, sin, 1, out) ? rc_net_create(ws, nd, err) : NULL;
+    rc_netdef_free(nd);
+    return net;
+}
+
+static int same_bits(const rc_tensor *a, const rc_tensor *b)
+{
+    return rc_tensor_same_shape(a, b) && memcmp(rc_f32(a), rc_f32(b), sizeof(float) * (size_t)rc_tensor_numel(a)) == 0;
+}
+
+static void test_fc_sum_fusion(void)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {2, 3}, dw[] = {40, 3}, db[] = {40}, dz[] = {2, 40}, dbad[] = {2, 39};
+    REQUIRE(rct_feed_f32(ws, "x", 2, dx, 0.3f) && rct_feed_f32(ws, "w", 2, dw, -1.7f) &&
+            rct_feed_f32(ws, "b", 1, db, 0.11f));
+    rc_blob *z = rct_feed_f32(ws, "z", 2, dz, 5.3f);
+    REQUIRE(z != NULL);
+    for (int64_t i = 0; i < 80; i++) rc_f32(&z->t)[i] *= 0.37f;
+    rc_net *fused = fc_sum_net(ws, "y", 1, &err), *plain = fc_sum_net(ws, "y_ref", 0, &err);
+    REQUIRE(fused && plain);
+    rc_op *fc = rc_net_op(fused, 0), *sum = rc_net_op(fused, 1);
+    CHECK_EQ(rc_fc_bind_sum(rc_net_op(plain, 0), rc_net_op(plain, 1)), 0); /* no 4th input */
+    /* unbound: the FC ignores Z, the Sum adds it */
+    int64_t n0 = rc_fc_fused_sums();
+    CHECK_OK(rc_net_run(fused, &err), err);
+    CHECK_OK(rc_net_run(plain, &err), err);
+    CHECK(same_bits(&rc_ws_get(ws, "y")->t, &rc_ws_get(ws, "y_ref")->t));
+    CHECK_EQ(rc_fc_fused_sums(), n0);
+    /* bound: the FC adds Z, the same bits */
+    CHECK_EQ(rc_fc_bind_sum(fc, sum), 1);
+    CHECK_OK(rc_net_run(fused, &err), err);
+    CHECK(same_bits(&rc_ws_get(ws, "y")->t, &rc_ws_get(ws, "y_ref")->t));
+    CHECK_EQ(rc_fc_fused_sums(), n0 + 1);
+    /* Z of another shape: the FC leaves it to the Sum, which fails as it does unfused */
+    CHECK_OK(rc_tensor_resize(&z->t, RC_F32, 2, dbad, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(fused, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op Sum #1: input 1 blob 'z' of shape (2, 39) float32 must have the shape of input 0 blob 'y'");
+    CHECK_EQ(rc_fc_fused_sums(), n0 + 1);
+    /* a fused FC run, then one that cannot fuse: the Sum is not fooled by the first */
+    CHECK_OK(rc_tensor_resize(&z->t, RC_F32, 2, dz, &err), err);
+    CHECK_OK(rc_op_run(fc, &err), err);
+    CHECK_OK(rc_tensor_resize(&z->t, RC_F32, 2, dbad, &err), err);
+    rc_err_clear(&err);
+    CHECK(rc_op_run(fc, &err) == RC_OK && rc_op_run(sum, &err) == RC_ERR_VALUE);
+    /* Z the same memory as Y: not fused; the Sum computes Y + Y */
+    CHECK_OK(rc_tensor_resize(&z->t, RC_F32, 2, dz, &err), err);
+    CHECK_OK(rc_net_run(fused, &err), err); /* y has its shape */
+    rc_tensor_share(&z->t, &rc_ws_get(ws, "y")->t);
+    int64_t n1 = rc_fc_fused_sums();
+    CHECK_OK(rc_net_run(fused, &err), err);
+    CHECK_EQ(rc_fc_fused_sums(), n1);
+    const char *xin[] = {"x", "w", "b"}, *yr[] = {"y_ref"}, *yy[] = {"y_ref", "y_ref"};
+    rc_netdef *nd = rc_netdef_new("twice");
+    REQUIRE(nd && rct_add_op(nd, "FC", 3, xin, 1, yr) && rct_add_op(nd, "Sum", 2, yy, 1, yr));
+    rc_net *twice = rc_net_create(ws, nd, &err);
+    REQUIRE(twice != NULL);
+    CHECK_OK(rc_net_run(twice, &err), err);
+    CHECK(same_bits(&rc_ws_get(ws, "y")->t, &rc_ws_get(ws, "y_ref")->t));
+    /* the same with the FC's weight packed (the step FCs' kernel, which reads Z as it stores) */
+    if (rc_packed_available()) {
+        float *P = malloc(sizeof(float) * (size_t)rc_pack_floats(3, 40));
+        REQUIRE(P != NULL);
+        const float *wd = rc_f32(&rc_ws_get(ws, "w")->t);
+        rc_pack_b(3, 40, wd, 1, 3, P);
+        rc_packed_w pw = {wd, 3, 40, 1, P, rc_pack_floats(3, 40)};
+        CHECK_EQ(rc_fc_set_packed(fc, &pw), 1);
+        int64_t calls = rc_packed_calls();
+        CHECK_OK(rc_net_run(fused, &err), err); /* Z still the memory of Y */
+        CHECK_EQ(rc_packed_calls(), calls + 1);
+        CHECK_EQ(rc_fc_fused_sums(), n1);
+        CHECK(same_bits(&rc_ws_get(ws, "y")->t, &rc_ws_get(ws, "y_ref")->t));
+        CHECK_OK(rc_tensor_resize_private(&z->t, RC_F32, 2, dz, &err), err); /* apart from Y again */
+        for (int64_t i = 0; i < 80; i++) rc_f32(&z->t)[i] = -2.9f + 0.71f * (float)i;
+        CHECK_OK(rc_net_run(fused, &err), err);
+        CHECK_OK(rc_net_run(plain, &err), err);
+        CHECK_EQ(rc_fc_fused_sums(), n1 + 1);
+        CHECK(same_bits(&rc_ws_get(ws, "y")->t, &rc_ws_get(ws, "y_ref")->t));
+        rc_fc_set_packed(fc, NULL);
+        free(P);
+    }
+    /* a 4th input is only taken with the internal argument */
+    const char *fin[] = {"x", "w", "b", "x"}, *o[] = {"q"};
+    rc_opdef *od = rct_add_op(nd, "FC", 4, fin, 1, o);
+    REQUIRE(od != NULL);
+    rc_err_clear(&err);
+    CHECK(rc_op_create(ws, od, 5, &err) == NULL);
+    CHECK_HAS(err.msg, "op FC #5: expects 3 inputs, got 4");
+    rc_net_free(twice);
+    rc_netdef_free(nd);
+    rc_net_free(fused);
+    rc_net_free(plain);
+    rc_ws_free(ws);
+}
+
 int main(void)
 {
     RUN(test_registry);
@@ -621,5 +734,6 @@ int main(void)
     RUN(test_small_net);
     RUN(test_loss_net);
     RUN(test_copy_into_view);
+    RUN(test_fc_sum_fusion);
     return TEST_REPORT();
 }

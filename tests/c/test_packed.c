@@ -2,7 +2,8 @@
  * orientations; the AVX-512 and AVX2 paths (when the CPU has them) and the scalar
  * reference against a double-precision reference and bitwise equal to each
  * other (one FMA chain per element); edges (rows and columns that do not fill
- * a tile, inner = 0, strides), bias; products split over helper threads
+ * a tile, inner = 0, strides), bias, the addend Z (the fused Sum: the same
+ * bits as the product and then one float addition); products split over helper threads
  * bitwise equal to one thread; concurrent callers. The weight-gradient sum
  * (rc_gemm_wgrad: a blocked A, accumulation into C, passes over the inner
  * dimension) against a double reference, AVX-512 bitwise equal to the
@@ -38,9 +39,12 @@ static int cpu_paths(int paths[3])
     return n;
 }
 
-static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int with_bias)
+static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int with_bias, int with_z)
 {
     int64_t lda = inner + 3, ldc = out + 5;
+    float *Z = malloc(sizeof(float) * (size_t)(M * ldc + 1)), *Cz = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    REQUIRE(Z && Cz);
+    for (int64_t i = 0; i < M * ldc; i++) Z[i] = val(i, 0.93f) * 3.f;
     float *A = malloc(sizeof(float) * (size_t)(M * lda + 1)), *W = malloc(sizeof(float) * (size_t)(out * inner + 1));
     float *bias = malloc(sizeof(float) * (size_t)(out + 1));
     float *P = malloc(sizeof(float) * (size_t)(rc_pack_floats(inner, out) + 1));
@@ -54,27 +58,38 @@ static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int wi
     if (trans) rc_pack_b(inner, out, W, 1, inner, P); /* B[i, o] = W[o, i] */
     else rc_pack_b(inner, out, W, out, 1, P);         /* B[i, o] = W[i, o] */
     reference(M, out, inner, A, lda, W, trans, with_bias ? bias : NULL, R);
+    if (with_z)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t o = 0; o < out; o++) R[m * out + o] += Z[m * ldc + o];
     int paths[3], n_paths = cpu_paths(paths);
     for (int p = 0; p < n_paths; p++) {
         for (int64_t i = 0; i < M * ldc; i++) C[p][i] = -7.f; /* the gaps between rows stay untouched */
         int old = rc_packed_force_path(paths[p]);
-        rc_gemm_packed(M, out, inner, A, lda, P, with_bias ? bias : NULL, C[p], ldc);
+        rc_gemm_packed(M, out, inner, A, lda, P, with_bias ? bias : NULL, with_z ? Z : NULL, C[p], ldc);
+        if (with_z) rc_gemm_packed(M, out, inner, A, lda, P, with_bias ? bias : NULL, NULL, Cz, ldc);
         rc_packed_force_path(old);
-        int ok = 1, same = 1, gaps = 1;
+        int ok = 1, same = 1, gaps = 1, fused = 1;
         for (int64_t m = 0; m < M; m++) {
             for (int64_t o = 0; o < out; o++) {
                 double r = R[m * out + o], c = C[p][m * ldc + o];
                 ok &= fabs(c - r) <= 1e-5 * (1.0 + (double)inner) * (1.0 + fabs(r));
                 same &= memcmp(&C[p][m * ldc + o], &C[0][m * ldc + o], sizeof(float)) == 0;
+                if (with_z) { /* the product, then the Sum's addition */
+                    volatile float sum = Cz[m * ldc + o] + Z[m * ldc + o];
+                    float s2 = sum;
+                    fused &= memcmp(&C[p][m * ldc + o], &s2, sizeof(float)) == 0;
+                }
             }
             for (int64_t o = out; o < ldc && m + 1 < M; o++) gaps &= C[p][m * ldc + o] == -7.f;
         }
-        if (!ok || !same || !gaps)
-            RCT_FAIL_AT("M=%lld out=%lld inner=%lld trans=%d bias=%d path=%d: close %d, bitwise equal to the scalar "
-                        "path %d, gaps kept %d", (long long)M, (long long)out, (long long)inner, trans, with_bias,
-                        paths[p], ok, same, gaps);
+        if (!ok || !same || !gaps || !fused)
+            RCT_FAIL_AT("M=%lld out=%lld inner=%lld trans=%d bias=%d z=%d path=%d: close %d, bitwise equal to the "
+                        "scalar path %d, gaps kept %d, product + Z bitwise %d", (long long)M, (long long)out,
+                        (long long)inner, trans, with_bias, with_z, paths[p], ok, same, gaps, fused);
         else rct_passed++;
     }
+    free(Z);
+    free(Cz);
     for (int p = 0; p < 3; p++) free(C[p]);
     free(A);
     free(W);
@@ -92,9 +107,12 @@ static void test_shapes(void)
     for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
         for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
             for (size_t c = 0; c < sizeof inners / sizeof *inners; c++)
-                for (int trans = 0; trans < 2; trans++) check_shape(ms[a], outs[b], inners[c], trans, (int)(a + b + c) % 2);
-    check_shape(16, 1024, 256, 1, 1); /* an LSTM step: hidden 256, batch 16 */
-    check_shape(16, 256, 1024, 0, 0); /* and its input gradient */
+                for (int trans = 0; trans < 2; trans++)
+                    check_shape(ms[a], outs[b], inners[c], trans, (int)(a + b + c) % 2, (int)(a + 2 * b + c + trans) % 3 == 0);
+    check_shape(16, 1024, 256, 1, 1, 0); /* an LSTM step: hidden 256, batch 16 */
+    check_shape(16, 1024, 256, 1, 1, 1); /* and with the gates' Sum fused */
+    check_shape(16, 256, 1024, 0, 0, 0); /* and its input gradient */
+    check_shape(64, 2048, 512, 1, 1, 1); /* hidden 512, batch 64, fused */
 }
 
 static void test_pack_layout(void)
@@ -114,7 +132,7 @@ static void test_calls_counted(void)
     rc_pack_b(2, 2, W, 2, 1, P);
     int64_t before = rc_packed_calls();
     int old = rc_packed_force_path(3);
-    rc_gemm_packed(2, 2, 2, A, 2, P, NULL, C, 2);
+    rc_gemm_packed(2, 2, 2, A, 2, P, NULL, NULL, C, 2);
     rc_packed_force_path(old);
     CHECK_EQ(rc_packed_calls(), before + 1);
     CHECK(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
@@ -131,7 +149,9 @@ static void test_split_over_threads_is_bitwise(void)
         float *A = malloc(sizeof(float) * (size_t)(M * inner)), *W = malloc(sizeof(float) * (size_t)(out * inner));
         float *b = malloc(sizeof(float) * (size_t)out), *P = malloc(sizeof(float) * (size_t)rc_pack_floats(inner, out));
         float *C1 = malloc(sizeof(float) * (size_t)(M * out)), *Cn = malloc(sizeof(float) * (size_t)(M * out));
-        REQUIRE(A && W && b && P && C1 && Cn);
+        float *Z = k % 2 ? malloc(sizeof(float) * (size_t)(M * out)) : NULL; /* odd shapes: with the addend */
+        REQUIRE(A && W && b && P && C1 && Cn && (Z || k % 2 == 0));
+        for (int64_t i = 0; Z && i < M * out; i++) Z[i] = val(i, 0.61f);
         for (int64_t i = 0; i < M * inner; i++) A[i] = val(i, 0.29f);
         for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.07f);
         for (int64_t i = 0; i < out; i++) b[i] = val(i, 0.5f);
@@ -140,11 +160,11 @@ static void test_split_over_threads_is_bitwise(void)
         for (int p = 1; p < n_paths; p++) { /* the vector paths (the scalar one is slow at these sizes) */
             int old = rc_packed_force_path(paths[p]);
             rc_blas_set_num_threads(1);
-            rc_gemm_packed(M, out, inner, A, inner, P, b, C1, out);
+            rc_gemm_packed(M, out, inner, A, inner, P, b, Z, C1, out);
             for (int th = 2; th <= 3; th++) {
                 rc_blas_set_num_threads(th);
                 memset(Cn, 0, sizeof(float) * (size_t)(M * out));
-                rc_gemm_packed(M, out, inner, A, inner, P, b, Cn, out);
+                rc_gemm_packed(M, out, inner, A, inner, P, b, Z, Cn, out);
                 if (memcmp(C1, Cn, sizeof(float) * (size_t)(M * out)))
                     RCT_FAIL_AT("M=%lld out=%lld inner=%lld path %d: %d threads differ from 1", (long long)M,
                                 (long long)out, (long long)inner, paths[p], th);
@@ -152,7 +172,7 @@ static void test_split_over_threads_is_bitwise(void)
             }
             rc_packed_force_path(old);
         }
-        free(A); free(W); free(b); free(P); free(C1); free(Cn);
+        free(A); free(W); free(b); free(P); free(C1); free(Cn); free(Z);
     }
     rc_blas_set_num_threads(was);
 }
@@ -164,7 +184,7 @@ static float c_A[CM * CIN], c_P[(COUT + 31) / 32 * 32 * CIN], c_ref[CM * COUT], 
 static void *conc_main(void *arg)
 {
     float *C = arg;
-    for (int rep = 0; rep < 20; rep++) rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, C, COUT);
+    for (int rep = 0; rep < 20; rep++) rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, NULL, C, COUT);
     return NULL;
 }
 
@@ -177,7 +197,7 @@ static void test_concurrent_callers(void)
     rc_pack_b(CIN, COUT, W, 1, CIN, c_P);
     int was = rc_blas_num_threads();
     rc_blas_set_num_threads(1);
-    rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, c_ref, COUT);
+    rc_gemm_packed(CM, COUT, CIN, c_A, CIN, c_P, NULL, NULL, c_ref, COUT);
     rc_blas_set_num_threads(2);
     pthread_t th[CONC];
     int started = 0;
