@@ -150,8 +150,9 @@ SEQ = np.array([0, 3, 1, 5, 2, 4], np.int32)   # N = 6; at t = 2 rows 0, 2, 4 ar
 @pytest.mark.parametrize("use_seq", [True, False])
 @pytest.mark.parametrize("drop_states", [False, True])
 @pytest.mark.parametrize("forget_bias", [0.0, 1.5])
-def test_lstm_unit_forward(rng, use_seq, drop_states, forget_bias):
-    N, D, t = 6, 5, 2
+@pytest.mark.parametrize("D", [5, 300])  # 300: the kernel's blocks of 128 columns, two whole and a part
+def test_lstm_unit_forward(rng, use_seq, drop_states, forget_bias, D):
+    N, t = 6, 2
     h_prev, c_prev, gates = _lstm_data(rng, N, D, scale=2.0)
     seq = SEQ if use_seq else None
     h, c = run_lstm(h_prev, c_prev, gates, seq, t, forget_bias=forget_bias, drop_states=drop_states)

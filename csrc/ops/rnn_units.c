@@ -32,6 +32,15 @@ typedef struct {
 } unit_args;
 
 #define sigmoidf rc_sigmoidf
+/* LSTMUnit's forward kernel works through a row in blocks of this many
+ * columns, one loop per gate activation and then c and h: one element's
+ * work is a long chain of dependent operations (exp, divide, then tanh of the
+ * new c: ~250 cycles), and with all of it in one loop the core overlapped
+ * only ~2 iterations; short loops of independent elements keep it busy
+ * (16 x 256 on Zen 5, hot cache: 7.3 -> 5.0 us). Every element gets the same
+ * operations as before, so the same bits. The gradient kernel has no such
+ * chain (its activations are all of inputs) and measured no faster blocked. */
+#define RC_UNIT_BLK 128
 #define tanhf rc_tanhf
 
 /* ---------------------------------------------------------------- kernels */
@@ -55,14 +64,16 @@ RC_TARGET_CLONES static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, cons
             }
             continue;
         }
-        for (int64_t d = 0; d < D; d++) {
-            float i = sigmoidf(xr[d]);
-            float f = sigmoidf(xr[D + d] + forget_bias);
-            float o = sigmoidf(xr[2 * D + d]);
-            float g = tanhf(xr[3 * D + d]);
-            float cv = f * cp[d] + i * g;
-            cr[d] = cv;
-            hr[d] = o * tanhf(cv);
+        for (int64_t d0 = 0; d0 < D; d0 += RC_UNIT_BLK) {
+            const int64_t w = D - d0 < RC_UNIT_BLK ? D - d0 : RC_UNIT_BLK;
+            float gi[RC_UNIT_BLK], gf[RC_UNIT_BLK], go[RC_UNIT_BLK], gg[RC_UNIT_BLK];
+            const float *x0 = xr + d0;
+            for (int64_t d = 0; d < w; d++) gi[d] = sigmoidf(x0[d]);
+            for (int64_t d = 0; d < w; d++) gf[d] = sigmoidf(x0[D + d] + forget_bias);
+            for (int64_t d = 0; d < w; d++) go[d] = sigmoidf(x0[2 * D + d]);
+            for (int64_t d = 0; d < w; d++) gg[d] = tanhf(x0[3 * D + d]);
+            for (int64_t d = 0; d < w; d++) cr[d0 + d] = gf[d] * cp[d0 + d] + gi[d] * gg[d];
+            for (int64_t d = 0; d < w; d++) hr[d0 + d] = go[d] * tanhf(cr[d0 + d]);
         }
     }
 }
