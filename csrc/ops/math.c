@@ -270,8 +270,8 @@ static int sum_fusable(const rc_tensor *y, const rc_tensor *z)
     if (y->dtype != RC_F32 || z->dtype != RC_F32 || !rc_tensor_same_shape(y, z)) return 0;
     int64_t n = rc_tensor_numel(y);
     if (n == 0) return 1;
-    const float *yd = rc_f32(y), *zd = rc_f32(z);
-    return zd + n <= yd || yd + n <= zd;
+    uintptr_t yb = (uintptr_t)rc_f32(y), zb = (uintptr_t)rc_f32(z), bytes = sizeof(float) * (uintptr_t)n;
+    return zb + bytes <= yb || yb + bytes <= zb;
 }
 
 /* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,
