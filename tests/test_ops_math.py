@@ -173,6 +173,18 @@ def test_sum_large_chunks(rng):
     np.testing.assert_array_equal(run("Sum", ["a", "b"], ["b"]), a + b)
 
 
+@pytest.mark.parametrize("n", [37, 16 * 256, 3001])
+@pytest.mark.parametrize("out", ["y", "a", "b"])
+def test_sum_of_two_bitwise(rng, n, out):
+    """Two inputs (the recurrent cells' Sums; a one-pass kernel, in place or
+    not): exactly the float32 sum a + b, with the NaN and -0.0 bits numpy gives."""
+    a, b = f32(rng, n), f32(rng, n)
+    a[:4] = [np.nan, -0.0, np.inf, 0.0]
+    b[:4] = [1.0, -0.0, -1.0, -0.0]
+    feed(a=a, b=b)
+    assert run("Sum", ["a", "b"], [out]).tobytes() == (a + b).tobytes()
+
+
 def test_sum_bad_inputs(rng):
     feed(a=f32(rng, 3, 4), b=f32(rng, 4, 3))
     with pytest.raises(ValueError, match=r"op Sum #0: input 1 blob 'b' of shape \(4, 3\) float32 must have the "

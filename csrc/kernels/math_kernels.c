@@ -2,6 +2,7 @@
 #include "math_kernels.h"
 #include "vmath.h"
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- binary, legacy broadcast */
@@ -54,8 +55,23 @@ void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float
 #define RC_SUM_CHUNK 1024
 
 /* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
+/* y is x, or the n floats of each are apart in memory. */
+static int same_or_apart(const float *y, const float *x, int64_t n)
+{
+    uintptr_t a = (uintptr_t)y, b = (uintptr_t)x, bytes = sizeof(float) * (uintptr_t)n;
+    return a == b || a + bytes <= b || b + bytes <= a;
+}
+
 RC_TARGET_CLONES void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
 {
+    if (nx == 2 && !w && same_or_apart(y, x[0], n) && same_or_apart(y, x[1], n)) {
+        /* a Sum of two, often in place: one pass (each element is read before it is written; the
+         * buffered path below measured 3x slower on 16 x 256, in cache); the same bits */
+        const float *x0 = x[0], *x1 = x[1];
+#pragma GCC ivdep
+        for (int64_t i = 0; i < n; i++) y[i] = x0[i] + x1[i];
+        return;
+    }
     float buf[RC_SUM_CHUNK];
     for (int64_t c0 = 0; c0 < n; c0 += RC_SUM_CHUNK) {
         const int64_t len = n - c0 < RC_SUM_CHUNK ? n - c0 : RC_SUM_CHUNK;
