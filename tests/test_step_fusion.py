@@ -8,7 +8,10 @@ the FC cannot do (Z of another shape) fails exactly as it does unfused. The
 mechanism itself (Z overlapping Y, a stale "done") is tested in C
 (tests/c/test_ops.c::test_fc_sum_fusion)."""
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -124,3 +127,33 @@ def test_sum_the_fc_cannot_do_fails_as_unfused(enable, monkeypatch):
     assert "op Sum #" in msgs[0] and "at timestep 0" in msgs[0] and "must have the shape of input 0" in msgs[0]
     assert re.sub(r"step net '[^']+'", "", msgs[1]) == re.sub(r"step net '[^']+'", "", msgs[0])
     assert outs_ok[1].tobytes() == outs_ok[0].tobytes()
+
+
+_ENV_PROBE = """
+import numpy as np
+from recurrent import _C, core, workspace
+from recurrent import recurrent as rnn
+net = core.Net("p")
+cell = core.Net("pc")
+x_t, prev = cell.AddExternalInputs("input_t", "o_t_prev")
+y = cell.FC([prev, "W", "b"], "y_t", axis=2)
+cell.Sum([y, x_t], y)
+cell.AddExternalOutput(cell.Tanh(y, "o_t"))
+rnn.recurrent_net(net, cell, [(x_t, "x")], [(prev, "o_init")], {prev: "o_t"}, scope="g", forward_only=True)
+for k, v in dict(W=np.eye(3), b=np.zeros(3), o_init=np.zeros((1, 2, 3)), x=np.ones((4, 2, 3))).items():
+    workspace.FeedBlob(k, v.astype(np.float32))
+workspace.RunNetOnce(net)
+print(_C.get_flag("fused_sums"))
+"""
+
+
+@pytest.mark.parametrize("value,fused,warns", [("0", 0, False), ("off", 0, False), ("1", 4, False),
+                                               ("bogus", 4, True)])
+def test_step_fusion_environment_variable(value, fused, warns):
+    """RECURRENT_STEP_FUSION: 0 / false / off keep FC and Sum apart; 1 (the
+    default) fuses them; anything else warns at import and fuses."""
+    env = dict(os.environ, RECURRENT_STEP_FUSION=value)
+    r = subprocess.run([sys.executable, "-c", _ENV_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) == fused
+    assert ("RuntimeWarning" in r.stderr and "RECURRENT_STEP_FUSION='bogus'" in r.stderr) == warns, r.stderr
