@@ -54,7 +54,6 @@ void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float
 /* ---------------------------------------------------------------- (weighted) sums */
 #define RC_SUM_CHUNK 1024
 
-/* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
 /* y is x, or the n floats of each are apart in memory. */
 static int same_or_apart(const float *y, const float *x, int64_t n)
 {
@@ -62,6 +61,7 @@ static int same_or_apart(const float *y, const float *x, int64_t n)
     return a == b || a + bytes <= b || b + bytes <= a;
 }
 
+/* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
 RC_TARGET_CLONES void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
 {
     if (nx == 2 && !w && same_or_apart(y, x[0], n) && same_or_apart(y, x[1], n)) {
