@@ -63,6 +63,25 @@ def check_flat(out, per_phase):
     assert max(r[h:]) - max(r[:h + 1]) <= 256 * 1024, msg
 
 
+def run_flat(code, per_phase, timeout):
+    """run_child + check_flat; a failed check is measured once more in a new
+    child. A leak fails both; the allocator's occasional step that comes back
+    down (CI once saw 41040 -> 41328 -> 41044 kB) rarely repeats. Returns the
+    output of the child that passed."""
+    out = run_child(code, timeout)
+    try:
+        check_flat(out, per_phase)
+        return out
+    except AssertionError as first:
+        out = run_child(code, timeout)
+        try:
+            check_flat(out, per_phase)
+        except AssertionError as second:
+            raise AssertionError("twice:\n%s\n---\n%s" % (first, second)) from None
+        print("first measurement failed, the second passed:\n%s" % first)
+        return out
+
+
 PRELUDE = r'''
 import os, sys, time
 import numpy as np
@@ -116,7 +135,7 @@ def feed(T):
 
 @pytest.mark.skipif(ASAN, reason="RSS is meaningless under ASan (quarantine); LSan covers the C core")
 def test_10000_lstm_training_runs_keep_rss_flat():
-    out = run_child(r'''
+    out = run_flat(r'''
 Ts = [1, 7, 3, 12, 0, 5]
 m_on, res, gm = lstm_training_net(1, threads=2, name="on")
 m_off, _, _ = lstm_training_net(0, name="off")
@@ -140,16 +159,15 @@ w = workspace.FetchBlob("l/layer_0/gates_t_w")
 assert np.isfinite(w).all()
 print("RSS_MB %.2f -> %.2f in %.1f s" % (r[0] / 2**20, r[-1] / 2**20, time.time() - t0))
 print("RSS", *r)
-''', timeout=300)
+''', per_phase=1000, timeout=300)
     print(out)
-    check_flat(out, per_phase=1000)
 
 
 @pytest.mark.skipif(ASAN, reason="RSS is meaningless under ASan (quarantine); LSan covers the C core")
 def test_net_creation_and_failures_keep_rss_flat():
     """RunNetOnce (instantiate + free every time), CreateNet(overwrite=True),
     and runs that fail in a step (the error path) do not leak."""
-    out = run_child(r'''
+    run_flat(r'''
 m, res, gm = lstm_training_net(1, name="c")
 feed(5)
 good_w = workspace.FetchBlob("l/layer_1/gates_t_w")
@@ -181,8 +199,7 @@ for phase in range(6):
         cycle(k)
     r.append(rss())
 print("RSS", *r)
-''', timeout=300)
-    check_flat(out, per_phase=500)
+''', per_phase=500, timeout=300)
 
 
 def test_feed_fetch_reference_counts_stable():
