@@ -1,4 +1,4 @@
-"""RecurrentNetwork fuses a step FC with the in-place Sum right after it (the
+"""RecurrentNetwork fuses a step FC with the in-place Sum after it (the
 LSTM, GRU and BasicRNN cells: gates = FC(h_prev) + the input's projection):
 the FC stores X W^T + b + Z and the Sum does nothing. The results must be
 those of the unfused net bit for bit (RECURRENT_STEP_FUSION=0 when the net
