@@ -23,6 +23,12 @@ int64_t rc_env_us_as_ns(const char *name, int64_t def, double max_us)
     return def;
 }
 
+int rc_env_off(const char *name)
+{
+    const char *e = getenv(name);
+    return e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "off") == 0);
+}
+
 int64_t rc_flag_rnn_executor_min_op_ns(void)
 {
     int64_t v = __atomic_load_n(&flag_min_op_ns, __ATOMIC_RELAXED);
@@ -39,8 +45,7 @@ int rc_flag_rnn_executor(void)
 {
     int v = __atomic_load_n(&flag_executor, __ATOMIC_RELAXED);
     if (v < 0) {
-        const char *e = getenv("RECURRENT_RNN_EXECUTOR");
-        v = !(e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "off") == 0));
+        v = !rc_env_off("RECURRENT_RNN_EXECUTOR");
         __atomic_store_n(&flag_executor, v, __ATOMIC_RELAXED);
     }
     return v;

@@ -341,6 +341,8 @@ RC_INTERNAL int rc_spin_while_unlocked(pthread_mutex_t *mu, const int *word, int
 /* Reads a number of microseconds in [0, max_us] from the environment variable
  * name, in nanoseconds; def when unset or unparsable. */
 RC_INTERNAL int64_t rc_env_us_as_ns(const char *name, int64_t def, double max_us);
+/* 1 when environment variable `name` is 0, false or off (a switch turned off). */
+RC_INTERNAL int rc_env_off(const char *name);
 /* rnn_executor_trace: RecurrentNetwork ops record per-(timestep, op) timings
  * into "<step_workspaces blob>_trace" (int32 K x 5) after each run. */
 /* Usable cores of this process (sched_getaffinity). */

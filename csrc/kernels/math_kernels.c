@@ -2,7 +2,6 @@
 #include "math_kernels.h"
 #include "vmath.h"
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- binary, legacy broadcast */
@@ -54,17 +53,10 @@ void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float
 /* ---------------------------------------------------------------- (weighted) sums */
 #define RC_SUM_CHUNK 1024
 
-/* y is x, or the n floats of each are apart in memory. */
-static int same_or_apart(const float *y, const float *x, int64_t n)
-{
-    uintptr_t a = (uintptr_t)y, b = (uintptr_t)x, bytes = sizeof(float) * (uintptr_t)n;
-    return a == b || a + bytes <= b || b + bytes <= a;
-}
-
 /* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
 RC_TARGET_CLONES void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)
 {
-    if (nx == 2 && !w && same_or_apart(y, x[0], n) && same_or_apart(y, x[1], n)) {
+    if (nx == 2 && !w && (y == x[0] || rc_k_apart(y, x[0], n)) && (y == x[1] || rc_k_apart(y, x[1], n))) {
         /* a Sum of two, often in place: one pass (each element is read before it is written; the
          * buffered path below measured 3x slower on 16 x 256, in cache); the same bits */
         const float *x0 = x[0], *x1 = x[1];

@@ -9,6 +9,14 @@
 #define RC_MATH_KERNELS_H
 
 #include "../core/rc_core.h"
+#include <stdint.h>
+
+/* 1 when the n floats at a and those at b do not overlap (always for n = 0). */
+static inline int rc_k_apart(const float *a, const float *b, int64_t n)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, bytes = sizeof(float) * (uintptr_t)n;
+    return x + bytes <= y || y + bytes <= x;
+}
 
 /* Binary elementwise with Caffe2's legacy broadcast, A viewed as [pre, n, post]
  * and B as [n]: y[p, j, k] = a[p, j, k] (op) b[j]. Same-shape operation is

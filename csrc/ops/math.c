@@ -267,11 +267,8 @@ int64_t rc_fc_fused_sums(void) { return __atomic_load_n(&n_fused_sums, __ATOMIC_
  * any error itself). The Sum asks nothing: the FC tells it. */
 static int sum_fusable(const rc_tensor *y, const rc_tensor *z)
 {
-    if (y->dtype != RC_F32 || z->dtype != RC_F32 || !rc_tensor_same_shape(y, z)) return 0;
-    int64_t n = rc_tensor_numel(y);
-    if (n == 0) return 1;
-    uintptr_t yb = (uintptr_t)rc_f32(y), zb = (uintptr_t)rc_f32(z), bytes = sizeof(float) * (uintptr_t)n;
-    return zb + bytes <= yb || yb + bytes <= zb;
+    return y->dtype == RC_F32 && z->dtype == RC_F32 && rc_tensor_same_shape(y, z) &&
+           rc_k_apart(rc_f32(y), rc_f32(z), rc_tensor_numel(y));
 }
 
 /* FC: X [M, K] (flattened at axis), W [N, K] (at axis_w), b [N] -> Y = X W^T + b,

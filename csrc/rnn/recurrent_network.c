@@ -432,8 +432,7 @@ static rc_status find_link_writers(rc_op *op, rnn_state *st, rc_err *err)
  * that the FCGradient before them does not write. */
 static rc_status fuse_fc_sum(rc_op *op, rnn_state *st, rc_err *err)
 {
-    const char *e = getenv("RECURRENT_STEP_FUSION");
-    if (e && (strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "off") == 0)) return RC_OK;
+    if (rc_env_off("RECURRENT_STEP_FUSION")) return RC_OK;
     rc_netdef *nd = st->step;
     for (int j = 1; j < nd->n_op; j++) {
         const rc_opdef *sum = &nd->ops[j];
