@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from common import API_ERRORS, Provider, check_usable, main
+from common import API_ERRORS, Provider, check_usable, expected, main
 
 from recurrent import core, rnn_cell, workspace  # noqa: E402
 from recurrent import recurrent as rnn  # noqa: E402
@@ -173,8 +173,8 @@ def test_one_input(data):
                 workspace.RunNet(net, p.int(1, 2))
             for o in outs:
                 workspace.FetchBlob(str(o))
-        except API_ERRORS:
-            pass
+        except API_ERRORS as e:
+            expected(e)
     check_usable(workspace, core)
 
 

@@ -65,11 +65,13 @@ def _check_env():
             import warnings
             warnings.warn("%s=%r is not a number of microseconds in [0, %s]; using the default %g"
                           % (var, v, hi, _C.get_flag(flag) / 1000.0), RuntimeWarning, stacklevel=2)
-    v = _os.environ.get("RECURRENT_STEP_FUSION")
-    if v and v not in ("0", "false", "off", "1", "true", "on"):
-        import warnings
-        warnings.warn("RECURRENT_STEP_FUSION=%r is not 0 or 1; step FCs do the Sums after them (as with 1)" % v,
-                      RuntimeWarning, stacklevel=2)
+    for var, meaning in (("RECURRENT_STEP_FUSION", "step FCs do the Sums after them"),
+                         ("RECURRENT_PACK_REUSE", "step-weight packs are kept while the weights are unchanged"),
+                         ("RECURRENT_VERIFY_PACKS", "kept step-weight packs are verified")):
+        v = _os.environ.get(var)
+        if v and v not in ("0", "false", "off", "1", "true", "on"):
+            import warnings
+            warnings.warn("%s=%r is not 0 or 1; %s (as with 1)" % (var, v, meaning), RuntimeWarning, stacklevel=2)
     v = _os.environ.get("RECURRENT_PACKED_GEMM")
     if v and v not in ("0", "1", "avx2"):
         import warnings

@@ -5,6 +5,10 @@ import os
 # quietly run both serially. Tests of that default set it themselves.
 # Subprocesses started by tests inherit this.
 os.environ["RECURRENT_RNN_EXECUTOR_MIN_OP_US"] = "0"
+# Every step-weight pack kept from an earlier run is checked against a fresh
+# pack (a write to a weight that was not recorded fails the run loudly), so
+# that the whole suite tests pack reuse (tests/test_pack_reuse.py).
+os.environ.setdefault("RECURRENT_VERIFY_PACKS", "1")
 
 import numpy as np
 import pytest

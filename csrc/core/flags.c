@@ -67,5 +67,18 @@ void rc_calls_enter(void) { __atomic_add_fetch(&calls_in_flight, 1, __ATOMIC_ACQ
 void rc_calls_leave(void) { __atomic_sub_fetch(&calls_in_flight, 1, __ATOMIC_ACQ_REL); }
 int rc_calls_in_flight(void) { return __atomic_load_n(&calls_in_flight, __ATOMIC_ACQUIRE); }
 
+static int flag_verify_packs = -1; /* -1: not yet read from the environment */
+int rc_flag_verify_packs(void)
+{
+    int v = __atomic_load_n(&flag_verify_packs, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("RECURRENT_VERIFY_PACKS");
+        v = e && *e && !rc_env_off("RECURRENT_VERIFY_PACKS");
+        __atomic_store_n(&flag_verify_packs, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+void rc_flag_set_verify_packs(int on) { __atomic_store_n(&flag_verify_packs, on ? 1 : 0, __ATOMIC_RELAXED); }
+
 int rc_flag_rnn_trace(void) { return __atomic_load_n(&flag_trace, __ATOMIC_RELAXED); }
 void rc_flag_set_rnn_trace(int on) { __atomic_store_n(&flag_trace, on ? 1 : 0, __ATOMIC_RELAXED); }

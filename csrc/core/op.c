@@ -112,6 +112,8 @@ oom:
 rc_status rc_op_run(rc_op *op, rc_err *err)
 {
     rc_status st = op->schema->run(op, err);
+    /* after the run, failed or not: whatever it wrote is recorded (rc_tensor_stamp) */
+    for (int i = 0; i < op->n_out; i++) rc_tensor_touch(rc_out(op, i));
     if (st && strncmp(err->msg, "op ", 3) != 0) {
         if (op->timestep >= 0)
             rc_err_prefix(err, "op %s #%d at timestep %d: ", op->def.type, op->index, op->timestep);

@@ -103,6 +103,24 @@ RC_INTERNAL rc_status rc_tensor_resize_private(rc_tensor *t, rc_dtype dt, int nd
 RC_INTERNAL void rc_tensor_view_rows(rc_tensor *dst, const rc_tensor *src, int64_t row0, int64_t nrows);
 /* dst shares src's storage, dims and dtype (a full alias). */
 RC_INTERNAL void rc_tensor_share(rc_tensor *dst, const rc_tensor *src);
+/* Write stamps. Every storage has an id that is never reused in the process
+ * and a count of the writes recorded on it: two equal stamps of a tensor
+ * mean its bytes did not change in between, so a copy derived from them (a
+ * packed weight) can be kept. The rule that makes this hold: whatever
+ * writes a tensor's data calls rc_tensor_touch on it after writing (or
+ * before reading a stamp again). rc_op_run does it for every output of every
+ * op; code writing blobs that are not its op's outputs (RecurrentNetwork's
+ * states, gradient buffers, timestep blobs), rc_tensor_copy and anything
+ * writing into a tensor it did not just allocate do it themselves. A
+ * freshly allocated storage has a new id, so FeedBlob (always a fresh
+ * buffer) and resizes that reallocate need nothing. The stamp of a tensor
+ * without storage is {0, 0}. Thread-safe (atomic). */
+typedef struct rc_stamp {
+    uint64_t id, writes;
+} rc_stamp;
+RC_INTERNAL void rc_tensor_touch(const rc_tensor *t);
+RC_INTERNAL rc_stamp rc_tensor_stamp(const rc_tensor *t);
+static inline int rc_stamp_eq(rc_stamp a, rc_stamp b) { return a.id == b.id && a.writes == b.writes; }
 /* Resizes dst like src and copies the bytes (dst==src is a no-op). */
 RC_INTERNAL rc_status rc_tensor_copy(rc_tensor *dst, const rc_tensor *src, rc_err *err);
 RC_INTERNAL int rc_tensor_same_shape(const rc_tensor *a, const rc_tensor *b);
@@ -347,6 +365,13 @@ RC_INTERNAL int rc_env_off(const char *name);
  * into "<step_workspaces blob>_trace" (int32 K x 5) after each run. */
 /* Usable cores of this process (sched_getaffinity). */
 RC_INTERNAL int rc_num_cores(void);
+/* verify_packs: RecurrentNetwork(Gradient) checks every step-weight pack it
+ * keeps from an earlier run against a fresh pack and fails on a difference
+ * (tests and fuzzing turn it on: it catches a write that skipped
+ * rc_tensor_touch). Off unless RECURRENT_VERIFY_PACKS is set (and not to
+ * 0 / false / off) when first read. */
+RC_INTERNAL int rc_flag_verify_packs(void);
+RC_INTERNAL void rc_flag_set_verify_packs(int on);
 RC_INTERNAL int rc_flag_rnn_trace(void);
 RC_INTERNAL void rc_flag_set_rnn_trace(int on);
 /* Interrupt request (set from a signal check in the binding; polled between

@@ -6,6 +6,8 @@
 
 struct rc_storage {
     size_t refcount;   /* atomic (__atomic builtins): views are taken from worker threads */
+    uint64_t id;       /* unique in the process (never reused, unlike the address) */
+    uint64_t writes;   /* atomic: rc_tensor_touch calls on any tensor over this storage */
     size_t nbytes;
     void *data;        /* 64-byte aligned, inside raw */
     void *raw;         /* what was allocated (freed) */
@@ -29,6 +31,8 @@ const char *rc_dtype_name(rc_dtype dt)
     }
 }
 
+static uint64_t next_storage_id = 1; /* atomic; 0 is the stamp of a tensor without storage */
+
 static rc_storage *storage_new(size_t nbytes)
 {
     rc_storage *s = malloc(sizeof *s);
@@ -45,6 +49,8 @@ static rc_storage *storage_new(size_t nbytes)
     s->data = (void *)(((uintptr_t)s->raw + 63) & ~(uintptr_t)63);
     s->nbytes = nbytes;
     s->refcount = 1;
+    s->id = __atomic_fetch_add(&next_storage_id, 1, __ATOMIC_RELAXED);
+    s->writes = 0;
     return s;
 }
 
@@ -88,6 +94,21 @@ void *rc_tensor_data(const rc_tensor *t)
 {
     if (!t->storage) return NULL;
     return (char *)t->storage->data + t->offset;
+}
+
+void rc_tensor_touch(const rc_tensor *t)
+{
+    if (t->storage) __atomic_add_fetch(&t->storage->writes, 1, __ATOMIC_RELEASE);
+}
+
+rc_stamp rc_tensor_stamp(const rc_tensor *t)
+{
+    rc_stamp s = {0, 0};
+    if (t->storage) {
+        s.id = t->storage->id;
+        s.writes = __atomic_load_n(&t->storage->writes, __ATOMIC_ACQUIRE);
+    }
+    return s;
 }
 
 int64_t rc_dims_prod(const rc_tensor *t, int from, int to)
@@ -198,6 +219,7 @@ rc_status rc_tensor_copy(rc_tensor *dst, const rc_tensor *src, rc_err *err)
     void *dd = rc_tensor_data(dst);
     size_t nb = rc_tensor_nbytes(src);
     if (nb && dd != sd) memmove(dd, sd, nb);
+    rc_tensor_touch(dst);
     return RC_OK;
 }
 

@@ -677,6 +677,7 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "sL", &name, &v)) return NULL;
     if (!strcmp(name, "rnn_executor")) rc_flag_set_rnn_executor((int)v);
     else if (!strcmp(name, "rnn_executor_trace")) rc_flag_set_rnn_trace((int)v);
+    else if (!strcmp(name, "verify_packs")) rc_flag_set_verify_packs((int)v);
     else if (!strcmp(name, "rnn_executor_num_threads")) {
         if (v < 0 || v > 1024) return PyErr_Format(PyExc_ValueError, "rnn_executor_num_threads must be in [0, 1024]");
         rc_flag_set_rnn_executor_threads((int)v);
@@ -715,6 +716,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());
     if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
     if (!strcmp(name, "fused_sums")) return PyLong_FromLongLong(rc_fc_fused_sums());
+    if (!strcmp(name, "verify_packs")) return PyLong_FromLong(rc_flag_verify_packs());
+    if (!strcmp(name, "packs_reused")) return PyLong_FromLongLong(rc_rnn_packs_reused());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

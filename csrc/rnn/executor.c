@@ -543,6 +543,7 @@ static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, int worker
     int64_t start = ex->trace ? rc_rnn_now_ns() : 0;
     if (j == 0) {
         rc_i32(&ex->tsb[t]->t)[0] = t;
+        rc_tensor_touch(&ex->tsb[t]->t);
         for (int i = 0; i < ex->n_ops; i++) rc_net_op(nets[t], i)->timestep = t;
         if (ex->trace) trace_put(ex, k, -1, start, worker);
     }

@@ -167,6 +167,10 @@ typedef struct {
     int n_pk;                 /* step ops multiplying by a weight packed once per run (find_packable) */
     int *pk_op;               /* their step-net indices; owned */
     rc_packed_w *packs;       /* n_pk slots: one pack per distinct weight and orientation; owned, with data */
+    rc_stamp *pk_stamp;       /* n_pk slots: the weight's write stamp when the slot's pack was made; owned */
+    unsigned char *pk_valid;  /* n_pk slots: the pack holds the weight as it was at pk_stamp; owned */
+    int *pk_todo;             /* the slots packs_prepare fills in this run; owned */
+    int reuse_packs;          /* keep a pack while its weight's stamp is unchanged (RECURRENT_PACK_REUSE) */
     int packs_handed;         /* packs_prepare gave ops a pack in this run (packs_clear has work) */
     rc_net **nets_tmp;        /* per timestep of the current run: its net (borrowed pointers, owned array) */
     rc_workspace **ws_tmp;    /* per timestep: its step workspace */
@@ -209,6 +213,9 @@ static void rnn_state_free(void *p)
     free(st->wg_work);
     for (int i = 0; st->packs && i < st->n_pk; i++) free(st->packs[i].data);
     free(st->packs);
+    free(st->pk_stamp);
+    free(st->pk_valid);
+    free(st->pk_todo);
     free(st->pk_op);
     free(st);
 }
@@ -489,8 +496,16 @@ static rc_status find_packable(rc_op *op, rnn_state *st, rc_err *err)
         if (ok) st->pk_op[st->n_pk++] = i;
     }
     free(st->packs);
+    free(st->pk_stamp);
+    free(st->pk_valid);
+    free(st->pk_todo);
     st->packs = calloc((size_t)st->n_pk + 1, sizeof *st->packs);
-    if (!st->packs) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->pk_stamp = calloc((size_t)st->n_pk + 1, sizeof *st->pk_stamp);
+    st->pk_valid = calloc((size_t)st->n_pk + 1, 1);
+    st->pk_todo = calloc((size_t)st->n_pk + 1, sizeof *st->pk_todo);
+    if (!st->packs || !st->pk_stamp || !st->pk_valid || !st->pk_todo)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->reuse_packs = !rc_env_off("RECURRENT_PACK_REUSE");
     return RC_OK;
 }
 
@@ -502,29 +517,67 @@ static void packs_clear(rnn_state *st, int T)
         for (int q = 0; q < st->n_pk; q++) rc_fc_set_packed(rc_net_op(st->nets_tmp[t], st->pk_op[q]), NULL);
 }
 
-/* Part p of rc_par_run: fills st->packs[p] (one weight per part: the packs
- * are independent copies, and a weight streams from memory at the speed of
- * one core's copy, so the weights go to the threads whole). */
+/* Part p of rc_par_run: fills the pack of slot todo[p] (one weight per part:
+ * the packs are independent copies, and a weight streams from memory at the
+ * speed of one core's copy, so the weights go to the threads whole). */
+typedef struct {
+    rc_packed_w *packs;
+    const int *todo;
+} pack_job;
+
+static void pack_into(const rc_packed_w *pk, float *dst)
+{
+    if (pk->trans) rc_pack_b(pk->inner, pk->out, pk->src, 1, pk->inner, dst);
+    else rc_pack_b(pk->inner, pk->out, pk->src, pk->out, 1, dst);
+}
+
 static void pack_part(const void *ctx, int p, int parts)
 {
     (void)parts;
-    rc_packed_w *pk = &((rc_packed_w *)ctx)[p];
-    if (pk->trans) rc_pack_b(pk->inner, pk->out, pk->src, 1, pk->inner, pk->data);
-    else rc_pack_b(pk->inner, pk->out, pk->src, pk->out, 1, pk->data);
+    const pack_job *j = ctx;
+    rc_packed_w *pk = &j->packs[j->todo[p]];
+    pack_into(pk, pk->data);
 }
 
-/* Before a run (weights may have changed since the last one): packs each
- * packable op's weight, once per distinct weight and orientation, and hands
- * the pack to that op in every timestep's net; packs_clear after the run.
- * The packs are made on OpenBLAS's thread count (one weight per thread at a
- * time). Left to OpenBLAS: a weight sharing memory with a state, an input
- * sequence or another link external (which the steps write), products less
- * than 16 wide, and any weight whose pack cannot be allocated. */
-static void packs_prepare(rnn_state *st, int T)
+static int64_t n_packs_reused;
+int64_t rc_rnn_packs_reused(void) { return __atomic_load_n(&n_packs_reused, __ATOMIC_RELAXED); }
+
+/* The verify_packs flag (tests, fuzzing): a pack about to be reused must
+ * equal a fresh pack of its weight, bit for bit; otherwise a write to the
+ * weight was not recorded (rc_tensor_touch) and the op fails loudly. */
+static rc_status verify_kept_pack(rc_op *op, rc_op *user, const rc_packed_w *pk, rc_err *err)
 {
-    if (!st->n_pk || T <= 0 || !rc_packed_available()) return;
+    size_t n = (size_t)rc_pack_floats(pk->inner, pk->out);
+    float *fresh = malloc(sizeof(float) * n);
+    if (!fresh) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (verify_packs)");
+    pack_into(pk, fresh);
+    int same = memcmp(fresh, pk->data, sizeof(float) * n) == 0;
+    free(fresh);
+    if (same) return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_RUNTIME,
+                      "internal error: the packed copy of weight '%s' kept from an earlier run no longer matches "
+                      "the weight, which was changed by a write that was not recorded (please report this; "
+                      "RECURRENT_PACK_REUSE=0 avoids it)",
+                      rc_in_name(user, 1));
+}
+
+/* Before a run: gives each packable op the pack of its weight, one per
+ * distinct weight and orientation, in every timestep's net; packs_clear
+ * after the run. A slot's pack is kept from an earlier run while the
+ * weight's write stamp (rc_tensor_stamp), data pointer and shape are
+ * unchanged (weights change every training iteration, but not in inference
+ * or evaluation); otherwise the weight is packed again, on OpenBLAS's
+ * thread count (one weight per thread at a time). Left to OpenBLAS: a
+ * weight sharing memory with a state, an input sequence or another link
+ * external (which the steps write), products less than 16 wide, and any
+ * weight whose pack cannot be allocated. */
+static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
+{
+    if (!st->n_pk || T <= 0 || !rc_packed_available()) return RC_OK;
     rc_net *net0 = st->nets_tmp[0];
-    int used = 0; /* st->packs[0, used): this run's packs, filled at the end */
+    int used = 0;   /* st->packs[0, used): this run's packs */
+    int n_todo = 0; /* of which the ones to fill, st->pk_todo[0, n_todo) */
+    int64_t reused = 0;
     for (int q = 0; q < st->n_pk; q++) {
         int i = st->pk_op[q];
         rc_op *o0 = rc_net_op(net0, i);
@@ -547,21 +600,36 @@ static void packs_prepare(rnn_state *st, int T)
                 st->packs[j].out == out)
                 pk = &st->packs[j];
         if (!pk) {
-            pk = &st->packs[used++];
-            int64_t need = rc_pack_floats(inner, out);
-            if (need > pk->cap) {
-                free(pk->data);
-                pk->cap = 0;
-                if (!(pk->data = malloc(sizeof(float) * (size_t)need))) { /* OpenBLAS needs no extra memory */
-                    used--;
-                    continue;
+            int j = used++;
+            pk = &st->packs[j];
+            rc_stamp now = rc_tensor_stamp(W);
+            if (st->reuse_packs && st->pk_valid[j] && pk->src == src && pk->trans == trans && pk->inner == inner &&
+                pk->out == out && rc_stamp_eq(st->pk_stamp[j], now)) {
+                reused++;
+                rc_status s;
+                if (rc_flag_verify_packs() && (s = verify_kept_pack(op, o0, pk, err))) {
+                    st->pk_valid[j] = 0;
+                    return s;
                 }
-                pk->cap = need;
+            } else {
+                st->pk_valid[j] = 0;
+                int64_t need = rc_pack_floats(inner, out);
+                if (need > pk->cap) {
+                    free(pk->data);
+                    pk->cap = 0;
+                    if (!(pk->data = malloc(sizeof(float) * (size_t)need))) { /* OpenBLAS needs no extra memory */
+                        used--;
+                        continue;
+                    }
+                    pk->cap = need;
+                }
+                pk->src = src;
+                pk->trans = trans;
+                pk->inner = inner;
+                pk->out = out;
+                st->pk_stamp[j] = now;
+                st->pk_todo[n_todo++] = j;
             }
-            pk->src = src;
-            pk->trans = trans;
-            pk->inner = inner;
-            pk->out = out;
         }
         st->packs_handed = 1;
         for (int t = 0; t < T; t++) {
@@ -569,7 +637,11 @@ static void packs_prepare(rnn_state *st, int T)
             if (rc_in(o, 1) == W) rc_fc_set_packed(o, pk);
         }
     }
-    rc_par_run(rc_blas_num_threads(), used, pack_part, st->packs);
+    pack_job job = {st->packs, st->pk_todo};
+    rc_par_run(rc_blas_num_threads(), n_todo, pack_part, &job);
+    for (int k = 0; k < n_todo; k++) st->pk_valid[st->pk_todo[k]] = 1;
+    if (reused) __atomic_add_fetch(&n_packs_reused, reused, __ATOMIC_RELAXED);
+    return RC_OK;
 }
 
 /* ---------------------------------------------------------------- forward setup */
@@ -626,6 +698,7 @@ static rc_net *ensure_net(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_workspac
     int64_t one = 1;
     if (rc_tensor_resize(&tb->t, RC_I32, 1, &one, err)) return NULL;
     rc_i32(&tb->t)[0] = t;
+    rc_tensor_touch(&tb->t);
     rc_net *net = rc_net_create(w, st->step, err);
     if (!net) {
         rc_err_prefix(err, "op %s #%d: creating the %s step net: ", op->def.type, op->index,
@@ -657,6 +730,7 @@ static void set_timestep(rc_net *net, rc_workspace *w, const char *name, int t)
 {
     rc_blob *tb = rc_ws_get_local(w, name);
     rc_i32(&tb->t)[0] = t;
+    rc_tensor_touch(&tb->t);
     int n = rc_net_num_ops(net);
     for (int i = 0; i < n; i++) rc_net_op(net, i)->timestep = t;
 }
@@ -722,6 +796,7 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
     rc_status s;
     if ((s = rc_tensor_resize_private(&b->t, RC_I32, 2, dims, err))) return s;
     if (k) memcpy(rc_i32(&b->t), rec, sizeof(int32_t) * (size_t)(k * 5));
+    rc_tensor_touch(&b->t);
     snprintf(nm, sizeof nm, "%s_%s_ops", scratch_blob->name, kind);
     rc_blob *ob = rc_ws_create_local(op->ws, nm, err);
     if (!ob) return err->code;
@@ -734,6 +809,7 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
             *o++ = (unsigned char)*c;
             if (!*c) break;
         }
+    rc_tensor_touch(&ob->t);
     return RC_OK;
 }
 
@@ -756,6 +832,7 @@ static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_bl
     v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
     v[2] = (float)st->probe_runs;
     v[3] = (float)((double)st->min_op_ns / 1000.0);
+    rc_tensor_touch(&b->t);
     return RC_OK;
 }
 
@@ -859,8 +936,8 @@ static rc_status run_steps(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int 
 static rc_status run_loop(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
                           rc_err *err)
 {
-    packs_prepare(st, T);
-    rc_status s = run_steps(op, st, scratch_blob, T, forward, max_parallel, err);
+    rc_status s = packs_prepare(op, st, T, err);
+    if (!s) s = run_steps(op, st, scratch_blob, T, forward, max_parallel, err);
     packs_clear(st, T);
     return s;
 }
@@ -898,6 +975,7 @@ static rc_status init_state(rc_op *op, rnn_state *st, int i, int64_t T, int64_t 
     else
         for (int64_t n = 0; n < N; n++) memcpy(d + n * S, xs, sizeof(float) * (size_t)S);
     memset(d + L * row, 0, sizeof(float) * (size_t)(T * row));
+    rc_tensor_touch(&sb->t);
     return RC_OK;
 }
 
@@ -1418,6 +1496,7 @@ static rc_status grad_run(rc_op *op, rc_err *err)
             const float *src = rc_f32(lg);
             for (int64_t j = 0; j < row; j++) dst[j] += src[j];
         }
+        rc_tensor_touch(&gb->t);
         k = st->all_grad_in[i];
         if (k >= 0) {
             if ((s = rc_check_input(op, k, RC_F32, err))) return s;

@@ -54,5 +54,8 @@ RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_recor
 /* recurrent_network.c: how many step FCGradients (process-wide, since load)
  * were rewritten to use another one's stash of the same dY (tests). */
 RC_INTERNAL int64_t rc_rnn_shared_stashes(void);
+/* recurrent_network.c: how many step-weight packs (process-wide, since load)
+ * were kept from an earlier run instead of packed again (tests). */
+RC_INTERNAL int64_t rc_rnn_packs_reused(void);
 
 #endif

@@ -92,7 +92,10 @@ static const char *rct_current = "";
 /* ---- helpers shared by the tests */
 
 /* Feeds a float32 tensor of the given shape into blob `name` of ws (creating
- * it locally), filled with base + i. Returns the blob (borrowed) or NULL. */
+ * it locally), filled with base + i, in a fresh buffer as FeedBlob does (so
+ * that it is never written through an old view, and its write stamp is new:
+ * the caller may write the returned blob's data before running anything).
+ * Returns the blob (borrowed) or NULL. */
 static inline rc_blob *rct_feed_f32(rc_workspace *ws, const char *name, int ndim, const int64_t *dims,
                                     float base)
 {
@@ -100,6 +103,7 @@ static inline rc_blob *rct_feed_f32(rc_workspace *ws, const char *name, int ndim
     rc_err_clear(&err);
     rc_blob *b = rc_ws_create_local(ws, name, &err);
     if (!b) return NULL;
+    rc_tensor_release(&b->t);
     if (rc_tensor_resize(&b->t, RC_F32, ndim, dims, &err)) return NULL;
     float *p = rc_f32(&b->t);
     for (int64_t i = 0; i < rc_tensor_numel(&b->t); i++) p[i] = base + (float)i;

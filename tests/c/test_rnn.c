@@ -9,8 +9,12 @@
  *  - with every allocation of creating and running the net failing in turn
  *    (RC_ERR_MEMORY or a fallback; no leak: LeakSanitizer under ASan and the
  *    live count; the next run is bitwise the same),
- *  - re-run with a changing T and N. */
+ *  - re-run with a changing T and N,
+ *  - with the step-weight packs kept between runs while the weights are
+ *    unchanged, and packed again after a recorded write (pack reuse). */
 #include "rc_test.h"
+#include "kernels/packed_gemm.h"
+#include "rnn/rnn_internal.h"
 #include "testing/alloc_fail.h"
 #include <math.h>
 #include <pthread.h>
@@ -508,6 +512,121 @@ static void test_alloc_failures(void)
         }
 }
 
+/* ---- pack reuse: hidden SP so that both step FCs multiply by packs */
+enum { SP = 32 };
+
+static int feed_wide(rc_workspace *ws, int T, int N)
+{
+    const int64_t dx[] = {T, N, D}, dh[] = {N, SP}, dw[] = {SP, D}, ds[] = {SP}, du[] = {SP, SP};
+    rc_blob *b[6] = {rct_feed_f32(ws, "X", 3, dx, 0), rct_feed_f32(ws, "h0", 2, dh, 0),
+                     rct_feed_f32(ws, "W", 2, dw, 0), rct_feed_f32(ws, "b", 1, ds, 0),
+                     rct_feed_f32(ws, "U", 2, du, 0), rct_feed_f32(ws, "c", 1, ds, 0)};
+    for (int i = 0; i < 6; i++) {
+        if (!b[i]) return -1;
+        float *p = rc_f32(&b[i]->t);
+        for (int64_t j = 0; j < rc_tensor_numel(&b[i]->t); j++) p[j] = 0.3f * sinf(0.37f * (float)j + 1.1f * (float)i);
+    }
+    return 0;
+}
+
+static int same_h_all(rc_workspace *a, rc_workspace *b)
+{
+    const rc_tensor *x = &rc_ws_get(a, "h_all")->t, *y = &rc_ws_get(b, "h_all")->t;
+    return rc_tensor_same_shape(x, y) && memcmp(rc_f32(x), rc_f32(y), rc_tensor_nbytes(x)) == 0;
+}
+
+/* Adds v to U[i] in ws without recording the write (what a writer that
+ * forgets rc_tensor_touch does). */
+static void poke_u(rc_workspace *ws, int i, float v) { rc_f32(&rc_ws_get(ws, "U")->t)[i] += v; }
+
+/* Runs net (pack reuse on) and ref (off) and returns how many packs net kept. */
+static int64_t run_pair(rc_net *net, rc_net *ref, rc_status want, const char *want_msg)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    int64_t k0 = rc_rnn_packs_reused();
+    if (want) CHECK_ERR(rc_net_run(net, &err), want, err, want_msg);
+    else CHECK_OK(rc_net_run(net, &err), err);
+    int64_t kept = rc_rnn_packs_reused() - k0;
+    CHECK_OK(rc_net_run(ref, &err), err);
+    CHECK_EQ(rc_rnn_packs_reused() - k0, kept);
+    return kept;
+}
+
+static void test_pack_reuse(void)
+{
+    if (!have_ops()) return;
+    if (!rc_packed_available()) {
+        printf("  note: no packed step products on this CPU; skipping\n");
+        return;
+    }
+    rc_err err;
+    rc_err_clear(&err);
+    int old_verify = rc_flag_verify_packs();
+    rc_workspace *ws = rc_ws_new(NULL), *rws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("wide");
+    REQUIRE(ws && rws && nd && feed_wide(ws, 6, 3) == 0 && feed_wide(rws, 6, 3) == 0);
+    REQUIRE(rnn_opdef(nd, 1, 2, 0, 0, "scratch") != NULL);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    setenv("RECURRENT_PACK_REUSE", "0", 1); /* read when the op is created */
+    rc_net *ref = rc_net_create(rws, nd, &err);
+    unsetenv("RECURRENT_PACK_REUSE");
+    REQUIRE(net && ref);
+
+    /* first run packs W and U; the second keeps both */
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 0);
+    CHECK(same_h_all(ws, rws));
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 2);
+    CHECK(same_h_all(ws, rws));
+
+    /* a recorded write (an op of another net scaling U in place): U is packed again, W kept */
+    rc_netdef *sd = rc_netdef_new("scale_u");
+    const char *su[] = {"U"};
+    rc_opdef *sc = sd ? rct_add_op(sd, "Scale", 1, su, 1, su) : NULL;
+    REQUIRE(sc && rct_set_f(sc, "scale", 0.5) == 0);
+    rc_net *s1 = rc_net_create(ws, sd, &err), *s2 = rc_net_create(rws, sd, &err);
+    REQUIRE(s1 && s2);
+    CHECK_OK(rc_net_run(s1, &err), err);
+    CHECK_OK(rc_net_run(s2, &err), err);
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 1);
+    CHECK(same_h_all(ws, rws));
+
+    /* a write that skips rc_tensor_touch, with verify_packs: the run fails
+     * naming the weight; the pack is dropped, so the next run is right */
+    rc_flag_set_verify_packs(1);
+    poke_u(ws, 1, 0.25f);
+    poke_u(rws, 1, 0.25f);
+    CHECK_EQ(run_pair(net, ref, RC_ERR_RUNTIME, "weight 'U' kept from an earlier run no longer matches"), 0);
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 1);
+    CHECK(same_h_all(ws, rws));
+
+    /* without verify_packs the same mistake goes unseen (the contract:
+     * writers record their writes) until the write is recorded */
+    rc_flag_set_verify_packs(0);
+    poke_u(ws, 2, 0.25f);
+    poke_u(rws, 2, 0.25f);
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 2);
+    CHECK(!same_h_all(ws, rws));
+    rc_tensor_touch(&rc_ws_get(ws, "U")->t);
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 1);
+    CHECK(same_h_all(ws, rws));
+
+    /* fed again (a fresh buffer, as FeedBlob): both packed again */
+    REQUIRE(feed_wide(ws, 6, 3) == 0 && feed_wide(rws, 6, 3) == 0);
+    CHECK_EQ(run_pair(net, ref, RC_OK, NULL), 0);
+    CHECK(same_h_all(ws, rws));
+
+    rc_flag_set_verify_packs(old_verify);
+    rc_net_free(s1);
+    rc_net_free(s2);
+    rc_netdef_free(sd);
+    rc_net_free(net);
+    rc_net_free(ref);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+    rc_ws_free(rws);
+}
+
 int main(void)
 {
     /* these tests run the executor on a tiny net: no serial fallback */
@@ -517,6 +636,7 @@ int main(void)
     RUN(test_executor_matches_serial);
     RUN(test_concurrent_ops);
     RUN(test_rerun_and_errors);
+    RUN(test_pack_reuse);
     RUN(test_alloc_failures);
     return TEST_REPORT();
 }

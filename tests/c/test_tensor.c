@@ -1,6 +1,6 @@
 /* Tensors: resize keep/reallocate rules (rc_core.h), views and aliases that
  * share storage and outlive their source, reference counts, size overflow and
- * huge sizes, zero-size and scalar tensors, copy, shape strings. */
+ * huge sizes, zero-size and scalar tensors, copy, write stamps, shape strings. */
 #include "rc_test.h"
 #include <stdint.h>
 
@@ -413,6 +413,66 @@ static void test_copy(void)
     rc_tensor_release(&v);
 }
 
+/* rc_tensor_stamp: equal stamps only while nothing recorded a write; a new
+ * storage (even at a freed one's address) never repeats an old stamp. */
+static void test_write_stamps(void)
+{
+    rc_err err;
+    rc_tensor a, b, v;
+    rc_tensor_init(&a);
+    rc_tensor_init(&b);
+    rc_tensor_init(&v);
+    rc_stamp none = rc_tensor_stamp(&a);
+    CHECK(none.id == 0 && none.writes == 0);
+    rc_tensor_touch(&a); /* no storage: nothing to record, no crash */
+
+    CHECK_OK(rc_tensor_resize(&a, RC_F32, 2, D23, &err), err);
+    rc_stamp s0 = rc_tensor_stamp(&a);
+    CHECK(s0.id != 0);
+    CHECK(rc_stamp_eq(s0, rc_tensor_stamp(&a)));
+    rc_tensor_touch(&a);
+    rc_stamp s1 = rc_tensor_stamp(&a);
+    CHECK(s1.id == s0.id && s1.writes == s0.writes + 1 && !rc_stamp_eq(s0, s1));
+
+    /* a resize that keeps the buffer keeps the stamp (no bytes written) */
+    CHECK_OK(rc_tensor_resize(&a, RC_F32, 2, D32, &err), err);
+    CHECK(rc_stamp_eq(s1, rc_tensor_stamp(&a)));
+
+    /* views share the storage's stamp both ways */
+    rc_tensor_view_rows(&v, &a, 1, 1);
+    CHECK(rc_stamp_eq(s1, rc_tensor_stamp(&v)));
+    rc_tensor_touch(&v);
+    CHECK(!rc_stamp_eq(s1, rc_tensor_stamp(&a)));
+    rc_stamp s2 = rc_tensor_stamp(&a);
+
+    /* rc_tensor_copy records its write on the destination */
+    CHECK_OK(rc_tensor_copy(&b, &a, &err), err);
+    rc_stamp sb = rc_tensor_stamp(&b);
+    CHECK(sb.id != s2.id);
+    CHECK_OK(rc_tensor_copy(&b, &a, &err), err); /* same size: buffer kept, write recorded */
+    CHECK(rc_tensor_stamp(&b).id == sb.id && rc_tensor_stamp(&b).writes == sb.writes + 1);
+    CHECK(rc_stamp_eq(s2, rc_tensor_stamp(&a)));  /* the source is only read */
+
+    /* freed and allocated again, maybe at the same address: a new id */
+    uint64_t ids[8];
+    for (int i = 0; i < 8; i++) {
+        rc_tensor_release(&b);
+        CHECK_OK(rc_tensor_resize(&b, RC_F32, 2, D23, &err), err);
+        ids[i] = rc_tensor_stamp(&b).id;
+        CHECK(ids[i] != s2.id && ids[i] != sb.id);
+        for (int j = 0; j < i; j++) CHECK(ids[j] != ids[i]);
+    }
+    /* a resize that reallocates gives a new id too */
+    const int64_t big[] = {64, 64};
+    uint64_t before = rc_tensor_stamp(&b).id;
+    CHECK_OK(rc_tensor_resize(&b, RC_F32, 2, big, &err), err);
+    CHECK(rc_tensor_stamp(&b).id != before);
+
+    rc_tensor_release(&a);
+    rc_tensor_release(&b);
+    rc_tensor_release(&v);
+}
+
 static void test_shape_str(void)
 {
     rc_err err;
@@ -476,6 +536,7 @@ int main(void)
     RUN(test_bad_sizes);
     RUN(test_zero_size_and_scalar);
     RUN(test_copy);
+    RUN(test_write_stamps);
     RUN(test_shape_str);
     RUN(test_errors);
     return TEST_REPORT();
