@@ -24,6 +24,8 @@ import lstm_benchmark as lb  # noqa: E402
 
 def main(argv=None):
     args, _ = lb.parse_args(argv)
+    if not args.forward_only:
+        os.environ.setdefault("RECURRENT_PACK_REUSE", "0")  # as lstm_benchmark.py: training repacks every run
     from recurrent import _C, trace, workspace
     workspace.GlobalInit(["fusion_ab", "--caffe2_rnn_executor=%d" % (1 if args.rnn_executor else 0)])
     threads = args.rnn_executor_num_threads or _C.get_flag("num_cores")

@@ -20,6 +20,13 @@ torch match ours; each round also times one large FC of the LSTM's shape
 ceiling that rate puts on an iteration's products (lstm_flops). --breakdown runs each op of our training net on its own
 (--rounds times, with the executor trace on) and prints its median time and,
 for the RecurrentNetwork ops, how much of it is the step loop.
+
+Pack reuse: our ops keep the packed copies of the step weights between runs
+while the weights are unchanged. Like Caffe2's benchmark this one updates no
+weights, but real training does after every iteration, so training
+measurements (without --forward_only) turn the reuse off
+(RECURRENT_PACK_REUSE=0) unless the environment sets RECURRENT_PACK_REUSE;
+--forward_only (inference: the weights stay the same) keeps it on.
 """
 
 import argparse
@@ -85,11 +92,13 @@ def kernels_line():
     from recurrent import _C
     blas = ["%s %s (%s)" % (d.get("internal_api"), d.get("architecture"), os.path.basename(d.get("filepath") or ""))
             for d in blas_report() if "internal_api" in d]
-    return "kernels: packed step products %s; %s" % (_C.get_flag("packed_gemm_kernel"), "; ".join(blas) or "no BLAS info")
+    reuse = os.environ.get("RECURRENT_PACK_REUSE", "1") not in ("0", "false", "off")
+    return "kernels: packed step products %s (pack reuse %s); %s" % (
+        _C.get_flag("packed_gemm_kernel"), "on" if reuse else "off", "; ".join(blas) or "no BLAS info")
 
 
-_ENV_REPORTED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "RECURRENT_PACKED_GEMM", "ONEDNN_MAX_CPU_ISA",
-                 "MKL_ENABLE_INSTRUCTIONS")
+_ENV_REPORTED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "RECURRENT_PACKED_GEMM", "RECURRENT_PACK_REUSE",
+                 "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 
 def layered_name(name):
@@ -436,6 +445,9 @@ def compare(args):
 
 def main(argv=None):
     args, unknown = parse_args(argv)
+    if not args.forward_only and "RECURRENT_PACK_REUSE" not in os.environ:
+        # training updates the weights every iteration: no pack survives (see the docstring)
+        os.environ["RECURRENT_PACK_REUSE"] = "0"
     if unknown:
         from recurrent import workspace
         workspace.GlobalInit(["lstm_benchmark"] + unknown)
