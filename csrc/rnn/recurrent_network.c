@@ -160,6 +160,7 @@ typedef struct {
     int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
     int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
+    int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op, or -1 */
     int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
     struct deferred_fc *defer; /* owned */
     float *wg_work;           /* rc_gemm_wgrad's pack of X; owned, grown on demand */
@@ -208,6 +209,7 @@ static void rnn_state_free(void *p)
     free(st->nets_tmp);
     free(st->ws_tmp);
     free(st->link_writer);
+    free(st->link_op);
     for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
     free(st->defer);
     free(st->wg_work);
@@ -408,14 +410,25 @@ static rc_status check_timestep_not_written(rc_op *op, const rnn_state *st, rc_e
 static rc_status find_link_writers(rc_op *op, rnn_state *st, rc_err *err)
 {
     free(st->link_writer);
+    free(st->link_op);
     st->link_writer = malloc(sizeof(int) * (size_t)(st->n_links + 1));
-    if (!st->link_writer) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->link_op = malloc(sizeof(int) * (size_t)(st->n_links + 1));
+    if (!st->link_writer || !st->link_op) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    int next = 0; /* add_link_ops inserted link l's op as the l-th link op of the step net */
     for (int l = 0; l < st->n_links; l++) {
-        st->link_writer[l] = -1;
+        st->link_writer[l] = st->link_op[l] = -1;
         for (int i = 0; i < st->step->n_op && st->link_writer[l] < 0; i++) {
             const rc_opdef *od = &st->step->ops[i];
             if (strcmp(od->type, "rnn_internal_apply_link") != 0 && op_writes(od, st->link_int[l]))
                 st->link_writer[l] = i;
+        }
+        for (; next < st->step->n_op; next++) {
+            const rc_opdef *od = &st->step->ops[next];
+            if (strcmp(od->type, "rnn_internal_apply_link") != 0) continue;
+            if (od->n_out >= 1 && od->n_in >= 2 && strcmp(od->outputs[0], st->link_int[l]) == 0 &&
+                strcmp(od->inputs[1], st->link_ext[l]) == 0)
+                st->link_op[l] = next++;
+            break;
         }
     }
     return RC_OK;
@@ -758,12 +771,23 @@ static rc_status check_link_views(rc_op *op, rnn_state *st, int T, int forward, 
         if (k > 0 && w == st->ws_tmp[k - 1]) continue;
         for (int l = 0; l < st->n_links; l++) {
             if (st->link_writer[l] < 0) continue;
-            rc_blob *in = rc_ws_get(w, st->link_int[l]), *ex = rc_ws_get(w, st->link_ext[l]);
-            if (!in || !ex || ex->t.ndim < 1) continue;
+            /* the blobs the step's link op (and so the step ops) resolved; by name if none */
+            rc_blob *in, *ex, *tb;
+            if (st->link_op[l] >= 0) {
+                rc_op *lo = rc_net_op(st->nets_tmp[k], st->link_op[l]);
+                in = lo->out[0];
+                ex = lo->in[1];
+                tb = lo->in[0];
+            } else {
+                in = rc_ws_get(w, st->link_int[l]);
+                ex = rc_ws_get(w, st->link_ext[l]);
+                tb = rc_ws_get_local(w, st->timestep);
+            }
+            if (!in || !ex || !tb || ex->t.ndim < 1) continue;
             /* an internal shared by all steps (backward intermediates) only
              * still shows the view of the step that ran last */
             if (in->ws != w && k != last) continue;
-            int t = rc_i32(&rc_ws_get_local(w, st->timestep)->t)[0];
+            int t = rc_i32(&tb->t)[0];
             size_t row = (size_t)rc_dims_prod(&ex->t, 1, ex->t.ndim) * rc_dtype_size(ex->t.dtype);
             size_t want = ex->t.offset + (size_t)(t + st->link_off[l]) * row;
             if (in->t.storage == ex->t.storage && in->t.offset == want &&
