@@ -42,14 +42,18 @@ _CACHE = {}
 def build(p):
     """A fresh copy of one of the recurrent nets (built once per configuration,
     then copied: building is the slow, pure-Python part) with its parameters
-    fed. Returns (net, kind, outputs)."""
+    fed. Returns (net, kind, outputs, the layers' hidden sizes)."""
     kind = p.int(0, 2)
     forward_only = p.bool(0.3)
     two_layers = kind and p.bool(0.4)
     with_seq = p.bool(0.7)
     drop = p.bool(0.3)
     both_outputs = p.bool()
-    key = (kind, forward_only, two_layers, with_seq, drop, both_outputs)
+    # wide: hidden 6 / 5, so that the LSTM's gate products (4 x hidden >= 16
+    # columns) multiply by packed step weights, which runs after the first
+    # keep (RECURRENT_VERIFY_PACKS checks them)
+    wide = kind and p.bool(0.3)
+    key = (kind, forward_only, two_layers, with_seq, drop, both_outputs, wide)
     if key not in _CACHE:
         _CACHE[key] = _build(*key)
     proto, params, outs = _CACHE[key]
@@ -64,10 +68,11 @@ def build(p):
             op.arg = list(op.arg)
         net.op.append(op)
     net.external_input.extend(proto.external_input)
-    return net, kind, outs
+    dims = ([6, 5] if wide else [2, 3])  # the states' widths (the second when two layers)
+    return net, kind, outs, dims
 
 
-def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs):
+def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs, wide):
     workspace.ResetWorkspace()
     if kind == 0:
         net = core.Net("outer")
@@ -83,7 +88,7 @@ def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs):
             net.AddGradientOperators(ys)
         return net.Proto(), {}, outs
     m = ModelHelper(name="m")
-    dims = [2, 3] if two_layers else [2]
+    dims = ([6, 5] if wide else [2, 3]) if two_layers else ([6] if wide else [2])
     states = ["h0", "c0", "h1", "c1"][:2 * len(dims)] if kind == 1 else ["h0", "h1"][:len(dims)]
     f = rnn_cell.LSTM if kind == 1 else rnn_cell.GRU
     outs = f(m, "x", "seq" if with_seq else None, states, 2, dims if len(dims) > 1 else dims[0], scope="l",
@@ -133,7 +138,7 @@ def mutate(p, net):
         op.arg.append(make_argument(key, val))
 
 
-def feed(p, kind, outs):
+def feed(p, kind, outs, dims):
     T = p.int(0, 5)
     N = p.int(0, 3) if p.bool(0.2) else 2
     D = 2 if kind else p.int(0, 3)
@@ -143,16 +148,16 @@ def feed(p, kind, outs):
         shape = (T, N, D)
     workspace.FeedBlob("x", p.array(shape, np.float32))
     for s in ("h0", "c0", "h1", "c1"):
-        H = 2 if s.endswith("0") else 3
+        H = dims[0] if s.endswith("0") else dims[1]
         if kind == 0:
             H = D
         shape = p.pick([(H,), (N, H), (1, N, H), (2, N, H)]) if p.bool(0.85) else p.shape(4, 3)
         workspace.FeedBlob(s, p.array(shape, np.float32))
     seq = p.array((N,) if p.bool(0.85) else p.shape(2, 3), np.int32 if p.bool(0.9) else np.float32)
     workspace.FeedBlob("seq", seq)
-    H = 2 if kind else D
+    H = dims[0] if kind else D
     if outs is not None and len(outs) > 2 and kind == 1:
-        H = 3 if "layer_1" in str(outs[0]) else 2
+        H = dims[1] if "layer_1" in str(outs[0]) else dims[0]
     gshape = (T, N, H) if p.bool(0.8) else p.shape(3, 3)
     workspace.FeedBlob("g_all", p.array(gshape, np.float32))
     workspace.FeedBlob("g_last", p.array((1, N, H) if p.bool(0.8) else p.shape(3, 3), np.float32))
@@ -161,10 +166,10 @@ def feed(p, kind, outs):
 def test_one_input(data):
     p = Provider(data)
     workspace.ResetWorkspace()
-    net, kind, outs = build(p)
+    net, kind, outs, dims = build(p)
     mutate(p, net)
     for _ in range(p.int(1, 3)):
-        feed(p, kind, outs)
+        feed(p, kind, outs, dims)
         try:
             if p.bool(0.5):
                 workspace.RunNetOnce(net)
