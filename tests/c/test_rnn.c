@@ -94,10 +94,10 @@ static rc_opdef *rnn_opdef(rc_netdef *nd, int executor, int threads, int with_ba
     return od;
 }
 
-/* Feeds X (T, N, D), h0 (N, S), W (S, D), b (S), U (S, S), c (S) into ws. */
-static int feed_inputs(rc_workspace *ws, int T, int N, int seed)
+/* Feeds X (T, N, D), h0 (N, H), W (H, D), b (H), U (H, H), c (H) into ws (H: the hidden size). */
+static int feed_sized(rc_workspace *ws, int T, int N, int64_t H, int seed)
 {
-    const int64_t dx[] = {T, N, D}, dh[] = {N, S}, dw[] = {S, D}, ds[] = {S}, du[] = {S, S};
+    const int64_t dx[] = {T, N, D}, dh[] = {N, H}, dw[] = {H, D}, ds[] = {H}, du[] = {H, H};
     rc_blob *b[6] = {rct_feed_f32(ws, "X", 3, dx, 0), rct_feed_f32(ws, "h0", 2, dh, 0),
                      rct_feed_f32(ws, "W", 2, dw, 0), rct_feed_f32(ws, "b", 1, ds, 0),
                      rct_feed_f32(ws, "U", 2, du, 0), rct_feed_f32(ws, "c", 1, ds, 0)};
@@ -109,6 +109,8 @@ static int feed_inputs(rc_workspace *ws, int T, int N, int seed)
     }
     return 0;
 }
+
+static int feed_inputs(rc_workspace *ws, int T, int N, int seed) { return feed_sized(ws, T, N, S, seed); }
 
 /* Plain C reference of h_all (T x N x S). */
 static void reference(rc_workspace *ws, int T, int N, float *h_all)
@@ -515,19 +517,7 @@ static void test_alloc_failures(void)
 /* ---- pack reuse: hidden SP so that both step FCs multiply by packs */
 enum { SP = 32 };
 
-static int feed_wide(rc_workspace *ws, int T, int N)
-{
-    const int64_t dx[] = {T, N, D}, dh[] = {N, SP}, dw[] = {SP, D}, ds[] = {SP}, du[] = {SP, SP};
-    rc_blob *b[6] = {rct_feed_f32(ws, "X", 3, dx, 0), rct_feed_f32(ws, "h0", 2, dh, 0),
-                     rct_feed_f32(ws, "W", 2, dw, 0), rct_feed_f32(ws, "b", 1, ds, 0),
-                     rct_feed_f32(ws, "U", 2, du, 0), rct_feed_f32(ws, "c", 1, ds, 0)};
-    for (int i = 0; i < 6; i++) {
-        if (!b[i]) return -1;
-        float *p = rc_f32(&b[i]->t);
-        for (int64_t j = 0; j < rc_tensor_numel(&b[i]->t); j++) p[j] = 0.3f * sinf(0.37f * (float)j + 1.1f * (float)i);
-    }
-    return 0;
-}
+static int feed_wide(rc_workspace *ws, int T, int N) { return feed_sized(ws, T, N, SP, 3); }
 
 static int same_h_all(rc_workspace *a, rc_workspace *b)
 {
