@@ -86,7 +86,9 @@ def executor_status(net):
     still a timed serial run; "executor"; "serial": its step ops averaged less
     than min_op_us, so it keeps running serially), mean_op_us (the lowest mean
     time per step-op instance of the timed runs; None when none was timed, as
-    with min_op_us 0), timed_runs and min_op_us. As of the op's last
+    with min_op_us 0), timed_runs, min_op_us, and last_run ("executor" or
+    "serial": what that run used; in mode "executor" a run of a single
+    timestep is serial unless min_op_us is 0). As of the op's last
     successful run; ops whose executor is disabled, or that have not run
     successfully yet, are left out."""
     out = []
@@ -94,10 +96,10 @@ def executor_status(net):
         name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")
         if not workspace.HasBlob(name):
             continue
-        mode, mean_us, runs, min_us = workspace.FetchBlob(name).tolist()
+        mode, mean_us, runs, min_us, last_exec = workspace.FetchBlob(name).tolist()
         out.append(dict(op_index=idx, direction=direction, mode=_MODES.get(int(mode), "unknown"),
                         mean_op_us=float(mean_us) if runs else None, timed_runs=int(runs),
-                        min_op_us=float(min_us)))
+                        min_op_us=float(min_us), last_run="executor" if last_exec else "serial"))
     return out
 
 

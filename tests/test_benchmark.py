@@ -99,3 +99,24 @@ def test_breakdown_refuses_compare():
     p = subprocess.run([sys.executable, BENCH, "--breakdown", "--compare"], env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 2 and "--breakdown times our own LSTM" in p.stderr
+
+
+GEN = os.path.join(REPO, "benchmarks", "step_generation.py")
+
+
+@pytest.mark.skipif(not os.path.exists(GEN), reason="benchmarks/ not in this checkout")
+def test_step_generation_validates_and_reports():
+    """benchmarks/step_generation.py on a tiny LSTM: our three variants give
+    the same bits, torch matches, and the defaults ran a single timestep
+    serially with packs kept."""
+    pytest.importorskip("torch")
+    import recurrent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__))) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, GEN, "--hidden_dim", "16", "--input_dim", "5", "--iters", "5", "--rounds", "1"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "our variants bitwise equal: True" in p.stdout
+    assert "best torch (torch_threads" in p.stdout and "packed every call / ours" in p.stdout
+    assert "(last run: serial)" in p.stdout

@@ -115,6 +115,37 @@ def test_threshold_below_op_time_keeps_the_executor(capfd):
             assert err.count("using the executor") == 2, err
 
 
+@pytest.mark.parametrize("min_op_us", (0.001, 0))
+def test_single_timestep_runs_serially(min_op_us, capfd):
+    """A run of one timestep leaves the executor nothing to overlap across
+    steps, and the serial loop splits each product over the cores: once an
+    op has chosen the executor (min_op_us > 0), its T = 1 runs are serial
+    (last_run "serial"; no graph built for them) and its longer runs use the
+    executor again. min_op_us 0 (always the executor) keeps it for T = 1.
+    Training (forward and gradient op), same bits as the executor off."""
+    case = small_case("auto_t1_%s" % min_op_us)
+    refs = {}
+    create(case, enable=0)
+    for t in (1, T):
+        case.feed(t, 5)
+        refs[t] = case.run_created()
+    create(case, min_op_us=min_op_us)
+    case.feed(T, 5)
+    for _ in range(3):  # past the timed runs (min_op_us > 0)
+        assert_bitwise(refs[T], case.run_created(), "T=%d" % T)
+    capfd.readouterr()
+    for t, last in ((1, "serial" if min_op_us else "executor"), (T, "executor"), (1, None)):
+        case.feed(t, 5)
+        assert_bitwise(refs[t], case.run_created(), "T=%d" % t)
+        st = status(case)
+        assert [s["mode"] for s in st.values()] == ["executor", "executor"]
+        want = last or ("serial" if min_op_us else "executor")
+        assert [s["last_run"] for s in st.values()] == [want, want], (t, st)
+        lines = graph_lines(capfd.readouterr().err)
+        if want == "serial":
+            assert lines == [], t
+
+
 def test_zero_means_always_the_executor(capfd):
     case = small_case("auto_zero")
     create(case, min_op_us=0)

@@ -149,6 +149,7 @@ typedef struct {
     int64_t min_op_ns;        /* rnn_executor.min_op_us in ns (0: always the executor) */
     int exec_mode;            /* EXEC_* below */
     int probe_runs;           /* serial runs timed so far (EXEC_MEASURING) */
+    int last_ran_exec;        /* the last run used the executor (status blob) */
     int64_t probe_best_ns;    /* their lowest mean time per step-op instance */
     rc_rnn_exec *exec;        /* owned, created lazily */
     /* gradient op only */
@@ -841,21 +842,23 @@ static int64_t mono_us(void) { return rc_rnn_now_ns() / 1000; }
 
 /* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
  * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
- * runs (0 before the first), number of timed runs, min_op_us]. */
+ * runs (0 before the first), number of timed runs, min_op_us, whether the
+ * last run used the executor]. */
 static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
 {
     char nm[600];
     snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, st->is_grad ? "backward_executor" : "executor");
     rc_blob *b = rc_ws_create_local(op->ws, nm, err);
     if (!b) return err->code;
-    int64_t four = 4;
+    int64_t five = 5;
     rc_status s;
-    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &four, err))) return s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &five, err))) return s;
     float *v = rc_f32(&b->t);
     v[0] = (float)st->exec_mode;
     v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
     v[2] = (float)st->probe_runs;
     v[3] = (float)((double)st->min_op_ns / 1000.0);
+    v[4] = (float)st->last_ran_exec;
     rc_tensor_touch(&b->t);
     return RC_OK;
 }
@@ -891,7 +894,13 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
     int32_t *rec = NULL;
     int64_t nrec = 0;
     if (T == 0) return RC_OK;
-    if (st->exec_mode == EXEC_ON) {
+    /* One timestep leaves the executor only the overlap of independent ops
+     * within the step, while the serial loop splits every product over the
+     * cores: with the automatic choice (min_op_us > 0) such a run is serial.
+     * min_op_us 0 (Caffe2's behaviour: always the executor) keeps it. The
+     * bits are the same either way. */
+    st->last_ran_exec = st->exec_mode == EXEC_ON && !(T == 1 && st->min_op_ns > 0);
+    if (st->last_ran_exec) {
         if (!st->exec) {
             st->exec = rc_rnn_exec_new(st->step, st->n_links, st->link_int, st->link_ext, st->link_off, forward,
                                        (int)st->num_threads, st->debug, err);

@@ -370,8 +370,9 @@ static void test_executor_trace(void)
 
 /* Runs the RNN op `runs` times with the executor enabled and min_op_us set by
  * `arg_us` (< 0: from the global flag); returns the "sw_executor" status
- * (mode, mean us, timed runs, min us) in st4 and checks h_all each run. */
-static int auto_case(int arg_us, int runs, float st4[4])
+ * (mode, mean us, timed runs, min us, whether the last run used the
+ * executor) in st5 and checks h_all each run. */
+static int auto_case(int arg_us, int runs, float st5[5])
 {
     rc_err err;
     int res = -1;
@@ -395,8 +396,8 @@ static int auto_case(int arg_us, int runs, float st4[4])
         }
     }
     rc_blob *b = rc_ws_get(ws, "sw_executor");
-    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 4) goto done;
-    memcpy(st4, rc_f32(&b->t), sizeof(float) * 4);
+    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 5) goto done;
+    memcpy(st5, rc_f32(&b->t), sizeof(float) * 5);
     res = 0;
 done:
     rc_net_free(net);
@@ -410,12 +411,13 @@ done:
 static void test_executor_auto(void)
 {
     if (!have_ops()) return;
-    float st[4];
+    float st[5];
     int64_t was = rc_flag_rnn_executor_min_op_ns();
     /* 0: the executor from the first run, nothing timed */
     REQUIRE(auto_case(0, 1, st) == 0);
     CHECK_EQ(st[0], 2);
     CHECK_EQ(st[2], 0);
+    CHECK_EQ(st[4], 1);
     /* a threshold no op reaches: serial after two timed runs */
     REQUIRE(auto_case(1000000, 1, st) == 0);
     CHECK_EQ(st[0], 1); /* still measuring */
@@ -424,11 +426,13 @@ static void test_executor_auto(void)
     REQUIRE(auto_case(1000000, 3, st) == 0);
     CHECK_EQ(st[0], 3);
     CHECK_EQ(st[2], 2);
+    CHECK_EQ(st[4], 0);
     /* the global flag when the op has no argument: 1 ns, every op is slower */
     rc_flag_set_rnn_executor_min_op_ns(1);
     REQUIRE(auto_case(-1, 3, st) == 0);
     CHECK_EQ(st[0], 2);
     CHECK_EQ(st[2], 2);
+    CHECK_EQ(st[4], 1);
     CHECK(st[3] == 0.001f);
     rc_flag_set_rnn_executor_min_op_ns(was);
     /* a bad argument fails at creation, naming it */
