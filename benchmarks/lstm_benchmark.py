@@ -86,15 +86,17 @@ def blas_report():
     return [{k: d.get(k) for k in keep} for d in threadpool_info()]
 
 
-def kernels_line():
-    """Which kernels ran: our packed step-product kernel and every BLAS's
-    architecture (threadpoolctl)."""
+def kernels_line(reuse=None):
+    """Which kernels ran: our packed step-product kernel (with whether the
+    step-weight packs are kept between runs: ``reuse``, or from the
+    environment) and every BLAS's architecture (threadpoolctl)."""
     from recurrent import _C
     blas = ["%s %s (%s)" % (d.get("internal_api"), d.get("architecture"), os.path.basename(d.get("filepath") or ""))
             for d in blas_report() if "internal_api" in d]
-    reuse = os.environ.get("RECURRENT_PACK_REUSE", "1") not in ("0", "false", "off")
+    if reuse is None:
+        reuse = "off" if os.environ.get("RECURRENT_PACK_REUSE", "1") in ("0", "false", "off") else "on"
     return "kernels: packed step products %s (pack reuse %s); %s" % (
-        _C.get_flag("packed_gemm_kernel"), "on" if reuse else "off", "; ".join(blas) or "no BLAS info")
+        _C.get_flag("packed_gemm_kernel"), reuse, "; ".join(blas) or "no BLAS info")
 
 
 _ENV_REPORTED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "RECURRENT_PACKED_GEMM", "RECURRENT_PACK_REUSE",

@@ -55,7 +55,7 @@ def main(argv=None):
                                     weights=variants["ours"].weights() if variants else None)
     del os.environ["RECURRENT_PACK_REUSE"]
     torch_lstm = lb.TorchLSTM(args, own=variants["ours"])
-    print(lb.kernels_line().replace("(pack reuse off)", "(pack reuse per variant)"))
+    print(lb.kernels_line(reuse="per variant"))
 
     outs = {}
     for name, v in variants.items():
@@ -69,11 +69,10 @@ def main(argv=None):
         return 1
 
     def ours_call(v):
-        ws, net = v.workspace, v.model.net
-        ws.SwitchWorkspace(v.ws_name)
-        name = net.Name()
+        ws, name = v.workspace, v.model.net.Name()
 
         def run(calls):
+            ws.SwitchWorkspace(v.ws_name)
             for _ in range(calls):
                 ws.RunNet(name)
         return run
@@ -91,15 +90,11 @@ def main(argv=None):
     for k in range(1, threads + 1):
         fns["torch_threads%d" % k] = torch_call(k)
     times = {n: [] for n in fns}
-    for n, f in fns.items():  # warm-up (the executor's timed runs, torch's first calls)
-        if n in variants:
-            variants[n].workspace.SwitchWorkspace(variants[n].ws_name)
+    for f in fns.values():  # warm-up (the executor's timed runs, torch's first calls)
         f(5)
     for r in range(args.rounds):
         order = list(fns) if r % 2 == 0 else list(reversed(list(fns)))
         for n in order:
-            if n in variants:
-                variants[n].workspace.SwitchWorkspace(variants[n].ws_name)
             t0 = time.perf_counter()
             fns[n](calls)
             times[n].append((time.perf_counter() - t0) / calls * 1e6)

@@ -68,8 +68,12 @@ def build(p):
             op.arg = list(op.arg)
         net.op.append(op)
     net.external_input.extend(proto.external_input)
-    dims = ([6, 5] if wide else [2, 3])  # the states' widths (the second when two layers)
-    return net, kind, outs, dims
+    return net, kind, outs, _widths(wide)
+
+
+def _widths(wide):
+    """The layers' hidden sizes (the second when there are two layers)."""
+    return [6, 5] if wide else [2, 3]
 
 
 def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs, wide):
@@ -88,7 +92,7 @@ def _build(kind, forward_only, two_layers, with_seq, drop, both_outputs, wide):
             net.AddGradientOperators(ys)
         return net.Proto(), {}, outs
     m = ModelHelper(name="m")
-    dims = ([6, 5] if wide else [2, 3]) if two_layers else ([6] if wide else [2])
+    dims = _widths(wide)[:2 if two_layers else 1]
     states = ["h0", "c0", "h1", "c1"][:2 * len(dims)] if kind == 1 else ["h0", "h1"][:len(dims)]
     f = rnn_cell.LSTM if kind == 1 else rnn_cell.GRU
     outs = f(m, "x", "seq" if with_seq else None, states, 2, dims if len(dims) > 1 else dims[0], scope="l",

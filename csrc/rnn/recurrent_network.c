@@ -161,7 +161,7 @@ typedef struct {
     int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
     int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
-    int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op, or -1 */
+    int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op */
     int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
     struct deferred_fc *defer; /* owned */
     float *wg_work;           /* rc_gemm_wgrad's pack of X; owned, grown on demand */
@@ -431,6 +431,9 @@ static rc_status find_link_writers(rc_op *op, rnn_state *st, rc_err *err)
                 st->link_op[l] = next++;
             break;
         }
+        if (st->link_op[l] < 0)
+            return rc_op_fail(op, err, RC_ERR_RUNTIME, "internal error: no link op for link %d ('%s' -> '%s')", l,
+                              st->link_ext[l], st->link_int[l]);
     }
     return RC_OK;
 }
@@ -772,19 +775,10 @@ static rc_status check_link_views(rc_op *op, rnn_state *st, int T, int forward, 
         if (k > 0 && w == st->ws_tmp[k - 1]) continue;
         for (int l = 0; l < st->n_links; l++) {
             if (st->link_writer[l] < 0) continue;
-            /* the blobs the step's link op (and so the step ops) resolved; by name if none */
-            rc_blob *in, *ex, *tb;
-            if (st->link_op[l] >= 0) {
-                rc_op *lo = rc_net_op(st->nets_tmp[k], st->link_op[l]);
-                in = lo->out[0];
-                ex = lo->in[1];
-                tb = lo->in[0];
-            } else {
-                in = rc_ws_get(w, st->link_int[l]);
-                ex = rc_ws_get(w, st->link_ext[l]);
-                tb = rc_ws_get_local(w, st->timestep);
-            }
-            if (!in || !ex || !tb || ex->t.ndim < 1) continue;
+            /* the blobs the step's link op (and so the step ops) resolved */
+            rc_op *lo = rc_net_op(st->nets_tmp[k], st->link_op[l]);
+            rc_blob *in = lo->out[0], *ex = lo->in[1], *tb = lo->in[0];
+            if (ex->t.ndim < 1) continue;
             /* an internal shared by all steps (backward intermediates) only
              * still shows the view of the step that ran last */
             if (in->ws != w && k != last) continue;
