@@ -1,9 +1,11 @@
 """Step FCs against a weight packed once per run (csrc/kernels/packed_gemm.c).
 
 RecurrentNetwork(Gradient) packs the weight of every step FC (and of every
-FCGradient's dX product) once per run; the step ops with at most 64 rows then
-multiply against the pack instead of calling OpenBLAS, which repacks the
-weight at every call. These tests check that the path is taken where it
+FCGradient's dX product) once per run; the step ops then multiply against
+the pack instead of calling OpenBLAS, which repacks the weight at every call:
+up to 64 rows, and more while the rows times the inner dimension stay within
+2^20 floats on the AVX-512 kernel, 2^17 on the AVX2 one (rc_packed_rows_ok;
+tests/c/test_packed.c checks the limits). These tests check that the path is taken where it
 should be and only there, that results stay those of the OpenBLAS path up to
 rounding, that new weights are picked up, and that a weight the step net
 writes is never packed. Executor on/off bitwise equality with the packed path
@@ -52,8 +54,8 @@ def test_lstm_step_products_use_the_packed_weight(enable):
 def test_weight_gradients_summed_by_our_kernel(enable):
     """2-layer LSTM: the three step FCs' weight gradients (layer 0 recurrent,
     layer 1 input and recurrent) are summed after the loop by rc_gemm_wgrad,
-    once each per run; batch 70 (step products above 64 rows: OpenBLAS)
-    changes nothing there."""
+    once each per run, whatever the batch (5, or 70: more than the 64 rows
+    every kernel packs)."""
     for N in (5, 70):
         case = build_stack("lstm", layers=2, H=40, N=N, D=7, name="wg%d_%d" % (enable, N))
         case.feed(6, 3)
@@ -64,13 +66,16 @@ def test_weight_gradients_summed_by_our_kernel(enable):
 
 
 @needs_packed
-def test_more_than_64_rows_go_to_openblas():
-    case = build_stack("lstm", layers=2, H=16, N=65, D=4, name="wide")
+@pytest.mark.parametrize("enable", (0, 1))
+def test_more_than_64_rows(enable):
+    """65 rows (a left operand of 65 x 16 and 65 x 64 floats): packed on
+    every kernel, serial and executor."""
+    case = build_stack("lstm", layers=2, H=16, N=65, D=4, name="wide%d" % enable)
     case.feed(4, 1)
-    case.create(0)
+    case.create(enable, threads=2)
     before = calls()
     case.run_created()
-    assert calls() == before
+    assert calls() - before == 4 * 3 + 4 * 3
 
 
 @needs_packed
@@ -112,11 +117,12 @@ def _dump(packed, N=8, enable=0, threads=2):
 
 
 @needs_packed
-@pytest.mark.parametrize("N", (8, 29))
+@pytest.mark.parametrize("N", (8, 29, 130))
 def test_packed_and_openblas_paths_agree(N):
     """The same training run with the packed products and (environment
     RECURRENT_PACKED_GEMM=0) without: equal up to float32 rounding. 8 rows
-    take the kernel's 8 x 32 tile, 29 its 6 x 64 tile with 5 rows left over."""
+    take the kernel's 8 x 32 tile, 29 its 6 x 64 tile with 5 rows left over,
+    130 rows 21 of those tiles and 4 rows."""
     on, off = _dump(True, N), _dump(False, N)
     assert on["packed"] == 1 and on["calls"] > 0
     assert off["packed"] == 0 and off["calls"] == 0 and off["wgrad_calls"] == 0
@@ -128,14 +134,15 @@ def test_packed_and_openblas_paths_agree(N):
 
 
 @needs_packed
-@pytest.mark.parametrize("N", (8, 29, 64))
+@pytest.mark.parametrize("N", (8, 29, 64, 97))
 def test_avx2_kernel_gives_the_same_bits(N):
     """RECURRENT_PACKED_GEMM=avx2 runs the AVX2 kernel (what a CPU without
     AVX-512 runs): the same training run, serial and with the executor at 2
     and 3 threads, gives the bits of the CPU's default kernel (one FMA chain
     per element on every kernel). Hidden 48: 4H = 192 columns are 6 full
-    panels, the dX products' 48 columns one full and one half panel; 8, 29
-    and 64 rows exercise every row remainder of its 6-row tiles. Except: the
+    panels, the dX products' 48 columns one full and one half panel; 8, 29,
+    64 and 97 rows exercise every row remainder of its 6-row tiles, and 97
+    its partial panel in two slices of 64 rows. Except: the
     step FCs' weight gradients, summed after the loop, which an AVX-512 CPU
     computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (compared up to
     float32 rounding; every other blob bitwise)."""
@@ -179,9 +186,10 @@ def test_packed_gemm_environment_variable(value, warns):
 
 
 @needs_packed
-@pytest.mark.parametrize("N", (24, 29, 64))
+@pytest.mark.parametrize("N", (24, 29, 64, 97))
 def test_six_row_tiles_executor_bitwise(N):
-    """24-64 rows go through the 6 x 64 tile (none, 5 and 4 rows left over);
+    """24-97 rows go through the 6 x 64 tile (none, 5, 4 and 1 rows left
+    over);
     hidden 40: 4H = 160 columns are two panel pairs and one single panel, and
     the dX products' 40 columns one full and one partial panel. Executor on
     (1-3 threads) and off stay bitwise equal."""

@@ -453,6 +453,14 @@ int rc_packed_force_path(int path)
     return old;
 }
 
+int rc_packed_rows_ok(int64_t M, int64_t inner)
+{
+    if (M <= 0) return 0;
+    if (M <= RC_PACKED_MAX_M) return 1;
+    if (inner <= 0) return 0;
+    return M <= (active_path() == 2 ? RC_PACKED_MAX_A : RC_PACKED_MAX_A_AVX2) / inner;
+}
+
 typedef struct {
     int64_t M, out, inner, lda, ldc, n_panels;
     const float *A, *P, *bias;

@@ -79,10 +79,27 @@ RC_INTERNAL int64_t rc_packed_calls(void);
  * The caller must know the CPU has the instructions. Not thread-safe. */
 RC_INTERNAL int rc_packed_force_path(int path);
 
-/* Largest M (rows) for which the step FCs use the packed product: measured
- * faster than OpenBLAS up to 64 rows with one thread and with two (at 128
- * rows OpenBLAS's two threads tie), weights taking turns as in a step. */
+/* Rows a step product always runs on the packed kernel with (the AVX2
+ * kernel's edge buffer holds that many rows). */
 #define RC_PACKED_MAX_M 64
+/* More rows are packed while the product's left operand (M x inner floats,
+ * read again for every panel or panel pair) is at most this many floats:
+ * 4 MB on the AVX-512 kernel, 512 KB on the AVX2 one (rc_packed_rows_ok). */
+#define RC_PACKED_MAX_A (1 << 20)
+#define RC_PACKED_MAX_A_AVX2 (1 << 17)
+
+/* Whether a step product of M rows against a packed weight with `inner`
+ * rows (the product's inner dimension) runs on the packed kernel rather than
+ * OpenBLAS, on the path products take now: up to RC_PACKED_MAX_M rows on
+ * every path, more while M x inner is at most RC_PACKED_MAX_A (AVX-512) or
+ * RC_PACKED_MAX_A_AVX2 (AVX2, and the scalar reference). Measured in the LSTM
+ * benchmark (2 threads, serial and executor, forward-only and training, Zen
+ * 5, against OpenBLAS on the same products): the AVX-512 kernel 1.02-1.4x
+ * faster at batch 128-1024, hidden 64-1024, and still 1.08x forward-only and
+ * even in training at 1024 x 1024; the AVX2 kernel 1.03-1.2x at batch 128,
+ * hidden 64-512, and 1.13x forward-only at 512 x 256, but 0.95x at 1024 x 1024.
+ * The decision depends on the shapes only, so executor on and off agree. */
+RC_INTERNAL int rc_packed_rows_ok(int64_t M, int64_t inner);
 
 /* A packed step weight, shared by the step-op instances of one run. The
  * ops check src, inner and out against their inputs before using it. */
@@ -96,7 +113,7 @@ typedef struct rc_packed_w {
 
 /* ops/math.c: gives an FC (pw->trans == 1) or FCGradient (pw->trans == 0,
  * for dX) op with axis_w = 1 the packed weight to use while its W input is
- * pw->src with matching shape and at most RC_PACKED_MAX_M rows; NULL clears
+ * pw->src with matching shape and rows rc_packed_rows_ok takes; NULL clears
  * it. Returns 1 when set (0: another op type, or the arguments do not fit).
  * The pack must outlive every run of the op until it is cleared. */
 RC_INTERNAL int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw);

@@ -253,7 +253,7 @@ static const rc_packed_w *packed_for(const math_args *a, int trans, const float 
                                      int64_t out)
 {
     const rc_packed_w *pk = a->packed;
-    if (pk && pk->trans == trans && M > 0 && M <= RC_PACKED_MAX_M && pk->src == w && pk->inner == inner &&
+    if (pk && pk->trans == trans && rc_packed_rows_ok(M, inner) && pk->src == w && pk->inner == inner &&
         pk->out == out)
         return pk;
     return NULL;

@@ -138,6 +138,24 @@ static void test_calls_counted(void)
     CHECK(C[0] == 1 && C[1] == 2 && C[2] == 3 && C[3] == 4);
 }
 
+/* Which products the step ops multiply on the packed kernel: up to 64 rows
+ * on every path, more while M x inner <= 2^20 (AVX-512) or 2^17 (AVX2 and
+ * the scalar reference). */
+static void test_rows_rule(void)
+{
+    int old = rc_packed_force_path(2);
+    CHECK(!rc_packed_rows_ok(0, 16) && rc_packed_rows_ok(1, 1 << 24) && rc_packed_rows_ok(64, 1 << 24));
+    CHECK(rc_packed_rows_ok(65, 16) && rc_packed_rows_ok(1024, 1024) && !rc_packed_rows_ok(1025, 1024));
+    CHECK(rc_packed_rows_ok(4096, 256) && !rc_packed_rows_ok(4097, 256) && !rc_packed_rows_ok(65, 1 << 15));
+    CHECK(!rc_packed_rows_ok(65, 0) && !rc_packed_rows_ok(-1, 8));
+    for (int path = 3; path <= 4; path++) {
+        rc_packed_force_path(path);
+        CHECK(rc_packed_rows_ok(64, 1 << 24) && rc_packed_rows_ok(128, 1024) && !rc_packed_rows_ok(129, 1024));
+        CHECK(rc_packed_rows_ok(2048, 64) && !rc_packed_rows_ok(2049, 64) && !rc_packed_rows_ok(65, 0));
+    }
+    rc_packed_force_path(old);
+}
+
 /* A product split over helper threads (OpenBLAS at 2 and 3 threads) equals
  * the one-thread product bit for bit, also with odd panel counts. */
 static void test_split_over_threads_is_bitwise(void)
@@ -327,6 +345,7 @@ int main(void)
     RUN(test_pack_layout);
     RUN(test_shapes);
     RUN(test_calls_counted);
+    RUN(test_rows_rule);
     RUN(test_split_over_threads_is_bitwise);
     RUN(test_concurrent_callers);
     RUN(test_transpose);
