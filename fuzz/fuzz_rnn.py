@@ -144,7 +144,8 @@ def mutate(p, net):
 
 def feed(p, kind, outs, dims):
     T = p.int(0, 5)
-    N = p.int(0, 3) if p.bool(0.2) else 2
+    # now and then a batch over 64 rows: the packed step products' larger-M path (rc_packed_rows_ok)
+    N = p.int(0, 3) if p.bool(0.2) else (p.int(65, 70) if p.bool(0.05) else 2)
     D = 2 if kind else p.int(0, 3)
     if p.bool(0.15):
         shape = p.shape(4, 4)

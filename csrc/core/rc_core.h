@@ -435,6 +435,9 @@ RC_INTERNAL void rc_par_run(int threads, int parts, rc_part_fn fn, const void *c
 /* Products below this many multiply-adds are not split over rc_par_run's
  * threads (a helper's wake-up costs microseconds). */
 #define RC_PAR_SPLIT_MIN (1 << 20)
+/* ops/rnn_units.c: LSTMUnit / GRUUnit runs (and their gradients) split by
+ * rows over a serial step loop's threads so far (tests check the split). */
+RC_INTERNAL int64_t rc_unit_splits(void);
 
 #ifdef __cplusplus
 }

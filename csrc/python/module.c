@@ -716,6 +716,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());
     if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
     if (!strcmp(name, "fused_sums")) return PyLong_FromLongLong(rc_fc_fused_sums());
+    if (!strcmp(name, "unit_splits")) return PyLong_FromLongLong(rc_unit_splits());
     if (!strcmp(name, "verify_packs")) return PyLong_FromLong(rc_flag_verify_packs());
     if (!strcmp(name, "packs_reused")) return PyLong_FromLongLong(rc_rnn_packs_reused());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);

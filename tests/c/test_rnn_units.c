@@ -182,6 +182,70 @@ static void test_concurrent_instances_match_serial(void)
     rc_ws_free(ws);
 }
 
+/* In a serial step loop with 2 or more step threads (rc_step_blas_set_threads),
+ * a cell of at least 4096 elements is split by rows over rc_par_run's
+ * threads: every output equals the unsplit run bit for bit, with rows whose
+ * seq_lengths have ended (drop_states on and off), and the split is counted. */
+static void test_split_rows_match_whole(void)
+{
+    enum { SN = 70, SD = 64 };
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws);
+    const int64_t s3[3] = {1, SN, SD}, g4[3] = {1, SN, 4 * SD}, g3[3] = {1, SN, 3 * SD};
+    const char *names[] = {"hp", "cp", "g", "dh", "dc", "gg"};
+    const int64_t *shapes[] = {s3, s3, g4, s3, s3, g3};
+    for (int k = 0; k < 6; k++) {
+        rc_blob *b = rct_feed_f32(ws, names[k], 3, shapes[k], 0);
+        REQUIRE(b);
+        fill(&b->t, 7u + (unsigned)k, 2.5f);
+    }
+    int32_t seq[SN], t[1] = {2};
+    for (int n = 0; n < SN; n++) seq[n] = n % 5;
+    REQUIRE(feed_i32(ws, "seq", SN, seq) && feed_i32(ws, "t", 1, t));
+    const char *fi[] = {"hp", "cp", "g", "seq", "t"}, *fo[] = {"h", "c"};
+    const char *gi[] = {"hp", "cp", "g", "seq", "t", "h", "c", "dh", "dc"}, *go[] = {"dhp", "dcp", "dg"};
+    const char *ri[] = {"hp", "gg", "seq", "t"}, *ro[] = {"gh"};
+    const char *rgi[] = {"hp", "gg", "seq", "t", "gh", "dh"}, *rgo[] = {"gdhp", "gdg"};
+    const char *outs[] = {"h", "c", "dhp", "dcp", "dg", "gh", "gdhp", "gdg"};
+    for (int drop = 0; drop < 2; drop++) {
+        rc_netdef *nd = rc_netdef_new("split");
+        REQUIRE(nd);
+        rc_opdef_set_arg_i(rct_add_op(nd, "LSTMUnit", 5, fi, 2, fo), "drop_states", drop);
+        rc_opdef_set_arg_i(rct_add_op(nd, "LSTMUnitGradient", 9, gi, 3, go), "drop_states", drop);
+        rc_opdef_set_arg_i(rct_add_op(nd, "GRUUnit", 4, ri, 1, ro), "drop_states", drop);
+        rc_opdef_set_arg_i(rct_add_op(nd, "GRUUnitGradient", 6, rgi, 2, rgo), "drop_states", drop);
+        rc_err_clear(&err);
+        rc_net *net = rc_net_create(ws, nd, &err);
+        REQUIRE(net);
+        static float ref[8][SN * 4 * SD];
+        int prev = rc_step_blas_set_threads(1);
+        CHECK_OK(rc_net_run(net, &err), err);
+        for (int k = 0; k < 8; k++) {
+            rc_tensor *o = &rc_ws_get(ws, outs[k])->t;
+            memcpy(ref[k], rc_f32(o), rc_tensor_nbytes(o));
+        }
+        for (int threads = 2; threads <= 3; threads++) {
+            for (int k = 0; k < 8; k++) {
+                rc_tensor *o = &rc_ws_get(ws, outs[k])->t;
+                memset(rc_f32(o), 0xff, rc_tensor_nbytes(o));
+            }
+            rc_step_blas_set_threads(threads);
+            int64_t before = rc_unit_splits();
+            CHECK_OK(rc_net_run(net, &err), err);
+            CHECK_EQ(rc_unit_splits(), before + 4);
+            for (int k = 0; k < 8; k++) {
+                rc_tensor *o = &rc_ws_get(ws, outs[k])->t;
+                CHECK(memcmp(ref[k], rc_f32(o), rc_tensor_nbytes(o)) == 0);
+            }
+        }
+        rc_step_blas_set_threads(prev);
+        rc_net_free(net);
+        rc_netdef_free(nd);
+    }
+    rc_ws_free(ws);
+}
+
 static void test_bad_inputs_name_op_and_blob(void)
 {
     rc_err err;
@@ -239,6 +303,7 @@ int main(void)
     RUN(test_vmath_accuracy);
     RUN(test_outputs_written_through_views);
     RUN(test_concurrent_instances_match_serial);
+    RUN(test_split_rows_match_whole);
     RUN(test_bad_inputs_name_op_and_blob);
     return TEST_REPORT();
 }
