@@ -145,7 +145,8 @@ def test_avx2_kernel_gives_the_same_bits(N):
     its partial panel in two slices of 64 rows. Except: the
     step FCs' weight gradients, summed after the loop, which an AVX-512 CPU
     computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (compared up to
-    float32 rounding; every other blob bitwise)."""
+    float32 rounding: at 97 rows a sum of ~600 terms of size ~1 that cancels
+    to ~0.01 differed by 3e-6 under ASan; every other blob bitwise)."""
     ref = _dump(True, N)
     if ref["kernel"] == "avx2":
         pytest.skip("the CPU's default kernel is the AVX2 one already")
@@ -158,7 +159,7 @@ def test_avx2_kernel_gives_the_same_bits(N):
         for k in ref["blobs"]:
             what = "N=%d enable=%d threads=%d: %s differs" % (N, enable, threads, k)
             if ref["wgrad_calls"] and k.startswith("dump/layer_") and k.endswith("_w_grad"):
-                np.testing.assert_allclose(got["blobs"][k], ref["blobs"][k], rtol=1e-4, atol=1e-6, err_msg=what)
+                np.testing.assert_allclose(got["blobs"][k], ref["blobs"][k], rtol=1e-4, atol=1e-5, err_msg=what)
             else:
                 assert got["blobs"][k] == ref["blobs"][k], what
 
