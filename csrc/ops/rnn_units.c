@@ -45,14 +45,16 @@ typedef struct {
 
 /* ---------------------------------------------------------------- kernels */
 
-/* LSTM forward.
+/* The cell kernels compute rows [n0, n1) of their [N, ...] tensors.
+ *
+ * LSTM forward.
  * h_prev, c_prev: [N, D]; x: [N, 4D] ([i, f, o, g] pre-activations); seq: [N] or NULL;
  * h, c: [N, D] outputs. */
-RC_TARGET_CLONES static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+RC_TARGET_CLONES static void lstm_unit_fwd(int64_t n0, int64_t n1, int64_t D, int32_t t, const float *restrict h_prev,
                           const float *restrict c_prev, const float *restrict x, const int32_t *seq,
                           int drop_states, float forget_bias, float *restrict h, float *restrict c)
 {
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *hp = h_prev + n * D, *cp = c_prev + n * D, *xr = x + n * 4 * D;
         float *hr = h + n * D, *cr = c + n * D;
         if (seq && !(t < seq[n])) {
@@ -81,12 +83,12 @@ RC_TARGET_CLONES static void lstm_unit_fwd(int64_t N, int64_t D, int32_t t, cons
 /* LSTM gradient (§5.1).
  * c_prev: [N, D]; x: [N, 4D]; seq: [N] or NULL; c: [N, D] (forward cell_t);
  * dh, dc: [N, D] output gradients; dh_prev, dc_prev: [N, D] and dx: [N, 4D] outputs. */
-RC_TARGET_CLONES static void lstm_unit_bwd(int64_t N, int64_t D, int32_t t, const float *restrict c_prev,
+RC_TARGET_CLONES static void lstm_unit_bwd(int64_t n0, int64_t n1, int64_t D, int32_t t, const float *restrict c_prev,
                           const float *restrict x, const int32_t *seq, const float *restrict c,
                           const float *restrict dh, const float *restrict dc, int drop_states, float forget_bias,
                           float *restrict dh_prev, float *restrict dc_prev, float *restrict dx)
 {
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *cp = c_prev + n * D, *xr = x + n * 4 * D, *cr = c + n * D;
         const float *dhr = dh + n * D, *dcr = dc + n * D;
         float *dhp = dh_prev + n * D, *dcp = dc_prev + n * D, *dxr = dx + n * 4 * D;
@@ -124,10 +126,10 @@ RC_TARGET_CLONES static void lstm_unit_bwd(int64_t N, int64_t D, int32_t t, cons
 
 /* GRU forward.
  * h_prev: [N, D]; x: [N, 3D] ([reset, update, output]; reset unused); seq: [N] or NULL; h: [N, D]. */
-RC_TARGET_CLONES static void gru_unit_fwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+RC_TARGET_CLONES static void gru_unit_fwd(int64_t n0, int64_t n1, int64_t D, int32_t t, const float *restrict h_prev,
                          const float *restrict x, const int32_t *seq, int drop_states, float *restrict h)
 {
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *hp = h_prev + n * D, *xr = x + n * 3 * D;
         float *hr = h + n * D;
         if (seq && !(t < seq[n])) {
@@ -145,11 +147,11 @@ RC_TARGET_CLONES static void gru_unit_fwd(int64_t N, int64_t D, int32_t t, const
 /* GRU gradient (§5.2).
  * h_prev: [N, D]; x: [N, 3D]; seq: [N] or NULL; dh: [N, D];
  * dh_prev: [N, D] and dx: [N, 3D] outputs. */
-RC_TARGET_CLONES static void gru_unit_bwd(int64_t N, int64_t D, int32_t t, const float *restrict h_prev,
+RC_TARGET_CLONES static void gru_unit_bwd(int64_t n0, int64_t n1, int64_t D, int32_t t, const float *restrict h_prev,
                          const float *restrict x, const int32_t *seq, const float *restrict dh, int drop_states,
                          float *restrict dh_prev, float *restrict dx)
 {
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *hp = h_prev + n * D, *xr = x + n * 3 * D, *dhr = dh + n * D;
         float *dhp = dh_prev + n * D, *dxr = dx + n * 3 * D;
         if (seq && !(t < seq[n])) {
@@ -320,30 +322,25 @@ typedef struct {
     int32_t t;
     float forget_bias;
     const int32_t *seq;
-    const float *in[5];
-    int64_t in_w[5];  /* floats per row of in[i], in units of D */
+    const float *in[5]; /* the kernel's inputs and outputs in its argument order */
     float *out[3];
-    int64_t out_w[3];
 } unit_job;
 
 static void unit_rows(const unit_job *j, int64_t n0, int64_t n1)
 {
-    const float *in[5];
-    float *out[3];
-    for (int i = 0; i < 5; i++) in[i] = j->in[i] ? j->in[i] + n0 * j->in_w[i] * j->D : NULL;
-    for (int i = 0; i < 3; i++) out[i] = j->out[i] ? j->out[i] + n0 * j->out_w[i] * j->D : NULL;
-    const int32_t *seq = j->seq ? j->seq + n0 : NULL;
-    int64_t n = n1 - n0, D = j->D;
+    const float *const *in = j->in;
+    float *const *out = j->out;
     switch (j->kind) {
     case UNIT_LSTM:
-        lstm_unit_fwd(n, D, j->t, in[0], in[1], in[2], seq, j->drop_states, j->forget_bias, out[0], out[1]);
+        lstm_unit_fwd(n0, n1, j->D, j->t, in[0], in[1], in[2], j->seq, j->drop_states, j->forget_bias, out[0],
+                      out[1]);
         break;
     case UNIT_LSTM_GRAD:
-        lstm_unit_bwd(n, D, j->t, in[0], in[1], seq, in[2], in[3], in[4], j->drop_states, j->forget_bias, out[0],
-                      out[1], out[2]);
+        lstm_unit_bwd(n0, n1, j->D, j->t, in[0], in[1], j->seq, in[2], in[3], in[4], j->drop_states,
+                      j->forget_bias, out[0], out[1], out[2]);
         break;
-    case UNIT_GRU: gru_unit_fwd(n, D, j->t, in[0], in[1], seq, j->drop_states, out[0]); break;
-    default: gru_unit_bwd(n, D, j->t, in[0], in[1], seq, in[2], j->drop_states, out[0], out[1]); break;
+    case UNIT_GRU: gru_unit_fwd(n0, n1, j->D, j->t, in[0], in[1], j->seq, j->drop_states, out[0]); break;
+    default: gru_unit_bwd(n0, n1, j->D, j->t, in[0], in[1], j->seq, in[2], j->drop_states, out[0], out[1]); break;
     }
 }
 
@@ -387,8 +384,8 @@ static rc_status lstm_run(rc_op *op, rc_err *err)
     if ((st = check_seq_t(op, a, 3, N, &seq, &t, &next, err))) return st;
     if ((st = out_like(op, 0, 1, err)) || (st = out_like(op, 1, 1, err))) return st;
     unit_job j = {UNIT_LSTM, a->drop_states, N, D, t, a->forget_bias, seq,
-                  {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2))}, {1, 1, 4},
-                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1))}, {1, 1}};
+                  {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2))},
+                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1))}};
     unit_run(&j);
     return RC_OK;
 }
@@ -413,8 +410,8 @@ static rc_status lstm_grad_run(rc_op *op, rc_err *err)
     if ((st = out_like(op, 0, 0, err)) || (st = out_like(op, 1, 1, err)) || (st = out_like(op, 2, 2, err))) return st;
     unit_job j = {UNIT_LSTM_GRAD, a->drop_states, N, D, t, a->forget_bias, seq,
                   {rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_in(op, k + 1)), rc_f32(rc_in(op, k + 2)),
-                   rc_f32(rc_in(op, k + 3))}, {1, 4, 1, 1, 1},
-                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)), rc_f32(rc_out(op, 2))}, {1, 1, 4}};
+                   rc_f32(rc_in(op, k + 3))},
+                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)), rc_f32(rc_out(op, 2))}};
     unit_run(&j);
     return RC_OK;
 }
@@ -432,8 +429,8 @@ static rc_status gru_run(rc_op *op, rc_err *err)
     if ((st = check_gates(op, 1, N, D, 3, err))) return st;
     if ((st = check_seq_t(op, a, 2, N, &seq, &t, &next, err))) return st;
     if ((st = out_like(op, 0, 0, err))) return st;
-    unit_job j = {UNIT_GRU, a->drop_states, N, D, t, 0.f, seq, {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1))}, {1, 3},
-                  {rc_f32(rc_out(op, 0))}, {1}};
+    unit_job j = {UNIT_GRU, a->drop_states, N, D, t, 0.f, seq, {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1))},
+                  {rc_f32(rc_out(op, 0))}};
     unit_run(&j);
     return RC_OK;
 }
@@ -455,8 +452,8 @@ static rc_status gru_grad_run(rc_op *op, rc_err *err)
         return st;
     if ((st = out_like(op, 0, 0, err)) || (st = out_like(op, 1, 1, err))) return st;
     unit_job j = {UNIT_GRU_GRAD, a->drop_states, N, D, t, 0.f, seq,
-                  {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, k + 1))}, {1, 3, 1},
-                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1))}, {1, 3}};
+                  {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, k + 1))},
+                  {rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1))}};
     unit_run(&j);
     return RC_OK;
 }
