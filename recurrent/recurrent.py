@@ -404,17 +404,27 @@ def _recurrent_network_grad(op, g_output):
 
 
 # ---------------------------------------------------------------- executor config
-def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min_op_us=None):
+def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min_op_us=None,
+                            min_parallelism=None):
     """Sets ``rnn_executor.num_threads`` / ``rnn_executor.max_cuda_streams`` /
-    ``rnn_executor.min_op_us`` on a RecurrentNetwork or
-    RecurrentNetworkGradient OperatorDef (an existing setting is replaced).
-    Takes effect when the net is (re)created.
+    ``rnn_executor.min_op_us`` / ``rnn_executor.min_parallelism`` on a
+    RecurrentNetwork or RecurrentNetworkGradient OperatorDef (an existing
+    setting is replaced). Takes effect when the net is (re)created.
 
     ``min_op_us`` (ours, not Caffe2's): the op's first runs are serial and
     timed; if its step ops take less than this many microseconds on average,
     it keeps running serially (the executor's cost per op would outweigh the
     parallelism). 0 always uses the executor. Default: the global flag
-    (``--caffe2_rnn_executor_min_op_us``, 4)."""
+    (``--caffe2_rnn_executor_min_op_us``, 4).
+
+    ``min_parallelism`` (ours): when the timed runs chose the executor, its
+    first run of at least 8 timesteps weighs the dependency graph with the
+    ops' timed costs; if all the work over the longest dependency chain's is
+    below this (1.0 for a chain such as a one-layer LSTM, where no two ops
+    can overlap; about 2.2-2.8 for two LSTM layers), the op runs serially
+    from then on: the serial loop splits every product over the cores, and
+    an executor that cannot keep two threads busy loses to it. Default 2;
+    0 skips the check. Not used with ``min_op_us`` 0 (no timed runs)."""
     if getattr(rnn_op, "type", None) not in _RNN_OP_TYPES:
         raise ValueError("set_rnn_executor_config: expected a RecurrentNetwork or RecurrentNetworkGradient "
                          "op, got %r" % getattr(rnn_op, "type", type(rnn_op).__name__))
@@ -443,6 +453,16 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
         if not 0 <= us <= 1e6:
             raise ValueError("set_rnn_executor_config: min_op_us must be in [0, 1e6], got %r" % (min_op_us,))
         replace("min_op_us", us)
+    if min_parallelism is not None:
+        try:
+            mp = float(min_parallelism)
+        except (TypeError, ValueError):
+            raise ValueError("set_rnn_executor_config: min_parallelism must be a number, got %r"
+                             % (min_parallelism,)) from None
+        if not 0 <= mp <= 1024:
+            raise ValueError("set_rnn_executor_config: min_parallelism must be in [0, 1024], got %r"
+                             % (min_parallelism,))
+        replace("min_parallelism", mp)
 
 
 # ---------------------------------------------------------------- step blobs

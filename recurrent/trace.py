@@ -84,22 +84,26 @@ def executor_status(net):
     enabled does from its next run on (rnn_executor.min_op_us): a list of
     dicts with keys op_index, direction, mode ("measuring": its next run is
     still a timed serial run; "executor"; "serial": its step ops averaged less
-    than min_op_us, so it keeps running serially), mean_op_us (the lowest mean
-    time per step-op instance of the timed runs; None when none was timed, as
-    with min_op_us 0), timed_runs, min_op_us, and last_run ("executor" or
-    "serial": what that run used; in mode "executor" a run of a single
-    timestep is serial unless min_op_us is 0). As of the op's last
-    successful run; ops whose executor is disabled, or that have not run
-    successfully yet, are left out."""
+    than min_op_us, or their parallelism was below min_parallelism, so it
+    keeps running serially), mean_op_us (the lowest mean time per step-op
+    instance of the timed runs; None when none was timed, as with min_op_us
+    0), timed_runs, min_op_us, last_run ("executor" or "serial": what that
+    run used; in mode "executor" a run of a single timestep is serial unless
+    min_op_us is 0), and parallelism (the step ops' time over their longest
+    dependency chain's, measured at the first run of 8 or more timesteps
+    after the timed runs chose the executor; None before, or when not
+    measured). As of the op's last successful run; ops whose executor is
+    disabled, or that have not run successfully yet, are left out."""
     out = []
     for idx, op, scratch, kind, direction in _rnn_ops(net):
         name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")
         if not workspace.HasBlob(name):
             continue
-        mode, mean_us, runs, min_us, last_exec = workspace.FetchBlob(name).tolist()
+        mode, mean_us, runs, min_us, last_exec, par = workspace.FetchBlob(name).tolist()
         out.append(dict(op_index=idx, direction=direction, mode=_MODES.get(int(mode), "unknown"),
                         mean_op_us=float(mean_us) if runs else None, timed_runs=int(runs),
-                        min_op_us=float(min_us), last_run="executor" if last_exec else "serial"))
+                        min_op_us=float(min_us), last_run="executor" if last_exec else "serial",
+                        parallelism=float(par) if par else None))
     return out
 
 

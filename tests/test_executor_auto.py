@@ -41,12 +41,16 @@ def small_case(name):
     return case
 
 
-def create(case, enable=1, min_op_us=None, debug=1, threads=2):
+def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None):
+    """min_parallelism None: the library's default (2); the tests of the
+    time rule pass 0 (no parallelism check), so that the tiny cells' noisy
+    op times cannot change their outcome."""
     for op in rnn_ops(case.net):
         set_arg(op, "enable_rnn_executor", enable)
         set_arg(op, "rnn_executor_debug", debug)
         set_arg(op, "rnn_executor.min_op_us", None)
-        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us)
+        set_arg(op, "rnn_executor.min_parallelism", None)
+        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us, min_parallelism=min_parallelism)
     workspace.CreateNet(case.net, overwrite=True)
 
 
@@ -100,7 +104,7 @@ def test_threshold_below_op_time_keeps_the_executor(capfd):
     create(case, enable=0)
     ref = case.run_created()
     assert trace.executor_status(case.net) == []  # executor disabled: no status
-    create(case, min_op_us=0.001)
+    create(case, min_op_us=0.001, min_parallelism=0)
     for run in range(4):
         assert_bitwise(ref, case.run_created(), "run %d" % run)
         err = capfd.readouterr().err
@@ -129,7 +133,7 @@ def test_single_timestep_runs_serially(min_op_us, capfd):
     for t in (1, T):
         case.feed(t, 5)
         refs[t] = case.run_created()
-    create(case, min_op_us=min_op_us)
+    create(case, min_op_us=min_op_us, min_parallelism=0)
     case.feed(T, 5)
     for _ in range(3):  # past the timed runs (min_op_us > 0)
         assert_bitwise(refs[T], case.run_created(), "T=%d" % T)
@@ -219,7 +223,7 @@ def test_decision_is_per_op_and_sticky():
         case.feed(newT, 2)
         case.run_created()
         assert all(s["mode"] == "serial" and s["timed_runs"] == 2 for s in status(case).values())
-    create(case, min_op_us=0.001, debug=None)
+    create(case, min_op_us=0.001, debug=None, min_parallelism=0)
     case.run_created()
     assert all(s["mode"] == "measuring" and s["timed_runs"] == 1 for s in status(case).values())
     case.run_created()
@@ -240,7 +244,8 @@ def test_failed_runs_are_not_timed():
     for net in (lab.fwd, lab.bwd):
         for op in rnn_ops(net):
             set_arg(op, "enable_rnn_executor", 1)
-            rnn.set_rnn_executor_config(op, num_threads=2, min_op_us=0.001)
+            # no parallelism check: this one-layer RNN is a chain, which it would run serially
+            rnn.set_rnn_executor_config(op, num_threads=2, min_op_us=0.001, min_parallelism=0)
     workspace.CreateNet(lab.fwd, overwrite=True)
     workspace.CreateNet(lab.bwd, overwrite=True)
 
@@ -258,3 +263,114 @@ def test_failed_runs_are_not_timed():
     assert modes() == {"forward": ("executor", 2), "backward": ("executor", 2)}
     assert str(lab.fail("forward", [(3, 1)], 99)) == msg  # now from the executor: the same message
     assert_bitwise(ref, lab.run_good())
+
+
+def chain_case(kind, layers, name, H=64, N=16):
+    case = build_stack(kind, layers=layers, H=H, N=N, D=3, name=name)
+    case.feed(T, 5)
+    return case
+
+
+@pytest.mark.parametrize("kind", ("lstm", "gru"))
+def test_one_layer_chain_runs_serially(kind, capfd):
+    """A one-layer cell is a chain: each op needs the one before it, and the
+    next step needs this step's state, so nothing can overlap. The timed
+    runs choose the executor (a threshold every op exceeds); its first run
+    measures the graph's parallelism (all the work over the longest chain's,
+    about 1), runs serially instead and stays serial, with the same bits."""
+    case = chain_case(kind, 1, "auto_chain_" + kind)
+    create(case, enable=0)
+    ref = case.run_created()
+    create(case, min_op_us=0.001)
+    for run in range(5):
+        assert_bitwise(ref, case.run_created(), "run %d" % run)
+        err = capfd.readouterr().err
+        st = status(case)
+        if run < 2:
+            assert [s["parallelism"] for s in st.values()] == [None, None]
+            continue
+        for d, s in st.items():
+            assert s["mode"] == "serial" and s["last_run"] == "serial", (run, s)
+            assert 0.99 <= s["parallelism"] < 2.0, (run, s)
+        if run == 2:
+            checks = [l for l in err.splitlines() if "average parallelism" in l]
+            assert len(checks) == 2 and all(l.endswith("running serially") for l in checks), err
+            assert "at T=%d" % T in checks[0]
+        else:
+            assert graph_lines(err) == [] and "average parallelism" not in err  # measured once
+
+
+def test_stacked_layers_keep_the_executor(capfd):
+    """Four layers overlap in a wavefront (layer 2 at step t beside layer 1
+    at step t + 1): well above 2, so the executor stays; the same bits."""
+    case = chain_case("lstm", 4, "auto_stack4")
+    create(case, enable=0)
+    ref = case.run_created()
+    create(case, min_op_us=0.001)
+    for run in range(4):
+        assert_bitwise(ref, case.run_created(), "run %d" % run)
+    err = capfd.readouterr().err
+    for s in status(case).values():
+        assert s["mode"] == "executor" and s["last_run"] == "executor", s
+        assert s["parallelism"] >= 2.0, s
+    checks = [l for l in err.splitlines() if "average parallelism" in l]
+    assert len(checks) == 2 and all(l.endswith("using the executor") for l in checks), err
+    # the check built the graph; the executor's runs after it reuse it
+    assert graph_lines(err) == [("forward", T, 2), ("backward", T, 2)]
+
+
+def test_min_parallelism_setting():
+    """0: no check (the chain keeps the executor); a value above any
+    parallelism two threads can use (100): the four layers run serially too."""
+    for layers, mp, mode in ((1, 0, "executor"), (4, 100, "serial")):
+        case = chain_case("lstm", layers, "auto_mp_%d" % layers)
+        create(case, enable=0)
+        ref = case.run_created()
+        create(case, min_op_us=0.001, min_parallelism=mp, debug=None)
+        for run in range(4):
+            assert_bitwise(ref, case.run_created(), "run %d" % run)
+        for s in status(case).values():
+            assert s["mode"] == mode and s["last_run"] == mode, (layers, mp, s)
+            assert (s["parallelism"] is None) == (mp == 0), s
+
+
+def test_parallelism_is_measured_from_eight_timesteps():
+    """Runs of fewer than 8 timesteps use the executor unchecked (a short
+    run's parallelism says little about longer ones); the first run of 8 or
+    more measures it. min_op_us 0 never measures (Caffe2's behaviour)."""
+    case = chain_case("lstm", 1, "auto_short")
+    refs = {}
+    create(case, enable=0)
+    for t in (7, 8):
+        case.feed(t, 5)
+        refs[t] = case.run_created()
+    create(case, min_op_us=0.001, debug=None)
+    case.feed(7, 5)
+    for _ in range(4):
+        assert_bitwise(refs[7], case.run_created(), "T=7")
+    for s in status(case).values():
+        assert (s["mode"], s["last_run"], s["parallelism"]) == ("executor", "executor", None), s
+    case.feed(8, 5)
+    assert_bitwise(refs[8], case.run_created(), "T=8")
+    for s in status(case).values():
+        assert s["mode"] == "serial" and s["last_run"] == "serial" and s["parallelism"] < 2.0, s
+    create(case, min_op_us=0, debug=None)
+    for _ in range(3):
+        assert_bitwise(refs[8], case.run_created(), "T=8, min_op_us 0")
+    for s in status(case).values():
+        assert (s["mode"], s["parallelism"]) == ("executor", None), s
+
+
+def test_bad_min_parallelism_raises():
+    op = rnn_ops(chain_case("lstm", 1, "auto_mp_bad").net)[0]
+    for bad in (-1, 1025, float("nan"), float("inf"), "x"):
+        with pytest.raises(ValueError, match="min_parallelism"):
+            rnn.set_rnn_executor_config(op, min_parallelism=bad)
+    case = chain_case("lstm", 1, "auto_mp_raw")
+    for op in rnn_ops(case.net):
+        set_arg(op, "enable_rnn_executor", 1)
+        set_arg(op, "rnn_executor.min_parallelism", -2.0)
+    with pytest.raises(ValueError, match=r"RecurrentNetwork.*rnn_executor.min_parallelism must be in \[0, 1024\], got -2"):
+        workspace.CreateNet(case.net, overwrite=True)
+    create(case, min_op_us=0.001, min_parallelism=2.5, debug=None)  # the workspace is usable
+    case.run_created()

@@ -736,6 +736,45 @@ const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
     return ex->trace_rec;
 }
 
+rc_status rc_rnn_exec_parallelism(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
+                                  uint64_t gen, const double *op_cost, double *parallelism, rc_err *err)
+{
+    *parallelism = 1.0;
+    if (T <= 0) return RC_OK;
+    rc_status st;
+    if (!graph_valid(ex, nets, ws, T, gen)) {
+        if ((st = graph_build(ex, nets, ws, timestep, T, err))) return st;
+        ex->gen = gen;
+    }
+    int n1 = ex->n1;
+    double *cost = calloc((size_t)n1, sizeof *cost), *start = calloc((size_t)ex->n_inst, sizeof *start);
+    if (!cost || !start) {
+        free(cost);
+        free(start);
+        return rc_err_set(err, RC_ERR_MEMORY, "RNN executor: out of memory measuring the dependency graph");
+    }
+    double per_step = 0;
+    for (int j = 0; j < n1; j++) {
+        int first, last;
+        ops_of_inst(ex, j, &first, &last);
+        for (int i = first; i < last; i++) cost[j] += op_cost[i] > 0 ? op_cost[i] : 0;
+        per_step += cost[j];
+    }
+    /* instance ids follow the serial order and every edge points forward, so
+     * one pass in id order is a topological one */
+    double longest = 0;
+    for (int i = 0; i < ex->n_inst; i++) {
+        double fin = start[i] + cost[i % n1];
+        if (fin > longest) longest = fin;
+        for (int e = ex->succ_off[i]; e < ex->succ_off[i + 1]; e++)
+            if (start[ex->succ[e]] < fin) start[ex->succ[e]] = fin;
+    }
+    free(cost);
+    free(start);
+    if (longest > 0) *parallelism = per_step * T / longest;
+    return RC_OK;
+}
+
 rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
                           int max_parallel, uint64_t gen, rc_err *err)
 {

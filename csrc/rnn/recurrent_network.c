@@ -151,6 +151,10 @@ typedef struct {
     int probe_runs;           /* serial runs timed so far (EXEC_MEASURING) */
     int last_ran_exec;        /* the last run used the executor (status blob) */
     int64_t probe_best_ns;    /* their lowest mean time per step-op instance */
+    double *probe_op_ns;      /* per op of the step nets: its time in those runs, summed; owned */
+    int probe_n_ops;          /* entries of probe_op_ns */
+    double parallelism;       /* the step graph's average parallelism (exec_parallel_check); 0: not measured */
+    double min_parallelism;   /* rnn_executor.min_parallelism (0: no check) */
     rc_rnn_exec *exec;        /* owned, created lazily */
     /* gradient op only */
     int n_owg;                /* len(outputs_with_grads) */
@@ -182,10 +186,18 @@ typedef struct {
 /* Whether a run uses the executor. With the executor enabled and
  * min_op_ns > 0, the first EXEC_PROBE_RUNS successful runs are serial and
  * timed; the lowest mean time per executor task (see exec_probe) then
- * decides, once, between the executor and the serial loop. Both compute the
- * same bits, so the choice only changes the speed. */
+ * decides, once, between the executor and the serial loop. If it chose the
+ * executor, the first run of at least EXEC_PAR_MIN_T timesteps also weighs
+ * the dependency graph with the timed runs' op times: below an average
+ * parallelism of min_parallelism (a chain of ops, as in a one-layer
+ * LSTM, where the serial loop splits every product over the cores and the
+ * executor can only run one op at a time) the op runs serially from then on
+ * (exec_parallel_check). Both compute the same bits, so the choice only
+ * changes the speed. */
 enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3 };
 #define EXEC_PROBE_RUNS 2
+#define EXEC_PAR_MIN_T 8
+#define EXEC_MIN_PARALLELISM 2.0 /* default of rnn_executor.min_parallelism */
 
 static void free_strv(char **v, int n)
 {
@@ -199,6 +211,7 @@ static void rnn_state_free(void *p)
     rnn_state *st = p;
     if (!st) return;
     rc_rnn_exec_free(st->exec);
+    free(st->probe_op_ns);
     rc_netdef_free(st->step);
     free_strv(st->link_int, st->n_links);
     free_strv(st->link_ext, st->n_links);
@@ -384,6 +397,15 @@ static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
         if (!(us >= 0.f && us <= 1e6f))
             return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.min_op_us must be in [0, 1e6], got %g", (double)us);
         st->min_op_ns = (int64_t)((double)us * 1000.0 + 0.5);
+    }
+    st->min_parallelism = EXEC_MIN_PARALLELISM;
+    if (rc_opdef_arg(d, "rnn_executor.min_parallelism")) {
+        float mp;
+        if ((s = rc_arg_f(d, "rnn_executor.min_parallelism", 0.f, &mp, err))) return s;
+        if (!(mp >= 0.f && mp <= 1024.f))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.min_parallelism must be in [0, 1024], got %g",
+                              (double)mp);
+        st->min_parallelism = mp;
     }
     st->exec_mode = !st->use_executor ? EXEC_OFF : st->min_op_ns > 0 ? EXEC_MEASURING : EXEC_ON;
     const rc_arg *bw = rc_opdef_arg(d, "backward_step_net");
@@ -832,27 +854,28 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
     return RC_OK;
 }
 
-static int64_t mono_us(void) { return rc_rnn_now_ns() / 1000; }
 
 /* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
  * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
  * runs (0 before the first), number of timed runs, min_op_us, whether the
- * last run used the executor]. */
+ * last run used the executor, the step graph's average parallelism (0: not
+ * measured)]. */
 static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
 {
     char nm[600];
     snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, st->is_grad ? "backward_executor" : "executor");
     rc_blob *b = rc_ws_create_local(op->ws, nm, err);
     if (!b) return err->code;
-    int64_t five = 5;
+    int64_t six = 6;
     rc_status s;
-    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &five, err))) return s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &six, err))) return s;
     float *v = rc_f32(&b->t);
     v[0] = (float)st->exec_mode;
     v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
     v[2] = (float)st->probe_runs;
     v[3] = (float)((double)st->min_op_ns / 1000.0);
     v[4] = (float)st->last_ran_exec;
+    v[5] = (float)st->parallelism;
     rc_tensor_touch(&b->t);
     return RC_OK;
 }
@@ -878,6 +901,46 @@ static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t ela
                 st->exec_mode == EXEC_ON ? "using the executor" : "running serially");
 }
 
+/* Adds a timed serial run's op times (op_ns[i]: step op i over all its
+ * timesteps) to the probe's. On running out of memory the probe goes
+ * without op times, and exec_parallel_check without its check. */
+static void probe_add_op_times(rnn_state *st, const int64_t *op_ns, int n)
+{
+    if (st->probe_n_ops != n) {
+        free(st->probe_op_ns);
+        st->probe_op_ns = calloc((size_t)n + 1, sizeof *st->probe_op_ns);
+        st->probe_n_ops = st->probe_op_ns ? n : 0;
+    }
+    for (int i = 0; i < st->probe_n_ops; i++) st->probe_op_ns[i] += (double)op_ns[i];
+}
+
+/* At the first executor run of at least EXEC_PAR_MIN_T timesteps after the
+ * timed serial runs chose the executor: the step graph's average
+ * parallelism at this T, from the ops' times in those runs. Below
+ * min_parallelism the op runs serially from now on (and this run too),
+ * and the graph is freed. */
+static rc_status exec_parallel_check(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, rc_err *err)
+{
+    rnn_scratch *sc = scratch_blob->obj;
+    double p;
+    rc_status s = rc_rnn_exec_parallelism(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T,
+                                          st->is_grad ? sc->bwd_gen : sc->fwd_gen, st->probe_op_ns, &p, err);
+    if (s) return s;
+    st->parallelism = p;
+    int serial = p < st->min_parallelism;
+    if (serial) {
+        st->exec_mode = EXEC_AUTO_SERIAL;
+        rc_rnn_exec_free(st->exec);
+        st->exec = NULL;
+    }
+    if (st->debug)
+        fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): at T=%d the step ops' average parallelism (their "
+                "time over the longest dependency chain's, from the timed runs) is %.2f %s %.2f: %s\n",
+                op->def.type, op->index, st->step->name, T, p, serial ? "<" : ">=", st->min_parallelism,
+                serial ? "running serially" : "using the executor");
+    return RC_OK;
+}
+
 /* Runs the prepared per-timestep nets: serially, or with the executor. */
 static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, int T, int forward, int max_parallel,
                               rc_err *err)
@@ -900,6 +963,12 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
                                        (int)st->num_threads, st->debug, err);
             if (!st->exec) return err->code ? err->code : RC_ERR_RUNTIME;
         }
+        if (st->probe_n_ops && !st->parallelism && st->min_parallelism > 0 && T >= EXEC_PAR_MIN_T) {
+            if ((s = exec_parallel_check(op, st, scratch_blob, T, err))) goto out;
+            st->last_ran_exec = st->exec_mode == EXEC_ON;
+        }
+    }
+    if (st->last_ran_exec) {
         rc_rnn_exec_set_trace(st->exec, trace);
         s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, st->is_grad ? sc->bwd_gen : sc->fwd_gen, err);
         if (!s && trace) {
@@ -911,35 +980,48 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
         if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
             return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the trace");
+        /* the timed runs also time each op (exec_parallel_check); NULL: without */
+        int64_t *op_ns = st->exec_mode == EXEC_MEASURING ? calloc((size_t)n + 1, sizeof *op_ns) : NULL;
         int64_t start_ns = rc_rnn_now_ns(), t0 = start_ns / 1000;
         for (int k = 0; k < T && !s; k++) {
             int t = forward ? k : T - 1 - k;
             if (rc_interrupt_pending()) {
                 free(rec);
+                free(op_ns);
                 return rc_err_set(err, RC_ERR_INTERRUPT, "op %s #%d interrupted at timestep %d", op->def.type,
                                   op->index, t);
             }
             rc_net *net = st->nets_tmp[t];
             set_timestep(net, st->ws_tmp[t], st->timestep, t);
-            if (!trace) {
+            if (!trace && !op_ns) {
                 s = rc_net_run(net, err);
                 continue;
             }
             for (int i = 0; i < n && !s; i++) {
-                int32_t *r = rec + 5 * nrec++;
-                r[0] = t;
-                r[1] = i;
-                r[2] = (int32_t)(mono_us() - t0);
+                int64_t a = rc_rnn_now_ns();
                 s = rc_op_run(rc_net_op(net, i), err);
-                r[3] = (int32_t)(mono_us() - t0);
-                r[4] = 0;
+                int64_t b = rc_rnn_now_ns();
+                if (op_ns) op_ns[i] += b - a;
+                if (trace) {
+                    int32_t *r = rec + 5 * nrec++;
+                    r[0] = t;
+                    r[1] = i;
+                    r[2] = (int32_t)(a / 1000 - t0);
+                    r[3] = (int32_t)(b / 1000 - t0);
+                    r[4] = 0;
+                }
             }
         }
-        if (!s && st->exec_mode == EXEC_MEASURING) exec_probe(op, st, st->nets_tmp[0], T, rc_rnn_now_ns() - start_ns);
+        if (!s && st->exec_mode == EXEC_MEASURING) {
+            if (op_ns) probe_add_op_times(st, op_ns, n);
+            exec_probe(op, st, st->nets_tmp[0], T, rc_rnn_now_ns() - start_ns);
+        }
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
         free(rec);
+        free(op_ns);
     }
     if (!s && st->exec_mode != EXEC_OFF) s = store_exec_status(op, st, scratch_blob, err);
+out:
     if (s && s != RC_ERR_INTERRUPT)
         rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);
     return s;
