@@ -33,7 +33,7 @@ LIST_ARGS = {
     "recompute_blobs_on_backward": "strings",
 }
 SCALAR_ARGS = {"timestep": "s", "enable_rnn_executor": "i", "rnn_executor.num_threads": "i",
-               "num_workspaces": "i", "rnn_executor.min_op_us": "f"}
+               "num_workspaces": "i", "rnn_executor.min_op_us": "f", "rnn_executor.min_parallelism": "f"}
 
 
 _CACHE = {}
@@ -110,6 +110,13 @@ def mutate(p, net):
     names = ["x", "h0", "c0", "input_t", "output_t", "output_t_prev", "r/output_t_prev_states", "timestep",
              "l/hidden_t_prev", "l/l/hidden_t_prev_states", "l/i2h", "nope", ""]
     ops = [op for op in net.op if op.type.startswith("RecurrentNetwork")]
+    if ops and p.bool(0.1):
+        # the automatic choice on these tiny ops: a time threshold they pass,
+        # so that the first executor run of 8+ steps (feed) weighs the graph
+        # against min_parallelism (as given, or a fuzzed value below)
+        for op in ops:
+            op.arg[:] = [a for a in op.arg if a.name != "rnn_executor.min_op_us"]
+            op.arg.append(make_argument("rnn_executor.min_op_us", 0.001))
     for _ in range(p.int(0, 3)):
         if not ops:
             break
@@ -145,7 +152,9 @@ def mutate(p, net):
 
 
 def feed(p, kind, outs, dims):
-    T = p.int(0, 5)
+    # now and then 8-9 steps: with min_op_us > 0, the third run of a created
+    # net weighs the executor's graph (rnn_executor.min_parallelism)
+    T = p.int(8, 9) if p.bool(0.1) else p.int(0, 5)
     # now and then a batch over 64 rows: the packed step products' larger-M path (rc_packed_rows_ok)
     N = p.int(0, 3) if p.bool(0.2) else (p.int(65, 70) if p.bool(0.05) else 2)
     if dims[0] >= 64 and p.bool(0.5):
@@ -184,7 +193,7 @@ def test_one_input(data):
                 workspace.RunNetOnce(net)
             else:
                 workspace.CreateNet(net, overwrite=True)
-                workspace.RunNet(net, p.int(1, 2))
+                workspace.RunNet(net, p.int(1, 3))
             for o in outs:
                 workspace.FetchBlob(str(o))
         except API_ERRORS as e:

@@ -120,3 +120,37 @@ def test_step_generation_validates_and_reports():
     assert "our variants bitwise equal: True" in p.stdout
     assert "best torch (torch_threads" in p.stdout and "packed every call / ours" in p.stdout
     assert "(last run: serial)" in p.stdout
+
+
+CHOICE = os.path.join(REPO, "benchmarks", "executor_choice.py")
+
+
+@pytest.mark.skipif(not os.path.exists(CHOICE), reason="benchmarks/ not in this checkout")
+@pytest.mark.parametrize("cell,extra", [("gru", []), ("lstm", ["--forward_only", "--num_layers", "2"])])
+def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
+    """benchmarks/executor_choice.py: executor always / serial / default give
+    the same bits; entries/s and ratios per variant; what the default chose."""
+    import recurrent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__))) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    out_json = tmp_path / "choice.json"
+    p = subprocess.run([sys.executable, CHOICE, "--cell", cell, "--hidden_dim", "8", "--batch_size", "2",
+                        "--seq_length", "9", "--input_dim", "3", "--iters", "1", "--rounds", "1",
+                        "--json", str(out_json)] + extra, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "validated: executor, serial and default bitwise equal: True" in p.stdout
+    res = json.loads(out_json.read_text())
+    assert set(res["entries_per_sec_median"]) == {"executor", "serial", "default"}
+    assert res["ratio_vs_serial"]["serial"] == 1.0
+    assert all(v > 0 for v in res["entries_per_sec_median"].values())
+    directions = [s["direction"] for s in res["default_status"]]
+    assert directions == (["forward"] if "--forward_only" in extra else ["forward", "backward"])
+    assert all(s["mode"] in ("executor", "serial") and s["timed_runs"] == 2 for s in res["default_status"])
+    assert "default chose: forward " in p.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(CHOICE), reason="benchmarks/ not in this checkout")
+def test_executor_choice_rejects_bad_arguments():
+    p = subprocess.run([sys.executable, CHOICE, "--num_layers", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--num_layers must be >= 1" in p.stderr

@@ -1,0 +1,160 @@
+"""What the executor's automatic choice gives: an rnn_cell.LSTM or GRU of one
+or more layers (all in one RecurrentNetwork op), trained (or forward only),
+side by side in one process:
+
+  executor   the executor always on (min_op_us 0, Caffe2's behaviour)
+  serial     the executor off: the serial loop, which splits every step
+             product over the threads
+  default    the library's defaults: two timed serial runs, then the
+             executor if its step ops take at least min_op_us (4 us) and,
+             from the first run of 8 or more timesteps, only if their
+             parallelism reaches min_parallelism (2)
+
+Checks first that the three give the same bits, then alternates them round
+by round and prints the median entries/s (timesteps x batch per second),
+the ratios against the serial loop, and what the default chose (with the
+parallelism it measured).
+
+    python benchmarks/executor_choice.py --cell gru --num_layers 1 --hidden_dim 512 --batch_size 64
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cell", choices=("lstm", "gru"), default="lstm")
+    p.add_argument("--num_layers", type=int, default=1)
+    p.add_argument("--hidden_dim", type=int, default=256)
+    p.add_argument("--batch_size", type=int, default=16)
+    p.add_argument("--input_dim", type=int, default=40)
+    p.add_argument("--seq_length", type=int, default=50)
+    p.add_argument("--forward_only", action="store_true")
+    p.add_argument("--threads", type=int, default=0, help="executor threads (default: usable cores)")
+    p.add_argument("--iters", type=int, default=5, help="iterations per measurement")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    for k in ("num_layers", "hidden_dim", "batch_size", "input_dim", "seq_length", "iters", "rounds"):
+        if getattr(args, k) < 1:
+            p.error("--%s must be >= 1" % k)
+    if args.threads < 0:
+        p.error("--threads must be >= 0")
+    return args
+
+
+class Model:
+    """One variant in its own workspace, with the same data and (given
+    ``weights``, {name: array}) the same weights as another."""
+
+    def __init__(self, args, variant, threads, weights=None):
+        from recurrent import model_helper, rnn_cell, workspace
+        from recurrent.recurrent import set_rnn_executor_config
+        self.ws = workspace
+        self.ws_name = "choice_" + variant
+        workspace.SwitchWorkspace(self.ws_name, True)
+        workspace.ResetWorkspace()
+        T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
+        n_states = 2 if args.cell == "lstm" else 1
+        model = model_helper.ModelHelper(name="choice_" + variant)
+        x, seq = model.net.AddExternalInputs("x", "seq_lengths")
+        inits = [model.net.AddExternalInput("init_%d" % i) for i in range(n_states * L)]
+        build = rnn_cell.LSTM if args.cell == "lstm" else rnn_cell.GRU
+        out = build(model, x, seq, inits, D, [H] * L, scope="rnn", forward_only=args.forward_only,
+                    drop_states=True, return_last_layer_only=True)
+        self.output = str(out[0])
+        if not args.forward_only:
+            model.AddGradientOperators([model.net.SumElements([out[0]], "loss")])
+        for op in model.net.Proto().op:
+            if op.type.startswith("RecurrentNetwork"):
+                for a in op.arg:
+                    if a.name == "enable_rnn_executor":  # rnn_cell sets it to 1
+                        a.i = 0 if variant == "serial" else 1
+                if variant != "serial":
+                    set_rnn_executor_config(op, num_threads=threads,
+                                            min_op_us=0 if variant == "executor" else 4)
+        self.model = model
+        workspace.RunNetOnce(model.param_init_net)
+        self.params = [str(p) for p in model.params]
+        for k, v in (weights or {}).items():
+            workspace.FeedBlob(k, v)
+        rng = np.random.RandomState(args.seed)
+        workspace.FeedBlob("x", rng.rand(T, N, D).astype(np.float32))
+        workspace.FeedBlob("seq_lengths", np.full((N,), T, np.int32))
+        for i in range(n_states * L):
+            workspace.FeedBlob("init_%d" % i, np.zeros((1, N, H), np.float32))
+        workspace.CreateNet(model.net, overwrite=True)
+        self.forward_only = args.forward_only
+
+    def weights(self):
+        self.ws.SwitchWorkspace(self.ws_name)
+        return {p: self.ws.FetchBlob(p) for p in self.params}
+
+    def run(self, iters):
+        self.ws.SwitchWorkspace(self.ws_name)
+        self.ws.RunNet(self.model.net, iters)
+
+    def results(self):
+        self.ws.SwitchWorkspace(self.ws_name)
+        names = [self.output] + ([] if self.forward_only else [p + "_grad" for p in self.params] + ["x_grad"])
+        return {n: self.ws.FetchBlob(n) for n in names}
+
+    def status(self):
+        from recurrent import trace
+        self.ws.SwitchWorkspace(self.ws_name)
+        return trace.executor_status(self.model.net)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from recurrent import _C, workspace
+    workspace.GlobalInit(["executor_choice", "--caffe2_rnn_executor=1"])
+    threads = args.threads or _C.get_flag("num_cores")
+    models = {"serial": Model(args, "serial", threads)}
+    for v in ("executor", "default"):
+        models[v] = Model(args, v, threads, weights=models["serial"].weights())
+    res = {}
+    for v, m in models.items():
+        m.run(3)  # past the default's two timed serial runs and its first executor-eligible run
+        res[v] = m.results()
+    same = all(res[v][k].tobytes() == res["serial"][k].tobytes() for v in res for k in res[v])
+    print("validated: executor, serial and default bitwise equal: %s" % same)
+    if not same:
+        return 1
+    times = {v: [] for v in models}
+    for r in range(args.rounds):
+        order = list(models) if r % 2 == 0 else list(reversed(list(models)))
+        for v in order:
+            t0 = time.perf_counter()
+            models[v].run(args.iters)
+            times[v].append(time.perf_counter() - t0)
+    entries = args.seq_length * args.batch_size * args.iters
+    eps = {v: float(np.median([entries / t for t in ts])) for v, ts in times.items()}
+    print("%s, %d layer(s), hidden %d, batch %d, input %d, T = %d, %s, %d threads; entries/s (median of %d "
+          "rounds of %d iterations):" % (args.cell.upper(), args.num_layers, args.hidden_dim, args.batch_size,
+                                         args.input_dim, args.seq_length,
+                                         "forward only" if args.forward_only else "forward + backward", threads,
+                                         args.rounds, args.iters))
+    for v, e in eps.items():
+        print("  %-9s %10.0f   (%.2fx serial)" % (v, e, e / eps["serial"]))
+    status = models["default"].status()
+    print("default chose: %s" % ", ".join(
+        "%s %s (mean_op_us %.1f, parallelism %s)" % (
+            s["direction"], s["mode"], s["mean_op_us"] or 0.0,
+            "%.2f" % s["parallelism"] if s["parallelism"] is not None else "not measured") for s in status))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "threads": threads, "entries_per_sec_median": eps,
+                       "ratio_vs_serial": {v: e / eps["serial"] for v, e in eps.items()},
+                       "default_status": status}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
