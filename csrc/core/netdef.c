@@ -149,6 +149,15 @@ int rc_opdef_set_arg_i(rc_opdef *od, const char *name, int64_t v)
     return 0;
 }
 
+int rc_opdef_set_arg_f(rc_opdef *od, const char *name, double v)
+{
+    rc_arg *a = arg_slot(od, name);
+    if (!a) return -1;
+    a->kind = RC_ARG_F;
+    a->f = v;
+    return 0;
+}
+
 int rc_opdef_set_arg_s(rc_opdef *od, const char *name, const char *v)
 {
     rc_arg *a = arg_slot(od, name);

@@ -225,6 +225,7 @@ RC_INTERNAL int rc_opdef_add_input(rc_opdef *od, const char *blob);
 RC_INTERNAL int rc_opdef_add_output(rc_opdef *od, const char *blob);
 RC_INTERNAL int rc_opdef_add_control_input(rc_opdef *od, const char *blob);
 RC_INTERNAL int rc_opdef_set_arg_i(rc_opdef *od, const char *name, int64_t v);
+RC_INTERNAL int rc_opdef_set_arg_f(rc_opdef *od, const char *name, double v);
 RC_INTERNAL int rc_opdef_set_arg_s(rc_opdef *od, const char *name, const char *v);
 RC_INTERNAL void rc_arg_free(rc_arg *a);
 RC_INTERNAL int rc_arg_copy(rc_arg *dst, const rc_arg *src);

@@ -368,11 +368,13 @@ static void test_executor_trace(void)
     rc_ws_free(ws);
 }
 
-/* Runs the RNN op `runs` times with the executor enabled and min_op_us set by
- * `arg_us` (< 0: from the global flag); returns the "sw_executor" status
- * (mode, mean us, timed runs, min us, whether the last run used the
- * executor) in st5 and checks h_all each run. */
-static int auto_case(int arg_us, int runs, float st5[5])
+/* Runs the RNN op `runs` times over T steps with the executor enabled,
+ * min_op_us set by `arg_us` (< 0: from the global flag) and
+ * rnn_executor.min_parallelism by `min_par` (< 0: the default); returns the
+ * "sw_executor" status (mode, mean us, timed runs, min us, whether the last
+ * run used the executor, the measured parallelism or 0) in st6 and checks
+ * h_all each run. */
+static int auto_case_t(int arg_us, int runs, float st6[6], int T, double min_par)
 {
     rc_err err;
     int res = -1;
@@ -380,15 +382,16 @@ static int auto_case(int arg_us, int runs, float st5[5])
     rc_netdef *nd = rc_netdef_new("rnn_net");
     rc_net *net = NULL;
     rc_opdef *od;
-    enum { T = 6, N = 2 };
-    float ref[T * N * S];
-    if (!ws || !nd || feed_inputs(ws, T, N, 3) || !(od = rnn_opdef(nd, 1, 2, 0, 0, "sw"))) goto done;
+    enum { N = 2, T_MAX = 16 };
+    float ref[T_MAX * N * S];
+    if (T > T_MAX || !ws || !nd || feed_inputs(ws, T, N, 3) || !(od = rnn_opdef(nd, 1, 2, 0, 0, "sw"))) goto done;
     if (arg_us >= 0 && rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", arg_us)) goto done;
+    if (min_par >= 0 && rc_opdef_set_arg_f(od, "rnn_executor.min_parallelism", min_par)) goto done;
     if (!(net = rc_net_create(ws, nd, &err))) goto done;
     reference(ws, T, N, ref);
     for (int r = 0; r < runs; r++) {
         if (rc_net_run(net, &err)) goto done;
-        if (memcmp(rc_f32(&rc_ws_get(ws, "h_all")->t), ref, sizeof ref) != 0) {
+        if (memcmp(rc_f32(&rc_ws_get(ws, "h_all")->t), ref, sizeof(float) * (size_t)(T * N * S)) != 0) {
             /* the reference is not bitwise: compare within float tolerance */
             const float *h = rc_f32(&rc_ws_get(ws, "h_all")->t);
             for (int i = 0; i < T * N * S; i++)
@@ -396,8 +399,8 @@ static int auto_case(int arg_us, int runs, float st5[5])
         }
     }
     rc_blob *b = rc_ws_get(ws, "sw_executor");
-    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 5) goto done;
-    memcpy(st5, rc_f32(&b->t), sizeof(float) * 5);
+    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 6) goto done;
+    memcpy(st6, rc_f32(&b->t), sizeof(float) * 6);
     res = 0;
 done:
     rc_net_free(net);
@@ -406,12 +409,14 @@ done:
     return res;
 }
 
+static int auto_case(int arg_us, int runs, float st6[6]) { return auto_case_t(arg_us, runs, st6, 6, -1); }
+
 /* rnn_executor.min_op_us: the first two runs are serial and timed, then the
  * op keeps the executor (ops slower than the threshold) or the serial loop. */
 static void test_executor_auto(void)
 {
     if (!have_ops()) return;
-    float st[5];
+    float st[6];
     int64_t was = rc_flag_rnn_executor_min_op_ns();
     /* 0: the executor from the first run, nothing timed */
     REQUIRE(auto_case(0, 1, st) == 0);
@@ -434,6 +439,24 @@ static void test_executor_auto(void)
     CHECK_EQ(st[2], 2);
     CHECK_EQ(st[4], 1);
     CHECK(st[3] == 0.001f);
+    CHECK_EQ(st[5], 0); /* T = 6: parallelism not measured */
+    /* T = 10: the third run (the first executor run of 8+ steps) measures the
+     * parallelism: at least 1 (all the work is at least the longest chain's;
+     * this cell's input product is off the recurrence, so usually ~1.5-2.5);
+     * min_parallelism 0.5 keeps the executor, 100 turns the op serial from
+     * that run on */
+    REQUIRE(auto_case_t(-1, 3, st, 10, 0.5) == 0);
+    CHECK_EQ(st[0], 2);
+    CHECK_EQ(st[4], 1);
+    CHECK(st[5] >= 0.999f && st[5] < 100.f);
+    REQUIRE(auto_case_t(-1, 4, st, 10, 100) == 0);
+    CHECK_EQ(st[0], 3);
+    CHECK_EQ(st[4], 0);
+    CHECK(st[5] >= 0.999f && st[5] < 100.f);
+    /* 0: no check */
+    REQUIRE(auto_case_t(-1, 3, st, 10, 0) == 0);
+    CHECK_EQ(st[0], 2);
+    CHECK_EQ(st[5], 0);
     rc_flag_set_rnn_executor_min_op_ns(was);
     /* a bad argument fails at creation, naming it */
     rc_err err;
