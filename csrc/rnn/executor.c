@@ -737,15 +737,16 @@ const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
 }
 
 rc_status rc_rnn_exec_parallelism(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
-                                  uint64_t gen, const double *op_cost, double *parallelism, rc_err *err)
+                                  uint64_t gen, const double *op_cost, int n_cost, double *parallelism, rc_err *err)
 {
-    *parallelism = 1.0;
+    *parallelism = 0.0;
     if (T <= 0) return RC_OK;
     rc_status st;
     if (!graph_valid(ex, nets, ws, T, gen)) {
         if ((st = graph_build(ex, nets, ws, timestep, T, err))) return st;
         ex->gen = gen;
     }
+    if (n_cost != ex->n_ops) return RC_OK; /* costs of other nets: not measured */
     int n1 = ex->n1;
     double *cost = calloc((size_t)n1, sizeof *cost), *start = calloc((size_t)ex->n_inst, sizeof *start);
     if (!cost || !start) {
@@ -771,7 +772,7 @@ rc_status rc_rnn_exec_parallelism(rc_rnn_exec *ex, rc_net **nets, rc_workspace *
     }
     free(cost);
     free(start);
-    if (longest > 0) *parallelism = per_step * T / longest;
+    *parallelism = longest > 0 ? per_step * T / longest : 1.0;
     return RC_OK;
 }
 

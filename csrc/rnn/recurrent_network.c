@@ -854,7 +854,6 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
     return RC_OK;
 }
 
-
 /* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
  * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
  * runs (0 before the first), number of timed runs, min_op_us, whether the
@@ -924,8 +923,13 @@ static rc_status exec_parallel_check(rc_op *op, rnn_state *st, rc_blob *scratch_
     rnn_scratch *sc = scratch_blob->obj;
     double p;
     rc_status s = rc_rnn_exec_parallelism(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T,
-                                          st->is_grad ? sc->bwd_gen : sc->fwd_gen, st->probe_op_ns, &p, err);
+                                          st->is_grad ? sc->bwd_gen : sc->fwd_gen, st->probe_op_ns, st->probe_n_ops,
+                                          &p, err);
     if (s) return s;
+    if (p <= 0) { /* the timed runs' nets had another op count: keep the executor, unchecked */
+        st->probe_n_ops = 0;
+        return RC_OK;
+    }
     st->parallelism = p;
     int serial = p < st->min_parallelism;
     if (serial) {

@@ -45,15 +45,17 @@ RC_INTERNAL rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspa
 
 /* The average parallelism of running nets[t] over T timesteps: the time of
  * all tasks over that of the longest dependency chain, with op_cost[i] the
- * time (any unit) of step op i in one timestep (the link ops' cost counts
- * with the task that runs them, the prologue costs nothing). 1.0 when
+ * time (any unit) of step op i (i < n_cost, which must be the step nets' op
+ * count, else *parallelism is 0: not measured) in one timestep (the link
+ * ops' cost counts with the task that runs them, the prologue costs
+ * nothing; all costs 0 give 1.0). 1.0 when
  * nothing can overlap (a one-layer LSTM: each op needs the one before it);
  * it grows with the layers of a stacked cell (their wavefront). Builds the
  * dependency graph for these nets and keeps it for the next run, as
  * rc_rnn_exec_run does. */
 RC_INTERNAL rc_status rc_rnn_exec_parallelism(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws,
                                               const char *timestep, int T, uint64_t gen, const double *op_cost,
-                                              double *parallelism, rc_err *err);
+                                              int n_cost, double *parallelism, rc_err *err);
 
 /* Opt-in trace of the next runs: per instance (timestep, op index or -1 for the
  * prologue, start_us, end_us, worker) since the run's start. Borrowed; valid
