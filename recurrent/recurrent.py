@@ -444,25 +444,19 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
         put("num_threads", num_threads)
     if max_cuda_streams is not None:
         put("max_cuda_streams", max_cuda_streams)
+    def put_float(key, value, hi, what):  # in [0, hi]
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError("set_rnn_executor_config: %s must be %s, got %r" % (key, what, value)) from None
+        if not 0 <= v <= float(hi):
+            raise ValueError("set_rnn_executor_config: %s must be in [0, %s], got %r" % (key, hi, value))
+        replace(key, v)
+
     if min_op_us is not None:
-        try:
-            us = float(min_op_us)
-        except (TypeError, ValueError):
-            raise ValueError("set_rnn_executor_config: min_op_us must be a number of microseconds, got %r"
-                             % (min_op_us,)) from None
-        if not 0 <= us <= 1e6:
-            raise ValueError("set_rnn_executor_config: min_op_us must be in [0, 1e6], got %r" % (min_op_us,))
-        replace("min_op_us", us)
+        put_float("min_op_us", min_op_us, "1e6", "a number of microseconds")
     if min_parallelism is not None:
-        try:
-            mp = float(min_parallelism)
-        except (TypeError, ValueError):
-            raise ValueError("set_rnn_executor_config: min_parallelism must be a number, got %r"
-                             % (min_parallelism,)) from None
-        if not 0 <= mp <= 1024:
-            raise ValueError("set_rnn_executor_config: min_parallelism must be in [0, 1024], got %r"
-                             % (min_parallelism,))
-        replace("min_parallelism", mp)
+        put_float("min_parallelism", min_parallelism, "1024", "a number")
 
 
 # ---------------------------------------------------------------- step blobs
