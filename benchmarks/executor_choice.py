@@ -8,7 +8,7 @@ side by side in one process:
   default    the library's defaults: two timed serial runs, then the
              executor if its step ops take at least min_op_us (4 us) and,
              from the first run of 8 or more timesteps, only if their
-             parallelism reaches min_parallelism (2)
+             parallelism reaches min_parallelism (2.5; --min_parallelism)
 
 Checks first that the three give the same bits, then alternates them round
 by round and prints the median entries/s (timesteps x batch per second),
@@ -38,6 +38,8 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=0, help="executor threads (default: usable cores)")
     p.add_argument("--iters", type=int, default=5, help="iterations per measurement")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--min_parallelism", type=float, default=None,
+                   help="rnn_executor.min_parallelism for 'default' (default: the library's, 2)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -46,6 +48,8 @@ def parse_args(argv=None):
             p.error("--%s must be >= 1" % k)
     if args.threads < 0:
         p.error("--threads must be >= 0")
+    if args.min_parallelism is not None and not 0 <= args.min_parallelism <= 1024:
+        p.error("--min_parallelism must be in [0, 1024]")
     return args
 
 
@@ -78,7 +82,8 @@ class Model:
                         a.i = 0 if variant == "serial" else 1
                 if variant != "serial":
                     set_rnn_executor_config(op, num_threads=threads,
-                                            min_op_us=0 if variant == "executor" else 4)
+                                            min_op_us=0 if variant == "executor" else 4,
+                                            min_parallelism=args.min_parallelism if variant == "default" else None)
         self.model = model
         workspace.RunNetOnce(model.param_init_net)
         self.params = [str(p) for p in model.params]

@@ -423,8 +423,9 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
     below this (1.0 for a chain such as a one-layer LSTM, where no two ops
     can overlap; about 2.2-2.8 for two LSTM layers), the op runs serially
     from then on: the serial loop splits every product over the cores, and
-    an executor that cannot keep two threads busy loses to it. Default 2;
-    0 skips the check. Not used with ``min_op_us`` 0 (no timed runs)."""
+    an executor that cannot keep two threads busy loses to it. Default 2.5
+    (measured on 2 cores: the executor lost below it, see the README); 0
+    skips the check. Not used with ``min_op_us`` 0 (no timed runs)."""
     if getattr(rnn_op, "type", None) not in _RNN_OP_TYPES:
         raise ValueError("set_rnn_executor_config: expected a RecurrentNetwork or RecurrentNetworkGradient "
                          "op, got %r" % getattr(rnn_op, "type", type(rnn_op).__name__))

@@ -137,7 +137,7 @@ def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
     out_json = tmp_path / "choice.json"
     p = subprocess.run([sys.executable, CHOICE, "--cell", cell, "--hidden_dim", "8", "--batch_size", "2",
                         "--seq_length", "9", "--input_dim", "3", "--iters", "1", "--rounds", "1",
-                        "--json", str(out_json)] + extra, env=env, capture_output=True, text=True, timeout=300)
+                        "--min_parallelism", "2", "--json", str(out_json)] + extra, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "validated: executor, serial and default bitwise equal: True" in p.stdout
     res = json.loads(out_json.read_text())
@@ -154,3 +154,6 @@ def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
 def test_executor_choice_rejects_bad_arguments():
     p = subprocess.run([sys.executable, CHOICE, "--num_layers", "0"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "--num_layers must be >= 1" in p.stderr
+    p = subprocess.run([sys.executable, CHOICE, "--min_parallelism", "-1"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "--min_parallelism must be in [0, 1024]" in p.stderr

@@ -42,7 +42,7 @@ def small_case(name):
 
 
 def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None):
-    """min_parallelism None: the library's default (2); the tests of the
+    """min_parallelism None: the library's default (2.5); the tests of the
     time rule pass 0 (no parallelism check), so that the tiny cells' noisy
     op times cannot change their outcome."""
     for op in rnn_ops(case.net):
@@ -302,7 +302,8 @@ def test_one_layer_chain_runs_serially(kind, capfd):
 
 def test_stacked_layers_keep_the_executor(capfd):
     """Four layers overlap in a wavefront (layer 2 at step t beside layer 1
-    at step t + 1): well above 2, so the executor stays; the same bits."""
+    at step t + 1): 3.4-4.0 at T = 9, above 2.5, so the executor stays; the
+    same bits."""
     case = chain_case("lstm", 4, "auto_stack4")
     create(case, enable=0)
     ref = case.run_created()
@@ -312,7 +313,7 @@ def test_stacked_layers_keep_the_executor(capfd):
     err = capfd.readouterr().err
     for s in status(case).values():
         assert s["mode"] == "executor" and s["last_run"] == "executor", s
-        assert s["parallelism"] >= 2.0, s
+        assert s["parallelism"] >= 2.5, s
     checks = [l for l in err.splitlines() if "average parallelism" in l]
     assert len(checks) == 2 and all(l.endswith("using the executor") for l in checks), err
     # the check built the graph; the executor's runs after it reuse it

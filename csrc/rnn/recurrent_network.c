@@ -197,7 +197,7 @@ typedef struct {
 enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3 };
 #define EXEC_PROBE_RUNS 2
 #define EXEC_PAR_MIN_T 8
-#define EXEC_MIN_PARALLELISM 2.0 /* default of rnn_executor.min_parallelism */
+#define EXEC_MIN_PARALLELISM 2.5 /* default of rnn_executor.min_parallelism */
 
 static void free_strv(char **v, int n)
 {
