@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 
 from recurrent import _C, core, workspace
-from test_executor import assert_bitwise, build_stack
+from recurrent import recurrent as rnn
+from test_executor import assert_bitwise, build_stack, rnn_ops
 
 pytestmark = pytest.mark.skipif(
     not hasattr(_C, "_alloc_fail"),
@@ -100,7 +101,14 @@ RNN_CASES = {
     "gru-train-executor": (dict(kind="gru", layers=1), dict(enable=1, threads=3), 2),
     "lstm-forward-only-rotating": (dict(kind="lstm", layers=2, forward_only=True),
                                    dict(enable=1, threads=2, num_workspaces=2), 4),
+    # the automatic choice: min_op_us the tiny ops pass, three runs per cycle (two timed serial
+    # runs, then the parallelism check on the executor's graph, which keeps it or frees it)
+    "lstm-train-auto-keep": (dict(kind="lstm", layers=2), dict(enable=1, threads=2), 9),
+    "lstm-train-auto-serial": (dict(kind="lstm", layers=2), dict(enable=1, threads=2), 9),
 }
+# min_parallelism of the automatic cases: one every parallelism passes, one none does (so that
+# the op times' noise cannot change a cycle's allocations)
+AUTO_MIN_PARALLELISM = {"lstm-train-auto-keep": 0.5, "lstm-train-auto-serial": 100}
 
 
 def rnn_cycle(name, grow):
@@ -111,6 +119,12 @@ def rnn_cycle(name, grow):
     case = build_stack(H=4, N=2, D=3, name="af", **build)
     case.feed(T, 3)
     case.create(**create)  # sets the executor arguments on the ops
+    runs = 1
+    if name in AUTO_MIN_PARALLELISM:
+        runs = 3
+        for op in rnn_ops(case.net):
+            rnn.set_rnn_executor_config(op, min_op_us=0.001, min_parallelism=AUTO_MIN_PARALLELISM[name])
+        workspace.CreateNet(case.net, overwrite=True)
 
     def cycle():
         if grow:
@@ -119,7 +133,7 @@ def rnn_cycle(name, grow):
             case.feed(T, 3)
         else:
             workspace.CreateNet(case.net, overwrite=True)
-        workspace.RunNet(case.net)
+        workspace.RunNet(case.net, runs)
 
     return cycle, case.compare
 
