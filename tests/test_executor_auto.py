@@ -291,7 +291,8 @@ def test_one_layer_chain_runs_serially(kind, capfd):
             continue
         for d, s in st.items():
             assert s["mode"] == "serial" and s["last_run"] == "serial", (run, s)
-            assert 0.99 <= s["parallelism"] < 2.0, (run, s)
+            # a chain: ~1.0 for the LSTM; the GRU's gates have independent products (1.2-1.6)
+            assert 0.99 <= s["parallelism"] < (2.0 if kind == "lstm" else 2.5), (run, s)
         if run == 2:
             checks = [l for l in err.splitlines() if "average parallelism" in l]
             assert len(checks) == 2 and all(l.endswith("running serially") for l in checks), err

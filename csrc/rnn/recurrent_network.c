@@ -151,7 +151,7 @@ typedef struct {
     int probe_runs;           /* serial runs timed so far (EXEC_MEASURING) */
     int last_ran_exec;        /* the last run used the executor (status blob) */
     int64_t probe_best_ns;    /* their lowest mean time per step-op instance */
-    double *probe_op_ns;      /* per op of the step nets: its time in those runs, summed; owned */
+    double *probe_op_ns;      /* per op of the step nets: its lowest mean time per timestep in those runs; owned */
     int probe_n_ops;          /* entries of probe_op_ns */
     double parallelism;       /* the step graph's average parallelism (exec_parallel_check); 0: not measured */
     double min_parallelism;   /* rnn_executor.min_parallelism (0: no check) */
@@ -900,17 +900,23 @@ static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t ela
                 st->exec_mode == EXEC_ON ? "using the executor" : "running serially");
 }
 
-/* Adds a timed serial run's op times (op_ns[i]: step op i over all its
- * timesteps) to the probe's. On running out of memory the probe goes
- * without op times, and exec_parallel_check without its check. */
-static void probe_add_op_times(rnn_state *st, const int64_t *op_ns, int n)
+/* Records a timed serial run's op times (op_ns[i]: step op i over all T
+ * timesteps): per op the lowest mean over the timed runs, as the time rule
+ * keeps the best run (a run the OS interrupted in one op would otherwise
+ * make that op look long). On running out of memory the probe goes without
+ * op times, and exec_parallel_check without its check. */
+static void probe_add_op_times(rnn_state *st, const int64_t *op_ns, int n, int T)
 {
-    if (st->probe_n_ops != n) {
+    int first = st->probe_n_ops != n;
+    if (first) {
         free(st->probe_op_ns);
         st->probe_op_ns = calloc((size_t)n + 1, sizeof *st->probe_op_ns);
         st->probe_n_ops = st->probe_op_ns ? n : 0;
     }
-    for (int i = 0; i < st->probe_n_ops; i++) st->probe_op_ns[i] += (double)op_ns[i];
+    for (int i = 0; i < st->probe_n_ops; i++) {
+        double v = (double)op_ns[i] / T;
+        if (first || v < st->probe_op_ns[i]) st->probe_op_ns[i] = v;
+    }
 }
 
 /* At the first executor run of at least EXEC_PAR_MIN_T timesteps after the
@@ -1017,7 +1023,7 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
             }
         }
         if (!s && st->exec_mode == EXEC_MEASURING) {
-            if (op_ns) probe_add_op_times(st, op_ns, n);
+            if (op_ns) probe_add_op_times(st, op_ns, n, T);
             exec_probe(op, st, st->nets_tmp[0], T, rc_rnn_now_ns() - start_ns);
         }
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
