@@ -441,10 +441,6 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
             raise ValueError("set_rnn_executor_config: %s must be >= 1, got %d" % (key, value))
         replace(key, value)
 
-    if num_threads is not None:
-        put("num_threads", num_threads)
-    if max_cuda_streams is not None:
-        put("max_cuda_streams", max_cuda_streams)
     def put_float(key, value, hi, what):  # in [0, hi]
         try:
             v = float(value)
@@ -454,6 +450,10 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
             raise ValueError("set_rnn_executor_config: %s must be in [0, %s], got %r" % (key, hi, value))
         replace(key, v)
 
+    if num_threads is not None:
+        put("num_threads", num_threads)
+    if max_cuda_streams is not None:
+        put("max_cuda_streams", max_cuda_streams)
     if min_op_us is not None:
         put_float("min_op_us", min_op_us, "1e6", "a number of microseconds")
     if min_parallelism is not None:
