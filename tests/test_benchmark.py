@@ -15,12 +15,18 @@ BENCH = os.path.join(REPO, "benchmarks", "lstm_benchmark.py")
 SHAPE = ["--hidden_dim", "8", "--batch_size", "2", "--num_layers", "2", "--seq_length", "5", "--input_dim", "3"]
 
 
-def run(args, timeout=300):
+def bench_env():
+    """The environment for a benchmark subprocess: it imports the package
+    the tests import."""
     import recurrent
     env = dict(os.environ)
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
     env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, BENCH] + SHAPE + list(args), env=env, capture_output=True, text=True,
+    return env
+
+
+def run(args, timeout=300):
+    p = subprocess.run([sys.executable, BENCH] + SHAPE + list(args), env=bench_env(), capture_output=True, text=True,
                        timeout=timeout)
     assert p.returncode == 0, p.stdout + p.stderr
     return p.stdout
@@ -110,12 +116,8 @@ def test_step_generation_validates_and_reports():
     the same bits, torch matches, and the defaults ran a single timestep
     serially with packs kept."""
     pytest.importorskip("torch")
-    import recurrent
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__))) + os.pathsep + \
-        env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, GEN, "--hidden_dim", "16", "--input_dim", "5", "--iters", "5", "--rounds", "1"],
-                       env=env, capture_output=True, text=True, timeout=300)
+                       env=bench_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "our variants bitwise equal: True" in p.stdout
     assert "best torch (torch_threads" in p.stdout and "packed every call / ours" in p.stdout
@@ -130,14 +132,11 @@ CHOICE = os.path.join(REPO, "benchmarks", "executor_choice.py")
 def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
     """benchmarks/executor_choice.py: executor always / serial / default give
     the same bits; entries/s and ratios per variant; what the default chose."""
-    import recurrent
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__))) + os.pathsep + \
-        env.get("PYTHONPATH", "")
     out_json = tmp_path / "choice.json"
     p = subprocess.run([sys.executable, CHOICE, "--cell", cell, "--hidden_dim", "8", "--batch_size", "2",
                         "--seq_length", "9", "--input_dim", "3", "--iters", "1", "--rounds", "1",
-                        "--min_parallelism", "2", "--json", str(out_json)] + extra, env=env, capture_output=True, text=True, timeout=300)
+                        "--min_parallelism", "2", "--json", str(out_json)] + extra,
+                       env=bench_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "validated: executor, serial and default bitwise equal: True" in p.stdout
     res = json.loads(out_json.read_text())
@@ -152,8 +151,9 @@ def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
 
 @pytest.mark.skipif(not os.path.exists(CHOICE), reason="benchmarks/ not in this checkout")
 def test_executor_choice_rejects_bad_arguments():
-    p = subprocess.run([sys.executable, CHOICE, "--num_layers", "0"], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 2 and "--num_layers must be >= 1" in p.stderr
-    p = subprocess.run([sys.executable, CHOICE, "--min_parallelism", "-1"], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, CHOICE, "--num_layers", "0"], env=bench_env(), capture_output=True, text=True,
                        timeout=60)
+    assert p.returncode == 2 and "--num_layers must be >= 1" in p.stderr
+    p = subprocess.run([sys.executable, CHOICE, "--min_parallelism", "-1"], env=bench_env(), capture_output=True,
+                       text=True, timeout=60)
     assert p.returncode == 2 and "--min_parallelism must be in [0, 1024]" in p.stderr

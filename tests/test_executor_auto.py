@@ -372,7 +372,8 @@ def test_bad_min_parallelism_raises():
     for op in rnn_ops(case.net):
         set_arg(op, "enable_rnn_executor", 1)
         set_arg(op, "rnn_executor.min_parallelism", -2.0)
-    with pytest.raises(ValueError, match=r"RecurrentNetwork.*rnn_executor.min_parallelism must be in \[0, 1024\], got -2"):
+    with pytest.raises(ValueError,
+                       match=r"RecurrentNetwork.*rnn_executor.min_parallelism must be in \[0, 1024\], got -2"):
         workspace.CreateNet(case.net, overwrite=True)
     create(case, min_op_us=0.001, min_parallelism=2.5, debug=None)  # the workspace is usable
     case.run_created()
