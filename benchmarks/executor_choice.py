@@ -3,6 +3,8 @@ or more layers (all in one RecurrentNetwork op), trained (or forward only),
 side by side in one process:
 
   executor   the executor always on (min_op_us 0, Caffe2's behaviour)
+  no_help    (--compare_help) the same with helping off: executor threads
+             with nothing to run do not help split the others' products
   serial     the executor off: the serial loop, which splits every step
              product over the threads
   default    the library's defaults: two timed serial runs, then the
@@ -40,6 +42,8 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--min_parallelism", type=float, default=None,
                    help="rnn_executor.min_parallelism for 'default' (default: the library's, 2)")
+    p.add_argument("--compare_help", action="store_true",
+                   help="also run the executor always on with helping off (variant no_help)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -82,7 +86,7 @@ class Model:
                         a.i = 0 if variant == "serial" else 1
                 if variant != "serial":
                     set_rnn_executor_config(op, num_threads=threads,
-                                            min_op_us=0 if variant == "executor" else 4,
+                                            min_op_us=4 if variant == "default" else 0,
                                             min_parallelism=args.min_parallelism if variant == "default" else None)
         self.model = model
         workspace.RunNetOnce(model.param_init_net)
@@ -96,14 +100,21 @@ class Model:
             workspace.FeedBlob("init_%d" % i, np.zeros((1, N, H), np.float32))
         workspace.CreateNet(model.net, overwrite=True)
         self.forward_only = args.forward_only
+        self.help = 0 if variant == "no_help" else 1
 
     def weights(self):
         self.ws.SwitchWorkspace(self.ws_name)
         return {p: self.ws.FetchBlob(p) for p in self.params}
 
     def run(self, iters):
+        from recurrent import _C
         self.ws.SwitchWorkspace(self.ws_name)
-        self.ws.RunNet(self.model.net, iters)
+        prev = _C.get_flag("rnn_executor_help")
+        _C.set_flag("rnn_executor_help", self.help)  # a process-wide switch
+        try:
+            self.ws.RunNet(self.model.net, iters)
+        finally:
+            _C.set_flag("rnn_executor_help", prev)
 
     def results(self):
         self.ws.SwitchWorkspace(self.ws_name)
@@ -122,14 +133,14 @@ def main(argv=None):
     workspace.GlobalInit(["executor_choice", "--caffe2_rnn_executor=1"])
     threads = args.threads or _C.get_flag("num_cores")
     models = {"serial": Model(args, "serial", threads)}
-    for v in ("executor", "default"):
+    for v in ("executor", "default") + (("no_help",) if args.compare_help else ()):
         models[v] = Model(args, v, threads, weights=models["serial"].weights())
     res = {}
     for v, m in models.items():
         m.run(3)  # past the default's two timed serial runs and its first executor-eligible run
         res[v] = m.results()
     same = all(res[v][k].tobytes() == res["serial"][k].tobytes() for v in res for k in res[v])
-    print("validated: executor, serial and default bitwise equal: %s" % same)
+    print("validated: %s bitwise equal: %s" % (", ".join(models), same))
     if not same:
         return 1
     times = {v: [] for v in models}

@@ -67,7 +67,8 @@ def _check_env():
                           % (var, v, hi, _C.get_flag(flag) / 1000.0), RuntimeWarning, stacklevel=2)
     for var, meaning in (("RECURRENT_STEP_FUSION", "step FCs do the Sums after them"),
                          ("RECURRENT_PACK_REUSE", "step-weight packs are kept while the weights are unchanged"),
-                         ("RECURRENT_VERIFY_PACKS", "kept step-weight packs are verified")):
+                         ("RECURRENT_VERIFY_PACKS", "kept step-weight packs are verified"),
+                         ("RECURRENT_RNN_EXECUTOR_HELP", "idle executor threads help split products")):
         v = _os.environ.get(var)
         if v and v not in ("0", "false", "off", "1", "true", "on"):
             import warnings

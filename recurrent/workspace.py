@@ -198,6 +198,7 @@ _KNOWN_FLAGS = {
     "caffe2_rnn_executor_num_threads": "rnn_executor_num_threads",
     "caffe2_rnn_executor_min_op_us": "rnn_executor_min_op_ns",
     "caffe2_rnn_executor_spin_us": "rnn_executor_spin_ns",
+    "caffe2_rnn_executor_help": "rnn_executor_help",
     "caffe2_log_level": None,
     "caffe2_print_blob_sizes_at_exit": None,
     "caffe2_gpu_memory_tracking": None,
@@ -227,6 +228,9 @@ def GlobalInit(args):
     --caffe2_rnn_executor_spin_us=X (ours: how long a thread of a parallel run
     that ran out of work polls for more before it sleeps, in [0, 100000];
     default 100, or RECURRENT_RNN_EXECUTOR_SPIN_US; 0: sleep at once),
+    --caffe2_rnn_executor_help=0|1 (ours: executor threads with nothing to run
+    help split the products of the others; default 1, or
+    RECURRENT_RNN_EXECUTOR_HELP; the same bits either way),
     --caffe2_log_level=N (accepted, no effect), --caffe2_print_blob_sizes_at_exit,
     --caffe2_gpu_memory_tracking (accepted, no effect). Unknown flags raise ValueError.
     """
@@ -237,7 +241,7 @@ def GlobalInit(args):
         if key not in _KNOWN_FLAGS:
             raise ValueError("GlobalInit: unknown flag --%s" % key)
         target = _KNOWN_FLAGS[key]
-        if key == "caffe2_rnn_executor":
+        if key in ("caffe2_rnn_executor", "caffe2_rnn_executor_help"):
             _C.set_flag(target, _parse_bool(key, val) if eq else 1)
         elif key == "caffe2_rnn_executor_num_threads":
             try:

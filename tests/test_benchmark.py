@@ -138,7 +138,7 @@ def test_executor_choice_validates_and_writes_json(tmp_path, cell, extra):
                         "--min_parallelism", "2", "--json", str(out_json)] + extra,
                        env=bench_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "validated: executor, serial and default bitwise equal: True" in p.stdout
+    assert "validated: serial, executor, default bitwise equal: True" in p.stdout
     res = json.loads(out_json.read_text())
     assert set(res["entries_per_sec_median"]) == {"executor", "serial", "default"}
     assert res["ratio_vs_serial"]["serial"] == 1.0

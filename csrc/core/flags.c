@@ -82,3 +82,15 @@ void rc_flag_set_verify_packs(int on) { __atomic_store_n(&flag_verify_packs, on 
 
 int rc_flag_rnn_trace(void) { return __atomic_load_n(&flag_trace, __ATOMIC_RELAXED); }
 void rc_flag_set_rnn_trace(int on) { __atomic_store_n(&flag_trace, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+static int flag_help = -1; /* -1: not yet read from the environment */
+int rc_flag_rnn_executor_help(void)
+{
+    int v = __atomic_load_n(&flag_help, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = !rc_env_off("RECURRENT_RNN_EXECUTOR_HELP");
+        __atomic_store_n(&flag_help, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+void rc_flag_set_rnn_executor_help(int on) { __atomic_store_n(&flag_help, on ? 1 : 0, __ATOMIC_RELAXED); }

@@ -349,6 +349,11 @@ RC_INTERNAL void rc_flag_set_rnn_executor_min_op_ns(int64_t ns);
 #define RC_SPIN_US_MAX 100000.0
 RC_INTERNAL int64_t rc_flag_spin_ns(void);
 RC_INTERNAL void rc_flag_set_spin_ns(int64_t ns);
+/* caffe2_rnn_executor_help (env RECURRENT_RNN_EXECUTOR_HELP, default 1):
+ * RNN executor threads with nothing to run help split the products of the
+ * instances running (rnn/executor.c "Helping"). Same bits either way. */
+RC_INTERNAL int rc_flag_rnn_executor_help(void);
+RC_INTERNAL void rc_flag_set_rnn_executor_help(int on);
 /* Polls *word (atomically, acquire) until it differs from value or budget_ns
  * have passed, yielding the core every few dozen polls; returns whether it
  * changed. The caller re-checks its condition under its lock either way. */
@@ -416,7 +421,8 @@ RC_INTERNAL void rc_blas_set_num_threads(int n);
  * once), each one single-threaded OpenBLAS
  * call, spread over that thread's step threads: the OpenBLAS thread count
  * found when the loop started for the serial loop (the helper threads of
- * rc_par_run), 1 for an executor worker. Same bits in either mode.
+ * rc_par_run), 1 for an executor worker (whose chunks the executor's idle
+ * threads may take: rc_step_split_threads). Same bits in either mode.
  * rc_step_blas_enter starts a loop in the calling thread and returns what
  * rc_step_blas_leave needs to end it (loops nest). rc_step_blas_set_threads
  * sets the calling thread's step threads (the executor: 1 while its workers
@@ -433,6 +439,21 @@ RC_INTERNAL int rc_step_blas_threads(void);
  * on its caller alone. */
 typedef void (*rc_part_fn)(const void *ctx, int part, int parts);
 RC_INTERNAL void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx);
+/* The parts a piece of work (`work` units, part_min of them the least worth
+ * a part) of the calling thread is split into: its step threads
+ * (rc_step_blas_threads: 0 outside step loops); inside an RNN executor's run,
+ * where the worker runs its products alone, work / part_min parts (1 below
+ * part_min, then 2 to RC_HELP_MAX_PARTS), which the executor's idle threads help with
+ * (rnn/executor.c "Helping"; 1 when rc_flag_rnn_executor_help is off). The
+ * split sites (rc_gemm_packed, rc_sgemm, the cells) ask this. */
+#define RC_HELP_MAX_PARTS 16
+RC_INTERNAL int rc_step_split_threads(double work, double part_min);
+/* rc_par_run's path inside an executor's run: runs the parts on the calling
+ * thread and the executor's idle threads; returns 0 (nothing run) when the
+ * calling thread works in no executor's run. */
+RC_INTERNAL int rc_step_help_run(int parts, rc_part_fn fn, const void *ctx);
+/* Parts run so far by an executor thread helping another's product (tests). */
+RC_INTERNAL int64_t rc_rnn_exec_help_parts(void);
 /* Products below this many multiply-adds are not split over rc_par_run's
  * threads (a helper's wake-up costs microseconds). */
 #define RC_PAR_SPLIT_MIN (1 << 20)

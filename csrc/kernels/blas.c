@@ -123,6 +123,7 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     apply_fork_restore();
     int threads = tl_step_threads;
     if (threads > 0) {
+        threads = rc_step_split_threads((double)M * (double)N * (double)K, RC_PAR_SPLIT_MIN);
         chunk_job j = {trans_a, trans_b, 1, M, N, K, N, 1, alpha, beta, A, B, C};
         if ((double)M * (double)N * (double)K >= RC_PAR_SPLIT_MIN) {
             j.by_cols = N >= M;

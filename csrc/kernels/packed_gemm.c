@@ -501,7 +501,8 @@ static void run_part(const void *job, int p, int parts)
  * The products of a serial step loop are split over as many threads as
  * OpenBLAS had when the loop started (the caller plus persistent helpers):
  * rc_gemm_packed by panels, rc_sgemm's fixed chunks (blas.c). Inside the RNN
- * executor each worker runs its products alone. A part's results never
+ * executor's run the parts go to the executor's idle threads instead
+ * (rc_step_help_run; rnn/executor.c "Helping"). A part's results never
  * depend on the thread that runs it, so the split never changes a bit. One
  * product at a time uses the helpers; a concurrent one (another Python
  * thread) runs on its caller alone. A helper that finished a part polls for
@@ -592,6 +593,7 @@ void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx)
     if (parts <= 0) return;
     if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
     if (threads > parts) threads = parts;
+    if (threads >= 2 && rc_step_help_run(parts, fn, ctx)) return; /* inside an executor's run: its idle threads */
     if (threads < 2) {
         for (int p = 0; p < parts; p++) fn(ctx, p, parts);
         return;
@@ -630,11 +632,12 @@ void rc_par_run(int threads, int parts, rc_part_fn fn, const void *ctx)
  * rc_gemm_packed in packed_gemm.h). */
 static void gemm_run(gemm_job *j)
 {
-    int threads = rc_step_blas_threads();
+    double work = (double)j->M * (double)j->out * (double)j->inner;
+    int threads = rc_step_split_threads(work, RC_PAR_SPLIT_MIN);
     if (threads <= 0) threads = rc_blas_num_threads(); /* outside a step loop */
     if (threads > RC_PACK_MAX_THREADS) threads = RC_PACK_MAX_THREADS;
     if (threads > j->n_panels) threads = (int)j->n_panels;
-    if (threads < 2 || (double)j->M * (double)j->out * (double)j->inner < RC_PAR_SPLIT_MIN) threads = 1;
+    if (threads < 2 || work < RC_PAR_SPLIT_MIN) threads = 1;
     rc_par_run(threads, threads, run_part, j);
 }
 

@@ -46,7 +46,8 @@ RC_INTERNAL const char *rc_packed_kernel(void);
  * Requires rc_packed_available(). Overwrites C; C must not overlap A, P or Z.
  * Uses the calling thread's step threads (rc_step_blas_threads: in a serial
  * step loop the OpenBLAS thread count found at its start, one in an executor
- * worker; outside step loops OpenBLAS's count), splitting the columns; the
+ * worker, with the executor's idle threads helping (rc_step_split_threads);
+ * outside step loops OpenBLAS's count), splitting the columns; the
  * bits are the same. */
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                                 const float *bias, const float *Z, float *C, int64_t ldc);

@@ -312,8 +312,8 @@ static rc_status out_like(rc_op *op, int o, int i, rc_err *err)
  * of the samples at hidden 64 / batch 128). So a cell of at least
  * RC_UNIT_SPLIT_MIN elements is split by rows over the same threads. Rows are
  * independent and every element gets the same operations whichever part it
- * is in, so the bits do not depend on the split; inside an executor worker
- * (one step thread) nothing is split. */
+ * is in, so the bits do not depend on the split; inside an executor's run
+ * the parts go to its idle threads (rc_step_split_threads). */
 #define RC_UNIT_SPLIT_MIN 4096
 enum { UNIT_LSTM, UNIT_LSTM_GRAD, UNIT_GRU, UNIT_GRU_GRAD };
 typedef struct {
@@ -357,7 +357,7 @@ int64_t rc_unit_splits(void) { return __atomic_load_n(&n_splits, __ATOMIC_RELAXE
  * it is big enough (see above). */
 static void unit_run(const unit_job *j)
 {
-    int threads = rc_step_blas_threads();
+    int threads = rc_step_split_threads((double)j->N * (double)j->D, RC_UNIT_SPLIT_MIN);
     if (threads > j->N) threads = (int)j->N;
     if (threads < 2 || j->N * j->D < RC_UNIT_SPLIT_MIN) {
         unit_rows(j, 0, j->N);

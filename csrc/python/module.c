@@ -678,6 +678,7 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "rnn_executor")) rc_flag_set_rnn_executor((int)v);
     else if (!strcmp(name, "rnn_executor_trace")) rc_flag_set_rnn_trace((int)v);
     else if (!strcmp(name, "verify_packs")) rc_flag_set_verify_packs((int)v);
+    else if (!strcmp(name, "rnn_executor_help")) rc_flag_set_rnn_executor_help((int)v);
     else if (!strcmp(name, "rnn_executor_num_threads")) {
         if (v < 0 || v > 1024) return PyErr_Format(PyExc_ValueError, "rnn_executor_num_threads must be in [0, 1024]");
         rc_flag_set_rnn_executor_threads((int)v);
@@ -707,6 +708,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "rnn_executor_trace")) return PyLong_FromLong(rc_flag_rnn_trace());
     if (!strcmp(name, "rnn_executor_min_op_ns")) return PyLong_FromLongLong(rc_flag_rnn_executor_min_op_ns());
     if (!strcmp(name, "rnn_executor_spin_ns")) return PyLong_FromLongLong(rc_flag_spin_ns());
+    if (!strcmp(name, "rnn_executor_help")) return PyLong_FromLong(rc_flag_rnn_executor_help());
+    if (!strcmp(name, "executor_help_parts")) return PyLong_FromLongLong(rc_rnn_exec_help_parts());
     if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
     if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());

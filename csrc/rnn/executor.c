@@ -87,6 +87,15 @@ struct rc_rnn_exec {
     int wgen;              /* bumped (atomically, under mu) at every change a waiter may wait for:
                             * work pushed, run started / over, stop; polled without mu */
     int64_t spin_ns;       /* this run's poll budget before sleeping (rc_flag_spin_ns; 0 if oversubscribed) */
+    int n_polling;         /* threads polling in wait_change (atomic writes; read without mu) */
+    /* help board, guarded by mu (see "Helping" below): one product of a running instance, split into
+     * parts that idle threads take */
+    rc_part_fn help_fn;
+    const void *help_ctx;
+    int help_parts;        /* 0: nothing posted */
+    int help_next;         /* next part to take (help_parts: none left) */
+    int help_left;         /* parts not finished (atomic writes; the owner polls it without mu) */
+    int help_sleeper;      /* the owner sleeps on cv until help_left is 0 */
     rc_err err;
     int *indeg;
     int *heap, heap_n;
@@ -589,7 +598,10 @@ static void wait_change(rc_rnn_exec *ex)
         /* every change bumps wgen under mu: unchanged means nothing happened
          * yet, and what happens next broadcasts (or is work its own thread
          * takes next) */
-        if (rc_spin_while_unlocked(&ex->mu, &ex->wgen, __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED), budget)) return;
+        __atomic_add_fetch(&ex->n_polling, 1, __ATOMIC_RELAXED);
+        int changed = rc_spin_while_unlocked(&ex->mu, &ex->wgen, __atomic_load_n(&ex->wgen, __ATOMIC_RELAXED), budget);
+        __atomic_sub_fetch(&ex->n_polling, 1, __ATOMIC_RELAXED);
+        if (changed) return;
     }
     pthread_cond_wait(&ex->cv, &ex->mu);
 }
@@ -633,16 +645,100 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
     }
 }
 
+/* ---------------------------------------------------------------- helping
+ * A thread with no instance to run lends itself to the products of the
+ * instances running: a worker's product (rc_gemm_packed, rc_sgemm's chunks,
+ * a cell's rows; what the serial loop splits over its helper threads) is
+ * split over the worker and the threads polling for work at that moment
+ * (rc_step_split_threads), posted on the executor's help board, and each
+ * polling thread takes a part. The owner takes parts too and waits for the
+ * taken ones. A part's results never depend on the thread that runs it, nor
+ * on the number of parts (packed_gemm.h, rc_core.h "Step loops"), so helping
+ * changes no bit. One product is posted at a time; a thread that finds the
+ * board taken, or no thread polling, runs its product alone. Ready instances
+ * go first: a polling thread helps only while none is runnable, and a part
+ * lasts a fraction of a product, so a helper is soon free again. This fills
+ * the gaps where the dependency graph leaves a thread nothing to run (the
+ * two-layer LSTM's backward, say), with the serial loop's split. */
+static __thread rc_rnn_exec *tl_exec; /* the executor whose run the calling thread works in */
+static int64_t n_help_parts;          /* parts run by a thread other than their product's owner */
+int64_t rc_rnn_exec_help_parts(void) { return __atomic_load_n(&n_help_parts, __ATOMIC_RELAXED); }
+
+/* Whether a posted product has a part left to take (mu held). */
+static int help_open(const rc_rnn_exec *ex) { return ex->help_parts > 0 && ex->help_next < ex->help_parts; }
+
+/* Takes and runs one part of the posted product (mu held; returns with mu held). */
+static void help_part(rc_rnn_exec *ex)
+{
+    int p = ex->help_next++, parts = ex->help_parts;
+    rc_part_fn fn = ex->help_fn;
+    const void *ctx = ex->help_ctx;
+    pthread_mutex_unlock(&ex->mu);
+    fn(ctx, p, parts);
+    __atomic_add_fetch(&n_help_parts, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ex->mu);
+    if (__atomic_sub_fetch(&ex->help_left, 1, __ATOMIC_RELEASE) == 0 && ex->help_sleeper)
+        pthread_cond_broadcast(&ex->cv);
+}
+
+int rc_step_split_threads(double work, double part_min)
+{
+    int n = rc_step_blas_threads();
+    if (n == 1 && tl_exec && rc_flag_rnn_executor_help()) {
+        double parts = work / part_min; /* at least 2 from part_min on, as the serial loop splits */
+        n = parts >= RC_HELP_MAX_PARTS ? RC_HELP_MAX_PARTS : parts >= 2 ? (int)parts : parts >= 1 ? 2 : 1;
+    }
+    return n;
+}
+
+int rc_step_help_run(int parts, rc_part_fn fn, const void *ctx)
+{
+    rc_rnn_exec *ex = tl_exec;
+    if (!ex) return 0;
+    pthread_mutex_lock(&ex->mu);
+    if (ex->help_parts || !ex->running) {
+        pthread_mutex_unlock(&ex->mu); /* board taken: alone */
+        for (int p = 0; p < parts; p++) fn(ctx, p, parts);
+        return 1;
+    }
+    ex->help_fn = fn;
+    ex->help_ctx = ctx;
+    ex->help_parts = parts;
+    ex->help_next = 0;
+    __atomic_store_n(&ex->help_left, parts, __ATOMIC_RELAXED);
+    notify(ex, 0); /* the pollers see it; sleepers are not woken for a product */
+    while (ex->help_next < parts) {
+        int p = ex->help_next++;
+        pthread_mutex_unlock(&ex->mu);
+        fn(ctx, p, parts);
+        pthread_mutex_lock(&ex->mu);
+        __atomic_sub_fetch(&ex->help_left, 1, __ATOMIC_RELEASE);
+    }
+    int r;
+    while ((r = __atomic_load_n(&ex->help_left, __ATOMIC_ACQUIRE)) > 0) {
+        /* the parts left are running on helpers: poll, or sleep if polling is off */
+        if (rc_spin_while_unlocked(&ex->mu, &ex->help_left, r, ex->spin_ns)) continue;
+        ex->help_sleeper = 1;
+        pthread_cond_wait(&ex->cv, &ex->mu);
+        ex->help_sleeper = 0;
+    }
+    ex->help_parts = ex->help_next = 0;
+    pthread_mutex_unlock(&ex->mu);
+    return 1;
+}
+
 static void *worker_main(void *p)
 {
     rc_rnn_exec *ex = p;
-    rc_step_blas_set_threads(1); /* a worker's products run on the worker alone (rc_core.h, "Step loops") */
+    tl_exec = ex;
+    rc_step_blas_set_threads(1); /* a worker's products run on the worker and idle helpers ("Helping") */
     pthread_mutex_lock(&ex->mu);
     int id = ++ex->n_ids; /* 1 .. num_threads - 1, in the order the workers start */
     for (;;) {
-        while (!ex->stop && !runnable(ex)) wait_change(ex);
+        while (!ex->stop && !runnable(ex) && !help_open(ex)) wait_change(ex);
         if (ex->stop) break;
-        drain(ex, ex->g_nets, id);
+        if (runnable(ex)) drain(ex, ex->g_nets, id);
+        else help_part(ex);
     }
     pthread_mutex_unlock(&ex->mu);
     return NULL;
@@ -667,6 +763,7 @@ static rc_status reset_after_fork(rc_rnn_exec *ex, rc_err *err)
     }
     ex->n_started = ex->n_ids = 0;
     ex->stop = ex->running = ex->inflight = 0;
+    ex->n_polling = ex->help_parts = ex->help_next = ex->help_left = ex->help_sleeper = 0;
     ex->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
     return RC_OK;
 }
@@ -795,10 +892,13 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
         ex->t0 = rc_rnn_now_ns();
     }
     int prev_step_threads = 0;
+    rc_rnn_exec *prev_exec = NULL;
     if (ex->num_threads > 1) {
         rc_blas_executor_enter();
         start_workers(ex);
         prev_step_threads = rc_step_blas_set_threads(1); /* the caller runs tasks beside the workers */
+        prev_exec = tl_exec;
+        tl_exec = ex;
     }
     pthread_mutex_lock(&ex->mu);
     memcpy(ex->indeg, ex->indeg0, sizeof(int) * (size_t)ex->n_inst);
@@ -817,7 +917,8 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     for (;;) {
         drain(ex, nets, 0);
         if (finished(ex)) break;
-        wait_change(ex);
+        if (help_open(ex)) help_part(ex);
+        else wait_change(ex);
     }
     ex->running = 0;
     notify(ex, 0); /* pollers go to sleep now */
@@ -826,6 +927,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     rc_err e = ex->err;
     pthread_mutex_unlock(&ex->mu);
     if (ex->num_threads > 1) {
+        tl_exec = prev_exec;
         rc_step_blas_set_threads(prev_step_threads);
         rc_blas_executor_leave();
     }

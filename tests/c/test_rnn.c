@@ -11,7 +11,8 @@
  *    live count; the next run is bitwise the same),
  *  - re-run with a changing T and N,
  *  - with the step-weight packs kept between runs while the weights are
- *    unchanged, and packed again after a recorded write (pack reuse). */
+ *    unchanged, and packed again after a recorded write (pack reuse),
+ *  - with executor threads helping split each other's products. */
 #include "rc_test.h"
 #include "kernels/packed_gemm.h"
 #include "rnn/rnn_internal.h"
@@ -541,6 +542,77 @@ static void test_alloc_failures(void)
         }
 }
 
+/* ---- helping: an executor thread with nothing to run takes parts of another's product */
+enum { HH = 256, HN = 64, HT = 40 };
+
+/* Runs the tanh RNN at hidden HH (h_prev U^T: HN x HH x HH multiply-adds, 4
+ * parts) with the executor always on (min_op_us 0) at `threads` threads, or
+ * serially (threads 0), and copies h_all into out (HT x HN x HH floats). */
+static int help_run(int threads, float *out)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    int res = -1;
+    rc_workspace *ws = rc_ws_new(NULL);
+    rc_netdef *nd = rc_netdef_new("rnn_net");
+    rc_net *net = NULL;
+    rc_opdef *od;
+    if (!ws || !nd || feed_sized(ws, HT, HN, HH, 5) || !(od = rnn_opdef(nd, threads > 0, threads, 1, 0, "hw")) ||
+        rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", 0) || !(net = rc_net_create(ws, nd, &err)))
+        goto done;
+    for (int r = 0; r < 3; r++)
+        if (rc_net_run(net, &err)) goto done;
+    const rc_tensor *h = &rc_ws_get(ws, "h_all")->t;
+    if (rc_tensor_numel(h) != (int64_t)HT * HN * HH) goto done;
+    memcpy(out, rc_f32(h), sizeof(float) * (size_t)HT * HN * HH);
+    res = 0;
+done:
+    if (res) printf("  help_run(%d): %s\n", threads, err.msg);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+    return res;
+}
+
+/* The step net is a chain (FC, Add, Tanh after the previous step's Tanh), so
+ * one thread runs while the others poll and help; results bitwise the
+ * serial loop's at 2 and 3 threads, with helping on and off; parts are
+ * helped only when it is on (and the threads do not outnumber the cores:
+ * only then do idle threads poll, and only a polling thread helps). */
+static void test_executor_help(void)
+{
+    if (!have_ops() || !rc_packed_available()) return;
+    size_t n = (size_t)HT * HN * HH;
+    float *ref = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
+    REQUIRE(ref && got);
+    int prev = rc_flag_rnn_executor_help();
+    if (help_run(0, ref) == 0) {
+        rct_passed++;
+        for (int threads = 2; threads <= 3; threads++)
+            for (int on = 0; on <= 1; on++) {
+                rc_flag_set_rnn_executor_help(on);
+                int64_t before = rc_rnn_exec_help_parts();
+                /* whether a thread polls when a product is posted is a matter of timing (a busy
+                 * machine may deschedule it): up to 20 tries for a help to happen */
+                int want_help = on && threads <= rc_num_cores(); /* threads poll only then */
+                for (int tries = 0; tries < (want_help ? 20 : 1); tries++) {
+                    int ok = help_run(threads, got) == 0;
+                    CHECK(ok);
+                    if (ok && memcmp(got, ref, sizeof(float) * n) != 0)
+                        RCT_FAIL_AT("executor at %d threads, helping %d, differs from serial", threads, on);
+                    if (!ok || rc_rnn_exec_help_parts() > before) break;
+                }
+                int64_t helped = rc_rnn_exec_help_parts() - before;
+                if (!on) CHECK_EQ(helped, 0);
+                else if (want_help) CHECK(helped > 0);
+            }
+    } else
+        RCT_FAIL_AT("serial run failed");
+    rc_flag_set_rnn_executor_help(prev);
+    free(ref);
+    free(got);
+}
+
 /* ---- pack reuse: hidden SP so that both step FCs multiply by packs */
 enum { SP = 32 };
 
@@ -651,6 +723,7 @@ int main(void)
     RUN(test_executor_auto);
     RUN(test_executor_trace);
     RUN(test_executor_matches_serial);
+    RUN(test_executor_help);
     RUN(test_concurrent_ops);
     RUN(test_rerun_and_errors);
     RUN(test_pack_reuse);

@@ -1,0 +1,101 @@
+"""Executor threads with nothing to run help split the products of the
+instances running (csrc/rnn/executor.c, "Helping"): a worker's step product
+is posted in parts, polling threads take parts, and the results are the
+bits of the serial loop, which splits the same products over its own
+threads. Helping is on by default; --caffe2_rnn_executor_help=0 (or
+RECURRENT_RNN_EXECUTOR_HELP=0) turns it off."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from recurrent import _C, workspace
+from test_executor import assert_bitwise, build_stack
+
+
+@pytest.fixture
+def help_flag():
+    before = _C.get_flag("rnn_executor_help")
+    yield lambda on: _C.set_flag("rnn_executor_help", on)
+    _C.set_flag("rnn_executor_help", before)
+
+
+def helped():
+    return _C.get_flag("executor_help_parts")
+
+
+# one layer is a chain (the other thread always idle), two layers a wavefront
+# with gaps; at hidden 128 / batch 32 every step product (32 x 512 x 128, the
+# GRU's 32 x 384 x 128) is large enough to be split. Whether a thread polls
+# when a product is posted is a matter of timing, so these check the bits
+# only (an unloaded machine helps in every one of them); the test below
+# checks that helping happens.
+@pytest.mark.parametrize("kind,layers", [("lstm", 1), ("lstm", 2), ("gru", 1), ("gru", 2)])
+def test_helped_runs_give_the_serial_bits(kind, layers, help_flag):
+    case = build_stack(kind, layers=layers, H=128, N=32, D=16, name="help_%s%d" % (kind, layers))
+    T = 20
+    ref = case.run(T, 4, enable=0)
+    for threads in (2, 3):
+        for on in (0, 1):
+            help_flag(on)
+            before = helped()
+            got = case.run(T, 4, enable=1, threads=threads)
+            assert_bitwise(ref, got, "%s x%d, %d threads, helping %d" % (kind, layers, threads, on))
+            if not on:
+                assert helped() == before  # off: no part runs on another thread
+
+
+@pytest.mark.skipif(_C.get_flag("num_cores") < 2, reason="idle threads poll (and help) only on 2+ cores")
+def test_idle_threads_help(help_flag):
+    """A one-layer LSTM is a chain: one thread runs, the other polls and
+    takes parts of its products (hidden 256, batch 64: 16 parts each). Up
+    to 20 runs, for a machine busy enough to keep the poller off the cores."""
+    case = build_stack("lstm", layers=1, H=256, N=64, D=16, name="help_chain")
+    ref = case.run(30, 5, enable=0)
+    help_flag(1)
+    before = helped()
+    for _ in range(20):
+        assert_bitwise(ref, case.run(30, 5, enable=1, threads=2), "one-layer LSTM, 2 threads, helping")
+        if helped() > before:
+            break
+    assert helped() > before, "no product was helped in 20 runs"
+
+
+def test_forward_only_helped_bits(help_flag):
+    case = build_stack("lstm", layers=2, H=128, N=32, D=16, forward_only=True, name="help_fo")
+    ref = case.run(30, 2, enable=0)
+    help_flag(1)
+    for threads in (2, 3):
+        assert_bitwise(ref, case.run(30, 2, enable=1, threads=threads), "forward only, %d threads" % threads)
+        assert_bitwise(ref, case.run(30, 2, enable=1, threads=threads, num_workspaces=2),
+                       "forward only, rotating workspaces, %d threads" % threads)
+
+
+def test_global_init_flag(help_flag):
+    assert _C.get_flag("rnn_executor_help") in (0, 1)
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help=0"])
+    assert _C.get_flag("rnn_executor_help") == 0
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help=true"])
+    assert _C.get_flag("rnn_executor_help") == 1
+    workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help"])
+    assert _C.get_flag("rnn_executor_help") == 1
+    with pytest.raises(ValueError, match="caffe2_rnn_executor_help expects 0/1"):
+        workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help=maybe"])
+    assert _C.get_flag("rnn_executor_help") == 1
+
+
+def run_py(code, **env):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
+
+
+def test_environment_variable():
+    code = "from recurrent import _C; print(_C.get_flag('rnn_executor_help'))"
+    assert run_py(code, RECURRENT_RNN_EXECUTOR_HELP="0").stdout.strip() == "0"
+    assert run_py(code, RECURRENT_RNN_EXECUTOR_HELP="1").stdout.strip() == "1"
+    p = run_py(code, RECURRENT_RNN_EXECUTOR_HELP="yes please")
+    assert p.stdout.strip() == "1"
+    assert "RECURRENT_RNN_EXECUTOR_HELP='yes please' is not 0 or 1" in p.stderr
