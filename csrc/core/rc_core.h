@@ -443,8 +443,10 @@ RC_INTERNAL void rc_par_run(int threads, int parts, rc_part_fn fn, const void *c
  * a part) of the calling thread is split into: its step threads
  * (rc_step_blas_threads: 0 outside step loops); inside an RNN executor's run,
  * where the worker runs its products alone, work / part_min parts (1 below
- * part_min, then 2 to RC_HELP_MAX_PARTS), which the executor's idle threads help with
- * (rnn/executor.c "Helping"; 1 when rc_flag_rnn_executor_help is off). The
+ * part_min, then 2 to RC_HELP_MAX_PARTS), which the executor's idle
+ * threads help with (rnn/executor.c "Helping"; 1 when
+ * rc_flag_rnn_executor_help is off, and below 4 parts while no executor
+ * thread polls for work). The
  * split sites (rc_gemm_packed, rc_sgemm, the cells) ask this. */
 #define RC_HELP_MAX_PARTS 16
 RC_INTERNAL int rc_step_split_threads(double work, double part_min);
