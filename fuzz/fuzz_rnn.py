@@ -53,7 +53,9 @@ def build(p):
     # columns) multiply by packed step weights, which runs after the first
     # keep (RECURRENT_VERIFY_PACKS checks them); wide 2 (rarely): hidden 64 / 60,
     # fed batches of 60-70 half the time (feed), so that cells of 4096 elements
-    # and more split by rows over a serial loop's threads
+    # and more split by rows over a serial loop's threads, and in the executor
+    # cells and gate products (70 x 256 x 64: over 1M multiply-adds) are posted
+    # for idle threads to help with while one polls
     wide = (2 if p.bool(0.1) else 1) if kind and p.bool(0.3) else 0
     key = (kind, forward_only, two_layers, with_seq, drop, both_outputs, wide)
     if key not in _CACHE:
