@@ -650,10 +650,10 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
  * A thread with no instance to run lends itself to the products of the
  * instances running: a worker's product (rc_gemm_packed, rc_sgemm's chunks,
  * a cell's rows; what the serial loop splits over its helper threads) is
- * split over the worker and the threads polling for work at that moment
- * (rc_step_split_threads), posted on the executor's help board, and each
- * polling thread takes a part. The owner takes parts too and waits for the
- * taken ones. A part's results never depend on the thread that runs it, nor
+ * cut into parts by its size (rc_step_split_threads) and posted on the
+ * executor's help board, and a thread that polls for work, or runs out of
+ * it while the product runs, takes the parts left one by one. The owner
+ * takes parts too and waits for the taken ones. A part's results never depend on the thread that runs it, nor
  * on the number of parts (packed_gemm.h, rc_core.h "Step loops"), so helping
  * changes no bit. Products too small to split (rc_step_split_threads) are
  * not posted, nor those of fewer than RC_HELP_LATE_PARTS parts while no
