@@ -134,7 +134,11 @@ def save_chrome_trace(events, path):
 
 
 def summary(events):
-    """Busy time per worker and the wall time of each run (microseconds)."""
+    """Busy time per worker and the wall time of each run (microseconds).
+
+    Events are tasks: the parts of a product that an idle executor thread
+    helped with (README, "Helping") count in the task that owns the product,
+    and the helper looks idle meanwhile."""
     res = {}
     for e in events:
         r = res.setdefault((e["op_index"], e["direction"]), {"busy_us": {}, "start": e["start_us"], "end": 0})
