@@ -29,3 +29,19 @@ def _fresh_workspace():
 @pytest.fixture
 def rng():
     return np.random.RandomState(1234)
+
+
+@pytest.fixture
+def core_flag():
+    """``core_flag(name, value)`` sets a process-wide flag of the core
+    (``recurrent._C.set_flag``); each flag set gets its value back after the test."""
+    from recurrent import _C
+    saved = {}
+
+    def set_(name, value):
+        saved.setdefault(name, _C.get_flag(name))
+        _C.set_flag(name, value)
+
+    yield set_
+    for name, value in saved.items():
+        _C.set_flag(name, value)

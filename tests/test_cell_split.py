@@ -18,10 +18,8 @@ from test_executor import assert_bitwise, build_stack
 
 
 @pytest.fixture
-def blas_threads():
-    before = _C.get_flag("blas_num_threads")
-    yield lambda n: _C.set_flag("blas_num_threads", n)
-    _C.set_flag("blas_num_threads", before)
+def blas_threads(core_flag):
+    return lambda n: core_flag("blas_num_threads", n)
 
 
 def splits():
@@ -29,7 +27,7 @@ def splits():
 
 
 @pytest.mark.parametrize("kind,H,N", [("lstm", 64, 70), ("gru", 64, 67), ("lstm", 48, 100)])
-def test_split_cells_give_the_unsplit_bits(kind, H, N, blas_threads):
+def test_split_cells_give_the_unsplit_bits(kind, H, N, blas_threads, core_flag):
     case = build_stack(kind, layers=2, H=H, N=N, D=6, name="split_%s_%d" % (kind, N))
     blas_threads(1)
     before = splits()
@@ -46,12 +44,9 @@ def test_split_cells_give_the_unsplit_bits(kind, H, N, blas_threads):
         assert splits() - before == 5 * 2 * 2, threads
         for workers in (2, 3):
             for help_ in (0, 1):
-                _C.set_flag("rnn_executor_help", help_)
-                try:
-                    before = splits()
-                    got = case.run(5, 3, enable=1, threads=workers)
-                finally:
-                    _C.set_flag("rnn_executor_help", 1)
+                core_flag("rnn_executor_help", help_)
+                before = splits()
+                got = case.run(5, 3, enable=1, threads=workers)
                 if not help_:
                     assert splits() == before  # executor workers run their cells whole
                 assert_bitwise(ref, got, "serial split in %d against the executor at %d workers, help %d"

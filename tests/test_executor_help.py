@@ -16,10 +16,8 @@ from test_executor import assert_bitwise, build_stack
 
 
 @pytest.fixture
-def help_flag():
-    before = _C.get_flag("rnn_executor_help")
-    yield lambda on: _C.set_flag("rnn_executor_help", on)
-    _C.set_flag("rnn_executor_help", before)
+def help_flag(core_flag):
+    return lambda on: core_flag("rnn_executor_help", on)
 
 
 def helped():
@@ -74,7 +72,7 @@ def test_forward_only_helped_bits(help_flag):
 
 
 def test_global_init_flag(help_flag):
-    assert _C.get_flag("rnn_executor_help") in (0, 1)
+    help_flag(1)  # the fixture restores the value from before the test
     workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help=0"])
     assert _C.get_flag("rnn_executor_help") == 0
     workspace.GlobalInit(["prog", "--caffe2_rnn_executor_help=true"])
