@@ -1,7 +1,8 @@
 """Stress of the RNN executor (issue 4): hundreds of runs with random sequence
 lengths (0..40) and random thread counts (1..6), forward and backward,
-executor on vs the serial path bit for bit; and random failing timesteps
-(forward and backward) mixed with good runs.
+executor on vs the serial path bit for bit; random failing timesteps
+(forward and backward) mixed with good runs; and runs whose step products
+idle threads help with (random T, threads and helping switch).
 
 Each loop runs in a child process (this file run as a script) under a hang
 guard: the child dumps its Python stacks and exits after WATCHDOG_S
@@ -55,6 +56,16 @@ def test_stress_random_failures():
     assert res["runs"] == 200
     assert res["forward_failures"] > 30 and res["backward_failures"] > 30 and res["good"] > 30
     assert set(res["threads"]) == {str(k) for k in range(1, 7)}
+
+
+def test_stress_helping_bitwise():
+    """Step products big enough to be split for idle threads (helping):
+    random T, threads and the helping switch, bitwise equal to serial."""
+    res = run_child("helping", 4242, 300)
+    assert res["runs"] == 300
+    assert set(res["threads"]) == {str(k) for k in range(1, 5)}
+    if res["num_cores"] >= 2:
+        assert res["helped_parts"] > 0
 
 
 def test_stress_interrupts():
@@ -159,6 +170,50 @@ def _failure_loop(tx, workspace, rng, iters):
     return counts
 
 
+def _helping_loop(tx, workspace, rng, iters):
+    """A 2-layer LSTM at hidden 256 / batch 16 (its gate products, 16 x 1024 x
+    256, are posted in 4 parts for idle threads to take) and a forward-only
+    one-layer GRU at hidden 256 / batch 24; random T (0..20), threads (1..4)
+    and helping on or off per run; every output and gradient bitwise equal
+    to the serial run."""
+    from recurrent import _C
+    cases = {
+        "lstm2": tx.build_stack("lstm", layers=2, H=256, N=16, D=16, name="hl"),
+        "gru1_fwd": tx.build_stack("gru", layers=1, H=256, N=24, D=16, name="hg", forward_only=True),
+    }
+    nets = {}
+    for kind, case in cases.items():
+        case.feed(3, 0)
+        for threads in range(0, 5):  # 0: serial
+            net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
+            tx.configure(net, threads > 0, threads or None)
+            workspace.CreateNet(net, overwrite=True)
+            nets[kind, threads] = net
+    counts = {"runs": 0, "threads": {}, "num_cores": _C.get_flag("num_cores")}
+    before = _C.get_flag("executor_help_parts")
+    for i in range(iters):
+        kind = "lstm2" if rng.rand() < 0.7 else "gru1_fwd"
+        case = cases[kind]
+        T = int(rng.randint(0, 21))
+        threads = int(rng.randint(1, 5))
+        on = int(rng.rand() < 0.8)
+        seed = int(rng.randint(1 << 30))
+        case.feed(T, seed)
+        results = []
+        for net in (nets[kind, 0], nets[kind, threads]):
+            _C.set_flag("rnn_executor_help", on)
+            case.poison()
+            workspace.RunNet(net)
+            results.append(case.fetch())
+        _C.set_flag("rnn_executor_help", 1)
+        tx.assert_bitwise(results[0], results[1], "run %d: %s T=%d threads=%d help=%d seed=%d"
+                          % (i, kind, T, threads, on, seed))
+        counts["runs"] += 1
+        counts["threads"][threads] = counts["threads"].get(threads, 0) + 1
+    counts["helped_parts"] = _C.get_flag("executor_help_parts") - before
+    return counts
+
+
 def _interrupt_loop(tx, workspace, rng, iters):
     """A 4-layer LSTM (T=300) with the executor (random threads 2..6) run in a
     loop; a timer thread sends SIGINT after a random delay; after the
@@ -204,7 +259,8 @@ def main(argv):
     from recurrent import workspace
     workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1"])
     rng = np.random.RandomState(seed)
-    fn = {"bitwise": _bitwise_loop, "failures": _failure_loop, "interrupts": _interrupt_loop}[loop]
+    fn = {"bitwise": _bitwise_loop, "failures": _failure_loop, "interrupts": _interrupt_loop,
+          "helping": _helping_loop}[loop]
     counts = fn(tx, workspace, rng, iters)
     faulthandler.cancel_dump_traceback_later()
     print(json.dumps(counts))
