@@ -41,7 +41,7 @@ def parse_args(argv=None):
     p.add_argument("--iters", type=int, default=5, help="iterations per measurement")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--min_parallelism", type=float, default=None,
-                   help="rnn_executor.min_parallelism for 'default' (default: the library's, 2)")
+                   help="rnn_executor.min_parallelism for 'default' (default: the library's, 2.5)")
     p.add_argument("--compare_help", action="store_true",
                    help="also run the executor always on with helping off (variant no_help)")
     p.add_argument("--seed", type=int, default=1)
