@@ -77,6 +77,22 @@ def test_stress_interrupts():
 
 
 # ================================================================ the child
+def _create_nets(tx, workspace, cases, max_threads, num_workspaces=None):
+    """For every case, clones of its net created serially (threads 0) and with
+    the executor at 1..max_threads threads: {(kind, threads): net}.
+    ``num_workspaces(kind, threads)`` gives a net's num_workspaces (None: the default)."""
+    nets = {}
+    for kind, case in cases.items():
+        case.feed(3, 0)
+        for threads in range(0, max_threads + 1):
+            net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
+            nws = num_workspaces(kind, threads) if num_workspaces else None
+            tx.configure(net, threads > 0, threads or None, num_workspaces=nws)
+            workspace.CreateNet(net, overwrite=True)
+            nets[kind, threads] = net
+    return nets
+
+
 def _bitwise_loop(tx, workspace, rng, iters):
     """Pre-created nets (serial, and executor with 1..6 threads) of a 3-layer
     LSTM with loss and gradients, and of a forward-only one; each run feeds
@@ -88,15 +104,8 @@ def _bitwise_loop(tx, workspace, rng, iters):
         "training": tx.build_stack("lstm", layers=3, H=8, N=3, D=5, name="st"),
         "forward_only": tx.build_stack("lstm", layers=3, H=8, N=3, D=5, name="sf", forward_only=True),
     }
-    nets = {}
-    for kind, case in cases.items():
-        case.feed(3, 0)
-        for threads in range(0, 7):  # 0: serial
-            net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
-            nws = int(rng.randint(1, 5)) if kind == "forward_only" and threads else None
-            tx.configure(net, threads > 0, threads or None, num_workspaces=nws)
-            workspace.CreateNet(net, overwrite=True)
-            nets[kind, threads] = net
+    nets = _create_nets(tx, workspace, cases, 6,
+                        lambda kind, threads: int(rng.randint(1, 5)) if kind == "forward_only" and threads else None)
     counts = {"runs": 0, "training": 0, "forward_only": 0, "T0": 0, "threads": {}}
     for i in range(iters):
         kind = "training" if rng.rand() < 0.65 else "forward_only"
@@ -181,14 +190,7 @@ def _helping_loop(tx, workspace, rng, iters):
         "lstm2": tx.build_stack("lstm", layers=2, H=256, N=16, D=16, name="hl"),
         "gru1_fwd": tx.build_stack("gru", layers=1, H=256, N=24, D=16, name="hg", forward_only=True),
     }
-    nets = {}
-    for kind, case in cases.items():
-        case.feed(3, 0)
-        for threads in range(0, 5):  # 0: serial
-            net = case.net.Clone("%s_%d" % (case.net.Proto().name, threads))
-            tx.configure(net, threads > 0, threads or None)
-            workspace.CreateNet(net, overwrite=True)
-            nets[kind, threads] = net
+    nets = _create_nets(tx, workspace, cases, 4)
     counts = {"runs": 0, "threads": {}, "num_cores": _C.get_flag("num_cores")}
     before = _C.get_flag("executor_help_parts")
     for i in range(iters):
