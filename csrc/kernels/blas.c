@@ -121,11 +121,11 @@ void rc_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
         return;
     }
     apply_fork_restore();
-    int threads = tl_step_threads;
-    if (threads > 0) {
-        threads = rc_step_split_threads((double)M * (double)N * (double)K, RC_PAR_SPLIT_MIN);
+    if (tl_step_threads > 0) {
+        double work = (double)M * (double)N * (double)K;
+        int threads = rc_step_split_threads(work, RC_PAR_SPLIT_MIN);
         chunk_job j = {trans_a, trans_b, 1, M, N, K, N, 1, alpha, beta, A, B, C};
-        if ((double)M * (double)N * (double)K >= RC_PAR_SPLIT_MIN) {
+        if (work >= RC_PAR_SPLIT_MIN) {
             j.by_cols = N >= M;
             int64_t side = j.by_cols ? N : M;
             int64_t want = step_chunks();
