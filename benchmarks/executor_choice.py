@@ -8,9 +8,11 @@ side by side in one process:
   serial     the executor off: the serial loop, which splits every step
              product over the threads
   default    the library's defaults: two timed serial runs, then the
-             executor if its step ops take at least min_op_us (4 us) and,
-             from the first run of 8 or more timesteps, only if their
-             parallelism reaches min_parallelism (2.5; --min_parallelism)
+             executor if its step ops take at least min_op_us (4 us),
+             else (try_fraction 0) two timed runs each of the executor and
+             the serial loop, and the faster; and from the first run of 8
+             or more timesteps, only if their parallelism reaches
+             min_parallelism (2.5; --min_parallelism)
 
 Checks first that the three give the same bits, then alternates them round
 by round and prints the median entries/s (timesteps x batch per second),
@@ -137,7 +139,9 @@ def main(argv=None):
         models[v] = Model(args, v, threads, weights=models["serial"].weights())
     res = {}
     for v, m in models.items():
-        m.run(3)  # past the default's two timed serial runs and its first executor-eligible run
+        # past the default's two timed serial runs, its four timed tries when they came out under
+        # min_op_us (from 8 timesteps on) and its first run after deciding
+        m.run(7)
         res[v] = m.results()
     same = all(res[v][k].tobytes() == res["serial"][k].tobytes() for v in res for k in res[v])
     print("validated: %s bitwise equal: %s" % (", ".join(models), same))
@@ -161,8 +165,9 @@ def main(argv=None):
         print("  %-9s %10.0f   (%.2fx serial)" % (v, e, e / eps["serial"]))
     status = models["default"].status()
     print("default chose: %s" % ", ".join(
-        "%s %s (mean_op_us %.1f, parallelism %s)" % (
+        "%s %s (mean_op_us %.1f%s, parallelism %s)" % (
             s["direction"], s["mode"], s["mean_op_us"] or 0.0,
+            ", executor tried: %.1f" % s["tried_op_us"] if s["tried_op_us"] is not None else "",
             "%.2f" % s["parallelism"] if s["parallelism"] is not None else "not measured") for s in status))
     if args.json:
         with open(args.json, "w") as f:

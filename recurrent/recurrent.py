@@ -405,17 +405,27 @@ def _recurrent_network_grad(op, g_output):
 
 # ---------------------------------------------------------------- executor config
 def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min_op_us=None,
-                            min_parallelism=None):
+                            min_parallelism=None, try_fraction=None):
     """Sets ``rnn_executor.num_threads`` / ``rnn_executor.max_cuda_streams`` /
-    ``rnn_executor.min_op_us`` / ``rnn_executor.min_parallelism`` on a
-    RecurrentNetwork or RecurrentNetworkGradient OperatorDef (an existing
-    setting is replaced). Takes effect when the net is (re)created.
+    ``rnn_executor.min_op_us`` / ``rnn_executor.min_parallelism`` /
+    ``rnn_executor.try_fraction`` on a RecurrentNetwork or
+    RecurrentNetworkGradient OperatorDef (an existing setting is replaced).
+    Takes effect when the net is (re)created.
 
     ``min_op_us`` (ours, not Caffe2's): the op's first runs are serial and
     timed; if its step ops take less than this many microseconds on average,
     it keeps running serially (the executor's cost per op would outweigh the
     parallelism). 0 always uses the executor. Default: the global flag
     (``--caffe2_rnn_executor_min_op_us``, 4).
+
+    ``try_fraction`` (ours): when the timed serial runs averaged below
+    ``min_op_us`` but at least this fraction of it, the op does not guess:
+    its next runs of at least 8 timesteps alternate between the executor and
+    the serial loop, timed as a whole, two of each (shorter runs meanwhile
+    are serial), and it keeps the executor only if its faster run took at
+    most 0.95x the serial loop's. Default 0: every op under ``min_op_us``
+    tries (on small cells the executor measured 0.5-1.4x the serial loop,
+    with no op time that separates the two); 1: never, the time rule alone.
 
     ``min_parallelism`` (ours): when the timed runs chose the executor, its
     first run of at least 8 timesteps weighs the dependency graph with the
@@ -458,6 +468,8 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
         put_float("min_op_us", min_op_us, "1e6", "a number of microseconds")
     if min_parallelism is not None:
         put_float("min_parallelism", min_parallelism, "1024", "a number")
+    if try_fraction is not None:
+        put_float("try_fraction", try_fraction, "1", "a number")
 
 
 # ---------------------------------------------------------------- step blobs

@@ -76,7 +76,7 @@ def fetch(net):
     return events
 
 
-_MODES = {0: "off", 1: "measuring", 2: "executor", 3: "serial"}
+_MODES = {0: "off", 1: "measuring", 2: "executor", 3: "serial", 4: "trying"}
 
 
 def executor_status(net):
@@ -84,10 +84,17 @@ def executor_status(net):
     enabled does from its next run on (rnn_executor.min_op_us): a list of
     dicts with keys op_index, direction, mode ("measuring": its next run is
     still a timed serial run; "executor"; "serial": its step ops averaged less
-    than min_op_us, or their parallelism was below min_parallelism, so it
-    keeps running serially), mean_op_us (the lowest mean time per step-op
-    instance of the timed runs; None when none was timed, as with min_op_us
-    0), timed_runs, min_op_us, last_run ("executor" or "serial": what that
+    than min_op_us, or their parallelism was below min_parallelism, or the
+    executor lost when tried, so it keeps running serially; "trying": the
+    timed runs averaged under min_op_us but at least try_fraction of it, so
+    its next runs of 8 or more timesteps alternate between the executor and
+    the serial loop, timed, two of each, and it keeps the executor only if
+    its faster run beat the serial loop's by 5%), mean_op_us (the lowest mean
+    time per step-op instance of the timed serial runs; None when none was
+    timed, as with min_op_us 0), timed_runs, tried_op_us and
+    tried_serial_op_us (the same for the executor's and the serial loop's
+    runs while trying; None before the first), tried_runs (those runs, both
+    kinds; 0 when it did not try), min_op_us, last_run ("executor" or "serial": what that
     run used; in mode "executor" a run of a single timestep is serial unless
     min_op_us is 0), and parallelism (the step ops' time over their longest
     dependency chain's, measured at the first run of 8 or more timesteps
@@ -99,9 +106,13 @@ def executor_status(net):
         name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")
         if not workspace.HasBlob(name):
             continue
-        mode, mean_us, runs, min_us, last_exec, par = workspace.FetchBlob(name).tolist()
+        mode, mean_us, runs, min_us, last_exec, par, tried_us, tried_serial_us, tried = \
+            workspace.FetchBlob(name).tolist()
         out.append(dict(op_index=idx, direction=direction, mode=_MODES.get(int(mode), "unknown"),
                         mean_op_us=float(mean_us) if runs else None, timed_runs=int(runs),
+                        tried_op_us=float(tried_us) if tried_us else None,
+                        tried_serial_op_us=float(tried_serial_us) if tried_serial_us else None,
+                        tried_runs=int(tried),
                         min_op_us=float(min_us), last_run="executor" if last_exec else "serial",
                         parallelism=float(par) if par else None))
     return out

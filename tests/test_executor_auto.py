@@ -41,16 +41,19 @@ def small_case(name):
     return case
 
 
-def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None):
+def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None, try_fraction=None):
     """min_parallelism None: the library's default (2.5); the tests of the
     time rule pass 0 (no parallelism check), so that the tiny cells' noisy
-    op times cannot change their outcome."""
+    op times cannot change their outcome. try_fraction None: the default
+    (0.5)."""
     for op in rnn_ops(case.net):
         set_arg(op, "enable_rnn_executor", enable)
         set_arg(op, "rnn_executor_debug", debug)
         set_arg(op, "rnn_executor.min_op_us", None)
         set_arg(op, "rnn_executor.min_parallelism", None)
-        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us, min_parallelism=min_parallelism)
+        set_arg(op, "rnn_executor.try_fraction", None)
+        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us, min_parallelism=min_parallelism,
+                                    try_fraction=try_fraction)
     workspace.CreateNet(case.net, overwrite=True)
 
 
@@ -68,7 +71,10 @@ def test_small_cell_runs_serially_by_default(capfd):
     assert [s["mode"] for s in status(case).values()] == ["executor", "executor"]
     capfd.readouterr()
 
-    create(case)  # no min_op_us argument: the global flag (4 us)
+    # no min_op_us argument: the global flag (4 us); try_fraction 1: the time
+    # rule alone (on a slow machine these ops could reach the default's
+    # band, 2-4 us, where the op tries the executor: tested below)
+    create(case, try_fraction=1)
     expect = None
     for run in range(4):
         got = case.run_created()
@@ -163,7 +169,7 @@ def test_trace_shows_the_serial_path_after_the_fallback():
     """After the fallback, a traced run is the serial loop's trace: every
     event on worker 0, no set-timestep (-1) events."""
     case = small_case("auto_trace")
-    create(case, min_op_us=1e6, debug=None)
+    create(case, min_op_us=1e6, debug=None, try_fraction=1)  # the time rule alone: serial
     case.run_created()
     case.run_created()
     with trace.tracing():
@@ -216,7 +222,7 @@ def test_decision_is_per_op_and_sticky():
     """Each op decides once (T changing afterwards does not re-measure);
     a re-created net measures again."""
     case = small_case("auto_sticky")
-    create(case, min_op_us=1e6, debug=None)
+    create(case, min_op_us=1e6, debug=None, try_fraction=1)  # the time rule alone: serial
     case.run_created()
     case.run_created()
     for newT in (3, 12, 1):
@@ -376,4 +382,99 @@ def test_bad_min_parallelism_raises():
                        match=r"RecurrentNetwork.*rnn_executor.min_parallelism must be in \[0, 1024\], got -2"):
         workspace.CreateNet(case.net, overwrite=True)
     create(case, min_op_us=0.001, min_parallelism=2.5, debug=None)  # the workspace is usable
+    case.run_created()
+
+
+def test_near_the_threshold_tries_the_executor(capfd):
+    """Serial runs below min_op_us but at least try_fraction of it (here 0:
+    any time below 1e6 us): the op's next runs of 8 or more timesteps
+    alternate between the executor and the serial loop, timed, two of each,
+    and it keeps the executor only if its faster run beat the serial loop's
+    by 5%. Shorter runs meanwhile are serial and not timed. The same bits
+    throughout; the graph is built once, at the first executor run."""
+    case = small_case("auto_try")
+    refs = {}
+    create(case, enable=0)
+    for t in (1, 5, T):
+        case.feed(t, 5)
+        refs[t] = case.run_created()
+    create(case, min_op_us=1e6, min_parallelism=0, try_fraction=0)
+    case.feed(T, 5)
+    for run in range(2):
+        assert_bitwise(refs[T], case.run_created(), "run %d" % run)
+    err = capfd.readouterr().err
+    assert err.count("trying the executor against the serial loop") == 2, err
+    for s in status(case).values():
+        assert (s["mode"], s["timed_runs"], s["tried_runs"], s["last_run"]) == ("trying", 2, 0, "serial"), s
+        assert s["tried_op_us"] is None and s["tried_serial_op_us"] is None
+    for t in (5, 1):  # serial, not timed
+        case.feed(t, 5)
+        assert_bitwise(refs[t], case.run_created(), "T=%d" % t)
+        for s in status(case).values():
+            assert (s["mode"], s["tried_runs"], s["last_run"]) == ("trying", 0, "serial"), (t, s)
+    case.feed(T, 5)
+    for run, last in enumerate(("executor", "serial", "executor")):
+        assert_bitwise(refs[T], case.run_created(), "try %d" % run)
+        for s in status(case).values():
+            assert (s["mode"], s["tried_runs"], s["last_run"]) == ("trying", run + 1, last), (run, s)
+            assert s["tried_op_us"] > 0 and (s["tried_serial_op_us"] is None) == (run == 0), (run, s)
+    assert_bitwise(refs[T], case.run_created(), "last try")  # the second serial one: decides
+    err = capfd.readouterr().err
+    assert graph_lines(err) == [("forward", T, 2), ("backward", T, 2)]
+    decisions = [l for l in err.splitlines() if "tried, the executor took" in l]
+    assert len(decisions) == 2, err
+    st = status(case)
+    for line, d in zip(decisions, ("forward", "backward")):
+        s = st[d]
+        assert s["tried_runs"] == 4 and s["timed_runs"] == 2 and s["last_run"] == "serial", s
+        assert s["mode"] in ("executor", "serial"), s
+        assert line.endswith("using the executor" if s["mode"] == "executor" else "running serially"), line
+        ratio = s["tried_op_us"] / s["tried_serial_op_us"]
+        if abs(ratio - 0.95) > 1e-3:  # the status holds float32 microseconds; the rule compares nanoseconds
+            assert (s["mode"] == "executor") == (ratio <= 0.95), s
+    modes = {d: s["mode"] for d, s in st.items()}
+    for run in range(2):  # decided: no more timing, the same bits
+        assert_bitwise(refs[T], case.run_created(), "after the decision, run %d" % run)
+        for d, s in status(case).items():
+            assert (s["mode"], s["tried_runs"], s["last_run"]) == (modes[d], 4, modes[d]), s
+
+
+@pytest.mark.parametrize("try_fraction,mode", ((1, "serial"), (0.5, "serial"), (0, "trying")))
+def test_try_fraction_sets_the_band(try_fraction, mode):
+    """Ops far below min_op_us (1e6 us) try the executor only when
+    try_fraction lets them: 1 never (the time rule alone), 0.5 from 5e5 us."""
+    case = small_case("auto_band_%s" % try_fraction)
+    create(case, min_op_us=1e6, min_parallelism=0, try_fraction=try_fraction, debug=None)
+    case.run_created()
+    case.run_created()
+    assert [s["mode"] for s in status(case).values()] == [mode, mode]
+
+
+def test_trying_checks_the_parallelism_first():
+    """The parallelism check comes first: a chain (one LSTM layer, about 1.0)
+    goes serial at its first run of 8 timesteps, without trying."""
+    case = chain_case("lstm", 1, "auto_try_chain")
+    create(case, enable=0)
+    ref = case.run_created()
+    create(case, min_op_us=1e6, try_fraction=0, debug=None)
+    for run in range(4):
+        assert_bitwise(ref, case.run_created(), "run %d" % run)
+    for s in status(case).values():
+        assert (s["mode"], s["tried_runs"], s["last_run"]) == ("serial", 0, "serial"), s
+        assert s["parallelism"] < 2.0, s
+
+
+def test_bad_try_fraction_raises():
+    op = rnn_ops(small_case("auto_tf_bad").net)[0]
+    for bad in (-0.1, 1.5, float("nan"), float("inf"), "x"):
+        with pytest.raises(ValueError, match="try_fraction"):
+            rnn.set_rnn_executor_config(op, try_fraction=bad)
+    case = small_case("auto_tf_raw")
+    for op in rnn_ops(case.net):
+        set_arg(op, "enable_rnn_executor", 1)
+        set_arg(op, "rnn_executor.try_fraction", 2.0)
+    with pytest.raises(ValueError,
+                       match=r"RecurrentNetwork.*rnn_executor.try_fraction must be in \[0, 1\], got 2"):
+        workspace.CreateNet(case.net, overwrite=True)
+    create(case, min_op_us=1e6, try_fraction=0.25, debug=None)  # the workspace is usable
     case.run_created()

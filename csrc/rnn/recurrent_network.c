@@ -155,6 +155,10 @@ typedef struct {
     int probe_n_ops;          /* entries of probe_op_ns */
     double parallelism;       /* the step graph's average parallelism (exec_parallel_check); 0: not measured */
     double min_parallelism;   /* rnn_executor.min_parallelism (0: no check) */
+    double try_fraction;      /* rnn_executor.try_fraction: timed serial runs at this fraction of min_op_us or
+                               * more (but below it) try the executor (EXEC_TRYING) */
+    int try_runs[2];          /* EXEC_TRYING: runs timed so far, [0] serial, [1] the executor */
+    int64_t try_best_ns[2];   /* their lowest mean time per task */
     rc_rnn_exec *exec;        /* owned, created lazily */
     /* gradient op only */
     int n_owg;                /* len(outputs_with_grads) */
@@ -186,18 +190,28 @@ typedef struct {
 /* Whether a run uses the executor. With the executor enabled and
  * min_op_ns > 0, the first EXEC_PROBE_RUNS successful runs are serial and
  * timed; the lowest mean time per executor task (see exec_probe) then
- * decides, once, between the executor and the serial loop. If it chose the
- * executor, the first run of at least EXEC_PAR_MIN_T timesteps also weighs
- * the dependency graph with the timed runs' op times: below an average
+ * decides, once: at least min_op_ns, the executor; below try_fraction of
+ * it, the serial loop. In between the op measures (EXEC_TRYING): its next
+ * successful runs of at least EXEC_PAR_MIN_T timesteps alternate between
+ * the executor and the serial loop, both timed as a whole (the probe's
+ * serial runs also timed each op, which costs a tiny op a good part of its
+ * time), EXEC_PROBE_RUNS of each, and it keeps the faster (exec_try);
+ * shorter runs meanwhile are serial. If it chose the executor (or is
+ * trying it), the first run of at least EXEC_PAR_MIN_T timesteps also weighs the
+ * dependency graph with the timed runs' op times: below an average
  * parallelism of min_parallelism (a chain of ops, as in a one-layer
  * LSTM, where the serial loop splits every product over the cores and the
  * executor can only run one op at a time) the op runs serially from then on
  * (exec_parallel_check). Both compute the same bits, so the choice only
  * changes the speed. */
-enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3 };
+enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3, EXEC_TRYING = 4 };
 #define EXEC_PROBE_RUNS 2
 #define EXEC_PAR_MIN_T 8
 #define EXEC_MIN_PARALLELISM 2.5 /* default of rnn_executor.min_parallelism */
+#define EXEC_TRY_FRACTION 0.0    /* default of rnn_executor.try_fraction */
+/* While trying, the executor's best time must be at most this fraction of the serial loop's: a tie
+ * goes to the serial loop, which loses less when the machine gets loaded. */
+#define EXEC_TRY_MARGIN 0.95
 
 static void free_strv(char **v, int n)
 {
@@ -406,6 +420,15 @@ static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.min_parallelism must be in [0, 1024], got %g",
                               (double)mp);
         st->min_parallelism = mp;
+    }
+    st->try_fraction = EXEC_TRY_FRACTION;
+    if (rc_opdef_arg(d, "rnn_executor.try_fraction")) {
+        float tf;
+        if ((s = rc_arg_f(d, "rnn_executor.try_fraction", 0.f, &tf, err))) return s;
+        if (!(tf >= 0.f && tf <= 1.f))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.try_fraction must be in [0, 1], got %g",
+                              (double)tf);
+        st->try_fraction = tf;
     }
     st->exec_mode = !st->use_executor ? EXEC_OFF : st->min_op_ns > 0 ? EXEC_MEASURING : EXEC_ON;
     const rc_arg *bw = rc_opdef_arg(d, "backward_step_net");
@@ -858,16 +881,18 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
  * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
  * runs (0 before the first), number of timed runs, min_op_us, whether the
  * last run used the executor, the step graph's average parallelism (0: not
- * measured)]. */
+ * measured), then of the runs timed while trying (EXEC_TRYING): mean us
+ * per task of the executor's best, of the serial loop's best (each 0 before
+ * the first), the number of those runs]. */
 static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
 {
     char nm[600];
     snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, st->is_grad ? "backward_executor" : "executor");
     rc_blob *b = rc_ws_create_local(op->ws, nm, err);
     if (!b) return err->code;
-    int64_t six = 6;
+    int64_t len = 9;
     rc_status s;
-    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &six, err))) return s;
+    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &len, err))) return s;
     float *v = rc_f32(&b->t);
     v[0] = (float)st->exec_mode;
     v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
@@ -875,8 +900,21 @@ static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_bl
     v[3] = (float)((double)st->min_op_ns / 1000.0);
     v[4] = (float)st->last_ran_exec;
     v[5] = (float)st->parallelism;
+    v[6] = st->try_runs[1] ? (float)((double)st->try_best_ns[1] / 1000.0) : 0.f;
+    v[7] = st->try_runs[0] ? (float)((double)st->try_best_ns[0] / 1000.0) : 0.f;
+    v[8] = (float)(st->try_runs[0] + st->try_runs[1]);
     rc_tensor_touch(&b->t);
     return RC_OK;
+}
+
+/* The executor's tasks per timestep: one for the prologue and one per step
+ * op that is not a link op (the link ops that start a step net run inside
+ * the step's first task). */
+static int exec_tasks(rc_net *net)
+{
+    int n_ops = rc_net_num_ops(net), tasks = 1;
+    for (int i = 0; i < n_ops; i++) tasks += strcmp(rc_net_op(net, i)->def.type, "rnn_internal_apply_link") != 0;
+    return tasks;
 }
 
 /* After a successful timed serial run: records it and, after the last probe
@@ -886,18 +924,45 @@ static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_bl
  * step's first task, and their time counts there). */
 static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t elapsed_ns)
 {
-    int n_ops = rc_net_num_ops(net), tasks = 1;
-    for (int i = 0; i < n_ops; i++) tasks += strcmp(rc_net_op(net, i)->def.type, "rnn_internal_apply_link") != 0;
-    int64_t per = elapsed_ns / ((int64_t)T * tasks);
+    int64_t per = elapsed_ns / ((int64_t)T * exec_tasks(net));
     if (!st->probe_runs || per < st->probe_best_ns) st->probe_best_ns = per;
     if (++st->probe_runs < EXEC_PROBE_RUNS) return;
-    st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON : EXEC_AUTO_SERIAL;
+    int64_t try_from = (int64_t)(st->try_fraction * (double)st->min_op_ns + 0.5);
+    st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON
+                    : st->probe_best_ns >= try_from && try_from < st->min_op_ns ? EXEC_TRYING
+                                                                                 : EXEC_AUTO_SERIAL;
     if (st->debug)
         fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): step ops take %.2f us per task (serial, best of "
                 "%d runs) %s rnn_executor.min_op_us = %.2f: %s\n", op->def.type, op->index, st->step->name,
                 (double)st->probe_best_ns / 1000.0, st->probe_runs, st->exec_mode == EXEC_ON ? ">=" : "<",
                 (double)st->min_op_ns / 1000.0,
-                st->exec_mode == EXEC_ON ? "using the executor" : "running serially");
+                st->exec_mode == EXEC_ON       ? "using the executor"
+                : st->exec_mode == EXEC_TRYING ? "trying the executor against the serial loop"
+                                               : "running serially");
+}
+
+/* After a successful run of at least EXEC_PAR_MIN_T timesteps in
+ * EXEC_TRYING (exec: whether it used the executor): records its mean time
+ * per task (as exec_probe's) and, once both have EXEC_PROBE_RUNS runs,
+ * keeps the executor if its best beat the serial loop's by
+ * EXEC_TRY_MARGIN, else runs serially from then on. */
+static void exec_try(rc_op *op, rnn_state *st, rc_net *net, int T, int exec, int64_t elapsed_ns)
+{
+    int64_t per = elapsed_ns / ((int64_t)T * exec_tasks(net));
+    if (!st->try_runs[exec] || per < st->try_best_ns[exec]) st->try_best_ns[exec] = per;
+    st->try_runs[exec]++;
+    if (st->try_runs[0] < EXEC_PROBE_RUNS || st->try_runs[1] < EXEC_PROBE_RUNS) return;
+    int keep = (double)st->try_best_ns[1] <= EXEC_TRY_MARGIN * (double)st->try_best_ns[0];
+    st->exec_mode = keep ? EXEC_ON : EXEC_AUTO_SERIAL;
+    if (!keep) {
+        rc_rnn_exec_free(st->exec);
+        st->exec = NULL;
+    }
+    if (st->debug)
+        fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): tried, the executor took %.2f us per task and the "
+                "serial loop %.2f (best of %d runs each): %s\n", op->def.type, op->index, st->step->name,
+                (double)st->try_best_ns[1] / 1000.0, (double)st->try_best_ns[0] / 1000.0, EXEC_PROBE_RUNS,
+                keep ? "using the executor" : "running serially");
 }
 
 /* Records a timed serial run's op times (op_ns[i]: step op i over all T
@@ -966,7 +1031,8 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
      * cores: with the automatic choice (min_op_us > 0) such a run is serial.
      * min_op_us 0 (Caffe2's behaviour: always the executor) keeps it. The
      * bits are the same either way. */
-    st->last_ran_exec = st->exec_mode == EXEC_ON && !(T == 1 && st->min_op_ns > 0);
+    int trying = st->exec_mode == EXEC_TRYING && T >= EXEC_PAR_MIN_T; /* a run that counts (exec_try) */
+    st->last_ran_exec = (st->exec_mode == EXEC_ON || trying) && !(T == 1 && st->min_op_ns > 0);
     if (st->last_ran_exec) {
         if (!st->exec) {
             st->exec = rc_rnn_exec_new(st->step, st->n_links, st->link_int, st->link_ext, st->link_off, forward,
@@ -975,17 +1041,24 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         }
         if (st->probe_n_ops && !st->parallelism && st->min_parallelism > 0 && T >= EXEC_PAR_MIN_T) {
             if ((s = exec_parallel_check(op, st, scratch_blob, T, err))) goto out;
-            st->last_ran_exec = st->exec_mode == EXEC_ON;
+            trying = st->exec_mode == EXEC_TRYING;
+            st->last_ran_exec = st->exec_mode == EXEC_ON || trying;
         }
+        /* trying: the executor and the serial loop take turns, the executor first */
+        if (trying && st->try_runs[1] > st->try_runs[0]) st->last_ran_exec = 0;
     }
     if (st->last_ran_exec) {
         rc_rnn_exec_set_trace(st->exec, trace);
+        int64_t start_ns = rc_rnn_now_ns();
         s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, st->is_grad ? sc->bwd_gen : sc->fwd_gen, err);
+        int64_t elapsed_ns = rc_rnn_now_ns() - start_ns;
         if (!s && trace) {
             int k;
             const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
             s = store_trace(op, st, scratch_blob, r, k, err);
         }
+        /* after the trace: deciding for the serial loop frees the executor */
+        if (!s && trying) exec_try(op, st, st->nets_tmp[0], T, 1, elapsed_ns);
     } else {
         int n = T ? rc_net_num_ops(st->nets_tmp[0]) : 0;
         if (trace && !(rec = calloc((size_t)T * (size_t)(n + 1) * 5, sizeof(int32_t))))
@@ -1025,6 +1098,8 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         if (!s && st->exec_mode == EXEC_MEASURING) {
             if (op_ns) probe_add_op_times(st, op_ns, n, T);
             exec_probe(op, st, st->nets_tmp[0], T, rc_rnn_now_ns() - start_ns);
+        } else if (!s && trying) {
+            exec_try(op, st, st->nets_tmp[0], T, 0, rc_rnn_now_ns() - start_ns);
         }
         if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
         free(rec);
