@@ -8,11 +8,12 @@ side by side in one process:
   serial     the executor off: the serial loop, which splits every step
              product over the threads
   default    the library's defaults: two timed serial runs, then the
-             executor if its step ops take at least min_op_us (4 us),
-             else (try_fraction 0) two timed runs each of the executor and
-             the serial loop, and the faster; and from the first run of 8
-             or more timesteps, only if their parallelism reaches
-             min_parallelism (2.5; --min_parallelism)
+             executor if its step ops take at least min_op_us (4 us) and,
+             from the first run of 8 or more timesteps, their parallelism
+             reaches min_parallelism (2.5; --min_parallelism); a chain
+             (parallelism under 1.1) serially; in between (trial), two
+             timed runs each of the executor and the serial loop, and the
+             faster
 
 Checks first that the three give the same bits, then alternates them round
 by round and prints the median entries/s (timesteps x batch per second),
@@ -167,7 +168,8 @@ def main(argv=None):
     print("default chose: %s" % ", ".join(
         "%s %s (mean_op_us %.1f%s, parallelism %s)" % (
             s["direction"], s["mode"], s["mean_op_us"] or 0.0,
-            ", executor tried: %.1f" % s["tried_op_us"] if s["tried_op_us"] is not None else "",
+            ", tried: executor %.1f, serial %.1f" % (s["tried_op_us"], s["tried_serial_op_us"])
+            if s["tried_runs"] >= 4 else "",
             "%.2f" % s["parallelism"] if s["parallelism"] is not None else "not measured") for s in status))
     if args.json:
         with open(args.json, "w") as f:

@@ -405,27 +405,31 @@ def _recurrent_network_grad(op, g_output):
 
 # ---------------------------------------------------------------- executor config
 def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min_op_us=None,
-                            min_parallelism=None, try_fraction=None):
+                            min_parallelism=None, trial=None):
     """Sets ``rnn_executor.num_threads`` / ``rnn_executor.max_cuda_streams`` /
     ``rnn_executor.min_op_us`` / ``rnn_executor.min_parallelism`` /
-    ``rnn_executor.try_fraction`` on a RecurrentNetwork or
+    ``rnn_executor.trial`` on a RecurrentNetwork or
     RecurrentNetworkGradient OperatorDef (an existing setting is replaced).
     Takes effect when the net is (re)created.
 
     ``min_op_us`` (ours, not Caffe2's): the op's first runs are serial and
-    timed; if its step ops take less than this many microseconds on average,
-    it keeps running serially (the executor's cost per op would outweigh the
-    parallelism). 0 always uses the executor. Default: the global flag
-    (``--caffe2_rnn_executor_min_op_us``, 4).
+    timed; if its step ops take at least this many microseconds on average,
+    it uses the executor from then on, else it runs serially (the
+    executor's cost per op may outweigh the parallelism), or with ``trial``
+    (the default) measures both. 0 always uses the executor. Default: the
+    global flag (``--caffe2_rnn_executor_min_op_us``, 4).
 
-    ``try_fraction`` (ours): when the timed serial runs averaged below
-    ``min_op_us`` but at least this fraction of it, the op does not guess:
-    its next runs of at least 8 timesteps alternate between the executor and
-    the serial loop, timed as a whole, two of each (shorter runs meanwhile
-    are serial), and it keeps the executor only if its faster run took at
-    most 0.95x the serial loop's. Default 0: every op under ``min_op_us``
-    tries (on small cells the executor measured 0.5-1.4x the serial loop,
-    with no op time that separates the two); 1: never, the time rule alone.
+    ``trial`` (ours; True by default): where the rules here are in doubt,
+    the op measures instead of guessing. That is when its step ops averaged
+    under ``min_op_us`` (on small cells the serial loop runs each product on
+    one core, and the executor measured 0.5-1.4x it, with no op time that
+    separates the two), and when the parallelism is under
+    ``min_parallelism`` but not a chain (1.1 or more). Its next runs of at
+    least 8 timesteps then alternate between the executor and the serial
+    loop, timed as a whole, two of each (shorter runs meanwhile are
+    serial), and it keeps the executor only if its faster run took at most
+    0.95x the serial loop's. False: the rules alone (below either
+    threshold, serial).
 
     ``min_parallelism`` (ours): when the timed runs chose the executor, its
     first run of at least 8 timesteps weighs the dependency graph with the
@@ -433,9 +437,11 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
     below this (1.0 for a chain such as a one-layer LSTM, where no two ops
     can overlap; about 2.2-2.8 for two LSTM layers), the op runs serially
     from then on: the serial loop splits every product over the cores, and
-    an executor that cannot keep two threads busy loses to it. Default 2.5
-    (measured on 2 cores: the executor lost below it, see the README); 0
-    skips the check. Not used with ``min_op_us`` 0 (no timed runs)."""
+    an executor that cannot keep two threads busy loses to it. With
+    ``trial`` only a chain (below 1.1) goes serial at once; between 1.1 and
+    this the op measures both. Default 2.5 (measured on 2 cores, see the
+    README); 0 skips the check. Not used with ``min_op_us`` 0 (no timed
+    runs)."""
     if getattr(rnn_op, "type", None) not in _RNN_OP_TYPES:
         raise ValueError("set_rnn_executor_config: expected a RecurrentNetwork or RecurrentNetworkGradient "
                          "op, got %r" % getattr(rnn_op, "type", type(rnn_op).__name__))
@@ -468,8 +474,10 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None, min
         put_float("min_op_us", min_op_us, "1e6", "a number of microseconds")
     if min_parallelism is not None:
         put_float("min_parallelism", min_parallelism, "1024", "a number")
-    if try_fraction is not None:
-        put_float("try_fraction", try_fraction, "1", "a number")
+    if trial is not None:
+        if not isinstance(trial, (bool, int, np.integer)) or trial not in (0, 1):
+            raise ValueError("set_rnn_executor_config: trial must be True or False, got %r" % (trial,))
+        replace("trial", int(trial))
 
 
 # ---------------------------------------------------------------- step blobs

@@ -86,10 +86,11 @@ def executor_status(net):
     still a timed serial run; "executor"; "serial": its step ops averaged less
     than min_op_us, or their parallelism was below min_parallelism, or the
     executor lost when tried, so it keeps running serially; "trying": the
-    timed runs averaged under min_op_us but at least try_fraction of it, so
-    its next runs of 8 or more timesteps alternate between the executor and
-    the serial loop, timed, two of each, and it keeps the executor only if
-    its faster run beat the serial loop's by 5%), mean_op_us (the lowest mean
+    timed runs averaged under min_op_us, or the parallelism is under
+    min_parallelism but not a chain, and rnn_executor.trial is on, so its
+    next runs of 8 or more timesteps alternate between the executor and the
+    serial loop, timed, two of each, and it keeps the executor only if its
+    faster run beat the serial loop's by 5%), mean_op_us (the lowest mean
     time per step-op instance of the timed serial runs; None when none was
     timed, as with min_op_us 0), timed_runs, tried_op_us and
     tried_serial_op_us (the same for the executor's and the serial loop's

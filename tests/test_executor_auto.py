@@ -41,19 +41,18 @@ def small_case(name):
     return case
 
 
-def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None, try_fraction=None):
+def create(case, enable=1, min_op_us=None, debug=1, threads=2, min_parallelism=None, trial=None):
     """min_parallelism None: the library's default (2.5); the tests of the
     time rule pass 0 (no parallelism check), so that the tiny cells' noisy
-    op times cannot change their outcome. try_fraction None: the default
-    (0.5)."""
+    op times cannot change their outcome. trial None: the default (on)."""
     for op in rnn_ops(case.net):
         set_arg(op, "enable_rnn_executor", enable)
         set_arg(op, "rnn_executor_debug", debug)
         set_arg(op, "rnn_executor.min_op_us", None)
         set_arg(op, "rnn_executor.min_parallelism", None)
-        set_arg(op, "rnn_executor.try_fraction", None)
+        set_arg(op, "rnn_executor.trial", None)
         rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=min_op_us, min_parallelism=min_parallelism,
-                                    try_fraction=try_fraction)
+                                    trial=trial)
     workspace.CreateNet(case.net, overwrite=True)
 
 
@@ -71,10 +70,9 @@ def test_small_cell_runs_serially_by_default(capfd):
     assert [s["mode"] for s in status(case).values()] == ["executor", "executor"]
     capfd.readouterr()
 
-    # no min_op_us argument: the global flag (4 us); try_fraction 1: the time
-    # rule alone (on a slow machine these ops could reach the default's
-    # band, 2-4 us, where the op tries the executor: tested below)
-    create(case, try_fraction=1)
+    # no min_op_us argument: the global flag (4 us); trial off: the time rule
+    # alone (trial: tested below)
+    create(case, trial=0)
     expect = None
     for run in range(4):
         got = case.run_created()
@@ -169,7 +167,7 @@ def test_trace_shows_the_serial_path_after_the_fallback():
     """After the fallback, a traced run is the serial loop's trace: every
     event on worker 0, no set-timestep (-1) events."""
     case = small_case("auto_trace")
-    create(case, min_op_us=1e6, debug=None, try_fraction=1)  # the time rule alone: serial
+    create(case, min_op_us=1e6, debug=None, trial=0)  # the time rule alone: serial
     case.run_created()
     case.run_created()
     with trace.tracing():
@@ -222,7 +220,7 @@ def test_decision_is_per_op_and_sticky():
     """Each op decides once (T changing afterwards does not re-measure);
     a re-created net measures again."""
     case = small_case("auto_sticky")
-    create(case, min_op_us=1e6, debug=None, try_fraction=1)  # the time rule alone: serial
+    create(case, min_op_us=1e6, debug=None, trial=0)  # the time rule alone: serial
     case.run_created()
     case.run_created()
     for newT in (3, 12, 1):
@@ -283,11 +281,13 @@ def test_one_layer_chain_runs_serially(kind, capfd):
     next step needs this step's state, so nothing can overlap. The timed
     runs choose the executor (a threshold every op exceeds); its first run
     measures the graph's parallelism (all the work over the longest chain's,
-    about 1), runs serially instead and stays serial, with the same bits."""
+    about 1), runs serially instead and stays serial, with the same bits.
+    trial off: the rule alone (with trial the GRU, 1.2-1.6, would measure
+    both; test_trial_below_min_parallelism)."""
     case = chain_case(kind, 1, "auto_chain_" + kind)
     create(case, enable=0)
     ref = case.run_created()
-    create(case, min_op_us=0.001)
+    create(case, min_op_us=0.001, trial=0)
     for run in range(5):
         assert_bitwise(ref, case.run_created(), "run %d" % run)
         err = capfd.readouterr().err
@@ -329,12 +329,13 @@ def test_stacked_layers_keep_the_executor(capfd):
 
 def test_min_parallelism_setting():
     """0: no check (the chain keeps the executor); a value above any
-    parallelism two threads can use (100): the four layers run serially too."""
+    parallelism two threads can use (100): the four layers run serially too
+    (trial off: the rule alone)."""
     for layers, mp, mode in ((1, 0, "executor"), (4, 100, "serial")):
         case = chain_case("lstm", layers, "auto_mp_%d" % layers)
         create(case, enable=0)
         ref = case.run_created()
-        create(case, min_op_us=0.001, min_parallelism=mp, debug=None)
+        create(case, min_op_us=0.001, min_parallelism=mp, debug=None, trial=0)
         for run in range(4):
             assert_bitwise(ref, case.run_created(), "run %d" % run)
         for s in status(case).values():
@@ -386,8 +387,8 @@ def test_bad_min_parallelism_raises():
 
 
 def test_near_the_threshold_tries_the_executor(capfd):
-    """Serial runs below min_op_us but at least try_fraction of it (here 0:
-    any time below 1e6 us): the op's next runs of 8 or more timesteps
+    """Serial runs below min_op_us (1e6 us) with trial on (the default):
+    the op's next runs of 8 or more timesteps
     alternate between the executor and the serial loop, timed, two of each,
     and it keeps the executor only if its faster run beat the serial loop's
     by 5%. Shorter runs meanwhile are serial and not timed. The same bits
@@ -398,7 +399,7 @@ def test_near_the_threshold_tries_the_executor(capfd):
     for t in (1, 5, T):
         case.feed(t, 5)
         refs[t] = case.run_created()
-    create(case, min_op_us=1e6, min_parallelism=0, try_fraction=0)
+    create(case, min_op_us=1e6, min_parallelism=0)
     case.feed(T, 5)
     for run in range(2):
         assert_bitwise(refs[T], case.run_created(), "run %d" % run)
@@ -439,42 +440,48 @@ def test_near_the_threshold_tries_the_executor(capfd):
             assert (s["mode"], s["tried_runs"], s["last_run"]) == (modes[d], 4, modes[d]), s
 
 
-@pytest.mark.parametrize("try_fraction,mode", ((1, "serial"), (0.5, "serial"), (0, "trying")))
-def test_try_fraction_sets_the_band(try_fraction, mode):
-    """Ops far below min_op_us (1e6 us) try the executor only when
-    try_fraction lets them: 1 never (the time rule alone), 0.5 from 5e5 us."""
-    case = small_case("auto_band_%s" % try_fraction)
-    create(case, min_op_us=1e6, min_parallelism=0, try_fraction=try_fraction, debug=None)
+@pytest.mark.parametrize("trial,mode", ((0, "serial"), (1, "trying"), (None, "trying")))
+def test_trial_setting(trial, mode):
+    """Ops below min_op_us (1e6 us) measure both only with trial on (the
+    default); off: the time rule alone."""
+    case = small_case("auto_trial_%s" % trial)
+    create(case, min_op_us=1e6, min_parallelism=0, trial=trial, debug=None)
     case.run_created()
     case.run_created()
     assert [s["mode"] for s in status(case).values()] == [mode, mode]
 
 
-def test_trying_checks_the_parallelism_first():
-    """The parallelism check comes first: a chain (one LSTM layer, about 1.0)
-    goes serial at its first run of 8 timesteps, without trying."""
-    case = chain_case("lstm", 1, "auto_try_chain")
+@pytest.mark.parametrize("layers,mode,tried", ((1, "serial", 0), (4, None, 4)))
+def test_trial_below_min_parallelism(layers, mode, tried, capfd):
+    """The parallelism check comes first. A chain (one LSTM layer, about
+    1.0) goes serial at its first run of 8 timesteps, without trying; four
+    layers (3.4-4.0) under a min_parallelism of 100 try both, although their
+    ops passed the time rule (min_op_us 0.001), and keep the faster."""
+    case = chain_case("lstm", layers, "auto_trial_par_%d" % layers)
     create(case, enable=0)
     ref = case.run_created()
-    create(case, min_op_us=1e6, try_fraction=0, debug=None)
-    for run in range(4):
+    create(case, min_op_us=0.001, min_parallelism=100)
+    for run in range(7):
         assert_bitwise(ref, case.run_created(), "run %d" % run)
+    err = capfd.readouterr().err
     for s in status(case).values():
-        assert (s["mode"], s["tried_runs"], s["last_run"]) == ("serial", 0, "serial"), s
-        assert s["parallelism"] < 2.0, s
+        assert s["tried_runs"] == tried and s["mode"] in ((mode,) if mode else ("executor", "serial")), s
+        assert s["parallelism"] < (1.1 if layers == 1 else 100), s
+    checks = [l for l in err.splitlines() if "average parallelism" in l]
+    want = "running serially" if layers == 1 else "trying the executor against the serial loop"
+    assert len(checks) == 2 and all(l.endswith(want) for l in checks), err
 
 
-def test_bad_try_fraction_raises():
-    op = rnn_ops(small_case("auto_tf_bad").net)[0]
-    for bad in (-0.1, 1.5, float("nan"), float("inf"), "x"):
-        with pytest.raises(ValueError, match="try_fraction"):
-            rnn.set_rnn_executor_config(op, try_fraction=bad)
-    case = small_case("auto_tf_raw")
+def test_bad_trial_raises():
+    op = rnn_ops(small_case("auto_trial_bad").net)[0]
+    for bad in (-1, 2, 0.5, "x", None.__class__):
+        with pytest.raises(ValueError, match="trial must be True or False"):
+            rnn.set_rnn_executor_config(op, trial=bad)
+    case = small_case("auto_trial_raw")
     for op in rnn_ops(case.net):
         set_arg(op, "enable_rnn_executor", 1)
-        set_arg(op, "rnn_executor.try_fraction", 2.0)
-    with pytest.raises(ValueError,
-                       match=r"RecurrentNetwork.*rnn_executor.try_fraction must be in \[0, 1\], got 2"):
+        set_arg(op, "rnn_executor.trial", 3)
+    with pytest.raises(ValueError, match=r"RecurrentNetwork.*rnn_executor.trial must be 0 or 1, got 3"):
         workspace.CreateNet(case.net, overwrite=True)
-    create(case, min_op_us=1e6, try_fraction=0.25, debug=None)  # the workspace is usable
+    create(case, min_op_us=1e6, trial=False, debug=None)  # the workspace is usable
     case.run_created()

@@ -155,8 +155,7 @@ typedef struct {
     int probe_n_ops;          /* entries of probe_op_ns */
     double parallelism;       /* the step graph's average parallelism (exec_parallel_check); 0: not measured */
     double min_parallelism;   /* rnn_executor.min_parallelism (0: no check) */
-    double try_fraction;      /* rnn_executor.try_fraction: timed serial runs at this fraction of min_op_us or
-                               * more (but below it) try the executor (EXEC_TRYING) */
+    int trial;                /* rnn_executor.trial: where a rule is in doubt, time both (EXEC_TRYING) */
     int try_runs[2];          /* EXEC_TRYING: runs timed so far, [0] serial, [1] the executor */
     int64_t try_best_ns[2];   /* their lowest mean time per task */
     rc_rnn_exec *exec;        /* owned, created lazily */
@@ -190,25 +189,28 @@ typedef struct {
 /* Whether a run uses the executor. With the executor enabled and
  * min_op_ns > 0, the first EXEC_PROBE_RUNS successful runs are serial and
  * timed; the lowest mean time per executor task (see exec_probe) then
- * decides, once: at least min_op_ns, the executor; below try_fraction of
- * it, the serial loop. In between the op measures (EXEC_TRYING): its next
- * successful runs of at least EXEC_PAR_MIN_T timesteps alternate between
- * the executor and the serial loop, both timed as a whole (the probe's
- * serial runs also timed each op, which costs a tiny op a good part of its
- * time), EXEC_PROBE_RUNS of each, and it keeps the faster (exec_try);
- * shorter runs meanwhile are serial. If it chose the executor (or is
- * trying it), the first run of at least EXEC_PAR_MIN_T timesteps also weighs the
- * dependency graph with the timed runs' op times: below an average
- * parallelism of min_parallelism (a chain of ops, as in a one-layer
- * LSTM, where the serial loop splits every product over the cores and the
- * executor can only run one op at a time) the op runs serially from then on
- * (exec_parallel_check). Both compute the same bits, so the choice only
- * changes the speed. */
+ * decides, once: at least min_op_ns, the executor. Below it the executor
+ * may still win (the serial loop does not split small products, so it
+ * leaves a core idle): with rnn_executor.trial (the default) the op then
+ * measures (EXEC_TRYING), else it runs serially. If it chose the executor
+ * (or is trying it), the first run of at least EXEC_PAR_MIN_T timesteps
+ * also weighs the dependency graph with the timed runs' op times
+ * (exec_parallel_check): below an average parallelism of
+ * EXEC_CHAIN_PARALLELISM (a chain of ops, as in a one-layer LSTM, where the
+ * serial loop splits every product over the cores and the executor can
+ * only run one op at a time) the op runs serially from then on; below
+ * min_parallelism too without trial, and with trial it measures.
+ * Measuring (exec_try): the op's next successful runs of at least
+ * EXEC_PAR_MIN_T timesteps alternate between the executor and the serial
+ * loop, both timed as a whole (the probe's serial runs also timed each op,
+ * which costs a tiny op a good part of its time), EXEC_PROBE_RUNS of each,
+ * and it keeps the faster; shorter runs meanwhile are serial. Both compute
+ * the same bits, so the choice only changes the speed. */
 enum { EXEC_OFF = 0, EXEC_MEASURING = 1, EXEC_ON = 2, EXEC_AUTO_SERIAL = 3, EXEC_TRYING = 4 };
 #define EXEC_PROBE_RUNS 2
 #define EXEC_PAR_MIN_T 8
 #define EXEC_MIN_PARALLELISM 2.5 /* default of rnn_executor.min_parallelism */
-#define EXEC_TRY_FRACTION 0.0    /* default of rnn_executor.try_fraction */
+#define EXEC_CHAIN_PARALLELISM 1.1 /* below: a chain, serial without trial (one LSTM layer: 1.00-1.03) */
 /* While trying, the executor's best time must be at most this fraction of the serial loop's: a tie
  * goes to the serial loop, which loses less when the machine gets loaded. */
 #define EXEC_TRY_MARGIN 0.95
@@ -421,15 +423,10 @@ static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
                               (double)mp);
         st->min_parallelism = mp;
     }
-    st->try_fraction = EXEC_TRY_FRACTION;
-    if (rc_opdef_arg(d, "rnn_executor.try_fraction")) {
-        float tf;
-        if ((s = rc_arg_f(d, "rnn_executor.try_fraction", 0.f, &tf, err))) return s;
-        if (!(tf >= 0.f && tf <= 1.f))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.try_fraction must be in [0, 1], got %g",
-                              (double)tf);
-        st->try_fraction = tf;
-    }
+    if ((s = rc_arg_i(d, "rnn_executor.trial", 1, &v, err))) return s;
+    if (v != 0 && v != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "rnn_executor.trial must be 0 or 1, got %lld", (long long)v);
+    st->trial = (int)v;
     st->exec_mode = !st->use_executor ? EXEC_OFF : st->min_op_ns > 0 ? EXEC_MEASURING : EXEC_ON;
     const rc_arg *bw = rc_opdef_arg(d, "backward_step_net");
     st->has_bwd = bw && ((bw->kind == RC_ARG_NET && bw->net) || (bw->kind == RC_ARG_S && bw->s && bw->s[0]));
@@ -927,10 +924,7 @@ static void exec_probe(rc_op *op, rnn_state *st, rc_net *net, int T, int64_t ela
     int64_t per = elapsed_ns / ((int64_t)T * exec_tasks(net));
     if (!st->probe_runs || per < st->probe_best_ns) st->probe_best_ns = per;
     if (++st->probe_runs < EXEC_PROBE_RUNS) return;
-    int64_t try_from = (int64_t)(st->try_fraction * (double)st->min_op_ns + 0.5);
-    st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON
-                    : st->probe_best_ns >= try_from && try_from < st->min_op_ns ? EXEC_TRYING
-                                                                                 : EXEC_AUTO_SERIAL;
+    st->exec_mode = st->probe_best_ns >= st->min_op_ns ? EXEC_ON : st->trial ? EXEC_TRYING : EXEC_AUTO_SERIAL;
     if (st->debug)
         fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): step ops take %.2f us per task (serial, best of "
                 "%d runs) %s rnn_executor.min_op_us = %.2f: %s\n", op->def.type, op->index, st->step->name,
@@ -1002,17 +996,22 @@ static rc_status exec_parallel_check(rc_op *op, rnn_state *st, rc_blob *scratch_
         return RC_OK;
     }
     st->parallelism = p;
-    int serial = p < st->min_parallelism;
+    int low = p < st->min_parallelism;
+    int serial = low && (!st->trial || p < EXEC_CHAIN_PARALLELISM);
     if (serial) {
         st->exec_mode = EXEC_AUTO_SERIAL;
         rc_rnn_exec_free(st->exec);
         st->exec = NULL;
+    } else if (low) {
+        st->exec_mode = EXEC_TRYING;
     }
     if (st->debug)
         fprintf(stderr, "RNN executor, op %s #%d (step net '%s'): at T=%d the step ops' average parallelism (their "
                 "time over the longest dependency chain's, from the timed runs) is %.2f %s %.2f: %s\n",
-                op->def.type, op->index, st->step->name, T, p, serial ? "<" : ">=", st->min_parallelism,
-                serial ? "running serially" : "using the executor");
+                op->def.type, op->index, st->step->name, T, p, low ? "<" : ">=", st->min_parallelism,
+                serial                         ? "running serially"
+                : st->exec_mode == EXEC_TRYING ? "trying the executor against the serial loop"
+                                               : "using the executor");
     return RC_OK;
 }
 
