@@ -370,12 +370,15 @@ static void test_executor_trace(void)
 }
 
 /* Runs the RNN op `runs` times over T steps with the executor enabled,
- * min_op_us set by `arg_us` (< 0: from the global flag) and
- * rnn_executor.min_parallelism by `min_par` (< 0: the default); returns the
- * "sw_executor" status (mode, mean us, timed runs, min us, whether the last
- * run used the executor, the measured parallelism or 0) in st6 and checks
- * h_all each run. */
-static int auto_case_t(int arg_us, int runs, float st6[6], int T, double min_par)
+ * min_op_us set by `arg_us` (< 0: from the global flag),
+ * rnn_executor.min_parallelism by `min_par` (< 0: the default) and
+ * rnn_executor.trial by `trial` (< 0: the default, on); returns the
+ * "sw_executor" status in st and checks h_all each run. The status: EXEC_*
+ * mode, serial us per task, timed runs, min_op_us, whether the last run
+ * used the executor, the measured parallelism or 0, then the trial's
+ * executor us, serial us and runs. */
+enum { ST_LEN = 9 };
+static int auto_case_tt(int arg_us, int runs, float st[ST_LEN], int T, double min_par, int trial)
 {
     rc_err err;
     int res = -1;
@@ -388,6 +391,7 @@ static int auto_case_t(int arg_us, int runs, float st6[6], int T, double min_par
     if (T > T_MAX || !ws || !nd || feed_inputs(ws, T, N, 3) || !(od = rnn_opdef(nd, 1, 2, 0, 0, "sw"))) goto done;
     if (arg_us >= 0 && rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", arg_us)) goto done;
     if (min_par >= 0 && rc_opdef_set_arg_f(od, "rnn_executor.min_parallelism", min_par)) goto done;
+    if (trial >= 0 && rc_opdef_set_arg_i(od, "rnn_executor.trial", trial)) goto done;
     if (!(net = rc_net_create(ws, nd, &err))) goto done;
     reference(ws, T, N, ref);
     for (int r = 0; r < runs; r++) {
@@ -400,8 +404,8 @@ static int auto_case_t(int arg_us, int runs, float st6[6], int T, double min_par
         }
     }
     rc_blob *b = rc_ws_get(ws, "sw_executor");
-    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != 6) goto done;
-    memcpy(st6, rc_f32(&b->t), sizeof(float) * 6);
+    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != ST_LEN) goto done;
+    memcpy(st, rc_f32(&b->t), sizeof(float) * ST_LEN);
     res = 0;
 done:
     rc_net_free(net);
@@ -410,14 +414,20 @@ done:
     return res;
 }
 
-static int auto_case(int arg_us, int runs, float st6[6]) { return auto_case_t(arg_us, runs, st6, 6, -1); }
+/* trial off: the rules alone */
+static int auto_case_t(int arg_us, int runs, float st[ST_LEN], int T, double min_par)
+{
+    return auto_case_tt(arg_us, runs, st, T, min_par, 0);
+}
+static int auto_case(int arg_us, int runs, float st[ST_LEN]) { return auto_case_t(arg_us, runs, st, 6, -1); }
 
 /* rnn_executor.min_op_us: the first two runs are serial and timed, then the
- * op keeps the executor (ops slower than the threshold) or the serial loop. */
+ * op keeps the executor (ops slower than the threshold) or the serial loop;
+ * with trial (the default) it measures both where a rule is in doubt. */
 static void test_executor_auto(void)
 {
     if (!have_ops()) return;
-    float st[6];
+    float st[ST_LEN];
     int64_t was = rc_flag_rnn_executor_min_op_ns();
     /* 0: the executor from the first run, nothing timed */
     REQUIRE(auto_case(0, 1, st) == 0);
@@ -458,7 +468,36 @@ static void test_executor_auto(void)
     REQUIRE(auto_case_t(-1, 3, st, 10, 0) == 0);
     CHECK_EQ(st[0], 2);
     CHECK_EQ(st[5], 0);
+    /* trial (the default) under min_parallelism 100: measures both from the
+     * third run unless the cell is a chain (below 1.1) */
+    REQUIRE(auto_case_tt(-1, 3, st, 10, 100, -1) == 0);
+    CHECK(st[5] >= 0.999f);
+    CHECK_EQ(st[0], st[5] < 1.1f ? 3 : 4);
+    CHECK_EQ(st[8], st[5] < 1.1f ? 0 : 1);
     rc_flag_set_rnn_executor_min_op_ns(was);
+    /* trial under min_op_us: after the two timed runs the op tries (mode 4);
+     * runs of fewer than 8 steps are serial and not timed; from 8 steps on
+     * the executor and the serial loop alternate, two of each, then the
+     * faster (2 or 3), with both times in the status */
+    REQUIRE(auto_case_tt(1000000, 2, st, 6, 0, -1) == 0);
+    CHECK_EQ(st[0], 4);
+    CHECK_EQ(st[8], 0);
+    REQUIRE(auto_case_tt(1000000, 5, st, 6, 0, -1) == 0);
+    CHECK_EQ(st[0], 4);
+    CHECK_EQ(st[4], 0);
+    CHECK_EQ(st[8], 0);
+    REQUIRE(auto_case_tt(1000000, 3, st, 10, 0, -1) == 0);
+    CHECK_EQ(st[0], 4);
+    CHECK_EQ(st[4], 1); /* the executor's turn first */
+    CHECK_EQ(st[8], 1);
+    CHECK(st[6] > 0.f && st[7] == 0.f);
+    REQUIRE(auto_case_tt(1000000, 6, st, 10, 0, -1) == 0);
+    CHECK(st[0] == 2 || st[0] == 3);
+    CHECK_EQ(st[4], 0); /* the last timed run was the serial loop's */
+    CHECK_EQ(st[8], 4);
+    CHECK(st[6] > 0.f && st[7] > 0.f);
+    if (fabsf(st[6] - 0.95f * st[7]) > 1e-3f * st[7]) /* float us here; the rule compares ns */
+        CHECK_EQ(st[0] == 2, st[6] <= 0.95f * st[7]);
     /* a bad argument fails at creation, naming it */
     rc_err err;
     rc_workspace *ws = rc_ws_new(NULL);
