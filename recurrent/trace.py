@@ -8,12 +8,14 @@
 
 Tracing is off by default; while on, every RecurrentNetwork(Gradient) run
 records when each op instance started and ended and on which worker thread
-(worker 0 is the calling thread). With the executor off, everything runs on
-worker 0, one timestep after the other; with it on, the picture shows the
-wavefront: layer 2 of step t beside layer 1 of step t+1. An op whose step
-ops are too quick for the executor to pay (rnn_executor.min_op_us, default
-4 us per task) runs serially after its first two runs even with the executor
-on: ``executor_status(net)`` says what each op does.
+(worker 0 is the calling thread), and the parts of products that idle
+executor threads ran for them ("Helping" in the README). With the executor
+off, everything runs on worker 0, one timestep after the other; with it on,
+the picture shows the wavefront: layer 2 of step t beside layer 1 of step
+t+1. An op with the executor on may still run serially: after its first two
+runs, timed, it keeps the serial loop where that was faster or the step net
+is a chain (rnn_executor.min_op_us, min_parallelism, trial);
+``executor_status(net)`` says what each op does.
 """
 
 import contextlib
@@ -61,18 +63,26 @@ def fetch(net):
     """Events recorded during the last run of every RecurrentNetwork op of
     ``net`` (a core.Net or NetDef): a list of dicts with keys op_index (the
     RNN op's index in ``net``), direction, timestep, step_op (index in the step
-    net, -1 for setting the timestep), type, start_us, end_us, worker."""
+    net, -1 for setting the timestep), type, start_us, end_us, worker and
+    part. part False: a task (an op instance), on the worker that ran it.
+    part True: a part of that task's product that an idle executor thread
+    ran for it (README, "Helping"), on the helper's row, inside the task's
+    own interval (a part is left out only if memory for its record runs
+    out)."""
     events = []
     for idx, op, scratch, kind, direction in _rnn_ops(net):
         name = "%s_%s" % (scratch, kind)
         if not workspace.HasBlob(name):
             continue
-        rec = workspace.FetchBlob(name)
         types = _decode_names(workspace.FetchBlob(name + "_ops"))
-        for t, j, s, e, w in rec.tolist():  # every record is a real event (stored only after a successful run)
-            events.append(dict(op_index=idx, direction=direction, timestep=t, step_op=j,
-                               type=types[j] if 0 <= j < len(types) else "set_timestep",
-                               start_us=s, end_us=e, worker=w))
+        for blob, part in ((name, False), (name + "_parts", True)):
+            if not workspace.HasBlob(blob):
+                continue
+            # every record is a real event (stored only after a successful run)
+            for t, j, s, e, w in workspace.FetchBlob(blob).tolist():
+                events.append(dict(op_index=idx, direction=direction, timestep=t, step_op=j,
+                                   type=types[j] if 0 <= j < len(types) else "set_timestep",
+                                   start_us=s, end_us=e, worker=w, part=part))
     return events
 
 
@@ -131,7 +141,8 @@ def to_chrome_trace(events):
     for (idx, direction), evs in sorted(by_run.items()):
         start = min(e["start_us"] for e in evs)
         for e in evs:
-            out.append({"name": "%s t=%d" % (e["type"], e["timestep"]), "cat": direction, "ph": "X",
+            out.append({"name": "%s t=%d%s" % (e["type"], e["timestep"], " (helped part)" if e.get("part") else ""),
+                        "cat": direction + (" part" if e.get("part") else ""), "ph": "X",
                         "ts": offset + e["start_us"] - start, "dur": max(e["end_us"] - e["start_us"], 0),
                         "pid": 1, "tid": e["worker"],
                         "args": {"timestep": e["timestep"], "step_op": e["step_op"], "rnn_op": idx}})
@@ -148,9 +159,9 @@ def save_chrome_trace(events, path):
 def summary(events):
     """Busy time per worker and the wall time of each run (microseconds).
 
-    Events are tasks: the parts of a product that an idle executor thread
-    helped with (README, "Helping") count in the task that owns the product,
-    and the helper looks idle meanwhile."""
+    A worker's busy time counts its tasks and the parts of other tasks'
+    products it ran as a helper (README, "Helping"); the owner's task spans
+    its whole product, so the busy times can add up to more than the work."""
     res = {}
     for e in events:
         r = res.setdefault((e["op_index"], e["direction"]), {"busy_us": {}, "start": e["start_us"], "end": 0})
@@ -162,7 +173,8 @@ def summary(events):
 
 def plot_timeline(events, path=None, title="RNN executor timeline", max_us=None):
     """Draws the timeline (one row per worker, each op instance a bar coloured
-    by its timestep) with matplotlib and saves it to ``path`` (PNG) if given.
+    by its timestep, each helped part a thin bar) with matplotlib and saves
+    it to ``path`` (PNG) if given.
     Returns the matplotlib Figure. Raises ImportError without matplotlib."""
     import matplotlib
     if path is not None:
@@ -181,11 +193,11 @@ def plot_timeline(events, path=None, title="RNN executor timeline", max_us=None)
             if max_us is not None and e["start_us"] - start > max_us:
                 continue
             ax.barh(workers.index(e["worker"]), max(e["end_us"] - e["start_us"], 1) / 1000.0,
-                    left=(e["start_us"] - start) / 1000.0, height=0.8, color=cmap(e["timestep"] % 10),
-                    edgecolor="none")
+                    left=(e["start_us"] - start) / 1000.0, height=0.4 if e.get("part") else 0.8,
+                    color=cmap(e["timestep"] % 10), edgecolor="none")
         ax.set_yticks(range(len(workers)))
         ax.set_yticklabels(["worker %d" % w for w in workers])
-        ax.set_xlabel("ms (%s pass, colour = timestep mod 10)" % direction)
+        ax.set_xlabel("ms (%s pass, colour = timestep mod 10, thin bars: parts helped)" % direction)
     axes[0, 0].set_title(title)
     fig.tight_layout()
     if path is not None:

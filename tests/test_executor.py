@@ -964,10 +964,11 @@ def raw_events(net):
         if not workspace.HasBlob(name):
             continue
         types = step_op_types(net, backward)
-        for t, j, s, e, w in workspace.FetchBlob(name).tolist():
-            events.append(dict(op_index=idx, direction="backward" if backward else "forward", timestep=t,
-                               step_op=j, type=types[j] if j >= 0 else "set_timestep", start_us=s, end_us=e,
-                               worker=w))
+        for blob, part in ((name, False), (name + "_parts", True)):  # tasks, then helped parts
+            for t, j, s, e, w in workspace.FetchBlob(blob).tolist():
+                events.append(dict(op_index=idx, direction="backward" if backward else "forward", timestep=t,
+                                   step_op=j, type=types[j] if j >= 0 else "set_timestep", start_us=s,
+                                   end_us=e, worker=w, part=part))
     return events
 
 
@@ -994,7 +995,7 @@ def check_trace(case, events, T, executor):
     it = iter(bwd_types)
     assert all(t in it for t in bsteps), "backward step ops %r not in order in %r" % (bsteps, bwd_types)
     for direction, types in (("forward", fwd_types), ("backward", bwd_types)):
-        evs = [e for e in events if e["direction"] == direction]
+        evs = [e for e in events if e["direction"] == direction and not e["part"]]  # the tasks
         ops = [e for e in evs if e["step_op"] >= 0]
         seen = sorted((e["timestep"], e["step_op"]) for e in ops)
         assert seen == [(t, j) for t in range(T) for j in range(len(types))], direction

@@ -61,6 +61,50 @@ def test_idle_threads_help(help_flag):
     assert helped() > before, "no product was helped in 20 runs"
 
 
+@pytest.mark.skipif(_C.get_flag("num_cores") < 2, reason="idle threads poll (and help) only on 2+ cores")
+def test_trace_shows_helped_parts(help_flag):
+    """recurrent.trace records the parts that helpers ran (part=True): each
+    lies inside its task's interval, on another worker, for a task of the
+    same timestep and op; the summary counts them in the helper's busy time.
+    With helping off, and in the serial loop's trace, there are none (the
+    serial run replaces the previous run's parts)."""
+    from recurrent import trace
+    case = build_stack("lstm", layers=1, H=256, N=64, D=16, name="help_trace")
+    help_flag(1)
+    parts = []
+    with trace.tracing():
+        for _ in range(20):
+            before = helped()
+            case.run(30, 5, enable=1, threads=2)
+            events = trace.fetch(case.net)
+            parts = [e for e in events if e["part"]]
+            assert len(parts) == helped() - before  # every part helped is in the trace
+            if parts:
+                break
+        assert parts, "no product was helped in 20 runs"
+        tasks = {(e["op_index"], e["direction"], e["timestep"], e["step_op"]): e for e in events if not e["part"]}
+        assert len(parts) <= 16 * len(tasks)  # at most 16 parts per product
+        for p in parts:
+            task = tasks[(p["op_index"], p["direction"], p["timestep"], p["step_op"])]
+            assert p["type"] == task["type"] and p["step_op"] >= 0
+            assert p["worker"] != task["worker"], (p, task)
+            assert task["start_us"] <= p["start_us"] <= p["end_us"] <= task["end_us"], (p, task)
+        busy = trace.summary(events)
+        for key, r in busy.items():
+            own = sum(e["end_us"] - e["start_us"] for e in events if (e["op_index"], e["direction"]) == key)
+            assert sum(r["busy_us"].values()) == own
+        chrome = trace.to_chrome_trace(events)["traceEvents"]
+        assert sum(ev["name"].endswith("(helped part)") for ev in chrome) == len(parts)
+        help_flag(0)
+        case.run(30, 5, enable=1, threads=2)
+        assert not [e for e in trace.fetch(case.net) if e["part"]]
+        help_flag(1)
+        case.run(30, 5, enable=1, threads=2)
+        case.run(30, 5, enable=0)  # serial: its trace has no parts, whatever the run before had
+        events = trace.fetch(case.net)
+        assert events and not [e for e in events if e["part"]] and {e["worker"] for e in events} == {0}
+
+
 def test_forward_only_helped_bits(help_flag):
     case = build_stack("lstm", layers=2, H=128, N=32, D=16, forward_only=True, name="help_fo")
     ref = case.run(30, 2, enable=0)

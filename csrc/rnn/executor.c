@@ -45,6 +45,7 @@
  * a condition variable with waiters would block forever) before it runs, and
  * is freed without joining. */
 #include "rnn_internal.h"
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -97,6 +98,7 @@ struct rc_rnn_exec {
                             * helpers under mu, by the owner without */
     int help_left;         /* parts not finished (atomic writes; the owner polls it without mu) */
     int help_sleeper;      /* the owner sleeps on cv until help_left is 0 */
+    int help_k, help_op;   /* the owner's task (k-th step run, step op), for the trace */
     rc_err err;
     int *indeg;
     int *heap, heap_n;
@@ -105,7 +107,15 @@ struct rc_rnn_exec {
     int64_t t0;
     int32_t *trace_rec;    /* T x (n_ops + 1) records of 5: timestep, op (-1 prologue), start_us, end_us,
                             * worker; row k * (n_ops + 1) + 1 + i for step op i of the k-th step run */
+    int32_t *part_rec;     /* part_cap records of the same 5: the parts helpers ran ("Helping"), the
+                            * timestep and op of the task they helped, in the order they ended (under
+                            * mu; grown by help_part as needed) */
+    int part_n, part_cap;
 };
+
+/* The task the calling thread runs (run_instance): k-th step run and step op, for the trace of the
+ * parts that helpers take from its products. */
+static __thread int tl_task_k, tl_task_op;
 
 int64_t rc_rnn_now_ns(void)
 {
@@ -330,6 +340,9 @@ static void graph_free(rc_rnn_exec *ex)
     free(ex->heap);
     free(ex->tsb);
     free(ex->trace_rec);
+    free(ex->part_rec);
+    ex->part_rec = NULL;
+    ex->part_n = ex->part_cap = 0;
     ex->g_nets = NULL;
     ex->g_ws = NULL;
     ex->g_ext_rows = NULL;
@@ -559,8 +572,10 @@ static rc_status run_instance(rc_rnn_exec *ex, int id, rc_net **nets, int worker
     }
     int first, last;
     ops_of_inst(ex, j, &first, &last);
+    tl_task_k = k;
     for (int i = first; i < last; i++) {
         if (ex->trace) start = rc_rnn_now_ns();
+        tl_task_op = i;
         rc_status st = rc_op_run(rc_net_op(nets[t], i), err);
         if (ex->trace) trace_put(ex, k, i, start, worker);
         if (st) return st;
@@ -676,18 +691,37 @@ static int help_open(const rc_rnn_exec *ex)
     return ex->help_parts > 0 && __atomic_load_n(&ex->help_next, __ATOMIC_RELAXED) < ex->help_parts;
 }
 
-/* Takes and runs one part of the posted product (mu held; returns with mu held). */
-static void help_part(rc_rnn_exec *ex)
+/* Takes and runs one part of the posted product (mu held; returns with mu
+ * held); worker: the calling thread's id (0 the caller), for the trace. */
+static void help_part(rc_rnn_exec *ex, int worker)
 {
     int p = __atomic_fetch_add(&ex->help_next, 1, __ATOMIC_RELAXED), parts = ex->help_parts;
     if (p >= parts) return; /* the owner took the last part meanwhile */
     /* a part taken keeps help_left above 0, so the owner cannot close the board before it is done */
     rc_part_fn fn = ex->help_fn;
     const void *ctx = ex->help_ctx;
+    int k = ex->help_k, op = ex->help_op, trace = ex->trace && ex->part_rec;
     pthread_mutex_unlock(&ex->mu);
+    int64_t start = trace ? rc_rnn_now_ns() : 0;
     fn(ctx, p, parts);
+    int64_t end = trace ? rc_rnn_now_ns() : 0;
     __atomic_add_fetch(&n_help_parts, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&ex->mu);
+    if (trace && ex->part_n == ex->part_cap && ex->part_cap < INT_MAX / 2) { /* full: twice the room */
+        int32_t *grown = realloc(ex->part_rec, (size_t)ex->part_cap * 2 * 5 * sizeof(int32_t));
+        if (grown) { /* else this part goes unrecorded (out of memory; the run goes on) */
+            ex->part_rec = grown;
+            ex->part_cap *= 2;
+        }
+    }
+    if (trace && ex->part_n < ex->part_cap) {
+        int32_t *r = ex->part_rec + (size_t)ex->part_n++ * 5;
+        r[0] = ex->forward ? k : ex->T - 1 - k;
+        r[1] = op;
+        r[2] = (int32_t)((start - ex->t0) / 1000);
+        r[3] = (int32_t)((end - ex->t0) / 1000);
+        r[4] = worker;
+    }
     if (__atomic_sub_fetch(&ex->help_left, 1, __ATOMIC_RELEASE) == 0 && ex->help_sleeper)
         pthread_cond_broadcast(&ex->cv);
 }
@@ -722,6 +756,8 @@ int rc_step_help_run(int parts, rc_part_fn fn, const void *ctx)
     ex->help_fn = fn;
     ex->help_ctx = ctx;
     ex->help_parts = parts;
+    ex->help_k = tl_task_k;
+    ex->help_op = tl_task_op;
     __atomic_store_n(&ex->help_next, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&ex->help_left, parts, __ATOMIC_RELAXED);
     notify(ex, 0); /* the pollers see it; sleepers are not woken for a product */
@@ -758,7 +794,7 @@ static void *worker_main(void *p)
         while (!ex->stop && !runnable(ex) && !help_open(ex)) wait_change(ex);
         if (ex->stop) break;
         if (runnable(ex)) drain(ex, ex->g_nets, id);
-        else help_part(ex);
+        else help_part(ex, id);
     }
     pthread_mutex_unlock(&ex->mu);
     return NULL;
@@ -853,6 +889,12 @@ const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records)
     return ex->trace_rec;
 }
 
+const int32_t *rc_rnn_exec_trace_parts(const rc_rnn_exec *ex, int *n_records)
+{
+    *n_records = ex->part_rec ? ex->part_n : 0;
+    return ex->part_rec;
+}
+
 rc_status rc_rnn_exec_parallelism(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, const char *timestep, int T,
                                   uint64_t gen, const double *op_cost, int n_cost, double *parallelism, rc_err *err)
 {
@@ -909,8 +951,16 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
         free(ex->trace_rec);
         ex->trace_rec = calloc((size_t)ex->T * (size_t)(ex->n_ops + 1) * 5, sizeof(int32_t));
         if (!ex->trace_rec) return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
+        free(ex->part_rec);
+        ex->part_cap = ex->T * (ex->n_ops + 1);
+        ex->part_rec = malloc((size_t)ex->part_cap * 5 * sizeof(int32_t));
+        if (!ex->part_rec) {
+            ex->part_cap = 0;
+            return rc_err_set(err, RC_ERR_MEMORY, "out of memory for the executor trace");
+        }
         ex->t0 = rc_rnn_now_ns();
     }
+    ex->part_n = 0;
     int prev_step_threads = 0;
     rc_rnn_exec *prev_exec = NULL;
     if (ex->num_threads > 1) {
@@ -937,7 +987,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     for (;;) {
         drain(ex, nets, 0);
         if (finished(ex)) break;
-        if (help_open(ex)) help_part(ex);
+        if (help_open(ex)) help_part(ex, 0);
         else wait_change(ex);
     }
     ex->running = 0;

@@ -845,19 +845,33 @@ static rc_status check_link_views(rc_op *op, rnn_state *st, int T, int forward, 
  * for the gradient op): int32 K x 5 rows of (timestep, op index (-1: set
  * timestep), start_us, end_us, worker), and the step net's op types into
  * "<...>_ops" (UTF-8 bytes, 0-terminated names). */
-static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
-                             rc_err *err)
+/* Writes one k x 5 int32 record blob (see store_trace). */
+static rc_status store_records(rc_op *op, const char *name, const int32_t *rec, int64_t k, rc_err *err)
 {
-    char nm[600];
-    const char *kind = st->is_grad ? "backward_trace" : "trace";
-    snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, kind);
-    rc_blob *b = rc_ws_create_local(op->ws, nm, err);
+    rc_blob *b = rc_ws_create_local(op->ws, name, err);
     if (!b) return err->code;
     int64_t dims[2] = {k, 5};
     rc_status s;
     if ((s = rc_tensor_resize_private(&b->t, RC_I32, 2, dims, err))) return s;
     if (k) memcpy(rc_i32(&b->t), rec, sizeof(int32_t) * (size_t)(k * 5));
     rc_tensor_touch(&b->t);
+    return RC_OK;
+}
+
+/* The trace of the last run: "<scratch>_trace" ("_backward_trace"), k records
+ * of the tasks; "<scratch>_trace_parts", n_parts records of the product parts
+ * that idle executor threads ran for them (none from the serial loop); and
+ * "<scratch>_trace_ops", the step ops' type names. */
+static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
+                             const int32_t *parts, int64_t n_parts, rc_err *err)
+{
+    char nm[600];
+    const char *kind = st->is_grad ? "backward_trace" : "trace";
+    rc_status s;
+    snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, kind);
+    if ((s = store_records(op, nm, rec, k, err))) return s;
+    snprintf(nm, sizeof nm, "%s_%s_parts", scratch_blob->name, kind);
+    if ((s = store_records(op, nm, parts, n_parts, err))) return s;
     snprintf(nm, sizeof nm, "%s_%s_ops", scratch_blob->name, kind);
     rc_blob *ob = rc_ws_create_local(op->ws, nm, err);
     if (!ob) return err->code;
@@ -1052,9 +1066,9 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         s = rc_rnn_exec_run(st->exec, st->nets_tmp, st->ws_tmp, st->timestep, T, max_parallel, st->is_grad ? sc->bwd_gen : sc->fwd_gen, err);
         int64_t elapsed_ns = rc_rnn_now_ns() - start_ns;
         if (!s && trace) {
-            int k;
-            const int32_t *r = rc_rnn_exec_trace(st->exec, &k);
-            s = store_trace(op, st, scratch_blob, r, k, err);
+            int k, np;
+            const int32_t *r = rc_rnn_exec_trace(st->exec, &k), *parts = rc_rnn_exec_trace_parts(st->exec, &np);
+            s = store_trace(op, st, scratch_blob, r, k, parts, np, err);
         }
         /* after the trace: deciding for the serial loop frees the executor */
         if (!s && trying) exec_try(op, st, st->nets_tmp[0], T, 1, elapsed_ns);
@@ -1100,7 +1114,7 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         } else if (!s && trying) {
             exec_try(op, st, st->nets_tmp[0], T, 0, rc_rnn_now_ns() - start_ns);
         }
-        if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, err);
+        if (!s && trace) s = store_trace(op, st, scratch_blob, rec, nrec, NULL, 0, err);
         free(rec);
         free(op_ns);
     }

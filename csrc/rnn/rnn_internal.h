@@ -64,6 +64,12 @@ RC_INTERNAL void rc_rnn_exec_set_trace(rc_rnn_exec *ex, int on);
 /* CLOCK_MONOTONIC in nanoseconds (traces, the executor's min_op_us timing). */
 RC_INTERNAL int64_t rc_rnn_now_ns(void);
 RC_INTERNAL const int32_t *rc_rnn_exec_trace(const rc_rnn_exec *ex, int *n_records);
+/* The same records for the parts of products that idle threads ran for a
+ * task ("Helping" in executor.c), in the order they ended: the task's
+ * timestep and op, the part's start_us, end_us and the helper's worker id
+ * (a part is left out only when memory for its record runs out). Borrowed;
+ * valid until the next run. */
+RC_INTERNAL const int32_t *rc_rnn_exec_trace_parts(const rc_rnn_exec *ex, int *n_records);
 
 /* recurrent_network.c: how many step FCGradients (process-wide, since load)
  * were rewritten to use another one's stash of the same dY (tests). */

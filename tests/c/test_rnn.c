@@ -587,7 +587,9 @@ enum { HH = 256, HN = 64, HT = 40 };
 /* Runs the tanh RNN at hidden HH (h_prev U^T: HN x HH x HH multiply-adds, 4
  * parts) with the executor always on (min_op_us 0) at `threads` threads, or
  * serially (threads 0), and copies h_all into out (HT x HN x HH floats). */
-static int help_run(int threads, float *out)
+/* traced: the last run is traced, and its record of helped parts must hold
+ * every part helped in it, each a valid record for this run. */
+static int help_run(int threads, float *out, int traced)
 {
     rc_err err;
     rc_err_clear(&err);
@@ -599,8 +601,28 @@ static int help_run(int threads, float *out)
     if (!ws || !nd || feed_sized(ws, HT, HN, HH, 5) || !(od = rnn_opdef(nd, threads > 0, threads, 1, 0, "hw")) ||
         rc_opdef_set_arg_i(od, "rnn_executor.min_op_us", 0) || !(net = rc_net_create(ws, nd, &err)))
         goto done;
-    for (int r = 0; r < 3; r++)
-        if (rc_net_run(net, &err)) goto done;
+    int64_t before = 0;
+    for (int r = 0; r < 3; r++) {
+        int trace_this = traced && r == 2;
+        if (trace_this) {
+            rc_flag_set_rnn_trace(1);
+            before = rc_rnn_exec_help_parts();
+        }
+        rc_status s = rc_net_run(net, &err);
+        if (trace_this) rc_flag_set_rnn_trace(0);
+        if (s) goto done;
+    }
+    if (traced) {
+        rc_blob *pb = rc_ws_get(ws, "hw_trace_parts");
+        CHECK(pb && pb->t.dtype == RC_I32 && pb->t.ndim == 2 && pb->t.dims[1] == 5);
+        if (!pb || pb->t.ndim != 2) goto done;
+        int64_t n = pb->t.dims[0];
+        CHECK_EQ(n, rc_rnn_exec_help_parts() - before);
+        const int32_t *r = rc_i32(&pb->t);
+        for (int64_t i = 0; i < n; i++, r += 5)
+            if (!(r[0] >= 0 && r[0] < HT && r[1] >= 0 && r[2] >= 0 && r[2] <= r[3] && r[4] >= 0 && r[4] < threads))
+                RCT_FAIL_AT("bad part record %lld: %d %d %d %d %d", (long long)i, r[0], r[1], r[2], r[3], r[4]);
+    }
     const rc_tensor *h = &rc_ws_get(ws, "h_all")->t;
     if (rc_tensor_numel(h) != (int64_t)HT * HN * HH) goto done;
     memcpy(out, rc_f32(h), sizeof(float) * (size_t)HT * HN * HH);
@@ -625,7 +647,7 @@ static void test_executor_help(void)
     float *ref = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
     REQUIRE(ref && got);
     int prev = rc_flag_rnn_executor_help();
-    if (help_run(0, ref) == 0) {
+    if (help_run(0, ref, 0) == 0) {
         rct_passed++;
         for (int threads = 2; threads <= 3; threads++)
             for (int on = 0; on <= 1; on++) {
@@ -635,7 +657,7 @@ static void test_executor_help(void)
                  * machine may deschedule it): up to 20 tries for a help to happen */
                 int want_help = on && threads <= rc_num_cores(); /* threads poll only then */
                 for (int tries = 0; tries < (want_help ? 20 : 1); tries++) {
-                    int ok = help_run(threads, got) == 0;
+                    int ok = help_run(threads, got, tries % 2 == 0) == 0; /* every other try traced, the first too */
                     CHECK(ok);
                     if (ok && memcmp(got, ref, sizeof(float) * n) != 0)
                         RCT_FAIL_AT("executor at %d threads, helping %d, differs from serial", threads, on);
