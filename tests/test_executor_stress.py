@@ -1,8 +1,9 @@
 """Stress of the RNN executor (issue 4): hundreds of runs with random sequence
 lengths (0..40) and random thread counts (1..6), forward and backward,
 executor on vs the serial path bit for bit; random failing timesteps
-(forward and backward) mixed with good runs; and runs whose step products
-idle threads help with (random T, threads and helping switch).
+(forward and backward) mixed with good runs; runs whose step products
+idle threads help with (random T, threads and helping switch); and nets
+under the automatic choice between the executor and the serial loop.
 
 Each loop runs in a child process (this file run as a script) under a hang
 guard: the child dumps its Python stacks and exits after WATCHDOG_S
@@ -66,6 +67,17 @@ def test_stress_helping_bitwise():
     assert set(res["threads"]) == {str(k) for k in range(1, 5)}
     if res["num_cores"] >= 2:
         assert res["helped_parts"] > 0
+
+
+def test_stress_automatic_choice_bitwise():
+    """Nets under the automatic choice (timed serial runs, the parallelism
+    check, the trial alternating executor and serial runs), re-created now
+    and then with random settings: random T and threads, every run bitwise
+    equal to the serial net, and trials that ran to their decision."""
+    res = run_child("automatic", 99, 400)
+    assert res["runs"] == 400
+    assert {"trying", "executor", "serial"} <= set(res["modes"]), res["modes"]
+    assert res["trials_decided"] > 5 and res["recreated"] > 10, res
 
 
 def test_stress_interrupts():
@@ -216,6 +228,67 @@ def _helping_loop(tx, workspace, rng, iters):
     return counts
 
 
+def _automatic_loop(tx, workspace, rng, iters):
+    """A 2-layer LSTM with loss and gradients and a forward-only 2-layer GRU
+    (hidden 16, batch 4), each with a serial net and a net under the
+    automatic choice, re-created with probability 0.08 per run (and at
+    first) with random threads (1..4), min_op_us (1e6: the ops are under it
+    and, with trial, try both; 0.001: the executor, then the parallelism
+    check), min_parallelism (0, 2.5, 100) and trial (on 80%); random T
+    (0..20: runs under 8 steps do not count in a trial). Every output and
+    gradient bitwise equal to the serial net's; counts the modes seen and
+    the trials that reached their decision."""
+    from recurrent import recurrent as rnn
+    from recurrent import trace
+    cases = {
+        "training": tx.build_stack("lstm", layers=2, H=16, N=4, D=5, name="au"),
+        "forward_only": tx.build_stack("gru", layers=2, H=16, N=4, D=5, name="auf", forward_only=True),
+    }
+    serial = _create_nets(tx, workspace, cases, 0)
+    auto = {}
+    counts = {"runs": 0, "modes": {}, "trials_decided": 0, "recreated": 0}
+
+    def recreate(kind):
+        threads = int(rng.randint(1, 5))
+        cfg = dict(min_op_us=float(rng.choice([1e6, 0.001])), min_parallelism=float(rng.choice([0, 2.5, 100])),
+                   trial=bool(rng.rand() < 0.8))
+        net = cases[kind].net.Clone("%s_auto" % cases[kind].net.Proto().name)
+        tx.configure(net, True, threads)
+        for op in net.Proto().op:
+            if op.type.startswith("RecurrentNetwork"):
+                rnn.set_rnn_executor_config(op, **cfg)
+        workspace.CreateNet(net, overwrite=True)
+        auto[kind] = (net, threads, cfg)
+        counts["recreated"] += 1
+
+    for i in range(iters):
+        kind = "training" if rng.rand() < 0.6 else "forward_only"
+        case = cases[kind]
+        if kind not in auto or rng.rand() < 0.08:
+            if kind in auto:  # the trials of the net replaced
+                counts["trials_decided"] += sum(st["tried_runs"] == 4 and st["mode"] != "trying"
+                                                for st in trace.executor_status(auto[kind][0]))
+            recreate(kind)
+        net, threads, cfg = auto[kind]
+        T = int(rng.randint(0, 21))
+        seed = int(rng.randint(1 << 30))
+        case.feed(T, seed)
+        results = []
+        for n in (serial[kind, 0], net):
+            case.poison()
+            workspace.RunNet(n)
+            results.append(case.fetch())
+        tx.assert_bitwise(results[0], results[1], "run %d: %s T=%d threads=%d %r seed=%d"
+                          % (i, kind, T, threads, cfg, seed))
+        for st in trace.executor_status(net):
+            counts["modes"][st["mode"]] = counts["modes"].get(st["mode"], 0) + 1
+        counts["runs"] += 1
+    for net, _, _ in auto.values():
+        counts["trials_decided"] += sum(st["tried_runs"] == 4 and st["mode"] != "trying"
+                                        for st in trace.executor_status(net))
+    return counts
+
+
 def _interrupt_loop(tx, workspace, rng, iters):
     """A 4-layer LSTM (T=300) with the executor (random threads 2..6) run in a
     loop; a timer thread sends SIGINT after a random delay; after the
@@ -262,7 +335,7 @@ def main(argv):
     workspace.GlobalInit(["prog", "--caffe2_rnn_executor=1"])
     rng = np.random.RandomState(seed)
     fn = {"bitwise": _bitwise_loop, "failures": _failure_loop, "interrupts": _interrupt_loop,
-          "helping": _helping_loop}[loop]
+          "helping": _helping_loop, "automatic": _automatic_loop}[loop]
     counts = fn(tx, workspace, rng, iters)
     faulthandler.cancel_dump_traceback_later()
     print(json.dumps(counts))
