@@ -841,10 +841,6 @@ static rc_status check_link_views(rc_op *op, rnn_state *st, int T, int forward, 
     return RC_OK;
 }
 
-/* Writes the trace of the last run into "<scratch>_trace" ("<scratch>_backward_trace"
- * for the gradient op): int32 K x 5 rows of (timestep, op index (-1: set
- * timestep), start_us, end_us, worker), and the step net's op types into
- * "<...>_ops" (UTF-8 bytes, 0-terminated names). */
 /* Writes one k x 5 int32 record blob (see store_trace). */
 static rc_status store_records(rc_op *op, const char *name, const int32_t *rec, int64_t k, rc_err *err)
 {
@@ -858,10 +854,13 @@ static rc_status store_records(rc_op *op, const char *name, const int32_t *rec, 
     return RC_OK;
 }
 
-/* The trace of the last run: "<scratch>_trace" ("_backward_trace"), k records
- * of the tasks; "<scratch>_trace_parts", n_parts records of the product parts
- * that idle executor threads ran for them (none from the serial loop); and
- * "<scratch>_trace_ops", the step ops' type names. */
+/* Writes the trace of the last run into "<scratch>_trace" ("<scratch>_backward_trace"
+ * for the gradient op): int32 k x 5 rows of (timestep, op index (-1: set
+ * timestep), start_us, end_us, worker) of the tasks; into "<...>_parts" the
+ * same n_parts rows of the product parts that idle executor threads ran for
+ * them (the task's timestep and op, the helper's worker; none from the
+ * serial loop); and the step net's op types into "<...>_ops" (UTF-8 bytes,
+ * 0-terminated names). */
 static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, const int32_t *rec, int64_t k,
                              const int32_t *parts, int64_t n_parts, rc_err *err)
 {
