@@ -33,7 +33,8 @@ LIST_ARGS = {
     "recompute_blobs_on_backward": "strings",
 }
 SCALAR_ARGS = {"timestep": "s", "enable_rnn_executor": "i", "rnn_executor.num_threads": "i",
-               "num_workspaces": "i", "rnn_executor.min_op_us": "f", "rnn_executor.min_parallelism": "f"}
+               "num_workspaces": "i", "rnn_executor.min_op_us": "f", "rnn_executor.min_parallelism": "f",
+               "rnn_executor.trial": "i"}
 
 
 _CACHE = {}
@@ -115,10 +116,13 @@ def mutate(p, net):
     if ops and p.bool(0.1):
         # the automatic choice on these tiny ops: a time threshold they pass,
         # so that the first executor run of 8+ steps (feed) weighs the graph
-        # against min_parallelism (as given, or a fuzzed value below)
+        # against min_parallelism (as given, or a fuzzed value below), or one
+        # they do not (1e6 us), so that with trial (the default) their runs of
+        # 8+ steps alternate between the executor and the serial loop, timed
+        min_us = 0.001 if p.bool() else 1e6
         for op in ops:
             op.arg[:] = [a for a in op.arg if a.name != "rnn_executor.min_op_us"]
-            op.arg.append(make_argument("rnn_executor.min_op_us", 0.001))
+            op.arg.append(make_argument("rnn_executor.min_op_us", min_us))
     for _ in range(p.int(0, 3)):
         if not ops:
             break
