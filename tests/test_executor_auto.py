@@ -451,12 +451,15 @@ def test_trial_setting(trial, mode):
     assert [s["mode"] for s in status(case).values()] == [mode, mode]
 
 
-@pytest.mark.parametrize("layers,mode,tried", ((1, "serial", 0), (4, None, 4)))
-def test_trial_below_min_parallelism(layers, mode, tried, capfd):
-    """The parallelism check comes first. A chain (one LSTM layer, about
-    1.0) goes serial at its first run of 8 timesteps, without trying; four
-    layers (3.4-4.0) under a min_parallelism of 100 try both, although their
-    ops passed the time rule (min_op_us 0.001), and keep the faster."""
+@pytest.mark.parametrize("layers", (1, 4))
+def test_trial_below_min_parallelism(layers, capfd):
+    """The parallelism check comes first: under 1.1 (a chain) the op goes
+    serial at its first run of 8 timesteps, without trying; from 1.1 up to
+    min_parallelism (here 100) it tries both, although its ops passed the
+    time rule (min_op_us 0.001), and keeps the faster. One LSTM layer
+    measures about 1.0 (a chain; on a loaded machine a noisy op time can lift
+    it past 1.1, so the outcome is checked against the value measured), four
+    layers 3.4-4.0."""
     case = chain_case("lstm", layers, "auto_trial_par_%d" % layers)
     create(case, enable=0)
     ref = case.run_created()
@@ -464,12 +467,19 @@ def test_trial_below_min_parallelism(layers, mode, tried, capfd):
     for run in range(7):
         assert_bitwise(ref, case.run_created(), "run %d" % run)
     err = capfd.readouterr().err
-    for s in status(case).values():
-        assert s["tried_runs"] == tried and s["mode"] in ((mode,) if mode else ("executor", "serial")), s
-        assert s["parallelism"] < (1.1 if layers == 1 else 100), s
     checks = [l for l in err.splitlines() if "average parallelism" in l]
-    want = "running serially" if layers == 1 else "trying the executor against the serial loop"
-    assert len(checks) == 2 and all(l.endswith(want) for l in checks), err
+    assert len(checks) == 2, err
+    for line, d in zip(checks, ("forward", "backward")):
+        s = status(case)[d]
+        assert s["parallelism"] < (2.0 if layers == 1 else 100), s
+        if layers == 4:
+            assert s["parallelism"] >= 2.5, s
+        if s["parallelism"] < 1.1:
+            assert (s["tried_runs"], s["mode"]) == (0, "serial"), s
+            assert line.endswith("running serially"), line
+        else:
+            assert s["tried_runs"] == 4 and s["mode"] in ("executor", "serial"), s
+            assert line.endswith("trying the executor against the serial loop"), line
 
 
 def test_bad_trial_raises():
