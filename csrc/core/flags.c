@@ -41,15 +41,19 @@ int64_t rc_flag_rnn_executor_min_op_ns(void)
 
 void rc_flag_set_rnn_executor_min_op_ns(int64_t ns) { __atomic_store_n(&flag_min_op_ns, ns < 0 ? 0 : ns, __ATOMIC_RELAXED); }
 
-int rc_flag_rnn_executor(void)
+/* A switch that is on unless the environment variable `name` turns it off:
+ * *slot is -1 until the variable is read (on first use), then 0 or 1. */
+static int env_switch(int *slot, const char *name)
 {
-    int v = __atomic_load_n(&flag_executor, __ATOMIC_RELAXED);
+    int v = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (v < 0) {
-        v = !rc_env_off("RECURRENT_RNN_EXECUTOR");
-        __atomic_store_n(&flag_executor, v, __ATOMIC_RELAXED);
+        v = !rc_env_off(name);
+        __atomic_store_n(slot, v, __ATOMIC_RELAXED);
     }
     return v;
 }
+
+int rc_flag_rnn_executor(void) { return env_switch(&flag_executor, "RECURRENT_RNN_EXECUTOR"); }
 
 void rc_flag_set_rnn_executor(int on) { __atomic_store_n(&flag_executor, on ? 1 : 0, __ATOMIC_RELAXED); }
 int rc_flag_rnn_executor_threads(void) { return __atomic_load_n(&flag_executor_threads, __ATOMIC_RELAXED); }
@@ -84,13 +88,5 @@ int rc_flag_rnn_trace(void) { return __atomic_load_n(&flag_trace, __ATOMIC_RELAX
 void rc_flag_set_rnn_trace(int on) { __atomic_store_n(&flag_trace, on ? 1 : 0, __ATOMIC_RELAXED); }
 
 static int flag_help = -1; /* -1: not yet read from the environment */
-int rc_flag_rnn_executor_help(void)
-{
-    int v = __atomic_load_n(&flag_help, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = !rc_env_off("RECURRENT_RNN_EXECUTOR_HELP");
-        __atomic_store_n(&flag_help, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
+int rc_flag_rnn_executor_help(void) { return env_switch(&flag_help, "RECURRENT_RNN_EXECUTOR_HELP"); }
 void rc_flag_set_rnn_executor_help(int on) { __atomic_store_n(&flag_help, on ? 1 : 0, __ATOMIC_RELAXED); }
