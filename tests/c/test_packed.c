@@ -160,25 +160,38 @@ static void test_rows_rule(void)
  * the one-thread product bit for bit, also with odd panel counts. */
 static void test_split_over_threads_is_bitwise(void)
 {
-    const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}, {29, 2048, 130}};
+    /* the last three (and {3, 4100, 300}) have packs large enough that the row tiles prefetch the next
+     * panel (packed_gemm.c, RC_PF_NEXT_MIN_FLOATS): 6 x 2 tiles with an odd panel left, 8 x 1 and 1 x 1
+     * tiles, 6 x 2 tiles at the LSTM benchmark's hidden 512 / batch 64 */
+    const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}, {29, 2048, 130},
+                                 {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512}};
     int was = rc_blas_num_threads();
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         int64_t M = shapes[k][0], out = shapes[k][1], inner = shapes[k][2];
         float *A = malloc(sizeof(float) * (size_t)(M * inner)), *W = malloc(sizeof(float) * (size_t)(out * inner));
         float *b = malloc(sizeof(float) * (size_t)out), *P = malloc(sizeof(float) * (size_t)rc_pack_floats(inner, out));
         float *C1 = malloc(sizeof(float) * (size_t)(M * out)), *Cn = malloc(sizeof(float) * (size_t)(M * out));
+        float *Cs = malloc(sizeof(float) * (size_t)(M * out));
         float *Z = k % 2 ? malloc(sizeof(float) * (size_t)(M * out)) : NULL; /* odd shapes: with the addend */
-        REQUIRE(A && W && b && P && C1 && Cn && (Z || k % 2 == 0));
+        REQUIRE(A && W && b && P && C1 && Cn && Cs && (Z || k % 2 == 0));
         for (int64_t i = 0; Z && i < M * out; i++) Z[i] = val(i, 0.61f);
         for (int64_t i = 0; i < M * inner; i++) A[i] = val(i, 0.29f);
         for (int64_t i = 0; i < out * inner; i++) W[i] = val(i, 0.07f);
         for (int64_t i = 0; i < out; i++) b[i] = val(i, 0.5f);
         rc_pack_b(inner, out, W, 1, inner, P);
         int paths[3], n_paths = cpu_paths(paths);
-        for (int p = 1; p < n_paths; p++) { /* the vector paths (the scalar one is slow at these sizes) */
+        int was_path = rc_packed_force_path(paths[0]); /* the scalar reference, once, on one thread */
+        rc_blas_set_num_threads(1);
+        rc_gemm_packed(M, out, inner, A, inner, P, b, Z, Cs, out);
+        rc_packed_force_path(was_path);
+        for (int p = 1; p < n_paths; p++) { /* the vector paths at 1-3 threads */
             int old = rc_packed_force_path(paths[p]);
             rc_blas_set_num_threads(1);
             rc_gemm_packed(M, out, inner, A, inner, P, b, Z, C1, out);
+            if (memcmp(C1, Cs, sizeof(float) * (size_t)(M * out)))
+                RCT_FAIL_AT("M=%lld out=%lld inner=%lld path %d: differs from the scalar reference", (long long)M,
+                            (long long)out, (long long)inner, paths[p]);
+            else rct_passed++;
             for (int th = 2; th <= 3; th++) {
                 rc_blas_set_num_threads(th);
                 memset(Cn, 0, sizeof(float) * (size_t)(M * out));
@@ -190,7 +203,7 @@ static void test_split_over_threads_is_bitwise(void)
             }
             rc_packed_force_path(old);
         }
-        free(A); free(W); free(b); free(P); free(C1); free(Cn); free(Z);
+        free(A); free(W); free(b); free(P); free(C1); free(Cn); free(Cs); free(Z);
     }
     rc_blas_set_num_threads(was);
 }
