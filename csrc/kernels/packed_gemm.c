@@ -225,6 +225,12 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
     }
 #define RC_TILE_SET(SFX, BLK)                                                                                       \
     RC_TILE_FN(8, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(7, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(6, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(5, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(4, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(3, 1, SFX, BLK)                                                                                       \
+    RC_TILE_FN(2, 1, SFX, BLK)                                                                                       \
     RC_TILE_FN(1, 1, SFX, BLK)                                                                                       \
     RC_TILE_FN(6, 2, SFX, BLK)                                                                                       \
     RC_TILE_FN(5, 2, SFX, BLK)                                                                                       \
@@ -238,11 +244,15 @@ RC_TILE_SET(_blk, 1)
 typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, int64_t, const float *, const float *,
                         const float *, float *, int64_t, int, const float *, int64_t);
 typedef struct {
-    tile_fn t8x1, t1x1, t2[7]; /* t2[r]: r rows x 2 panels */
+    tile_fn t1[9], t2[7]; /* t1[r]: r rows x 1 panel, t2[r]: r rows x 2 panels */
 } tile_set;
-static const tile_set tiles_std = {tile_8x1, tile_1x1, {NULL, tile_1x2, tile_2x2, tile_3x2, tile_4x2, tile_5x2, tile_6x2}};
-static const tile_set tiles_blk = {tile_8x1_blk, tile_1x1_blk, {NULL, tile_1x2_blk, tile_2x2_blk, tile_3x2_blk,
-                                                                tile_4x2_blk, tile_5x2_blk, tile_6x2_blk}};
+static const tile_set tiles_std = {
+    {NULL, tile_1x1, tile_2x1, tile_3x1, tile_4x1, tile_5x1, tile_6x1, tile_7x1, tile_8x1},
+    {NULL, tile_1x2, tile_2x2, tile_3x2, tile_4x2, tile_5x2, tile_6x2}};
+static const tile_set tiles_blk = {
+    {NULL, tile_1x1_blk, tile_2x1_blk, tile_3x1_blk, tile_4x1_blk, tile_5x1_blk, tile_6x1_blk, tile_7x1_blk,
+     tile_8x1_blk},
+    {NULL, tile_1x2_blk, tile_2x2_blk, tile_3x2_blk, tile_4x2_blk, tile_5x2_blk, tile_6x2_blk}};
 
 /* Rows from which the 6 x 2 tile is used (below: 8 x 1). */
 #define RC_TILE2_MIN_M 24
@@ -287,16 +297,14 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
         int64_t w = out - o0 < RC_PACK_NR ? out - o0 : RC_PACK_NR;
         if (w == RC_PACK_NR) {
             const float *b = bias ? bias + o0 : NULL;
-            /* the next panel's pack (2 lines a row), shared out over this panel's row tiles */
-            int64_t nl = pf_next && o0 + RC_PACK_NR < o_end ? 2 * inner : 0, nt = M / 8 + M % 8, lpt = (nl + nt - 1) / nt;
+            /* the next panel's pack (2 lines a row), shared out over this panel's row tiles: 8 rows each, the
+             * rest in one tile of M % 8 rows */
+            int64_t nt = (M + 7) / 8, nl = pf_next && o0 + RC_PACK_NR < o_end ? 2 * inner : 0, lpt = (nl + nt - 1) / nt;
             const float *nx = pp + RC_PACK_NR * inner;
-            int64_t m0 = 0, k = 0;
-            for (; m0 + 8 <= M; m0 += 8, k++)
-                ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont,
-                         nx + 16 * k * lpt, nl - k * lpt < lpt ? nl - k * lpt : lpt);
-            for (; m0 < M; m0++, k++)
-                ts->t1x1(inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont,
-                         nx + 16 * k * lpt, nl - k * lpt < lpt ? nl - k * lpt : lpt);
+            for (int64_t m0 = 0, k = 0; m0 < M; m0 += 8, k++)
+                ts->t1[M - m0 < 8 ? M - m0 : 8](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0),
+                                                C + m0 * ldc + o0, ldc, cont, nx + 16 * k * lpt,
+                                                nl - k * lpt < lpt ? nl - k * lpt : lpt);
         } else { /* the last panel, w < 32 columns: tiles into a buffer, then the w columns */
             float tile[8][RC_PACK_NR];
             for (int64_t m0 = 0; m0 < M; m0 += 8) {
@@ -306,10 +314,7 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
                         memcpy(tile[r], C + (m0 + r) * ldc + o0, sizeof(float) * (size_t)w);
                         memset(tile[r] + w, 0, sizeof(float) * (size_t)(RC_PACK_NR - w));
                     }
-                if (mr == 8) ts->t8x1(inner, A + m0 * lda, lda, bk, bs, pp, NULL, NULL, tile[0], RC_PACK_NR, cont, NULL, 0);
-                else
-                    for (int r = 0; r < mr; r++)
-                        ts->t1x1(inner, A + (m0 + r) * lda, lda, bk, bs, pp, NULL, NULL, tile[r], RC_PACK_NR, cont, NULL, 0);
+                ts->t1[mr](inner, A + m0 * lda, lda, bk, bs, pp, NULL, NULL, tile[0], RC_PACK_NR, cont, NULL, 0);
                 store_tile(mr, w, tile, bias, Z, o0, C, ldc, m0);
             }
         }
