@@ -146,8 +146,11 @@ static void store_tile(int mr, int64_t w, float tile[][RC_PACK_NR], const float 
  * the whole inner loop: per step i, 2 * NP loads of the pack, MR broadcasts
  * of A, 2 * MR * NP FMAs. 6 rows x 2 panels (24 accumulators, 10 loads per 24
  * FMAs) measured 5-25% faster than 8 x 1 (16 accumulators, 10 loads per 16)
- * at 32-64 rows; at 16 rows 8 x 1 is as fast and wastes no rows. Full panels
- * only; the last, partial panel goes through 8 x 1 with a buffered store. */
+ * at 32-64 rows; at 16 rows 8 x 1 is as fast and wastes no rows. Below 24
+ * rows the rows left after the 8 x 1 tiles go through one tile of that many
+ * rows (r x 1, r < 8): one row at a time read the pack once per row (at 12
+ * rows 1.7x slower per product). Full panels only; the last, partial panel
+ * goes through the r x 1 tiles with a buffered store. */
 #define RC_PF_AHEAD 64 /* pack rows prefetched ahead: the pack streams from L3 (or memory) when several
                         * step weights take turns. 16 rows measured 7-9% faster than none (Sapphire Rapids);
                         * 64 rows 1.1-1.4x faster than 16 on Zen 5 at 16 rows of A when the weights were
