@@ -100,8 +100,9 @@ static void check_shape(int64_t M, int64_t out, int64_t inner, int trans, int wi
 
 static void test_shapes(void)
 {
-    /* 24 and up: the 6-row, 2-panel tiles with every remainder of rows (1-5) */
-    const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 23, 24, 25, 26, 27, 28, 29, 32, 47, 64};
+    /* below 24: 8-row tiles and one tile of every leftover count of rows (1-7); 24 and up: the 6-row,
+     * 2-panel tiles with every remainder of rows (1-5) */
+    const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 23, 24, 25, 26, 27, 28, 29, 32, 47, 64};
     const int64_t outs[] = {1, 15, 16, 17, 31, 32, 33, 64, 100};
     const int64_t inners[] = {0, 1, 3, 40, 257};
     for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
@@ -113,6 +114,7 @@ static void test_shapes(void)
     check_shape(16, 1024, 256, 1, 1, 1); /* and with the gates' Sum fused */
     check_shape(16, 256, 1024, 0, 0, 0); /* and its input gradient */
     check_shape(64, 2048, 512, 1, 1, 1); /* hidden 512, batch 64, fused */
+    check_shape(12, 2048, 512, 1, 1, 1); /* batch 12: 8 + 4 rows, a 4 MB pack (the next panel prefetched) */
 }
 
 static void test_pack_layout(void)
