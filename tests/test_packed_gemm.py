@@ -117,12 +117,13 @@ def _dump(packed, N=8, enable=0, threads=2):
 
 
 @needs_packed
-@pytest.mark.parametrize("N", (8, 29, 130))
+@pytest.mark.parametrize("N", (8, 12, 29, 130))
 def test_packed_and_openblas_paths_agree(N):
     """The same training run with the packed products and (environment
     RECURRENT_PACKED_GEMM=0) without: equal up to float32 rounding. 8 rows
-    take the kernel's 8 x 32 tile, 29 its 6 x 64 tile with 5 rows left over,
-    130 rows 21 of those tiles and 4 rows."""
+    take the kernel's 8 x 32 tile, 12 that tile and a 4 x 32 one, 29 its
+    6 x 64 tile with 5 rows left over, 130 rows 21 of those tiles and 4
+    rows."""
     on, off = _dump(True, N), _dump(False, N)
     assert on["packed"] == 1 and on["calls"] > 0
     assert off["packed"] == 0 and off["calls"] == 0 and off["wgrad_calls"] == 0
@@ -134,7 +135,7 @@ def test_packed_and_openblas_paths_agree(N):
 
 
 @needs_packed
-@pytest.mark.parametrize("N", (8, 29, 64, 97))
+@pytest.mark.parametrize("N", (5, 8, 12, 29, 64, 97))
 def test_avx2_kernel_gives_the_same_bits(N):
     """RECURRENT_PACKED_GEMM=avx2 runs the AVX2 kernel (what a CPU without
     AVX-512 runs): the same training run, serial and with the executor at 2
@@ -142,7 +143,8 @@ def test_avx2_kernel_gives_the_same_bits(N):
     per element on every kernel). Hidden 48: 4H = 192 columns are 6 full
     panels, the dX products' 48 columns one full and one half panel; 8, 29,
     64 and 97 rows exercise every row remainder of its 6-row tiles, and 97
-    its partial panel in two slices of 64 rows. Except: the
+    its partial panel in two slices of 64 rows; on the AVX-512 kernel 5 rows
+    take one 5 x 32 tile and 12 an 8 x 32 and a 4 x 32 one. Except: the
     step FCs' weight gradients, summed after the loop, which an AVX-512 CPU
     computes with rc_gemm_wgrad and an AVX2 one with OpenBLAS (compared up to
     float32 rounding: at 97 rows a sum of ~600 terms of size ~1 that cancels
