@@ -75,6 +75,10 @@ RC_INTERNAL int64_t rc_wgrad_calls(void);
 
 /* Number of rc_gemm_packed calls so far (tests check the path is taken). */
 RC_INTERNAL int64_t rc_packed_calls(void);
+/* Number of products (rc_gemm_packed and rc_gemm_wgrad) split over two or
+ * more threads so far (tests check the split rule: at least 2^20
+ * multiply-adds, a product of fewer than 4 rows counted as 4 rows). */
+RC_INTERNAL int64_t rc_packed_splits(void);
 /* Tests: makes rc_gemm_packed take one path (2 AVX-512F, 3 the scalar
  * reference, 4 AVX2 + FMA; -1: the CPU's best again); returns the previous setting.
  * The caller must know the CPU has the instructions. Not thread-safe. */

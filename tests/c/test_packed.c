@@ -162,11 +162,12 @@ static void test_rows_rule(void)
  * the one-thread product bit for bit, also with odd panel counts. */
 static void test_split_over_threads_is_bitwise(void)
 {
-    /* the last three (and {3, 4100, 300}) have packs large enough that the row tiles prefetch the next
-     * panel (packed_gemm.c, RC_PF_NEXT_MIN_FLOATS): 6 x 2 tiles with an odd panel left, 8 x 1 and 1 x 1
-     * tiles, 6 x 2 tiles at the LSTM benchmark's hidden 512 / batch 64 */
+    /* {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512} (and {3, 4100, 300}) have packs large enough that
+     * the row tiles prefetch the next panel (packed_gemm.c, RC_PF_NEXT_MIN_FLOATS): 6 x 2 tiles with an
+     * odd panel left, 8 x 1 and 1 x 1 tiles, 6 x 2 tiles at the LSTM benchmark's hidden 512 / batch 64;
+     * the last two are split only because rows under 4 count as 4 (test_split_rule) */
     const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}, {29, 2048, 130},
-                                 {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512}};
+                                 {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512}, {1, 1024, 256}, {3, 1024, 256}};
     int was = rc_blas_num_threads();
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         int64_t M = shapes[k][0], out = shapes[k][1], inner = shapes[k][2];
@@ -208,6 +209,43 @@ static void test_split_over_threads_is_bitwise(void)
         free(A); free(W); free(b); free(P); free(C1); free(Cn); free(Cs); free(Z);
     }
     rc_blas_set_num_threads(was);
+}
+
+/* The split rule (gemm_run): products of 2^20 multiply-adds or more are split
+ * over the threads, a product of fewer than 4 rows counted as 4 rows (it
+ * reads the whole pack either way). Outside step loops the thread count is
+ * OpenBLAS's. */
+static void test_split_rule(void)
+{
+    const struct { int64_t M, out, inner; int split; } cases[] = {
+        {1, 1024, 256, 1},  /* 1 row counted as 4: 4 x 1024 x 256 = 2^20 (batch 1 at hidden 256) */
+        {3, 1024, 256, 1},  /* 3 rows counted as 4 */
+        {4, 1024, 256, 1},  /* 2^20 */
+        {1, 1020, 256, 0},  /* 4 x 1020 x 256 < 2^20 */
+        {3, 512, 256, 0},   /* counted as 4: 2^19 */
+        {6, 512, 256, 0},   /* 6 x 512 x 256 < 2^20 */
+        {8, 512, 256, 1},   /* 2^20 */
+    };
+    int was = rc_blas_num_threads();
+    float *A = calloc(8 * 256, sizeof(float)), *P = calloc((size_t)rc_pack_floats(256, 1024), sizeof(float));
+    float *C = malloc(sizeof(float) * 8 * 1024);
+    REQUIRE(A && P && C);
+    for (int th = 1; th <= 2; th++) {
+        rc_blas_set_num_threads(th);
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            int64_t before = rc_packed_splits();
+            rc_gemm_packed(cases[k].M, cases[k].out, cases[k].inner, A, cases[k].inner, P, NULL, NULL, C,
+                           cases[k].out);
+            int64_t got = rc_packed_splits() - before, want = th == 2 && cases[k].split;
+            if (got != want)
+                RCT_FAIL_AT("M=%lld out=%lld inner=%lld at %d threads: split %lld times, expected %lld",
+                            (long long)cases[k].M, (long long)cases[k].out, (long long)cases[k].inner, th,
+                            (long long)got, (long long)want);
+            else rct_passed++;
+        }
+    }
+    rc_blas_set_num_threads(was);
+    free(A); free(P); free(C);
 }
 
 /* Several threads calling at once: one gets the helpers, the others run
@@ -362,6 +400,7 @@ int main(void)
     RUN(test_calls_counted);
     RUN(test_rows_rule);
     RUN(test_split_over_threads_is_bitwise);
+    RUN(test_split_rule);
     RUN(test_concurrent_callers);
     RUN(test_transpose);
     RUN(test_wgrad);
