@@ -47,8 +47,9 @@ RC_INTERNAL const char *rc_packed_kernel(void);
  * Uses the calling thread's step threads (rc_step_blas_threads: in a serial
  * step loop the OpenBLAS thread count found at its start, one in an executor
  * worker, with the executor's idle threads helping (rc_step_split_threads);
- * outside step loops OpenBLAS's count), splitting the columns; the
- * bits are the same. */
+ * outside step loops OpenBLAS's count), splitting the columns, from 2^20
+ * multiply-adds (a product of fewer than 4 rows counted as 4: it reads the
+ * whole pack either way); the bits are the same. */
 RC_INTERNAL void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64_t lda, const float *P,
                                 const float *bias, const float *Z, float *C, int64_t ldc);
 
