@@ -272,6 +272,14 @@ static const tile_set tiles_blk = {
  * 0-4% slower, so smaller packs do without. Prefetches never change a bit. */
 #define RC_PF_NEXT_MIN_FLOATS (512.0 * 1024.0)
 
+/* Lines of the next panel's pack that row tile k prefetches: its share lpt of the nl lines, fewer
+ * for the last tile, none past them. */
+static inline int64_t pf_share(int64_t nl, int64_t k, int64_t lpt)
+{
+    int64_t left = nl - k * lpt;
+    return left < 0 ? 0 : left < lpt ? left : lpt;
+}
+
 /* Columns [o_begin, o_end) of C (whole panels, the last one maybe partial). */
 __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, int64_t M, int64_t out, int64_t inner,
                                                             const float *A, int64_t lda, int64_t bk, int64_t bs,
@@ -291,10 +299,10 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
             int64_t m0 = 0, k = 0;
             for (; m0 + 6 <= M; m0 += 6, k++)
                 ts->t2[6](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont,
-                          nx + 16 * k * lpt, nl - k * lpt < lpt ? nl - k * lpt : lpt);
+                          nx + 16 * k * lpt, pf_share(nl, k, lpt));
             if (m0 < M)
                 ts->t2[M - m0](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0), C + m0 * ldc + o0, ldc, cont,
-                               nx + 16 * k * lpt, nl - k * lpt < lpt ? nl - k * lpt : lpt);
+                               nx + 16 * k * lpt, pf_share(nl, k, lpt));
         }
     for (; o0 < o_end; o0 += RC_PACK_NR) {
         const float *pp = P + o0 * inner;
@@ -309,7 +317,7 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
             for (int64_t m0 = 0, k = 0; m0 < M; m0 += 8, k++)
                 ts->t1[M - m0 < 8 ? M - m0 : 8](inner, A + m0 * lda, lda, bk, bs, pp, b, RC_ZT(m0),
                                                 C + m0 * ldc + o0, ldc, cont, nx + 16 * k * lpt,
-                                                nl - k * lpt < lpt ? nl - k * lpt : lpt);
+                                                pf_share(nl, k, lpt));
         } else { /* the last panel, w < 32 columns: tiles into a buffer, then the w columns */
             float tile[8][RC_PACK_NR];
             for (int64_t m0 = 0; m0 < M; m0 += 8) {
