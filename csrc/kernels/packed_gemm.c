@@ -260,17 +260,38 @@ static const tile_set tiles_blk = {
 /* Rows from which the 6 x 2 tile is used (below: 8 x 1). */
 #define RC_TILE2_MIN_M 24
 /* The step products (not the weight gradients, whose pack is fresh) of a
- * pack of at least this many floats (2 MB: twice a core's L2 here) have
- * their row tiles prefetch the next panel (pair) into L2, each tile a share
- * of its lines, one line per step of its inner loop (tile arguments pf,
- * pf_lines). Without it the first row tile of a panel waits on L3 or memory
- * for the whole panel and the other tiles find it in L2. One thread, hidden
- * 512 (M x 512 by 512 x 2048, 8 packs of 4 MB taking turns, so from memory):
- * M = 64 6-10% faster, M = 16 8-10%; the LSTM benchmark at hidden 512, executor, 2
- * threads: 1-5% more entries/s (training batch 64, inference batch 16 / 64).
- * At hidden 256 (1 MB packs, all of a 4-layer net's packs fit in L3) it was
- * 0-4% slower, so smaller packs do without. Prefetches never change a bit. */
-#define RC_PF_NEXT_MIN_FLOATS (512.0 * 1024.0)
+ * pack of at least pf_next_min_floats() floats have their row tiles prefetch
+ * the next panel (pair) into L2, each tile a share of its lines, one line per
+ * step of its inner loop (tile arguments pf, pf_lines). Without it the first
+ * row tile of a panel waits on L3 or memory for the whole panel and the other
+ * tiles find it in L2. Prefetches never change a bit. The smallest pack that
+ * gains depends on how fast a core reads L3:
+ * - AMD: 2 MB. Zen 5 (1 MB L2, fast L3), one thread, hidden 512 (M x 512 by
+ *   512 x 2048, 8 packs of 4 MB taking turns, so from memory): M = 64 6-10%
+ *   faster, M = 16 8-10%; the LSTM benchmark at hidden 512, executor, 2
+ *   threads: 1-5% more entries/s (training batch 64, inference batch 16 / 64).
+ *   At hidden 256 (1 MB packs, all of a 4-layer net's packs in L3) 0-4% slower.
+ * - Others: 1 MB. A 2-core Xeon VM (2 MB L2; one core reads L3 at about
+ *   28 GB/s, a 1 MB pack in 36 us), one thread, 16 x 256 by 256 x 1024, 8 packs
+ *   taking turns: 58 -> 45 us (the pack from L2: 45 us), 32 rows 106 -> 91 us;
+ *   the LSTM benchmark at hidden 256 / batch 16, 4 layers, executor, 2
+ *   threads, the two thresholds alternating in one process: training 1.07x,
+ *   inference 1.14x (serial loop: 1.06x). 256 KB packs (hidden 128) gained
+ *   alone in the C loop once 16 of them took turns, but the LSTM benchmark at
+ *   hidden 128, 2 layers, whose packs stay in L2, ran 0-5% slower with them. */
+#define RC_PF_NEXT_MIN_FLOATS_AMD (512.0 * 1024.0)
+#define RC_PF_NEXT_MIN_FLOATS (256.0 * 1024.0)
+static double pf_next_min_floats(void)
+{
+    static int amd = -1; /* benign race: every thread computes the same */
+    int a = __atomic_load_n(&amd, __ATOMIC_RELAXED);
+    if (a < 0) {
+        __builtin_cpu_init();
+        a = __builtin_cpu_is("amd") ? 1 : 0;
+        __atomic_store_n(&amd, a, __ATOMIC_RELAXED);
+    }
+    return a ? RC_PF_NEXT_MIN_FLOATS_AMD : RC_PF_NEXT_MIN_FLOATS;
+}
 
 /* Lines of the next panel's pack that row tile k prefetches: its share lpt of the nl lines, fewer
  * for the last tile, none past them. */
@@ -287,7 +308,7 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
                                                             int64_t ldc, int cont, int64_t o_begin, int64_t o_end)
 {
     int64_t o0 = o_begin;
-    int pf_next = ts == &tiles_std && (double)inner * (double)out >= RC_PF_NEXT_MIN_FLOATS;
+    int pf_next = ts == &tiles_std && (double)inner * (double)out >= pf_next_min_floats();
 #define RC_ZT(m0) (Z ? Z + (m0) * ldc + o0 : NULL)
     if (M >= RC_TILE2_MIN_M)
         for (; o0 + 2 * RC_PACK_NR <= o_end; o0 += 2 * RC_PACK_NR) {

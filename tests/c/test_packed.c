@@ -163,9 +163,11 @@ static void test_rows_rule(void)
 static void test_split_over_threads_is_bitwise(void)
 {
     /* {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512} (and {3, 4100, 300}) have packs large enough that
-     * the row tiles prefetch the next panel (packed_gemm.c, RC_PF_NEXT_MIN_FLOATS): 6 x 2 tiles with an
-     * odd panel left, 8 x 1 and 1 x 1 tiles, 6 x 2 tiles at the LSTM benchmark's hidden 512 / batch 64;
-     * the last two are split only because rows under 4 count as 4 (test_split_rule) */
+     * the row tiles prefetch the next panel on every CPU (packed_gemm.c, pf_next_min_floats: 2 MB on
+     * AMD, 1 MB elsewhere, where the 1 MB packs here prefetch too): 6 x 2 tiles with an odd panel left,
+     * 8 x 1 and 1 x 1 tiles, 6 x 2 tiles at the LSTM benchmark's hidden 512 / batch 64; {64, 200, 512}
+     * has a pack too small on every CPU; the last two are split only because rows under 4 count as 4
+     * (test_split_rule) */
     const int64_t shapes[][3] = {{16, 1024, 256}, {64, 200, 512}, {3, 4100, 300}, {29, 2048, 130},
                                  {26, 2080, 260}, {9, 1100, 500}, {64, 2048, 512}, {1, 1024, 256}, {3, 1024, 256}};
     int was = rc_blas_num_threads();
