@@ -42,6 +42,14 @@ typedef struct {
  * chain (its activations are all of inputs) and measured no faster blocked. */
 #define RC_UNIT_BLK 128
 #define tanhf rc_tanhf
+/* LSTMUnitGradient reads eight streams (c_prev, the four gates, c, dh, dc), most of them written long
+ * before (the forward's gates and cells), and prefetches the next row's while it works on a row, a
+ * block of this many columns at a time: in the RNN executor (a Xeon VM, 2 threads) its tasks took
+ * 23.4 -> 15.7 us at hidden 256 / batch 16 and 175 -> 124 us at hidden 512 / batch 64 (alone, data
+ * in cache: 8.6 and 70 us); training at hidden 512 / batch 64 1.02x entries/s, at 256 / 16 within
+ * noise. The forward kernel's gates come straight from the FC before it: prefetching there
+ * measured nothing. */
+#define RC_UNIT_PF_BLK 64
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -105,21 +113,32 @@ RC_TARGET_CLONES static void lstm_unit_bwd(int64_t n0, int64_t n1, int64_t D, in
             }
             continue;
         }
-        for (int64_t d = 0; d < D; d++) {
-            float i = sigmoidf(xr[d]);
-            float f = sigmoidf(xr[D + d] + forget_bias);
-            float o = sigmoidf(xr[2 * D + d]);
-            float g = tanhf(xr[3 * D + d]);
-            float cpv = cp[d];
-            float tc = tanhf(cr[d]);
-            float gh = dhr[d];
-            float ct = dcr[d] + gh * o * (1.0f - tc * tc);
-            dcp[d] = ct * f;
-            dhp[d] = 0.0f; /* h_prev reaches h_t only through the gates (an FC outside this op) */
-            dxr[d] = ct * g * i * (1.0f - i);
-            dxr[D + d] = ct * cpv * f * (1.0f - f);
-            dxr[2 * D + d] = gh * tc * o * (1.0f - o);
-            dxr[3 * D + d] = ct * i * (1.0f - g * g);
+        for (int64_t d0 = 0; d0 < D; d0 += RC_UNIT_PF_BLK) {
+            const int64_t d1 = D - d0 < RC_UNIT_PF_BLK ? D : d0 + RC_UNIT_PF_BLK;
+            if (n + 1 < n1) /* the next row's inputs, a block ahead: 8 lines at a time, one per stream */
+                for (int64_t q = d0; q < d1; q += 16) {
+                    __builtin_prefetch(cp + D + q, 0, 3);
+                    __builtin_prefetch(cr + D + q, 0, 3);
+                    __builtin_prefetch(dhr + D + q, 0, 3);
+                    __builtin_prefetch(dcr + D + q, 0, 3);
+                    for (int g = 0; g < 4; g++) __builtin_prefetch(xr + 4 * D + g * D + q, 0, 3);
+                }
+            for (int64_t d = d0; d < d1; d++) {
+                float i = sigmoidf(xr[d]);
+                float f = sigmoidf(xr[D + d] + forget_bias);
+                float o = sigmoidf(xr[2 * D + d]);
+                float g = tanhf(xr[3 * D + d]);
+                float cpv = cp[d];
+                float tc = tanhf(cr[d]);
+                float gh = dhr[d];
+                float ct = dcr[d] + gh * o * (1.0f - tc * tc);
+                dcp[d] = ct * f;
+                dhp[d] = 0.0f; /* h_prev reaches h_t only through the gates (an FC outside this op) */
+                dxr[d] = ct * g * i * (1.0f - i);
+                dxr[D + d] = ct * cpv * f * (1.0f - f);
+                dxr[2 * D + d] = gh * tc * o * (1.0f - o);
+                dxr[3 * D + d] = ct * i * (1.0f - g * g);
+            }
         }
     }
 }
