@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RC_PACKED_X86 1
@@ -743,11 +744,43 @@ int rc_wgrad_packed_available(void) { return active_path() == 2; }
 static int64_t n_wgrad_calls;
 int64_t rc_wgrad_calls(void) { return __atomic_load_n(&n_wgrad_calls, __ATOMIC_RELAXED); }
 
-/* Inner rows per pass of rc_gemm_wgrad: a pass's pack of two panels
- * (64 columns x RC_WGRAD_KC rows, 64 KB) stays in L2 while every row tile
- * uses it; the whole inner dimension (T x batch: 3200 at hidden 512 / batch
- * 64) in one pass streamed it from L3 and ran at half the speed. */
-#define RC_WGRAD_KC 256
+/* Inner rows per pass of rc_gemm_wgrad. A pass's pack of two panels (64 columns x kc rows) has to
+ * stay in L2 while every row tile uses it: on Zen 5 (1 MB L2) the whole inner dimension in one pass
+ * (T x batch: 3200 rows at hidden 512 / batch 64, 800 KB) streamed it from L3 and ran at half the
+ * speed, and 256 rows (64 KB) measured best of 128, 192 and 256. But each pass also costs: on a Xeon
+ * VM (2 MB L2, slow L3) one thread ran 5-15% faster and two threads 1.1-1.3x faster with 1024 rows
+ * than with 256 (C loop, 2 threads: hidden 256 / batch 16, 800 rows, one pass instead of four,
+ * 281-284 -> 345-373 GFLOP/s; hidden 512 / batch 64 311-314 -> 347-348; 2048 rows 362), and the
+ * LSTM benchmark's training 1.035x (hidden 256 / batch 16, executor; serial 1.048x), 1.013x (512 /
+ * 64) and 1.027x (hidden 128 / batch 32, 2 layers), the two alternating in one process. So 1024 rows
+ * (a 256 KB pack) where L2 holds 2 MB or more, 256 elsewhere or where the size is not known (Zen 5
+ * keeps what it measured best). Passes change no bit. */
+#define RC_WGRAD_KC_SMALL_L2 256
+#define RC_WGRAD_KC_LARGE_L2 1024
+static int64_t wgrad_kc_forced;
+
+int64_t rc_wgrad_force_kc(int64_t kc)
+{
+    int64_t old = wgrad_kc_forced;
+    wgrad_kc_forced = kc;
+    return old;
+}
+
+int64_t rc_wgrad_kc(void)
+{
+    if (wgrad_kc_forced > 0) return wgrad_kc_forced;
+    static int64_t kc; /* benign race: every thread computes the same */
+    int64_t k = __atomic_load_n(&kc, __ATOMIC_RELAXED);
+    if (k == 0) {
+        long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+        l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+        k = l2 >= 2L * 1024 * 1024 ? RC_WGRAD_KC_LARGE_L2 : RC_WGRAD_KC_SMALL_L2;
+        __atomic_store_n(&kc, k, __ATOMIC_RELAXED);
+    }
+    return k;
+}
 
 void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X, int64_t ldx,
                    float *C, int64_t ldc, float *work, int from_zero)
@@ -759,19 +792,20 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
             for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, sizeof(float) * (size_t)out);
         return;
     }
+    const int64_t kc = rc_wgrad_kc();
     int64_t inner = nb * bk, width = (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR;
     int path = active_path();
     if (path != 2) path = 3; /* the blocked A has only the AVX-512 kernel and the reference */
-    /* passes over [i0, i0 + n): whole blocks, or pieces of one block wider than RC_WGRAD_KC;
+    /* passes over [i0, i0 + n): whole blocks, or pieces of one block wider than kc;
      * each continues every element's FMA chain from C, so the passes change no bit */
     for (int64_t i0 = 0; i0 < inner;) {
         int64_t b = i0 / bk, k0 = i0 % bk, n, nblk, kw;
-        if (bk >= RC_WGRAD_KC) {
-            kw = bk - k0 < RC_WGRAD_KC ? bk - k0 : RC_WGRAD_KC;
+        if (bk >= kc) {
+            kw = bk - k0 < kc ? bk - k0 : kc;
             nblk = 1;
         } else {
             kw = bk;
-            nblk = RC_WGRAD_KC / bk;
+            nblk = kc / bk;
             if (nblk > nb - b) nblk = nb - b;
         }
         n = kw * nblk;

@@ -73,6 +73,11 @@ RC_INTERNAL int rc_wgrad_packed_available(void);
 RC_INTERNAL void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *Ab, const float *X,
                                int64_t ldx, float *C, int64_t ldc, float *work, int from_zero);
 RC_INTERNAL int64_t rc_wgrad_calls(void);
+/* Inner rows per pass of rc_gemm_wgrad: 1024 where L2 holds 2 MB or more (sysconf), else 256.
+ * rc_wgrad_force_kc (tests) sets it (0: back to that choice) and returns the previous setting;
+ * not thread-safe. */
+RC_INTERNAL int64_t rc_wgrad_kc(void);
+RC_INTERNAL int64_t rc_wgrad_force_kc(int64_t kc);
 
 /* Number of rc_gemm_packed calls so far (tests check the path is taken). */
 RC_INTERNAL int64_t rc_packed_calls(void);

@@ -305,7 +305,8 @@ static void test_transpose(void)
 /* C (M x out, ldc) += sum over nb blocks of bk: A_b (M x bk) X_b, with C
  * starting from nonzero values; the vector path bitwise equal to the scalar
  * one, both close to a double reference, and the vector path's bits the same
- * at 1-3 threads. bk from 1 to beyond one pass (RC_WGRAD_KC = 256). */
+ * at 1-3 threads. bk from 1 to beyond one pass (test_wgrad runs every shape with passes of 256 and
+ * of 1024 rows, rc_wgrad_force_kc). */
 static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
 {
     int64_t inner = nb * bk, ldc = out + 3;
@@ -385,11 +386,21 @@ static void test_wgrad(void)
 {
     const int64_t ms[] = {1, 5, 8, 23, 24, 29, 64};
     const int64_t outs[] = {1, 17, 32, 40, 64, 96};
-    const int64_t blocks[][2] = {{1, 1}, {3, 16}, {9, 7}, {2, 300}, {20, 16}, {1, 513}};
-    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
-        for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
-            for (size_t c = 0; c < sizeof blocks / sizeof *blocks; c++) check_wgrad(ms[a], outs[b], blocks[c][0], blocks[c][1]);
-    check_wgrad(1024, 256, 50, 16); /* hidden 256, batch 16, T = 50 */
+    /* with passes of 256 rows: 2 x 300 and 1 x 513 split one block into pieces, 20 x 16 has two
+     * passes; of 1024 rows: 3 x 400 and 1 x 2100 split blocks, 70 x 16 has two passes */
+    const int64_t blocks[][2] = {{1, 1}, {3, 16}, {9, 7}, {2, 300}, {20, 16}, {1, 513}, {3, 400}, {70, 16}, {1, 2100}};
+    const int64_t kcs[] = {256, 1024};
+    for (size_t q = 0; q < 2; q++) {
+        int64_t old_kc = rc_wgrad_force_kc(kcs[q]);
+        CHECK(rc_wgrad_kc() == kcs[q]);
+        for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+            for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
+                for (size_t c = 0; c < sizeof blocks / sizeof *blocks; c++)
+                    check_wgrad(ms[a], outs[b], blocks[c][0], blocks[c][1]);
+        check_wgrad(1024, 256, 50, 16); /* hidden 256, batch 16, T = 50 */
+        rc_wgrad_force_kc(old_kc);
+    }
+    CHECK(rc_wgrad_kc() == 256 || rc_wgrad_kc() == 1024); /* the machine's own choice */
     int64_t before = rc_wgrad_calls();
     check_wgrad(4, 4, 0, 16); /* nothing to sum: C unchanged */
     CHECK(rc_wgrad_calls() > before);
