@@ -305,8 +305,8 @@ static void test_transpose(void)
 /* C (M x out, ldc) += sum over nb blocks of bk: A_b (M x bk) X_b, with C
  * starting from nonzero values; the vector path bitwise equal to the scalar
  * one, both close to a double reference, and the vector path's bits the same
- * at 1-3 threads. bk from 1 to beyond one pass (test_wgrad runs every shape with passes of 256 and
- * of 1024 rows, rc_wgrad_force_kc). */
+ * at 1-3 threads. bk from 1 to beyond one pass (test_wgrad forces passes of 256 rows, and of
+ * 1024 rows for a few shapes, with rc_wgrad_force_kc). */
 static void check_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk)
 {
     int64_t inner = nb * bk, ldc = out + 3;
@@ -386,20 +386,25 @@ static void test_wgrad(void)
 {
     const int64_t ms[] = {1, 5, 8, 23, 24, 29, 64};
     const int64_t outs[] = {1, 17, 32, 40, 64, 96};
-    /* with passes of 256 rows: 2 x 300 and 1 x 513 split one block into pieces, 20 x 16 has two
-     * passes; of 1024 rows: 3 x 400 and 1 x 2100 split blocks, 70 x 16 has two passes */
-    const int64_t blocks[][2] = {{1, 1}, {3, 16}, {9, 7}, {2, 300}, {20, 16}, {1, 513}, {3, 400}, {70, 16}, {1, 2100}};
-    const int64_t kcs[] = {256, 1024};
-    for (size_t q = 0; q < 2; q++) {
-        int64_t old_kc = rc_wgrad_force_kc(kcs[q]);
-        CHECK(rc_wgrad_kc() == kcs[q]);
-        for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
-            for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
-                for (size_t c = 0; c < sizeof blocks / sizeof *blocks; c++)
-                    check_wgrad(ms[a], outs[b], blocks[c][0], blocks[c][1]);
-        check_wgrad(1024, 256, 50, 16); /* hidden 256, batch 16, T = 50 */
-        rc_wgrad_force_kc(old_kc);
-    }
+    /* passes of 256 rows (1 MB L2s): 2 x 300 and 1 x 513 split one block into pieces, 20 x 16 has
+     * two passes */
+    const int64_t blocks[][2] = {{1, 1}, {3, 16}, {9, 7}, {2, 300}, {20, 16}, {1, 513}};
+    int64_t old_kc = rc_wgrad_force_kc(256);
+    CHECK(rc_wgrad_kc() == 256);
+    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+        for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
+            for (size_t c = 0; c < sizeof blocks / sizeof *blocks; c++) check_wgrad(ms[a], outs[b], blocks[c][0], blocks[c][1]);
+    /* passes of 1024 rows (2 MB L2s): 70 x 16 has two passes, 3 x 400 and 1 x 2100 split blocks
+     * (few shapes: the sanitizer builds run these too) */
+    rc_wgrad_force_kc(1024);
+    CHECK(rc_wgrad_kc() == 1024);
+    const int64_t big[][2] = {{70, 16}, {3, 400}, {1, 2100}};
+    const int64_t big_ms[] = {5, 29}, big_outs[] = {17, 40};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t b = 0; b < 2; b++)
+            for (size_t c = 0; c < sizeof big / sizeof *big; c++) check_wgrad(big_ms[a], big_outs[b], big[c][0], big[c][1]);
+    rc_wgrad_force_kc(old_kc);
+    check_wgrad(1024, 256, 50, 16); /* hidden 256, batch 16, T = 50, with the machine's own pass length */
     CHECK(rc_wgrad_kc() == 256 || rc_wgrad_kc() == 1024); /* the machine's own choice */
     int64_t before = rc_wgrad_calls();
     check_wgrad(4, 4, 0, 16); /* nothing to sum: C unchanged */
