@@ -95,8 +95,10 @@ def kernels_line(reuse=None):
             for d in blas_report() if "internal_api" in d]
     if reuse is None:
         reuse = "off" if os.environ.get("RECURRENT_PACK_REUSE", "1") in ("0", "false", "off") else "on"
-    return "kernels: packed step products %s (pack reuse %s); %s" % (
-        _C.get_flag("packed_gemm_kernel"), reuse, "; ".join(blas) or "no BLAS info")
+    return "kernels: packed step products %s (pack reuse %s, next-panel prefetch from %s KB packs, " \
+        "weight-gradient passes of %d rows); %s" % (
+            _C.get_flag("packed_gemm_kernel"), reuse, _C.get_flag("packed_prefetch_min_bytes") // 1024,
+            _C.get_flag("packed_wgrad_pass_rows"), "; ".join(blas) or "no BLAS info")
 
 
 _ENV_REPORTED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "RECURRENT_PACKED_GEMM", "RECURRENT_PACK_REUSE",

@@ -16,6 +16,7 @@ reference)."""
 
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -262,3 +263,40 @@ def test_products_after_fork():
     r = subprocess.run([sys.executable, "-c", _FORK % here], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "child 0"
+
+
+def _cpuinfo_vendor():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _l2_bytes():
+    try:
+        out = subprocess.run(["getconf", "LEVEL2_CACHE_SIZE"], capture_output=True, text=True, timeout=10)
+        return int(out.stdout.strip() or 0)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def test_machine_dependent_choices_are_reported():
+    """The two choices the packed kernels make from the CPU (README, "Step weights packed once"):
+    the pack size from which row tiles prefetch the next panel (2 MB on AMD, 1 MB elsewhere, 0
+    without the x86 kernels) and the weight-gradient sums' pass length (1024 rows where L2 holds
+    2 MB, else 256), as get_flag reports them and lstm_benchmark prints them."""
+    pf = _C.get_flag("packed_prefetch_min_bytes")
+    rows = _C.get_flag("packed_wgrad_pass_rows")
+    if platform.machine() in ("x86_64", "AMD64"):
+        vendor = _cpuinfo_vendor()
+        assert pf == ((2 << 20) if vendor == "AuthenticAMD" else (1 << 20)) or vendor is None
+    else:
+        assert pf == 0
+    assert rows in (256, 1024)
+    l2 = _l2_bytes()
+    if l2 is not None:
+        assert rows == (1024 if l2 >= 2 << 20 else 256), (rows, l2)

@@ -294,6 +294,8 @@ static double pf_next_min_floats(void)
     return a ? RC_PF_NEXT_MIN_FLOATS_AMD : RC_PF_NEXT_MIN_FLOATS;
 }
 
+int64_t rc_packed_pf_next_min_bytes(void) { return (int64_t)pf_next_min_floats() * (int64_t)sizeof(float); }
+
 /* Lines of the next panel's pack that row tile k prefetches: its share lpt of the nl lines, fewer
  * for the last tile, none past them. */
 static inline int64_t pf_share(int64_t nl, int64_t k, int64_t lpt)
@@ -479,6 +481,7 @@ int rc_packed_available(void) { return cpu_path() != 0; }
 #else
 static int cpu_path(void) { return 0; }
 int rc_packed_available(void) { return 0; }
+int64_t rc_packed_pf_next_min_bytes(void) { return 0; }
 #endif
 
 const char *rc_packed_kernel(void)

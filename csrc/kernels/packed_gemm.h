@@ -37,6 +37,9 @@ RC_INTERNAL void rc_pack_b(int64_t inner, int64_t out, const float *src, int64_t
 RC_INTERNAL int rc_packed_available(void);
 /* "avx512", "avx2" or "none": the kernel rc_gemm_packed runs. */
 RC_INTERNAL const char *rc_packed_kernel(void);
+/* Bytes from which a step product's packed weight has the AVX-512 kernel's row tiles prefetch the
+ * next panel: 2 MB on AMD CPUs, 1 MB on others (packed_gemm.c); 0 without the x86 kernels. */
+RC_INTERNAL int64_t rc_packed_pf_next_min_bytes(void);
 
 /* C[m, o] = sum_i A[m, i] * B[i, o] (+ bias[o] when bias != NULL)
  * (+ Z[m, o] when Z != NULL) for m < M, o < out, the two additions in that

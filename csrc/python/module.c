@@ -717,6 +717,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_gemm_kernel")) return PyUnicode_FromString(rc_packed_kernel());
     if (!strcmp(name, "packed_wgrad")) return PyLong_FromLong(rc_wgrad_packed_available());
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());
+    if (!strcmp(name, "packed_wgrad_pass_rows")) return PyLong_FromLongLong(rc_wgrad_kc());
+    if (!strcmp(name, "packed_prefetch_min_bytes")) return PyLong_FromLongLong(rc_packed_pf_next_min_bytes());
     if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
     if (!strcmp(name, "fused_sums")) return PyLong_FromLongLong(rc_fc_fused_sums());
     if (!strcmp(name, "unit_splits")) return PyLong_FromLongLong(rc_unit_splits());
