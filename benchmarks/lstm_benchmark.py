@@ -456,6 +456,9 @@ def main(argv=None):
         from recurrent import workspace
         workspace.GlobalInit(["lstm_benchmark"] + unknown)
     res = compare(args) if args.compare else breakdown(args) if args.breakdown else single(args)
+    if isinstance(res, dict):
+        import recurrent
+        res["config"] = recurrent.show_config(mode="dicts")  # what ran: kernels, BLAS, settings
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

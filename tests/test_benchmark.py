@@ -54,6 +54,11 @@ def test_compare_validates_and_writes_json(tmp_path):
     assert res["ceiling_entries_per_sec"] == pytest.approx(ceiling)
     assert "an iteration's products allow at most" in out
     assert "(OpenBLAS, %d threads)" % res["thread_budget"] in out
+    # what ran (recurrent.show_config): training turns pack reuse off unless the environment says
+    cfg = res["config"]
+    reuse = os.environ.get("RECURRENT_PACK_REUSE", "0") not in ("0", "false", "off")
+    assert cfg["step_products"]["pack_reuse"] is reuse
+    assert cfg["blas"]["config"].startswith("OpenBLAS") and cfg["cpu"]["usable_cores"] >= 1
 
 
 @pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")

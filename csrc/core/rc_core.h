@@ -411,6 +411,11 @@ RC_INTERNAL int rc_blas_num_threads(void);
 RC_INTERNAL void rc_blas_executor_enter(void);
 RC_INTERNAL void rc_blas_executor_leave(void);
 RC_INTERNAL void rc_blas_set_num_threads(int n);
+/* What the BLAS says of itself: OpenBLAS's build configuration and the core
+ * type whose kernels it runs (openblas_get_config / openblas_get_corename);
+ * "unknown" for a BLAS without them. Static strings, owned by the BLAS. */
+RC_INTERNAL const char *rc_blas_config(void);
+RC_INTERNAL const char *rc_blas_corename(void);
 
 /* Step loops (RecurrentNetwork(Gradient), serial or with the executor):
  * OpenBLAS's results depend on its thread count (measured with its AVX2

@@ -172,9 +172,13 @@ static void set_threads(int n)
     RC_BLAS(openblas_set_num_threads)(n);
     blas_leave();
 }
+const char *rc_blas_config(void) { return RC_BLAS(openblas_get_config)(); }
+const char *rc_blas_corename(void) { return RC_BLAS(openblas_get_corename)(); }
 #else
 static int get_threads(void) { return 1; }
 static void set_threads(int n) { (void)n; }
+const char *rc_blas_config(void) { return "unknown"; }
+const char *rc_blas_corename(void) { return "unknown"; }
 #endif
 
 /* In a child forked during a run: the count that run found, set back once

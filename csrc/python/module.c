@@ -712,6 +712,8 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "executor_help_parts")) return PyLong_FromLongLong(rc_rnn_exec_help_parts());
     if (!strcmp(name, "num_cores")) return PyLong_FromLong(rc_num_cores());
     if (!strcmp(name, "blas_num_threads")) return PyLong_FromLong(rc_blas_num_threads());
+    if (!strcmp(name, "blas_config")) return PyUnicode_FromString(rc_blas_config());
+    if (!strcmp(name, "blas_corename")) return PyUnicode_FromString(rc_blas_corename());
     if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());
     if (!strcmp(name, "packed_gemm_calls")) return PyLong_FromLongLong(rc_packed_calls());
     if (!strcmp(name, "packed_gemm_kernel")) return PyUnicode_FromString(rc_packed_kernel());
