@@ -5,6 +5,7 @@
 #include "rc_test.h"
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 static void naive(int ta, int tb, int M, int N, int K, float alpha, const float *A, const float *B, float beta,
                   float *C)
@@ -75,6 +76,22 @@ static void test_blas_threads(void)
     CHECK(rc_num_cores() >= 1);
 }
 
+/* What OpenBLAS says of itself (recurrent.show_config): its build line and the core type whose
+ * kernels it runs, which a DYNAMIC_ARCH build names in that line too. */
+static void test_blas_config(void)
+{
+    const char *cfg = rc_blas_config(), *core = rc_blas_corename();
+    CHECK(cfg && core);
+    if (!cfg || !core) return;
+    CHECK(strncmp(cfg, "OpenBLAS", 8) == 0);
+    CHECK(core[0] != 0);
+    if (strstr(cfg, "DYNAMIC_ARCH")) {
+        int found = 0;
+        for (const char *p = cfg; *p && !found; p++) found = strncasecmp(p, core, strlen(core)) == 0;
+        CHECK(found);
+    }
+}
+
 /* Inside a step loop (rc_step_blas_enter) rc_sgemm multiplies in fixed
  * chunks, each a single-threaded OpenBLAS call: the result is right (every
  * transpose, alpha/beta; 8 chunks of 128 columns, 8 with a ragged last one,
@@ -133,6 +150,7 @@ int main(void)
     RUN(test_sgemm);
     RUN(test_sgemm_edges);
     RUN(test_blas_threads);
+    RUN(test_blas_config);
     RUN(test_step_loop_sgemm_is_thread_invariant);
     return TEST_REPORT();
 }
