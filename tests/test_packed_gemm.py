@@ -40,13 +40,16 @@ def calls():
 def test_lstm_step_products_use_the_packed_weight(enable):
     """2-layer LSTM, T=6: per step 3 FCs forward (layer 0 recurrent, layer 1
     input and recurrent) and 3 dX products backward; the layer-0 input
-    projection (all T*N rows at once, outside the step net) is not packed."""
+    projection (all T*N rows at once, outside the step net) is not packed.
+    Every pack is 64-byte aligned (rc_pack_alloc: a 16-byte aligned pack
+    split every AVX-512 load over two cache lines, ~10% slower)."""
     case = build_stack("lstm", layers=2, H=40, N=5, D=7, name="pk%d" % enable)
     case.feed(6, 3)
     case.create(enable, threads=2)
-    before = calls()
+    before, unaligned = calls(), _C.get_flag("packed_unaligned_calls")
     case.run_created()
     assert calls() - before == 6 * 3 + 6 * 3
+    assert _C.get_flag("packed_unaligned_calls") == unaligned
 
 
 @pytest.mark.skipif(not _C.get_flag("packed_wgrad"),
@@ -61,9 +64,10 @@ def test_weight_gradients_summed_by_our_kernel(enable):
         case = build_stack("lstm", layers=2, H=40, N=N, D=7, name="wg%d_%d" % (enable, N))
         case.feed(6, 3)
         case.create(enable, threads=2)
-        before = _C.get_flag("packed_wgrad_calls")
+        before, unaligned = _C.get_flag("packed_wgrad_calls"), _C.get_flag("packed_unaligned_calls")
         case.run_created()
         assert _C.get_flag("packed_wgrad_calls") - before == 3
+        assert _C.get_flag("packed_unaligned_calls") == unaligned  # their packs too (rc_pack_alloc)
 
 
 @needs_packed

@@ -11,13 +11,24 @@
 #include <immintrin.h>
 #endif
 
-static int64_t n_calls;
+static int64_t n_calls, n_unaligned;
 
 int64_t rc_packed_calls(void) { return __atomic_load_n(&n_calls, __ATOMIC_RELAXED); }
+int64_t rc_packed_unaligned_calls(void) { return __atomic_load_n(&n_unaligned, __ATOMIC_RELAXED); }
 
 int64_t rc_pack_floats(int64_t inner, int64_t out)
 {
     return (out + RC_PACK_NR - 1) / RC_PACK_NR * RC_PACK_NR * inner;
+}
+
+float *rc_pack_alloc(int64_t floats, void **raw)
+{
+    *raw = NULL;
+    if (floats < 0 || (uint64_t)floats > (SIZE_MAX - 64) / sizeof(float)) return NULL;
+    char *p = malloc(sizeof(float) * (size_t)floats + 64);
+    if (!p) return NULL;
+    *raw = p;
+    return (float *)(p + (64 - (uintptr_t)p % 64) % 64);
 }
 
 #ifdef RC_PACKED_X86
@@ -343,7 +354,7 @@ __attribute__((target("avx512f"))) static void gemm_avx512(const tile_set *ts, i
                                                 C + m0 * ldc + o0, ldc, cont, nx + 16 * k * lpt,
                                                 pf_share(nl, k, lpt));
         } else { /* the last panel, w < 32 columns: tiles into a buffer, then the w columns */
-            float tile[8][RC_PACK_NR];
+            _Alignas(64) float tile[8][RC_PACK_NR];
             for (int64_t m0 = 0; m0 < M; m0 += 8) {
                 int mr = M - m0 < 8 ? (int)(M - m0) : 8;
                 if (cont)
@@ -735,6 +746,7 @@ void rc_gemm_packed(int64_t M, int64_t out, int64_t inner, const float *A, int64
                     const float *bias, const float *Z, float *C, int64_t ldc)
 {
     __atomic_add_fetch(&n_calls, 1, __ATOMIC_RELAXED);
+    if ((uintptr_t)P % 64) __atomic_add_fetch(&n_unaligned, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
     gemm_job j = {M, out, inner, lda, ldc, (out + RC_PACK_NR - 1) / RC_PACK_NR, A, P, bias, C, 0, 0, 0, inner, 0,
                   NULL, 0, Z};
@@ -789,6 +801,7 @@ void rc_gemm_wgrad(int64_t M, int64_t out, int64_t nb, int64_t bk, const float *
                    float *C, int64_t ldc, float *work, int from_zero)
 {
     __atomic_add_fetch(&n_wgrad_calls, 1, __ATOMIC_RELAXED);
+    if ((uintptr_t)work % 64) __atomic_add_fetch(&n_unaligned, 1, __ATOMIC_RELAXED);
     if (M <= 0 || out <= 0) return;
     if (nb <= 0 || bk <= 0) { /* an empty sum */
         if (from_zero)

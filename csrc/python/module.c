@@ -716,6 +716,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "blas_corename")) return PyUnicode_FromString(rc_blas_corename());
     if (!strcmp(name, "packed_gemm")) return PyLong_FromLong(rc_packed_available());
     if (!strcmp(name, "packed_gemm_calls")) return PyLong_FromLongLong(rc_packed_calls());
+    if (!strcmp(name, "packed_unaligned_calls")) return PyLong_FromLongLong(rc_packed_unaligned_calls());
     if (!strcmp(name, "packed_gemm_kernel")) return PyUnicode_FromString(rc_packed_kernel());
     if (!strcmp(name, "packed_wgrad")) return PyLong_FromLong(rc_wgrad_packed_available());
     if (!strcmp(name, "packed_wgrad_calls")) return PyLong_FromLongLong(rc_wgrad_calls());

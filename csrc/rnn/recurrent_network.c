@@ -171,7 +171,8 @@ typedef struct {
     int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op */
     int n_defer;              /* FC parameter gradients summed after the loop in one GEMM (see defer_fc_grads) */
     struct deferred_fc *defer; /* owned */
-    float *wg_work;           /* rc_gemm_wgrad's pack of X; owned, grown on demand */
+    float *wg_work;           /* rc_gemm_wgrad's pack of X, 64-byte aligned in wg_raw (owned), grown on demand */
+    void *wg_raw;
     int64_t wg_cap;           /* floats allocated */
     int n_pk;                 /* step ops multiplying by a weight packed once per run (find_packable) */
     int *pk_op;               /* their step-net indices; owned */
@@ -242,8 +243,8 @@ static void rnn_state_free(void *p)
     free(st->link_op);
     for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
     free(st->defer);
-    free(st->wg_work);
-    for (int i = 0; st->packs && i < st->n_pk; i++) free(st->packs[i].data);
+    free(st->wg_raw);
+    for (int i = 0; st->packs && i < st->n_pk; i++) free(st->packs[i].raw);
     free(st->packs);
     free(st->pk_stamp);
     free(st->pk_valid);
@@ -674,9 +675,9 @@ static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
                 st->pk_valid[j] = 0;
                 int64_t need = rc_pack_floats(inner, out);
                 if (need > pk->cap) {
-                    free(pk->data);
+                    free(pk->raw);
                     pk->cap = 0;
-                    if (!(pk->data = malloc(sizeof(float) * (size_t)need))) { /* OpenBLAS needs no extra memory */
+                    if (!(pk->data = rc_pack_alloc(need, &pk->raw))) { /* OpenBLAS needs no extra memory */
                         used--;
                         continue;
                     }
@@ -1436,13 +1437,13 @@ static rc_status deferred_finish(rc_op *op, rnn_state *st, rnn_scratch *sc, int6
             continue;
         }
         int64_t need = rc_pack_floats(T * M, K);
-        if (need > st->wg_cap) {
-            float *nw = realloc(st->wg_work, sizeof(float) * (size_t)need);
-            if (!nw)
+        if (need > st->wg_cap) { /* a fresh buffer: rc_gemm_wgrad writes the whole pack */
+            free(st->wg_raw);
+            st->wg_cap = 0;
+            if (!(st->wg_work = rc_pack_alloc(need, &st->wg_raw)))
                 return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the weight gradient '%s' (%lld x %lld "
                                   "over %lld rows)", rc_out_name(op, e->dw_out), (long long)N, (long long)K,
                                   (long long)(T * M));
-            st->wg_work = nw;
             st->wg_cap = need;
         }
         rc_gemm_wgrad(N, K, T, M, S, X, K, rc_f32(dw), K, st->wg_work, st->defer[k].dw_unset);

@@ -715,7 +715,7 @@ static void test_fc_sum_fusion(void)
         REQUIRE(P != NULL);
         const float *wd = rc_f32(&rc_ws_get(ws, "w")->t);
         rc_pack_b(3, 40, wd, 1, 3, P);
-        rc_packed_w pw = {wd, 3, 40, 1, P, rc_pack_floats(3, 40)};
+        rc_packed_w pw = {wd, 3, 40, 1, P, P, rc_pack_floats(3, 40)};
         CHECK_EQ(rc_fc_set_packed(fc, &pw), 1);
         int64_t calls = rc_packed_calls();
         CHECK_OK(rc_net_run(fused, &err), err); /* Z still the memory of Y */

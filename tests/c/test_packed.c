@@ -128,6 +128,27 @@ static void test_pack_layout(void)
     CHECK(P[64] == W[64] && P[66] == W[68] && P[67] == 0.f && P[95] == 0.f && P[96] == W[65] && P[127] == 0.f);
 }
 
+/* Pack buffers are 64-byte aligned (one cache line per 64-byte load of a panel row), hold what
+ * they were asked for, and are released with free(raw); impossible sizes give NULL. */
+static void test_pack_alloc(void)
+{
+    const int64_t sizes[] = {0, 1, 31, 32, 1000, rc_pack_floats(512, 2048)};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        void *raw = NULL;
+        float *p = rc_pack_alloc(sizes[k], &raw);
+        REQUIRE(p != NULL && raw != NULL);
+        CHECK_EQ((long long)((uintptr_t)p % 64), 0LL);
+        CHECK((char *)p >= (char *)raw && (char *)p < (char *)raw + 64);
+        for (int64_t i = 0; i < sizes[k]; i++) p[i] = (float)i; /* ASan: all of it is ours */
+        if (sizes[k]) CHECK(p[sizes[k] - 1] == (float)(sizes[k] - 1));
+        free(raw);
+    }
+    void *raw = (void *)1;
+    CHECK(rc_pack_alloc(INT64_MAX, &raw) == NULL && raw == NULL);
+    raw = (void *)1;
+    CHECK(rc_pack_alloc(-1, &raw) == NULL && raw == NULL);
+}
+
 static void test_calls_counted(void)
 {
     float A[4] = {1, 2, 3, 4}, W[4] = {1, 0, 0, 1}, P[64], C[4];
@@ -415,6 +436,7 @@ int main(void)
 {
     RUN(test_pack_layout);
     RUN(test_shapes);
+    RUN(test_pack_alloc);
     RUN(test_calls_counted);
     RUN(test_rows_rule);
     RUN(test_split_over_threads_is_bitwise);
