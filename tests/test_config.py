@@ -10,13 +10,14 @@ import pytest
 import recurrent
 from recurrent import _C, workspace
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def _in_subprocess(env_extra, code):
+    """Runs code in a fresh interpreter that imports the package these tests import (the
+    checkout's in-place build, or the installed one)."""
     env = dict(os.environ)
     env.update(env_extra)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout
