@@ -94,7 +94,8 @@ def kernels_line(reuse=None):
     blas = ["%s %s (%s)" % (d.get("internal_api"), d.get("architecture"), os.path.basename(d.get("filepath") or ""))
             for d in blas_report() if "internal_api" in d]
     if reuse is None:
-        reuse = "off" if os.environ.get("RECURRENT_PACK_REUSE", "1") in ("0", "false", "off") else "on"
+        import recurrent
+        reuse = "on" if recurrent.show_config(mode="dicts")["step_products"]["pack_reuse"] else "off"
     return "kernels: packed step products %s (pack reuse %s, next-panel prefetch from %s KB packs, " \
         "weight-gradient passes of %d rows); %s" % (
             _C.get_flag("packed_gemm_kernel"), reuse, _C.get_flag("packed_prefetch_min_bytes") // 1024,

@@ -9,15 +9,14 @@ import pytest
 
 import recurrent
 from recurrent import _C, workspace
+from test_benchmark import bench_env
 
 
 def _in_subprocess(env_extra, code):
     """Runs code in a fresh interpreter that imports the package these tests import (the
     checkout's in-place build, or the installed one)."""
-    env = dict(os.environ)
+    env = bench_env()
     env.update(env_extra)
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
-    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout
