@@ -30,11 +30,11 @@
  * output whose shape changed.
  */
 #include "../core/rc_core.h"
+#include "../kernels/rng.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ================================================================ helpers */
 
@@ -247,32 +247,6 @@ typedef struct sample_state {
     uint64_t rng[4];  /* xoshiro256** */
 } sample_state;
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static inline uint64_t rng_next(uint64_t s[4])
-{
-    uint64_t r = rotl64(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return r;
-}
-
-/* The only mutable process-wide value here: bumped atomically, never read back. */
-static uint64_t sample_seed_counter;
-
 static rc_status sample_setup(rc_op *op, rc_err *err)
 {
     sample_state *s = calloc(1, sizeof *s);
@@ -282,20 +256,15 @@ static rc_status sample_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "output 1 blob '%s' (the sampled values) needs input 1 (the values to sample from)",
                           rc_out_name(op, 1));
-    uint64_t x;
+    uint64_t x = 0;
     if (rc_opdef_arg(&op->def, "seed")) {
         int64_t seed;
         rc_status st = rc_arg_i(&op->def, "seed", 0, &seed, err);
         if (st) return st;
         x = (uint64_t)seed;
-    } else {
-        uint64_t c = __atomic_add_fetch(&sample_seed_counter, 1, __ATOMIC_RELAXED);
-        struct timespec ts;
-        uint64_t t = 0;
-        if (timespec_get(&ts, TIME_UTC)) t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-        x = c * 0xD1B54A32D192ED03ull ^ t;
-    }
-    for (int i = 0; i < 4; i++) s->rng[i] = splitmix64(&x);
+    } else
+        x = rc_rng_fresh_seed();
+    rc_rng_seed(s->rng, x);
     return RC_OK;
 }
 
@@ -357,7 +326,7 @@ static rc_status sample_run(rc_op *op, rc_err *err)
     if (op->n_out == 2 && (st = resize_out(op, 1, RC_F32, 1, dims, err))) return st;
     int32_t *out = rc_i32(rc_out(op, 0));
     for (int64_t i = 0; i < N; i++) {
-        const double u = (double)(rng_next(s->rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+        const double u = rc_rng_unit(s->rng); /* [0, 1) */
         out[i] = sample_row(D, wd + i * D, u);
     }
     if (op->n_out == 2) {

@@ -17,11 +17,11 @@
  * the same op again continues its stream.
  */
 #include "../core/rc_core.h"
+#include "../kernels/rng.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { FILL_CONST, FILL_UNIFORM, FILL_GAUSS, FILL_XAVIER, FILL_GIVEN };
 
@@ -51,51 +51,9 @@ static void fill_state_free(void *p)
     free(s);
 }
 
-/* ---------------------------------------------------------------- RNG */
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static inline uint64_t rng_next(uint64_t s[4])
-{
-    uint64_t r = rotl64(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return r;
-}
-
-/* The only mutable process-wide value here: bumped atomically, never read back. */
-static uint64_t fill_seed_counter;
-
-static void rng_seed(uint64_t s[4], uint64_t seed)
-{
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) s[i] = splitmix64(&x);
-}
-
-static uint64_t fresh_seed(void)
-{
-    uint64_t c = __atomic_add_fetch(&fill_seed_counter, 1, __ATOMIC_RELAXED);
-    struct timespec ts;
-    uint64_t t = 0;
-    if (timespec_get(&ts, TIME_UTC)) t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    uint64_t x = c * 0xD1B54A32D192ED03ull;
-    return splitmix64(&x) ^ t;
-}
-
+/* ---------------------------------------------------------------- RNG (kernels/rng.h) */
 /* u in [0, 1) with 24 random bits (exact in float) */
-static inline float rng_unit_f(uint64_t s[4]) { return (float)(rng_next(s) >> 40) * 0x1.0p-24f; }
+static inline float rng_unit_f(uint64_t s[4]) { return (float)(rc_rng_next(s) >> 40) * 0x1.0p-24f; }
 
 /* ---------------------------------------------------------------- setup */
 static rc_status read_dims(rc_op *op, const char *name, int64_t *dims, int *ndim, rc_err *err)
@@ -148,9 +106,9 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         int64_t seed;
         if (rc_opdef_arg(&op->def, "seed")) {
             if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
-            rng_seed(s->rng, (uint64_t)seed);
+            rc_rng_seed(s->rng, (uint64_t)seed);
         } else {
-            rng_seed(s->rng, fresh_seed());
+            rc_rng_seed(s->rng, rc_rng_fresh_seed());
         }
     }
     return RC_OK;
@@ -346,8 +304,8 @@ static rc_status gaussian_run(rc_op *op, rc_err *err)
     float *y = rc_f32(rc_out(op, 0));
     const double two_pi = 6.283185307179586476925;
     for (int64_t i = 0; i < n; i += 2) {
-        double u1 = ((double)(rng_next(s->rng) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
-        double u2 = (double)(rng_next(s->rng) >> 11) * 0x1.0p-53;         /* [0, 1) */
+        double u1 = ((double)(rc_rng_next(s->rng) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
+        double u2 = rc_rng_unit(s->rng); /* [0, 1) */
         double r = sqrt(-2.0 * log(u1));
         y[i] = (float)(s->a + s->b * r * cos(two_pi * u2));
         if (i + 1 < n) y[i + 1] = (float)(s->a + s->b * r * sin(two_pi * u2));
