@@ -10,7 +10,26 @@ import numbers
 import numpy as np
 
 
-class DeviceOption:
+class _Message:
+    """What the message classes share: field-wise ``==`` against the same class,
+    protobuf's ``HasField`` (set: neither None nor "") and ``CopyFrom`` (a deep copy)."""
+
+    __slots__ = ()
+
+    def HasField(self, field):
+        return getattr(self, field) not in (None, "")
+
+    def CopyFrom(self, other):
+        import copy
+        for k in self.__slots__:
+            setattr(self, k, copy.deepcopy(getattr(other, k)))
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+
+class DeviceOption(_Message):
     """Mirrors caffe2.proto.DeviceOption (device_type 0 = CPU, 1 = CUDA)."""
 
     __slots__ = ("device_type", "device_id", "random_seed")
@@ -20,16 +39,9 @@ class DeviceOption:
         self.device_id = int(device_id)
         self.random_seed = random_seed
 
-    def __eq__(self, other):
-        return (isinstance(other, DeviceOption) and self.device_type == other.device_type
-                and self.device_id == other.device_id and self.random_seed == other.random_seed)
-
-    def CopyFrom(self, other):
-        self.device_type, self.device_id, self.random_seed = (
-            other.device_type, other.device_id, other.random_seed)
 
 
-class Argument:
+class Argument(_Message):
     """One named operator argument; exactly one of f, i, s, n (scalars) or
     floats, ints, strings, nets (lists) carries the value."""
 
@@ -61,10 +73,6 @@ class Argument:
     def value(self):
         k = self.kind()
         return getattr(self, k)
-
-    def __eq__(self, other):
-        return isinstance(other, Argument) and all(
-            getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
     def __repr__(self):
         return "Argument(%s=%r)" % (self.name, self.value())
@@ -107,7 +115,7 @@ def make_argument(name, value):
     return a
 
 
-class OperatorDef:
+class OperatorDef(_Message):
     """Mirrors caffe2.proto.OperatorDef."""
 
     __slots__ = ("type", "name", "input", "output", "arg", "control_input", "device_option", "engine",
@@ -125,18 +133,6 @@ class OperatorDef:
         self.is_gradient_op = False
         self.debug_info = ""
 
-    def HasField(self, field):
-        return getattr(self, field) not in (None, "")
-
-    def CopyFrom(self, other):
-        import copy
-        for k in self.__slots__:
-            setattr(self, k, copy.deepcopy(getattr(other, k)))
-
-    def __eq__(self, other):
-        return isinstance(other, OperatorDef) and all(
-            getattr(self, k) == getattr(other, k) for k in self.__slots__)
-
     def __str__(self):
         from . import text_format
         return text_format.op_to_text(self)
@@ -149,7 +145,7 @@ class OperatorDef:
                 [str(b) for b in self.control_input], [_arg_to_c(a) for a in self.arg], int(dev))
 
 
-class NetDef:
+class NetDef(_Message):
     """Mirrors caffe2.proto.NetDef."""
 
     __slots__ = ("name", "type", "op", "external_input", "external_output", "device_option", "num_workers", "arg")
@@ -163,18 +159,6 @@ class NetDef:
         self.device_option = None
         self.num_workers = None
         self.arg = []
-
-    def HasField(self, field):
-        return getattr(self, field) not in (None, "")
-
-    def CopyFrom(self, other):
-        import copy
-        for k in self.__slots__:
-            setattr(self, k, copy.deepcopy(getattr(other, k)))
-
-    def __eq__(self, other):
-        return isinstance(other, NetDef) and all(
-            getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
     def __str__(self):
         from . import text_format
