@@ -727,6 +727,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "unit_splits")) return PyLong_FromLongLong(rc_unit_splits());
     if (!strcmp(name, "verify_packs")) return PyLong_FromLong(rc_flag_verify_packs());
     if (!strcmp(name, "packs_reused")) return PyLong_FromLongLong(rc_rnn_packs_reused());
+    if (!strcmp(name, "states_unzeroed")) return PyLong_FromLongLong(rc_rnn_states_unzeroed());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 

@@ -77,5 +77,9 @@ RC_INTERNAL int64_t rc_rnn_shared_stashes(void);
 /* recurrent_network.c: how many step-weight packs (process-wide, since load)
  * were kept from an earlier run instead of packed again (tests). */
 RC_INTERNAL int64_t rc_rnn_packs_reused(void);
+/* recurrent_network.c: how many times (process-wide, since load) a forward
+ * run left a state's rows unzeroed because its step ops write them all
+ * (find_state_writers; tests). */
+RC_INTERNAL int64_t rc_rnn_states_unzeroed(void);
 
 #endif
