@@ -256,14 +256,15 @@ static rc_status sample_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "output 1 blob '%s' (the sampled values) needs input 1 (the values to sample from)",
                           rc_out_name(op, 1));
-    uint64_t x = 0;
+    uint64_t x;
     if (rc_opdef_arg(&op->def, "seed")) {
         int64_t seed;
         rc_status st = rc_arg_i(&op->def, "seed", 0, &seed, err);
         if (st) return st;
         x = (uint64_t)seed;
-    } else
+    } else {
         x = rc_rng_fresh_seed();
+    }
     rc_rng_seed(s->rng, x);
     return RC_OK;
 }
