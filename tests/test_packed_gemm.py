@@ -32,7 +32,9 @@ needs_packed = pytest.mark.skipif(not _C.get_flag("packed_gemm"),
 
 
 def calls():
-    return _C.get_flag("packed_gemm_calls")
+    """Step products on the packed kernel so far: all its products but those of
+    FCs outside step loops that packed their weight themselves."""
+    return _C.get_flag("packed_gemm_calls") - _C.get_flag("fc_self_packed")
 
 
 @needs_packed
@@ -40,7 +42,8 @@ def calls():
 def test_lstm_step_products_use_the_packed_weight(enable):
     """2-layer LSTM, T=6: per step 3 FCs forward (layer 0 recurrent, layer 1
     input and recurrent) and 3 dX products backward; the layer-0 input
-    projection (all T*N rows at once, outside the step net) is not packed.
+    projection (all T*N rows at once, outside the step net) is not a step
+    product (it packs its own weight: see test_fc_packs_its_own_weight).
     Every pack is 64-byte aligned (rc_pack_alloc: a 16-byte aligned pack
     split every AVX-512 load over two cache lines, ~10% slower)."""
     case = build_stack("lstm", layers=2, H=40, N=5, D=7, name="pk%d" % enable)
@@ -304,3 +307,41 @@ def test_machine_dependent_choices_are_reported():
     l2 = _l2_bytes()
     if l2 is not None:
         assert rows == (1024 if l2 >= 2 << 20 else 256), (rows, l2)
+
+
+@needs_packed
+@pytest.mark.parametrize("M,N,K,packs", [
+    (800, 1024, 40, True),    # the LSTM benchmark's layer-1 input projection at batch 16
+    (16, 1024, 40, True),     # few rows
+    (130, 96, 128, True),     # the longest inner dimension it takes, 3 panels
+    (70, 33, 1, True),        # K = 1; a partial second panel
+    (800, 1024, 129, False),  # K > 128: OpenBLAS
+    (800, 31, 40, False),     # fewer outputs than a panel: OpenBLAS
+])
+def test_fc_packs_its_own_weight(M, N, K, packs):
+    """An FC outside a step loop with a short inner dimension (K <= 128, at
+    least 32 outputs) packs its weight itself and runs on our kernel (1.5-2x
+    OpenBLAS there, packed_gemm.c); the others stay on OpenBLAS. Either way
+    the result is X W^T + b; the pack is 64-byte aligned, and a second run
+    (the weight changed in between) packs again."""
+    rng = np.random.default_rng(M + N + K)
+    X = rng.standard_normal((2, M // 2, K)).astype(np.float32)  # 3-D: flattened at axis 2
+    W = rng.standard_normal((N, K)).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    net = core.Net("fc_self_%d_%d_%d" % (M, N, K))
+    net.FC(["fx", "fw", "fb"], "fy", axis=2)
+    workspace.FeedBlob("fx", X)
+    workspace.FeedBlob("fw", W)
+    workspace.FeedBlob("fb", b)
+    workspace.CreateNet(net, overwrite=True)
+    for run in range(2):
+        before, unaligned = _C.get_flag("fc_self_packed"), _C.get_flag("packed_unaligned_calls")
+        workspace.RunNet(net.Name())
+        assert _C.get_flag("fc_self_packed") - before == (1 if packs else 0)
+        assert _C.get_flag("packed_unaligned_calls") == unaligned
+        y = workspace.FetchBlob("fy")
+        ref = X.reshape(-1, K).astype(np.float64) @ W.T.astype(np.float64) + b
+        assert y.shape == (2, M // 2, N)
+        np.testing.assert_allclose(y.reshape(-1, N), ref, rtol=1e-5, atol=1e-4 * np.sqrt(K))
+        W = (W * -0.5).astype(np.float32)
+        workspace.FeedBlob("fw", W)

@@ -544,6 +544,31 @@ int rc_packed_rows_ok(int64_t M, int64_t inner)
     return M <= (active_path() == 2 ? RC_PACKED_MAX_A : RC_PACKED_MAX_A_AVX2) / inner;
 }
 
+/* An FC with no pack from RecurrentNetwork (outside step loops: the layer-1
+ * input projection, an output layer) packs its weight itself and runs on our
+ * kernel when its inner dimension is short. OpenBLAS then spends most
+ * of a call on packing both operands and on the bias fill and the second pass
+ * over Y it needs (beta = 1); the kernel packs only W (N x K floats), reads X in
+ * place and adds the bias as it stores. The AVX-512 kernel in a C loop, 2
+ * threads, against the FC's OpenBLAS path (fill, then sgemm; Xeon VM, OpenBLAS
+ * on its SkylakeX kernels):
+ * M x N x K = 800 x 1024 x 40 (the LSTM benchmark's input projection at batch
+ * 16) 1.83x, 3200 x 2048 x 40 1.42x, 130 x 1024 x 40 2.2x, 3200 x 4096 x 64
+ * 1.24x, 800 x 1024 x 128 1.27x, 3200 x 2048 x 128 1.08x; K = 256 0.94-1.10x,
+ * so not beyond 128. Fewer than 32 outputs waste most of a panel (3200 x 16 x
+ * 128: 0.53x; 800 x 33 x 40: 1.21x). M x K within rc_packed_rows_ok, as for
+ * the step products. The AVX2 kernel against OpenBLAS's Haswell kernels (what
+ * a CPU without AVX-512 runs; OPENBLAS_CORETYPE=Haswell on the same VM), on
+ * the shapes that rule lets through: 800 x 1024 x 40 1.55x, 3200 x 2048 x 40
+ * 1.20x, 800 x 1024 x 128 1.20x, 130 x 1024 x 40 1.87x, 16 x 1024 x 40 1.23x.
+ * Every kernel computes the same bits, so an FC's result then does not depend
+ * on which of them the CPU runs either. */
+#define RC_FC_PACK_MAX_K 128
+int rc_fc_pack_ok(int64_t M, int64_t N, int64_t K)
+{
+    return rc_packed_available() && K > 0 && K <= RC_FC_PACK_MAX_K && N >= RC_PACK_NR && rc_packed_rows_ok(M, K);
+}
+
 typedef struct {
     int64_t M, out, inner, lda, ldc, n_panels;
     const float *A, *P, *bias;

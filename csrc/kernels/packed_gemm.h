@@ -8,7 +8,9 @@
  * cblas_sgemm_pack, which oneDNN and torch.nn.LSTM use, is that interface).
  * RecurrentNetwork(Gradient) packs each step weight once per run
  * (rc_pack_b) and the step FC / FCGradient ops multiply against the pack
- * (rc_gemm_packed). Anything else goes to OpenBLAS.
+ * (rc_gemm_packed). An FC outside a step loop whose inner dimension is
+ * short packs its own weight at every run (rc_fc_pack_ok). Anything else goes
+ * to OpenBLAS.
  *
  * Determinism: every output element is one fused multiply-add chain over the
  * inner dimension in increasing order, starting from 0, then one addition of
@@ -126,6 +128,13 @@ RC_INTERNAL int rc_packed_force_path(int path);
  * The decision depends on the shapes only, so executor on and off agree. */
 RC_INTERNAL int rc_packed_rows_ok(int64_t M, int64_t inner);
 
+/* Whether an FC (Y = X W^T + b, X: M x K, W: N x K) that has no pack from
+ * RecurrentNetwork packs W itself (into a buffer of rc_pack_floats(K, N)
+ * floats) and multiplies with rc_gemm_packed rather than OpenBLAS:
+ * rc_packed_available(), K <= 128, N >= 32 and rc_packed_rows_ok(M, K)
+ * (measurements in packed_gemm.c). Depends on the shapes and the CPU only. */
+RC_INTERNAL int rc_fc_pack_ok(int64_t M, int64_t N, int64_t K);
+
 /* A packed step weight, shared by the step-op instances of one run. The
  * ops check src, inner and out against their inputs before using it. */
 typedef struct rc_packed_w {
@@ -156,5 +165,7 @@ RC_INTERNAL int rc_fc_set_packed(rc_op *op, const rc_packed_w *pw);
 RC_INTERNAL int rc_fc_bind_sum(rc_op *fc, rc_op *sum);
 /* Sums done by FCs so far (tests check the fusion is taken). */
 RC_INTERNAL int64_t rc_fc_fused_sums(void);
+/* ops/math.c: FC runs that packed their own weight (rc_fc_pack_ok) so far (tests). */
+RC_INTERNAL int64_t rc_fc_self_packed(void);
 
 #endif

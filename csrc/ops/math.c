@@ -28,6 +28,10 @@ typedef struct math_args {
     int skip_dw;           /* FCGradient: output 0 left untouched */
     float *scratch;     /* FC: Y^T buffer for the small-M path (owned, grown on demand) */
     int64_t scratch_n;
+    float *wpack;       /* FC without a step pack: W packed by the op itself (rc_fc_pack_ok), 64-byte
+                         * aligned inside wpack_raw (owned), grown on demand */
+    void *wpack_raw;
+    int64_t wpack_n;    /* floats allocated */
     const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
                                 * set for the duration of one run; see rc_fc_set_packed) */
     float scale;
@@ -47,6 +51,7 @@ static void math_args_free(void *p)
     free(a->ptr);
     free(a->w);
     free(a->scratch);
+    free(a->wpack_raw);
     free(a);
 }
 
@@ -261,6 +266,8 @@ static const rc_packed_w *packed_for(const math_args *a, int trans, const float 
 
 static int64_t n_fused_sums;
 int64_t rc_fc_fused_sums(void) { return __atomic_load_n(&n_fused_sums, __ATOMIC_RELAXED); }
+static int64_t n_fc_self_packed;
+int64_t rc_fc_self_packed(void) { return __atomic_load_n(&n_fc_self_packed, __ATOMIC_RELAXED); }
 
 /* Whether an FC can do the Sum Y + Z that follows it: both float32 of one
  * shape, Z's memory apart from Y's (else the Sum runs as usual and reports
@@ -300,6 +307,21 @@ static rc_status fc_run(rc_op *op, rc_err *err)
     const rc_packed_w *pk = packed_for(a, 1, rc_f32(w), M, K, N);
     if (pk) {
         rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), z, y, N);
+        return RC_OK;
+    }
+    if (rc_fc_pack_ok(M, N, K)) { /* a short inner dimension: pack W here (packed_gemm.c) */
+        int64_t need = rc_pack_floats(K, N);
+        if (a->wpack_n < need) {
+            free(a->wpack_raw);
+            a->wpack_n = 0;
+            if (!(a->wpack = rc_pack_alloc(need, &a->wpack_raw)))
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory packing weight '%s' %s", rc_in_name(op, 1),
+                                  RC_SHAPE(w));
+            a->wpack_n = need;
+        }
+        rc_pack_b(K, N, rc_f32(w), 1, K, a->wpack);
+        rc_gemm_packed(M, N, K, rc_f32(x), K, a->wpack, rc_f32(b), z, y, N);
+        __atomic_add_fetch(&n_fc_self_packed, 1, __ATOMIC_RELAXED);
         return RC_OK;
     }
     const float *yz[2] = {y, z}; /* without the packed kernel: the Sum's own kernel, after the product */

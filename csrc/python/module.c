@@ -724,6 +724,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "packed_prefetch_min_bytes")) return PyLong_FromLongLong(rc_packed_pf_next_min_bytes());
     if (!strcmp(name, "shared_stashes")) return PyLong_FromLongLong(rc_rnn_shared_stashes());
     if (!strcmp(name, "fused_sums")) return PyLong_FromLongLong(rc_fc_fused_sums());
+    if (!strcmp(name, "fc_self_packed")) return PyLong_FromLongLong(rc_fc_self_packed());
     if (!strcmp(name, "unit_splits")) return PyLong_FromLongLong(rc_unit_splits());
     if (!strcmp(name, "verify_packs")) return PyLong_FromLong(rc_flag_verify_packs());
     if (!strcmp(name, "packs_reused")) return PyLong_FromLongLong(rc_rnn_packs_reused());

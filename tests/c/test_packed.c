@@ -179,6 +179,23 @@ static void test_rows_rule(void)
     rc_packed_force_path(old);
 }
 
+/* Which FCs outside step loops pack their own weight: short inner dimension
+ * (at most 128), a full panel of outputs, M x K within the rows rule of the
+ * kernel the products take (and none on a CPU without the kernels). */
+static void test_fc_pack_rule(void)
+{
+    int old = rc_packed_force_path(2), on = rc_packed_available();
+    CHECK_EQ(rc_fc_pack_ok(800, 1024, 40), on);
+    CHECK_EQ(rc_fc_pack_ok(1, 32, 128), on);
+    CHECK_EQ(rc_fc_pack_ok(8192, 1024, 128), on); /* M x K = 2^20 floats */
+    CHECK(!rc_fc_pack_ok(8193, 1024, 128) && !rc_fc_pack_ok(800, 1024, 129) && !rc_fc_pack_ok(800, 31, 40));
+    CHECK(!rc_fc_pack_ok(800, 1024, 0) && !rc_fc_pack_ok(0, 1024, 40));
+    rc_packed_force_path(4); /* the AVX2 kernel's rule: 2^17 floats */
+    CHECK_EQ(rc_fc_pack_ok(1024, 1024, 128), on);
+    CHECK(!rc_fc_pack_ok(1025, 1024, 128));
+    rc_packed_force_path(old);
+}
+
 /* A product split over helper threads (OpenBLAS at 2 and 3 threads) equals
  * the one-thread product bit for bit, also with odd panel counts. */
 static void test_split_over_threads_is_bitwise(void)
@@ -439,6 +456,7 @@ int main(void)
     RUN(test_pack_alloc);
     RUN(test_calls_counted);
     RUN(test_rows_rule);
+    RUN(test_fc_pack_rule);
     RUN(test_split_over_threads_is_bitwise);
     RUN(test_split_rule);
     RUN(test_concurrent_callers);
