@@ -63,6 +63,17 @@ def cell_net(name, inputs=("x_t", "prev")):
     return cell
 
 
+def check_running_sum(cell, executor, want_unzeroed, links=(("prev", 0, 1), ("s_t", 1, 1))):
+    """Builds the net around cell and runs it twice: the second run's s_all
+    must be the running sum s0 + x_0 + ... + x_t (every cell below computes
+    s_t = x_t + s_{t-1} when the rows it reads before they are written are
+    zero), with want_unzeroed states left to their writer."""
+    net = build(cell, list(links), executor=executor)
+    s_all, x, s0, n = run_twice(net)
+    assert n == want_unzeroed
+    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+
+
 @pytest.fixture(params=[0, 1], ids=["serial", "executor"])
 def executor(request):
     return request.param
@@ -72,10 +83,7 @@ def test_written_rows_are_not_zeroed(executor):
     """s_t = x_t + s_{t-1}: Sum writes every row, so nothing is zeroed."""
     cell = cell_net("c_sum")
     cell.AddExternalOutput(cell.Sum(["x_t", "prev"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 1
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 1)
 
 
 def test_writer_reading_its_row_gets_zeros(executor):
@@ -84,10 +92,7 @@ def test_writer_reading_its_row_gets_zeros(executor):
     cell = cell_net("c_inplace")
     cell.Sum(["x_t", "s_t"], "s_t")
     cell.AddExternalOutput(cell.Sum(["s_t", "prev"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 0)
 
 
 def test_reader_before_writer_gets_zeros(executor):
@@ -95,10 +100,7 @@ def test_reader_before_writer_gets_zeros(executor):
     cell = cell_net("c_peek")
     cell.Copy(["s_t"], "peek")
     cell.AddExternalOutput(cell.Sum(["x_t", "prev", "peek"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 0)
 
 
 def test_window_over_the_written_row_gets_zeros(executor):
@@ -106,10 +108,7 @@ def test_window_over_the_written_row_gets_zeros(executor):
     cell = cell_net("c_win", ("x_t", "win"))
     w0, w1 = cell.Split(["win"], ["w0", "w1"], axis=0)
     cell.AddExternalOutput(cell.Sum(["x_t", w0, w1], "s_t"))
-    net = build(cell, [("win", 0, 2), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 0, links=(("win", 0, 2), ("s_t", 1, 1)))
 
 
 def test_writer_behind_the_initial_rows_leaves_a_zero_row(executor):
@@ -145,10 +144,7 @@ def test_writer_of_an_unlisted_type_is_zeroed(executor):
     cell = cell_net("c_resize")
     cell.ResizeLike(["prev", "prev"], "s_t")
     cell.AddExternalOutput(cell.Sum(["s_t", "x_t"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 0)
 
 
 def test_step_naming_the_state_is_zeroed(executor):
@@ -156,10 +152,7 @@ def test_step_naming_the_state_is_zeroed(executor):
     cell = cell_net("c_named")
     cell.Copy(["s_states"], "whole")
     cell.AddExternalOutput(cell.Sum(["x_t", "prev"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    check_running_sum(cell, executor, 0)
 
 
 def test_step_naming_an_alias_of_the_state_is_zeroed(executor):
@@ -168,11 +161,8 @@ def test_step_naming_an_alias_of_the_state_is_zeroed(executor):
     cell = cell_net("c_alias")
     cell.Copy(["s_all"], "whole")
     cell.AddExternalOutput(cell.Sum(["x_t", "prev"], "s_t"))
-    net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
-    workspace.FeedBlob("s_all", np.zeros((T, N, D), np.float32))
-    s_all, x, s0, n = run_twice(net)
-    assert n == 0
-    np.testing.assert_allclose(s_all, np.cumsum(x, axis=0) + s0, rtol=1e-5, atol=1e-5)
+    workspace.FeedBlob("s_all", np.zeros((T, N, D), np.float32))  # exists when the step net is made
+    check_running_sum(cell, executor, 0)
 
 
 @pytest.mark.parametrize("forward_only", [True, False], ids=["inference", "training"])
