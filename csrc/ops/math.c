@@ -309,7 +309,10 @@ static rc_status fc_run(rc_op *op, rc_err *err)
         rc_gemm_packed(M, N, K, rc_f32(x), K, pk->data, rc_f32(b), z, y, N);
         return RC_OK;
     }
-    if (rc_fc_pack_ok(M, N, K)) { /* a short inner dimension: pack W here (packed_gemm.c) */
+    /* Outside step loops, a short inner dimension: pack W here (packed_gemm.c). Not in a step loop,
+     * where each timestep's instance would keep its own pack (a step FC without a pack from
+     * RecurrentNetwork has a weight the step net writes; it stays on OpenBLAS, as before). */
+    if (rc_step_blas_threads() == 0 && rc_fc_pack_ok(M, N, K)) {
         int64_t need = rc_pack_floats(K, N);
         if (a->wpack_n < need) {
             free(a->wpack_raw);
