@@ -317,10 +317,11 @@ def test_machine_dependent_choices_are_reported():
     (70, 33, 1, True),        # K = 1; a partial second panel
     (800, 1024, 129, False),  # K > 128: OpenBLAS
     (800, 31, 40, False),     # fewer outputs than a panel: OpenBLAS
+    (2, 64, 40, False),       # 2 rows: packing the weight would cost more than it saves
 ])
 def test_fc_packs_its_own_weight(M, N, K, packs):
     """An FC outside a step loop with a short inner dimension (K <= 128, at
-    least 32 outputs) packs its weight itself and runs on our kernel (1.5-2x
+    least 4 rows and 32 outputs) packs its weight itself and runs on our kernel (1.5-2x
     OpenBLAS there, packed_gemm.c); the others stay on OpenBLAS. Either way
     the result is X W^T + b; the pack is 64-byte aligned, and a second run
     (the weight changed in between) packs again."""

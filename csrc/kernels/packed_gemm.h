@@ -131,8 +131,9 @@ RC_INTERNAL int rc_packed_rows_ok(int64_t M, int64_t inner);
 /* Whether an FC (Y = X W^T + b, X: M x K, W: N x K) that has no pack from
  * RecurrentNetwork packs W itself (into a buffer of rc_pack_floats(K, N)
  * floats) and multiplies with rc_gemm_packed rather than OpenBLAS:
- * rc_packed_available(), K <= 128, N >= 32 and rc_packed_rows_ok(M, K)
- * (measurements in packed_gemm.c). Depends on the shapes and the CPU only. */
+ * rc_packed_available(), K <= 128, M >= 4, 32 <= N <= 2^22 / K and
+ * rc_packed_rows_ok(M, K) (measurements in packed_gemm.c). Depends on the
+ * shapes and the CPU only. */
 RC_INTERNAL int rc_fc_pack_ok(int64_t M, int64_t N, int64_t K);
 
 /* A packed step weight, shared by the step-op instances of one run. The

@@ -180,16 +180,19 @@ static void test_rows_rule(void)
 }
 
 /* Which FCs outside step loops pack their own weight: short inner dimension
- * (at most 128), a full panel of outputs, M x K within the rows rule of the
- * kernel the products take (and none on a CPU without the kernels). */
+ * (at most 128), at least 4 rows, a full panel of outputs, a pack of at most
+ * 2^22 floats, M x K within the rows rule of the kernel the products take (and
+ * none on a CPU without the kernels). */
 static void test_fc_pack_rule(void)
 {
     int old = rc_packed_force_path(2), on = rc_packed_available();
     CHECK_EQ(rc_fc_pack_ok(800, 1024, 40), on);
-    CHECK_EQ(rc_fc_pack_ok(1, 32, 128), on);
+    CHECK_EQ(rc_fc_pack_ok(4, 32, 128), on);
     CHECK_EQ(rc_fc_pack_ok(8192, 1024, 128), on); /* M x K = 2^20 floats */
     CHECK(!rc_fc_pack_ok(8193, 1024, 128) && !rc_fc_pack_ok(800, 1024, 129) && !rc_fc_pack_ok(800, 31, 40));
-    CHECK(!rc_fc_pack_ok(800, 1024, 0) && !rc_fc_pack_ok(0, 1024, 40));
+    CHECK(!rc_fc_pack_ok(800, 1024, 0) && !rc_fc_pack_ok(0, 1024, 40) && !rc_fc_pack_ok(3, 1024, 40));
+    CHECK_EQ(rc_fc_pack_ok(4, 1 << 15, 128), on); /* the pack: 2^22 floats */
+    CHECK(!rc_fc_pack_ok(4, (1 << 15) + 1, 128));
     rc_packed_force_path(4); /* the AVX2 kernel's rule: 2^17 floats */
     CHECK_EQ(rc_fc_pack_ok(1024, 1024, 128), on);
     CHECK(!rc_fc_pack_ok(1025, 1024, 128));
