@@ -396,6 +396,8 @@ def away_from_zero(x, margin=0.1):
     ((2, 3, 4), (5, 4), {"axis": 2}),          # FC over the last axis of a 3-D input
     ((2, 3, 4), (5, 12), {}),                  # flatten at axis 1
     ((2, 3), (5, 2, 3), {"axis_w": 2}),        # W flattened at axis_w=2
+    ((2, 3, 6), (33, 6), {"axis": 2}),         # 6 rows, 33 outputs: the FC packs its own weight (where
+                                               # the packed kernel runs; test_packed_gemm.py)
 ])
 def test_fc_gradient(rng, xs, ws, args):
     axw = args.get("axis_w", 1)
