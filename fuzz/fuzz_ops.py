@@ -20,7 +20,11 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "broadcast", "decay", "dims", "drop_states", "dtype", "epsilon", "forget_bias", "index_size",
              "input_as_shape", "max", "mean", "min", "offset", "order", "scale", "seed", "sequence_lengths",
              "shape", "split", "std", "trans_a", "trans_b", "value", "values", "window", "extra_shape",
-             "linear_before_reset", "prefix", "timestep", "no_such_argument"]
+             "linear_before_reset", "prefix", "timestep",
+             # optimizer ops (csrc/ops/optim.c)
+             "base_lr", "policy", "stepsize", "gamma", "power", "max_iter", "stepsizes", "start_multiplier",
+             "multiplier", "num_iter", "momentum", "nesterov", "beta1", "beta2",
+             "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
 
@@ -32,7 +36,8 @@ def random_arg(p):
     if kind == 1:
         return p.interesting_float()
     if kind == 2:
-        return p.pick(["", "NCHW", "NHWC", "x", "a" * 300])
+        return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
+                       "linearWarmup", "constantWarmup"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
     if kind == 4:

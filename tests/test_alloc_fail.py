@@ -166,9 +166,10 @@ def build_ops_net(name="af_ops"):
     forward net (Gather, FC, Relu, Split, Concat, Tanh, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
-    SumElements, Sum) with its gradients, WeightedSum and Adagrad updates, and
-    a side branch of ops without gradients (Copy, ExpandDims, Squeeze,
-    Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
+    SumElements, Sum) with its gradients, WeightedSum, Adagrad,
+    MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
+    schedules), and a side branch of ops without gradients (Copy, ExpandDims,
+    Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -185,6 +186,10 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "lr", shape=[1], value=-0.1)
     init.ConstantFill([], "one", shape=[1], value=1.0)
     init.ConstantFill([], "mom", shape=[8], value=0.0)
+    init.ConstantFill([], "mom_b", shape=[8], value=0.0)
+    init.ConstantFill([], "m1_w", shape=[8], value=0.0)
+    init.ConstantFill([], "m2_w", shape=[8], value=0.0)
+    init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -213,11 +218,18 @@ def build_ops_net(name="af_ops"):
     net.OneHot(["ids", "ten"], "x_oh")
     net.WeightedSample("wts", "x_ws", seed=5)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
-    params = ["emb", "fc_w", "fc_b", "lin_w"]
+    net.Iter(["iter"], ["iter"])
+    net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
+    net.LearningRate(["iter"], ["sched_pos"], base_lr=0.1, policy="multistep", stepsizes=[1, 3], gamma=0.5)
+    net.MomentumSGDUpdate([gmap["fc_b"], "mom_b", "sched_pos", "fc_b"], ["fc_b_step", "mom_b", "fc_b"],
+                          momentum=0.9, nesterov=1)
+    net.Adam(["lin_w", "m1_w", "m2_w", gmap["lin_w"], "sched_neg", "iter"], ["lin_w", "m1_w", "m2_w"])
+    params = ["emb", "fc_w"]
     for prm in params:
         net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
     compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws"] + \
-        [str(gmap[prm]) for prm in params + ["lin_b"]]
+        ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
+        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b"]]
     return init, net, compare
 
 
@@ -232,7 +244,8 @@ def test_ops_allocation_failures(sticky):
 
     messages, _ = sweep(cycle, compare, sticky)
     text = " | ".join(messages)
-    for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad"):
+    for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
+               "MomentumSGDUpdate", "Adam"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -578,6 +578,71 @@ CASES = [
     Case("blob-fetcher-not-step-workspaces", "ops: recurrent", "RecurrentNetworkBlobFetcher(x)",
          "feed(x=f32(3)); run_op('RecurrentNetworkBlobFetcher', 'x', 'names')", V,
          r"blob 'x' holds no step workspaces: run the forward RecurrentNetwork op first"),
+    # ---------------------------------------------------------------- optimizer ops
+    Case("iter-overflow", "ops: optim", "Iter(it, it) with it = [2**31 - 1] (int32)",
+         "feed(it=np.array([2**31 - 1], np.int32)); run_op('Iter', 'it', 'it')", V,
+         r"op Iter #0: output 0 blob 'it' \(the iteration counter\) is at 2147483647: incrementing it would "
+         r"overflow int32",
+         after="""
+         assert workspace.FetchBlob('it').tolist() == [2**31 - 1]
+         feed(it=np.array([5], np.int32)); run_op('Iter', 'it', 'it')
+         assert workspace.FetchBlob('it').tolist() == [6]
+         """, note="the counter is left unchanged"),
+    Case("iter-float-counter", "ops: optim", "Iter(it, it) with it float32",
+         "feed(it=np.zeros(1, np.float32)); run_op('Iter', 'it', 'it')", T_,
+         r"op Iter #0: output 0 blob 'it' \(the iteration counter\) must be int32, got \(1,\) float32"),
+    Case("iter-input-not-output", "ops: optim", "Iter(a, b)",
+         "feed(a=np.zeros(1, np.int32)); run_op('Iter', 'a', 'b')", V,
+         r"op Iter #0: input 0 blob 'a' and output 0 blob 'b' must be the same blob"),
+    Case("learning-rate-unknown-policy", "ops: optim", "LearningRate(it, base_lr=0.1, policy='cosine')",
+         """
+         feed(it=np.zeros(1, np.int32))
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='cosine')
+         """, V,
+         r"op LearningRate #0: argument policy: unknown policy 'cosine' \(supported: fixed, step, exp, inv, "
+         r"poly, multistep, linearWarmup, constantWarmup\)"),
+    Case("learning-rate-missing-argument", "ops: optim",
+         "CreateNet(net with LearningRate(policy='step', gamma=0.5))",
+         """
+         feed(it=np.zeros(1, np.int32))
+         n = core.Net('sched')
+         n.LearningRate('it', 'lr', base_lr=0.1, policy='step', gamma=0.5)
+         workspace.CreateNet(n)
+         """, V, r"op LearningRate #0: argument stepsize is required by policy 'step'",
+         note="arguments are checked when the net is created"),
+    Case("learning-rate-negative-iter", "ops: optim", "LearningRate(it = [-1], policy='exp')",
+         """
+         feed(it=np.array([-1], np.int32))
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='exp', gamma=0.9)
+         """, V, r"op LearningRate #0: input 0 blob 'it' \(the iteration counter\) must be >= 0, got -1"),
+    Case("learning-rate-poly-past-max-iter", "ops: optim",
+         "LearningRate(it = [12], policy='poly', max_iter=10)",
+         """
+         feed(it=np.array([12], np.int32))
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='poly', max_iter=10, power=0.5)
+         assert workspace.FetchBlob('lr').tolist() == [0.0]
+         """, None, "",
+         note="no error: the rate is 0 from max_iter on (Caffe2 gave NaN, or a rate that grows again or "
+              "changes sign)"),
+    Case("momentum-sgd-shape-mismatch", "ops: optim", "MomentumSGDUpdate([g (3,), m (4,), lr, p (3,)])",
+         """
+         feed(g=f32(3), m=f32(4), lr=np.ones(1, np.float32), p=f32(3))
+         run_op('MomentumSGDUpdate', ['g', 'm', 'lr', 'p'], ['g', 'm', 'p'], momentum=0.9)
+         """, V,
+         r"op MomentumSGDUpdate #0: input 1 blob 'm' must have the shape of input 0 blob 'g' \(3,\) float32, "
+         r"got \(4,\) float32"),
+    Case("adam-lr-two-values", "ops: optim", "Adam([p, m1, m2, g, lr (2,), it])",
+         """
+         feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.array([-0.1, -0.2], np.float32),
+              it=np.zeros(1, np.int32))
+         run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'])
+         """, V,
+         r"op Adam #0: input 4 blob 'lr' \(the learning rate\) must hold one value, got \(2,\) float32"),
+    Case("adam-beta1-one", "ops: optim", "Adam(..., beta1=1.0)",
+         """
+         feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
+         run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
+         """, V, r"op Adam #0: argument beta1 must be in \[0, 1\), got 1"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,

@@ -1,0 +1,10 @@
+"""Gradient makers of the optimizer ops (csrc/ops/optim.c).
+
+``Iter``, ``LearningRate``, ``MomentumSGDUpdate`` and ``Adam`` have no
+gradient: an integer counter, a schedule of it, and optimizer steps (as
+Caffe2 registered them).
+"""
+
+from .core import GradientRegistry
+
+GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "Adam")
