@@ -64,6 +64,11 @@ def DeviceOption(device_type, device_id=0, random_seed=None, cuda_gpu_id=None):
     return _DeviceOptionProto(device_type, device_id, random_seed)
 
 
+def IsGPUDeviceType(device_type):
+    """True for CUDA (the only GPU device type of this package's DeviceType)."""
+    return device_type == DeviceType.CUDA
+
+
 def device_option_equal(opt1, opt2, ignore_random_seed=True):
     """Whether two device options name the same device (None means CPU)."""
     if opt1 is None or opt2 is None:

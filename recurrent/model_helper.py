@@ -283,9 +283,14 @@ class ModelHelper:
         return {p: self.grad_map[str(p)] for p in params if str(p) in self.grad_map}
 
     def GetOptimizationParamInfo(self, params=None):
+        """The ParameterInfo of each parameter (default: ``GetParams()``) that has
+        a gradient (after ``AddGradientOperators``), as in Caffe2."""
         if params is None:
             params = self.GetParams()
-        return [self.get_param_info(p) for p in params if self.get_param_info(p) is not None]
+        with_grad = self.get_param_to_grad(params) if self.gradient_ops_added else {}
+        names = {str(p) for p in with_grad}
+        return [self.get_param_info(p) for p in params
+                if str(p) in names and self.get_param_info(p) is not None]
 
     # ---- operators through the model
     def __getattr__(self, op_type):

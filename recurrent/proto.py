@@ -181,3 +181,17 @@ def _arg_to_c(a):
     elif k in ("floats", "ints", "strings"):
         v = list(v)
     return (a.name, k, v)
+
+
+class caffe2_pb2:
+    """Stands in for ``caffe2.proto.caffe2_pb2``, so ``from caffe2.proto import
+    caffe2_pb2`` ports as ``from recurrent.proto import caffe2_pb2``: the
+    message classes above and the device-type constants (CPU = 0, CUDA = 1;
+    this package runs on the CPU only)."""
+
+    NetDef = NetDef
+    OperatorDef = OperatorDef
+    Argument = Argument
+    DeviceOption = DeviceOption
+    CPU = 0
+    CUDA = 1

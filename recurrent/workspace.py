@@ -20,6 +20,19 @@ import numpy as np
 from . import _C
 from .proto import NetDef, OperatorDef
 
+# Caffe2's device flags: this package runs on the CPU only
+has_gpu_support = False
+has_cuda_support = False
+GpuDeviceType = 1  # caffe2_pb2.CUDA
+
+
+def NumGpuDevices():
+    """0: this package has no GPU support."""
+    return 0
+
+
+NumCudaDevices = NumGpuDevices
+
 _workspaces = {}
 _current = "default"  # the main thread's current workspace, and every thread's until it switches
 _lock = threading.Lock()

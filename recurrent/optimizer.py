@@ -1,0 +1,344 @@
+"""Optimizers, as Caffe2's ``caffe2.python.optimizer`` built them.
+
+``build_sgd(model, base_learning_rate, ...)``, ``build_adagrad`` and
+``build_adam`` add the update of every parameter that has a gradient (after
+``model.AddGradientOperators``) to ``model.net``, and the optimizer's state
+(moments, the iteration counter, the constant ONE) to ``model.param_init_net``,
+with Caffe2's operators (``Iter``, ``LearningRate``, ``WeightedSum``,
+``MomentumSGDUpdate``, ``Adagrad``, ``Adam``) and Caffe2's blob names, so a
+training script ports by changing its imports:
+
+    from recurrent.optimizer import build_sgd
+    model.AddGradientOperators([loss])
+    build_sgd(model, base_learning_rate=0.1, policy="step", stepsize=1, gamma=0.9999)
+
+How one training iteration updates the parameters (as in Caffe2):
+- the shared counter ``optimizer_iteration`` (int32 here, int64 in Caffe2;
+  created at ``iter_val``, default 0, by ``param_init_net``) is incremented
+  first, by an ``Iter`` op at the head of the optimizer's ops, so the first
+  iteration's learning rate is computed at iteration 1 (and Adam's first bias
+  correction uses t = 2), exactly as Caffe2's ``AtomicIter`` did;
+- ``LearningRate`` computes ``-base_learning_rate * policy(iteration)`` (negative:
+  descent) once per optimizer, into ``<Class>_<n>_lr_cpu``;
+- SGD: ``WeightedSum([param, ONE, grad, lr], param)``, i.e. param - rate * grad;
+  with ``momentum > 0``, ``MomentumSGDUpdate`` (Nesterov by default, as in
+  Caffe2) with a ``<param>_momentum`` buffer;
+- Adagrad: ``Adagrad`` with ``<param>_squared_sum`` (``epsilon`` 1e-4,
+  ``decay`` 1);
+- Adam: ``Adam`` with ``<param>_first_moment`` / ``<param>_second_moment``
+  (``beta1`` 0.9, ``beta2`` 0.999, ``epsilon`` 1e-4: the optimizer's defaults,
+  not the op's).
+
+The policies are those of the ``LearningRate`` op: fixed, step (stepsize,
+gamma), exp (gamma), inv (gamma, power), poly (max_iter, power), multistep
+(stepsizes, gamma), linearWarmup (start_multiplier, num_iter), constantWarmup
+(multiplier, num_iter); their arguments go through ``**kwargs``.
+
+``allow_lr_injection=True`` multiplies every rate by the blob ``lr_injection``
+(1.0 at first; ``set_lr_injection`` / ``get_lr_injection``). ``add_weight_decay``
+adds ``weight_decay * param`` to the gradients of the model's weights.
+Not provided: ``max_gradient_norm`` (gradient clipping by the global norm; it
+needs operators this package does not have) and sparse gradients; asking for
+them raises NotImplementedError. Other Caffe2 optimizers (RMSProp, Adadelta,
+FTRL, YellowFin, ...) are absent.
+"""
+
+import collections
+
+import numpy as np
+
+from . import core, scope, workspace
+from .model_helper import ParameterInfo
+
+__all__ = [
+    "Optimizer", "SgdOptimizer", "AdagradOptimizer", "AdamOptimizer", "WeightDecayBuilder",
+    "AuxOptimizerParams", "build_sgd", "build_adagrad", "build_adam", "add_weight_decay",
+    "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME",
+]
+
+OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
+_LEARNING_RATE_INJECTION = "lr_injection"
+
+AuxOptimizerParams = collections.namedtuple("AuxOptimizerParams", ["local", "shared"])
+_instance_count = collections.defaultdict(int)
+
+
+def _device():
+    dev = scope.CurrentDeviceScope()
+    return dev if dev is not None else core.DeviceOption(core.DeviceType.CPU)
+
+
+def build_iteration(init_net, net, iter_val=0, name=OPTIMIZER_ITERATION_NAME):
+    """The shared iteration counter: created at ``iter_val`` by ``init_net``
+    and incremented by ``net`` (an ``Iter`` op) once per run; created once,
+    returned again by later calls."""
+    if init_net.BlobIsDefined(name):
+        return init_net.GetBlobRef(name)
+    iter_val = int(iter_val)
+    if not 0 <= iter_val < 2 ** 31 - 1:
+        raise ValueError("iter_val must be in [0, 2**31 - 1) (the counter is int32), got %d" % iter_val)
+    with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU)):
+        iteration = init_net.ConstantFill([], name, shape=[1], value=iter_val, dtype=core.DataType.INT32)
+        net.Iter([iteration], [iteration])
+    return iteration
+
+
+class Optimizer:
+    """Adds the update of one parameter: ``optimizer(net, param_init_net,
+    param_info)`` or ``optimizer(net, param_init_net, param, grad)``."""
+
+    def __init__(self):
+        self._aux_params = AuxOptimizerParams(local=[], shared=[])
+        self._instance_num = _instance_count[type(self).__name__]
+        _instance_count[type(self).__name__] += 1
+        self._lr_multiplier = None
+
+    def __call__(self, net, param_init_net, param, grad=None):
+        if grad is None:
+            if not isinstance(param, ParameterInfo):
+                raise TypeError("%s: without grad, param must be a ParameterInfo, got %s"
+                                % (type(self).__name__, type(param).__name__))
+            if param.grad is None:
+                raise ValueError("%s: parameter '%s' has no gradient (call AddGradientOperators first)"
+                                 % (type(self).__name__, param.name))
+            info = param
+        else:
+            info = ParameterInfo(param_id=None, param=core.BlobReference(str(param)), grad=grad)
+        if isinstance(info.grad, core.GradientSlice):
+            raise NotImplementedError("%s: sparse gradients (GradientSlice) are not supported"
+                                      % type(self).__name__)
+        self._run(net, param_init_net, info)
+
+    def _run(self, net, param_init_net, param_info):
+        raise NotImplementedError("%s does not define _run" % type(self).__name__)
+
+    def make_unique_blob_name(self, base_str):
+        """``<Class>_<instance>_<base>_cpu``: unique per optimizer instance (Caffe2's names)."""
+        dev = _device()
+        if dev.device_type == core.DeviceType.CUDA:
+            return "%s_%d_%s_gpu%d" % (type(self).__name__, self._instance_num, base_str, dev.device_id)
+        return "%s_%d_%s_cpu" % (type(self).__name__, self._instance_num, base_str)
+
+    def build_lr(self, net, param_init_net, base_learning_rate, learning_rate_blob=None, policy="fixed",
+                 iter_val=0, **kwargs):
+        """The learning-rate blob ``-base_learning_rate * policy(iteration)``
+        (created once per optimizer) and the iteration counter."""
+        name = learning_rate_blob or self.make_unique_blob_name("lr")
+        iteration = build_iteration(param_init_net, net, iter_val=iter_val)
+        if net.BlobIsDefined(name):
+            lr = net.GetBlobRef(name)
+        else:
+            lr = net.LearningRate([iteration], name, base_lr=-float(base_learning_rate), policy=policy,
+                                  **kwargs)
+        if self._lr_multiplier is not None:
+            scaled = self.make_unique_blob_name("scaled_lr")
+            if net.BlobIsDefined(scaled):
+                lr = net.GetBlobRef(scaled)
+            else:
+                lr = net.Mul([lr, self._lr_multiplier], scaled)
+        return lr, iteration
+
+    def add_lr_multiplier(self, lr_multiplier):
+        """Every later rate is multiplied by the blob ``lr_multiplier`` (one float32)."""
+        self._lr_multiplier = lr_multiplier
+
+    def get_auxiliary_parameters(self):
+        """``AuxOptimizerParams(local, shared)``: the state blobs per parameter
+        (moments) and those shared by all (the counter, ONE)."""
+        return self._aux_params
+
+    def _one(self, param_init_net):
+        dev = _device()
+        name = "ONE_%d_%d" % (dev.device_type, dev.device_id)
+        if param_init_net.BlobIsDefined(name):
+            return param_init_net.GetBlobRef(name)
+        return param_init_net.ConstantFill([], name, shape=[1], value=1.0)
+
+    @staticmethod
+    def _check_positive(what, value):
+        value = float(value)
+        if not np.isfinite(value) or value < 0:
+            raise ValueError("%s must be a finite number >= 0, got %r" % (what, value))
+        return value
+
+
+class SgdOptimizer(Optimizer):
+    """Plain SGD (``WeightedSum``), or SGD with momentum (``MomentumSGDUpdate``,
+    Nesterov unless ``nesterov=0``)."""
+
+    def __init__(self, base_learning_rate=0.01, policy="fixed", momentum=0.0, nesterov=1,
+                 sparse_dedup_aggregator=None, lars=None, **kwargs):
+        super().__init__()
+        if lars is not None:
+            raise NotImplementedError("SgdOptimizer: lars is not supported")
+        self.base_learning_rate = self._check_positive("base_learning_rate", base_learning_rate)
+        self.policy = policy
+        self.momentum = self._check_positive("momentum", momentum)
+        self.nesterov = int(nesterov)
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.base_learning_rate == 0:
+            return
+        # WeightedSum adds rate * grad: a negative rate; MomentumSGDUpdate subtracts: a positive one
+        sign = -1.0 if self.momentum > 0 else 1.0
+        lr, _ = self.build_lr(net, param_init_net, self.base_learning_rate * sign, policy=self.policy,
+                              **self.init_kwargs)
+        one = self._one(param_init_net)
+        if one not in self._aux_params.shared:
+            self._aux_params.shared.append(one)
+        if self.momentum > 0:
+            mom = param_init_net.ConstantFill([param], str(param) + "_momentum", value=0.0)
+            self._aux_params.local.append(mom)
+            net.MomentumSGDUpdate([grad, mom, lr, param], [grad, mom, param], momentum=self.momentum,
+                                  nesterov=self.nesterov)
+        else:
+            net.WeightedSum([param, one, grad, lr], param)
+
+    def scale_learning_rate(self, scale):
+        self.base_learning_rate *= scale
+
+
+class AdagradOptimizer(Optimizer):
+    """Adagrad (the ``Adagrad`` op) with a ``<param>_squared_sum`` buffer."""
+
+    def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, policy="fixed", sparse_dedup_aggregator=None,
+                 rowWise=False, engine="", lars=None, **kwargs):
+        super().__init__()
+        if rowWise:
+            raise NotImplementedError("AdagradOptimizer: rowWise needs sparse gradients "
+                                      "(not supported)")
+        if lars is not None:
+            raise NotImplementedError("AdagradOptimizer: lars is not supported")
+        self.alpha = float(alpha)
+        self.epsilon = float(epsilon)
+        self.decay = float(decay)
+        self.policy = policy
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha <= 0:
+            return
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        sq = param_init_net.ConstantFill([param], str(param) + "_squared_sum", value=0.0)
+        self._aux_params.local.append(sq)
+        net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class AdamOptimizer(Optimizer):
+    """Adam (the ``Adam`` op) with ``<param>_first_moment`` and
+    ``<param>_second_moment`` buffers; the counter is the shared iteration."""
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, epsilon=1e-4, policy="fixed",
+                 use_lr_adaption=False, lr_alpha=0.01, normalized_lr_adaption=True,
+                 sparse_dedup_aggregator=None, rowWise=False, engine="", **kwargs):
+        super().__init__()
+        if use_lr_adaption:
+            raise NotImplementedError("AdamOptimizer: use_lr_adaption is not supported")
+        if rowWise:
+            raise NotImplementedError("AdamOptimizer: rowWise needs sparse gradients (not supported)")
+        self.alpha = float(alpha)
+        self.beta1 = float(beta1)
+        self.beta2 = float(beta2)
+        self.epsilon = float(epsilon)
+        self.policy = policy
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha <= 0:
+            return
+        lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        m1 = param_init_net.ConstantFill([param], str(param) + "_first_moment", value=0.0)
+        m2 = param_init_net.ConstantFill([param], str(param) + "_second_moment", value=0.0)
+        if iteration not in self._aux_params.shared:
+            self._aux_params.shared.append(iteration)
+        self._aux_params.local.extend([m1, m2])
+        net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1, beta2=self.beta2,
+                 epsilon=self.epsilon)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class WeightDecayBuilder(Optimizer):
+    """Adds ``weight_decay * param`` to the gradient (L2 regularisation)."""
+
+    def __init__(self, weight_decay):
+        super().__init__()
+        self.weight_decay = self._check_positive("weight_decay", weight_decay)
+
+    def _run(self, net, param_init_net, param_info):
+        dev = _device()
+        one = self._one(param_init_net)
+        name = "wd_%d_%d" % (dev.device_type, dev.device_id)
+        wd = (param_init_net.GetBlobRef(name) if param_init_net.BlobIsDefined(name)
+              else param_init_net.ConstantFill([], name, shape=[1], value=self.weight_decay))
+        net.WeightedSum([param_info.grad, one, param_info.blob, wd], param_info.grad)
+
+
+def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_lr_injection=False):
+    if max_gradient_norm is not None:
+        raise NotImplementedError("max_gradient_norm (clipping by the global gradient norm) is not "
+                                  "supported: it needs SumSqrElements, Pow, Max and Div, which this "
+                                  "package does not have")
+    model.Validate()
+    if not model.gradient_ops_added:
+        raise RuntimeError("model '%s' has no gradient operators: call model.AddGradientOperators([loss]) "
+                           "before building an optimizer" % model.name)
+    weights = {str(w) for w in model.weights}
+    params = [p for p in model.GetOptimizationParamInfo() if not weights_only or str(p.blob) in weights]
+    if allow_lr_injection:
+        if model.param_init_net.BlobIsDefined(_LEARNING_RATE_INJECTION):
+            inj = model.param_init_net.GetBlobRef(_LEARNING_RATE_INJECTION)
+        else:
+            inj = model.param_init_net.ConstantFill([], _LEARNING_RATE_INJECTION, shape=[1], value=1.0)
+        optimizer.add_lr_multiplier(inj)
+    for info in params:
+        if info.optimizer is not None:
+            info.optimizer(model.net, model.param_init_net, info)
+        else:
+            optimizer(model.net, model.param_init_net, info)
+    return optimizer
+
+
+def build_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs):
+    """SGD for every parameter of ``model`` that has a gradient; ``kwargs`` go
+    to ``SgdOptimizer`` (``policy``, ``momentum``, ``nesterov``, the policy's
+    arguments). Returns the optimizer."""
+    return _build(model, SgdOptimizer(base_learning_rate, **kwargs), max_gradient_norm=max_gradient_norm,
+                  allow_lr_injection=allow_lr_injection)
+
+
+def build_adagrad(model, base_learning_rate, parameters=None, max_gradient_norm=None,
+                  allow_lr_injection=False, **kwargs):
+    """Adagrad for every parameter of ``model`` that has a gradient."""
+    return _build(model, AdagradOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def build_adam(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs):
+    """Adam for every parameter of ``model`` that has a gradient."""
+    return _build(model, AdamOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def add_weight_decay(model, weight_decay):
+    """Adds ``weight_decay * w`` to the gradient of every weight (``model.weights``:
+    the ``brew`` helpers' weights, not biases); call it before ``build_*``."""
+    _build(model, WeightDecayBuilder(weight_decay=weight_decay), weights_only=True)
+
+
+def get_lr_injection():
+    """The current learning-rate multiplier (``allow_lr_injection=True``)."""
+    return workspace.FetchBlob(_LEARNING_RATE_INJECTION)
+
+
+def set_lr_injection(lr_injection_value):
+    """Sets the multiplier of every learning rate (``allow_lr_injection=True``)."""
+    workspace.FeedBlob(_LEARNING_RATE_INJECTION, np.array([float(lr_injection_value)], dtype=np.float32))
