@@ -34,6 +34,10 @@ gamma), exp (gamma), inv (gamma, power), poly (max_iter, power), multistep
 (stepsizes, gamma), linearWarmup (start_multiplier, num_iter), constantWarmup
 (multiplier, num_iter); their arguments go through ``**kwargs``.
 
+A base learning rate of 0 adds no update for the parameter (as in Caffe2); a
+negative or non-finite one is a ValueError (Caffe2 asserted for SGD and
+skipped the parameter for Adagrad and Adam).
+
 ``allow_lr_injection=True`` multiplies every rate by the blob ``lr_injection``
 (1.0 at first; ``set_lr_injection`` / ``get_lr_injection``). ``add_weight_decay``
 adds ``weight_decay * param`` to the gradients of the model's weights.
@@ -211,7 +215,7 @@ class AdagradOptimizer(Optimizer):
                                       "(not supported)")
         if lars is not None:
             raise NotImplementedError("AdagradOptimizer: lars is not supported")
-        self.alpha = float(alpha)
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.decay = float(decay)
         self.policy = policy
@@ -219,7 +223,7 @@ class AdagradOptimizer(Optimizer):
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
-        if self.alpha <= 0:
+        if self.alpha == 0:
             return
         lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
         sq = param_init_net.ConstantFill([param], str(param) + "_squared_sum", value=0.0)
@@ -242,7 +246,7 @@ class AdamOptimizer(Optimizer):
             raise NotImplementedError("AdamOptimizer: use_lr_adaption is not supported")
         if rowWise:
             raise NotImplementedError("AdamOptimizer: rowWise needs sparse gradients (not supported)")
-        self.alpha = float(alpha)
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
         self.epsilon = float(epsilon)
@@ -251,7 +255,7 @@ class AdamOptimizer(Optimizer):
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
-        if self.alpha <= 0:
+        if self.alpha == 0:
             return
         lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
         m1 = param_init_net.ConstantFill([param], str(param) + "_first_moment", value=0.0)

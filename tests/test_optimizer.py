@@ -183,6 +183,14 @@ def test_weight_decay_adds_to_the_weights_gradient_only():
         close(workspace.FetchBlob(p), w0[p] - 0.1 * gp)
 
 
+def test_a_zero_rate_adds_no_update():
+    m, _ = small_model(14)
+    n = len(m.net.Proto().op)
+    for build in (optimizer.build_sgd, optimizer.build_adagrad, optimizer.build_adam):
+        build(m, 0.0)
+    assert len(m.net.Proto().op) == n
+
+
 def test_params_without_gradient_are_skipped():
     m, _ = small_model(8, extra_param=True)
     infos = m.GetOptimizationParamInfo()
@@ -226,6 +234,10 @@ def test_errors():
         optimizer.build_sgd(m, 0.1, max_gradient_norm=1.0)
     with pytest.raises(ValueError, match="base_learning_rate"):
         optimizer.build_sgd(m, -0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        optimizer.build_adagrad(m, -0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        optimizer.build_adam(m, float("nan"))
     with pytest.raises(ValueError, match="iter_val"):
         optimizer.build_sgd(m, 0.1, iter_val=-1)
     with pytest.raises(NotImplementedError, match="use_lr_adaption"):
