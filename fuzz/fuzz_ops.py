@@ -24,6 +24,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # optimizer ops (csrc/ops/optim.c)
              "base_lr", "policy", "stepsize", "gamma", "power", "max_iter", "stepsizes", "start_multiplier",
              "multiplier", "num_iter", "momentum", "nesterov", "beta1", "beta2",
+             # SumSqrElements (csrc/ops/loss.c), Pow (csrc/ops/math.c)
+             "average", "exponent",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

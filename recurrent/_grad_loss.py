@@ -43,6 +43,14 @@ def _sum_elements_grad(op, g_output):
     return [_grad_op("SumElementsGradient", [op.input[0], g_output[0]], [gx])], [gx]
 
 
+@GradientRegistry.RegisterGradient("SumSqrElements", copy_arguments=True)
+def _sum_sqr_elements_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return [_grad_op("SumSqrElementsGradient", [op.input[0], g_output[0]], [gx])], [gx]
+
+
 @GradientRegistry.RegisterGradient("Softmax", copy_arguments=True)
 def _softmax_grad(op, g_output):
     if g_output[0] is None:

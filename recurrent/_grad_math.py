@@ -84,7 +84,7 @@ def _matmul_grad(op, g_output):
     return ops, [ga, gb]
 
 
-# ---------------------------------------------------------------- Sum, Add, Sub, Mul
+# ---------------------------------------------------------------- Sum, Add, Sub, Mul, Div
 @GradientRegistry.RegisterGradient("Sum")
 def _sum_grad(op, g_output):
     # every input gets the output gradient itself; no ops (as Caffe2)
@@ -153,6 +153,47 @@ def _mul_grad(op, g_output):
             _make(op, "SumReduceLike", [pre, b], [gb], args=bargs)], [ga, gb]
 
 
+def _no_in_place(op, kind, lost):
+    out = op.output[0]
+    if out in lost:
+        raise ValueError("%s gradient: the forward op computes '%s' in place (inputs %s), so the input it "
+                         "overwrote is lost; the gradient needs it" % (kind, out, list(op.input)))
+
+
+@GradientRegistry.RegisterGradient("Div")
+def _div_grad(op, g_output):
+    # DivGradient (B, C, dC) -> (dA, dB): needs B and the output C, not A, so
+    # Div in place on A is fine (dA is then written over dC).
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    a, b = op.input
+    _no_in_place(op, "Div", [b])
+    ga, gb = _grad_name(a), _grad_name(b)
+    if a == b:
+        gb = _grad_name(b) + "_autogen_div_1"   # y = x / x: two contributions, summed by the backward pass
+    args = [x for x in op.arg if x.name in ("broadcast", "axis")]
+    return [_make(op, "DivGradient", [b, op.output[0], dy], [ga, gb], args=args)], [ga, gb]
+
+
+# ---------------------------------------------------------------- Max
+@GradientRegistry.RegisterGradient("Max")
+def _max_grad(op, g_output):
+    # dXi = dY where Xi == Y (every tied input), from Y and the inputs
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    _no_in_place(op, "Max", list(op.input))
+    g, seen = [], set()
+    for i, x in enumerate(op.input):
+        name = _grad_name(x)
+        if x in seen:   # the same blob twice: a name of its own per use, summed by the backward pass
+            name = "%s_autogen_max_%d" % (name, i)
+        seen.add(x)
+        g.append(name)
+    return [_make(op, "MaxGradient", [op.output[0], dy] + list(op.input), g)], g
+
+
 # ---------------------------------------------------------------- unary
 def _unary_from_output(grad_type):
     def maker(op, g_output):
@@ -176,6 +217,18 @@ def _scale_grad(op, g_output):
         return _no_grad(op)
     gx = _grad_name(op.input[0])
     return [_make(op, "Scale", [dy], [gx], scale=float(_arg(op, "scale", 1.0)))], [gx]
+
+
+@GradientRegistry.RegisterGradient("Pow")
+def _pow_grad(op, g_output):
+    # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY needs X
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x = op.input[0]
+    _no_in_place(op, "Pow", [x])
+    gx = _grad_name(x)
+    return [_make(op, "PowGradient", [x, dy], [gx], args=[a for a in op.arg if a.name == "exponent"])], [gx]
 
 
 @GradientRegistry.RegisterGradient("ElementwiseLinear")

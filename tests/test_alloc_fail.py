@@ -166,7 +166,8 @@ def build_ops_net(name="af_ops"):
     forward net (Gather, FC, Relu, Split, Concat, Tanh, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
-    SumElements, Sum) with its gradients, WeightedSum, Adagrad,
+    SumElements, Sum, and the global-norm chain SumSqrElements, Pow, Max,
+    Div) with its gradients, WeightedSum, Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
@@ -185,6 +186,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "labels", shape=[4], values=[0, 2, 4, 7])
     init.ConstantFill([], "lr", shape=[1], value=-0.1)
     init.ConstantFill([], "one", shape=[1], value=1.0)
+    init.ConstantFill([], "half", shape=[], value=0.5)
     init.ConstantFill([], "mom", shape=[8], value=0.0)
     init.ConstantFill([], "mom_b", shape=[8], value=0.0)
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
@@ -209,7 +211,11 @@ def build_ops_net(name="af_ops"):
     loss1 = net.AveragedLoss(net.LabelCrossEntropy([p, "labels"], "xent"), "loss1")
     _, loss2 = net.SoftmaxWithLoss([sc, "labels"], ["p2", "loss2"])
     loss3 = net.AveragedLoss(net.SquaredL2Distance([t, s], "dist"), "loss3")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4")], "loss")
+    # the global-norm clipping ops, with gradients: ratio = max(norm(r), 0.5) / 0.5 scales sc
+    norm = net.Pow(net.SumSqrElements(r, "sq"), "norm", exponent=0.5)
+    ratio = net.Div([net.Max([norm, "half"], "nmax"), "half"], "ratio")
+    loss5 = net.SumElements(net.Mul([sc, ratio], "scr", broadcast=1), "loss5")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -227,7 +233,7 @@ def build_ops_net(name="af_ops"):
     params = ["emb", "fc_w"]
     for prm in params:
         net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
-    compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws"] + \
+    compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b"]]
     return init, net, compare

@@ -489,6 +489,49 @@ CASES = [
          assert np.isnan(y[0]).all() and not np.isfinite(y[1]).any() and np.isfinite(y[2]).all()
          assert np.isnan(p[0]).all() and np.isfinite(p[2]).all()
          """, None, "", note="no error: NaN/Inf propagate (IEEE arithmetic); nothing checks for them"),
+    Case("pow-missing-exponent", "ops: math", "CreateNet(net with Pow(x))",
+         """
+         feed(x=f32(3))
+         n = core.Net('pw')
+         n.Pow('x', 'y')
+         workspace.CreateNet(n)
+         """, V, r"net 'pw': op Pow #0: argument 'exponent' is required",
+         note="arguments are checked when the net is created"),
+    Case("pow-nan-exponent", "ops: math", "Pow(x, exponent=nan)",
+         "feed(x=f32(3)); run_op('Pow', 'x', 'y', exponent=float('nan'))", V,
+         r"op Pow #0: argument 'exponent' must be finite, got nan"),
+    Case("pow-exponent-input", "ops: math", "Pow([x, e], exponent=2.0)",
+         "feed(x=f32(3), e=f32(3)); run_op('Pow', ['x', 'e'], 'y', exponent=2.0)", V,
+         r"op Pow #0: input 1 blob 'e': the exponent as a tensor input is not supported; give the float "
+         r"argument 'exponent' and one input", note="Caffe2's two-input form is not implemented"),
+    Case("pow-negative-base", "ops: math", "Pow(x = [-8, 4], exponent=0.5)",
+         """
+         feed(x=np.array([-8.0, 4.0], np.float32)); run_op('Pow', 'x', 'y', exponent=0.5)
+         y = workspace.FetchBlob('y'); assert np.isnan(y[0]) and y[1] == 2.0
+         """, None, "", note="no error: NaN for a negative base and a non-integer exponent, as NumPy"),
+    Case("max-shape-mismatch", "ops: math", "Max([a (3,4), b (4,3)])",
+         "feed(a=f32(3, 4), b=f32(4, 3)); run_op('Max', ['a', 'b'], 'y')", V,
+         r"op Max #0: input 1 blob 'b' of shape \(4, 3\) float32 must have the shape of input 0 blob 'a' "
+         r"\(3, 4\) float32"),
+    Case("max-int32-input", "ops: math", "Max([a, i_int32])",
+         "feed(a=f32(3), i=np.ones(3, np.int32)); run_op('Max', ['a', 'i'], 'y')", T_,
+         r"op Max #0: input 1 blob 'i' must be float32, got \(3,\) int32"),
+    Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (4,)])",
+         "feed(a=f32(3, 4), b=f32(4)); run_op('Div', ['a', 'b'], 'y')", V,
+         r"op Div #0: input 1 blob 'b' of shape \(4,\) float32 must have the shape of input 0 blob 'a' "
+         r"\(3, 4\) float32 \(or pass broadcast=1\)"),
+    Case("div-scalar-a-vector-b", "ops: math", "Div([a (), b (1,)], broadcast=1)",
+         "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); run_op('Div', ['a', 'b'], 'y', broadcast=1)",
+         V, r"op Div #0: cannot broadcast input 1 blob 'b' of shape \(1,\) float32 to input 0 blob 'a' of shape "
+            r"\(\) float32: it has more dims", note="a (1,) A with a () B works"),
+    Case("div-by-zero", "ops: math", "Div([a, zeros])",
+         """
+         feed(a=np.array([1.0, 0.0], np.float32), z=np.zeros(2, np.float32)); run_op('Div', ['a', 'z'], 'y')
+         y = workspace.FetchBlob('y'); assert y[0] == np.inf and np.isnan(y[1])
+         """, None, "", note="no error: inf / NaN (IEEE)"),
+    Case("sum-sqr-elements-int32", "ops: loss", "SumSqrElements(x_int32)",
+         "feed(x=np.ones(3, np.int32)); run_op('SumSqrElements', 'x', 'y')", T_,
+         r"op SumSqrElements #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
     # ---------------------------------------------------------------- shape ops
     Case("concat-axis-out-of-range", "ops: shape", "Concat([x, x], axis=7)",
          "feed(x=f32(3, 4)); run_op('Concat', ['x', 'x'], ['y', 'split'], axis=7)", I,
@@ -1066,12 +1109,16 @@ def markdown():
         "  missing blob, net, op type or workspace; `IndexError`: an out-of-range link, alias, axis or",
         "  label; `MemoryError`: a size that cannot be allocated (or overflows); `RuntimeError`: a busy",
         "  workspace or a state conflict; `KeyboardInterrupt`: Ctrl-C during a run.",
+        "- A `RuntimeError` whose message starts \"internal error\" (after the op's name) is a bug in the",
+        "  library, not in the input; the only one today is `RECURRENT_VERIFY_PACKS=1` finding a kept",
+        "  step-weight pack that no longer matches its weight (README \"Packs kept between runs\"). Please",
+        "  report it; `RECURRENT_PACK_REUSE=0` avoids it.",
         "- Messages name the op (type and index in its net), the blob and the shapes involved; errors",
         "  inside a RecurrentNetwork's step net also name the step net and the timestep.",
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
-        "  for FC, MatMul, Add, Sub, Mul, Sum, SquaredL2Distance and LabelCrossEntropy when their",
-        "  inputs hold tensors that no earlier op of the net writes (the cases below use",
+        "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance and LabelCrossEntropy when",
+        "  their inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",
         "- Every registered op type given no inputs/outputs, or 9 of each, raises a Python exception",

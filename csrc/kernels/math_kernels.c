@@ -29,6 +29,22 @@
 RC_BINARY_KERNEL(rc_k_add, +)
 RC_BINARY_KERNEL(rc_k_sub, -)
 RC_BINARY_KERNEL(rc_k_mul, *)
+RC_BINARY_KERNEL(rc_k_div, /)
+
+/* b [n], c, dc [pre, n, post] -> db [n] = -(sum_{p,k} dc c) / b, da [pre, n, post] = dc / b. */
+void rc_k_div_grad(int64_t pre, int64_t n, int64_t post, const float *b, const float *c, const float *dc,
+                   float *da, float *db)
+{
+    for (int64_t j = 0; j < n; j++) { /* db first: da may overwrite dc */
+        double s = 0.0;
+        for (int64_t p = 0; p < pre; p++) {
+            const int64_t o = (p * n + j) * post;
+            for (int64_t k = 0; k < post; k++) s += (double)dc[o + k] * (double)c[o + k];
+        }
+        db[j] = (float)(-s / (double)b[j]);
+    }
+    rc_k_div(pre, n, post, dc, b, da);
+}
 
 /* a [pre, n, post] -> c [n]: c[j] = sum_{p,k} a[p, j, k]. */
 void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float *c)
@@ -52,6 +68,73 @@ void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float
 
 /* ---------------------------------------------------------------- (weighted) sums */
 #define RC_SUM_CHUNK 1024
+
+/* ---------------------------------------------------------------- Max, Pow */
+/* np.maximum's rule: a when a > b or a is NaN, else b (a NaN b gives b; on
+ * ties b, which only shows for max(+0, -0) = -0, as NumPy 2.4's np.maximum). */
+static inline float max_nan(float a, float b) { return (a > b || a != a) ? a : b; }
+
+/* x[j] [n] for j < nx -> y [n] = max_j x[j], block by block through a stack buffer. */
+void rc_k_max(int nx, const float *const *x, int64_t n, float *y)
+{
+    float buf[RC_SUM_CHUNK];
+    for (int64_t c0 = 0; c0 < n; c0 += RC_SUM_CHUNK) {
+        const int64_t len = n - c0 < RC_SUM_CHUNK ? n - c0 : RC_SUM_CHUNK;
+        memcpy(buf, x[0] + c0, (size_t)len * sizeof *buf);
+        for (int j = 1; j < nx; j++) {
+            const float *xj = x[j] + c0;
+            for (int64_t i = 0; i < len; i++) buf[i] = max_nan(buf[i], xj[i]);
+        }
+        memcpy(y + c0, buf, (size_t)len * sizeof *buf);
+    }
+}
+
+/* y, dy [n], x[j] [n] -> dx[j] [n] = x[j] == y ? dy : 0. */
+void rc_k_max_grad(int nx, const float *y, const float *dy, const float *const *x, int64_t n, float *const *dx)
+{
+    for (int j = 0; j < nx; j++) {
+        const float *xj = x[j];
+        float *dj = dx[j];
+        for (int64_t i = 0; i < n; i++) dj[i] = xj[i] == y[i] ? dy[i] : 0.f;
+    }
+}
+
+/* x [n] -> y [n] = x ^ e */
+void rc_k_pow(int64_t n, float e, const float *x, float *y)
+{
+    if (e == 0.f) {
+        for (int64_t i = 0; i < n; i++) y[i] = 1.f;
+    } else if (e == 1.f) {
+        if (y != x) memmove(y, x, (size_t)n * sizeof *y);
+    } else if (e == 2.f) {
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
+    } else if (e == 0.5f) {
+        for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+    } else if (e == -1.f) {
+        for (int64_t i = 0; i < n; i++) y[i] = 1.f / x[i];
+    } else {
+        for (int64_t i = 0; i < n; i++) y[i] = powf(x[i], e);
+    }
+}
+
+/* x, dy [n] -> dx [n] = e x^(e - 1) dy */
+void rc_k_pow_grad(int64_t n, float e, const float *x, const float *dy, float *dx)
+{
+    if (e == 0.f) {
+        for (int64_t i = 0; i < n; i++) dx[i] = 0.f;
+    } else if (e == 1.f) {
+        if (dx != dy) memmove(dx, dy, (size_t)n * sizeof *dx);
+    } else if (e == 2.f) {
+        for (int64_t i = 0; i < n; i++) dx[i] = 2.f * x[i] * dy[i];
+    } else if (e == 0.5f) {
+        for (int64_t i = 0; i < n; i++) dx[i] = 0.5f * dy[i] / sqrtf(x[i]);
+    } else if (e == -1.f) {
+        for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] / (x[i] * x[i]);
+    } else {
+        const float em1 = e - 1.f;
+        for (int64_t i = 0; i < n; i++) dx[i] = e * powf(x[i], em1) * dy[i];
+    }
+}
 
 /* x[j] [n] for j < nx, w [nx] or NULL -> y [n] = sum_j w[j] x[j]. */
 RC_TARGET_CLONES void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y)

@@ -25,6 +25,13 @@ static inline int rc_k_apart(const float *a, const float *b, int64_t n)
 RC_INTERNAL void rc_k_add(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
 RC_INTERNAL void rc_k_sub(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
 RC_INTERNAL void rc_k_mul(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
+/* IEEE division: x / 0 is +-inf, 0 / 0 is NaN (no error). */
+RC_INTERNAL void rc_k_div(int64_t pre, int64_t n, int64_t post, const float *a, const float *b, float *y);
+/* Div's gradient, b [n], c and dc [pre, n, post] (c = a / b, the forward output):
+ * db [n] = -(sum_{p,k} dc c) / b (double sums, order p then k), then da = dc / b
+ * [pre, n, post]. da may equal dc; db may alias nothing. */
+RC_INTERNAL void rc_k_div_grad(int64_t pre, int64_t n, int64_t post, const float *b, const float *c,
+                               const float *dc, float *da, float *db);
 
 /* c[n] = sum over p, k of a[pre, n, post] (fixed order: p, then k). */
 RC_INTERNAL void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const float *a, float *c);
@@ -33,6 +40,25 @@ RC_INTERNAL void rc_k_sum_reduce(int64_t pre, int64_t n, int64_t post, const flo
  * all weights 1). Accumulates in the order x[0], x[1], ... in a stack buffer,
  * so y may equal any x[j]. */
 RC_INTERNAL void rc_k_weighted_sum(int nx, const float *const *x, const float *w, int64_t n, float *y);
+
+/* y [n] = elementwise maximum of nx inputs x[j] [n], as NumPy's np.maximum
+ * folded left: NaN if any input is NaN; on ties the later input's value
+ * (which only matters for -0 vs +0, as NumPy). Reads every input of a block before it
+ * writes y, so y may equal any x[j]. */
+RC_INTERNAL void rc_k_max(int nx, const float *const *x, int64_t n, float *y);
+/* dx[j] [n] = dy where x[j] == y, else 0 (every tied input gets dy; where y is
+ * NaN no input does). dx[j] may equal x[j]; no other overlap. */
+RC_INTERNAL void rc_k_max_grad(int nx, const float *y, const float *dy, const float *const *x, int64_t n,
+                               float *const *dx);
+
+/* y [n] = x ^ e: exact special cases e = 0 (1, also for NaN and 0, as NumPy),
+ * 1 (x), 2 (x * x), 0.5 (sqrtf), -1 (1 / x); powf otherwise (NaN for x < 0
+ * and a non-integer e). y may equal x. */
+RC_INTERNAL void rc_k_pow(int64_t n, float e, const float *x, float *y);
+/* dx [n] = e x^(e - 1) dy, with the same special cases (e = 0: dx = 0;
+ * e = 1: dx = dy; e = 2: 2 x dy; e = 0.5: 0.5 dy / sqrtf(x); e = -1: -dy / (x x)).
+ * dx may equal x or dy. */
+RC_INTERNAL void rc_k_pow_grad(int64_t n, float e, const float *x, const float *dy, float *dx);
 
 /* Unary [n] -> [n]; y may equal x. */
 /* yt [n, m] -> y [m, n] = yt^T + b (b [n] added to every row) */

@@ -1,13 +1,14 @@
 /* ops/loss.c -- loss and training operators and their gradient ops:
- *   SquaredL2Distance, AveragedLoss, SumElements, Softmax, SoftmaxWithLoss,
- *   LabelCrossEntropy (+ the *Gradient op of each).
+ *   SquaredL2Distance, AveragedLoss, SumElements, SumSqrElements, Softmax,
+ *   SoftmaxWithLoss, LabelCrossEntropy (+ the *Gradient op of each).
  *
  * Semantics follow Caffe2 (distance_op, loss_op, reduction_ops, softmax_op,
  * softmax_with_loss_op, cross_entropy_op), with these deliberate differences,
  * all where Caffe2 crashed, read out of bounds or returned NaN:
  *  - every label is range-checked (IndexError naming op, blob, row and value),
  *    in the forward AND the gradient op, before any output is written;
- *  - the mean of an empty tensor (AveragedLoss, SumElements average=1) is 0,
+ *  - the mean of an empty tensor (AveragedLoss, SumElements / SumSqrElements
+ *    average=1) is 0,
  *    and so is the loss of an empty batch (SoftmaxWithLoss with N = 0, or
  *    with weights summing to 0); the gradient is then 0 as well;
  *  - SoftmaxWithLoss computes log-probabilities as x - logsumexp(x) (no
@@ -15,7 +16,10 @@
  *    of the loss the forward op computed, including when the weights sum to
  *    0 (gradient 0, where Caffe2 left dX unscaled);
  *  - LabelCrossEntropyGradient is the derivative of the clamped forward: 0
- *    where X[i, label] < 1e-20 (Caffe2 returned -dY * 1e20 there).
+ *    where X[i, label] < 1e-20 (Caffe2 returned -dY * 1e20 there);
+ *  - SumSqrElements gives a 0-d output like our SumElements (Caffe2: a scalar
+ *    tensor too) and has a C gradient op, SumSqrElementsGradient (X, dY) ->
+ *    dX = 2 X dY (/ numel with average=1).
  * Sums are accumulated in double, so results do not depend on threads.
  * Kernels are plain functions of pointers and sizes; none keeps state, so
  * different op instances may run concurrently. Nothing allocates except the
@@ -66,6 +70,14 @@ static double sum_kernel(int64_t n, const float *x)
 {
     double s = 0.0;
     for (int64_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+/* x: (n,) -> sum of x[i]^2, in double, in index order (the same bits every run) */
+static double sumsqr_kernel(int64_t n, const float *x)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
     return s;
 }
 
@@ -282,6 +294,39 @@ static rc_status sum_grad_run(rc_op *op, rc_err *err)
     if ((st = resize_out_like(op, 0, x, err))) return st;
     float *dx = rc_f32(rc_out(op, 0));
     for (int64_t i = 0; i < n; i++) dx[i] = g;
+    return RC_OK;
+}
+
+/* SumSqrElements: X (any shape) -> () sum of X^2 (or its mean; 0 for an empty X) */
+static rc_status sumsqr_run(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int64_t n = rc_tensor_numel(x);
+    double s = sumsqr_kernel(n, rc_f32(x));
+    if (op->state == AVG_ON) s = n > 0 ? s / (double)n : 0.0;
+    if ((st = resize_out(op, 0, 0, NULL, err))) return st;
+    rc_f32(rc_out(op, 0))[0] = (float)s;
+    return RC_OK;
+}
+
+/* SumSqrElementsGradient: X (any), dY (one value) -> dX (shape of X) = 2 X dY
+ * (2 X dY / numel(X) with average=1). dX may alias X. */
+static rc_status sumsqr_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    float g = 0.0f;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = check_scalar(op, 1, &g, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int64_t n = rc_tensor_numel(x);
+    double f = 2.0 * (double)g;
+    if (op->state == AVG_ON && n > 0) f /= (double)n;
+    const float ff = (float)f;
+    if ((st = resize_out_like(op, 0, x, err))) return st;
+    const float *xs = rc_f32(x);
+    float *dx = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) dx[i] = ff * xs[i];
     return RC_OK;
 }
 
@@ -597,6 +642,10 @@ const rc_op_schema rc_ops_loss[] = {
      "sum () = sum of all elements of X; average=1: the mean (0 for an empty X)"},
     {"SumElementsGradient", 2, 2, 1, 1, inplace_grad_x, sum_setup, sum_grad_run, NULL,
      "(X, dSum) -> dX = dSum (or dSum / numel(X) with average=1)"},
+    {"SumSqrElements", 1, 1, 1, 1, NULL, sum_setup, sumsqr_run, NULL,
+     "Y () = sum of X^2 over all elements; average=1: the mean (0 for an empty X)"},
+    {"SumSqrElementsGradient", 2, 2, 1, 1, inplace_grad_x, sum_setup, sumsqr_grad_run, NULL,
+     "(X, dY) -> dX = 2 X dY (or 2 X dY / numel(X) with average=1)"},
     {"Softmax", 1, 1, 1, 1, rc_inplace_first, axis_setup, softmax_run, free,
      "Y = softmax of X flattened to N x D at axis (default 1)"},
     {"SoftmaxGradient", 2, 2, 1, 1, rc_inplace_any, axis_setup, softmax_grad_run, free,

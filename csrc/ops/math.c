@@ -6,10 +6,29 @@
  * the small-M products of recurrent step FCs against a weight packed by
  * RecurrentNetwork (kernels/packed_gemm.h, rc_fc_set_packed).
  * Arguments are parsed once in setup into op->state.
+ *
+ * Pow, Max, Div (what differs from Caffe2):
+ *  - Pow takes only the argument 'exponent' (required, finite): Caffe2's
+ *    second form, the exponent as input 1, is not supported (a second input
+ *    is a ValueError at creation), and neither is its broadcasting. Exponents
+ *    0, 1, 2, 0.5 and -1 are computed exactly (1, x, x*x, sqrtf, 1/x; as
+ *    NumPy's x ** e fast paths), others with powf: negative x with a
+ *    non-integer exponent gives NaN, as NumPy. PowGradient takes (X, dY), not
+ *    the forward output.
+ *  - Max takes 1 or more float32 inputs of one shape (no broadcasting); NaN
+ *    propagates as NumPy's np.maximum. MaxGradient (Y, dY, X0, ...) gives dY
+ *    to every input equal to Y (all tied inputs), 0 elsewhere (and where Y is
+ *    NaN).
+ *  - Div is Mul's legacy broadcast (broadcast=1, axis; no numpy-style
+ *    broadcasting), with the same net-creation shape check. Division by zero
+ *    follows IEEE (inf / NaN, no error). DivGradient takes (B, C, dC), C the
+ *    forward output, and gives (dA, dB) with dB reduced over the broadcast
+ *    dims in double.
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
 #include "../kernels/packed_gemm.h"
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +53,11 @@ typedef struct math_args {
     int64_t wpack_n;    /* floats allocated */
     const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
                                 * set for the duration of one run; see rc_fc_set_packed) */
-    float scale;
+    float scale;       /* Scale; Pow's exponent */
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
     float *w;
+    float **dptr;      /* MaxGradient: dX pointer table, sized once in setup */
     /* A step FC fused with the Sum after it (RecurrentNetwork, see rc_fc_bind_sum): */
     int *sum_done;     /* FC: the Sum's `done` (borrowed: both ops belong to one step net) */
     int sum_bound;     /* Sum: an FC before it may do its addition */
@@ -50,6 +70,7 @@ static void math_args_free(void *p)
     if (!a) return;
     free(a->ptr);
     free(a->w);
+    free(a->dptr);
     free(a->scratch);
     free(a->wpack_raw);
     free(a);
@@ -646,6 +667,33 @@ static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
 static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_add, err); }
 static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, err); }
 static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, err); }
+static rc_status div_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_div, err); }
+
+/* DivGradient: B [n] (or C's shape without broadcast), C [pre, n, post] (Div's
+ * output), dC (shape of C) -> dA = dC / B (shape of C), dB = -sum(dC C) / B
+ * over the broadcast dims (shape of B). Args broadcast, axis as Div's.
+ * dA may be dC (Div ran in place on A). */
+static rc_status div_grad_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    if ((st = check_same_shape(op, 2, 1, err))) return st;
+    const rc_tensor *B = rc_in(op, 0), *C = rc_in(op, 1);
+    int64_t pre = 1, n = rc_tensor_numel(C), post = 1;
+    if (!a->broadcast) {
+        if ((st = check_same_shape(op, 0, 1, err))) return st;
+    } else if ((st = legacy_broadcast(op, 1, 0, a->axis, &pre, &n, &post, err))) {
+        return st;
+    }
+    if ((st = resize_out_like(op, 0, C, err)) || (st = resize_out_like(op, 1, B, err))) return st;
+    rc_k_div_grad(pre, n, post, rc_f32(B), rc_f32(C), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),
+                  rc_f32(rc_out(op, 1)));
+    return RC_OK;
+}
+
+static int inplace_div_grad(int in, int out) { return in == 2 && out == 0; }
 
 static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
 {
@@ -723,6 +771,102 @@ static rc_status scale_run(rc_op *op, rc_err *err)
     if ((st = check_f32(op, 0, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_scale(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Pow */
+/* Pow / PowGradient: the argument 'exponent' (required, finite) into a->scale. */
+static rc_status exponent_setup(rc_op *op, rc_err *err)
+{
+    if (!rc_opdef_arg(&op->def, "exponent"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'exponent' is required");
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = rc_arg_f(&op->def, "exponent", 1.f, &a->scale, err);
+    if (st) return st;
+    if (!isfinite(a->scale))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'exponent' must be finite, got %g", (double)a->scale);
+    return RC_OK;
+}
+
+static rc_status pow_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in > 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s': the exponent as a tensor input is not supported; give the float "
+                          "argument 'exponent' and one input", rc_in_name(op, 1));
+    return exponent_setup(op, err);
+}
+
+/* Pow: X [n] -> Y [n] = X ^ exponent; Y may be X. */
+static rc_status pow_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    rc_k_pow(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* PowGradient: X [n], dY [n] -> dX [n] = exponent X^(exponent - 1) dY; dX may be X or dY. */
+static rc_status pow_grad_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    if ((st = check_same_shape(op, 1, 0, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    rc_k_pow_grad(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)),
+                  rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Max */
+/* Max: X0..Xn-1 (n >= 1), all float32 of one shape (checked by sum_check) -> Y
+ * = elementwise max (NaN propagates); Y may be any input. */
+static rc_status max_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    if ((st = sum_check(op, err))) return st;
+    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    for (int i = 0; i < op->n_in; i++) a->ptr[i] = rc_f32(rc_in(op, i));
+    rc_k_max(op->n_in, a->ptr, rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status max_grad_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in != op->n_out + 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes (Y, dY, X0, ..., Xk-1) and gives (dX0, ..., dXk-1): %d inputs need %d outputs, got "
+                          "%d", op->n_in, op->n_in - 2, op->n_out);
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = ptr_table(op, a, op->n_out, 0, err); /* the Xi */
+    if (st) return st;
+    a->dptr = calloc((size_t)op->n_out, sizeof *a->dptr); /* the dXi */
+    if (!a->dptr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    return RC_OK;
+}
+
+/* MaxGradient: Y, dY, X0..Xk-1, all float32 of Y's shape -> dXi = dY where Xi == Y, else 0. */
+static rc_status max_grad_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = check_f32(op, i, err))) return st;
+        if (i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
+    }
+    float **dx = a->dptr;
+    for (int o = 0; o < op->n_out; o++) {
+        if ((st = resize_out_like(op, o, rc_in(op, 0), err))) return st;
+        dx[o] = rc_f32(rc_out(op, o));
+        a->ptr[o] = rc_f32(rc_in(op, o + 2));
+    }
+    rc_k_max_grad(op->n_out, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), a->ptr, rc_tensor_numel(rc_in(op, 0)), dx);
     return RC_OK;
 }
 
@@ -806,6 +950,18 @@ const rc_op_schema rc_ops_math[] = {
      binary_check},
     {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)",
      binary_check},
+    {"Div", 2, 2, 1, 1, inplace_binary, binary_setup, div_run, math_args_free,
+     "C = A / B, IEEE (args broadcast, axis)", binary_check},
+    {"DivGradient", 3, 3, 2, 2, inplace_div_grad, binary_setup, div_grad_run, math_args_free,
+     "(B, C, dC) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args broadcast, axis)"},
+    {"Pow", 1, 2, 1, 1, rc_inplace_any, pow_setup, pow_run, math_args_free,
+     "Y = X ^ exponent (arg exponent; exact for 0, 1, 2, 0.5, -1, else powf)"},
+    {"PowGradient", 2, 2, 1, 1, rc_inplace_any, exponent_setup, pow_grad_run, math_args_free,
+     "(X, dY) -> dX = exponent X^(exponent - 1) dY (arg exponent)"},
+    {"Max", 1, -1, 1, 1, rc_inplace_any, sum_setup, max_run, math_args_free,
+     "Y = elementwise max of X0, X1, ... (one shape; NaN propagates)", sum_check},
+    {"MaxGradient", 3, -1, 1, -1, NULL, max_grad_setup, max_grad_run, math_args_free,
+     "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0"},
     {"SumReduceLike", 2, 2, 1, 1, NULL, sum_reduce_like_setup, sum_reduce_like_run, math_args_free,
      "C = A summed to the shape of B (arg axis)"},
     {"Sigmoid", 1, 1, 1, 1, rc_inplace_any, NULL, sigmoid_run, NULL, "Y = 1 / (1 + exp(-X))"},
