@@ -38,13 +38,16 @@ A base learning rate of 0 adds no update for the parameter (as in Caffe2); a
 negative or non-finite one is a ValueError (Caffe2 asserted for SGD and
 skipped the parameter for Adagrad and Adam).
 
-``allow_lr_injection=True`` multiplies every rate by the blob ``lr_injection``
-(1.0 at first; ``set_lr_injection`` / ``get_lr_injection``). ``add_weight_decay``
-adds ``weight_decay * param`` to the gradients of the model's weights.
-Not provided: ``max_gradient_norm`` (gradient clipping by the global norm; it
-needs operators this package does not have) and sparse gradients; asking for
-them raises NotImplementedError. Other Caffe2 optimizers (RMSProp, Adadelta,
-FTRL, YellowFin, ...) are absent.
+``max_gradient_norm=c`` multiplies every rate by min(1, c / g), g the global
+norm of all the parameters' gradients of this iteration (``SumSqrElements``,
+``Sum``, ``Pow``, ``Max``, ``Div`` under the name scope
+``norm_clipped_grad_update``), as Caffe2 did: for SGD that clips the gradient to
+norm c; for Adagrad and Adam it scales the step instead. ``allow_lr_injection=True``
+multiplies every rate by the blob ``lr_injection`` too (1.0 at first;
+``set_lr_injection`` / ``get_lr_injection``). ``add_weight_decay`` adds
+``weight_decay * param`` to the gradients of the model's weights.
+Not provided: sparse gradients (NotImplementedError) and the other Caffe2
+optimizers (RMSProp, Adadelta, FTRL, YellowFin, ...).
 """
 
 import collections
@@ -139,7 +142,7 @@ class Optimizer:
             if net.BlobIsDefined(scaled):
                 lr = net.GetBlobRef(scaled)
             else:
-                lr = net.Mul([lr, self._lr_multiplier], scaled)
+                lr = net.Mul([lr, self._lr_multiplier], scaled, broadcast=1)
         return lr, iteration
 
     def add_lr_multiplier(self, lr_multiplier):
@@ -286,23 +289,43 @@ class WeightDecayBuilder(Optimizer):
         net.WeightedSum([param_info.grad, one, param_info.blob, wd], param_info.grad)
 
 
+def _calc_norm_ratio(model, params, name_scope, max_gradient_norm):
+    """min(1, max_gradient_norm / global norm of the gradients of ``params``), as a
+    0-d blob computed by ``model.net`` on every run (Caffe2's ops and names)."""
+    with core.NameScope(name_scope):
+        sums = [model.net.SumSqrElements(p.grad, "grad_%d_squared_sum" % i) for i, p in enumerate(params)]
+        full = model.net.Sum(sums, "grad_squared_full_sum")
+        norm = model.net.Pow(full, "global_norm", exponent=0.5)
+        clip = model.param_init_net.ConstantFill([], "clip_norm", shape=[], value=max_gradient_norm)
+        largest = model.net.Max([norm, clip], "max_norm")
+        return model.net.Div([clip, largest], "norm_ratio")
+
+
 def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_lr_injection=False):
-    if max_gradient_norm is not None:
-        raise NotImplementedError("max_gradient_norm (clipping by the global gradient norm) is not "
-                                  "supported: it needs SumSqrElements, Pow, Max and Div, which this "
-                                  "package does not have")
     model.Validate()
     if not model.gradient_ops_added:
         raise RuntimeError("model '%s' has no gradient operators: call model.AddGradientOperators([loss]) "
                            "before building an optimizer" % model.name)
     weights = {str(w) for w in model.weights}
     params = [p for p in model.GetOptimizationParamInfo() if not weights_only or str(p.blob) in weights]
+    lr_multiplier = None
+    if max_gradient_norm is not None:
+        max_gradient_norm = float(max_gradient_norm)
+        if not (np.isfinite(max_gradient_norm) and max_gradient_norm > 0):
+            raise ValueError("max_gradient_norm must be a finite number > 0, got %r" % max_gradient_norm)
+        if any(isinstance(p.grad, core.GradientSlice) for p in params):
+            raise NotImplementedError("max_gradient_norm: sparse gradients (GradientSlice) are not supported")
+        if params:
+            lr_multiplier = _calc_norm_ratio(model, params, "norm_clipped_grad_update", max_gradient_norm)
     if allow_lr_injection:
         if model.param_init_net.BlobIsDefined(_LEARNING_RATE_INJECTION):
             inj = model.param_init_net.GetBlobRef(_LEARNING_RATE_INJECTION)
         else:
             inj = model.param_init_net.ConstantFill([], _LEARNING_RATE_INJECTION, shape=[1], value=1.0)
-        optimizer.add_lr_multiplier(inj)
+        lr_multiplier = inj if lr_multiplier is None else model.net.Mul(
+            [inj, lr_multiplier], "lr_multiplier", broadcast=1)
+    if lr_multiplier is not None:
+        optimizer.add_lr_multiplier(lr_multiplier)
     for info in params:
         if info.optimizer is not None:
             info.optimizer(model.net, model.param_init_net, info)

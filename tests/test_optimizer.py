@@ -167,6 +167,40 @@ def test_lr_injection_scales_the_rate():
             close(after[p], before[p] - 0.025 * grads[p])
 
 
+@pytest.mark.parametrize("clip", [0.05, 1e6])
+def test_max_gradient_norm_clips_the_sgd_step(clip):
+    m, _ = small_model(15)
+    ref, _ = small_model(15)
+    optimizer.build_sgd(m, base_learning_rate=0.1, max_gradient_norm=clip)
+    workspace.RunNetOnce(m.param_init_net)
+    for _ in range(3):
+        before = {p: workspace.FetchBlob(p).astype(np.float64) for p in params_of(m)}
+        g = plain_gradients(ref)
+        norm = np.sqrt(sum((v ** 2).sum() for v in g.values()))
+        assert norm > 0.1  # the small bound clips
+        workspace.RunNetOnce(m.net)
+        ratio = min(1.0, clip / norm)
+        close(workspace.FetchBlob("norm_clipped_grad_update/global_norm"), norm)
+        close(workspace.FetchBlob("norm_clipped_grad_update/norm_ratio"), ratio)
+        step = {p: before[p] - workspace.FetchBlob(p).astype(np.float64) for p in before}
+        for p in before:
+            close(step[p], 0.1 * ratio * g[p])
+        if clip < 1:  # the step's norm is the rate times the bound
+            close(np.sqrt(sum((v ** 2).sum() for v in step.values())), 0.1 * clip)
+
+
+def test_max_gradient_norm_scales_adams_rate_and_combines_with_injection():
+    m, _ = small_model(16)
+    ref, _ = small_model(16)
+    opt = optimizer.build_adam(m, base_learning_rate=0.01, max_gradient_norm=0.02, allow_lr_injection=True)
+    workspace.RunNetOnce(m.param_init_net)
+    optimizer.set_lr_injection(0.5)
+    g = plain_gradients(ref)
+    norm = np.sqrt(sum((v ** 2).sum() for v in g.values()))
+    workspace.RunNetOnce(m.net)
+    close(workspace.FetchBlob(opt.make_unique_blob_name("scaled_lr")), [-0.01 * 0.5 * min(1.0, 0.02 / norm)])
+
+
 def test_weight_decay_adds_to_the_weights_gradient_only():
     m, _ = small_model(7)
     ref, _ = small_model(7)
@@ -230,8 +264,9 @@ def test_errors():
     with pytest.raises(RuntimeError, match="AddGradientOperators"):
         optimizer.build_sgd(m, 0.1)
     m, _ = small_model(11)
-    with pytest.raises(NotImplementedError, match="max_gradient_norm"):
-        optimizer.build_sgd(m, 0.1, max_gradient_norm=1.0)
+    for bad in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="max_gradient_norm"):
+            optimizer.build_sgd(m, 0.1, max_gradient_norm=bad)
     with pytest.raises(ValueError, match="base_learning_rate"):
         optimizer.build_sgd(m, -0.1)
     with pytest.raises(ValueError, match="alpha"):
