@@ -7,33 +7,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, gradient_checker, workspace
-
-
-def op(type_, inputs, outputs, **args):
-    return core.CreateOperator(type_, inputs, outputs, **args)
-
-
-def feed(**blobs):
-    for k, v in blobs.items():
-        workspace.FeedBlob(k, np.asarray(v))
-
-
-def run(type_, inputs, outputs, **args):
-    workspace.RunOperatorOnce(op(type_, inputs, outputs, **args))
-    res = [workspace.FetchBlob(o) for o in outputs]
-    return res[0] if len(res) == 1 else res
-
-
-def f32(rng, *shape, lo=-1.0, hi=1.0):
-    return rng.uniform(lo, hi, shape).astype(np.float32)
-
-
-def close(a, b, tol=1e-5):
-    a = np.asarray(a)
-    b = np.asarray(b, dtype=np.float32)
-    assert a.dtype == np.float32
-    assert a.shape == b.shape, (a.shape, b.shape)
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+from test_ops_math import close, f32, feed, op, run  # the same helpers
 
 
 def check_grads(o, inputs, indices=None, stepsize=1e-3, threshold=1e-2):
