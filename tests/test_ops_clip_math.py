@@ -202,6 +202,7 @@ def test_max_gradient_op_ties(rng):
     dy = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
     feed(a=a, b=b, c=c, dy=dy)
     y = run("Max", ["a", "b", "c"], ["y"])
+    assert np.array_equal(y, np.maximum(np.maximum(a, b), c), equal_nan=True)
     da, db, dc = run("MaxGradient", ["y", "dy", "a", "b", "c"], ["da", "db", "dc"])
     # every input equal to Y gets dY (ties: all of them); where Y is NaN, none
     close(da, [0.1, 0.0, 0.3, 0.0], 0)
