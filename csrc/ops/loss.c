@@ -267,19 +267,22 @@ static rc_status avg_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* SumElements / AveragedLoss: X (any shape) -> () sum (or mean; 0 for an empty X) */
-static rc_status sum_run(rc_op *op, rc_err *err)
+/* X (any shape) -> () kernel(X) (or that / numel with average; 0 for an empty X) */
+static rc_status reduce_run(rc_op *op, double (*kernel)(int64_t, const float *), rc_err *err)
 {
     rc_status st = rc_check_input(op, 0, RC_F32, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     int64_t n = rc_tensor_numel(x);
-    double s = sum_kernel(n, rc_f32(x));
+    double s = kernel(n, rc_f32(x));
     if (op->state == AVG_ON) s = n > 0 ? s / (double)n : 0.0;
     if ((st = resize_out(op, 0, 0, NULL, err))) return st;
     rc_f32(rc_out(op, 0))[0] = (float)s;
     return RC_OK;
 }
+
+/* SumElements / AveragedLoss: X (any shape) -> () sum (or mean; 0 for an empty X) */
+static rc_status sum_run(rc_op *op, rc_err *err) { return reduce_run(op, sum_kernel, err); }
 
 /* SumElementsGradient / AveragedLossGradient: X (any), dSum (one value) -> dX (shape of X),
  * every element dSum (or dSum / numel). dX may alias X. */
@@ -298,18 +301,7 @@ static rc_status sum_grad_run(rc_op *op, rc_err *err)
 }
 
 /* SumSqrElements: X (any shape) -> () sum of X^2 (or its mean; 0 for an empty X) */
-static rc_status sumsqr_run(rc_op *op, rc_err *err)
-{
-    rc_status st = rc_check_input(op, 0, RC_F32, err);
-    if (st) return st;
-    const rc_tensor *x = rc_in(op, 0);
-    int64_t n = rc_tensor_numel(x);
-    double s = sumsqr_kernel(n, rc_f32(x));
-    if (op->state == AVG_ON) s = n > 0 ? s / (double)n : 0.0;
-    if ((st = resize_out(op, 0, 0, NULL, err))) return st;
-    rc_f32(rc_out(op, 0))[0] = (float)s;
-    return RC_OK;
-}
+static rc_status sumsqr_run(rc_op *op, rc_err *err) { return reduce_run(op, sumsqr_kernel, err); }
 
 /* SumSqrElementsGradient: X (any), dY (one value) -> dX (shape of X) = 2 X dY
  * (2 X dY / numel(X) with average=1). dX may alias X. */
