@@ -172,5 +172,15 @@ def transpose(model, blob_in, blob_out, use_cudnn=False, **kwargs):
     return model.net.Transpose(blob_in, blob_out, **kwargs)
 
 
+@_helper
+def dropout(model, blob_in, blob_out, use_cudnn=False, **kwargs):
+    """Dropout of ``blob_in`` into ``blob_out``, its mask in ``_<blob_out>_mask``
+    (int32 0/1); returns ``blob_out``. ``is_test`` is required (Caffe2's rule);
+    ``ratio`` defaults to 0.5, ``seed`` to a fresh one per op."""
+    if "is_test" not in kwargs:
+        raise ValueError("brew.dropout: argument 'is_test' is required")
+    return model.net.Dropout(blob_in, [blob_out, "_" + str(blob_out) + "_mask"], **kwargs)[0]
+
+
 __all__ = ["fc", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
-           "transpose", "arg_scope", "Register", "has_helper", "Initializer"]
+           "transpose", "dropout", "arg_scope", "Register", "has_helper", "Initializer"]

@@ -12,6 +12,7 @@ Where Caffe2 was silent or wrong (spec section 9) we check and raise:
 """
 
 import copy
+import os
 
 import numpy as np
 
@@ -31,6 +32,25 @@ def _proto(net):
     if hasattr(net, "Proto") and callable(net.Proto):
         return net.Proto()
     raise TypeError("expected a core.Net or NetDef, got %s" % type(net).__name__)
+
+
+def _seed_dropouts(proto, recompute):
+    """A copy of ``proto`` in which every training Dropout op that writes a
+    blob of ``recompute`` (recompute_blobs_on_backward) carries an argument
+    ``seed``: the backward pass reruns such an op and must draw the forward's
+    masks (they depend on the seed, the run and the timestep). Other Dropout
+    ops without a seed get a fresh one from the RecurrentNetwork op when it
+    is created."""
+    recompute = {str(b) for b in recompute}
+    if not any(op.type == "Dropout" and recompute & {str(o) for o in op.output} for op in proto.op):
+        return proto
+    proto = copy.deepcopy(proto)
+    for op in proto.op:
+        args = {a.name: a.value() for a in op.arg}
+        if (op.type == "Dropout" and recompute & {str(o) for o in op.output} and "seed" not in args
+                and not args.get("is_test", 0)):
+            op.arg.extend([make_argument("seed", int.from_bytes(os.urandom(8), "little") >> 2)])
+    return proto
 
 
 def _unique(names):
@@ -114,7 +134,7 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
                          % (len(inputs), [str(i[1]) for i in inputs] if inputs else []))
     initial_cell_inputs = [(str(a), str(b)) for a, b in initial_cell_inputs]
     links = {str(k): str(v) for k, v in dict(links).items()}
-    cell_proto = _proto(cell_net)
+    cell_proto = _seed_dropouts(_proto(cell_net), recompute_blobs_on_backward or ())
     ts_name = "timestep" if timestep is None else str(timestep)
     input_t, input_blob = str(inputs[0][0]), str(inputs[0][1])
 

@@ -51,6 +51,7 @@ from .model_helper import ModelHelper
 
 __all__ = [
     "RNNCell", "LSTMCell", "MILSTMCell", "BasicRNNCell", "GRUCell", "MultiRNNCell",
+    "DropoutCell",
     "LSTMInitializer", "MultiRNNCellInitializer",
     "LSTM", "MILSTM", "BasicRNN", "GRU", "layered_LSTM",
 ]
@@ -633,6 +634,71 @@ class MultiRNNCell(RNNCell):
             with _name_scope(self.name):
                 return model.net.Sum(connected, "residual_output_sequence")
         return connected[0]
+
+
+class DropoutCell(RNNCell):
+    """Dropout on the output of ``internal_cell`` (Caffe2's ``DropoutCell``):
+    not on the recurrent path. Inside a ``MultiRNNCell`` it drops the output a
+    layer hands to the next one, per step; on a cell's (or the stack's last
+    layer's) output sequence it is one Dropout over the whole sequence.
+
+    ``dropout_ratio`` None or 0, or ``forward_only=True``, adds no op.
+    ``is_test`` is required (Caffe2's rule): with 1 the Dropout ops pass their
+    input through. The masks are int32 blobs ``<output>_with_dropout_mask<k>``
+    (brew.dropout's ``_..._mask``). Each op gets a fresh random seed; pass
+    ``seed`` for reproducible masks (every op of the cell then uses it; the
+    masks still differ per timestep and per run). States, state names,
+    initializer, ``prepare_input`` and the output dimension are the internal
+    cell's.
+    """
+
+    def __init__(self, internal_cell, dropout_ratio=None, use_cudnn=False, seed=None, **kwargs):
+        if "is_test" not in kwargs:
+            raise ValueError("DropoutCell: argument 'is_test' is required")
+        self.is_test = kwargs.pop("is_test")
+        super().__init__(**kwargs)
+        if dropout_ratio is not None and not 0 <= float(dropout_ratio) < 1:
+            raise ValueError("DropoutCell: dropout_ratio must be in [0, 1), got %r" % (dropout_ratio,))
+        self.internal_cell = internal_cell
+        self.dropout_ratio = dropout_ratio
+        self.use_cudnn = use_cudnn
+        self.seed = seed
+        self.recompute_blobs = internal_cell.recompute_blobs
+        self.prepare_input = internal_cell.prepare_input
+        self.get_output_state_index = internal_cell.get_output_state_index
+        self.get_state_names = internal_cell.get_state_names
+        self.get_output_dim = internal_cell.get_output_dim
+        self.mask = 0
+
+    @property
+    def initializer(self):
+        return self._initializer if self._initializer is not None else self.internal_cell.initializer
+
+    @initializer.setter
+    def initializer(self, value):
+        self._initializer = value
+
+    def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        return self.internal_cell._apply(model, input_t, seq_lengths, states, timestep, extra_inputs)
+
+    def _prepare_output(self, model, states):
+        output = self.internal_cell._prepare_output(model, states)
+        return self._apply_dropout(model, output)
+
+    def _prepare_output_sequence(self, model, state_outputs):
+        output = self.internal_cell._prepare_output_sequence(model, state_outputs)
+        return self._apply_dropout(model, output)
+
+    def _apply_dropout(self, model, output):
+        if not self.dropout_ratio or self.forward_only:
+            return output
+        kwargs = {} if self.seed is None else {"seed": int(self.seed)}
+        with _name_scope(self.name or ""):
+            output = brew.dropout(model, output, "{}_with_dropout_mask{}".format(output, self.mask),
+                                  ratio=float(self.dropout_ratio), is_test=self.is_test,
+                                  use_cudnn=self.use_cudnn, **kwargs)
+        self.mask += 1
+        return output
 
 
 # ---------------------------------------------------------------- builders

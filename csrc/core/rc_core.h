@@ -283,6 +283,7 @@ struct rc_op {
     rc_opdef def;            /* owned copy */
     int index;               /* position in its net (for messages) */
     int timestep;            /* -1 outside recurrent step nets (for messages) */
+    uint64_t run_seq;        /* in step nets: the forward RecurrentNetwork run (keys Dropout's masks) */
     rc_workspace *ws;        /* borrowed */
     int n_in, n_out;
     rc_blob **in, **out;     /* owned arrays of borrowed blob pointers */

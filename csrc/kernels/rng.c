@@ -5,10 +5,9 @@
 
 static uint64_t splitmix64(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    uint64_t z = rc_rng_hash(*x);
+    *x += 0x9E3779B97F4A7C15ull;
+    return z;
 }
 
 void rc_rng_seed(uint64_t s[4], uint64_t seed)

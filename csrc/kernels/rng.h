@@ -18,6 +18,16 @@ RC_INTERNAL void rc_rng_seed(uint64_t s[4], uint64_t seed);
  * counter mixed with the clock, so no two calls return the same stream start. */
 RC_INTERNAL uint64_t rc_rng_fresh_seed(void);
 
+/* A 64-bit mix (splitmix64's finalizer): keys for streams that must not
+ * depend on the order of calls (Dropout, ops/dropout.c). */
+static inline uint64_t rc_rng_hash(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 static inline uint64_t rc_rng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 /* The next 64 random bits of stream s. */

@@ -13,6 +13,7 @@
  *           timestep blob, so timesteps never share a timestep blob. */
 #include "rnn_internal.h"
 #include "../kernels/packed_gemm.h"
+#include "../kernels/rng.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,7 @@ typedef struct {
     char *const *recompute;
     int has_bwd;
     int64_t num_ws;           /* rotating workspaces (forward-only) */
+    uint64_t runs;            /* forward: run_steps_in calls so far (the step ops' run_seq) */
     int use_executor;         /* the executor is enabled (op argument and global switch) */
     int64_t num_threads;
     int debug;
@@ -440,6 +442,31 @@ static rc_status parse_common(rc_op *op, rnn_state *st, rc_err *err)
     if ((s = rc_arg_i(d, "num_workspaces", 2, &st->num_ws, err))) return s;
     if (st->num_ws < 1 || st->num_ws > 1 << 20)
         return rc_op_fail(op, err, RC_ERR_VALUE, "num_workspaces must be >= 1, got %lld", (long long)st->num_ws);
+    return RC_OK;
+}
+
+/* Dropout in a step net: every timestep's instance must share one seed, so
+ * that its masks depend only on (seed, run, timestep) (ops/dropout.c). The
+ * forward op gives a Dropout without argument `seed` a fresh one at its
+ * creation. In the backward step net a Dropout is a forward op recomputed
+ * (recompute_blobs_on_backward): it must carry the forward's seed, which
+ * recurrent_net sets for such ops; without one it would draw other masks
+ * than the forward did, so it is an error. */
+static rc_status seed_dropouts(rc_op *op, rnn_state *st, rc_err *err)
+{
+    for (int i = 0; i < st->step->n_op; i++) {
+        rc_opdef *od = &st->step->ops[i];
+        if (strcmp(od->type, "Dropout") != 0 || rc_opdef_arg(od, "seed")) continue;
+        const rc_arg *it = rc_opdef_arg(od, "is_test");
+        if (it && it->kind == RC_ARG_I && it->i) continue;
+        if (st->is_grad)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "step op Dropout #%d of the backward step net recomputes a forward Dropout and needs "
+                              "that op's argument 'seed' (recurrent_net sets it); without it the masks would differ",
+                              i);
+        if (rc_opdef_set_arg_i(od, "seed", (int64_t)(rc_rng_fresh_seed() >> 1)))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
     return RC_OK;
 }
 
@@ -820,6 +847,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
     if ((s = parse_links(op, st, "link_internal", "link_external", "link_offset", "link_window", err))) return s;
     if (!(st->step = rc_netdef_clone(step))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
+    if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = fuse_fc_sum(op, st, err))) return s;
     if ((s = add_link_ops(op, st, 0, err))) return s;
@@ -1128,6 +1156,13 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
     int32_t *rec = NULL;
     int64_t nrec = 0;
     if (T == 0) return RC_OK;
+    /* The run the step ops belong to (Dropout keys its masks by it and the
+     * timestep): the forward op's run count since its creation; the backward,
+     * which may recompute forward ops, takes the forward's. */
+    uint64_t seq = st->is_grad ? sc->fwd_run : (sc->fwd_run = ++st->runs);
+    for (int t = 0; t < T; t++)
+        for (int i = 0, n = rc_net_num_ops(st->nets_tmp[t]); i < n; i++)
+            rc_net_op(st->nets_tmp[t], i)->run_seq = seq;
     /* One timestep leaves the executor only the overlap of independent ops
      * within the step, while the serial loop splits every product over the
      * cores: with the automatic choice (min_op_us > 0) such a run is serial.
@@ -1635,6 +1670,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     st->step = bstep ? rc_netdef_clone(bstep) : rc_netdef_new("backward_step_net");
     if (!st->step) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
+    if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
 
     /* param gradient accumulation: FC weight gradients deferred to one GEMM after

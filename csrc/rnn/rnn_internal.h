@@ -17,6 +17,7 @@ typedef struct rnn_scratch {
     uint64_t fwd_gen, bwd_gen; /* bumped whenever a forward / backward step net instance is created or freed */
     int64_t fwd_T;          /* T of the last forward run (-1: none) */
     int fwd_has_bwd;        /* whether that run kept one workspace per timestep */
+    uint64_t fwd_run;       /* the last forward run's step-op run_seq (the backward's) */
 } rnn_scratch;
 
 #define RNN_SCRATCH_KIND "RecurrentNetwork step workspaces"
