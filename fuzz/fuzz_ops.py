@@ -26,6 +26,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "multiplier", "num_iter", "momentum", "nesterov", "beta1", "beta2",
              # SumSqrElements (csrc/ops/loss.c), Pow (csrc/ops/math.c)
              "average", "exponent",
+             # Dropout (csrc/ops/dropout.c)
+             "ratio", "is_test",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

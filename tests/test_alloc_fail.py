@@ -163,7 +163,7 @@ def test_rnn_allocation_failures_every_call(name, grow, sticky):
 # ---------------------------------------------------------------- the other ops
 def build_ops_net(name="af_ops"):
     """A training step over the non-recurrent ops: an init net of fill ops, a
-    forward net (Gather, FC, Relu, Split, Concat, Tanh, Sigmoid, Mul, Sub,
+    forward net (Gather, FC, Relu, Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, and the global-norm chain SumSqrElements, Pow, Max,
@@ -202,7 +202,8 @@ def build_ops_net(name="af_ops"):
     c = net.Concat([b, a], ["c", "c_dims"], axis=1)[0]
     t = net.Tanh(c, "t")
     s = net.Sigmoid(h, "s")
-    d = net.Sub([net.Mul([t, s], "m"), h], "d")
+    td = net.Dropout(t, ["td", "td_mask"], ratio=0.3, seed=3)[0]  # seeded: the same masks every cycle
+    d = net.Sub([net.Mul([td, s], "m"), h], "d")
     lin = net.ElementwiseLinear([d, "lin_w", "lin_b"], "l")
     sc = net.Scale(lin, "sc", scale=0.5)
     rs = net.Reshape(sc, ["rs", "rs_old"], shape=[8, 4])[0]
@@ -234,6 +235,7 @@ def build_ops_net(name="af_ops"):
     for prm in params:
         net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
     compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
+        ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b"]]
     return init, net, compare

@@ -532,6 +532,39 @@ CASES = [
     Case("sum-sqr-elements-int32", "ops: loss", "SumSqrElements(x_int32)",
          "feed(x=np.ones(3, np.int32)); run_op('SumSqrElements', 'x', 'y')", T_,
          r"op SumSqrElements #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
+    # ---------------------------------------------------------------- Dropout
+    Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
+         "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,
+         r"op Dropout #0: argument 'ratio' must be in \[0, 1\), got 1"),
+    Case("dropout-no-mask-output", "ops: dropout", "Dropout(x) -> y only, is_test=0",
+         "feed(x=f32(3, 4)); run_op('Dropout', 'x', 'y')", V,
+         r"op Dropout #0: with is_test=0 the outputs are \(Y, mask\): output 1 \(the mask\) is missing for "
+         r"input blob 'x'", note="with is_test=1 the mask output is optional"),
+    Case("dropout-grad-mask-shape", "ops: dropout", "DropoutGrad([dy (3,4), mask (3,5)])",
+         "feed(dy=f32(3, 4), m=np.ones((3, 5), np.int32)); run_op('DropoutGrad', ['dy', 'm'], 'dx')", V,
+         r"op DropoutGrad #0: input 1 blob 'm' \(the mask\) of shape \(3, 5\) int32 must have the shape of "
+         r"input 0 blob 'dy' \(3, 4\) float32"),
+    Case("dropout-recompute-unseeded", "recurrent: dropout",
+         "backward step net recomputing a Dropout that has no 'seed'",
+         """
+         m = core.Net('drn')
+         step = core.Net('step'); step.Proto().external_input.extend(['input_t', 'timestep', 'h_prev'])
+         step.Dropout(step.Sum(['h_prev', 'input_t'], 'd_in'), ['d_t', 'mask_t'], ratio=0.5)
+         step.Copy('d_t', 'h_t'); step.Proto().external_output.extend(['h_t'])
+         out = rnn.recurrent_net(net=m, cell_net=step, inputs=[('input_t', 'x')],
+                                 initial_cell_inputs=[('h_prev', 'h0')], links={'h_prev': 'h_t'},
+                                 scope='dr', recompute_blobs_on_backward=['d_t', 'mask_t'])
+         for o in m.Proto().op:
+             for a in o.arg:
+                 if a.name == 'backward_step_net':
+                     for so in a.n.op:
+                         so.arg[:] = [x for x in so.arg if x.name != 'seed']
+         m.AddGradientOperators([m.SumElements(out[0], 'loss')])
+         feed(x=f32(3, 2, 4), h0=f32(1, 2, 4)); workspace.RunNetOnce(m)
+         """, V, r"step op Dropout #0 of the backward step net recomputes a forward Dropout and needs that "
+                 r"op's "
+                 r"argument 'seed' \(recurrent_net sets it\)",
+         note="recurrent_net seeds a recomputed Dropout; only a hand-edited backward step net lacks it"),
     # ---------------------------------------------------------------- shape ops
     Case("concat-axis-out-of-range", "ops: shape", "Concat([x, x], axis=7)",
          "feed(x=f32(3, 4)); run_op('Concat', ['x', 'x'], ['y', 'split'], axis=7)", I,
