@@ -51,9 +51,9 @@ from .model_helper import ModelHelper
 
 __all__ = [
     "RNNCell", "LSTMCell", "MILSTMCell", "BasicRNNCell", "GRUCell", "MultiRNNCell",
-    "DropoutCell",
+    "DropoutCell", "LayerNormLSTMCell", "LayerNormMILSTMCell",
     "LSTMInitializer", "MultiRNNCellInitializer",
-    "LSTM", "MILSTM", "BasicRNN", "GRU", "layered_LSTM",
+    "LSTM", "MILSTM", "BasicRNN", "GRU", "LayerNormLSTM", "LayerNormMILSTM", "layered_LSTM",
 ]
 
 
@@ -387,12 +387,16 @@ class LSTMCell(RNNCell):
         fc_input, fc_input_dim = self._gates_input(model, hidden_t_prev, extra_inputs)
         gates_t = brew.fc(model, fc_input, "gates_t", dim_in=fc_input_dim, dim_out=self.gates_size, axis=2)
         model.net.Sum([gates_t, input_t], gates_t)
-        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, gates_t, seq_lengths,
-                                           timestep, ["hidden_state", "cell_state"])
+        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, self._normalize(model, gates_t),
+                                           seq_lengths, timestep, ["hidden_state", "cell_state"])
         model.net.AddExternalOutputs(hidden_t, cell_t)
         if self.memory_optimization:
             self.recompute_blobs = [gates_t]
         return hidden_t, cell_t
+
+    def _normalize(self, model, gates_t):
+        """The gates LSTMUnit reads (the layer-norm cells normalize them)."""
+        return gates_t
 
     def get_input_params(self):
         return {"weights": self.scope("i2h") + "_w", "biases": self.scope("i2h") + "_b"}
@@ -429,8 +433,8 @@ class MILSTMCell(LSTMCell):
         ax_bh_p = model.net.Mul([ax_bh, prev_t], "alpha_by_input_t_plus_beta_h_by_prev_t")
         bi_x_b = model.net.ElementwiseLinear([input_t, beta_i, b], "beta_i_by_input_t_plus_b", axis=2)
         gates_t = model.net.Sum([ax_bh_p, bi_x_b], "gates_t")
-        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, gates_t, seq_lengths,
-                                           timestep, ["hidden_t_intermediate", "cell_t"])
+        hidden_t, cell_t = self._lstm_unit(model, hidden_t_prev, cell_t_prev, self._normalize(model, gates_t),
+                                           seq_lengths, timestep, ["hidden_t_intermediate", "cell_t"])
         model.net.AddExternalOutputs(cell_t, hidden_t)
         if self.memory_optimization:
             self.recompute_blobs = [gates_t]
@@ -438,6 +442,29 @@ class MILSTMCell(LSTMCell):
 
     def get_recurrent_params(self):
         return {"weights": self.scope("prev_t") + "_w", "biases": self.scope("prev_t") + "_b"}
+
+
+def _layer_norm_gates(cell, model, gates_t):
+    """brew.layer_norm over the 4H gates (axis -1) into ``gates_t_norm``, with a
+    learned scale (``gates_t_norm_scale``, 1) and bias (``gates_t_norm_bias``, 0)."""
+    normalized, _, _ = brew.layer_norm(model, gates_t, "gates_t_norm", dim_in=cell.gates_size, axis=-1)
+    return normalized
+
+
+class LayerNormLSTMCell(LSTMCell):
+    """LSTMCell with layer normalization of the gates (FC(h_{t-1}) plus the
+    prepared input) before LSTMUnit, as Caffe2's ``LayerNormLSTMCell``."""
+
+    def _normalize(self, model, gates_t):
+        return _layer_norm_gates(self, model, gates_t)
+
+
+class LayerNormMILSTMCell(MILSTMCell):
+    """MILSTMCell with layer normalization of the gates before LSTMUnit, as
+    Caffe2's ``LayerNormMILSTMCell``."""
+
+    def _normalize(self, model, gates_t):
+        return _layer_norm_gates(self, model, gates_t)
 
 
 class GRUCell(RNNCell):
@@ -785,6 +812,8 @@ def _prefix_all(d, p):
 LSTM = functools.partial(_LSTM, LSTMCell)
 BasicRNN = functools.partial(_LSTM, BasicRNNCell)
 MILSTM = functools.partial(_LSTM, MILSTMCell)
+LayerNormLSTM = functools.partial(_LSTM, LayerNormLSTMCell)
+LayerNormMILSTM = functools.partial(_LSTM, LayerNormMILSTMCell)
 GRU = functools.partial(_LSTM, GRUCell)
 
 
