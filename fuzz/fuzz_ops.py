@@ -26,6 +26,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "multiplier", "num_iter", "momentum", "nesterov", "beta1", "beta2",
              # SumSqrElements (csrc/ops/loss.c), Pow (csrc/ops/math.c)
              "average", "exponent",
+             # LayerNorm(+Gradient) (csrc/ops/layer_norm.c; axis and epsilon are above)
+             "elementwise_affine",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
