@@ -28,6 +28,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "average", "exponent",
              # Dropout (csrc/ops/dropout.c)
              "ratio", "is_test",
+             # LayerNorm(+Gradient) (csrc/ops/layer_norm.c; axis and epsilon are above)
+             "elementwise_affine",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -121,6 +121,41 @@ def fc(model, blob_in, blob_out, dim_in, dim_out, weight_init=None, bias_init=No
 
 
 @_helper
+def layer_norm(model, blob_in, blob_out, dim_in, axis=1, epsilon=1e-4, initial_scale=1.0, initial_bias=0.0):
+    """Layer normalization (https://arxiv.org/abs/1607.06450) with a learned
+    scale and bias, as Caffe2's helper: ``LayerNorm(blob_in) -> (blob_out,
+    <blob_out>_mean, <blob_out>_stdev)`` over the dims from ``axis`` on, then
+    ``<blob_out>_scaled = blob_out * <blob_out>_scale`` and ``<blob_out>_biased
+    = <blob_out>_scaled + <blob_out>_bias`` (Mul / Add with broadcast=1).
+
+    ``dim_in``: the shape of the scale and bias, an int (the normalized dims
+    are one dim of that size) or a list (the dims from ``axis`` on). The
+    parameters ``<blob_out>_scale`` (ConstantFill ``initial_scale``, tagged
+    WEIGHT) and ``<blob_out>_bias`` (ConstantFill ``initial_bias``, BIAS) are
+    created with ``model.create_param``: under the current name scope, in the
+    param model of a step model. A negative ``axis`` counts from the end;
+    the broadcast then aligns the parameters with the last dims (Caffe2 passed
+    the negative axis on to Mul / Add, which refused it unless it was -1).
+    Returns ``(<blob_out>_biased, <blob_out>_mean, <blob_out>_stdev)``.
+    """
+    shape = [dim_in] if isinstance(dim_in, int) else list(dim_in)
+    # outputs: a str gets the name scope, a BlobReference is used as it is (blob_out + str keeps its kind);
+    # parameter names are str, scoped by create_param (as brew.fc's)
+    normalized, mean, stdev = model.net.LayerNorm(
+        [blob_in], [blob_out, blob_out + "_mean", blob_out + "_stdev"], axis=axis, epsilon=epsilon)
+    scale = model.create_param(param_name=str(blob_out) + "_scale", shape=shape,
+                               initializer=("ConstantFill", {"value": float(initial_scale)}),
+                               tags=ParameterTags.WEIGHT)
+    bias = model.create_param(param_name=str(blob_out) + "_bias", shape=shape,
+                              initializer=("ConstantFill", {"value": float(initial_bias)}),
+                              tags=ParameterTags.BIAS)
+    bcast_axis = axis if axis >= 0 else -1
+    scaled = model.net.Mul([normalized, scale], blob_out + "_scaled", broadcast=1, axis=bcast_axis)
+    biased = model.net.Add([scaled, bias], blob_out + "_biased", broadcast=1, axis=bcast_axis)
+    return biased, mean, stdev
+
+
+@_helper
 def sum(model, blob_in, blob_out, **kwargs):
     """Element-wise sum of the blobs in ``blob_in``."""
     return model.net.Sum(blob_in, blob_out, **kwargs)
@@ -182,5 +217,5 @@ def dropout(model, blob_in, blob_out, use_cudnn=False, **kwargs):
     return model.net.Dropout(blob_in, [blob_out, "_" + str(blob_out) + "_mask"], **kwargs)[0]
 
 
-__all__ = ["fc", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
+__all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
            "transpose", "dropout", "arg_scope", "Register", "has_helper", "Initializer"]

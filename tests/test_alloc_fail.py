@@ -166,8 +166,8 @@ def build_ops_net(name="af_ops"):
     forward net (Gather, FC, Relu, Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
-    SumElements, Sum, and the global-norm chain SumSqrElements, Pow, Max,
-    Div) with its gradients, WeightedSum, Adagrad,
+    SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
+    Div, and LayerNorm with elementwise_affine) with its gradients, WeightedSum, Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
@@ -192,6 +192,8 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
+    init.GivenTensorFill([], "ln_g", shape=[8], values=[0.5 + 0.1 * i for i in range(8)])
+    init.ConstantFill([], "ln_b", shape=[8], value=0.1)
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -216,7 +218,11 @@ def build_ops_net(name="af_ops"):
     norm = net.Pow(net.SumSqrElements(r, "sq"), "norm", exponent=0.5)
     ratio = net.Div([net.Max([norm, "half"], "nmax"), "half"], "ratio")
     loss5 = net.SumElements(net.Mul([sc, ratio], "scr", broadcast=1), "loss5")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5], "loss")
+    # LayerNorm over h's rows with gamma and beta, with its gradient (dX, dgamma, dbeta)
+    ln = net.LayerNorm([h, "ln_g", "ln_b"], ["ln", "ln_mean", "ln_std"], epsilon=1e-3,
+                       elementwise_affine=1)[0]
+    loss6 = net.SumElements(net.Mul([ln, t], "lnt"), "loss6")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -237,7 +243,8 @@ def build_ops_net(name="af_ops"):
     compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
-        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b"]]
+        ["ln", "ln_mean", "ln_std"] + \
+        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]]
     return init, net, compare
 
 
@@ -253,7 +260,7 @@ def test_ops_allocation_failures(sticky):
     messages, _ = sweep(cycle, compare, sticky)
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
-               "MomentumSGDUpdate", "Adam"):
+               "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

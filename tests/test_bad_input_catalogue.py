@@ -532,6 +532,58 @@ CASES = [
     Case("sum-sqr-elements-int32", "ops: loss", "SumSqrElements(x_int32)",
          "feed(x=np.ones(3, np.int32)); run_op('SumSqrElements', 'x', 'y')", T_,
          r"op SumSqrElements #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
+    # ---------------------------------------------------------------- normalization ops
+    Case("layer-norm-int32", "ops: norm", "LayerNorm(x_int32)",
+         "feed(x=np.ones((2, 3), np.int32)); run_op('LayerNorm', 'x', ['y', 'mean', 'std'])", T_,
+         r"op LayerNorm #0: input 0 blob 'x' must be float32, got \(2, 3\) int32"),
+    Case("layer-norm-axis-out-of-range", "ops: norm", "LayerNorm(x (2,3), axis=2)",
+         "feed(x=f32(2, 3)); run_op('LayerNorm', 'x', ['y', 'mean', 'std'], axis=2)", V,
+         r"op LayerNorm #0: argument axis=2 is out of range for input 0 blob 'x' of shape \(2, 3\) float32 "
+         r"\(must be in \[-2, 2\)\)"),
+    Case("layer-norm-negative-epsilon", "ops: norm", "CreateNet(net with LayerNorm(x, epsilon=-1e-5))",
+         """
+         feed(x=f32(2, 3))
+         n = core.Net('ln')
+         n.LayerNorm('x', ['y', 'mean', 'std'], epsilon=-1e-5)
+         workspace.CreateNet(n)
+         """, V, r"net 'ln': op LayerNorm #0: argument epsilon must be finite and >= 0, got -1e-05",
+         note="checked when the net is created; NaN and Inf are refused too"),
+    Case("layer-norm-affine-one-input", "ops: norm", "LayerNorm([x], elementwise_affine=1)",
+         "feed(x=f32(2, 3)); run_op('LayerNorm', ['x'], ['y', 'mean', 'std'], elementwise_affine=1)", V,
+         r"op LayerNorm #0: with elementwise_affine=1 takes 3 inputs \(X, gamma, beta\), got 1 inputs"),
+    Case("layer-norm-gamma-shape", "ops: norm",
+         "LayerNorm([x (2,3), gamma (4,), beta (3,)], elementwise_affine=1)",
+         """
+         feed(x=f32(2, 3), g=f32(4), b=f32(3))
+         run_op('LayerNorm', ['x', 'g', 'b'], ['y', 'mean', 'std'], elementwise_affine=1)
+         """, V, r"op LayerNorm #0: input 1 blob 'g' \(gamma\) must have shape \(3,\) float32 \(the dims of "
+                 r"input 0 blob 'x' \(2, 3\) float32 from axis 1 on\), got \(4,\) float32",
+         note="checked already at CreateNet when x, gamma and beta hold tensors"),
+    Case("layer-norm-grad-stats-shape", "ops: norm", "LayerNormGradient([dy, y, mean (2,), std, x (2,3)])",
+         """
+         feed(x=f32(2, 3), dy=f32(2, 3), m=f32(2))
+         run_op('LayerNorm', 'x', ['y', 'mean', 'std'])
+         run_op('LayerNormGradient', ['dy', 'y', 'm', 'std', 'x'], ['dx'])
+         """, V, r"op LayerNormGradient #0: input 2 blob 'm' \(mean\) must have shape \(2, 1\) float32 "
+                 r"\(the dims of input 4 blob 'x' \(2, 3\) float32 before axis 1, then 1\), got \(2,\) "
+                 r"float32",
+         note="the statistics have Caffe2's shape dims[:axis] + [1]"),
+    Case("layer-norm-in-place-gradient", "ops: norm", "net.LayerNorm('x', ['x', ...]); AddGradientOperators",
+         """
+         n = core.Net('lnip')
+         n.LayerNorm('x', ['x', 'mean', 'std'])
+         n.AddGradientOperators(['x'])
+         """, V, r"LayerNorm gradient: the forward op computes 'x' in place, so its input X is lost; the "
+                 r"gradient needs it", note="LayerNorm itself runs in place; its gradient needs X"),
+    Case("layer-norm-empty", "ops: norm", "LayerNorm(x (0,5)), LayerNorm(x (3,0))",
+         """
+         feed(x=np.zeros((0, 5), np.float32), z=np.zeros((3, 0), np.float32))
+         run_op('LayerNorm', 'x', ['y', 'mean', 'std']); run_op('LayerNorm', 'z', ['yz', 'mz', 'sz'])
+         assert workspace.FetchBlob('y').shape == (0, 5) and workspace.FetchBlob('mean').shape == (0, 1)
+         mz, sz = workspace.FetchBlob('mz'), workspace.FetchBlob('sz')
+         assert (mz == 0).all() and np.allclose(sz, 10 ** -2.5)
+         """, None, "",
+         note="no error: empty outputs; rows of no values have mean 0 and stdev sqrt(epsilon)"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,
@@ -1150,9 +1202,10 @@ def markdown():
         "  inside a RecurrentNetwork's step net also name the step net and the timestep.",
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
-        "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance and LabelCrossEntropy when",
-        "  their inputs hold tensors that no earlier op of the net writes (the cases below use",
-        "  `RunOperatorOnce`, which checks when it runs).",
+        "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
+        "  (+Gradient) and Dropout(Grad) when their inputs hold tensors that no earlier op of the net",
+        "  writes (the cases",
+        "  below use `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",
         "- Every registered op type given no inputs/outputs, or 9 of each, raises a Python exception",
         "  naming the op (`test_every_op_type_rejects_wrong_arity_without_crashing`). Random nets,",

@@ -1,0 +1,48 @@
+"""Gradient maker of the normalization operators (csrc/ops/layer_norm.c).
+
+As Caffe2's GetLayerNormGradient: ``LayerNormGradient(dY, Y, mean, stdev, X)
+-> dX`` (with ``elementwise_affine=1`` also gamma as input 5 and ``dgamma``,
+``dbeta`` as outputs), the forward op's arguments copied onto it. Gradients
+are named ``<input>_grad``.
+
+Only output 0 (Y) carries a gradient. The statistics outputs (mean, stdev) are
+by-products, as the softmax output of SoftmaxWithLoss: a gradient arriving on
+them is ignored, as in Caffe2 (the gradient checker, like Caffe2's, names a
+gradient for every output). A loss that depends on mean or stdev needs them
+recomputed with ops that have gradients.
+"""
+
+from .core import CreateOperator, GradientRegistry
+
+
+def _gi(op, i):
+    return str(op.input[i]) + "_grad"
+
+
+def _affine(op):
+    for a in op.arg:
+        if a.name == "elementwise_affine":
+            return bool(a.value())
+    return False
+
+
+@GradientRegistry.RegisterGradient("LayerNorm", copy_arguments=True)
+def _layer_norm_grad(op, g_output):
+    n_in = len(op.input)
+    if g_output[0] is None:
+        return [], [None] * n_in
+    x, y = str(op.input[0]), str(op.output[0])
+    if x == y:
+        raise ValueError("LayerNorm gradient: the forward op computes '%s' in place, so its input X is "
+                         "lost; the gradient needs it" % y)
+    inputs = [g_output[0], op.output[0], op.output[1], op.output[2], op.input[0]]
+    outputs = [_gi(op, 0)]
+    if _affine(op) and n_in == 3:
+        inputs.append(op.input[1])
+        outputs += [_gi(op, 1), _gi(op, 2)]
+    if len(set(op.input)) != n_in:
+        # the same blob as X and gamma (or beta): one gradient name per use, summed by the backward pass
+        outputs = [o if str(op.input[i]) not in map(str, op.input[:i]) else "%s_autogen_ln_%d" % (o, i)
+                   for i, o in enumerate(outputs)]
+    g = CreateOperator("LayerNormGradient", [str(b) for b in inputs], outputs)
+    return [g], outputs + [None] * (n_in - len(outputs))
