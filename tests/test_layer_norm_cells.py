@@ -177,7 +177,8 @@ def test_layer_norm_lstm_memory_optimization_same_gradients(rng):
 def test_layer_norm_lstm_executor_bitwise(rng, threads, T):
     N, D, H = 3, 4, 5
     model = ModelHelper(name="ex")
-    res = rnn_cell.LayerNormLSTM(model, "x", "seq", None, D, [H, H, H], scope="ex", outputs_with_grads=(0, 1, 3))
+    res = rnn_cell.LayerNormLSTM(model, "x", "seq", None, D, [H, H, H], scope="ex",
+                                 outputs_with_grads=(0, 1, 3))
     run_init(model)
     x = f32(rng, T, N, D)
     workspace.FeedBlob("x", x)
