@@ -102,7 +102,7 @@ _atexit.register(_shutdown)
 from . import workspace, scope, core, model_helper, brew, gradient_checker, trace  # noqa: E402,F401
 from . import recurrent as _recurrent_module  # noqa: E402
 from .recurrent import recurrent_net, retrieve_step_blobs, set_rnn_executor_config  # noqa: E402,F401
-from . import rnn_cell, gru_cell, torch_interop, optimizer, utils  # noqa: E402,F401
+from . import rnn_cell, gru_cell, torch_interop, optimizer, utils, attention  # noqa: E402,F401
 from ._config import show_config  # noqa: E402,F401
 
 # `recurrent.recurrent` is the module mirroring caffe2.python.recurrent
@@ -110,5 +110,5 @@ recurrent = _recurrent_module
 
 __version__ = "0.1.0"
 __all__ = ["core", "workspace", "scope", "model_helper", "brew", "gradient_checker", "rnn_cell", "gru_cell",
-           "torch_interop", "trace", "optimizer", "utils", "recurrent", "recurrent_net", "retrieve_step_blobs",
-           "set_rnn_executor_config", "show_config"]
+           "torch_interop", "trace", "optimizer", "utils", "attention", "recurrent", "recurrent_net",
+           "retrieve_step_blobs", "set_rnn_executor_config", "show_config"]

@@ -172,6 +172,12 @@ def mat_mul(model, blob_in, blob_out, **kwargs):
 
 
 @_helper
+def batch_mat_mul(model, blob_in, blob_out, enable_tensor_core=False, **kwargs):
+    """BatchMatMul of the two blobs in ``blob_in`` (``trans_a``, ``trans_b``)."""
+    return model.net.BatchMatMul(blob_in, blob_out, **kwargs)
+
+
+@_helper
 def relu(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
     return model.net.Relu(blob_in, blob_out, **kwargs)
 
@@ -218,4 +224,4 @@ def dropout(model, blob_in, blob_out, use_cudnn=False, **kwargs):
 
 
 __all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
-           "transpose", "dropout", "arg_scope", "Register", "has_helper", "Initializer"]
+           "transpose", "dropout", "batch_mat_mul", "arg_scope", "Register", "has_helper", "Initializer"]

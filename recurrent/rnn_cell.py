@@ -46,12 +46,14 @@ import contextlib
 import functools
 import inspect
 
-from . import brew, core, recurrent, scope
+from . import attention, brew, core, recurrent, scope
+from .attention import AttentionType
 from .model_helper import ModelHelper
 
 __all__ = [
     "RNNCell", "LSTMCell", "MILSTMCell", "BasicRNNCell", "GRUCell", "MultiRNNCell",
-    "DropoutCell", "LayerNormLSTMCell", "LayerNormMILSTMCell",
+    "DropoutCell", "LayerNormLSTMCell", "LayerNormMILSTMCell", "AttentionCell", "LSTMWithAttentionCell",
+    "MILSTMWithAttentionCell", "AttentionType", "LSTMWithAttention",
     "LSTMInitializer", "MultiRNNCellInitializer",
     "LSTM", "MILSTM", "BasicRNN", "GRU", "LayerNormLSTM", "LayerNormMILSTM", "layered_LSTM",
 ]
@@ -726,6 +728,180 @@ class DropoutCell(RNNCell):
                                   use_cudnn=self.use_cudnn, **kwargs)
         self.mask += 1
         return output
+
+
+class AttentionCell(RNNCell):
+    """A decoder cell with attention over encoder outputs (Caffe2's
+    ``AttentionCell``). Each step runs ``decoder_cell`` with the previous
+    attention context as an extra input (concatenated to its recurrent FC
+    input), then computes the new context from the decoder's output
+    (``attention.apply_*_attention``).
+
+    States: the decoder's (its output state renamed ``<name>/hidden_t_external``)
+    and ``<name>/attention_weighted_encoder_context_t`` [1, N, encoder_output_dim].
+    The step output is the decoder output concatenated with the context
+    (dimension decoder_state_dim + encoder_output_dim).
+
+    encoder_outputs: [T_enc, N, encoder_output_dim], read by every step;
+    encoder_lengths: int32 [N] or None; weighted_encoder_outputs: None (an FC
+    of the encoder outputs is added) or a [T_enc, N, encoder_output_dim] blob.
+    attention_type: AttentionType.Regular, Recurrent or Dot (SoftCoverage is
+    not provided).
+    """
+
+    def __init__(self, encoder_output_dim, encoder_outputs, encoder_lengths, decoder_cell, decoder_state_dim,
+                 attention_type, weighted_encoder_outputs, attention_memory_optimization, **kwargs):
+        super().__init__(**kwargs)
+        if attention_type == attention.AttentionType.SoftCoverage:
+            raise NotImplementedError("AttentionCell: AttentionType.SoftCoverage is not provided (its "
+                                      "initial coverage needs Caffe2's Shape and Slice ops)")
+        if attention_type not in (attention.AttentionType.Regular, attention.AttentionType.Recurrent,
+                                  attention.AttentionType.Dot):
+            raise ValueError("AttentionCell: unknown attention_type %r" % (attention_type,))
+        self.encoder_output_dim = encoder_output_dim
+        self.encoder_outputs = encoder_outputs
+        self.encoder_lengths = encoder_lengths
+        self.decoder_cell = decoder_cell
+        self.decoder_state_dim = decoder_state_dim
+        self.weighted_encoder_outputs = weighted_encoder_outputs
+        self.encoder_outputs_transposed = None
+        self.attention_type = attention_type
+        self.attention_memory_optimization = attention_memory_optimization
+        self.hidden_t_intermediate = None
+        self.attention_weights_3d = None
+
+    def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        if extra_inputs:
+            raise ValueError("AttentionCell takes no extra inputs (the attention context is its own)")
+        if self.encoder_outputs_transposed is None:
+            raise ValueError("AttentionCell: prepare_input must run before the step (apply_over_sequence "
+                             "does this)")
+        decoder_prev_states, context_prev = states[:-1], states[-1]
+        decoder_states = self.decoder_cell._apply(
+            model, input_t, seq_lengths, decoder_prev_states, timestep,
+            extra_inputs=[(context_prev, self.encoder_output_dim)])
+        self.hidden_t_intermediate = self.decoder_cell._prepare_output(model, decoder_states)
+        common = dict(model=model, encoder_output_dim=self.encoder_output_dim,
+                      encoder_outputs_transposed=self.encoder_outputs_transposed,
+                      decoder_hidden_state_t=self.hidden_t_intermediate,
+                      decoder_hidden_state_dim=self.decoder_state_dim, scope=self.name,
+                      encoder_lengths=self.encoder_lengths)
+        if self.attention_type == attention.AttentionType.Recurrent:
+            context, self.attention_weights_3d, blobs = attention.apply_recurrent_attention(
+                weighted_encoder_outputs=self.weighted_encoder_outputs,
+                attention_weighted_encoder_context_t_prev=context_prev, **common)
+        elif self.attention_type == attention.AttentionType.Regular:
+            context, self.attention_weights_3d, blobs = attention.apply_regular_attention(
+                weighted_encoder_outputs=self.weighted_encoder_outputs, **common)
+        else:
+            context, self.attention_weights_3d, blobs = attention.apply_dot_attention(**common)
+        if self.attention_memory_optimization:
+            self.recompute_blobs.extend(blobs)
+        output = list(decoder_states) + [context]
+        k = self.decoder_cell.get_output_state_index()
+        output[k] = model.Copy(output[k], self.scope("hidden_t_external"))
+        model.net.AddExternalOutputs(*output)
+        return output
+
+    def get_attention_weights(self):
+        """The step's attention weights blob [N, T_enc, 1] (after the cell was applied)."""
+        return self.attention_weights_3d
+
+    def prepare_input(self, model, input_blob):
+        if self.encoder_outputs_transposed is None:
+            self.encoder_outputs_transposed = brew.transpose(
+                model, self.encoder_outputs, self.scope("encoder_outputs_transposed"), axes=[1, 2, 0])
+        if self.weighted_encoder_outputs is None and self.attention_type != attention.AttentionType.Dot:
+            self.weighted_encoder_outputs = brew.fc(
+                model, self.encoder_outputs, self.scope("weighted_encoder_outputs"),
+                dim_in=self.encoder_output_dim, dim_out=self.encoder_output_dim, axis=2)
+        return self.decoder_cell.prepare_input(model, input_blob)
+
+    def get_state_names(self):
+        names = list(self.decoder_cell.get_state_names())
+        names[self.get_output_state_index()] = self.scope("hidden_t_external")
+        names.append(self.scope("attention_weighted_encoder_context_t"))
+        return names
+
+    def get_output_dim(self):
+        return self.decoder_state_dim + self.encoder_output_dim
+
+    def get_output_state_index(self):
+        return self.decoder_cell.get_output_state_index()
+
+    def _prepare_output(self, model, states):
+        with _name_scope(self.name):
+            return _concat(model, [self.hidden_t_intermediate, states[-1]], "states_and_context_combination",
+                           axis=2)
+
+    def _prepare_output_sequence(self, model, state_outputs):
+        decoder_output = self.decoder_cell._prepare_output_sequence(model, state_outputs[:-2])
+        context_all = state_outputs[2 * (len(self.get_state_names()) - 1)]
+        with _name_scope(self.name):
+            return _concat(model, [decoder_output, context_all], "states_and_context_combination", axis=2)
+
+
+class LSTMWithAttentionCell(AttentionCell):
+    """AttentionCell around an LSTMCell decoder named ``<name>/decoder``."""
+
+    def __init__(self, encoder_output_dim, encoder_outputs, encoder_lengths, decoder_input_dim,
+                 decoder_state_dim, name, attention_type, weighted_encoder_outputs, forget_bias,
+                 lstm_memory_optimization, attention_memory_optimization, forward_only=False):
+        decoder_cell = LSTMCell(input_size=decoder_input_dim, hidden_size=decoder_state_dim,
+                                forget_bias=forget_bias, memory_optimization=lstm_memory_optimization,
+                                name="{}/decoder".format(name), forward_only=False, drop_states=False)
+        super().__init__(encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
+                         encoder_lengths=encoder_lengths, decoder_cell=decoder_cell,
+                         decoder_state_dim=decoder_state_dim, name=name, attention_type=attention_type,
+                         weighted_encoder_outputs=weighted_encoder_outputs,
+                         attention_memory_optimization=attention_memory_optimization,
+                         forward_only=forward_only)
+
+
+class MILSTMWithAttentionCell(AttentionCell):
+    """AttentionCell around an MILSTMCell decoder named ``<name>/decoder``.
+    (Caffe2's took no ``encoder_lengths`` and so failed to construct; here it
+    is an optional keyword.)"""
+
+    def __init__(self, encoder_output_dim, encoder_outputs, decoder_input_dim, decoder_state_dim, name,
+                 attention_type, weighted_encoder_outputs, forget_bias, lstm_memory_optimization,
+                 attention_memory_optimization, forward_only=False, encoder_lengths=None):
+        decoder_cell = MILSTMCell(input_size=decoder_input_dim, hidden_size=decoder_state_dim,
+                                  forget_bias=forget_bias, memory_optimization=lstm_memory_optimization,
+                                  name="{}/decoder".format(name), forward_only=False, drop_states=False)
+        super().__init__(encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
+                         encoder_lengths=encoder_lengths, decoder_cell=decoder_cell,
+                         decoder_state_dim=decoder_state_dim, name=name, attention_type=attention_type,
+                         weighted_encoder_outputs=weighted_encoder_outputs,
+                         attention_memory_optimization=attention_memory_optimization,
+                         forward_only=forward_only)
+
+
+def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths, initial_decoder_hidden_state,
+                      initial_decoder_cell_state, initial_attention_weighted_encoder_context,
+                      encoder_output_dim, encoder_outputs, encoder_lengths, decoder_input_dim,
+                      decoder_state_dim, scope,
+                      attention_type=attention.AttentionType.Regular, outputs_with_grads=(0, 4),
+                      weighted_encoder_outputs=None, lstm_memory_optimization=False,
+                      attention_memory_optimization=False, forget_bias=0.0, forward_only=False):
+    """An LSTM decoder with attention over ``encoder_outputs`` (arXiv
+    1409.0473, with the context computed after the hidden state as in
+    1508.04025), one RecurrentNetwork op. Returns
+    ``(h_all, h_last, c_all, c_last, context_all, context_last)``;
+    ``outputs_with_grads`` indexes that tuple."""
+    cell = LSTMWithAttentionCell(
+        encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
+        encoder_lengths=encoder_lengths, decoder_input_dim=decoder_input_dim,
+        decoder_state_dim=decoder_state_dim, name=scope, attention_type=attention_type,
+        weighted_encoder_outputs=weighted_encoder_outputs, forget_bias=forget_bias,
+        lstm_memory_optimization=lstm_memory_optimization,
+        attention_memory_optimization=attention_memory_optimization, forward_only=forward_only)
+    initial_states = [initial_decoder_hidden_state, initial_decoder_cell_state,
+                      initial_attention_weighted_encoder_context]
+    _, result = cell.apply_over_sequence(model=model, inputs=decoder_inputs,
+                                         seq_lengths=decoder_input_lengths, initial_states=initial_states,
+                                         outputs_with_grads=outputs_with_grads)
+    return result
 
 
 # ---------------------------------------------------------------- builders
