@@ -30,6 +30,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "ratio", "is_test",
              # LayerNorm(+Gradient) (csrc/ops/layer_norm.c; axis and epsilon are above)
              "elementwise_affine",
+             # BatchMatMul, SequenceMask (csrc/ops/batch.c; trans_a, trans_b, broadcast, axis are above)
+             "mode", "fill_val", "grad",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -43,7 +45,7 @@ def random_arg(p):
         return p.interesting_float()
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
-                       "linearWarmup", "constantWarmup"])
+                       "linearWarmup", "constantWarmup", "sequence", "window"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
     if kind == 4:

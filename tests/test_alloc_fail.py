@@ -167,7 +167,8 @@ def build_ops_net(name="af_ops"):
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
-    Div, and LayerNorm with elementwise_affine) with its gradients, WeightedSum, Adagrad,
+    Div, LayerNorm with elementwise_affine, BatchMatMul and SequenceMask) with its gradients, WeightedSum,
+    Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample)."""
@@ -194,6 +195,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
     init.GivenTensorFill([], "ln_g", shape=[8], values=[0.5 + 0.1 * i for i in range(8)])
     init.ConstantFill([], "ln_b", shape=[8], value=0.1)
+    init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -222,7 +224,14 @@ def build_ops_net(name="af_ops"):
     ln = net.LayerNorm([h, "ln_g", "ln_b"], ["ln", "ln_mean", "ln_std"], epsilon=1e-3,
                        elementwise_affine=1)[0]
     loss6 = net.SumElements(net.Mul([ln, t], "lnt"), "loss6")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6], "loss")
+    # attention-style scores: BatchMatMul of two (2, 2, 8) views with trans_b, masked by SequenceMask
+    # (lengths 1, 2, 0, 5 over rows of 2), with their gradients (two BatchMatMul, a SequenceMask with grad=1)
+    q3 = net.Reshape(sc, ["q3", "q3_old"], shape=[2, 2, 8])[0]
+    k3 = net.Reshape(t, ["k3", "k3_old"], shape=[2, 2, 8])[0]
+    bmm = net.BatchMatMul([q3, k3], "bmm", trans_b=1)
+    masked = net.SequenceMask([bmm, "bmm_len"], "bmm_mask", axis=2, fill_val=-2.0)
+    loss7 = net.SumElements(net.Mul([masked, masked], "bmm_sq"), "loss7")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -243,8 +252,9 @@ def build_ops_net(name="af_ops"):
     compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
-        ["ln", "ln_mean", "ln_std"] + \
-        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]]
+        ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask"] + \
+        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
+        [str(gmap[b]) for b in ["bmm", "q3", "k3"]]
     return init, net, compare
 
 
@@ -260,7 +270,8 @@ def test_ops_allocation_failures(sticky):
     messages, _ = sweep(cycle, compare, sticky)
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
-               "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #"):
+               "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
+               "op SequenceMask #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

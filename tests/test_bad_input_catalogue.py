@@ -617,6 +617,42 @@ CASES = [
                  r"op's "
                  r"argument 'seed' \(recurrent_net sets it\)",
          note="recurrent_net seeds a recomputed Dropout; only a hand-edited backward step net lacks it"),
+    # ---------------------------------------------------------------- batched ops (attention)
+    Case("batch-matmul-batch-dims", "ops: batch", "BatchMatMul([a (2,3,4), b (3,4,5)])",
+         "feed(a=f32(2, 3, 4), b=f32(3, 4, 5)); run_op('BatchMatMul', ['a', 'b'], 'y')", V,
+         r"op BatchMatMul #0: batch dims differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
+         r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; "
+         r"batch broadcasting is not supported\)", note="A and B must also have the same number of dims"),
+    Case("batch-matmul-inner-dims", "ops: batch", "BatchMatMul([a (2,3,4), b (2,5,6)])",
+         "feed(a=f32(2, 3, 4), b=f32(2, 5, 6)); run_op('BatchMatMul', ['a', 'b'], 'y')", V,
+         r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 gives "
+         r"3 x 4 matrices \(trans_a=0\) but input 1 blob 'b' of shape \(2, 5, 6\) float32 gives 5 x 6 "
+         r"\(trans_b=0\)", note="checked already at CreateNet when A and B hold tensors"),
+    Case("batch-matmul-broadcast", "ops: batch", "CreateNet(net with BatchMatMul([a, b], broadcast=1))",
+         """
+         feed(a=f32(2, 3, 4), b=f32(4, 5))
+         n = core.Net('bmm')
+         n.BatchMatMul(['a', 'b'], 'y', broadcast=1)
+         workspace.CreateNet(n)
+         """, V, r"net 'bmm': op BatchMatMul #0: argument broadcast=1: batch broadcasting is not supported "
+                 r"\(A and B must have the same ndim >= 2 and the same batch dims\)"),
+    Case("sequence-mask-mode", "ops: batch", "SequenceMask([x, lengths], mode='window')",
+         "feed(x=f32(2, 3), l=np.ones(2, np.int32)); run_op('SequenceMask', ['x', 'l'], 'y', mode='window')",
+         V, r"op SequenceMask #0: argument mode='window' is not supported: only 'sequence' is",
+         note="mode defaults to 'sequence' (Caffe2 requires the argument)"),
+    Case("sequence-mask-lengths-count", "ops: batch", "SequenceMask([x (2,3,4), lengths (2,)], axis=2)",
+         """
+         feed(x=f32(2, 3, 4), l=np.ones(2, np.int32))
+         run_op('SequenceMask', ['x', 'l'], 'y', axis=2)
+         """, V, r"op SequenceMask #0: input 1 blob 'l' \(sequence_lengths\) must have shape \(6,\), one "
+                 r"length per row of input 0 blob 'x' of shape \(2, 3, 4\) float32 viewed as 6 x 4 at axis 2, "
+                 r"got \(2,\) int32", note="sequence_lengths must be int32 (TypeError otherwise)"),
+    Case("sequence-mask-negative-length", "ops: batch", "SequenceMask([x (3,4), lengths [2, 0, -1]])",
+         """
+         feed(x=f32(3, 4), l=np.array([2, 0, -1], np.int32))
+         run_op('SequenceMask', ['x', 'l'], 'y')
+         """, V, r"op SequenceMask #0: input 1 blob 'l' \(sequence_lengths\) holds a negative length -1 at "
+                 r"index 2", note="checked when the op runs; a length above the row size masks nothing"),
     # ---------------------------------------------------------------- shape ops
     Case("concat-axis-out-of-range", "ops: shape", "Concat([x, x], axis=7)",
          "feed(x=f32(3, 4)); run_op('Concat', ['x', 'x'], ['y', 'split'], axis=7)", I,
@@ -1203,7 +1239,8 @@ def markdown():
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
-        "  (+Gradient) and Dropout(Grad) when their inputs hold tensors that no earlier op of the net",
+        "  (+Gradient), Dropout(Grad), BatchMatMul and SequenceMask when their inputs hold tensors that no",
+        "  earlier op of the net",
         "  writes (the cases",
         "  below use `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

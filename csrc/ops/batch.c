@@ -1,0 +1,255 @@
+/* ops/batch.c -- batched ops for attention: BatchMatMul and SequenceMask.
+ *
+ * BatchMatMul(A, B) -> Y (Caffe2's batch_matmul_op without broadcasting).
+ * Arguments trans_a, trans_b (default 0; nonzero transposes the last two dims
+ * of that input), broadcast (default 0; nonzero is refused at creation).
+ * A and B are float32 with the same ndim >= 2 and equal leading (batch) dims
+ * dims[:-2]; batch = prod(dims[:-2]) (1 for 2-D inputs). Per batch element i
+ *   Y[i] (M x N) = op(A[i]) op(B[i]),  op(X) = X^T where its flag is set,
+ * A[i] being M x K (K x M with trans_a), B[i] K x N (N x K with trans_b).
+ * Y has shape dims[:-2] + [M, N]. Each product goes through rc_sgemm. An
+ * empty batch, M = 0 or N = 0 gives an empty Y; K = 0 gives zeros.
+ * The gradient is made of BatchMatMul ops (recurrent/_grad_batch.py).
+ *
+ * SequenceMask(input, sequence_lengths) -> output (Caffe2's boolean_mask_ops,
+ * mode 'sequence' only). Arguments mode (default 'sequence': Caffe2 requires
+ * it; any other mode is refused at creation, and so is Caffe2's 'batch'
+ * argument), axis (default 1, in [-ndim, ndim) as Caffe2's canonical axis),
+ * fill_val (default -inf), grad (default 0; nonzero: the fill value is 0, as
+ * the gradient op uses it). The float32 input is viewed as left x right,
+ * left = prod(dims[:axis]), right = prod(dims[axis:]); sequence_lengths is
+ * int32 of shape (left,), and element (i, j) becomes the fill value where
+ * j >= sequence_lengths[i], else is copied. A length above right masks
+ * nothing; a negative length is refused (Caffe2 masked the whole row). The
+ * output has the input's shape and may be the input (in place).
+ *
+ * Kernels are plain functions of pointers and sizes; the only state is the
+ * parsed arguments (op->state). No allocation besides the outputs.
+ */
+#include "../core/rc_core.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ kernels */
+
+/* a: (batch, M x K, or K x M with trans_a), b: (batch, K x N, or N x K with
+ * trans_b) -> y: (batch, M, N), all contiguous; M, N, K > 0. */
+static void bmm_kernel(int trans_a, int trans_b, int64_t batch, int64_t M, int64_t N, int64_t K, const float *a,
+                       const float *b, float *y)
+{
+    const int64_t sa = M * K, sb = K * N, sy = M * N;
+    for (int64_t i = 0; i < batch; i++)
+        rc_sgemm(trans_a, trans_b, M, N, K, 1.f, a + i * sa, b + i * sb, 0.f, y + i * sy);
+}
+
+/* x: (left, right), len: (left,) -> y: (left, right), y[i, j] = j < len[i] ? x[i, j] : fill.
+ * y may alias x. */
+static void seq_mask_kernel(int64_t left, int64_t right, const float *x, const int32_t *len, float fill, float *y)
+{
+    for (int64_t i = 0; i < left; i++) {
+        const int64_t n = len[i] < right ? len[i] : right;
+        const float *xr = x + i * right;
+        float *yr = y + i * right;
+        if (yr != xr)
+            for (int64_t j = 0; j < n; j++) yr[j] = xr[j];
+        for (int64_t j = n; j < right; j++) yr[j] = fill;
+    }
+}
+
+/* ================================================================ BatchMatMul */
+
+typedef struct {
+    int trans_a, trans_b;
+} bmm_state;
+
+static rc_status bmm_setup(rc_op *op, rc_err *err)
+{
+    bmm_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    rc_status st;
+    int64_t ta = 0, tb = 0, bc = 0;
+    if ((st = rc_arg_i(&op->def, "trans_a", 0, &ta, err))) return st;
+    if ((st = rc_arg_i(&op->def, "trans_b", 0, &tb, err))) return st;
+    if ((st = rc_arg_i(&op->def, "broadcast", 0, &bc, err))) return st;
+    if (bc != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument broadcast=%lld: batch broadcasting is not supported (A and B must have the "
+                          "same ndim >= 2 and the same batch dims)", (long long)bc);
+    s->trans_a = ta != 0;
+    s->trans_b = tb != 0;
+    return RC_OK;
+}
+
+/* A, B float32 of one ndim >= 2 and equal dims[:-2]; the inner dims agree.
+ * Gives the batch size and M, N, K. */
+static rc_status bmm_shapes(rc_op *op, int64_t *batch, int64_t *pM, int64_t *pN, int64_t *pK, rc_err *err)
+{
+    const bmm_state *s = op->state;
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    for (int i = 0; i < 2; i++) {
+        const rc_tensor *t = rc_in(op, i);
+        if (t->ndim < 2)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' must have at least 2 dims (batch dims, then a matrix), got %s", i,
+                              rc_in_name(op, i), RC_SHAPE(t));
+    }
+    if (A->ndim != B->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' of shape %s and input 1 blob '%s' of shape %s must have the same "
+                          "number of dims (batch broadcasting is not supported)", rc_in_name(op, 0), RC_SHAPE(A),
+                          rc_in_name(op, 1), RC_SHAPE(B));
+    const int nd = A->ndim;
+    for (int k = 0; k < nd - 2; k++)
+        if (A->dims[k] != B->dims[k])
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "batch dims differ: input 0 blob '%s' of shape %s and input 1 blob '%s' of shape %s "
+                              "must agree on all dims but the last two (dim %d: %lld vs %lld; batch broadcasting "
+                              "is not supported)", rc_in_name(op, 0), RC_SHAPE(A), rc_in_name(op, 1), RC_SHAPE(B), k,
+                              (long long)A->dims[k], (long long)B->dims[k]);
+    const int64_t a0 = A->dims[nd - 2], a1 = A->dims[nd - 1], b0 = B->dims[nd - 2], b1 = B->dims[nd - 1];
+    const int64_t M = s->trans_a ? a1 : a0, Ka = s->trans_a ? a0 : a1;
+    const int64_t N = s->trans_b ? b0 : b1, Kb = s->trans_b ? b1 : b0;
+    if (Ka != Kb)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "inner dimensions differ: input 0 blob '%s' of shape %s gives %lld x %lld matrices "
+                          "(trans_a=%d) but input 1 blob '%s' of shape %s gives %lld x %lld (trans_b=%d)",
+                          rc_in_name(op, 0), RC_SHAPE(A), (long long)M, (long long)Ka, s->trans_a, rc_in_name(op, 1),
+                          RC_SHAPE(B), (long long)Kb, (long long)N, s->trans_b);
+    if (M > INT32_MAX || N > INT32_MAX || Ka > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "matrix sizes M=%lld, N=%lld, K=%lld exceed the BLAS limit of %d per dimension",
+                          (long long)M, (long long)N, (long long)Ka, INT32_MAX);
+    *batch = rc_dims_prod(A, 0, nd - 2);
+    *pM = M;
+    *pN = N;
+    *pK = Ka;
+    return RC_OK;
+}
+
+static rc_status bmm_check(rc_op *op, rc_err *err)
+{
+    int64_t batch, M, N, K;
+    return bmm_shapes(op, &batch, &M, &N, &K, err);
+}
+
+/* BatchMatMul: A (batch dims, M x K), B (batch dims, K x N) (per the trans flags)
+ * -> Y (batch dims, M, N). */
+static rc_status bmm_run(rc_op *op, rc_err *err)
+{
+    const bmm_state *s = op->state;
+    int64_t batch, M, N, K;
+    rc_status st = bmm_shapes(op, &batch, &M, &N, &K, err);
+    if (st) return st;
+    const rc_tensor *A = rc_in(op, 0);
+    int64_t dims[RC_MAX_DIMS];
+    for (int k = 0; k < A->ndim - 2; k++) dims[k] = A->dims[k];
+    dims[A->ndim - 2] = M;
+    dims[A->ndim - 1] = N;
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, A->ndim, dims, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (batch == 0 || M == 0 || N == 0) return RC_OK; /* an empty Y */
+    float *y = rc_f32(rc_out(op, 0));
+    if (K == 0) {
+        memset(y, 0, (size_t)(batch * M * N) * sizeof *y); /* sums of no products */
+        return RC_OK;
+    }
+    bmm_kernel(s->trans_a, s->trans_b, batch, M, N, K, rc_f32(A), rc_f32(rc_in(op, 1)), y);
+    return RC_OK;
+}
+
+/* ================================================================ SequenceMask */
+
+typedef struct {
+    int64_t axis;
+    float fill; /* fill_val, or 0 with grad */
+} seq_mask_state;
+
+static rc_status seq_mask_setup(rc_op *op, rc_err *err)
+{
+    seq_mask_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    rc_status st;
+    const char *mode = NULL;
+    int64_t grad = 0;
+    float fill = 0.f;
+    if ((st = rc_arg_s(&op->def, "mode", "sequence", &mode, err))) return st;
+    if (strcmp(mode, "sequence") != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument mode='%s' is not supported: only 'sequence' is", mode);
+    if (rc_opdef_arg(&op->def, "batch"))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'batch' is not supported: the rows are all dims before 'axis'");
+    if ((st = rc_arg_i(&op->def, "axis", 1, &s->axis, err))) return st;
+    if ((st = rc_arg_f(&op->def, "fill_val", -INFINITY, &fill, err))) return st;
+    if ((st = rc_arg_i(&op->def, "grad", 0, &grad, err))) return st;
+    s->fill = grad ? 0.f : fill;
+    return RC_OK;
+}
+
+/* input float32 split at the canonical axis into left x right; sequence_lengths
+ * int32 of shape (left,). Data values are checked by run. */
+static rc_status seq_mask_shapes(rc_op *op, int64_t *left, int64_t *right, rc_err *err)
+{
+    const seq_mask_state *s = op->state;
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *len = rc_in(op, 1);
+    const int64_t a = s->axis < 0 ? s->axis + x->ndim : s->axis;
+    if (a < 0 || a >= x->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument axis=%lld is out of range for input 0 blob '%s' of shape %s (must be in "
+                          "[-%d, %d))", (long long)s->axis, rc_in_name(op, 0), RC_SHAPE(x), x->ndim, x->ndim);
+    *left = rc_dims_prod(x, 0, (int)a);
+    *right = rc_dims_prod(x, (int)a, x->ndim);
+    if (len->ndim != 1 || len->dims[0] != *left)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (sequence_lengths) must have shape (%lld,), one length per row of input "
+                          "0 blob '%s' of shape %s viewed as %lld x %lld at axis %d, got %s", rc_in_name(op, 1),
+                          (long long)*left, rc_in_name(op, 0), RC_SHAPE(x), (long long)*left, (long long)*right,
+                          (int)a, RC_SHAPE(len));
+    return RC_OK;
+}
+
+static rc_status seq_mask_check(rc_op *op, rc_err *err)
+{
+    int64_t left, right;
+    return seq_mask_shapes(op, &left, &right, err);
+}
+
+/* SequenceMask: input (left x right at axis), sequence_lengths (left,) int32
+ * -> output (shape of input). output may be input. */
+static rc_status seq_mask_run(rc_op *op, rc_err *err)
+{
+    const seq_mask_state *s = op->state;
+    int64_t left, right;
+    rc_status st = seq_mask_shapes(op, &left, &right, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int32_t *len = left > 0 ? rc_i32(rc_in(op, 1)) : NULL;
+    for (int64_t i = 0; i < left; i++)
+        if (len[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' (sequence_lengths) holds a negative length %d at index %lld",
+                              rc_in_name(op, 1), (int)len[i], (long long)i);
+    if (rc_out(op, 0) != x && (st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (left == 0 || right == 0) return RC_OK;
+    seq_mask_kernel(left, right, rc_f32(x), len, s->fill, rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+const rc_op_schema rc_ops_batch[] = {
+    {"BatchMatMul", 2, 2, 1, 1, NULL, bmm_setup, bmm_run, free,
+     "Y[i] = op(A[i]) op(B[i]) over the batch dims (args trans_a, trans_b; broadcast not supported)", bmm_check},
+    {"SequenceMask", 2, 2, 1, 1, rc_inplace_first, seq_mask_setup, seq_mask_run, free,
+     "(input, sequence_lengths) -> output: rows of input (dims before axis) filled with fill_val from their "
+     "length on (args mode='sequence', axis, fill_val, grad)", seq_mask_check},
+    {0},
+};
