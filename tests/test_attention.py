@@ -97,7 +97,9 @@ def attention_ref(attention_type, vals, p, scope="att"):
 def test_names_outputs_and_step_net():
     model, res = build(A.Regular)
     assert len(res) == 6
-    assert param_names(model) == sorted(params_of("att", A.Regular, 3, 5))
+    # the logits' bias is frozen (freeze_bias): a computed parameter, not among the trained ones
+    assert param_names(model) == sorted(set(params_of("att", A.Regular, 3, 5)) - {"att/attention_logits_b"})
+    assert "att/attention_logits_b" in [str(p) for p in model.GetComputedParams()]
     op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
     step = [a.n for a in op.arg if a.name == "step_net"][0]
     types = [o.type for o in step.op]
@@ -158,11 +160,14 @@ def test_memory_optimization_same_gradients(rng):
     for mo in (False, True):
         workspace.ResetWorkspace()
         model, res = build(A.Regular, T_enc, N, D_enc, D_in, H, lstm_memory_optimization=mo,
-                           attention_memory_optimization=mo)
+                           attention_memory_optimization=mo, outputs_with_grads=(0,))
         r = np.random.RandomState(2)
         feed_all(r, T, T_enc, N, D_enc, D_in, H, [3, 1])
         names = params_of("att", A.Regular, H, D_enc)
         randomize_params(r, names)
+        op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
+        recompute = [a.value() for a in op.arg if a.name == "recompute_blobs_on_backward"][0]
+        assert ("att/decoder_hidden_encoder_outputs_sum" in recompute) == mo, recompute
         gmap = model.AddGradientOperators([model.net.SumElements(res[0], "loss")])
         workspace.RunNetOnce(model.net)
         got.append([fetch(gmap[b]).copy() for b in ["enc", "x"] + names[:-4]])
