@@ -1,11 +1,14 @@
 """Gradient makers of the shape operators (csrc/ops/shape.c).
 
 Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
-reshape_op.cc, flatten_op.cc, transpose_op.cc, expand_squeeze_dims_op.cc),
-except that Split fills missing output gradients with zeros instead of
+reshape_op.cc, flatten_op.cc, transpose_op.cc, expand_squeeze_dims_op.cc,
+slice_op.cc), except that Split fills missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
-(Split's sizes, Reshape's new shape) get no gradient. The fill operators have
-no gradient.
+(Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.
+The fill operators and Shape have no gradient.
+
+Slice: ``SliceGradient(data[, starts, ends], dY) -> dX`` with the forward op's
+arguments (starts, ends) copied, as Caffe2's GetSliceGradient.
 """
 
 from . import core
@@ -111,3 +114,16 @@ def _squeeze_grad(op, g_output):
         return [], [None]
     gx = _gi(op, 0)
     return [core.CreateOperator("ExpandDims", [g_output[0]], [gx], **_args(op, "dims"))], [gx]
+
+
+@GradientRegistry.RegisterGradient("Slice", copy_arguments=True)
+def _slice_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None] * len(op.input)
+    gx = _gi(op, 0)
+    # data (for its shape), starts and ends when they are inputs, then dY
+    g = core.CreateOperator("SliceGradient", [str(b) for b in op.input] + [g_output[0]], [gx])
+    return [g], [gx] + [None] * (len(op.input) - 1)
+
+
+GradientRegistry.RegisterNoGradient("Shape")

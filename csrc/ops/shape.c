@@ -1,10 +1,31 @@
 /* ops/shape.c -- shape operators: Concat, Split, Reshape, Flatten, ResizeLike,
- * Transpose, ExpandDims, Squeeze. All work on any dtype (float32, int32): they
- * move 4-byte elements without looking at them.
+ * Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient. All but
+ * SliceGradient work on any dtype (float32, int32): they move 4-byte elements
+ * without looking at them.
  *
  * Semantics follow Caffe2 (concat_split_op.h, reshape_op.h, transpose_op.h,
- * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h). Arguments are parsed
- * once in setup into op->state; run only resizes outputs and copies.
+ * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h, shape_op.h,
+ * slice_op.h). Arguments are parsed once in setup into op->state; run only
+ * resizes outputs and copies.
+ *
+ * Shape(X) -> Y: Y is 1-D int32 holding X's dims (a 0-d X gives an empty Y);
+ * with argument `axes` only those dims, in that order (negative axes count
+ * from the end; each must be in [-ndim, ndim)).
+ *
+ * Slice(data[, starts, ends]) -> output, starts/ends given either as the int
+ * list arguments `starts` and `ends` or as inputs 1 and 2 (1-D int32), not
+ * both. As Caffe2: starts and ends have one entry per leading dim of data (as
+ * many entries or fewer: the dims after them are kept whole); a negative
+ * value v means size + 1 + v (an end of -1 is the end of the dim, a start of
+ * -1 is empty at the end); values above the size are clamped to it; then
+ * 0 <= start <= end is required, else a ValueError naming the dim and the
+ * values. A dim of size 0 gives 0 whatever the values (as Caffe2). Any
+ * number of dims may be sliced (Caffe2 allowed only one). Output: data's
+ * dtype, shape end - start per dim.
+ *
+ * SliceGradient(data[, starts, ends], dY) -> dX: float32 dX of data's shape,
+ * zero outside the slice and dY inside it; dY (float32) must have the
+ * slice's shape. data is read for its shape only (any dtype).
  */
 #include "../core/rc_core.h"
 #include <stdio.h>
@@ -609,6 +630,287 @@ static rc_status squeeze_run(rc_op *op, rc_err *err)
     return copy_with_shape(op, 0, 0, ond, od, err);
 }
 
+/* ---------------------------------------------------------------- Shape */
+typedef struct shape_state {
+    int n;                         /* entries of 'axes' (0: every dim) */
+    const int64_t *axes;           /* borrowed from op->def (lives as long as the op) */
+} shape_state;
+
+static rc_status shape_setup(rc_op *op, rc_err *err)
+{
+    shape_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    return rc_arg_ints(&op->def, "axes", &s->axes, &s->n, err);
+}
+
+/* Y's values: X's dims, or those named by 'axes' (canonical); n of them.
+ * vals may be NULL (the check at creation): only validates. */
+static rc_status shape_values(rc_op *op, int64_t *vals, int *n, rc_err *err)
+{
+    const shape_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (!s->n) {
+        for (int d = 0; d < x->ndim && vals; d++) vals[d] = x->dims[d];
+        *n = x->ndim;
+        return RC_OK;
+    }
+    for (int k = 0; k < s->n; k++) {
+        const int64_t a = s->axes[k];
+        if (a < -x->ndim || a >= x->ndim)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "argument 'axes' entry %d (%lld) is out of range for input 0 blob '%s' of shape %s "
+                              "(must be in [-%d, %d))", k, (long long)a, rc_in_name(op, 0), RC_SHAPE(x), x->ndim,
+                              x->ndim);
+        if (vals) vals[k] = x->dims[a < 0 ? a + x->ndim : a];
+    }
+    *n = s->n;
+    return RC_OK;
+}
+
+static rc_status shape_check(rc_op *op, rc_err *err)
+{
+    int n;
+    return shape_values(op, NULL, &n, err);
+}
+
+/* Shape: X (any dims, any dtype) -> Y (n,) int32. */
+static rc_status shape_run(rc_op *op, rc_err *err)
+{
+    const shape_state *s = op->state;
+    int n = 0;
+    int64_t stack[RC_MAX_DIMS], *vals = stack;
+    if (s->n > RC_MAX_DIMS) {           /* repeated axes may outnumber the dims */
+        vals = malloc(sizeof *vals * (size_t)s->n);
+        if (!vals) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
+    rc_status st = shape_values(op, vals, &n, err);
+    if (!st) st = write_i32_dims(op, 0, n, vals, err);
+    if (vals != stack) free(vals);
+    return st;
+}
+
+/* ---------------------------------------------------------------- Slice / SliceGradient */
+typedef struct slice_state {
+    int grad;                      /* SliceGradient: dY is the last input */
+    int tensors;                   /* starts / ends are inputs 1 and 2 */
+    int n;                         /* arguments: their length */
+    int64_t starts[RC_MAX_DIMS], ends[RC_MAX_DIMS];
+} slice_state;
+
+static rc_status slice_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    slice_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->grad = grad;
+    const int n_idx = op->n_in - grad; /* data and, in tensor form, starts and ends */
+    const int has_s = rc_opdef_arg(&op->def, "starts") != NULL, has_e = rc_opdef_arg(&op->def, "ends") != NULL;
+    if (n_idx == 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes data%s, or data, starts, ends%s (starts and ends as inputs go together), got %d "
+                          "inputs", grad ? ", dY" : "", grad ? ", dY" : "", op->n_in);
+    if (n_idx == 3) {
+        if (has_s || has_e)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "starts and ends are given by input 1 blob '%s' and input 2 blob '%s': do not also "
+                              "pass argument '%s'", rc_in_name(op, 1), rc_in_name(op, 2), has_s ? "starts" : "ends");
+        s->tensors = 1;
+        return RC_OK;
+    }
+    if (!has_s || !has_e)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument '%s' is missing (give both 'starts' and 'ends', or pass them as inputs 1 and 2)",
+                          has_s ? "ends" : "starts");
+    const int64_t *vs, *ve;
+    int ns, ne;
+    rc_status st;
+    if ((st = rc_arg_ints(&op->def, "starts", &vs, &ns, err)) || (st = rc_arg_ints(&op->def, "ends", &ve, &ne, err)))
+        return st;
+    if (ns != ne)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'starts' has %d entries but argument 'ends' has %d", ns,
+                          ne);
+    if (ns > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "arguments 'starts' and 'ends' have %d entries, one per dim: at most %d are supported", ns,
+                          RC_MAX_DIMS);
+    s->n = ns;
+    if (ns) {
+        memcpy(s->starts, vs, sizeof(int64_t) * (size_t)ns);
+        memcpy(s->ends, ve, sizeof(int64_t) * (size_t)ns);
+    }
+    return RC_OK;
+}
+
+static rc_status slice_setup(rc_op *op, rc_err *err) { return slice_setup_common(op, 0, err); }
+static rc_status slice_grad_setup(rc_op *op, rc_err *err) { return slice_setup_common(op, 1, err); }
+
+/* The box of data (input 0) to slice: lo[d] and len[d] for every dim d.
+ * values = 0 (the check at creation): the starts / ends inputs are checked for
+ * dtype and shape but their values are not read; *known says whether lo / len
+ * were computed. */
+static rc_status slice_box(rc_op *op, int values, int64_t *lo, int64_t *len, int *known, rc_err *err)
+{
+    const slice_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int n = s->n;
+    const int64_t *vs = s->starts, *ve = s->ends;
+    const int32_t *ts = NULL, *te = NULL;
+    if (s->tensors) {
+        if ((st = rc_check_input(op, 1, RC_I32, err)) || (st = rc_check_input(op, 2, RC_I32, err))) return st;
+        const rc_tensor *a = rc_in(op, 1), *b = rc_in(op, 2);
+        if (a->ndim != 1 || b->ndim != 1 || a->dims[0] != b->dims[0])
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' (starts) of shape %s and input 2 blob '%s' (ends) of shape %s must "
+                              "be 1-D of the same length", rc_in_name(op, 1), RC_SHAPE(a), rc_in_name(op, 2),
+                              RC_SHAPE(b));
+        if (a->dims[0] > x->ndim)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' (starts) and input 2 blob '%s' (ends) have %lld entries but input 0 "
+                              "blob '%s' of shape %s has %d dims", rc_in_name(op, 1), rc_in_name(op, 2),
+                              (long long)a->dims[0], rc_in_name(op, 0), RC_SHAPE(x), x->ndim);
+        n = (int)a->dims[0];
+        ts = rc_i32(a);
+        te = rc_i32(b);
+    } else if (n > x->ndim) {
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "arguments 'starts' and 'ends' have %d entries but input 0 blob '%s' of shape %s has %d dims",
+                          n, rc_in_name(op, 0), RC_SHAPE(x), x->ndim);
+    }
+    *known = values || !s->tensors;
+    if (!*known) return RC_OK;
+    for (int d = 0; d < x->ndim; d++) {
+        const int64_t size = x->dims[d];
+        if (d >= n || size == 0) { /* kept whole; a dim of size 0 stays 0 whatever the values (as Caffe2) */
+            lo[d] = 0;
+            len[d] = size;
+            continue;
+        }
+        const int64_t s0 = ts ? ts[d] : vs[d], e0 = te ? te[d] : ve[d];
+        int64_t b = s0 < 0 ? size + 1 + s0 : s0, e = e0 < 0 ? size + 1 + e0 : e0;
+        if (b > size) b = size;
+        if (e > size) e = size;
+        if (b < 0 || e < b)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "dim %d (size %lld) of input 0 blob '%s' of shape %s: start %lld and end %lld give "
+                              "[%lld, %lld), which is not a range 0 <= start <= end (a negative value v counts from "
+                              "the end as size + 1 + v; values above the size are clamped)", d, (long long)size,
+                              rc_in_name(op, 0), RC_SHAPE(x), (long long)s0, (long long)e0, (long long)b,
+                              (long long)e);
+        lo[d] = b;
+        len[d] = e - b;
+    }
+    return RC_OK;
+}
+
+/* SliceGradient's dY (the last input): float32, and of the slice's shape when it is known. */
+static rc_status slice_check_dy(rc_op *op, int known, const int64_t *len, rc_err *err)
+{
+    const int g = op->n_in - 1;
+    rc_status st = rc_check_input(op, g, RC_F32, err);
+    if (st || !known) return st;
+    const rc_tensor *x = rc_in(op, 0), *dy = rc_in(op, g);
+    int same = dy->ndim == x->ndim;
+    for (int d = 0; d < x->ndim && same; d++) same = dy->dims[d] == len[d];
+    if (!same) {
+        char buf[160];
+        dims_str(buf, sizeof buf, x->ndim, len);
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' (dY) of shape %s must have the shape %s of the slice of input 0 blob "
+                          "'%s' of shape %s", g, rc_in_name(op, g), RC_SHAPE(dy), buf, rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    }
+    return RC_OK;
+}
+
+static rc_status slice_check(rc_op *op, rc_err *err)
+{
+    const slice_state *s = op->state;
+    int64_t lo[RC_MAX_DIMS], len[RC_MAX_DIMS];
+    int known;
+    rc_status st = slice_box(op, 0, lo, len, &known, err);
+    if (st || !s->grad) return st;
+    return slice_check_dy(op, known, len, err);
+}
+
+/* x: dims[0..nd) -> y: len[0..nd) (contiguous), y = x[lo[0]:lo[0]+len[0], ...]
+ * for to_x = 0; for to_x = 1 the same box of x is written from y instead.
+ * Elements are esz bytes; nd >= 1 and every len > 0. Trailing dims taken
+ * whole merge into one contiguous block per copy. */
+static void slice_copy(int nd, const int64_t *dims, const int64_t *lo, const int64_t *len, size_t esz, char *x,
+                       char *y, int to_x)
+{
+    int j = nd - 1;
+    int64_t after = 1; /* elements of x per step of dim j: prod(dims[j+1:]) */
+    while (j > 0 && len[j] == dims[j]) after *= dims[j--];
+    const size_t blk = (size_t)(len[j] * after) * esz;
+    int64_t xs[RC_MAX_DIMS], idx[RC_MAX_DIMS] = {0}, xoff = lo[j] * after, outer = 1;
+    xs[j] = after;
+    for (int k = j - 1; k >= 0; k--) xs[k] = xs[k + 1] * dims[k + 1];
+    for (int k = 0; k < j; k++) {
+        xoff += lo[k] * xs[k];
+        outer *= len[k];
+    }
+    char *yp = y;
+    for (int64_t o = 0; o < outer; o++, yp += blk) {
+        char *xp = x + (size_t)xoff * esz;
+        if (to_x) memcpy(xp, yp, blk);
+        else memcpy(yp, xp, blk);
+        for (int k = j - 1; k >= 0; k--) { /* odometer over the outer dims of the box */
+            xoff += xs[k];
+            if (++idx[k] < len[k]) break;
+            xoff -= xs[k] * len[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* Slice: data (any dims, float32 / int32) -> output (len per dim, data's dtype). */
+static rc_status slice_run(rc_op *op, rc_err *err)
+{
+    int64_t lo[RC_MAX_DIMS], len[RC_MAX_DIMS];
+    int known;
+    rc_status st = slice_box(op, 1, lo, len, &known, err);
+    if (st) return st;
+    rc_tensor *x = rc_in(op, 0);
+    if ((st = resize_out(op, 0, x->dtype, x->ndim, len, err))) return st;
+    rc_tensor *y = rc_out(op, 0);
+    const size_t esz = rc_dtype_size(x->dtype);
+    if (x->ndim == 0) { /* a scalar: nothing to slice */
+        memcpy(rc_tensor_data(y), rc_tensor_data(x), esz);
+        return RC_OK;
+    }
+    if (rc_tensor_numel(y) == 0) return RC_OK;
+    slice_copy(x->ndim, x->dims, lo, len, esz, rc_tensor_data(x), rc_tensor_data(y), 0);
+    return RC_OK;
+}
+
+/* SliceGradient: data (shape only), dY (len per dim) float32 -> dX (data's shape) float32,
+ * zero outside the box. */
+static rc_status slice_grad_run(rc_op *op, rc_err *err)
+{
+    int64_t lo[RC_MAX_DIMS], len[RC_MAX_DIMS];
+    int known;
+    rc_status st = slice_box(op, 1, lo, len, &known, err);
+    if (st || (st = slice_check_dy(op, 1, len, err))) return st;
+    rc_tensor *x = rc_in(op, 0), *dy = rc_in(op, op->n_in - 1);
+    if ((st = resize_out(op, 0, RC_F32, x->ndim, x->dims, err))) return st;
+    rc_tensor *dx = rc_out(op, 0);
+    const size_t nb = rc_tensor_nbytes(dx);
+    if (nb) memset(rc_tensor_data(dx), 0, nb);
+    if (x->ndim == 0) {
+        memcpy(rc_tensor_data(dx), rc_tensor_data(dy), sizeof(float));
+        return RC_OK;
+    }
+    if (rc_tensor_numel(dy) == 0) return RC_OK;
+    slice_copy(x->ndim, x->dims, lo, len, sizeof(float), rc_tensor_data(dx), rc_tensor_data(dy), 1);
+    return RC_OK;
+}
+
 static void free_plain(void *p) { free(p); }
 
 const rc_op_schema rc_ops_shape[] = {
@@ -627,5 +929,12 @@ const rc_op_schema rc_ops_shape[] = {
      "Y = X with size-1 dims inserted at 'dims'"},
     {"Squeeze", 1, 1, 1, 1, rc_inplace_first, dims_setup, squeeze_run, free_plain,
      "Y = X with the size-1 dims 'dims' removed"},
+    {"Shape", 1, 1, 1, 1, NULL, shape_setup, shape_run, free_plain,
+     "Y = X's dims as a 1-D int32 tensor (only the dims named by 'axes' when given)", shape_check},
+    {"Slice", 1, 3, 1, 1, NULL, slice_setup, slice_run, free_plain,
+     "(data[, starts, ends]) -> data[starts:ends] per dim (args or 1-D int32 inputs; negative v is size + 1 + v)",
+     slice_check},
+    {"SliceGradient", 2, 4, 1, 1, NULL, slice_grad_setup, slice_grad_run, free_plain,
+     "(data[, starts, ends], dY) -> dX: data's shape, dY inside the slice and 0 outside (float32)", slice_check},
     {0},
 };
