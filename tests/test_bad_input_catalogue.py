@@ -675,6 +675,28 @@ CASES = [
     Case("flatten-axis", "ops: shape", "Flatten(x (3,4), axis=9)",
          "feed(x=f32(3, 4)); run_op('Flatten', 'x', 'y', axis=9)",
          V, r"op Flatten #0: axis 9 is out of range"),
+    Case("shape-axes-out-of-range", "ops: shape", "Shape(x (3,4), axes=[0, 2])",
+         "feed(x=f32(3, 4)); run_op('Shape', 'x', 'y', axes=[0, 2])", V,
+         r"op Shape #0: argument 'axes' entry 1 \(2\) is out of range for input 0 blob 'x' of shape \(3, 4\) "
+         r"float32 \(must be in \[-2, 2\)\)", note="negative axes count from the end"),
+    Case("slice-starts-ends-count", "ops: shape", "Slice(x (3,4), starts=[0, 1], ends=[2])",
+         "feed(x=f32(3, 4)); run_op('Slice', 'x', 'y', starts=[0, 1], ends=[2])", V,
+         r"op Slice #0: argument 'starts' has 2 entries but argument 'ends' has 1",
+         note="fewer entries than dims keep the remaining dims whole (as Caffe2); more are refused"),
+    Case("slice-out-of-range", "ops: shape", "Slice(x (3,4), starts=[0, 3], ends=[2, 2])",
+         "feed(x=f32(3, 4)); run_op('Slice', 'x', 'y', starts=[0, 3], ends=[2, 2])", V,
+         r"op Slice #0: dim 1 \(size 4\) of input 0 blob 'x' of shape \(3, 4\) float32: start 3 and end 2 give "
+         r"\[3, 2\), which is not a range 0 <= start <= end \(a negative value v counts from the end as "
+         r"size \+ 1 \+ v; values above the size are clamped\)",
+         note="starts/ends given as int32 inputs are checked when the op runs"),
+    Case("slice-args-and-inputs", "ops: shape", "CreateNet(net with Slice([x, s, e], starts=[0, 0]))",
+         """
+         feed(x=f32(3, 4), s=np.zeros(2, np.int32), e=np.ones(2, np.int32))
+         n = core.Net('sl')
+         n.Slice(['x', 's', 'e'], 'y', starts=[0, 0])
+         workspace.CreateNet(n)
+         """, V, r"net 'sl': op Slice #0: starts and ends are given by input 1 blob 's' and input 2 blob 'e': "
+                 r"do not also pass argument 'starts'"),
     # ---------------------------------------------------------------- fill ops
     Case("fill-negative-dim", "ops: fill", "ConstantFill(shape=[-1])",
          "run_op('ConstantFill', [], 'y', shape=[-1], value=1.0)",
@@ -1239,9 +1261,9 @@ def markdown():
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
-        "  (+Gradient), Dropout(Grad), BatchMatMul and SequenceMask when their inputs hold tensors that no",
-        "  earlier op of the net writes (the cases below use `RunOperatorOnce`, which checks when it",
-        "  runs).",
+        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, Shape and Slice(+Gradient) when their",
+        "  inputs hold tensors that no earlier op of the net writes (the cases below use",
+        "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",
         "- Every registered op type given no inputs/outputs, or 9 of each, raises a Python exception",
         "  naming the op (`test_every_op_type_rejects_wrong_arity_without_crashing`). Random nets,",
