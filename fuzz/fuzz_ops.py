@@ -32,6 +32,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "elementwise_affine",
              # BatchMatMul, SequenceMask (csrc/ops/batch.c; trans_a, trans_b, broadcast, axis are above)
              "mode", "fill_val", "grad",
+             # Shape, Slice(+Gradient) (csrc/ops/shape.c; axes is above)
+             "starts", "ends",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
