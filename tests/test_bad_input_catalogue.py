@@ -685,8 +685,8 @@ CASES = [
          note="fewer entries than dims keep the remaining dims whole (as Caffe2); more are refused"),
     Case("slice-out-of-range", "ops: shape", "Slice(x (3,4), starts=[0, 3], ends=[2, 2])",
          "feed(x=f32(3, 4)); run_op('Slice', 'x', 'y', starts=[0, 3], ends=[2, 2])", V,
-         r"op Slice #0: dim 1 \(size 4\) of input 0 blob 'x' of shape \(3, 4\) float32: start 3 and end 2 give "
-         r"\[3, 2\), which is not a range 0 <= start <= end \(a negative value v counts from the end as "
+         r"op Slice #0: dim 1 \(size 4\) of input 0 blob 'x' of shape \(3, 4\) float32: start 3 and end 2 "
+         r"give \[3, 2\), which is not a range 0 <= start <= end \(a negative value v counts from the end as "
          r"size \+ 1 \+ v; values above the size are clamped\)",
          note="starts/ends given as int32 inputs are checked when the op runs"),
     Case("slice-args-and-inputs", "ops: shape", "CreateNet(net with Slice([x, s, e], starts=[0, 0]))",
@@ -695,8 +695,8 @@ CASES = [
          n = core.Net('sl')
          n.Slice(['x', 's', 'e'], 'y', starts=[0, 0])
          workspace.CreateNet(n)
-         """, V, r"net 'sl': op Slice #0: starts and ends are given by input 1 blob 's' and input 2 blob 'e': "
-                 r"do not also pass argument 'starts'"),
+         """, V, r"net 'sl': op Slice #0: starts and ends are given by input 1 blob 's' and input 2 blob "
+                 r"'e': do not also pass argument 'starts'"),
     # ---------------------------------------------------------------- fill ops
     Case("fill-negative-dim", "ops: fill", "ConstantFill(shape=[-1])",
          "run_op('ConstantFill', [], 'y', shape=[-1], value=1.0)",
