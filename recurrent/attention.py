@@ -56,6 +56,15 @@ def _calc_attention_logits_from_sum_match(model, decoder_hidden_encoder_outputs_
     return brew.transpose(model, logits, s(scope, "attention_logits_transposed"), axes=[1, 0, 2])
 
 
+def _attend_sum_match(model, summed, encoder_output_dim, encoder_outputs_transposed, scope,
+                      encoder_lengths):
+    """The context and weights from the additive match ``summed`` [T_enc, N, D_enc]."""
+    logits = _calc_attention_logits_from_sum_match(model, summed, encoder_output_dim, scope)
+    weights = _calc_attention_weights(model, logits, scope, encoder_lengths)
+    context = _calc_weighted_context(model, encoder_outputs_transposed, encoder_output_dim, weights, scope)
+    return context, weights
+
+
 def _apply_fc_weight_for_sum_match(model, input, dim_in, dim_out, scope, name):
     # [1, N, dim_in] -> [N, dim_out]
     output = brew.fc(model, input, s(scope, name), dim_in=dim_in, dim_out=dim_out, axis=2)
@@ -77,9 +86,8 @@ def apply_recurrent_attention(model, encoder_output_dim, encoder_outputs_transpo
                             s(scope, "decoder_hidden_encoder_outputs_sum_tmp"))
     summed = model.net.Add([weighted_encoder_outputs, sum_tmp],
                            s(scope, "decoder_hidden_encoder_outputs_sum"), broadcast=1)
-    logits = _calc_attention_logits_from_sum_match(model, summed, encoder_output_dim, scope)
-    weights = _calc_attention_weights(model, logits, scope, encoder_lengths)
-    context = _calc_weighted_context(model, encoder_outputs_transposed, encoder_output_dim, weights, scope)
+    context, weights = _attend_sum_match(model, summed, encoder_output_dim, encoder_outputs_transposed, scope,
+                                         encoder_lengths)
     return context, weights, [summed]
 
 
@@ -91,9 +99,8 @@ def apply_regular_attention(model, encoder_output_dim, encoder_outputs_transpose
         "weighted_decoder_hidden_state")
     summed = model.net.Add([weighted_encoder_outputs, weighted_hidden],
                            s(scope, "decoder_hidden_encoder_outputs_sum"), broadcast=1)
-    logits = _calc_attention_logits_from_sum_match(model, summed, encoder_output_dim, scope)
-    weights = _calc_attention_weights(model, logits, scope, encoder_lengths)
-    context = _calc_weighted_context(model, encoder_outputs_transposed, encoder_output_dim, weights, scope)
+    context, weights = _attend_sum_match(model, summed, encoder_output_dim, encoder_outputs_transposed, scope,
+                                         encoder_lengths)
     return context, weights, [summed]
 
 
@@ -118,5 +125,30 @@ def apply_dot_attention(model, encoder_output_dim, encoder_outputs_transposed, d
     return context, weights, []
 
 
+def apply_soft_coverage_attention(model, encoder_output_dim, encoder_outputs_transposed,
+                                  weighted_encoder_outputs, decoder_hidden_state_t, decoder_hidden_state_dim,
+                                  scope, encoder_lengths, coverage_t_prev, coverage_weights):
+    """Additive attention with soft coverage: the attention weights summed
+    over the previous steps (``coverage_t_prev``, [1, N, T_enc]) scale a
+    second projection of the encoder outputs (``coverage_weights``,
+    [T_enc, N, D_enc]) that enters the match. Also returns the new coverage."""
+    weighted_hidden = _apply_fc_weight_for_sum_match(
+        model, decoder_hidden_state_t, decoder_hidden_state_dim, encoder_output_dim, scope,
+        "weighted_decoder_hidden_state")
+    summed = model.net.Add([weighted_encoder_outputs, weighted_hidden],
+                           s(scope, "decoder_hidden_encoder_outputs_sum"), broadcast=1)
+    # [1, N, T_enc] -> [N, T_enc] -> [T_enc, N]
+    coverage_2d = model.net.Squeeze(coverage_t_prev, s(scope, "coverage_t_prev_2d"), dims=[0])
+    coverage_transposed = brew.transpose(model, coverage_2d, s(scope, "coverage_t_prev_transposed"))
+    scaled = model.net.Mul([coverage_weights, coverage_transposed], s(scope, "scaled_coverage_weights"),
+                           broadcast=1, axis=0)
+    summed = model.net.Add([summed, scaled], summed)
+    context, weights = _attend_sum_match(model, summed, encoder_output_dim, encoder_outputs_transposed, scope,
+                                         encoder_lengths)
+    weights_2d = model.net.Squeeze(weights, s(scope, "attention_weights_2d"), dims=[2])
+    coverage_t = model.net.Add([coverage_t_prev, weights_2d], s(scope, "coverage_t"), broadcast=1)
+    return context, weights, [summed], coverage_t
+
+
 __all__ = ["AttentionType", "apply_recurrent_attention", "apply_regular_attention", "apply_dot_attention",
-           "s"]
+           "apply_soft_coverage_attention", "s"]

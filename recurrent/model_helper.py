@@ -9,6 +9,7 @@ RNN cell) creates its parameters in the outer model.
 """
 
 from . import core, scope
+from .parameter_sharing import parameter_sharing_context
 
 
 class ParameterTags:
@@ -181,8 +182,8 @@ class ModelHelper:
     def create_param(self, param_name, shape, initializer, tags=None):
         """Creates (or returns the existing) parameter ``param_name``.
 
-        A str name gets the current name scope; a BlobReference is used as it
-        is. ``initializer`` is ``('OpName', {kwargs})`` (e.g.
+        A str name gets the current name scope (as ``ParameterSharing`` maps
+        it); a BlobReference is used as it is. ``initializer`` is ``('OpName', {kwargs})`` (e.g.
         ``('XavierFill', {})``, ``('ConstantFill', {'value': 0.0})``) or an
         Initializer object; it adds one op ``OpName([], param, shape=shape,
         **kwargs)`` to ``param_init_net`` (none if ``init_params`` is False).
@@ -191,7 +192,7 @@ class ModelHelper:
         if isinstance(param_name, core.BlobReference):
             name = str(param_name)
         elif isinstance(param_name, str):
-            name = core.ScopedName(param_name)
+            name = parameter_sharing_context.get_parameter_name(param_name)
         else:
             raise TypeError("create_param: param_name must be a str or BlobReference, got %s"
                             % type(param_name).__name__)

@@ -38,8 +38,17 @@ Differences from Caffe2, all deliberate (spec section 9 and DESIGN.md):
 * ``seq_lengths`` given as a string is scoped once, where the builder is
   called, for every cell (Caffe2's GRU re-scoped it inside each layer).
 
-Not provided: attention cells, layer-norm cells, DropoutCell, UnrolledCell
-(``static_rnn_unroll_size``) and cudnn_LSTM.
+* ``DropoutCell`` masks depend on (seed, run, timestep) only, so the executor
+  and the serial loop draw the same ones;
+* ``MILSTMWithAttentionCell`` takes ``encoder_lengths`` (Caffe2's could not
+  be constructed); ``UnrolledCell`` strips ``timestep_0/`` from the
+  concatenated outputs' names under any enclosing name scope.
+
+Also here: ``LayerNormLSTM`` / ``LayerNormMILSTM`` (cells
+``LayerNormLSTMCell`` / ``LayerNormMILSTMCell``), ``DropoutCell``,
+``AttentionCell`` / ``LSTMWithAttentionCell`` / ``MILSTMWithAttentionCell`` /
+``LSTMWithAttention`` (attention types from ``recurrent.attention``) and
+``UnrolledCell`` (``static_rnn_unroll_size``). Not provided: cudnn_LSTM.
 """
 
 import contextlib
@@ -48,12 +57,13 @@ import inspect
 
 from . import attention, brew, core, recurrent, scope
 from .attention import AttentionType
+from .parameter_sharing import ParameterSharing
 from .model_helper import ModelHelper
 
 __all__ = [
     "RNNCell", "LSTMCell", "MILSTMCell", "BasicRNNCell", "GRUCell", "MultiRNNCell",
     "DropoutCell", "LayerNormLSTMCell", "LayerNormMILSTMCell", "AttentionCell", "LSTMWithAttentionCell",
-    "MILSTMWithAttentionCell", "AttentionType", "LSTMWithAttention",
+    "MILSTMWithAttentionCell", "AttentionType", "LSTMWithAttention", "UnrolledCell",
     "LSTMInitializer", "MultiRNNCellInitializer",
     "LSTM", "MILSTM", "BasicRNN", "GRU", "LayerNormLSTM", "LayerNormMILSTM", "layered_LSTM",
 ]
@@ -745,18 +755,17 @@ class AttentionCell(RNNCell):
     encoder_outputs: [T_enc, N, encoder_output_dim], read by every step;
     encoder_lengths: int32 [N] or None; weighted_encoder_outputs: None (an FC
     of the encoder outputs is added) or a [T_enc, N, encoder_output_dim] blob.
-    attention_type: AttentionType.Regular, Recurrent or Dot (SoftCoverage is
-    not provided).
+    attention_type: AttentionType.Regular, Recurrent, Dot or SoftCoverage;
+    SoftCoverage adds a third state, ``<name>/coverage_t`` [1, N, T_enc] (the
+    attention weights summed over the steps so far), whose initial value
+    ``build_initial_coverage`` makes (zeros of shape [T_enc]).
     """
 
     def __init__(self, encoder_output_dim, encoder_outputs, encoder_lengths, decoder_cell, decoder_state_dim,
                  attention_type, weighted_encoder_outputs, attention_memory_optimization, **kwargs):
         super().__init__(**kwargs)
-        if attention_type == attention.AttentionType.SoftCoverage:
-            raise NotImplementedError("AttentionCell: AttentionType.SoftCoverage is not provided (its "
-                                      "initial coverage needs Caffe2's Shape and Slice ops)")
         if attention_type not in (attention.AttentionType.Regular, attention.AttentionType.Recurrent,
-                                  attention.AttentionType.Dot):
+                                  attention.AttentionType.Dot, attention.AttentionType.SoftCoverage):
             raise ValueError("AttentionCell: unknown attention_type %r" % (attention_type,))
         self.encoder_output_dim = encoder_output_dim
         self.encoder_outputs = encoder_outputs
@@ -769,6 +778,11 @@ class AttentionCell(RNNCell):
         self.attention_memory_optimization = attention_memory_optimization
         self.hidden_t_intermediate = None
         self.attention_weights_3d = None
+        self.coverage_weights = None
+
+    @property
+    def _coverage(self):
+        return self.attention_type == attention.AttentionType.SoftCoverage
 
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
         if extra_inputs:
@@ -776,7 +790,13 @@ class AttentionCell(RNNCell):
         if self.encoder_outputs_transposed is None:
             raise ValueError("AttentionCell: prepare_input must run before the step (apply_over_sequence "
                              "does this)")
-        decoder_prev_states, context_prev = states[:-1], states[-1]
+        if self._coverage:
+            if self.coverage_weights is None:
+                raise ValueError("AttentionCell: SoftCoverage needs build_initial_coverage(model) first "
+                                 "(LSTMWithAttention calls it)")
+            decoder_prev_states, context_prev, coverage_prev = states[:-2], states[-2], states[-1]
+        else:
+            decoder_prev_states, context_prev = states[:-1], states[-1]
         decoder_states = self.decoder_cell._apply(
             model, input_t, seq_lengths, decoder_prev_states, timestep,
             extra_inputs=[(context_prev, self.encoder_output_dim)])
@@ -793,11 +813,17 @@ class AttentionCell(RNNCell):
         elif self.attention_type == attention.AttentionType.Regular:
             context, self.attention_weights_3d, blobs = attention.apply_regular_attention(
                 weighted_encoder_outputs=self.weighted_encoder_outputs, **common)
-        else:
+        elif self.attention_type == attention.AttentionType.Dot:
             context, self.attention_weights_3d, blobs = attention.apply_dot_attention(**common)
+        else:
+            context, self.attention_weights_3d, blobs, coverage_t = attention.apply_soft_coverage_attention(
+                weighted_encoder_outputs=self.weighted_encoder_outputs, coverage_t_prev=coverage_prev,
+                coverage_weights=self.coverage_weights, **common)
         if self.attention_memory_optimization:
             self.recompute_blobs.extend(blobs)
         output = list(decoder_states) + [context]
+        if self._coverage:
+            output.append(coverage_t)
         k = self.decoder_cell.get_output_state_index()
         output[k] = model.Copy(output[k], self.scope("hidden_t_external"))
         model.net.AddExternalOutputs(*output)
@@ -817,10 +843,27 @@ class AttentionCell(RNNCell):
                 dim_in=self.encoder_output_dim, dim_out=self.encoder_output_dim, axis=2)
         return self.decoder_cell.prepare_input(model, input_blob)
 
+    def build_initial_coverage(self, model):
+        """SoftCoverage: adds the coverage projection of the encoder outputs
+        (``<name>/coverage_weights``, an FC) and returns the initial coverage,
+        zeros of shape [T_enc] (``<name>/initial_coverage``, computed from the
+        encoder outputs' shape when the net runs)."""
+        if not self._coverage:
+            raise ValueError("AttentionCell.build_initial_coverage: the attention type is not "
+                             "SoftCoverage")
+        self.coverage_weights = brew.fc(model, self.encoder_outputs, self.scope("coverage_weights"),
+                                        dim_in=self.encoder_output_dim, dim_out=self.encoder_output_dim,
+                                        axis=2)
+        encoder_length = model.net.Slice(model.net.Shape(self.encoder_outputs), starts=[0], ends=[1])
+        return model.net.ConstantFill(encoder_length, self.scope("initial_coverage"), value=0.0,
+                                      input_as_shape=1)
+
     def get_state_names(self):
         names = list(self.decoder_cell.get_state_names())
         names[self.get_output_state_index()] = self.scope("hidden_t_external")
         names.append(self.scope("attention_weighted_encoder_context_t"))
+        if self._coverage:
+            names.append(self.scope("coverage_t"))
         return names
 
     def get_output_dim(self):
@@ -831,25 +874,30 @@ class AttentionCell(RNNCell):
 
     def _prepare_output(self, model, states):
         with _name_scope(self.name):
-            return _concat(model, [self.hidden_t_intermediate, states[-1]], "states_and_context_combination",
-                           axis=2)
+            return _concat(model, [self.hidden_t_intermediate, states[-2 if self._coverage else -1]],
+                           "states_and_context_combination", axis=2)
 
     def _prepare_output_sequence(self, model, state_outputs):
-        decoder_output = self.decoder_cell._prepare_output_sequence(model, state_outputs[:-2])
-        context_all = state_outputs[2 * (len(self.get_state_names()) - 1)]
+        extra = 2 if self._coverage else 1  # the attention states after the decoder's
+        decoder_output = self.decoder_cell._prepare_output_sequence(model, state_outputs[:-2 * extra])
+        context_all = state_outputs[2 * (len(self.get_state_names()) - extra)]
         with _name_scope(self.name):
             return _concat(model, [decoder_output, context_all], "states_and_context_combination", axis=2)
 
 
-class LSTMWithAttentionCell(AttentionCell):
-    """AttentionCell around an LSTMCell decoder named ``<name>/decoder``."""
+class _DecoderAttentionCell(AttentionCell):
+    """An AttentionCell whose decoder, a ``decoder_class`` named
+    ``<name>/decoder``, is built from the LSTM arguments."""
+
+    decoder_class = None
 
     def __init__(self, encoder_output_dim, encoder_outputs, encoder_lengths, decoder_input_dim,
                  decoder_state_dim, name, attention_type, weighted_encoder_outputs, forget_bias,
                  lstm_memory_optimization, attention_memory_optimization, forward_only=False):
-        decoder_cell = LSTMCell(input_size=decoder_input_dim, hidden_size=decoder_state_dim,
-                                forget_bias=forget_bias, memory_optimization=lstm_memory_optimization,
-                                name="{}/decoder".format(name), forward_only=False, drop_states=False)
+        decoder_cell = self.decoder_class(
+            input_size=decoder_input_dim, hidden_size=decoder_state_dim, forget_bias=forget_bias,
+            memory_optimization=lstm_memory_optimization, name="{}/decoder".format(name), forward_only=False,
+            drop_states=False)
         super().__init__(encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
                          encoder_lengths=encoder_lengths, decoder_cell=decoder_cell,
                          decoder_state_dim=decoder_state_dim, name=name, attention_type=attention_type,
@@ -858,23 +906,25 @@ class LSTMWithAttentionCell(AttentionCell):
                          forward_only=forward_only)
 
 
-class MILSTMWithAttentionCell(AttentionCell):
+class LSTMWithAttentionCell(_DecoderAttentionCell):
+    """AttentionCell around an LSTMCell decoder named ``<name>/decoder``."""
+
+    decoder_class = LSTMCell
+
+
+class MILSTMWithAttentionCell(_DecoderAttentionCell):
     """AttentionCell around an MILSTMCell decoder named ``<name>/decoder``.
     (Caffe2's took no ``encoder_lengths`` and so failed to construct; here it
     is an optional keyword.)"""
 
+    decoder_class = MILSTMCell
+
     def __init__(self, encoder_output_dim, encoder_outputs, decoder_input_dim, decoder_state_dim, name,
                  attention_type, weighted_encoder_outputs, forget_bias, lstm_memory_optimization,
                  attention_memory_optimization, forward_only=False, encoder_lengths=None):
-        decoder_cell = MILSTMCell(input_size=decoder_input_dim, hidden_size=decoder_state_dim,
-                                  forget_bias=forget_bias, memory_optimization=lstm_memory_optimization,
-                                  name="{}/decoder".format(name), forward_only=False, drop_states=False)
-        super().__init__(encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
-                         encoder_lengths=encoder_lengths, decoder_cell=decoder_cell,
-                         decoder_state_dim=decoder_state_dim, name=name, attention_type=attention_type,
-                         weighted_encoder_outputs=weighted_encoder_outputs,
-                         attention_memory_optimization=attention_memory_optimization,
-                         forward_only=forward_only)
+        super().__init__(encoder_output_dim, encoder_outputs, encoder_lengths, decoder_input_dim,
+                         decoder_state_dim, name, attention_type, weighted_encoder_outputs, forget_bias,
+                         lstm_memory_optimization, attention_memory_optimization, forward_only)
 
 
 def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths, initial_decoder_hidden_state,
@@ -887,8 +937,9 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths, initial_deco
     """An LSTM decoder with attention over ``encoder_outputs`` (arXiv
     1409.0473, with the context computed after the hidden state as in
     1508.04025), one RecurrentNetwork op. Returns
-    ``(h_all, h_last, c_all, c_last, context_all, context_last)``;
-    ``outputs_with_grads`` indexes that tuple."""
+    ``(h_all, h_last, c_all, c_last, context_all, context_last)``, with
+    SoftCoverage also ``(coverage_all, coverage_last)``; ``outputs_with_grads``
+    indexes that tuple."""
     cell = LSTMWithAttentionCell(
         encoder_output_dim=encoder_output_dim, encoder_outputs=encoder_outputs,
         encoder_lengths=encoder_lengths, decoder_input_dim=decoder_input_dim,
@@ -898,10 +949,76 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths, initial_deco
         attention_memory_optimization=attention_memory_optimization, forward_only=forward_only)
     initial_states = [initial_decoder_hidden_state, initial_decoder_cell_state,
                       initial_attention_weighted_encoder_context]
+    if attention_type == attention.AttentionType.SoftCoverage:
+        initial_states.append(cell.build_initial_coverage(model))
     _, result = cell.apply_over_sequence(model=model, inputs=decoder_inputs,
                                          seq_lengths=decoder_input_lengths, initial_states=initial_states,
                                          outputs_with_grads=outputs_with_grads)
     return result
+
+
+class UnrolledCell(RNNCell):
+    """``cell`` unrolled into T copies of its step in the net itself, no
+    RecurrentNetwork op (Caffe2's ``UnrolledCell``, what ``static_rnn_unroll_size``
+    builds). Step t runs under name scope ``timestep_<t>`` with
+    ``ParameterSharing({'timestep_<t>': ''})``, so all steps use one set of
+    parameters, named as the RecurrentNetwork version names them; its timestep
+    is an int32 [1] blob ``timestep_<t>/timestep`` filled in ``param_init_net``.
+    The input must have exactly T steps. Each state's steps are concatenated
+    into ``<state>_concat``; outputs not in ``outputs_with_grads`` get a
+    ZeroGradient op, so that the backward pass has a (zero) gradient for them.
+    """
+
+    def __init__(self, cell, T):
+        super().__init__(name=getattr(cell, "name", None))
+        if int(T) < 1:
+            raise ValueError("UnrolledCell: T must be >= 1, got %r" % (T,))
+        self.T = int(T)
+        self.cell = cell
+
+    def apply_over_sequence(self, model, inputs, seq_lengths=None, initial_states=None,
+                            outputs_with_grads=None):
+        if initial_states is None:
+            raise ValueError("UnrolledCell (static_rnn_unroll_size) needs the initial states: the "
+                             "initializers' 1-D states are broadcast by the RecurrentNetwork op only")
+        inputs = self.cell.prepare_input(model, _RectifyName(inputs))
+        seq_lengths = _RectifyName(seq_lengths)
+        split = model.net.Split(inputs, [str(inputs) + "_timestep_{}".format(t) for t in range(self.T)],
+                                axis=0)
+        split = list(split) if isinstance(split, (list, tuple)) else [split]
+        outer = scope.CurrentNameScope()
+        states = _RectifyNames(list(initial_states))
+        per_step = []
+        for t in range(self.T):
+            name = "timestep_{}".format(t)
+            with ParameterSharing({name: ""}), scope.NameScope(name):
+                timestep = model.param_init_net.ConstantFill(
+                    [], "timestep", value=t, shape=[1], dtype=core.DataType.INT32)
+                states = self.cell._apply(model=model, input_t=split[t], seq_lengths=seq_lengths,
+                                          states=states, timestep=timestep)
+            per_step.append(states)
+        first = outer + "timestep_0/"
+        all_states = []
+        for steps in zip(*per_step):
+            base = str(steps[0])
+            base = base[len(first):] if base.startswith(first) else base[len(outer):]
+            concat = model.net.Concat(list(steps), [base + "_concat", base + "_concat_info"], axis=0)
+            all_states.append(concat[0])
+        outputs = tuple(x for pair in zip(all_states, states) for x in pair)
+        if outputs_with_grads is None:
+            outputs_with_grads = [2 * self.cell.get_output_state_index()]
+        for i in sorted(set(range(len(outputs))) - {int(k) for k in outputs_with_grads}):
+            model.net.ZeroGradient(outputs[i], [])
+        return self.cell._prepare_output_sequence(model, outputs), outputs
+
+    def get_state_names(self):
+        return self.cell.get_state_names()
+
+    def get_output_state_index(self):
+        return self.cell.get_output_state_index()
+
+    def get_output_dim(self):
+        return self.cell.get_output_dim()
 
 
 # ---------------------------------------------------------------- builders
@@ -926,11 +1043,10 @@ def _LSTM(cell_class, model, input_blob, seq_lengths, initial_states, dim_in, di
     memory_optimization: recompute the gates on backward.
     return_last_layer_only: return only the last layer's outputs (default),
         else every layer's.
-    static_rnn_unroll_size: static unrolling is not provided; must be None.
+    static_rnn_unroll_size: T to unroll the step T times into the net itself
+        (UnrolledCell) instead of one RecurrentNetwork op; the input must
+        have exactly T steps and ``initial_states`` must be given.
     """
-    if static_rnn_unroll_size is not None:
-        raise ValueError("static_rnn_unroll_size (UnrolledCell) is not supported by recurrent; "
-                         "pass static_rnn_unroll_size=None")
     if not isinstance(dim_out, (list, tuple)):
         dim_out = [dim_out]
     dim_out = list(dim_out)
@@ -950,6 +1066,8 @@ def _LSTM(cell_class, model, input_blob, seq_lengths, initial_states, dim_in, di
             drop_states=drop_states,
             **cell_kwargs))
     cell = MultiRNNCell(cells, name=scope, forward_only=forward_only) if num_layers > 1 else cells[0]
+    if static_rnn_unroll_size is not None:
+        cell = UnrolledCell(cell, static_rnn_unroll_size)
 
     outputs_per_layer = [2 * len(c.get_state_names()) for c in cells]
     shift = sum(outputs_per_layer[:-1])

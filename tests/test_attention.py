@@ -8,14 +8,13 @@ bit for bit."""
 import numpy as np
 import pytest
 
-from recurrent import attention, core, rnn_cell, workspace
-from recurrent import recurrent as rnn
+from recurrent import attention, rnn_cell, workspace
 from recurrent.model_helper import ModelHelper
-from recurrent.proto import make_argument
-from test_rnn_cell import f32, fd_check, fetch, param_names, randomize_params, report, run_init, sigmoid
+from test_rnn_cell import (assert_executor_on_off_bitwise, f32, fd_check, fetch, param_names,
+                           randomize_params, report, run_init, sigmoid)
 
 A = attention.AttentionType
-TYPES = [A.Regular, A.Recurrent, A.Dot]
+TYPES = [A.Regular, A.Recurrent, A.Dot, A.SoftCoverage]
 
 
 def build(attention_type, T_enc=4, N=3, D_enc=5, D_in=2, H=3, with_lengths=True, scope="att", **kw):
@@ -50,12 +49,15 @@ def params_of(scope, attention_type, H, D_enc):
         names += [scope + "/weighted_decoder_hidden_state_w", scope + "/weighted_decoder_hidden_state_b"]
     if attention_type == A.Recurrent:
         names += [scope + "/weighted_prev_attention_context_w", scope + "/weighted_prev_attention_context_b"]
+    if attention_type == A.SoftCoverage:
+        names += [scope + "/coverage_weights_w", scope + "/coverage_weights_b"]
     return names
 
 
 def attention_ref(attention_type, vals, p, scope="att"):
     """float64 NumPy: the LSTM decoder, then the attention of its new hidden
-    state; returns h_all, c_all, ctx_all, weights (T, N, T_enc)."""
+    state; returns h_all, c_all, ctx_all, weights (T, N, T_enc) and
+    coverage_all (T, N, T_enc; SoftCoverage's state)."""
     g = lambda n: p[scope + "/" + n].astype(np.float64)  # noqa: E731
     x, enc = vals["x"].astype(np.float64), vals["enc"].astype(np.float64)
     T, N, _ = x.shape
@@ -64,7 +66,8 @@ def attention_ref(attention_type, vals, p, scope="att"):
     h, c, ctx = vals["h0"][0].astype(np.float64), vals["c0"][0].astype(np.float64), vals["ctx0"][0]
     ctx = ctx.astype(np.float64)
     lengths = vals.get("enc_len")
-    hs, cs, ctxs, ws = [], [], [], []
+    hs, cs, ctxs, ws, covs = [], [], [], [], []
+    cov = np.zeros((N, T_enc))
     for t in range(T):
         gates = (x[t] @ g("decoder/i2h_w").T + g("decoder/i2h_b")
                  + np.concatenate([h, ctx], axis=1) @ g("decoder/gates_t_w").T + g("decoder/gates_t_b"))
@@ -81,17 +84,23 @@ def attention_ref(attention_type, vals, p, scope="att"):
             if attention_type == A.Recurrent:
                 q = q + (ctx @ g("weighted_prev_attention_context_w").T
                          + g("weighted_prev_attention_context_b"))
-            logits = (np.tanh(we + q[None]) @ g("attention_logits_w").T)[:, :, 0].T + g("attention_logits_b")
+            summed = we + q[None]
+            if attention_type == A.SoftCoverage:
+                cw = enc @ g("coverage_weights_w").T + g("coverage_weights_b")
+                summed = summed + cw * cov.T[:, :, None]
+            logits = (np.tanh(summed) @ g("attention_logits_w").T)[:, :, 0].T + g("attention_logits_b")
         if lengths is not None:
             logits = np.where(np.arange(T_enc)[None, :] < lengths[:, None], logits, -np.inf)
         w = np.exp(logits - logits.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         ctx = np.einsum("nj,jnd->nd", w, enc)
+        cov = cov + w
+        covs.append(cov)
         hs.append(h)
         cs.append(c)
         ctxs.append(ctx)
         ws.append(w)
-    return np.stack(hs), np.stack(cs), np.stack(ctxs), np.stack(ws)
+    return np.stack(hs), np.stack(cs), np.stack(ctxs), np.stack(ws), np.stack(covs)
 
 
 def test_names_outputs_and_step_net():
@@ -121,7 +130,11 @@ def test_lstm_with_attention_vs_numpy(rng, attention_type, lengths):
     names = params_of("att", attention_type, H, D_enc)
     randomize_params(rng, names, scale=0.8)
     workspace.RunNetOnce(model.net)
-    h_all, c_all, ctx_all, _ = attention_ref(attention_type, vals, {n: fetch(n) for n in names})
+    h_all, c_all, ctx_all, _, cov_all = attention_ref(attention_type, vals, {n: fetch(n) for n in names})
+    if attention_type == A.SoftCoverage:
+        assert len(res) == 8
+        np.testing.assert_allclose(fetch(res[6]), cov_all, rtol=1e-4, atol=2e-5)
+        np.testing.assert_allclose(fetch(res[7])[0], cov_all[-1], rtol=1e-4, atol=2e-5)
     for got, want, k in ((res[0], h_all, "h"), (res[2], c_all, "c"), (res[4], ctx_all, "ctx")):
         report("attention_%d_%s" % (attention_type, k), fetch(got), want)
         np.testing.assert_allclose(fetch(got), want, rtol=1e-4, atol=2e-5)
@@ -177,31 +190,19 @@ def test_memory_optimization_same_gradients(rng):
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 @pytest.mark.parametrize("T", [0, 1, 2, 7])
-def test_executor_bitwise(rng, threads, T):
+@pytest.mark.parametrize("attention_type", [A.Recurrent, A.SoftCoverage])
+def test_executor_bitwise(rng, threads, T, attention_type):
     T_enc, N, D_enc, D_in, H = 4, 3, 5, 2, 3
-    model, res = build(A.Recurrent, T_enc, N, D_enc, D_in, H)
+    model, res = build(attention_type, T_enc, N, D_enc, D_in, H)
     feed_all(rng, T, T_enc, N, D_enc, D_in, H, [4, 2, 3])
-    randomize_params(rng, params_of("att", A.Recurrent, H, D_enc))
+    randomize_params(rng, params_of("att", attention_type, H, D_enc))
     gmap = model.AddGradientOperators({str(res[k]): str(res[k]) + "_grad" for k in (0, 4)})
     workspace.FeedBlob(str(res[0]) + "_grad", f32(rng, T, N, H))
     workspace.FeedBlob(str(res[4]) + "_grad", f32(rng, T, N, D_enc))
     blobs = [str(r) for r in res] + [str(v) for v in gmap.values()]
-    results = []
-    for enable in (0, 1):
-        net = core.Net(model.net.Proto())
-        for op in net.Proto().op:
-            if op.type.startswith("RecurrentNetwork"):
-                op.arg[:] = [a for a in op.arg if a.name != "enable_rnn_executor"]
-                op.arg.append(make_argument("enable_rnn_executor", enable))
-                rnn.set_rnn_executor_config(op, num_threads=threads)
-        workspace.RunNetOnce(net)
-        results.append({b: fetch(b).copy() for b in blobs})
-    for b in blobs:
-        np.testing.assert_array_equal(results[0][b], results[1][b], err_msg=b)
+    assert_executor_on_off_bitwise(model.net, blobs, threads)
 
 
 def test_attention_cell_errors():
-    with pytest.raises(NotImplementedError, match="SoftCoverage is not provided"):
-        build(A.SoftCoverage)
     with pytest.raises(ValueError, match="unknown attention_type 7"):
         build(7)

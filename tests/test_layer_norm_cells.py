@@ -5,12 +5,10 @@ differences, and the RNN executor on vs off bit for bit."""
 import numpy as np
 import pytest
 
-from recurrent import core, rnn_cell, workspace
-from recurrent import recurrent as rnn
+from recurrent import rnn_cell, workspace
 from recurrent.model_helper import ModelHelper
-from recurrent.proto import make_argument
-from test_rnn_cell import (_state0, f32, feed_inputs, fd_check, fetch, param_names, randomize_params, report,
-                           run_init, sigmoid)
+from test_rnn_cell import (_state0, assert_executor_on_off_bitwise, f32, feed_inputs, fd_check, fetch,
+                           param_names, randomize_params, report, run_init, sigmoid)
 
 EPS = 1e-4  # brew.layer_norm's default, which the cells use
 
@@ -188,15 +186,4 @@ def test_layer_norm_lstm_executor_bitwise(rng, threads, T):
     for k in (0, 1, 3):
         workspace.FeedBlob(str(res[k]) + "_grad", f32(rng, *((T, N, H) if k == 0 else (1, N, H))))
     blobs = [str(r) for r in res] + [str(v) for v in gmap.values()]
-    results = []
-    for enable in (0, 1):
-        net = core.Net(model.net.Proto())
-        for op in net.Proto().op:
-            if op.type.startswith("RecurrentNetwork"):
-                op.arg[:] = [a for a in op.arg if a.name != "enable_rnn_executor"]
-                op.arg.append(make_argument("enable_rnn_executor", enable))
-                rnn.set_rnn_executor_config(op, num_threads=threads)
-        workspace.RunNetOnce(net)
-        results.append({b: fetch(b).copy() for b in blobs})
-    for b in blobs:
-        np.testing.assert_array_equal(results[0][b], results[1][b], err_msg=b)
+    assert_executor_on_off_bitwise(model.net, blobs, threads)

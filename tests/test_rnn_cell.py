@@ -250,9 +250,6 @@ def test_bad_cell_arguments():
         rnn_cell.BasicRNNCell(3, 3, 0.0, False, activation="sigmoid")
     with pytest.raises(ValueError, match="Number of initial state"):
         rnn_cell.LSTM(ModelHelper(name="m"), "x", None, ["h0"], 4, 3, scope="s")
-    with pytest.raises(ValueError, match="static_rnn_unroll_size"):
-        rnn_cell.LSTM(ModelHelper(name="m"), "x", None, ["h0", "c0"], 4, 3, scope="s",
-                      static_rnn_unroll_size=3)
     with pytest.raises(ValueError, match="layer 0"):
         rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(3, 3, 0.0, False), rnn_cell.LSTMCell(3, 3, 0.0, False)],
                               residual_output_layers=[0])
@@ -544,13 +541,31 @@ def test_forward_only_lstm_equals_training(rng):
         np.testing.assert_array_equal(a, b)
 
 
+def assert_executor_on_off_bitwise(net, blobs, threads):
+    """Runs ``net`` (a copy) with the RNN executor off, then on with
+    ``threads`` workers, and asserts that every blob of ``blobs`` is the same
+    bit for bit."""
+    from recurrent import recurrent as rnn
+    from recurrent.proto import make_argument
+    results = []
+    for enable in (0, 1):
+        copy = core.Net(net.Proto())
+        for op in copy.Proto().op:
+            if op.type.startswith("RecurrentNetwork"):
+                op.arg[:] = [a for a in op.arg if a.name != "enable_rnn_executor"]
+                op.arg.append(make_argument("enable_rnn_executor", enable))
+                rnn.set_rnn_executor_config(op, num_threads=threads)
+        workspace.RunNetOnce(copy)
+        results.append({b: fetch(b).copy() for b in blobs})
+    for b in blobs:
+        np.testing.assert_array_equal(results[0][b], results[1][b], err_msg=b)
+
+
 @pytest.mark.parametrize("threads", [1, 3])
 def test_stacked_lstm_executor_on_off_bitwise(rng, threads):
     """The wavefront case: a 3-layer LSTM (one step net) with the RNN
     executor on, with ``threads`` workers, equals the serial run bit for bit,
     outputs and gradients."""
-    from recurrent import recurrent as rnn
-    from recurrent.proto import make_argument
     T, N, D, H = 7, 3, 4, 5
     model = ModelHelper(name="ex")
     res = rnn_cell.LSTM(model, "x", "seq", None, D, [H, H, H], scope="ex", outputs_with_grads=(0, 1, 3))
@@ -561,18 +576,7 @@ def test_stacked_lstm_executor_on_off_bitwise(rng, threads):
     for k in (0, 1, 3):
         workspace.FeedBlob(str(res[k]) + "_grad", f32(rng, *((T, N, H) if k == 0 else (1, N, H))))
     blobs = [str(r) for r in res] + [str(v) for v in gmap.values()]
-    results = []
-    for enable in (0, 1):
-        net = model.net.Clone("ex_%d_%d" % (threads, enable))
-        for op in net.Proto().op:
-            if op.type.startswith("RecurrentNetwork"):
-                op.arg[:] = [a for a in op.arg if a.name != "enable_rnn_executor"]
-                op.arg.append(make_argument("enable_rnn_executor", enable))
-                rnn.set_rnn_executor_config(op, num_threads=threads)
-        workspace.RunNetOnce(net)
-        results.append({b: fetch(b) for b in blobs})
-    for b in blobs:
-        np.testing.assert_array_equal(results[0][b], results[1][b], err_msg=b)
+    assert_executor_on_off_bitwise(model.net, blobs, threads)
 
 
 def test_stacked_lstm_changing_T_including_zero(rng):

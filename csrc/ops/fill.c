@@ -419,6 +419,16 @@ static rc_status given_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ZeroGradient(X): does nothing when it runs; its gradient (recurrent/_grad_fill.py)
+ * is a ConstantFill of zeros shaped like X, so that a blob no loss reaches still
+ * gets a gradient blob (Caffe2's op, used by rnn_cell.UnrolledCell). */
+static rc_status zero_gradient_run(rc_op *op, rc_err *err)
+{
+    (void)op;
+    (void)err;
+    return RC_OK;
+}
+
 const rc_op_schema rc_ops_fill[] = {
     {"ConstantFill", 0, 1, 1, 1, rc_inplace_first, constant_setup, constant_run, fill_state_free,
      "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values"},
@@ -432,5 +442,7 @@ const rc_op_schema rc_ops_fill[] = {
      "Y = values (float32) with the given shape"},
     {"GivenTensorIntFill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
      "Y = values (int32) with the given shape"},
+    {"ZeroGradient", 1, 1, 0, 0, NULL, NULL, zero_gradient_run, NULL,
+     "no-op; its gradient is zeros shaped like X (a gradient for a blob no loss reaches)"},
     {0},
 };
