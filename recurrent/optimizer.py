@@ -126,6 +126,14 @@ class Optimizer:
             return "%s_%d_%s_gpu%d" % (type(self).__name__, self._instance_num, base_str, dev.device_id)
         return "%s_%d_%s_cpu" % (type(self).__name__, self._instance_num, base_str)
 
+    def _zero_state(self, param_init_net, param, suffix):
+        """A per-parameter state buffer ``<param><suffix>``: zeros shaped like
+        ``param``, filled in param_init_net, listed among the local auxiliary
+        parameters."""
+        buf = param_init_net.ConstantFill([param], str(param) + suffix, value=0.0)
+        self._aux_params.local.append(buf)
+        return buf
+
     def build_lr(self, net, param_init_net, base_learning_rate, learning_rate_blob=None, policy="fixed",
                  iter_val=0, **kwargs):
         """The learning-rate blob ``-base_learning_rate * policy(iteration)``
@@ -196,8 +204,7 @@ class SgdOptimizer(Optimizer):
         if one not in self._aux_params.shared:
             self._aux_params.shared.append(one)
         if self.momentum > 0:
-            mom = param_init_net.ConstantFill([param], str(param) + "_momentum", value=0.0)
-            self._aux_params.local.append(mom)
+            mom = self._zero_state(param_init_net, param, "_momentum")
             net.MomentumSGDUpdate([grad, mom, lr, param], [grad, mom, param], momentum=self.momentum,
                                   nesterov=self.nesterov)
         else:
@@ -229,8 +236,7 @@ class AdagradOptimizer(Optimizer):
         if self.alpha == 0:
             return
         lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
-        sq = param_init_net.ConstantFill([param], str(param) + "_squared_sum", value=0.0)
-        self._aux_params.local.append(sq)
+        sq = self._zero_state(param_init_net, param, "_squared_sum")
         net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
 
     def scale_learning_rate(self, scale):
@@ -261,11 +267,10 @@ class AdamOptimizer(Optimizer):
         if self.alpha == 0:
             return
         lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
-        m1 = param_init_net.ConstantFill([param], str(param) + "_first_moment", value=0.0)
-        m2 = param_init_net.ConstantFill([param], str(param) + "_second_moment", value=0.0)
+        m1 = self._zero_state(param_init_net, param, "_first_moment")
+        m2 = self._zero_state(param_init_net, param, "_second_moment")
         if iteration not in self._aux_params.shared:
             self._aux_params.shared.append(iteration)
-        self._aux_params.local.extend([m1, m2])
         net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1, beta2=self.beta2,
                  epsilon=self.epsilon)
 

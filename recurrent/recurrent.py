@@ -42,13 +42,17 @@ def _seed_dropouts(proto, recompute):
     ops without a seed get a fresh one from the RecurrentNetwork op when it
     is created."""
     recompute = {str(b) for b in recompute}
-    if not any(op.type == "Dropout" and recompute & {str(o) for o in op.output} for op in proto.op):
+
+    def needs_seed(op):
+        args = {a.name: a.value() for a in op.arg}
+        return (op.type == "Dropout" and recompute & {str(o) for o in op.output} and "seed" not in args
+                and not args.get("is_test", 0))
+
+    if not any(needs_seed(op) for op in proto.op):
         return proto
     proto = copy.deepcopy(proto)
     for op in proto.op:
-        args = {a.name: a.value() for a in op.arg}
-        if (op.type == "Dropout" and recompute & {str(o) for o in op.output} and "seed" not in args
-                and not args.get("is_test", 0)):
+        if needs_seed(op):
             op.arg.extend([make_argument("seed", int.from_bytes(os.urandom(8), "little") >> 2)])
     return proto
 

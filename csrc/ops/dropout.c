@@ -83,6 +83,21 @@ static rc_status resize_like(rc_op *op, int o, rc_dtype dt, const rc_tensor *lik
     return RC_OK;
 }
 
+/* Net-creation (and run-time) check: X float32; DropoutGrad's mask int32 of dY's shape. */
+static rc_status dropout_check(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
+
+static rc_status dropout_grad_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st || op->n_in < 2) return st;
+    if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+    if (!rc_tensor_same_shape(rc_in(op, 1), rc_in(op, 0)))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (the mask) of shape %s must have the shape of input 0 blob '%s' %s",
+                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
+    return RC_OK;
+}
+
 static rc_status dropout_run(rc_op *op, rc_err *err)
 {
     dropout_state *s = op->state;
@@ -122,19 +137,11 @@ static rc_status dropout_run(rc_op *op, rc_err *err)
 static rc_status dropout_grad_run(rc_op *op, rc_err *err)
 {
     const dropout_state *s = op->state;
-    rc_status st;
-    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    rc_status st = dropout_grad_check(op, err); /* setup made the inputs match is_test */
+    if (st) return st;
     const rc_tensor *dy = rc_in(op, 0);
     int64_t n = rc_tensor_numel(dy);
-    const int32_t *md = NULL;
-    if (!s->is_test) {
-        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
-        if (!rc_tensor_same_shape(rc_in(op, 1), dy))
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "input 1 blob '%s' (the mask) of shape %s must have the shape of input 0 blob '%s' %s",
-                              rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(dy));
-        md = rc_i32(rc_in(op, 1));
-    }
+    const int32_t *md = s->is_test ? NULL : rc_i32(rc_in(op, 1));
     if ((st = resize_like(op, 0, RC_F32, dy, err))) return st;
     const float *g = rc_f32(dy);
     float *dx = rc_f32(rc_out(op, 0));
@@ -147,21 +154,6 @@ static rc_status dropout_grad_run(rc_op *op, rc_err *err)
     float scale = 1.f / (1.f - s->ratio);
     /* dX[i] = dY[i] * (mask[i] ? scale : 0) */
     for (int64_t i = 0; i < n; i++) dx[i] = g[i] * (md[i] ? scale : 0.f);
-    return RC_OK;
-}
-
-/* Net-creation check: X float32; DropoutGrad's mask int32 of dY's shape. */
-static rc_status dropout_check(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
-
-static rc_status dropout_grad_check(rc_op *op, rc_err *err)
-{
-    rc_status st = rc_check_input(op, 0, RC_F32, err);
-    if (st || op->n_in < 2) return st;
-    if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
-    if (!rc_tensor_same_shape(rc_in(op, 1), rc_in(op, 0)))
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 1 blob '%s' (the mask) of shape %s must have the shape of input 0 blob '%s' %s",
-                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
     return RC_OK;
 }
 
