@@ -23,7 +23,8 @@ def _sparse_to_dense_grad(op, g_output):
     ops = []
     if isinstance(g, core.GradientSlice):
         dense = str(op.output[0]) + "_grad_dense"
-        ops.append(core.CreateOperator("SparseToDense", [str(g.indices), str(g.values), op.output[0]], [dense]))
+        ops.append(core.CreateOperator("SparseToDense", [str(g.indices), str(g.values), op.output[0]],
+                                       [dense]))
         g = dense
     g_values = str(op.input[1]) + "_grad"
     ops.append(core.CreateOperator("Gather", [str(g), op.input[0]], [g_values]))

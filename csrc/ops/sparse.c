@@ -303,14 +303,8 @@ static rc_status sws_setup(rc_op *op, rc_err *err)
                           "expects X, W0, INDICES and then (X_j, W_j) pairs: an odd number of inputs (5, 7, ...), "
                           "got %d", op->n_in);
     const int pair[2] = {0, 0};
-    rc_status st = rc_sparse_require_inplace(op, pair, 1, err);
-    if (st) return st;
-    for (int i = 1; i < op->n_in; i++)
-        if (strcmp(rc_in_name(op, i), rc_in_name(op, 0)) == 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "input %d is the blob '%s' of input 0, which this op updates (only input 0 may be it)",
-                              i, rc_in_name(op, 0));
-    return RC_OK;
+    /* another input naming X's blob is refused by rc_op_create (only input 0 may be output 0) */
+    return rc_sparse_require_inplace(op, pair, 1, err);
 }
 
 /* "weight j" for input 1 (j = 0) and inputs 4, 6, ... (j = 1, 2, ...). */
