@@ -1,10 +1,12 @@
 """Gradient makers of the embedding / sampling / optimizer ops (csrc/ops/embed.c).
 
-- ``Gather(DATA, INDICES)``: Caffe2 returned a sparse gradient (a GradientSlice
-  of INDICES and the output gradient). We keep gradients dense: the maker
-  emits ``GatherGradient(DATA, INDICES, dOUT) -> DATA_grad``, which scatter-adds
-  the rows of dOUT into zeros shaped like DATA (repeated indices accumulate).
-  INDICES get no gradient.
+- ``Gather(DATA, INDICES)``: as in Caffe2, the gradient of DATA is sparse, a
+  ``core.GradientSlice(indices=INDICES, values=dOUT)`` (no op: the rows of dOUT
+  belong to the rows INDICES of DATA; repeated indices add up). The optimizers
+  update only those rows (``ScatterWeightedSum``, ``SparseAdagrad``, ...);
+  gradient accumulation and gradient makers that need it dense get a
+  ``SparseToDense`` (see core). INDICES get no gradient. The op
+  ``GatherGradient(DATA, INDICES, dOUT)`` (the dense gradient) stays available.
 - ``OneHot``, ``WeightedSample`` and ``Adagrad`` have no gradient (integer or
   random outputs, and an optimizer step).
 """
@@ -17,9 +19,7 @@ from .core import GradientRegistry
 def _gather_grad(op, g_output):
     if g_output[0] is None:
         return [], [None, None]
-    g_data = str(op.input[0]) + "_grad"
-    grad_op = core.CreateOperator("GatherGradient", [op.input[0], op.input[1], g_output[0]], [g_data])
-    return [grad_op], [g_data, None]
+    return [], [core.GradientSlice(str(op.input[1]), g_output[0]), None]
 
 
 GradientRegistry.RegisterNoGradient("OneHot", "WeightedSample", "Adagrad")

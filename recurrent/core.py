@@ -94,6 +94,18 @@ def RegisteredOperators():
 
 
 GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
+GradientSlice.__doc__ = """A sparse gradient: rows ``values`` (shaped
+``indices.shape + blob.shape[1:]``) added to the blob's rows ``indices``;
+repeated indices add up. ``Gather``'s gradient is one."""
+
+
+def _gradient_names(g):
+    """A gradient as names: None, a str, or a GradientSlice of two strs."""
+    if g is None:
+        return None
+    if isinstance(g, GradientSlice):
+        return GradientSlice(str(g.indices), str(g.values))
+    return str(g)
 
 
 # ---------------------------------------------------------------- blob references
@@ -404,17 +416,23 @@ class IR:
                     input_name = str(forward_op.input[input_index])
                     g = g_input[input_index]
                     if isinstance(g, GradientSlice):
-                        raise NotImplementedError(
-                            "%s: sparse gradients (GradientSlice) are not supported"
-                            % _op_label(forward_op, fwd_op_idx))
+                        continue  # recorded once below; a sum densifies it, never renames it
                     self.gradient_generators[input_name][in_versions[input_name]].append(
                         GradGenMeta(grad_op, i, g))
-        # Gradients passed straight through (e.g. Sum: g_input = g_output).
+        # Gradients passed straight through (e.g. Sum: g_input = g_output), and
+        # sparse gradients (GradientSlice), wherever their blobs come from.
         for input_index, g in enumerate(g_input):
             if g is None:
                 continue
             input_name = str(forward_op.input[input_index])
-            if str(g) not in local_blobs:
+            if isinstance(g, GradientSlice):
+                # The slice names the forward op's indices: they must still hold
+                # that version when the gradient is used.
+                if g.indices in in_versions:
+                    self.CheckGradientOperatorInput(g.indices, g_output, fwd_op_idx, local_blobs)
+                self.gradient_generators[input_name][in_versions[input_name]].append(
+                    GradGenMeta(None, 0, g))
+            elif str(g) not in local_blobs:
                 self.gradient_generators[input_name][in_versions[input_name]].append(
                     GradGenMeta(None, 0, g))
         for i, g in enumerate(g_input):
@@ -439,13 +457,24 @@ class IR:
         return True
 
     def _MakeSumOps(self, input_name, input_version):
+        """A Sum of the gradients of one blob version. Sparse gradients
+        (GradientSlice) are made dense first (``SparseToDense`` shaped like the
+        blob), so the sum is dense; Caffe2 concatenated two slices into one."""
         generators = self.gradient_generators[input_name][input_version]
         out_base_name = self._GetSumOpOutputName(generators, input_name)
         sum_inputs = []
+        dense_ops = []
         cnt = 0
         first_grad_op = True
         for g in generators:
-            if g.grad_op is not None:
+            if isinstance(g.gradient, GradientSlice):
+                dense = "_%s_sparse_to_dense_%d" % (input_name, len(dense_ops))
+                dense_ops.append(CreateOperator(
+                    "SparseToDense", [BlobReference(g.gradient.indices),
+                                      BlobReference(g.gradient.values), BlobReference(input_name)],
+                    [BlobReference(dense)]))
+                sum_inputs.append(dense)
+            elif g.grad_op is not None:
                 if first_grad_op:
                     first_grad_op = False
                     out = str(g.grad_op.output[g.idx])
@@ -470,9 +499,10 @@ class IR:
         for g in generators:
             if g.grad_op is not None:
                 if g.grad_op.device_option is not None:
-                    sum_op.device_option = copy.deepcopy(g.grad_op.device_option)
+                    for op in dense_ops + [sum_op]:
+                        op.device_option = copy.deepcopy(g.grad_op.device_option)
                 break
-        return [sum_op], out_base_name
+        return dense_ops + [sum_op], out_base_name
 
     def DoGradientAccumulation(self, fwd_op_idx):
         forward_op, in_versions, _ = self.ssa[fwd_op_idx]
@@ -503,9 +533,7 @@ class IR:
                                              [BlobReference(y + "_autogen_grad")], value=1.0)
                 gradient_ops.append(autograd_op)
                 g = autograd_op.output[0]
-            if isinstance(g, GradientSlice):
-                raise NotImplementedError("sparse output gradients (GradientSlice) are not supported")
-            input_to_grad[y] = str(g)
+            input_to_grad[y] = g if isinstance(g, GradientSlice) else str(g)
             if autograd_op is not None:
                 self.gradient_generators[y][self.frontier[y]].append(
                     GradGenMeta(autograd_op, 0, str(g)))
@@ -536,7 +564,7 @@ class IR:
         elif not isinstance(ys, dict):
             raise TypeError("ys must be a list of blobs or a dict {blob: gradient or None}, got %s"
                             % type(ys).__name__)
-        ys = {str(y): (str(g) if isinstance(g, (str, BlobReference)) else g) for y, g in ys.items()}
+        ys = {str(y): _gradient_names(g) for y, g in ys.items()}
         for y in ys:
             self.gradient_frontier[y] = self.frontier[y]
             self.input_usages[y][self.frontier[y]].append(len(self.ssa))
@@ -551,7 +579,10 @@ class IR:
             all_gradient_ops += sum_ops
         out = {}
         for key, val in all_input_to_grad.items():
-            if val is not None:
+            if isinstance(val, GradientSlice):
+                out[BlobReference(key)] = GradientSlice(BlobReference(val.indices),
+                                                        BlobReference(val.values))
+            elif val is not None:
                 out[BlobReference(key)] = BlobReference(val)
         return all_gradient_ops, out
 
@@ -610,8 +641,17 @@ class GradientRegistry:
                 "%s: no gradient is registered for operator type '%s' (its outputs %s need "
                 "gradients)" % (label, op.type, [str(o) for o, g in zip(op.output, g_output)
                                                  if g is not None]))
-        g_output = [None if g is None else (g if isinstance(g, GradientSlice) else str(g))
-                    for g in g_output]
+        g_output = [_gradient_names(g) for g in g_output]
+        # Makers take dense output gradients: a sparse one (GradientSlice, e.g.
+        # from a later Gather of this op's output) is made dense first, shaped
+        # like the output (Caffe2 refused: "is sparse (expected dense)").
+        densify = []
+        for i, g in enumerate(g_output):
+            if isinstance(g, GradientSlice):
+                dense = str(op.output[i]) + "_grad_dense"
+                densify.append(CreateOperator("SparseToDense", [g.indices, g.values, str(op.output[i])],
+                                              [dense]))
+                g_output[i] = dense
         # Makers build ops with CreateOperator; names must not get the caller's scope.
         with scope.NameScope(None, reset=True):
             result = maker(op, list(g_output))
@@ -626,8 +666,8 @@ class GradientRegistry:
             gradient_ops = [gradient_ops]
         else:
             gradient_ops = list(gradient_ops)
-        g_input = [None if g is None else (g if isinstance(g, GradientSlice) else str(g))
-                   for g in g_input]
+        gradient_ops = densify + gradient_ops
+        g_input = [_gradient_names(g) for g in g_input]
         if len(g_input) != len(op.input):
             raise ValueError("%s: gradient maker returned %d input gradients for %d inputs"
                              % (label, len(g_input), len(op.input)))
@@ -1051,6 +1091,21 @@ class Net:
         if op_type.startswith("_"):
             raise AttributeError(op_type)
         return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
+
+    def DeduplicateGradientSlices(self, g, aggregator="sum"):
+        """The GradientSlice ``g`` with each index once: ``Unique`` of its
+        indices (1-D, in order of first occurrence) and its values summed
+        (``aggregator='sum'``) or averaged (``'mean'``) per index with
+        ``UnsortedSegmentSum`` / ``UnsortedSegmentMean``, as Caffe2 did."""
+        if not isinstance(g, GradientSlice):
+            raise TypeError("DeduplicateGradientSlices: expected a GradientSlice, got %s" % type(g).__name__)
+        ops = {"sum": "UnsortedSegmentSum", "mean": "UnsortedSegmentMean"}
+        if not isinstance(aggregator, str) or aggregator.lower() not in ops:
+            raise ValueError("DeduplicateGradientSlices: aggregator must be 'sum' or 'mean', got %r"
+                             % (aggregator,))
+        unique, remapping = self.Unique([g.indices], 2)
+        values = self._CreateAndAddToSelf(ops[aggregator.lower()], [g.values, remapping], 1)
+        return GradientSlice(indices=unique, values=values)
 
     def Const(self, array, blob_out=None, dtype=None):
         """A GivenTensorFill (GivenTensorIntFill for int32) holding ``array``."""

@@ -12,7 +12,7 @@ What it does, in order:
    ``Gather`` (embedding lookup) -> ``rnn_cell.LSTM`` with ``--layers`` layers
    in ONE RecurrentNetwork op -> ``FC`` -> ``SoftmaxWithLoss``, plus the
    backward pass (``AddGradientOperators``) and an ``Adagrad`` update per
-   parameter;
+   parameter (``SparseAdagrad`` for the embedding: its gradient is sparse);
 3. trains it for ``--steps`` steps of truncated backpropagation through time
    (``--seq-length`` characters x ``--batch-size`` streams per step, the LSTM
    state carried from one step to the next), with a progress bar (tqdm when
@@ -213,6 +213,9 @@ class Trainer:
         model.AddGradientOperators([loss])
         self.loss = str(loss)
         self.params = [str(p) for p in model.params]
+        # the gradient blobs (a sparse one, the embedding's: its rows)
+        self.grads = [str(g.values if isinstance(g, core.GradientSlice) else g)
+                      for g in (model.param_to_grad[p] for p in model.params)]
         seed_fills(model.param_init_net, args.seed)
         configure_executor(model.net.Proto(), True, args.threads)
 
@@ -220,7 +223,12 @@ class Trainer:
         update = core.Net("char_lstm_update")
         lr = "neg_lr"
         for p in self.params:
-            update.Adagrad([p, p + "_moment", p + "_grad", lr], [p, p + "_moment"], epsilon=1e-6)
+            g = model.param_to_grad[p]
+            if isinstance(g, core.GradientSlice):  # the embedding: only the rows read this step
+                update.SparseAdagrad([p, p + "_moment", g.indices, g.values, lr], [p, p + "_moment"],
+                                     epsilon=1e-6)
+            else:
+                update.Adagrad([p, p + "_moment", g, lr], [p, p + "_moment"], epsilon=1e-6)
         for (h, c), (h0, c0) in zip(finals, zip(state_names(L)[::2], state_names(L)[1::2])):
             update.Copy([h], [h0])
             update.Copy([c], [c0])
@@ -389,10 +397,10 @@ def measure_speedup(trainer, args):
         _timing_workspace(WS_OFF, off, weights, feeds)
         # the executor's result must be the serial result, bit for bit
         workspace.SwitchWorkspace(WS_ON)
-        g_on = workspace.FetchBlob(trainer.params[0] + "_grad")
+        g_on = [workspace.FetchBlob(g) for g in trainer.grads]
         workspace.SwitchWorkspace(WS_OFF)
-        g_off = workspace.FetchBlob(trainer.params[0] + "_grad")
-        identical = bool(np.array_equal(g_on, g_off))
+        g_off = [workspace.FetchBlob(g) for g in trainer.grads]
+        identical = all(np.array_equal(a, b) for a, b in zip(g_on, g_off))
         # BLAS threads matter for the ops outside the recurrent loop (and for
         # every op when the executor is off): try 1 and --threads for both
         blas_options = sorted({1, args.threads})

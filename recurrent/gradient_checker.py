@@ -100,6 +100,12 @@ class GradientChecker:
             grad_ops, g_input = core.GradientRegistry.GetGradientForOp(
                 op, [s + "_grad" for s in op.output])
             grad_name = g_input[input_to_check]
+            if isinstance(grad_name, core.GradientSlice):  # compare it dense
+                dense = op.input[input_to_check] + "_grad_dense"
+                grad_ops = list(grad_ops) + [core.CreateOperator(
+                    "SparseToDense", [grad_name.indices, grad_name.values, op.input[input_to_check]],
+                    [dense])]
+                grad_name = dense
         else:
             grad_ops = list(grad_ops) if not isinstance(grad_ops, core.OperatorDef) else [grad_ops]
             grad_name = op.input[input_to_check] + "_grad"
@@ -170,9 +176,15 @@ def _get_grad(net, outputs, outputs_with_grad, input_values, inputs_with_grads):
         if not workspace.HasBlob(str(blob)):
             raise ValueError("net '%s': blob '%s' has no value in the workspace (pass it in "
                              "input_values)" % (net.Name(), blob))
+    dense = {}
+    for b in inputs_with_grads:
+        g = grad_map[b]
+        if isinstance(g, core.GradientSlice):  # compare sparse gradients dense
+            g = grad_net.SparseToDense([g.indices, g.values, str(b)], str(b) + "_grad_dense")
+        dense[b] = str(g)
     workspace.RunNetOnce(grad_net)
     forward = [(o, workspace.FetchBlob(str(o))) for o in outputs]
-    grads = {b: workspace.FetchBlob(str(grad_map[b])) for b in inputs_with_grads}
+    grads = {b: workspace.FetchBlob(dense[b]) for b in inputs_with_grads}
     return forward, grads, grad_net
 
 

@@ -28,6 +28,12 @@ How one training iteration updates the parameters (as in Caffe2):
 - Adam: ``Adam`` with ``<param>_first_moment`` / ``<param>_second_moment``
   (``beta1`` 0.9, ``beta2`` 0.999, ``epsilon`` 1e-4: the optimizer's defaults,
   not the op's).
+- a sparse gradient (``core.GradientSlice``, e.g. of an embedding read with
+  ``Gather``) updates only its rows, one occurrence at a time, in order:
+  ``ScatterWeightedSum([param, ONE, indices, values, lr], param)`` for SGD,
+  ``SparseMomentumSGDUpdate`` with momentum, ``SparseAdagrad``, ``SparseAdam``
+  (Caffe2's ops); ``sparse_dedup_aggregator='sum'`` (or ``'mean'``) first
+  merges repeated indices (``Net.DeduplicateGradientSlices``).
 
 The policies are those of the ``LearningRate`` op: fixed, step (stepsize,
 gamma), exp (gamma), inv (gamma, power), poly (max_iter, power), multistep
@@ -111,9 +117,6 @@ class Optimizer:
             info = param
         else:
             info = ParameterInfo(param_id=None, param=core.BlobReference(str(param)), grad=grad)
-        if isinstance(info.grad, core.GradientSlice):
-            raise NotImplementedError("%s: sparse gradients (GradientSlice) are not supported"
-                                      % type(self).__name__)
         self._run(net, param_init_net, info)
 
     def _run(self, net, param_init_net, param_info):
@@ -169,6 +172,24 @@ class Optimizer:
             return param_init_net.GetBlobRef(name)
         return param_init_net.ConstantFill([], name, shape=[1], value=1.0)
 
+    def _sparse(self, net, grad):
+        """The GradientSlice ``grad`` (None for a dense gradient), deduplicated
+        when ``sparse_dedup_aggregator`` is 'sum' or 'mean'. The sparse ops
+        apply its rows one occurrence at a time, in order (as Caffe2's)."""
+        if not isinstance(grad, core.GradientSlice):
+            return None
+        aggregator = getattr(self, "sparse_dedup_aggregator", None)
+        return self.dedup(net, aggregator, grad)
+
+    @staticmethod
+    def dedup(net, sparse_dedup_aggregator, grad):
+        """``grad`` (a GradientSlice) with each index once (Caffe2's)."""
+        if not isinstance(grad, core.GradientSlice):
+            raise TypeError("dedup works on sparse gradients (GradientSlice), got %r" % (grad,))
+        if sparse_dedup_aggregator:
+            return net.DeduplicateGradientSlices(grad, aggregator=sparse_dedup_aggregator)
+        return grad
+
     @staticmethod
     def _check_positive(what, value):
         value = float(value)
@@ -190,6 +211,7 @@ class SgdOptimizer(Optimizer):
         self.policy = policy
         self.momentum = self._check_positive("momentum", momentum)
         self.nesterov = int(nesterov)
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
         self.init_kwargs = kwargs
 
     def _run(self, net, param_init_net, param_info):
@@ -203,10 +225,18 @@ class SgdOptimizer(Optimizer):
         one = self._one(param_init_net)
         if one not in self._aux_params.shared:
             self._aux_params.shared.append(one)
+        sparse = self._sparse(net, grad)
         if self.momentum > 0:
             mom = self._zero_state(param_init_net, param, "_momentum")
-            net.MomentumSGDUpdate([grad, mom, lr, param], [grad, mom, param], momentum=self.momentum,
-                                  nesterov=self.nesterov)
+            if sparse is not None:
+                net.SparseMomentumSGDUpdate([sparse.values, mom, lr, param, sparse.indices],
+                                            [sparse.values, mom, param], momentum=self.momentum,
+                                            nesterov=self.nesterov)
+            else:
+                net.MomentumSGDUpdate([grad, mom, lr, param], [grad, mom, param], momentum=self.momentum,
+                                      nesterov=self.nesterov)
+        elif sparse is not None:
+            net.ScatterWeightedSum([param, one, sparse.indices, sparse.values, lr], param)
         else:
             net.WeightedSum([param, one, grad, lr], param)
 
@@ -221,14 +251,14 @@ class AdagradOptimizer(Optimizer):
                  rowWise=False, engine="", lars=None, **kwargs):
         super().__init__()
         if rowWise:
-            raise NotImplementedError("AdagradOptimizer: rowWise needs sparse gradients "
-                                      "(not supported)")
+            raise NotImplementedError("AdagradOptimizer: rowWise (RowWiseSparseAdagrad) is not supported")
         if lars is not None:
             raise NotImplementedError("AdagradOptimizer: lars is not supported")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.decay = float(decay)
         self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
         self.init_kwargs = kwargs
 
     def _run(self, net, param_init_net, param_info):
@@ -237,7 +267,12 @@ class AdagradOptimizer(Optimizer):
             return
         lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
         sq = self._zero_state(param_init_net, param, "_squared_sum")
-        net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseAdagrad([param, sq, sparse.indices, sparse.values, lr], [param, sq],
+                              epsilon=self.epsilon, decay=self.decay)
+        else:
+            net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
 
     def scale_learning_rate(self, scale):
         self.alpha *= scale
@@ -254,12 +289,13 @@ class AdamOptimizer(Optimizer):
         if use_lr_adaption:
             raise NotImplementedError("AdamOptimizer: use_lr_adaption is not supported")
         if rowWise:
-            raise NotImplementedError("AdamOptimizer: rowWise needs sparse gradients (not supported)")
+            raise NotImplementedError("AdamOptimizer: rowWise (RowWiseSparseAdam) is not supported")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
         self.epsilon = float(epsilon)
         self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
         self.init_kwargs = kwargs
 
     def _run(self, net, param_init_net, param_info):
@@ -271,8 +307,13 @@ class AdamOptimizer(Optimizer):
         m2 = self._zero_state(param_init_net, param, "_second_moment")
         if iteration not in self._aux_params.shared:
             self._aux_params.shared.append(iteration)
-        net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1, beta2=self.beta2,
-                 epsilon=self.epsilon)
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], [param, m1, m2],
+                           beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+        else:
+            net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1,
+                     beta2=self.beta2, epsilon=self.epsilon)
 
     def scale_learning_rate(self, scale):
         self.alpha *= scale
@@ -286,6 +327,9 @@ class WeightDecayBuilder(Optimizer):
         self.weight_decay = self._check_positive("weight_decay", weight_decay)
 
     def _run(self, net, param_init_net, param_info):
+        if isinstance(param_info.grad, core.GradientSlice):
+            raise ValueError("WeightDecayBuilder: parameter '%s' has a sparse gradient (GradientSlice); "
+                             "weight decay needs a dense one (as in Caffe2)" % param_info.name)
         dev = _device()
         one = self._one(param_init_net)
         name = "wd_%d_%d" % (dev.device_type, dev.device_id)
@@ -298,7 +342,10 @@ def _calc_norm_ratio(model, params, name_scope, max_gradient_norm):
     """min(1, max_gradient_norm / global norm of the gradients of ``params``), as a
     0-d blob computed by ``model.net`` on every run (Caffe2's ops and names)."""
     with core.NameScope(name_scope):
-        sums = [model.net.SumSqrElements(p.grad, "grad_%d_squared_sum" % i) for i, p in enumerate(params)]
+        # A sparse gradient counts its slice's rows as they are (a repeated
+        # index once per occurrence), as in Caffe2.
+        sums = [model.net.SumSqrElements(p.grad.values if isinstance(p.grad, core.GradientSlice) else p.grad,
+                                         "grad_%d_squared_sum" % i) for i, p in enumerate(params)]
         full = model.net.Sum(sums, "grad_squared_full_sum")
         norm = model.net.Pow(full, "global_norm", exponent=0.5)
         clip = model.param_init_net.ConstantFill([], "clip_norm", shape=[], value=max_gradient_norm)
@@ -318,8 +365,6 @@ def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_l
         max_gradient_norm = float(max_gradient_norm)
         if not (np.isfinite(max_gradient_norm) and max_gradient_norm > 0):
             raise ValueError("max_gradient_norm must be a finite number > 0, got %r" % max_gradient_norm)
-        if any(isinstance(p.grad, core.GradientSlice) for p in params):
-            raise NotImplementedError("max_gradient_norm: sparse gradients (GradientSlice) are not supported")
         if params:
             lr_multiplier = _calc_norm_ratio(model, params, "norm_clipped_grad_update", max_gradient_norm)
     if allow_lr_injection:

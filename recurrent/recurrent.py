@@ -198,6 +198,15 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
         # which left a non-state output's gradient blob undefined).
         backward_ops, backward_mapping = core.GradientRegistry.GetBackwardPass(
             list(cell_proto.op), {o: o + "_grad" for o in cell_outputs})
+        backward_ops = list(backward_ops)
+        for k, v in list(backward_mapping.items()):
+            if isinstance(v, core.GradientSlice):
+                # The op sums a step's gradients into dense buffers: a sparse
+                # step gradient (a Gather inside the cell) is made dense there.
+                dense = str(k) + "_grad_dense"
+                backward_ops.append(core.CreateOperator(
+                    "SparseToDense", [str(v.indices), str(v.values), str(k)], [dense]))
+                backward_mapping[k] = dense
         backward_mapping = {str(k): str(v) for k, v in backward_mapping.items() if v is not None}
         backward = NetDef("RecurrentBackwardStep")
         backward.type = "simple"

@@ -270,13 +270,14 @@ def build_ops_net(name="af_ops"):
     net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
                    ["emb_d", "emb_d1", "emb_d2"])
     params = ["emb", "fc_w"]
-    for prm in params:
-        net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
+    assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
+    net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
+    net.WeightedSum(["fc_w", "one", gmap["fc_w"], "lr"], "fc_w")
     compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
-        [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
+        [str(gmap[prm]) for prm in ["fc_w", "fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
         [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
          "emb_d2"]

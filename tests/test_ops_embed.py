@@ -95,11 +95,11 @@ def test_gather_gradient_finite_differences(rng, data_shape, idx_shape):
 
 
 def test_gather_gradient_maker():
+    """As in Caffe2: the table's gradient is the sparse slice (idx, out_grad), no op."""
     op = core.CreateOperator("Gather", ["emb", "idx"], ["out"])
     grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, ["out_grad"])
-    assert [g.type for g in grad_ops] == ["GatherGradient"]
-    assert list(grad_ops[0].input) == ["emb", "idx", "out_grad"]
-    assert g_input == ["emb_grad", None]
+    assert grad_ops == []
+    assert g_input == [core.GradientSlice("idx", "out_grad"), None]
     assert core.GradientRegistry.GetGradientForOp(op, [None]) == ([], [None, None])
 
 
@@ -112,7 +112,10 @@ def test_gather_in_a_net_with_backward_pass(rng):
     y = net.FC([x, "w", "b"], "y")
     sq = net.SquaredL2Distance([y, "target"], "sq")
     net.AveragedLoss(sq, "loss")
-    net.AddGradientOperators(["loss"])
+    grad_map = net.AddGradientOperators(["loss"])
+    g = grad_map["emb"]
+    assert isinstance(g, core.GradientSlice) and (g.indices, g.values) == ("idx", "x_grad")
+    net.SparseToDense([g.indices, g.values, "emb"], "emb_grad")
     target = f32(rng, 4, 3)
     for name, v in dict(emb=emb, idx=idx, w=w, b=b, target=target).items():
         workspace.FeedBlob(name, v)
