@@ -13,7 +13,7 @@ extern const rc_op_schema rc_ops_embed[];     /* ops/embed.c: Gather, OneHot, We
 extern const rc_op_schema rc_ops_dropout[];   /* ops/dropout.c: Dropout, DropoutGrad */
 extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate, MomentumSGDUpdate, Adam */
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
-extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask */
+extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
