@@ -67,12 +67,13 @@ def test_reverse_packed_segs(rng, shape, dtype, kind):
 def test_reverse_packed_segs_each_entry_its_own_length():
     # x[t, b, k] = 100 t + 10 b + k: every output value tells where it came from
     T, N, K = 4, 5, 2
-    x = (100 * np.arange(T)[:, None, None] + 10 * np.arange(N)[None, :, None] + np.arange(K)).astype(np.float32)
+    code = lambda t_idx: 100 * t_idx[:, :, None] + 10 * np.arange(N)[None, :, None] + np.arange(K)
+    x = code(np.repeat(np.arange(T)[:, None], N, 1)).astype(np.float32)
     lengths = np.array([0, 1, 2, 3, 4], np.int32)
     feed(x=x, len=lengths)
     y = run("ReversePackedSegs", ["x", "len"], ["y"])
     src_t = np.array([[t if t >= L else L - 1 - t for L in lengths] for t in range(T)])
-    np.testing.assert_array_equal(y, 100 * src_t[:, :, None] + 10 * np.arange(N)[None, :, None] + np.arange(K))
+    np.testing.assert_array_equal(y, code(src_t))
     np.testing.assert_array_equal(y[:, 3, 0], [230, 130, 30, 330])   # length 3: reversed, step 3 copied
 
 
@@ -133,7 +134,8 @@ def test_reverse_packed_segs_rerun_other_shapes_and_dtypes(rng):
 @pytest.mark.parametrize("in_place", [False, True])
 def test_reverse_packed_segs_gradient_fd(rng, shape, lengths, in_place):
     o = op("ReversePackedSegs", ["x", "len"], ["x" if in_place else "y"])
-    check_grads(o, [f32(rng, *shape), np.array(lengths, np.int32)], indices=[0], stepsize=1e-2, threshold=1e-2)
+    inputs = [f32(rng, *shape), np.array(lengths, np.int32)]
+    check_grads(o, inputs, indices=[0], stepsize=1e-2, threshold=1e-2)
 
 
 def test_reverse_packed_segs_gradient_maker():
@@ -173,7 +175,8 @@ REV_BAD = [
      r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) must have shape \(2,\), one length per batch "
      r"entry \(dim 1\) of input 0 blob 'x' of shape \(3, 2, 4\) float32, got \(3,\) int32"),
     (np.ones((3, 2), np.float32), np.ones((2, 1), np.int32), ValueError,
-     r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) must have shape \(2,\), .* got \(2, 1\) int32"),
+     r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) must have shape \(2,\), .* got "
+     r"\(2, 1\) int32"),
     (np.ones((3, 2), np.float32), np.ones((), np.int32), ValueError,
      r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) must have shape \(2,\), .* got \(\) int32"),
 ]
@@ -198,8 +201,8 @@ def test_reverse_packed_segs_bad_input(x, lengths, exc, msg):
 def test_reverse_packed_segs_length_out_of_range_at_run(lengths, pos, val):
     x = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
     feed(x=x, len=np.array(lengths, np.int32))
-    msg = (r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) holds %d at position %d, outside \[0, 4\] "
-           r"\(T = dim 0 of input 0 blob 'x' of shape \(4, 3, 2\) float32\)" % (val, pos))
+    msg = (r"op ReversePackedSegs #0: input 1 blob 'len' \(lengths\) holds %d at position %d, "
+           r"outside \[0, 4\] \(T = dim 0 of input 0 blob 'x' of shape \(4, 3, 2\) float32\)" % (val, pos))
     with pytest.raises(ValueError, match=msg):
         workspace.RunOperatorOnce(op("ReversePackedSegs", ["x", "len"], ["y"]))
     # a data value: the net is created, the run refuses, the output (and in place, the input) untouched
