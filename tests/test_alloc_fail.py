@@ -167,13 +167,13 @@ def build_ops_net(name="af_ops"):
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
-    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask and Slice with int32 starts/ends)
-    with its gradients, WeightedSum,
+    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
+    ReversePackedSegs, Sqr and Negative) with its gradients, WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
-    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))))."""
+    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs of int32 data)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -200,6 +200,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
+    init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
+    init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
+    init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -238,7 +241,12 @@ def build_ops_net(name="af_ops"):
     # a (3, 4) box of h by int32 starts/ends, with its gradient (SliceGradient)
     sl = net.Slice([h, "sl_starts", "sl_ends"], "h_sl")
     loss8 = net.SumElements(net.Mul([sl, sl], "sl_sq"), "loss8")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8], "loss")
+    # seq2seq ops: sc as (4, 2, 4) steps reversed per entry (lengths 4, 1), then Sqr and Negative, with
+    # their gradients (ReversePackedSegs, SqrGradient, Negative)
+    rev = net.ReversePackedSegs([net.Reshape(sc, ["rv3", "rv3_old"], shape=[4, 2, 4])[0], "rev_len"], "rev")
+    loss9 = net.SumElements(net.Mul([net.Sqr(rev, "rev_sq"), net.Negative(rev, "rev_neg")], "rev_m"), "loss9")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9],
+                   "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -248,6 +256,7 @@ def build_ops_net(name="af_ops"):
     net.WeightedSample("wts", "x_ws", seed=5)
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
+    net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -263,7 +272,8 @@ def build_ops_net(name="af_ops"):
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
-        [str(gmap[b]) for b in ["bmm", "q3", "k3"]]
+        [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
+        ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]]
     return init, net, compare
 
 
@@ -280,7 +290,8 @@ def test_ops_allocation_failures(sticky):
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #"):
+               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op ReversePackedSegs #",
+               "op Sqr #", "op SqrGradient #", "op Negative #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
