@@ -273,7 +273,8 @@ def build_ops_net(name="af_ops"):
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
         [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
-        ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]]
+        ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
+        [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]]
     return init, net, compare
 
 
@@ -290,8 +291,8 @@ def test_ops_allocation_failures(sticky):
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op ReversePackedSegs #",
-               "op Sqr #", "op SqrGradient #", "op Negative #"):
+               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #",
+               "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

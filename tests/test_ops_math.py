@@ -394,19 +394,21 @@ def test_negative(rng):
 def test_sqr_negative_bad_inputs(rng, kind):
     feed(i=np.arange(6, dtype=np.int32).reshape(2, 3), x=f32(rng, 2, 3), dy=f32(rng, 3, 2))
     ins = ["i"] if kind != "SqrGradient" else ["i", "dy"]
-    with pytest.raises(TypeError, match=r"op %s #0: input 0 blob 'i' must be float32, got \(2, 3\) int32" % kind):
+    msg = r"op %s #0: input 0 blob 'i' must be float32, got \(2, 3\) int32" % kind
+    with pytest.raises(TypeError, match=msg):
         workspace.RunOperatorOnce(op(kind, ins, ["y"]))
     if kind == "SqrGradient":
-        with pytest.raises(ValueError, match=r"op SqrGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 "
-                                             r"must have the shape of input 0 blob 'x' \(2, 3\) float32"):
+        msg = (r"op SqrGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of "
+               r"input 0 blob 'x' \(2, 3\) float32")
+        with pytest.raises(ValueError, match=msg):
             workspace.RunOperatorOnce(op(kind, ["x", "dy"], ["dx"]))
     with pytest.raises(KeyError, match=r"op %s #0: input 0 blob 'nope' does not exist" % kind):
         workspace.RunOperatorOnce(op(kind, ["nope"] + ins[1:], ["y"]))
     with pytest.raises(ValueError, match=r"op %s #0: .*(inputs|outputs)" % kind):
         workspace.RunOperatorOnce(op(kind, ["x", "x", "x"], ["y"]))
     # the workspace stays usable
-    close(run(kind, ["x"] * len(ins), ["y"]), {"Sqr": lambda v: v * v, "Negative": lambda v: -v,
-                                               "SqrGradient": lambda v: 2 * v * v}[kind](workspace.FetchBlob("x")))
+    ref = {"Sqr": lambda v: v * v, "Negative": lambda v: -v, "SqrGradient": lambda v: 2 * v * v}[kind]
+    close(run(kind, ["x"] * len(ins), ["y"]), ref(workspace.FetchBlob("x")))
 
 
 # ---------------------------------------------------------------- ElementwiseLinear
