@@ -16,6 +16,11 @@ SequenceMask: ``SequenceMask([dY, sequence_lengths], [dX])`` with the forward
 op's arguments (mode, axis, fill_val) and ``grad=1``, which makes the fill value
 0: the masked positions get a zero gradient. The lengths get no gradient.
 
+ReversePackedSegs: ``ReversePackedSegs([dY, lengths], [dX])``, as Caffe2's
+maker (the op is its own inverse and, being a permutation, its own gradient).
+The lengths get no gradient. A forward op run in place gives a gradient op run
+in place on dY, which the op allows.
+
 Gradient blobs are named ``<input>_grad``.
 """
 
@@ -77,3 +82,12 @@ def _sequence_mask_grad(op, g_output):
     g.arg.extend(copy.deepcopy([a for a in op.arg if a.name != "grad"]))
     g.arg.append(make_argument("grad", 1))
     return [g], [gx, None]
+
+
+@GradientRegistry.RegisterGradient("ReversePackedSegs")
+def _reverse_packed_segs_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return [], [None, None]
+    gx = str(op.input[0]) + "_grad"
+    return [CreateOperator("ReversePackedSegs", [str(dy), str(op.input[1])], [gx])], [gx, None]

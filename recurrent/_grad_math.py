@@ -231,6 +231,29 @@ def _pow_grad(op, g_output):
     return [_make(op, "PowGradient", [x, dy], [gx], args=[a for a in op.arg if a.name == "exponent"])], [gx]
 
 
+@GradientRegistry.RegisterGradient("Sqr")
+def _sqr_grad(op, g_output):
+    # SqrGradient (X, dY) -> dX = 2 X dY needs X. One op where Caffe2 used Scale(dY, 2) in place (which
+    # overwrote the output gradient) and Mul; the same value: 2 X is exact.
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x = op.input[0]
+    _no_in_place(op, "Sqr", [x])
+    gx = _grad_name(x)
+    return [_make(op, "SqrGradient", [x, dy], [gx])], [gx]
+
+
+@GradientRegistry.RegisterGradient("Negative")
+def _negative_grad(op, g_output):
+    # dX = -dY (in place on dY when the forward op ran in place), as Caffe2
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    gx = _grad_name(op.input[0])
+    return [_make(op, "Negative", [dy], [gx])], [gx]
+
+
 @GradientRegistry.RegisterGradient("ElementwiseLinear")
 def _elementwise_linear_grad(op, g_output):
     dy = g_output[0]

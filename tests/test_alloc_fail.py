@@ -167,15 +167,15 @@ def build_ops_net(name="af_ops"):
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
-    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask and Slice with int32 starts/ends)
-    with its gradients, WeightedSum,
+    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
+    ReversePackedSegs, Sqr and Negative) with its gradients, WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
     SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
-    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))))."""
+    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs of int32 data)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -206,6 +206,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
+    init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
+    init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
+    init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -244,7 +247,12 @@ def build_ops_net(name="af_ops"):
     # a (3, 4) box of h by int32 starts/ends, with its gradient (SliceGradient)
     sl = net.Slice([h, "sl_starts", "sl_ends"], "h_sl")
     loss8 = net.SumElements(net.Mul([sl, sl], "sl_sq"), "loss8")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8], "loss")
+    # seq2seq ops: sc as (4, 2, 4) steps reversed per entry (lengths 4, 1), then Sqr and Negative, with
+    # their gradients (ReversePackedSegs, SqrGradient, Negative)
+    rev = net.ReversePackedSegs([net.Reshape(sc, ["rv3", "rv3_old"], shape=[4, 2, 4])[0], "rev_len"], "rev")
+    loss9 = net.SumElements(net.Mul([net.Sqr(rev, "rev_sq"), net.Negative(rev, "rev_neg")], "rev_m"), "loss9")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9],
+                   "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -254,6 +262,7 @@ def build_ops_net(name="af_ops"):
     net.WeightedSample("wts", "x_ws", seed=5)
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
+    net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -280,7 +289,9 @@ def build_ops_net(name="af_ops"):
         [str(gmap[prm]) for prm in ["fc_w", "fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
         [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
-         "emb_d2"]
+         "emb_d2"] + \
+        ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
+        [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]]
     return init, net, compare
 
 
@@ -299,7 +310,7 @@ def test_ops_allocation_failures(sticky):
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
                "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
-               "op SparseAdam #"):
+               "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -653,6 +653,55 @@ CASES = [
          run_op('SequenceMask', ['x', 'l'], 'y')
          """, V, r"op SequenceMask #0: input 1 blob 'l' \(sequence_lengths\) holds a negative length -1 at "
                  r"index 2", note="checked when the op runs; a length above the row size masks nothing"),
+    # ---------------------------------------------------------------- seq2seq ops (ReversePackedSegs, ...)
+    Case("reverse-packed-segs-rank", "ops: seq2seq", "ReversePackedSegs([data (4,), lengths (1,)])",
+         "feed(x=f32(4), l=np.ones(1, np.int32)); run_op('ReversePackedSegs', ['x', 'l'], 'y')", V,
+         r"op ReversePackedSegs #0: input 0 blob 'x' \(data\) must have at least 2 dims \(T, N, \.\.\.\), "
+         r"got \(4,\) float32", note="data is float32 or int32, (T, N, ...); Caffe2 required exactly 3 dims"),
+    Case("reverse-packed-segs-lengths-count", "ops: seq2seq",
+         "ReversePackedSegs([data (4,2,3), lengths (3,)])",
+         "feed(x=f32(4, 2, 3), l=np.ones(3, np.int32)); run_op('ReversePackedSegs', ['x', 'l'], 'y')", V,
+         r"op ReversePackedSegs #0: input 1 blob 'l' \(lengths\) must have shape \(2,\), one length per "
+         r"batch entry \(dim 1\) of input 0 blob 'x' of shape \(4, 2, 3\) float32, got \(3,\) int32",
+         note="checked already at CreateNet when both hold tensors"),
+    Case("reverse-packed-segs-lengths-dtype", "ops: seq2seq", "ReversePackedSegs([data, lengths float32])",
+         "feed(x=f32(4, 2, 3), l=np.ones(2, np.float32)); run_op('ReversePackedSegs', ['x', 'l'], 'y')", T_,
+         r"op ReversePackedSegs #0: input 1 blob 'l' must be int32, got \(2,\) float32",
+         note="Caffe2 also took int64 lengths; blobs here are float32 or int32"),
+    Case("reverse-packed-segs-length-range", "ops: seq2seq",
+         "ReversePackedSegs([data (4,3,2), lengths [2, -1, 5]])",
+         """
+         feed(x=f32(4, 3, 2), l=np.array([2, -1, 5], np.int32))
+         run_op('ReversePackedSegs', ['x', 'l'], 'y')
+         """, V, r"op ReversePackedSegs #0: input 1 blob 'l' \(lengths\) holds -1 at position 1, outside "
+                 r"\[0, 4\] \(T = dim 0 of input 0 blob 'x' of shape \(4, 3, 2\) float32\)",
+         after="feed(l=np.array([2, 0, 4], np.int32)); run_op('ReversePackedSegs', ['x', 'l'], 'y')",
+         note="checked when the op runs, before anything is written; Caffe2 checked only the upper bound "
+              "(a negative length copied the entry unreversed)"),
+    Case("reverse-packed-segs-in-place-on-lengths", "ops: seq2seq",
+         "ReversePackedSegs([data, lengths], lengths)",
+         "feed(x=f32(4, 2), l=np.ones(2, np.int32)); run_op('ReversePackedSegs', ['x', 'l'], 'l')", V,
+         r"op ReversePackedSegs #0: input 1 and output 0 are the same blob 'l', which this op does not allow "
+         r"\(in-place\)", note="in place on data is allowed"),
+    Case("sqr-int32", "ops: seq2seq", "Sqr(x int32)",
+         "feed(x=np.arange(6, dtype=np.int32)); run_op('Sqr', 'x', 'y')", T_,
+         r"op Sqr #0: input 0 blob 'x' must be float32, got \(6,\) int32"),
+    Case("sqr-gradient-shapes", "ops: seq2seq", "SqrGradient([x (2,3), dy (3,2)])",
+         "feed(x=f32(2, 3), dy=f32(3, 2)); run_op('SqrGradient', ['x', 'dy'], 'dx')", V,
+         r"op SqrGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of input 0 "
+         r"blob 'x' \(2, 3\) float32"),
+    Case("sqr-in-place-gradient", "ops: seq2seq", "net.Sqr('x', 'x'); AddGradientOperators",
+         """
+         n = core.Net('sq')
+         n.SumElements(n.Sqr('x', 'x'), 'loss')
+         n.AddGradientOperators(['loss'])
+         """, V, r"Sqr gradient: the forward op computes 'x' in place \(inputs \['x'\]\), so the input it "
+                 r"overwrote is lost; the gradient needs it",
+         note="Sqr in place runs; only its gradient needs X. Negative in place has a gradient"),
+    Case("negative-int32", "ops: seq2seq", "Negative(x int32)",
+         "feed(x=np.arange(6, dtype=np.int32)); run_op('Negative', 'x', 'y')", T_,
+         r"op Negative #0: input 0 blob 'x' must be float32, got \(6,\) int32",
+         note="Caffe2's Negative also took integer types"),
     # ---------------------------------------------------------------- shape ops
     Case("concat-axis-out-of-range", "ops: shape", "Concat([x, x], axis=7)",
          "feed(x=f32(3, 4)); run_op('Concat', ['x', 'x'], ['y', 'split'], axis=7)", I,
@@ -1316,7 +1365,8 @@ def markdown():
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
-        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, Shape and Slice(+Gradient) when their",
+        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape and",
+        "  Slice(+Gradient) when their",
         "  inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

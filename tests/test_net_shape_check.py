@@ -1,5 +1,5 @@
 """Shapes checked when a net is created (CreateNet, RunNetOnce): FC, MatMul,
-Add/Sub/Mul, Sum, SquaredL2Distance and LabelCrossEntropy check the dtypes and
+Add/Sub/Mul, Sum, SquaredL2Distance, LabelCrossEntropy and ReversePackedSegs check the dtypes and
 shapes of inputs that hold a tensor and that no earlier op of the net writes;
 the same checks run again when the op runs (inputs computed inside the net,
 blobs fed again before running). Data values (labels in range) are checked at
@@ -34,6 +34,10 @@ CASES = [
     ("SquaredL2Distance", ["a", "c"], {}, dict(a=f32(4, 3), c=f32(4, 2)), r"op SquaredL2Distance #0: "),
     ("LabelCrossEntropy", ["p", "lab"], {}, dict(p=f32(4, 3), lab=np.zeros(5, np.int32)),
      r"op LabelCrossEntropy #0: input 1 blob 'lab' must hold one int32 label per row"),
+    ("ReversePackedSegs", ["a3", "lens"], {}, dict(a3=f32(4, 2, 3), lens=np.zeros(3, np.int32)),
+     r"op ReversePackedSegs #0: input 1 blob 'lens' \(lengths\) must have shape \(2,\)"),
+    ("ReversePackedSegs", ["a", "lens"], {}, dict(a=f32(4), lens=np.zeros(1, np.int32)),
+     r"op ReversePackedSegs #0: input 0 blob 'a' \(data\) must have at least 2 dims"),
 ]
 
 

@@ -1,5 +1,5 @@
 """Math operators (DESIGN.md §3): FC, MatMul, Sum, Add/Sub/Mul (+ legacy broadcast),
-SumReduceLike, Sigmoid/Tanh/Relu, ElementwiseLinear, Scale, WeightedSum, Copy and
+SumReduceLike, Sigmoid/Tanh/Relu, ElementwiseLinear, Scale, Sqr, Negative, WeightedSum, Copy and
 their gradient ops, against NumPy references; bad input; gradients by finite
 differences; a small MLP trained with WeightedSum SGD."""
 
@@ -346,6 +346,71 @@ def test_scale(rng):
     close(run("Scale", ["x"], ["x"], scale=3), -3 * x)  # an int scale is accepted
 
 
+# ---------------------------------------------------------------- Sqr, Negative
+def special_values(rng):
+    x = f32(rng, 3, 5, lo=-3, hi=3)
+    x[0] = [np.inf, -np.inf, np.nan, -0.0, 3e38]           # 3e38 squared overflows to inf
+    x.view(np.uint32)[1, 0] = 0xFFC12345                    # a negative NaN with a payload
+    x.view(np.uint32)[1, 1] = 0x00000001                    # the smallest denormal
+    return x
+
+
+def test_sqr(rng):
+    x = special_values(rng)
+    feed(x=x)
+    with np.errstate(over="ignore", under="ignore"):
+        ref = np.square(x)
+    y = run("Sqr", ["x"], ["y"])
+    assert y.dtype == np.float32 and y.tobytes() == ref.tobytes()
+    assert np.isposinf(y[0, :2]).all() and np.isnan(y[0, 2]) and np.isposinf(y[0, 4]) and y[1, 1] == 0
+    assert run("Sqr", ["x"], ["x"]).tobytes() == ref.tobytes()            # in place
+    feed(z=np.zeros((2, 0), np.float32))
+    close(run("Sqr", ["z"], ["zy"]), np.zeros((2, 0)))
+
+
+def test_sqr_gradient_op(rng):
+    x, dy = special_values(rng), f32(rng, 3, 5, lo=-2, hi=2)
+    feed(x=x, dy=dy)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = 2 * x * dy
+    assert run("SqrGradient", ["x", "dy"], ["dx"]).tobytes() == ref.tobytes()
+    assert run("SqrGradient", ["x", "dy"], ["dy"]).tobytes() == ref.tobytes()   # in place on dY
+    feed(dy=dy)
+    assert run("SqrGradient", ["x", "dy"], ["x"]).tobytes() == ref.tobytes()    # in place on X
+
+
+def test_negative(rng):
+    x = special_values(rng)
+    feed(x=x)
+    y = run("Negative", ["x"], ["y"])
+    assert y.dtype == np.float32 and y.tobytes() == np.negative(x).tobytes()
+    # a sign flip: NaN and 0 change sign too, and twice gives the input bit for bit
+    assert y.view(np.uint32)[1, 0] == 0x7FC12345 and np.signbit(y[0, 3]) == 0
+    assert (y.view(np.uint32) ^ x.view(np.uint32) == 0x80000000).all()
+    assert run("Negative", ["y"], ["y"]).tobytes() == x.tobytes()         # in place
+
+
+@pytest.mark.parametrize("kind", ["Sqr", "Negative", "SqrGradient"])
+def test_sqr_negative_bad_inputs(rng, kind):
+    feed(i=np.arange(6, dtype=np.int32).reshape(2, 3), x=f32(rng, 2, 3), dy=f32(rng, 3, 2))
+    ins = ["i"] if kind != "SqrGradient" else ["i", "dy"]
+    msg = r"op %s #0: input 0 blob 'i' must be float32, got \(2, 3\) int32" % kind
+    with pytest.raises(TypeError, match=msg):
+        workspace.RunOperatorOnce(op(kind, ins, ["y"]))
+    if kind == "SqrGradient":
+        msg = (r"op SqrGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of "
+               r"input 0 blob 'x' \(2, 3\) float32")
+        with pytest.raises(ValueError, match=msg):
+            workspace.RunOperatorOnce(op(kind, ["x", "dy"], ["dx"]))
+    with pytest.raises(KeyError, match=r"op %s #0: input 0 blob 'nope' does not exist" % kind):
+        workspace.RunOperatorOnce(op(kind, ["nope"] + ins[1:], ["y"]))
+    with pytest.raises(ValueError, match=r"op %s #0: .*(inputs|outputs)" % kind):
+        workspace.RunOperatorOnce(op(kind, ["x", "x", "x"], ["y"]))
+    # the workspace stays usable
+    ref = {"Sqr": lambda v: v * v, "Negative": lambda v: -v, "SqrGradient": lambda v: 2 * v * v}[kind]
+    close(run(kind, ["x"] * len(ins), ["y"]), ref(workspace.FetchBlob("x")))
+
+
 # ---------------------------------------------------------------- ElementwiseLinear
 @pytest.mark.parametrize("shape,axis", [((4, 6), 1), ((2, 3, 5), 2), ((2, 3, 5), 1), ((0, 6), 1)])
 def test_elementwise_linear(rng, shape, axis):
@@ -521,6 +586,43 @@ def test_unary_gradient_maker():
 @pytest.mark.parametrize("in_place", [False, True])
 def test_scale_gradient(rng, in_place):
     check_grads(core.CreateOperator("Scale", ["x"], ["x" if in_place else "y"], scale=-2.5), [f32(rng, 3, 4)])
+
+
+def test_sqr_gradient(rng):
+    check_grads(core.CreateOperator("Sqr", ["x"], ["y"]), [f32(rng, 3, 4, lo=-2, hi=2)])
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_negative_gradient(rng, in_place):
+    check_grads(core.CreateOperator("Negative", ["x"], ["x" if in_place else "y"]), [f32(rng, 3, 4)])
+
+
+def test_sqr_negative_gradient_makers():
+    G = core.GradientRegistry.GetGradientForOp
+    as_tuples = lambda ops: [(p.type, list(p.input), list(p.output), len(p.arg)) for p in ops]
+    ops, g = G(core.CreateOperator("Sqr", ["x"], ["y"]), ["dy"])
+    assert g == ["x_grad"] and as_tuples(ops) == [("SqrGradient", ["x", "dy"], ["x_grad"], 0)]
+    ops, g = G(core.CreateOperator("Negative", ["x"], ["y"]), ["dy"])
+    assert g == ["x_grad"] and as_tuples(ops) == [("Negative", ["dy"], ["x_grad"], 0)]
+    ops, g = G(core.CreateOperator("Negative", ["x"], ["x"]), ["x_grad"])
+    assert as_tuples(ops) == [("Negative", ["x_grad"], ["x_grad"], 0)]
+    for kind in ("Sqr", "Negative"):
+        assert G(core.CreateOperator(kind, ["x"], ["y"]), [None]) == ([], [None])
+    # Sqr in place loses X, which its gradient needs
+    with pytest.raises(ValueError, match=r"Sqr gradient: the forward op computes 'x' in place"):
+        G(core.CreateOperator("Sqr", ["x"], ["x"]), ["x_grad"])
+
+
+def test_sqr_negative_backward_pass(rng):
+    # loss = sum(w * Sqr(Negative(x))): dx = -2 (-x) w = 2 x w, the gradient ops' exact float32 values
+    net = core.Net("sqr_neg")
+    n = net.Negative(["x"], "n")
+    net.SumElements(net.Mul([net.Sqr([n], "s"), "w"], "sw"), "loss")
+    gmap = net.AddGradientOperators(["loss"])
+    x, w = f32(rng, 4, 3), f32(rng, 4, 3)
+    feed(x=x, w=w)
+    workspace.RunNetOnce(net)
+    assert workspace.FetchBlob(str(gmap["x"])).tobytes() == (-(2 * -x * w)).tobytes()
 
 
 @pytest.mark.parametrize("shape,axis", [((3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), 1)])

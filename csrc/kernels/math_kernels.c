@@ -206,6 +206,24 @@ void rc_k_scale(int64_t n, float s, const float *x, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = s * x[i];
 }
 
+/* x, y [n] (may be the same array): y = x * x, as NumPy's np.square */
+void rc_k_sqr(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
+}
+
+/* x, y [n] (may be the same array): y = -x, a sign flip (also of NaN and 0) */
+void rc_k_neg(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = -x[i];
+}
+
+/* x, dy, dx [n] (dx may be x or dy): dx = (2 x) dy; 2 x is exact, so one rounding */
+void rc_k_sqr_grad(int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = 2.f * x[i] * dy[i];
+}
+
 /* y, dy, dx [n]: dx = dy * y * (1 - y) */
 void rc_k_sigmoid_grad(int64_t n, const float *y, const float *dy, float *dx)
 {

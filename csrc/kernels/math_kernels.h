@@ -67,6 +67,10 @@ RC_INTERNAL void rc_k_sigmoid(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_tanh(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_relu(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_scale(int64_t n, float s, const float *x, float *y);
+RC_INTERNAL void rc_k_sqr(int64_t n, const float *x, float *y); /* y = x * x */
+RC_INTERNAL void rc_k_neg(int64_t n, const float *x, float *y); /* y = -x (sign flip) */
+/* dx [n] = 2 x dy (one rounding: 2 x is exact); dx may equal x or dy. */
+RC_INTERNAL void rc_k_sqr_grad(int64_t n, const float *x, const float *dy, float *dx);
 
 /* Gradients from the forward output y [n]: dx = dy * f'(x); dx may equal dy. */
 RC_INTERNAL void rc_k_sigmoid_grad(int64_t n, const float *y, const float *dy, float *dx);

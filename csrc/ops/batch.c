@@ -1,4 +1,4 @@
-/* ops/batch.c -- batched ops for attention: BatchMatMul and SequenceMask.
+/* ops/batch.c -- batched and sequence ops: BatchMatMul, SequenceMask, ReversePackedSegs.
  *
  * BatchMatMul(A, B) -> Y (Caffe2's batch_matmul_op without broadcasting).
  * Arguments trans_a, trans_b (default 0; nonzero transposes the last two dims
@@ -22,6 +22,20 @@
  * j >= sequence_lengths[i], else is copied. A length above right masks
  * nothing; a negative length is refused (Caffe2 masked the whole row). The
  * output has the input's shape and may be the input (in place).
+ *
+ * ReversePackedSegs(data, lengths) -> reversed (Caffe2's
+ * reverse_packed_segs_op). data is float32 or int32 of shape (T, N, ...),
+ * ndim >= 2 (Caffe2 required exactly 3), viewed as (T, N, block), block =
+ * prod(dims[2:]); lengths is int32 of shape (N,) (Caffe2 also took int64),
+ * each in [0, T]: a length outside is refused naming its position and value
+ * (Caffe2 checked only the upper bound; a negative length silently copied the
+ * column). For batch entry b the first lengths[b] steps are reversed,
+ *   reversed[t, b] = data[lengths[b] - 1 - t, b]   for t < lengths[b],
+ * and the padding steps are copied through, reversed[t, b] = data[t, b], as
+ * Caffe2's op does; so the op is its own inverse and its own gradient
+ * (recurrent/_grad_batch.py). Values are moved as bits (NaN payloads, -0 kept).
+ * The output has data's shape and dtype and may be data (in place: the rows
+ * are swapped pairwise, no temporary).
  *
  * Kernels are plain functions of pointers and sizes; the only state is the
  * parsed arguments (op->state). No allocation besides the outputs.
@@ -56,6 +70,31 @@ static void seq_mask_kernel(int64_t left, int64_t right, const float *x, const i
             for (int64_t j = 0; j < n; j++) yr[j] = xr[j];
         for (int64_t j = n; j < right; j++) yr[j] = fill;
     }
+}
+
+/* x: (T, N, row bytes) of one 4-byte dtype, len: (N,), each in [0, T] -> y: (T, N, row bytes),
+ * y[t, b] = x[len[b] - 1 - t, b] for t < len[b], else x[t, b]. y may be x (then, per b, rows t and
+ * len[b] - 1 - t are swapped for t < len[b] / 2); no other overlap. Bytes are moved, not values. */
+static void rev_segs_kernel(int64_t T, int64_t N, size_t row, const unsigned char *x, const int32_t *len,
+                            unsigned char *y)
+{
+    if (y == x) {
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t t = 0, L = len[b]; t < L / 2; t++) {
+                unsigned char *p = y + (size_t)(t * N + b) * row, *q = y + (size_t)((L - 1 - t) * N + b) * row;
+                for (size_t k = 0; k < row; k++) {
+                    const unsigned char v = p[k];
+                    p[k] = q[k];
+                    q[k] = v;
+                }
+            }
+        return;
+    }
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t b = 0; b < N; b++) {
+            const int64_t src = t < len[b] ? len[b] - 1 - t : t;
+            memcpy(y + (size_t)(t * N + b) * row, x + (size_t)(src * N + b) * row, row);
+        }
 }
 
 /* ================================================================ BatchMatMul */
@@ -243,6 +282,53 @@ static rc_status seq_mask_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ ReversePackedSegs */
+
+/* data float32 or int32 with ndim >= 2; lengths int32 of shape (data.dims[1],).
+ * Length values are checked by run. */
+static rc_status rev_segs_check(rc_op *op, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, 0), *len = rc_in(op, 1);
+    rc_status st;
+    if (x->dtype != RC_I32 && (st = rc_check_input(op, 0, RC_F32, err)))
+        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' (data) must be float32 or "
+                                              "int32, got %s", rc_in_name(op, 0), RC_SHAPE(x)) : st;
+    if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+    if (x->ndim < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' (data) must have at least 2 dims (T, N, ...), got %s",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    if (len->ndim != 1 || len->dims[0] != x->dims[1])
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (lengths) must have shape (%lld,), one length per batch entry (dim 1) "
+                          "of input 0 blob '%s' of shape %s, got %s", rc_in_name(op, 1), (long long)x->dims[1],
+                          rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(len));
+    return RC_OK;
+}
+
+/* ReversePackedSegs: data (T, N, ...), lengths (N,) int32 in [0, T] -> reversed
+ * (shape and dtype of data). reversed may be data. */
+static rc_status rev_segs_run(rc_op *op, rc_err *err)
+{
+    rc_status st = rev_segs_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *len = rc_in(op, 1);
+    const int64_t T = x->dims[0], N = x->dims[1];
+    const int32_t *l = N > 0 ? rc_i32(len) : NULL;
+    for (int64_t b = 0; b < N; b++)
+        if (l[b] < 0 || l[b] > T)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' (lengths) holds %d at position %lld, outside [0, %lld] (T = dim 0 "
+                              "of input 0 blob '%s' of shape %s)", rc_in_name(op, 1), (int)l[b], (long long)b,
+                              (long long)T, rc_in_name(op, 0), RC_SHAPE(x));
+    if (rc_out(op, 0) != x && (st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (rc_tensor_numel(x) == 0) return RC_OK;
+    const size_t row = (size_t)rc_dims_prod(x, 2, x->ndim) * rc_dtype_size(x->dtype);
+    rev_segs_kernel(T, N, row, rc_tensor_data(x), l, rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
 /* ================================================================ table */
 
 const rc_op_schema rc_ops_batch[] = {
@@ -251,5 +337,8 @@ const rc_op_schema rc_ops_batch[] = {
     {"SequenceMask", 2, 2, 1, 1, rc_inplace_first, seq_mask_setup, seq_mask_run, free,
      "(input, sequence_lengths) -> output: rows of input (dims before axis) filled with fill_val from their "
      "length on (args mode='sequence', axis, fill_val, grad)", seq_mask_check},
+    {"ReversePackedSegs", 2, 2, 1, 1, rc_inplace_first, NULL, rev_segs_run, NULL,
+     "(data (T, N, ...), lengths (N,)) -> reversed: the first lengths[b] steps of entry b reversed, the rest "
+     "copied", rev_segs_check},
     {0},
 };

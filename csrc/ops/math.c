@@ -24,6 +24,12 @@
  *    follows IEEE (inf / NaN, no error). DivGradient takes (B, C, dC), C the
  *    forward output, and gives (dA, dB) with dB reduced over the broadcast
  *    dims in double.
+ *
+ * Sqr, Negative (Caffe2's sqr_op, negative_op): float32 only (Caffe2's
+ * Negative also took int and double). Sqr's gradient is one op, SqrGradient
+ * (X, dY) -> dX = (2 X) dY, where Caffe2's maker scaled dY by 2 in place (so
+ * writing over the output gradient) and then multiplied by X with Mul.
+ * Negative's gradient is Negative (dY).
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
@@ -738,7 +744,7 @@ static rc_status unary_run(rc_op *op, unary_kernel k, rc_err *err)
     return RC_OK;
 }
 
-/* Y [n], dY [n] -> dX [n]; dX may be dY. */
+/* Y [n], dY [n] -> dX [n]; dX may be dY. (SqrGradient: X [n] instead of Y; dX may be X or dY.) */
 static rc_status unary_grad_run(rc_op *op, grad_kernel k, rc_err *err)
 {
     rc_status st;
@@ -755,6 +761,10 @@ static rc_status relu_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_re
 static rc_status sigmoid_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_sigmoid_grad, err); }
 static rc_status tanh_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_tanh_grad, err); }
 static rc_status relu_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_relu_grad, err); }
+/* Sqr: Y = X * X; Negative: Y = -X; SqrGradient: (X, dY) -> dX = 2 X dY (its first input is X, not Y). */
+static rc_status sqr_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_sqr, err); }
+static rc_status negative_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_neg, err); }
+static rc_status sqr_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_sqr_grad, err); }
 
 static rc_status scale_setup(rc_op *op, rc_err *err)
 {
@@ -971,6 +981,9 @@ const rc_op_schema rc_ops_math[] = {
     {"Relu", 1, 1, 1, 1, rc_inplace_any, NULL, relu_run, NULL, "Y = max(X, 0)"},
     {"ReluGradient", 2, 2, 1, 1, inplace_dy, NULL, relu_grad_run, NULL, "(Y, dY) -> dX = dY [Y > 0]"},
     {"Scale", 1, 1, 1, 1, rc_inplace_any, scale_setup, scale_run, math_args_free, "Y = scale * X (arg scale)"},
+    {"Sqr", 1, 1, 1, 1, rc_inplace_any, NULL, sqr_run, NULL, "Y = X * X"},
+    {"SqrGradient", 2, 2, 1, 1, rc_inplace_any, NULL, sqr_grad_run, NULL, "(X, dY) -> dX = 2 X dY"},
+    {"Negative", 1, 1, 1, 1, rc_inplace_any, NULL, negative_run, NULL, "Y = -X (sign flip; its own gradient)"},
     {"ElementwiseLinear", 3, 3, 1, 1, NULL, axis_setup, ewl_run, math_args_free, "Y = X * a + b (arg axis)"},
     {"ElementwiseLinearGradient", 3, 3, 3, 3, NULL, axis_setup, ewl_grad_run, math_args_free,
      "(dY, X, a) -> (dX, da, db)"},

@@ -13,7 +13,7 @@ extern const rc_op_schema rc_ops_embed[];     /* ops/embed.c: Gather, OneHot, We
 extern const rc_op_schema rc_ops_dropout[];   /* ops/dropout.c: Dropout, DropoutGrad */
 extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate, MomentumSGDUpdate, Adam and their Sparse* */
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
-extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask */
+extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 extern const rc_op_schema rc_ops_sparse[];    /* ops/sparse.c: SparseToDense, ScatterWeightedSum */
 
 static const rc_op_schema *const families[] = {

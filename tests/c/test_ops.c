@@ -488,6 +488,64 @@ static void test_small_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- ReversePackedSegs, Sqr, Negative */
+/* x (3, 2, 2) float32 = 0..11 and xi the same shape int32 = 0, -1, ..., lengths {3, 1}: entry 0 reversed
+ * whole, entry 1 unchanged (length 1); then in place on x; Sqr, Negative and SqrGradient of the result. */
+static void test_reverse_sqr_negative(void)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {3, 2, 2}, dl[] = {2};
+    rc_blob *xb = rct_feed_f32(ws, "x", 3, dx, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "len", &err);
+    rc_blob *ib = rc_ws_create_local(ws, "xi", &err);
+    REQUIRE(xb && lb && ib && !rc_tensor_resize(&lb->t, RC_I32, 1, dl, &err) &&
+            !rc_tensor_resize(&ib->t, RC_I32, 3, dx, &err));
+    rc_i32(&lb->t)[0] = 3, rc_i32(&lb->t)[1] = 1;
+    for (int i = 0; i < 12; i++) rc_i32(&ib->t)[i] = -i;
+    rc_netdef *nd = rc_netdef_new("rev");
+    REQUIRE(nd != NULL);
+    int ok = add(nd, "ReversePackedSegs", "x,len", "y") && add(nd, "ReversePackedSegs", "xi,len", "yi") &&
+             add(nd, "ReversePackedSegs", "x,len", "x") && add(nd, "Sqr", "y", "s") &&
+             add(nd, "Negative", "y", "n") && add(nd, "SqrGradient", "y,n", "ds") && add(nd, "Negative", "n", "n");
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    /* element (t, b, k) is 4 t + 2 b + k; its source step: 2 - t for b = 0, t for b = 1 */
+    float want[12];
+    for (int t = 0; t < 3; t++)
+        for (int b = 0; b < 2; b++)
+            for (int k = 0; k < 2; k++) want[t * 4 + b * 2 + k] = (float)(4 * (b == 0 ? 2 - t : t) + 2 * b + k);
+    const rc_tensor *y = &rc_ws_get(ws, "y")->t, *yi = &rc_ws_get(ws, "yi")->t, *x = &rc_ws_get(ws, "x")->t;
+    const rc_tensor *sq = &rc_ws_get(ws, "s")->t, *ng = &rc_ws_get(ws, "n")->t, *ds = &rc_ws_get(ws, "ds")->t;
+    REQUIRE(y->dtype == RC_F32 && yi->dtype == RC_I32 && rc_tensor_same_shape(y, x) && rc_tensor_same_shape(yi, x));
+    int same = 1, same_i = 1, same_ip = 1, math = 1;
+    for (int i = 0; i < 12; i++) {
+        same &= rc_f32(y)[i] == want[i];
+        same_i &= rc_i32(yi)[i] == -(int32_t)want[i];
+        same_ip &= rc_f32(x)[i] == want[i];
+        math &= rc_f32(sq)[i] == want[i] * want[i] && rc_f32(ng)[i] == want[i] &&
+                rc_f32(ds)[i] == -2.f * want[i] * want[i];
+    }
+    CHECK(same);
+    CHECK(same_i);
+    CHECK(same_ip);
+    CHECK(math);
+    /* a length out of [0, T] is refused when the op runs, naming the position and the value */
+    rc_i32(&lb->t)[1] = 4;
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg,
+              "op ReversePackedSegs #0: input 1 blob 'len' (lengths) holds 4 at position 1, outside [0, 3]");
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* Copy and fills work on int32 too; Copy into a link view writes the state rows. */
 static void test_copy_into_view(void)
 {
@@ -752,6 +810,7 @@ int main(void)
     RUN(test_shapes_checked_at_creation);
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
+    RUN(test_reverse_sqr_negative);
     RUN(test_loss_net);
     RUN(test_copy_into_view);
     RUN(test_sum_of_two_overlapping);
