@@ -64,9 +64,13 @@ def test_model_helper_scopes_and_get_all_params():
         assert str(p3) == "A/test_param3"
         assert m.GetNonTrainableParams() == [p3]
         assert m.GetAllParams() == [p3]
-    assert m.GetNonTrainableParams() == [p2, p3]
+    with core.NameScope("A"), core.NameScope("B"):
+        p4 = m.AddParam("test_param4", init_value=4.0, trainable=False)
+    assert m.GetNonTrainableParams() == [p2, p3, p4]
+    # exactly that scope (Caffe2), unlike GetParams' prefix match
     assert m.GetNonTrainableParams("A") == [p3]
-    assert m.GetAllParams("A/") == [p3]
+    assert m.GetNonTrainableParams("A/B") == [p4]
+    assert m.GetAllParams("A/B/") == [p4]
     assert m.GetParams(top_scope=True) == [p1]
 
 
@@ -278,6 +282,29 @@ def test_names_more_decoder_layers_than_encoder_layers():
     assert not [p for p in params if p.startswith("attention_decoder/")]
 
 
+def _outputs_with_grads(model):
+    """outputs_with_grads of each RecurrentNetwork op, in net order."""
+    return [[a.value() for a in op.arg if a.name == "outputs_with_grads"][0]
+            for op in _ops(model) if op.type == "RecurrentNetwork"]
+
+
+def test_names_more_encoder_layers_than_decoder_layers():
+    """With 2 encoder and 1 decoder layer, the decoder starts from encoder
+    layer 1's final states (6 units: no FC), and only that layer's final
+    states get gradients: layer 0 returns its sequence ([0]), layer 1 its
+    final states ([1, 3]; no attention, so not its sequence)."""
+    model, params, outs, _ = built(model_params("none", encoder_units=(4, 6), decoder_units=(6,)))
+    assert not [p for p in params if p.startswith("decoder_initial_")]
+    assert not [b for b in outs if b.startswith("decoder_initial_")]
+    assert [list(w) for w in _outputs_with_grads(model)] == [[0], [1, 3], [0]]
+    rnn = [op for op in _ops(model) if op.type == "RecurrentNetwork"]
+    assert "encoder/layer1/lstm/hidden_state_last" in list(rnn[1].output)
+    assert "encoder/layer1/lstm/hidden_state_last" in list(rnn[2].input)
+    model, _, _, _ = built(model_params("regular", encoder_units=(4, 6), decoder_units=(5,)))
+    # attention: the last layer's sequence too; the decoder's sequence and context get gradients
+    assert [list(w) for w in _outputs_with_grads(model)] == [[0], [0, 1, 3], [0, 4]]
+
+
 def test_names_under_a_scope():
     """With scope='s2s': the encoder layers, the embedded inputs and the
     decoder cells are scoped; the initial states and the output projection
@@ -405,6 +432,7 @@ CONFIGS = [
     ("regular", (3, 4), (4, 2)),
     ("dot", (4,), (5, 3)),
     ("recurrent", (4,), (4,)),
+    ("regular", (4, 3, 5), (5,)),
 ]
 
 
