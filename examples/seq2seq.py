@@ -27,7 +27,8 @@ from recurrent.models.seq2seq import seq2seq_util
 from recurrent.models.seq2seq.seq2seq_model_helper import Seq2SeqModelHelper
 from recurrent.proto import caffe2_pb2
 
-FEEDS = ["encoder_inputs", "encoder_lengths", "decoder_inputs", "decoder_lengths", "targets", "target_weights"]
+FEEDS = ["encoder_inputs", "encoder_lengths", "decoder_inputs", "decoder_lengths", "targets",
+         "target_weights"]
 FIRST_TOKEN = 4  # ids 0-3 are PAD, GO, EOS, UNK
 
 
@@ -82,9 +83,10 @@ class Seq2Seq:
 
     def _embeddings(self, model):
         bound = math.sqrt(3)
+        width = self.params["embedding_size"]
         tables = []
-        for name, rows, width in (("encoder_embeddings", self.source_vocab_size, self.params["embedding_size"]),
-                                  ("decoder_embeddings", self.target_vocab_size, self.params["embedding_size"])):
+        for name, rows in (("encoder_embeddings", self.source_vocab_size),
+                           ("decoder_embeddings", self.target_vocab_size)):
             table = model.param_init_net.UniformFill([], name, shape=[rows, width], min=-bound, max=bound)
             model.params.append(table)
             tables.append(table)

@@ -214,7 +214,8 @@ def test_names_attention_two_encoder_layers():
                 + lstm_names("encoder/layer0/lstm") + lstm_names("encoder/layer1/lstm")
                 + ["initial_attention_weighted_encoder_context",
                    "decoder/i2h_w", "decoder/i2h_b", "decoder/layer_0/gates_t_w", "decoder/layer_0/gates_t_b",
-                   "attention_decoder/weighted_encoder_outputs_w", "attention_decoder/weighted_encoder_outputs_b",
+                   "attention_decoder/weighted_encoder_outputs_w",
+                   "attention_decoder/weighted_encoder_outputs_b",
                    "attention_decoder/weighted_decoder_hidden_state_w",
                    "attention_decoder/weighted_decoder_hidden_state_b",
                    "attention_decoder/attention_logits_w",
