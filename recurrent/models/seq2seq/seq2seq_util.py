@@ -28,6 +28,9 @@ Differences from Caffe2 (each where Caffe2 failed):
   it with an AssertionError. Any other type raises ValueError.
 - a decoder layer config with ``dropout_keep_prob`` works (Caffe2 read it as
   an attribute of the dict and raised AttributeError).
+- input blobs given as str names are not prefixed by the scopes the
+  builders enter (Caffe2 made, e.g., ``encoder/layer0/lengths`` of
+  ``'lengths'`` in the bidirectional layer).
 """
 
 import collections
@@ -54,6 +57,12 @@ def _cpu_only(where, num_gpus):
     if num_gpus != 0:
         raise ValueError("%s: num_gpus=%r, but this build is CPU-only (no CopyCPUToGPU, no GPU "
                          "DeviceScope); use num_gpus=0" % (where, num_gpus))
+
+
+def _blob(x):
+    """A str blob name as a BlobReference, so that a name scope entered
+    later does not prefix it (Caffe2 prefixed such names)."""
+    return core.BlobReference(x) if isinstance(x, str) else x
 
 
 def _join(scope, name):
@@ -158,6 +167,7 @@ def rnn_bidirectional_layer(
     axis: ``(outputs [T, N, 2 * num_units] or None, final_hidden_state
     [1, N, 2 * num_units] or None, final_cell_state or None)``; None for what
     ``return_sequence_output`` / ``return_final_state`` leave out."""
+    inputs, input_lengths = _blob(inputs), _blob(input_lengths)
     layer_args = dict(
         model=model,
         input_lengths=input_lengths,
@@ -211,7 +221,7 @@ def get_layer_scope(scope, layer_type, i):
 def _embed(model, embeddings, inputs, name, num_gpus, where, scope):
     _cpu_only(where, num_gpus)
     with core.NameScope(scope or ''):
-        return model.net.Gather([embeddings, inputs], [name])
+        return model.net.Gather([_blob(embeddings), _blob(inputs)], [name])
 
 
 def build_embedding_encoder(
