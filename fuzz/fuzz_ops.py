@@ -34,6 +34,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "mode", "fill_val", "grad",
              # Shape, Slice(+Gradient) (csrc/ops/shape.c; axes is above)
              "starts", "ends",
+             # SparseToDense (csrc/ops/sparse.c; the sparse optimizers read momentum, nesterov, epsilon, decay,
+             # beta1, beta2, above)
+             "output_first_dim",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -59,7 +62,7 @@ def random_arg(p):
 
 def random_op(p):
     t = p.pick(OP_TYPES)
-    ins = [p.name(INPUTS) for _ in range(p.int(0, 5))]
+    ins = [p.name(INPUTS) for _ in range(p.int(0, 7))]  # up to 7: SparseAdam takes 7
     outs = [p.name(OUTPUTS) for _ in range(p.int(0, 4))]
     args = {}
     for _ in range(p.int(0, 4)):

@@ -171,7 +171,9 @@ def build_ops_net(name="af_ops"):
     with its gradients, WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
-    schedules), and a side branch of ops without gradients (Copy, ExpandDims,
+    schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
+    ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
+    SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))))."""
     init = core.Net(name + "_init")
@@ -180,6 +182,10 @@ def build_ops_net(name="af_ops"):
     init.UniformFill([], "unif", shape=[8], min=-0.1, max=0.1)
     rng = np.random.RandomState(0)
     init.GivenTensorFill([], "emb", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    for b in ("emb_s", "emb_a", "emb_m", "emb_d"):
+        init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    for b in ("emb_a_h", "emb_m_mom", "emb_d1", "emb_d2"):
+        init.ConstantFill([], b, shape=[10, 6], value=0.0)
     init.GivenTensorFill([], "fc_w", shape=[8, 6], values=rng.uniform(-0.5, 0.5, 48).tolist())
     init.GivenTensorFill([], "fc_b", shape=[8], values=rng.uniform(-0.1, 0.1, 8).tolist())
     init.ConstantFill([], "lin_w", shape=[8], value=0.5)
@@ -255,6 +261,14 @@ def build_ops_net(name="af_ops"):
     net.MomentumSGDUpdate([gmap["fc_b"], "mom_b", "sched_pos", "fc_b"], ["fc_b_step", "mom_b", "fc_b"],
                           momentum=0.9, nesterov=1)
     net.Adam(["lin_w", "m1_w", "m2_w", gmap["lin_w"], "sched_neg", "iter"], ["lin_w", "m1_w", "m2_w"])
+    ge = str(gmap[e])  # Gather's output gradient: the rows of ids, as in a GradientSlice
+    net.SparseToDense(["ids", ge, "emb"], "emb_dense_g")
+    net.ScatterWeightedSum(["emb_s", "half", "ids", ge, "lr"], "emb_s")
+    net.SparseAdagrad(["emb_a", "emb_a_h", "ids", ge, "lr"], ["emb_a", "emb_a_h"], epsilon=1e-4)
+    net.SparseMomentumSGDUpdate([ge, "emb_m_mom", "sched_pos", "emb_m", "ids"],
+                                ["emb_step", "emb_m_mom", "emb_m"], momentum=0.9)
+    net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
+                   ["emb_d", "emb_d1", "emb_d2"])
     params = ["emb", "fc_w"]
     for prm in params:
         net.WeightedSum([prm, "one", gmap[prm], "lr"], prm)
@@ -263,7 +277,9 @@ def build_ops_net(name="af_ops"):
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
-        [str(gmap[b]) for b in ["bmm", "q3", "k3"]]
+        [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
+        ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
+         "emb_d2"]
     return init, net, compare
 
 
@@ -280,7 +296,9 @@ def test_ops_allocation_failures(sticky):
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #"):
+               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
+               "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
+               "op SparseAdam #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

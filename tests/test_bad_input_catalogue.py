@@ -829,6 +829,61 @@ CASES = [
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
          run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
          """, V, r"op Adam #0: argument beta1 must be in \[0, 1\), got 1"),
+    # ---------------------------------------------------------------- ops: sparse rows (csrc/ops/sparse.c)
+    Case("sparse-to-dense-negative-index", "ops: sparse", "SparseToDense(i = [3, -1], v (2, 3))",
+         """
+         feed(i=np.array([3, -1], np.int32), v=f32(2, 3))
+         run_op('SparseToDense', ['i', 'v'], ['o'])
+         """, I, r"op SparseToDense #0: input 0 blob 'i': index -1 at position 1 is out of range \[0, 4\) "
+                 r"\(max index \+ 1\)"),
+    Case("sparse-to-dense-values-shape", "ops: sparse", "SparseToDense(i (2, 3), v (3, 2))",
+         """
+         feed(i=np.zeros((2, 3), np.int32), v=f32(3, 2))
+         run_op('SparseToDense', ['i', 'v'], ['o'])
+         """, V, r"op SparseToDense #0: input 1 blob 'v' \(the values\) must have shape input 0 blob 'i' "
+                 r"\(2, 3\) int32 \+ the row shape, got \(3, 2\) float32"),
+    Case("scatter-weighted-sum-not-in-place", "ops: sparse", "ScatterWeightedSum([x, w0, i, v, w1], 'y')",
+         """
+         feed(x=f32(4, 3), w0=np.ones(1, np.float32), i=np.array([1], np.int32), v=f32(1, 3),
+              w1=np.ones(1, np.float32))
+         run_op('ScatterWeightedSum', ['x', 'w0', 'i', 'v', 'w1'], ['y'])
+         """, V, r"op ScatterWeightedSum #0: output 0 blob 'y' must be input 0 blob 'x' \(this op updates it "
+                 r"in place\)"),
+    Case("scatter-weighted-sum-index-out-of-range", "ops: sparse",
+         "ScatterWeightedSum(x (4, 3), i = [[1, 2], [4, 0]])",
+         """
+         x = f32(4, 3)
+         feed(x=x, w0=np.ones(1, np.float32), i=np.array([[1, 2], [4, 0]], np.int32), v=f32(2, 2, 3),
+              w1=np.ones(1, np.float32))
+         try:
+             run_op('ScatterWeightedSum', ['x', 'w0', 'i', 'v', 'w1'], ['x'])
+         finally:
+             assert np.array_equal(workspace.FetchBlob('x'), x)
+         """, I, r"op ScatterWeightedSum #0: input 2 blob 'i': index 4 at position 2 \(element \(1, 0\) "
+                 r"of its \(2, 2\) int32\) is out of range \[0, 4\) \(the rows of input 0 blob 'x' of shape "
+                 r"\(4, 3\) float32\)", note="every index is checked before anything is written: x is unchanged"),
+    Case("sparse-momentum-grad-shape", "ops: sparse",
+         "SparseMomentumSGDUpdate([g (3, 3), m (4, 3), lr, p (4, 3), i (2,)])",
+         """
+         feed(g=f32(3, 3), m=f32(4, 3), lr=np.ones(1, np.float32), p=f32(4, 3), i=np.array([0, 2], np.int32))
+         run_op('SparseMomentumSGDUpdate', ['g', 'm', 'lr', 'p', 'i'], ['g', 'm', 'p'], momentum=0.9)
+         """, V, r"op SparseMomentumSGDUpdate #0: input 0 blob 'g' \(the gradient\) must have shape \(2, 3\) "
+                 r"float32 \(input 4 blob 'i' \(2,\) int32 \+ input 3 blob 'p' \(4, 3\) float32 without its "
+                 r"first dim\), got \(3, 3\) float32"),
+    Case("sparse-adagrad-lr-two-values", "ops: sparse", "SparseAdagrad([p, h, i, g, lr (2,)])",
+         """
+         feed(p=f32(4, 3), h=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.array([-0.1, -0.2], np.float32))
+         run_op('SparseAdagrad', ['p', 'h', 'i', 'g', 'lr'], ['p', 'h'])
+         """, V, r"op SparseAdagrad #0: input 4 blob 'lr' \(the learning rate\) must hold one value, got "
+                 r"\(2,\) float32"),
+    Case("sparse-adam-moment-not-in-place", "ops: sparse", "SparseAdam([p, m1, m2, ...], [p, m1_new, m2])",
+         """
+         feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
+         run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1_new', 'm2'])
+         """, V, r"op SparseAdam #0: output 1 blob 'm1_new' must be input 1 blob 'm1' \(this op updates "
+                 r"it in place\)"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,

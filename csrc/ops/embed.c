@@ -7,6 +7,7 @@
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
  *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT)
+ *   SparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
  *
  * Semantics follow Caffe2 (gather_op, one_hot_ops, weighted_sample_op,
  * adagrad_op) with these differences:
@@ -24,13 +25,22 @@
  *    lives in op->state, seeded at op creation from `seed` when given, else
  *    from the clock and a process-wide counter. Weights must be finite and
  *    non-negative and each row must have a positive sum (ValueError naming
- *    the row otherwise).
+ *    the row otherwise);
+ *  - SparseAdagrad applies Adagrad's kernel (epsilon, decay) to row
+ *    INDICES.flat[k] of PARAM and MOMENT with row k of GRAD (shape
+ *    INDICES.shape + PARAM.shape[1:]; Caffe2 compared sizes only), k in
+ *    order, one occurrence at a time, in place (the outputs must be the
+ *    blobs of PARAM and MOMENT, as Caffe2 enforced): a row named once gets
+ *    bitwise Adagrad's result for that row. Caffe2's SparseAdagrad refused
+ *    decay != 1; here decay applies per occurrence, as in Adagrad. Every
+ *    index is checked before anything is written (IndexError).
  * Kernels are plain loops over pointers; none keeps global state, so op
  * instances may run concurrently. Nothing allocates except the resize of an
  * output whose shape changed.
  */
 #include "../core/rc_core.h"
 #include "../kernels/rng.h"
+#include "sparse.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,6 +411,56 @@ static rc_status adagrad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+
+/* ---------------------------------------------------------------- SparseAdagrad */
+
+/* Dtypes and shapes (no data values): (PARAM, MOMENT, INDICES, GRAD, LR); MOMENT float32 of PARAM's shape,
+ * GRAD INDICES.shape + PARAM.shape[1:], LR one float32. */
+static rc_status sparse_adagrad_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    if (!rc_tensor_same_shape(rc_in(op, 1), w))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' must have the shape of input 0 blob '%s' %s, "
+                          "got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(w), RC_SHAPE(rc_in(op, 1)));
+    if ((st = rc_sparse_check_indices(op, 2, err))) return st;
+    if ((st = rc_sparse_check_rows(op, 0, 2, 3, "the gradient", err))) return st;
+    return rc_sparse_check_scalar(op, 4, "the learning rate", err);
+}
+
+static rc_status sparse_adagrad_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {0, 0, 1, 1};
+    rc_status st = adagrad_setup(op, err);
+    if (st) return st;
+    return rc_sparse_require_inplace(op, pairs, 2, err);
+}
+
+/* (PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT) in place: for each k in order, rows i = INDICES[k]
+ * get Adagrad's step (the same kernel) with row k of GRAD. */
+static rc_status sparse_adagrad_run(rc_op *op, rc_err *err)
+{
+    const adagrad_state *s = op->state;
+    rc_status st;
+    float lr = 0.0f;
+    if ((st = sparse_adagrad_check(op, err))) return st;
+    if ((st = rc_sparse_read_scalar(op, 4, "the learning rate", &lr, err))) return st;
+    if ((st = rc_sparse_check_range_of(op, 2, 0, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t K = rc_tensor_numel(rc_in(op, 2)), R = rc_dims_prod(w, 1, w->ndim);
+    if (!K || !R) return RC_OK;
+    const int32_t *idx = rc_i32(rc_in(op, 2));
+    const float *g = rc_f32(rc_in(op, 3));
+    float *wd = rc_f32(rc_out(op, 0)), *h = rc_f32(rc_out(op, 1));
+    for (int64_t k = 0; k < K; k++) {
+        const int64_t i = (int64_t)idx[k] * R;
+        adagrad_kernel(R, wd + i, h + i, g + k * R, lr, s->epsilon, s->decay, wd + i, h + i);
+    }
+    return RC_OK;
+}
+
 /* ================================================================ table */
 
 /* Adagrad: param and moment may be updated in place (input 0 -> output 0, input 1 -> output 1). */
@@ -418,5 +478,8 @@ const rc_op_schema rc_ops_embed[] = {
      "INDICES[i]]]); argument seed"},
     {"Adagrad", 4, 4, 2, 2, inplace_adagrad, adagrad_setup, adagrad_run, free,
      "(param, moment, grad, lr) -> (param, moment): moment = decay*moment + grad^2; param += lr*grad/(sqrt(moment)+eps)"},
+    {"SparseAdagrad", 5, 5, 2, 2, inplace_adagrad, sparse_adagrad_setup, sparse_adagrad_run, free,
+     "(param, moment, indices, grad, lr) -> (param, moment) in place: Adagrad's step on rows indices[k] with row k "
+     "of grad (shape indices.shape + param.shape[1:]), k in order; arguments epsilon, decay", sparse_adagrad_check},
     {0},
 };

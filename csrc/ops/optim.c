@@ -6,6 +6,8 @@
  *   LearningRate(ITER) -> LR                            LR (1,) = base_lr * policy(ITER)
  *   MomentumSGDUpdate(GRAD, MOMENT, LR, PARAM) -> (GRAD, MOMENT, PARAM)
  *   Adam(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
+ *   SparseMomentumSGDUpdate(GRAD, MOMENT, LR, PARAM, INDICES) -> (GRAD, MOMENT, PARAM)
+ *   SparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
  *
  * Semantics follow Caffe2 (iter_op, learning_rate_op, momentum_sgd_op,
  * adam_op) with these differences:
@@ -29,12 +31,25 @@
  *    fixed, step, exp, inv, poly, multistep, linearWarmup and
  *    constantWarmup exist (Caffe2 had more, e.g. hill and composite);
  *  - MomentumSGDUpdate: momentum must be finite and >= 0, nesterov 0 or 1.
- *    Caffe2's MomentumSGD (no PARAM) and the sparse variants are absent;
+ *    Caffe2's MomentumSGD (no PARAM) is absent;
  *  - Adam has exactly three outputs (later Caffe2 versions could output the
  *    effective gradient too); beta1 and beta2 must lie in [0, 1) and epsilon
  *    be finite and >= 0 (checked at creation). The bias correction
  *    sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1, is computed in double
- *    and rounded to float once. The sparse and row-wise variants are absent.
+ *    and rounded to float once. The row-wise variants are absent;
+ *  - the sparse variants take INDICES (int32, any rank, K = its size) and
+ *    GRAD of shape INDICES.shape + PARAM.shape[1:] (Caffe2 compared sizes
+ *    only), take the dense op's arguments (checked alike) and apply the dense
+ *    op's kernel to row INDICES.flat[k] of the state with row k of GRAD, for
+ *    k in order, one occurrence at a time (a repeated index is updated
+ *    twice, the second time from the first's result), so a row named once
+ *    gets bitwise the dense op's result for that row. Every index is checked
+ *    before anything is written (IndexError; Caffe2 checked some only in
+ *    debug builds). The moments and PARAM must be updated in place (their
+ *    outputs name their inputs' blobs: ValueError at creation otherwise, as
+ *    Caffe2 enforced); SparseMomentumSGDUpdate's GRAD output (the step of
+ *    each occurrence, GRAD's shape) may be a new blob. Shapes and dtypes are
+ *    also checked at net creation (ops/sparse.h has the checks);
  * LR is a float32 tensor of one element: negative for descent in Adam (and
  * Adagrad, WeightedSum), positive in MomentumSGDUpdate, as in Caffe2.
  * Outputs may be the blobs of the inputs they replace (in place: the usual
@@ -44,6 +59,7 @@
  * output whose shape changed (and the creation of Iter's counter).
  */
 #include "../core/rc_core.h"
+#include "sparse.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +443,57 @@ static rc_status momentum_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+
+/* ---------------------------------------------------------------- SparseMomentumSGDUpdate */
+
+/* Dtypes and shapes (no data values): (GRAD, MOMENT, LR, PARAM, INDICES); MOMENT float32 of PARAM's shape,
+ * GRAD INDICES.shape + PARAM.shape[1:], LR one float32. */
+static rc_status sparse_momentum_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {1};
+    rc_status st;
+    if ((st = check_same_shape(op, 3, like, 1, err))) return st;
+    if ((st = rc_sparse_check_indices(op, 4, err))) return st;
+    if ((st = rc_sparse_check_rows(op, 3, 4, 0, "the gradient", err))) return st;
+    return rc_sparse_check_scalar(op, 2, "the learning rate", err);
+}
+
+static rc_status sparse_momentum_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {1, 1, 3, 2};
+    rc_status st = momentum_setup(op, err);
+    if (st) return st;
+    return rc_sparse_require_inplace(op, pairs, 2, err);
+}
+
+/* (GRAD, MOMENT, LR, PARAM, INDICES) -> (GRAD, MOMENT, PARAM): for each k in order, rows i = INDICES[k] of
+ * MOMENT and PARAM and row k of GRAD get MomentumSGDUpdate's step (the same kernel); MOMENT and PARAM in
+ * place, GRAD in place or into a new blob. */
+static rc_status sparse_momentum_run(rc_op *op, rc_err *err)
+{
+    const momentum_state *s = op->state;
+    rc_status st;
+    float lr = 0.0f;
+    if ((st = sparse_momentum_check(op, err))) return st;
+    if ((st = read_lr(op, 2, &lr, err))) return st;
+    if ((st = rc_sparse_check_range_of(op, 4, 3, err))) return st;
+    if ((st = resize_out_like_in(op, 0, 0, err))) return st;
+    const rc_tensor *p = rc_in(op, 3);
+    const int64_t K = rc_tensor_numel(rc_in(op, 4)), R = rc_dims_prod(p, 1, p->ndim);
+    if (!K || !R) return RC_OK;
+    const int32_t *idx = rc_i32(rc_in(op, 4));
+    const float *g = rc_f32(rc_in(op, 0));
+    float *ng = rc_f32(rc_out(op, 0)), *m = rc_f32(rc_out(op, 1)), *pd = rc_f32(rc_out(op, 2));
+    for (int64_t k = 0; k < K; k++) {
+        const int64_t i = (int64_t)idx[k] * R;
+        if (s->nesterov)
+            nesterov_kernel(R, g + k * R, m + i, pd + i, lr, s->momentum, ng + k * R, m + i, pd + i);
+        else
+            momentum_kernel(R, g + k * R, m + i, pd + i, lr, s->momentum, ng + k * R, m + i, pd + i);
+    }
+    return RC_OK;
+}
+
 /* ================================================================ Adam */
 
 typedef struct adam_state {
@@ -450,6 +517,13 @@ static rc_status adam_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument epsilon must be finite and >= 0, got %g",
                           (double)s->epsilon);
     return RC_OK;
+}
+
+/* sqrt(1 - beta2^t) / (1 - beta1^t), t = it + 1, in double, rounded to float once */
+static float adam_correction(const adam_state *s, int64_t it)
+{
+    const double t = (double)it + 1.0;
+    return (float)(sqrt(1.0 - pow((double)s->beta2, t)) / (1.0 - pow((double)s->beta1, t)));
 }
 
 /* p, m1, m2, g: (n,), step = lr * correction, b1, b2, eps: scalars -> np, nm1, nm2: (n,):
@@ -481,9 +555,7 @@ static rc_status adam_run(rc_op *op, rc_err *err)
     if ((st = check_same_shape(op, 0, like, 3, err))) return st;
     if ((st = read_lr(op, 4, &lr, err))) return st;
     if ((st = read_iter(op, 5, &it, err))) return st;
-    const double t = (double)it + 1.0;
-    const float correction =
-        (float)(sqrt(1.0 - pow((double)s->beta2, t)) / (1.0 - pow((double)s->beta1, t)));
+    const float correction = adam_correction(s, it);
     for (int o = 0; o < 3; o++)
         if ((st = resize_out_like_in(op, o, 0, err))) return st;
     const int64_t n = rc_tensor_numel(rc_in(op, 0));
@@ -491,6 +563,56 @@ static rc_status adam_run(rc_op *op, rc_err *err)
         adam_kernel(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_in(op, 3)),
                     lr * correction, s->beta1, s->beta2, s->epsilon, rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)),
                     rc_f32(rc_out(op, 2)));
+    return RC_OK;
+}
+
+
+/* ---------------------------------------------------------------- SparseAdam */
+
+/* Dtypes and shapes (no data values): (PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER); the moments
+ * float32 of PARAM's shape, GRAD INDICES.shape + PARAM.shape[1:], LR one float32. */
+static rc_status sparse_adam_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {1, 2};
+    rc_status st;
+    if ((st = check_same_shape(op, 0, like, 2, err))) return st;
+    if ((st = rc_sparse_check_indices(op, 3, err))) return st;
+    if ((st = rc_sparse_check_rows(op, 0, 3, 4, "the gradient", err))) return st;
+    return rc_sparse_check_scalar(op, 5, "the learning rate", err);
+}
+
+static rc_status sparse_adam_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {0, 0, 1, 1, 2, 2};
+    rc_status st = adam_setup(op, err);
+    if (st) return st;
+    return rc_sparse_require_inplace(op, pairs, 3, err);
+}
+
+/* (PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2), all in place: for each
+ * k in order, rows i = INDICES[k] get Adam's step (the same kernel and correction) with row k of GRAD. */
+static rc_status sparse_adam_run(rc_op *op, rc_err *err)
+{
+    const adam_state *s = op->state;
+    rc_status st;
+    float lr = 0.0f;
+    int64_t it = 0;
+    if ((st = sparse_adam_check(op, err))) return st;
+    if ((st = read_lr(op, 5, &lr, err))) return st;
+    if ((st = read_iter(op, 6, &it, err))) return st;
+    if ((st = rc_sparse_check_range_of(op, 3, 0, err))) return st;
+    const float step = lr * adam_correction(s, it);
+    const rc_tensor *p = rc_in(op, 0);
+    const int64_t K = rc_tensor_numel(rc_in(op, 3)), R = rc_dims_prod(p, 1, p->ndim);
+    if (!K || !R) return RC_OK;
+    const int32_t *idx = rc_i32(rc_in(op, 3));
+    const float *g = rc_f32(rc_in(op, 4));
+    float *pd = rc_f32(rc_out(op, 0)), *m1 = rc_f32(rc_out(op, 1)), *m2 = rc_f32(rc_out(op, 2));
+    for (int64_t k = 0; k < K; k++) {
+        const int64_t i = (int64_t)idx[k] * R;
+        adam_kernel(R, pd + i, m1 + i, m2 + i, g + k * R, step, s->beta1, s->beta2, s->epsilon, pd + i, m1 + i,
+                    m2 + i);
+    }
     return RC_OK;
 }
 
@@ -515,5 +637,14 @@ const rc_op_schema rc_ops_optim[] = {
     {"Adam", 6, 6, 3, 3, rc_inplace_same_index, adam_setup, adam_run, free,
      "(param, moment_1, moment_2, grad, lr, iter) -> (param, moment_1, moment_2): Adam step with bias correction "
      "(t = iter + 1); arguments beta1, beta2, epsilon"},
+    {"SparseMomentumSGDUpdate", 5, 5, 3, 3, inplace_momentum, sparse_momentum_setup, sparse_momentum_run,
+     free,
+     "(grad, moment, lr, param, indices) -> (grad, moment, param): MomentumSGDUpdate's step on rows indices[k] "
+     "of moment and param with row k of grad (shape indices.shape + param.shape[1:]), k in order; moment and "
+     "param in place; arguments momentum, nesterov", sparse_momentum_check},
+    {"SparseAdam", 7, 7, 3, 3, rc_inplace_same_index, sparse_adam_setup, sparse_adam_run, free,
+     "(param, moment_1, moment_2, indices, grad, lr, iter) -> (param, moment_1, moment_2) in place: Adam's step "
+     "on rows indices[k] with row k of grad (shape indices.shape + param.shape[1:]), k in order; arguments "
+     "beta1, beta2, epsilon", sparse_adam_check},
     {0},
 };

@@ -1,0 +1,387 @@
+/* ops/sparse.c -- the ops that consume sparse rows (Caffe2's GradientSlice:
+ * INDICES and VALUES, the gradient of Gather), and the checks they share
+ * with the sparse optimizer ops (ops/sparse.h; SparseMomentumSGDUpdate and
+ * SparseAdam are in ops/optim.c, SparseAdagrad in ops/embed.c, next to the
+ * dense ops whose arguments and per-row arithmetic they share).
+ *
+ *   SparseToDense(INDICES, VALUES[, DATA_TO_INFER_DIM]) -> OUTPUT
+ *   ScatterWeightedSum(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X
+ *
+ * INDICES: int32 of any rank, K = its size, read in flat order; VALUES (and
+ * X1, X2, ...) have shape INDICES.shape + X.shape[1:] and row k of them goes
+ * to row INDICES.flat[k]. Every index is checked against the row count before
+ * anything is written (an IndexError naming the op, the blob, the value, its
+ * position and the range), so a failing op leaves its outputs as they were.
+ *
+ * Semantics follow Caffe2 (sparse_to_dense_op, utility_ops
+ * ScatterWeightedSumOp) with these differences:
+ *  - SparseToDense: INDICES may have any rank (Caffe2: 1-D) and VALUES must
+ *    have shape INDICES.shape + ROW (Caffe2 compared only the first dim);
+ *    OUTPUT is (D0,) + ROW, zeros plus the rows of VALUES added at their
+ *    index in order (duplicates sum). D0 is the argument output_first_dim
+ *    when > 0 (then with two inputs only, as Caffe2), else
+ *    DATA_TO_INFER_DIM.shape[0] (a tensor of any dtype with at least one
+ *    dim), else max(INDICES) + 1, 0 without indices. VALUES are float32 or
+ *    int32 (int32 sums wrap around modulo 2^32; Caffe2 also took int64);
+ *  - ScatterWeightedSum: X and the weights are float32, each weight one
+ *    element; X1, X2, ... must have shape INDICES.shape + X.shape[1:]
+ *    (Caffe2 compared only sizes, and checked the indices only when W0 != 1);
+ *    X may be empty (Caffe2 refused it). As in Caffe2, the output must be X's
+ *    blob (ValueError at creation otherwise), every row INDICES[k] is first
+ *    multiplied by W0, once per occurrence (skipped when W0 == 1 exactly),
+ *    then X1's rows are added (X[i] += W1 * X1[k], k in order), then X2's,
+ *    and so on. An input other than X naming X's blob, or sharing X's memory,
+ *    is refused (Caffe2 read rows it had already updated).
+ * Kernels are plain loops over pointers; none keeps global state, so op
+ * instances may run concurrently. Nothing allocates except the resize of an
+ * output whose shape changed.
+ */
+#include "sparse.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ shared checks (sparse.h) */
+
+rc_status rc_sparse_check_indices(rc_op *op, int i, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    if (t->dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
+                          rc_in_name(op, i));
+    if (t->dtype != RC_I32)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be int32 indices, got %s", i,
+                          rc_in_name(op, i), RC_SHAPE(t));
+    return RC_OK;
+}
+
+/* The shape INDICES.shape + X.shape[1:] into *want (dtype float32 for the
+ * message); 0, or -1 when it would have more than RC_MAX_DIMS dims. */
+static int slice_shape(const rc_tensor *x, const rc_tensor *idx, rc_tensor *want)
+{
+    rc_tensor_init(want);
+    want->dtype = RC_F32;
+    const int nd = idx->ndim + x->ndim - 1;
+    if (nd > RC_MAX_DIMS) return -1;
+    want->ndim = nd;
+    for (int k = 0; k < idx->ndim; k++) want->dims[k] = idx->dims[k];
+    for (int k = 1; k < x->ndim; k++) want->dims[idx->ndim + k - 1] = x->dims[k];
+    return 0;
+}
+
+rc_status rc_sparse_check_rows(rc_op *op, int x, int ii, int v, const char *vwhat, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, x, RC_F32, err))) return st;
+    if ((st = rc_check_input(op, v, RC_F32, err))) return st;
+    const rc_tensor *xt = rc_in(op, x), *it = rc_in(op, ii), *vt = rc_in(op, v);
+    if (xt->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' must have at least 1 dim (its rows), got %s", x,
+                          rc_in_name(op, x), RC_SHAPE(xt));
+    rc_tensor want;
+    if (slice_shape(xt, it, &want))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' (%s) would need %d dims (input %d blob '%s' %s + input %d blob "
+                          "'%s' %s without its first dim), at most %d are supported", v, rc_in_name(op, v),
+                          vwhat, it->ndim + xt->ndim - 1, ii, rc_in_name(op, ii), RC_SHAPE(it), x,
+                          rc_in_name(op, x), RC_SHAPE(xt), RC_MAX_DIMS);
+    if (!rc_tensor_same_shape(vt, &want))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' (%s) must have shape %s (input %d blob '%s' %s + input %d blob '%s' "
+                          "%s without its first dim), got %s", v, rc_in_name(op, v), vwhat, RC_SHAPE(&want), ii,
+                          rc_in_name(op, ii), RC_SHAPE(it), x, rc_in_name(op, x), RC_SHAPE(xt), RC_SHAPE(vt));
+    return RC_OK;
+}
+
+/* Flat position k of a tensor of ndim >= 2 dims as "(i0, i1, ...)" into buf. */
+static void multi_index(const rc_tensor *t, int64_t k, char *buf, size_t n)
+{
+    int64_t sub[RC_MAX_DIMS];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        sub[d] = t->dims[d] ? k % t->dims[d] : 0;
+        k = t->dims[d] ? k / t->dims[d] : 0;
+    }
+    size_t used = 0;
+    buf[0] = 0;
+    for (int d = 0; d < t->ndim && used < n; d++) {
+        int w = snprintf(buf + used, n - used, "%s%lld%s", d ? ", " : "(", (long long)sub[d],
+                         d == t->ndim - 1 ? ")" : "");
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+rc_status rc_sparse_check_range(rc_op *op, int ii, int64_t n, const char *what, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, ii);
+    const int64_t K = rc_tensor_numel(t);
+    if (!K) return RC_OK;
+    const int32_t *idx = rc_i32(t);
+    for (int64_t k = 0; k < K; k++) {
+        if (idx[k] >= 0 && (int64_t)idx[k] < n) continue;
+        char pos[160] = "";
+        if (t->ndim >= 2) {
+            char sub[120];
+            multi_index(t, k, sub, sizeof sub);
+            snprintf(pos, sizeof pos, " (element %s of its %s)", sub, RC_SHAPE(t));
+        }
+        return rc_op_fail(op, err, RC_ERR_INDEX,
+                          "input %d blob '%s': index %d at position %lld%s is out of range [0, %lld) (%s)", ii,
+                          rc_in_name(op, ii), (int)idx[k], (long long)k, pos, (long long)n, what);
+    }
+    return RC_OK;
+}
+
+rc_status rc_sparse_check_range_of(rc_op *op, int ii, int x, rc_err *err)
+{
+    const rc_tensor *xt = rc_in(op, x);
+    char what[200];
+    snprintf(what, sizeof what, "the rows of input %d blob '%s' of shape %s", x, rc_in_name(op, x), RC_SHAPE(xt));
+    return rc_sparse_check_range(op, ii, xt->dims[0], what, err);
+}
+
+rc_status rc_sparse_require_inplace(rc_op *op, const int *pairs, int n, rc_err *err)
+{
+    for (int k = 0; k < n; k++) {
+        const int i = pairs[2 * k], o = pairs[2 * k + 1];
+        if (strcmp(rc_in_name(op, i), rc_out_name(op, o)) != 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "output %d blob '%s' must be input %d blob '%s' (this op updates it in place)", o,
+                              rc_out_name(op, o), i, rc_in_name(op, i));
+    }
+    return RC_OK;
+}
+
+rc_status rc_sparse_check_scalar(rc_op *op, int i, const char *what, rc_err *err)
+{
+    rc_status st = rc_check_input(op, i, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *t = rc_in(op, i);
+    if (rc_tensor_numel(t) != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must hold one value, got %s", i,
+                          rc_in_name(op, i), what, RC_SHAPE(t));
+    return RC_OK;
+}
+
+rc_status rc_sparse_read_scalar(rc_op *op, int i, const char *what, float *v, rc_err *err)
+{
+    rc_status st = rc_sparse_check_scalar(op, i, what, err);
+    if (st) return st;
+    *v = rc_f32(rc_in(op, i))[0];
+    return RC_OK;
+}
+
+/* ================================================================ SparseToDense */
+
+typedef struct s2d_state {
+    int64_t output_first_dim;  /* > 0: D0; 0: from input 2 or the indices */
+} s2d_state;
+
+static rc_status s2d_setup(rc_op *op, rc_err *err)
+{
+    s2d_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    rc_status st = rc_arg_i(&op->def, "output_first_dim", 0, &s->output_first_dim, err);
+    if (st) return st;
+    if (s->output_first_dim < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument output_first_dim must be >= 0, got %lld",
+                          (long long)s->output_first_dim);
+    if (s->output_first_dim > 0 && op->n_in == 3)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "give the first dim either as argument output_first_dim or as input 2 (blob '%s'), not "
+                          "both", rc_in_name(op, 2));
+    return RC_OK;
+}
+
+/* Dtypes and shapes (no data values): INDICES int32, VALUES float32 or int32
+ * of shape INDICES.shape + ROW, DATA_TO_INFER_DIM a tensor of >= 1 dim, and
+ * OUTPUT's rank within RC_MAX_DIMS. */
+static rc_status s2d_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_sparse_check_indices(op, 0, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 0), *v = rc_in(op, 1);
+    if (v->dtype == RC_UNDEF || !v->storage)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' holds no tensor (was it fed or computed?)",
+                          rc_in_name(op, 1));
+    if (v->dtype != RC_F32 && v->dtype != RC_I32)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 1 blob '%s' (the values) must be float32 or int32, got %s",
+                          rc_in_name(op, 1), RC_SHAPE(v));
+    int ok = v->ndim >= idx->ndim;
+    for (int k = 0; ok && k < idx->ndim; k++) ok = v->dims[k] == idx->dims[k];
+    if (!ok)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (the values) must have shape input 0 blob '%s' %s + the row shape, "
+                          "got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(idx), RC_SHAPE(v));
+    if (1 + v->ndim - idx->ndim > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "the output would have %d dims (input 1 blob '%s' %s after the dims of input 0 blob '%s' "
+                          "%s, plus the first), at most %d are supported", 1 + v->ndim - idx->ndim,
+                          rc_in_name(op, 1), RC_SHAPE(v), rc_in_name(op, 0), RC_SHAPE(idx), RC_MAX_DIMS);
+    if (op->n_in == 3) {
+        const rc_tensor *d = rc_in(op, 2);
+        if (d->dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' holds no tensor (was it fed or computed?)",
+                              rc_in_name(op, 2));
+        if (d->ndim < 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 2 blob '%s' (its first dim gives the output's) must have at least 1 dim, got %s",
+                              rc_in_name(op, 2), RC_SHAPE(d));
+    }
+    return RC_OK;
+}
+
+/* vals: (K, R) of esz-byte elements, idx: (K,) in [0, D0) -> out: (D0, R) = 0; out[idx[k]] += vals[k], k in
+ * order (float32 adds, or int32 adds modulo 2^32). */
+static void s2d_kernel_f32(int64_t D0, int64_t K, int64_t R, const int32_t *idx, const float *vals, float *out)
+{
+    memset(out, 0, (size_t)(D0 * R) * sizeof *out);
+    for (int64_t k = 0; k < K; k++) {
+        float *o = out + (int64_t)idx[k] * R;
+        const float *v = vals + k * R;
+        for (int64_t r = 0; r < R; r++) o[r] += v[r];
+    }
+}
+
+static void s2d_kernel_i32(int64_t D0, int64_t K, int64_t R, const int32_t *idx, const int32_t *vals, int32_t *out)
+{
+    memset(out, 0, (size_t)(D0 * R) * sizeof *out);
+    for (int64_t k = 0; k < K; k++) {
+        int32_t *o = out + (int64_t)idx[k] * R;
+        const int32_t *v = vals + k * R;
+        for (int64_t r = 0; r < R; r++) o[r] = (int32_t)((uint32_t)o[r] + (uint32_t)v[r]);
+    }
+}
+
+static rc_status s2d_run(rc_op *op, rc_err *err)
+{
+    const s2d_state *s = op->state;
+    rc_status st = s2d_check(op, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 0), *v = rc_in(op, 1);
+    const int64_t K = rc_tensor_numel(idx);
+    int64_t D0;
+    char what[200];
+    if (s->output_first_dim > 0) {
+        D0 = s->output_first_dim;
+        snprintf(what, sizeof what, "argument output_first_dim");
+    } else if (op->n_in == 3) {
+        D0 = rc_in(op, 2)->dims[0];
+        snprintf(what, sizeof what, "the first dim of input 2 blob '%s' of shape %s", rc_in_name(op, 2),
+                 RC_SHAPE(rc_in(op, 2)));
+    } else {
+        D0 = 0;
+        const int32_t *id = K ? rc_i32(idx) : NULL;
+        for (int64_t k = 0; k < K; k++)
+            if ((int64_t)id[k] + 1 > D0) D0 = (int64_t)id[k] + 1;
+        snprintf(what, sizeof what, "max index + 1");
+    }
+    if ((st = rc_sparse_check_range(op, 0, D0, what, err))) return st;
+    int64_t dims[RC_MAX_DIMS];
+    const int nd = 1 + v->ndim - idx->ndim;
+    dims[0] = D0;
+    for (int k = idx->ndim; k < v->ndim; k++) dims[1 + k - idx->ndim] = v->dims[k];
+    if (rc_tensor_resize(rc_out(op, 0), v->dtype, nd, dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    const int64_t R = rc_dims_prod(v, idx->ndim, v->ndim);
+    if (D0 == 0 || R == 0) return RC_OK;
+    if (v->dtype == RC_F32)
+        s2d_kernel_f32(D0, K, R, K ? rc_i32(idx) : NULL, K ? rc_f32(v) : NULL, rc_f32(rc_out(op, 0)));
+    else
+        s2d_kernel_i32(D0, K, R, K ? rc_i32(idx) : NULL, K ? rc_i32(v) : NULL, rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ ScatterWeightedSum */
+
+static rc_status sws_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in % 2 == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "expects X, W0, INDICES and then (X_j, W_j) pairs: an odd number of inputs (5, 7, ...), "
+                          "got %d", op->n_in);
+    const int pair[2] = {0, 0};
+    /* another input naming X's blob is refused by rc_op_create (only input 0 may be output 0) */
+    return rc_sparse_require_inplace(op, pair, 1, err);
+}
+
+/* "weight j" for input 1 (j = 0) and inputs 4, 6, ... (j = 1, 2, ...). */
+static const char *weight_what(int i, char *buf, size_t n)
+{
+    snprintf(buf, n, "weight %d", i == 1 ? 0 : (i - 2) / 2);
+    return buf;
+}
+
+static rc_status sws_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    char w[32];
+    if ((st = rc_sparse_check_indices(op, 2, err))) return st;
+    if ((st = rc_sparse_check_scalar(op, 1, weight_what(1, w, sizeof w), err))) return st;
+    for (int i = 3; i + 1 < op->n_in; i += 2) {
+        if ((st = rc_sparse_check_rows(op, 0, 2, i, "the rows to add", err))) return st;
+        if ((st = rc_sparse_check_scalar(op, i + 1, weight_what(i + 1, w, sizeof w), err))) return st;
+    }
+    return RC_OK;
+}
+
+/* x: (N, R), idx: (K,) in [0, N): x[idx[k]] *= w0 for each k in order (w0 != 1) */
+static void sws_scale(int64_t K, int64_t R, const int32_t *idx, float w0, float *x)
+{
+    for (int64_t k = 0; k < K; k++) {
+        float *xr = x + (int64_t)idx[k] * R;
+        for (int64_t r = 0; r < R; r++) xr[r] = w0 * xr[r];
+    }
+}
+
+/* x: (N, R), idx: (K,), v: (K, R): x[idx[k]] += w * v[k] for each k in order; v must not overlap x */
+static void sws_axpy(int64_t K, int64_t R, const int32_t *idx, float w, const float *v, float *x)
+{
+    for (int64_t k = 0; k < K; k++) {
+        float *xr = x + (int64_t)idx[k] * R;
+        const float *vr = v + k * R;
+        for (int64_t r = 0; r < R; r++) xr[r] = xr[r] + w * vr[r];
+    }
+}
+
+static rc_status sws_run(rc_op *op, rc_err *err)
+{
+    rc_status st = sws_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    for (int i = 3; i < op->n_in; i += 2)
+        if (x->storage && rc_in(op, i)->storage == x->storage && rc_tensor_numel(rc_in(op, i)) > 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' shares its memory with input 0 blob '%s', which this op updates",
+                              i, rc_in_name(op, i), rc_in_name(op, 0));
+    if ((st = rc_sparse_check_range_of(op, 2, 0, err))) return st;
+    float w0;
+    if ((st = rc_sparse_read_scalar(op, 1, "weight 0", &w0, err))) return st;
+    const int64_t K = rc_tensor_numel(rc_in(op, 2)), R = rc_dims_prod(x, 1, x->ndim);
+    if (K == 0 || R == 0) return RC_OK;
+    /* the output is input 0's blob (sws_setup): x's data is written in place */
+    float *xd = rc_f32(rc_out(op, 0));
+    const int32_t *idx = rc_i32(rc_in(op, 2));
+    if (w0 != 1.0f) sws_scale(K, R, idx, w0, xd);
+    for (int i = 3; i < op->n_in; i += 2) {
+        const float w = rc_f32(rc_in(op, i + 1))[0];
+        sws_axpy(K, R, idx, w, rc_f32(rc_in(op, i)), xd);
+    }
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+/* SparseToDense: OUTPUT is never an input (it is zeroed first). ScatterWeightedSum: X in place. */
+const rc_op_schema rc_ops_sparse[] = {
+    {"SparseToDense", 2, 3, 1, 1, NULL, s2d_setup, s2d_run, free,
+     "(INDICES int32, VALUES (INDICES.shape + ROW)[, DATA_TO_INFER_DIM]) -> OUTPUT (D0,) + ROW: zeros, then "
+     "OUTPUT[INDICES[k]] += VALUES[k] in order; D0 = output_first_dim, DATA_TO_INFER_DIM.shape[0] or "
+     "max(INDICES) + 1", s2d_check},
+    {"ScatterWeightedSum", 5, -1, 1, 1, rc_inplace_first, sws_setup, sws_run, NULL,
+     "(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X in place: X[INDICES[k]] *= W0 per occurrence, then "
+     "X[INDICES[k]] += Wj * Xj[k] for each pair j, k in order", sws_check},
+    {0},
+};
