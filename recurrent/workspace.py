@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from . import _C
+from . import _C, scope
 from .proto import NetDef, OperatorDef
 
 # Caffe2's device flags: this package runs on the CPU only
@@ -215,6 +215,10 @@ _KNOWN_FLAGS = {
     "caffe2_log_level": None,
     "caffe2_print_blob_sizes_at_exit": None,
     "caffe2_gpu_memory_tracking": None,
+    # passed by Caffe2's seq2seq train.py; accepted, no effect
+    "v": None,
+    "caffe2_handle_executor_threads_exceptions": None,
+    "caffe2_mkl_num_threads": None,
 }
 
 
@@ -231,6 +235,11 @@ def _parse_bool(flag, v):
     raise ValueError("GlobalInit: flag --%s expects 0/1/true/false, got %r" % (flag, v))
 
 
+def GetNameScope():
+    """The current name scope ('' or ending with '/'), as Caffe2's workspace.GetNameScope."""
+    return scope.CurrentNameScope()
+
+
 def GlobalInit(args):
     """Caffe2-style process flags. ``args[0]`` is the program name.
 
@@ -245,7 +254,8 @@ def GlobalInit(args):
     help split the products of the others; default 1, or
     RECURRENT_RNN_EXECUTOR_HELP; the same bits either way),
     --caffe2_log_level=N (accepted, no effect), --caffe2_print_blob_sizes_at_exit,
-    --caffe2_gpu_memory_tracking (accepted, no effect). Unknown flags raise ValueError.
+    --caffe2_gpu_memory_tracking, --v=N, --caffe2_handle_executor_threads_exceptions,
+    --caffe2_mkl_num_threads=N (accepted, no effect). Unknown flags raise ValueError.
     """
     for a in list(args)[1:]:
         if not a.startswith("--"):

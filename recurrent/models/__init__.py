@@ -1,0 +1,1 @@
+"""Model libraries ported from ``caffe2.python.models`` (``recurrent.models.seq2seq``)."""
