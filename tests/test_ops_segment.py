@@ -335,8 +335,8 @@ def test_segment_bad_inputs(rng, kind):
 def test_segment_mean_gradient_bad_inputs(rng):
     feed(g=f32(rng, 3, 2), g0=np.float32(1.0), i=np.array([0, 3], np.int32))
     with pytest.raises(ValueError, match=r"op UnsortedSegmentMeanGradient #0: input 1 blob 'i' "
-                       r"\(segment_ids\) of shape \(2,\) int32: segment id 3 at index \[1\] is out of range \[0, 3\) \(the "
-                       r"first dim of input 0 blob 'g' of shape \(3, 2\) float32\)"):
+                       r"\(segment_ids\) of shape \(2,\) int32: segment id 3 at index \[1\] is out of range "
+                       r"\[0, 3\) \(the first dim of input 0 blob 'g' of shape \(3, 2\) float32\)"):
         run("UnsortedSegmentMeanGradient", ["g", "i"], ["dd"])
     with pytest.raises(ValueError, match=r"op UnsortedSegmentMeanGradient #0: input 0 blob 'g0' \(the output "
                        r"gradient\) must have at least 1 dim \(the segments\), got \(\) float32"):
