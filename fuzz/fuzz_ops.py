@@ -34,6 +34,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "mode", "fill_val", "grad",
              # Shape, Slice(+Gradient) (csrc/ops/shape.c; axes is above)
              "starts", "ends",
+             # UnsortedSegmentSum / Mean (csrc/ops/segment.c)
+             "num_segments",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

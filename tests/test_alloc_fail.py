@@ -167,7 +167,8 @@ def build_ops_net(name="af_ops"):
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
-    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask and Slice with int32 starts/ends)
+    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends, and
+    Unique with UnsortedSegmentSum / UnsortedSegmentMean over its remapping)
     with its gradients, WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
@@ -200,6 +201,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
+    init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -238,7 +240,16 @@ def build_ops_net(name="af_ops"):
     # a (3, 4) box of h by int32 starts/ends, with its gradient (SliceGradient)
     sl = net.Slice([h, "sl_starts", "sl_ends"], "h_sl")
     loss8 = net.SumElements(net.Mul([sl, sl], "sl_sq"), "loss8")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8], "loss")
+    # Caffe2's sparse-gradient deduplication: Unique of (2, 3) indices, then the (2, 3, 4) rows of e summed and
+    # averaged per unique index, with their gradients (Gather, UnsortedSegmentMeanGradient)
+    dd_r = net.Unique("dd_idx", ["dd_u", "dd_r"])[1]
+    e3 = net.Reshape(e, ["e3", "e3_old"], shape=[2, 3, 4])[0]
+    dd_sum = net.UnsortedSegmentSum([e3, dd_r], "dd_sum")
+    dd_mean = net.UnsortedSegmentMean([e3, dd_r], "dd_mean", num_segments=4)
+    loss9 = net.SumElements(net.Mul([dd_sum, net.Slice(dd_mean, "dd_mean3", starts=[0, 0], ends=[3, -1])],
+                                    "dd_prod"), "loss9")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9],
+                   "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -262,8 +273,9 @@ def build_ops_net(name="af_ops"):
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
+        ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
         [str(gmap[prm]) for prm in params + ["fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
-        [str(gmap[b]) for b in ["bmm", "q3", "k3"]]
+        [str(gmap[b]) for b in ["bmm", "q3", "k3", "e3"]]
     return init, net, compare
 
 
@@ -280,7 +292,8 @@ def test_ops_allocation_failures(sticky):
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #"):
+               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op Unique #",
+               "op UnsortedSegmentSum #", "op UnsortedSegmentMean #", "op UnsortedSegmentMeanGradient #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
