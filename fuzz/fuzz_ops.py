@@ -39,6 +39,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "output_first_dim",
              # ReversePackedSegs (csrc/ops/batch.c), Sqr, SqrGradient, Negative (csrc/ops/math.c) read no
              # argument (their names come with _C.op_types())
+             # UnsortedSegmentSum / Mean (csrc/ops/segment.c)
+             "num_segments",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

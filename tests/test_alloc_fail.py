@@ -168,7 +168,8 @@ def build_ops_net(name="af_ops"):
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
-    ReversePackedSegs, Sqr and Negative) with its gradients, WeightedSum,
+    ReversePackedSegs, Sqr and Negative, and Unique with UnsortedSegmentSum / UnsortedSegmentMean over
+    its remapping) with its gradients, WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
@@ -209,6 +210,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
+    init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -251,8 +253,16 @@ def build_ops_net(name="af_ops"):
     # their gradients (ReversePackedSegs, SqrGradient, Negative)
     rev = net.ReversePackedSegs([net.Reshape(sc, ["rv3", "rv3_old"], shape=[4, 2, 4])[0], "rev_len"], "rev")
     loss9 = net.SumElements(net.Mul([net.Sqr(rev, "rev_sq"), net.Negative(rev, "rev_neg")], "rev_m"), "loss9")
-    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9],
-                   "loss")
+    # Caffe2's sparse-gradient deduplication: Unique of (2, 3) indices, then the (2, 3, 4) rows of e summed and
+    # averaged per unique index, with their gradients (Gather, UnsortedSegmentMeanGradient)
+    dd_r = net.Unique("dd_idx", ["dd_u", "dd_r"])[1]
+    e3 = net.Reshape(e, ["e3", "e3_old"], shape=[2, 3, 4])[0]
+    dd_sum = net.UnsortedSegmentSum([e3, dd_r], "dd_sum")
+    dd_mean = net.UnsortedSegmentMean([e3, dd_r], "dd_mean", num_segments=4)
+    loss10 = net.SumElements(net.Mul([dd_sum, net.Slice(dd_mean, "dd_mean3", starts=[0, 0], ends=[3, -1])],
+                                     "dd_prod"), "loss10")
+    loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
+                    loss10], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -287,11 +297,12 @@ def build_ops_net(name="af_ops"):
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
         [str(gmap[prm]) for prm in ["fc_w", "fc_b", "lin_w", "lin_b", "ln_g", "ln_b", "h"]] + \
-        [str(gmap[b]) for b in ["bmm", "q3", "k3"]] + \
+        [str(gmap[b]) for b in ["bmm", "q3", "k3", "e3"]] + \
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
          "emb_d2"] + \
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
-        [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]]
+        [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
+        ["dd_u", "dd_r", "dd_sum", "dd_mean"]
     return init, net, compare
 
 
@@ -310,7 +321,9 @@ def test_ops_allocation_failures(sticky):
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
                "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
-               "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #"):
+               "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
+               "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
+               "op UnsortedSegmentMeanGradient #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

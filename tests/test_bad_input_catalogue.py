@@ -933,6 +933,48 @@ CASES = [
          run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1_new', 'm2'])
          """, V, r"op SparseAdam #0: output 1 blob 'm1_new' must be input 1 blob 'm1' \(this op updates "
                  r"it in place\)"),
+    # ---------------------------------------------------------------- deduplication ops (sparse gradients)
+    Case("unique-float-indices", "ops: dedup", "Unique(x float32)",
+         "feed(x=f32(4)); run_op('Unique', ['x'], ['u', 'r'])", T_,
+         r"op Unique #0: input 0 blob 'x' must be int32, got \(4,\) float32",
+         note="indices of any shape are read flattened; the remapping has their shape"),
+    Case("segment-ids-not-prefix", "ops: dedup", "UnsortedSegmentSum([data (3,4), ids (3,2)])",
+         """
+         feed(d=f32(3, 4), i=np.zeros((3, 2), np.int32))
+         run_op('UnsortedSegmentSum', ['d', 'i'], 'y')
+         """, V,
+         r"op UnsortedSegmentSum #0: the shape of input 1 blob 'i' \(segment_ids\) \(3, 2\) int32 must be a "
+         r"prefix of the shape of input 0 blob 'd' \(3, 4\) float32",
+         note="checked already at CreateNet when both inputs hold tensors"),
+    Case("segment-id-negative", "ops: dedup",
+         "UnsortedSegmentMean([data (3,2), ids [[0, 1], [-2, 0], [1, 1]]])",
+         """
+         feed(d=f32(3, 2), i=np.array([[0, 1], [-2, 0], [1, 1]], np.int32))
+         run_op('UnsortedSegmentMean', ['d', 'i'], 'y')
+         """, V, r"op UnsortedSegmentMean #0: input 1 blob 'i' \(segment_ids\) of shape \(3, 2\) int32: "
+                 r"segment id -2 at index \[1, 0\] is out of range \[0, 2\) \(the number of segments: "
+                 r"max\(segment_ids\) \+ 1\)",
+         note="every id is checked before the output is written (Caffe2 resized it first)"),
+    Case("segment-id-over-num-segments", "ops: dedup",
+         "UnsortedSegmentSum([data (3,), ids [0, 1, 1]], num_segments=1)",
+         """
+         feed(d=f32(3), i=np.array([0, 1, 1], np.int32))
+         run_op('UnsortedSegmentSum', ['d', 'i'], 'y', num_segments=1)
+         """, V, r"op UnsortedSegmentSum #0: input 1 blob 'i' \(segment_ids\) of shape \(3,\) int32: segment "
+                 r"id 1 at index \[1\] is out of range \[0, 1\) \(argument num_segments=1\)"),
+    Case("segment-num-segments-negative", "ops: dedup", "UnsortedSegmentSum(..., num_segments=-2)",
+         """
+         feed(d=f32(3), i=np.zeros(3, np.int32))
+         run_op('UnsortedSegmentSum', ['d', 'i'], 'y', num_segments=-2)
+         """, V, r"op UnsortedSegmentSum #0: argument num_segments=-2 must be >= 0 \(or -1, the default: "
+            r"max\(segment_ids\) \+ 1\)", note="checked at op creation"),
+    Case("segment-mean-grad-id-range", "ops: dedup", "UnsortedSegmentMeanGradient([dout (3,2), ids [0, 3]])",
+         """
+         feed(g=f32(3, 2), i=np.array([0, 3], np.int32))
+         run_op('UnsortedSegmentMeanGradient', ['g', 'i'], 'dd')
+         """, V, r"op UnsortedSegmentMeanGradient #0: input 1 blob 'i' \(segment_ids\) of shape \(2,\) "
+                 r"int32: segment id 3 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 "
+                 r"blob 'g' of shape \(3, 2\) float32\)"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,

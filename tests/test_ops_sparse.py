@@ -201,7 +201,8 @@ def test_sparse_to_dense_gradient_maker():
 
 
 def test_sparse_to_dense_gradient_of_a_gradient_slice(rng):
-    """An output gradient given as a GradientSlice is made dense (shaped by the output), then gathered."""
+    """An output gradient given as a GradientSlice is made dense (by core, shaped like the output), then
+    gathered."""
     op = core.CreateOperator("SparseToDense", ["i", "v"], ["o"])
     ops, g = core.GradientRegistry.GetGradientForOp(op, [core.GradientSlice("gi", "gv")])
     assert g == [None, "v_grad"]

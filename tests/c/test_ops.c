@@ -673,6 +673,70 @@ static void test_loss_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- deduplication ops */
+/* Unique of (2, 3) indices, then UnsortedSegmentSum / Mean of (2, 3, 2) rows
+ * over the remapping, against hand-computed values; a bad id is refused and
+ * leaves the net usable. */
+static void test_dedup_net(void)
+{
+    const char *needed[] = {"Unique", "UnsortedSegmentSum", "UnsortedSegmentMean", "UnsortedSegmentMeanGradient"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t di[] = {2, 3}, dv[] = {2, 3, 2};
+    rc_blob *ib = rc_ws_create_local(ws, "idx", &err), *vb = rct_feed_f32(ws, "vals", 3, dv, 0.f);
+    REQUIRE(ib && vb && rc_tensor_resize(&ib->t, RC_I32, 2, di, &err) == RC_OK);
+    const int32_t idx[6] = {7, -3, 7, 0, -3, 7};
+    memcpy(rc_i32(&ib->t), idx, sizeof idx);
+    for (int i = 0; i < 12; i++) rc_f32(&vb->t)[i] = (float)(i + 1);
+
+    rc_netdef *nd = rc_netdef_new("dedup");
+    REQUIRE(nd != NULL);
+    rc_opdef *od;
+    int ok = add(nd, "Unique", "idx", "u,r") && add(nd, "UnsortedSegmentSum", "vals,r", "s") &&
+             (od = add(nd, "UnsortedSegmentMean", "vals,r", "m")) && !rc_opdef_set_arg_i(od, "num_segments", 4) &&
+             add(nd, "UnsortedSegmentMeanGradient", "m,r", "dm");
+    REQUIRE(ok);
+    rc_err_clear(&err);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    /* first occurrence order: 7, -3, 0; rows (1,2) (3,4) (5,6) | (7,8) (9,10) (11,12) */
+    const int32_t want_u[3] = {7, -3, 0}, want_r[6] = {0, 1, 0, 2, 1, 0};
+    const float want_s[6] = {1 + 5 + 11, 2 + 6 + 12, 3 + 9, 4 + 10, 7, 8};
+    const float want_m[8] = {17.f / 3, 20.f / 3, 6, 7, 7, 8, 0, 0};
+    const rc_tensor *tu = &rc_ws_get(ws, "u")->t, *tr = &rc_ws_get(ws, "r")->t, *ts = &rc_ws_get(ws, "s")->t;
+    const rc_tensor *tm = &rc_ws_get(ws, "m")->t, *tdm = &rc_ws_get(ws, "dm")->t;
+    CHECK(tu->dtype == RC_I32 && tu->ndim == 1 && tu->dims[0] == 3 && memcmp(rc_i32(tu), want_u, sizeof want_u) == 0);
+    CHECK(tr->dtype == RC_I32 && tr->ndim == 2 && tr->dims[0] == 2 && tr->dims[1] == 3 &&
+          memcmp(rc_i32(tr), want_r, sizeof want_r) == 0);
+    CHECK(ts->ndim == 2 && ts->dims[0] == 3 && ts->dims[1] == 2 && close_to(rc_f32(ts), want_s, 6, 0.f));
+    CHECK(tm->ndim == 2 && tm->dims[0] == 4 && tm->dims[1] == 2 && close_to(rc_f32(tm), want_m, 8, 1e-7f));
+    /* dm[k] = m[r[k]] / count(r[k]): counts 3, 2, 1 */
+    const int cnt[3] = {3, 2, 1};
+    float want_dm[12];
+    for (int k = 0; k < 6; k++)
+        for (int j = 0; j < 2; j++) want_dm[k * 2 + j] = want_m[want_r[k] * 2 + j] / (float)cnt[want_r[k]];
+    CHECK(tdm->ndim == 3 && tdm->dims[0] == 2 && tdm->dims[2] == 2 && close_to(rc_f32(tdm), want_dm, 12, 1e-7f));
+
+    /* an index shape that is no prefix of the rows: refused, naming op and blobs; then usable again */
+    const int64_t dbad[] = {3, 2};
+    CHECK_OK(rc_tensor_resize(&ib->t, RC_I32, 2, dbad, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op UnsortedSegmentSum #1: the shape of input 1 blob 'r' (segment_ids) (3, 2) int32");
+    CHECK_OK(rc_tensor_resize(&ib->t, RC_I32, 2, di, &err), err);
+    memcpy(rc_i32(&ib->t), idx, sizeof idx);
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "s")->t), want_s, 6, 0.f));
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- FC + Sum fusion */
 /* RecurrentNetwork's fusion of a step FC with the in-place Sum after it
  * (rc_fc_bind_sum): the FC stores X W^T + b + Z, the Sum does nothing, the
@@ -812,6 +876,7 @@ int main(void)
     RUN(test_small_net);
     RUN(test_reverse_sqr_negative);
     RUN(test_loss_net);
+    RUN(test_dedup_net);
     RUN(test_copy_into_view);
     RUN(test_sum_of_two_overlapping);
     RUN(test_fc_sum_fusion);

@@ -1,0 +1,362 @@
+/* ops/segment.c -- the ops behind Caffe2's deduplication of sparse gradients
+ * (Net.DeduplicateGradientSlices): Unique and the unsorted segment reductions.
+ *
+ *   Unique(INDICES) -> (UNIQUE[, REMAPPING])
+ *   UnsortedSegmentSum(DATA, SEGMENT_IDS) -> OUT
+ *   UnsortedSegmentMean(DATA, SEGMENT_IDS) -> OUT
+ *   UnsortedSegmentMeanGradient(dOUT, SEGMENT_IDS) -> dDATA
+ *
+ * Unique (Caffe2's unique_ops): INDICES int32 of any shape (Caffe2: 1-D only;
+ * we read it flattened). UNIQUE is 1-D int32, the distinct values in the order
+ * of their FIRST occurrence in INDICES (Caffe2 promised no order; ours is
+ * deterministic). REMAPPING, when asked for, is int32 shaped like INDICES with
+ * UNIQUE[REMAPPING[k]] == INDICES[k]. An open-addressing hash table (scratch,
+ * malloc'd and freed within the run) makes it O(K) expected for K indices.
+ * Inputs of more than 2^31 - 1 elements are refused (the remapping is int32).
+ *
+ * UnsortedSegmentSum / Mean (Caffe2's segment_reduction_op with the Sum and
+ * Mean reducers): DATA float32; SEGMENT_IDS int32 whose shape is a prefix of
+ * DATA's shape (Caffe2: 1-D over DATA's first dim); viewed as N = numel(ids)
+ * rows of R = prod(DATA.shape[ids.ndim:]) elements. OUT has shape
+ * (S,) + DATA.shape[ids.ndim:], S = argument num_segments when given (>= 0;
+ * -1, the default, as in Caffe2, means max(ids) + 1, and 0 for no ids). OUT is
+ * zeroed, then row k of DATA is added to OUT[ids[k]] for k in order (so the
+ * sum is deterministic); Mean then divides each segment by its row count, and
+ * a segment with no rows stays 0 (as Caffe2; never 0/0). Every id is checked
+ * before anything is written: a negative id, or one >= S, is a ValueError
+ * naming the op, the blob, the index of the id and its value (Caffe2 enforced
+ * the range too, but only after resizing the output).
+ *
+ * UnsortedSegmentMeanGradient (Caffe2's name and inputs): dOUT float32 with
+ * ndim >= 1 (S = dOUT.dims[0]), SEGMENT_IDS int32 of any shape with ids in
+ * [0, S) -> dDATA of shape ids.shape + dOUT.shape[1:],
+ * dDATA[k] = dOUT[ids[k]] / count(ids == ids[k]). The gradient of
+ * UnsortedSegmentSum is a Gather (recurrent/_grad_segment.py).
+ *
+ * No global state; the kernels are plain loops over pointers. The only
+ * allocations besides the outputs are the scratch buffers of Unique (hash table
+ * and unique values) and of the Mean ops (segment counts), owned by the run
+ * that allocates them and freed before it returns, also on error.
+ */
+#include "../core/rc_core.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ helpers */
+
+static rc_status out_fail(rc_op *op, int o, rc_err *err)
+{
+    return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+}
+
+/* Writes the index of flat position k of tensor t as "i, j, ..." into buf (empty for 0-d). */
+static const char *index_str(const rc_tensor *t, int64_t k, char *buf, size_t n)
+{
+    int64_t idx[RC_MAX_DIMS];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        idx[d] = t->dims[d] ? k % t->dims[d] : 0;
+        k = t->dims[d] ? k / t->dims[d] : 0;
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < t->ndim && used < n; d++) {
+        int w = snprintf(buf + used, n - used, d ? ", %lld" : "%lld", (long long)idx[d]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+/* Input i holds int32 ids that must all lie in [0, S); `what` says where S comes from. */
+static rc_status check_ids(rc_op *op, int i, int64_t S, const char *what, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    const int64_t n = rc_tensor_numel(t);
+    const int32_t *ids = n ? rc_i32(t) : NULL;
+    for (int64_t k = 0; k < n; k++)
+        if (ids[k] < 0 || (int64_t)ids[k] >= S) {
+            char at[160];
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' (segment_ids) of shape %s: segment id %d at index [%s] is out "
+                              "of range [0, %lld) (%s)", i, rc_in_name(op, i), RC_SHAPE(t), (int)ids[k],
+                              index_str(t, k, at, sizeof at), (long long)S, what);
+        }
+    return RC_OK;
+}
+
+/* counts: (S,) zeroed by the caller; counts[ids[k]]++ for k < N. ids in [0, S). */
+static void count_kernel(int64_t N, const int32_t *ids, int64_t *counts)
+{
+    for (int64_t k = 0; k < N; k++) counts[ids[k]]++;
+}
+
+/* ================================================================ Unique */
+
+/* idx: (K,) -> uniq: (U,) in first-occurrence order, remap: (K,) (may be NULL);
+ * table: (cap,) slots, cap a power of two >= 2K, 1 << bits == cap, 4 <= bits <= 32. Returns U. */
+static int64_t unique_kernel(int64_t K, const int32_t *idx, int32_t *table, int bits, int32_t *uniq, int32_t *remap)
+{
+    const uint32_t mask = (uint32_t)(((uint64_t)1 << bits) - 1u);
+    for (uint64_t s = 0; s <= mask; s++) table[s] = -1;
+    int64_t U = 0;
+    for (int64_t k = 0; k < K; k++) {
+        const int32_t v = idx[k];
+        /* Fibonacci hashing: the top `bits` bits of v * 2^32 / phi */
+        uint32_t s = ((uint32_t)v * 2654435769u) >> (32 - bits);
+        while (table[s] >= 0 && uniq[table[s]] != v) s = (s + 1) & mask;
+        if (table[s] < 0) {
+            table[s] = (int32_t)U;
+            uniq[U++] = v;
+        }
+        if (remap) remap[k] = table[s];
+    }
+    return U;
+}
+
+static rc_status unique_check(rc_op *op, rc_err *err)
+{
+    return rc_check_input(op, 0, RC_I32, err);
+}
+
+/* Unique: INDICES int32 (any shape) -> UNIQUE (U,) int32 [, REMAPPING int32 shaped like INDICES]. */
+static rc_status unique_run(rc_op *op, rc_err *err)
+{
+    rc_status st = unique_check(op, err);
+    if (st) return st;
+    const rc_tensor *in = rc_in(op, 0);
+    const int64_t K = rc_tensor_numel(in);
+    if (K > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s has more than %d elements",
+                          rc_in_name(op, 0), RC_SHAPE(in), INT32_MAX);
+    if (op->n_out == 2) {
+        int64_t dims[RC_MAX_DIMS];
+        memcpy(dims, in->dims, sizeof dims);
+        if (rc_tensor_resize(rc_out(op, 1), RC_I32, in->ndim, dims, err)) return out_fail(op, 1, err);
+    }
+    int64_t U = 0;
+    int32_t *uniq = NULL, *table = NULL; /* scratch, owned here, freed below */
+    if (K > 0) {
+        int bits = 4;
+        while (((int64_t)1 << bits) < 2 * K) bits++;
+        table = malloc(sizeof *table << bits);
+        uniq = malloc(sizeof *uniq * (size_t)K);
+        if (!table || !uniq) {
+            free(table);
+            free(uniq);
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch for %lld indices)", (long long)K);
+        }
+        U = unique_kernel(K, rc_i32(in), table, bits, uniq, op->n_out == 2 ? rc_i32(rc_out(op, 1)) : NULL);
+    }
+    free(table);
+    int64_t udims[1] = {U};
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, udims, err)) {
+        free(uniq);
+        return out_fail(op, 0, err);
+    }
+    if (U) memcpy(rc_i32(rc_out(op, 0)), uniq, sizeof *uniq * (size_t)U);
+    free(uniq);
+    return RC_OK;
+}
+
+/* ================================================================ UnsortedSegmentSum / Mean */
+
+typedef struct {
+    int64_t num_segments; /* -1: max(ids) + 1 */
+} segment_state;
+
+static rc_status segment_setup(rc_op *op, rc_err *err)
+{
+    segment_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    rc_status st = rc_arg_i(&op->def, "num_segments", -1, &s->num_segments, err);
+    if (st) return st;
+    if (s->num_segments < -1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument num_segments=%lld must be >= 0 (or -1, the default: max(segment_ids) + 1)",
+                          (long long)s->num_segments);
+    return RC_OK;
+}
+
+/* DATA float32, SEGMENT_IDS int32 with a shape that is a prefix of DATA's.
+ * Gives N (rows: numel of the ids) and R (elements per row). */
+static rc_status segment_shapes(rc_op *op, int64_t *N, int64_t *R, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *data = rc_in(op, 0), *ids = rc_in(op, 1);
+    int ok = ids->ndim <= data->ndim;
+    for (int d = 0; ok && d < ids->ndim; d++) ok = ids->dims[d] == data->dims[d];
+    if (!ok)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "the shape of input 1 blob '%s' (segment_ids) %s must be a prefix of the shape of input 0 "
+                          "blob '%s' %s", rc_in_name(op, 1), RC_SHAPE(ids), rc_in_name(op, 0), RC_SHAPE(data));
+    if (1 + data->ndim - ids->ndim > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output would have %d dims (input 0 blob '%s' %s with 0-d segment_ids), at most %d are "
+                          "supported", 1 + data->ndim, rc_in_name(op, 0), RC_SHAPE(data), RC_MAX_DIMS);
+    *N = rc_tensor_numel(ids);
+    *R = rc_dims_prod(data, ids->ndim, data->ndim);
+    return RC_OK;
+}
+
+static rc_status segment_check(rc_op *op, rc_err *err)
+{
+    int64_t N, R;
+    return segment_shapes(op, &N, &R, err);
+}
+
+/* data: (N, R), ids: (N,) in [0, S) -> out: (S, R) = 0; out[ids[k]] += data[k], k in order */
+static void segment_sum_kernel(int64_t S, int64_t N, int64_t R, const float *data, const int32_t *ids, float *out)
+{
+    memset(out, 0, sizeof *out * (size_t)(S * R));
+    for (int64_t k = 0; k < N; k++) {
+        float *o = out + (int64_t)ids[k] * R;
+        const float *x = data + k * R;
+        for (int64_t r = 0; r < R; r++) o[r] += x[r];
+    }
+}
+
+/* out: (S, R) sums, counts: (S,) -> out[s] /= counts[s] where counts[s] > 0 (else stays 0) */
+static void segment_div_kernel(int64_t S, int64_t R, const int64_t *counts, float *out)
+{
+    for (int64_t s = 0; s < S; s++) {
+        if (counts[s] == 0) continue;
+        const float c = (float)counts[s];
+        float *o = out + s * R;
+        for (int64_t r = 0; r < R; r++) o[r] /= c;
+    }
+}
+
+static rc_status segment_run(rc_op *op, int mean, rc_err *err)
+{
+    const segment_state *s = op->state;
+    int64_t N, R;
+    rc_status st = segment_shapes(op, &N, &R, err);
+    if (st) return st;
+    const rc_tensor *data = rc_in(op, 0), *ids = rc_in(op, 1);
+    const int32_t *id = N ? rc_i32(ids) : NULL;
+    int64_t S = s->num_segments;
+    char what[96];
+    if (S < 0) {
+        S = 0;
+        for (int64_t k = 0; k < N; k++)
+            if ((int64_t)id[k] + 1 > S) S = (int64_t)id[k] + 1;
+        snprintf(what, sizeof what, "the number of segments: max(segment_ids) + 1");
+    } else {
+        snprintf(what, sizeof what, "argument num_segments=%lld", (long long)S);
+    }
+    if ((st = check_ids(op, 1, S, what, err))) return st;
+    int64_t *counts = NULL; /* scratch of the Mean op, owned here, freed below */
+    if (mean && S > 0) {
+        counts = calloc((size_t)S, sizeof *counts);
+        if (!counts)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (counts of %lld segments)", (long long)S);
+    }
+    int64_t dims[RC_MAX_DIMS];
+    dims[0] = S;
+    for (int d = ids->ndim; d < data->ndim; d++) dims[1 + d - ids->ndim] = data->dims[d];
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1 + data->ndim - ids->ndim, dims, err)) {
+        free(counts);
+        return out_fail(op, 0, err);
+    }
+    if (S > 0 && R > 0) {
+        float *out = rc_f32(rc_out(op, 0));
+        segment_sum_kernel(S, N, R, rc_f32(data), id, out);
+        if (mean) {
+            count_kernel(N, id, counts);
+            segment_div_kernel(S, R, counts, out);
+        }
+    }
+    free(counts);
+    return RC_OK;
+}
+
+/* UnsortedSegmentSum: DATA, SEGMENT_IDS -> OUT (S,) + DATA.shape[ids.ndim:] */
+static rc_status segment_sum_run(rc_op *op, rc_err *err) { return segment_run(op, 0, err); }
+
+/* UnsortedSegmentMean: as UnsortedSegmentSum, each segment divided by its row count */
+static rc_status segment_mean_run(rc_op *op, rc_err *err) { return segment_run(op, 1, err); }
+
+/* ================================================================ UnsortedSegmentMeanGradient */
+
+/* dOUT float32 of ndim >= 1, SEGMENT_IDS int32 (any shape); dDATA has ndim ids.ndim + dOUT.ndim - 1. */
+static rc_status segment_mean_grad_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *g = rc_in(op, 0), *ids = rc_in(op, 1);
+    if (g->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' (the output gradient) must have at least 1 dim (the segments), got %s",
+                          rc_in_name(op, 0), RC_SHAPE(g));
+    if (ids->ndim + g->ndim - 1 > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output would have %d dims (input 1 blob '%s' %s + input 0 blob '%s' %s without its first "
+                          "dim), at most %d are supported", ids->ndim + g->ndim - 1, rc_in_name(op, 1), RC_SHAPE(ids),
+                          rc_in_name(op, 0), RC_SHAPE(g), RC_MAX_DIMS);
+    return RC_OK;
+}
+
+/* g: (S, R), ids: (N,) in [0, S), counts: (S,) of ids -> dx: (N, R), dx[k] = g[ids[k]] / counts[ids[k]] */
+static void segment_mean_grad_kernel(int64_t N, int64_t R, const float *g, const int32_t *ids, const int64_t *counts,
+                                     float *dx)
+{
+    for (int64_t k = 0; k < N; k++) {
+        const float c = (float)counts[ids[k]];
+        const float *gr = g + (int64_t)ids[k] * R;
+        float *d = dx + k * R;
+        for (int64_t r = 0; r < R; r++) d[r] = gr[r] / c;
+    }
+}
+
+static rc_status segment_mean_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = segment_mean_grad_check(op, err);
+    if (st) return st;
+    const rc_tensor *g = rc_in(op, 0), *ids = rc_in(op, 1);
+    const int64_t S = g->dims[0], N = rc_tensor_numel(ids), R = rc_dims_prod(g, 1, g->ndim);
+    char what[160];
+    snprintf(what, sizeof what, "the first dim of input 0 blob '%s' of shape %s", rc_in_name(op, 0), RC_SHAPE(g));
+    if ((st = check_ids(op, 1, S, what, err))) return st;
+    int64_t *counts = NULL; /* scratch, owned here, freed below */
+    if (N > 0 && R > 0) {
+        counts = calloc((size_t)S, sizeof *counts); /* S > 0: N ids lie in [0, S) */
+        if (!counts)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (counts of %lld segments)", (long long)S);
+    }
+    int64_t dims[RC_MAX_DIMS];
+    for (int d = 0; d < ids->ndim; d++) dims[d] = ids->dims[d];
+    for (int d = 1; d < g->ndim; d++) dims[ids->ndim + d - 1] = g->dims[d];
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, ids->ndim + g->ndim - 1, dims, err)) {
+        free(counts);
+        return out_fail(op, 0, err);
+    }
+    if (counts) {
+        const int32_t *id = rc_i32(ids);
+        count_kernel(N, id, counts);
+        segment_mean_grad_kernel(N, R, rc_f32(g), id, counts, rc_f32(rc_out(op, 0)));
+    }
+    free(counts);
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+const rc_op_schema rc_ops_segment[] = {
+    {"Unique", 1, 1, 1, 2, NULL, NULL, unique_run, NULL,
+     "(INDICES int32, any shape) -> (UNIQUE (U,) int32 in order of first occurrence[, REMAPPING shaped like "
+     "INDICES: UNIQUE[REMAPPING] == INDICES])", unique_check},
+    {"UnsortedSegmentSum", 2, 2, 1, 1, NULL, segment_setup, segment_sum_run, free,
+     "(DATA, SEGMENT_IDS int32, a prefix of DATA's shape) -> OUT (S,) + DATA.shape[ids.ndim:]: zeros, then "
+     "OUT[ids[k]] += DATA[k] in order; S = arg num_segments, else max(ids) + 1", segment_check},
+    {"UnsortedSegmentMean", 2, 2, 1, 1, NULL, segment_setup, segment_mean_run, free,
+     "(DATA, SEGMENT_IDS) -> OUT: as UnsortedSegmentSum, each segment divided by its row count (empty: 0)",
+     segment_check},
+    {"UnsortedSegmentMeanGradient", 2, 2, 1, 1, NULL, NULL, segment_mean_grad_run, NULL,
+     "(dOUT (S, ...), SEGMENT_IDS int32) -> dDATA ids.shape + dOUT.shape[1:]: dOUT[ids[k]] / count(ids == ids[k])",
+     segment_mean_grad_check},
+    {0},
+};
