@@ -17,20 +17,7 @@ from recurrent.models.seq2seq import seq2seq_util
 from recurrent.models.seq2seq.seq2seq_model_helper import Seq2SeqModelHelper
 from test_rnn_cell import assert_executor_on_off_bitwise, fetch, lstm_layer_ref, report
 
-HAS_REVERSE = core.IsOperator("ReversePackedSegs")
-HAS_CLIPPED_UPDATE = all(core.IsOperator(t) for t in ("Sqr", "Negative"))
-
-
-def _gather_gives_slices():
-    """Whether Gather's gradient is a GradientSlice (Caffe2's sparse gradient) in this build."""
-    net = core.Net("probe")
-    out = net.Gather(["probe_data", "probe_indices"], "probe_out")
-    return isinstance(net.AddGradientOperators([out])["probe_data"], core.GradientSlice)
-
-
-GATHER_SLICES = _gather_gives_slices()
-needs_reverse = pytest.mark.skipif(not HAS_REVERSE, reason="ReversePackedSegs is not in this build yet")
-BIDI = [False, pytest.param(True, marks=needs_reverse)]
+BIDI = [False, True]
 
 INPUT_NAMES = ["encoder_inputs", "encoder_lengths", "decoder_inputs", "decoder_lengths", "targets",
                "target_weights"]
@@ -556,7 +543,6 @@ def reverse_task_batches(rng, n_batches, batch_size, vocab, max_len):
     return out
 
 
-@pytest.mark.skipif(not HAS_CLIPPED_UPDATE, reason="Sqr / Negative are not in this build yet")
 @pytest.mark.parametrize("attention", ["none", "regular"])
 def test_training_reverse_task_loss_falls(attention):
     """train.py's model and update (norm-clipped SGD, sparse embedding
@@ -572,14 +558,13 @@ def test_training_reverse_task_loss_falls(attention):
     lr = model.AddParam(name="learning_rate", init_value=0.5, trainable=False)
     loss = build_loss(model, params, vocab, vocab)
     model.AddGradientOperators(loss)
-    # the embeddings' gradients are GradientSlices (then ScatterWeightedSum updates their rows) once
-    # Gather's gradient is sparse, as in Caffe2; dense before
-    assert all(isinstance(model.param_to_grad[p], core.GradientSlice) == GATHER_SLICES
+    # the embeddings' gradients are GradientSlices (Gather's, as in Caffe2): ScatterWeightedSum updates
+    # their rows
+    assert all(isinstance(model.param_to_grad[p], core.GradientSlice)
                for p in ("encoder_embeddings", "decoder_embeddings"))
     add_clipped_updates(model, lr, params["max_gradient_norm"])
     scatter = [op for op in model.net.Proto().op if op.type == "ScatterWeightedSum"]
-    assert [op.output[0] for op in scatter] == (["encoder_embeddings", "decoder_embeddings"] if GATHER_SLICES
-                                                else [])
+    assert [op.output[0] for op in scatter] == ["encoder_embeddings", "decoder_embeddings"]
     workspace.RunNetOnce(model.param_init_net)
     workspace.CreateNet(model.net, input_blobs=INPUT_NAMES)
     batches = reverse_task_batches(rng, 8, 8, vocab, 4)
@@ -594,7 +579,6 @@ def test_training_reverse_task_loss_falls(attention):
     assert first > 1.8 and last < 0.5 * first, (first, last)
 
 
-@pytest.mark.skipif(not HAS_CLIPPED_UPDATE, reason="Sqr / Negative are not in this build yet")
 def test_examples_seq2seq_trains():
     """examples/seq2seq.py (train.py's model and update on the reversal task) runs and learns."""
     import importlib.util
@@ -606,9 +590,7 @@ def test_examples_seq2seq_trains():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     history = mod.main(["--steps", "400", "--report_every", "100", "--units", "24", "--vocab_size", "12",
-                        "--max_length", "5", "--bidirectional"] if HAS_REVERSE else
-                       ["--steps", "400", "--report_every", "100", "--units", "24", "--vocab_size", "12",
-                        "--max_length", "5"])
+                        "--max_length", "5", "--bidirectional"])
     assert [h[0] for h in history] == [100, 200, 300, 400]
     first_train, last_eval, accuracy = history[0][1], history[-1][2], history[-1][3]
     # log(12) = 2.5 per word at the start; a broken gradient or update stays near it
