@@ -158,8 +158,11 @@ static rc_status cast_run(rc_op *op, rc_err *err)
         const int64_t bad = src == RC_F32 ? cast_f32_bad(n, xd, to) : cast_i32_bad(n, xd, to);
         if (bad >= 0) {
             char val[48];
-            if (src == RC_F32)
-                snprintf(val, sizeof val, "%.9g", (double)((const float *)xd)[bad]);
+            const double v = src == RC_F32 ? (double)((const float *)xd)[bad] : 0.0;
+            if (src == RC_F32 && v == trunc(v) && fabs(v) < 1e18)
+                snprintf(val, sizeof val, "%.0f", v); /* integral: all digits */
+            else if (src == RC_F32)
+                snprintf(val, sizeof val, "%.9g", v);
             else
                 snprintf(val, sizeof val, "%d", (int)((const int32_t *)xd)[bad]);
             return rc_op_fail(op, err, RC_ERR_VALUE,
