@@ -105,7 +105,8 @@ def test_cast_range_edges(target):
         np.testing.assert_array_equal(run("Cast", ["x"], ["y"], to=enum), [lo, hi])
         bad = np.array([0, 0, hi + 1], np.float32)
         feed(x=bad)
-        raises(ValueError, r"op Cast #0: input 0 blob 'x' \(3,\) float32: element 2 = %d cannot be cast to %s: "
+        raises(ValueError, r"op Cast #0: input 0 blob 'x' \(3,\) float32: element 2 = %d cannot be cast "
+                           r"to %s: "
                r"out of the range \[%d, %d\]" % (hi + 1, names[1], lo, hi), op("Cast", ["x"], ["y"], to=enum))
         feed(x=np.array([lo - 1, 0], np.float32))
         raises(ValueError, r"element 0 = %d cannot be cast to %s" % (lo - 1, names[1]),
@@ -138,7 +139,8 @@ def test_cast_float_beyond_int32(to):
 def test_cast_nan_inf_to_int(v):
     feed(x=np.array([1.5, v], np.float32))
     pat = "NaN has no integer value" if np.isnan(v) else "out of the range"
-    raises(ValueError, r"op Cast #0: input 0 blob 'x' \(2,\) float32: element 1 = -?(nan|inf) cannot be cast to "
+    raises(ValueError, r"op Cast #0: input 0 blob 'x' \(2,\) float32: element 1 = -?(nan|inf) cannot be "
+                       r"cast to "
            r"INT8: " + pat, op("Cast", ["x"], ["y"], to="int8"))
 
 
@@ -266,7 +268,8 @@ def rand_pair(rng, dtype, shape_a, shape_b):
         a = np.round(f32(rng, *shape_a, lo=-2, hi=2) * 2) / 2   # many ties
         b = np.round(f32(rng, *shape_b, lo=-2, hi=2) * 2) / 2
         return a.astype(np.float32), b.astype(np.float32)
-    return (rng.randint(-3, 4, size=shape_a).astype(np.int32), rng.randint(-3, 4, size=shape_b).astype(np.int32))
+    return (rng.randint(-3, 4, size=shape_a).astype(np.int32),
+            rng.randint(-3, 4, size=shape_b).astype(np.int32))
 
 
 @pytest.mark.parametrize("type_", list(CMP))
@@ -342,9 +345,11 @@ def test_compare_bad_input():
            r"\(2, 3\) float32", op("GT", ["a", "i"], ["c"]))
     raises(TypeError, r"op LT #0: input 1 blob 'a' \(2, 3\) float32 must have the dtype of input 0 blob 'i'",
            op("LT", ["i", "a"], ["c"]))
-    raises(ValueError, r"op EQ #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input 0 blob "
+    raises(ValueError, r"op EQ #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input "
+                       r"0 blob "
            r"'a' \(2, 3\) float32 \(or pass broadcast=1\)", op("EQ", ["a", "b"], ["c"]))
-    raises(ValueError, r"op NE #0: cannot broadcast input 1 blob 'w' of shape \(4,\) float32 to input 0 blob 'a'",
+    raises(ValueError, r"op NE #0: cannot broadcast input 1 blob 'w' of shape \(4,\) float32 to input 0 "
+                       r"blob 'a'",
            op("NE", ["a", "w"], ["c"], broadcast=1))
     raises(ValueError, r"op GE #0: axis=2 is out of range", op("GE", ["a", "b"], ["c"], broadcast=1, axis=2))
     raises(ValueError, r"op LE #0: argument 'axis' needs broadcast=1", op("LE", ["a", "a"], ["c"], axis=0))
@@ -361,7 +366,8 @@ def test_compare_shape_checked_at_net_creation():
     feed(a=np.ones((2, 3), np.float32), b=np.ones(4, np.float32), i=np.ones((2, 3), np.int32))
     for ins, pat in [(["a", "b"], r"net 'n\w*': op LT #0: input 1 blob 'b' of shape \(4,\) float32 must have "
                                   r"the shape"),
-                     (["a", "i"], r"net 'n\w*': op LT #0: input 1 blob 'i' \(2, 3\) int32 must have the dtype")]:
+                     (["a", "i"], r"net 'n\w*': op LT #0: input 1 blob 'i' \(2, 3\) int32 must have the "
+                                  r"dtype")]:
         net = core.Net("n")
         net.LT(ins, ["c"])
         with pytest.raises((ValueError, TypeError), match=pat):
@@ -406,23 +412,29 @@ def test_conditional_has_no_gradient():
 
 
 def test_conditional_bad_input():
-    feed(c=np.array([1, 0, 1], np.int32), cf=np.array([1.0, 0.0, 1.0], np.float32), c2=np.ones((3, 1), np.int32),
+    feed(c=np.array([1, 0, 1], np.int32), cf=np.array([1.0, 0.0, 1.0], np.float32),
+         c2=np.ones((3, 1), np.int32),
          t=np.ones((3, 2), np.float32), f=np.zeros((3, 2), np.float32), fi=np.zeros((3, 2), np.int32),
          f4=np.zeros((3, 4), np.float32), t4=np.ones((4, 2), np.float32), s=np.array(1.0, np.float32))
     C = "op Conditional #0: "
-    raises(TypeError, C + r"input 0 blob 'cf' must be int32, got \(3,\) float32", op("Conditional", ["cf", "t", "f"],
+    raises(TypeError, C + r"input 0 blob 'cf' must be int32, got \(3,\) "
+                          r"float32", op("Conditional", ["cf", "t", "f"],
                                                                                       ["y"]))
     raises(ValueError, C + r"input 0 blob 'c2' must have 1 dims, got \(3, 1\) int32",
            op("Conditional", ["c2", "t", "f"], ["y"]))
-    raises(TypeError, C + r"input 2 blob 'fi' \(3, 2\) int32 must have the dtype of input 1 blob 't' \(3, 2\) float32",
+    raises(TypeError, C + r"input 2 blob 'fi' \(3, 2\) int32 must have the dtype of input 1 blob 't' \(3, "
+                          r"2\) float32",
            op("Conditional", ["c", "t", "fi"], ["y"]))
-    raises(ValueError, C + r"input 2 blob 'f4' \(3, 4\) float32 must have the shape of input 1 blob 't' \(3, 2\)",
+    raises(ValueError, C + r"input 2 blob 'f4' \(3, 4\) float32 must have the shape of input 1 blob 't' "
+                           r"\(3, 2\)",
            op("Conditional", ["c", "t", "f4"], ["y"]))
-    raises(ValueError, C + r"input 1 blob 't4' \(4, 2\) float32 must have first dim 3 \(the length of input 0 "
+    raises(ValueError, C + r"input 1 blob 't4' \(4, 2\) float32 must have first dim 3 \(the length of "
+                           r"input 0 "
            r"blob 'c' \(3,\) int32\)", op("Conditional", ["c", "t4", "t4"], ["y"]))
     raises(ValueError, C + r"input 1 blob 's' \(\) float32 must have first dim 3",
            op("Conditional", ["c", "s", "s"], ["y"]))
-    raises(ValueError, C + r"input 0 and output 0 are the same blob 'c'", op("Conditional", ["c", "t", "f"], ["c"]))
+    raises(ValueError, C + r"input 0 and output 0 are the same blob "
+                           r"'c'", op("Conditional", ["c", "t", "f"], ["c"]))
     raises(KeyError, C + r"input 2 blob 'nope' does not exist", op("Conditional", ["c", "t", "nope"], ["y"]))
     net = core.Net("n")
     net.Conditional(["c", "t", "f4"], ["y"])
@@ -486,8 +498,10 @@ def test_int_div_extremes_and_in_place():
 def test_int_div_by_zero_names_position_and_leaves_output():
     feed(a=np.array([[1, 2, 3], [4, 5, 6]], np.int32), b=np.array([1, 0, 2], np.int32),
          c=np.array([9], np.int32))
-    raises(ValueError, r"op Div #0: integer division by zero: input 1 blob 'b' \(3,\) int32 is 0 at flat position 1 "
-           r"\(dividing element 1 of input 0 blob 'a' \(2, 3\) int32\)", op("Div", ["a", "b"], ["c"], broadcast=1))
+    raises(ValueError, r"op Div #0: integer division by zero: input 1 blob 'b' \(3,\) int32 is 0 at flat "
+                       r"position 1 "
+           r"\(dividing element 1 of input 0 blob 'a' \(2, 3\) "
+           r"int32\)", op("Div", ["a", "b"], ["c"], broadcast=1))
     np.testing.assert_array_equal(workspace.FetchBlob("c"), [9])
     raises(ValueError, r"is 0 at flat position 1", op("Div", ["a", "b"], ["a"], broadcast=1))
     np.testing.assert_array_equal(workspace.FetchBlob("a"), [[1, 2, 3], [4, 5, 6]])
@@ -500,13 +514,16 @@ def test_int_div_by_zero_names_position_and_leaves_output():
 
 def test_int_div_overflow():
     feed(a=np.array([[5, I32.min], [I32.min, 3]], np.int32), b=np.array([-1, 1], np.int32))
-    raises(ValueError, r"op Div #0: integer overflow: element 2 of input 0 blob 'a' \(2, 2\) int32 is -2147483648 "
-           r"and input 1 blob 'b' \(2,\) int32 is -1 at flat position 0", op("Div", ["a", "b"], ["c"], broadcast=1,
+    raises(ValueError, r"op Div #0: integer overflow: element 2 of input 0 blob 'a' \(2, 2\) int32 is "
+                       r"-2147483648 "
+           r"and input 1 blob 'b' \(2,\) int32 is -1 at flat position "
+           r"0", op("Div", ["a", "b"], ["c"], broadcast=1,
                                                                              axis=1))
     raises(ValueError, r"integer overflow: element 1 of input 0 blob 'a'",
            op("Div", ["a", "b"], ["c"], broadcast=1, axis=0))
     feed(a=np.array([[5, I32.min], [7, 3]], np.int32))
-    np.testing.assert_array_equal(run("Div", ["a", "b"], ["c"], broadcast=1, axis=1), [[-5, I32.min], [-7, 3]])
+    np.testing.assert_array_equal(run("Div", ["a", "b"], ["c"], broadcast=1, axis=1),
+                                  [[-5, I32.min], [-7, 3]])
 
 
 def test_int_div_float_div_unchanged(rng):
@@ -518,7 +535,8 @@ def test_int_div_float_div_unchanged(rng):
 
 def test_int_div_bad_input_and_gradient():
     feed(a=np.ones(3, np.int32), f=np.ones(3, np.float32), b=np.ones(4, np.int32))
-    raises(TypeError, r"op Div #0: input 1 blob 'f' \(3,\) float32 must have the dtype of input 0 blob 'a' \(3,\) "
+    raises(TypeError, r"op Div #0: input 1 blob 'f' \(3,\) float32 must have the dtype of input 0 blob "
+                      r"'a' \(3,\) "
            r"int32", op("Div", ["a", "f"], ["c"]))
     raises(TypeError, r"op Div #0: input 1 blob 'a' \(3,\) int32 must have the dtype of input 0 blob 'f'",
            op("Div", ["f", "a"], ["c"]))
@@ -535,6 +553,7 @@ def test_int_div_bad_input_and_gradient():
     net.Scale(["cf"], ["y"])
     net.AddGradientOperators({"y": "dy"})
     feed(dy=np.ones(3, np.float32))
-    with pytest.raises(TypeError, match=r"op DivGradient #\d+: input 0 blob 'a' \(3,\) int32 is int32: Div on "
+    with pytest.raises(TypeError, match=r"op DivGradient #\d+: input 0 blob 'a' \(3,\) int32 is int32: "
+                                        r"Div on "
                        r"int32 inputs has no gradient"):
         workspace.RunNetOnce(net)
