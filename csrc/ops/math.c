@@ -647,7 +647,7 @@ static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64
     rc_status st;
     const rc_dtype dt = allow_i32 && rc_in(op, 0)->dtype == RC_I32 ? RC_I32 : RC_F32;
     if ((st = rc_check_input(op, 0, dt, err))) return st;
-    if (rc_in(op, 1)->dtype != RC_UNDEF && rc_in(op, 1)->storage && rc_in(op, 1)->dtype != dt)
+    if (allow_i32 && rc_in(op, 1)->dtype != RC_UNDEF && rc_in(op, 1)->storage && rc_in(op, 1)->dtype != dt)
         return rc_op_fail(op, err, RC_ERR_TYPE, "input 1 blob '%s' %s must have the dtype of input 0 blob '%s' %s",
                           rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
     if ((st = rc_check_input(op, 1, dt, err))) return st;
@@ -738,11 +738,15 @@ static void div_i32_kernel(int64_t pre, int64_t n, int64_t post, const int32_t *
  * is a ValueError naming the position, checked before the output is touched). */
 static rc_status div_run(rc_op *op, rc_err *err)
 {
-    if (rc_in(op, 0)->dtype != RC_I32) return binary_run(op, rc_k_div, err);
     rc_status st;
     int64_t pre, n, post;
     if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, err))) return st;
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    if (A->dtype == RC_F32) {
+        if ((st = resize_out_like(op, 0, A, err))) return st;
+        rc_k_div(pre, n, post, rc_f32(A), rc_f32(B), rc_f32(rc_out(op, 0)));
+        return RC_OK;
+    }
     const int32_t *pa = rc_i32(A), *pb = rc_i32(B);
     const int64_t bad = div_i32_bad(pre, n, post, pa, pb);
     if (bad >= 0) {
