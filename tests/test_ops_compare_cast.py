@@ -511,7 +511,8 @@ def test_int_div_by_zero_names_position_and_leaves_output():
     # B over A's first dim (axis=0): B's position is not A's
     feed(a3=np.arange(6, dtype=np.int32).reshape(3, 2), b3=np.array([1, 0, 1], np.int32))
     raises(ValueError, r"input 1 blob 'b3' \(3,\) int32 is 0 at flat position 1 \(dividing element 2 of "
-                       r"input 0 blob 'a3' \(3, 2\) int32\)", op("Div", ["a3", "b3"], ["c"], broadcast=1, axis=0))
+                       r"input 0 blob 'a3' \(3, 2\) int32\)",
+           op("Div", ["a3", "b3"], ["c"], broadcast=1, axis=0))
     feed(e=np.zeros((0, 3), np.int32))   # nothing to divide: no error
     assert run("Div", ["e", "b"], ["c"], broadcast=1).shape == (0, 3)
 
