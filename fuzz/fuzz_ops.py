@@ -41,6 +41,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # argument (their names come with _C.op_types())
              # UnsortedSegmentSum / Mean (csrc/ops/segment.c)
              "num_segments",
+             # Cast (csrc/ops/cast.c); EQ, NE, LT, LE, GT, GE, Conditional and int32 Div read broadcast and
+             # axis, above, or nothing
+             "to", "from_type",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -54,7 +57,8 @@ def random_arg(p):
         return p.interesting_float()
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
-                       "linearWarmup", "constantWarmup", "sequence", "window"])
+                       "linearWarmup", "constantWarmup", "sequence", "window",
+                       "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
     if kind == 4:

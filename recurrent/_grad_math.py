@@ -262,3 +262,37 @@ def _elementwise_linear_grad(op, g_output):
     x, a, b = op.input
     g = [_grad_name(x), _grad_name(a), _grad_name(b)]
     return [_make(op, "ElementwiseLinearGradient", [dy, x, a], g, args=op.arg)], g
+
+
+# ---------------------------------------------------------------- Cast, comparisons, Conditional
+_FLOAT_TYPES = {1: "FLOAT", 12: "FLOAT16", 13: "DOUBLE"}
+
+
+def _is_float_type(v):
+    """Whether a Cast 'to' / 'from_type' value (enum int or name) is a floating type."""
+    if isinstance(v, bytes):
+        v = v.decode()
+    if isinstance(v, str):
+        return v.upper() in _FLOAT_TYPES.values()
+    return int(v) in _FLOAT_TYPES
+
+
+@GradientRegistry.RegisterGradient("Cast")
+def _cast_grad(op, g_output):
+    # Caffe2's maker cast dY back to the input type (given as 'from_type'). Our
+    # blobs are float32 or int32: a cast to a floating type passes dY through
+    # (Cast to FLOAT: a copy); a cast to an integer or bool type, or from one
+    # named by 'from_type', has no meaningful gradient (None).
+    dy = g_output[0]
+    to = _arg(op, "to")
+    if dy is None or to is None or not _is_float_type(to):
+        return _no_grad(op)
+    src = _arg(op, "from_type")
+    if src is not None and not _is_float_type(src):
+        return _no_grad(op)
+    gx = _grad_name(op.input[0])
+    return [_make(op, "Cast", [dy], [gx], to=1)], [gx]
+
+
+# Caffe2: comparison ops and Conditional have no gradient (NO_GRADIENT / SHOULD_NOT_DO_GRADIENT).
+GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")

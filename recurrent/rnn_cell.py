@@ -299,8 +299,9 @@ class MultiRNNCellInitializer:
 class BasicRNNCell(RNNCell):
     """h_t = act(FC(h_{t-1}) + W_i x_t + b_i), act 'tanh' or 'relu'.
 
-    With ``seq_lengths``, finished rows keep their state (or 0 with
-    ``drop_states``); that path needs the GT, LE and Cast operators.
+    With ``seq_lengths`` (int32, one length per batch row), rows whose
+    sequence has ended (timestep >= length) keep their state, or get 0 with
+    ``drop_states`` (GT / LE / Cast masks, as Caffe2's cell).
     """
 
     def __init__(self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False,
@@ -319,16 +320,15 @@ class BasicRNNCell(RNNCell):
         gates_t = brew.fc(model, hidden_t_prev, "gates_t", dim_in=self.hidden_size,
                           dim_out=self.hidden_size, axis=2)
         model.net.Sum([gates_t, input_t], gates_t)
+        # Caffe2 wrote the activation to 'hidden_t' and then, with seq_lengths and without
+        # drop_states, overwrote 'hidden_t' with the masked sum, so its backward pass failed (Mul's
+        # gradient needs the first 'hidden_t'). The activation gets a name of its own there.
+        act_name = "hidden_t_act" if seq_lengths is not None and not self.drop_states else "hidden_t"
         if self.activation == "tanh":
-            hidden_t = model.net.Tanh(gates_t, "hidden_t")
+            hidden_t = model.net.Tanh(gates_t, act_name)
         else:
-            hidden_t = model.net.Relu(gates_t, "hidden_t")
+            hidden_t = model.net.Relu(gates_t, act_name)
         if seq_lengths is not None:
-            from . import _C
-            missing = [t for t in ("GT", "LE", "Cast") if t not in _C.op_types()]
-            if missing:
-                raise ValueError("BasicRNNCell with seq_lengths needs the operators %s, which this build "
-                                 "does not have; pass seq_lengths=None" % ", ".join(missing))
             valid_b = model.net.GT([seq_lengths, timestep], "valid_b", broadcast=1)
             invalid_b = model.net.LE([seq_lengths, timestep], "invalid_b", broadcast=1)
             valid = model.net.Cast(valid_b, "valid", to="float")
@@ -339,7 +339,7 @@ class BasicRNNCell(RNNCell):
             else:
                 hidden_invalid = model.net.Mul([hidden_t_prev, invalid], "hidden_invalid",
                                                broadcast=1, axis=1)
-                hidden_t = model.net.Add([hidden_valid, hidden_invalid], hidden_t)
+                hidden_t = model.net.Add([hidden_valid, hidden_invalid], "hidden_t")
         return (hidden_t,)
 
     def prepare_input(self, model, input_blob):

@@ -176,7 +176,8 @@ def build_ops_net(name="af_ops"):
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
     SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
-    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs of int32 data)."""
+    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs of int32 data,
+    GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -273,6 +274,12 @@ def build_ops_net(name="af_ops"):
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
     net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
+    # beam search / BasicRNNCell ops: comparisons (int32 and float32), Cast, Conditional, int32 Div
+    cc_gt = net.GT(["ids", "ten"], "cc_gt", broadcast=1)
+    net.EQ(["fc_b", "fc_b"], "cc_eq")
+    net.Cast(cc_gt, "cc_f", to="float")
+    net.Conditional([cc_gt, "ids", "labels"], "cc_c")
+    net.Div(["labels", "ten"], "cc_div", broadcast=1)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -302,7 +309,8 @@ def build_ops_net(name="af_ops"):
          "emb_d2"] + \
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
         [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
-        ["dd_u", "dd_r", "dd_sum", "dd_mean"]
+        ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
+        ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"]
     return init, net, compare
 
 
@@ -323,7 +331,7 @@ def test_ops_allocation_failures(sticky):
                "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
                "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
-               "op UnsortedSegmentMeanGradient #"):
+               "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

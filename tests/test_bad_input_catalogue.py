@@ -975,6 +975,57 @@ CASES = [
          """, V, r"op UnsortedSegmentMeanGradient #0: input 1 blob 'i' \(segment_ids\) of shape \(2,\) "
                  r"int32: segment id 3 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 "
                  r"blob 'g' of shape \(3, 2\) float32\)"),
+    # ------------------------------------------------ Cast, comparisons, Conditional, integer Div
+    Case("cast-missing-to", "ops: compare/cast", "Cast(x) without 'to'",
+         "feed(x=f32(3)); run_op('Cast', ['x'], ['y'])", V,
+         r"op Cast #0: argument 'to' is required \(a DataType: an int such as core.DataType.FLOAT or a name "
+         r"such as 'float'\)", note="checked at op creation, as every bad 'to'"),
+    Case("cast-to-string", "ops: compare/cast", "Cast(x, to='string')",
+         "feed(x=f32(3)); run_op('Cast', ['x'], ['y'], to='string')", V,
+         r"op Cast #0: argument 'to'='string' is not a supported DataType name",
+         note="names are Caffe2's DataType names, case-insensitive; blobs hold float32 or int32 only"),
+    Case("cast-out-of-range", "ops: compare/cast", "Cast(x = [1.5, 300.0], to='uint8')",
+         "feed(x=np.array([1.5, 300.0], np.float32)); run_op('Cast', ['x'], ['y'], to='uint8')", V,
+         r"op Cast #0: input 0 blob 'x' \(2,\) float32: element 1 = 300 cannot be cast to UINT8: out of the "
+         r"range \[0, 255\]",
+         note="checked before the output is written; Caffe2's static_cast wrapped (undefined for floats)"),
+    Case("cast-nan-to-int", "ops: compare/cast", "Cast(x = [nan], to=core.DataType.INT32)",
+         "feed(x=np.array([np.nan], np.float32)); run_op('Cast', ['x'], ['y'], to=core.DataType.INT32)", V,
+         r"op Cast #0: input 0 blob 'x' \(1,\) float32: element 0 = nan cannot be cast to INT32: NaN has no "
+         r"integer value"),
+    Case("compare-dtype-mismatch", "ops: compare/cast", "GT([a float32, b int32])",
+         "feed(a=f32(3), b=np.ones(3, np.int32)); run_op('GT', ['a', 'b'], ['c'])", T_,
+         r"op GT #0: input 1 blob 'b' \(3,\) int32 must have the dtype of input 0 blob 'a' \(3,\) float32",
+         note="EQ, NE, LT, LE, GT, GE take float32 or int32, one dtype for both"),
+    Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (3,)]) without broadcast=1",
+         "feed(a=f32(2, 3), b=f32(3)); run_op('LT', ['a', 'b'], ['c'])", V,
+         r"op LT #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input 0 blob 'a' "
+         r"\(2, 3\) float32 \(or pass broadcast=1\)",
+         note="Caffe2's legacy broadcast (broadcast=1, axis) only; its numpy-style broadcast is not "
+              "supported"),
+    Case("conditional-float-condition", "ops: compare/cast", "Conditional([cond float32, t, f])",
+         "feed(c=f32(3), t=f32(3, 2), f=f32(3, 2)); run_op('Conditional', ['c', 't', 'f'], ['y'])", T_,
+         r"op Conditional #0: input 0 blob 'c' must be int32, got \(3,\) float32",
+         note="the condition is int32 (bool as 0 / 1; nonzero is true)"),
+    Case("conditional-first-dim", "ops: compare/cast", "Conditional([cond (3,), t (4,2), f (4,2)])",
+         "feed(c=np.ones(3, np.int32), t=f32(4, 2), f=f32(4, 2)); "
+         "run_op('Conditional', ['c', 't', 'f'], ['y'])",
+         V, r"op Conditional #0: input 1 blob 't' \(4, 2\) float32 must have first dim 3 \(the length of "
+            r"input 0 blob 'c' \(3,\) int32\)"),
+    Case("div-int-by-zero", "ops: compare/cast", "Div([a int32 (2,3), b int32 [1, 0, 2]], broadcast=1)",
+         """
+         feed(a=np.ones((2, 3), np.int32), b=np.array([1, 0, 2], np.int32))
+         run_op('Div', ['a', 'b'], ['c'], broadcast=1)
+         """, V, r"op Div #0: integer division by zero: input 1 blob 'b' \(3,\) int32 is 0 at flat "
+                 r"position 1 \(dividing element 1 of input 0 blob 'a' \(2, 3\) int32\)",
+         note="checked before the output is written (Caffe2: undefined behaviour); float32 Div stays IEEE"),
+    Case("div-int-overflow", "ops: compare/cast", "Div([a = [INT32_MIN], b = [-1]]) int32",
+         """
+         feed(a=np.array([-2 ** 31], np.int32), b=np.array([-1], np.int32))
+         run_op('Div', ['a', 'b'], ['c'])
+         """, V, r"op Div #0: integer overflow: element 0 of input 0 blob 'a' \(1,\) int32 is -2147483648 "
+                 r"and input 1 blob 'b' \(1,\) int32 is -1 at flat position 0 \(the quotient does not fit "
+                 r"int32\)"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,
@@ -1407,8 +1458,8 @@ def markdown():
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
-        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape and",
-        "  Slice(+Gradient) when their",
+        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape,",
+        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE and Conditional when their",
         "  inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

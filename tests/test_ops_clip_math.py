@@ -381,7 +381,9 @@ def test_div_bad_inputs(rng):
                        r"blob 'a' of shape \(2, 3, 4\) float32 at axis 1", op("Div", ["a", "b"], ["y"], broadcast=1))
     raises(ValueError, r"^op Div #0: input 1 blob 'c' of shape \(3, 4\) float32 must have the shape of input 0 "
                        r"blob 'a' \(2, 3, 4\) float32 \(or pass broadcast=1\)$", op("Div", ["a", "c"], ["y"]))
-    raises(TypeError, r"^op Div #0: input 1 blob 'i' must be float32, got \(3, 4\) int32$",
+    # Div takes float32 or int32 (one dtype for both): a mix names input 0's dtype
+    raises(TypeError, r"^op Div #0: input 1 blob 'i' \(3, 4\) int32 must have the dtype of input 0 blob 'c' "
+                      r"\(3, 4\) float32$",
            op("Div", ["c", "i"], ["y"]))
     raises(ValueError, r"^op Div #0: argument 'axis' needs broadcast=1$", op("Div", ["a", "c"], ["y"], axis=1))
     raises(ValueError, r"^op Div #0: output blob 'c' is input 1 of shape \(3, 4\) float32",

@@ -397,6 +397,69 @@ def test_basic_rnn_vs_numpy(rng, activation):
     np.testing.assert_allclose(fetch(h_all), np.array(ref), rtol=1e-4, atol=2e-5)
 
 
+def basic_rnn_ref(x, h0, iw, ib, gw, gb, activation, seq=None, drop_states=False):
+    """BasicRNNCell: h_t = act(x_t W_i^T + b_i + h W_h^T + b_h); with seq, rows
+    with t >= seq[n] keep h (or get 0 with drop_states). Returns h_all, h_last."""
+    T, N, _ = x.shape
+    h = _state0(h0, N, gw.shape[0])
+    out = []
+    for t in range(T):
+        a = x[t] @ iw.T + ib + h @ gw.T + gb
+        hn = np.tanh(a) if activation == "tanh" else np.maximum(a, 0)
+        if seq is not None:
+            valid = (t < seq)[:, None]
+            hn = np.where(valid, hn, 0.0 if drop_states else h)
+        h = hn
+        out.append(h)
+    return np.array(out), h[None]
+
+
+@pytest.mark.parametrize("activation,drop_states", [("tanh", False), ("relu", False), ("tanh", True)])
+def test_basic_rnn_seq_lengths_vs_numpy(rng, activation, drop_states):
+    T, N, D, H = 5, 4, 3, 3
+    model = ModelHelper(name="m")
+    h_all, h_last = rnn_cell.BasicRNN(model, "x", "seq", ["h0"], D, H, scope="b", activation=activation,
+                                      drop_states=drop_states)
+    run_init(model)
+    x, _, vals = feed_inputs(rng, T, N, D, {"h0": (1, N, H)}, seq=False)
+    seq = np.array([T, 2, 1, 4], np.int32)
+    workspace.FeedBlob("seq", seq)
+    names = ["b/i2h_w", "b/i2h_b", "b/gates_t_w", "b/gates_t_b"]
+    randomize_params(rng, names)
+    workspace.RunNetOnce(model.net)
+    p = [fetch(n).astype(np.float64) for n in names]
+    ref_all, ref_last = basic_rnn_ref(x.astype(np.float64), vals["h0"], *p, activation, seq=seq,
+                                      drop_states=drop_states)
+    got_all = fetch(h_all)
+    report("basic_rnn_seq_%s_%d" % (activation, drop_states), got_all, ref_all)
+    np.testing.assert_allclose(got_all, ref_all, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(fetch(h_last), ref_last, rtol=1e-4, atol=2e-5)
+    # past its length a row stops changing (or is 0 with drop_states)
+    for n in range(N):
+        for t in range(seq[n], T):
+            want = np.zeros(H) if drop_states else (got_all[seq[n] - 1, n] if seq[n] else vals["h0"][0, n])
+            np.testing.assert_array_equal(got_all[t, n], want.astype(np.float32))
+    # without seq_lengths the ended rows would differ: the mask matters
+    ref_free, _ = basic_rnn_ref(x.astype(np.float64), vals["h0"], *p, activation)
+    assert np.max(np.abs(ref_free - ref_all)) > 1e-3
+
+
+@pytest.mark.parametrize("drop_states", [False, True])
+def test_basic_rnn_seq_lengths_gradients(rng, drop_states):
+    T, N, D, H = 4, 3, 2, 2
+    model = ModelHelper(name="m")
+    res = rnn_cell.BasicRNN(model, "x", "seq", ["h0"], D, H, scope="b", activation="tanh",
+                            outputs_with_grads=(0, 1), drop_states=drop_states)
+    run_init(model)
+    feed_inputs(rng, T, N, D, {"h0": (1, N, H)}, seq=False)
+    workspace.FeedBlob("seq", np.array([T, 1, 3], np.int32))
+    names = ["b/i2h_w", "b/i2h_b", "b/gates_t_w", "b/gates_t_b"]
+    randomize_params(rng, names, scale=0.8)
+    got = fd_check(rng, model, res, (0, 1), ["x", "h0"] + names, "basic_rnn_seq%d" % drop_states)
+    # x of row 1 past its length (t >= 1) does not reach any output
+    np.testing.assert_array_equal(got["x"][1:, 1], 0.0)
+
+
 def test_layered_lstm_vs_numpy(rng):
     T, N, D, H = 4, 2, 3, 3
     model = ModelHelper(name="m")

@@ -20,10 +20,22 @@
  *    to every input equal to Y (all tied inputs), 0 elsewhere (and where Y is
  *    NaN).
  *  - Div is Mul's legacy broadcast (broadcast=1, axis; no numpy-style
- *    broadcasting), with the same net-creation shape check. Division by zero
- *    follows IEEE (inf / NaN, no error). DivGradient takes (B, C, dC), C the
- *    forward output, and gives (dA, dB) with dB reduced over the broadcast
- *    dims in double.
+ *    broadcasting), with the same net-creation shape check. float32: division
+ *    by zero follows IEEE (inf / NaN, no error). int32 (both inputs; C int32):
+ *    C's integer division, truncating toward zero; a zero divisor or
+ *    INT32_MIN / -1 (undefined in C, a crash or garbage in Caffe2) is a
+ *    ValueError naming the blob and the flat position, raised before the
+ *    output is touched. DivGradient takes (B, C, dC), C the forward output,
+ *    and gives (dA, dB) with dB reduced over the broadcast dims in double; on
+ *    int32 B or C it fails saying that integer Div has no gradient.
+ *
+ * EQ, NE, LT, LE, GT, GE (Caffe2's comparison ops): A, B float32 or int32 (one
+ * dtype) -> C int32 0 / 1 (Caffe2: bool; our blobs hold bool as int32), shape
+ * of A. Broadcasting as Add's: equal shapes, or broadcast=1 with axis (B a
+ * contiguous run of A's dims; Caffe2's legacy form). Caffe2's numpy-style
+ * broadcast without broadcast=1 is not supported (a shape error that says to
+ * pass broadcast=1). NaN compares as IEEE (NE is 1, the others 0). No
+ * in-place; no gradient (recurrent/_grad_math.py registers none).
  *
  * Sqr, Negative (Caffe2's sqr_op, negative_op): float32 only (Caffe2's
  * Negative also took int and double). Sqr's gradient is one op, SqrGradient
@@ -626,12 +638,19 @@ static rc_status binary_setup(rc_op *op, rc_err *err)
 
 typedef void (*binary_kernel)(int64_t, int64_t, int64_t, const float *, const float *, float *);
 
-/* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A. */
-static rc_status binary_shapes(rc_op *op, int64_t *ppre, int64_t *pn, int64_t *ppost, rc_err *err)
+/* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A.
+ * A and B float32, or (allow_i32) both float32 or both int32. */
+static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64_t *pn, int64_t *ppost,
+                                  rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
-    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    const rc_dtype dt = allow_i32 && rc_in(op, 0)->dtype == RC_I32 ? RC_I32 : RC_F32;
+    if ((st = rc_check_input(op, 0, dt, err))) return st;
+    if (allow_i32 && rc_in(op, 1)->dtype != RC_UNDEF && rc_in(op, 1)->storage && rc_in(op, 1)->dtype != dt)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 1 blob '%s' %s must have the dtype of input 0 blob '%s' %s",
+                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
+    if ((st = rc_check_input(op, 1, dt, err))) return st;
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     int64_t pre = 1, n = rc_tensor_numel(A), post = 1;
     if (!a->broadcast) {
@@ -653,10 +672,22 @@ static rc_status binary_shapes(rc_op *op, int64_t *ppre, int64_t *pn, int64_t *p
     return RC_OK;
 }
 
+static rc_status binary_shapes(rc_op *op, int64_t *ppre, int64_t *pn, int64_t *ppost, rc_err *err)
+{
+    return binary_shapes_dt(op, 0, ppre, pn, ppost, err);
+}
+
 static rc_status binary_check(rc_op *op, rc_err *err)
 {
     int64_t pre, n, post;
     return binary_shapes(op, &pre, &n, &post, err);
+}
+
+/* Div and the comparison ops: float32 or int32 inputs (one dtype). */
+static rc_status binary_check_i32(rc_op *op, rc_err *err)
+{
+    int64_t pre, n, post;
+    return binary_shapes_dt(op, 1, &pre, &n, &post, err);
 }
 
 static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
@@ -673,7 +704,121 @@ static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
 static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_add, err); }
 static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, err); }
 static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, err); }
-static rc_status div_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_div, err); }
+
+/* ---------------------------------------------------------------- integer Div */
+/* Flat index into A (and C) of the first (p, j, k) whose division a / b[j] is
+ * undefined in C (b[j] == 0, or INT32_MIN / -1 which overflows), -1 if none. */
+static int64_t div_i32_bad(int64_t pre, int64_t n, int64_t post, const int32_t *a, const int32_t *b)
+{
+    for (int64_t p = 0; p < pre; p++)
+        for (int64_t j = 0; j < n; j++) {
+            const int32_t bj = b[j];
+            if (bj != 0 && bj != -1) continue;
+            const int64_t o = (p * n + j) * post;
+            for (int64_t k = 0; k < post; k++)
+                if (bj == 0 || a[o + k] == INT32_MIN) return o + k;
+        }
+    return -1;
+}
+
+/* a [pre, n, post], b [n] -> c [pre, n, post] = a / b[j], truncating toward
+ * zero (C's integer division). No divisor is 0 and no pair is INT32_MIN / -1
+ * (div_i32_bad checked). c may be a. */
+static void div_i32_kernel(int64_t pre, int64_t n, int64_t post, const int32_t *a, const int32_t *b, int32_t *c)
+{
+    for (int64_t p = 0; p < pre; p++)
+        for (int64_t j = 0; j < n; j++) {
+            const int32_t bj = b[j];
+            const int64_t o = (p * n + j) * post;
+            for (int64_t k = 0; k < post; k++) c[o + k] = a[o + k] / bj;
+        }
+}
+
+/* Div: float32 (IEEE) or int32 (truncating; a zero divisor or INT32_MIN / -1
+ * is a ValueError naming the position, checked before the output is touched). */
+static rc_status div_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int64_t pre, n, post;
+    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    if (A->dtype == RC_F32) {
+        if ((st = resize_out_like(op, 0, A, err))) return st;
+        rc_k_div(pre, n, post, rc_f32(A), rc_f32(B), rc_f32(rc_out(op, 0)));
+        return RC_OK;
+    }
+    const int32_t *pa = rc_i32(A), *pb = rc_i32(B);
+    const int64_t bad = div_i32_bad(pre, n, post, pa, pb);
+    if (bad >= 0) {
+        const int64_t jb = (bad / post) % n; /* B's element: B's flat index without broadcast too (pre = post = 1) */
+        if (pb[jb] == 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "integer division by zero: input 1 blob '%s' %s is 0 at flat position %lld (dividing "
+                              "element %lld of input 0 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(B),
+                              (long long)jb, (long long)bad, rc_in_name(op, 0), RC_SHAPE(A));
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "integer overflow: element %lld of input 0 blob '%s' %s is %d and input 1 blob '%s' %s is -1 "
+                          "at flat position %lld (the quotient does not fit int32)", (long long)bad, rc_in_name(op, 0),
+                          RC_SHAPE(A), (int)INT32_MIN, rc_in_name(op, 1), RC_SHAPE(B), (long long)jb);
+    }
+    int64_t dims[RC_MAX_DIMS];
+    const int ndim = A->ndim;
+    memcpy(dims, A->dims, sizeof dims);
+    st = rc_tensor_resize(rc_out(op, 0), RC_I32, ndim, dims, err);
+    if (st) return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    div_i32_kernel(pre, n, post, pa, pb, rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- EQ, NE, LT, LE, GT, GE */
+/* a [pre, n, post], b [n] -> c [pre, n, post] int32: c = (a OP b[j]) as 0 / 1.
+ * Plain C comparisons: IEEE for NaN (only NE is true). */
+#define RC_CMP_KERNEL(name, T, OP)                                                                          \
+    static void name(int64_t pre, int64_t n, int64_t post, const T *a, const T *b, int32_t *c)              \
+    {                                                                                                       \
+        for (int64_t p = 0; p < pre; p++)                                                                   \
+            for (int64_t j = 0; j < n; j++) {                                                               \
+                const T bj = b[j];                                                                          \
+                const int64_t o = (p * n + j) * post;                                                       \
+                for (int64_t k = 0; k < post; k++) c[o + k] = a[o + k] OP bj;                               \
+            }                                                                                               \
+    }
+#define RC_CMP_PAIR(tag, OP) RC_CMP_KERNEL(cmp_##tag##_f32, float, OP) RC_CMP_KERNEL(cmp_##tag##_i32, int32_t, OP)
+RC_CMP_PAIR(eq, ==)
+RC_CMP_PAIR(ne, !=)
+RC_CMP_PAIR(lt, <)
+RC_CMP_PAIR(le, <=)
+RC_CMP_PAIR(gt, >)
+RC_CMP_PAIR(ge, >=)
+
+typedef void (*cmp_kernel_f32)(int64_t, int64_t, int64_t, const float *, const float *, int32_t *);
+typedef void (*cmp_kernel_i32)(int64_t, int64_t, int64_t, const int32_t *, const int32_t *, int32_t *);
+
+/* A, B float32 or int32 (one dtype; legacy broadcast of B as Add's) -> C int32 0 / 1, shape of A.
+ * No in-place (the schema refuses it): C may not be A or B. */
+static rc_status cmp_run(rc_op *op, cmp_kernel_f32 kf, cmp_kernel_i32 ki, rc_err *err)
+{
+    rc_status st;
+    int64_t pre, n, post;
+    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, A->dims, sizeof dims);
+    st = rc_tensor_resize(rc_out(op, 0), RC_I32, A->ndim, dims, err);
+    if (st) return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (A->dtype == RC_I32)
+        ki(pre, n, post, rc_i32(A), rc_i32(B), rc_i32(rc_out(op, 0)));
+    else
+        kf(pre, n, post, rc_f32(A), rc_f32(B), rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status eq_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_eq_f32, cmp_eq_i32, err); }
+static rc_status ne_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ne_f32, cmp_ne_i32, err); }
+static rc_status lt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_lt_f32, cmp_lt_i32, err); }
+static rc_status le_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_le_f32, cmp_le_i32, err); }
+static rc_status gt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_gt_f32, cmp_gt_i32, err); }
+static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32, cmp_ge_i32, err); }
 
 /* DivGradient: B [n] (or C's shape without broadcast), C [pre, n, post] (Div's
  * output), dC (shape of C) -> dA = dC / B (shape of C), dB = -sum(dC C) / B
@@ -683,6 +828,11 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
+    for (int i = 0; i < 2; i++)
+        if (rc_in(op, i)->dtype == RC_I32)
+            return rc_op_fail(op, err, RC_ERR_TYPE,
+                              "input %d blob '%s' %s is int32: Div on int32 inputs has no gradient (integer division "
+                              "is piecewise constant)", i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)));
     for (int i = 0; i < 3; i++)
         if ((st = check_f32(op, i, err))) return st;
     if ((st = check_same_shape(op, 2, 1, err))) return st;
@@ -961,7 +1111,19 @@ const rc_op_schema rc_ops_math[] = {
     {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)",
      binary_check},
     {"Div", 2, 2, 1, 1, inplace_binary, binary_setup, div_run, math_args_free,
-     "C = A / B, IEEE (args broadcast, axis)", binary_check},
+     "C = A / B: float32 IEEE, int32 truncating (args broadcast, axis)", binary_check_i32},
+    {"EQ", 2, 2, 1, 1, NULL, binary_setup, eq_run, math_args_free, "C = (A == B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
+    {"NE", 2, 2, 1, 1, NULL, binary_setup, ne_run, math_args_free, "C = (A != B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
+    {"LT", 2, 2, 1, 1, NULL, binary_setup, lt_run, math_args_free, "C = (A < B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
+    {"LE", 2, 2, 1, 1, NULL, binary_setup, le_run, math_args_free, "C = (A <= B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
+    {"GT", 2, 2, 1, 1, NULL, binary_setup, gt_run, math_args_free, "C = (A > B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
+    {"GE", 2, 2, 1, 1, NULL, binary_setup, ge_run, math_args_free, "C = (A >= B) int32 0/1 (args broadcast, axis)",
+     binary_check_i32},
     {"DivGradient", 3, 3, 2, 2, inplace_div_grad, binary_setup, div_grad_run, math_args_free,
      "(B, C, dC) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args broadcast, axis)"},
     {"Pow", 1, 2, 1, 1, rc_inplace_any, pow_setup, pow_run, math_args_free,

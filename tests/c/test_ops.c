@@ -546,6 +546,62 @@ static void test_reverse_sqr_negative(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- GT, LE, Cast, Conditional, int32 Div */
+/* BasicRNNCell's masks: seq {3, 1, 0, 2} against timestep {1} (broadcast=1): GT {1, 0, 0, 1}, LE its
+ * complement, Cast to 'Float'; Conditional picks rows of a (4, 2) = 1..8 or b = -1..6; Div of seq by {2}
+ * truncates; a zero divisor is refused naming the position, and the output keeps its old values. */
+static void test_compare_cast_net(void)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t d4[] = {4}, d1[] = {1}, d42[] = {4, 2};
+    rc_blob *sb = rc_ws_create_local(ws, "seq", &err), *tb = rc_ws_create_local(ws, "t", &err);
+    rc_blob *two = rc_ws_create_local(ws, "two", &err);
+    rc_blob *ab = rct_feed_f32(ws, "a", 2, d42, 1.f), *bb = rct_feed_f32(ws, "b", 2, d42, -1.f);
+    REQUIRE(sb && tb && two && ab && bb && !rc_tensor_resize(&sb->t, RC_I32, 1, d4, &err) &&
+            !rc_tensor_resize(&tb->t, RC_I32, 1, d1, &err) && !rc_tensor_resize(&two->t, RC_I32, 1, d1, &err));
+    const int32_t seq[] = {3, 1, 0, 2};
+    memcpy(rc_i32(&sb->t), seq, sizeof seq);
+    rc_i32(&tb->t)[0] = 1;
+    rc_i32(&two->t)[0] = 2;
+    rc_netdef *nd = rc_netdef_new("cmp");
+    REQUIRE(nd != NULL);
+    rc_opdef *g, *l, *c, *dv;
+    int ok = (g = add(nd, "GT", "seq,t", "v")) && !rc_opdef_set_arg_i(g, "broadcast", 1) &&
+             (l = add(nd, "LE", "seq,t", "iv")) && !rc_opdef_set_arg_i(l, "broadcast", 1) &&
+             (c = add(nd, "Cast", "v", "vf")) && !rc_opdef_set_arg_s(c, "to", "Float") &&
+             add(nd, "Conditional", "v,a,b", "sel") &&
+             (dv = add(nd, "Div", "seq,two", "q")) && !rc_opdef_set_arg_i(dv, "broadcast", 1);
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    const rc_tensor *v = &rc_ws_get(ws, "v")->t, *iv = &rc_ws_get(ws, "iv")->t, *vf = &rc_ws_get(ws, "vf")->t;
+    const rc_tensor *sel = &rc_ws_get(ws, "sel")->t, *q = &rc_ws_get(ws, "q")->t;
+    REQUIRE(v->dtype == RC_I32 && iv->dtype == RC_I32 && vf->dtype == RC_F32 && sel->dtype == RC_F32 &&
+            q->dtype == RC_I32 && rc_tensor_numel(sel) == 8 && rc_tensor_numel(q) == 4);
+    const int32_t want_v[] = {1, 0, 0, 1}, want_q[] = {1, 0, 0, 1};
+    int good = 1;
+    for (int i = 0; i < 4; i++) {
+        good &= rc_i32(v)[i] == want_v[i] && rc_i32(iv)[i] == 1 - want_v[i] && rc_f32(vf)[i] == (float)want_v[i];
+        good &= rc_i32(q)[i] == want_q[i];
+        for (int k = 0; k < 2; k++)
+            good &= rc_f32(sel)[2 * i + k] == rc_f32(want_v[i] ? &ab->t : &bb->t)[2 * i + k];
+    }
+    CHECK(good);
+    rc_i32(&two->t)[0] = 0;
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op Div #4: integer division by zero: input 1 blob 'two' (1,) int32 is 0 at flat position 0");
+    CHECK(rc_i32(&rc_ws_get(ws, "q")->t)[0] == 1);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* Copy and fills work on int32 too; Copy into a link view writes the state rows. */
 static void test_copy_into_view(void)
 {
@@ -875,6 +931,7 @@ int main(void)
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
     RUN(test_reverse_sqr_negative);
+    RUN(test_compare_cast_net);
     RUN(test_loss_net);
     RUN(test_dedup_net);
     RUN(test_copy_into_view);
