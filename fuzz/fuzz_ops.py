@@ -44,6 +44,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Cast (csrc/ops/cast.c); EQ, NE, LT, LE, GT, GE, Conditional and int32 Div read broadcast and
              # axis, above, or nothing
              "to", "from_type",
+             # TopK(+Gradient), Tile(+Gradient) (csrc/ops/topk_tile.c; axis is above); Log, Exp (csrc/ops/math.c)
+             # and FlattenToVec (csrc/ops/shape.c) read no argument
+             "k", "tiles",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -254,6 +254,28 @@ def _negative_grad(op, g_output):
     return [_make(op, "Negative", [dy], [gx])], [gx]
 
 
+@GradientRegistry.RegisterGradient("Log")
+def _log_grad(op, g_output):
+    # dX = dY / X with Div, as Caffe2 (exact: one IEEE division); needs X, so not after a Log in place
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x = op.input[0]
+    _no_in_place(op, "Log", [x])
+    gx = _grad_name(x)
+    return [_make(op, "Div", [dy, x], [gx])], [gx]
+
+
+@GradientRegistry.RegisterGradient("Exp")
+def _exp_grad(op, g_output):
+    # dX = Y * dY with Mul of the output, as Caffe2 (so Exp in place is fine)
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    gx = _grad_name(op.input[0])
+    return [_make(op, "Mul", [op.output[0], dy], [gx])], [gx]
+
+
 @GradientRegistry.RegisterGradient("ElementwiseLinear")
 def _elementwise_linear_grad(op, g_output):
     dy = g_output[0]

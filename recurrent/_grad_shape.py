@@ -1,7 +1,7 @@
 """Gradient makers of the shape operators (csrc/ops/shape.c).
 
 Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
-reshape_op.cc, flatten_op.cc, transpose_op.cc, expand_squeeze_dims_op.cc,
+reshape_op.cc, flatten_op.cc, utility_ops.cc (FlattenToVec), transpose_op.cc, expand_squeeze_dims_op.cc,
 slice_op.cc), except that Split fills missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
 (Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.
@@ -70,6 +70,14 @@ def _reshape_grad(op, g_output):
 
 @GradientRegistry.RegisterGradient("Flatten")
 def _flatten_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return [core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], [gx]
+
+
+@GradientRegistry.RegisterGradient("FlattenToVec")
+def _flatten_to_vec_grad(op, g_output):
     if g_output[0] is None:
         return [], [None]
     gx = _gi(op, 0)

@@ -168,16 +168,17 @@ def build_ops_net(name="af_ops"):
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
-    ReversePackedSegs, Sqr and Negative, and Unique with UnsortedSegmentSum / UnsortedSegmentMean over
-    its remapping) with its gradients, WeightedSum,
+    ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
+    its remapping, and the beam-search chain TopK, Exp, Log, Tile, FlattenToVec) with its gradients,
+    WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
     SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
-    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs of int32 data,
-    GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
+    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
+    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -262,8 +263,14 @@ def build_ops_net(name="af_ops"):
     dd_mean = net.UnsortedSegmentMean([e3, dd_r], "dd_mean", num_segments=4)
     loss10 = net.SumElements(net.Mul([dd_sum, net.Slice(dd_mean, "dd_mean3", starts=[0, 0], ends=[3, -1])],
                                      "dd_prod"), "loss10")
+    # beam-search ops: the top 3 of sc's rows (with flat indices), Exp then Log, tiled twice along the rows,
+    # flattened, with their gradients (TopKGradient, Div, Mul, TileGradient, ResizeLike)
+    tk_v = net.TopK(sc, ["tk_v", "tk_i", "tk_f"], k=3)[0]
+    tk_t = net.Tile(net.Log(net.Exp(tk_v, "tk_exp"), "tk_log"), "tk_t", tiles=2, axis=1)
+    tk_fv = net.FlattenToVec(tk_t, "tk_fv")
+    loss11 = net.SumElements(net.Mul([tk_fv, tk_fv], "tk_sq"), "loss11")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10], "loss")
+                    loss10, loss11], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -280,6 +287,7 @@ def build_ops_net(name="af_ops"):
     net.Cast(cc_gt, "cc_f", to="float")
     net.Conditional([cc_gt, "ids", "labels"], "cc_c")
     net.Div(["labels", "ten"], "cc_div", broadcast=1)
+    net.Tile("rev_ids", "rev_ids_t", tiles=3, axis=-1)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -310,7 +318,9 @@ def build_ops_net(name="af_ops"):
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
         [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
         ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
-        ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"]
+        ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"] + \
+        ["tk_v", "tk_i", "tk_f", "tk_exp", "tk_log", "tk_t", "tk_fv", "rev_ids_t"] + \
+        [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]]
     return init, net, compare
 
 
@@ -331,7 +341,9 @@ def test_ops_allocation_failures(sticky):
                "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
                "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
-               "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #"):
+               "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
+               "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
+               "op FlattenToVec #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

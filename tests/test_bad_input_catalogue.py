@@ -702,6 +702,61 @@ CASES = [
          "feed(x=np.arange(6, dtype=np.int32)); run_op('Negative', 'x', 'y')", T_,
          r"op Negative #0: input 0 blob 'x' must be float32, got \(6,\) int32",
          note="Caffe2's Negative also took integer types"),
+    # ---------------------------------------------------------------- beam-search ops (TopK, Tile, ...)
+    Case("topk-k-too-large", "ops: beam search", "TopK(x (2,5), k=6)",
+         "feed(x=f32(2, 5)); run_op('TopK', 'x', ['v', 'i'], k=6)", V,
+         r"op TopK #0: k=6 is larger than dim 1 \(size 5\) of input 0 blob 'x' \(2, 5\) float32 \(needs "
+         r"1 <= k <= 5\)", after="run_op('TopK', 'x', ['v', 'i'], k=5)",
+         note="Caffe2 padded values with 0 and indices with -1; checked already at CreateNet"),
+    Case("topk-k-missing", "ops: beam search", "TopK(x) without k",
+         "feed(x=f32(2, 5)); run_op('TopK', 'x', ['v', 'i'])", V, r"op TopK #0: argument 'k' is required",
+         note="k must be >= 1 too"),
+    Case("topk-int32", "ops: beam search", "TopK(x int32, k=1)",
+         "feed(x=np.arange(6, dtype=np.int32)); run_op('TopK', 'x', ['v', 'i'], k=1)", T_,
+         r"op TopK #0: input 0 blob 'x' must be float32, got \(6,\) int32"),
+    Case("topk-gradient-index-range", "ops: beam search", "TopKGradient([dv (1,2), indices [0, 5], x (1,5)])",
+         """
+         feed(dv=f32(1, 2), i=np.array([[0, 5]], np.int32), x=f32(1, 5))
+         run_op('TopKGradient', ['dv', 'i', 'x'], 'dx')
+         """, V, r"op TopKGradient #0: input 1 blob 'i' \(1, 2\) int32 \(indices\): index 5 at flat "
+                 r"position 1 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x' \(1, 5\) float32\)",
+         note="checked before anything is written; Caffe2 wrote out of bounds"),
+    Case("tile-tiles-missing", "ops: beam search", "Tile(x, axis=0) without tiles",
+         "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', axis=0)", V,
+         r"op Tile #0: argument 'tiles' is required \(or give it as input 1\)",
+         note="axis defaults to 0 (Caffe2 required it too)"),
+    Case("tile-tiles-range", "ops: beam search", "Tile(x, tiles=0)",
+         "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', tiles=0)", V,
+         r"op Tile #0: argument 'tiles' must be in \[1, 2147483647\], got 0",
+         note="Caffe2 did not check (a negative count gave a negative dim; TileGradient of 0 divided by "
+              "zero)"),
+    Case("tile-tiles-input-shape", "ops: beam search", "Tile([x, tiles (2,)])",
+         "feed(x=f32(2, 3), t=np.array([2, 3], np.int32)); run_op('Tile', ['x', 't'], 'y')", V,
+         r"op Tile #0: input 1 blob 't' \(tiles\) must have shape \(1,\), got \(2,\) int32",
+         note="tiles and axis inputs are int32 of shape (1,) and override the arguments"),
+    Case("tile-axis-out-of-range", "ops: beam search", "Tile(x (2,3), tiles=2, axis=2)",
+         "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', tiles=2, axis=2)", V,
+         r"op Tile #0: axis 2 is out of range for input 0 blob 'x' \(2, 3\) float32",
+         note="checked already at CreateNet when the axis is an argument"),
+    Case("tile-gradient-not-multiple", "ops: beam search", "TileGradient(dy (2,7), tiles=2, axis=1)",
+         "feed(dy=f32(2, 7)); run_op('TileGradient', 'dy', 'dx', tiles=2, axis=1)", V,
+         r"op TileGradient #0: dim 1 of input 0 blob 'dy' \(2, 7\) float32 is not a multiple of tiles=2"),
+    Case("log-int32", "ops: beam search", "Log(x int32)",
+         "feed(x=np.arange(6, dtype=np.int32)); run_op('Log', 'x', 'y')", T_,
+         r"op Log #0: input 0 blob 'x' must be float32, got \(6,\) int32",
+         note="Exp the same; log(0) = -inf and log(x < 0) = NaN are not errors"),
+    Case("log-in-place-gradient", "ops: beam search", "net.Log('x', 'x'); AddGradientOperators",
+         """
+         n = core.Net('lg')
+         n.SumElements(n.Log('x', 'x'), 'loss')
+         n.AddGradientOperators(['loss'])
+         """, V, r"Log gradient: the forward op computes 'x' in place \(inputs \['x'\]\), so the input it "
+                 r"overwrote is lost; the gradient needs it",
+         note="Log in place runs; its gradient dY / X needs X. Exp in place has a gradient (it uses Y)"),
+    Case("flatten-to-vec-in-place", "ops: beam search", "FlattenToVec(x, x)",
+         "feed(x=f32(2, 3)); run_op('FlattenToVec', 'x', 'x')", V,
+         r"op FlattenToVec #0: input 0 and output 0 are the same blob 'x', which this op does not allow "
+         r"\(in-place\)", note="as Caffe2; its gradient ResizeLike(dY, X) needs X's shape"),
     # ---------------------------------------------------------------- shape ops
     Case("concat-axis-out-of-range", "ops: shape", "Concat([x, x], axis=7)",
          "feed(x=f32(3, 4)); run_op('Concat', ['x', 'x'], ['y', 'split'], axis=7)", I,
@@ -1459,7 +1514,8 @@ def markdown():
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
         "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape,",
-        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE and Conditional when their",
+        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, Conditional, TopK(+Gradient) and Tile(+Gradient)",
+        "  when their",
         "  inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

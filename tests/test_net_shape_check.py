@@ -1,5 +1,5 @@
 """Shapes checked when a net is created (CreateNet, RunNetOnce): FC, MatMul,
-Add/Sub/Mul, Sum, SquaredL2Distance, LabelCrossEntropy and ReversePackedSegs check the dtypes and
+Add/Sub/Mul, Sum, SquaredL2Distance, LabelCrossEntropy, ReversePackedSegs, TopK and Tile check the dtypes and
 shapes of inputs that hold a tensor and that no earlier op of the net writes;
 the same checks run again when the op runs (inputs computed inside the net,
 blobs fed again before running). Data values (labels in range) are checked at
@@ -38,6 +38,10 @@ CASES = [
      r"op ReversePackedSegs #0: input 1 blob 'lens' \(lengths\) must have shape \(2,\)"),
     ("ReversePackedSegs", ["a", "lens"], {}, dict(a=f32(4), lens=np.zeros(1, np.int32)),
      r"op ReversePackedSegs #0: input 0 blob 'a' \(data\) must have at least 2 dims"),
+    ("TopK", ["a"], dict(k=4, _outs=["v", "i"]), dict(a=f32(4, 3)),
+     r"op TopK #0: k=4 is larger than dim 1 \(size 3\) of input 0 blob 'a' \(4, 3\) float32"),
+    ("Tile", ["a"], dict(tiles=2, axis=-3), dict(a=f32(4, 3)),
+     r"op Tile #0: axis -3 is out of range for input 0 blob 'a' \(4, 3\) float32"),
 ]
 
 
@@ -45,7 +49,8 @@ CASES = [
 def test_mismatch_is_refused_at_creation(op, inputs, kwargs, feeds, msg):
     feed(**feeds)
     net = core.Net("shapes")
-    getattr(net, op)(inputs, "out", **kwargs)
+    outs = kwargs.get("_outs", "out")
+    getattr(net, op)(inputs, outs, **{k: v for k, v in kwargs.items() if k != "_outs"})
     with pytest.raises(ValueError, match="net 'shapes[^']*': " + msg):
         workspace.CreateNet(net)
     with pytest.raises(ValueError, match=msg):

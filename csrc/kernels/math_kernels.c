@@ -218,6 +218,18 @@ void rc_k_neg(int64_t n, const float *x, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = -x[i];
 }
 
+/* x, y [n] (may be the same array): y = logf(x), libm's (IEEE: -inf at +-0, NaN below 0) */
+void rc_k_log(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = logf(x[i]);
+}
+
+/* x, y [n] (may be the same array): y = expf(x), libm's (inf above ~88.72, 0 far below -87) */
+void rc_k_exp(int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = expf(x[i]);
+}
+
 /* x, dy, dx [n] (dx may be x or dy): dx = (2 x) dy; 2 x is exact, so one rounding */
 void rc_k_sqr_grad(int64_t n, const float *x, const float *dy, float *dx)
 {

@@ -69,6 +69,10 @@ RC_INTERNAL void rc_k_relu(int64_t n, const float *x, float *y);
 RC_INTERNAL void rc_k_scale(int64_t n, float s, const float *x, float *y);
 RC_INTERNAL void rc_k_sqr(int64_t n, const float *x, float *y); /* y = x * x */
 RC_INTERNAL void rc_k_neg(int64_t n, const float *x, float *y); /* y = -x (sign flip) */
+/* y = logf(x) (libm: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf) and y = expf(x) (libm: overflow to inf,
+ * underflow to 0); correctly rounded or within 1 ulp, unlike the polynomial rc_expf of vmath.h. */
+RC_INTERNAL void rc_k_log(int64_t n, const float *x, float *y);
+RC_INTERNAL void rc_k_exp(int64_t n, const float *x, float *y);
 /* dx [n] = 2 x dy (one rounding: 2 x is exact); dx may equal x or dy. */
 RC_INTERNAL void rc_k_sqr_grad(int64_t n, const float *x, const float *dy, float *dx);
 

@@ -42,6 +42,11 @@
  * (X, dY) -> dX = (2 X) dY, where Caffe2's maker scaled dY by 2 in place (so
  * writing over the output gradient) and then multiplied by X with Mul.
  * Negative's gradient is Negative (dY).
+ *
+ * Log, Exp (Caffe2's log_op, exp_op): float32, libm's logf / expf (log(0) =
+ * -inf, log(x < 0) = NaN, as NumPy; exp overflows to inf). Their gradients are
+ * existing ops, as in Caffe2: Div(dY, X) for Log and Mul(Y, dY) for Exp
+ * (recurrent/_grad_math.py).
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
@@ -915,6 +920,8 @@ static rc_status relu_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(o
 static rc_status sqr_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_sqr, err); }
 static rc_status negative_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_neg, err); }
 static rc_status sqr_grad_run(rc_op *op, rc_err *err) { return unary_grad_run(op, rc_k_sqr_grad, err); }
+static rc_status log_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_log, err); }
+static rc_status exp_run(rc_op *op, rc_err *err) { return unary_run(op, rc_k_exp, err); }
 
 static rc_status scale_setup(rc_op *op, rc_err *err)
 {
@@ -1146,6 +1153,8 @@ const rc_op_schema rc_ops_math[] = {
     {"Sqr", 1, 1, 1, 1, rc_inplace_any, NULL, sqr_run, NULL, "Y = X * X"},
     {"SqrGradient", 2, 2, 1, 1, rc_inplace_any, NULL, sqr_grad_run, NULL, "(X, dY) -> dX = 2 X dY"},
     {"Negative", 1, 1, 1, 1, rc_inplace_any, NULL, negative_run, NULL, "Y = -X (sign flip; its own gradient)"},
+    {"Log", 1, 1, 1, 1, rc_inplace_any, NULL, log_run, NULL, "Y = log(X) (log(0) = -inf, log(x < 0) = NaN)"},
+    {"Exp", 1, 1, 1, 1, rc_inplace_any, NULL, exp_run, NULL, "Y = exp(X)"},
     {"ElementwiseLinear", 3, 3, 1, 1, NULL, axis_setup, ewl_run, math_args_free, "Y = X * a + b (arg axis)"},
     {"ElementwiseLinearGradient", 3, 3, 3, 3, NULL, axis_setup, ewl_grad_run, math_args_free,
      "(dY, X, a) -> (dX, da, db)"},

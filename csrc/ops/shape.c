@@ -1,4 +1,4 @@
-/* ops/shape.c -- shape operators: Concat, Split, Reshape, Flatten, ResizeLike,
+/* ops/shape.c -- shape operators: Concat, Split, Reshape, Flatten, FlattenToVec, ResizeLike,
  * Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient. All but
  * SliceGradient work on any dtype (float32, int32): they move 4-byte elements
  * without looking at them.
@@ -7,6 +7,10 @@
  * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h, shape_op.h,
  * slice_op.h). Arguments are parsed once in setup into op->state; run only
  * resizes outputs and copies.
+ *
+ * FlattenToVec(X) -> Y = X.ravel(): any rank (Caffe2 refused a 0-d X; here it
+ * gives shape (1,), as np.ravel), not in place (as Caffe2: its gradient,
+ * ResizeLike(dY, X), needs X's shape).
  *
  * Shape(X) -> Y: Y is 1-D int32 holding X's dims (a 0-d X gives an empty Y);
  * with argument `axes` only those dims, in that order (negative axes count
@@ -451,6 +455,15 @@ static rc_status flatten_run(rc_op *op, rc_err *err)
     /* Y[prod(dims[:axis]), prod(dims[axis:])] = X */
     int64_t d[2] = {rc_dims_prod(x, 0, (int)s->v), rc_dims_prod(x, (int)s->v, x->ndim)};
     return copy_with_shape(op, 0, 0, 2, d, err);
+}
+
+static rc_status flatten_to_vec_run(rc_op *op, rc_err *err)
+{
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    /* Y[numel] = X */
+    int64_t n = rc_tensor_numel(rc_in(op, 0));
+    return copy_with_shape(op, 0, 0, 1, &n, err);
 }
 
 static rc_status resize_like_run(rc_op *op, rc_err *err)
@@ -922,6 +935,7 @@ const rc_op_schema rc_ops_shape[] = {
      "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)"},
     {"Flatten", 1, 1, 1, 1, NULL, flatten_setup, flatten_run, free_plain,
      "Y = X as 2-D (prod(dims[:axis]), prod(dims[axis:])), axis default 1"},
+    {"FlattenToVec", 1, 1, 1, 1, NULL, NULL, flatten_to_vec_run, NULL, "Y = X as 1-D (X.ravel())"},
     {"ResizeLike", 2, 2, 1, 1, rc_inplace_first, NULL, resize_like_run, NULL, "Y = X0 with the shape of X1"},
     {"Transpose", 1, 1, 1, 1, NULL, transpose_setup, transpose_run, free_plain,
      "Y = X with dims permuted by 'axes' (default: reversed)"},

@@ -793,6 +793,76 @@ static void test_dedup_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- TopK, Tile, Log, Exp, FlattenToVec */
+/* x (2, 5) with ties and a NaN: TopK (k = 3, flat indices), its gradient, Tile of an int32 (2, 2) along
+ * axis 1, TileGradient, Log, Exp, FlattenToVec, against hand-computed values; k too large is refused
+ * when the net is created. */
+static void test_topk_tile_net(void)
+{
+    const char *needed[] = {"TopK", "TopKGradient", "Tile", "TileGradient", "Log", "Exp", "FlattenToVec"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {2, 5}, di[] = {2, 2}, dg[] = {2, 3};
+    rc_blob *xb = rct_feed_f32(ws, "x", 2, dx, 0.f), *gb = rct_feed_f32(ws, "g", 2, dg, 0.f);
+    rc_blob *ib = rc_ws_create_local(ws, "xi", &err);
+    REQUIRE(xb && gb && ib && !rc_tensor_resize(&ib->t, RC_I32, 2, di, &err));
+    const float xv[10] = {1, 4, 4, 2, 4, 3, NAN, -1, 3, 0.5f};
+    memcpy(rc_f32(&xb->t), xv, sizeof xv);
+    for (int i = 0; i < 6; i++) rc_f32(&gb->t)[i] = (float)(i + 1);
+    for (int i = 0; i < 4; i++) rc_i32(&ib->t)[i] = 10 * i - 7;
+    rc_netdef *nd = rc_netdef_new("topk");
+    REQUIRE(nd != NULL);
+    rc_opdef *a, *b, *c, *d;
+    int ok = (a = add(nd, "TopK", "x", "v,i,f")) && !rc_opdef_set_arg_i(a, "k", 3) &&
+             add(nd, "TopKGradient", "g,i,x", "dx") && (b = add(nd, "Tile", "xi", "ti")) &&
+             !rc_opdef_set_arg_i(b, "tiles", 3) && !rc_opdef_set_arg_i(b, "axis", 1) &&
+             (c = add(nd, "Tile", "x", "tx")) && !rc_opdef_set_arg_i(c, "tiles", 2) &&
+             (d = add(nd, "TileGradient", "tx", "gx")) && !rc_opdef_set_arg_i(d, "tiles", 2) &&
+             add(nd, "Exp", "v", "e") && add(nd, "Log", "e", "l") && add(nd, "FlattenToVec", "ti", "fv");
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    const rc_tensor *v = &rc_ws_get(ws, "v")->t, *i = &rc_ws_get(ws, "i")->t, *f = &rc_ws_get(ws, "f")->t;
+    const rc_tensor *tdx = &rc_ws_get(ws, "dx")->t, *ti = &rc_ws_get(ws, "ti")->t, *gx = &rc_ws_get(ws, "gx")->t;
+    const rc_tensor *l = &rc_ws_get(ws, "l")->t, *fv = &rc_ws_get(ws, "fv")->t;
+    /* row 0: the three 4s by index; row 1: NaN first, then 3 (index 5 - 5 = 0, then 3) */
+    const int32_t want_i[6] = {1, 2, 4, 1, 0, 3}, want_f[6] = {1, 2, 4, 6, 5, 8};
+    CHECK(v->dtype == RC_F32 && v->ndim == 2 && v->dims[0] == 2 && v->dims[1] == 3);
+    CHECK(i->dtype == RC_I32 && memcmp(rc_i32(i), want_i, sizeof want_i) == 0);
+    CHECK(f->dtype == RC_I32 && f->ndim == 1 && f->dims[0] == 6 && memcmp(rc_i32(f), want_f, sizeof want_f) == 0);
+    CHECK(rc_f32(v)[0] == 4 && rc_f32(v)[2] == 4 && isnan(rc_f32(v)[3]) && rc_f32(v)[4] == 3 && rc_f32(v)[5] == 3);
+    const float want_dx[10] = {0, 1, 2, 0, 3, 5, 4, 0, 6, 0};
+    CHECK(tdx->ndim == 2 && tdx->dims[1] == 5 && close_to(rc_f32(tdx), want_dx, 10, 0.f));
+    /* Tile of int32 [[-7, 3], [13, 23]] three times along axis 1 */
+    int tile_ok = ti->dtype == RC_I32 && ti->ndim == 2 && ti->dims[0] == 2 && ti->dims[1] == 6;
+    for (int r = 0; tile_ok && r < 2; r++)
+        for (int k = 0; k < 6; k++) tile_ok &= rc_i32(ti)[r * 6 + k] == 10 * (r * 2 + k % 2) - 7;
+    CHECK(tile_ok);
+    CHECK(fv->dtype == RC_I32 && fv->ndim == 1 && fv->dims[0] == 12 && memcmp(rc_i32(fv), rc_i32(ti), 48) == 0);
+    /* TileGradient of x tiled twice along axis 0: 2 x */
+    float want_gx[10];
+    for (int k = 0; k < 10; k++) want_gx[k] = 2 * xv[k];
+    CHECK(gx->ndim == 2 && gx->dims[0] == 2 && memcmp(rc_f32(gx), want_gx, 6 * sizeof(float)) == 0 &&
+          isnan(rc_f32(gx)[6]) && memcmp(rc_f32(gx) + 7, want_gx + 7, 3 * sizeof(float)) == 0);
+    /* log(exp(4)) and log(exp(3)) within a float rounding or two */
+    const float want_l[3] = {4, 4, 4};
+    CHECK(close_to(rc_f32(l), want_l, 3, 1e-6f) && isnan(rc_f32(l)[3]) && fabsf(rc_f32(l)[5] - 3) < 1e-6f);
+    rc_net_free(net);
+    /* k larger than the row: refused at creation, naming op, blob, shape and k */
+    rc_opdef_set_arg_i(&nd->ops[0], "k", 6);
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, nd, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op TopK #0: k=6 is larger than dim 1 (size 5) of input 0 blob 'x' (2, 5) float32");
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- FC + Sum fusion */
 /* RecurrentNetwork's fusion of a step FC with the in-place Sum after it
  * (rc_fc_bind_sum): the FC stores X W^T + b + Z, the Sum does nothing, the
@@ -934,6 +1004,7 @@ int main(void)
     RUN(test_compare_cast_net);
     RUN(test_loss_net);
     RUN(test_dedup_net);
+    RUN(test_topk_tile_net);
     RUN(test_copy_into_view);
     RUN(test_sum_of_two_overlapping);
     RUN(test_fc_sum_fusion);
