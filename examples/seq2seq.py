@@ -13,6 +13,12 @@ GradientSlices). Every step trains on a fresh batch. A forward-only net built th
 held-out batches, with the share of target tokens the model predicts right
 (teacher forcing: the decoder reads the true previous token).
 
+Then, as Caffe2's ``translate.py`` decodes, a beam search
+(``Seq2SeqModelCaffe2EnsembleDecoder``, ``--beam_size``) in a workspace of its
+own, with the trained parameters copied in, outputs ``--decode`` held-out
+sequences token by token (no teacher forcing), and the share it gets exactly
+right (the reversed sequence, then EOS) is printed.
+
     python examples/seq2seq.py                          # a few seconds: attention, 3000 steps
     python examples/seq2seq.py --attention none --bidirectional --steps 3000
 """
@@ -25,6 +31,7 @@ import numpy as np
 from recurrent import core, workspace
 from recurrent.models.seq2seq import seq2seq_util
 from recurrent.models.seq2seq.seq2seq_model_helper import Seq2SeqModelHelper
+from recurrent.models.seq2seq.translate import Seq2SeqModelCaffe2EnsembleDecoder
 from recurrent.proto import caffe2_pb2
 
 FEEDS = ["encoder_inputs", "encoder_lengths", "decoder_inputs", "decoder_lengths", "targets",
@@ -191,6 +198,35 @@ def evaluate(s2s, batches):
     return loss / words, right / words
 
 
+def decode(args, sequences):
+    """Beam-search outputs of ``sequences`` with the parameters trained in
+    the current workspace; returns (share exactly right, one example)."""
+    vocab = {str(i): i for i in range(args.vocab_size)}  # the decoder only needs the sizes
+    model_params = dict(
+        attention=args.attention,
+        encoder_type=dict(encoder_layer_configs=[dict(num_units=args.units)] * args.encoder_layers,
+                          use_bidirectional_encoder=args.bidirectional),
+        decoder_layer_configs=[dict(num_units=args.units)] * args.decoder_layers,
+        encoder_embedding_size=args.embedding_size, decoder_embedding_size=args.embedding_size,
+        decoder_softmax_size=None)
+    trained = workspace.CurrentWorkspace()
+    workspace.SwitchWorkspace("seq2seq_decode", True)
+    try:
+        decoder = Seq2SeqModelCaffe2EnsembleDecoder(dict(
+            ensemble_models=[dict(source_vocab=vocab, target_vocab=vocab, model_params=model_params,
+                                  model_file=None)],
+            decoding_params=dict(beam_size=args.beam_size, word_reward=0.0, unk_reward=0.0)))
+        decoder.load_params_from_workspace(trained)
+        right, example = 0, None
+        for source in sequences:
+            output, _, _ = decoder.decode(source, 2 * len(source) + 5)
+            right += int(output == source[::-1] + [seq2seq_util.EOS_ID])
+            example = example or (source, [int(t) for t in output])
+    finally:
+        workspace.SwitchWorkspace(trained)
+    return right / float(len(sequences)), example
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="recurrent: Caffe2's seq2seq training on a reversal task")
     parser.add_argument("--attention", default="regular", choices=["none", "regular", "recurrent", "dot"])
@@ -207,6 +243,10 @@ def main(argv=None):
     parser.add_argument("--learning_rate", type=float, default=0.5)
     parser.add_argument("--max_gradient_norm", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--beam_size", type=int, default=3)
+    parser.add_argument("--decode", type=int, default=50,
+                        help="held-out sequences to decode by beam search after training (0: none; needs "
+                        "--attention none or regular, as Caffe2's translate.py)")
     args = parser.parse_args(argv)
     if args.vocab_size <= FIRST_TOKEN:
         parser.error("--vocab_size must exceed %d (the special tokens)" % FIRST_TOKEN)
@@ -230,6 +270,13 @@ def main(argv=None):
             print("step %5d  train loss/word %.3f  held-out loss/word %.3f  token accuracy %.1f%%  (%.1f s)"
                   % (step, loss / words, eval_loss, 100 * accuracy, time.time() - start))
             loss = words = 0.0
+    if args.decode > 0 and args.attention in ("none", "regular"):
+        sequences = [rng.randint(FIRST_TOKEN, args.vocab_size, rng.randint(1, args.max_length + 1)).tolist()
+                     for _ in range(args.decode)]
+        exact, (source, output) = decode(args, sequences)
+        print("beam search (beam %d): %.1f%% of %d held-out sequences output exactly reversed; e.g. %s -> %s"
+              % (args.beam_size, 100 * exact, len(sequences), source, output))
+        history.append(("decode", exact))
     return history
 
 
