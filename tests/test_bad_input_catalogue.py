@@ -1030,6 +1030,41 @@ CASES = [
          """, V, r"op UnsortedSegmentMeanGradient #0: input 1 blob 'i' \(segment_ids\) of shape \(2,\) "
                  r"int32: segment id 3 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 "
                  r"blob 'g' of shape \(3, 2\) float32\)"),
+    # ---------------------------------------------------------------- sparse gradients (GradientSlice)
+    Case("gather-indices-overwritten", "sparse gradients",
+         "Gather(emb, idx); Copy(other, idx); AddGradientOperators",
+         """
+         n = core.Net('n')
+         a = n.Gather(['emb', 'idx'], 'a')
+         n.Copy('other', 'idx')
+         n.AddGradientOperators([n.SumElements(a, 'loss')])
+         """, R, r"op Gather #0: its gradient needs input 'idx' at version 0, but it is overwritten later",
+         note="the GradientSlice would name indices that no longer hold the gathered rows"),
+    Case("weight-decay-sparse-gradient", "sparse gradients",
+         "add_weight_decay on an embedding read by Gather",
+         """
+         from recurrent import model_helper, optimizer
+         m = model_helper.ModelHelper(name='m')
+         emb = m.create_param('emb', [5, 2], ('GaussianFill', {}),
+                              tags=[model_helper.ParameterTags.WEIGHT])
+         m.AddGradientOperators([m.net.SumElements(m.net.Gather([emb, 'ids'], 'x'), 'loss')])
+         optimizer.add_weight_decay(m, 1e-4)
+         """, V, r"WeightDecayBuilder: parameter 'emb' has a sparse gradient \(GradientSlice\); weight decay "
+                 r"needs a dense one", note="as in Caffe2"),
+    Case("dedup-aggregator-unknown", "sparse gradients", "build_adagrad(..., sparse_dedup_aggregator='max')",
+         """
+         from recurrent import model_helper, optimizer
+         m = model_helper.ModelHelper(name='m')
+         emb = m.create_param('emb', [5, 2], ('GaussianFill', {}))
+         m.AddGradientOperators([m.net.SumElements(m.net.Gather([emb, 'ids'], 'x'), 'loss')])
+         optimizer.build_adagrad(m, 0.1, sparse_dedup_aggregator='max')
+         """, V, r"DeduplicateGradientSlices: aggregator must be 'sum' or 'mean', got 'max'"),
+    Case("beam-search-beam-size-zero", "seq2seq", "BeamSearchForwardOnly(beam_size=0, ...)",
+         """
+         from recurrent.models.seq2seq.beam_search import BeamSearchForwardOnly
+         from recurrent.models.seq2seq.seq2seq_model_helper import Seq2SeqModelHelper
+         BeamSearchForwardOnly(0, Seq2SeqModelHelper(name='m'), eos_token_id=2)
+         """, V, r"BeamSearchForwardOnly: beam_size must be >= 1, got 0"),
     # ------------------------------------------------ Cast, comparisons, Conditional, integer Div
     Case("cast-missing-to", "ops: compare/cast", "Cast(x) without 'to'",
          "feed(x=f32(3)); run_op('Cast', ['x'], ['y'])", V,
