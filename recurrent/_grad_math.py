@@ -219,29 +219,30 @@ def _scale_grad(op, g_output):
     return [_make(op, "Scale", [dy], [gx], scale=float(_arg(op, "scale", 1.0)))], [gx]
 
 
-@GradientRegistry.RegisterGradient("Pow")
-def _pow_grad(op, g_output):
-    # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY needs X
+def _grad_from_x(op, g_output, grad_type, x_first=True, args=None):
+    """One gradient op ``grad_type`` reading the forward input X and dY
+    (``[X, dY]``, or ``[dY, X]`` with ``x_first=False``) into dX; refused
+    when the forward op ran in place (X is gone)."""
     dy = g_output[0]
     if dy is None:
         return _no_grad(op)
     x = op.input[0]
-    _no_in_place(op, "Pow", [x])
+    _no_in_place(op, op.type, [x])
     gx = _grad_name(x)
-    return [_make(op, "PowGradient", [x, dy], [gx], args=[a for a in op.arg if a.name == "exponent"])], [gx]
+    return [_make(op, grad_type, [x, dy] if x_first else [dy, x], [gx], args=args)], [gx]
+
+
+@GradientRegistry.RegisterGradient("Pow")
+def _pow_grad(op, g_output):
+    # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY
+    return _grad_from_x(op, g_output, "PowGradient", args=[a for a in op.arg if a.name == "exponent"])
 
 
 @GradientRegistry.RegisterGradient("Sqr")
 def _sqr_grad(op, g_output):
-    # SqrGradient (X, dY) -> dX = 2 X dY needs X. One op where Caffe2 used Scale(dY, 2) in place (which
+    # SqrGradient (X, dY) -> dX = 2 X dY: one op where Caffe2 used Scale(dY, 2) in place (which
     # overwrote the output gradient) and Mul; the same value: 2 X is exact.
-    dy = g_output[0]
-    if dy is None:
-        return _no_grad(op)
-    x = op.input[0]
-    _no_in_place(op, "Sqr", [x])
-    gx = _grad_name(x)
-    return [_make(op, "SqrGradient", [x, dy], [gx])], [gx]
+    return _grad_from_x(op, g_output, "SqrGradient")
 
 
 @GradientRegistry.RegisterGradient("Negative")
@@ -256,14 +257,8 @@ def _negative_grad(op, g_output):
 
 @GradientRegistry.RegisterGradient("Log")
 def _log_grad(op, g_output):
-    # dX = dY / X with Div, as Caffe2 (exact: one IEEE division); needs X, so not after a Log in place
-    dy = g_output[0]
-    if dy is None:
-        return _no_grad(op)
-    x = op.input[0]
-    _no_in_place(op, "Log", [x])
-    gx = _grad_name(x)
-    return [_make(op, "Div", [dy, x], [gx])], [gx]
+    # dX = dY / X with Div, as Caffe2 (exact: one IEEE division)
+    return _grad_from_x(op, g_output, "Div", x_first=False)
 
 
 @GradientRegistry.RegisterGradient("Exp")
