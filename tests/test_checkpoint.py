@@ -327,6 +327,20 @@ def test_lengths_past_the_end_and_huge_lengths(tmp_path):
             load([], bad, load_all=1)
 
 
+@pytest.mark.parametrize("key", [b"\xff", b"w\xf8\x80\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"a\x00b",
+                                 b"\xe2\x82", b"\xf4\x90\x80\x80"])
+def test_keys_that_are_not_utf8_text(tmp_path, key):
+    workspace.FeedBlob("w", np.ones(1, np.float32))
+    save(["w"], tmp_path / "k")
+    _, value = records(tmp_path / "k")[0]
+    write_records(tmp_path / "k", [(key, value)])
+    with pytest.raises(ValueError, match=r"record 0 \(key '.*', at byte 0\): the key is not UTF-8 text"):
+        load([], tmp_path / "k", load_all=1)
+    write_records(tmp_path / "k", [("\u00e9t\u00e9#%0", value)])  # UTF-8 names are fine
+    load([], tmp_path / "k", load_all=1)
+    assert workspace.FetchBlob("\u00e9t\u00e9").tolist() == [1.0]
+
+
 def _tensor_value(name, body):
     """A BlobProto of type Tensor around a hand-written TensorProto body."""
     def ld(field, b):

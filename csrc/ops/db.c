@@ -115,8 +115,8 @@ static int valid_utf8(const unsigned char *s, size_t n)
         unsigned c = s[i];
         if (c == 0) return 0;
         if (c < 0x80) { i++; continue; }
-        size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-        if (!len || (c >= 0xf0 && c > 0xf4) || n - i < len) return 0;
+        const size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (!len || n - i < len) return 0;
         unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
         for (size_t k = 1; k < len; k++) {
             if ((s[i + k] & 0xc0) != 0x80) return 0;
