@@ -45,7 +45,7 @@ if "--replay" not in sys.argv:
         _INSTRUMENT.__enter__()
 
 # the exceptions the API documents (docs/errors.md); KeyboardInterrupt is not fuzzed
-API_ERRORS = (ValueError, TypeError, KeyError, IndexError, MemoryError, RuntimeError)
+API_ERRORS = (ValueError, TypeError, KeyError, IndexError, MemoryError, RuntimeError, OSError)
 
 
 def expected(e):

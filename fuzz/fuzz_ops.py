@@ -47,6 +47,11 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # TopK(+Gradient), Tile(+Gradient) (csrc/ops/topk_tile.c; axis is above); Log, Exp (csrc/ops/math.c)
              # and FlattenToVec (csrc/ops/shape.c) read no argument
              "k", "tiles",
+             # Save, Load, CreateDB (csrc/ops/db.c). Not 'db' / 'dbs': random ops must not write files
+             # where they run; without them these ops stop at argument checks (fuzz_minidb.py fuzzes
+             # Load's file reader)
+             "db_type", "absolute_path", "strip_prefix", "add_prefix", "blob_name_overrides", "chunk_size",
+             "load_all", "allow_incomplete", "keep_device", "source_blob_names",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -61,7 +66,7 @@ def random_arg(p):
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
                        "linearWarmup", "constantWarmup", "sequence", "window",
-                       "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string"])
+                       "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string", "minidb"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
     if kind == 4:

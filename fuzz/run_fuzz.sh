@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded fuzz run of recurrent (atheris + libFuzzer): the protobuf text format,
-# random operators, and RecurrentNetwork link/alias arguments. See fuzz/README.md.
+# random operators, RecurrentNetwork link/alias arguments and Load's minidb reader. See fuzz/README.md.
 #
 #   fuzz/run_fuzz.sh [SECONDS]      total time, split evenly over the targets (default 60)
 #
@@ -13,7 +13,7 @@
 #   PYTHON             interpreter (default python3). It must import recurrent: the
 #                      checkout's in-place build (./dev_build.sh) or an installed package.
 #                      atheris is installed into it with pip when missing.
-#   FUZZ_TARGETS       default "text_format ops rnn"
+#   FUZZ_TARGETS       default "text_format ops rnn minidb"
 #   FUZZ_WORK          scratch directory (default build/fuzz-run): the growing corpus,
 #                      artifacts, logs. Keeping it between runs keeps the corpus.
 #   FUZZ_INSTRUMENTED  1: build the extension with clang, SanitizerCoverage (so
@@ -27,7 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 TOTAL=${1:-60}
 PYTHON=${PYTHON:-python3}
-TARGETS=${FUZZ_TARGETS:-text_format ops rnn}
+TARGETS=${FUZZ_TARGETS:-text_format ops rnn minidb}
 WORK=${FUZZ_WORK:-$ROOT/build/fuzz-run}
 INSTR=${FUZZ_INSTRUMENTED:-0}
 JOBS=${FUZZ_JOBS:-1}

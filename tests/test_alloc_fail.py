@@ -20,7 +20,9 @@ what it was after good cycles only. The quick runs here use a stride; the
 full sweeps (every k) are marked slow.
 """
 
+import os
 import re
+import tempfile
 
 import numpy as np
 import pytest
@@ -170,6 +172,7 @@ def build_ops_net(name="af_ops"):
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, and the beam-search chain TopK, Exp, Log, Tile, FlattenToVec) with its gradients,
+    a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
@@ -307,7 +310,14 @@ def build_ops_net(name="af_ops"):
     assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
     net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
     net.WeightedSum(["fc_w", "one", gmap["fc_w"], "lr"], "fc_w")
-    compare = params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
+    # a checkpoint of the updated parameters, read back three ways (ops/db.c); chunk_size=16 splits
+    # fc_w (48 elements) into records
+    ckpt = os.path.join(tempfile.mkdtemp(prefix="af_ckpt"), name + ".minidb")
+    net.Save(["fc_w", "ids"], [], db=ckpt, db_type="minidb", absolute_path=1, chunk_size=16)
+    net.Load([], ["ck_fc_w", "ck_ids"], db=ckpt, db_type="minidb", source_blob_names=["fc_w", "ids"])
+    net.CreateDB([], ["ck_reader"], db=ckpt, db_type="minidb")
+    net.Load(["ck_reader"], [], load_all=1, add_prefix="ck/")
+    compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \
@@ -343,7 +353,7 @@ def test_ops_allocation_failures(sticky):
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
                "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
-               "op FlattenToVec #"):
+               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

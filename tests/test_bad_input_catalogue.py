@@ -1441,6 +1441,98 @@ CASES = [
     Case("executor-config-not-rnn-op", "recurrent: Python", "set_rnn_executor_config(fc_op, num_threads=2)",
          "rnn.set_rnn_executor_config(core.CreateOperator('FC', ['x', 'w', 'b'], 'y'), num_threads=2)", V,
          r"expected a RecurrentNetwork or RecurrentNetworkGradient op, got 'FC'"),
+    # ---------------------------------------------------------------- checkpoints (ops/db.c)
+    Case("ckpt-load-missing-file", "checkpoints", "Load([], ['w'], db='/no/such/file', db_type='minidb')",
+         "run_op('Load', [], ['w'], db='/no/such/file', db_type='minidb')",
+         "OSError", r"op Load #0: cannot open '/no/such/file' for reading: No such file or directory"),
+    Case("ckpt-save-unwritable", "checkpoints", "Save(['w'], [], db='/no/such/dir/ckpt', db_type='minidb')",
+         "feed(w=f32(2)); run_op('Save', ['w'], [], db='/no/such/dir/ckpt', db_type='minidb')",
+         "OSError", r"op Save #0: cannot open '/no/such/dir/ckpt' for writing: No such file or directory"),
+    Case("ckpt-unknown-db-type", "checkpoints", "CreateNet with Save(..., db_type='leveldb')",
+         """
+         n = core.Net('n'); n.Save(['w'], [], db='/tmp/x', db_type='leveldb')
+         feed(w=f32(2)); workspace.CreateNet(n)
+         """, V, r"op Save #0: db_type 'leveldb' is not supported: only 'minidb' is"),
+    Case("ckpt-save-no-tensor", "checkpoints", "Save of a blob created but never written",
+         """
+         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(2))
+         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
+         run_op('Load', [], ['w', 'e'], db=d + '/a', db_type='minidb', allow_incomplete=1)
+         run_op('Save', ['e'], [], db=d + '/b', db_type='minidb')
+         """, V, r"op Save #0: input 0 blob 'e' holds no tensor"),
+    Case("ckpt-save-chunk-separator", "checkpoints", "Save(['a#%1'], ...)",
+         "feed(**{'a#%1': f32(2)}); run_op('Save', ['a#%1'], [], db='/tmp/unused', db_type='minidb')",
+         V, r"would be saved as 'a#%1', which contains the chunk separator '#%'",
+         note="Load cuts keys at '#%' (Caffe2's chunk ids), so such a name would not come back"),
+    Case("ckpt-load-absent-blob", "checkpoints", "Load(['w', 'v'], ...) from a file holding only 'w'",
+         """
+         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(2))
+         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
+         run_op('Load', [], ['w', 'v'], db=d + '/a', db_type='minidb')
+         """, K, r"op Load #0: output 1 blob 'v' is not in '.*/a' "
+                 r"\(allow_incomplete=1 loads what is there\)"),
+    Case("ckpt-truncated-file", "checkpoints", "Load of a file cut in the middle of a record",
+         """
+         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(5))
+         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
+         data = open(d + '/a', 'rb').read(); open(d + '/a', 'wb').write(data[:-6])
+         run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
+         """, V, r"op Load #0: file '.*/a' record 0 \(at byte 0\): key length 4 and value length \d+ "
+                 r"run past"),
+    Case("ckpt-huge-lengths", "checkpoints", "Load of a record claiming 4 GiB key and value lengths",
+         """
+         import tempfile, struct; d = tempfile.mkdtemp()
+         open(d + '/a', 'wb').write(struct.pack('=II', 2**32 - 1, 2**32 - 1) + b'xy')
+         run_op('Load', [], [], db=d + '/a', db_type='minidb', load_all=1)
+         """, V, r"key length 4294967295 and value length 4294967295 run past the end of the file"),
+    Case("ckpt-huge-dims", "checkpoints", "Load of a TensorProto claiming 2**40 elements",
+         """
+         import tempfile, struct; d = tempfile.mkdtemp()
+         t = b'\\x08\\x80\\x80\\x80\\x80\\x80\\x20\\x10\\x01'
+         v = b'\\x12\\x06Tensor\\x1a' + bytes([len(t)]) + t
+         open(d + '/a', 'wb').write(struct.pack('=II', 4, len(v)) + b'w#%0' + v)
+         run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
+         """, V, r"record 0 \(key 'w#%0', at byte 0\): blob 'w' claims 1099511627776 elements, more than the "
+                 r"\d+ bytes of the file\(s\) can hold", note="refused before anything is allocated"),
+    Case("ckpt-garbage", "checkpoints", "Load of a record whose value is garbage bytes",
+         """
+         import tempfile, struct; d = tempfile.mkdtemp(); v = bytes(range(250, 256)) * 3
+         open(d + '/a', 'wb').write(struct.pack('=II', 1, len(v)) + b'w' + v)
+         run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
+         """, V, r"op Load #0: file '.*/a' record 0 \(key 'w', at byte 0\): corrupt BlobProto"),
+    Case("ckpt-int64-out-of-range", "checkpoints", "Load of a Caffe2 INT64 tensor holding 2**31",
+         """
+         import tempfile, struct; d = tempfile.mkdtemp()
+         t = b'\\x08\\x01\\x10\\x0a\\x50\\x80\\x80\\x80\\x80\\x08'
+         v = b'\\x12\\x06Tensor\\x1a' + bytes([len(t)]) + t
+         open(d + '/a', 'wb').write(struct.pack('=II', 4, len(v)) + b'w#%0' + v)
+         run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
+         """, V, r"blob 'w': INT64 value 2147483648 at element 0 does not fit in int32"),
+    Case("ckpt-string-dtype", "checkpoints", "Load of a Caffe2 STRING tensor",
+         """
+         import tempfile, struct; d = tempfile.mkdtemp()
+         t = b'\\x08\\x01\\x10\\x04\\x32\\x01s'
+         v = b'\\x12\\x06Tensor\\x1a' + bytes([len(t)]) + t
+         open(d + '/a', 'wb').write(struct.pack('=II', 4, len(v)) + b'w#%0' + v)
+         run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
+         """, T_, r"blob 'w' has Caffe2 dtype STRING \(4\), which recurrent cannot hold"),
+    Case("ckpt-fetch-reader", "checkpoints", "FetchBlob of CreateDB's output",
+         """
+         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(2))
+         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
+         run_op('CreateDB', [], ['reader'], db=d + '/a', db_type='minidb')
+         workspace.FetchBlob('reader')
+         """, T_, r"blob 'reader' holds a DBReader, not a tensor"),
+    Case("ckpt-load-from-tensor", "checkpoints", "Load(['w'], ...) where 'w' holds a tensor, not a DBReader",
+         "feed(w=f32(2)); run_op('Load', ['w'], [], load_all=1)",
+         T_, r"op Load #0: input 0 blob 'w' must be a DBReader \(CreateDB's output\), got \(2,\) float32"),
+    Case("ckpt-save-reader", "checkpoints", "Save(['reader'], ...) of CreateDB's output",
+         """
+         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(2))
+         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
+         run_op('CreateDB', [], ['reader'], db=d + '/a', db_type='minidb')
+         run_op('Save', ['reader'], [], db=d + '/b', db_type='minidb')
+         """, T_, r"op Save #0: input 0 blob 'reader' holds a DBReader, not a tensor"),
 ]
 
 XFAIL = {}
@@ -1538,7 +1630,8 @@ def markdown():
         "- `ValueError`: a bad value or shape; `TypeError`: a wrong dtype or argument kind; `KeyError`: a",
         "  missing blob, net, op type or workspace; `IndexError`: an out-of-range link, alias, axis or",
         "  label; `MemoryError`: a size that cannot be allocated (or overflows); `RuntimeError`: a busy",
-        "  workspace or a state conflict; `KeyboardInterrupt`: Ctrl-C during a run.",
+        "  workspace or a state conflict; `KeyboardInterrupt`: Ctrl-C during a run; `OSError`: a",
+        "  checkpoint file that cannot be opened, read or written (Save, Load, CreateDB).",
         "- A `RuntimeError` whose message starts \"internal error\" (after the op's name) is a bug in the",
         "  library, not in the input; the only one today is `RECURRENT_VERIFY_PACKS=1` finding a kept",
         "  step-weight pack that no longer matches its weight (README \"Packs kept between runs\"). Please",

@@ -39,7 +39,8 @@ typedef enum {
     RC_ERR_INDEX,     /* out-of-range link / alias / label  -> IndexError   */
     RC_ERR_MEMORY,    /* allocation failed / size overflow  -> MemoryError  */
     RC_ERR_RUNTIME,   /* anything else                      -> RuntimeError */
-    RC_ERR_INTERRUPT  /* run interrupted (Ctrl-C)           -> KeyboardInterrupt */
+    RC_ERR_INTERRUPT, /* run interrupted (Ctrl-C)           -> KeyboardInterrupt */
+    RC_ERR_IO         /* file cannot be opened/read/written -> OSError      */
 } rc_status;
 
 typedef struct rc_err {

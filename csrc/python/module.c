@@ -27,6 +27,7 @@ static PyObject *raise_err(const rc_err *err)
     case RC_ERR_INDEX: type = PyExc_IndexError; break;
     case RC_ERR_MEMORY: type = PyExc_MemoryError; break;
     case RC_ERR_INTERRUPT: type = PyExc_KeyboardInterrupt; break;
+    case RC_ERR_IO: type = PyExc_OSError; break;
     default: type = PyExc_RuntimeError; break;
     }
     if (err->code == RC_ERR_INTERRUPT && rc_shutdown_pending())
