@@ -13,17 +13,20 @@ GradientSlices). Every step trains on a fresh batch. A forward-only net built th
 held-out batches, with the share of target tokens the model predicts right
 (teacher forcing: the decoder reads the true previous token).
 
-Then, as Caffe2's ``translate.py`` decodes, a beam search
-(``Seq2SeqModelCaffe2EnsembleDecoder``, ``--beam_size``) in a workspace of its
-own, with the trained parameters copied in, outputs ``--decode`` held-out
-sequences token by token (no teacher forcing), and the share it gets exactly
-right (the reversed sequence, then EOS) is printed.
+Then the parameters are saved as train.py saves them (``Save`` to a minidb
+checkpoint, ``--checkpoint``, by default a temporary file) and, as Caffe2's
+``translate.py`` decodes, a beam search (``Seq2SeqModelCaffe2EnsembleDecoder``,
+``--beam_size``) in a workspace of its own loads them (``load_models``) and
+outputs ``--decode`` held-out sequences token by token (no teacher forcing);
+the share it gets exactly right (the reversed sequence, then EOS) is printed.
 
     python examples/seq2seq.py                          # a few seconds: attention, 3000 steps
     python examples/seq2seq.py --attention none --bidirectional --steps 3000
 """
 import argparse
 import math
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -198,9 +201,9 @@ def evaluate(s2s, batches):
     return loss / words, right / words
 
 
-def decode(args, sequences):
-    """Beam-search outputs of ``sequences`` with the parameters trained in
-    the current workspace; returns (share exactly right, one example)."""
+def decode(args, sequences, checkpoint):
+    """Beam-search outputs of ``sequences`` with the parameters saved in
+    ``checkpoint``; returns (share exactly right, one example)."""
     vocab = {str(i): i for i in range(args.vocab_size)}  # the decoder only needs the sizes
     model_params = dict(
         attention=args.attention,
@@ -214,9 +217,9 @@ def decode(args, sequences):
     try:
         decoder = Seq2SeqModelCaffe2EnsembleDecoder(dict(
             ensemble_models=[dict(source_vocab=vocab, target_vocab=vocab, model_params=model_params,
-                                  model_file=None)],
+                                  model_file=checkpoint)],
             decoding_params=dict(beam_size=args.beam_size, word_reward=0.0, unk_reward=0.0)))
-        decoder.load_params_from_workspace(trained)
+        decoder.load_models()
         right, example = 0, None
         for source in sequences:
             output, _, _ = decoder.decode(source, 2 * len(source) + 5)
@@ -247,6 +250,8 @@ def main(argv=None):
     parser.add_argument("--decode", type=int, default=50,
                         help="held-out sequences to decode by beam search after training (0: none; needs "
                         "--attention none or regular, as Caffe2's translate.py)")
+    parser.add_argument("--checkpoint", default=None,
+                        help="minidb file to save the trained parameters to (default: a temporary file)")
     args = parser.parse_args(argv)
     if args.vocab_size <= FIRST_TOKEN:
         parser.error("--vocab_size must exceed %d (the special tokens)" % FIRST_TOKEN)
@@ -273,7 +278,12 @@ def main(argv=None):
     if args.decode > 0 and args.attention in ("none", "regular"):
         sequences = [rng.randint(FIRST_TOKEN, args.vocab_size, rng.randint(1, args.max_length + 1)).tolist()
                      for _ in range(args.decode)]
-        exact, (source, output) = decode(args, sequences)
+        with tempfile.TemporaryDirectory() as tmp:
+            checkpoint = args.checkpoint or os.path.join(tmp, "seq2seq-%d" % args.steps)
+            # train.py's save: every parameter, the non-trainable ones too
+            workspace.RunOperatorOnce(core.CreateOperator(
+                "Save", s2s.model.GetAllParams(), [], absolute_path=True, db=checkpoint, db_type="minidb"))
+            exact, (source, output) = decode(args, sequences, checkpoint)
         print("beam search (beam %d): %.1f%% of %d held-out sequences output exactly reversed; e.g. %s -> %s"
               % (args.beam_size, 100 * exact, len(sequences), source, output))
         history.append(("decode", exact))

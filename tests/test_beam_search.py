@@ -130,12 +130,12 @@ def test_beam_search_bad_arguments():
 
 # ---------------------------------------------------------------- the ensemble decoder (translate.py)
 
-def _decoder(model_params, vocab_size, beam, n_models=1):
+def _decoder(model_params, vocab_size, beam, n_models=1, model_file=None):
     from recurrent.models.seq2seq.translate import Seq2SeqModelCaffe2EnsembleDecoder
     vocab = {str(i): i for i in range(vocab_size)}
     return Seq2SeqModelCaffe2EnsembleDecoder(dict(
         ensemble_models=[dict(source_vocab=vocab, target_vocab=vocab, model_params=model_params,
-                              model_file=None)] * n_models,
+                              model_file=model_file)] * n_models,
         decoding_params=dict(beam_size=beam, word_reward=0.0, unk_reward=0.0)))
 
 
@@ -190,11 +190,43 @@ def test_decoder_ensemble_and_checkpoint_errors(rng):
     assert "model0/encoder_embeddings" in names and "model1/encoder_embeddings" in names
     output, _, _ = decoder.decode([5, 6, 7], 4)
     assert all(0 <= t < 8 for t in output)
-    with pytest.raises(NotImplementedError, match="CreateDB / Load"):
-        decoder.load_models()
     workspace.SwitchWorkspace("bs_empty", True)
     workspace.SwitchWorkspace("bs_ensemble")
     with pytest.raises(KeyError, match=r"workspace 'bs_empty' has no blob"):
         decoder.load_params_from_workspace("bs_empty")
     with pytest.raises(ValueError, match="attention must be 'none' or 'regular'"):
         _decoder(model_params(attention="dot"), 8, 2)
+
+
+def test_decoder_loads_a_train_py_checkpoint(rng, tmp_path):
+    """train.py's save (Save of GetAllParams to a minidb file) and translate.py's
+    load_models (CreateDB + Load with add_prefix) give the decoder the trained
+    parameters: the same outputs as copying them from the training workspace."""
+    from test_seq2seq import build_loss, model_params
+    V = 9
+    params = model_params(attention="regular", encoder_units=(4,), decoder_units=(4,), batch_size=1)
+    workspace.SwitchWorkspace("ck_train", True)
+    model = Seq2SeqModelHelper()
+    model.AddParam(name="global_step", init_value=0, trainable=False)
+    build_loss(model, params, V, V)
+    workspace.RunNetOnce(model.param_init_net)
+    path = str(tmp_path / "model-0")
+    workspace.RunOperatorOnce(core.CreateOperator("Save", model.GetAllParams(), [], absolute_path=True,
+                                                  db=path, db_type="minidb"))
+    sources = [rng.randint(4, V, rng.randint(1, 6)).tolist() for _ in range(4)]
+    decoded = {}
+    for how in ("checkpoint", "workspace"):
+        workspace.SwitchWorkspace("ck_decode_" + how, True)
+        decoder = _decoder(params, V, 3, model_file=path)
+        if how == "checkpoint":
+            decoder.load_models()
+        else:
+            decoder.load_params_from_workspace("ck_train")
+        w = workspace.FetchBlob("model0/encoder_embeddings")
+        decoded[how] = [decoder.decode(src, 6) for src in sources], w
+    workspace.SwitchWorkspace("ck_train")
+    np.testing.assert_array_equal(decoded["checkpoint"][1], workspace.FetchBlob("encoder_embeddings"))
+    np.testing.assert_array_equal(decoded["checkpoint"][1], decoded["workspace"][1])
+    for (out_a, att_a, score_a), (out_b, att_b, score_b) in zip(decoded["checkpoint"][0],
+                                                                decoded["workspace"][0]):
+        assert out_a == out_b and score_a == score_b

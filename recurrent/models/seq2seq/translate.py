@@ -10,11 +10,10 @@ search over ``beam_size`` hypotheses, averaging the models' log-probabilities
 max_output_seq_len)`` returns ``(output token ids, attention weights per
 output token, score)``.
 
-Absent here: checkpoints. Caffe2's ``load_models`` read each model with the
-``CreateDB`` / ``Load`` operators (minidb files), which this package does not
-have; copy the trained blobs into the decoder's workspace instead, under the
-``model<i>/`` prefix (``load_params_from_workspace`` does that from a training
-workspace), and the command-line ``main`` of Caffe2's module is not provided.
+``load_models`` reads each model's checkpoint (a minidb file, ``Save``'s)
+with ``CreateDB`` / ``Load`` as Caffe2's did; ``load_params_from_workspace``
+(ours) copies the parameters a training model left in another workspace
+instead. The command-line ``main`` of Caffe2's module is not provided.
 """
 
 import logging
@@ -57,10 +56,18 @@ class Seq2SeqModelCaffe2EnsembleDecoderBase(object):
         return rewards
 
     def load_models(self):
-        raise NotImplementedError(
-            "load_models: reading checkpoints needs the CreateDB / Load operators, which this package "
-            "does not have; feed the trained parameters instead (load_params_from_workspace, or "
-            "workspace.FeedBlob('model0/<name>', value) for each parameter)")
+        """Loads each model's parameters from its checkpoint (``get_model_file``,
+        a minidb file written by ``Save``, e.g. train.py's), as Caffe2 did:
+        ``CreateDB`` then ``Load(load_all=1, add_prefix='model<i>/',
+        strip_prefix='gpu_0/')``."""
+        reader = 'reader'
+        for model, scope_name in zip(self.models, self.decoder_scope_names):
+            params = [p for p in self.model.GetAllParams() if str(p).startswith(scope_name + '/')]
+            workspace.RunOperatorOnce(core.CreateOperator(
+                'CreateDB', [], [reader], db=self.get_model_file(model), db_type=self.get_db_type()))
+            workspace.RunOperatorOnce(core.CreateOperator(
+                'Load', [reader], params, load_all=1, add_prefix=scope_name + '/', strip_prefix='gpu_0/'))
+            logger.info('Model %s is loaded from a checkpoint %s', scope_name, self.get_model_file(model))
 
 
 class Seq2SeqModelCaffe2EnsembleDecoder(Seq2SeqModelCaffe2EnsembleDecoderBase):
