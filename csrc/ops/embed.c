@@ -74,19 +74,6 @@ static rc_status check_indices(rc_op *op, int i, int64_t n, const char *what, rc
     return RC_OK;
 }
 
-/* Input i must be int32 (may be empty: an empty batch gathers nothing). */
-static rc_status check_index_input(rc_op *op, int i, rc_err *err)
-{
-    const rc_tensor *t = rc_in(op, i);
-    if (t->dtype == RC_UNDEF)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
-                          rc_in_name(op, i));
-    if (t->dtype != RC_I32)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be int32 indices, got %s", i,
-                          rc_in_name(op, i), RC_SHAPE(t));
-    return RC_OK;
-}
-
 /* ================================================================ Gather */
 
 /* DATA (V, ...) and INDICES (any shape): OUT shape = INDICES.shape + DATA.shape[1:].
@@ -97,7 +84,7 @@ static rc_status gather_shapes(rc_op *op, int *ndim, int64_t *dims, rc_err *err)
     if (data->dtype == RC_UNDEF)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds no tensor (was it fed or computed?)",
                           rc_in_name(op, 0));
-    rc_status st = check_index_input(op, 1, err);
+    rc_status st = rc_sparse_check_indices(op, 1, err);
     if (st) return st;
     if (data->ndim < 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' must have at least 1 dim, got %s",
@@ -223,7 +210,7 @@ static void onehot_kernel(int64_t M, int64_t V, const int32_t *idx, float *out)
 static rc_status onehot_run(rc_op *op, rc_err *err)
 {
     const onehot_state *s = op->state;
-    rc_status st = check_index_input(op, 0, err);
+    rc_status st = rc_sparse_check_indices(op, 0, err);
     if (st) return st;
     int64_t V = s->index_size;
     if (V < 0) {
