@@ -34,8 +34,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "mode", "fill_val", "grad",
              # Shape, Slice(+Gradient) (csrc/ops/shape.c; axes is above)
              "starts", "ends",
-             # SparseToDense (csrc/ops/sparse.c; the sparse optimizers read momentum, nesterov, epsilon, decay,
-             # beta1, beta2, above)
+             # SparseToDense (csrc/ops/sparse.c; the sparse optimizers read momentum, nesterov,
+             # epsilon, decay, beta1, beta2, above)
              "output_first_dim",
              # ReversePackedSegs (csrc/ops/batch.c), Sqr, SqrGradient, Negative (csrc/ops/math.c) read no
              # argument (their names come with _C.op_types())
@@ -44,7 +44,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Cast (csrc/ops/cast.c); EQ, NE, LT, LE, GT, GE, Conditional and int32 Div read broadcast and
              # axis, above, or nothing
              "to", "from_type",
-             # TopK(+Gradient), Tile(+Gradient) (csrc/ops/topk_tile.c; axis is above); Log, Exp (csrc/ops/math.c)
+             # TopK(+Gradient), Tile(+Gradient) (csrc/ops/topk_tile.c; axis is above); Log, Exp
+             # (csrc/ops/math.c)
              # and FlattenToVec (csrc/ops/shape.c) read no argument
              "k", "tiles",
              # Save, Load, CreateDB (csrc/ops/db.c). Not 'db' / 'dbs': random ops must not write files

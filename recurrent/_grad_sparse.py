@@ -20,7 +20,8 @@ def _sparse_to_dense_grad(op, g_output):
     if g is None:
         return [], [None] * n_in
     g_values = str(op.input[1]) + "_grad"
-    return [core.CreateOperator("Gather", [g, op.input[0]], [g_values])], [None, g_values] + [None] * (n_in - 2)
+    gather = core.CreateOperator("Gather", [g, op.input[0]], [g_values])
+    return [gather], [None, g_values] + [None] * (n_in - 2)
 
 
 GradientRegistry.RegisterNoGradient("ScatterWeightedSum", "SparseMomentumSGDUpdate", "SparseAdagrad",

@@ -52,8 +52,10 @@ norm c; for Adagrad and Adam it scales the step instead. ``allow_lr_injection=Tr
 multiplies every rate by the blob ``lr_injection`` too (1.0 at first;
 ``set_lr_injection`` / ``get_lr_injection``). ``add_weight_decay`` adds
 ``weight_decay * param`` to the gradients of the model's weights.
-Not provided: sparse gradients (NotImplementedError) and the other Caffe2
-optimizers (RMSProp, Adadelta, FTRL, YellowFin, ...).
+A sparse gradient (a GradientSlice, e.g. an embedding's) updates only its rows
+(``ScatterWeightedSum``, ``SparseMomentumSGDUpdate``, ``SparseAdagrad``,
+``SparseAdam``; see above). Not provided: the other Caffe2 optimizers
+(RMSProp, Adadelta, FTRL, YellowFin, ...).
 """
 
 import collections

@@ -258,8 +258,8 @@ def build_ops_net(name="af_ops"):
     # their gradients (ReversePackedSegs, SqrGradient, Negative)
     rev = net.ReversePackedSegs([net.Reshape(sc, ["rv3", "rv3_old"], shape=[4, 2, 4])[0], "rev_len"], "rev")
     loss9 = net.SumElements(net.Mul([net.Sqr(rev, "rev_sq"), net.Negative(rev, "rev_neg")], "rev_m"), "loss9")
-    # Caffe2's sparse-gradient deduplication: Unique of (2, 3) indices, then the (2, 3, 4) rows of e summed and
-    # averaged per unique index, with their gradients (Gather, UnsortedSegmentMeanGradient)
+    # Caffe2's sparse-gradient deduplication: Unique of (2, 3) indices, then the (2, 3, 4) rows of e
+    # summed and averaged per unique index, with their gradients (Gather, UnsortedSegmentMeanGradient)
     dd_r = net.Unique("dd_idx", ["dd_u", "dd_r"])[1]
     e3 = net.Reshape(e, ["e3", "e3_old"], shape=[2, 3, 4])[0]
     dd_sum = net.UnsortedSegmentSum([e3, dd_r], "dd_sum")
@@ -317,7 +317,8 @@ def build_ops_net(name="af_ops"):
     net.Load([], ["ck_fc_w", "ck_ids"], db=ckpt, db_type="minidb", source_blob_names=["fc_w", "ids"])
     net.CreateDB([], ["ck_reader"], db=ckpt, db_type="minidb")
     net.Load(["ck_reader"], [], load_all=1, add_prefix="ck/")
-    compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
+    compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + \
+        ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
         ["fc_b", "mom_b", "fc_b_step", "lin_w", "m1_w", "m2_w", "iter", "sched_neg", "sched_pos"] + \
         ["ln", "ln_mean", "ln_std", "bmm", "bmm_mask", "h_sl", "h_shape", "h_len", "cov0"] + \

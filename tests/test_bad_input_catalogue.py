@@ -965,7 +965,8 @@ CASES = [
              assert np.array_equal(workspace.FetchBlob('x'), x)
          """, I, r"op ScatterWeightedSum #0: input 2 blob 'i': index 4 at position 2 \(element \(1, 0\) "
                  r"of its \(2, 2\) int32\) is out of range \[0, 4\) \(the rows of input 0 blob 'x' of shape "
-                 r"\(4, 3\) float32\)", note="every index is checked before anything is written: x is unchanged"),
+                 r"\(4, 3\) float32\)",
+         note="every index is checked before anything is written: x is unchanged"),
     Case("sparse-momentum-grad-shape", "ops: sparse",
          "SparseMomentumSGDUpdate([g (3, 3), m (4, 3), lr, p (4, 3), i (2,)])",
          """
