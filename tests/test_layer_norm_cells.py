@@ -7,8 +7,8 @@ import pytest
 
 from recurrent import rnn_cell, workspace
 from recurrent.model_helper import ModelHelper
-from test_rnn_cell import (_state0, assert_executor_on_off_bitwise, f32, feed_inputs, fd_check, fetch,
-                           param_names, randomize_params, report, run_init, sigmoid)
+from test_rnn_cell import (_state0, assert_executor_on_off_bitwise, assert_stack_matches, f32, feed_inputs,
+                           fd_check, fetch, param_names, randomize_params, report, run_init, sigmoid)
 
 EPS = 1e-4  # brew.layer_norm's default, which the cells use
 
@@ -100,15 +100,9 @@ def test_layer_norm_lstm_vs_numpy(rng, dims, with_seq):
     names = ln_lstm_params("ln", L)
     randomize_params(rng, [n for layer in names for n in layer], scale=0.8)
     workspace.RunNetOnce(model.net)
-    inp = x
-    for l in range(L):
-        ref = ln_lstm_ref(inp, vals["h%d" % l], vals["c%d" % l], *(fetch(n) for n in names[l]), seq=seq,
-                          forget_bias=0.5)
-        for k in range(4):
-            got = fetch(res[4 * l + k])
-            report("ln_lstm_L%d_layer%d_out%d" % (L, l, k), got, ref[k])
-            np.testing.assert_allclose(got, ref[k], rtol=1e-4, atol=3e-5)
-        inp = ref[0]
+    assert_stack_matches(res, x, L, lambda l, inp: ln_lstm_ref(
+        inp, vals["h%d" % l], vals["c%d" % l], *(fetch(n) for n in names[l]), seq=seq, forget_bias=0.5),
+        "ln_lstm", atol=3e-5)
 
 
 def test_layer_norm_milstm_vs_numpy(rng):

@@ -46,6 +46,20 @@ def fetch(name):
     return workspace.FetchBlob(str(name))
 
 
+def assert_stack_matches(res, x, L, layer_ref, tag, atol):
+    """The 4 outputs (hidden all / last, cell all / last) of each of the L
+    layers of ``res`` against ``layer_ref(l, layer input)`` (a NumPy
+    reference), each layer reading the reference's output of the one below."""
+    inp = x
+    for l in range(L):
+        ref = layer_ref(l, inp)
+        for k in range(4):
+            got = fetch(res[4 * l + k])
+            report("%s_L%d_layer%d_out%d" % (tag, L, l, k), got, ref[k])
+            np.testing.assert_allclose(got, ref[k], rtol=1e-4, atol=atol)
+        inp = ref[0]
+
+
 # ---------------------------------------------------------------- NumPy references
 def _state0(s, N, H):
     s = np.asarray(s, np.float64)
@@ -288,15 +302,9 @@ def test_multi_layer_lstm_vs_numpy(rng, dims, with_seq, drop_states):
     names = lstm_params("lstm", L)
     randomize_params(rng, [n for layer in names for n in layer])
     workspace.RunNetOnce(model.net)
-    inp = x
-    for l in range(L):
-        iw, ib, gw, gb = (fetch(n) for n in names[l])
-        ref = lstm_layer_ref(inp, vals["h%d" % l], vals["c%d" % l], iw, ib, gw, gb, seq, 0.7, drop_states)
-        for k in range(4):
-            got = fetch(res[4 * l + k])
-            report("lstm_L%d_layer%d_out%d" % (L, l, k), got, ref[k])
-            np.testing.assert_allclose(got, ref[k], rtol=1e-4, atol=2e-5)
-        inp = ref[0]
+    assert_stack_matches(res, x, L, lambda l, inp: lstm_layer_ref(
+        inp, vals["h%d" % l], vals["c%d" % l], *(fetch(n) for n in names[l]), seq, 0.7, drop_states),
+        "lstm", atol=2e-5)
 
 
 def test_lstm_with_initializer_states_vs_numpy(rng):
@@ -675,4 +683,5 @@ def test_stacked_lstm_changing_T_including_zero(rng):
             np.testing.assert_array_equal(fetch(res[1]), vals["h1"])
             np.testing.assert_array_equal(fetch(gmap["h1"]), g_last)
             np.testing.assert_array_equal(fetch(gmap["h0"]), np.zeros((1, N, H), np.float32))
-            np.testing.assert_array_equal(fetch(gmap["tz/layer_1/gates_t_w"]), np.zeros((4 * H, H), np.float32))
+            np.testing.assert_array_equal(fetch(gmap["tz/layer_1/gates_t_w"]),
+                                          np.zeros((4 * H, H), np.float32))

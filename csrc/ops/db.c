@@ -352,6 +352,35 @@ static int want_wt(const pfield *f, unsigned a, unsigned b, const char **why)
     return -1;
 }
 
+/* A repeated fixed-width field: one element (wire type fixed_wt) or a packed
+ * span (wire type 2) of `size`-byte elements; adds their number to *count. */
+static int count_fixed(const pfield *f, unsigned fixed_wt, size_t size, int64_t *count, const char *bad_len,
+                       const char **why)
+{
+    if (want_wt(f, fixed_wt, 2, why)) return -1;
+    if (f->wt == fixed_wt) {
+        (*count)++;
+        return 0;
+    }
+    if (f->n % size) {
+        *why = bad_len;
+        return -1;
+    }
+    *count += (int64_t)(f->n / size);
+    return 0;
+}
+
+/* A repeated varint field: one element (wire type 0) or a packed span. */
+static int count_varint_field(const pfield *f, int64_t *count, const char **why)
+{
+    if (want_wt(f, 0, 2, why)) return -1;
+    if (f->wt == 0) {
+        (*count)++;
+        return 0;
+    }
+    return count_varints(f->d, f->n, count, why);
+}
+
 static int parse_tensor_pass1(const uint8_t *d, size_t n, tinfo *ti, const char **why)
 {
     memset(ti, 0, sizeof *ti);
@@ -381,15 +410,11 @@ static int parse_tensor_pass1(const uint8_t *d, size_t n, tinfo *ti, const char 
             ti->data_type = (int64_t)f.u;
             break;
         case 3:
-            if (want_wt(&f, 5, 2, why)) return -1;
-            if (f.wt == 5) ti->n_float++;
-            else if (f.n % 4) { *why = "packed float_data length is not a multiple of 4"; return -1; }
-            else ti->n_float += (int64_t)(f.n / 4);
+            if (count_fixed(&f, 5, 4, &ti->n_float, "packed float_data length is not a multiple of 4", why))
+                return -1;
             break;
         case 4:
-            if (want_wt(&f, 0, 2, why)) return -1;
-            if (f.wt == 0) ti->n_i32++;
-            else if (count_varints(f.d, f.n, &ti->n_i32, why)) return -1;
+            if (count_varint_field(&f, &ti->n_i32, why)) return -1;
             break;
         case 5:
             if (want_wt(&f, 2, 2, why)) return -1;
@@ -400,15 +425,11 @@ static int parse_tensor_pass1(const uint8_t *d, size_t n, tinfo *ti, const char 
             ti->n_string++;
             break;
         case 9:
-            if (want_wt(&f, 1, 2, why)) return -1;
-            if (f.wt == 1) ti->n_double++;
-            else if (f.n % 8) { *why = "packed double_data length is not a multiple of 8"; return -1; }
-            else ti->n_double += (int64_t)(f.n / 8);
+            if (count_fixed(&f, 1, 8, &ti->n_double, "packed double_data length is not a multiple of 8", why))
+                return -1;
             break;
         case 10:
-            if (want_wt(&f, 0, 2, why)) return -1;
-            if (f.wt == 0) ti->n_i64++;
-            else if (count_varints(f.d, f.n, &ti->n_i64, why)) return -1;
+            if (count_varint_field(&f, &ti->n_i64, why)) return -1;
             break;
         case 11: { /* Segment: merged field by field, as protobuf merges repeated sub-messages */
             if (want_wt(&f, 2, 2, why)) return -1;

@@ -16,6 +16,7 @@ with ``CreateDB`` / ``Load`` as Caffe2's did; ``load_params_from_workspace``
 instead. The command-line ``main`` of Caffe2's module is not provided.
 """
 
+import abc
 import logging
 
 import numpy as np
@@ -36,14 +37,17 @@ def _weighted_sum(model, values, weight, output_name):
     return model.net.WeightedSum(args, output_name)
 
 
-class Seq2SeqModelCaffe2EnsembleDecoderBase(object):
-    """The checkpoint side of the decoder (see the module docstring)."""
+class Seq2SeqModelCaffe2EnsembleDecoderBase(metaclass=abc.ABCMeta):
+    """The checkpoint side of the decoder: a subclass says where each model's
+    checkpoint is and in which db type (abstract, as Caffe2's)."""
 
+    @abc.abstractmethod
     def get_model_file(self, model):
-        raise NotImplementedError("get_model_file: defined by the decoder class")
+        """The checkpoint file of ensemble entry ``model``."""
 
+    @abc.abstractmethod
     def get_db_type(self):
-        raise NotImplementedError("get_db_type: defined by the decoder class")
+        """The db type of the checkpoints (``'minidb'``)."""
 
     def build_word_rewards(self, vocab_size, word_reward, unk_reward):
         """A reward per target word added to each step's score: ``word_reward``
