@@ -54,8 +54,27 @@ multiplies every rate by the blob ``lr_injection`` too (1.0 at first;
 ``weight_decay * param`` to the gradients of the model's weights.
 A sparse gradient (a GradientSlice, e.g. an embedding's) updates only its rows
 (``ScatterWeightedSum``, ``SparseMomentumSGDUpdate``, ``SparseAdagrad``,
-``SparseAdam``; see above). Not provided: the other Caffe2 optimizers
-(RMSProp, Adadelta, FTRL, YellowFin, ...).
+``SparseAdam``, ``SparseAdadelta``, ``SparseWngrad``; see above).
+
+``build_rms_prop``, ``build_adadelta`` and ``build_wngrad`` (Caffe2's
+signatures and defaults) add:
+- RmsProp (``alpha`` 0.01, ``decay`` 0.9, ``momentum`` 0, ``epsilon`` 1e-5):
+  ``RmsProp([grad, <param>_mean_squares, <param>_momentum, ONE],
+  [<param>_grad_o, ...])`` then ``WeightedSum([param, ONE, <param>_grad_o, lr],
+  param)``. Caffe2 applied the step with ``MomentumSGDUpdate``, which also
+  overwrote ``<param>_momentum`` with ``lr * grad_o``, so with ``momentum > 0``
+  the next step's momentum term was scaled by the learning rate; here the
+  momentum buffer keeps what ``RmsProp`` computed (with ``momentum`` 0, the
+  default, the parameters are the same as Caffe2's). Dense gradients only: a
+  GradientSlice is a ValueError, as Caffe2 asserted; so is ``alpha`` 0;
+- Adadelta (``alpha`` 0.01, ``epsilon`` 1e-4, ``decay`` 0.95): ``Adadelta`` /
+  ``SparseAdadelta`` with ``<param>_squared_moment`` and
+  ``<param>_squared_moment_update``;
+- Wngrad (``alpha`` 1.0, ``epsilon`` 1e-9, ``moment_init`` 100): ``Wngrad`` /
+  ``SparseWngrad`` with the one-element ``<param>_moment`` (initialised to
+  ``moment_init``); ``output_effective_lr`` (``_and_update``) add the outputs
+  ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
+Not provided: the other Caffe2 optimizers (FTRL, YellowFin, Storm, ...).
 """
 
 import collections
@@ -67,7 +86,9 @@ from .model_helper import ParameterInfo
 
 __all__ = [
     "Optimizer", "SgdOptimizer", "AdagradOptimizer", "AdamOptimizer", "WeightDecayBuilder",
+    "RmsPropOptimizer", "AdadeltaOptimizer", "WngradOptimizer",
     "AuxOptimizerParams", "build_sgd", "build_adagrad", "build_adam", "add_weight_decay",
+    "build_rms_prop", "build_adadelta", "build_wngrad",
     "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME",
 ]
 
@@ -321,6 +342,125 @@ class AdamOptimizer(Optimizer):
         self.alpha *= scale
 
 
+class RmsPropOptimizer(Optimizer):
+    """RMSProp (the ``RmsProp`` op, then ``WeightedSum``) with ``<param>_mean_squares``
+    and ``<param>_momentum`` buffers; dense gradients only (as in Caffe2)."""
+
+    def __init__(self, alpha=0.01, decay=0.9, momentum=0.0, epsilon=1e-5, policy="fixed", engine="",
+                 **kwargs):
+        super().__init__()
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
+        if self.alpha == 0:
+            raise ValueError("RmsPropOptimizer: alpha (the base learning rate) must be > 0 "
+                             "(Caffe2 asserted it), got 0.0")
+        self.decay = float(decay)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.policy = policy
+        self.engine = engine
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if isinstance(grad, core.GradientSlice):
+            raise ValueError("RmsPropOptimizer doesn't support sparse gradients (as in Caffe2): "
+                             "parameter '%s' has a GradientSlice; use Adagrad, Adam, Adadelta or Wngrad "
+                             "for it"
+                             % param_info.name)
+        one = self._one(param_init_net)
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        grad_o = param_init_net.ConstantFill([param], str(param) + "_grad_o", value=0.0)
+        ms = self._zero_state(param_init_net, param, "_mean_squares")
+        mom = self._zero_state(param_init_net, param, "_momentum")
+        # RmsProp's step at rate 1 into grad_o, then param + lr * grad_o (lr negative: descent)
+        net.RmsProp([grad, ms, mom, one], [grad_o, ms, mom], decay=self.decay, momentum=self.momentum,
+                    epsilon=self.epsilon)
+        net.WeightedSum([param, one, grad_o, lr], param)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (the ``Adadelta`` op) with ``<param>_squared_moment`` and
+    ``<param>_squared_moment_update`` buffers."""
+
+    def __init__(self, alpha=0.01, epsilon=1e-4, decay=0.95, policy="fixed", sparse_dedup_aggregator=None,
+                 engine="", **kwargs):
+        super().__init__()
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
+        self.epsilon = float(epsilon)
+        self.decay = float(decay)
+        self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.engine = engine
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha == 0:
+            return
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        moment = self._zero_state(param_init_net, param, "_squared_moment")
+        moment_update = self._zero_state(param_init_net, param, "_squared_moment_update")
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseAdadelta([param, moment, moment_update, sparse.indices, sparse.values, lr],
+                               [param, moment, moment_update], epsilon=self.epsilon, decay=self.decay)
+        else:
+            net.Adadelta([param, moment, moment_update, grad, lr], [param, moment, moment_update],
+                         epsilon=self.epsilon, decay=self.decay)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class WngradOptimizer(Optimizer):
+    """WNGrad (the ``Wngrad`` op) with a one-element ``<param>_moment`` (seq_b),
+    initialised to ``moment_init``."""
+
+    def __init__(self, alpha=1.0, epsilon=1e-9, policy="fixed", sparse_dedup_aggregator=None, engine="",
+                 moment_init=100.0, lars=None, output_effective_lr=False,
+                 output_effective_lr_and_update=False, **kwargs):
+        super().__init__()
+        if lars is not None:
+            raise NotImplementedError("WngradOptimizer: lars is not supported")
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
+        self.epsilon = float(epsilon)
+        self.moment_init = float(moment_init)
+        if not (np.isfinite(self.moment_init) and self.moment_init + self.epsilon > 0):
+            raise ValueError("WngradOptimizer: moment_init must be finite with moment_init + epsilon > 0, "
+                             "got %r (epsilon %r)" % (self.moment_init, self.epsilon))
+        self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.engine = engine
+        self.output_effective_lr = output_effective_lr
+        self.output_effective_lr_and_update = output_effective_lr_and_update
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha == 0:
+            return
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        moment = param_init_net.ConstantFill([], str(param) + "_moment", shape=[1], value=self.moment_init)
+        self._aux_params.local.append(moment)
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseWngrad([param, moment, sparse.indices, sparse.values, lr], [param, moment],
+                             epsilon=self.epsilon)
+            return
+        outputs = [param, moment]
+        if self.output_effective_lr_and_update:
+            outputs += [str(param) + "_effective_lr", str(param) + "_update"]
+        elif self.output_effective_lr:
+            outputs.append(str(param) + "_effective_lr")
+        net.Wngrad([param, moment, grad, lr], outputs, epsilon=self.epsilon)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
 class WeightDecayBuilder(Optimizer):
     """Adds ``weight_decay * param`` to the gradient (L2 regularisation)."""
 
@@ -404,6 +544,26 @@ def build_adagrad(model, base_learning_rate, parameters=None, max_gradient_norm=
 def build_adam(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs):
     """Adam for every parameter of ``model`` that has a gradient."""
     return _build(model, AdamOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def build_rms_prop(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs):
+    """RMSProp for every parameter of ``model`` that has a (dense) gradient."""
+    return _build(model, RmsPropOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def build_adadelta(model, base_learning_rate, parameters=None, max_gradient_norm=None,
+                   allow_lr_injection=False, **kwargs):
+    """Adadelta for every parameter of ``model`` that has a gradient."""
+    return _build(model, AdadeltaOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def build_wngrad(model, base_learning_rate, parameters=None, max_gradient_norm=None,
+                 allow_lr_injection=False, **kwargs):
+    """WNGrad for every parameter of ``model`` that has a gradient."""
+    return _build(model, WngradOptimizer(alpha=base_learning_rate, **kwargs),
                   max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
 
 
