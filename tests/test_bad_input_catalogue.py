@@ -989,6 +989,58 @@ CASES = [
          run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1_new', 'm2'])
          """, V, r"op SparseAdam #0: output 1 blob 'm1_new' must be input 1 blob 'm1' \(this op updates "
                  r"it in place\)"),
+    # ------------------------------------------------------- RmsProp, Adadelta, Wngrad (optim_adaptive.c)
+    Case("rmsprop-momentum-shape", "ops: adaptive optimizers", "RmsProp([g (3,), ms (3,), mom (4,), lr])",
+         """
+         feed(g=f32(3), ms=f32(3), mom=f32(4), lr=np.ones(1, np.float32))
+         run_op('RmsProp', ['g', 'ms', 'mom', 'lr'], ['g', 'ms', 'mom'])
+         """, V, r"op RmsProp #0: input 2 blob 'mom' must have the shape of input 0 blob 'g' \(3,\) float32, "
+                 r"got \(4,\) float32",
+         note="Caffe2 compared sizes only; checked already at CreateNet when the inputs hold tensors"),
+    Case("rmsprop-decay-out-of-range", "ops: adaptive optimizers", "RmsProp(..., decay=1.5)",
+         """
+         feed(g=f32(3), ms=f32(3), mom=f32(3), lr=np.ones(1, np.float32))
+         run_op('RmsProp', ['g', 'ms', 'mom', 'lr'], ['g', 'ms', 'mom'], decay=1.5)
+         """, V, r"op RmsProp #0: argument decay must be in \[0, 1\], got 1.5",
+         note="Caffe2 checked no argument of RmsProp"),
+    Case("adadelta-decay-one", "ops: adaptive optimizers", "Adadelta(..., decay=1)",
+         """
+         feed(p=f32(3), h=f32(3), d=f32(3), g=f32(3), lr=np.ones(1, np.float32))
+         run_op('Adadelta', ['p', 'h', 'd', 'g', 'lr'], ['p', 'h', 'd'], decay=1.0)
+         """, V, r"op Adadelta #0: argument decay must be in \(0, 1\), got 1"),
+    Case("sparse-adadelta-index-out-of-range", "ops: adaptive optimizers",
+         "SparseAdadelta(p (4, 3), i = [1, 4])",
+         """
+         p = f32(4, 3)
+         feed(p=p, h=f32(4, 3), d=f32(4, 3), i=np.array([1, 4], np.int32), g=f32(2, 3),
+              lr=np.ones(1, np.float32))
+         try:
+             run_op('SparseAdadelta', ['p', 'h', 'd', 'i', 'g', 'lr'], ['p', 'h', 'd'])
+         finally:
+             assert np.array_equal(workspace.FetchBlob('p'), p)
+         """, I, r"op SparseAdadelta #0: input 3 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+                 r"\(the rows of input 0 blob 'p' of shape \(4, 3\) float32\)",
+         note="every index is checked before anything is written (Caffe2 checked only in debug builds)"),
+    Case("wngrad-seq-b-empty", "ops: adaptive optimizers", "Wngrad([p, seq_b (0,), g, lr])",
+         """
+         feed(p=f32(3), b=np.zeros(0, np.float32), g=f32(3), lr=np.ones(1, np.float32))
+         run_op('Wngrad', ['p', 'b', 'g', 'lr'], ['p', 'b'])
+         """, V, r"op Wngrad #0: input 1 blob 'b' \(seq_b\) must hold one value, got \(0,\) float32",
+         note="Caffe2 read element 0 of whatever it was given"),
+    Case("wngrad-seq-b-negative", "ops: adaptive optimizers", "Wngrad([p, seq_b = [-1], g, lr])",
+         """
+         feed(p=f32(3), b=np.array([-1.0], np.float32), g=f32(3), lr=np.ones(1, np.float32))
+         run_op('Wngrad', ['p', 'b', 'g', 'lr'], ['p', 'b'])
+         """, V, r"op Wngrad #0: input 1 blob 'b' \(seq_b\) must be finite with seq_b \+ epsilon > 0, got -1 "
+                 r"\(epsilon 1e-05\)"),
+    Case("sparse-wngrad-seq-b-not-in-place", "ops: adaptive optimizers",
+         "SparseWngrad([p, b, i, g, lr], [p, b2])",
+         """
+         feed(p=f32(4, 3), b=np.ones(1, np.float32), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.ones(1, np.float32))
+         run_op('SparseWngrad', ['p', 'b', 'i', 'g', 'lr'], ['p', 'b2'])
+         """, V, r"op SparseWngrad #0: output 1 blob 'b2' must be input 1 blob 'b' \(this op updates it in "
+                 r"place\)"),
     # ---------------------------------------------------------------- deduplication ops (sparse gradients)
     Case("unique-float-indices", "ops: dedup", "Unique(x float32)",
          "feed(x=f32(4)); run_op('Unique', ['x'], ['u', 'r'])", T_,
