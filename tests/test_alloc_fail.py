@@ -178,7 +178,8 @@ def build_ops_net(name="af_ops"):
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
-    SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
+    SparseAdam; SparseAdadelta, SparseWngrad), RmsProp, Adadelta and Wngrad (four outputs), and a side
+    branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
@@ -197,6 +198,17 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "lin_w", shape=[8], value=0.5)
     init.GivenTensorFill([], "lin_b", shape=[8], values=[0.1 * i for i in range(8)])
     init.GivenTensorIntFill([], "ids", shape=[4], values=[1, 3, 5, 7])
+    # RmsProp, Adadelta, Wngrad and their sparse forms (ops/optim_adaptive.c)
+    for b in ("emb_ad", "emb_wn"):
+        init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    for b in ("emb_ad_h", "emb_ad_d"):
+        init.ConstantFill([], b, shape=[10, 6], value=0.0)
+    for b in ("ad_w", "wn_w"):
+        init.GivenTensorFill([], b, shape=[8], values=rng.uniform(-1, 1, 8).tolist())
+    for b in ("rms_ms", "rms_mom", "ad_h", "ad_d"):
+        init.ConstantFill([], b, shape=[8], value=0.0)
+    for b in ("wn_b", "emb_wn_b"):
+        init.ConstantFill([], b, shape=[1], value=1.0)
     init.GivenTensorIntFill([], "ten", shape=[1], values=[10])
     init.GivenTensorIntFill([], "labels", shape=[4], values=[0, 2, 4, 7])
     init.ConstantFill([], "lr", shape=[1], value=-0.1)
@@ -306,6 +318,12 @@ def build_ops_net(name="af_ops"):
                                 ["emb_step", "emb_m_mom", "emb_m"], momentum=0.9)
     net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
                    ["emb_d", "emb_d1", "emb_d2"])
+    net.RmsProp([gmap["fc_b"], "rms_ms", "rms_mom", "lr"], ["rms_go", "rms_ms", "rms_mom"], momentum=0.5)
+    net.Adadelta(["ad_w", "ad_h", "ad_d", gmap["lin_w"], "sched_neg"], ["ad_w", "ad_h", "ad_d"])
+    net.Wngrad(["wn_w", "wn_b", gmap["lin_w"], "sched_neg"], ["wn_w", "wn_b", "wn_eff", "wn_upd"])
+    net.SparseAdadelta(["emb_ad", "emb_ad_h", "emb_ad_d", "ids", ge, "sched_neg"],
+                       ["emb_ad", "emb_ad_h", "emb_ad_d"])
+    net.SparseWngrad(["emb_wn", "emb_wn_b", "ids", ge, "sched_neg"], ["emb_wn", "emb_wn_b"])
     params = ["emb", "fc_w"]
     assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
     net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
@@ -327,6 +345,8 @@ def build_ops_net(name="af_ops"):
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
          "emb_d2"] + \
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
+        ["rms_go", "rms_ms", "rms_mom", "ad_w", "ad_h", "ad_d", "wn_w", "wn_b", "wn_eff", "wn_upd"] + \
+        ["emb_ad", "emb_ad_h", "emb_ad_d", "emb_wn", "emb_wn_b"] + \
         [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
         ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
         ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"] + \
@@ -354,7 +374,8 @@ def test_ops_allocation_failures(sticky):
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
                "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
-               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #"):
+               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #",
+               "op RmsProp #", "op Adadelta #", "op SparseAdadelta #", "op Wngrad #", "op SparseWngrad #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
