@@ -12,7 +12,7 @@
  *   LeakyReluGradient(Y, dY)      dX = Y > 0 ? dY : alpha dY (alpha >= 0: see below)
  *   Elu(X) -> Y                   arg alpha=1: Y = X > 0 ? X : alpha (exp(X) - 1)
  *   EluGradient(Y, dY) -> dX      dX = Y > 0 ? dY : dY (Y + alpha) (alpha >= 0)
- *   Softsign(X) -> Y              Y = X / (1 + |X|)
+ *   Softsign(X) -> Y              Y = X / (1 + |X|) (+-1 at +-inf; Caffe2: NaN)
  *   SoftsignGradient(X, dY)       dX = dY / (1 + |X|)^2
  *   StopGradient(X) -> Y          Y = X (any dtype; in place: nothing to do); no gradient
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
@@ -175,7 +175,7 @@ static void k_elu(const unary_state *s, int64_t n, const float *x, float *y)
 
 static void k_softsign(const unary_state *s, int64_t n, const float *x, float *y)
 {
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + fabsf(x[i]));
+    for (int64_t i = 0; i < n; i++) y[i] = isinf(x[i]) ? copysignf(1.0f, x[i]) : x[i] / (1.0f + fabsf(x[i]));
 }
 
 /* a [n] (Y or X), dy [n] -> dx [n]; dx may be dy. */
