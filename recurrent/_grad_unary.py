@@ -44,7 +44,8 @@ def _from_x(op, g_output):
         return [], [None]
     if str(op.input[0]) == str(op.output[0]):
         raise ValueError("%s gradient: the forward op ran in place on '%s', so X is overwritten and its "
-                         "gradient cannot be computed; give %s a separate output" % (op.type, op.input[0], op.type))
+                         "gradient cannot be computed; give %s a separate output"
+                         % (op.type, op.input[0], op.type))
     gx = _grad_name(op.input[0])
     return [_op(op, op.type + "Gradient", [op.input[0], g_output[0]], [gx])], [gx]
 

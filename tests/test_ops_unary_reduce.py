@@ -312,7 +312,8 @@ def test_reduce_front_back(rng, type_, front, mean, nrd):
 
 def test_reduce_gradient_op_inputs():
     ops, g = core.GradientRegistry.GetGradientForOp(op("ReduceMax", ["x"], ["y"], axes=[1]), ["y_grad"])
-    assert ops[0].type == "ReduceMaxGradient" and list(ops[0].input) == ["y_grad", "x", "y"] and g == ["x_grad"]
+    assert ops[0].type == "ReduceMaxGradient" and g == ["x_grad"]
+    assert list(ops[0].input) == ["y_grad", "x", "y"]
     ops, g = core.GradientRegistry.GetGradientForOp(op("ReduceBackMean", ["x"], ["y"]), ["y_grad"])
     assert ops[0].type == "ReduceBackMeanGradient" and list(ops[0].input) == ["y_grad", "x"]
 
@@ -383,25 +384,33 @@ BAD = [
      ("LeakyReluGradient", ["x", "x"], ["y"], dict(alpha=-0.5))),
     (ValueError, r"op EluGradient #0: argument 'alpha' is -1: the gradient reads Y only",
      ("EluGradient", ["x", "x"], ["y"], dict(alpha=-1.0))),
-    (ValueError, r"op ClipGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape of input 0 "
+    (ValueError,
+     r"op ClipGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape of input 0 "
      r"blob 'x' \(2, 3\) float32", ("ClipGradient", ["x", "z"], ["y"], {})),
-    (ValueError, r"op Min #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape of input 0 blob 'x' "
+    (ValueError,
+     r"op Min #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape of input 0 blob 'x' "
      r"\(2, 3\) float32", ("Min", ["x", "z"], ["y"], {})),
-    (TypeError, r"op Mean #0: input 1 blob 'i' must be float32, got \(4,\) int32", ("Mean", ["x", "i"], ["y"], {})),
-    (ValueError, r"op MinGradient #0: takes \(Y, dY, X0, ..., Xk-1\) and gives \(dX0, ..., dXk-1\): 4 inputs need "
+    (TypeError,
+     r"op Mean #0: input 1 blob 'i' must be float32, got \(4,\) int32", ("Mean", ["x", "i"], ["y"], {})),
+    (ValueError,
+     r"op MinGradient #0: takes \(Y, dY, X0, ..., Xk-1\) and gives \(dX0, ..., dXk-1\): 4 inputs need "
      r"2 outputs, got 1", ("MinGradient", ["x", "x", "x", "x"], ["y"], {})),
     (ValueError, r"op ReduceSum #0: axis 3 in argument 'axes' is out of range for input 0 blob 'x' \(2, 3\) "
      r"float32", ("ReduceSum", ["x"], ["y"], dict(axes=[3]))),
-    (ValueError, r"op ReduceMean #0: axis -2 in argument 'axes' repeats dim 0 of input 0 blob 'x' \(2, 3\) float32",
+    (ValueError,
+     r"op ReduceMean #0: axis -2 in argument 'axes' repeats dim 0 of input 0 blob 'x' \(2, 3\) float32",
      ("ReduceMean", ["x"], ["y"], dict(axes=[0, -2]))),
-    (ValueError, r"op ReduceFrontSum #0: argument 'num_reduce_dim' \(3\) is larger than the rank of input 0 blob "
+    (ValueError,
+     r"op ReduceFrontSum #0: argument 'num_reduce_dim' \(3\) is larger than the rank of input 0 blob "
      r"'x' \(2, 3\) float32", ("ReduceFrontSum", ["x"], ["y"], dict(num_reduce_dim=3))),
     (ValueError, r"op ReduceBackMean #0: argument 'num_reduce_dim' must be >= 0, got -1",
      ("ReduceBackMean", ["x"], ["y"], dict(num_reduce_dim=-1))),
-    (ValueError, r"op ReduceSumGradient #0: input 0 blob 'z' \(2, 2\) float32 \(dY\) must have the shape \(2, 1\) "
+    (ValueError,
+     r"op ReduceSumGradient #0: input 0 blob 'z' \(2, 2\) float32 \(dY\) must have the shape \(2, 1\) "
      r"float32 of the forward output for input 1 blob 'x' \(2, 3\) float32 \(X\)",
      ("ReduceSumGradient", ["z", "x", "z"], ["y"], dict(axes=[1]))),
-    (ValueError, r"op ReduceMaxGradient #0: input 2 blob 'x' \(2, 3\) float32 \(Y\) must have the shape of input 0 "
+    (ValueError,
+     r"op ReduceMaxGradient #0: input 2 blob 'x' \(2, 3\) float32 \(Y\) must have the shape of input 0 "
      r"blob 'c' \(2, 1\) float32 \(dY\)", ("ReduceMaxGradient", ["c", "x", "x"], ["y"], dict(axes=[1]))),
     (ValueError, r"op ArgMax #0: axis 2 is out of range for input 0 blob 'x' \(2, 3\) float32",
      ("ArgMax", ["x"], ["y"], dict(axis=2))),
@@ -409,9 +418,11 @@ BAD = [
      ("ArgMin", ["s"], ["y"], {})),
     (ValueError, r"op ArgMax #0: dim 1 of input 0 blob 'e' \(2, 0\) float32 has size 0: no position to give",
      ("ArgMax", ["e"], ["y"], {})),
-    (IndexError, r"op Accuracy #0: input 1 blob 'lab' \(2,\) int32 \(label\): label 3 at row 1 is out of range "
+    (IndexError,
+     r"op Accuracy #0: input 1 blob 'lab' \(2,\) int32 \(label\): label 3 at row 1 is out of range "
      r"\[0, 3\) \(input 0 blob 'x' \(2, 3\) float32\)", ("Accuracy", ["x", "lab"], ["y"], {})),
-    (ValueError, r"op Accuracy #0: input 1 blob 'i' \(4,\) int32 \(label\) must have one entry per row of input 0 "
+    (ValueError,
+     r"op Accuracy #0: input 1 blob 'i' \(4,\) int32 \(label\) must have one entry per row of input 0 "
      r"blob 'x' \(2, 3\) float32 \(prediction\)", ("Accuracy", ["x", "i"], ["y"], {})),
     (ValueError, r"op Accuracy #0: input 0 blob 'e0' \(0, 3\) float32 \(prediction\) has no rows",
      ("Accuracy", ["e0", "i0"], ["y"], {})),
@@ -419,7 +430,9 @@ BAD = [
      ("Accuracy", ["x", "lab"], ["y"], dict(top_k=0))),
     (TypeError, r"op Accuracy #0: input 1 blob 'x' must be int32, got \(2, 3\) float32",
      ("Accuracy", ["x", "x"], ["y"], {})),
-    (ValueError, r"op StopGradient #0: input 0 blob 'nothing' holds no tensor", ("StopGradient", ["nothing"], ["y"], {})),
+    (ValueError,
+     r"op StopGradient #0: input 0 blob 'nothing' holds no tensor",
+     ("StopGradient", ["nothing"], ["y"], {})),
 ]
 
 
