@@ -53,6 +53,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Load's file reader)
              "db_type", "absolute_path", "strip_prefix", "add_prefix", "blob_name_overrides", "chunk_size",
              "load_all", "allow_incomplete", "keep_device", "source_blob_names",
+             # csrc/ops/unary.c (Clip reads min / max, above) and csrc/ops/reduce.c (axes, axis above)
+             "alpha", "keepdims", "num_reduce_dim", "top_k",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -100,7 +100,7 @@ static rc_status reduce_setup(rc_op *op, rc_err *err)
     if (n > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' has %d entries, more than the %d dims a tensor "
                           "can have", n, RC_MAX_DIMS);
-    memcpy(s->axes, axes, (size_t)n * sizeof *axes);
+    if (n) memcpy(s->axes, axes, (size_t)n * sizeof *axes);
     s->n_axes = n;
     s->keepdims = keep != 0;
     return RC_OK;
