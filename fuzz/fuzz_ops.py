@@ -55,6 +55,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "load_all", "allow_incomplete", "keep_device", "source_blob_names",
              # RmsProp, (Sparse)Adadelta, (Sparse)Wngrad (csrc/ops/optim_adaptive.c) read decay,
              # momentum and epsilon, above
+             # csrc/ops/unary.c (Clip reads min / max, above) and csrc/ops/reduce.c (axes, axis above)
+             "alpha", "keepdims", "num_reduce_dim", "top_k",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

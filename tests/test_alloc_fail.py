@@ -171,7 +171,8 @@ def build_ops_net(name="af_ops"):
     SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
-    its remapping, and the beam-search chain TopK, Exp, Log, Tile, FlattenToVec) with its gradients,
+    its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
+    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops) with its gradients,
     a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
     Adagrad,
@@ -182,7 +183,7 @@ def build_ops_net(name="af_ops"):
     branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
-    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
+    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -284,8 +285,20 @@ def build_ops_net(name="af_ops"):
     tk_t = net.Tile(net.Log(net.Exp(tk_v, "tk_exp"), "tk_log"), "tk_t", tiles=2, axis=1)
     tk_fv = net.FlattenToVec(tk_t, "tk_fv")
     loss11 = net.SumElements(net.Mul([tk_fv, tk_fv], "tk_sq"), "loss11")
+    # unary.c / reduce.c ops with their gradients: Clip, Elu, LeakyRelu, Abs, Sqrt (Scale, Div), Softsign,
+    # StopGradient, Min, Mean and every Reduce* op
+    u_sq = net.Sqrt(net.Abs(sc, "u_abs"), "u_sqrt")
+    u_e = net.LeakyRelu(net.Elu(net.Clip(sc, "u_clip", min=-0.4, max=0.4), "u_elu", alpha=0.5), "u_lr",
+                        alpha=0.1)
+    u_m = net.Mean([net.Min([u_sq, u_e, net.Softsign(t, "u_ss")], "u_min"), net.StopGradient(h, "u_stop")],
+                   "u_m")
+    u_red = [net.ReduceMax(u_m, "u_rmax", axes=[1]), net.ReduceMean(u_m, "u_rmean", axes=[0], keepdims=0),
+             net.ReduceMin(u_m, "u_rmin"), net.ReduceSum(u_m, "u_rsum", axes=[-1], keepdims=0),
+             net.ReduceFrontSum(u_m, "u_rfs"), net.ReduceFrontMean(u_m, "u_rfm"),
+             net.ReduceBackSum(u_m, "u_rbs"), net.ReduceBackMean(u_m, "u_rbm")]
+    loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11], "loss")
+                    loss10, loss11, loss12], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -303,6 +316,9 @@ def build_ops_net(name="af_ops"):
     net.Conditional([cc_gt, "ids", "labels"], "cc_c")
     net.Div(["labels", "ten"], "cc_div", broadcast=1)
     net.Tile("rev_ids", "rev_ids_t", tiles=3, axis=-1)
+    net.ArgMax(sc, "u_am", axis=1)
+    net.ArgMin(sc, "u_an", axis=0, keepdims=0)
+    net.Accuracy([p, "labels"], "u_acc", top_k=2)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -351,7 +367,9 @@ def build_ops_net(name="af_ops"):
         ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
         ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"] + \
         ["tk_v", "tk_i", "tk_f", "tk_exp", "tk_log", "tk_t", "tk_fv", "rev_ids_t"] + \
-        [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]]
+        [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
+        ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
+        [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]]
     return init, net, compare
 
 
@@ -375,7 +393,11 @@ def test_ops_allocation_failures(sticky):
                "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
                "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
                "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #",
-               "op RmsProp #", "op Adadelta #", "op SparseAdadelta #", "op Wngrad #", "op SparseWngrad #"):
+               "op RmsProp #", "op Adadelta #", "op SparseAdadelta #", "op Wngrad #", "op SparseWngrad #",
+               "op Clip #", "op Sqrt #",
+               "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
+               "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
+               "op Accuracy #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

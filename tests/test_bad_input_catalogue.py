@@ -1586,6 +1586,63 @@ CASES = [
          run_op('CreateDB', [], ['reader'], db=d + '/a', db_type='minidb')
          run_op('Save', ['reader'], [], db=d + '/b', db_type='minidb')
          """, T_, r"op Save #0: input 0 blob 'reader' holds a DBReader, not a tensor"),
+    # ---------------------------------------------------------------- unary.c and reduce.c ops
+    Case("clip-min-above-max", "ops: unary & reduce", "Clip(x, min=1, max=0)",
+         "feed(x=f32(2, 3)); run_op('Clip', 'x', 'y', min=1.0, max=0.0)", V,
+         r"op Clip #0: argument 'min' \(1\) must be <= argument 'max' \(0\)",
+         after="run_op('Clip', 'x', 'y', min=0.0, max=1.0)",
+         note="Caffe2 gave max everywhere; unset bounds are -inf / +inf (Caffe2: -FLT_MAX / FLT_MAX)"),
+    Case("leaky-relu-gradient-negative-alpha", "ops: unary & reduce",
+         "LeakyReluGradient([y, dy], alpha=-0.5)",
+         "feed(y=f32(2, 3)); run_op('LeakyReluGradient', ['y', 'y'], 'dx', alpha=-0.5)", V,
+         r"op LeakyReluGradient #0: argument 'alpha' is -0.5: the gradient reads Y only, which does not "
+         r"tell the sign of X when alpha < 0",
+         note="Caffe2 gave a wrong gradient for X < 0; EluGradient the same; the forward ops take any alpha"),
+    Case("softsign-in-place-gradient", "ops: unary & reduce", "net.Softsign('x', 'x'); AddGradientOperators",
+         """
+         n = core.Net('ss'); y = n.Softsign('x', 'x'); l = n.SumElements(y, 'l')
+         n.AddGradientOperators([l])
+         """, V, r"Softsign gradient: the forward op ran in place on 'x', so X is overwritten",
+         note="as Caffe2's Softsign maker; Abs the same (Caffe2's Abs maker did not check)"),
+    Case("min-shapes", "ops: unary & reduce", "Min([a (2,3), b (3,2)])",
+         "feed(a=f32(2, 3), b=f32(3, 2)); run_op('Min', ['a', 'b'], 'y')", V,
+         r"op Min #0: input 1 blob 'b' of shape \(3, 2\) float32 must have the shape of input 0 blob 'a' "
+         r"\(2, 3\) float32", note="no broadcasting (as our Max); Mean the same"),
+    Case("reduce-axis-out-of-range", "ops: unary & reduce", "ReduceSum(x (2,3), axes=[2])",
+         "feed(x=f32(2, 3)); run_op('ReduceSum', 'x', 'y', axes=[2])", V,
+         r"op ReduceSum #0: axis 2 in argument 'axes' is out of range for input 0 blob 'x' \(2, 3\) float32",
+         note="checked already at CreateNet; negative axes count from the end"),
+    Case("reduce-axis-repeated", "ops: unary & reduce", "ReduceMean(x (2,3), axes=[1, -1])",
+         "feed(x=f32(2, 3)); run_op('ReduceMean', 'x', 'y', axes=[1, -1])", V,
+         r"op ReduceMean #0: axis -1 in argument 'axes' repeats dim 1 of input 0 blob 'x' \(2, 3\) float32"),
+    Case("reduce-max-empty", "ops: unary & reduce", "ReduceMax(x (2,0), axes=[1])",
+         "feed(x=np.zeros((2, 0), np.float32)); run_op('ReduceMax', 'x', 'y', axes=[1])", V,
+         r"op ReduceMax #0: input 0 blob 'x' \(2, 0\) float32: the maximum of 0 elements is undefined",
+         note="Caffe2 gave the lowest float; ReduceMin the same; ReduceMean of 0 elements is NaN, as NumPy"),
+    Case("reduce-front-num-reduce-dim", "ops: unary & reduce", "ReduceFrontSum(x (2,3), num_reduce_dim=3)",
+         "feed(x=f32(2, 3)); run_op('ReduceFrontSum', 'x', 'y', num_reduce_dim=3)", V,
+         r"op ReduceFrontSum #0: argument 'num_reduce_dim' \(3\) is larger than the rank of input 0 blob 'x' "
+         r"\(2, 3\) float32",
+         note="ReduceBack*/Mean the same; Caffe2's optional lengths input is not supported"),
+    Case("reduce-gradient-dy-shape", "ops: unary & reduce",
+         "ReduceSumGradient([dy (2,2), x (2,3), y], axes=[1])",
+         "feed(dy=f32(2, 2), x=f32(2, 3)); run_op('ReduceSumGradient', ['dy', 'x', 'dy'], 'dx', axes=[1])", V,
+         r"op ReduceSumGradient #0: input 0 blob 'dy' \(2, 2\) float32 \(dY\) must have the shape \(2, 1\) "
+         r"float32 of the forward output for input 1 blob 'x' \(2, 3\) float32 \(X\)"),
+    Case("argmax-empty-axis", "ops: unary & reduce", "ArgMax(x (2,0))",
+         "feed(x=np.zeros((2, 0), np.float32)); run_op('ArgMax', 'x', 'y')", V,
+         r"op ArgMax #0: dim 1 of input 0 blob 'x' \(2, 0\) float32 has size 0: no position to give",
+         note="Caffe2 wrote no index; ArgMin the same; indices are int32 (Caffe2: int64)"),
+    Case("accuracy-label-range", "ops: unary & reduce", "Accuracy([p (2,3), label [0, 3]])",
+         "feed(p=f32(2, 3), l=np.array([0, 3], np.int32)); run_op('Accuracy', ['p', 'l'], 'a')", I,
+         r"op Accuracy #0: input 1 blob 'l' \(2,\) int32 \(label\): label 3 at row 1 is out of range "
+         r"\[0, 3\)",
+         after="feed(l=np.array([0, 2], np.int32)); run_op('Accuracy', ['p', 'l'], 'a')",
+         note="Caffe2 read out of bounds"),
+    Case("accuracy-no-rows", "ops: unary & reduce", "Accuracy([p (0,3), label (0,)])",
+         "feed(p=np.zeros((0, 3), np.float32), l=np.zeros(0, np.int32)); run_op('Accuracy', ['p', 'l'], 'a')",
+         V, r"op Accuracy #0: input 0 blob 'p' \(0, 3\) float32 \(prediction\) has no rows",
+         note="Caffe2 divided by zero"),
 ]
 
 XFAIL = {}

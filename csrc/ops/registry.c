@@ -20,12 +20,15 @@ extern const rc_op_schema rc_ops_cast[];      /* ops/cast.c: Cast, Conditional *
 extern const rc_op_schema rc_ops_topk_tile[]; /* ops/topk_tile.c: TopK, Tile and their gradients */
 extern const rc_op_schema rc_ops_db[];        /* ops/db.c: Save, Load, CreateDB (minidb checkpoints) */
 extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsProp, (Sparse)Adadelta, (Sparse)Wngrad */
+extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient, Min, Mean */
+extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
     rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_batch,
     rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db,
     rc_ops_optim_adaptive,
+    rc_ops_unary, rc_ops_reduce,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

@@ -863,6 +863,60 @@ static void test_topk_tile_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- unary.c and reduce.c ops */
+/* x (2, 3) with a tie: ReduceFrontSum, ReduceBackMean, ReduceMax (all dims, keepdims=0: shape ()),
+ * ArgMax (first of the tied maxima), Clip, Accuracy with top_k=2, against hand-computed values;
+ * num_reduce_dim larger than the rank is refused when the net is created. */
+static void test_unary_reduce_net(void)
+{
+    const char *needed[] = {"ReduceFrontSum", "ReduceBackMean", "ReduceMax", "ArgMax", "Clip", "Accuracy"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {2, 3}, dl[] = {2};
+    rc_blob *xb = rct_feed_f32(ws, "x", 2, dx, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "lab", &err);
+    REQUIRE(xb && lb && !rc_tensor_resize(&lb->t, RC_I32, 1, dl, &err));
+    const float xv[6] = {1, 5, 5, -2, 0.5f, 3};
+    memcpy(rc_f32(&xb->t), xv, sizeof xv);
+    rc_i32(&lb->t)[0] = 2;
+    rc_i32(&lb->t)[1] = 0;
+    rc_netdef *nd = rc_netdef_new("unary_reduce");
+    REQUIRE(nd != NULL);
+    rc_opdef *m, *c, *a;
+    int ok = add(nd, "ReduceFrontSum", "x", "fs") && add(nd, "ReduceBackMean", "x", "bm") &&
+             (m = add(nd, "ReduceMax", "x", "mx")) && !rc_opdef_set_arg_i(m, "keepdims", 0) &&
+             add(nd, "ArgMax", "x", "am") && (c = add(nd, "Clip", "x", "cl")) &&
+             !rc_opdef_set_arg_f(c, "min", 0.0) && !rc_opdef_set_arg_f(c, "max", 4.0) &&
+             (a = add(nd, "Accuracy", "x,lab", "acc")) && !rc_opdef_set_arg_i(a, "top_k", 2);
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    const rc_tensor *fs = &rc_ws_get(ws, "fs")->t, *bm = &rc_ws_get(ws, "bm")->t, *mx = &rc_ws_get(ws, "mx")->t;
+    const rc_tensor *am = &rc_ws_get(ws, "am")->t, *cl = &rc_ws_get(ws, "cl")->t, *acc = &rc_ws_get(ws, "acc")->t;
+    const float want_fs[3] = {-1, 5.5f, 8}, want_bm[2] = {11.f / 3, 0.5f}, want_cl[6] = {1, 4, 4, 0, 0.5f, 3};
+    CHECK(fs->ndim == 1 && fs->dims[0] == 3 && close_to(rc_f32(fs), want_fs, 3, 0.f));
+    CHECK(bm->ndim == 1 && bm->dims[0] == 2 && close_to(rc_f32(bm), want_bm, 2, 1e-6f));
+    CHECK(mx->ndim == 0 && rc_f32(mx)[0] == 5);
+    CHECK(am->dtype == RC_I32 && am->ndim == 2 && am->dims[1] == 1 && rc_i32(am)[0] == 1 && rc_i32(am)[1] == 2);
+    CHECK(cl->ndim == 2 && close_to(rc_f32(cl), want_cl, 6, 0.f));
+    /* row 0: label 2 (5) has one value before it (the tied 5 at index 1): in the top 2; row 1: -2 is last */
+    CHECK(acc->dtype == RC_F32 && acc->ndim == 0 && rc_f32(acc)[0] == 0.5f);
+    rc_net_free(net);
+    rc_opdef_set_arg_i(&nd->ops[0], "num_reduce_dim", 3);
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, nd, &err) == NULL);
+    CHECK_EQ(err.code, RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op ReduceFrontSum #0: argument 'num_reduce_dim' (3) is larger than the rank of input 0 "
+                       "blob 'x' (2, 3) float32");
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- FC + Sum fusion */
 /* RecurrentNetwork's fusion of a step FC with the in-place Sum after it
  * (rc_fc_bind_sum): the FC stores X W^T + b + Z, the Sum does nothing, the
@@ -1005,6 +1059,7 @@ int main(void)
     RUN(test_loss_net);
     RUN(test_dedup_net);
     RUN(test_topk_tile_net);
+    RUN(test_unary_reduce_net);
     RUN(test_copy_into_view);
     RUN(test_sum_of_two_overlapping);
     RUN(test_fc_sum_fusion);

@@ -1,0 +1,409 @@
+/* ops/unary.c -- elementwise ops of Caffe2's clip_op, abs_op, sqrt_op,
+ * leaky_relu_op, elu_op, softsign_op, stop_gradient, minmax_ops (Min) and
+ * mean_op, with their gradient ops.
+ *
+ *   Clip(X) -> Y                  args min=-inf, max=+inf: Y = min(max(X, min), max)
+ *   ClipGradient(Y, dY) -> dX     dX = dY where min < Y < max, else 0
+ *   Abs(X) -> Y                   Y = |X|
+ *   AbsGradient(X, dY) -> dX      dX = dY sign(X) (0 where X is 0 or NaN)
+ *   Sqrt(X) -> Y                  Y = sqrt(X) (NaN for X < 0, as NumPy); its gradient is
+ *                                 Scale(dY, 0.5) then Div(., Y), as Caffe2's maker
+ *   LeakyRelu(X) -> Y             arg alpha=0.01: Y = X > 0 ? X : alpha X
+ *   LeakyReluGradient(Y, dY)      dX = Y > 0 ? dY : alpha dY (alpha >= 0: see below)
+ *   Elu(X) -> Y                   arg alpha=1: Y = X > 0 ? X : alpha (exp(X) - 1)
+ *   EluGradient(Y, dY) -> dX      dX = Y > 0 ? dY : dY (Y + alpha) (alpha >= 0)
+ *   Softsign(X) -> Y              Y = X / (1 + |X|) (+-1 at +-inf; Caffe2: NaN)
+ *   SoftsignGradient(X, dY)       dX = dY / (1 + |X|)^2
+ *   StopGradient(X) -> Y          Y = X (any dtype; in place: nothing to do); no gradient
+ *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
+ *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
+ *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
+ *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs
+ *
+ * All float32 (StopGradient: any dtype). The forward ops run in place; the
+ * gradient ops may write dX over dY. What differs from Caffe2:
+ *  - Clip's unset bounds are -inf / +inf (Caffe2: the lowest / largest float,
+ *    so Clip without arguments turned -inf into -3.4e38); min > max is a
+ *    ValueError (Caffe2 gave max everywhere). NaN stays NaN; ClipGradient
+ *    gives 0 where Y is NaN.
+ *  - LeakyReluGradient and EluGradient read only Y, as Caffe2's; with alpha < 0
+ *    the sign of X cannot be told from Y, and Caffe2 gave a wrong gradient for
+ *    every X < 0. Here they fail with a ValueError for alpha < 0 (the forward
+ *    ops accept any alpha).
+ *  - AbsGradient gives 0 for NaN X (Caffe2: -dY).
+ *  - Min with one input copies it; MinGradient gives dY to every input equal
+ *    to Y (ties all get it), as our MaxGradient and Caffe2's.
+ *
+ * No global state; the only allocations are the pointer tables of Min, Mean,
+ * MinGradient and MeanGradient, sized once in setup (owned by op->state).
+ */
+#include "../core/rc_core.h"
+#include "../kernels/math_kernels.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ helpers */
+
+typedef struct unary_state {
+    float lo, hi;       /* Clip: min, max; LeakyRelu / Elu: lo = alpha */
+    const float **x;    /* Min, Mean, MinGradient: the inputs' data (owned table) */
+    float **dx;         /* MinGradient, MeanGradient: the outputs' data (owned table) */
+} unary_state;
+
+static void unary_state_free(void *p)
+{
+    unary_state *s = p;
+    if (!s) return;
+    free(s->x);
+    free(s->dx);
+    free(s);
+}
+
+/* op->state = a zeroed state (owned by the op) with tables of nx / ndx entries. */
+static rc_status state_new(rc_op *op, int nx, int ndx, unary_state **out, rc_err *err)
+{
+    unary_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    if (nx) s->x = calloc((size_t)nx, sizeof *s->x);
+    if (ndx) s->dx = calloc((size_t)ndx, sizeof *s->dx);
+    if ((nx && !s->x) || (ndx && !s->dx)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    *out = s;
+    return RC_OK;
+}
+
+static rc_status resize_like(rc_op *op, int o, const rc_tensor *like, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, like->dims, sizeof dims);
+    rc_status st = rc_tensor_resize(rc_out(op, o), RC_F32, like->ndim, dims, err);
+    if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+    return RC_OK;
+}
+
+/* Inputs first..n_in-1 float32, each of input first's shape. */
+static rc_status check_f32_same(rc_op *op, int first, rc_err *err)
+{
+    rc_status st;
+    for (int i = first; i < op->n_in; i++) {
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+        if (i > first && !rc_tensor_same_shape(rc_in(op, i), rc_in(op, first)))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' of shape %s must have the shape of input %d blob '%s' %s", i,
+                              rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), first, rc_in_name(op, first),
+                              RC_SHAPE(rc_in(op, first)));
+    }
+    return RC_OK;
+}
+
+static rc_status check_all_f32(rc_op *op, rc_err *err) { return check_f32_same(op, 0, err); }
+
+static int inplace_dy(int in, int out) { return in == 1 && out == 0; }
+
+/* ================================================================ arguments */
+
+static rc_status clip_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, 0, 0, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "min", -INFINITY, &s->lo, err);
+    if (!st) st = rc_arg_f(&op->def, "max", INFINITY, &s->hi, err);
+    if (st) return st;
+    if (isnan(s->lo) || isnan(s->hi) || s->lo > s->hi)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'min' (%g) must be <= argument 'max' (%g)", (double)s->lo,
+                          (double)s->hi);
+    return RC_OK;
+}
+
+static rc_status alpha_setup_common(rc_op *op, float dflt, int grad, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, 0, 0, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "alpha", dflt, &s->lo, err);
+    if (st) return st;
+    if (isnan(s->lo))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'alpha' is NaN");
+    if (grad && s->lo < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'alpha' is %g: the gradient reads Y only, which does not tell the sign of X "
+                          "when alpha < 0 (Caffe2 gave a wrong gradient there)", (double)s->lo);
+    return RC_OK;
+}
+
+static rc_status leaky_setup(rc_op *op, rc_err *err) { return alpha_setup_common(op, 0.01f, 0, err); }
+static rc_status leaky_grad_setup(rc_op *op, rc_err *err) { return alpha_setup_common(op, 0.01f, 1, err); }
+static rc_status elu_setup(rc_op *op, rc_err *err) { return alpha_setup_common(op, 1.0f, 0, err); }
+static rc_status elu_grad_setup(rc_op *op, rc_err *err) { return alpha_setup_common(op, 1.0f, 1, err); }
+
+/* ================================================================ forward elementwise */
+
+typedef void (*fwd_kernel)(const unary_state *s, int64_t n, const float *x, float *y);
+typedef void (*bwd_kernel)(const unary_state *s, int64_t n, const float *a, const float *dy, float *dx);
+
+/* x [n] -> y [n]; y may be x. */
+static void k_clip(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    const float lo = s->lo, hi = s->hi;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v < lo ? lo : v > hi ? hi : v; /* NaN: both false, stays NaN */
+    }
+}
+
+static void k_abs(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
+}
+
+static void k_sqrt(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+}
+
+static void k_leaky(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    const float a = s->lo;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : a * x[i];
+}
+
+static void k_elu(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    const float a = s->lo;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : a * expm1f(x[i]);
+}
+
+static void k_softsign(const unary_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = isinf(x[i]) ? copysignf(1.0f, x[i]) : x[i] / (1.0f + fabsf(x[i]));
+}
+
+/* a [n] (Y or X), dy [n] -> dx [n]; dx may be dy. */
+static void k_clip_grad(const unary_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    const float lo = s->lo, hi = s->hi;
+    for (int64_t i = 0; i < n; i++) dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.f;
+}
+
+static void k_abs_grad(const unary_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] > 0 ? dy[i] : x[i] < 0 ? -dy[i] : 0.f;
+}
+
+static void k_leaky_grad(const unary_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    const float a = s->lo;
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : a * dy[i];
+}
+
+static void k_elu_grad(const unary_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    const float a = s->lo;
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : dy[i] * (y[i] + a);
+}
+
+static void k_softsign_grad(const unary_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float d = 1.0f + fabsf(x[i]);
+        dx[i] = dy[i] / (d * d);
+    }
+}
+
+/* X float32 -> Y of X's shape. */
+static rc_status fwd_run(rc_op *op, fwd_kernel k, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (!st) st = resize_like(op, 0, rc_in(op, 0), err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* (Y or X, dY) float32 of one shape -> dX of that shape. */
+static rc_status bwd_run(rc_op *op, bwd_kernel k, rc_err *err)
+{
+    rc_status st = check_all_f32(op, err);
+    if (!st) st = resize_like(op, 0, rc_in(op, 1), err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status clip_run(rc_op *op, rc_err *err) { return fwd_run(op, k_clip, err); }
+static rc_status abs_run(rc_op *op, rc_err *err) { return fwd_run(op, k_abs, err); }
+static rc_status sqrt_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sqrt, err); }
+static rc_status leaky_run(rc_op *op, rc_err *err) { return fwd_run(op, k_leaky, err); }
+static rc_status elu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_elu, err); }
+static rc_status softsign_run(rc_op *op, rc_err *err) { return fwd_run(op, k_softsign, err); }
+static rc_status clip_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_clip_grad, err); }
+static rc_status abs_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_abs_grad, err); }
+static rc_status leaky_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_leaky_grad, err); }
+static rc_status elu_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_elu_grad, err); }
+static rc_status softsign_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_softsign_grad, err); }
+
+static rc_status check_x_f32(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
+
+/* ================================================================ StopGradient */
+
+/* X (any dtype) -> Y = X; in place nothing is written. */
+static rc_status need_tensor(rc_op *op, int i, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, i);
+    if (t->dtype == RC_UNDEF || !t->storage)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
+                          rc_in_name(op, i));
+    return RC_OK;
+}
+
+static rc_status stop_gradient_check(rc_op *op, rc_err *err) { return need_tensor(op, 0, err); }
+
+static rc_status stop_gradient_run(rc_op *op, rc_err *err)
+{
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    if (op->in[0] == op->out[0]) return RC_OK;
+    if ((st = rc_tensor_copy(rc_out(op, 0), rc_in(op, 0), err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    return RC_OK;
+}
+
+/* ================================================================ Min, Mean */
+
+static rc_status min_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    return state_new(op, op->n_in, 0, &s, err);
+}
+
+#define CHUNK 256
+
+/* X0..Xn-1 [m] -> Y [m] = elementwise minimum; Y may be any Xi (block by block through a buffer).
+ * np.minimum's rule: a when a < b or a is NaN, else b. */
+static rc_status min_run(rc_op *op, rc_err *err)
+{
+    unary_state *s = op->state;
+    rc_status st = check_all_f32(op, err);
+    if (!st) st = resize_like(op, 0, rc_in(op, 0), err);
+    if (st) return st;
+    const int64_t m = rc_tensor_numel(rc_in(op, 0));
+    if (!m) return RC_OK;
+    for (int i = 0; i < op->n_in; i++) s->x[i] = rc_f32(rc_in(op, i));
+    float *y = rc_f32(rc_out(op, 0));
+    float buf[CHUNK];
+    for (int64_t c0 = 0; c0 < m; c0 += CHUNK) {
+        const int64_t len = m - c0 < CHUNK ? m - c0 : CHUNK;
+        memcpy(buf, s->x[0] + c0, (size_t)len * sizeof *buf);
+        for (int j = 1; j < op->n_in; j++) {
+            const float *xj = s->x[j] + c0;
+            for (int64_t i = 0; i < len; i++) buf[i] = (buf[i] < xj[i] || buf[i] != buf[i]) ? buf[i] : xj[i];
+        }
+        memcpy(y + c0, buf, (size_t)len * sizeof *buf);
+    }
+    return RC_OK;
+}
+
+/* X0..Xn-1 [m] -> Y [m] = (X0 + ... + Xn-1) / n, added in double in input order; Y may be any Xi. */
+static rc_status mean_run(rc_op *op, rc_err *err)
+{
+    unary_state *s = op->state;
+    rc_status st = check_all_f32(op, err);
+    if (!st) st = resize_like(op, 0, rc_in(op, 0), err);
+    if (st) return st;
+    const int64_t m = rc_tensor_numel(rc_in(op, 0));
+    if (!m) return RC_OK;
+    for (int i = 0; i < op->n_in; i++) s->x[i] = rc_f32(rc_in(op, i));
+    float *y = rc_f32(rc_out(op, 0));
+    double buf[CHUNK];
+    const double n = op->n_in;
+    for (int64_t c0 = 0; c0 < m; c0 += CHUNK) {
+        const int64_t len = m - c0 < CHUNK ? m - c0 : CHUNK;
+        for (int64_t i = 0; i < len; i++) buf[i] = s->x[0][c0 + i];
+        for (int j = 1; j < op->n_in; j++) {
+            const float *xj = s->x[j] + c0;
+            for (int64_t i = 0; i < len; i++) buf[i] += xj[i];
+        }
+        for (int64_t i = 0; i < len; i++) y[c0 + i] = (float)(buf[i] / n);
+    }
+    return RC_OK;
+}
+
+static rc_status min_grad_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in != op->n_out + 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes (Y, dY, X0, ..., Xk-1) and gives (dX0, ..., dXk-1): %d inputs need %d outputs, got "
+                          "%d", op->n_in, op->n_in - 2, op->n_out);
+    unary_state *s = NULL;
+    return state_new(op, op->n_out, op->n_out, &s, err);
+}
+
+/* Y, dY, X0..Xk-1 float32 of Y's shape -> dXi = dY where Xi == Y, else 0. */
+static rc_status min_grad_run(rc_op *op, rc_err *err)
+{
+    unary_state *s = op->state;
+    rc_status st = check_all_f32(op, err);
+    if (st) return st;
+    for (int o = 0; o < op->n_out; o++) {
+        if ((st = resize_like(op, o, rc_in(op, 0), err))) return st;
+        s->dx[o] = rc_f32(rc_out(op, o));
+        s->x[o] = rc_f32(rc_in(op, o + 2));
+    }
+    const int64_t m = rc_tensor_numel(rc_in(op, 0));
+    if (m) rc_k_max_grad(op->n_out, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), s->x, m, s->dx);
+    return RC_OK;
+}
+
+/* dY float32 -> dX0..dXk-1 = dY / k, each of dY's shape. */
+static rc_status mean_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *dy = rc_in(op, 0);
+    const int64_t m = rc_tensor_numel(dy);
+    const float inv = 1.0f / (float)op->n_out;
+    for (int o = 0; o < op->n_out; o++) {
+        if ((st = resize_like(op, o, dy, err))) return st;
+        if (!m) continue;
+        const float *g = rc_f32(dy);
+        float *dx = rc_f32(rc_out(op, o));
+        for (int64_t i = 0; i < m; i++) dx[i] = g[i] * inv;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ the family table */
+const rc_op_schema rc_ops_unary[] = {
+    {"Clip", 1, 1, 1, 1, rc_inplace_any, clip_setup, clip_run, unary_state_free,
+     "Y = min(max(X, min), max) (args min=-inf, max=+inf; NaN stays NaN)", check_x_f32},
+    {"ClipGradient", 2, 2, 1, 1, inplace_dy, clip_setup, clip_grad_run, unary_state_free,
+     "(Y, dY) -> dX = dY where min < Y < max, else 0", check_all_f32},
+    {"Abs", 1, 1, 1, 1, rc_inplace_any, NULL, abs_run, NULL, "Y = |X|", check_x_f32},
+    {"AbsGradient", 2, 2, 1, 1, inplace_dy, NULL, abs_grad_run, NULL,
+     "(X, dY) -> dX = dY sign(X) (0 where X is 0 or NaN)", check_all_f32},
+    {"Sqrt", 1, 1, 1, 1, rc_inplace_any, NULL, sqrt_run, NULL, "Y = sqrt(X) (NaN for X < 0)", check_x_f32},
+    {"LeakyRelu", 1, 1, 1, 1, rc_inplace_any, leaky_setup, leaky_run, unary_state_free,
+     "Y = X > 0 ? X : alpha X (arg alpha=0.01)", check_x_f32},
+    {"LeakyReluGradient", 2, 2, 1, 1, inplace_dy, leaky_grad_setup, leaky_grad_run, unary_state_free,
+     "(Y, dY) -> dX = Y > 0 ? dY : alpha dY (alpha >= 0)", check_all_f32},
+    {"Elu", 1, 1, 1, 1, rc_inplace_any, elu_setup, elu_run, unary_state_free,
+     "Y = X > 0 ? X : alpha (exp(X) - 1) (arg alpha=1)", check_x_f32},
+    {"EluGradient", 2, 2, 1, 1, inplace_dy, elu_grad_setup, elu_grad_run, unary_state_free,
+     "(Y, dY) -> dX = Y > 0 ? dY : dY (Y + alpha) (alpha >= 0)", check_all_f32},
+    {"Softsign", 1, 1, 1, 1, rc_inplace_any, NULL, softsign_run, NULL, "Y = X / (1 + |X|)", check_x_f32},
+    {"SoftsignGradient", 2, 2, 1, 1, inplace_dy, NULL, softsign_grad_run, NULL,
+     "(X, dY) -> dX = dY / (1 + |X|)^2", check_all_f32},
+    {"StopGradient", 1, 1, 1, 1, rc_inplace_any, NULL, stop_gradient_run, NULL,
+     "Y = X (any dtype); the gradient stops here", stop_gradient_check},
+    {"Min", 1, -1, 1, 1, rc_inplace_any, min_setup, min_run, unary_state_free,
+     "Y = elementwise min of X0, X1, ... (one shape; NaN propagates)", check_all_f32},
+    {"MinGradient", 3, -1, 1, -1, NULL, min_grad_setup, min_grad_run, unary_state_free,
+     "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0", check_all_f32},
+    {"Mean", 1, -1, 1, 1, rc_inplace_any, min_setup, mean_run, unary_state_free,
+     "Y = (X0 + X1 + ...) / n (one shape; added in double in input order)", check_all_f32},
+    {"MeanGradient", 1, 1, 1, -1, NULL, NULL, mean_grad_run, NULL, "dY -> (dX0, ...): dXi = dY / (number of outputs)",
+     check_x_f32},
+    {0},
+};
