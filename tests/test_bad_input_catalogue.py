@@ -884,13 +884,14 @@ CASES = [
     Case("iter-input-not-output", "ops: optim", "Iter(a, b)",
          "feed(a=np.zeros(1, np.int32)); run_op('Iter', 'a', 'b')", V,
          r"op Iter #0: input 0 blob 'a' and output 0 blob 'b' must be the same blob"),
-    Case("learning-rate-unknown-policy", "ops: optim", "LearningRate(it, base_lr=0.1, policy='cosine')",
+    Case("learning-rate-unknown-policy", "ops: optim", "LearningRate(it, base_lr=0.1, policy='cosin')",
          """
          feed(it=np.zeros(1, np.int32))
-         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='cosine')
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='cosin')
          """, V,
-         r"op LearningRate #0: argument policy: unknown policy 'cosine' \(supported: fixed, step, exp, inv, "
-         r"poly, multistep, linearWarmup, constantWarmup\)"),
+         r"op LearningRate #0: argument policy: unknown policy 'cosin' \(supported: fixed, step, exp, inv, "
+         r"poly, multistep, linearWarmup, constantWarmup, alter, hill, slope, gate, cyclical, cosine, "
+         r"constantThenLinearWarmup, pieceWarmup, composite\)"),
     Case("learning-rate-missing-argument", "ops: optim",
          "CreateNet(net with LearningRate(policy='step', gamma=0.5))",
          """
