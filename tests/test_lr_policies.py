@@ -229,8 +229,8 @@ BAD = [
     (dict(B, policy="alter", active_period=-1, inactive_period=2), ValueError,
      r"argument active_period must be >= 0, got -1"),
     (dict(B, policy="alter", active_period=0, inactive_period=0), ValueError,
-     r"arguments active_period and inactive_period must not both be 0 \(policy 'alter' repeats with their sum "
-     r"as period\)"),
+     r"arguments active_period and inactive_period must not both be 0 \(policy 'alter' repeats "
+     r"with their sum as period\)"),
     (dict(B, policy="alter", active_period=1, inactive_period=1, active_first=2), ValueError,
      r"argument active_first must be 0 or 1, got 2"),
     (dict(B, policy="hill", gamma=0.1, power=1.0),
@@ -282,7 +282,8 @@ BAD = [
      r"argument sub_policy_0_policy: a composite policy cannot be a sub-policy of policy 'composite'"),
     (dict(B, policy="composite", sub_policy_num_iters=[2], sub_policy_0_policy="stepp"), ValueError,
      r"argument sub_policy_0_policy: unknown policy 'stepp' \(supported: fixed, step"),
-    (dict(B, policy="composite", sub_policy_num_iters=[2], sub_policy_0_policy="step", sub_policy_0_gamma=0.5),
+    (dict(B, policy="composite", sub_policy_num_iters=[2], sub_policy_0_policy="step",
+          sub_policy_0_gamma=0.5),
      ValueError, r"argument sub_policy_0_stepsize is required by policy 'step'"),
     (dict(B, policy="composite", sub_policy_num_iters=[2], sub_policy_0_policy="exp", gamma=0.5), ValueError,
      r"argument sub_policy_0_gamma is required by policy 'exp'"),
@@ -306,3 +307,4 @@ def test_bad_arguments_fail_at_creation(args, exc, match):
         workspace.CreateNet(net)
     # the workspace stays usable
     assert rates(0.5, [3], policy="fixed")[0] == np.float32(0.5)
+
