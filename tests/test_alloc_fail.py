@@ -178,7 +178,9 @@ def build_ops_net(name="af_ops"):
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
-    SparseAdam), and a side branch of ops without gradients (Copy, ExpandDims,
+    SparseAdam, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; Ftrl on a dense
+    gradient; a composite LearningRate schedule), and a side branch of ops without
+    gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32)."""
@@ -192,6 +194,14 @@ def build_ops_net(name="af_ops"):
         init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     for b in ("emb_a_h", "emb_m_mom", "emb_d1", "emb_d2"):
         init.ConstantFill([], b, shape=[10, 6], value=0.0)
+    for b in ("emb_f", "emb_r", "emb_q"):
+        init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    init.ConstantFill([], "emb_f_nz", shape=[10, 6, 2], value=0.0)
+    init.ConstantFill([], "emb_q1", shape=[10, 6], value=0.0)
+    for b in ("emb_r_h", "emb_q2"):
+        init.ConstantFill([], b, shape=[10], value=0.0)
+    init.GivenTensorFill([], "ftrl_w", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
+    init.ConstantFill([], "ftrl_nz", shape=[8, 2], value=0.0)
     init.GivenTensorFill([], "fc_w", shape=[8, 6], values=rng.uniform(-0.5, 0.5, 48).tolist())
     init.GivenTensorFill([], "fc_b", shape=[8], values=rng.uniform(-0.1, 0.1, 8).tolist())
     init.ConstantFill([], "lin_w", shape=[8], value=0.5)
@@ -306,6 +316,14 @@ def build_ops_net(name="af_ops"):
                                 ["emb_step", "emb_m_mom", "emb_m"], momentum=0.9)
     net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
                    ["emb_d", "emb_d1", "emb_d2"])
+    net.LearningRate(["iter"], ["sched_comp"], base_lr=-0.1, policy="composite", sub_policy_num_iters=[1, 2],
+                     sub_policy_0_policy="cosine", sub_policy_1_policy="hill", sub_policy_1_num_iter=2,
+                     sub_policy_1_gamma=0.1, sub_policy_1_power=0.5)
+    net.SparseFtrl(["emb_f", "emb_f_nz", "ids", ge], ["emb_f", "emb_f_nz"], alpha=0.1)
+    net.RowWiseSparseAdagrad(["emb_r", "emb_r_h", "ids", ge, "sched_comp"], ["emb_r", "emb_r_h"])
+    net.RowWiseSparseAdam(["emb_q", "emb_q1", "emb_q2", "ids", ge, "sched_neg", "iter"],
+                          ["emb_q", "emb_q1", "emb_q2"])
+    net.Ftrl(["ftrl_w", "ftrl_nz", gmap["lin_w"]], ["ftrl_w", "ftrl_nz"], alpha=0.2)
     params = ["emb", "fc_w"]
     assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
     net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
@@ -326,6 +344,8 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["bmm", "q3", "k3", "e3"]] + \
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
          "emb_d2"] + \
+        ["sched_comp", "emb_f", "emb_f_nz", "emb_r", "emb_r_h", "emb_q", "emb_q1", "emb_q2", "ftrl_w",
+         "ftrl_nz"] + \
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
         [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
         ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
@@ -354,7 +374,8 @@ def test_ops_allocation_failures(sticky):
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
                "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
-               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #"):
+               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #", "op Ftrl #",
+               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
