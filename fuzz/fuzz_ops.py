@@ -53,6 +53,16 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Load's file reader)
              "db_type", "absolute_path", "strip_prefix", "add_prefix", "blob_name_overrides", "chunk_size",
              "load_all", "allow_incomplete", "keep_device", "source_blob_names",
+             # Ftrl, SparseFtrl (csrc/ops/optim_rowwise.c; RowWiseSparseAdagrad/Adam read epsilon, beta1,
+             # beta2, above)
+             "alpha", "beta", "lambda1", "lambda2",
+             # LearningRate's further policies (csrc/ops/optim.c; decay, gamma, power, num_iter are above)
+             "active_period", "inactive_period", "active_first", "end_multiplier", "num_iter_1", "num_iter_2",
+             "multiplier_1", "multiplier_2", "max_lr", "min_lr", "period", "t_mult", "lr_shrink",
+             "start_warmup_multiplier", "constant_warmup_num_iter", "linear_warmup_num_iter", "m1", "n1",
+             "m2",
+             "n2", "m3", "sub_policy_num_iters", "sub_policy_0_policy", "sub_policy_0_gamma",
+             "sub_policy_0_lr_scale", "sub_policy_1_policy", "sub_policy_1_num_iter",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -66,7 +76,8 @@ def random_arg(p):
         return p.interesting_float()
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
-                       "linearWarmup", "constantWarmup", "sequence", "window",
+                       "linearWarmup", "constantWarmup", "alter", "hill", "slope", "gate", "cyclical",
+                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "sequence", "window",
                        "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string", "minidb"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
