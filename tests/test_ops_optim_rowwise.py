@@ -273,6 +273,25 @@ def test_no_gradient():
 
 
 # ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("op,ins,outs,bad,match", [
+    ("Ftrl", ["w", "nz", "g"], ["w", "nz"], dict(nz=np.zeros((4, 3), f32)), r"input 1 blob 'nz' \(n and z\)"),
+    ("SparseFtrl", ["w", "nz", "i", "g"], ["w", "nz"], dict(g=np.zeros((3, 3), f32)),
+     r"input 3 blob 'g' \(the gradient\) must have shape \(2, 3\)"),
+    ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"], dict(h=np.zeros((4, 1), f32)),
+     r"input 1 blob 'h' \(the row-wise moment\)"),
+    ("RowWiseSparseAdam", ["w", "m1", "h", "i", "g", "lr", "it"], ["w", "m1", "h"], dict(lr=np.zeros(2, f32)),
+     r"input 5 blob 'lr' \(the learning rate\) must hold one value"),
+])
+def test_shapes_are_checked_at_net_creation(op, ins, outs, bad, match):
+    feed(w=np.ones((4, 3), f32), nz=np.zeros((4, 3, 2), f32), h=np.zeros(4, f32), m1=np.zeros((4, 3), f32),
+         i=idx(1, 2), g=np.ones((2, 3), f32), lr=np.array([-0.1], f32), it=np.array([0], np.int32))
+    feed(**bad)
+    net = core.Net("rw_check_" + op)
+    getattr(net, op)(ins, outs)
+    with pytest.raises((ValueError, TypeError), match=r"net 'rw_check_%s': op %s #0: " % (op, op) + match):
+        workspace.CreateNet(net)
+
+
 def base_feeds():
     feed(w=np.ones((4, 3), f32), nz=np.zeros((4, 3, 2), f32), h=np.zeros(4, f32), m1=np.zeros((4, 3), f32),
          i=idx(1, 2), g=np.ones((2, 3), f32), gd=np.ones((4, 3), f32), lr=np.array([-0.1], f32),
