@@ -55,7 +55,7 @@
  *    effective gradient too); beta1 and beta2 must lie in [0, 1) and epsilon
  *    be finite and >= 0 (checked at creation). The bias correction
  *    sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1, is computed in double
- *    and rounded to float once. The row-wise variants are absent;
+ *    and rounded to float once. The row-wise variants are in ops/optim_rowwise.c;
  *  - the sparse variants take INDICES (int32, any rank, K = its size) and
  *    GRAD of shape INDICES.shape + PARAM.shape[1:] (Caffe2 compared sizes
  *    only), take the dense op's arguments (checked alike) and apply the dense
