@@ -57,6 +57,16 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # momentum and epsilon, above
              # csrc/ops/unary.c (Clip reads min / max, above) and csrc/ops/reduce.c (axes, axis above)
              "alpha", "keepdims", "num_reduce_dim", "top_k",
+             # Ftrl, SparseFtrl (csrc/ops/optim_rowwise.c; RowWiseSparseAdagrad/Adam read epsilon, beta1,
+             # beta2, above)
+             "beta", "lambda1", "lambda2",
+             # LearningRate's further policies (csrc/ops/optim.c; decay, gamma, power, num_iter are above)
+             "active_period", "inactive_period", "active_first", "end_multiplier", "num_iter_1", "num_iter_2",
+             "multiplier_1", "multiplier_2", "max_lr", "min_lr", "period", "t_mult", "lr_shrink",
+             "start_warmup_multiplier", "constant_warmup_num_iter", "linear_warmup_num_iter", "m1", "n1",
+             "m2",
+             "n2", "m3", "sub_policy_num_iters", "sub_policy_0_policy", "sub_policy_0_gamma",
+             "sub_policy_0_lr_scale", "sub_policy_1_policy", "sub_policy_1_num_iter",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -70,7 +80,8 @@ def random_arg(p):
         return p.interesting_float()
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
-                       "linearWarmup", "constantWarmup", "sequence", "window",
+                       "linearWarmup", "constantWarmup", "alter", "hill", "slope", "gate", "cyclical",
+                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "sequence", "window",
                        "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string", "minidb"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]

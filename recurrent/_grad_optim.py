@@ -8,3 +8,7 @@ Caffe2 registered them).
 from .core import GradientRegistry
 
 GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "Adam")
+
+# csrc/ops/optim_rowwise.c: FTRL and the row-wise sparse Adagrad/Adam are optimizer steps (no gradient,
+# as Caffe2 registered them).
+GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam")

@@ -38,7 +38,23 @@ How one training iteration updates the parameters (as in Caffe2):
 The policies are those of the ``LearningRate`` op: fixed, step (stepsize,
 gamma), exp (gamma), inv (gamma, power), poly (max_iter, power), multistep
 (stepsizes, gamma), linearWarmup (start_multiplier, num_iter), constantWarmup
-(multiplier, num_iter); their arguments go through ``**kwargs``.
+(multiplier, num_iter), alter, hill, slope, gate, cyclical, cosine,
+constantThenLinearWarmup, pieceWarmup and composite (see the README); their
+arguments go through ``**kwargs``.
+
+``build_ftrl`` / ``FtrlOptimizer`` (alpha 0.01, beta 1e-4, lambda1 0, lambda2
+0) add ``Ftrl`` (``SparseFtrl`` for a sparse gradient) with ``<param>_ftrl_nz``
+(param.shape + (2,): n and z), as Caffe2's; the rate is ``alpha`` itself (no
+``LearningRate`` op, no policy). ``rowWise=True`` for Adagrad and Adam keeps
+one second moment per row, ``<param>_avg_squared_sum`` /
+``<param>_avg_second_moment`` of shape (rows,), made by ``Shape``, ``Slice``
+and ``ConstantFill(input_as_shape=1)`` in ``param_init_net`` (Caffe2's
+fallback when shape inference is unavailable), and updates with
+``RowWiseSparseAdagrad`` / ``RowWiseSparseAdam``: sparse gradients only (a
+dense gradient with rowWise is a ValueError when the optimizer is built;
+Caffe2 asserted for Adam and failed at run time for Adagrad). Adagrad's
+``decay`` must be 1 with rowWise (the op has none; Caffe2 asserted it for
+every sparse Adagrad).
 
 A base learning rate of 0 adds no update for the parameter (as in Caffe2); a
 negative or non-finite one is a ValueError (Caffe2 asserted for SGD and
@@ -74,7 +90,8 @@ signatures and defaults) add:
   ``SparseWngrad`` with the one-element ``<param>_moment`` (initialised to
   ``moment_init``); ``output_effective_lr`` (``_and_update``) add the outputs
   ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
-Not provided: the other Caffe2 optimizers (FTRL, YellowFin, Storm, ...).
+``SparseFtrl``, ``RowWiseSparseAdagrad`` and ``RowWiseSparseAdam``: see above.
+Not provided: the other Caffe2 optimizers (GFtrl, YellowFin, Storm, ...).
 """
 
 import collections
@@ -86,9 +103,9 @@ from .model_helper import ParameterInfo
 
 __all__ = [
     "Optimizer", "SgdOptimizer", "AdagradOptimizer", "AdamOptimizer", "WeightDecayBuilder",
-    "RmsPropOptimizer", "AdadeltaOptimizer", "WngradOptimizer",
+    "RmsPropOptimizer", "AdadeltaOptimizer", "WngradOptimizer", "FtrlOptimizer",
     "AuxOptimizerParams", "build_sgd", "build_adagrad", "build_adam", "add_weight_decay",
-    "build_rms_prop", "build_adadelta", "build_wngrad",
+    "build_rms_prop", "build_adadelta", "build_wngrad", "build_ftrl",
     "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME",
 ]
 
@@ -188,6 +205,23 @@ class Optimizer:
         (moments) and those shared by all (the counter, ONE)."""
         return self._aux_params
 
+    def _rowwise_state(self, param_init_net, param, suffix):
+        """A per-row state buffer ``<param><suffix>``: zeros of shape (rows,)
+        (``Shape``, ``Slice``, ``ConstantFill(input_as_shape=1)``, as Caffe2's
+        fallback), listed among the local auxiliary parameters."""
+        shape = param_init_net.Shape(param, str(param) + "_shape")
+        num_rows = param_init_net.Slice([shape], str(shape) + "_numrows", starts=[0], ends=[1])
+        buf = param_init_net.ConstantFill(num_rows, str(param) + suffix, input_as_shape=1, value=0.0)
+        self._aux_params.local.append(buf)
+        return buf
+
+    @staticmethod
+    def _require_sparse(optimizer, param, grad):
+        if not isinstance(grad, core.GradientSlice):
+            raise ValueError("%s: rowWise=True works on sparse gradients (GradientSlice) only; "
+                             "parameter '%s' has a dense gradient (as in Caffe2, rowWise is not supported "
+                             "for dense updates)" % (optimizer, param))
+
     def _one(self, param_init_net):
         dev = _device()
         name = "ONE_%d_%d" % (dev.device_type, dev.device_id)
@@ -273,13 +307,15 @@ class AdagradOptimizer(Optimizer):
     def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, policy="fixed", sparse_dedup_aggregator=None,
                  rowWise=False, engine="", lars=None, **kwargs):
         super().__init__()
-        if rowWise:
-            raise NotImplementedError("AdagradOptimizer: rowWise (RowWiseSparseAdagrad) is not supported")
         if lars is not None:
             raise NotImplementedError("AdagradOptimizer: lars is not supported")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.decay = float(decay)
+        self.rowWise = bool(rowWise)
+        if self.rowWise and self.decay != 1.0:
+            raise ValueError("AdagradOptimizer: rowWise=True needs decay=1 (RowWiseSparseAdagrad has no "
+                             "decay), got %r" % self.decay)
         self.policy = policy
         self.sparse_dedup_aggregator = sparse_dedup_aggregator
         self.init_kwargs = kwargs
@@ -288,10 +324,18 @@ class AdagradOptimizer(Optimizer):
         param, grad = param_info.blob, param_info.grad
         if self.alpha == 0:
             return
+        if self.rowWise:
+            self._require_sparse("AdagradOptimizer", param, grad)
         lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
-        sq = self._zero_state(param_init_net, param, "_squared_sum")
+        if self.rowWise:
+            sq = self._rowwise_state(param_init_net, param, "_avg_squared_sum")
+        else:
+            sq = self._zero_state(param_init_net, param, "_squared_sum")
         sparse = self._sparse(net, grad)
-        if sparse is not None:
+        if self.rowWise:
+            net.RowWiseSparseAdagrad([param, sq, sparse.indices, sparse.values, lr], [param, sq],
+                                     epsilon=self.epsilon)
+        elif sparse is not None:
             net.SparseAdagrad([param, sq, sparse.indices, sparse.values, lr], [param, sq],
                               epsilon=self.epsilon, decay=self.decay)
         else:
@@ -311,12 +355,11 @@ class AdamOptimizer(Optimizer):
         super().__init__()
         if use_lr_adaption:
             raise NotImplementedError("AdamOptimizer: use_lr_adaption is not supported")
-        if rowWise:
-            raise NotImplementedError("AdamOptimizer: rowWise (RowWiseSparseAdam) is not supported")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
         self.epsilon = float(epsilon)
+        self.rowWise = bool(rowWise)
         self.policy = policy
         self.sparse_dedup_aggregator = sparse_dedup_aggregator
         self.init_kwargs = kwargs
@@ -325,13 +368,21 @@ class AdamOptimizer(Optimizer):
         param, grad = param_info.blob, param_info.grad
         if self.alpha == 0:
             return
+        if self.rowWise:
+            self._require_sparse("AdamOptimizer", param, grad)
         lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
         m1 = self._zero_state(param_init_net, param, "_first_moment")
-        m2 = self._zero_state(param_init_net, param, "_second_moment")
+        if self.rowWise:
+            m2 = self._rowwise_state(param_init_net, param, "_avg_second_moment")
+        else:
+            m2 = self._zero_state(param_init_net, param, "_second_moment")
         if iteration not in self._aux_params.shared:
             self._aux_params.shared.append(iteration)
         sparse = self._sparse(net, grad)
-        if sparse is not None:
+        if self.rowWise:
+            net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration],
+                                  [param, m1, m2], beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+        elif sparse is not None:
             net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], [param, m1, m2],
                            beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
         else:
@@ -461,6 +512,37 @@ class WngradOptimizer(Optimizer):
         self.alpha *= scale
 
 
+class FtrlOptimizer(Optimizer):
+    """FTRL-proximal (the ``Ftrl`` op; ``SparseFtrl`` for a sparse gradient)
+    with a ``<param>_ftrl_nz`` buffer of shape param.shape + (2,) (n and z).
+    The rate is ``alpha``, passed to the op as an argument (no schedule)."""
+
+    def __init__(self, alpha=0.01, beta=1e-4, lambda1=0, lambda2=0, sparse_dedup_aggregator=None, engine=""):
+        super().__init__()
+        self.alpha = self._check_positive("alpha", alpha)
+        self.beta = self._check_positive("beta", beta)
+        self.lambda1 = self._check_positive("lambda1", lambda1)
+        self.lambda2 = self._check_positive("lambda2", lambda2)
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.engine = engine
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha == 0:
+            return
+        nz = param_init_net.ConstantFill([param], str(param) + "_ftrl_nz", extra_shape=[2], value=0.0)
+        self._aux_params.local.append(nz)
+        args = dict(alpha=self.alpha, beta=self.beta, lambda1=self.lambda1, lambda2=self.lambda2)
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseFtrl([param, nz, sparse.indices, sparse.values], [param, nz], **args)
+        else:
+            net.Ftrl([param, nz, grad], [param, nz], **args)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
 class WeightDecayBuilder(Optimizer):
     """Adds ``weight_decay * param`` to the gradient (L2 regularisation)."""
 
@@ -565,6 +647,13 @@ def build_wngrad(model, base_learning_rate, parameters=None, max_gradient_norm=N
     """WNGrad for every parameter of ``model`` that has a gradient."""
     return _build(model, WngradOptimizer(alpha=base_learning_rate, **kwargs),
                   max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+def build_ftrl(model, engine="SIMD", **kwargs):
+    """FTRL for every parameter of ``model`` that has a gradient; ``kwargs`` go
+    to ``FtrlOptimizer`` (alpha, beta, lambda1, lambda2,
+    sparse_dedup_aggregator). ``engine`` is accepted for Caffe2's signature and
+    ignored (we have one implementation; Caffe2 asserted that its SIMD engine
+    was built)."""
+    return _build(model, FtrlOptimizer(engine=engine, **kwargs))
 
 
 def add_weight_decay(model, weight_decay):

@@ -179,8 +179,9 @@ def build_ops_net(name="af_ops"):
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
-    SparseAdam; SparseAdadelta, SparseWngrad), RmsProp, Adadelta and Wngrad (four outputs), and a side
-    branch of ops without gradients (Copy, ExpandDims,
+    SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam),
+    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, a composite LearningRate
+    schedule, and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy)."""
@@ -194,6 +195,14 @@ def build_ops_net(name="af_ops"):
         init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     for b in ("emb_a_h", "emb_m_mom", "emb_d1", "emb_d2"):
         init.ConstantFill([], b, shape=[10, 6], value=0.0)
+    for b in ("emb_f", "emb_r", "emb_q"):
+        init.GivenTensorFill([], b, shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    init.ConstantFill([], "emb_f_nz", shape=[10, 6, 2], value=0.0)
+    init.ConstantFill([], "emb_q1", shape=[10, 6], value=0.0)
+    for b in ("emb_r_h", "emb_q2"):
+        init.ConstantFill([], b, shape=[10], value=0.0)
+    init.GivenTensorFill([], "ftrl_w", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
+    init.ConstantFill([], "ftrl_nz", shape=[8, 2], value=0.0)
     init.GivenTensorFill([], "fc_w", shape=[8, 6], values=rng.uniform(-0.5, 0.5, 48).tolist())
     init.GivenTensorFill([], "fc_b", shape=[8], values=rng.uniform(-0.1, 0.1, 8).tolist())
     init.ConstantFill([], "lin_w", shape=[8], value=0.5)
@@ -340,6 +349,14 @@ def build_ops_net(name="af_ops"):
     net.SparseAdadelta(["emb_ad", "emb_ad_h", "emb_ad_d", "ids", ge, "sched_neg"],
                        ["emb_ad", "emb_ad_h", "emb_ad_d"])
     net.SparseWngrad(["emb_wn", "emb_wn_b", "ids", ge, "sched_neg"], ["emb_wn", "emb_wn_b"])
+    net.LearningRate(["iter"], ["sched_comp"], base_lr=-0.1, policy="composite", sub_policy_num_iters=[1, 2],
+                     sub_policy_0_policy="cosine", sub_policy_1_policy="hill", sub_policy_1_num_iter=2,
+                     sub_policy_1_gamma=0.1, sub_policy_1_power=0.5)
+    net.SparseFtrl(["emb_f", "emb_f_nz", "ids", ge], ["emb_f", "emb_f_nz"], alpha=0.1)
+    net.RowWiseSparseAdagrad(["emb_r", "emb_r_h", "ids", ge, "sched_comp"], ["emb_r", "emb_r_h"])
+    net.RowWiseSparseAdam(["emb_q", "emb_q1", "emb_q2", "ids", ge, "sched_neg", "iter"],
+                          ["emb_q", "emb_q1", "emb_q2"])
+    net.Ftrl(["ftrl_w", "ftrl_nz", gmap["lin_w"]], ["ftrl_w", "ftrl_nz"], alpha=0.2)
     params = ["emb", "fc_w"]
     assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
     net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
@@ -360,6 +377,8 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["bmm", "q3", "k3", "e3"]] + \
         ["emb_dense_g", "emb_s", "emb_a", "emb_a_h", "emb_step", "emb_m_mom", "emb_m", "emb_d", "emb_d1",
          "emb_d2"] + \
+        ["sched_comp", "emb_f", "emb_f_nz", "emb_r", "emb_r_h", "emb_q", "emb_q1", "emb_q2", "ftrl_w",
+         "ftrl_nz"] + \
         ["rev", "rev_sq", "rev_neg", "rev_ids_r"] + \
         ["rms_go", "rms_ms", "rms_mom", "ad_w", "ad_h", "ad_d", "wn_w", "wn_b", "wn_eff", "wn_upd"] + \
         ["emb_ad", "emb_ad_h", "emb_ad_d", "emb_wn", "emb_wn_b"] + \
@@ -397,7 +416,8 @@ def test_ops_allocation_failures(sticky):
                "op Clip #", "op Sqrt #",
                "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
                "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
-               "op Accuracy #"):
+               "op Accuracy #", "op Ftrl #",
+               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

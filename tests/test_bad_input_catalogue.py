@@ -884,13 +884,14 @@ CASES = [
     Case("iter-input-not-output", "ops: optim", "Iter(a, b)",
          "feed(a=np.zeros(1, np.int32)); run_op('Iter', 'a', 'b')", V,
          r"op Iter #0: input 0 blob 'a' and output 0 blob 'b' must be the same blob"),
-    Case("learning-rate-unknown-policy", "ops: optim", "LearningRate(it, base_lr=0.1, policy='cosine')",
+    Case("learning-rate-unknown-policy", "ops: optim", "LearningRate(it, base_lr=0.1, policy='cosin')",
          """
          feed(it=np.zeros(1, np.int32))
-         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='cosine')
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='cosin')
          """, V,
-         r"op LearningRate #0: argument policy: unknown policy 'cosine' \(supported: fixed, step, exp, inv, "
-         r"poly, multistep, linearWarmup, constantWarmup\)"),
+         r"op LearningRate #0: argument policy: unknown policy 'cosin' \(supported: fixed, step, exp, inv, "
+         r"poly, multistep, linearWarmup, constantWarmup, alter, hill, slope, gate, cyclical, cosine, "
+         r"constantThenLinearWarmup, pieceWarmup, composite\)"),
     Case("learning-rate-missing-argument", "ops: optim",
          "CreateNet(net with LearningRate(policy='step', gamma=0.5))",
          """
@@ -1041,6 +1042,61 @@ CASES = [
          run_op('SparseWngrad', ['p', 'b', 'i', 'g', 'lr'], ['p', 'b2'])
          """, V, r"op SparseWngrad #0: output 1 blob 'b2' must be input 1 blob 'b' \(this op updates it in "
                  r"place\)"),
+    # ---------------------------------------------------------------- FTRL and row-wise sparse optimizers
+    Case("ftrl-nz-shape", "ops: optim_rowwise", "Ftrl([w (4, 3), nz (4, 3), g (4, 3)])",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3), g=f32(4, 3))
+         run_op('Ftrl', ['w', 'nz', 'g'], ['w', 'nz'])
+         """, V, r"op Ftrl #0: input 1 blob 'nz' \(n and z\) must have the shape of input 0 blob 'w' "
+                 r"\(4, 3\) float32 plus a last dim of 2, got \(4, 3\) float32",
+         note="Caffe2's FtrlOptimizer makes it with extra_shape=[2]; Caffe2 compared sizes only"),
+    Case("ftrl-alpha-twice", "ops: optim_rowwise", "Ftrl([w, nz, g, alpha], alpha=0.1)",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3, 2), g=f32(4, 3), a=np.ones(1, np.float32))
+         run_op('Ftrl', ['w', 'nz', 'g', 'a'], ['w', 'nz'], alpha=0.1)
+         """, V, r"op Ftrl #0: alpha is given both as input 3 blob 'a' and as an argument \(give one\)"),
+    Case("ftrl-alpha-input-zero", "ops: optim_rowwise", "Ftrl([w, nz, g, alpha = [0]])",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3, 2), g=f32(4, 3), a=np.zeros(1, np.float32))
+         run_op('Ftrl', ['w', 'nz', 'g', 'a'], ['w', 'nz'])
+         """, V, r"op Ftrl #0: input 3 blob 'a' \(alpha\) must be finite and > 0, got 0",
+         note="Caffe2 divided by it"),
+    Case("sparse-ftrl-index-out-of-range", "ops: optim_rowwise", "SparseFtrl([w (4, 3), nz, i = [1, 4], g])",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3, 2), i=np.array([1, 4], np.int32), g=f32(2, 3))
+         run_op('SparseFtrl', ['w', 'nz', 'i', 'g'], ['w', 'nz'])
+         """, I, r"op SparseFtrl #0: input 2 blob 'i': index 4 at position 1 is out of range \[0, 4\) \(the "
+                 r"rows of input 0 blob 'w' of shape \(4, 3\) float32\)",
+         note="every index is checked before anything is written (Caffe2: only in debug builds)"),
+    Case("rowwise-adagrad-moment-shape", "ops: optim_rowwise",
+         "RowWiseSparseAdagrad([p (4, 3), h (4, 3), i, g, lr])",
+         """
+         feed(p=f32(4, 3), h=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3), lr=np.ones(1, np.float32))
+         run_op('RowWiseSparseAdagrad', ['p', 'h', 'i', 'g', 'lr'], ['p', 'h'])
+         """, V, r"op RowWiseSparseAdagrad #0: input 1 blob 'h' \(the row-wise moment\) must have shape "
+                 r"\(4,\) \(one value per row of input 0 blob 'p' \(4, 3\) float32\), got \(4, 3\) float32"),
+    Case("rowwise-adam-not-in-place", "ops: optim_rowwise",
+         "RowWiseSparseAdam([p, m1, m2, ...], [p, m1, m2_new])",
+         """
+         feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
+         run_op('RowWiseSparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1', 'm2_new'])
+         """, V, r"op RowWiseSparseAdam #0: output 2 blob 'm2_new' must be input 2 blob 'm2' \(this op "
+                 r"updates it in place\)"),
+    Case("learning-rate-composite-nested", "ops: optim",
+         "LearningRate(policy='composite', sub-policy composite)",
+         """
+         feed(it=np.zeros(1, np.int32))
+         run_op('LearningRate', ['it'], ['lr'], base_lr=0.1, policy='composite', sub_policy_num_iters=[2],
+                sub_policy_0_policy='composite')
+         """, V, r"op LearningRate #0: argument sub_policy_0_policy: a composite policy cannot be a "
+                 r"sub-policy of policy 'composite'"),
+    Case("learning-rate-cosine-t-mult", "ops: optim", "LearningRate(policy='cosine', t_mult=0.5)",
+         """
+         feed(it=np.zeros(1, np.int32))
+         run_op('LearningRate', ['it'], ['lr'], base_lr=0.1, policy='cosine', t_mult=0.5)
+         """, V, r"op LearningRate #0: argument t_mult must be finite and >= 1, got 0.5",
+         note="Caffe2 took the log of a negative number once a shrinking schedule ran out"),
     # ---------------------------------------------------------------- deduplication ops (sparse gradients)
     Case("unique-float-indices", "ops: dedup", "Unique(x float32)",
          "feed(x=f32(4)); run_op('Unique', ['x'], ['u', 'r'])", T_,

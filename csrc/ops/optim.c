@@ -27,16 +27,35 @@
  *    what a policy needs (stepsize > 0, max_iter > 0, num_iter >= 0,
  *    stepsizes non-empty, > 0 and strictly increasing, gamma finite and
  *    > 0, power, start_multiplier and multiplier finite, the last two
- *    >= 0); arguments a policy does not use are ignored. Only the policies
- *    fixed, step, exp, inv, poly, multistep, linearWarmup and
- *    constantWarmup exist (Caffe2 had more, e.g. hill and composite);
+ *    >= 0); arguments a policy does not use are ignored. The policies are
+ *    Caffe2's fixed, step, exp, inv, poly, multistep, linearWarmup,
+ *    constantWarmup, alter, hill, slope, gate, cyclical, cosine,
+ *    constantThenLinearWarmup, pieceWarmup and composite, with Caffe2's
+ *    defaults; where Caffe2 only DCHECKed (or not at all) we check at
+ *    creation: alter (active_period, inactive_period required, >= 0, not
+ *    both 0; active_first 0/1), hill (num_iter > 0, gamma, power > 0,
+ *    start/end_multiplier in [0, 1]), slope (num_iter_1 > 0, num_iter_2 >
+ *    num_iter_1), cyclical (stepsize > 0, decay >= 0, base_lr != 0,
+ *    |max_lr| >= |base_lr|; Caffe2's `abs` may have rounded to int: ours
+ *    is the float fabs), cosine (period > 0, max_lr >= min_lr, t_mult >= 1:
+ *    Caffe2 took a log of a negative number past the end of a shrinking
+ *    schedule, t_mult < 1; lr_shrink >= 0), the warmups' counts >= 0.
+ *    composite: sub_policy_num_iters (ints > 0) and per entry i
+ *    sub_policy_<i>_policy (not composite), sub_policy_<i>_lr_scale
+ *    (default 1) and sub_policy_<i>_<arg>; sub-policy i covers iterations
+ *    [1 + n_0 + ... + n_{i-1}, ... + n_i) (ranges start at 1, as Caffe2's,
+ *    whose Iter runs before LearningRate), iteration 0 belongs to the first
+ *    (Caffe2 read before its map's start there: undefined) and the last
+ *    continues past its range; a sub-policy sees the absolute iteration, as
+ *    in Caffe2. Skipped: compositeCyclical, compositeCosine, and the old
+ *    top-level lr_scale argument;
  *  - MomentumSGDUpdate: momentum must be finite and >= 0, nesterov 0 or 1.
  *    Caffe2's MomentumSGD (no PARAM) is absent;
  *  - Adam has exactly three outputs (later Caffe2 versions could output the
  *    effective gradient too); beta1 and beta2 must lie in [0, 1) and epsilon
  *    be finite and >= 0 (checked at creation). The bias correction
  *    sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1, is computed in double
- *    and rounded to float once. The row-wise variants are absent;
+ *    and rounded to float once. The row-wise variants are in ops/optim_rowwise.c;
  *  - the sparse variants take INDICES (int32, any rank, K = its size) and
  *    GRAD of shape INDICES.shape + PARAM.shape[1:] (Caffe2 compared sizes
  *    only), take the dense op's arguments (checked alike) and apply the dense
@@ -178,40 +197,85 @@ static rc_status iter_run(rc_op *op, rc_err *err)
 /* ================================================================ LearningRate */
 
 typedef enum {
-    LR_FIXED, LR_STEP, LR_EXP, LR_INV, LR_POLY, LR_MULTISTEP, LR_LINEAR_WARMUP, LR_CONSTANT_WARMUP, LR_N_POLICIES
+    LR_FIXED, LR_STEP, LR_EXP, LR_INV, LR_POLY, LR_MULTISTEP, LR_LINEAR_WARMUP, LR_CONSTANT_WARMUP,
+    LR_ALTER, LR_HILL, LR_SLOPE, LR_GATE, LR_CYCLICAL, LR_COSINE, LR_CONSTANT_THEN_LINEAR_WARMUP,
+    LR_PIECE_WARMUP, LR_COMPOSITE, LR_N_POLICIES
 } lr_policy;
 
 static const char *const lr_policy_names[LR_N_POLICIES] = {
     "fixed", "step", "exp", "inv", "poly", "multistep", "linearWarmup", "constantWarmup",
+    "alter", "hill", "slope", "gate", "cyclical", "cosine", "constantThenLinearWarmup",
+    "pieceWarmup", "composite",
 };
-#define LR_POLICY_LIST "fixed, step, exp, inv, poly, multistep, linearWarmup, constantWarmup"
+#define LR_PI 3.14159265358979323846
 
-typedef struct lr_state {
+#define LR_POLICY_LIST "fixed, step, exp, inv, poly, multistep, linearWarmup, constantWarmup, alter, hill, " \
+    "slope, gate, cyclical, cosine, constantThenLinearWarmup, pieceWarmup, composite"
+
+/* One policy and its arguments (a composite's sub-policies are lr_policy_args too). */
+typedef struct lr_policy_args {
     lr_policy policy;
-    double base_lr;
-    double gamma, power;              /* step, exp, multistep: gamma; inv: both; poly: power */
-    double start_multiplier;          /* linearWarmup */
+    double gamma, power;              /* step, exp, multistep: gamma; inv, hill: both; poly: power */
+    double start_multiplier;          /* linearWarmup, hill; constantThenLinearWarmup: start_warmup_multiplier */
     double multiplier;                /* constantWarmup */
-    int64_t stepsize;                 /* step */
+    double end_multiplier;            /* hill */
+    double multiplier_1, multiplier_2; /* slope, gate */
+    double max_lr, min_lr, decay;     /* cyclical: max_lr, decay; cosine: max_lr, min_lr */
+    double t_mult, lr_shrink;         /* cosine */
+    double m1, m2, m3;                /* pieceWarmup */
+    double ratio;                     /* cyclical: |max_lr| / |base_lr| */
+    double lr_scale;                  /* a composite's sub-policy: its multiplier's factor */
+    int64_t stepsize;                 /* step, cyclical */
     int64_t max_iter;                 /* poly */
-    int64_t num_iter;                 /* linearWarmup, constantWarmup */
+    int64_t num_iter;                 /* linearWarmup, constantWarmup, hill, gate */
+    int64_t num_iter_1, num_iter_2;   /* slope */
+    int64_t active_period, inactive_period, active_first; /* alter */
+    int64_t period;                   /* cosine */
+    int64_t constant_iters, linear_iters; /* constantThenLinearWarmup */
+    int64_t n1, n2;                   /* pieceWarmup */
     const int64_t *stepsizes;         /* multistep: borrowed from op->def (lives as long as the op) */
     int n_stepsizes;
+} lr_policy_args;
+
+typedef struct lr_state {
+    double base_lr;
+    lr_policy_args top;
+    int n_sub;                        /* composite: its sub-policies */
+    lr_policy_args *sub;              /* owned (n_sub), NULL otherwise */
+    int64_t *sub_start;               /* owned (n_sub): the first iteration of each sub-policy */
 } lr_state;
 
-/* Float argument `name` at double precision (an int argument is accepted
- * too). Absent: an error when `required` (naming `policy` when given), else
- * *out = dflt. Not finite: an error. */
-static rc_status lr_arg_d(rc_op *op, const char *name, const char *policy, int required, double dflt, double *out,
-                          rc_err *err)
+static void lr_free(void *p)
 {
-    const rc_arg *a = rc_opdef_arg(&op->def, name);
+    lr_state *s = p;
+    if (!s) return;
+    free(s->sub);
+    free(s->sub_start);
+    free(s);
+}
+
+/* The argument's full name: prefix (a composite's "sub_policy_<i>_", or "") + name. */
+static const char *lr_name(char *buf, size_t n, const char *prefix, const char *name)
+{
+    snprintf(buf, n, "%s%s", prefix, name);
+    return buf;
+}
+
+/* Float argument `prefix name` at double precision (an int argument is
+ * accepted too). Absent: an error when `required` (naming `policy` when
+ * given), else *out = dflt. Not finite: an error. */
+static rc_status lr_arg_d(rc_op *op, const char *prefix, const char *name, const char *policy, int required,
+                          double dflt, double *out, rc_err *err)
+{
+    char full[128];
+    lr_name(full, sizeof full, prefix, name);
+    const rc_arg *a = rc_opdef_arg(&op->def, full);
     if (!a) {
         *out = dflt;
         if (!required) return RC_OK;
         if (policy)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required by policy '%s'", name, policy);
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required", name);
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required by policy '%s'", full, policy);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required", full);
     }
     if (a->kind == RC_ARG_F) {
         *out = a->f;
@@ -219,33 +283,245 @@ static rc_status lr_arg_d(rc_op *op, const char *name, const char *policy, int r
         *out = (double)a->i;
     } else {
         float unused;
-        return rc_arg_f(&op->def, name, 0.0f, &unused, err); /* reports the wrong kind */
+        return rc_arg_f(&op->def, full, 0.0f, &unused, err); /* reports the wrong kind */
     }
     if (!isfinite(*out))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be finite, got %g", name, *out);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be finite, got %g", full, *out);
     return RC_OK;
 }
 
-/* Int argument `name`: as lr_arg_d; must be >= lo. */
-static rc_status lr_arg_i(rc_op *op, const char *name, const char *policy, int required, int64_t dflt, int64_t lo,
-                          int64_t *out, rc_err *err)
+/* As lr_arg_d; the value must also be >= lo (and <= hi when hi >= lo). */
+static rc_status lr_arg_range(rc_op *op, const char *prefix, const char *name, const char *policy, int required,
+                              double dflt, double lo, double hi, double *out, rc_err *err)
 {
-    if (required && !rc_opdef_arg(&op->def, name))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required by policy '%s'", name, policy);
-    rc_status st = rc_arg_i(&op->def, name, dflt, out, err);
+    rc_status st = lr_arg_d(op, prefix, name, policy, required, dflt, out, err);
+    if (st) return st;
+    if (*out < lo || (hi >= lo && *out > hi)) {
+        char full[128];
+        if (hi >= lo)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be in [%g, %g], got %g",
+                              lr_name(full, sizeof full, prefix, name), lo, hi, *out);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be finite and >= %g, got %g",
+                          lr_name(full, sizeof full, prefix, name), lo, *out);
+    }
+    return RC_OK;
+}
+
+/* Int argument `prefix name`: as lr_arg_d; must be >= lo. */
+static rc_status lr_arg_i(rc_op *op, const char *prefix, const char *name, const char *policy, int required,
+                          int64_t dflt, int64_t lo, int64_t *out, rc_err *err)
+{
+    char full[128];
+    lr_name(full, sizeof full, prefix, name);
+    if (required && !rc_opdef_arg(&op->def, full))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required by policy '%s'", full, policy);
+    rc_status st = rc_arg_i(&op->def, full, dflt, out, err);
     if (st) return st;
     if (*out < lo)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be >= %lld, got %lld", name, (long long)lo,
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be >= %lld, got %lld", full, (long long)lo,
                           (long long)*out);
     return RC_OK;
 }
 
-static rc_status lr_gamma(rc_op *op, lr_state *s, const char *policy, rc_err *err)
+/* gamma or power (`name`): required, finite and > 0 */
+static rc_status lr_positive(rc_op *op, const char *prefix, const char *name, const char *policy, double *out,
+                             rc_err *err)
 {
-    rc_status st = lr_arg_d(op, "gamma", policy, 1, 0.0, &s->gamma, err);
+    rc_status st = lr_arg_d(op, prefix, name, policy, 1, 0.0, out, err);
     if (st) return st;
-    if (!(s->gamma > 0.0))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument gamma must be finite and > 0, got %g", s->gamma);
+    if (!(*out > 0.0)) {
+        char full[128];
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be finite and > 0, got %g",
+                          lr_name(full, sizeof full, prefix, name), *out);
+    }
+    return RC_OK;
+}
+
+static int lr_find_policy(const char *name)
+{
+    int p = 0;
+    while (p < LR_N_POLICIES && strcmp(name, lr_policy_names[p]) != 0) p++;
+    return p;
+}
+
+/* Parses policy `name` (known, not composite) with the arguments `prefix`<arg> into *a. */
+static rc_status lr_parse_policy(rc_op *op, const lr_state *s, const char *prefix, const char *name, lr_policy_args *a,
+                                 rc_err *err)
+{
+    rc_status st;
+    const char *pf = prefix;
+    a->policy = (lr_policy)lr_find_policy(name);
+    switch (a->policy) {
+    case LR_FIXED:
+        break;
+    case LR_STEP:
+        if ((st = lr_arg_i(op, pf, "stepsize", name, 1, 0, 1, &a->stepsize, err))) return st;
+        if ((st = lr_positive(op, pf, "gamma", name, &a->gamma, err))) return st;
+        break;
+    case LR_EXP:
+        if ((st = lr_positive(op, pf, "gamma", name, &a->gamma, err))) return st;
+        break;
+    case LR_INV:
+        if ((st = lr_positive(op, pf, "gamma", name, &a->gamma, err))) return st;
+        if ((st = lr_arg_d(op, pf, "power", name, 1, 0.0, &a->power, err))) return st;
+        break;
+    case LR_POLY:
+        if ((st = lr_arg_i(op, pf, "max_iter", name, 1, 0, 1, &a->max_iter, err))) return st;
+        if ((st = lr_arg_d(op, pf, "power", name, 1, 0.0, &a->power, err))) return st;
+        break;
+    case LR_MULTISTEP: {
+        char full[128];
+        lr_name(full, sizeof full, pf, "stepsizes");
+        if ((st = rc_arg_ints(&op->def, full, &a->stepsizes, &a->n_stepsizes, err))) return st;
+        if (a->n_stepsizes == 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "argument %s (a non-empty list of ints) is required by policy '%s'", full, name);
+        for (int k = 0; k < a->n_stepsizes; k++) {
+            if (a->stepsizes[k] <= 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must hold ints > 0, got %lld at position %d",
+                                  full, (long long)a->stepsizes[k], k);
+            if (k > 0 && a->stepsizes[k] <= a->stepsizes[k - 1])
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "argument %s must be strictly increasing, got %lld after %lld at position %d", full,
+                                  (long long)a->stepsizes[k], (long long)a->stepsizes[k - 1], k);
+        }
+        if ((st = lr_positive(op, pf, "gamma", name, &a->gamma, err))) return st;
+        break;
+    }
+    case LR_LINEAR_WARMUP:
+        if ((st = lr_arg_range(op, pf, "start_multiplier", name, 0, 0.0, 0.0, -1.0, &a->start_multiplier, err)))
+            return st;
+        if ((st = lr_arg_i(op, pf, "num_iter", name, 0, 0, 0, &a->num_iter, err))) return st;
+        break;
+    case LR_CONSTANT_WARMUP:
+        if ((st = lr_arg_range(op, pf, "multiplier", name, 0, 0.5, 0.0, -1.0, &a->multiplier, err))) return st;
+        if ((st = lr_arg_i(op, pf, "num_iter", name, 0, 0, 0, &a->num_iter, err))) return st;
+        break;
+    case LR_ALTER: {
+        if ((st = lr_arg_i(op, pf, "active_period", name, 1, 0, 0, &a->active_period, err))) return st;
+        if ((st = lr_arg_i(op, pf, "inactive_period", name, 1, 0, 0, &a->inactive_period, err))) return st;
+        if ((st = lr_arg_i(op, pf, "active_first", name, 0, 1, 0, &a->active_first, err))) return st;
+        char full[128];
+        if (a->active_first > 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must be 0 or 1, got %lld",
+                              lr_name(full, sizeof full, pf, "active_first"), (long long)a->active_first);
+        if (a->active_period + a->inactive_period == 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "arguments %sactive_period and %sinactive_period must not both "
+                              "be 0 (policy 'alter' repeats with their sum as period)", pf, pf);
+        break;
+    }
+    case LR_HILL:
+        if ((st = lr_arg_i(op, pf, "num_iter", name, 1, 0, 1, &a->num_iter, err))) return st;
+        if ((st = lr_arg_range(op, pf, "start_multiplier", name, 0, 0.0, 0.0, 1.0, &a->start_multiplier, err)))
+            return st;
+        if ((st = lr_positive(op, pf, "gamma", name, &a->gamma, err))) return st;
+        if ((st = lr_positive(op, pf, "power", name, &a->power, err))) return st;
+        if ((st = lr_arg_range(op, pf, "end_multiplier", name, 0, 0.0, 0.0, 1.0, &a->end_multiplier, err)))
+            return st;
+        break;
+    case LR_SLOPE: {
+        if ((st = lr_arg_i(op, pf, "num_iter_1", name, 1, 0, 1, &a->num_iter_1, err))) return st;
+        if ((st = lr_arg_d(op, pf, "multiplier_1", name, 0, 0.0, &a->multiplier_1, err))) return st;
+        if ((st = lr_arg_i(op, pf, "num_iter_2", name, 1, 0, 1, &a->num_iter_2, err))) return st;
+        if ((st = lr_arg_d(op, pf, "multiplier_2", name, 0, 0.0, &a->multiplier_2, err))) return st;
+        if (a->num_iter_2 <= a->num_iter_1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %snum_iter_2 must be > %snum_iter_1 (%lld), got %lld",
+                              pf, pf, (long long)a->num_iter_1, (long long)a->num_iter_2);
+        break;
+    }
+    case LR_GATE:
+        if ((st = lr_arg_d(op, pf, "multiplier_1", name, 0, 1.0, &a->multiplier_1, err))) return st;
+        if ((st = lr_arg_d(op, pf, "multiplier_2", name, 0, 1.0, &a->multiplier_2, err))) return st;
+        if ((st = lr_arg_i(op, pf, "num_iter", name, 0, 0, 0, &a->num_iter, err))) return st;
+        break;
+    case LR_CYCLICAL:
+        if ((st = lr_arg_d(op, pf, "max_lr", name, 0, 0.005, &a->max_lr, err))) return st;
+        if ((st = lr_arg_i(op, pf, "stepsize", name, 1, 0, 1, &a->stepsize, err))) return st;
+        if ((st = lr_arg_range(op, pf, "decay", name, 0, 1.0, 0.0, -1.0, &a->decay, err))) return st;
+        if (s->base_lr == 0.0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "policy 'cyclical' needs base_lr != 0 (it scales by "
+                              "|max_lr| / |base_lr|)");
+        if (fabs(a->max_lr) < fabs(s->base_lr))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %smax_lr must satisfy |max_lr| >= |base_lr| (%g), "
+                              "got %g", pf, s->base_lr, a->max_lr);
+        a->ratio = fabs(a->max_lr) / fabs(s->base_lr);
+        break;
+    case LR_COSINE: {
+        if ((st = lr_arg_d(op, pf, "max_lr", name, 0, 0.5, &a->max_lr, err))) return st;
+        if ((st = lr_arg_d(op, pf, "min_lr", name, 0, 0.1, &a->min_lr, err))) return st;
+        if ((st = lr_arg_i(op, pf, "period", name, 0, 50, 1, &a->period, err))) return st;
+        if ((st = lr_arg_range(op, pf, "t_mult", name, 0, 1.0, 1.0, -1.0, &a->t_mult, err))) return st;
+        if ((st = lr_arg_range(op, pf, "lr_shrink", name, 0, 0.99, 0.0, -1.0, &a->lr_shrink, err))) return st;
+        if (a->max_lr < a->min_lr)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %smax_lr must be >= %smin_lr (%g), got %g", pf, pf,
+                              a->min_lr, a->max_lr);
+        break;
+    }
+    case LR_CONSTANT_THEN_LINEAR_WARMUP:
+        if ((st = lr_arg_range(op, pf, "start_warmup_multiplier", name, 0, 0.1, 0.0, -1.0, &a->start_multiplier,
+                               err)))
+            return st;
+        if ((st = lr_arg_i(op, pf, "constant_warmup_num_iter", name, 0, 10000000, 0, &a->constant_iters, err)))
+            return st;
+        if ((st = lr_arg_i(op, pf, "linear_warmup_num_iter", name, 0, 10000000, 0, &a->linear_iters, err)))
+            return st;
+        break;
+    case LR_PIECE_WARMUP:
+        if ((st = lr_arg_d(op, pf, "m1", name, 0, 0.5, &a->m1, err))) return st;
+        if ((st = lr_arg_i(op, pf, "n1", name, 0, 0, 0, &a->n1, err))) return st;
+        if ((st = lr_arg_d(op, pf, "m2", name, 0, 0.5, &a->m2, err))) return st;
+        if ((st = lr_arg_i(op, pf, "n2", name, 0, 0, 0, &a->n2, err))) return st;
+        if ((st = lr_arg_d(op, pf, "m3", name, 0, 0.5, &a->m3, err))) return st;
+        break;
+    case LR_COMPOSITE:
+    case LR_N_POLICIES:
+        break;
+    }
+    return RC_OK;
+}
+
+/* composite: sub_policy_num_iters (ints > 0) and, for each i, sub_policy_<i>_policy (required, not
+ * composite), sub_policy_<i>_lr_scale (default 1) and the sub-policy's arguments sub_policy_<i>_<arg>. */
+static rc_status lr_parse_composite(rc_op *op, lr_state *s, rc_err *err)
+{
+    const int64_t *iters;
+    int n;
+    rc_status st;
+    if ((st = rc_arg_ints(&op->def, "sub_policy_num_iters", &iters, &n, err))) return st;
+    if (n == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument sub_policy_num_iters (a non-empty list of ints) is "
+                          "required by policy 'composite'");
+    s->sub = calloc((size_t)n, sizeof *s->sub);
+    s->sub_start = calloc((size_t)n, sizeof *s->sub_start);
+    if (!s->sub || !s->sub_start) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    s->n_sub = n;
+    int64_t start = 1; /* Caffe2's first sub-policy starts at iteration 1 (Iter runs before LearningRate) */
+    for (int i = 0; i < n; i++) {
+        if (iters[i] <= 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument sub_policy_num_iters must hold ints > 0, got %lld "
+                              "at position %d", (long long)iters[i], i);
+        if (iters[i] > INT64_MAX / 2 - start)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument sub_policy_num_iters: the total is too large");
+        s->sub_start[i] = start;
+        start += iters[i];
+        char prefix[48], full[128];
+        snprintf(prefix, sizeof prefix, "sub_policy_%d_", i);
+        lr_name(full, sizeof full, prefix, "policy");
+        if (!rc_opdef_arg(&op->def, full))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s is required by policy 'composite' (one per entry "
+                              "of sub_policy_num_iters)", full);
+        const char *name;
+        if ((st = rc_arg_s(&op->def, full, NULL, &name, err))) return st;
+        const int p = lr_find_policy(name);
+        if (p == LR_COMPOSITE)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s: a composite policy cannot be a sub-policy of "
+                              "policy 'composite'", full);
+        if (p == LR_N_POLICIES)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s: unknown policy '%.100s' (supported: "
+                              LR_POLICY_LIST ")", full, name);
+        if ((st = lr_parse_policy(op, s, prefix, name, &s->sub[i], err))) return st;
+        if ((st = lr_arg_d(op, prefix, "lr_scale", NULL, 0, 1.0, &s->sub[i].lr_scale, err))) return st;
+    }
     return RC_OK;
 }
 
@@ -255,100 +531,107 @@ static rc_status lr_setup(rc_op *op, rc_err *err)
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s;
     rc_status st;
-    if ((st = lr_arg_d(op, "base_lr", NULL, 1, 0.0, &s->base_lr, err))) return st;
+    if ((st = lr_arg_d(op, "", "base_lr", NULL, 1, 0.0, &s->base_lr, err))) return st;
     if (!rc_opdef_arg(&op->def, "policy"))
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument policy is required (one of: " LR_POLICY_LIST ")");
     const char *name;
     if ((st = rc_arg_s(&op->def, "policy", NULL, &name, err))) return st;
-    int p = 0;
-    while (p < LR_N_POLICIES && strcmp(name, lr_policy_names[p]) != 0) p++;
+    const int p = lr_find_policy(name);
     if (p == LR_N_POLICIES)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument policy: unknown policy '%.100s' (supported: " LR_POLICY_LIST
                           ")", name);
-    s->policy = (lr_policy)p;
-    switch (s->policy) {
-    case LR_FIXED:
-        break;
-    case LR_STEP:
-        if ((st = lr_arg_i(op, "stepsize", name, 1, 0, 1, &s->stepsize, err))) return st;
-        if ((st = lr_gamma(op, s, name, err))) return st;
-        break;
-    case LR_EXP:
-        if ((st = lr_gamma(op, s, name, err))) return st;
-        break;
-    case LR_INV:
-        if ((st = lr_gamma(op, s, name, err))) return st;
-        if ((st = lr_arg_d(op, "power", name, 1, 0.0, &s->power, err))) return st;
-        break;
-    case LR_POLY:
-        if ((st = lr_arg_i(op, "max_iter", name, 1, 0, 1, &s->max_iter, err))) return st;
-        if ((st = lr_arg_d(op, "power", name, 1, 0.0, &s->power, err))) return st;
-        break;
-    case LR_MULTISTEP:
-        if ((st = rc_arg_ints(&op->def, "stepsizes", &s->stepsizes, &s->n_stepsizes, err))) return st;
-        if (s->n_stepsizes == 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "argument stepsizes (a non-empty list of ints) is required by policy '%s'", name);
-        for (int k = 0; k < s->n_stepsizes; k++) {
-            if (s->stepsizes[k] <= 0)
-                return rc_op_fail(op, err, RC_ERR_VALUE,
-                                  "argument stepsizes must hold ints > 0, got %lld at position %d",
-                                  (long long)s->stepsizes[k], k);
-            if (k > 0 && s->stepsizes[k] <= s->stepsizes[k - 1])
-                return rc_op_fail(op, err, RC_ERR_VALUE,
-                                  "argument stepsizes must be strictly increasing, got %lld after %lld at position %d",
-                                  (long long)s->stepsizes[k], (long long)s->stepsizes[k - 1], k);
-        }
-        if ((st = lr_gamma(op, s, name, err))) return st;
-        break;
-    case LR_LINEAR_WARMUP:
-        if ((st = lr_arg_d(op, "start_multiplier", name, 0, 0.0, &s->start_multiplier, err))) return st;
-        if (!(s->start_multiplier >= 0.0))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument start_multiplier must be finite and >= 0, got %g",
-                              s->start_multiplier);
-        if ((st = lr_arg_i(op, "num_iter", name, 0, 0, 0, &s->num_iter, err))) return st;
-        break;
-    case LR_CONSTANT_WARMUP:
-        if ((st = lr_arg_d(op, "multiplier", name, 0, 0.5, &s->multiplier, err))) return st;
-        if (!(s->multiplier >= 0.0))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument multiplier must be finite and >= 0, got %g",
-                              s->multiplier);
-        if ((st = lr_arg_i(op, "num_iter", name, 0, 0, 0, &s->num_iter, err))) return st;
-        break;
-    case LR_N_POLICIES:
-        break;
+    s->top.lr_scale = 1.0;
+    if (p == LR_COMPOSITE) {
+        s->top.policy = LR_COMPOSITE;
+        return lr_parse_composite(op, s, err);
     }
-    return RC_OK;
+    return lr_parse_policy(op, s, "", name, &s->top, err);
 }
 
-/* The policy's multiplier at iteration it >= 0, in double. */
-static double lr_multiplier(const lr_state *s, int64_t it)
+/* Policy a's multiplier at iteration it >= 0, in double (a not composite). */
+static double lr_policy_multiplier(const lr_policy_args *a, int64_t it)
 {
     const double x = (double)it;
-    switch (s->policy) {
+    switch (a->policy) {
     case LR_FIXED:
         return 1.0;
     case LR_STEP:
-        return pow(s->gamma, (double)(it / s->stepsize));
+        return pow(a->gamma, (double)(it / a->stepsize));
     case LR_EXP:
-        return pow(s->gamma, x);
+        return pow(a->gamma, x);
     case LR_INV:
-        return pow(1.0 + s->gamma * x, -s->power);
+        return pow(1.0 + a->gamma * x, -a->power);
     case LR_POLY:
-        return it >= s->max_iter ? 0.0 : pow(1.0 - x / (double)s->max_iter, s->power);
+        return it >= a->max_iter ? 0.0 : pow(1.0 - x / (double)a->max_iter, a->power);
     case LR_MULTISTEP: {
         int passed = 0;
-        for (int k = 0; k < s->n_stepsizes; k++) passed += it >= s->stepsizes[k];
-        return pow(s->gamma, (double)passed);
+        for (int k = 0; k < a->n_stepsizes; k++) passed += it >= a->stepsizes[k];
+        return pow(a->gamma, (double)passed);
     }
     case LR_LINEAR_WARMUP:
-        return it < s->num_iter ? s->start_multiplier + (1.0 - s->start_multiplier) * x / (double)s->num_iter : 1.0;
+        return it < a->num_iter ? a->start_multiplier + (1.0 - a->start_multiplier) * x / (double)a->num_iter : 1.0;
     case LR_CONSTANT_WARMUP:
-        return it < s->num_iter ? s->multiplier : 1.0;
+        return it < a->num_iter ? a->multiplier : 1.0;
+    case LR_ALTER: {
+        const int64_t phase = it % (a->active_period + a->inactive_period);
+        if (a->active_first) return phase < a->active_period ? 1.0 : 0.0;
+        return phase < a->inactive_period ? 0.0 : 1.0;
+    }
+    case LR_HILL:
+        if (it < a->num_iter)
+            return a->start_multiplier + (1.0 - a->start_multiplier) * x / (double)a->num_iter;
+        return fmax(a->end_multiplier, pow(1.0 + a->gamma * (double)(it - a->num_iter), -a->power));
+    case LR_SLOPE:
+        if (it < a->num_iter_1) return a->multiplier_1;
+        return fmax(a->multiplier_2, a->multiplier_1 + (double)(it - a->num_iter_1) *
+                    (a->multiplier_2 - a->multiplier_1) / (double)(a->num_iter_2 - a->num_iter_1));
+    case LR_GATE:
+        return it < a->num_iter ? a->multiplier_1 : a->multiplier_2;
+    case LR_CYCLICAL: {
+        const int64_t k = it / (2 * a->stepsize);
+        const double t = fabs(x / (double)a->stepsize - 2.0 * (double)(k + 1) + 1.0);
+        return 1.0 + (a->ratio - 1.0) * fmax(0.0, 1.0 - t) * pow(a->decay, (double)k);
+    }
+    case LR_COSINE: {
+        const double period = (double)a->period;
+        double i, t_i, t_curr;
+        if (a->t_mult != 1.0) {
+            i = floor(log(1.0 - x / period * (1.0 - a->t_mult)) / log(a->t_mult));
+            t_i = pow(a->t_mult, i) * period;
+            t_curr = x - (1.0 - pow(a->t_mult, i)) / (1.0 - a->t_mult) * period;
+        } else {
+            i = floor(x / period);
+            t_i = period;
+            t_curr = x - t_i * i;
+        }
+        const double shrink = pow(a->lr_shrink, i);
+        const double lo = a->min_lr * shrink, hi = a->max_lr * shrink;
+        return lo + 0.5 * (hi - lo) * (1.0 + cos(LR_PI * t_curr / t_i));
+    }
+    case LR_CONSTANT_THEN_LINEAR_WARMUP:
+        if (it < a->constant_iters) return a->start_multiplier;
+        if (it - a->constant_iters < a->linear_iters)
+            return a->start_multiplier +
+                   (1.0 - a->start_multiplier) * (double)(it - a->constant_iters) / (double)a->linear_iters;
+        return 1.0;
+    case LR_PIECE_WARMUP:
+        return it < a->n1 ? a->m1 : it < a->n2 ? a->m2 : a->m3;
+    case LR_COMPOSITE:
     case LR_N_POLICIES:
         break;
     }
     return 1.0;
+}
+
+/* The schedule's multiplier at iteration it >= 0. composite: the sub-policy whose range holds it (ranges
+ * start at iteration 1; it = 0 belongs to the first, iterations past the last range to the last), evaluated
+ * at it itself (not relative to its range, as in Caffe2), times its lr_scale. */
+static double lr_multiplier(const lr_state *s, int64_t it)
+{
+    if (s->top.policy != LR_COMPOSITE) return lr_policy_multiplier(&s->top, it);
+    int k = 0;
+    while (k + 1 < s->n_sub && it >= s->sub_start[k + 1]) k++;
+    return lr_policy_multiplier(&s->sub[k], it) * s->sub[k].lr_scale;
 }
 
 /* ITER: int32 one element >= 0 -> LR: float32 (1,) = (float)(base_lr * multiplier(ITER)) */
@@ -628,9 +911,10 @@ const rc_op_schema rc_ops_optim[] = {
     {"Iter", 0, 1, 1, 1, rc_inplace_first, iter_setup, iter_run, NULL,
      "([COUNTER]) -> COUNTER: int32 one-element counter += 1 (created as 0 first when there is no input and it "
      "holds nothing); the input, if any, must be the output's blob"},
-    {"LearningRate", 1, 1, 1, 1, NULL, lr_setup, lr_run, free,
+    {"LearningRate", 1, 1, 1, 1, NULL, lr_setup, lr_run, lr_free,
      "(ITER int32) -> LR float32 (1,) = base_lr * policy(ITER); arguments base_lr, policy (" LR_POLICY_LIST
-     ") and the policy's: stepsize, gamma, power, max_iter, stepsizes, start_multiplier, multiplier, num_iter"},
+     ") and the policy's (e.g. stepsize, gamma, power, max_iter, stepsizes, start_multiplier, multiplier, "
+     "num_iter; composite: sub_policy_num_iters, sub_policy_<i>_policy, sub_policy_<i>_<arg>)"},
     {"MomentumSGDUpdate", 4, 4, 3, 3, inplace_momentum, momentum_setup, momentum_run, free,
      "(grad, moment, lr, param) -> (grad, moment, param): moment = lr*grad + momentum*moment; param -= moment "
      "(nesterov=1: the Nesterov step); arguments momentum, nesterov"},

@@ -22,6 +22,7 @@ extern const rc_op_schema rc_ops_db[];        /* ops/db.c: Save, Load, CreateDB 
 extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsProp, (Sparse)Adadelta, (Sparse)Wngrad */
 extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
+extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -29,6 +30,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db,
     rc_ops_optim_adaptive,
     rc_ops_unary, rc_ops_reduce,
+    rc_ops_optim_rowwise,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
