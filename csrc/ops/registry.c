@@ -19,11 +19,12 @@ extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, Unsorted
 extern const rc_op_schema rc_ops_cast[];      /* ops/cast.c: Cast, Conditional */
 extern const rc_op_schema rc_ops_topk_tile[]; /* ops/topk_tile.c: TopK, Tile and their gradients */
 extern const rc_op_schema rc_ops_db[];        /* ops/db.c: Save, Load, CreateDB (minidb checkpoints) */
+extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
     rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_batch,
-    rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db,
+    rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db, rc_ops_bcast,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
