@@ -459,7 +459,8 @@ CASES = [
          r"op MatMul #0: inner dimensions differ"),
     Case("mul-shape-mismatch", "ops: math", "Mul([a (3,4), b (5,4)])",
          "feed(a=f32(3, 4), b=f32(5, 4)); run_op('Mul', ['a', 'b'], 'y')", V,
-         r"op Mul #0: input 1 blob 'b' of shape \(5, 4\) float32 must have the shape of input 0 blob 'a'"),
+         r"op Mul #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(5, 4\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 3 but dim 0 of 'b' is 5"),
     Case("mul-bad-broadcast", "ops: math", "Mul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('Mul', ['a', 'b'], 'y', broadcast=1)", V,
          r"op Mul #0: cannot broadcast input 1 blob 'b' of shape \(5,\) float32"),
@@ -516,10 +517,11 @@ CASES = [
     Case("max-int32-input", "ops: math", "Max([a, i_int32])",
          "feed(a=f32(3), i=np.ones(3, np.int32)); run_op('Max', ['a', 'i'], 'y')", T_,
          r"op Max #0: input 1 blob 'i' must be float32, got \(3,\) int32"),
-    Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (4,)])",
-         "feed(a=f32(3, 4), b=f32(4)); run_op('Div', ['a', 'b'], 'y')", V,
-         r"op Div #0: input 1 blob 'b' of shape \(4,\) float32 must have the shape of input 0 blob 'a' "
-         r"\(3, 4\) float32 \(or pass broadcast=1\)"),
+    Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (3,)])",
+         "feed(a=f32(3, 4), b=f32(3)); run_op('Div', ['a', 'b'], 'y')", V,
+         r"op Div #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(3,\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 4 but dim 0 of 'b' is 3",
+         note="numpy-style: dims are aligned from the last; (4,) would broadcast"),
     Case("div-scalar-a-vector-b", "ops: math", "Div([a (), b (1,)], broadcast=1)",
          "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); run_op('Div', ['a', 'b'], 'y', broadcast=1)",
          V, r"op Div #0: cannot broadcast input 1 blob 'b' of shape \(1,\) float32 to input 0 blob 'a' of shape "
@@ -1088,12 +1090,12 @@ CASES = [
          "feed(a=f32(3), b=np.ones(3, np.int32)); run_op('GT', ['a', 'b'], ['c'])", T_,
          r"op GT #0: input 1 blob 'b' \(3,\) int32 must have the dtype of input 0 blob 'a' \(3,\) float32",
          note="EQ, NE, LT, LE, GT, GE take float32 or int32, one dtype for both"),
-    Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (3,)]) without broadcast=1",
-         "feed(a=f32(2, 3), b=f32(3)); run_op('LT', ['a', 'b'], ['c'])", V,
-         r"op LT #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input 0 blob 'a' "
-         r"\(2, 3\) float32 \(or pass broadcast=1\)",
-         note="Caffe2's legacy broadcast (broadcast=1, axis) only; its numpy-style broadcast is not "
-              "supported"),
+    Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (2,)]) without broadcast=1",
+         "feed(a=f32(2, 3), b=f32(2)); run_op('LT', ['a', 'b'], ['c'])", V,
+         r"op LT #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(2,\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 3 but dim 0 of 'b' is 2",
+         note="numpy-style broadcasting aligns the last dims; Caffe2's legacy form (broadcast=1, axis=0) "
+              "takes this B"),
     Case("conditional-float-condition", "ops: compare/cast", "Conditional([cond float32, t, f])",
          "feed(c=f32(3), t=f32(3, 2), f=f32(3, 2)); run_op('Conditional', ['c', 't', 'f'], ['y'])", T_,
          r"op Conditional #0: input 0 blob 'c' must be int32, got \(3,\) float32",
