@@ -329,5 +329,7 @@ def _cast_grad(op, g_output):
     return [_make(op, "Cast", [dy], [gx], to=1)], [gx]
 
 
-# Caffe2: comparison ops and Conditional have no gradient (NO_GRADIENT / SHOULD_NOT_DO_GRADIENT).
+# Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /
+# SHOULD_NOT_DO_GRADIENT).
 GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")
+GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not")
