@@ -53,6 +53,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Load's file reader)
              "db_type", "absolute_path", "strip_prefix", "add_prefix", "blob_name_overrides", "chunk_size",
              "load_all", "allow_incomplete", "keep_device", "source_blob_names",
+             # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
+             # axis, above (and refuse axis_str, here); Not reads nothing
+             "axis_str",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -108,13 +108,19 @@ def _numpy_grad(op, dy, grad_type, with_output=False):
     ``<Op>Gradient (dC, A, B[, C]) -> (dA, dB)``, each summed to its input's
     shape. dA may be written over dC (the forward op ran in place on A, so A's
     gradient name is dC's); B's gets a name of its own when it would be dC's
-    or A's (in place on B, or A and B one blob: the backward pass sums the two)."""
+    or A's (in place on B, or A and B one blob: the backward pass sums the two).
+    An input the op overwrote (in place) is needed for its shape only, which is
+    then C's: dC stands for it (its blob may be written again later; Mul, whose
+    gradient needs the values, refuses in place before this)."""
     a, b = op.input
+    out = op.output[0]
     ga = _grad_name(a)
     gb = _b_grad_name(b, dy)
     if gb == ga:
         gb = _grad_name(b) + "_autogen_%s_1" % op.type.lower()
-    inputs = [dy, a, b] + ([op.output[0]] if with_output else [])
+    shape_a = dy if a == out else a
+    shape_b = dy if b == out else b
+    inputs = [dy, shape_a, shape_b] + ([out] if with_output else [])
     return [_make(op, grad_type, inputs, [ga, gb])], [ga, gb]
 
 

@@ -1536,6 +1536,39 @@ CASES = [
          run_op('CreateDB', [], ['reader'], db=d + '/a', db_type='minidb')
          run_op('Save', ['reader'], [], db=d + '/b', db_type='minidb')
          """, T_, r"op Save #0: input 0 blob 'reader' holds a DBReader, not a tensor"),
+    # ---------------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
+    Case("bcast-no-broadcast", "ops: broadcasting", "Add([a (2,3), b (4,3,1)]) without broadcast=1",
+         "feed(a=f32(2, 3), b=f32(4, 3, 1)); run_op('Add', ['a', 'b'], ['c'])", V,
+         r"op Add #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(4, 3, 1\) "
+         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 2 but dim 1 of "
+         r"'b' is 3"),
+    Case("bcast-in-place-grows", "ops: broadcasting", "Mul([a (3,), b (2,1)]) -> a",
+         "feed(a=f32(3), b=f32(2, 1)); run_op('Mul', ['a', 'b'], ['a'])", V,
+         r"op Mul #0: output blob 'a' is input 0 of shape \(3,\) float32, but the result has the broadcast "
+         r"shape \(2, 3\) \(in place needs the result to have that input's shape\)",
+         note="Caffe2 refuses it too; in place is fine when the result has that input's shape"),
+    Case("bcast-int-div-by-zero", "ops: broadcasting", "Div([a int32 (2,3), b int32 [[1], [0]]])",
+         "feed(a=np.ones((2, 3), np.int32), b=np.array([[1], [0]], np.int32)); run_op('Div', ['a', 'b'], ['c'])",
+         V, r"op Div #0: integer division by zero: input 1 blob 'b' \(2, 1\) int32 is 0 at flat position 1 "
+            r"\(dividing element 3 of input 0 blob 'a' \(2, 3\) int32\)"),
+    Case("bcast-grad-dc-shape", "ops: broadcasting", "AddGradient([dc (3,5), a (3,1), b (4,)])",
+         "feed(dc=f32(3, 5), a=f32(3, 1), b=f32(4)); run_op('AddGradient', ['dc', 'a', 'b'], ['da', 'db'])", V,
+         r"op AddGradient #0: input 0 blob 'dc' of shape \(3, 5\) float32 must have the shape \(3, 4\) of the "
+         r"forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 blob 'b' \(4,\) float32\)"),
+    Case("bcast-divgrad-da-over-b", "ops: broadcasting", "DivGradient([dc, a, b, c]) -> [b, db]",
+         "feed(dc=f32(3), a=f32(3), b=f32(3), c=f32(3)); run_op('DivGradient', ['dc', 'a', 'b', 'c'], ['b', 'db'])",
+         V, r"op DivGradient #0: output 0 blob 'b' \(dA\) is input 2, which is not dC \(input 0 'dc'\): only dC's "
+            r"blob may take dA"),
+    Case("logical-float-input", "ops: broadcasting", "And([f float32 (3,), i int32 (3,)])",
+         "feed(f=f32(3), i=np.ones(3, np.int32)); run_op('And', ['f', 'i'], ['c'])", T_,
+         r"op And #0: input 0 blob 'f' \(3,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
+    Case("logical-no-broadcast", "ops: broadcasting", "Xor([i int32 (2,3), j int32 (4,)])",
+         "feed(i=np.ones((2, 3), np.int32), j=np.ones(4, np.int32)); run_op('Xor', ['i', 'j'], ['c'])", V,
+         r"op Xor #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of shape \(4,\) int32 do "
+         r"not broadcast"),
+    Case("not-float-input", "ops: broadcasting", "Not([f float32 (2,)])",
+         "feed(f=f32(2)); run_op('Not', ['f'], ['y'])", T_,
+         r"op Not #0: input 0 blob 'f' \(2,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
 ]
 
 XFAIL = {}
@@ -1645,8 +1678,8 @@ def markdown():
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
         "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape,",
-        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, Conditional, TopK(+Gradient) and Tile(+Gradient)",
-        "  when their",
+        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, And, Or, Xor, Not, Conditional, TopK(+Gradient) and",
+        "  Tile(+Gradient) when their",
         "  inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

@@ -574,10 +574,10 @@ def test_same_blob_twice_gradient(rng, kind, expect):
 def test_binary_gradient_in_place_on_b_names(kind, args):
     ops, g = core.GradientRegistry.GetGradientForOp(core.CreateOperator(kind, ["a", "b"], ["b"], **args),
                                                     ["b_grad"])
-    if not args:   # <Op>Gradient reads dC = b_grad; B's own gradient needs another name
-        assert g == ["a_grad", "b_grad_autogen_b"]
+    if not args:   # <Op>Gradient reads dC = b_grad (also for B's shape: B was overwritten); B's own
+        assert g == ["a_grad", "b_grad_autogen_b"]   # gradient needs another name
         assert [(p.type, list(p.input), list(p.output)) for p in ops] == [
-            (kind + "Gradient", ["b_grad", "a", "b"], ["a_grad", "b_grad_autogen_b"])]
+            (kind + "Gradient", ["b_grad", "a", "b_grad"], ["a_grad", "b_grad_autogen_b"])]
     else:
         assert g[0] == "b_grad" and g[1] != "b_grad"
         assert all("b_grad" not in p.output for p in ops)

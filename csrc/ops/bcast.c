@@ -388,7 +388,7 @@ static rc_status check_bool(rc_op *op, int i, rc_err *err)
     const rc_tensor *t = rc_in(op, i);
     if (t->dtype == RC_F32)
         return rc_op_fail(op, err, RC_ERR_TYPE,
-                          "input %d blob '%s' %s must be int32 (bool as 0 / 1; nonzero is true), got float32", i,
+                          "input %d blob '%s' %s must be int32 (bool as 0 / 1; nonzero is true)", i,
                           rc_in_name(op, i), RC_SHAPE(t));
     return rc_check_input(op, i, RC_I32, err);
 }
@@ -455,7 +455,26 @@ static rc_status add_grad_run(rc_op *op, rc_err *err) { return grad_run(op, RC_B
 static rc_status sub_grad_run(rc_op *op, rc_err *err) { return grad_run(op, RC_BC_SUB, err); }
 static rc_status mul_grad_run(rc_op *op, rc_err *err) { return grad_run(op, RC_BC_MUL, err); }
 
-static int inplace_dc(int in, int out) { return in == 0 && out == 0; }
+/* dA may be written over dC's blob, also where dC's blob stands for A or B
+ * (the makers pass dC for an input the forward op overwrote: its shape is C's);
+ * rc_bc_grad_setup refuses an A or B of its own. */
+static int inplace_dc(int in, int out) { return out == 0 && in <= 2; }
+
+rc_status rc_bc_grad_setup_check(rc_op *op, int dc, rc_err *err)
+{
+    for (int i = 0; i < op->n_in; i++)
+        if (op->out[0] == op->in[i] && op->in[i] != op->in[dc])
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "output 0 blob '%s' (dA) is input %d, which is not dC (input %d '%s'): only dC's blob "
+                              "may take dA", rc_out_name(op, 0), i, dc, rc_in_name(op, dc));
+    return RC_OK;
+}
+
+static rc_status grad_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_bc_grad_setup_check(op, 0, err);
+    return st ? st : bc_setup(op, err);
+}
 
 /* ---------------------------------------------------------------- the family table */
 const rc_op_schema rc_ops_bcast[] = {
@@ -466,11 +485,11 @@ const rc_op_schema rc_ops_bcast[] = {
     {"Xor", 2, 2, 1, 1, inplace_binary, bc_setup, xor_run, bc_args_free,
      "C = A xor B, int32 0/1 (nonzero is true; args broadcast, axis)", logical_check},
     {"Not", 1, 1, 1, 1, rc_inplace_any, NULL, not_run, NULL, "Y = not X, int32 0/1 (nonzero is true)", not_check},
-    {"AddGradient", 3, 3, 2, 2, inplace_dc, bc_setup, add_grad_run, bc_args_free,
+    {"AddGradient", 3, 3, 2, 2, inplace_dc, grad_setup, add_grad_run, bc_args_free,
      "(dC, A, B) -> (dA, dB): dC summed to the shapes of A and B (args broadcast, axis)"},
-    {"SubGradient", 3, 3, 2, 2, inplace_dc, bc_setup, sub_grad_run, bc_args_free,
+    {"SubGradient", 3, 3, 2, 2, inplace_dc, grad_setup, sub_grad_run, bc_args_free,
      "(dC, A, B) -> (dA, dB): dC and -dC summed to the shapes of A and B (args broadcast, axis)"},
-    {"MulGradient", 3, 3, 2, 2, inplace_dc, bc_setup, mul_grad_run, bc_args_free,
+    {"MulGradient", 3, 3, 2, 2, inplace_dc, grad_setup, mul_grad_run, bc_args_free,
      "(dC, A, B) -> (dA, dB): dC B and dC A summed to the shapes of A and B (args broadcast, axis)"},
     {0},
 };

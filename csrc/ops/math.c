@@ -19,23 +19,26 @@
  *    propagates as NumPy's np.maximum. MaxGradient (Y, dY, X0, ...) gives dY
  *    to every input equal to Y (all tied inputs), 0 elsewhere (and where Y is
  *    NaN).
- *  - Div is Mul's legacy broadcast (broadcast=1, axis; no numpy-style
- *    broadcasting), with the same net-creation shape check. float32: division
+ *  - Div broadcasts as Mul (below), with the same net-creation shape check. float32: division
  *    by zero follows IEEE (inf / NaN, no error). int32 (both inputs; C int32):
  *    C's integer division, truncating toward zero; a zero divisor or
  *    INT32_MIN / -1 (undefined in C, a crash or garbage in Caffe2) is a
  *    ValueError naming the blob and the flat position, raised before the
- *    output is touched. DivGradient takes (B, C, dC), C the forward output,
- *    and gives (dA, dB) with dB reduced over the broadcast dims in double; on
- *    int32 B or C it fails saying that integer Div has no gradient.
+ *    output is touched. DivGradient takes (B, C, dC), C the forward output
+ *    (legacy), or Caffe2's (dC, A, B, C) (any broadcast; rc_bc_grad), and
+ *    gives (dA, dB) with dB reduced over the broadcast dims in double; on
+ *    int32 inputs it fails saying that integer Div has no gradient.
  *
  * EQ, NE, LT, LE, GT, GE (Caffe2's comparison ops): A, B float32 or int32 (one
- * dtype) -> C int32 0 / 1 (Caffe2: bool; our blobs hold bool as int32), shape
- * of A. Broadcasting as Add's: equal shapes, or broadcast=1 with axis (B a
- * contiguous run of A's dims; Caffe2's legacy form). Caffe2's numpy-style
- * broadcast without broadcast=1 is not supported (a shape error that says to
- * pass broadcast=1). NaN compares as IEEE (NE is 1, the others 0). No
+ * dtype) -> C int32 0 / 1 (Caffe2: bool; our blobs hold bool as int32).
+ * Broadcasting as Add's. NaN compares as IEEE (NE is 1, the others 0). No
  * in-place; no gradient (recurrent/_grad_math.py registers none).
+ *
+ * Broadcasting of Add, Sub, Mul, Div and the comparisons (Caffe2's): equal
+ * shapes (elementwise kernels, unchanged); broadcast=1 with axis (legacy: B a
+ * contiguous run of A's dims, C of A's shape); unequal shapes without
+ * broadcast=1: numpy-style (ops/bcast.c; C of the broadcast shape). In place
+ * only when C has that input's shape.
  *
  * Sqr, Negative (Caffe2's sqr_op, negative_op): float32 only (Caffe2's
  * Negative also took int and double). Sqr's gradient is one op, SqrGradient
@@ -894,17 +897,14 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* dA may be dC: input 2 of (B, C, dC), input 0 of (dC, A, B, C) (div_grad_setup refuses the other). */
-static int inplace_div_grad(int in, int out) { return (in == 0 || in == 2) && out == 0; }
+/* dA may be dC: input 2 of (B, C, dC), input 0 of (dC, A, B, C), also where
+ * dC's blob stands for another input (div_grad_setup refuses any other blob). */
+static int inplace_div_grad(int in, int out) { return out == 0 && in <= 2; }
 
 static rc_status div_grad_setup(rc_op *op, rc_err *err)
 {
-    const int other = op->n_in == 4 ? 2 : 0;
-    if (op->out[0] == op->in[other])
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "output 0 blob '%s' (dA) is input %d (B): only dC's blob may take dA", rc_out_name(op, 0),
-                          other);
-    return binary_setup(op, err);
+    rc_status st = rc_bc_grad_setup_check(op, op->n_in == 4 ? 0 : 2, err);
+    return st ? st : binary_setup(op, err);
 }
 
 static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
