@@ -186,7 +186,8 @@ BC_ROW(row_sub_f32, float, float, x - y)
 BC_ROW(row_mul_f32, float, float, x * y)
 BC_ROW(row_div_f32, float, float, x / y)
 BC_ROW(row_div_i32, int32_t, int32_t, x / y) /* divisors checked first (div_check) */
-#define BC_CMP_ROWS(tag, OP) BC_ROW(row_##tag##_f32, float, int32_t, x OP y) BC_ROW(row_##tag##_i32, int32_t, int32_t, x OP y)
+#define BC_CMP_ROWS(tag, OP)                                                                        \
+    BC_ROW(row_##tag##_f32, float, int32_t, x OP y) BC_ROW(row_##tag##_i32, int32_t, int32_t, x OP y)
 BC_CMP_ROWS(eq, ==)
 BC_CMP_ROWS(ne, !=)
 BC_CMP_ROWS(lt, <)
