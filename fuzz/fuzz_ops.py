@@ -67,6 +67,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "m2",
              "n2", "m3", "sub_policy_num_iters", "sub_policy_0_policy", "sub_policy_0_gamma",
              "sub_policy_0_lr_scale", "sub_policy_1_policy", "sub_policy_1_num_iter",
+             # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
+             # axis, above (and refuse axis_str, here); Not reads nothing
+             "axis_str",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -103,13 +103,34 @@ def _b_grad_name(b, dy):
     return gb + "_autogen_b" if gb == dy else gb
 
 
+def _numpy_grad(op, dy, grad_type, with_output=False):
+    """Without broadcast=1 (equal shapes or numpy-style broadcasting): Caffe2's
+    ``<Op>Gradient (dC, A, B[, C]) -> (dA, dB)``, each summed to its input's
+    shape. dA may be written over dC (the forward op ran in place on A, so A's
+    gradient name is dC's); B's gets a name of its own when it would be dC's
+    or A's (in place on B, or A and B one blob: the backward pass sums the two).
+    An input the op overwrote (in place) is needed for its shape only, which is
+    then C's: dC stands for it (its blob may be written again later; Mul, whose
+    gradient needs the values, refuses in place before this)."""
+    a, b = op.input
+    out = op.output[0]
+    ga = _grad_name(a)
+    gb = _b_grad_name(b, dy)
+    if gb == ga:
+        gb = _grad_name(b) + "_autogen_%s_1" % op.type.lower()
+    shape_a = dy if a == out else a
+    shape_b = dy if b == out else b
+    inputs = [dy, shape_a, shape_b] + ([out] if with_output else [])
+    return [_make(op, grad_type, inputs, [ga, gb])], [ga, gb]
+
+
 @GradientRegistry.RegisterGradient("Add")
 def _add_grad(op, g_output):
     dy = g_output[0]
     if dy is None:
         return _no_grad(op)
     if not _is_broadcast(op):
-        return [], [dy, dy]
+        return _numpy_grad(op, dy, "AddGradient")
     b = op.input[1]
     gb = _b_grad_name(b, dy)
     return [_make(op, "SumReduceLike", [dy, b], [gb], args=_broadcast_args(op))], [dy, gb]
@@ -120,10 +141,10 @@ def _sub_grad(op, g_output):
     dy = g_output[0]
     if dy is None:
         return _no_grad(op)
+    if not _is_broadcast(op):
+        return _numpy_grad(op, dy, "SubGradient")
     b = op.input[1]
     gb = _b_grad_name(b, dy)
-    if not _is_broadcast(op):
-        return [_make(op, "Scale", [dy], [gb], scale=-1.0)], [dy, gb]
     # reduce first, then negate the (smaller) result in place
     return [_make(op, "SumReduceLike", [dy, b], [gb], args=_broadcast_args(op)),
             _make(op, "Scale", [gb], [gb], scale=-1.0)], [dy, gb]
@@ -139,13 +160,13 @@ def _mul_grad(op, g_output):
     if out in (a, b):
         raise ValueError("Mul gradient: the forward op computes '%s' in place (inputs %s), so the input it "
                          "overwrote is lost; the gradient needs it" % (out, [a, b]))
+    if not _is_broadcast(op):
+        # y = x * x: the two contributions to x's gradient get distinct names;
+        # the backward pass sums them like any other multiple use.
+        return _numpy_grad(op, dy, "MulGradient")
     ga, gb = _grad_name(a), _grad_name(b)
     if a == b:
-        # y = x * x: two contributions to x's gradient under distinct names;
-        # the backward pass sums them like any other multiple use.
         gb = _grad_name(b) + "_autogen_mul_1"
-    if not _is_broadcast(op):
-        return [_make(op, "Mul", [dy, b], [ga]), _make(op, "Mul", [dy, a], [gb])], [ga, gb]
     pre = gb + "_autogen_pre_red"
     bargs = _broadcast_args(op)
     return [_make(op, "Mul", [dy, b], [ga], args=bargs, broadcast=1),
@@ -162,13 +183,16 @@ def _no_in_place(op, kind, lost):
 
 @GradientRegistry.RegisterGradient("Div")
 def _div_grad(op, g_output):
-    # DivGradient (B, C, dC) -> (dA, dB): needs B and the output C, not A, so
-    # Div in place on A is fine (dA is then written over dC).
+    # Without broadcast=1: Caffe2's DivGradient (dC, A, B, C) -> (dA, dB) (A for its shape only).
+    # broadcast=1: the legacy DivGradient (B, C, dC) -> (dA, dB). Both need B and the output C, not
+    # A's values, so Div in place on A is fine (dA is then written over dC).
     dy = g_output[0]
     if dy is None:
         return _no_grad(op)
     a, b = op.input
     _no_in_place(op, "Div", [b])
+    if not _is_broadcast(op):
+        return _numpy_grad(op, dy, "DivGradient", with_output=True)
     ga, gb = _grad_name(a), _grad_name(b)
     if a == b:
         gb = _grad_name(b) + "_autogen_div_1"   # y = x / x: two contributions, summed by the backward pass
@@ -311,5 +335,7 @@ def _cast_grad(op, g_output):
     return [_make(op, "Cast", [dy], [gx], to=1)], [gx]
 
 
-# Caffe2: comparison ops and Conditional have no gradient (NO_GRADIENT / SHOULD_NOT_DO_GRADIENT).
+# Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /
+# SHOULD_NOT_DO_GRADIENT).
 GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")
+GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not")

@@ -184,7 +184,8 @@ def build_ops_net(name="af_ops"):
     schedule, and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
-    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy)."""
+    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
+    And / Or / Xor / Not), and numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -306,8 +307,13 @@ def build_ops_net(name="af_ops"):
              net.ReduceFrontSum(u_m, "u_rfs"), net.ReduceFrontMean(u_m, "u_rfm"),
              net.ReduceBackSum(u_m, "u_rbs"), net.ReduceBackMean(u_m, "u_rbm")]
     loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")
+    # numpy-style broadcasting, with its gradient ops (AddGradient, SubGradient, MulGradient, DivGradient
+    # (dC, A, B, C)): a (4, 1) column of lin against the (8,) lin_b and ln_g and the 0-d half
+    bc_col = net.Slice(lin, "bc_col", starts=[0, 0], ends=[-1, 1])
+    bc_m = net.Mul([net.Sub([net.Add([bc_col, "lin_b"], "bc_a"), "half"], "bc_s"), bc_col], "bc_m")
+    loss13 = net.SumElements(net.Div([bc_m, "ln_g"], "bc_d"), "loss13")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12], "loss")
+                    loss10, loss11, loss12, loss13], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -328,6 +334,9 @@ def build_ops_net(name="af_ops"):
     net.ArgMax(sc, "u_am", axis=1)
     net.ArgMin(sc, "u_an", axis=0, keepdims=0)
     net.Accuracy([p, "labels"], "u_acc", top_k=2)
+    # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
+    lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
+    net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -388,7 +397,8 @@ def build_ops_net(name="af_ops"):
         ["tk_v", "tk_i", "tk_f", "tk_exp", "tk_log", "tk_t", "tk_fv", "rev_ids_t"] + \
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
-        [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]]
+        [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
+        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]]
     return init, net, compare
 
 

@@ -459,7 +459,8 @@ CASES = [
          r"op MatMul #0: inner dimensions differ"),
     Case("mul-shape-mismatch", "ops: math", "Mul([a (3,4), b (5,4)])",
          "feed(a=f32(3, 4), b=f32(5, 4)); run_op('Mul', ['a', 'b'], 'y')", V,
-         r"op Mul #0: input 1 blob 'b' of shape \(5, 4\) float32 must have the shape of input 0 blob 'a'"),
+         r"op Mul #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(5, 4\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 3 but dim 0 of 'b' is 5"),
     Case("mul-bad-broadcast", "ops: math", "Mul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('Mul', ['a', 'b'], 'y', broadcast=1)", V,
          r"op Mul #0: cannot broadcast input 1 blob 'b' of shape \(5,\) float32"),
@@ -516,10 +517,11 @@ CASES = [
     Case("max-int32-input", "ops: math", "Max([a, i_int32])",
          "feed(a=f32(3), i=np.ones(3, np.int32)); run_op('Max', ['a', 'i'], 'y')", T_,
          r"op Max #0: input 1 blob 'i' must be float32, got \(3,\) int32"),
-    Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (4,)])",
-         "feed(a=f32(3, 4), b=f32(4)); run_op('Div', ['a', 'b'], 'y')", V,
-         r"op Div #0: input 1 blob 'b' of shape \(4,\) float32 must have the shape of input 0 blob 'a' "
-         r"\(3, 4\) float32 \(or pass broadcast=1\)"),
+    Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (3,)])",
+         "feed(a=f32(3, 4), b=f32(3)); run_op('Div', ['a', 'b'], 'y')", V,
+         r"op Div #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(3,\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 4 but dim 0 of 'b' is 3",
+         note="numpy-style: dims are aligned from the last; (4,) would broadcast"),
     Case("div-scalar-a-vector-b", "ops: math", "Div([a (), b (1,)], broadcast=1)",
          "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); run_op('Div', ['a', 'b'], 'y', broadcast=1)",
          V, r"op Div #0: cannot broadcast input 1 blob 'b' of shape \(1,\) float32 to input 0 blob 'a' of shape "
@@ -1196,12 +1198,12 @@ CASES = [
          "feed(a=f32(3), b=np.ones(3, np.int32)); run_op('GT', ['a', 'b'], ['c'])", T_,
          r"op GT #0: input 1 blob 'b' \(3,\) int32 must have the dtype of input 0 blob 'a' \(3,\) float32",
          note="EQ, NE, LT, LE, GT, GE take float32 or int32, one dtype for both"),
-    Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (3,)]) without broadcast=1",
-         "feed(a=f32(2, 3), b=f32(3)); run_op('LT', ['a', 'b'], ['c'])", V,
-         r"op LT #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input 0 blob 'a' "
-         r"\(2, 3\) float32 \(or pass broadcast=1\)",
-         note="Caffe2's legacy broadcast (broadcast=1, axis) only; its numpy-style broadcast is not "
-              "supported"),
+    Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (2,)]) without broadcast=1",
+         "feed(a=f32(2, 3), b=f32(2)); run_op('LT', ['a', 'b'], ['c'])", V,
+         r"op LT #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(2,\) float32 "
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 3 but dim 0 of 'b' is 2",
+         note="numpy-style broadcasting aligns the last dims; Caffe2's legacy form (broadcast=1, axis=0) "
+              "takes this B"),
     Case("conditional-float-condition", "ops: compare/cast", "Conditional([cond float32, t, f])",
          "feed(c=f32(3), t=f32(3, 2), f=f32(3, 2)); run_op('Conditional', ['c', 't', 'f'], ['y'])", T_,
          r"op Conditional #0: input 0 blob 'c' must be int32, got \(3,\) float32",
@@ -1699,6 +1701,39 @@ CASES = [
          "feed(p=np.zeros((0, 3), np.float32), l=np.zeros(0, np.int32)); run_op('Accuracy', ['p', 'l'], 'a')",
          V, r"op Accuracy #0: input 0 blob 'p' \(0, 3\) float32 \(prediction\) has no rows",
          note="Caffe2 divided by zero"),
+    # ---------------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
+    Case("bcast-no-broadcast", "ops: broadcasting", "Add([a (2,3), b (4,3,1)]) without broadcast=1",
+         "feed(a=f32(2, 3), b=f32(4, 3, 1)); run_op('Add', ['a', 'b'], ['c'])", V,
+         r"op Add #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(4, 3, 1\) "
+         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 2 but dim 1 of "
+         r"'b' is 3"),
+    Case("bcast-in-place-grows", "ops: broadcasting", "Mul([a (3,), b (2,1)]) -> a",
+         "feed(a=f32(3), b=f32(2, 1)); run_op('Mul', ['a', 'b'], ['a'])", V,
+         r"op Mul #0: output blob 'a' is input 0 of shape \(3,\) float32, but the result has the broadcast "
+         r"shape \(2, 3\) \(in place needs the result to have that input's shape\)",
+         note="Caffe2 refuses it too; in place is fine when the result has that input's shape"),
+    Case("bcast-int-div-by-zero", "ops: broadcasting", "Div([a int32 (2,3), b int32 [[1], [0]]])",
+         "feed(a=np.ones((2, 3), np.int32), b=np.array([[1], [0]], np.int32)); run_op('Div', ['a', 'b'], ['c'])",
+         V, r"op Div #0: integer division by zero: input 1 blob 'b' \(2, 1\) int32 is 0 at flat position 1 "
+            r"\(dividing element 3 of input 0 blob 'a' \(2, 3\) int32\)"),
+    Case("bcast-grad-dc-shape", "ops: broadcasting", "AddGradient([dc (3,5), a (3,1), b (4,)])",
+         "feed(dc=f32(3, 5), a=f32(3, 1), b=f32(4)); run_op('AddGradient', ['dc', 'a', 'b'], ['da', 'db'])", V,
+         r"op AddGradient #0: input 0 blob 'dc' of shape \(3, 5\) float32 must have the shape \(3, 4\) of the "
+         r"forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 blob 'b' \(4,\) float32\)"),
+    Case("bcast-divgrad-da-over-b", "ops: broadcasting", "DivGradient([dc, a, b, c]) -> [b, db]",
+         "feed(dc=f32(3), a=f32(3), b=f32(3), c=f32(3)); run_op('DivGradient', ['dc', 'a', 'b', 'c'], ['b', 'db'])",
+         V, r"op DivGradient #0: output 0 blob 'b' \(dA\) is input 2, which is not dC \(input 0 'dc'\): only dC's "
+            r"blob may take dA"),
+    Case("logical-float-input", "ops: broadcasting", "And([f float32 (3,), i int32 (3,)])",
+         "feed(f=f32(3), i=np.ones(3, np.int32)); run_op('And', ['f', 'i'], ['c'])", T_,
+         r"op And #0: input 0 blob 'f' \(3,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
+    Case("logical-no-broadcast", "ops: broadcasting", "Xor([i int32 (2,3), j int32 (4,)])",
+         "feed(i=np.ones((2, 3), np.int32), j=np.ones(4, np.int32)); run_op('Xor', ['i', 'j'], ['c'])", V,
+         r"op Xor #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of shape \(4,\) int32 do "
+         r"not broadcast"),
+    Case("not-float-input", "ops: broadcasting", "Not([f float32 (2,)])",
+         "feed(f=f32(2)); run_op('Not', ['f'], ['y'])", T_,
+         r"op Not #0: input 0 blob 'f' \(2,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
 ]
 
 XFAIL = {}
@@ -1808,8 +1843,8 @@ def markdown():
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
         "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
         "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape,",
-        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, Conditional, TopK(+Gradient) and Tile(+Gradient)",
-        "  when their",
+        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, And, Or, Xor, Not, Conditional, TopK(+Gradient) and",
+        "  Tile(+Gradient) when their",
         "  inputs hold tensors that no earlier op of the net writes (the cases below use",
         "  `RunOperatorOnce`, which checks when it runs).",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",

@@ -324,9 +324,9 @@ def test_one_element_shapes_for_mul_and_div():
         raises(ValueError, r"^op %s #0: cannot broadcast input 1 blob 'r1' of shape \(1,\) float32 to input 0 "
                            r"blob 'r0' of shape \(\) float32: it has more dims$" % kind,
                op(kind, ["r0", "r1"], ["o"], broadcast=1))
-        raises(ValueError, r"^op %s #0: input 1 blob 'r0' of shape \(\) float32 must have the shape of input 0 "
-                           r"blob 'lr' \(1,\) float32 \(or pass broadcast=1\)$" % kind,
-               op(kind, ["lr", "r0"], ["o"]))
+        # without broadcast=1 both forms broadcast numpy-style: (1,) with () and () with (1,) give (1,)
+        close(run(kind, ["lr", "r0"], ["o"]), f(lr, r0).reshape(1), 0)
+        close(run(kind, ["r0", "r1"], ["o"]), f(r0, r1).reshape(1), 0)
 
 
 DIV_GRAD_CASES = [
@@ -379,8 +379,9 @@ def test_div_bad_inputs(rng):
     feed(a=f32(rng, 2, 3, 4), b=f32(rng, 3, 5), c=f32(rng, 3, 4), i=np.ones((3, 4), np.int32))
     raises(ValueError, r"^op Div #0: cannot broadcast input 1 blob 'b' of shape \(3, 5\) float32 to input 0 "
                        r"blob 'a' of shape \(2, 3, 4\) float32 at axis 1", op("Div", ["a", "b"], ["y"], broadcast=1))
-    raises(ValueError, r"^op Div #0: input 1 blob 'c' of shape \(3, 4\) float32 must have the shape of input 0 "
-                       r"blob 'a' \(2, 3, 4\) float32 \(or pass broadcast=1\)$", op("Div", ["a", "c"], ["y"]))
+    raises(ValueError, r"^op Div #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 blob 'b' of shape "
+                       r"\(3, 5\) float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 2 of "
+                       r"'a' is 4 but dim 1 of 'b' is 5$", op("Div", ["a", "b"], ["y"]))
     # Div takes float32 or int32 (one dtype for both): a mix names input 0's dtype
     raises(TypeError, r"^op Div #0: input 1 blob 'i' \(3, 4\) int32 must have the dtype of input 0 blob 'c' "
                       r"\(3, 4\) float32$",
@@ -396,8 +397,9 @@ def test_div_bad_inputs(rng):
            op("DivGradient", ["b", "cc", "dc"], ["da", "db"], broadcast=1))
     # shapes are checked when the net is created, as Mul's
     n = core.Net("div_net")
-    n.Div(["a", "c"], "y")
-    with pytest.raises(ValueError, match=r"^net 'div_net': op Div #0: input 1 blob 'c' of shape \(3, 4\)"):
+    n.Div(["a", "b"], "y")
+    with pytest.raises(ValueError, match=r"^net 'div_net': op Div #0: input 0 blob 'a' of shape \(2, 3, 4\) "
+                                         r"float32 and input 1 blob 'b' of shape \(3, 5\) float32 do not broadcast"):
         workspace.CreateNet(n)
 
 

@@ -345,9 +345,9 @@ def test_compare_bad_input():
            r"\(2, 3\) float32", op("GT", ["a", "i"], ["c"]))
     raises(TypeError, r"op LT #0: input 1 blob 'a' \(2, 3\) float32 must have the dtype of input 0 blob 'i'",
            op("LT", ["i", "a"], ["c"]))
-    raises(ValueError, r"op EQ #0: input 1 blob 'b' of shape \(3,\) float32 must have the shape of input "
-                       r"0 blob "
-           r"'a' \(2, 3\) float32 \(or pass broadcast=1\)", op("EQ", ["a", "b"], ["c"]))
+    raises(ValueError, r"^op EQ #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'w' of shape "
+                       r"\(4,\) float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' "
+                       r"is 3 but dim 0 of 'w' is 4$", op("EQ", ["a", "w"], ["c"]))
     raises(ValueError, r"op NE #0: cannot broadcast input 1 blob 'w' of shape \(4,\) float32 to input 0 "
                        r"blob 'a'",
            op("NE", ["a", "w"], ["c"], broadcast=1))
@@ -364,8 +364,8 @@ def test_compare_bad_input():
 
 def test_compare_shape_checked_at_net_creation():
     feed(a=np.ones((2, 3), np.float32), b=np.ones(4, np.float32), i=np.ones((2, 3), np.int32))
-    for ins, pat in [(["a", "b"], r"net 'n\w*': op LT #0: input 1 blob 'b' of shape \(4,\) float32 must have "
-                                  r"the shape"),
+    for ins, pat in [(["a", "b"], r"net 'n\w*': op LT #0: input 0 blob 'a' of shape \(2, 3\) float32 and "
+                                  r"input 1 blob 'b' of shape \(4,\) float32 do not broadcast"),
                      (["a", "i"], r"net 'n\w*': op LT #0: input 1 blob 'i' \(2, 3\) int32 must have the "
                                   r"dtype")]:
         net = core.Net("n")
@@ -545,8 +545,8 @@ def test_int_div_bad_input_and_gradient():
            r"int32", op("Div", ["a", "f"], ["c"]))
     raises(TypeError, r"op Div #0: input 1 blob 'a' \(3,\) int32 must have the dtype of input 0 blob 'f'",
            op("Div", ["f", "a"], ["c"]))
-    raises(ValueError, r"op Div #0: input 1 blob 'b' of shape \(4,\) int32 must have the shape of input 0",
-           op("Div", ["a", "b"], ["c"]))
+    raises(ValueError, r"op Div #0: input 0 blob 'a' of shape \(3,\) int32 and input 1 blob 'b' of shape "
+                       r"\(4,\) int32 do not broadcast", op("Div", ["a", "b"], ["c"]))
     net = core.Net("n")
     net.Div(["a", "b"], ["c"], broadcast=1)
     with pytest.raises(ValueError, match=r"net 'n\w*': op Div #0: cannot broadcast input 1 blob 'b'"):
@@ -558,7 +558,8 @@ def test_int_div_bad_input_and_gradient():
     net.Scale(["cf"], ["y"])
     net.AddGradientOperators({"y": "dy"})
     feed(dy=np.ones(3, np.float32))
-    with pytest.raises(TypeError, match=r"op DivGradient #\d+: input 0 blob 'a' \(3,\) int32 is int32: "
+    # DivGradient (dC, A, B, C): A is input 1
+    with pytest.raises(TypeError, match=r"op DivGradient #\d+: input 1 blob 'a' \(3,\) int32 is int32: "
                                         r"Div on "
                        r"int32 inputs has no gradient"):
         workspace.RunNetOnce(net)

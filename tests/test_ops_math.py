@@ -275,9 +275,12 @@ def test_binary_bad_inputs(rng):
     with pytest.raises(ValueError, match=r"op Add #0: cannot broadcast input 1 blob 'b' of shape \(3, 5\) float32 "
                                          r"to input 0 blob 'a' of shape \(2, 3, 4\)"):
         workspace.RunOperatorOnce(op("Add", ["a", "b"], ["y"], broadcast=1))
-    with pytest.raises(ValueError, match=r"op Mul #0: input 1 blob 'c' of shape \(3, 4\) float32 must have the "
-                                         r"shape of input 0 blob 'a'"):
-        workspace.RunOperatorOnce(op("Mul", ["a", "c"], ["y"]))
+    # without broadcast=1 shapes broadcast numpy-style: (2, 3, 4) with (3, 4) is fine, with (3, 5) is not
+    with pytest.raises(ValueError, match=r"^op Mul #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
+                                         r"blob 'b' of shape \(3, 5\) float32 do not broadcast \(numpy-style, dims "
+                                         r"aligned from the last\): dim 2 of 'a' is 4 but dim 1 of 'b' is 5$"):
+        workspace.RunOperatorOnce(op("Mul", ["a", "b"], ["y"]))
+    assert run("Mul", ["a", "c"], ["y"]).shape == (2, 3, 4)
     with pytest.raises(ValueError, match=r"op Sub #0: axis=2 is out of range \[0, 1\].*'c'.*'a'"):
         workspace.RunOperatorOnce(op("Sub", ["a", "c"], ["y"], broadcast=1, axis=2))
     with pytest.raises(ValueError, match=r"op Add #0: cannot broadcast input 1 blob 'a'.*more dims"):
@@ -531,14 +534,22 @@ def test_binary_gradient_in_place(rng, kind):
 
 def test_binary_gradient_makers():
     G = core.GradientRegistry.GetGradientForOp
+    # without broadcast=1 (equal shapes or numpy-style): Caffe2's AddGradient (dC, A, B) -> (dA, dB)
     ops, g = G(core.CreateOperator("Add", ["a", "b"], ["y"]), ["dy"])
-    assert ops == [] and g == ["dy", "dy"]
+    assert g == ["a_grad", "b_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("AddGradient", ["dy", "a", "b"],
+                                                                      ["a_grad", "b_grad"])]
     ops, g = G(core.CreateOperator("Add", ["a", "b"], ["y"], broadcast=1, axis=1), ["dy"])
     assert g == ["dy", "b_grad"]
     assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("SumReduceLike", ["dy", "b"], ["b_grad"])]
     assert [(a.name, a.i) for a in ops[0].arg] == [("axis", 1)]
     ops, g = G(core.CreateOperator("Sub", ["a", "b"], ["y"]), ["dy"])
-    assert g == ["dy", "b_grad"] and [p.type for p in ops] == ["Scale"]
+    assert g == ["a_grad", "b_grad"] and [p.type for p in ops] == ["SubGradient"]
+    ops, g = G(core.CreateOperator("Mul", ["a", "b"], ["y"]), ["dy"])
+    assert g == ["a_grad", "b_grad"] and [(p.type, list(p.input)) for p in ops] == [("MulGradient", ["dy", "a", "b"])]
+    ops, g = G(core.CreateOperator("Div", ["a", "b"], ["y"]), ["dy"])
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("DivGradient", ["dy", "a", "b", "y"],
+                                                                      ["a_grad", "b_grad"])]
     ops, g = G(core.CreateOperator("Mul", ["a", "b"], ["y"], broadcast=1), ["dy"])
     assert g == ["a_grad", "b_grad"] and [p.type for p in ops] == ["Mul", "Mul", "SumReduceLike"]
     with pytest.raises(ValueError, match=r"Mul gradient: .*'a' in place"):
@@ -563,8 +574,10 @@ def test_same_blob_twice_gradient(rng, kind, expect):
 def test_binary_gradient_in_place_on_b_names(kind, args):
     ops, g = core.GradientRegistry.GetGradientForOp(core.CreateOperator(kind, ["a", "b"], ["b"], **args),
                                                     ["b_grad"])
-    if kind == "Add" and not args:
-        assert ops == [] and g == ["b_grad", "b_grad"]   # pure pass-through
+    if not args:   # <Op>Gradient reads dC = b_grad (also for B's shape: B was overwritten); B's own
+        assert g == ["a_grad", "b_grad_autogen_b"]   # gradient needs another name
+        assert [(p.type, list(p.input), list(p.output)) for p in ops] == [
+            (kind + "Gradient", ["b_grad", "a", "b_grad"], ["a_grad", "b_grad_autogen_b"])]
     else:
         assert g[0] == "b_grad" and g[1] != "b_grad"
         assert all("b_grad" not in p.output for p in ops)

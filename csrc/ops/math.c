@@ -19,23 +19,26 @@
  *    propagates as NumPy's np.maximum. MaxGradient (Y, dY, X0, ...) gives dY
  *    to every input equal to Y (all tied inputs), 0 elsewhere (and where Y is
  *    NaN).
- *  - Div is Mul's legacy broadcast (broadcast=1, axis; no numpy-style
- *    broadcasting), with the same net-creation shape check. float32: division
+ *  - Div broadcasts as Mul (below), with the same net-creation shape check. float32: division
  *    by zero follows IEEE (inf / NaN, no error). int32 (both inputs; C int32):
  *    C's integer division, truncating toward zero; a zero divisor or
  *    INT32_MIN / -1 (undefined in C, a crash or garbage in Caffe2) is a
  *    ValueError naming the blob and the flat position, raised before the
- *    output is touched. DivGradient takes (B, C, dC), C the forward output,
- *    and gives (dA, dB) with dB reduced over the broadcast dims in double; on
- *    int32 B or C it fails saying that integer Div has no gradient.
+ *    output is touched. DivGradient takes (B, C, dC), C the forward output
+ *    (legacy), or Caffe2's (dC, A, B, C) (any broadcast; rc_bc_grad), and
+ *    gives (dA, dB) with dB reduced over the broadcast dims in double; on
+ *    int32 inputs it fails saying that integer Div has no gradient.
  *
  * EQ, NE, LT, LE, GT, GE (Caffe2's comparison ops): A, B float32 or int32 (one
- * dtype) -> C int32 0 / 1 (Caffe2: bool; our blobs hold bool as int32), shape
- * of A. Broadcasting as Add's: equal shapes, or broadcast=1 with axis (B a
- * contiguous run of A's dims; Caffe2's legacy form). Caffe2's numpy-style
- * broadcast without broadcast=1 is not supported (a shape error that says to
- * pass broadcast=1). NaN compares as IEEE (NE is 1, the others 0). No
+ * dtype) -> C int32 0 / 1 (Caffe2: bool; our blobs hold bool as int32).
+ * Broadcasting as Add's. NaN compares as IEEE (NE is 1, the others 0). No
  * in-place; no gradient (recurrent/_grad_math.py registers none).
+ *
+ * Broadcasting of Add, Sub, Mul, Div and the comparisons (Caffe2's): equal
+ * shapes (elementwise kernels, unchanged); broadcast=1 with axis (legacy: B a
+ * contiguous run of A's dims, C of A's shape); unequal shapes without
+ * broadcast=1: numpy-style (ops/bcast.c; C of the broadcast shape). In place
+ * only when C has that input's shape.
  *
  * Sqr, Negative (Caffe2's sqr_op, negative_op): float32 only (Caffe2's
  * Negative also took int and double). Sqr's gradient is one op, SqrGradient
@@ -51,6 +54,7 @@
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
 #include "../kernels/packed_gemm.h"
+#include "bcast.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,6 +89,8 @@ typedef struct math_args {
     int *sum_done;     /* FC: the Sum's `done` (borrowed: both ops belong to one step net) */
     int sum_bound;     /* Sum: an FC before it may do its addition */
     int done;          /* Sum: the FC did it in this run (set or cleared by every run of the FC) */
+    double *acc;       /* DivGradient (dC, A, B, C): sums per input element (owned, grown by rc_bc_grad) */
+    int64_t acc_n;
 } math_args;
 
 static void math_args_free(void *p)
@@ -96,6 +102,7 @@ static void math_args_free(void *p)
     free(a->dptr);
     free(a->scratch);
     free(a->wpack_raw);
+    free(a->acc);
     free(a);
 }
 
@@ -628,25 +635,42 @@ static rc_status weighted_sum_run(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- Add, Sub, Mul, SumReduceLike */
+rc_status rc_binary_args(rc_op *op, int *broadcast, int64_t *axis, rc_err *err)
+{
+    rc_status st = arg_flag(op, "broadcast", broadcast, err);
+    if (!st) st = rc_arg_i(&op->def, "axis", -1, axis, err);
+    if (!st) st = no_axis_str(op, err);
+    if (st) return st;
+    if (!*broadcast && rc_opdef_arg(&op->def, "axis"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' needs broadcast=1");
+    return RC_OK;
+}
+
 static rc_status binary_setup(rc_op *op, rc_err *err)
 {
     math_args *a = NULL;
     rc_status st = args_new(op, &a, err);
-    if (!st) st = arg_flag(op, "broadcast", &a->broadcast, err);
-    if (!st) st = rc_arg_i(&op->def, "axis", -1, &a->axis, err);
-    if (!st) st = no_axis_str(op, err);
-    if (st) return st;
-    if (!a->broadcast && rc_opdef_arg(&op->def, "axis"))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' needs broadcast=1");
+    return st ? st : rc_binary_args(op, &a->broadcast, &a->axis, err);
+}
+
+rc_status rc_binary_bc(rc_op *op, int ia, int ib, int broadcast, int64_t axis, rc_bc *bc, rc_err *err)
+{
+    const rc_tensor *A = rc_in(op, ia), *B = rc_in(op, ib);
+    int64_t pre = 1, n = rc_tensor_numel(A), post = 1;
+    rc_status st;
+    if (!broadcast && !rc_tensor_same_shape(A, B)) return rc_bc_numpy(op, ia, ib, bc, err);
+    if (broadcast && (st = legacy_broadcast(op, ia, ib, axis, &pre, &n, &post, err))) return st;
+    rc_bc_legacy(A, pre, n, post, bc);
     return RC_OK;
 }
 
 typedef void (*binary_kernel)(int64_t, int64_t, int64_t, const float *, const float *, float *);
 
-/* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A.
+/* A [pre, n, post], B [n] (legacy broadcast) or A, B one shape -> C shape of A;
+ * or (unequal shapes without broadcast=1: *numpy set) numpy-style, into bc.
  * A and B float32, or (allow_i32) both float32 or both int32. */
 static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64_t *pn, int64_t *ppost,
-                                  rc_err *err)
+                                  int *numpy, rc_bc *bc, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
@@ -658,11 +682,10 @@ static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64
     if ((st = rc_check_input(op, 1, dt, err))) return st;
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     int64_t pre = 1, n = rc_tensor_numel(A), post = 1;
-    if (!a->broadcast) {
-        if (!rc_tensor_same_shape(A, B))
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "input 1 blob '%s' of shape %s must have the shape of input 0 blob '%s' %s (or pass "
-                              "broadcast=1)", rc_in_name(op, 1), RC_SHAPE(B), rc_in_name(op, 0), RC_SHAPE(A));
+    *numpy = !a->broadcast && !rc_tensor_same_shape(A, B);
+    if (*numpy) {
+        if ((st = rc_bc_numpy(op, 0, 1, bc, err))) return st;
+        return rc_bc_check_inplace(op, 0, 1, bc, err);
     } else if ((st = legacy_broadcast(op, 0, 1, a->axis, &pre, &n, &post, err))) {
         return st;
     }
@@ -677,38 +700,40 @@ static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64
     return RC_OK;
 }
 
-static rc_status binary_shapes(rc_op *op, int64_t *ppre, int64_t *pn, int64_t *ppost, rc_err *err)
-{
-    return binary_shapes_dt(op, 0, ppre, pn, ppost, err);
-}
-
 static rc_status binary_check(rc_op *op, rc_err *err)
 {
     int64_t pre, n, post;
-    return binary_shapes(op, &pre, &n, &post, err);
+    int numpy;
+    rc_bc bc;
+    return binary_shapes_dt(op, 0, &pre, &n, &post, &numpy, &bc, err);
 }
 
 /* Div and the comparison ops: float32 or int32 inputs (one dtype). */
 static rc_status binary_check_i32(rc_op *op, rc_err *err)
 {
     int64_t pre, n, post;
-    return binary_shapes_dt(op, 1, &pre, &n, &post, err);
+    int numpy;
+    rc_bc bc;
+    return binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err);
 }
 
-static rc_status binary_run(rc_op *op, binary_kernel k, rc_err *err)
+static rc_status binary_run(rc_op *op, binary_kernel k, rc_bc_kind kind, rc_err *err)
 {
     rc_status st;
     int64_t pre, n, post;
-    if ((st = binary_shapes(op, &pre, &n, &post, err))) return st;
+    int numpy;
+    rc_bc bc;
+    if ((st = binary_shapes_dt(op, 0, &pre, &n, &post, &numpy, &bc, err))) return st;
+    if (numpy) return rc_bc_binary(op, kind, &bc, err);
     const rc_tensor *A = rc_in(op, 0);
     if ((st = resize_out_like(op, 0, A, err))) return st;
     k(pre, n, post, rc_f32(A), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
-static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_add, err); }
-static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, err); }
-static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, err); }
+static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_add, RC_BC_ADD, err); }
+static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, RC_BC_SUB, err); }
+static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, RC_BC_MUL, err); }
 
 /* ---------------------------------------------------------------- integer Div */
 /* Flat index into A (and C) of the first (p, j, k) whose division a / b[j] is
@@ -745,7 +770,10 @@ static rc_status div_run(rc_op *op, rc_err *err)
 {
     rc_status st;
     int64_t pre, n, post;
-    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, err))) return st;
+    int numpy;
+    rc_bc bc;
+    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err))) return st;
+    if (numpy) return rc_bc_binary(op, RC_BC_DIV, &bc, err);
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     if (A->dtype == RC_F32) {
         if ((st = resize_out_like(op, 0, A, err))) return st;
@@ -801,11 +829,14 @@ typedef void (*cmp_kernel_i32)(int64_t, int64_t, int64_t, const int32_t *, const
 
 /* A, B float32 or int32 (one dtype; legacy broadcast of B as Add's) -> C int32 0 / 1, shape of A.
  * No in-place (the schema refuses it): C may not be A or B. */
-static rc_status cmp_run(rc_op *op, cmp_kernel_f32 kf, cmp_kernel_i32 ki, rc_err *err)
+static rc_status cmp_run(rc_op *op, cmp_kernel_f32 kf, cmp_kernel_i32 ki, rc_bc_kind kind, rc_err *err)
 {
     rc_status st;
     int64_t pre, n, post;
-    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, err))) return st;
+    int numpy;
+    rc_bc bc;
+    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err))) return st;
+    if (numpy) return rc_bc_binary(op, kind, &bc, err);
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, A->dims, sizeof dims);
@@ -818,12 +849,12 @@ static rc_status cmp_run(rc_op *op, cmp_kernel_f32 kf, cmp_kernel_i32 ki, rc_err
     return RC_OK;
 }
 
-static rc_status eq_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_eq_f32, cmp_eq_i32, err); }
-static rc_status ne_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ne_f32, cmp_ne_i32, err); }
-static rc_status lt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_lt_f32, cmp_lt_i32, err); }
-static rc_status le_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_le_f32, cmp_le_i32, err); }
-static rc_status gt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_gt_f32, cmp_gt_i32, err); }
-static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32, cmp_ge_i32, err); }
+static rc_status eq_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_eq_f32, cmp_eq_i32, RC_BC_EQ, err); }
+static rc_status ne_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ne_f32, cmp_ne_i32, RC_BC_NE, err); }
+static rc_status lt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_lt_f32, cmp_lt_i32, RC_BC_LT, err); }
+static rc_status le_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_le_f32, cmp_le_i32, RC_BC_LE, err); }
+static rc_status gt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_gt_f32, cmp_gt_i32, RC_BC_GT, err); }
+static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32, cmp_ge_i32, RC_BC_GE, err); }
 
 /* DivGradient: B [n] (or C's shape without broadcast), C [pre, n, post] (Div's
  * output), dC (shape of C) -> dA = dC / B (shape of C), dB = -sum(dC C) / B
@@ -831,8 +862,20 @@ static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32,
  * dA may be dC (Div ran in place on A). */
 static rc_status div_grad_run(rc_op *op, rc_err *err)
 {
-    const math_args *a = op->state;
+    math_args *a = op->state;
     rc_status st;
+    if (op->n_in == 4) { /* Caffe2's (dC, A, B, C) form, any broadcast */
+        for (int i = 1; i < 4; i++)
+            if (rc_in(op, i)->dtype == RC_I32)
+                return rc_op_fail(op, err, RC_ERR_TYPE,
+                                  "input %d blob '%s' %s is int32: Div on int32 inputs has no gradient (integer "
+                                  "division is piecewise constant)", i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)));
+        rc_bc bc;
+        for (int i = 1; i < 3; i++)
+            if ((st = check_f32(op, i, err))) return st;
+        if ((st = rc_binary_bc(op, 1, 2, a->broadcast, a->axis, &bc, err))) return st;
+        return rc_bc_grad(op, RC_BC_DIV, &bc, &a->acc, &a->acc_n, err);
+    }
     for (int i = 0; i < 2; i++)
         if (rc_in(op, i)->dtype == RC_I32)
             return rc_op_fail(op, err, RC_ERR_TYPE,
@@ -854,7 +897,15 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static int inplace_div_grad(int in, int out) { return in == 2 && out == 0; }
+/* dA may be dC: input 2 of (B, C, dC), input 0 of (dC, A, B, C), also where
+ * dC's blob stands for another input (div_grad_setup refuses any other blob). */
+static int inplace_div_grad(int in, int out) { return out == 0 && in <= 2; }
+
+static rc_status div_grad_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_bc_grad_setup_check(op, op->n_in == 4 ? 0 : 2, err);
+    return st ? st : binary_setup(op, err);
+}
 
 static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
 {
@@ -1131,8 +1182,9 @@ const rc_op_schema rc_ops_math[] = {
      binary_check_i32},
     {"GE", 2, 2, 1, 1, NULL, binary_setup, ge_run, math_args_free, "C = (A >= B) int32 0/1 (args broadcast, axis)",
      binary_check_i32},
-    {"DivGradient", 3, 3, 2, 2, inplace_div_grad, binary_setup, div_grad_run, math_args_free,
-     "(B, C, dC) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args broadcast, axis)"},
+    {"DivGradient", 3, 4, 2, 2, inplace_div_grad, div_grad_setup, div_grad_run, math_args_free,
+     "(B, C, dC) or (dC, A, B, C) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args "
+     "broadcast, axis)"},
     {"Pow", 1, 2, 1, 1, rc_inplace_any, pow_setup, pow_run, math_args_free,
      "Y = X ^ exponent (arg exponent; exact for 0, 1, 2, 0.5, -1, else powf)"},
     {"PowGradient", 2, 2, 1, 1, rc_inplace_any, exponent_setup, pow_grad_run, math_args_free,
