@@ -12,7 +12,6 @@ time per workspace) is safe: another thread's SwitchWorkspace can never
 redirect this thread's FeedBlob or RunNet.
 """
 
-import os
 import threading
 
 import numpy as np
