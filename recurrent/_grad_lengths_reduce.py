@@ -97,7 +97,8 @@ def _sparse_lengths_weighted_sum_grad(op, g_output):
                                       [scalars, g_output[0], lengths, data, indices],
                                       [values, scalars + "_grad"])
         return [grad_op], [core.GradientSlice(indices, values), scalars + "_grad", None, None]
-    grad_op = core.CreateOperator("SparseLengthsWeightedSumGradient", [scalars, g_output[0], lengths], [values])
+    grad_op = core.CreateOperator("SparseLengthsWeightedSumGradient", [scalars, g_output[0], lengths],
+                                  [values])
     return [grad_op], [core.GradientSlice(indices, values), None, None, None]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from recurrent import core, model_helper, optimizer, workspace
 from test_ops_clip_math import check_grads
-from test_ops_math import close, f32, feed, op, run  # the same helpers
+from test_ops_math import f32, feed, op, run  # the same helpers
 
 
 def G(o, g_output):
@@ -191,7 +191,7 @@ def test_weighted_sum_gradient_ops(rng, sparse, lengths):
 def test_max_gradient_op_gives_every_tie_the_gradient():
     data = np.array([[1, 5], [4, 5], [4, 0], [2, 2]], np.float32)
     feed(d=data, l=i32([3, 0, 1]))
-    out = run("LengthsMax", ["d", "l"], ["o"])
+    np.testing.assert_array_equal(run("LengthsMax", ["d", "l"], ["o"]), [[4, 5], [0, 0], [2, 2]])
     g = np.array([[10, 20], [30, 40], [50, 60]], np.float32)
     feed(g=g)
     dx = run("LengthsMaxWithMainInputAndForwardOutputGradient", ["o", "g", "l", "d"], ["dx"])
@@ -273,6 +273,9 @@ def fails(exc, message, type_, inputs, outputs=("o",), **args):
     assert str(e.value) == message
 
 
+D_42 = "(the rows of input 0 blob 'd' of shape (4, 2) float32)"
+
+
 def test_bad_lengths_and_indices_leave_the_output_alone(rng):
     keep = np.full((2, 2), 9.0, np.float32)
     feed(o=keep, d=f32(rng, 4, 2), i=i32([0, 1, 4, 3]), w=f32(rng, 4))
@@ -280,18 +283,18 @@ def test_bad_lengths_and_indices_leave_the_output_alone(rng):
     fails(ValueError, "op LengthsSum #0: input 1 blob 'l' (lengths): length -1 at position 1 is negative",
           "LengthsSum", ["d", "l"])
     feed(l=i32([3, 2]))
-    fails(ValueError, "op LengthsMean #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 5, but must "
-          "sum to 4 (the first dim of input 0 blob 'd' of shape (4, 2) float32)", "LengthsMean", ["d", "l"])
-    fails(ValueError, "op SparseLengthsSum #0: input 2 blob 'l' (lengths) of shape (2,) int32 sums to 5, but "
-          "must sum to 4 (the first dim of input 1 blob 'i' of shape (4,) int32)", "SparseLengthsSum",
-          ["d", "i", "l"])
+    fails(ValueError, "op LengthsMean #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 5, "
+          "but must sum to 4 (the first dim of input 0 blob 'd' of shape (4, 2) float32)",
+          "LengthsMean", ["d", "l"])
+    fails(ValueError, "op SparseLengthsSum #0: input 2 blob 'l' (lengths) of shape (2,) int32 sums to 5, "
+          "but must sum to 4 (the first dim of input 1 blob 'i' of shape (4,) int32)",
+          "SparseLengthsSum", ["d", "i", "l"])
     feed(l=i32([3, 1]))
-    fails(IndexError, "op SparseLengthsWeightedSum #0: input 2 blob 'i': index 4 at position 2 is out of range "
-          "[0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)", "SparseLengthsWeightedSum",
-          ["d", "w", "i", "l"])
+    fails(IndexError, "op SparseLengthsWeightedSum #0: input 2 blob 'i': index 4 at position 2 "
+          "is out of range [0, 4) " + D_42, "SparseLengthsWeightedSum", ["d", "w", "i", "l"])
     feed(i=i32([0, -2, 1, 1]))
-    fails(IndexError, "op SparseLengthsMean #0: input 1 blob 'i': index -2 at position 1 is out of range "
-          "[0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)", "SparseLengthsMean", ["d", "i", "l"])
+    fails(IndexError, "op SparseLengthsMean #0: input 1 blob 'i': index -2 at position 1 "
+          "is out of range [0, 4) " + D_42, "SparseLengthsMean", ["d", "i", "l"])
     assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
     # the workspace stays usable
     feed(i=i32([0, 1, 1, 3]))
@@ -307,9 +310,9 @@ def test_bad_shapes_and_dtypes(rng):
           ["d", "lf"])
     fails(ValueError, "op LengthsSum #0: input 0 blob 's' (data) must have at least 1 dim, got () float32",
           "LengthsSum", ["s", "l"])
-    fails(ValueError, "op LengthsWeightedSum #0: input 1 blob 'w' (scalars) of shape (3,) float32 must hold one "
-          "weight per row: 4 (the first dim of input 0 blob 'd' of shape (4, 2) float32)", "LengthsWeightedSum",
-          ["d", "w", "l"])
+    fails(ValueError, "op LengthsWeightedSum #0: input 1 blob 'w' (scalars) of shape (3,) float32 "
+          "must hold one weight per row: 4 (the first dim of input 0 blob 'd' of shape (4, 2) float32)",
+          "LengthsWeightedSum", ["d", "w", "l"])
     fails(ValueError, "op SparseLengthsSum #0: input 1 blob 'i' (indices) must have 1 dim, got (2, 2) int32",
           "SparseLengthsSum", ["d", "i", "l"])
     fails(ValueError, "op LengthsWeightedSum #0: argument grad_on_weights must be 0 or 1, got 2",
@@ -317,23 +320,24 @@ def test_bad_shapes_and_dtypes(rng):
 
 
 def test_bad_gradient_inputs(rng):
-    feed(g=f32(rng, 2, 3), l=i32([1, 1, 1]), l2=i32([2, 1]), w=f32(rng, 2), d=f32(rng, 3, 4), i=i32([0, 5, 1]),
-         o=f32(rng, 3, 3))
-    fails(ValueError, "op LengthsSumGradient #0: input 0 blob 'g' (the output gradient) of shape (2, 3) float32 "
-          "must have one row per segment: 3 (input 1 blob 'l' (lengths) of shape (3,) int32)",
+    feed(g=f32(rng, 2, 3), l=i32([1, 1, 1]), l2=i32([2, 1]), w=f32(rng, 2), d=f32(rng, 3, 4),
+         i=i32([0, 5, 1]), o=f32(rng, 3, 3))
+    fails(ValueError, "op LengthsSumGradient #0: input 0 blob 'g' (the output gradient) of shape (2, 3) "
+          "float32 must have one row per segment: 3 (input 1 blob 'l' (lengths) of shape (3,) int32)",
           "LengthsSumGradient", ["g", "l"], ["dx"])
-    fails(ValueError, "op LengthsWeightedSumGradient #0: input 2 blob 'l2' (lengths) of shape (2,) int32 sums to "
-          "3, but must sum to 2 (the first dim of input 0 blob 'w' of shape (2,) float32)",
+    fails(ValueError, "op LengthsWeightedSumGradient #0: input 2 blob 'l2' (lengths) of shape (2,) int32 "
+          "sums to 3, but must sum to 2 (the first dim of input 0 blob 'w' of shape (2,) float32)",
           "LengthsWeightedSumGradient", ["w", "g", "l2"], ["dx"])
-    fails(ValueError, "op LengthsWeightedSumWithMainInputGradient #0: input 3 blob 'd' (3, 4) float32 and input 1 "
-          "blob 'g' (2, 3) float32 must have the same shape after the first dim",
+    fails(ValueError, "op LengthsWeightedSumWithMainInputGradient #0: input 3 blob 'd' (3, 4) float32 and "
+          "input 1 blob 'g' (2, 3) float32 must have the same shape after the first dim",
           "LengthsWeightedSumWithMainInputGradient", ["w", "g", "l2", "d"], ["dx", "dw"])
     feed(d=f32(rng, 3, 3), w=f32(rng, 3))
-    fails(IndexError, "op SparseLengthsWeightedSumWithMainInputGradient #0: input 4 blob 'i': index 5 at position 1 "
-          "is out of range [0, 3) (the rows of input 3 blob 'd' of shape (3, 3) float32)",
+    fails(IndexError, "op SparseLengthsWeightedSumWithMainInputGradient #0: input 4 blob 'i': index 5 "
+          "at position 1 is out of range [0, 3) (the rows of input 3 blob 'd' of shape (3, 3) float32)",
           "SparseLengthsWeightedSumWithMainInputGradient", ["w", "g", "l2", "d", "i"], ["dx", "dw"])
-    fails(ValueError, "op LengthsMaxWithMainInputAndForwardOutputGradient #0: input 0 blob 'o' (the forward "
-          "output) (3, 3) float32 must have the shape of input 1 blob 'g' (the output gradient) (2, 3) float32",
+    fails(ValueError, "op LengthsMaxWithMainInputAndForwardOutputGradient #0: input 0 blob 'o' "
+          "(the forward output) (3, 3) float32 must have the shape of input 1 blob 'g' "
+          "(the output gradient) (2, 3) float32",
           "LengthsMaxWithMainInputAndForwardOutputGradient", ["o", "g", "l2", "d"], ["dx"])
 
 
@@ -341,12 +345,12 @@ def test_shapes_checked_at_net_creation(rng):
     feed(d=f32(rng, 4, 2), w=f32(rng, 3), l=i32([4]))
     net = core.Net("early")
     net.LengthsWeightedSum(["d", "w", "l"], "o")
-    with pytest.raises(ValueError, match=r"input 1 blob 'w' \(scalars\) of shape \(3,\) float32 must hold one "
-                       r"weight per row: 4"):
+    with pytest.raises(ValueError, match=r"input 1 blob 'w' \(scalars\) of shape \(3,\) float32 "
+                       r"must hold one weight per row: 4"):
         workspace.CreateNet(net)
 
 
-# ---------------------------------------------------------------- end to end: an embedding bag trained with Adagrad
+# ---------------------------------------------------------------- end to end: an embedding bag, Adagrad
 V, D, K, B = 7, 4, 3, 3
 
 
@@ -387,7 +391,8 @@ def test_embedding_bag_trained_with_sparse_adagrad(rng):
             hE[i] = hE[i] + rows[k] * rows[k]
             E[i] = E[i] + lr * rows[k] / (np.sqrt(hE[i]) + eps)
         workspace.RunNet(m.net)
-        np.testing.assert_allclose(workspace.FetchBlob("loss"), 0.5 * np.sum((Y - target) ** 2) / B, rtol=1e-4)
+        ref_loss = 0.5 * np.sum((Y - target) ** 2) / B
+        np.testing.assert_allclose(workspace.FetchBlob("loss"), ref_loss, rtol=1e-4)
         np.testing.assert_allclose(workspace.FetchBlob("emb"), E, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(workspace.FetchBlob("w"), W, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(workspace.FetchBlob("b"), bb, rtol=1e-4, atol=1e-5)
