@@ -70,6 +70,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
              # axis, above (and refuse axis_str, here); Not reads nothing
              "axis_str",
+             # (Sparse)LengthsWeightedSum (csrc/ops/lengths_reduce.c); the other Lengths* ops read no argument
+             "grad_on_weights",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -172,7 +172,8 @@ def build_ops_net(name="af_ops"):
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
-    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops) with its gradients,
+    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment
+    reductions) with its gradients,
     a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
     Adagrad,
@@ -239,6 +240,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
     init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
+    init.GivenTensorIntFill([], "lr_len", shape=[3], values=[1, 0, 3])
+    init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
+    init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
     net = core.Net(name)
@@ -312,8 +316,18 @@ def build_ops_net(name="af_ops"):
     bc_col = net.Slice(lin, "bc_col", starts=[0, 0], ends=[-1, 1])
     bc_m = net.Mul([net.Sub([net.Add([bc_col, "lin_b"], "bc_a"), "half"], "bc_s"), bc_col], "bc_m")
     loss13 = net.SumElements(net.Div([bc_m, "ln_g"], "bc_d"), "loss13")
+    # lengths reductions (ops/lengths_reduce.c) over e's and h's rows and over a table read by ids, with
+    # their gradients (the sparse ones densified and summed: SparseToDense, Sum)
+    lr_out = [net.LengthsSum([e, "lr_len"], "lr_sum"), net.LengthsMean([e, "lr_len"], "lr_mean"),
+              net.LengthsWeightedSum([e, "lr_w", "lr_len"], "lr_wsum", grad_on_weights=1),
+              net.LengthsMax([h, "lr_len"], "lr_max"),
+              net.SparseLengthsSum(["emb_l", "ids", "lr_len"], "lr_ssum"),
+              net.SparseLengthsMean(["emb_l", "ids", "lr_len"], "lr_smean"),
+              net.SparseLengthsWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "lr_swsum", grad_on_weights=1)]
+    loss14 = net.Sum([net.SumElements(net.Mul([o_, o_], "lr_sq%d" % i), "lr_l%d" % i)
+                      for i, o_ in enumerate(lr_out)], "loss14")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13], "loss")
+                    loss10, loss11, loss12, loss13, loss14], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -398,7 +412,10 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
-        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]]
+        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
+        [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
+        ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
+        [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]]
     return init, net, compare
 
 
@@ -427,7 +444,13 @@ def test_ops_allocation_failures(sticky):
                "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
                "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
                "op Accuracy #", "op Ftrl #",
-               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #"):
+               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #",
+               "op LengthsSum #", "op LengthsMean #", "op LengthsWeightedSum #", "op LengthsMax #",
+               "op SparseLengthsSum #", "op SparseLengthsMean #", "op SparseLengthsWeightedSum #",
+               "op LengthsSumGradient #", "op LengthsMeanGradient #",
+               "op LengthsWeightedSumWithMainInputGradient #",
+               "op LengthsMaxWithMainInputAndForwardOutputGradient #", "op SparseLengthsSumGradient #",
+               "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

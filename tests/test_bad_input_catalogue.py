@@ -1734,6 +1734,35 @@ CASES = [
     Case("not-float-input", "ops: broadcasting", "Not([f float32 (2,)])",
          "feed(f=f32(2)); run_op('Not', ['f'], ['y'])", T_,
          r"op Not #0: input 0 blob 'f' \(2,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
+    # ---------------------------------------------------------------- lengths reductions (lengths_reduce.c)
+    Case("lengths-negative", "ops: lengths reductions", "LengthsSum([d (4,2), lengths [3, -1, 2]])",
+         "feed(d=f32(4, 2), l=np.array([3, -1, 2], np.int32)); run_op('LengthsSum', ['d', 'l'], 'o')", V,
+         r"op LengthsSum #0: input 1 blob 'l' \(lengths\): length -1 at position 1 is negative",
+         after="feed(l=np.array([3, 0, 1], np.int32)); run_op('LengthsSum', ['d', 'l'], 'o')",
+         note="checked before anything is written; every Lengths*/SparseLengths* op the same"),
+    Case("lengths-sum-mismatch", "ops: lengths reductions", "LengthsMean([d (4,2), lengths [3, 2]])",
+         "feed(d=f32(4, 2), l=np.array([3, 2], np.int32)); run_op('LengthsMean', ['d', 'l'], 'o')", V,
+         r"op LengthsMean #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 5, "
+         r"but must sum to 4 \(the first dim of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="SparseLengths*: the lengths must sum to len(INDICES)"),
+    Case("sparse-lengths-index-range", "ops: lengths reductions",
+         "SparseLengthsSum([d (4,2), indices [0, 4], lengths [2]])",
+         "feed(d=f32(4, 2), i=np.array([0, 4], np.int32), l=np.array([2], np.int32)); "
+         "run_op('SparseLengthsSum', ['d', 'i', 'l'], 'o')", I,
+         r"op SparseLengthsSum #0: input 1 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+         r"\(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="negative indices the same; Caffe2 enforced the range too"),
+    Case("lengths-weights-count", "ops: lengths reductions",
+         "LengthsWeightedSum([d (4,2), scalars (3,), lengths [4]])",
+         "feed(d=f32(4, 2), w=f32(3), l=np.array([4], np.int32)); "
+         "run_op('LengthsWeightedSum', ['d', 'w', 'l'], 'o')", V,
+         r"op LengthsWeightedSum #0: input 1 blob 'w' \(scalars\) of shape \(3,\) float32 "
+         r"must hold one weight per row: 4 \(the first dim of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="checked already at CreateNet"),
+    Case("lengths-gradient-rows", "ops: lengths reductions", "LengthsSumGradient([dout (2,3), lengths (3,)])",
+         "feed(g=f32(2, 3), l=np.array([1, 1, 1], np.int32)); run_op('LengthsSumGradient', ['g', 'l'], 'dx')",
+         V, r"op LengthsSumGradient #0: input 0 blob 'g' \(the output gradient\) of shape \(2, 3\) "
+         r"float32 must have one row per segment: 3 \(input 1 blob 'l' \(lengths\) of shape \(3,\) int32\)"),
 ]
 
 XFAIL = {}

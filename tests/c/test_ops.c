@@ -793,6 +793,64 @@ static void test_dedup_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- lengths reductions */
+/* LengthsSum of (4, 2) rows by lengths {1, 0, 3}, SparseLengthsWeightedSum of those rows picked by
+ * {3, 3, 0} with weights {1, 2, -1} by lengths {2, 1}, and LengthsMax, against hand-computed values;
+ * a negative length is refused, names the op, and leaves the outputs and the net usable. */
+static void test_lengths_net(void)
+{
+    const char *needed[] = {"LengthsSum", "SparseLengthsWeightedSum", "LengthsMax"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dd[] = {4, 2}, d3[] = {3}, d2[] = {2};
+    rc_blob *db = rct_feed_f32(ws, "d", 2, dd, 0.f), *wb = rct_feed_f32(ws, "w", 1, d3, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "l", &err), *ib = rc_ws_create_local(ws, "i", &err);
+    rc_blob *l2b = rc_ws_create_local(ws, "l2", &err);
+    REQUIRE(db && wb && lb && ib && l2b);
+    REQUIRE(rc_tensor_resize(&lb->t, RC_I32, 1, d3, &err) == RC_OK &&
+            rc_tensor_resize(&ib->t, RC_I32, 1, d3, &err) == RC_OK &&
+            rc_tensor_resize(&l2b->t, RC_I32, 1, d2, &err) == RC_OK);
+    const int32_t len[3] = {1, 0, 3}, idx[3] = {3, 3, 0}, len2[2] = {2, 1};
+    memcpy(rc_i32(&lb->t), len, sizeof len);
+    memcpy(rc_i32(&ib->t), idx, sizeof idx);
+    memcpy(rc_i32(&l2b->t), len2, sizeof len2);
+    const float w[3] = {1, 2, -1}, d[8] = {1, 2, 3, -4, 5, 6, -7, 8};
+    memcpy(rc_f32(&wb->t), w, sizeof w);
+    memcpy(rc_f32(&db->t), d, sizeof d);
+
+    rc_netdef *nd = rc_netdef_new("lengths");
+    REQUIRE(nd != NULL);
+    int ok = add(nd, "LengthsSum", "d,l", "s") && add(nd, "SparseLengthsWeightedSum", "d,w,i,l2", "ws") &&
+             add(nd, "LengthsMax", "d,l", "mx");
+    REQUIRE(ok);
+    rc_err_clear(&err);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    const float want_s[6] = {1, 2, 0, 0, 3 + 5 - 7, -4 + 6 + 8};
+    const float want_ws[4] = {3 * -7.f, 3 * 8.f, -1, -2};
+    const float want_mx[6] = {1, 2, 0, 0, 5, 8};
+    const rc_tensor *ts = &rc_ws_get(ws, "s")->t, *tw = &rc_ws_get(ws, "ws")->t, *tm = &rc_ws_get(ws, "mx")->t;
+    CHECK(ts->ndim == 2 && ts->dims[0] == 3 && ts->dims[1] == 2 && close_to(rc_f32(ts), want_s, 6, 0.f));
+    CHECK(tw->ndim == 2 && tw->dims[0] == 2 && tw->dims[1] == 2 && close_to(rc_f32(tw), want_ws, 4, 0.f));
+    CHECK(tm->ndim == 2 && tm->dims[0] == 3 && close_to(rc_f32(tm), want_mx, 6, 0.f));
+
+    const int32_t bad[3] = {2, -1, 3};
+    memcpy(rc_i32(&lb->t), bad, sizeof bad);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op LengthsSum #0: input 1 blob 'l' (lengths): length -1 at position 1 is negative");
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "s")->t), want_s, 6, 0.f));
+    memcpy(rc_i32(&lb->t), len, sizeof len);
+    CHECK_OK(rc_net_run(net, &err), err);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- TopK, Tile, Log, Exp, FlattenToVec */
 /* x (2, 5) with ties and a NaN: TopK (k = 3, flat indices), its gradient, Tile of an int32 (2, 2) along
  * axis 1, TileGradient, Log, Exp, FlattenToVec, against hand-computed values; k too large is refused
@@ -1058,6 +1116,7 @@ int main(void)
     RUN(test_compare_cast_net);
     RUN(test_loss_net);
     RUN(test_dedup_net);
+    RUN(test_lengths_net);
     RUN(test_topk_tile_net);
     RUN(test_unary_reduce_net);
     RUN(test_copy_into_view);
