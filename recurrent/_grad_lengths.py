@@ -62,7 +62,8 @@ def _padding_lengths_in(op, kind):
         return []
     if len(op.output) < 2:
         raise ValueError("%s gradient: op %s -> %s has a lengths input but no lengths_out output, which the "
-                         "gradient needs (as Caffe2)" % (kind, list(map(str, op.input)), list(map(str, op.output))))
+                         "gradient needs (as Caffe2)"
+                         % (kind, list(map(str, op.input)), list(map(str, op.output))))
     return [str(op.output[1])]
 
 
