@@ -172,7 +172,8 @@ def build_ops_net(name="af_ops"):
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
-    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops) with its gradients,
+    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, PackSegments, UnpackSegments,
+    AddPadding with a start padding, RemovePadding) with its gradients,
     a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
     Adagrad,
@@ -184,7 +185,9 @@ def build_ops_net(name="af_ops"):
     schedule, and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
-    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy)."""
+    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
+    LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding, SequenceMask in the
+    upper (with batch) and window modes)."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -237,6 +240,8 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
+    init.GivenTensorIntFill([], "pk_len", shape=[3], values=[3, 0, 1])
+    init.GivenTensorFill([], "pad_s", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
     init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
@@ -306,8 +311,17 @@ def build_ops_net(name="af_ops"):
              net.ReduceFrontSum(u_m, "u_rfs"), net.ReduceFrontMean(u_m, "u_rfm"),
              net.ReduceBackSum(u_m, "u_rbs"), net.ReduceBackMean(u_m, "u_rbm")]
     loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")
+    # lengths ops (csrc/ops/lengths.c): sc's 4 rows packed by lengths 3, 0, 1 (with the presence mask),
+    # unpacked, padded around each segment and unpadded, with their gradients (UnpackSegments,
+    # PackSegments, RemovePadding, GatherPadding, AddPadding)
+    pk = net.PackSegments(["pk_len", sc], ["pk", "pk_mask"], return_presence_mask=1, max_length=4)[0]
+    upk = net.UnpackSegments(["pk_len", pk], "upk")
+    pad, pad_len = net.AddPadding([upk, "pk_len", "pad_s"], ["pad", "pad_len"], padding_width=1)
+    unpad = net.RemovePadding([pad, pad_len], ["unpad", "unpad_len"], padding_width=1)[0]
+    loss13 = net.Sum([net.SumElements(net.Mul([pad, pad], "pad_sq"), "pad_l"),
+                      net.SumElements(net.Mul([unpad, unpad], "unpad_sq"), "unpad_l")], "loss13")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12], "loss")
+                    loss10, loss11, loss12, loss13], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -328,6 +342,11 @@ def build_ops_net(name="af_ops"):
     net.ArgMax(sc, "u_am", axis=1)
     net.ArgMin(sc, "u_an", axis=0, keepdims=0)
     net.Accuracy([p, "labels"], "u_acc", top_k=2)
+    net.SegmentIdsToLengths(net.LengthsToSegmentIds("pk_len", "lt_ids"), "lt_len")
+    net.LengthsToRanges("pk_len", "lt_rng")
+    net.GatherPadding([pad, pad_len], ["lt_gs", "lt_ge"], padding_width=1)
+    net.SequenceMask(q3, "sm_up", mode="upper", axis=2, batch=0)
+    net.SequenceMask([q3, "rev_len"], "sm_win", mode="window", radius=1, axis=2, batch=0)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -417,7 +436,10 @@ def test_ops_allocation_failures(sticky):
                "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
                "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
                "op Accuracy #", "op Ftrl #",
-               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #"):
+               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #",
+               "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
+               "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
+               "op SegmentIdsToLengths #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
