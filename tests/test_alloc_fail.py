@@ -318,10 +318,10 @@ def build_ops_net(name="af_ops"):
     upk = net.UnpackSegments(["pk_len", pk], "upk")
     pad, pad_len = net.AddPadding([upk, "pk_len", "pad_s"], ["pad", "pad_len"], padding_width=1)
     unpad = net.RemovePadding([pad, pad_len], ["unpad", "unpad_len"], padding_width=1)[0]
-    loss13 = net.Sum([net.SumElements(net.Mul([pad, pad], "pad_sq"), "pad_l"),
-                      net.SumElements(net.Mul([unpad, unpad], "unpad_sq"), "unpad_l")], "loss13")
+    loss_pk = net.Sum([net.SumElements(net.Mul([pad, pad], "pad_sq"), "pad_l"),
+                       net.SumElements(net.Mul([unpad, unpad], "unpad_sq"), "unpad_l")], "loss_pk")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13], "loss")
+                    loss10, loss11, loss12, loss_pk], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])

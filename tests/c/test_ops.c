@@ -551,7 +551,7 @@ static void test_reverse_sqr_negative(void)
  * presence mask; UnpackSegments gives x back; AddPadding (width 1, zeros) then RemovePadding gives x back
  * with lengths_out {5, 2, 3} then {3, 0, 1}; LengthsToSegmentIds {0, 0, 0, 2}; a sum of lengths that
  * is not x's row count is refused when the op runs. */
-static void test_lengths_net(void)
+static void test_pack_padding_net(void)
 {
     rc_err err;
     rc_err_clear(&err);
@@ -1109,7 +1109,7 @@ int main(void)
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
     RUN(test_reverse_sqr_negative);
-    RUN(test_lengths_net);
+    RUN(test_pack_padding_net);
     RUN(test_compare_cast_net);
     RUN(test_loss_net);
     RUN(test_dedup_net);
