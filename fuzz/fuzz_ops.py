@@ -72,6 +72,11 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "axis_str",
              # (Sparse)LengthsWeightedSum (csrc/ops/lengths_reduce.c); the other Lengths* ops read no argument
              "grad_on_weights",
+             # PackSegments, UnpackSegments, AddPadding, RemovePadding, GatherPadding (csrc/ops/lengths.c;
+             # the Lengths* / SegmentIdsToLengths ops read no argument) and SequenceMask's modes
+             # (csrc/ops/batch.c; mode, axis, fill_val, grad are above)
+             "max_length", "pad_minf", "return_presence_mask", "padding_width", "end_padding_width",
+             "radius", "batch", "repeat_from_axis",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
@@ -87,7 +92,8 @@ def random_arg(p):
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
                        "linearWarmup", "constantWarmup", "alter", "hill", "slope", "gate", "cyclical",
                        "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "sequence", "window",
-                       "float", "INT32", "bool", "uint8", "int8", "int64", "double", "string", "minidb"])
+                       "upper", "lower", "upperdiag", "lowerdiag", "float", "INT32", "bool", "uint8", "int8",
+                       "int64", "double", "string", "minidb"])
     if kind == 3:
         return [p.interesting_int() for _ in range(p.int(0, 5))]
     if kind == 4:

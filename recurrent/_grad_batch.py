@@ -12,9 +12,11 @@ Caffe2's GetBatchMatMulGradient without broadcasting:
 When A and B are one blob, A's gradient is ``<a>_grad`` and B's
 ``<a>_grad_autogen_bmm_1``; the backward pass sums them.
 
-SequenceMask: ``SequenceMask([dY, sequence_lengths], [dX])`` with the forward
-op's arguments (mode, axis, fill_val) and ``grad=1``, which makes the fill value
-0: the masked positions get a zero gradient. The lengths get no gradient.
+SequenceMask: ``SequenceMask([dY, sequence_lengths], [dX])`` (``[dY]`` for the
+modes without a second input, ``[dY, window_centers]`` for 'window') with the
+forward op's arguments (mode, axis, fill_val, batch, radius, repeat_from_axis)
+and ``grad=1``, which makes the fill value 0: the masked positions get a zero
+gradient. The lengths (centers) get no gradient.
 
 ReversePackedSegs: ``ReversePackedSegs([dY, lengths], [dX])``, as Caffe2's
 maker (the op is its own inverse and, being a permutation, its own gradient).
@@ -75,13 +77,13 @@ def _batch_matmul_grad(op, g_output):
 def _sequence_mask_grad(op, g_output):
     dy = g_output[0]
     if dy is None:
-        return [], [None, None]
+        return [], [None] * len(op.input)
     gx = str(op.input[0]) + "_grad"
-    g = CreateOperator("SequenceMask", [str(dy), str(op.input[1])], [gx])
-    # the forward op's arguments (mode, axis, fill_val), then grad=1, as Caffe2's maker
+    g = CreateOperator("SequenceMask", [str(dy)] + [str(b) for b in op.input[1:]], [gx])
+    # the forward op's arguments (mode, axis, fill_val, ...), then grad=1, as Caffe2's maker
     g.arg.extend(copy.deepcopy([a for a in op.arg if a.name != "grad"]))
     g.arg.append(make_argument("grad", 1))
-    return [g], [gx, None]
+    return [g], [gx] + [None] * (len(op.input) - 1)
 
 
 @GradientRegistry.RegisterGradient("ReversePackedSegs")

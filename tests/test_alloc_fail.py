@@ -173,7 +173,8 @@ def build_ops_net(name="af_ops"):
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
     Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment
-    reductions) with its gradients,
+    reductions, PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding) with its
+    gradients,
     a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
     Adagrad,
@@ -186,7 +187,9 @@ def build_ops_net(name="af_ops"):
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
-    And / Or / Xor / Not), and numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops."""
+    And / Or / Xor / Not, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding,
+    SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
+    Div with their gradient ops."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -239,6 +242,8 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
+    init.GivenTensorIntFill([], "pk_len", shape=[3], values=[3, 0, 1])
+    init.GivenTensorFill([], "pad_s", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
     init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorIntFill([], "lr_len", shape=[3], values=[1, 0, 3])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
@@ -323,11 +328,21 @@ def build_ops_net(name="af_ops"):
               net.LengthsMax([h, "lr_len"], "lr_max"),
               net.SparseLengthsSum(["emb_l", "ids", "lr_len"], "lr_ssum"),
               net.SparseLengthsMean(["emb_l", "ids", "lr_len"], "lr_smean"),
-              net.SparseLengthsWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "lr_swsum", grad_on_weights=1)]
+              net.SparseLengthsWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "lr_swsum",
+                                           grad_on_weights=1)]
     loss14 = net.Sum([net.SumElements(net.Mul([o_, o_], "lr_sq%d" % i), "lr_l%d" % i)
                       for i, o_ in enumerate(lr_out)], "loss14")
+    # lengths ops (csrc/ops/lengths.c): sc's 4 rows packed by lengths 3, 0, 1 (with the presence mask),
+    # unpacked, padded around each segment and unpadded, with their gradients (UnpackSegments,
+    # PackSegments, RemovePadding, GatherPadding, AddPadding)
+    pk = net.PackSegments(["pk_len", sc], ["pk", "pk_mask"], return_presence_mask=1, max_length=4)[0]
+    upk = net.UnpackSegments(["pk_len", pk], "upk")
+    pad, pad_len = net.AddPadding([upk, "pk_len", "pad_s"], ["pad", "pad_len"], padding_width=1)
+    unpad = net.RemovePadding([pad, pad_len], ["unpad", "unpad_len"], padding_width=1)[0]
+    loss_pk = net.Sum([net.SumElements(net.Mul([pad, pad], "pad_sq"), "pad_l"),
+                       net.SumElements(net.Mul([unpad, unpad], "unpad_sq"), "unpad_l")], "loss_pk")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14], "loss")
+                    loss10, loss11, loss12, loss13, loss14, loss_pk], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -351,6 +366,11 @@ def build_ops_net(name="af_ops"):
     # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
     lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
     net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
+    net.SegmentIdsToLengths(net.LengthsToSegmentIds("pk_len", "lt_ids"), "lt_len")
+    net.LengthsToRanges("pk_len", "lt_rng")
+    net.GatherPadding([pad, pad_len], ["lt_gs", "lt_ge"], padding_width=1)
+    net.SequenceMask(q3, "sm_up", mode="upper", axis=2, batch=0)
+    net.SequenceMask([q3, "rev_len"], "sm_win", mode="window", radius=1, axis=2, batch=0)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
@@ -450,7 +470,10 @@ def test_ops_allocation_failures(sticky):
                "op LengthsSumGradient #", "op LengthsMeanGradient #",
                "op LengthsWeightedSumWithMainInputGradient #",
                "op LengthsMaxWithMainInputAndForwardOutputGradient #", "op SparseLengthsSumGradient #",
-               "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #"):
+               "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #",
+               "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
+               "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
+               "op SegmentIdsToLengths #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -638,9 +638,11 @@ CASES = [
          workspace.CreateNet(n)
          """, V, r"net 'bmm': op BatchMatMul #0: argument broadcast=1: batch broadcasting is not supported "
                  r"\(A and B must have the same ndim >= 2 and the same batch dims\)"),
-    Case("sequence-mask-mode", "ops: batch", "SequenceMask([x, lengths], mode='window')",
-         "feed(x=f32(2, 3), l=np.ones(2, np.int32)); run_op('SequenceMask', ['x', 'l'], 'y', mode='window')",
-         V, r"op SequenceMask #0: argument mode='window' is not supported: only 'sequence' is",
+    Case("sequence-mask-mode", "ops: batch", "SequenceMask([x, lengths], mode='diagonal')",
+         "feed(x=f32(2, 3), l=np.ones(2, np.int32)); "
+         "run_op('SequenceMask', ['x', 'l'], 'y', mode='diagonal')",
+         V, r"op SequenceMask #0: argument mode='diagonal' is not supported: one of 'sequence', 'window', "
+            r"'upper', 'lower', 'upperdiag', 'lowerdiag'",
          note="mode defaults to 'sequence' (Caffe2 requires the argument)"),
     Case("sequence-mask-lengths-count", "ops: batch", "SequenceMask([x (2,3,4), lengths (2,)], axis=2)",
          """
@@ -1763,6 +1765,59 @@ CASES = [
          "feed(g=f32(2, 3), l=np.array([1, 1, 1], np.int32)); run_op('LengthsSumGradient', ['g', 'l'], 'dx')",
          V, r"op LengthsSumGradient #0: input 0 blob 'g' \(the output gradient\) of shape \(2, 3\) "
          r"float32 must have one row per segment: 3 \(input 1 blob 'l' \(lengths\) of shape \(3,\) int32\)"),
+    # ---------------------------------------------------------------- lengths ops (PackSegments, ...)
+    Case("pack-segments-lengths-sum", "ops: lengths", "PackSegments([lengths [2, 2], x (3,2)])",
+         "feed(l=np.array([2, 2], np.int32), x=f32(3, 2)); run_op('PackSegments', ['l', 'x'], 'p')", V,
+         r"op PackSegments #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, but input 1 "
+         r"blob "
+         r"'x' of shape \(3, 2\) float32 has 3 rows \(dim 0\)",
+         note="every length is checked before anything is written; Caffe2 read past the data"),
+    Case("pack-segments-max-length", "ops: lengths", "PackSegments([lengths [1, 3], x (4,)], max_length=2)",
+         "feed(l=np.array([1, 3], np.int32), x=f32(4)); "
+         "run_op('PackSegments', ['l', 'x'], 'p', max_length=2)",
+         V, r"op PackSegments #0: input 0 blob 'l' \(lengths\) holds 3 at index 1, above 2 \(argument "
+            r"max_length\)",
+         after="feed(l=np.array([2, 2], np.int32)); run_op('PackSegments', ['l', 'x'], 'p', max_length=2)",
+         note="Caffe2 truncated the segment (its gradient then had the wrong shape)"),
+    Case("pack-segments-pad-minf-int32", "ops: lengths", "PackSegments([lengths, x int32], pad_minf=1)",
+         "feed(l=np.array([1], np.int32), x=np.ones(1, np.int32)); "
+         "run_op('PackSegments', ['l', 'x'], 'p', pad_minf=1)", V,
+         r"op PackSegments #0: argument pad_minf=1 needs float32 data, input 1 blob 'x' \(tensor\) is \(1,\) "
+         r"int32", note="int32 data is padded with 0 (Caffe2 left it uninitialised)"),
+    Case("unpack-segments-length-above-t", "ops: lengths", "UnpackSegments([lengths [1, 4], packed (2,3,2)])",
+         "feed(l=np.array([1, 4], np.int32), p=f32(2, 3, 2)); run_op('UnpackSegments', ['l', 'p'], 'u')", V,
+         r"op UnpackSegments #0: input 0 blob 'l' \(lengths\) holds 4 at index 1, above 3 \(T = dim 1 of "
+         r"input "
+         r"1 \(packed\)\)", note="Caffe2 read past packed"),
+    Case("add-padding-padding-size", "ops: lengths", "AddPadding([x (3,2), lengths, start_padding (3,)])",
+         "feed(x=f32(3, 2), l=np.array([3], np.int32), s=f32(3)); run_op('AddPadding', ['x', 'l', 's'], 'y')",
+         V, r"op AddPadding #0: input 2 blob 's' \(start_padding\) must hold 2 elements, one row of input 0 "
+            r"blob 'x' of shape \(3, 2\) float32, got \(3,\) float32",
+         note="checked already at CreateNet when the inputs hold tensors"),
+    Case("remove-padding-short-length", "ops: lengths", "RemovePadding([x (5,2), lengths [3, 2]], "
+         "padding_width=1, end_padding_width=2)",
+         "feed(x=f32(5, 2), l=np.array([3, 2], np.int32)); "
+         "run_op('RemovePadding', ['x', 'l'], 'y', padding_width=1, end_padding_width=2)", V,
+         r"op RemovePadding #0: input 1 blob 'l' \(lengths\) holds 2 at index 1, below 3 \(padding_width \+ "
+         r"end_padding_width\)", note="Caffe2 copied a negative count; GatherPadding checks the same"),
+    Case("segment-ids-to-lengths-unsorted", "ops: lengths", "SegmentIdsToLengths(ids [0, 2, 1])",
+         "feed(i=np.array([0, 2, 1], np.int32)); run_op('SegmentIdsToLengths', ['i'], 'l')", V,
+         r"op SegmentIdsToLengths #0: input 0 blob 'i' \(segment_ids\) must be sorted: 1 at index 2 follows "
+         r"2",
+         note="negative ids are refused too"),
+    Case("lengths-to-ranges-overflow", "ops: lengths", "LengthsToRanges(lengths [2147483647, 1])",
+         "feed(l=np.array([2147483647, 1], np.int32)); run_op('LengthsToRanges', ['l'], 'r')", V,
+         r"op LengthsToRanges #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 2147483648, "
+         r"above "
+         r"2147483647 \(the offsets are int32\)"),
+    Case("sequence-mask-window-inputs", "ops: lengths", "SequenceMask([x], mode='window')",
+         "feed(x=f32(2, 3)); run_op('SequenceMask', ['x'], 'y', mode='window')", V,
+         r"op SequenceMask #0: mode 'window' takes 2 input\(s\) \(input, window_centers\), got 1",
+         note="the triangular modes take exactly 1 input (Caffe2 ignored a second one)"),
+    Case("sequence-mask-batch-axis", "ops: lengths", "SequenceMask([x (2,3), lengths], batch=1)",
+         "feed(x=f32(2, 3), l=np.ones(2, np.int32)); run_op('SequenceMask', ['x', 'l'], 'y', batch=1)", V,
+         r"op SequenceMask #0: argument batch=1 must name a dim before axis=1 of input 0 blob 'x' of shape "
+         r"\(2, 3\) float32 \(canonical batch in \[0, 1\)\)"),
 ]
 
 XFAIL = {}

@@ -402,12 +402,14 @@ MASK_BAD = [
     (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"axis": 2}, ValueError,
      r"op SequenceMask #0: argument axis=2 is out of range for input 0 blob 'x' of shape \(2, 3\) float32 "
      r"\(must be in \[-2, 2\)\)"),
-    (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"mode": "window"}, ValueError,
-     r"op SequenceMask #0: argument mode='window' is not supported: only 'sequence' is"),
+    (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"mode": "diagonal"}, ValueError,
+     r"op SequenceMask #0: argument mode='diagonal' is not supported: one of 'sequence', 'window', 'upper', "
+     r"'lower', 'upperdiag', 'lowerdiag'"),
     (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"mode": "upper"}, ValueError,
-     r"op SequenceMask #0: argument mode='upper' is not supported: only 'sequence' is"),
-    (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"batch": 0}, ValueError,
-     r"op SequenceMask #0: argument 'batch' is not supported: the rows are all dims before 'axis'"),
+     r"op SequenceMask #0: mode 'upper' takes 1 input\(s\) \(input\), got 2"),
+    (np.ones((2, 3), np.float32), np.ones(2, np.int32), {"batch": 1}, ValueError,
+     r"op SequenceMask #0: argument batch=1 must name a dim before axis=1 of input 0 blob 'x' of shape "
+     r"\(2, 3\) float32 \(canonical batch in \[0, 1\)\)"),
 ]
 
 

@@ -11,17 +11,32 @@
  * empty batch, M = 0 or N = 0 gives an empty Y; K = 0 gives zeros.
  * The gradient is made of BatchMatMul ops (recurrent/_grad_batch.py).
  *
- * SequenceMask(input, sequence_lengths) -> output (Caffe2's boolean_mask_ops,
- * mode 'sequence' only). Arguments mode (default 'sequence': Caffe2 requires
- * it; any other mode is refused at creation, and so is Caffe2's 'batch'
- * argument), axis (default 1, in [-ndim, ndim) as Caffe2's canonical axis),
- * fill_val (default -inf), grad (default 0; nonzero: the fill value is 0, as
- * the gradient op uses it). The float32 input is viewed as left x right,
- * left = prod(dims[:axis]), right = prod(dims[axis:]); sequence_lengths is
- * int32 of shape (left,), and element (i, j) becomes the fill value where
- * j >= sequence_lengths[i], else is copied. A length above right masks
- * nothing; a negative length is refused (Caffe2 masked the whole row). The
- * output has the input's shape and may be the input (in place).
+ * SequenceMask(input[, sequence_lengths | window_centers]) -> output
+ * (Caffe2's boolean_mask_ops). Arguments mode (default 'sequence'; also
+ * 'window', 'upper', 'lower', 'upperdiag', 'lowerdiag'), axis (default 1, in
+ * [-ndim, ndim) as Caffe2's canonical axis), fill_val (default -inf), grad
+ * (default 0; nonzero: the fill value is 0, as the gradient op uses it),
+ * batch (optional, in [-ndim, ndim), canonical batch < axis), radius
+ * (window mode, default 10, >= 0), repeat_from_axis (optional, sequence mode
+ * without batch only, in [axis, ndim) canonical). The float32 input is viewed
+ * as B x rows x cols x D: without batch B = 1, rows = prod(dims[:axis]); with
+ * batch B = prod(dims[:batch + 1]), rows = prod(dims[batch + 1:axis]) (every
+ * batch element masked alike, as Caffe2); cols = prod(dims[axis:r]),
+ * D = prod(dims[r:]) with r = repeat_from_axis (without it cols =
+ * prod(dims[axis:]), D = 1). Element (b, i, j, k) becomes the fill value where
+ *   'sequence':  j >= sequence_lengths[i]
+ *   'window':    j < window_centers[i] - radius or j > window_centers[i] + radius
+ *   'upper':     j > i          'upperdiag': j >= i
+ *   'lower':     j < i          'lowerdiag': j <= i
+ * else is copied. (Caffe2's doc string states the triangles the other way
+ * round; its code, which we follow, masks as above.) The second input is
+ * int32 of shape (rows,) and given exactly in the two modes that use it (a
+ * stray one is refused at creation; Caffe2 ignored it). A length above cols
+ * masks nothing; a negative length is refused (Caffe2 masked the whole row);
+ * any center is fine. Arguments a mode does not use are refused at creation
+ * (radius outside window mode, repeat_from_axis outside sequence mode or with
+ * batch: Caffe2 ignored them). The output has the input's shape and may be
+ * the input (in place).
  *
  * ReversePackedSegs(data, lengths) -> reversed (Caffe2's
  * reverse_packed_segs_op). data is float32 or int32 of shape (T, N, ...),
@@ -58,18 +73,35 @@ static void bmm_kernel(int trans_a, int trans_b, int64_t batch, int64_t M, int64
         rc_sgemm(trans_a, trans_b, M, N, K, 1.f, a + i * sa, b + i * sb, 0.f, y + i * sy);
 }
 
-/* x: (left, right), len: (left,) -> y: (left, right), y[i, j] = j < len[i] ? x[i, j] : fill.
+enum { MASK_SEQUENCE, MASK_WINDOW, MASK_UPPER, MASK_LOWER, MASK_UPPERDIAG, MASK_LOWERDIAG };
+
+/* x: (B, rows, cols, D), v: (rows,) lengths or centers (NULL for the triangular modes)
+ * -> y: the same shape, y[b, i, j, :] = fill where the mode masks (i, j), else x[b, i, j, :].
  * y may alias x. */
-static void seq_mask_kernel(int64_t left, int64_t right, const float *x, const int32_t *len, float fill, float *y)
+static void seq_mask_kernel(int mode, int64_t B, int64_t rows, int64_t cols, int64_t D, const float *x,
+                            const int32_t *v, int64_t radius, float fill, float *y)
 {
-    for (int64_t i = 0; i < left; i++) {
-        const int64_t n = len[i] < right ? len[i] : right;
-        const float *xr = x + i * right;
-        float *yr = y + i * right;
-        if (yr != xr)
-            for (int64_t j = 0; j < n; j++) yr[j] = xr[j];
-        for (int64_t j = n; j < right; j++) yr[j] = fill;
-    }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < rows; i++) {
+            const int64_t base = (b * rows + i) * cols * D;
+            for (int64_t j = 0; j < cols; j++) {
+                int masked;
+                switch (mode) {
+                case MASK_SEQUENCE: masked = j >= v[i]; break;
+                case MASK_WINDOW: masked = j < (int64_t)v[i] - radius || j > (int64_t)v[i] + radius; break;
+                case MASK_UPPER: masked = j > i; break;
+                case MASK_LOWER: masked = j < i; break;
+                case MASK_UPPERDIAG: masked = j >= i; break;
+                default: masked = j <= i; break;
+                }
+                const float *xr = x + base + j * D;
+                float *yr = y + base + j * D;
+                if (masked)
+                    for (int64_t k = 0; k < D; k++) yr[k] = fill;
+                else if (yr != xr)
+                    for (int64_t k = 0; k < D; k++) yr[k] = xr[k];
+            }
+        }
 }
 
 /* x: (T, N, row bytes) of one 4-byte dtype, len: (N,), each in [0, T] -> y: (T, N, row bytes),
@@ -203,8 +235,12 @@ static rc_status bmm_run(rc_op *op, rc_err *err)
 
 /* ================================================================ SequenceMask */
 
+static const char *const mask_modes[] = {"sequence", "window", "upper", "lower", "upperdiag", "lowerdiag"};
+
 typedef struct {
-    int64_t axis;
+    int mode;
+    int has_batch, has_repeat;
+    int64_t axis, batch, repeat, radius;
     float fill; /* fill_val, or 0 with grad */
 } seq_mask_state;
 
@@ -218,67 +254,114 @@ static rc_status seq_mask_setup(rc_op *op, rc_err *err)
     int64_t grad = 0;
     float fill = 0.f;
     if ((st = rc_arg_s(&op->def, "mode", "sequence", &mode, err))) return st;
-    if (strcmp(mode, "sequence") != 0)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument mode='%s' is not supported: only 'sequence' is", mode);
-    if (rc_opdef_arg(&op->def, "batch"))
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'batch' is not supported: the rows are all dims before 'axis'");
+    s->mode = -1;
+    for (int m = 0; m < (int)(sizeof mask_modes / sizeof *mask_modes); m++)
+        if (strcmp(mode, mask_modes[m]) == 0) s->mode = m;
+    if (s->mode < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument mode='%s' is not supported: one of 'sequence', 'window', "
+                          "'upper', 'lower', 'upperdiag', 'lowerdiag'", mode);
+    const int wants = s->mode == MASK_SEQUENCE || s->mode == MASK_WINDOW ? 2 : 1;
+    if (op->n_in != wants)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "mode '%s' takes %d input(s) (input%s), got %d", mode, wants,
+                          s->mode == MASK_SEQUENCE ? ", sequence_lengths" : s->mode == MASK_WINDOW ?
+                          ", window_centers" : "", op->n_in);
     if ((st = rc_arg_i(&op->def, "axis", 1, &s->axis, err))) return st;
     if ((st = rc_arg_f(&op->def, "fill_val", -INFINITY, &fill, err))) return st;
     if ((st = rc_arg_i(&op->def, "grad", 0, &grad, err))) return st;
+    if ((st = rc_arg_i(&op->def, "radius", 10, &s->radius, err))) return st;
+    if (rc_opdef_arg(&op->def, "radius") && s->mode != MASK_WINDOW)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument radius is for mode 'window' only, mode is '%s'", mode);
+    if (s->radius < 0 || s->radius > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument radius=%lld must be in [0, %d]", (long long)s->radius,
+                          INT32_MAX);
+    s->has_batch = rc_opdef_arg(&op->def, "batch") != NULL;
+    if (s->has_batch && (st = rc_arg_i(&op->def, "batch", -1, &s->batch, err))) return st;
+    s->has_repeat = rc_opdef_arg(&op->def, "repeat_from_axis") != NULL;
+    if (s->has_repeat && (st = rc_arg_i(&op->def, "repeat_from_axis", 1, &s->repeat, err))) return st;
+    if (s->has_repeat && (s->mode != MASK_SEQUENCE || s->has_batch))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument repeat_from_axis is for mode 'sequence' without "
+                          "argument batch only (mode '%s'%s)", mode, s->has_batch ? ", batch given" : "");
     s->fill = grad ? 0.f : fill;
     return RC_OK;
 }
 
-/* input float32 split at the canonical axis into left x right; sequence_lengths
- * int32 of shape (left,). Data values are checked by run. */
-static rc_status seq_mask_shapes(rc_op *op, int64_t *left, int64_t *right, rc_err *err)
+/* input float32 viewed as B x rows x cols x D (see the top of the file); the
+ * second input, where the mode takes one, int32 of shape (rows,). Data values
+ * are checked by run. */
+static rc_status seq_mask_shapes(rc_op *op, int64_t *B, int64_t *rows, int64_t *cols, int64_t *D, rc_err *err)
 {
     const seq_mask_state *s = op->state;
     rc_status st;
-    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
-    const rc_tensor *x = rc_in(op, 0), *len = rc_in(op, 1);
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    if (op->n_in > 1 && (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
     const int64_t a = s->axis < 0 ? s->axis + x->ndim : s->axis;
     if (a < 0 || a >= x->ndim)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "argument axis=%lld is out of range for input 0 blob '%s' of shape %s (must be in "
                           "[-%d, %d))", (long long)s->axis, rc_in_name(op, 0), RC_SHAPE(x), x->ndim, x->ndim);
-    *left = rc_dims_prod(x, 0, (int)a);
-    *right = rc_dims_prod(x, (int)a, x->ndim);
-    if (len->ndim != 1 || len->dims[0] != *left)
+    int64_t bt = -1, r = x->ndim;
+    if (s->has_batch) {
+        bt = s->batch < 0 ? s->batch + x->ndim : s->batch;
+        if (bt < 0 || bt >= a)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument batch=%lld must name a dim before axis=%lld of input "
+                              "0 blob '%s' of shape %s (canonical batch in [0, %lld))", (long long)s->batch,
+                              (long long)s->axis, rc_in_name(op, 0), RC_SHAPE(x), (long long)a);
+    }
+    if (s->has_repeat) {
+        r = s->repeat < 0 ? s->repeat + x->ndim : s->repeat;
+        if (r < a || r >= x->ndim)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument repeat_from_axis=%lld must name a dim from axis=%lld "
+                              "on of input 0 blob '%s' of shape %s (canonical in [%lld, %d))", (long long)s->repeat,
+                              (long long)s->axis, rc_in_name(op, 0), RC_SHAPE(x), (long long)a, x->ndim);
+    }
+    *B = bt >= 0 ? rc_dims_prod(x, 0, (int)bt + 1) : 1;
+    *rows = rc_dims_prod(x, (int)(bt + 1), (int)a);
+    *cols = rc_dims_prod(x, (int)a, (int)r);
+    *D = rc_dims_prod(x, (int)r, x->ndim);
+    if (op->n_in < 2) return RC_OK;
+    const rc_tensor *len = rc_in(op, 1);
+    const char *what = s->mode == MASK_SEQUENCE ? "sequence_lengths" : "window_centers";
+    if (len->ndim == 1 && len->dims[0] == *rows) return RC_OK;
+    if (s->has_batch)
         return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 1 blob '%s' (sequence_lengths) must have shape (%lld,), one length per row of input "
-                          "0 blob '%s' of shape %s viewed as %lld x %lld at axis %d, got %s", rc_in_name(op, 1),
-                          (long long)*left, rc_in_name(op, 0), RC_SHAPE(x), (long long)*left, (long long)*right,
-                          (int)a, RC_SHAPE(len));
-    return RC_OK;
+                          "input 1 blob '%s' (%s) must have shape (%lld,), one entry per row of input 0 blob '%s' "
+                          "of shape %s viewed as %lld x %lld x %lld at batch %d and axis %d, got %s",
+                          rc_in_name(op, 1), what, (long long)*rows, rc_in_name(op, 0), RC_SHAPE(x), (long long)*B,
+                          (long long)*rows, (long long)(*cols * *D), (int)bt, (int)a, RC_SHAPE(len));
+    return rc_op_fail(op, err, RC_ERR_VALUE,
+                      "input 1 blob '%s' (%s) must have shape (%lld,), one %s per row of input 0 blob '%s' of shape %s "
+                      "viewed as %lld x %lld at axis %d, got %s", rc_in_name(op, 1), what, (long long)*rows,
+                      s->mode == MASK_SEQUENCE ? "length" : "center", rc_in_name(op, 0), RC_SHAPE(x),
+                      (long long)*rows, (long long)(*cols * *D), (int)a, RC_SHAPE(len));
 }
 
 static rc_status seq_mask_check(rc_op *op, rc_err *err)
 {
-    int64_t left, right;
-    return seq_mask_shapes(op, &left, &right, err);
+    int64_t B, rows, cols, D;
+    return seq_mask_shapes(op, &B, &rows, &cols, &D, err);
 }
 
-/* SequenceMask: input (left x right at axis), sequence_lengths (left,) int32
- * -> output (shape of input). output may be input. */
+/* SequenceMask: input (B x rows x cols x D), sequence_lengths or window_centers (rows,) int32, or
+ * nothing -> output (shape of input). output may be input. */
 static rc_status seq_mask_run(rc_op *op, rc_err *err)
 {
     const seq_mask_state *s = op->state;
-    int64_t left, right;
-    rc_status st = seq_mask_shapes(op, &left, &right, err);
+    int64_t B, rows, cols, D;
+    rc_status st = seq_mask_shapes(op, &B, &rows, &cols, &D, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
-    const int32_t *len = left > 0 ? rc_i32(rc_in(op, 1)) : NULL;
-    for (int64_t i = 0; i < left; i++)
-        if (len[i] < 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "input 1 blob '%s' (sequence_lengths) holds a negative length %d at index %lld",
-                              rc_in_name(op, 1), (int)len[i], (long long)i);
+    const int32_t *len = op->n_in > 1 && rows > 0 ? rc_i32(rc_in(op, 1)) : NULL;
+    if (s->mode == MASK_SEQUENCE)
+        for (int64_t i = 0; i < rows; i++)
+            if (len[i] < 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input 1 blob '%s' (sequence_lengths) holds a negative length %d at index %lld",
+                                  rc_in_name(op, 1), (int)len[i], (long long)i);
     if (rc_out(op, 0) != x && (st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    if (left == 0 || right == 0) return RC_OK;
-    seq_mask_kernel(left, right, rc_f32(x), len, s->fill, rc_f32(rc_out(op, 0)));
+    if (rc_tensor_numel(x) == 0) return RC_OK;
+    seq_mask_kernel(s->mode, B, rows, cols, D, rc_f32(x), len, s->radius, s->fill, rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -334,9 +417,10 @@ static rc_status rev_segs_run(rc_op *op, rc_err *err)
 const rc_op_schema rc_ops_batch[] = {
     {"BatchMatMul", 2, 2, 1, 1, NULL, bmm_setup, bmm_run, free,
      "Y[i] = op(A[i]) op(B[i]) over the batch dims (args trans_a, trans_b; broadcast not supported)", bmm_check},
-    {"SequenceMask", 2, 2, 1, 1, rc_inplace_first, seq_mask_setup, seq_mask_run, free,
-     "(input, sequence_lengths) -> output: rows of input (dims before axis) filled with fill_val from their "
-     "length on (args mode='sequence', axis, fill_val, grad)", seq_mask_check},
+    {"SequenceMask", 1, 2, 1, 1, rc_inplace_first, seq_mask_setup, seq_mask_run, free,
+     "(input[, sequence_lengths | window_centers]) -> output: input filled with fill_val where the mask of mode "
+     "(sequence, window, upper, lower, upperdiag, lowerdiag) says (args axis, batch, radius, repeat_from_axis, "
+     "fill_val, grad)", seq_mask_check},
     {"ReversePackedSegs", 2, 2, 1, 1, rc_inplace_first, NULL, rev_segs_run, NULL,
      "(data (T, N, ...), lengths (N,)) -> reversed: the first lengths[b] steps of entry b reversed, the rest "
      "copied", rev_segs_check},

@@ -25,6 +25,7 @@ extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFr
 extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
+extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -35,6 +36,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_optim_rowwise,
     rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db, rc_ops_bcast,
     rc_ops_lengths_reduce,
+    rc_ops_lengths,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

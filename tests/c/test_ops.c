@@ -546,6 +546,60 @@ static void test_reverse_sqr_negative(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- PackSegments, UnpackSegments, padding */
+/* x (4, 2) float32 = 0..7, lengths {3, 0, 1}: PackSegments -> (3, 3, 2) with zero padding and the int32
+ * presence mask; UnpackSegments gives x back; AddPadding (width 1, zeros) then RemovePadding gives x back
+ * with lengths_out {5, 2, 3} then {3, 0, 1}; LengthsToSegmentIds {0, 0, 0, 2}; a sum of lengths that
+ * is not x's row count is refused when the op runs. */
+static void test_pack_padding_net(void)
+{
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t dx[] = {4, 2}, dl[] = {3};
+    rc_blob *xb = rct_feed_f32(ws, "x", 2, dx, 0.f);
+    rc_blob *lb = rc_ws_create_local(ws, "len", &err);
+    REQUIRE(xb && lb && !rc_tensor_resize(&lb->t, RC_I32, 1, dl, &err));
+    for (int i = 0; i < 8; i++) rc_f32(&xb->t)[i] = (float)i;
+    rc_i32(&lb->t)[0] = 3, rc_i32(&lb->t)[1] = 0, rc_i32(&lb->t)[2] = 1;
+    rc_netdef *nd = rc_netdef_new("lengths");
+    REQUIRE(nd != NULL);
+    rc_opdef *pk = rc_netdef_add_op(nd, "PackSegments");
+    REQUIRE(pk && !rc_opdef_add_input(pk, "len") && !rc_opdef_add_input(pk, "x") && !rc_opdef_add_output(pk, "p") &&
+            !rc_opdef_add_output(pk, "m") && !rc_opdef_set_arg_i(pk, "return_presence_mask", 1));
+    int ok = add(nd, "UnpackSegments", "len,p", "u") && add(nd, "AddPadding", "x,len", "a,al") &&
+             add(nd, "RemovePadding", "a,al", "r,rl") && add(nd, "LengthsToSegmentIds", "len", "ids");
+    REQUIRE(ok);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+    const rc_tensor *p = &rc_ws_get(ws, "p")->t, *m = &rc_ws_get(ws, "m")->t, *u = &rc_ws_get(ws, "u")->t;
+    const rc_tensor *r = &rc_ws_get(ws, "r")->t, *al = &rc_ws_get(ws, "al")->t, *rl = &rc_ws_get(ws, "rl")->t;
+    const rc_tensor *ids = &rc_ws_get(ws, "ids")->t, *a = &rc_ws_get(ws, "a")->t;
+    REQUIRE(p->ndim == 3 && p->dims[0] == 3 && p->dims[1] == 3 && p->dims[2] == 2 && m->dtype == RC_I32);
+    REQUIRE(rc_tensor_same_shape(u, &xb->t) && rc_tensor_same_shape(r, &xb->t) && a->dims[0] == 10);
+    const float want_p[18] = {0, 1, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 6, 7, 0, 0, 0, 0};
+    const int32_t want_m[9] = {1, 1, 1, 0, 0, 0, 1, 0, 0};
+    int same = 1;
+    for (int i = 0; i < 18; i++) same &= rc_f32(p)[i] == want_p[i];
+    for (int i = 0; i < 9; i++) same &= rc_i32(m)[i] == want_m[i];
+    for (int i = 0; i < 8; i++) same &= rc_f32(u)[i] == (float)i && rc_f32(r)[i] == (float)i;
+    for (int i = 0; i < 3; i++) same &= rc_i32(al)[i] == rc_i32(&lb->t)[i] + 2 && rc_i32(rl)[i] == rc_i32(&lb->t)[i];
+    same &= ids->dims[0] == 4 && rc_i32(ids)[0] == 0 && rc_i32(ids)[2] == 0 && rc_i32(ids)[3] == 2;
+    same &= rc_f32(a)[0] == 0.f && rc_f32(a)[1] == 0.f && rc_f32(a)[2] == 0.f && rc_f32(a)[3] == 1.f;
+    CHECK(same);
+    rc_i32(&lb->t)[2] = 2;
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "op PackSegments #0: input 0 blob 'len' (lengths) of shape (3,) int32 sums to 5, but input 1 "
+                       "blob 'x' of shape (4, 2) float32 has 4 rows (dim 0)");
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- GT, LE, Cast, Conditional, int32 Div */
 /* BasicRNNCell's masks: seq {3, 1, 0, 2} against timestep {1} (broadcast=1): GT {1, 0, 0, 1}, LE its
  * complement, Cast to 'Float'; Conditional picks rows of a (4, 2) = 1..8 or b = -1..6; Div of seq by {2}
@@ -1113,6 +1167,7 @@ int main(void)
     RUN(test_all_ops_odd_inputs);
     RUN(test_small_net);
     RUN(test_reverse_sqr_negative);
+    RUN(test_pack_padding_net);
     RUN(test_compare_cast_net);
     RUN(test_loss_net);
     RUN(test_dedup_net);
