@@ -1884,6 +1884,15 @@ print("BAD", bad)
     assert "BAD []" in p.stdout, p.stdout
 
 
+def test_every_op_type_is_registered_once():
+    """The C op table lists each family once: a family listed twice (a merge
+    that kept both sides of registry.c) would register its ops twice."""
+    from recurrent import _C
+    types = list(_C.op_types())
+    repeated = sorted({t for t in types if types.count(t) > 1})
+    assert not repeated, "registered more than once: %s" % repeated
+
+
 def test_docs_list_every_case():
     with open(DOC) as f:
         doc = f.read()

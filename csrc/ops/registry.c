@@ -34,7 +34,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_optim_adaptive,
     rc_ops_unary, rc_ops_reduce,
     rc_ops_optim_rowwise,
-    rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db, rc_ops_bcast,
+    rc_ops_bcast,
     rc_ops_lengths_reduce,
     rc_ops_lengths,
 };
