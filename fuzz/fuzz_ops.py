@@ -70,6 +70,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
              # axis, above (and refuse axis_str, here); Not reads nothing
              "axis_str",
+             # Where (csrc/ops/unary2.c; Selu reads alpha and scale, HardSigmoid alpha and beta, above;
+             # Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus, Swish, Cube, Expand and the
+             # gradient ops read no argument)
+             "broadcast_on_rows",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
