@@ -77,6 +77,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # (csrc/ops/batch.c; mode, axis, fill_val, grad are above)
              "max_length", "pad_minf", "return_presence_mask", "padding_width", "end_padding_width",
              "radius", "batch", "repeat_from_axis",
+             # Where (csrc/ops/unary2.c; Selu reads alpha and scale, HardSigmoid alpha and beta, above;
+             # Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus, Swish, Cube, Expand and the
+             # gradient ops read no argument)
+             "broadcast_on_rows",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -173,7 +173,9 @@ def build_ops_net(name="af_ops"):
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
     Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment
-    reductions, PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding) with its
+    reductions, PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding, and the
+    unary2.c ops Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where,
+    Sign, Floor, Ceil) with its
     gradients,
     a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
     WeightedSum,
@@ -341,8 +343,19 @@ def build_ops_net(name="af_ops"):
     unpad = net.RemovePadding([pad, pad_len], ["unpad", "unpad_len"], padding_width=1)[0]
     loss_pk = net.Sum([net.SumElements(net.Mul([pad, pad], "pad_sq"), "pad_l"),
                        net.SumElements(net.Mul([unpad, unpad], "unpad_sq"), "unpad_l")], "loss_pk")
+    # unary2.c ops with their gradient ops: Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish, HardSigmoid,
+    # Cube, Expand (a (4, 1) column of sc to sc's shape), and Sign, Floor, Ceil, Where (no gradient: kept
+    # out of the loss)
+    v_r = net.RSqrt(net.Reciprocal(net.Softplus(sc, "v_sp"), "v_rec"), "v_rs")
+    v_a = net.Swish(net.Selu(net.Sin(sc, "v_sin"), "v_selu"), "v_sw")
+    v_b = net.Cube(net.HardSigmoid(net.Cos(sc, "v_cos"), "v_hs"), "v_cube")
+    v_e = net.Expand([net.Slice(sc, "v_col", starts=[0, 0], ends=[-1, 1]), net.Shape(sc, "v_shape")],
+                     "v_exp")
+    loss_v = net.SumElements(net.Sum([v_r, v_a, v_b, v_e], "v_sum"), "loss_v")
+    net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
+               net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14, loss_pk], "loss")
+                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v], "loss")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -473,7 +486,10 @@ def test_ops_allocation_failures(sticky):
                "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #",
                "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
                "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
-               "op SegmentIdsToLengths #"):
+               "op SegmentIdsToLengths #",
+               "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
+               "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
+               "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -1818,6 +1818,48 @@ CASES = [
          "feed(x=f32(2, 3), l=np.ones(2, np.int32)); run_op('SequenceMask', ['x', 'l'], 'y', batch=1)", V,
          r"op SequenceMask #0: argument batch=1 must name a dim before axis=1 of input 0 blob 'x' of shape "
          r"\(2, 3\) float32 \(canonical batch in \[0, 1\)\)"),
+    # ---------------------------------------------------------------- unary2.c ops
+    Case("selu-gradient-bad-args", "ops: unary2", "SeluGradient([y, dy], alpha=-1)",
+         "feed(y=f32(2, 3)); run_op('SeluGradient', ['y', 'y'], 'dx', alpha=-1.0)", V,
+         r"op SeluGradient #0: arguments alpha -1 and scale 1.0507: the gradient reads Y only, which tells the "
+         r"sign of X only when scale > 0 and alpha >= 0",
+         after="run_op('SeluGradient', ['y', 'y'], 'dx')",
+         note="Caffe2 gave a wrong gradient for X < 0; the forward Selu takes any alpha and scale"),
+    Case("cube-in-place", "ops: unary2", "net.Cube('x', 'x')",
+         "feed(x=f32(2, 3)); run_op('Cube', 'x', 'x')", V,
+         r"op Cube #0: input 0 and output 0 are the same blob 'x'",
+         note="as Caffe2's schema; Sin, Cos, Swish the same (their gradients read X)"),
+    Case("where-float-condition", "ops: unary2", "Where([c float32 (2,3), x, y])",
+         "feed(c=f32(2, 3), x=f32(2, 3)); run_op('Where', ['c', 'x', 'x'], 'z')", T_,
+         r"op Where #0: input 0 blob 'c' \(2, 3\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
+    Case("where-no-broadcast", "ops: unary2", "Where([c int32 (2,3), x (2,3), y (2,2)])",
+         "feed(c=np.ones((2, 3), np.int32), x=f32(2, 3), y=f32(2, 2)); run_op('Where', ['c', 'x', 'y'], 'z')",
+         V, r"op Where #0: input 0 blob 'c' of shape \(2, 3\) int32, input 1 blob 'x' of shape \(2, 3\) float32 "
+            r"and input 2 blob 'y' of shape \(2, 2\) float32 do not broadcast",
+         note="numpy-style broadcasting of the three (Caffe2: one shape, or broadcast_on_rows)"),
+    Case("where-dtype-mismatch", "ops: unary2", "Where([c, x float32 (2,3), y int32 (2,3)])",
+         "feed(c=np.ones((2, 3), np.int32), x=f32(2, 3), y=np.ones((2, 3), np.int32))\n"
+         "run_op('Where', ['c', 'x', 'y'], 'z')", T_,
+         r"op Where #0: input 2 blob 'y' must have the dtype of input 1 blob 'x' \(2, 3\) float32, got \(2, 3\) "
+         r"int32"),
+    Case("where-gradient", "ops: unary2", "net.Where([c, x, y]); AddGradientOperators",
+         """
+         n = core.Net('wh'); z = n.Where(['c', 'x', 'y'], 'z'); l = n.SumElements(z, 'l')
+         n.AddGradientOperators([l])
+         """, V, r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a gradient",
+         note="Caffe2 gave X and Y no gradient, silently"),
+    Case("expand-negative-shape", "ops: unary2", "Expand([x (2,3), shape [2, -1]])",
+         "feed(x=f32(2, 3), s=np.array([2, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
+         r"op Expand #0: input 1 blob 's' \(2,\) int32: entry 1 is -1, must be >= 0"),
+    Case("expand-no-broadcast", "ops: unary2", "Expand([x (2,3), shape [4]])",
+         "feed(x=f32(2, 3), s=np.array([4], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
+         r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in input 1 "
+         r"blob 's' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 of the shape is 4",
+         note="a dim of 1 against 0 gives 0, as NumPy (Caffe2 took the max and read past X's data)"),
+    Case("expand-gradient-shapes", "ops: unary2", "ExpandGradient([dy (2,3), x (2,2)])",
+         "feed(dy=f32(2, 3), x=f32(2, 2)); run_op('ExpandGradient', ['dy', 'x'], 'dx')", V,
+         r"op ExpandGradient #0: input 0 blob 'dy' of shape \(2, 3\) float32 is not an expansion of input 1 "
+         r"blob 'x' of shape \(2, 2\) float32"),
 ]
 
 XFAIL = {}

@@ -26,6 +26,8 @@ extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Spars
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
 extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
+extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil,
+                                                 Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -37,6 +39,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_bcast,
     rc_ops_lengths_reduce,
     rc_ops_lengths,
+    rc_ops_unary2,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

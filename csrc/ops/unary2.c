@@ -1,0 +1,702 @@
+/* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
+ * reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
+ * hard_sigmoid_op, cube_op, Where (elementwise_logical_ops) and expand_op,
+ * with their gradient ops.
+ *
+ *   Sin(X) -> Y                      Y = sin(X)
+ *   SinGradient(X, dY) -> dX         dX = dY cos(X)
+ *   Cos(X) -> Y                      Y = cos(X)
+ *   CosGradient(X, dY) -> dX         dX = -dY sin(X)
+ *   Sign(X) -> Y                     Y = -1, 0 or 1 (NaN stays NaN, -0 stays -0; as np.sign); no gradient
+ *   Reciprocal(X) -> Y               Y = 1 / X (+-inf for +-0, as IEEE and NumPy)
+ *   ReciprocalGradient(Y, dY) -> dX  dX = -dY Y^2
+ *   RSqrt(X) -> Y                    Y = 1 / sqrt(X) (+inf for 0, NaN for X < 0)
+ *   RSqrtGradient(dY, Y) -> dX       dX = -0.5 dY Y^3 (Caffe2's input order: dY first)
+ *   Floor(X) -> Y, Ceil(X) -> Y      floor / ceil (inf and NaN stay); no gradient
+ *   Softplus(X) -> Y                 Y = log(1 + exp(X)), computed as max(X, 0) + log1p(exp(-|X|))
+ *   SoftplusGradient(Y, dY) -> dX    dX = dY (1 - exp(-Y)) (= dY sigmoid(X)), by expm1
+ *   Selu(X) -> Y                     args alpha=1.6732632, scale=1.0507010:
+ *                                    Y = X > 0 ? scale X : scale alpha (exp(X) - 1)
+ *   SeluGradient(Y, dY) -> dX        dX = Y > 0 ? scale dY : dY (Y + scale alpha) (scale > 0, alpha >= 0)
+ *   Swish(X) -> Y                    Y = X sigmoid(X) (0 at -inf; Caffe2: NaN)
+ *   SwishGradient(X, Y, dY) -> dX    dX = dY (s + Y (1 - s)), s = sigmoid(X) (1 at +inf, 0 at -inf)
+ *   HardSigmoid(X) -> Y              args alpha=0.2, beta=0.5: Y = min(max(alpha X + beta, 0), 1)
+ *   HardSigmoidGradient(Y, dY) -> dX dX = 0 < Y < 1 ? alpha dY : 0
+ *   Cube(X) -> Y                     Y = X^3 (overflow: +-inf, as float arithmetic)
+ *   CubeGradient(dY, X) -> dX        dX = 3 dY X^2 (Caffe2's input order: dY first)
+ *   Where(C, X, Y) -> Z              Z = C ? X : Y elementwise; C int32 (nonzero is true), X and Y
+ *                                    float32 or int32 of one dtype; numpy-style broadcasting of the
+ *                                    three; arg broadcast_on_rows=0: 1 takes C as 1-D, one entry per
+ *                                    row (dim 0) of X and Y, which have one shape (Caffe2's form)
+ *   Expand(X, shape) -> Y            X float32 or int32, shape a 1-D int32 tensor: Y is X broadcast
+ *                                    (numpy-style) to the broadcast of X's shape and shape
+ *   ExpandGradient(dY, X) -> dX      dX = dY summed over the dims where X was repeated, in double and
+ *                                    in dY's element order (deterministic); X is read for its shape
+ *
+ * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus,
+ * Selu and HardSigmoid may run in place (as Caffe2's schemas); Sin, Cos,
+ * Swish, Cube (whose gradients read X), Expand and ExpandGradient may not;
+ * Where's Z may be X's or Y's blob when the result has that input's shape. The
+ * gradient ops may write dX over dY. What differs from Caffe2:
+ *  - Softplus does not overflow: Caffe2's log(exp(X) + 1) was +inf from X
+ *    about 89 up; SoftplusGradient uses expm1 (no cancellation for small Y).
+ *  - Swish(-inf) is 0 and SwishGradient is dY at X = +inf, 0 at -inf (Caffe2:
+ *    NaN); for |X| large the gradient keeps its limit (Caffe2's Y + s (1 - Y)
+ *    cancelled to 0 at X = 1e30).
+ *  - Selu uses expm1 (Caffe2: alpha exp(X) - alpha); SeluGradient reads only
+ *    Y, so it fails with a ValueError for scale <= 0 or alpha < 0, where the
+ *    sign of X cannot be told from Y (Caffe2 gave a wrong gradient).
+ *  - HardSigmoid keeps NaN (Caffe2's Eigen min / max did not say).
+ *  - Sign keeps NaN, as NumPy (Caffe2: 0).
+ *  - Where broadcasts numpy-style (Caffe2 wanted one shape, or its
+ *    broadcast_on_rows form, which is also here).
+ *  - Expand's shape is int32 (our dtypes; Caffe2: int64) and entries must be
+ *    >= 0; a dim of 1 against 0 gives 0, as NumPy (Caffe2 took the max: X dim
+ *    0 against shape 1 gave 1 and read past the end of X's data).
+ *
+ * No global state; the only allocation is ExpandGradient's double
+ * accumulator, grown when X's size grows (owned by op->state).
+ */
+#include "../core/rc_core.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ state and helpers */
+
+typedef struct u2_state {
+    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta */
+    int64_t rows;      /* Where: broadcast_on_rows */
+    double *acc;       /* ExpandGradient: the sums (owned), acc_n entries */
+    int64_t acc_n;
+} u2_state;
+
+static void u2_state_free(void *p)
+{
+    u2_state *s = p;
+    if (!s) return;
+    free(s->acc);
+    free(s);
+}
+
+/* op->state = a zeroed state, owned by the op. */
+static rc_status state_new(rc_op *op, u2_state **out, rc_err *err)
+{
+    u2_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    *out = s;
+    return RC_OK;
+}
+
+static rc_status resize_out(rc_op *op, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err)
+{
+    int64_t d[RC_MAX_DIMS] = {0};
+    memcpy(d, dims, (size_t)ndim * sizeof *d);
+    rc_status st = rc_tensor_resize(rc_out(op, 0), dt, ndim, d, err);
+    if (st) return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    return RC_OK;
+}
+
+/* Inputs 0..n_in-1 float32 of input 0's shape. */
+static rc_status check_all_f32(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+        if (i > 0 && !rc_tensor_same_shape(rc_in(op, i), rc_in(op, 0)))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' of shape %s must have the shape of input 0 blob '%s' %s", i,
+                              rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), rc_in_name(op, 0),
+                              RC_SHAPE(rc_in(op, 0)));
+    }
+    return RC_OK;
+}
+
+static rc_status check_x_f32(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
+
+static int inplace_dy1(int in, int out) { return in == 1 && out == 0; }   /* (Y or X, dY) -> dX */
+static int inplace_dy0(int in, int out) { return in == 0 && out == 0; }   /* (dY, Y or X) -> dX */
+static int inplace_dy2(int in, int out) { return in == 2 && out == 0; }   /* (X, Y, dY) -> dX */
+static int inplace_where(int in, int out) { return (in == 1 || in == 2) && out == 0; }
+
+/* ================================================================ arguments */
+
+static rc_status selu_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "alpha", 1.6732632423543772f, &s->a, err);
+    if (!st) st = rc_arg_f(&op->def, "scale", 1.0507009873554805f, &s->b, err);
+    if (st) return st;
+    if (isnan(s->a) || isnan(s->b))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "scale");
+    if (grad && (s->b <= 0 || s->a < 0))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "arguments alpha %g and scale %g: the gradient reads Y only, which tells the sign of X "
+                          "only when scale > 0 and alpha >= 0 (Caffe2 gave a wrong gradient otherwise)",
+                          (double)s->a, (double)s->b);
+    return RC_OK;
+}
+
+static rc_status selu_setup(rc_op *op, rc_err *err) { return selu_setup_common(op, 0, err); }
+static rc_status selu_grad_setup(rc_op *op, rc_err *err) { return selu_setup_common(op, 1, err); }
+
+static rc_status hard_sigmoid_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "alpha", 0.2f, &s->a, err);
+    if (!st) st = rc_arg_f(&op->def, "beta", 0.5f, &s->b, err);
+    if (st) return st;
+    if (isnan(s->a) || isnan(s->b))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "beta");
+    return RC_OK;
+}
+
+/* ================================================================ elementwise kernels */
+
+typedef void (*fwd_kernel)(const u2_state *s, int64_t n, const float *x, float *y);
+typedef void (*bwd_kernel)(const u2_state *s, int64_t n, const float *a, const float *dy, float *dx);
+
+/* sigmoid(x) without overflow: 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below. */
+static inline float sigmoidf_(float x)
+{
+    if (x >= 0) return 1.0f / (1.0f + expf(-x));
+    const float e = expf(x);
+    return e / (1.0f + e);
+}
+
+/* x [n] -> y [n]; y may be x where the schema allows in place. */
+static void k_sin(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = sinf(x[i]);
+}
+
+static void k_cos(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = cosf(x[i]);
+}
+
+static void k_sign(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : x[i]; /* +-0, NaN kept */
+}
+
+static void k_reciprocal(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
+}
+
+static void k_rsqrt(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = 1.0f / sqrtf(x[i]);
+}
+
+static void k_floor(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = floorf(x[i]);
+}
+
+static void k_ceil(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = ceilf(x[i]);
+}
+
+static void k_softplus(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v)); /* NaN: the second, NaN */
+    }
+}
+
+static void k_selu(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    const float alpha = s->a, scale = s->b;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? scale * x[i] : scale * alpha * expm1f(x[i]);
+}
+
+static void k_swish(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] == -INFINITY ? 0.0f : x[i] * sigmoidf_(x[i]);
+}
+
+static void k_hard_sigmoid(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    const float alpha = s->a, beta = s->b;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = alpha * x[i] + beta;
+        y[i] = v < 0 ? 0.0f : v > 1 ? 1.0f : v; /* NaN: both false, stays NaN */
+    }
+}
+
+static void k_cube(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i] * x[i];
+}
+
+/* a [n] (X or Y), dy [n] -> dx [n]; dx may be dy. */
+static void k_sin_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * cosf(x[i]);
+}
+
+static void k_cos_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] * sinf(x[i]);
+}
+
+static void k_reciprocal_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] * y[i] * y[i];
+}
+
+static void k_rsqrt_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = -0.5f * dy[i] * y[i] * y[i] * y[i];
+}
+
+static void k_softplus_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] * expm1f(-y[i]);
+}
+
+static void k_selu_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    const float scale = s->b, sa = s->a * s->b;
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? scale * dy[i] : dy[i] * (y[i] + sa);
+}
+
+static void k_hard_sigmoid_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    const float alpha = s->a;
+    for (int64_t i = 0; i < n; i++) dx[i] = (y[i] > 0 && y[i] < 1) ? alpha * dy[i] : 0.0f;
+}
+
+static void k_cube_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = 3.0f * dy[i] * x[i] * x[i];
+}
+
+/* X float32 -> Y of X's shape. */
+static rc_status fwd_run(rc_op *op, fwd_kernel k, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* Two float32 inputs of one shape, ia the value (X or Y) and idy dY -> dX of that shape. */
+static rc_status bwd_run(rc_op *op, bwd_kernel k, int ia, int idy, rc_err *err)
+{
+    rc_status st = check_all_f32(op, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n) k(op->state, n, rc_f32(rc_in(op, ia)), rc_f32(rc_in(op, idy)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
+static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
+static rc_status sign_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sign, err); }
+static rc_status reciprocal_run(rc_op *op, rc_err *err) { return fwd_run(op, k_reciprocal, err); }
+static rc_status rsqrt_run(rc_op *op, rc_err *err) { return fwd_run(op, k_rsqrt, err); }
+static rc_status floor_run(rc_op *op, rc_err *err) { return fwd_run(op, k_floor, err); }
+static rc_status ceil_run(rc_op *op, rc_err *err) { return fwd_run(op, k_ceil, err); }
+static rc_status softplus_run(rc_op *op, rc_err *err) { return fwd_run(op, k_softplus, err); }
+static rc_status selu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_selu, err); }
+static rc_status swish_run(rc_op *op, rc_err *err) { return fwd_run(op, k_swish, err); }
+static rc_status hard_sigmoid_run(rc_op *op, rc_err *err) { return fwd_run(op, k_hard_sigmoid, err); }
+static rc_status cube_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cube, err); }
+static rc_status sin_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_sin_grad, 0, 1, err); }
+static rc_status cos_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cos_grad, 0, 1, err); }
+static rc_status reciprocal_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_reciprocal_grad, 0, 1, err); }
+static rc_status rsqrt_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_rsqrt_grad, 1, 0, err); }
+static rc_status softplus_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_softplus_grad, 0, 1, err); }
+static rc_status selu_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_selu_grad, 0, 1, err); }
+static rc_status hard_sigmoid_grad_run(rc_op *op, rc_err *err)
+{
+    return bwd_run(op, k_hard_sigmoid_grad, 0, 1, err);
+}
+static rc_status cube_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cube_grad, 1, 0, err); }
+
+/* (X, Y, dY) float32 of one shape -> dX = dY (s + Y (1 - s)), s = sigmoid(X), 1 - s = sigmoid(-X). */
+static rc_status swish_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = check_all_f32(op, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    const float *x = rc_f32(rc_in(op, 0)), *y = rc_f32(rc_in(op, 1)), *dy = rc_f32(rc_in(op, 2));
+    float *dx = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        float g;
+        if (v == INFINITY) g = 1.0f;
+        else if (v == -INFINITY) g = 0.0f;
+        else g = sigmoidf_(v) + y[i] * sigmoidf_(-v);
+        dx[i] = dy[i] * g;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ broadcast walking (Where, Expand) */
+
+/* The walk of an output of shape dims[ndim] over k inputs, each with its element
+ * stride per output dim (0 where the input is repeated or missing). */
+typedef struct walk {
+    int ndim;
+    int64_t dims[RC_MAX_DIMS];
+    int64_t st[3][RC_MAX_DIMS];
+    int k;
+} walk;
+
+/* Strides of t seen at the output shape (t's dims aligned from the last; t broadcasts to it). */
+static void walk_strides(walk *w, int j, const rc_tensor *t)
+{
+    int64_t stride = 1;
+    for (int d = w->ndim - 1; d >= 0; d--) {
+        const int kd = d - (w->ndim - t->ndim);
+        if (kd < 0 || t->dims[kd] == 1) {
+            w->st[j][d] = 0;
+        } else {
+            w->st[j][d] = stride;
+        }
+        if (kd >= 0) stride *= t->dims[kd];
+    }
+}
+
+/* row(ctx, o, len, off, inner strides): the elements o .. o+len-1 of the output (C order), whose
+ * inputs start at off[j] and step by st[j]. */
+typedef void (*walk_row)(void *ctx, int64_t o, int64_t len, const int64_t *off, const int64_t *st);
+
+static void walk_run(const walk *w, void *ctx, walk_row row)
+{
+    int64_t n = 1;
+    for (int d = 0; d < w->ndim; d++) n *= w->dims[d];
+    if (n == 0) return;
+    if (w->ndim == 0) {
+        const int64_t off[3] = {0, 0, 0}, st[3] = {0, 0, 0};
+        row(ctx, 0, 1, off, st);
+        return;
+    }
+    const int last = w->ndim - 1;
+    const int64_t len = w->dims[last];
+    int64_t idx[RC_MAX_DIMS] = {0}, off[3] = {0, 0, 0};
+    const int64_t inner[3] = {w->st[0][last], w->st[1][last], w->st[2][last]};
+    for (int64_t o = 0; o < n; o += len) {
+        row(ctx, o, len, off, inner);
+        for (int d = last - 1; d >= 0; d--) {
+            idx[d]++;
+            for (int j = 0; j < w->k; j++) off[j] += w->st[j][d];
+            if (idx[d] < w->dims[d]) break;
+            for (int j = 0; j < w->k; j++) off[j] -= w->st[j][d] * w->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* ================================================================ Where */
+
+static rc_status where_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "broadcast_on_rows", 0, &s->rows, err);
+    return st;
+}
+
+/* C int32; X, Y float32 or int32 of one dtype; the output shape into w (numpy rule, or Caffe2's rows form). */
+static rc_status where_shapes(rc_op *op, walk *w, rc_err *err)
+{
+    const u2_state *s = op->state;
+    const rc_tensor *C = rc_in(op, 0), *X = rc_in(op, 1), *Y = rc_in(op, 2);
+    rc_status st;
+    if (C->dtype == RC_F32)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' %s must be int32 (bool as 0 / 1; nonzero is true)",
+                          rc_in_name(op, 0), RC_SHAPE(C));
+    if ((st = rc_check_input(op, 0, RC_I32, err))) return st;
+    if ((st = rc_check_input(op, 1, X->dtype == RC_I32 ? RC_I32 : RC_F32, err))) return st;
+    if (Y->dtype != X->dtype)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 2 blob '%s' must have the dtype of input 1 blob '%s' %s, got %s",
+                          rc_in_name(op, 2), rc_in_name(op, 1), RC_SHAPE(X), RC_SHAPE(Y));
+    if (s->rows) {
+        if (C->ndim != 1 || X->ndim < 1 || C->dims[0] != X->dims[0] || !rc_tensor_same_shape(X, Y))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "with broadcast_on_rows, input 0 blob '%s' must be 1-D with one entry per row of "
+                              "input 1 blob '%s' and input 2 blob '%s' of one shape; got %s, %s and %s",
+                              rc_in_name(op, 0), rc_in_name(op, 1), rc_in_name(op, 2), RC_SHAPE(C), RC_SHAPE(X),
+                              RC_SHAPE(Y));
+        w->ndim = X->ndim;
+        memcpy(w->dims, X->dims, sizeof w->dims);
+        w->k = 3;
+        walk_strides(w, 1, X);
+        walk_strides(w, 2, Y);
+        for (int d = 0; d < w->ndim; d++) w->st[0][d] = d == 0 ? 1 : 0;
+        if (X->dims[0] == 1) w->st[0][0] = 0;
+        return RC_OK;
+    }
+    const rc_tensor *t[3] = {C, X, Y};
+    int ndim = 0;
+    for (int j = 0; j < 3; j++)
+        if (t[j]->ndim > ndim) ndim = t[j]->ndim;
+    w->ndim = ndim;
+    w->k = 3;
+    for (int d = 0; d < ndim; d++) {
+        int64_t v = 1;
+        for (int j = 0; j < 3; j++) {
+            const int kd = d - (ndim - t[j]->ndim);
+            if (kd < 0 || t[j]->dims[kd] == 1) continue;
+            if (v != 1 && t[j]->dims[kd] != v)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input 0 blob '%s' of shape %s, input 1 blob '%s' of shape %s and input 2 blob "
+                                  "'%s' of shape %s do not broadcast (numpy-style, dims aligned from the last)",
+                                  rc_in_name(op, 0), RC_SHAPE(C), rc_in_name(op, 1), RC_SHAPE(X),
+                                  rc_in_name(op, 2), RC_SHAPE(Y));
+            v = t[j]->dims[kd];
+        }
+        w->dims[d] = v;
+    }
+    for (int j = 0; j < 3; j++) walk_strides(w, j, t[j]);
+    return RC_OK;
+}
+
+static rc_status where_check(rc_op *op, rc_err *err)
+{
+    walk w = {0};
+    return where_shapes(op, &w, err);
+}
+
+typedef struct where_ctx {
+    const int32_t *c;
+    const char *x, *y;
+    char *z;
+} where_ctx;
+
+/* z[o + i] = c[oc + i sc] ? x[ox + i sx] : y[oy + i sy], 4-byte elements of either dtype. */
+static void where_row(void *p, int64_t o, int64_t len, const int64_t *off, const int64_t *st)
+{
+    where_ctx *c = p;
+    for (int64_t i = 0; i < len; i++) {
+        const char *src = c->c[off[0] + i * st[0]] ? c->x + 4 * (off[1] + i * st[1]) : c->y + 4 * (off[2] + i * st[2]);
+        memcpy(c->z + 4 * (o + i), src, 4);
+    }
+}
+
+static rc_status where_run(rc_op *op, rc_err *err)
+{
+    walk w = {0};
+    rc_status st = where_shapes(op, &w, err);
+    if (st) return st;
+    for (int j = 1; j <= 2; j++) {
+        if (op->out[0] != op->in[j]) continue;
+        const rc_tensor *t = rc_in(op, j);
+        int same = t->ndim == w.ndim;
+        for (int d = 0; same && d < w.ndim; d++) same = t->dims[d] == w.dims[d];
+        if (!same) {
+            rc_tensor shape_of = *t;
+            shape_of.ndim = w.ndim;
+            memcpy(shape_of.dims, w.dims, sizeof w.dims);
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "output blob '%s' is input %d of shape %s, but the result has the broadcast shape %s "
+                              "(in place needs the result to have that input's shape)", rc_out_name(op, 0), j,
+                              RC_SHAPE(t), RC_SHAPE(&shape_of));
+        }
+    }
+    if ((st = resize_out(op, rc_in(op, 1)->dtype, w.ndim, w.dims, err))) return st;
+    where_ctx c = {rc_i32(rc_in(op, 0)), rc_tensor_data(rc_in(op, 1)), rc_tensor_data(rc_in(op, 2)),
+                   rc_tensor_data(rc_out(op, 0))};
+    walk_run(&w, &c, where_row);
+    return RC_OK;
+}
+
+/* ================================================================ Expand, ExpandGradient */
+
+static rc_status expand_inputs(rc_op *op, rc_err *err)
+{
+    const rc_tensor *X = rc_in(op, 0);
+    rc_status st = rc_check_input(op, 0, X->dtype == RC_I32 ? RC_I32 : RC_F32, err);
+    if (!st) st = rc_check_input(op, 1, RC_I32, err);
+    if (!st) st = rc_check_ndim(op, 1, 1, 1, err);
+    return st;
+}
+
+/* The output shape: X's shape broadcast with the entries of shape (numpy rule). */
+static rc_status expand_shape(rc_op *op, walk *w, rc_err *err)
+{
+    rc_status st = expand_inputs(op, err);
+    if (st) return st;
+    const rc_tensor *X = rc_in(op, 0), *S = rc_in(op, 1);
+    const int64_t m = S->dims[0];
+    const int32_t *s = rc_i32(S);
+    for (int64_t i = 0; i < m; i++)
+        if (s[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s: entry %lld is %d, must be >= 0",
+                              rc_in_name(op, 1), RC_SHAPE(S), (long long)i, (int)s[i]);
+    const int ndim = m > X->ndim ? (int)(m > RC_MAX_DIMS ? RC_MAX_DIMS + 1 : m) : X->ndim;
+    if (ndim > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s: a shape of %lld dims is over the %d allowed",
+                          rc_in_name(op, 1), RC_SHAPE(S), (long long)m, RC_MAX_DIMS);
+    w->ndim = ndim;
+    w->k = 1;
+    for (int d = 0; d < ndim; d++) {
+        const int kx = d - (ndim - X->ndim), ks = d - (ndim - (int)m);
+        const int64_t dx = kx >= 0 ? X->dims[kx] : 1, ds = ks >= 0 ? s[ks] : 1;
+        if (dx != ds && dx != 1 && ds != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 0 blob '%s' of shape %s does not broadcast to the shape in input 1 blob '%s' "
+                              "(numpy-style, dims aligned from the last): dim %d of '%s' is %lld but entry %d of "
+                              "the shape is %lld", rc_in_name(op, 0), RC_SHAPE(X), rc_in_name(op, 1), kx,
+                              rc_in_name(op, 0), (long long)dx, ks, (long long)ds);
+        w->dims[d] = dx == 1 ? ds : dx;
+    }
+    walk_strides(w, 0, X);
+    return RC_OK;
+}
+
+typedef struct copy_ctx {
+    const char *x;
+    char *y;
+} copy_ctx;
+
+static void expand_row(void *p, int64_t o, int64_t len, const int64_t *off, const int64_t *st)
+{
+    copy_ctx *c = p;
+    for (int64_t i = 0; i < len; i++) memcpy(c->y + 4 * (o + i), c->x + 4 * (off[0] + i * st[0]), 4);
+}
+
+static rc_status expand_run(rc_op *op, rc_err *err)
+{
+    walk w = {0};
+    rc_status st = expand_shape(op, &w, err);
+    if (!st) st = resize_out(op, rc_in(op, 0)->dtype, w.ndim, w.dims, err);
+    if (st) return st;
+    copy_ctx c = {rc_tensor_data(rc_in(op, 0)), rc_tensor_data(rc_out(op, 0))};
+    walk_run(&w, &c, expand_row);
+    return RC_OK;
+}
+
+/* dY float32; X a tensor (its shape only) that broadcasts to dY's shape: each X dim (aligned from the
+ * last) is dY's or 1, and X has at most dY's dims. */
+static rc_status expand_grad_inputs(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *dY = rc_in(op, 0), *X = rc_in(op, 1);
+    if (X->dtype == RC_UNDEF || !X->storage)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' holds no tensor (was it fed or computed?)",
+                          rc_in_name(op, 1));
+    int ok = X->ndim <= dY->ndim;
+    for (int d = 0; ok && d < X->ndim; d++) {
+        const int64_t dx = X->dims[d], dy = dY->dims[d + dY->ndim - X->ndim];
+        ok = dx == dy || dx == 1;
+    }
+    if (!ok)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' of shape %s is not an expansion of input 1 blob '%s' of shape %s "
+                          "(each dim of X, aligned from the last, must be dY's or 1)", rc_in_name(op, 0),
+                          RC_SHAPE(dY), rc_in_name(op, 1), RC_SHAPE(X));
+    return RC_OK;
+}
+
+static rc_status expand_grad_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    return state_new(op, &s, err);
+}
+
+typedef struct sum_ctx {
+    const float *dy;
+    double *acc;
+} sum_ctx;
+
+static void expand_grad_row(void *p, int64_t o, int64_t len, const int64_t *off, const int64_t *st)
+{
+    sum_ctx *c = p;
+    for (int64_t i = 0; i < len; i++) c->acc[off[0] + i * st[0]] += c->dy[o + i];
+}
+
+/* dY [dY's shape], X -> dX [X's shape]: dX[j] = the sum, in double in dY's element order, of the dY
+ * entries that X's entry j was copied to. */
+static rc_status expand_grad_run(rc_op *op, rc_err *err)
+{
+    u2_state *s = op->state;
+    rc_status st = expand_grad_inputs(op, err);
+    if (st) return st;
+    const rc_tensor *dY = rc_in(op, 0), *X = rc_in(op, 1);
+    int64_t xdims[RC_MAX_DIMS];
+    const int xnd = X->ndim;
+    memcpy(xdims, X->dims, sizeof xdims);
+    const int64_t nx = rc_tensor_numel(X);
+    if (nx > s->acc_n) {
+        double *a = realloc(s->acc, (size_t)nx * sizeof *a);
+        if (!a)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "cannot allocate %lld doubles for the sums of input 0 blob '%s'",
+                              (long long)nx, rc_in_name(op, 0));
+        s->acc = a;
+        s->acc_n = nx;
+    }
+    if (nx) memset(s->acc, 0, (size_t)nx * sizeof *s->acc);
+    walk w = {0};
+    w.ndim = dY->ndim;
+    w.k = 1;
+    memcpy(w.dims, dY->dims, sizeof w.dims);
+    walk_strides(&w, 0, X);
+    sum_ctx c = {rc_f32(dY), s->acc};
+    walk_run(&w, &c, expand_grad_row);
+    if ((st = resize_out(op, RC_F32, xnd, xdims, err))) return st;
+    float *dx = rc_f32(rc_out(op, 0));
+    for (int64_t j = 0; j < nx; j++) dx[j] = (float)s->acc[j];
+    return RC_OK;
+}
+
+static rc_status expand_grad_check(rc_op *op, rc_err *err) { return expand_grad_inputs(op, err); }
+
+/* ================================================================ the family table */
+const rc_op_schema rc_ops_unary2[] = {
+    {"Sin", 1, 1, 1, 1, NULL, NULL, sin_run, NULL, "Y = sin(X)", check_x_f32},
+    {"SinGradient", 2, 2, 1, 1, inplace_dy1, NULL, sin_grad_run, NULL, "(X, dY) -> dX = dY cos(X)", check_all_f32},
+    {"Cos", 1, 1, 1, 1, NULL, NULL, cos_run, NULL, "Y = cos(X)", check_x_f32},
+    {"CosGradient", 2, 2, 1, 1, inplace_dy1, NULL, cos_grad_run, NULL, "(X, dY) -> dX = -dY sin(X)",
+     check_all_f32},
+    {"Sign", 1, 1, 1, 1, rc_inplace_any, NULL, sign_run, NULL, "Y = sign(X) (-1, 0, 1; NaN stays NaN)",
+     check_x_f32},
+    {"Reciprocal", 1, 1, 1, 1, rc_inplace_any, NULL, reciprocal_run, NULL, "Y = 1 / X (+-inf at +-0)", check_x_f32},
+    {"ReciprocalGradient", 2, 2, 1, 1, inplace_dy1, NULL, reciprocal_grad_run, NULL, "(Y, dY) -> dX = -dY Y^2",
+     check_all_f32},
+    {"RSqrt", 1, 1, 1, 1, rc_inplace_any, NULL, rsqrt_run, NULL, "Y = 1 / sqrt(X) (inf at 0, NaN below)",
+     check_x_f32},
+    {"RSqrtGradient", 2, 2, 1, 1, inplace_dy0, NULL, rsqrt_grad_run, NULL, "(dY, Y) -> dX = -0.5 dY Y^3",
+     check_all_f32},
+    {"Floor", 1, 1, 1, 1, rc_inplace_any, NULL, floor_run, NULL, "Y = floor(X)", check_x_f32},
+    {"Ceil", 1, 1, 1, 1, rc_inplace_any, NULL, ceil_run, NULL, "Y = ceil(X)", check_x_f32},
+    {"Softplus", 1, 1, 1, 1, rc_inplace_any, NULL, softplus_run, NULL, "Y = log(1 + exp(X)) (no overflow)",
+     check_x_f32},
+    {"SoftplusGradient", 2, 2, 1, 1, inplace_dy1, NULL, softplus_grad_run, NULL,
+     "(Y, dY) -> dX = dY (1 - exp(-Y))", check_all_f32},
+    {"Selu", 1, 1, 1, 1, rc_inplace_any, selu_setup, selu_run, u2_state_free,
+     "Y = X > 0 ? scale X : scale alpha (exp(X) - 1) (args alpha=1.6733, scale=1.0507)", check_x_f32},
+    {"SeluGradient", 2, 2, 1, 1, inplace_dy1, selu_grad_setup, selu_grad_run, u2_state_free,
+     "(Y, dY) -> dX = Y > 0 ? scale dY : dY (Y + scale alpha) (scale > 0, alpha >= 0)", check_all_f32},
+    {"Swish", 1, 1, 1, 1, NULL, NULL, swish_run, NULL, "Y = X sigmoid(X)", check_x_f32},
+    {"SwishGradient", 3, 3, 1, 1, inplace_dy2, NULL, swish_grad_run, NULL,
+     "(X, Y, dY) -> dX = dY (sigmoid(X) + Y (1 - sigmoid(X)))", check_all_f32},
+    {"HardSigmoid", 1, 1, 1, 1, rc_inplace_any, hard_sigmoid_setup, hard_sigmoid_run, u2_state_free,
+     "Y = min(max(alpha X + beta, 0), 1) (args alpha=0.2, beta=0.5)", check_x_f32},
+    {"HardSigmoidGradient", 2, 2, 1, 1, inplace_dy1, hard_sigmoid_setup, hard_sigmoid_grad_run, u2_state_free,
+     "(Y, dY) -> dX = 0 < Y < 1 ? alpha dY : 0", check_all_f32},
+    {"Cube", 1, 1, 1, 1, NULL, NULL, cube_run, NULL, "Y = X^3", check_x_f32},
+    {"CubeGradient", 2, 2, 1, 1, inplace_dy0, NULL, cube_grad_run, NULL, "(dY, X) -> dX = 3 dY X^2", check_all_f32},
+    {"Where", 3, 3, 1, 1, inplace_where, where_setup, where_run, u2_state_free,
+     "Z = C ? X : Y (C int32; X, Y float32 or int32; numpy broadcasting, or arg broadcast_on_rows)", where_check},
+    {"Expand", 2, 2, 1, 1, NULL, NULL, expand_run, NULL,
+     "Y = X broadcast to the shape in the int32 1-D input shape (numpy rule)", expand_inputs},
+    {"ExpandGradient", 2, 2, 1, 1, NULL, expand_grad_setup, expand_grad_run, u2_state_free,
+     "(dY, X) -> dX = dY summed over the dims where X was repeated (in double)", expand_grad_check},
+    {0},
+};

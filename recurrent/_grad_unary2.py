@@ -1,0 +1,80 @@
+"""Gradient makers of the elementwise ops of csrc/ops/unary2.c, as Caffe2's (sin_op.cc, cos_op.cc,
+reciprocal_op.cc, rsqrt_op.cc, softplus_op.cc, selu_op.cc, swish_op.cc, hard_sigmoid_op.cc,
+cube_op.cc, expand_op.cc), with Caffe2's input orders:
+
+- ``Sin``, ``Cos``: ``<Type>Gradient([X, Y_grad]) -> X_grad``.
+- ``Reciprocal``, ``Softplus``, ``Selu``, ``HardSigmoid``: ``<Type>Gradient([Y, Y_grad]) -> X_grad``
+  with the forward op's arguments (alpha / scale, alpha / beta).
+- ``RSqrt``: ``RSqrtGradient([Y_grad, Y]) -> X_grad``.
+- ``Cube``: ``CubeGradient([Y_grad, X]) -> X_grad``.
+- ``Swish``: ``SwishGradient([X, Y, Y_grad]) -> X_grad``.
+- ``Expand``: ``ExpandGradient([Y_grad, X]) -> X_grad``; the shape input gets none.
+
+The forward ops whose gradient reads X (Sin, Cos, Cube, Swish, Expand) cannot run in place (the
+schema refuses it); a forward op whose output is its input blob is refused here too, with a
+ValueError naming the op (a net built by hand could not reach it, but the check costs nothing).
+``Sign``, ``Floor``, ``Ceil`` have no gradient (their derivative is 0 wherever it exists; Caffe2:
+Sign none, Floor and Ceil "not implemented"). ``Where`` has none in Caffe2 either; asking for the
+gradient of its X or Y is a ValueError here instead of a silent zero.
+"""
+
+import copy
+
+from .core import CreateOperator, GradientRegistry
+
+
+def _grad_name(blob):
+    return str(blob) + "_grad"
+
+
+def _op(fwd, type_, inputs, outputs):
+    g = CreateOperator(type_, [str(b) for b in inputs], [str(b) for b in outputs])
+    g.arg.extend(copy.deepcopy(list(fwd.arg)))
+    return g
+
+
+def _needs_x(op):
+    if str(op.input[0]) == str(op.output[0]):
+        raise ValueError("%s gradient: the forward op ran in place on '%s', so X is overwritten and its "
+                         "gradient cannot be computed; give %s a separate output"
+                         % (op.type, op.input[0], op.type))
+
+
+def _maker(order):
+    """A maker for ``<Type>Gradient`` with inputs named by order: 'X' (the forward input), 'Y' (the
+    forward output) and 'dY' (its gradient)."""
+    def make(op, g_output):
+        if g_output[0] is None:
+            return [], [None] * len(op.input)
+        if "X" in order:
+            _needs_x(op)
+        names = {"X": op.input[0], "Y": op.output[0], "dY": g_output[0]}
+        gx = _grad_name(op.input[0])
+        g_input = [gx] + [None] * (len(op.input) - 1)
+        return [_op(op, op.type + "Gradient", [names[k] for k in order], [gx])], g_input
+    return make
+
+
+for _t in ("Sin", "Cos"):
+    GradientRegistry.RegisterGradient(_t)(_maker(("X", "dY")))
+for _t in ("Reciprocal", "Softplus", "Selu", "HardSigmoid"):
+    GradientRegistry.RegisterGradient(_t)(_maker(("Y", "dY")))
+GradientRegistry.RegisterGradient("RSqrt")(_maker(("dY", "Y")))
+GradientRegistry.RegisterGradient("Cube")(_maker(("dY", "X")))
+GradientRegistry.RegisterGradient("Swish")(_maker(("X", "Y", "dY")))
+GradientRegistry.RegisterGradient("Expand")(_maker(("dY", "X")))
+
+
+@GradientRegistry.RegisterGradient("Where")
+def _where_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None] * len(op.input)
+    raise ValueError("Where has no gradient op (Caffe2 neither): output '%s' needs a gradient, but inputs "
+                     "'%s' and '%s' would get none; compute the selection with Mul by a float mask instead"
+                     % (op.output[0], op.input[1], op.input[2]))
+
+
+GradientRegistry.RegisterNoGradient(
+    "Sign", "Floor", "Ceil",
+    "SinGradient", "CosGradient", "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
+    "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient")
