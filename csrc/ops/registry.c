@@ -23,6 +23,7 @@ extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsP
 extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
 extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
+extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -31,6 +32,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_optim_adaptive,
     rc_ops_unary, rc_ops_reduce,
     rc_ops_optim_rowwise,
+    rc_ops_loss2,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
