@@ -67,6 +67,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "m2",
              "n2", "m3", "sub_policy_num_iters", "sub_policy_0_policy", "sub_policy_0_gamma",
              "sub_policy_0_lr_scale", "sub_policy_1_policy", "sub_policy_1_num_iter",
+             # SigmoidCrossEntropyWithLogits(+Gradient) (csrc/ops/loss2.c; Normalize(L1) read axis, above)
+             "log_D_trick", "unjoined_lr_loss",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
