@@ -598,12 +598,18 @@ static rc_status norm_check(rc_op *op, rc_err *err)
     return norm_dims(op, &o, &m, &sf, err);
 }
 
+/* norm_dims, and input 1 (dY) f32 of X's shape */
+static rc_status norm_grad_dims(rc_op *op, int64_t *outer, int64_t *m, int64_t *sf, rc_err *err)
+{
+    rc_status st = norm_dims(op, outer, m, sf, err);
+    if (st || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    return check_same_shape(op, 0, 1, err);
+}
+
 static rc_status norm_grad_check(rc_op *op, rc_err *err)
 {
     int64_t o, m, sf;
-    rc_status st = norm_dims(op, &o, &m, &sf, err);
-    if (st || (st = rc_check_input(op, 1, RC_F32, err))) return st;
-    return check_same_shape(op, 0, 1, err);
+    return norm_grad_dims(op, &o, &m, &sf, err);
 }
 
 /* X (outer, m, sf) -> Y: each of the outer * sf vectors of m elements (stride sf) divided by
@@ -640,9 +646,8 @@ static rc_status norml1_run(rc_op *op, rc_err *err) { return norm_any_run(op, 1,
 static rc_status norm_grad_run(rc_op *op, rc_err *err)
 {
     int64_t outer, m, sf;
-    rc_status st = norm_grad_check(op, err);
-    if (st || (st = norm_dims(op, &outer, &m, &sf, err))) return st;
-    if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    rc_status st = norm_grad_dims(op, &outer, &m, &sf, err);
+    if (st || (st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     const float *x = rc_f32(rc_in(op, 0)), *g = rc_f32(rc_in(op, 1));
     float *dx = rc_f32(rc_out(op, 0));
     for (int64_t o = 0; o < outer; o++)
