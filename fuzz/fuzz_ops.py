@@ -81,6 +81,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus, Swish, Cube, Expand and the
              # gradient ops read no argument)
              "broadcast_on_rows",
+             # SigmoidCrossEntropyWithLogits(+Gradient) (csrc/ops/loss2.c; Normalize(L1) read axis, above)
+             "log_D_trick", "unjoined_lr_loss",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

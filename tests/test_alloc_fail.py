@@ -356,6 +356,20 @@ def build_ops_net(name="af_ops"):
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v], "loss")
+    # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
+    # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
+    # Normalize of lin along axis 0, and NormalizeL1 (no gradient) on the side
+    l2_t = net.Sigmoid(t, "l2_t")
+    l2_sx = net.SigmoidCrossEntropyWithLogits([sc, l2_t], "l2_sx", log_D_trick=1)
+    l2_wsx = net.WeightedSigmoidCrossEntropyWithLogits([sc, l2_t, s], "l2_wsx")
+    l2_two = net.MakeTwoClass(s, "l2_two")
+    l2_ce = net.CrossEntropy([l2_two, net.MakeTwoClass(net.Sigmoid(sc, "l2_q"), "l2_lab")], "l2_ce")
+    l2_pair = [net.L1Distance([t, s], "l2_l1"), net.DotProduct([t, s], "l2_dot"),
+               net.CosineSimilarity([t, s], "l2_cos")]
+    l2_nrm = net.SumElements(net.Mul([net.Normalize(lin, "l2_nrm", axis=0), d], "l2_nd"), "l2_nrm_l")
+    net.NormalizeL1(lin, "l2_nl1")
+    loss = net.Sum([loss, l2_nrm] + [net.SumElements(v, v + "_l")
+                                     for v in [l2_sx, l2_wsx, l2_ce] + l2_pair], "loss_l2")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -448,7 +462,10 @@ def build_ops_net(name="af_ops"):
         ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
-        [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]]
+        [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
+        ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
+         "l2_nl1"] + \
+        [str(gmap[b]) for b in ["l2_two", "l2_nrm"]]
     return init, net, compare
 
 
@@ -489,7 +506,12 @@ def test_ops_allocation_failures(sticky):
                "op SegmentIdsToLengths #",
                "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
                "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
-               "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #"):
+               "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",
+               "op SigmoidCrossEntropyWithLogits #", "op SigmoidCrossEntropyWithLogitsGradient #",
+               "op WeightedSigmoidCrossEntropyWithLogitsGradient #", "op MakeTwoClass #",
+               "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
+               "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
+               "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -1860,6 +1860,42 @@ CASES = [
          "feed(dy=f32(2, 3), x=f32(2, 2)); run_op('ExpandGradient', ['dy', 'x'], 'dx')", V,
          r"op ExpandGradient #0: input 0 blob 'dy' of shape \(2, 3\) float32 is not an expansion of input 1 "
          r"blob 'x' of shape \(2, 2\) float32"),
+    # ---------------------------------------------------------------- loss2.c ops
+    Case("cross-entropy-label-not-prob", "ops: loss2", "CrossEntropy([x (2,2), label with 1.5])",
+         "feed(x=np.full((2, 2), 0.5, np.float32), l=np.array([[0.5, 0.5], [0, 1.5]], np.float32)); "
+         "run_op('CrossEntropy', ['x', 'l'], 'y')", V,
+         r"op CrossEntropy #0: input 1 blob 'l' \(2, 2\) float32: label 1.5 at row 1, column 1 is not a "
+         r"probability in \[0, 1\]",
+         after="feed(l=np.full((2, 2), 0.5, np.float32)); run_op('CrossEntropy', ['x', 'l'], 'y')",
+         note="as Caffe2's forward; CrossEntropyGradient checks too (Caffe2 did not); NaN is refused"),
+    Case("cross-entropy-label-shape", "ops: loss2", "CrossEntropy([x (4,3), label (4,)])",
+         "feed(x=f32(4, 3), l=f32(4)); run_op('CrossEntropy', ['x', 'l'], 'y')", V,
+         r"op CrossEntropy #0: input 1 blob 'l' \(4,\) float32 must hold N x D = 4 x 3 label probabilities",
+         note="Caffe2 accepted a (N,) label for any D and read past its end"),
+    Case("sigmoid-xent-both-tricks", "ops: loss2",
+         "SigmoidCrossEntropyWithLogits(log_D_trick=1, unjoined_lr_loss=1)",
+         "feed(x=f32(2, 3), t=f32(2, 3)); "
+         "run_op('SigmoidCrossEntropyWithLogits', ['x', 't'], 'y', log_D_trick=1, unjoined_lr_loss=1)", V,
+         r"op SigmoidCrossEntropyWithLogits #0: arguments log_D_trick=1 and unjoined_lr_loss=1 cannot be "
+         r"used together", note="Caffe2 silently ignored log_D_trick"),
+    Case("sigmoid-xent-gradient-shape", "ops: loss2",
+         "SigmoidCrossEntropyWithLogitsGradient([g (3,), x (4,3), t (4,3)])",
+         "feed(g=f32(3), x=f32(4, 3), t=f32(4, 3)); "
+         "run_op('SigmoidCrossEntropyWithLogitsGradient', ['g', 'x', 't'], 'dx')", V,
+         r"op SigmoidCrossEntropyWithLogitsGradient #0: input 0 blob 'g' \(3,\) float32 \(the loss "
+         r"gradient\) must hold 4 values, one per row of input 1 blob 'x' \(4, 3\) float32"),
+    Case("make-two-class-not-prob", "ops: loss2", "MakeTwoClass(x with 1.5)",
+         "feed(x=np.array([0, 1, 1.5], np.float32)); run_op('MakeTwoClass', 'x', 'y')", V,
+         r"op MakeTwoClass #0: input 0 blob 'x' \(3,\) float32: value 1.5 at element 2 is not a probability "
+         r"in \[0, 1\]", note="Caffe2: a debug-build DCHECK only"),
+    Case("cosine-similarity-shapes", "ops: loss2", "CosineSimilarity([x (4,3), y (4,2)])",
+         "feed(x=f32(4, 3), y=f32(4, 2)); run_op('CosineSimilarity', ['x', 'y'], 'c')", V,
+         r"op CosineSimilarity #0: input 1 blob 'y' \(4, 2\) float32 must have the shape of input 0 blob 'x' "
+         r"\(4, 3\) float32", note="L1Distance and DotProduct the same; checked already at CreateNet"),
+    Case("normalize-axis", "ops: loss2", "Normalize(x (4,3), axis=2)",
+         "feed(x=f32(4, 3)); run_op('Normalize', 'x', 'y', axis=2)", V,
+         r"op Normalize #0: argument axis=2 is out of range for input 0 blob 'x' \(4, 3\) float32 "
+         r"\(must be in \[-2, 2\)\)", note="NormalizeL1 and NormalizeGradient the same"),
 ]
 
 XFAIL = {}

@@ -28,6 +28,7 @@ extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Spa
 extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
 extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil,
                                                  Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand */
+extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -40,6 +41,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_lengths_reduce,
     rc_ops_lengths,
     rc_ops_unary2,
+    rc_ops_loss2,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
