@@ -70,6 +70,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
              # axis, above (and refuse axis_str, here); Not reads nothing
              "axis_str",
+             # BatchMatMulGradient, BatchGather(Gradient) (csrc/ops/bmm_pow.c), Pow (X, E), PowGradient
+             # (dY, X, E, Y) and Gather read trans_a, trans_b, broadcast, axis and exponent, above; BatchMatMul
+             # and Pow with broadcast=1 run the new paths
+
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
