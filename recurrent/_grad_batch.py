@@ -9,6 +9,11 @@ Caffe2's GetBatchMatMulGradient without broadcasting:
     0, 1               dY B              dY^T A
     1, 1               B^T dY^T          dY^T A^T
 
+With broadcast=1 (batch broadcasting, 1-D operands): one
+``BatchMatMulGradient(A, B, dY) -> (dA, dB)`` op (csrc/ops/bmm_pow.c), which
+adds the same products into the blocks of A and B, so a block repeated by the
+broadcast gets the sum over its repeats (Caffe2 refused this gradient).
+
 When A and B are one blob, A's gradient is ``<a>_grad`` and B's
 ``<a>_grad_autogen_bmm_1``; the backward pass sums them.
 
@@ -54,13 +59,15 @@ def _batch_matmul_grad(op, g_output):
     if dy is None:
         return [], [None, None]
     a, b = str(op.input[0]), str(op.input[1])
-    if _arg(op, "broadcast", 0):
-        raise ValueError("BatchMatMul gradient: broadcast=1 is not supported (op %s -> %s)"
-                         % ([a, b], list(map(str, op.output))))
     flags = (int(bool(_arg(op, "trans_a", 0))), int(bool(_arg(op, "trans_b", 0))))
     ga = a + "_grad"
     # the same blob as A and B: a name of its own per use, summed by the backward pass
     gb = b + "_grad" if b != a else a + "_grad_autogen_bmm_1"
+    if _arg(op, "broadcast", 0):
+        # one BatchMatMulGradient op: the products of the table, summed over the broadcast batch dims
+        # (Caffe2 had no gradient with broadcast=1)
+        kwargs = {"trans_a": flags[0], "trans_b": flags[1], "broadcast": 1}
+        return [CreateOperator("BatchMatMulGradient", [a, b, str(dy)], [ga, gb], **kwargs)], [ga, gb]
     blobs = {"a": a, "b": b, "dy": str(dy)}
     ops = []
     for (ins, ta, tb), out in zip(_BMM_GRAD[flags], (ga, gb)):

@@ -7,6 +7,10 @@
   gradient accumulation and gradient makers that need it dense get a
   ``SparseToDense`` (see core). INDICES get no gradient. The op
   ``GatherGradient(DATA, INDICES, dOUT)`` (the dense gradient) stays available.
+  With ``axis`` != 0 the gradient is dense, as Caffe2's:
+  ``BatchGatherGradient(DATA, INDICES, dOUT) -> dDATA`` with the same axis.
+- ``BatchGather(DATA, INDICES)`` (Gather at axis 1): ``BatchGatherGradient``,
+  dense, as Caffe2's.
 - ``OneHot``, ``WeightedSample`` and ``Adagrad`` have no gradient (integer or
   random outputs, and an optimizer step).
 """
@@ -15,11 +19,33 @@ from . import core
 from .core import GradientRegistry
 
 
+def _axis(op, default):
+    for a in op.arg:
+        if a.name == "axis":
+            return int(a.value())
+    return default
+
+
 @GradientRegistry.RegisterGradient("Gather")
 def _gather_grad(op, g_output):
     if g_output[0] is None:
         return [], [None, None]
+    axis = _axis(op, 0)
+    if axis != 0:
+        # dense, as Caffe2: BatchGatherGradient(DATA, INDICES, dOUT) with the forward op's axis
+        gd = str(op.input[0]) + "_grad"
+        ins = [str(op.input[0]), str(op.input[1]), str(g_output[0])]
+        return [core.CreateOperator("BatchGatherGradient", ins, [gd], axis=axis)], [gd, None]
     return [], [core.GradientSlice(str(op.input[1]), g_output[0]), None]
+
+
+@GradientRegistry.RegisterGradient("BatchGather")
+def _batch_gather_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None]
+    gd = str(op.input[0]) + "_grad"
+    ins = [str(op.input[0]), str(op.input[1]), str(g_output[0])]
+    return [core.CreateOperator("BatchGatherGradient", ins, [gd])], [gd, None]
 
 
 GradientRegistry.RegisterNoGradient("OneHot", "WeightedSample", "Adagrad")

@@ -258,6 +258,18 @@ def _grad_from_x(op, g_output, grad_type, x_first=True, args=None):
 
 @GradientRegistry.RegisterGradient("Pow")
 def _pow_grad(op, g_output):
+    if len(op.input) == 2:
+        # exponent tensor E: PowGradient (dY, X, E, Y) -> (dX, dE), as Caffe2's newer maker; the op sums
+        # over the broadcast dims. It needs X, E and Y, so Pow in place (on X or E) is refused, as Caffe2.
+        dy = g_output[0]
+        if dy is None:
+            return _no_grad(op)
+        x, e = op.input
+        _no_in_place(op, "Pow", [x, e])
+        gx = _grad_name(x)
+        ge = _grad_name(e) if e != x else _grad_name(x) + "_autogen_pow_1"
+        args = [a for a in op.arg if a.name in ("broadcast", "axis")]
+        return [_make(op, "PowGradient", [dy, x, e, op.output[0]], [gx, ge], args=args)], [gx, ge]
     # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY
     return _grad_from_x(op, g_output, "PowGradient", args=[a for a in op.arg if a.name == "exponent"])
 

@@ -239,6 +239,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorFill([], "ln_g", shape=[8], values=[0.5 + 0.1 * i for i in range(8)])
     init.ConstantFill([], "ln_b", shape=[8], value=0.1)
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
+    init.GivenTensorIntFill([], "ga_idx", shape=[3], values=[3, 0, 3])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
@@ -285,6 +286,14 @@ def build_ops_net(name="af_ops"):
     bmm = net.BatchMatMul([q3, k3], "bmm", trans_b=1)
     masked = net.SequenceMask([bmm, "bmm_len"], "bmm_mask", axis=2, fill_val=-2.0)
     loss7 = net.SumElements(net.Mul([masked, masked], "bmm_sq"), "loss7")
+    # ops/bmm_pow.c: BatchMatMul with broadcast=1 ((2, 2, 8) by (1, 8, 4)), Pow with a (1, 1, 4) exponent
+    # tensor, Gather at axis 2 and BatchGather, with their gradients (BatchMatMulGradient, PowGradient
+    # (dY, X, E, Y), BatchGatherGradient)
+    bcb = net.BatchMatMul([q3, net.Reshape(t, ["kb3", "kb3_old"], shape=[1, 8, 4])[0]], "bcb", broadcast=1)
+    pw_e = net.Slice(net.Tanh(bcb, "bcb_t"), "pw_e", starts=[0, 0, 0], ends=[1, 1, -1])
+    pw = net.Pow([net.Exp(bcb, "bcb_exp"), pw_e], "pw")
+    ga = net.BatchGather([net.Gather([pw, "ga_idx"], "ga0", axis=2), "ga_idx"], "ga")
+    loss_bmm = net.SumElements(net.Mul([ga, ga], "ga_sq"), "loss_bmm")
     # a (3, 4) box of h by int32 starts/ends, with its gradient (SliceGradient)
     sl = net.Slice([h, "sl_starts", "sl_ends"], "h_sl")
     loss8 = net.SumElements(net.Mul([sl, sl], "sl_sq"), "loss8")
@@ -355,7 +364,7 @@ def build_ops_net(name="af_ops"):
     net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v], "loss")
+                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm], "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
     # Normalize of lin along axis 0, and NormalizeL1 (no gradient) on the side
@@ -482,7 +491,9 @@ def test_ops_allocation_failures(sticky):
     text = " | ".join(messages)
     for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op SequenceMask #", "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
+               "op BatchMatMulGradient #",
+               "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",
+               "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
                "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
                "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",

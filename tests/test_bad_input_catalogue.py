@@ -503,8 +503,8 @@ CASES = [
          r"op Pow #0: argument 'exponent' must be finite, got nan"),
     Case("pow-exponent-input", "ops: math", "Pow([x, e], exponent=2.0)",
          "feed(x=f32(3), e=f32(3)); run_op('Pow', ['x', 'e'], 'y', exponent=2.0)", V,
-         r"op Pow #0: input 1 blob 'e': the exponent as a tensor input is not supported; give the float "
-         r"argument 'exponent' and one input", note="Caffe2's two-input form is not implemented"),
+         r"op Pow #0: input 1 blob 'e' is the exponent tensor: the argument 'exponent' must not be given too",
+         note="the exponent comes from the argument or from input 1, not both"),
     Case("pow-negative-base", "ops: math", "Pow(x = [-8, 4], exponent=0.5)",
          """
          feed(x=np.array([-8.0, 4.0], np.float32)); run_op('Pow', 'x', 'y', exponent=0.5)
@@ -624,20 +624,22 @@ CASES = [
          "feed(a=f32(2, 3, 4), b=f32(3, 4, 5)); run_op('BatchMatMul', ['a', 'b'], 'y')", V,
          r"op BatchMatMul #0: batch dims differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
          r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; "
-         r"batch broadcasting is not supported\)", note="A and B must also have the same number of dims"),
+         r"or give broadcast=1\)", note="without broadcast=1, A and B must also have the same ndim"),
     Case("batch-matmul-inner-dims", "ops: batch", "BatchMatMul([a (2,3,4), b (2,5,6)])",
          "feed(a=f32(2, 3, 4), b=f32(2, 5, 6)); run_op('BatchMatMul', ['a', 'b'], 'y')", V,
          r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 gives "
          r"3 x 4 matrices \(trans_a=0\) but input 1 blob 'b' of shape \(2, 5, 6\) float32 gives 5 x 6 "
          r"\(trans_b=0\)", note="checked already at CreateNet when A and B hold tensors"),
-    Case("batch-matmul-broadcast", "ops: batch", "CreateNet(net with BatchMatMul([a, b], broadcast=1))",
+    Case("batch-matmul-broadcast", "ops: batch",
+         "CreateNet(net with BatchMatMul([a (2,3,4), b (3,4,5)], broadcast=1))",
          """
-         feed(a=f32(2, 3, 4), b=f32(4, 5))
+         feed(a=f32(2, 3, 4), b=f32(3, 4, 5))
          n = core.Net('bmm')
          n.BatchMatMul(['a', 'b'], 'y', broadcast=1)
          workspace.CreateNet(n)
-         """, V, r"net 'bmm': op BatchMatMul #0: argument broadcast=1: batch broadcasting is not supported "
-                 r"\(A and B must have the same ndim >= 2 and the same batch dims\)"),
+         """, V, r"net 'bmm': op BatchMatMul #0: batch dims do not broadcast: input 0 blob 'a' of shape "
+                 r"\(2, 3, 4\) float32 and input 1 blob 'b' of shape \(3, 4, 5\) float32 \(batch dim 1 from "
+                 r"the right: 2 vs 3; each must be equal or 1\)", note="checked already at CreateNet"),
     Case("sequence-mask-mode", "ops: batch", "SequenceMask([x, lengths], mode='diagonal')",
          "feed(x=f32(2, 3), l=np.ones(2, np.int32)); "
          "run_op('SequenceMask', ['x', 'l'], 'y', mode='diagonal')",
@@ -1896,6 +1898,41 @@ CASES = [
          "feed(x=f32(4, 3)); run_op('Normalize', 'x', 'y', axis=2)", V,
          r"op Normalize #0: argument axis=2 is out of range for input 0 blob 'x' \(4, 3\) float32 "
          r"\(must be in \[-2, 2\)\)", note="NormalizeL1 and NormalizeGradient the same"),
+    # -------------------------------------------------------------- bmm_pow.c
+    Case("bmm-bc-inner-dims", "ops: bmm_pow", "BatchMatMul([a (3,4), b (5,)], broadcast=1)",
+         "feed(a=f32(3, 4), b=f32(5)); run_op('BatchMatMul', ['a', 'b'], 'y', broadcast=1)", V,
+         r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(3, 4\) float32 gives "
+         r"3 x 4 matrices \(trans_a=0\) but input 1 blob 'b' of shape \(5,\) float32 gives 5 x 1 \(trans_b=0\)",
+         note="a 1-D B is a column; its trans flag is ignored"),
+    Case("bmm-grad-dy-shape", "ops: bmm_pow", "BatchMatMulGradient([a (2,3,4), b (4,5), dy (2,3,6)])",
+         "feed(a=f32(2, 3, 4), b=f32(4, 5), dy=f32(2, 3, 6)); "
+         "run_op('BatchMatMulGradient', ['a', 'b', 'dy'], ['da', 'db'])", V,
+         r"op BatchMatMulGradient #0: input 2 blob 'dy' \(dY\) of shape \(2, 3, 6\) float32 must have the "
+         r"forward result's shape \(2, 3, 5\) float32"),
+    Case("pow-tensor-shapes", "ops: bmm_pow", "Pow([x (2,3), e (4,)])",
+         "feed(x=f32(2, 3), e=f32(4)); run_op('Pow', ['x', 'e'], 'y')", V,
+         r"op Pow #0: .*'x'.*\(2, 3\).*'e'.*\(4,\)", note="numpy-style broadcasting, as Mul"),
+    Case("pow-grad-dy-shape", "ops: bmm_pow", "PowGradient([dy (2,4), x (2,3), e (3,), y (2,3)])",
+         "feed(dy=f32(2, 4), x=f32(2, 3), e=f32(3), y=f32(2, 3)); "
+         "run_op('PowGradient', ['dy', 'x', 'e', 'y'], ['dx', 'de'])", V,
+         r"op PowGradient #0: input 0 blob 'dy' of shape \(2, 4\) float32 must have the shape \(2, 3\) "
+         r"float32 of the forward result"),
+    Case("gather-axis-index", "ops: bmm_pow", "Gather([d (2,5,3), i = [0, 5]], axis=1)",
+         "feed(d=f32(2, 5, 3), i=np.array([0, 5], np.int32)); run_op('Gather', ['d', 'i'], 'o', axis=1)", I,
+         r"op Gather #0: input 1 blob 'i': index 5 at position 1 is out of range \[0, 5\) \(dim 1 of input 0 "
+         r"blob 'd' of shape \(2, 5, 3\) float32\)", note="checked before the output is written"),
+    Case("gather-axis-range", "ops: bmm_pow", "Gather([d (2,5,3), i], axis=3)",
+         "feed(d=f32(2, 5, 3), i=np.array([0], np.int32)); run_op('Gather', ['d', 'i'], 'o', axis=3)", V,
+         r"op Gather #0: argument axis=3 is out of range for input 0 blob 'd' \(DATA\) of shape \(2, 5, 3\) "
+         r"float32 \(must be in \[-3, 3\)\)"),
+    Case("batch-gather-1d", "ops: bmm_pow", "BatchGather([d (4,), i])",
+         "feed(d=f32(4), i=np.array([0], np.int32)); run_op('BatchGather', ['d', 'i'], 'o')", V,
+         r"op BatchGather #0: input 0 blob 'd' \(DATA\) must have at least 2 dims, got \(4,\) float32"),
+    Case("batch-gather-grad-shape", "ops: bmm_pow", "BatchGatherGradient([d (2,5,3), i (2,), do (2,3,3)])",
+         "feed(d=f32(2, 5, 3), i=np.array([1, 0], np.int32), do=f32(2, 3, 3)); "
+         "run_op('BatchGatherGradient', ['d', 'i', 'do'], 'dd')", V,
+         r"op BatchGatherGradient #0: input 2 blob 'do' \(the output gradient\) of shape \(2, 3, 3\) float32 "
+         r"must have the gathered shape \(2, 2, 3\) float32"),
 ]
 
 XFAIL = {}
@@ -2012,12 +2049,11 @@ def markdown():
         "  inside a RecurrentNetwork's step net also name the step net and the timestep.",
         "- What is checked when: arities, missing blobs, in-place pairs and argument kinds/values at",
         "  `CreateNet` (nothing runs); dtypes and shapes when the op runs, and already at `CreateNet`",
-        "  for FC, MatMul, Add, Sub, Mul, Div, Sum, Max, SquaredL2Distance, LabelCrossEntropy, LayerNorm",
-        "  (+Gradient), Dropout(Grad), BatchMatMul, SequenceMask, ReversePackedSegs, Shape,",
-        "  Slice(+Gradient), EQ, NE, LT, LE, GT, GE, And, Or, Xor, Not, Conditional, TopK(+Gradient) and",
-        "  Tile(+Gradient) when their",
-        "  inputs hold tensors that no earlier op of the net writes (the cases below use",
-        "  `RunOperatorOnce`, which checks when it runs).",
+        "  for the ops README.md lists under \"Shapes checked at net creation\" (FC, MatMul, the",
+        "  elementwise, comparison and logical ops, the losses, the sparse-row and optimizer ops, the",
+        "  lengths, padding and reduction ops, and more) when their inputs hold tensors that no earlier",
+        "  op of the net writes (the cases below use `RunOperatorOnce`, which checks when it runs);",
+        "  values (labels, lengths, indices, probabilities) when the op runs.",
         "- NaN and Inf are not errors: they propagate through ops and gradients (IEEE arithmetic).",
         "- Every registered op type given no inputs/outputs, or 9 of each, raises a Python exception",
         "  naming the op (`test_every_op_type_rejects_wrong_arity_without_crashing`). Random nets,",

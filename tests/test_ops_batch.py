@@ -189,11 +189,11 @@ BMM_BAD = [
      r"\(4,\) float32"),
     ((2, 3, 4), np.float32, (4, 5), np.float32, {}, ValueError,
      r"op BatchMatMul #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 blob 'b' of shape "
-     r"\(4, 5\) float32 must have the same number of dims \(batch broadcasting is not supported\)"),
+     r"\(4, 5\) float32 must have the same number of dims \(or give broadcast=1\)"),
     ((2, 3, 4), np.float32, (3, 4, 5), np.float32, {}, ValueError,
      r"op BatchMatMul #0: batch dims differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
-     r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; batch "
-     r"broadcasting is not supported\)"),
+     r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; or give "
+     r"broadcast=1\)"),
     ((2, 3, 4), np.float32, (2, 5, 6), np.float32, {}, ValueError,
      r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 gives 3 x 4 "
      r"matrices \(trans_a=0\) but input 1 blob 'b' of shape \(2, 5, 6\) float32 gives 5 x 6 \(trans_b=0\)"),
@@ -203,9 +203,9 @@ BMM_BAD = [
     ((2, 4, 3), np.float32, (2, 3, 5), np.float32, {"trans_a": 1}, ValueError,
      r"op BatchMatMul #0: inner dimensions differ: .* gives 3 x 4 matrices \(trans_a=1\) but .* gives "
      r"3 x 5 \(trans_b=0\)"),
-    ((2, 3, 4), np.float32, (2, 4, 5), np.float32, {"broadcast": 1}, ValueError,
-     r"op BatchMatMul #0: argument broadcast=1: batch broadcasting is not supported \(A and B must have the "
-     r"same ndim >= 2 and the same batch dims\)"),
+    ((2, 3, 4), np.float32, (3, 4, 5), np.float32, {"broadcast": 1}, ValueError,
+     r"op BatchMatMul #0: batch dims do not broadcast: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input "
+     r"1 blob 'b' of shape \(3, 4, 5\) float32 \(batch dim 1 from the right: 2 vs 3; each must be equal or 1\)"),
 ]
 
 

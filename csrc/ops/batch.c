@@ -1,8 +1,9 @@
 /* ops/batch.c -- batched and sequence ops: BatchMatMul, SequenceMask, ReversePackedSegs.
  *
- * BatchMatMul(A, B) -> Y (Caffe2's batch_matmul_op without broadcasting).
+ * BatchMatMul(A, B) -> Y (Caffe2's batch_matmul_op).
  * Arguments trans_a, trans_b (default 0; nonzero transposes the last two dims
- * of that input), broadcast (default 0; nonzero is refused at creation).
+ * of that input), broadcast (default 0; nonzero: numpy.matmul's broadcasting
+ * and 1-D operands, in ops/bmm_pow.c; what follows is broadcast=0).
  * A and B are float32 with the same ndim >= 2 and equal leading (batch) dims
  * dims[:-2]; batch = prod(dims[:-2]) (1 for 2-D inputs). Per batch element i
  *   Y[i] (M x N) = op(A[i]) op(B[i]),  op(X) = X^T where its flag is set,
@@ -56,6 +57,7 @@
  * parsed arguments (op->state). No allocation besides the outputs.
  */
 #include "../core/rc_core.h"
+#include "bmm_pow.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -133,6 +135,7 @@ static void rev_segs_kernel(int64_t T, int64_t N, size_t row, const unsigned cha
 
 typedef struct {
     int trans_a, trans_b;
+    int broadcast; /* rc_bmm_bc_run (ops/bmm_pow.c) */
 } bmm_state;
 
 static rc_status bmm_setup(rc_op *op, rc_err *err)
@@ -145,10 +148,7 @@ static rc_status bmm_setup(rc_op *op, rc_err *err)
     if ((st = rc_arg_i(&op->def, "trans_a", 0, &ta, err))) return st;
     if ((st = rc_arg_i(&op->def, "trans_b", 0, &tb, err))) return st;
     if ((st = rc_arg_i(&op->def, "broadcast", 0, &bc, err))) return st;
-    if (bc != 0)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument broadcast=%lld: batch broadcasting is not supported (A and B must have the "
-                          "same ndim >= 2 and the same batch dims)", (long long)bc);
+    s->broadcast = bc != 0;
     s->trans_a = ta != 0;
     s->trans_b = tb != 0;
     return RC_OK;
@@ -172,15 +172,15 @@ static rc_status bmm_shapes(rc_op *op, int64_t *batch, int64_t *pM, int64_t *pN,
     if (A->ndim != B->ndim)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "input 0 blob '%s' of shape %s and input 1 blob '%s' of shape %s must have the same "
-                          "number of dims (batch broadcasting is not supported)", rc_in_name(op, 0), RC_SHAPE(A),
+                          "number of dims (or give broadcast=1)", rc_in_name(op, 0), RC_SHAPE(A),
                           rc_in_name(op, 1), RC_SHAPE(B));
     const int nd = A->ndim;
     for (int k = 0; k < nd - 2; k++)
         if (A->dims[k] != B->dims[k])
             return rc_op_fail(op, err, RC_ERR_VALUE,
                               "batch dims differ: input 0 blob '%s' of shape %s and input 1 blob '%s' of shape %s "
-                              "must agree on all dims but the last two (dim %d: %lld vs %lld; batch broadcasting "
-                              "is not supported)", rc_in_name(op, 0), RC_SHAPE(A), rc_in_name(op, 1), RC_SHAPE(B), k,
+                              "must agree on all dims but the last two (dim %d: %lld vs %lld; or give "
+                              "broadcast=1)", rc_in_name(op, 0), RC_SHAPE(A), rc_in_name(op, 1), RC_SHAPE(B), k,
                               (long long)A->dims[k], (long long)B->dims[k]);
     const int64_t a0 = A->dims[nd - 2], a1 = A->dims[nd - 1], b0 = B->dims[nd - 2], b1 = B->dims[nd - 1];
     const int64_t M = s->trans_a ? a1 : a0, Ka = s->trans_a ? a0 : a1;
@@ -204,6 +204,8 @@ static rc_status bmm_shapes(rc_op *op, int64_t *batch, int64_t *pM, int64_t *pN,
 
 static rc_status bmm_check(rc_op *op, rc_err *err)
 {
+    const bmm_state *s = op->state;
+    if (s->broadcast) return rc_bmm_bc_check(op, s->trans_a, s->trans_b, err);
     int64_t batch, M, N, K;
     return bmm_shapes(op, &batch, &M, &N, &K, err);
 }
@@ -213,6 +215,7 @@ static rc_status bmm_check(rc_op *op, rc_err *err)
 static rc_status bmm_run(rc_op *op, rc_err *err)
 {
     const bmm_state *s = op->state;
+    if (s->broadcast) return rc_bmm_bc_run(op, s->trans_a, s->trans_b, err);
     int64_t batch, M, N, K;
     rc_status st = bmm_shapes(op, &batch, &M, &N, &K, err);
     if (st) return st;
@@ -416,7 +419,7 @@ static rc_status rev_segs_run(rc_op *op, rc_err *err)
 
 const rc_op_schema rc_ops_batch[] = {
     {"BatchMatMul", 2, 2, 1, 1, NULL, bmm_setup, bmm_run, free,
-     "Y[i] = op(A[i]) op(B[i]) over the batch dims (args trans_a, trans_b; broadcast not supported)", bmm_check},
+     "Y[i] = op(A[i]) op(B[i]) over the batch dims (args trans_a, trans_b, broadcast: numpy.matmul's rules)", bmm_check},
     {"SequenceMask", 1, 2, 1, 1, rc_inplace_first, seq_mask_setup, seq_mask_run, free,
      "(input[, sequence_lengths | window_centers]) -> output: input filled with fill_val where the mask of mode "
      "(sequence, window, upper, lower, upperdiag, lowerdiag) says (args axis, batch, radius, repeat_from_axis, "

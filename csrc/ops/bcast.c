@@ -148,6 +148,11 @@ static void bc_rows(const rc_bc *bc, bc_row_fn fn, void *ctx)
     }
 }
 
+void rc_bc_rows(const rc_bc *bc, rc_bc_row_fn fn, void *ctx)
+{
+    bc_rows(bc, fn, ctx);
+}
+
 /* ---------------------------------------------------------------- forward kernels */
 typedef struct bc_ptrs {
     const void *a, *b; /* borrowed input data */

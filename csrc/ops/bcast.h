@@ -40,6 +40,12 @@ RC_INTERNAL int rc_bc_same_shape(const rc_bc *bc, const rc_tensor *t);
  * the result has that input's shape; ValueError otherwise. */
 RC_INTERNAL rc_status rc_bc_check_inplace(rc_op *op, int ia, int ib, const rc_bc *bc, rc_err *err);
 
+/* Walks bc in the result's element order, one row of the innermost iteration
+ * dim at a time: fn(ctx, len, oa, sa, ob, sb, oc) for result elements oc ..
+ * oc+len-1, which read A at oa + k sa and B at ob + k sb (for ops/bmm_pow.c). */
+typedef void (*rc_bc_row_fn)(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oc);
+RC_INTERNAL void rc_bc_rows(const rc_bc *bc, rc_bc_row_fn fn, void *ctx);
+
 typedef enum rc_bc_kind {
     RC_BC_ADD, RC_BC_SUB, RC_BC_MUL, RC_BC_DIV,
     RC_BC_EQ, RC_BC_NE, RC_BC_LT, RC_BC_LE, RC_BC_GT, RC_BC_GE,

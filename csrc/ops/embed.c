@@ -2,7 +2,8 @@
  * LSTM: embedding lookup, one-hot encoding, sampling from a distribution and
  * the Adagrad update.
  *
- *   Gather(DATA, INDICES) -> OUT                  rows of DATA picked by INDICES
+ *   Gather(DATA, INDICES) -> OUT                  rows of DATA picked by INDICES (argument axis,
+ *                                                 default 0; axis != 0 in ops/bmm_pow.c)
  *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  dense gradient (our op, see below)
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
@@ -40,6 +41,7 @@
  */
 #include "../core/rc_core.h"
 #include "../kernels/rng.h"
+#include "bmm_pow.h"
 #include "sparse.h"
 #include <math.h>
 #include <stdio.h>
@@ -109,8 +111,19 @@ static void gather_kernel(int64_t M, size_t R, const char *data, const int32_t *
     for (int64_t m = 0; m < M; m++) memcpy(out + (size_t)m * R, data + (size_t)idx[m] * R, R);
 }
 
+/* Gather's argument axis (default 0) into op->state (an int64_t). */
+static rc_status gather_setup(rc_op *op, rc_err *err)
+{
+    int64_t *axis = calloc(1, sizeof *axis);
+    if (!axis) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = axis; /* freed by free_state, also when setup fails */
+    return rc_arg_i(&op->def, "axis", 0, axis, err);
+}
+
 static rc_status gather_run(rc_op *op, rc_err *err)
 {
+    const int64_t axis = *(const int64_t *)op->state;
+    if (axis != 0) return rc_gather_axis_run(op, axis, err);
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
     rc_status st = gather_shapes(op, &ndim, dims, err);
@@ -454,8 +467,9 @@ static rc_status sparse_adagrad_run(rc_op *op, rc_err *err)
 static int inplace_adagrad(int in, int out) { return (in == 0 && out == 0) || (in == 1 && out == 1); }
 
 const rc_op_schema rc_ops_embed[] = {
-    {"Gather", 2, 2, 1, 1, NULL, NULL, gather_run, NULL,
-     "(DATA (V, ...), INDICES int32) -> OUT = DATA[INDICES], shape INDICES.shape + DATA.shape[1:]"},
+    {"Gather", 2, 2, 1, 1, NULL, gather_setup, gather_run, free,
+     "(DATA (V, ...), INDICES int32) -> OUT = DATA[INDICES], shape INDICES.shape + DATA.shape[1:]; arg axis: "
+     "DATA.shape[:axis] + INDICES.shape + DATA.shape[axis+1:]"},
     {"GatherGradient", 3, 3, 1, 1, NULL, NULL, gather_grad_run, NULL,
      "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dDATA[INDICES[m]] += dOUT[m] in order"},
     {"OneHot", 1, 2, 1, 1, NULL, onehot_setup, onehot_run, free,

@@ -8,13 +8,14 @@
  * Arguments are parsed once in setup into op->state.
  *
  * Pow, Max, Div (what differs from Caffe2):
- *  - Pow takes only the argument 'exponent' (required, finite): Caffe2's
- *    second form, the exponent as input 1, is not supported (a second input
- *    is a ValueError at creation), and neither is its broadcasting. Exponents
+ *  - Pow takes the argument 'exponent' (finite) and one input, or (Caffe2's
+ *    second form) the exponent as a float32 input 1 and no 'exponent'
+ *    argument, broadcast as Mul (ops/bmm_pow.c). Exponents
  *    0, 1, 2, 0.5 and -1 are computed exactly (1, x, x*x, sqrtf, 1/x; as
  *    NumPy's x ** e fast paths), others with powf: negative x with a
  *    non-integer exponent gives NaN, as NumPy. PowGradient takes (X, dY), not
- *    the forward output.
+ *    the forward output, with the argument; (dY, X, E, Y) -> (dX, dE) with
+ *    the tensor (ops/bmm_pow.c).
  *  - Max takes 1 or more float32 inputs of one shape (no broadcasting); NaN
  *    propagates as NumPy's np.maximum. MaxGradient (Y, dY, X0, ...) gives dY
  *    to every input equal to Y (all tied inputs), 0 elsewhere (and where Y is
@@ -55,6 +56,7 @@
 #include "../kernels/math_kernels.h"
 #include "../kernels/packed_gemm.h"
 #include "bcast.h"
+#include "bmm_pow.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1007,13 +1009,31 @@ static rc_status exponent_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* Pow (X, E) / PowGradient (dY, X, E, Y): no 'exponent' argument; broadcast / axis as Mul's. */
+static rc_status exponent_tensor_setup(rc_op *op, rc_err *err)
+{
+    if (rc_opdef_arg(&op->def, "exponent"))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' is the exponent tensor: the argument 'exponent' must not be given too",
+                          op->n_in == 2 ? 1 : 2, rc_in_name(op, op->n_in == 2 ? 1 : 2));
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : rc_binary_args(op, &a->broadcast, &a->axis, err);
+}
+
 static rc_status pow_setup(rc_op *op, rc_err *err)
 {
-    if (op->n_in > 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 1 blob '%s': the exponent as a tensor input is not supported; give the float "
-                          "argument 'exponent' and one input", rc_in_name(op, 1));
+    if (op->n_in > 1) return exponent_tensor_setup(op, err);
     return exponent_setup(op, err);
+}
+
+static rc_status pow_grad_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in == 4 && op->n_out == 2) return exponent_tensor_setup(op, err);
+    if (op->n_in == 2 && op->n_out == 1) return exponent_setup(op, err);
+    return rc_op_fail(op, err, RC_ERR_VALUE,
+                      "takes (X, dY) -> dX with the argument 'exponent', or (dY, X, E, Y) -> (dX, dE), got %d "
+                      "inputs and %d outputs", op->n_in, op->n_out);
 }
 
 /* Pow: X [n] -> Y [n] = X ^ exponent; Y may be X. */
@@ -1021,6 +1041,7 @@ static rc_status pow_run(rc_op *op, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
+    if (op->n_in == 2) return rc_pow_tensor_run(op, a->broadcast, a->axis, err);
     if ((st = check_f32(op, 0, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_pow(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
@@ -1030,8 +1051,9 @@ static rc_status pow_run(rc_op *op, rc_err *err)
 /* PowGradient: X [n], dY [n] -> dX [n] = exponent X^(exponent - 1) dY; dX may be X or dY. */
 static rc_status pow_grad_run(rc_op *op, rc_err *err)
 {
-    const math_args *a = op->state;
+    math_args *a = op->state;
     rc_status st;
+    if (op->n_in == 4) return rc_pow_tensor_grad_run(op, a->broadcast, a->axis, &a->acc, &a->acc_n, err);
     if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
     if ((st = check_same_shape(op, 1, 0, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
@@ -1186,9 +1208,11 @@ const rc_op_schema rc_ops_math[] = {
      "(B, C, dC) or (dC, A, B, C) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args "
      "broadcast, axis)"},
     {"Pow", 1, 2, 1, 1, rc_inplace_any, pow_setup, pow_run, math_args_free,
-     "Y = X ^ exponent (arg exponent; exact for 0, 1, 2, 0.5, -1, else powf)"},
-    {"PowGradient", 2, 2, 1, 1, rc_inplace_any, exponent_setup, pow_grad_run, math_args_free,
-     "(X, dY) -> dX = exponent X^(exponent - 1) dY (arg exponent)"},
+     "Y = X ^ exponent (arg exponent; exact for 0, 1, 2, 0.5, -1, else powf), or (X, E) -> X ^ E (E float32, "
+     "broadcast as Mul; args broadcast, axis)"},
+    {"PowGradient", 2, 4, 1, 2, rc_inplace_any, pow_grad_setup, pow_grad_run, math_args_free,
+     "(X, dY) -> dX = exponent X^(exponent - 1) dY (arg exponent), or (dY, X, E, Y) -> (dX = dY E X^(E-1), "
+     "dE = dY Y log X, summed over broadcast dims)"},
     {"Max", 1, -1, 1, 1, rc_inplace_any, sum_setup, max_run, math_args_free,
      "Y = elementwise max of X0, X1, ... (one shape; NaN propagates)", sum_check},
     {"MaxGradient", 3, -1, 1, -1, NULL, max_grad_setup, max_grad_run, math_args_free,
