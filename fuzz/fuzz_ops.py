@@ -84,8 +84,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # SigmoidCrossEntropyWithLogits(+Gradient) (csrc/ops/loss2.c; Normalize(L1) read axis, above)
              "log_D_trick", "unjoined_lr_loss",
              # BatchMatMulGradient, BatchGather(Gradient) (csrc/ops/bmm_pow.c), Pow (X, E), PowGradient
-             # (dY, X, E, Y) and Gather read trans_a, trans_b, broadcast, axis and exponent, above; BatchMatMul
-             # and Pow with broadcast=1 run the new paths
+             # (dY, X, E, Y) and Gather read trans_a, trans_b, broadcast, axis and exponent, above;
+             # BatchMatMul and Pow with broadcast=1 run the new paths
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

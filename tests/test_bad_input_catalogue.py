@@ -459,8 +459,9 @@ CASES = [
          r"op MatMul #0: inner dimensions differ"),
     Case("mul-shape-mismatch", "ops: math", "Mul([a (3,4), b (5,4)])",
          "feed(a=f32(3, 4), b=f32(5, 4)); run_op('Mul', ['a', 'b'], 'y')", V,
-         r"op Mul #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(5, 4\) float32 "
-         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 3 but dim 0 of 'b' is 5"),
+         r"op Mul #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(5, 4\) "
+         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 3 but "
+         r"dim 0 of 'b' is 5"),
     Case("mul-bad-broadcast", "ops: math", "Mul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('Mul', ['a', 'b'], 'y', broadcast=1)", V,
          r"op Mul #0: cannot broadcast input 1 blob 'b' of shape \(5,\) float32"),
@@ -519,8 +520,9 @@ CASES = [
          r"op Max #0: input 1 blob 'i' must be float32, got \(3,\) int32"),
     Case("div-shape-mismatch", "ops: math", "Div([a (3,4), b (3,)])",
          "feed(a=f32(3, 4), b=f32(3)); run_op('Div', ['a', 'b'], 'y')", V,
-         r"op Div #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(3,\) float32 "
-         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 4 but dim 0 of 'b' is 3",
+         r"op Div #0: input 0 blob 'a' of shape \(3, 4\) float32 and input 1 blob 'b' of shape \(3,\) "
+         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 4 but "
+         r"dim 0 of 'b' is 3",
          note="numpy-style: dims are aligned from the last; (4,) would broadcast"),
     Case("div-scalar-a-vector-b", "ops: math", "Div([a (), b (1,)], broadcast=1)",
          "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); run_op('Div', ['a', 'b'], 'y', broadcast=1)",
@@ -1205,7 +1207,8 @@ CASES = [
     Case("compare-shape-no-broadcast", "ops: compare/cast", "LT([a (2,3), b (2,)]) without broadcast=1",
          "feed(a=f32(2, 3), b=f32(2)); run_op('LT', ['a', 'b'], ['c'])", V,
          r"op LT #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(2,\) float32 "
-         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 3 but dim 0 of 'b' is 2",
+         r"do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' is 3 but "
+         r"dim 0 of 'b' is 2",
          note="numpy-style broadcasting aligns the last dims; Caffe2's legacy form (broadcast=1, axis=0) "
               "takes this B"),
     Case("conditional-float-condition", "ops: compare/cast", "Conditional([cond float32, t, f])",
@@ -1705,29 +1708,33 @@ CASES = [
          "feed(p=np.zeros((0, 3), np.float32), l=np.zeros(0, np.int32)); run_op('Accuracy', ['p', 'l'], 'a')",
          V, r"op Accuracy #0: input 0 blob 'p' \(0, 3\) float32 \(prediction\) has no rows",
          note="Caffe2 divided by zero"),
-    # ---------------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
+    # ---------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
     Case("bcast-no-broadcast", "ops: broadcasting", "Add([a (2,3), b (4,3,1)]) without broadcast=1",
          "feed(a=f32(2, 3), b=f32(4, 3, 1)); run_op('Add', ['a', 'b'], ['c'])", V,
          r"op Add #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape \(4, 3, 1\) "
-         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 2 but dim 1 of "
-         r"'b' is 3"),
+         r"float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'a' is 2 but "
+         r"dim 1 of 'b' is 3"),
     Case("bcast-in-place-grows", "ops: broadcasting", "Mul([a (3,), b (2,1)]) -> a",
          "feed(a=f32(3), b=f32(2, 1)); run_op('Mul', ['a', 'b'], ['a'])", V,
          r"op Mul #0: output blob 'a' is input 0 of shape \(3,\) float32, but the result has the broadcast "
          r"shape \(2, 3\) \(in place needs the result to have that input's shape\)",
          note="Caffe2 refuses it too; in place is fine when the result has that input's shape"),
     Case("bcast-int-div-by-zero", "ops: broadcasting", "Div([a int32 (2,3), b int32 [[1], [0]]])",
-         "feed(a=np.ones((2, 3), np.int32), b=np.array([[1], [0]], np.int32)); run_op('Div', ['a', 'b'], ['c'])",
+         "feed(a=np.ones((2, 3), np.int32), b=np.array([[1], [0]], np.int32)); "
+         "run_op('Div', ['a', 'b'], ['c'])",
          V, r"op Div #0: integer division by zero: input 1 blob 'b' \(2, 1\) int32 is 0 at flat position 1 "
             r"\(dividing element 3 of input 0 blob 'a' \(2, 3\) int32\)"),
     Case("bcast-grad-dc-shape", "ops: broadcasting", "AddGradient([dc (3,5), a (3,1), b (4,)])",
-         "feed(dc=f32(3, 5), a=f32(3, 1), b=f32(4)); run_op('AddGradient', ['dc', 'a', 'b'], ['da', 'db'])", V,
-         r"op AddGradient #0: input 0 blob 'dc' of shape \(3, 5\) float32 must have the shape \(3, 4\) of the "
-         r"forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 blob 'b' \(4,\) float32\)"),
+         "feed(dc=f32(3, 5), a=f32(3, 1), b=f32(4)); "
+         "run_op('AddGradient', ['dc', 'a', 'b'], ['da', 'db'])", V,
+         r"op AddGradient #0: input 0 blob 'dc' of shape \(3, 5\) float32 must have the shape \(3, 4\) "
+         r"of the forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 blob 'b' \(4,\) "
+         r"float32\)"),
     Case("bcast-divgrad-da-over-b", "ops: broadcasting", "DivGradient([dc, a, b, c]) -> [b, db]",
-         "feed(dc=f32(3), a=f32(3), b=f32(3), c=f32(3)); run_op('DivGradient', ['dc', 'a', 'b', 'c'], ['b', 'db'])",
-         V, r"op DivGradient #0: output 0 blob 'b' \(dA\) is input 2, which is not dC \(input 0 'dc'\): only dC's "
-            r"blob may take dA"),
+         "feed(dc=f32(3), a=f32(3), b=f32(3), c=f32(3)); "
+         "run_op('DivGradient', ['dc', 'a', 'b', 'c'], ['b', 'db'])",
+         V, r"op DivGradient #0: output 0 blob 'b' \(dA\) is input 2, which is not dC \(input 0 'dc'\): "
+            r"only dC's blob may take dA"),
     Case("logical-float-input", "ops: broadcasting", "And([f float32 (3,), i int32 (3,)])",
          "feed(f=f32(3), i=np.ones(3, np.int32)); run_op('And', ['f', 'i'], ['c'])", T_,
          r"op And #0: input 0 blob 'f' \(3,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
@@ -1823,8 +1830,8 @@ CASES = [
     # ---------------------------------------------------------------- unary2.c ops
     Case("selu-gradient-bad-args", "ops: unary2", "SeluGradient([y, dy], alpha=-1)",
          "feed(y=f32(2, 3)); run_op('SeluGradient', ['y', 'y'], 'dx', alpha=-1.0)", V,
-         r"op SeluGradient #0: arguments alpha -1 and scale 1.0507: the gradient reads Y only, which tells the "
-         r"sign of X only when scale > 0 and alpha >= 0",
+         r"op SeluGradient #0: arguments alpha -1 and scale 1.0507: the gradient reads Y only, "
+         r"which tells the sign of X only when scale > 0 and alpha >= 0",
          after="run_op('SeluGradient', ['y', 'y'], 'dx')",
          note="Caffe2 gave a wrong gradient for X < 0; the forward Selu takes any alpha and scale"),
     Case("cube-in-place", "ops: unary2", "net.Cube('x', 'x')",
@@ -1836,14 +1843,14 @@ CASES = [
          r"op Where #0: input 0 blob 'c' \(2, 3\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),
     Case("where-no-broadcast", "ops: unary2", "Where([c int32 (2,3), x (2,3), y (2,2)])",
          "feed(c=np.ones((2, 3), np.int32), x=f32(2, 3), y=f32(2, 2)); run_op('Where', ['c', 'x', 'y'], 'z')",
-         V, r"op Where #0: input 0 blob 'c' of shape \(2, 3\) int32, input 1 blob 'x' of shape \(2, 3\) float32 "
-            r"and input 2 blob 'y' of shape \(2, 2\) float32 do not broadcast",
+         V, r"op Where #0: input 0 blob 'c' of shape \(2, 3\) int32, input 1 blob 'x' of shape \(2, 3\) "
+            r"float32 and input 2 blob 'y' of shape \(2, 2\) float32 do not broadcast",
          note="numpy-style broadcasting of the three (Caffe2: one shape, or broadcast_on_rows)"),
     Case("where-dtype-mismatch", "ops: unary2", "Where([c, x float32 (2,3), y int32 (2,3)])",
          "feed(c=np.ones((2, 3), np.int32), x=f32(2, 3), y=np.ones((2, 3), np.int32))\n"
          "run_op('Where', ['c', 'x', 'y'], 'z')", T_,
-         r"op Where #0: input 2 blob 'y' must have the dtype of input 1 blob 'x' \(2, 3\) float32, got \(2, 3\) "
-         r"int32"),
+         r"op Where #0: input 2 blob 'y' must have the dtype of input 1 blob 'x' \(2, 3\) float32, "
+         r"got \(2, 3\) int32"),
     Case("where-gradient", "ops: unary2", "net.Where([c, x, y]); AddGradientOperators",
          """
          n = core.Net('wh'); z = n.Where(['c', 'x', 'y'], 'z'); l = n.SumElements(z, 'l')
@@ -1855,8 +1862,9 @@ CASES = [
          r"op Expand #0: input 1 blob 's' \(2,\) int32: entry 1 is -1, must be >= 0"),
     Case("expand-no-broadcast", "ops: unary2", "Expand([x (2,3), shape [4]])",
          "feed(x=f32(2, 3), s=np.array([4], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
-         r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in input 1 "
-         r"blob 's' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 of the shape is 4",
+         r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
+         r"input 1 blob 's' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 "
+         r"of the shape is 4",
          note="a dim of 1 against 0 gives 0, as NumPy (Caffe2 took the max and read past X's data)"),
     Case("expand-gradient-shapes", "ops: unary2", "ExpandGradient([dy (2,3), x (2,2)])",
          "feed(dy=f32(2, 3), x=f32(2, 2)); run_op('ExpandGradient', ['dy', 'x'], 'dx')", V,
@@ -1902,7 +1910,8 @@ CASES = [
     Case("bmm-bc-inner-dims", "ops: bmm_pow", "BatchMatMul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('BatchMatMul', ['a', 'b'], 'y', broadcast=1)", V,
          r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(3, 4\) float32 gives "
-         r"3 x 4 matrices \(trans_a=0\) but input 1 blob 'b' of shape \(5,\) float32 gives 5 x 1 \(trans_b=0\)",
+         r"3 x 4 matrices \(trans_a=0\) but input 1 blob 'b' of shape \(5,\) float32 gives "
+         r"5 x 1 \(trans_b=0\)",
          note="a 1-D B is a column; its trans flag is ignored"),
     Case("bmm-grad-dy-shape", "ops: bmm_pow", "BatchMatMulGradient([a (2,3,4), b (4,5), dy (2,3,6)])",
          "feed(a=f32(2, 3, 4), b=f32(4, 5), dy=f32(2, 3, 6)); "

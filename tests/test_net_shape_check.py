@@ -28,8 +28,8 @@ CASES = [
      r"op FC #0: input 2 blob 'b' must have shape \(5,\)"),
     ("MatMul", ["a", "m"], {}, dict(a=f32(4, 3), m=f32(2, 5)), r"op MatMul #0: inner dimensions differ"),
     ("Add", ["a", "c"], {}, dict(a=f32(4, 3), c=f32(3, 4)),
-     r"op Add #0: input 0 blob 'a' of shape \(4, 3\) float32 and input 1 blob 'c' of shape \(3, 4\) float32 do "
-     r"not broadcast"),
+     r"op Add #0: input 0 blob 'a' of shape \(4, 3\) float32 and input 1 blob 'c' of shape \(3, 4\) "
+     r"float32 do not broadcast"),
     ("Mul", ["a", "c"], dict(broadcast=1), dict(a=f32(4, 3), c=f32(5)), r"op Mul #0: "),
     ("Sum", ["a", "c"], {}, dict(a=f32(4, 3), c=f32(4, 2)), r"op Sum #0: input 1 blob 'c'"),
     ("SquaredL2Distance", ["a", "c"], {}, dict(a=f32(4, 3), c=f32(4, 2)), r"op SquaredL2Distance #0: "),

@@ -192,8 +192,8 @@ BMM_BAD = [
      r"\(4, 5\) float32 must have the same number of dims \(or give broadcast=1\)"),
     ((2, 3, 4), np.float32, (3, 4, 5), np.float32, {}, ValueError,
      r"op BatchMatMul #0: batch dims differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
-     r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; or give "
-     r"broadcast=1\)"),
+     r"blob 'b' of shape \(3, 4, 5\) float32 must agree on all dims but the last two \(dim 0: 2 vs 3; "
+     r"or give broadcast=1\)"),
     ((2, 3, 4), np.float32, (2, 5, 6), np.float32, {}, ValueError,
      r"op BatchMatMul #0: inner dimensions differ: input 0 blob 'a' of shape \(2, 3, 4\) float32 gives 3 x 4 "
      r"matrices \(trans_a=0\) but input 1 blob 'b' of shape \(2, 5, 6\) float32 gives 5 x 6 \(trans_b=0\)"),
@@ -204,8 +204,9 @@ BMM_BAD = [
      r"op BatchMatMul #0: inner dimensions differ: .* gives 3 x 4 matrices \(trans_a=1\) but .* gives "
      r"3 x 5 \(trans_b=0\)"),
     ((2, 3, 4), np.float32, (3, 4, 5), np.float32, {"broadcast": 1}, ValueError,
-     r"op BatchMatMul #0: batch dims do not broadcast: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input "
-     r"1 blob 'b' of shape \(3, 4, 5\) float32 \(batch dim 1 from the right: 2 vs 3; each must be equal or 1\)"),
+     r"op BatchMatMul #0: batch dims do not broadcast: input 0 blob 'a' of shape \(2, 3, 4\) float32 "
+     r"and input 1 blob 'b' of shape \(3, 4, 5\) float32 \(batch dim 1 from the right: 2 vs 3; "
+     r"each must be equal or 1\)"),
 ]
 
 

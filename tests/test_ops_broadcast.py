@@ -125,8 +125,8 @@ def test_int_div_broadcast_bad_divisor_names_positions():
            op("Div", ["a", "b"], ["c"]))
     np.testing.assert_array_equal(workspace.FetchBlob("c"), np.full((2, 3), 7))   # untouched
     feed(a=np.array([5, np.iinfo(np.int32).min], np.int32), b=np.array([[1], [-1]], np.int32))
-    raises(ValueError, r"^op Div #0: integer overflow: element 1 of input 0 blob 'a' \(2,\) int32 is -2147483648 "
-                       r"and input 1 blob 'b' \(2, 1\) int32 is -1 at flat position 1",
+    raises(ValueError, r"^op Div #0: integer overflow: element 1 of input 0 blob 'a' \(2,\) int32 is "
+                       r"-2147483648 and input 1 blob 'b' \(2, 1\) int32 is -1 at flat position 1",
            op("Div", ["a", "b"], ["c"]))
 
 
@@ -162,8 +162,8 @@ def test_legacy_and_numpy_forms_agree(rng, sa, sb, args, sb_np, kind):
 def test_legacy_form_still_refuses_what_only_numpy_takes(rng):
     # (3, 1) against (1, 4): both stretched is numpy-only; broadcast=1 keeps Caffe2's legacy rule
     feed(a=arr(rng, (3, 1)), b=arr(rng, (1, 4)))
-    raises(ValueError, r"^op Add #0: cannot broadcast input 1 blob 'b' of shape \(1, 4\) float32 to input 0 blob "
-                       r"'a' of shape \(3, 1\) float32 at axis 0: dim 1 is 4 but dim 1 of 'a' is 1$",
+    raises(ValueError, r"^op Add #0: cannot broadcast input 1 blob 'b' of shape \(1, 4\) float32 to input 0 "
+                       r"blob 'a' of shape \(3, 1\) float32 at axis 0: dim 1 is 4 but dim 1 of 'a' is 1$",
            op("Add", ["a", "b"], ["c"], broadcast=1))
     assert run("Add", ["a", "b"], ["c"]).shape == (3, 4)
 
@@ -174,11 +174,12 @@ def test_shapes_that_do_not_broadcast():
          j=np.ones((3, 3), np.int32))
     for kind in ("Add", "Sub", "Mul", "Div", "GE"):
         raises(ValueError, r"^op %s #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of "
-                           r"shape \(4, 3, 1\) float32 do not broadcast \(numpy-style, dims aligned from the last\): "
-                           r"dim 0 of 'a' is 2 but dim 1 of 'b' is 3$" % kind, op(kind, ["a", "b"], ["c"]))
+                           r"shape \(4, 3, 1\) float32 do not broadcast \(numpy-style, dims aligned from the "
+                           r"last\): dim 0 of 'a' is 2 but dim 1 of 'b' is 3$" % kind,
+               op(kind, ["a", "b"], ["c"]))
     raises(ValueError, r"^op Div #0: input 0 blob 'i' of shape \(2, 1\) int32 and input 1 blob 'j' of shape "
-                       r"\(3, 3\) int32 do not broadcast \(numpy-style, dims aligned from the last\): dim 0 of 'i' "
-                       r"is 2 but dim 0 of 'j' is 3$", op("Div", ["i", "j"], ["c"]))
+                       r"\(3, 3\) int32 do not broadcast \(numpy-style, dims aligned from the last\): "
+                       r"dim 0 of 'i' is 2 but dim 0 of 'j' is 3$", op("Div", ["i", "j"], ["c"]))
     # a mix of dtypes is still a TypeError, before any shape rule
     raises(TypeError, r"^op Div #0: input 1 blob 'i' \(2, 1\) int32 must have the dtype of input 0 blob 'a'",
            op("Div", ["a", "i"], ["c"]))
@@ -189,9 +190,9 @@ def test_shapes_that_do_not_broadcast():
 
 def test_do_not_broadcast_exact_message():
     feed(a=np.ones((2, 3), np.float32), b=np.ones((2, 2), np.float32))
-    raises(ValueError, r"^op Mul #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of shape "
-                       r"\(2, 2\) float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' "
-                       r"is 3 but dim 1 of 'b' is 2$", op("Mul", ["a", "b"], ["c"]))
+    raises(ValueError, r"^op Mul #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'b' of "
+                       r"shape \(2, 2\) float32 do not broadcast \(numpy-style, dims aligned from the "
+                       r"last\): dim 1 of 'a' is 3 but dim 1 of 'b' is 2$", op("Mul", ["a", "b"], ["c"]))
 
 
 @pytest.mark.parametrize("kind,f", ARITH, ids=[k for k, _ in ARITH])
@@ -223,13 +224,14 @@ def test_shapes_checked_at_net_creation():
     for kind in ("Add", "Div", "LT"):
         net = core.Net("n")
         getattr(net, kind)(["a", "b"], ["y"])
-        with pytest.raises(ValueError, match=r"^net 'n\w*': op %s #0: input 0 blob 'a' of shape \(2, 3\) float32 "
-                                             r"and input 1 blob 'b' of shape \(2,\) float32 do not broadcast" % kind):
+        with pytest.raises(ValueError, match=r"^net 'n\w*': op %s #0: input 0 blob 'a' of shape "
+                                             r"\(2, 3\) float32 and input 1 blob 'b' of shape \(2,\) "
+                                             r"float32 do not broadcast" % kind):
             workspace.CreateNet(net)
     net = core.Net("n")
     net.Xor(["i", "j"], ["y"])
-    with pytest.raises(ValueError, match=r"^net 'n\w*': op Xor #0: input 0 blob 'i' of shape \(3,\) int32 and "
-                                         r"input 1 blob 'j'"):
+    with pytest.raises(ValueError, match=r"^net 'n\w*': op Xor #0: input 0 blob 'i' of shape \(3,\) int32 "
+                                         r"and input 1 blob 'j'"):
         workspace.CreateNet(net)
     net = core.Net("n")
     net.Mul(["a", "c"], ["y"])   # broadcasts: accepted, and runs
@@ -270,7 +272,8 @@ def grad_refs(kind, a, b, dc):
         ga, gb = dc64 * b64, dc64 * a64
     else:
         ga, gb = dc64 / b64, -dc64 * (a64 / b64) / b64
-    return reduce_to(np.broadcast_to(ga, dc.shape), a.shape), reduce_to(np.broadcast_to(gb, dc.shape), b.shape)
+    return (reduce_to(np.broadcast_to(ga, dc.shape), a.shape),
+            reduce_to(np.broadcast_to(gb, dc.shape), b.shape))
 
 
 @pytest.mark.parametrize("sa,sb", PAIRS, ids=PAIR_IDS)
@@ -354,16 +357,17 @@ def test_gradient_ops_bad_input():
     feed(a=np.ones((3, 1), np.float32), b=np.ones((4,), np.float32), dc=np.ones((3, 5), np.float32),
          c=np.ones((3, 4), np.float32), i=np.ones((3, 4), np.int32), bad=np.ones((2, 1), np.float32))
     raises(ValueError, r"^op AddGradient #0: input 0 blob 'dc' of shape \(3, 5\) float32 must have the shape "
-                       r"\(3, 4\) of the forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 blob 'b' "
-                       r"\(4,\) float32\)$", op("AddGradient", ["dc", "a", "b"], ["da", "db"]))
-    raises(ValueError, r"^op MulGradient #0: input 1 blob 'a' of shape \(3, 1\) float32 and input 2 blob 'bad' "
-                       r"of shape \(2, 1\) float32 do not broadcast", op("MulGradient", ["c", "a", "bad"], ["da", "db"]))
+                       r"\(3, 4\) of the forward result \(input 1 blob 'a' \(3, 1\) float32 with input 2 "
+                       r"blob 'b' \(4,\) float32\)$", op("AddGradient", ["dc", "a", "b"], ["da", "db"]))
+    raises(ValueError, r"^op MulGradient #0: input 1 blob 'a' of shape \(3, 1\) float32 and input 2 "
+                       r"blob 'bad' of shape \(2, 1\) float32 do not broadcast",
+           op("MulGradient", ["c", "a", "bad"], ["da", "db"]))
     raises(TypeError, r"^op SubGradient #0: input 0 blob 'i' must be float32",
            op("SubGradient", ["i", "a", "b"], ["da", "db"]))
     raises(ValueError, r"^op DivGradient #0: input 3 blob 'dc' of shape \(3, 5\) float32 must have the shape "
                        r"\(3, 4\)", op("DivGradient", ["c", "a", "b", "dc"], ["da", "db"]))
-    raises(TypeError, r"^op DivGradient #0: input 3 blob 'i' \(3, 4\) int32 is int32: Div on int32 inputs has no "
-                      r"gradient", op("DivGradient", ["c", "a", "b", "i"], ["da", "db"]))
+    raises(TypeError, r"^op DivGradient #0: input 3 blob 'i' \(3, 4\) int32 is int32: Div on int32 inputs "
+                      r"has no gradient", op("DivGradient", ["c", "a", "b", "i"], ["da", "db"]))
     raises(ValueError, r"^op DivGradient #0: output 0 blob 'b' \(dA\) is input 2, which is not dC \(input 0 "
                        r"'c'\): only dC's blob may take dA$",
            op("DivGradient", ["c", "a", "b", "c"], ["b", "db"]))
@@ -476,14 +480,14 @@ def test_logical_legacy_broadcast(rng, kind, f):
 def test_logical_bad_input():
     feed(f=np.ones((2, 3), np.float32), i=np.ones((2, 3), np.int32), j=np.ones((4,), np.int32))
     for kind in ("And", "Or", "Xor"):
-        raises(TypeError, r"^op %s #0: input 0 blob 'f' \(2, 3\) float32 must be int32 \(bool as 0 / 1; nonzero "
-                          r"is true\)$" % kind, op(kind, ["f", "i"], ["c"]))
+        raises(TypeError, r"^op %s #0: input 0 blob 'f' \(2, 3\) float32 must be int32 \(bool as 0 / 1; "
+                          r"nonzero is true\)$" % kind, op(kind, ["f", "i"], ["c"]))
         raises(TypeError, r"^op %s #0: input 1 blob 'f' \(2, 3\) float32 must be int32" % kind,
                op(kind, ["i", "f"], ["c"]))
-        raises(ValueError, r"^op %s #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of shape "
-                           r"\(4,\) int32 do not broadcast" % kind, op(kind, ["i", "j"], ["c"]))
-        raises(ValueError, r"^op %s #0: cannot broadcast input 1 blob 'j' of shape \(4,\) int32 to input 0 blob "
-                           r"'i'" % kind, op(kind, ["i", "j"], ["c"], broadcast=1))
+        raises(ValueError, r"^op %s #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of "
+                           r"shape \(4,\) int32 do not broadcast" % kind, op(kind, ["i", "j"], ["c"]))
+        raises(ValueError, r"^op %s #0: cannot broadcast input 1 blob 'j' of shape \(4,\) int32 to input 0 "
+                           r"blob 'i'" % kind, op(kind, ["i", "j"], ["c"], broadcast=1))
     raises(TypeError, r"^op Not #0: input 0 blob 'f' \(2, 3\) float32 must be int32", op("Not", ["f"], ["c"]))
     raises(KeyError, r"op Not #0: input 0 blob 'nope' does not exist", op("Not", ["nope"], ["c"]))
     assert run("And", ["i", "i"], ["c"]).shape == (2, 3)   # still usable

@@ -149,8 +149,8 @@ def test_pow_bad_inputs(rng):
            op("Pow", ["x"], ["y"], exponent=float("nan")))
     raises(ValueError, r"^op Pow #0: argument 'exponent' must be finite, got inf$",
            op("Pow", ["x"], ["y"], exponent=float("inf")))
-    raises(ValueError, r"^op Pow #0: input 1 blob 'e' is the exponent tensor: the argument 'exponent' must not "
-                       r"be given too$", op("Pow", ["x", "e"], ["y"], exponent=2.0))
+    raises(ValueError, r"^op Pow #0: input 1 blob 'e' is the exponent tensor: the argument 'exponent' "
+                       r"must not be given too$", op("Pow", ["x", "e"], ["y"], exponent=2.0))
     raises(TypeError, r"^op Pow: argument 'exponent' must be a float", op("Pow", ["x"], ["y"], exponent="a"))
     raises(TypeError, r"^op Pow #0: input 0 blob 'xi' must be float32, got \(3,\) int32$",
            op("Pow", ["xi"], ["y"], exponent=2.0))
@@ -379,9 +379,9 @@ def test_div_bad_inputs(rng):
     feed(a=f32(rng, 2, 3, 4), b=f32(rng, 3, 5), c=f32(rng, 3, 4), i=np.ones((3, 4), np.int32))
     raises(ValueError, r"^op Div #0: cannot broadcast input 1 blob 'b' of shape \(3, 5\) float32 to input 0 "
                        r"blob 'a' of shape \(2, 3, 4\) float32 at axis 1", op("Div", ["a", "b"], ["y"], broadcast=1))
-    raises(ValueError, r"^op Div #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 blob 'b' of shape "
-                       r"\(3, 5\) float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 2 of "
-                       r"'a' is 4 but dim 1 of 'b' is 5$", op("Div", ["a", "b"], ["y"]))
+    raises(ValueError, r"^op Div #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 blob 'b' of "
+                       r"shape \(3, 5\) float32 do not broadcast \(numpy-style, dims aligned from the "
+                       r"last\): dim 2 of 'a' is 4 but dim 1 of 'b' is 5$", op("Div", ["a", "b"], ["y"]))
     # Div takes float32 or int32 (one dtype for both): a mix names input 0's dtype
     raises(TypeError, r"^op Div #0: input 1 blob 'i' \(3, 4\) int32 must have the dtype of input 0 blob 'c' "
                       r"\(3, 4\) float32$",
@@ -399,7 +399,8 @@ def test_div_bad_inputs(rng):
     n = core.Net("div_net")
     n.Div(["a", "b"], "y")
     with pytest.raises(ValueError, match=r"^net 'div_net': op Div #0: input 0 blob 'a' of shape \(2, 3, 4\) "
-                                         r"float32 and input 1 blob 'b' of shape \(3, 5\) float32 do not broadcast"):
+                                         r"float32 and input 1 blob 'b' of shape \(3, 5\) float32 "
+                                         r"do not broadcast"):
         workspace.CreateNet(n)
 
 

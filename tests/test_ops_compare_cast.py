@@ -346,8 +346,8 @@ def test_compare_bad_input():
     raises(TypeError, r"op LT #0: input 1 blob 'a' \(2, 3\) float32 must have the dtype of input 0 blob 'i'",
            op("LT", ["i", "a"], ["c"]))
     raises(ValueError, r"^op EQ #0: input 0 blob 'a' of shape \(2, 3\) float32 and input 1 blob 'w' of shape "
-                       r"\(4,\) float32 do not broadcast \(numpy-style, dims aligned from the last\): dim 1 of 'a' "
-                       r"is 3 but dim 0 of 'w' is 4$", op("EQ", ["a", "w"], ["c"]))
+                       r"\(4,\) float32 do not broadcast \(numpy-style, dims aligned from the last\): "
+                       r"dim 1 of 'a' is 3 but dim 0 of 'w' is 4$", op("EQ", ["a", "w"], ["c"]))
     raises(ValueError, r"op NE #0: cannot broadcast input 1 blob 'w' of shape \(4,\) float32 to input 0 "
                        r"blob 'a'",
            op("NE", ["a", "w"], ["c"], broadcast=1))

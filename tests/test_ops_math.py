@@ -276,9 +276,10 @@ def test_binary_bad_inputs(rng):
                                          r"to input 0 blob 'a' of shape \(2, 3, 4\)"):
         workspace.RunOperatorOnce(op("Add", ["a", "b"], ["y"], broadcast=1))
     # without broadcast=1 shapes broadcast numpy-style: (2, 3, 4) with (3, 4) is fine, with (3, 5) is not
-    with pytest.raises(ValueError, match=r"^op Mul #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 and input 1 "
-                                         r"blob 'b' of shape \(3, 5\) float32 do not broadcast \(numpy-style, dims "
-                                         r"aligned from the last\): dim 2 of 'a' is 4 but dim 1 of 'b' is 5$"):
+    with pytest.raises(ValueError, match=r"^op Mul #0: input 0 blob 'a' of shape \(2, 3, 4\) float32 "
+                                         r"and input 1 blob 'b' of shape \(3, 5\) float32 do not "
+                                         r"broadcast \(numpy-style, dims aligned from the last\): "
+                                         r"dim 2 of 'a' is 4 but dim 1 of 'b' is 5$"):
         workspace.RunOperatorOnce(op("Mul", ["a", "b"], ["y"]))
     assert run("Mul", ["a", "c"], ["y"]).shape == (2, 3, 4)
     with pytest.raises(ValueError, match=r"op Sub #0: axis=2 is out of range \[0, 1\].*'c'.*'a'"):
@@ -546,7 +547,8 @@ def test_binary_gradient_makers():
     ops, g = G(core.CreateOperator("Sub", ["a", "b"], ["y"]), ["dy"])
     assert g == ["a_grad", "b_grad"] and [p.type for p in ops] == ["SubGradient"]
     ops, g = G(core.CreateOperator("Mul", ["a", "b"], ["y"]), ["dy"])
-    assert g == ["a_grad", "b_grad"] and [(p.type, list(p.input)) for p in ops] == [("MulGradient", ["dy", "a", "b"])]
+    assert (g == ["a_grad", "b_grad"]
+            and [(p.type, list(p.input)) for p in ops] == [("MulGradient", ["dy", "a", "b"])])
     ops, g = G(core.CreateOperator("Div", ["a", "b"], ["y"]), ["dy"])
     assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("DivGradient", ["dy", "a", "b", "y"],
                                                                       ["a_grad", "b_grad"])]

@@ -77,9 +77,9 @@ def test_edge_values():
     x = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 2.5, -2.5, 1e30], np.float32)
     feed(x=x)
     with np.errstate(all="ignore"):
-        for t, ref in (("Sign", np.sign), ("Floor", np.floor), ("Ceil", np.ceil), ("Reciprocal", lambda v: 1 / v),
-                       ("RSqrt", lambda v: 1 / np.sqrt(v)), ("Sin", np.sin), ("Cos", np.cos),
-                       ("Cube", lambda v: v ** 3)):
+        for t, ref in (("Sign", np.sign), ("Floor", np.floor), ("Ceil", np.ceil),
+                       ("Reciprocal", lambda v: 1 / v), ("RSqrt", lambda v: 1 / np.sqrt(v)), ("Sin", np.sin),
+                       ("Cos", np.cos), ("Cube", lambda v: v ** 3)):
             y = run(t, ["x"], ["y"])
             np.testing.assert_allclose(y, ref(x).astype(np.float32), rtol=1e-6, atol=0, err_msg=t)
     y = run("Reciprocal", ["x"], ["y"])
@@ -144,7 +144,8 @@ def test_gradient_ops_direct(rng):
     close(run("SoftplusGradient", ["x", "dy"], ["dx"]), dy * (1 - np.exp(-xd)))
     close(run("SeluGradient", ["x", "dy"], ["dx"]),
           np.where(xd > 0, SELU_S * dy, dy * (xd + SELU_A * SELU_S)))
-    close(run("HardSigmoidGradient", ["x", "dy"], ["dx"], alpha=0.3), np.where((xd > 0) & (xd < 1), 0.3 * dy, 0))
+    close(run("HardSigmoidGradient", ["x", "dy"], ["dx"], alpha=0.3),
+          np.where((xd > 0) & (xd < 1), 0.3 * dy, 0))
     close(run("CubeGradient", ["dy", "x"], ["dx"]), 3 * dy * xd ** 2)  # (dY, X)
     y = x * sigmoid(xd)
     feed(y=y.astype(np.float32))
@@ -322,11 +323,12 @@ def test_expand_in_a_net(rng):
 # ================================================================ bad input
 BAD = [
     (TypeError, r"op Sin #0: input 0 blob 'i' must be float32, got \(4,\) int32", ("Sin", ["i"], ["y"], {})),
-    (TypeError, r"op Cube #0: input 0 blob 'i' must be float32, got \(4,\) int32", ("Cube", ["i"], ["y"], {})),
-    (ValueError, r"op SinGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape of input 0 "
-     r"blob 'x' \(2, 3\) float32", ("SinGradient", ["x", "z"], ["y"], {})),
-    (ValueError, r"op SwishGradient #0: input 2 blob 'z' of shape \(2, 2\) float32 must have the shape of input "
-     r"0 blob 'x' \(2, 3\) float32", ("SwishGradient", ["x", "x", "z"], ["y"], {})),
+    (TypeError, r"op Cube #0: input 0 blob 'i' must be float32, got \(4,\) int32",
+     ("Cube", ["i"], ["y"], {})),
+    (ValueError, r"op SinGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape "
+     r"of input 0 blob 'x' \(2, 3\) float32", ("SinGradient", ["x", "z"], ["y"], {})),
+    (ValueError, r"op SwishGradient #0: input 2 blob 'z' of shape \(2, 2\) float32 must have the shape "
+     r"of input 0 blob 'x' \(2, 3\) float32", ("SwishGradient", ["x", "x", "z"], ["y"], {})),
     (ValueError, r"op Selu #0: argument 'scale' is NaN", ("Selu", ["x"], ["y"], dict(scale=float("nan")))),
     (ValueError, r"op HardSigmoid #0: argument 'beta' is NaN",
      ("HardSigmoid", ["x"], ["y"], dict(beta=float("nan")))),
@@ -337,30 +339,31 @@ BAD = [
      ("SeluGradient", ["x", "x"], ["y"], dict(scale=-1.0))),
     (TypeError, r"op Where #0: input 0 blob 'x' \(2, 3\) float32 must be int32 \(bool as 0 / 1; nonzero is "
      r"true\)", ("Where", ["x", "x", "x"], ["z"], {})),
-    (TypeError, r"op Where #0: input 2 blob 'i' must have the dtype of input 1 blob 'x' \(2, 3\) float32, got "
-     r"\(4,\) int32", ("Where", ["c", "x", "i"], ["z"], {})),
+    (TypeError, r"op Where #0: input 2 blob 'i' must have the dtype of input 1 blob 'x' \(2, 3\) float32, "
+     r"got \(4,\) int32", ("Where", ["c", "x", "i"], ["z"], {})),
     (ValueError, r"op Where #0: input 0 blob 'c' of shape \(2, 3\) int32, input 1 blob 'x' of shape \(2, 3\) "
      r"float32 and input 2 blob 'z' of shape \(2, 2\) float32 do not broadcast \(numpy-style, dims aligned "
      r"from the last\)", ("Where", ["c", "x", "z"], ["o"], {})),
-    (ValueError, r"op Where #0: with broadcast_on_rows, input 0 blob 'c' must be 1-D with one entry per row of "
-     r"input 1 blob 'x' and input 2 blob 'x' of one shape; got \(2, 3\) int32, \(2, 3\) float32 and \(2, 3\) "
-     r"float32", ("Where", ["c", "x", "x"], ["o"], dict(broadcast_on_rows=1))),
+    (ValueError, r"op Where #0: with broadcast_on_rows, input 0 blob 'c' must be 1-D with one entry per row "
+     r"of input 1 blob 'x' and input 2 blob 'x' of one shape; got \(2, 3\) int32, \(2, 3\) float32 and "
+     r"\(2, 3\) float32", ("Where", ["c", "x", "x"], ["o"], dict(broadcast_on_rows=1))),
     (TypeError, r"op Expand #0: input 1 blob 'x' must be int32, got \(2, 3\) float32",
      ("Expand", ["x", "x"], ["y"], {})),
     (ValueError, r"op Expand #0: input 1 blob 'c' must have 1 dims, got \(2, 3\) int32",
      ("Expand", ["x", "c"], ["y"], {})),
     (ValueError, r"op Expand #0: input 1 blob 'neg' \(2,\) int32: entry 1 is -1, must be >= 0",
      ("Expand", ["x", "neg"], ["y"], {})),
-    (ValueError, r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
-     r"input 1 blob 's4' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 of the "
-     r"shape is 4", ("Expand", ["x", "s4"], ["y"], {})),
+    (ValueError, r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape "
+     r"in input 1 blob 's4' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 of "
+     r"the shape is 4", ("Expand", ["x", "s4"], ["y"], {})),
     (ValueError, r"op Expand #0: input 1 blob 'long' \(9,\) int32: a shape of 9 dims is over the 8 allowed",
      ("Expand", ["x", "long"], ["y"], {})),
-    (ValueError, r"op ExpandGradient #0: input 0 blob 'x' of shape \(2, 3\) float32 is not an expansion of input "
-     r"1 blob 'z' of shape \(2, 2\) float32 \(each dim of X, aligned from the last, must be dY's or 1\)",
+    (ValueError, r"op ExpandGradient #0: input 0 blob 'x' of shape \(2, 3\) float32 is not an expansion of "
+     r"input 1 blob 'z' of shape \(2, 2\) float32 \(each dim of X, aligned from the last, must be dY's "
+     r"or 1\)",
      ("ExpandGradient", ["x", "z"], ["y"], {})),
-    (ValueError, r"op ExpandGradient #0: input 0 blob 'x' of shape \(2, 3\) float32 is not an expansion of input "
-     r"1 blob 'big' of shape \(1, 2, 3\) float32", ("ExpandGradient", ["x", "big"], ["y"], {})),
+    (ValueError, r"op ExpandGradient #0: input 0 blob 'x' of shape \(2, 3\) float32 is not an expansion of "
+     r"input 1 blob 'big' of shape \(1, 2, 3\) float32", ("ExpandGradient", ["x", "big"], ["y"], {})),
 ]
 
 
