@@ -70,6 +70,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # And, Or, Xor, AddGradient, SubGradient, MulGradient (csrc/ops/bcast.c) read broadcast and
              # axis, above (and refuse axis_str, here); Not reads nothing
              "axis_str",
+             # DecayAdagrad, GFtrl, (Sparse)Storm, Lars (csrc/ops/optim_more.c; beta1, beta2, epsilon, alpha,
+             # beta, lambda1, lambda2, momentum and offset are above)
+             "weight_decay", "bias_correction_first", "lr_min",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

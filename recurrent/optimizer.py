@@ -91,7 +91,9 @@ signatures and defaults) add:
   ``moment_init``); ``output_effective_lr`` (``_and_update``) add the outputs
   ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
 ``SparseFtrl``, ``RowWiseSparseAdagrad`` and ``RowWiseSparseAdam``: see above.
-Not provided: the other Caffe2 optimizers (GFtrl, YellowFin, Storm, ...).
+``build_decay_adagrad``, ``build_gftrl``, ``build_storm`` and ``lars=`` for
+SGD, Adagrad and Storm: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+Not provided: YellowFin and the fp16 / multi-precision SGD optimizers.
 """
 
 import collections
