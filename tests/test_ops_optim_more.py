@@ -353,6 +353,9 @@ def test_lars_clips_and_zero_cases(rng):
     assert run("Lars", feeds, ["r"], offset=0.0)[0][0] == np.float32(1.5)     # 1 / 0 -> lr_max
     feeds["t"] = one(0.0)
     assert run("Lars", feeds, ["r"], offset=0.0, lr_min=0.25)[0][0] == np.float32(0.25)
+    feeds["dx"] = np.array([1.0, 0.0], np.float32)
+    feeds["t"] = one(0.001)
+    assert run("Lars", feeds, ["r"])[0][0] == np.float32(0.02)                # 0.001 / 0.7, raised to lr_min
     feeds["x"] = np.zeros(2, np.float32)
     feeds["t"] = one(1.0)
     feeds["mx"] = one(0.75)
