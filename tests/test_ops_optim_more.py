@@ -385,3 +385,18 @@ def test_lars_bad_input(rng):
 def test_ops_have_no_gradient():
     for op_type in ("DecayAdagrad", "GFtrl", "Storm", "SparseStorm", "Lars"):
         assert core.IsOperator(op_type)
+
+
+def test_shapes_checked_at_net_creation(rng):
+    for name, value in {"w": f32(rng, 2, 3), "m": f32(rng, 3, 2), "s": one(0.0), "g": f32(rng, 2, 3),
+                        "lr": one(-0.1), "nz": np.zeros((2, 3), np.float32)}.items():
+        workspace.FeedBlob(name, value)
+    net = core.Net("storm_check")
+    net.Storm(["w", "m", "s", "g", "lr"], ["w", "m", "s"])
+    with pytest.raises(ValueError, match=r"net 'storm_check(_\d+)?': op Storm #0: input 1 blob 'm' must have "
+                                         r"the shape of input 0 blob 'w'"):
+        workspace.CreateNet(net)
+    net = core.Net("gftrl_check")
+    net.GFtrl(["w", "nz", "g"], ["w", "nz"])
+    with pytest.raises(ValueError, match=r"op GFtrl #0: input 1 blob 'nz' \(n and z\)"):
+        workspace.CreateNet(net)
