@@ -86,6 +86,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # BatchMatMulGradient, BatchGather(Gradient) (csrc/ops/bmm_pow.c), Pow (X, E), PowGradient
              # (dY, X, E, Y) and Gather read trans_a, trans_b, broadcast, axis and exponent, above;
              # BatchMatMul and Pow with broadcast=1 run the new paths
+             # DecayAdagrad, GFtrl, (Sparse)Storm, Lars (csrc/ops/optim_more.c; beta1, beta2, epsilon, alpha,
+             # beta, lambda1, lambda2, momentum and offset are above)
+             "weight_decay", "bias_correction_first", "lr_min",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

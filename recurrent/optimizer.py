@@ -91,7 +91,9 @@ signatures and defaults) add:
   ``moment_init``); ``output_effective_lr`` (``_and_update``) add the outputs
   ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
 ``SparseFtrl``, ``RowWiseSparseAdagrad`` and ``RowWiseSparseAdam``: see above.
-Not provided: the other Caffe2 optimizers (GFtrl, YellowFin, Storm, ...).
+``build_decay_adagrad``, ``build_gftrl``, ``build_storm`` and ``lars=`` for
+SGD, Adagrad and Storm: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+Not provided: YellowFin and the fp16 / multi-precision SGD optimizers.
 """
 
 import collections
@@ -106,6 +108,8 @@ __all__ = [
     "RmsPropOptimizer", "AdadeltaOptimizer", "WngradOptimizer", "FtrlOptimizer",
     "AuxOptimizerParams", "build_sgd", "build_adagrad", "build_adam", "add_weight_decay",
     "build_rms_prop", "build_adadelta", "build_wngrad", "build_ftrl",
+    "DecayAdagradOptimizer", "GFtrlOptimizer", "StormOptimizer", "build_decay_adagrad", "build_gftrl",
+    "build_storm",
     "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME",
 ]
 
@@ -178,9 +182,11 @@ class Optimizer:
         return buf
 
     def build_lr(self, net, param_init_net, base_learning_rate, learning_rate_blob=None, policy="fixed",
-                 iter_val=0, **kwargs):
+                 iter_val=0, local_lr_multiplier=None, **kwargs):
         """The learning-rate blob ``-base_learning_rate * policy(iteration)``
-        (created once per optimizer) and the iteration counter."""
+        (created once per optimizer) and the iteration counter; with
+        ``local_lr_multiplier`` (a blob of one value, e.g. LARS's), the rate
+        times it, in a blob of the parameter's own."""
         name = learning_rate_blob or self.make_unique_blob_name("lr")
         iteration = build_iteration(param_init_net, net, iter_val=iter_val)
         if net.BlobIsDefined(name):
@@ -194,6 +200,9 @@ class Optimizer:
                 lr = net.GetBlobRef(scaled)
             else:
                 lr = net.Mul([lr, self._lr_multiplier], scaled, broadcast=1)
+        if local_lr_multiplier is not None:
+            lr = net.Mul([lr, local_lr_multiplier], str(local_lr_multiplier) + "_local_scaled_lr",
+                         broadcast=1)
         return lr, iteration
 
     def add_lr_multiplier(self, lr_multiplier):
@@ -247,6 +256,35 @@ class Optimizer:
             return net.DeduplicateGradientSlices(grad, aggregator=sparse_dedup_aggregator)
         return grad
 
+    def create_lars_inputs(self, param_init_net, weight_decay, trust, lr_max):
+        """The blobs ``weight_decay``, ``trust`` and ``lr_max`` (one value each), as Caffe2's."""
+        def fill(name, value):
+            if param_init_net.BlobIsDefined(name):
+                return param_init_net.GetBlobRef(name)
+            return param_init_net.ConstantFill([], name, shape=[1], value=float(value))
+        return fill("weight_decay", weight_decay), fill("trust", trust), fill("lr_max", lr_max)
+
+    def _lars(self, net, param_init_net, param, grad, lars):
+        """LARS's rate multiplier for a dense gradient (``Lars`` with offset
+        ``lars``, weight decay 0, trust 1, lr_max the largest float32, lr_min 0,
+        as Caffe2's optimizers); None when ``lars`` is None or the gradient is
+        sparse (Caffe2 ignored lars for sparse gradients)."""
+        if lars is None or isinstance(grad, core.GradientSlice):
+            return None
+        wd, trust, lr_max = self.create_lars_inputs(param_init_net, 0.0, 1.0, np.finfo(np.float32).max)
+        return net.Lars([param, grad, wd, trust, lr_max], self.make_unique_blob_name(str(param) + "_lars"),
+                        offset=lars, lr_min=0.0)
+
+    @staticmethod
+    def _check_lars(optimizer, lars):
+        if lars is None:
+            return None
+        lars = float(lars)
+        if not (np.isfinite(lars) and lars >= 0):
+            raise ValueError("%s: lars (the LARS offset) must be a finite number >= 0, got %r"
+                             % (optimizer, lars))
+        return lars
+
     @staticmethod
     def _check_positive(what, value):
         value = float(value)
@@ -262,8 +300,7 @@ class SgdOptimizer(Optimizer):
     def __init__(self, base_learning_rate=0.01, policy="fixed", momentum=0.0, nesterov=1,
                  sparse_dedup_aggregator=None, lars=None, **kwargs):
         super().__init__()
-        if lars is not None:
-            raise NotImplementedError("SgdOptimizer: lars is not supported")
+        self.lars = self._check_lars("SgdOptimizer", lars)
         self.base_learning_rate = self._check_positive("base_learning_rate", base_learning_rate)
         self.policy = policy
         self.momentum = self._check_positive("momentum", momentum)
@@ -277,8 +314,9 @@ class SgdOptimizer(Optimizer):
             return
         # WeightedSum adds rate * grad: a negative rate; MomentumSGDUpdate subtracts: a positive one
         sign = -1.0 if self.momentum > 0 else 1.0
+        lars = self._lars(net, param_init_net, param, grad, self.lars)
         lr, _ = self.build_lr(net, param_init_net, self.base_learning_rate * sign, policy=self.policy,
-                              **self.init_kwargs)
+                              local_lr_multiplier=lars, **self.init_kwargs)
         one = self._one(param_init_net)
         if one not in self._aux_params.shared:
             self._aux_params.shared.append(one)
@@ -307,8 +345,7 @@ class AdagradOptimizer(Optimizer):
     def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, policy="fixed", sparse_dedup_aggregator=None,
                  rowWise=False, engine="", lars=None, **kwargs):
         super().__init__()
-        if lars is not None:
-            raise NotImplementedError("AdagradOptimizer: lars is not supported")
+        self.lars = self._check_lars("AdagradOptimizer", lars)
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.decay = float(decay)
@@ -326,7 +363,9 @@ class AdagradOptimizer(Optimizer):
             return
         if self.rowWise:
             self._require_sparse("AdagradOptimizer", param, grad)
-        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        lars = self._lars(net, param_init_net, param, grad, self.lars)
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, local_lr_multiplier=lars,
+                              **self.init_kwargs)
         if self.rowWise:
             sq = self._rowwise_state(param_init_net, param, "_avg_squared_sum")
         else:
@@ -543,6 +582,123 @@ class FtrlOptimizer(Optimizer):
         self.alpha *= scale
 
 
+class DecayAdagradOptimizer(Optimizer):
+    """Adagrad with a decayed first moment (the ``DecayAdagrad`` op) with
+    ``<param>_first_mo1ment`` (Caffe2's spelling, kept so checkpoints load) and
+    ``<param>_second_moment``; a sparse gradient uses ``SparseAdagrad`` with
+    ``<param>_squared_sum``, as Caffe2's."""
+
+    def __init__(self, alpha=0.01, beta1=0.0, beta2=0.999, epsilon=0.1, weight_decay=0.0, ema_options=None,
+                 bias_correction_first=True, policy="fixed", engine="", **kwargs):
+        super().__init__()
+        if ema_options and ("ema_alpha" in ema_options or "ema_teacher_alpha" in ema_options):
+            raise NotImplementedError("DecayAdagradOptimizer: ema_options is not supported (no EMA op)")
+        self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
+        self.beta1 = float(beta1)
+        self.beta2 = float(beta2)
+        self.epsilon = float(epsilon)
+        self.weight_decay = float(weight_decay)
+        self.bias_correction_first = bool(bias_correction_first)
+        self.policy = policy
+        self.engine = engine
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha == 0:
+            return
+        lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy,
+                                      **self.init_kwargs)
+        if isinstance(grad, core.GradientSlice):
+            sq = self._zero_state(param_init_net, param, "_squared_sum")
+            net.SparseAdagrad([param, sq, grad.indices, grad.values, lr], [param, sq], epsilon=self.epsilon)
+            return
+        m1 = self._zero_state(param_init_net, param, "_first_mo1ment")
+        m2 = self._zero_state(param_init_net, param, "_second_moment")
+        if iteration not in self._aux_params.shared:
+            self._aux_params.shared.append(iteration)
+        net.DecayAdagrad([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1,
+                         beta2=self.beta2, epsilon=self.epsilon, weight_decay=self.weight_decay,
+                         bias_correction_first=int(self.bias_correction_first))
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class GFtrlOptimizer(Optimizer):
+    """Group-lasso FTRL (the ``GFtrl`` op) with ``<param>_gftrl_nz`` (param.shape
+    + (2,)); one group per column of the parameter seen as (shape[0], -1). The
+    rate is ``alpha`` (no schedule). Dense gradients only (a GradientSlice is a
+    ValueError when the optimizer is built; Caffe2 failed at run time)."""
+
+    def __init__(self, alpha=0.01, beta=1e-4, lambda1=0, lambda2=0, sparse_dedup_aggregator=None, engine=""):
+        super().__init__()
+        self.alpha = self._check_positive("alpha", alpha)
+        self.beta = self._check_positive("beta", beta)
+        self.lambda1 = self._check_positive("lambda1", lambda1)
+        self.lambda2 = self._check_positive("lambda2", lambda2)
+        if self.beta == 0 and self.lambda2 == 0:
+            raise ValueError("GFtrlOptimizer: beta and lambda2 must not both be 0")
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.engine = engine
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.alpha == 0:
+            return
+        if isinstance(grad, core.GradientSlice):
+            raise ValueError("GFtrlOptimizer: parameter '%s' has a sparse gradient (GradientSlice); "
+                             "GFtrl needs a dense one" % param)
+        nz = param_init_net.ConstantFill([param], str(param) + "_gftrl_nz", extra_shape=[2], value=0.0)
+        self._aux_params.local.append(nz)
+        net.GFtrl([param, nz, grad], [param, nz], alpha=self.alpha, beta=self.beta, lambda1=self.lambda1,
+                  lambda2=self.lambda2)
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
+class StormOptimizer(Optimizer):
+    """STORM (the ``Storm`` op; ``SparseStorm`` for a sparse gradient) with
+    ``<param>_moment`` and the one-element ``<param>_grad_sq_sum`` (initialised
+    to ``grad_sq_init``); ``lars`` as SgdOptimizer's."""
+
+    def __init__(self, lr=0.1, momentum=10.0, beta=0.1, grad_sq_init=0.01, policy="fixed",
+                 sparse_dedup_aggregator=None, lars=None, **kwargs):
+        super().__init__()
+        self.lr = self._check_positive("lr (the base learning rate)", lr)
+        self.momentum = self._check_positive("momentum", momentum)
+        self.beta = self._check_positive("beta", beta)
+        self.grad_sq_init = self._check_positive("grad_sq_init", grad_sq_init)
+        if self.beta + self.grad_sq_init <= 0:
+            raise ValueError("StormOptimizer: beta and grad_sq_init must not both be 0")
+        self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.lars = self._check_lars("StormOptimizer", lars)
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if self.lr == 0:
+            return
+        lars = self._lars(net, param_init_net, param, grad, self.lars)
+        lr, _ = self.build_lr(net, param_init_net, self.lr, policy=self.policy, local_lr_multiplier=lars,
+                              **self.init_kwargs)
+        moment = self._zero_state(param_init_net, param, "_moment")
+        gsq = param_init_net.ConstantFill([], str(param) + "_grad_sq_sum", shape=[1], value=self.grad_sq_init)
+        self._aux_params.local.append(gsq)
+        args = dict(momentum=self.momentum, beta=self.beta)
+        sparse = self._sparse(net, grad)
+        if sparse is not None:
+            net.SparseStorm([param, moment, gsq, sparse.values, sparse.indices, lr], [param, moment, gsq],
+                            **args)
+        else:
+            net.Storm([param, moment, gsq, grad, lr], [param, moment, gsq], **args)
+
+    def scale_learning_rate(self, scale):
+        self.lr *= scale
+
+
 class WeightDecayBuilder(Optimizer):
     """Adds ``weight_decay * param`` to the gradient (L2 regularisation)."""
 
@@ -654,6 +810,26 @@ def build_ftrl(model, engine="SIMD", **kwargs):
     ignored (we have one implementation; Caffe2 asserted that its SIMD engine
     was built)."""
     return _build(model, FtrlOptimizer(engine=engine, **kwargs))
+
+
+def build_decay_adagrad(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False,
+                        **kwargs):
+    """DecayAdagrad for every parameter of ``model`` that has a gradient."""
+    return _build(model, DecayAdagradOptimizer(alpha=base_learning_rate, **kwargs),
+                  max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection)
+
+
+def build_gftrl(model, engine="", **kwargs):
+    """Group-lasso FTRL for every parameter of ``model`` that has a (dense)
+    gradient; ``engine`` is accepted and ignored (as build_ftrl's)."""
+    return _build(model, GFtrlOptimizer(engine=engine, **kwargs))
+
+
+def build_storm(model, base_learning_rate, parameters=None, max_gradient_norm=None, allow_lr_injection=False,
+                **kwargs):
+    """STORM for every parameter of ``model`` that has a gradient."""
+    return _build(model, StormOptimizer(lr=base_learning_rate, **kwargs), max_gradient_norm=max_gradient_norm,
+                  allow_lr_injection=allow_lr_injection)
 
 
 def add_weight_decay(model, weight_decay):

@@ -184,7 +184,8 @@ def build_ops_net(name="af_ops"):
     schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
     SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam),
-    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, a composite LearningRate
+    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and
+    Lars out of place, SparseStorm (in place), a composite LearningRate
     schedule, and a side branch of ops without gradients (Copy, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
@@ -226,6 +227,16 @@ def build_ops_net(name="af_ops"):
         init.ConstantFill([], b, shape=[8], value=0.0)
     for b in ("wn_b", "emb_wn_b"):
         init.ConstantFill([], b, shape=[1], value=1.0)
+    # DecayAdagrad, GFtrl, Storm, SparseStorm, Lars (ops/optim_more.c)
+    init.GivenTensorFill([], "more_w", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
+    for b in ("more_m1", "more_m2", "more_mom"):
+        init.ConstantFill([], b, shape=[8], value=0.0)
+    init.ConstantFill([], "more_gftrl_nz", shape=[8, 2], value=0.0)
+    init.GivenTensorFill([], "emb_st", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
+    init.ConstantFill([], "emb_st_m", shape=[10, 6], value=0.0)
+    for b, v in (("more_gsq", 0.01), ("emb_st_s", 0.01), ("lars_wd", 0.0), ("lars_trust", 1.0),
+                 ("lars_max", 10.0)):
+        init.ConstantFill([], b, shape=[1], value=v)
     init.GivenTensorIntFill([], "ten", shape=[1], values=[10])
     init.GivenTensorIntFill([], "labels", shape=[4], values=[0, 2, 4, 7])
     init.ConstantFill([], "lr", shape=[1], value=-0.1)
@@ -436,6 +447,13 @@ def build_ops_net(name="af_ops"):
     net.RowWiseSparseAdam(["emb_q", "emb_q1", "emb_q2", "ids", ge, "sched_neg", "iter"],
                           ["emb_q", "emb_q1", "emb_q2"])
     net.Ftrl(["ftrl_w", "ftrl_nz", gmap["lin_w"]], ["ftrl_w", "ftrl_nz"], alpha=0.2)
+    net.DecayAdagrad(["more_w", "more_m1", "more_m2", gmap["lin_w"], "sched_neg", "iter"],
+                     ["da_w", "da_m1", "da_m2"], weight_decay=0.1)
+    net.GFtrl(["more_w", "more_gftrl_nz", gmap["lin_w"]], ["gf_w", "gf_nz"], alpha=0.2)
+    net.Storm(["more_w", "more_mom", "more_gsq", gmap["lin_w"], "sched_neg"], ["st_w", "st_m", "st_s"])
+    net.SparseStorm(["emb_st", "emb_st_m", "emb_st_s", ge, "ids", "sched_neg"],
+                    ["emb_st", "emb_st_m", "emb_st_s"])
+    net.Lars(["more_w", gmap["lin_w"], "lars_wd", "lars_trust", "lars_max"], "lars_r")
     params = ["emb", "fc_w"]
     assert isinstance(gmap["emb"], core.GradientSlice)  # Gather's: sparse
     net.ScatterWeightedSum(["emb", "one", gmap["emb"].indices, gmap["emb"].values, "lr"], "emb")
@@ -474,7 +492,9 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
          "l2_nl1"] + \
-        [str(gmap[b]) for b in ["l2_two", "l2_nrm"]]
+        [str(gmap[b]) for b in ["l2_two", "l2_nrm"]] + \
+        ["da_w", "da_m1", "da_m2", "gf_w", "gf_nz", "st_w", "st_m", "st_s", "emb_st", "emb_st_m", "emb_st_s",
+         "lars_r"]
     return init, net, compare
 
 
@@ -522,7 +542,8 @@ def test_ops_allocation_failures(sticky):
                "op WeightedSigmoidCrossEntropyWithLogitsGradient #", "op MakeTwoClass #",
                "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
                "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
-               "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #"):
+               "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
+               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -1942,6 +1942,57 @@ CASES = [
          "run_op('BatchGatherGradient', ['d', 'i', 'do'], 'dd')", V,
          r"op BatchGatherGradient #0: input 2 blob 'do' \(the output gradient\) of shape \(2, 3, 3\) float32 "
          r"must have the gathered shape \(2, 2, 3\) float32"),
+    # ------------------------------------------------ DecayAdagrad, GFtrl, Storm, Lars (optim_more.c)
+    Case("decay-adagrad-beta1-one", "ops: optim_more", "DecayAdagrad(..., beta1=1)",
+         """
+         feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
+         run_op('DecayAdagrad', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
+         """, V, r"op DecayAdagrad #0: argument beta1 must be in \[0, 1\) with bias_correction_first, got 1",
+         note="Caffe2 divided by 1 - beta1^t = 0"),
+    Case("decay-adagrad-iter-float", "ops: optim_more", "DecayAdagrad([..., it float32])",
+         """
+         feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.float32))
+         run_op('DecayAdagrad', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'])
+         """, T_, r"op DecayAdagrad #0: input 5 blob 'it' \(the iteration counter\) must be int32, "
+                  r"got \(1,\) float32"),
+    Case("gftrl-alpha-twice", "ops: optim_more", "GFtrl([w, nz, g, alpha], alpha=0.1)",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3, 2), g=f32(4, 3), a=np.ones(1, np.float32))
+         run_op('GFtrl', ['w', 'nz', 'g', 'a'], ['w', 'nz'], alpha=0.1)
+         """, V, r"op GFtrl #0: alpha is given both as input 3 blob 'a' and as an argument \(give one\)"),
+    Case("gftrl-nz-shape", "ops: optim_more", "GFtrl([w (4, 3), nz (4, 3), g (4, 3)])",
+         """
+         feed(w=f32(4, 3), nz=f32(4, 3), g=f32(4, 3))
+         run_op('GFtrl', ['w', 'nz', 'g'], ['w', 'nz'])
+         """, V, r"op GFtrl #0: input 1 blob 'nz' \(n and z\) must have the shape of input 0 blob 'w' "
+                 r"\(4, 3\) float32 plus a last dim of 2, got \(4, 3\) float32",
+         note="Caffe2 compared sizes only"),
+    Case("storm-grad-sq-sum-negative", "ops: optim_more", "Storm([p, m, s = [-1], g = 0, lr])",
+         """
+         feed(p=f32(3), m=f32(3), s=np.array([-1.0], np.float32), g=np.zeros(3, np.float32),
+              lr=np.ones(1, np.float32))
+         run_op('Storm', ['p', 'm', 's', 'g', 'lr'], ['p', 'm', 's'])
+         """, V, r"op Storm #0: input 2 blob 's' \(the sum of squared gradients\) must be finite with "
+                 r"beta \+ sum > 0 after adding this gradient's squares, got -1 \(new sum -1, beta 0.1\)",
+         note="Caffe2 raised beta + sum <= 0 to the power -1/3"),
+    Case("sparse-storm-index-out-of-range", "ops: optim_more", "SparseStorm(p (4, 3), i = [1, 4])",
+         """
+         p = f32(4, 3)
+         feed(p=p, m=f32(4, 3), s=np.ones(1, np.float32), g=f32(2, 3), i=np.array([1, 4], np.int32),
+              lr=np.ones(1, np.float32))
+         try:
+             run_op('SparseStorm', ['p', 'm', 's', 'g', 'i', 'lr'], ['p', 'm', 's'])
+         finally:
+             assert np.array_equal(workspace.FetchBlob('p'), p)
+         """, I, r"op SparseStorm #0: input 4 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+                 r"\(the rows of input 0 blob 'p' of shape \(4, 3\) float32\)",
+         note="Caffe2 checked only in debug builds, and never for rows of one value"),
+    Case("lars-lr-max-below-lr-min", "ops: optim_more", "Lars([x, dx, wd, trust, lr_max = [0.01]])",
+         """
+         feed(x=f32(3), dx=f32(3), wd=np.zeros(1, np.float32), t=np.ones(1, np.float32),
+              mx=np.array([0.01], np.float32))
+         run_op('Lars', ['x', 'dx', 'wd', 't', 'mx'], ['r'])
+         """, V, r"op Lars #0: input 4 blob 'mx' \(the maximum rate\) must be finite and >= 0.02, got 0.01"),
 ]
 
 XFAIL = {}

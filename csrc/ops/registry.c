@@ -23,6 +23,7 @@ extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsP
 extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
 extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
+extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, (Sparse)Storm, Lars */
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
 extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
@@ -44,6 +45,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_unary2,
     rc_ops_loss2,
     rc_ops_bmm_pow,
+    rc_ops_optim_more,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
