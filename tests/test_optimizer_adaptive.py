@@ -137,7 +137,7 @@ def test_adadelta_defaults():
     assert (opt.alpha, opt.epsilon, opt.decay, opt.policy) == (0.01, 1e-4, 0.95, "fixed")
     op = next(op for op in m.net.Proto().op if op.type == "Adadelta")
     args = {a.name: a.f for a in op.arg}
-    assert args["epsilon"] == np.float32(1e-4) and args["decay"] == np.float32(0.95)
+    assert np.float32(args["epsilon"]) == np.float32(1e-4) and np.float32(args["decay"]) == np.float32(0.95)
 
 
 # ---------------------------------------------------------------- Wngrad
