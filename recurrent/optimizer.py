@@ -293,6 +293,13 @@ class Optimizer:
         return value
 
 
+class _AlphaRateOptimizer(Optimizer):
+    """An optimizer whose base learning rate is ``self.alpha``."""
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
+
+
 class SgdOptimizer(Optimizer):
     """Plain SGD (``WeightedSum``), or SGD with momentum (``MomentumSGDUpdate``,
     Nesterov unless ``nesterov=0``)."""
@@ -339,7 +346,7 @@ class SgdOptimizer(Optimizer):
         self.base_learning_rate *= scale
 
 
-class AdagradOptimizer(Optimizer):
+class AdagradOptimizer(_AlphaRateOptimizer):
     """Adagrad (the ``Adagrad`` op) with a ``<param>_squared_sum`` buffer."""
 
     def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, policy="fixed", sparse_dedup_aggregator=None,
@@ -380,11 +387,8 @@ class AdagradOptimizer(Optimizer):
         else:
             net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class AdamOptimizer(Optimizer):
+class AdamOptimizer(_AlphaRateOptimizer):
     """Adam (the ``Adam`` op) with ``<param>_first_moment`` and
     ``<param>_second_moment`` buffers; the counter is the shared iteration."""
 
@@ -428,11 +432,8 @@ class AdamOptimizer(Optimizer):
             net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1,
                      beta2=self.beta2, epsilon=self.epsilon)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class RmsPropOptimizer(Optimizer):
+class RmsPropOptimizer(_AlphaRateOptimizer):
     """RMSProp (the ``RmsProp`` op, then ``WeightedSum``) with ``<param>_mean_squares``
     and ``<param>_momentum`` buffers; dense gradients only (as in Caffe2)."""
 
@@ -467,11 +468,8 @@ class RmsPropOptimizer(Optimizer):
                     epsilon=self.epsilon)
         net.WeightedSum([param, one, grad_o, lr], param)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class AdadeltaOptimizer(Optimizer):
+class AdadeltaOptimizer(_AlphaRateOptimizer):
     """Adadelta (the ``Adadelta`` op) with ``<param>_squared_moment`` and
     ``<param>_squared_moment_update`` buffers."""
 
@@ -501,11 +499,8 @@ class AdadeltaOptimizer(Optimizer):
             net.Adadelta([param, moment, moment_update, grad, lr], [param, moment, moment_update],
                          epsilon=self.epsilon, decay=self.decay)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class WngradOptimizer(Optimizer):
+class WngradOptimizer(_AlphaRateOptimizer):
     """WNGrad (the ``Wngrad`` op) with a one-element ``<param>_moment`` (seq_b),
     initialised to ``moment_init``."""
 
@@ -547,11 +542,8 @@ class WngradOptimizer(Optimizer):
             outputs.append(str(param) + "_effective_lr")
         net.Wngrad([param, moment, grad, lr], outputs, epsilon=self.epsilon)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class FtrlOptimizer(Optimizer):
+class FtrlOptimizer(_AlphaRateOptimizer):
     """FTRL-proximal (the ``Ftrl`` op; ``SparseFtrl`` for a sparse gradient)
     with a ``<param>_ftrl_nz`` buffer of shape param.shape + (2,) (n and z).
     The rate is ``alpha``, passed to the op as an argument (no schedule)."""
@@ -578,11 +570,8 @@ class FtrlOptimizer(Optimizer):
         else:
             net.Ftrl([param, nz, grad], [param, nz], **args)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class DecayAdagradOptimizer(Optimizer):
+class DecayAdagradOptimizer(_AlphaRateOptimizer):
     """Adagrad with a decayed first moment (the ``DecayAdagrad`` op) with
     ``<param>_first_mo1ment`` (Caffe2's spelling, kept so checkpoints load) and
     ``<param>_second_moment``; a sparse gradient uses ``SparseAdagrad`` with
@@ -621,11 +610,8 @@ class DecayAdagradOptimizer(Optimizer):
                          beta2=self.beta2, epsilon=self.epsilon, weight_decay=self.weight_decay,
                          bias_correction_first=int(self.bias_correction_first))
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
-
-class GFtrlOptimizer(Optimizer):
+class GFtrlOptimizer(_AlphaRateOptimizer):
     """Group-lasso FTRL (the ``GFtrl`` op) with ``<param>_gftrl_nz`` (param.shape
     + (2,)); one group per column of the parameter seen as (shape[0], -1). The
     rate is ``alpha`` (no schedule). Dense gradients only (a GradientSlice is a
@@ -653,9 +639,6 @@ class GFtrlOptimizer(Optimizer):
         self._aux_params.local.append(nz)
         net.GFtrl([param, nz, grad], [param, nz], alpha=self.alpha, beta=self.beta, lambda1=self.lambda1,
                   lambda2=self.lambda2)
-
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
 
 
 class StormOptimizer(Optimizer):
