@@ -733,16 +733,28 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 
-static PyObject *mod_op_types(PyObject *m, PyObject *noargs)
+/* op_types(checked=None): every registered type; checked=True only those whose
+ * schema has a check function (inputs validated at net creation), False the others. */
+static PyObject *mod_op_types(PyObject *m, PyObject *args, PyObject *kw)
 {
-    (void)m; (void)noargs;
+    (void)m;
+    static char *kwlist[] = {"checked", NULL};
+    PyObject *checked = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:op_types", kwlist, &checked)) return NULL;
+    int want = -1;
+    if (checked != Py_None) {
+        want = PyObject_IsTrue(checked);
+        if (want < 0) return NULL;
+    }
     int n = rc_op_num_schemas();
-    PyObject *l = PyList_New(n);
+    PyObject *l = PyList_New(0);
     if (!l) return NULL;
     for (int i = 0; i < n; i++) {
-        PyObject *s = PyUnicode_FromString(rc_op_schema_at(i)->type);
-        if (!s) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, i, s);
+        const rc_op_schema *sc = rc_op_schema_at(i);
+        if (want >= 0 && (sc->check != NULL) != want) continue;
+        PyObject *s = PyUnicode_FromString(sc->type);
+        if (!s || PyList_Append(l, s) < 0) { Py_XDECREF(s); Py_DECREF(l); return NULL; }
+        Py_DECREF(s);
     }
     return l;
 }
@@ -795,7 +807,8 @@ static PyObject *mod_alloc_live(PyObject *m, PyObject *noargs)
 static PyMethodDef module_methods[] = {
     {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
     {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
-    {"op_types", mod_op_types, METH_NOARGS, "op_types() -> registered operator types"},
+    {"op_types", (PyCFunction)(void (*)(void))mod_op_types, METH_VARARGS | METH_KEYWORDS,
+     "op_types(checked=None) -> registered operator types (checked=True: those checked at net creation)"},
     {"_shutdown", mod_shutdown, METH_VARARGS,
      "_shutdown(timeout_s=30.0) -> calls still running; stops every run for good (atexit only)"},
 #ifdef RC_ALLOC_FAIL
