@@ -10,6 +10,13 @@ from recurrent import core, scope, workspace
 from recurrent.core import BlobReference, CreateOperator, GradientRegistry
 from recurrent.gradient_checker import GradientChecker, NetGradientChecker
 from recurrent.proto import Argument, NetDef
+from recurrent.model_helper import ModelHelper
+
+
+def _made_up(net, op_type, inputs, outputs):
+    """Adds an op of a made-up (unregistered) type, which ``net.<Type>`` refuses."""
+    net.Proto().op.extend([CreateOperator(op_type, inputs, outputs)])
+    return outputs
 
 
 # ---------------------------------------------------------------- made-up ops for GetBackwardPass
@@ -172,7 +179,7 @@ def test_net_operator_calls_and_outputs():
     assert (a, b) == ("ops/Split:0", "ops/Split:1")
     outs = net.Split(y, ["p", "q"])
     assert isinstance(outs, tuple) and outs == ("p", "q")
-    assert net.Foo([y], []) is None
+    assert net.Save([y], [], db="unused", db_type="minidb") is None
     with core.NameScope("sc"):
         z = net.Copy("y", "z")
     assert z == "sc/z" and net.Proto().op[-1].input == ["sc/y"]
@@ -477,8 +484,8 @@ def test_net_add_gradient_operators_and_run():
 
 def test_add_gradient_operators_skip():
     net = core.Net("skip")
-    net.TestDirect("a", "b")
-    net.TestDirect("b", "c")
+    _made_up(net, "TestDirect", "a", "b")
+    _made_up(net, "TestDirect", "b", "c")
     m = net.AddGradientOperators({"c": "c_grad"}, skip=1)
     assert "a" not in m and m["b"] == "b_grad"
 
@@ -487,9 +494,9 @@ def test_add_gradient_operators_skip():
 def test_get_ssa_blob_written_twice():
     net = core.Net("ssa")
     net.AddExternalInput("x")
-    net.TestDirect("x", "y")
-    net.TestDirect(["y", "x"], "y")
-    net.TestDirect("y", "z")
+    _made_up(net, "TestDirect", "x", "y")
+    _made_up(net, "TestDirect", ["y", "x"], "y")
+    _made_up(net, "TestDirect", "y", "z")
     ssa, versions = core.get_ssa(net)
     assert ssa == [([("x", 0)], [("y", 1)]),
                    ([("y", 1), ("x", 0)], [("y", 2)]),
@@ -612,3 +619,27 @@ def test_import_leaves_the_openblas_thread_timeout_variable_as_it_was():
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == expected
+
+
+def test_unregistered_operator_refused_when_built():
+    """As Caffe2: net.X / blob.X for an unregistered X raise AttributeError at once, naming near
+    registered types, instead of failing when the net runs; the net is left unchanged."""
+    net = core.Net("unregistered")
+    x = net.AddExternalInput("x")
+    with pytest.raises(AttributeError, match=r"Method Sigmod is not a registered operator. "
+                                             r"Did you mean: \[.*Sigmoid"):
+        net.Sigmod(x, "y")
+    with pytest.raises(AttributeError, match="Method startswith is not a registered operator"):
+        x.startswith("x")
+    assert net.Proto().op == []
+    assert str(x.Sigmoid([], "y")) == "y" and [o.type for o in net.Proto().op] == ["Sigmoid"]
+
+
+def test_model_helper_refuses_known_caffe2_ops_not_provided():
+    """Caffe2's ModelHelper lists ops it forwards (model.Print, model.PRelu, ...); those this
+    runtime does not provide fail when the model is built, not when the net runs."""
+    m = ModelHelper(name="known")
+    for op_type in ("Print", "PRelu", "EnsureCPUOutput", "YellowFin"):
+        with pytest.raises(AttributeError, match="Method %s is not a registered operator" % op_type):
+            getattr(m, op_type)
+    assert m.Sigmoid("x", "y") == "y"

@@ -152,6 +152,12 @@ def test_param_model_shares_params():
     assert "cell/gates_w" in step.net.Proto().external_input
 
 
+def _made_up(net, op_type, inputs, outputs):
+    """Adds an op of a made-up (unregistered) type, which ``net.<Type>`` refuses."""
+    net.Proto().op.extend([core.CreateOperator(op_type, inputs, outputs)])
+    return outputs
+
+
 @core.GradientRegistry.RegisterGradient("TestMHAdd")
 def _test_add_grad(op, g_output):
     return [], [g_output[0], g_output[0]]
@@ -161,7 +167,7 @@ def test_add_gradient_operators_param_to_grad():
     m = ModelHelper(name="grads")
     x = m.net.AddExternalInput("x")
     w = m.create_param("w", [2], ("ConstantFill", {"value": 1.0}))
-    y = m.net.TestMHAdd([x, w], "y")
+    y = _made_up(m.net, "TestMHAdd", [x, w], "y")
     m.net.Copy(y, "z")
     grad_map = m.AddGradientOperators({"z": "z_grad"})
     assert m.gradient_ops_added and grad_map is m.grad_map
@@ -261,7 +267,7 @@ def test_brew_thin_wrappers():
     assert ops[5].output == ["c", "_c_concat_dims"] and c == "c"
     assert ops[6].arg[0].ints == [1, 0, 2]
     assert (s, r, g, t, sm, tr) == ("s", "r", "g", "t", "sm", "tr")
-    assert sm2 == ops[7].output[0] and sm2.startswith(m.net.Name() + "/Softmax")
+    assert sm2 == ops[7].output[0] and str(sm2).startswith(m.net.Name() + "/Softmax")
 
 
 def test_brew_register_custom_helper():
