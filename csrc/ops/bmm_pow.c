@@ -565,11 +565,13 @@ static rc_status bg_grad_setup(rc_op *op, rc_err *err)
 
 /* BatchGatherGradient: DATA float32 (for its shape), INDICES, dOUT (the forward output's shape)
  * -> dDATA (shape of DATA). */
-static rc_status bg_grad_shapes(rc_op *op, gather_geo *gp, rc_err *err)
+/* The inputs and the geometry (*gp); values=0 (the check) skips the index values. */
+static rc_status bg_grad_shapes(rc_op *op, int values, gather_geo *gp, rc_err *err)
 {
     const bg_grad_state *s = op->state;
-    gather_geo g;
+    gather_geo g = {0};
     rc_status st = gather_geometry(op, s->axis, 1, &g, err);
+    if (!st && values) st = gather_indices_ok(op, &g, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
     int ok = dout->ndim == g.out_ndim;
@@ -592,16 +594,14 @@ static rc_status bg_grad_shapes(rc_op *op, gather_geo *gp, rc_err *err)
 
 static rc_status bg_grad_check(rc_op *op, rc_err *err)
 {
-    gather_geo g;
-    return bg_grad_shapes(op, &g, err);
+    gather_geo g = {0};
+    return bg_grad_shapes(op, 0, &g, err);
 }
 
-/* Indices are checked after the shapes (before this check existed: before dOUT's). */
 static rc_status bg_grad_run(rc_op *op, rc_err *err)
 {
-    gather_geo g;
-    rc_status st = bg_grad_shapes(op, &g, err);
-    if (!st) st = gather_indices_ok(op, &g, err);
+    gather_geo g = {0};
+    rc_status st = bg_grad_shapes(op, 1, &g, err);
     if (st) return st;
     const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
     if ((st = resize_like(op, 0, data, err))) return st;
