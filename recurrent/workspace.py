@@ -140,11 +140,11 @@ def RunNetOnce(net):
 
 def CreateNet(net, overwrite=False, input_blobs=None):
     """Instantiates ``net`` in the current workspace. Raises RuntimeError if a
-    net of the same name exists, unless ``overwrite``. ``input_blobs`` are
-    created (empty) first, as in Caffe2."""
+    net of the same name exists, unless ``overwrite``. ``input_blobs`` that do
+    not exist are created first holding no tensor, as in Caffe2 (so the
+    net-creation check leaves the ops that read them to the run)."""
     for b in input_blobs or ():
-        if not HasBlob(b):
-            FeedBlob(b, np.zeros((0,), np.float32))
+        _ws().create_blob(_name(b))
     _ws().create_net(_netdef(net).to_c(), bool(overwrite))
     return True
 

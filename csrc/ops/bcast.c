@@ -312,7 +312,7 @@ static rc_status grad_resize(rc_op *op, int o, const rc_tensor *like, rc_err *er
     return RC_OK;
 }
 
-rc_status rc_bc_grad(rc_op *op, rc_bc_kind kind, const rc_bc *bc, double **acc, int64_t *acc_n, rc_err *err)
+rc_status rc_bc_grad_check(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err)
 {
     rc_status st;
     const int n_in = kind == RC_BC_DIV ? 4 : 3;
@@ -327,6 +327,14 @@ rc_status rc_bc_grad(rc_op *op, rc_bc_kind kind, const rc_bc *bc, double **acc, 
                           bc_shape_str(bc, s, sizeof s), rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)),
                           rc_in_name(op, 2), RC_SHAPE(rc_in(op, 2)));
     }
+    return RC_OK;
+}
+
+rc_status rc_bc_grad(rc_op *op, rc_bc_kind kind, const rc_bc *bc, double **acc, int64_t *acc_n, rc_err *err)
+{
+    rc_status st;
+    const int n_in = kind == RC_BC_DIV ? 4 : 3;
+    if ((st = rc_bc_grad_check(op, kind, bc, err))) return st;
     const rc_tensor *A = rc_in(op, 1), *B = rc_in(op, 2);
     const int64_t na = rc_tensor_numel(A), nb = rc_tensor_numel(B);
     const int red_a = na != bc->n, red_b = nb != bc->n; /* repeated (or the result is empty) */
@@ -446,14 +454,30 @@ static rc_status not_check(rc_op *op, rc_err *err) { return check_bool(op, 0, er
 static int inplace_binary(int in, int out) { return out == 0 && (in == 0 || in == 1); }
 
 /* ---------------------------------------------------------------- AddGradient, SubGradient, MulGradient */
+/* A and B float32 with a broadcast (into bc). */
+static rc_status grad_bc(rc_op *op, rc_bc *bc, rc_err *err)
+{
+    const bc_args *a = op->state;
+    rc_status st;
+    for (int i = 1; i < 3; i++)
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+    return rc_binary_bc(op, 1, 2, a->broadcast, a->axis, bc, err);
+}
+
+/* The inputs of AddGradient, SubGradient, MulGradient (rc_bc_grad_check reads only the kind's input count). */
+static rc_status grad_check(rc_op *op, rc_err *err)
+{
+    rc_bc bc;
+    rc_status st = grad_bc(op, &bc, err);
+    return st ? st : rc_bc_grad_check(op, RC_BC_ADD, &bc, err);
+}
+
 static rc_status grad_run(rc_op *op, rc_bc_kind kind, rc_err *err)
 {
     bc_args *a = op->state;
     rc_bc bc;
     rc_status st;
-    for (int i = 1; i < 3; i++)
-        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
-    if ((st = rc_binary_bc(op, 1, 2, a->broadcast, a->axis, &bc, err))) return st;
+    if ((st = grad_bc(op, &bc, err))) return st;
     return rc_bc_grad(op, kind, &bc, &a->acc, &a->acc_n, err);
 }
 
@@ -492,10 +516,10 @@ const rc_op_schema rc_ops_bcast[] = {
      "C = A xor B, int32 0/1 (nonzero is true; args broadcast, axis)", logical_check},
     {"Not", 1, 1, 1, 1, rc_inplace_any, NULL, not_run, NULL, "Y = not X, int32 0/1 (nonzero is true)", not_check},
     {"AddGradient", 3, 3, 2, 2, inplace_dc, grad_setup, add_grad_run, bc_args_free,
-     "(dC, A, B) -> (dA, dB): dC summed to the shapes of A and B (args broadcast, axis)"},
+     "(dC, A, B) -> (dA, dB): dC summed to the shapes of A and B (args broadcast, axis)", grad_check},
     {"SubGradient", 3, 3, 2, 2, inplace_dc, grad_setup, sub_grad_run, bc_args_free,
-     "(dC, A, B) -> (dA, dB): dC and -dC summed to the shapes of A and B (args broadcast, axis)"},
+     "(dC, A, B) -> (dA, dB): dC and -dC summed to the shapes of A and B (args broadcast, axis)", grad_check},
     {"MulGradient", 3, 3, 2, 2, inplace_dc, grad_setup, mul_grad_run, bc_args_free,
-     "(dC, A, B) -> (dA, dB): dC B and dC A summed to the shapes of A and B (args broadcast, axis)"},
+     "(dC, A, B) -> (dA, dB): dC B and dC A summed to the shapes of A and B (args broadcast, axis)", grad_check},
     {0},
 };

@@ -77,6 +77,10 @@ RC_INTERNAL rc_status rc_binary_bc(rc_op *op, int ia, int ib, int broadcast, int
 RC_INTERNAL rc_status rc_bc_grad(rc_op *op, rc_bc_kind kind, const rc_bc *bc, double **acc, int64_t *acc_n,
                                  rc_err *err);
 
+/* The input checks of rc_bc_grad (dtypes; dC and, for DIV, C of the result's
+ * shape), for the ops' net-creation check. */
+RC_INTERNAL rc_status rc_bc_grad_check(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err);
+
 /* Setup check of the gradient ops: output 0 (dA) may name an input's blob
  * only when that blob is dC's (input dc). */
 RC_INTERNAL rc_status rc_bc_grad_setup_check(rc_op *op, int dc, rc_err *err);

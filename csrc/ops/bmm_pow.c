@@ -341,13 +341,26 @@ static void row_pow_grad(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t
     }
 }
 
-rc_status rc_pow_tensor_run(rc_op *op, int broadcast, int64_t axis, rc_err *err)
+/* Pow(X, E)'s inputs, their broadcast into bc. */
+static rc_status pow_tensor_shapes(rc_op *op, int broadcast, int64_t axis, rc_bc *bc, rc_err *err)
 {
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    if ((st = rc_binary_bc(op, 0, 1, broadcast, axis, bc, err))) return st;
+    return rc_bc_check_inplace(op, 0, 1, bc, err);
+}
+
+rc_status rc_pow_tensor_check(rc_op *op, int broadcast, int64_t axis, rc_err *err)
+{
     rc_bc bc;
-    if ((st = rc_binary_bc(op, 0, 1, broadcast, axis, &bc, err))) return st;
-    if ((st = rc_bc_check_inplace(op, 0, 1, &bc, err))) return st;
+    return pow_tensor_shapes(op, broadcast, axis, &bc, err);
+}
+
+rc_status rc_pow_tensor_run(rc_op *op, int broadcast, int64_t axis, rc_err *err)
+{
+    rc_status st;
+    rc_bc bc;
+    if ((st = pow_tensor_shapes(op, broadcast, axis, &bc, err))) return st;
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, bc.out_ndim, bc.out_dims, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
     pow_ctx p = {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), NULL, NULL, rc_f32(rc_out(op, 0)), NULL, NULL};
@@ -355,27 +368,41 @@ rc_status rc_pow_tensor_run(rc_op *op, int broadcast, int64_t axis, rc_err *err)
     return RC_OK;
 }
 
-rc_status rc_pow_tensor_grad_run(rc_op *op, int broadcast, int64_t axis, double **acc, int64_t *acc_n,
-                                 rc_err *err)
+/* PowGradient(dY, X, E, Y)'s inputs, the broadcast of X and E into bc. */
+static rc_status pow_tensor_grad_shapes(rc_op *op, int broadcast, int64_t axis, rc_bc *bc, rc_err *err)
 {
     rc_status st;
     for (int i = 0; i < 4; i++)
         if ((st = rc_check_input(op, i, RC_F32, err))) return st;
-    rc_bc bc;
-    if ((st = rc_binary_bc(op, 1, 2, broadcast, axis, &bc, err))) return st;
+    if ((st = rc_binary_bc(op, 1, 2, broadcast, axis, bc, err))) return st;
     for (int i = 0; i < 4; i += 3) { /* dY and Y have the forward result's shape */
-        if (rc_bc_same_shape(&bc, rc_in(op, i))) continue;
+        if (rc_bc_same_shape(bc, rc_in(op, i))) continue;
         rc_tensor want;
         rc_tensor_init(&want);
         want.dtype = RC_F32;
-        want.ndim = bc.out_ndim;
-        memcpy(want.dims, bc.out_dims, sizeof want.dims);
+        want.ndim = bc->out_ndim;
+        memcpy(want.dims, bc->out_dims, sizeof want.dims);
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "input %d blob '%s' of shape %s must have the shape %s of the forward result (input 1 blob "
                           "'%s' %s with input 2 blob '%s' %s)", i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)),
                           RC_SHAPE(&want), rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 2),
                           RC_SHAPE(rc_in(op, 2)));
     }
+    return RC_OK;
+}
+
+rc_status rc_pow_tensor_grad_check(rc_op *op, int broadcast, int64_t axis, rc_err *err)
+{
+    rc_bc bc;
+    return pow_tensor_grad_shapes(op, broadcast, axis, &bc, err);
+}
+
+rc_status rc_pow_tensor_grad_run(rc_op *op, int broadcast, int64_t axis, double **acc, int64_t *acc_n,
+                                 rc_err *err)
+{
+    rc_status st;
+    rc_bc bc;
+    if ((st = pow_tensor_grad_shapes(op, broadcast, axis, &bc, err))) return st;
     const rc_tensor *X = rc_in(op, 1), *E = rc_in(op, 2);
     const int64_t nx = rc_tensor_numel(X), ne = rc_tensor_numel(E), need = nx + ne;
     if (need > *acc_n) {
@@ -429,8 +456,8 @@ typedef struct gather_geo {
     int64_t out_dims[RC_MAX_DIMS];
 } gather_geo;
 
-/* DATA (float32 or int32; float32 when f32_only) with axis in [-ndim, ndim), INDICES int32 all in
- * [0, DATA.dims[axis]): the output geometry. `what` names the op form for messages. */
+/* DATA (float32 or int32; float32 when f32_only) with axis in [-ndim, ndim), INDICES int32 (their
+ * values: gather_indices_ok): the output geometry. `what` names the op form for messages. */
 static rc_status gather_geometry(rc_op *op, int64_t axis, int f32_only, gather_geo *g, rc_err *err)
 {
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
@@ -463,20 +490,35 @@ static rc_status gather_geometry(rc_op *op, int64_t axis, int f32_only, gather_g
     for (int i = 0; i < idx->ndim; i++) g->out_dims[k++] = idx->dims[i];
     for (int i = (int)a + 1; i < data->ndim; i++) g->out_dims[k++] = data->dims[i];
     g->out_ndim = nd;
+    return RC_OK;
+}
+
+/* INDICES (input 1) all in [0, g->D) (data: run only). */
+static rc_status gather_indices_ok(rc_op *op, const gather_geo *g, rc_err *err)
+{
+    const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
+    const int a = g->axis;
     const int32_t *ix = g->n ? rc_i32(idx) : NULL;
     for (int64_t i = 0; i < g->n; i++)
         if (ix[i] < 0 || (int64_t)ix[i] >= g->D)
             return rc_op_fail(op, err, RC_ERR_INDEX,
                               "input 1 blob '%s': index %d at position %lld is out of range [0, %lld) (dim %d of "
                               "input 0 blob '%s' of shape %s)", rc_in_name(op, 1), (int)ix[i], (long long)i,
-                              (long long)g->D, (int)a, rc_in_name(op, 0), RC_SHAPE(data));
+                              (long long)g->D, a, rc_in_name(op, 0), RC_SHAPE(data));
     return RC_OK;
+}
+
+rc_status rc_gather_axis_check(rc_op *op, int64_t axis, rc_err *err)
+{
+    gather_geo g;
+    return gather_geometry(op, axis, 0, &g, err);
 }
 
 rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err)
 {
     gather_geo g;
     rc_status st = gather_geometry(op, axis, 0, &g, err);
+    if (!st) st = gather_indices_ok(op, &g, err);
     if (st) return st;
     const rc_tensor *data = rc_in(op, 0);
     if ((st = rc_tensor_resize(rc_out(op, 0), data->dtype, g.out_ndim, g.out_dims, err)))
@@ -488,13 +530,25 @@ rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err)
 }
 
 /* BatchGather: DATA of at least 2 dims; Gather at axis 1. */
-static rc_status batch_gather_run(rc_op *op, rc_err *err)
+static rc_status batch_gather_ndim(rc_op *op, rc_err *err)
 {
     const rc_tensor *data = rc_in(op, 0);
     if (data->dtype != RC_UNDEF && data->ndim < 2)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (DATA) must have at least 2 dims, got %s",
                           rc_in_name(op, 0), RC_SHAPE(data));
-    return rc_gather_axis_run(op, 1, err);
+    return RC_OK;
+}
+
+static rc_status batch_gather_check(rc_op *op, rc_err *err)
+{
+    rc_status st = batch_gather_ndim(op, err);
+    return st ? st : rc_gather_axis_check(op, 1, err);
+}
+
+static rc_status batch_gather_run(rc_op *op, rc_err *err)
+{
+    rc_status st = batch_gather_ndim(op, err);
+    return st ? st : rc_gather_axis_run(op, 1, err);
 }
 
 typedef struct bg_grad_state {
@@ -511,11 +565,13 @@ static rc_status bg_grad_setup(rc_op *op, rc_err *err)
 
 /* BatchGatherGradient: DATA float32 (for its shape), INDICES, dOUT (the forward output's shape)
  * -> dDATA (shape of DATA). */
-static rc_status bg_grad_run(rc_op *op, rc_err *err)
+/* The inputs and the geometry (*gp); values=0 (the check) skips the index values. */
+static rc_status bg_grad_shapes(rc_op *op, int values, gather_geo *gp, rc_err *err)
 {
     const bg_grad_state *s = op->state;
-    gather_geo g;
+    gather_geo g = {0};
     rc_status st = gather_geometry(op, s->axis, 1, &g, err);
+    if (!st && values) st = gather_indices_ok(op, &g, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
     int ok = dout->ndim == g.out_ndim;
@@ -532,6 +588,22 @@ static rc_status bg_grad_run(rc_op *op, rc_err *err)
                           RC_SHAPE(dout), RC_SHAPE(&want), rc_in_name(op, 0), RC_SHAPE(data), g.axis,
                           rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)));
     }
+    *gp = g;
+    return RC_OK;
+}
+
+static rc_status bg_grad_check(rc_op *op, rc_err *err)
+{
+    gather_geo g = {0};
+    return bg_grad_shapes(op, 0, &g, err);
+}
+
+static rc_status bg_grad_run(rc_op *op, rc_err *err)
+{
+    gather_geo g = {0};
+    rc_status st = bg_grad_shapes(op, 1, &g, err);
+    if (st) return st;
+    const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
     if ((st = resize_like(op, 0, data, err))) return st;
     if (g.outer && g.D && g.inner)
         gather_axis_grad_kernel(g.outer, g.D, g.inner, g.n, rc_i32(rc_in(op, 1)), rc_f32(dout),
@@ -546,9 +618,10 @@ const rc_op_schema rc_ops_bmm_pow[] = {
      "(A, B, dY) -> (dA, dB): the gradient of BatchMatMul with broadcast=1, summed over broadcast batch dims "
      "(args trans_a, trans_b)", bmm_grad_check},
     {"BatchGather", 2, 2, 1, 1, NULL, NULL, batch_gather_run, NULL,
-     "(DATA (B, D, ...), INDICES int32) -> OUT = Gather at axis 1, shape (B,) + INDICES.shape + DATA.shape[2:]"},
+     "(DATA (B, D, ...), INDICES int32) -> OUT = Gather at axis 1, shape (B,) + INDICES.shape + DATA.shape[2:]",
+     batch_gather_check},
     {"BatchGatherGradient", 3, 3, 1, 1, NULL, bg_grad_setup, bg_grad_run, free,
      "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dOUT added at INDICES along axis "
-     "(arg axis, default 1)"},
+     "(arg axis, default 1)", bg_grad_check},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -15,13 +15,19 @@ RC_INTERNAL rc_status rc_bmm_bc_run(rc_op *op, int trans_a, int trans_b, rc_err 
 /* Pow(X, E) -> Y: E a float32 tensor, broadcast as Mul (legacy with
  * broadcast=1 / axis, else equal or numpy-style). */
 RC_INTERNAL rc_status rc_pow_tensor_run(rc_op *op, int broadcast, int64_t axis, rc_err *err);
+/* Its inputs only (dtypes, broadcast, in place), as run checks them first. */
+RC_INTERNAL rc_status rc_pow_tensor_check(rc_op *op, int broadcast, int64_t axis, rc_err *err);
 
 /* PowGradient(dY, X, E, Y) -> (dX, dE); acc / acc_n: the caller's double
  * scratch (owned by its op state, grown here). */
 RC_INTERNAL rc_status rc_pow_tensor_grad_run(rc_op *op, int broadcast, int64_t axis, double **acc,
                                              int64_t *acc_n, rc_err *err);
+/* Its inputs only (dtypes, broadcast, dY and Y of the result's shape), as run checks them first. */
+RC_INTERNAL rc_status rc_pow_tensor_grad_check(rc_op *op, int broadcast, int64_t axis, rc_err *err);
 
 /* Gather(DATA, INDICES) along `axis` (in [-ndim, ndim) of DATA). */
 RC_INTERNAL rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err);
+/* Its inputs without the index values (dtypes, axis, output rank), as run checks them first. */
+RC_INTERNAL rc_status rc_gather_axis_check(rc_op *op, int64_t axis, rc_err *err);
 
 #endif

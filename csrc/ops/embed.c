@@ -79,8 +79,8 @@ static rc_status check_indices(rc_op *op, int i, int64_t n, const char *what, rc
 /* ================================================================ Gather */
 
 /* DATA (V, ...) and INDICES (any shape): OUT shape = INDICES.shape + DATA.shape[1:].
- * Checks dtypes, ranks and (before anything is written) every index. */
-static rc_status gather_shapes(rc_op *op, int *ndim, int64_t *dims, rc_err *err)
+ * Checks dtypes, ranks and (with values, before anything is written) every index. */
+static rc_status gather_shapes(rc_op *op, int values, int *ndim, int64_t *dims, rc_err *err)
 {
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
     if (data->dtype == RC_UNDEF)
@@ -100,6 +100,7 @@ static rc_status gather_shapes(rc_op *op, int *ndim, int64_t *dims, rc_err *err)
     for (int k = 0; k < idx->ndim; k++) dims[k] = idx->dims[k];
     for (int k = 1; k < data->ndim; k++) dims[idx->ndim + k - 1] = data->dims[k];
     *ndim = nd;
+    if (!values) return RC_OK;
     char what[160];
     snprintf(what, sizeof what, "the first dim of input 0 blob '%s' of shape %s", rc_in_name(op, 0), RC_SHAPE(data));
     return check_indices(op, 1, data->dims[0], what, err);
@@ -120,13 +121,22 @@ static rc_status gather_setup(rc_op *op, rc_err *err)
     return rc_arg_i(&op->def, "axis", 0, axis, err);
 }
 
+static rc_status gather_check(rc_op *op, rc_err *err)
+{
+    const int64_t axis = *(const int64_t *)op->state;
+    if (axis != 0) return rc_gather_axis_check(op, axis, err);
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    return gather_shapes(op, 0, &ndim, dims, err);
+}
+
 static rc_status gather_run(rc_op *op, rc_err *err)
 {
     const int64_t axis = *(const int64_t *)op->state;
     if (axis != 0) return rc_gather_axis_run(op, axis, err);
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
-    rc_status st = gather_shapes(op, &ndim, dims, err);
+    rc_status st = gather_shapes(op, 1, &ndim, dims, err);
     if (st) return st;
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
     if ((st = resize_out(op, 0, data->dtype, ndim, dims, err))) return st;
@@ -152,13 +162,13 @@ static void gather_grad_kernel(int64_t V, int64_t M, int64_t R, const int32_t *i
 
 /* GatherGradient: DATA (V, ...) float32 (for its shape), INDICES, dOUT (INDICES.shape + DATA.shape[1:])
  * -> dDATA (shape of DATA). */
-static rc_status gather_grad_run(rc_op *op, rc_err *err)
+static rc_status gather_grad_shapes(rc_op *op, int values, rc_err *err)
 {
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
-    if ((st = gather_shapes(op, &ndim, dims, err))) return st;
+    if ((st = gather_shapes(op, values, &ndim, dims, err))) return st;
     if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1), *g = rc_in(op, 2);
     int ok = g->ndim == ndim;
@@ -174,6 +184,16 @@ static rc_status gather_grad_run(rc_op *op, rc_err *err)
                           "input 0 blob '%s' %s without its first dim), got %s", rc_in_name(op, 2), RC_SHAPE(&want),
                           rc_in_name(op, 1), RC_SHAPE(idx), rc_in_name(op, 0), RC_SHAPE(data), RC_SHAPE(g));
     }
+    return RC_OK;
+}
+
+static rc_status gather_grad_check(rc_op *op, rc_err *err) { return gather_grad_shapes(op, 0, err); }
+
+static rc_status gather_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = gather_grad_shapes(op, 1, err))) return st;
+    const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1), *g = rc_in(op, 2);
     int64_t ddims[RC_MAX_DIMS];
     memcpy(ddims, data->dims, sizeof ddims);
     if ((st = resize_out(op, 0, RC_F32, data->ndim, ddims, err))) return st;
@@ -220,7 +240,9 @@ static void onehot_kernel(int64_t M, int64_t V, const int32_t *idx, float *out)
     for (int64_t m = 0; m < M; m++) out[m * V + idx[m]] = 1.0f;
 }
 
-static rc_status onehot_run(rc_op *op, rc_err *err)
+/* The inputs and the index size (*pV); values=0 (the check) reads no index size from input 1 and
+ * checks no index. */
+static rc_status onehot_inputs(rc_op *op, int values, int64_t *pV, rc_err *err)
 {
     const onehot_state *s = op->state;
     rc_status st = rc_sparse_check_indices(op, 0, err);
@@ -232,8 +254,8 @@ static rc_status onehot_run(rc_op *op, rc_err *err)
         if (rc_tensor_numel(vs) != 1)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must hold one value, got %s",
                               rc_in_name(op, 1), RC_SHAPE(vs));
-        V = rc_i32(vs)[0];
-        if (V < 0)
+        if (values) V = rc_i32(vs)[0];
+        if (values && V < 0)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must be >= 0, got %lld",
                               rc_in_name(op, 1), (long long)V);
     }
@@ -241,7 +263,22 @@ static rc_status onehot_run(rc_op *op, rc_err *err)
     if (idx->ndim + 1 > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' has too many dims for a one-hot output: %s",
                           rc_in_name(op, 0), RC_SHAPE(idx));
-    if ((st = check_indices(op, 0, V, "the index size", err))) return st;
+    *pV = V;
+    return values ? check_indices(op, 0, V, "the index size", err) : RC_OK;
+}
+
+static rc_status onehot_check(rc_op *op, rc_err *err)
+{
+    int64_t V;
+    return onehot_inputs(op, 0, &V, err);
+}
+
+static rc_status onehot_run(rc_op *op, rc_err *err)
+{
+    int64_t V = 0;
+    rc_status st = onehot_inputs(op, 1, &V, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 0);
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, idx->dims, sizeof dims);
     dims[idx->ndim] = V;
@@ -300,15 +337,13 @@ static int32_t sample_row(int64_t D, const float *w, double u)
 
 /* WeightedSample: WEIGHTS (N, D) float32 [, VALUES (N, D) float32] -> INDICES (N,) int32
  * [, SAMPLED_VALUES (N,) float32 = VALUES[i, INDICES[i]]]. */
-static rc_status sample_run(rc_op *op, rc_err *err)
+static rc_status sample_check(rc_op *op, rc_err *err)
 {
-    sample_state *s = op->state;
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
     if ((st = rc_check_ndim(op, 0, 2, 2, err))) return st;
     const rc_tensor *w = rc_in(op, 0);
-    const int64_t N = w->dims[0], D = w->dims[1];
-    if (D > INT32_MAX)
+    if (w->dims[1] > INT32_MAX)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s has more than %d columns",
                           rc_in_name(op, 0), RC_SHAPE(w), INT32_MAX);
     if (op->n_in == 2) {
@@ -317,6 +352,16 @@ static rc_status sample_run(rc_op *op, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' must have the shape of input 0 blob '%s' %s, "
                               "got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(w), RC_SHAPE(rc_in(op, 1)));
     }
+    return RC_OK;
+}
+
+static rc_status sample_run(rc_op *op, rc_err *err)
+{
+    sample_state *s = op->state;
+    rc_status st;
+    if ((st = sample_check(op, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t N = w->dims[0], D = w->dims[1];
     const float *wd = rc_f32(w);
     for (int64_t i = 0; i < N; i++) {
         double total = 0.0;
@@ -383,9 +428,9 @@ static void adagrad_kernel(int64_t n, const float *w, const float *h, const floa
     }
 }
 
-static rc_status adagrad_run(rc_op *op, rc_err *err)
+/* param, moment, grad float32 of one shape; lr one float32 value. */
+static rc_status adagrad_check(rc_op *op, rc_err *err)
 {
-    const adagrad_state *s = op->state;
     rc_status st;
     for (int i = 0; i < 4; i++)
         if ((st = rc_check_input(op, i, RC_F32, err))) return st;
@@ -397,6 +442,15 @@ static rc_status adagrad_run(rc_op *op, rc_err *err)
     if (rc_tensor_numel(rc_in(op, 3)) != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' (the learning rate) must hold one value, got %s",
                           rc_in_name(op, 3), RC_SHAPE(rc_in(op, 3)));
+    return RC_OK;
+}
+
+static rc_status adagrad_run(rc_op *op, rc_err *err)
+{
+    const adagrad_state *s = op->state;
+    rc_status st;
+    if ((st = adagrad_check(op, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
     const float lr = rc_f32(rc_in(op, 3))[0];
     /* outputs may alias their inputs (in place); resize to an unchanged shape keeps the buffer */
     int64_t dims[RC_MAX_DIMS];
@@ -469,16 +523,19 @@ static int inplace_adagrad(int in, int out) { return (in == 0 && out == 0) || (i
 const rc_op_schema rc_ops_embed[] = {
     {"Gather", 2, 2, 1, 1, NULL, gather_setup, gather_run, free,
      "(DATA (V, ...), INDICES int32) -> OUT = DATA[INDICES], shape INDICES.shape + DATA.shape[1:]; arg axis: "
-     "DATA.shape[:axis] + INDICES.shape + DATA.shape[axis+1:]"},
+     "DATA.shape[:axis] + INDICES.shape + DATA.shape[axis+1:]", gather_check},
     {"GatherGradient", 3, 3, 1, 1, NULL, NULL, gather_grad_run, NULL,
-     "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dDATA[INDICES[m]] += dOUT[m] in order"},
+     "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dDATA[INDICES[m]] += dOUT[m] in order",
+     gather_grad_check},
     {"OneHot", 1, 2, 1, 1, NULL, onehot_setup, onehot_run, free,
-     "(INDICES int32[, INDEX_SIZE int32]) -> float32 one-hot rows, shape INDICES.shape + (index_size,)"},
+     "(INDICES int32[, INDEX_SIZE int32]) -> float32 one-hot rows, shape INDICES.shape + (index_size,)",
+     onehot_check},
     {"WeightedSample", 1, 2, 1, 2, NULL, sample_setup, sample_run, free,
      "(WEIGHTS (N, D)[, VALUES (N, D)]) -> (INDICES (N,) int32 drawn with probability w / rowsum(w)[, VALUES[i, "
-     "INDICES[i]]]); argument seed"},
+     "INDICES[i]]]); argument seed", sample_check},
     {"Adagrad", 4, 4, 2, 2, inplace_adagrad, adagrad_setup, adagrad_run, free,
-     "(param, moment, grad, lr) -> (param, moment): moment = decay*moment + grad^2; param += lr*grad/(sqrt(moment)+eps)"},
+     "(param, moment, grad, lr) -> (param, moment): moment = decay*moment + grad^2; param += lr*grad/(sqrt(moment)+eps)",
+     adagrad_check},
     {"SparseAdagrad", 5, 5, 2, 2, inplace_adagrad, sparse_adagrad_setup, sparse_adagrad_run, free,
      "(param, moment, indices, grad, lr) -> (param, moment) in place: Adagrad's step on rows indices[k] with row k "
      "of grad (shape indices.shape + param.shape[1:]), k in order; arguments epsilon, decay", sparse_adagrad_check},

@@ -114,8 +114,9 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
     return RC_OK;
 }
 
-/* Output shape for this run (see the rules at the top). */
-static rc_status fill_shape(rc_op *op, fill_state *s, int *ndim, int64_t *dims, rc_err *err)
+/* Output shape for this run (see the rules at the top). With input_as_shape, values=0 (the
+ * net-creation check) stops before reading the shape's values (*ndim, dims then unset). */
+static rc_status fill_shape(rc_op *op, const fill_state *s, int values, int *ndim, int64_t *dims, rc_err *err)
 {
     int n = 0;
     if (!op->n_in) {
@@ -132,6 +133,7 @@ static rc_status fill_shape(rc_op *op, fill_state *s, int *ndim, int64_t *dims, 
         if (x->dims[0] + s->n_extra > RC_MAX_DIMS)
             return rc_op_fail(op, err, RC_ERR_VALUE, "shape from input 0 blob '%s' %s has too many dims (max %d)",
                               rc_in_name(op, 0), RC_SHAPE(x), RC_MAX_DIMS);
+        if (!values) return RC_OK;
         const int32_t *v = rc_i32(x);
         for (int i = 0; i < x->dims[0]; i++) {
             if (v[i] < 0)
@@ -184,11 +186,20 @@ static rc_status fill_resize(rc_op *op, fill_state *s, int64_t *numel, rc_err *e
 {
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
-    rc_status st = fill_shape(op, s, &ndim, dims, err);
+    rc_status st = fill_shape(op, s, 1, &ndim, dims, err);
     if (st) return st;
     if ((st = fill_resize_to(op, s, ndim, dims, err))) return st;
     *numel = rc_tensor_numel(rc_out(op, 0));
     return RC_OK;
+}
+
+/* The fills' net-creation check: input 0 (a shape with input_as_shape: int32, 1-D; else any
+ * tensor) fits; nothing to check without an input (setup checked the arguments). */
+static rc_status fill_check(rc_op *op, rc_err *err)
+{
+    int ndim;
+    int64_t dims[RC_MAX_DIMS];
+    return fill_shape(op, op->state, 0, &ndim, dims, err);
 }
 
 /* ---------------------------------------------------------------- ConstantFill */
@@ -400,12 +411,23 @@ static rc_status given_setup_impl(rc_op *op, rc_dtype dt, rc_err *err)
 static rc_status given_f_setup(rc_op *op, rc_err *err) { return given_setup_impl(op, RC_F32, err); }
 static rc_status given_i_setup(rc_op *op, rc_err *err) { return given_setup_impl(op, RC_I32, err); }
 
+/* GivenTensor(Int)Fill: also the count of 'values' against a shape taken from input 0's shape. */
+static rc_status given_check(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, s, 0, &ndim, dims, err);
+    if (st || (op->n_in && s->input_as_shape)) return st;
+    return given_count_check(op, s, ndim, dims, err);
+}
+
 static rc_status given_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
-    rc_status st = fill_shape(op, s, &ndim, dims, err);
+    rc_status st = fill_shape(op, s, 1, &ndim, dims, err);
     if (st) return st;
     /* check the count before resizing: a huge shape with few values is a ValueError */
     if ((st = given_count_check(op, s, ndim, dims, err))) return st;
@@ -431,17 +453,17 @@ static rc_status zero_gradient_run(rc_op *op, rc_err *err)
 
 const rc_op_schema rc_ops_fill[] = {
     {"ConstantFill", 0, 1, 1, 1, rc_inplace_first, constant_setup, constant_run, fill_state_free,
-     "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values"},
+     "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values", fill_check},
     {"UniformFill", 0, 1, 1, 1, rc_inplace_first, uniform_setup, uniform_run, fill_state_free,
-     "Y ~ U[min, max) float32"},
+     "Y ~ U[min, max) float32", fill_check},
     {"GaussianFill", 0, 1, 1, 1, rc_inplace_first, gaussian_setup, gaussian_run, fill_state_free,
-     "Y ~ N(mean, std^2) float32"},
+     "Y ~ N(mean, std^2) float32", fill_check},
     {"XavierFill", 0, 1, 1, 1, rc_inplace_first, xavier_setup, xavier_run, fill_state_free,
-     "Y ~ U[-s, s), s = sqrt(3 / fan_in), fan_in = numel / shape[0]"},
+     "Y ~ U[-s, s), s = sqrt(3 / fan_in), fan_in = numel / shape[0]", fill_check},
     {"GivenTensorFill", 0, 1, 1, 1, rc_inplace_first, given_f_setup, given_run, fill_state_free,
-     "Y = values (float32) with the given shape"},
+     "Y = values (float32) with the given shape", given_check},
     {"GivenTensorIntFill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
-     "Y = values (int32) with the given shape"},
+     "Y = values (int32) with the given shape", given_check},
     {"ZeroGradient", 1, 1, 0, 0, NULL, NULL, zero_gradient_run, NULL,
      "no-op; its gradient is zeros shaped like X (a gradient for a blob no loss reaches)"},
     {0},

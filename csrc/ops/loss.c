@@ -131,7 +131,7 @@ static rc_status canonical_axis(rc_op *op, int in, int64_t axis, int *out, rc_er
 }
 
 /* Input i must be float32 holding exactly one element (a loss gradient). */
-static rc_status check_scalar(rc_op *op, int i, float *value, rc_err *err)
+static rc_status check_one(rc_op *op, int i, rc_err *err)
 {
     rc_status st = rc_check_input(op, i, RC_F32, err);
     if (st) return st;
@@ -139,7 +139,15 @@ static rc_status check_scalar(rc_op *op, int i, float *value, rc_err *err)
     if (rc_tensor_numel(t) != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' must hold one value (shape () or (1,)), got %s",
                           i, rc_in_name(op, i), RC_SHAPE(t));
-    *value = rc_f32(t)[0];
+    return RC_OK;
+}
+
+/* check_one, and its value. */
+static rc_status check_scalar(rc_op *op, int i, float *value, rc_err *err)
+{
+    rc_status st = check_one(op, i, err);
+    if (st) return st;
+    *value = rc_f32(rc_in(op, i))[0];
     return RC_OK;
 }
 
@@ -227,18 +235,32 @@ static rc_status sql2_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+static rc_status sql2_grad_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
+{
+    rc_status st = sql2_shapes(op, N, D, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *g = rc_in(op, 2);
+    if (g->ndim != 1 || g->dims[0] != *N)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the distance gradient) must have shape (%lld,) "
+                          "to match input 0 blob '%s' %s, got %s", rc_in_name(op, 2), (long long)*N,
+                          rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), RC_SHAPE(g));
+    return RC_OK;
+}
+
+static rc_status sql2_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return sql2_grad_shapes(op, &N, &D, err);
+}
+
 /* SquaredL2DistanceGradient: X, Y (N, ...), dDist (N,) -> dX, dY (shape of X) */
 static rc_status sql2_grad_run(rc_op *op, rc_err *err)
 {
     int64_t N, D;
-    rc_status st = sql2_shapes(op, &N, &D, err);
+    rc_status st = sql2_grad_shapes(op, &N, &D, err);
     if (st) return st;
-    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *g = rc_in(op, 2);
-    if (g->ndim != 1 || g->dims[0] != N)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the distance gradient) must have shape (%lld,) "
-                          "to match input 0 blob '%s' %s, got %s", rc_in_name(op, 2), (long long)N,
-                          rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), RC_SHAPE(g));
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err)) || (st = resize_out_like(op, 1, rc_in(op, 0), err)))
         return st;
     sql2_grad_kernel(N, D, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(g), rc_f32(rc_out(op, 0)),
@@ -267,10 +289,20 @@ static rc_status avg_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* The reductions: X float32 (any shape). */
+static rc_status reduce_check(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
+
+/* Their gradients: X float32, the output gradient one float32 value. */
+static rc_status reduce_grad_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    return st ? st : check_one(op, 1, err);
+}
+
 /* X (any shape) -> () kernel(X) (or that / numel with average; 0 for an empty X) */
 static rc_status reduce_run(rc_op *op, double (*kernel)(int64_t, const float *), rc_err *err)
 {
-    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    rc_status st = reduce_check(op, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     int64_t n = rc_tensor_numel(x);
@@ -369,6 +401,14 @@ static rc_status split_at_axis(rc_op *op, int i, int *ax, int64_t *N, int64_t *D
     return RC_OK;
 }
 
+static rc_status softmax_check(rc_op *op, rc_err *err)
+{
+    int ax = 0;
+    int64_t N, D;
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    return st ? st : split_at_axis(op, 0, &ax, &N, &D, err);
+}
+
 /* Softmax: X (..., split at axis into N x D) -> Y (shape of X), row-wise softmax. Y may alias X. */
 static rc_status softmax_run(rc_op *op, rc_err *err)
 {
@@ -384,14 +424,27 @@ static rc_status softmax_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+static rc_status softmax_grad_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
+{
+    int ax = 0;
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    if ((st = check_same_shape(op, 0, 1, err)) || (st = split_at_axis(op, 0, &ax, N, D, err))) return st;
+    return RC_OK;
+}
+
+static rc_status softmax_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return softmax_grad_shapes(op, &N, &D, err);
+}
+
 /* SoftmaxGradient: Y, dY (same shape, N x D at axis) -> dX (shape of Y). dX may alias Y or dY. */
 static rc_status softmax_grad_run(rc_op *op, rc_err *err)
 {
-    int ax;
     int64_t N, D;
     rc_status st;
-    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
-    if ((st = check_same_shape(op, 0, 1, err)) || (st = split_at_axis(op, 0, &ax, &N, &D, err))) return st;
+    if ((st = softmax_grad_shapes(op, &N, &D, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     softmax_grad_kernel(N, D, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
     return RC_OK;
@@ -400,9 +453,11 @@ static rc_status softmax_grad_run(rc_op *op, rc_err *err)
 /* ================================================================ SoftmaxWithLoss */
 
 /* Checks labels (input 1), optional weights (input wi, -1: none) against the
- * logits (input 0) split at ax into N x D. Integer labels are range-checked;
- * probability labels (check_probs) non-negative and summing to 1 per row. */
-static rc_status swl_check_inputs(rc_op *op, int ax, int64_t N, int64_t D, int wi, int check_probs, rc_err *err)
+ * logits (input 0) split at ax into N x D. With values (not in the net-creation
+ * check), integer labels are range-checked and probability labels (check_probs)
+ * non-negative and summing to 1 per row. */
+static rc_status swl_check_inputs(rc_op *op, int ax, int64_t N, int64_t D, int wi, int values, int check_probs,
+                                  rc_err *err)
 {
     const axis_state *s = op->state;
     const rc_tensor *t = rc_in(op, 1);
@@ -414,7 +469,7 @@ static rc_status swl_check_inputs(rc_op *op, int ax, int64_t N, int64_t D, int w
                               "input 1 blob '%s' (label_prob=1) must split at axis %d into N=%lld rows of D=%lld "
                               "class probabilities like input 0 blob '%s' %s, got %s", rc_in_name(op, 1), ax,
                               (long long)N, (long long)D, rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), RC_SHAPE(t));
-        if (check_probs) {
+        if (values && check_probs) {
             const float *p = rc_f32(t);
             for (int64_t i = 0; i < N; i++) {
                 double tot = 0.0;
@@ -441,7 +496,7 @@ static rc_status swl_check_inputs(rc_op *op, int ax, int64_t N, int64_t D, int w
                               "or (%lld, 1), for input 0 blob '%s' %s split at axis %d; got %s", rc_in_name(op, 1),
                               (long long)N, (long long)N, (long long)N, rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
                               ax, RC_SHAPE(t));
-        if ((st = check_labels(op, 1, N, D, err))) return st;
+        if (values && (st = check_labels(op, 1, N, D, err))) return st;
     }
     if (wi >= 0) {
         if ((st = rc_check_input(op, wi, RC_F32, err))) return st;
@@ -458,6 +513,15 @@ static rc_status swl_check_inputs(rc_op *op, int ax, int64_t N, int64_t D, int w
  * label_prob, [weights W (N,)] -> P (shape of X) softmax, loss () =
  *   scale * sum_i w_i * CE_i / sum_i w_i   (0 when sum_i w_i == 0, e.g. N == 0),
  *   CE_i = -log P[i, T_i]  or  -sum_j T_ij log P_ij. */
+static rc_status swl_check(rc_op *op, rc_err *err)
+{
+    int ax = 0;
+    int64_t N, D;
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = split_at_axis(op, 0, &ax, &N, &D, err))) return st;
+    return swl_check_inputs(op, ax, N, D, op->n_in > 2 ? 2 : -1, 0, 0, err);
+}
+
 static rc_status swl_run(rc_op *op, rc_err *err)
 {
     const axis_state *s = op->state;
@@ -466,7 +530,7 @@ static rc_status swl_run(rc_op *op, rc_err *err)
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = split_at_axis(op, 0, &ax, &N, &D, err))) return st;
     const int wi = op->n_in > 2 ? 2 : -1;
-    if ((st = swl_check_inputs(op, ax, N, D, wi, 1, err))) return st;
+    if ((st = swl_check_inputs(op, ax, N, D, wi, 1, 1, err))) return st;
     const rc_tensor *x = rc_in(op, 0);
     if ((st = resize_out_like(op, 0, x, err)) || (st = resize_out(op, 1, 0, NULL, err))) return st;
 
@@ -497,18 +561,32 @@ static rc_status swl_run(rc_op *op, rc_err *err)
  *   dX_ij = c * w_i * (P_ij - [j == T_i])          (integer labels)
  *   dX_ij = c * w_i * (P_ij * sum_k T_ik - T_ij)   (label_prob)
  * with c = scale * dLoss / sum_i w_i, or 0 when sum_i w_i == 0. */
+/* The gradient's inputs; values=0 (the check) skips the label values. */
+static rc_status swl_grad_shapes(rc_op *op, int values, int64_t *N, int64_t *D, rc_err *err)
+{
+    int ax = 0;
+    rc_status st;
+    const int pi = op->n_in - 2, gi = op->n_in - 1, wi = op->n_in == 5 ? 2 : -1;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = split_at_axis(op, 0, &ax, N, D, err))) return st;
+    if ((st = swl_check_inputs(op, ax, *N, *D, wi, values, 0, err))) return st;
+    if ((st = rc_check_input(op, pi, RC_F32, err)) || (st = check_same_shape(op, 0, pi, err))) return st;
+    return check_one(op, gi, err);
+}
+
+static rc_status swl_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return swl_grad_shapes(op, 0, &N, &D, err);
+}
+
 static rc_status swl_grad_run(rc_op *op, rc_err *err)
 {
     const axis_state *s = op->state;
-    int ax;
     int64_t N, D;
     rc_status st;
     const int pi = op->n_in - 2, gi = op->n_in - 1, wi = op->n_in == 5 ? 2 : -1;
-    float g = 0.0f;
-    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = split_at_axis(op, 0, &ax, &N, &D, err))) return st;
-    if ((st = swl_check_inputs(op, ax, N, D, wi, 0, err))) return st;
-    if ((st = rc_check_input(op, pi, RC_F32, err)) || (st = check_same_shape(op, 0, pi, err))) return st;
-    if ((st = check_scalar(op, gi, &g, err))) return st;
+    if ((st = swl_grad_shapes(op, 1, &N, &D, err))) return st;
+    const float g = rc_f32(rc_in(op, gi))[0];
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
 
     const float *pd = rc_f32(rc_in(op, pi));
@@ -595,16 +673,31 @@ static rc_status lce_run(rc_op *op, rc_err *err)
 
 /* LabelCrossEntropyGradient: X (N x D), label (N,), dY (N,) -> dX (shape of X):
  * dX[i, label_i] = -dY_i / X[i, label_i] (0 where X[i, label_i] < 1e-20), 0 elsewhere. */
-static rc_status lce_grad_run(rc_op *op, rc_err *err)
+/* The gradient's inputs; values=0 (the check) skips the label values. */
+static rc_status lce_grad_shapes(rc_op *op, int values, int64_t *N, int64_t *D, rc_err *err)
 {
-    int64_t N, D;
-    rc_status st = lce_shapes(op, &N, &D, err);
+    rc_status st = values ? lce_shapes(op, N, D, err) : lce_dims(op, N, D, err);
     if (st) return st;
     if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *g = rc_in(op, 2);
-    if (g->ndim != 1 || g->dims[0] != N)
+    if (g->ndim != 1 || g->dims[0] != *N)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the loss gradient) must have shape (%lld,), "
-                          "got %s", rc_in_name(op, 2), (long long)N, RC_SHAPE(g));
+                          "got %s", rc_in_name(op, 2), (long long)*N, RC_SHAPE(g));
+    return RC_OK;
+}
+
+static rc_status lce_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    return lce_grad_shapes(op, 0, &N, &D, err);
+}
+
+static rc_status lce_grad_run(rc_op *op, rc_err *err)
+{
+    int64_t N, D;
+    rc_status st = lce_grad_shapes(op, 1, &N, &D, err);
+    if (st) return st;
+    const rc_tensor *g = rc_in(op, 2);
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     const float *x = rc_f32(rc_in(op, 0)), *gd = rc_f32(g);
     const int32_t *lab = rc_i32(rc_in(op, 1));
@@ -625,30 +718,30 @@ const rc_op_schema rc_ops_loss[] = {
     {"SquaredL2Distance", 2, 2, 1, 1, NULL, NULL, sql2_run, NULL,
      "dist (N,) = 0.5 * sum((X - Y)^2) over each row (first dim) of X, Y", sql2_check},
     {"SquaredL2DistanceGradient", 3, 3, 2, 2, NULL, NULL, sql2_grad_run, NULL,
-     "(X, Y, dDist) -> dX = dDist_i (X - Y), dY = -dX"},
+     "(X, Y, dDist) -> dX = dDist_i (X - Y), dY = -dX", sql2_grad_check},
     {"AveragedLoss", 1, 1, 1, 1, NULL, avg_setup, sum_run, NULL,
-     "loss () = mean of all elements of X (0 for an empty X)"},
+     "loss () = mean of all elements of X (0 for an empty X)", reduce_check},
     {"AveragedLossGradient", 2, 2, 1, 1, inplace_grad_x, avg_setup, sum_grad_run, NULL,
-     "(X, dLoss) -> dX = dLoss / numel(X)"},
+     "(X, dLoss) -> dX = dLoss / numel(X)", reduce_grad_check},
     {"SumElements", 1, 1, 1, 1, NULL, sum_setup, sum_run, NULL,
-     "sum () = sum of all elements of X; average=1: the mean (0 for an empty X)"},
+     "sum () = sum of all elements of X; average=1: the mean (0 for an empty X)", reduce_check},
     {"SumElementsGradient", 2, 2, 1, 1, inplace_grad_x, sum_setup, sum_grad_run, NULL,
-     "(X, dSum) -> dX = dSum (or dSum / numel(X) with average=1)"},
+     "(X, dSum) -> dX = dSum (or dSum / numel(X) with average=1)", reduce_grad_check},
     {"SumSqrElements", 1, 1, 1, 1, NULL, sum_setup, sumsqr_run, NULL,
-     "Y () = sum of X^2 over all elements; average=1: the mean (0 for an empty X)"},
+     "Y () = sum of X^2 over all elements; average=1: the mean (0 for an empty X)", reduce_check},
     {"SumSqrElementsGradient", 2, 2, 1, 1, inplace_grad_x, sum_setup, sumsqr_grad_run, NULL,
-     "(X, dY) -> dX = 2 X dY (or 2 X dY / numel(X) with average=1)"},
+     "(X, dY) -> dX = 2 X dY (or 2 X dY / numel(X) with average=1)", reduce_grad_check},
     {"Softmax", 1, 1, 1, 1, rc_inplace_first, axis_setup, softmax_run, free,
-     "Y = softmax of X flattened to N x D at axis (default 1)"},
+     "Y = softmax of X flattened to N x D at axis (default 1)", softmax_check},
     {"SoftmaxGradient", 2, 2, 1, 1, rc_inplace_any, axis_setup, softmax_grad_run, free,
-     "(Y, dY) -> dX = Y * (dY - rowsum(Y * dY))"},
+     "(Y, dY) -> dX = Y * (dY - rowsum(Y * dY))", softmax_grad_check},
     {"SoftmaxWithLoss", 2, 3, 2, 2, NULL, swl_setup, swl_run, free,
-     "(logits, labels[, weights]) -> (softmax, loss): weighted mean cross-entropy * scale"},
+     "(logits, labels[, weights]) -> (softmax, loss): weighted mean cross-entropy * scale", swl_check},
     {"SoftmaxWithLossGradient", 4, 5, 1, 1, NULL, swl_setup, swl_grad_run, free,
-     "(logits, labels[, weights], softmax, dLoss) -> dLogits"},
+     "(logits, labels[, weights], softmax, dLoss) -> dLogits", swl_grad_check},
     {"LabelCrossEntropy", 2, 2, 1, 1, NULL, NULL, lce_run, NULL,
      "Y (N,) = -log(max(X[i, label_i], 1e-20))", lce_check},
     {"LabelCrossEntropyGradient", 3, 3, 1, 1, NULL, NULL, lce_grad_run, NULL,
-     "(X, label, dY) -> dX: -dY_i / X[i, label_i] at the label, 0 elsewhere"},
+     "(X, label, dY) -> dX: -dY_i / X[i, label_i] at the label, 0 elsewhere", lce_grad_check},
     {0},
 };

@@ -412,20 +412,36 @@ static rc_status fc_run(rc_op *op, rc_err *err)
  *   stash_dy_t (with stash_dy): the copy is dY^T (N x M), the layout rc_gemm_wgrad reads;
  *   skip_db:  output 1 is not computed (the op sums db from the stashed dY);
  *   skip_dw:  output 0 is not computed (another FCGradient of the step stashes the same dY). */
-static rc_status fc_grad_run(rc_op *op, rc_err *err)
+/* FCGradient's inputs: X, W, dY float32; K of X and W equal; dY of M x N elements ending in N. */
+static rc_status fc_grad_shapes(rc_op *op, int64_t *M, int64_t *N, int64_t *K, rc_err *err)
 {
     rc_status st;
     for (int i = 0; i < 3; i++)
         if ((st = check_f32(op, i, err))) return st;
     int ax = 0;
-    int64_t M, N, K;
-    if ((st = fc_dims(op, &ax, &M, &N, &K, err))) return st;
+    if ((st = fc_dims(op, &ax, M, N, K, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *dy = rc_in(op, 2);
-    if (rc_tensor_numel(dy) != M * N || (dy->ndim > 0 && dy->dims[dy->ndim - 1] != N && M * N != 0))
+    if (rc_tensor_numel(dy) != *M * *N || (dy->ndim > 0 && dy->dims[dy->ndim - 1] != *N && *M * *N != 0))
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
                           "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(dy),
-                          (long long)M, (long long)N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(w));
+                          (long long)*M, (long long)*N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
+                          RC_SHAPE(w));
+    return RC_OK;
+}
+
+static rc_status fc_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t M, N, K;
+    return fc_grad_shapes(op, &M, &N, &K, err);
+}
+
+static rc_status fc_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int64_t M, N, K;
+    if ((st = fc_grad_shapes(op, &M, &N, &K, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *dy = rc_in(op, 2);
     int64_t nd[1] = {N};
     const math_args *a = op->state;
     if (a->acc_dw && !(rc_out(op, 0)->dtype == RC_F32 && rc_tensor_same_shape(rc_out(op, 0), w)))
@@ -616,9 +632,8 @@ static rc_status weighted_sum_setup(rc_op *op, rc_err *err)
 }
 
 /* WeightedSum: (X0, w0, X1, w1, ...), Xi all one shape, wi 1-element -> Y = sum_i wi Xi; Y may be X0. */
-static rc_status weighted_sum_run(rc_op *op, rc_err *err)
+static rc_status weighted_sum_check(rc_op *op, rc_err *err)
 {
-    math_args *a = op->state;
     rc_status st;
     for (int i = 0; i < op->n_in; i++) {
         if ((st = check_f32(op, i, err))) return st;
@@ -627,6 +642,14 @@ static rc_status weighted_sum_run(rc_op *op, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (weight of '%s') must have 1 element, got %s",
                               i, rc_in_name(op, i), rc_in_name(op, i - 1), RC_SHAPE(rc_in(op, i)));
     }
+    return RC_OK;
+}
+
+static rc_status weighted_sum_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    if ((st = weighted_sum_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     for (int j = 0; j < a->n_ptr; j++) {
         a->ptr[j] = rc_f32(rc_in(op, 2 * j));
@@ -862,9 +885,9 @@ static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32,
  * output), dC (shape of C) -> dA = dC / B (shape of C), dB = -sum(dC C) / B
  * over the broadcast dims (shape of B). Args broadcast, axis as Div's.
  * dA may be dC (Div ran in place on A). */
-static rc_status div_grad_run(rc_op *op, rc_err *err)
+static rc_status div_grad_shapes(rc_op *op, rc_bc *bc, int64_t *pre, int64_t *n, int64_t *post, rc_err *err)
 {
-    math_args *a = op->state;
+    const math_args *a = op->state;
     rc_status st;
     if (op->n_in == 4) { /* Caffe2's (dC, A, B, C) form, any broadcast */
         for (int i = 1; i < 4; i++)
@@ -872,11 +895,10 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
                 return rc_op_fail(op, err, RC_ERR_TYPE,
                                   "input %d blob '%s' %s is int32: Div on int32 inputs has no gradient (integer "
                                   "division is piecewise constant)", i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)));
-        rc_bc bc;
         for (int i = 1; i < 3; i++)
             if ((st = check_f32(op, i, err))) return st;
-        if ((st = rc_binary_bc(op, 1, 2, a->broadcast, a->axis, &bc, err))) return st;
-        return rc_bc_grad(op, RC_BC_DIV, &bc, &a->acc, &a->acc_n, err);
+        if ((st = rc_binary_bc(op, 1, 2, a->broadcast, a->axis, bc, err))) return st;
+        return rc_bc_grad_check(op, RC_BC_DIV, bc, err);
     }
     for (int i = 0; i < 2; i++)
         if (rc_in(op, i)->dtype == RC_I32)
@@ -886,13 +908,29 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
     for (int i = 0; i < 3; i++)
         if ((st = check_f32(op, i, err))) return st;
     if ((st = check_same_shape(op, 2, 1, err))) return st;
+    *pre = 1;
+    *n = rc_tensor_numel(rc_in(op, 1));
+    *post = 1;
+    if (!a->broadcast) return check_same_shape(op, 0, 1, err);
+    return legacy_broadcast(op, 1, 0, a->axis, pre, n, post, err);
+}
+
+static rc_status div_grad_check(rc_op *op, rc_err *err)
+{
+    rc_bc bc;
+    int64_t pre, n, post;
+    return div_grad_shapes(op, &bc, &pre, &n, &post, err);
+}
+
+static rc_status div_grad_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st;
+    rc_bc bc;
+    int64_t pre, n, post;
+    if ((st = div_grad_shapes(op, &bc, &pre, &n, &post, err))) return st;
+    if (op->n_in == 4) return rc_bc_grad(op, RC_BC_DIV, &bc, &a->acc, &a->acc_n, err);
     const rc_tensor *B = rc_in(op, 0), *C = rc_in(op, 1);
-    int64_t pre = 1, n = rc_tensor_numel(C), post = 1;
-    if (!a->broadcast) {
-        if ((st = check_same_shape(op, 0, 1, err))) return st;
-    } else if ((st = legacy_broadcast(op, 1, 0, a->axis, &pre, &n, &post, err))) {
-        return st;
-    }
     if ((st = resize_out_like(op, 0, C, err)) || (st = resize_out_like(op, 1, B, err))) return st;
     rc_k_div_grad(pre, n, post, rc_f32(B), rc_f32(C), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),
                   rc_f32(rc_out(op, 1)));
@@ -922,7 +960,7 @@ static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
 
 /* SumReduceLike: A, B (only its shape) -> C shape of B: A summed over the dims
  * that legacy broadcasting of B to A (axis) would repeat. */
-static rc_status sum_reduce_like_run(rc_op *op, rc_err *err)
+static rc_status sum_reduce_like_shapes(rc_op *op, int64_t *pre, int64_t *n, int64_t *post, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
@@ -931,8 +969,25 @@ static rc_status sum_reduce_like_run(rc_op *op, rc_err *err)
     if (B->dtype == RC_UNDEF)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the shape to reduce to) holds no tensor",
                           rc_in_name(op, 1));
-    int64_t pre = 1, n = 1, post = rc_tensor_numel(A);
-    if (rc_tensor_numel(B) != 1 && (st = legacy_broadcast(op, 0, 1, a->axis, &pre, &n, &post, err))) return st;
+    *pre = 1;
+    *n = 1;
+    *post = rc_tensor_numel(A);
+    if (rc_tensor_numel(B) != 1) return legacy_broadcast(op, 0, 1, a->axis, pre, n, post, err);
+    return RC_OK;
+}
+
+static rc_status sum_reduce_like_check(rc_op *op, rc_err *err)
+{
+    int64_t pre, n, post;
+    return sum_reduce_like_shapes(op, &pre, &n, &post, err);
+}
+
+static rc_status sum_reduce_like_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int64_t pre, n, post;
+    if ((st = sum_reduce_like_shapes(op, &pre, &n, &post, err))) return st;
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     if ((st = resize_out_like(op, 0, B, err))) return st;
     rc_k_sum_reduce(pre, n, post, rc_f32(A), rc_f32(rc_out(op, 0)));
     return RC_OK;
@@ -942,22 +997,32 @@ static rc_status sum_reduce_like_run(rc_op *op, rc_err *err)
 typedef void (*unary_kernel)(int64_t, const float *, float *);
 typedef void (*grad_kernel)(int64_t, const float *, const float *, float *);
 
+/* The unary ops and Scale: X float32. */
+static rc_status unary_check(rc_op *op, rc_err *err) { return check_f32(op, 0, err); }
+
 /* X [n] -> Y [n], shape of X; Y may be X. */
 static rc_status unary_run(rc_op *op, unary_kernel k, rc_err *err)
 {
     rc_status st;
-    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = unary_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     k(rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
     return RC_OK;
+}
+
+/* Their gradients and PowGradient (X, dY): both float32 of one shape. */
+static rc_status unary_grad_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    return check_same_shape(op, 1, 0, err);
 }
 
 /* Y [n], dY [n] -> dX [n]; dX may be dY. (SqrGradient: X [n] instead of Y; dX may be X or dY.) */
 static rc_status unary_grad_run(rc_op *op, grad_kernel k, rc_err *err)
 {
     rc_status st;
-    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
-    if ((st = check_same_shape(op, 1, 0, err))) return st;
+    if ((st = unary_grad_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 1), err))) return st;
     k(rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
     return RC_OK;
@@ -988,7 +1053,7 @@ static rc_status scale_run(rc_op *op, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
-    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = unary_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_scale(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
     return RC_OK;
@@ -1036,16 +1101,30 @@ static rc_status pow_grad_setup(rc_op *op, rc_err *err)
                       "inputs and %d outputs", op->n_in, op->n_out);
 }
 
+static rc_status pow_check(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    if (op->n_in == 2) return rc_pow_tensor_check(op, a->broadcast, a->axis, err);
+    return unary_check(op, err);
+}
+
 /* Pow: X [n] -> Y [n] = X ^ exponent; Y may be X. */
 static rc_status pow_run(rc_op *op, rc_err *err)
 {
     const math_args *a = op->state;
     rc_status st;
     if (op->n_in == 2) return rc_pow_tensor_run(op, a->broadcast, a->axis, err);
-    if ((st = check_f32(op, 0, err))) return st;
+    if ((st = unary_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_pow(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
     return RC_OK;
+}
+
+static rc_status pow_grad_check(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    if (op->n_in == 4) return rc_pow_tensor_grad_check(op, a->broadcast, a->axis, err);
+    return unary_grad_check(op, err);
 }
 
 /* PowGradient: X [n], dY [n] -> dX [n] = exponent X^(exponent - 1) dY; dX may be X or dY. */
@@ -1054,8 +1133,7 @@ static rc_status pow_grad_run(rc_op *op, rc_err *err)
     math_args *a = op->state;
     rc_status st;
     if (op->n_in == 4) return rc_pow_tensor_grad_run(op, a->broadcast, a->axis, &a->acc, &a->acc_n, err);
-    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
-    if ((st = check_same_shape(op, 1, 0, err))) return st;
+    if ((st = unary_grad_check(op, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_pow_grad(rc_tensor_numel(rc_in(op, 0)), a->scale, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)),
                   rc_f32(rc_out(op, 0)));
@@ -1096,10 +1174,7 @@ static rc_status max_grad_run(rc_op *op, rc_err *err)
 {
     math_args *a = op->state;
     rc_status st;
-    for (int i = 0; i < op->n_in; i++) {
-        if ((st = check_f32(op, i, err))) return st;
-        if (i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
-    }
+    if ((st = sum_check(op, err))) return st; /* the same checks as Sum's */
     float **dx = a->dptr;
     for (int o = 0; o < op->n_out; o++) {
         if ((st = resize_out_like(op, o, rc_in(op, 0), err))) return st;
@@ -1141,29 +1216,53 @@ static rc_status ewl_dims(rc_op *op, int x, int ia, int ib, int64_t *N, int64_t 
     return RC_OK;
 }
 
-/* ElementwiseLinear: X [N, D] (flattened at axis), a [D], b [D] -> Y = X * a + b, shape of X. */
-static rc_status ewl_run(rc_op *op, rc_err *err)
+static rc_status ewl_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
 {
     rc_status st;
     for (int i = 0; i < 3; i++)
         if ((st = check_f32(op, i, err))) return st;
+    return ewl_dims(op, 0, 1, 2, N, D, err);
+}
+
+static rc_status ewl_check(rc_op *op, rc_err *err)
+{
     int64_t N, D;
-    if ((st = ewl_dims(op, 0, 1, 2, &N, &D, err))) return st;
+    return ewl_shapes(op, &N, &D, err);
+}
+
+/* ElementwiseLinear: X [N, D] (flattened at axis), a [D], b [D] -> Y = X * a + b, shape of X. */
+static rc_status ewl_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int64_t N, D;
+    if ((st = ewl_shapes(op, &N, &D, err))) return st;
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     rc_k_elementwise_linear(N, D, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
                             rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
-/* ElementwiseLinearGradient: dY [N, D], X [N, D], a [D] -> dX [N, D], da [D], db [D]. */
-static rc_status ewl_grad_run(rc_op *op, rc_err *err)
+static rc_status ewl_grad_shapes(rc_op *op, int64_t *N, int64_t *D, rc_err *err)
 {
     rc_status st;
     for (int i = 0; i < 3; i++)
         if ((st = check_f32(op, i, err))) return st;
     if ((st = check_same_shape(op, 0, 1, err))) return st;
+    return ewl_dims(op, 1, 2, -1, N, D, err);
+}
+
+static rc_status ewl_grad_check(rc_op *op, rc_err *err)
+{
     int64_t N, D;
-    if ((st = ewl_dims(op, 1, 2, -1, &N, &D, err))) return st;
+    return ewl_grad_shapes(op, &N, &D, err);
+}
+
+/* ElementwiseLinearGradient: dY [N, D], X [N, D], a [D] -> dX [N, D], da [D], db [D]. */
+static rc_status ewl_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int64_t N, D;
+    if ((st = ewl_grad_shapes(op, &N, &D, err))) return st;
     int64_t dd[1] = {D};
     if ((st = resize_out_like(op, 0, rc_in(op, 1), err))) return st;
     if ((st = resize_out(op, 1, 1, dd, err))) return st;
@@ -1178,12 +1277,13 @@ const rc_op_schema rc_ops_math[] = {
     {"Copy", 1, 1, 1, 1, rc_inplace_any, NULL, copy_run, NULL, "Y = X"},
     {"FC", 3, 3, 1, 1, NULL, fc_setup, fc_run, math_args_free, "Y = X W^T + b (args axis, axis_w)",
      fc_check},
-    {"FCGradient", 3, 3, 2, 3, NULL, fc_setup, fc_grad_run, math_args_free, "(X, W, dY) -> (dW, db[, dX])"},
+    {"FCGradient", 3, 3, 2, 3, NULL, fc_setup, fc_grad_run, math_args_free, "(X, W, dY) -> (dW, db[, dX])",
+     fc_grad_check},
     {"MatMul", 2, 3, 1, 1, NULL, matmul_setup, matmul_run, math_args_free,
      "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape", matmul_check},
     {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ...", sum_check},
     {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
-     "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)"},
+     "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)", weighted_sum_check},
     {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)",
      binary_check},
     {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)",
@@ -1206,33 +1306,40 @@ const rc_op_schema rc_ops_math[] = {
      binary_check_i32},
     {"DivGradient", 3, 4, 2, 2, inplace_div_grad, div_grad_setup, div_grad_run, math_args_free,
      "(B, C, dC) or (dC, A, B, C) -> (dA = dC / B, dB = -sum(dC C) / B over the broadcast dims) (args "
-     "broadcast, axis)"},
+     "broadcast, axis)", div_grad_check},
     {"Pow", 1, 2, 1, 1, rc_inplace_any, pow_setup, pow_run, math_args_free,
      "Y = X ^ exponent (arg exponent; exact for 0, 1, 2, 0.5, -1, else powf), or (X, E) -> X ^ E (E float32, "
-     "broadcast as Mul; args broadcast, axis)"},
+     "broadcast as Mul; args broadcast, axis)", pow_check},
     {"PowGradient", 2, 4, 1, 2, rc_inplace_any, pow_grad_setup, pow_grad_run, math_args_free,
      "(X, dY) -> dX = exponent X^(exponent - 1) dY (arg exponent), or (dY, X, E, Y) -> (dX = dY E X^(E-1), "
-     "dE = dY Y log X, summed over broadcast dims)"},
+     "dE = dY Y log X, summed over broadcast dims)", pow_grad_check},
     {"Max", 1, -1, 1, 1, rc_inplace_any, sum_setup, max_run, math_args_free,
      "Y = elementwise max of X0, X1, ... (one shape; NaN propagates)", sum_check},
     {"MaxGradient", 3, -1, 1, -1, NULL, max_grad_setup, max_grad_run, math_args_free,
-     "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0"},
+     "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0", sum_check},
     {"SumReduceLike", 2, 2, 1, 1, NULL, sum_reduce_like_setup, sum_reduce_like_run, math_args_free,
-     "C = A summed to the shape of B (arg axis)"},
-    {"Sigmoid", 1, 1, 1, 1, rc_inplace_any, NULL, sigmoid_run, NULL, "Y = 1 / (1 + exp(-X))"},
-    {"SigmoidGradient", 2, 2, 1, 1, inplace_dy, NULL, sigmoid_grad_run, NULL, "(Y, dY) -> dX = dY Y (1 - Y)"},
-    {"Tanh", 1, 1, 1, 1, rc_inplace_any, NULL, tanh_run, NULL, "Y = tanh(X)"},
-    {"TanhGradient", 2, 2, 1, 1, inplace_dy, NULL, tanh_grad_run, NULL, "(Y, dY) -> dX = dY (1 - Y^2)"},
-    {"Relu", 1, 1, 1, 1, rc_inplace_any, NULL, relu_run, NULL, "Y = max(X, 0)"},
-    {"ReluGradient", 2, 2, 1, 1, inplace_dy, NULL, relu_grad_run, NULL, "(Y, dY) -> dX = dY [Y > 0]"},
-    {"Scale", 1, 1, 1, 1, rc_inplace_any, scale_setup, scale_run, math_args_free, "Y = scale * X (arg scale)"},
-    {"Sqr", 1, 1, 1, 1, rc_inplace_any, NULL, sqr_run, NULL, "Y = X * X"},
-    {"SqrGradient", 2, 2, 1, 1, rc_inplace_any, NULL, sqr_grad_run, NULL, "(X, dY) -> dX = 2 X dY"},
-    {"Negative", 1, 1, 1, 1, rc_inplace_any, NULL, negative_run, NULL, "Y = -X (sign flip; its own gradient)"},
-    {"Log", 1, 1, 1, 1, rc_inplace_any, NULL, log_run, NULL, "Y = log(X) (log(0) = -inf, log(x < 0) = NaN)"},
-    {"Exp", 1, 1, 1, 1, rc_inplace_any, NULL, exp_run, NULL, "Y = exp(X)"},
-    {"ElementwiseLinear", 3, 3, 1, 1, NULL, axis_setup, ewl_run, math_args_free, "Y = X * a + b (arg axis)"},
+     "C = A summed to the shape of B (arg axis)", sum_reduce_like_check},
+    {"Sigmoid", 1, 1, 1, 1, rc_inplace_any, NULL, sigmoid_run, NULL, "Y = 1 / (1 + exp(-X))", unary_check},
+    {"SigmoidGradient", 2, 2, 1, 1, inplace_dy, NULL, sigmoid_grad_run, NULL, "(Y, dY) -> dX = dY Y (1 - Y)",
+     unary_grad_check},
+    {"Tanh", 1, 1, 1, 1, rc_inplace_any, NULL, tanh_run, NULL, "Y = tanh(X)", unary_check},
+    {"TanhGradient", 2, 2, 1, 1, inplace_dy, NULL, tanh_grad_run, NULL, "(Y, dY) -> dX = dY (1 - Y^2)",
+     unary_grad_check},
+    {"Relu", 1, 1, 1, 1, rc_inplace_any, NULL, relu_run, NULL, "Y = max(X, 0)", unary_check},
+    {"ReluGradient", 2, 2, 1, 1, inplace_dy, NULL, relu_grad_run, NULL, "(Y, dY) -> dX = dY [Y > 0]",
+     unary_grad_check},
+    {"Scale", 1, 1, 1, 1, rc_inplace_any, scale_setup, scale_run, math_args_free, "Y = scale * X (arg scale)",
+     unary_check},
+    {"Sqr", 1, 1, 1, 1, rc_inplace_any, NULL, sqr_run, NULL, "Y = X * X", unary_check},
+    {"SqrGradient", 2, 2, 1, 1, rc_inplace_any, NULL, sqr_grad_run, NULL, "(X, dY) -> dX = 2 X dY", unary_grad_check},
+    {"Negative", 1, 1, 1, 1, rc_inplace_any, NULL, negative_run, NULL, "Y = -X (sign flip; its own gradient)",
+     unary_check},
+    {"Log", 1, 1, 1, 1, rc_inplace_any, NULL, log_run, NULL, "Y = log(X) (log(0) = -inf, log(x < 0) = NaN)",
+     unary_check},
+    {"Exp", 1, 1, 1, 1, rc_inplace_any, NULL, exp_run, NULL, "Y = exp(X)", unary_check},
+    {"ElementwiseLinear", 3, 3, 1, 1, NULL, axis_setup, ewl_run, math_args_free, "Y = X * a + b (arg axis)",
+     ewl_check},
     {"ElementwiseLinearGradient", 3, 3, 3, 3, NULL, axis_setup, ewl_grad_run, math_args_free,
-     "(dY, X, a) -> (dX, da, db)"},
+     "(dY, X, a) -> (dX, da, db)", ewl_grad_check},
     {0},
 };

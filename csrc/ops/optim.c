@@ -134,8 +134,8 @@ static rc_status read_iter(rc_op *op, int i, int64_t *it, rc_err *err)
     return RC_OK;
 }
 
-/* Input i: the learning rate, float32 with one value; *lr = that value. */
-static rc_status read_lr(rc_op *op, int i, float *lr, rc_err *err)
+/* Input i: the learning rate, float32 with one value. */
+static rc_status check_lr(rc_op *op, int i, rc_err *err)
 {
     rc_status st = rc_check_input(op, i, RC_F32, err);
     if (st) return st;
@@ -143,7 +143,15 @@ static rc_status read_lr(rc_op *op, int i, float *lr, rc_err *err)
     if (rc_tensor_numel(t) != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (the learning rate) must hold one value, got %s",
                           i, rc_in_name(op, i), RC_SHAPE(t));
-    *lr = rc_f32(t)[0];
+    return RC_OK;
+}
+
+/* check_lr; *lr = its value. */
+static rc_status read_lr(rc_op *op, int i, float *lr, rc_err *err)
+{
+    rc_status st = check_lr(op, i, err);
+    if (st) return st;
+    *lr = rc_f32(rc_in(op, i))[0];
     return RC_OK;
 }
 
@@ -634,6 +642,12 @@ static double lr_multiplier(const lr_state *s, int64_t it)
     return lr_policy_multiplier(&s->sub[k], it) * s->sub[k].lr_scale;
 }
 
+/* ITER int32 with one element (its value, >= 0, is checked when the op runs). */
+static rc_status lr_check(rc_op *op, rc_err *err)
+{
+    return check_counter(op, "input", 0, rc_in_name(op, 0), rc_in(op, 0), err);
+}
+
 /* ITER: int32 one element >= 0 -> LR: float32 (1,) = (float)(base_lr * multiplier(ITER)) */
 static rc_status lr_run(rc_op *op, rc_err *err)
 {
@@ -701,6 +715,13 @@ static void nesterov_kernel(int64_t n, const float *g, const float *m, const flo
         ng[i] = gn;
         np[i] = pi - gn;
     }
+}
+
+static rc_status momentum_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {1, 3};
+    rc_status st = check_same_shape(op, 0, like, 2, err);
+    return st ? st : check_lr(op, 2, err);
 }
 
 /* (GRAD, MOMENT, LR, PARAM) -> (GRAD, MOMENT, PARAM); GRAD, MOMENT, PARAM float32 of one shape, LR one value. */
@@ -826,6 +847,14 @@ static void adam_kernel(int64_t n, const float *p, const float *m1, const float 
     }
 }
 
+static rc_status adam_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {1, 2, 3};
+    rc_status st = check_same_shape(op, 0, like, 3, err);
+    if (!st) st = check_lr(op, 4, err);
+    return st ? st : check_counter(op, "input", 5, rc_in_name(op, 5), rc_in(op, 5), err);
+}
+
 /* (PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2); the first four float32 of one
  * shape, LR float32 one value, ITER int32 one value >= 0. */
 static rc_status adam_run(rc_op *op, rc_err *err)
@@ -914,13 +943,13 @@ const rc_op_schema rc_ops_optim[] = {
     {"LearningRate", 1, 1, 1, 1, NULL, lr_setup, lr_run, lr_free,
      "(ITER int32) -> LR float32 (1,) = base_lr * policy(ITER); arguments base_lr, policy (" LR_POLICY_LIST
      ") and the policy's (e.g. stepsize, gamma, power, max_iter, stepsizes, start_multiplier, multiplier, "
-     "num_iter; composite: sub_policy_num_iters, sub_policy_<i>_policy, sub_policy_<i>_<arg>)"},
+     "num_iter; composite: sub_policy_num_iters, sub_policy_<i>_policy, sub_policy_<i>_<arg>)", lr_check},
     {"MomentumSGDUpdate", 4, 4, 3, 3, inplace_momentum, momentum_setup, momentum_run, free,
      "(grad, moment, lr, param) -> (grad, moment, param): moment = lr*grad + momentum*moment; param -= moment "
-     "(nesterov=1: the Nesterov step); arguments momentum, nesterov"},
+     "(nesterov=1: the Nesterov step); arguments momentum, nesterov", momentum_check},
     {"Adam", 6, 6, 3, 3, rc_inplace_same_index, adam_setup, adam_run, free,
      "(param, moment_1, moment_2, grad, lr, iter) -> (param, moment_1, moment_2): Adam step with bias correction "
-     "(t = iter + 1); arguments beta1, beta2, epsilon"},
+     "(t = iter + 1); arguments beta1, beta2, epsilon", adam_check},
     {"SparseMomentumSGDUpdate", 5, 5, 3, 3, inplace_momentum, sparse_momentum_setup, sparse_momentum_run,
      free,
      "(grad, moment, lr, param, indices) -> (grad, moment, param): MomentumSGDUpdate's step on rows indices[k] "

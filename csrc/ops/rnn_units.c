@@ -389,6 +389,64 @@ static void unit_run(const unit_job *j)
 /* ---------------------------------------------------------------- runs */
 
 /* LSTMUnit: (hidden_t_prev, cell_t_prev, gates, [seq_lengths], timestep) -> (hidden_t, cell_t) */
+/* The inputs of each op (run and check): sizes N, D, seq_lengths' data (NULL: none), the timestep's
+ * value and the index after it. A few comparisons: the ops run once per timestep. */
+static rc_status lstm_inputs(rc_op *op, int64_t *N, int64_t *D, const int32_t **seq, int32_t *t, int *next,
+                             rc_err *err)
+{
+    rc_status st;
+    if ((st = check_state(op, 1, "cell_t_prev", N, D, err))) return st;
+    if ((st = check_like(op, 0, "hidden_t_prev", 1, err))) return st;
+    if ((st = check_gates(op, 2, *N, *D, 4, err))) return st;
+    return check_seq_t(op, op->state, 3, *N, seq, t, next, err);
+}
+
+static rc_status lstm_grad_inputs(rc_op *op, int64_t *N, int64_t *D, const int32_t **seq, int32_t *t, int *next,
+                                  rc_err *err)
+{
+    rc_status st;
+    if ((st = lstm_inputs(op, N, D, seq, t, next, err))) return st;
+    const int k = *next;
+    if ((st = check_like(op, k, "hidden_t", 1, err)) || (st = check_like(op, k + 1, "cell_t", 1, err)) ||
+        (st = check_like(op, k + 2, "hidden_t_grad", 1, err)) || (st = check_like(op, k + 3, "cell_t_grad", 1, err)))
+        return st;
+    return RC_OK;
+}
+
+static rc_status gru_inputs(rc_op *op, int64_t *N, int64_t *D, const int32_t **seq, int32_t *t, int *next,
+                            rc_err *err)
+{
+    rc_status st;
+    if ((st = check_state(op, 0, "hidden_t_prev", N, D, err))) return st;
+    if ((st = check_gates(op, 1, *N, *D, 3, err))) return st;
+    return check_seq_t(op, op->state, 2, *N, seq, t, next, err);
+}
+
+static rc_status gru_grad_inputs(rc_op *op, int64_t *N, int64_t *D, const int32_t **seq, int32_t *t, int *next,
+                                 rc_err *err)
+{
+    rc_status st;
+    if ((st = gru_inputs(op, N, D, seq, t, next, err))) return st;
+    const int k = *next;
+    if ((st = check_like(op, k, "hidden_t", 0, err)) || (st = check_like(op, k + 1, "hidden_t_grad", 0, err)))
+        return st;
+    return RC_OK;
+}
+
+#define UNIT_CHECK(name, inputs)                                 \
+    static rc_status name(rc_op *op, rc_err *err)                \
+    {                                                            \
+        int64_t N = 0, D = 0;                                    \
+        const int32_t *seq;                                      \
+        int32_t t;                                               \
+        int next;                                                \
+        return inputs(op, &N, &D, &seq, &t, &next, err);         \
+    }
+UNIT_CHECK(lstm_check, lstm_inputs)
+UNIT_CHECK(lstm_grad_check, lstm_grad_inputs)
+UNIT_CHECK(gru_check, gru_inputs)
+UNIT_CHECK(gru_grad_check, gru_grad_inputs)
+
 static rc_status lstm_run(rc_op *op, rc_err *err)
 {
     const unit_args *a = op->state;
@@ -397,10 +455,7 @@ static rc_status lstm_run(rc_op *op, rc_err *err)
     int32_t t = 0;
     int next = 0;
     rc_status st;
-    if ((st = check_state(op, 1, "cell_t_prev", &N, &D, err))) return st;
-    if ((st = check_like(op, 0, "hidden_t_prev", 1, err))) return st;
-    if ((st = check_gates(op, 2, N, D, 4, err))) return st;
-    if ((st = check_seq_t(op, a, 3, N, &seq, &t, &next, err))) return st;
+    if ((st = lstm_inputs(op, &N, &D, &seq, &t, &next, err))) return st;
     if ((st = out_like(op, 0, 1, err)) || (st = out_like(op, 1, 1, err))) return st;
     unit_job j = {UNIT_LSTM, a->drop_states, N, D, t, a->forget_bias, seq,
                   {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2))},
@@ -419,13 +474,7 @@ static rc_status lstm_grad_run(rc_op *op, rc_err *err)
     int32_t t = 0;
     int k = 0;
     rc_status st;
-    if ((st = check_state(op, 1, "cell_t_prev", &N, &D, err))) return st;
-    if ((st = check_like(op, 0, "hidden_t_prev", 1, err))) return st;
-    if ((st = check_gates(op, 2, N, D, 4, err))) return st;
-    if ((st = check_seq_t(op, a, 3, N, &seq, &t, &k, err))) return st;
-    if ((st = check_like(op, k, "hidden_t", 1, err)) || (st = check_like(op, k + 1, "cell_t", 1, err)) ||
-        (st = check_like(op, k + 2, "hidden_t_grad", 1, err)) || (st = check_like(op, k + 3, "cell_t_grad", 1, err)))
-        return st;
+    if ((st = lstm_grad_inputs(op, &N, &D, &seq, &t, &k, err))) return st;
     if ((st = out_like(op, 0, 0, err)) || (st = out_like(op, 1, 1, err)) || (st = out_like(op, 2, 2, err))) return st;
     unit_job j = {UNIT_LSTM_GRAD, a->drop_states, N, D, t, a->forget_bias, seq,
                   {rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_in(op, k + 1)), rc_f32(rc_in(op, k + 2)),
@@ -444,9 +493,7 @@ static rc_status gru_run(rc_op *op, rc_err *err)
     int32_t t = 0;
     int next = 0;
     rc_status st;
-    if ((st = check_state(op, 0, "hidden_t_prev", &N, &D, err))) return st;
-    if ((st = check_gates(op, 1, N, D, 3, err))) return st;
-    if ((st = check_seq_t(op, a, 2, N, &seq, &t, &next, err))) return st;
+    if ((st = gru_inputs(op, &N, &D, &seq, &t, &next, err))) return st;
     if ((st = out_like(op, 0, 0, err))) return st;
     unit_job j = {UNIT_GRU, a->drop_states, N, D, t, 0.f, seq, {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1))},
                   {rc_f32(rc_out(op, 0))}};
@@ -464,11 +511,7 @@ static rc_status gru_grad_run(rc_op *op, rc_err *err)
     int32_t t = 0;
     int k = 0;
     rc_status st;
-    if ((st = check_state(op, 0, "hidden_t_prev", &N, &D, err))) return st;
-    if ((st = check_gates(op, 1, N, D, 3, err))) return st;
-    if ((st = check_seq_t(op, a, 2, N, &seq, &t, &k, err))) return st;
-    if ((st = check_like(op, k, "hidden_t", 0, err)) || (st = check_like(op, k + 1, "hidden_t_grad", 0, err)))
-        return st;
+    if ((st = gru_grad_inputs(op, &N, &D, &seq, &t, &k, err))) return st;
     if ((st = out_like(op, 0, 0, err)) || (st = out_like(op, 1, 1, err))) return st;
     unit_job j = {UNIT_GRU_GRAD, a->drop_states, N, D, t, 0.f, seq,
                   {rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, k + 1))},
@@ -479,12 +522,12 @@ static rc_status gru_grad_run(rc_op *op, rc_err *err)
 
 const rc_op_schema rc_ops_rnn_units[] = {
     {"LSTMUnit", 4, 5, 2, 2, NULL, lstm_setup, lstm_run, free,
-     "(h_prev, c_prev, gates[i,f,o,g], [seq_lengths], timestep) -> (h, c): one LSTM step"},
+     "(h_prev, c_prev, gates[i,f,o,g], [seq_lengths], timestep) -> (h, c): one LSTM step", lstm_check},
     {"LSTMUnitGradient", 8, 9, 3, 3, NULL, lstm_grad_setup, lstm_grad_run, free,
-     "(h_prev, c_prev, gates, [seq_lengths], timestep, h, c, dh, dc) -> (dh_prev, dc_prev, dgates)"},
+     "(h_prev, c_prev, gates, [seq_lengths], timestep, h, c, dh, dc) -> (dh_prev, dc_prev, dgates)", lstm_grad_check},
     {"GRUUnit", 3, 4, 1, 1, NULL, gru_setup, gru_run, free,
-     "(h_prev, gates[reset,update,output], [seq_lengths], timestep) -> h: one GRU step"},
+     "(h_prev, gates[reset,update,output], [seq_lengths], timestep) -> h: one GRU step", gru_check},
     {"GRUUnitGradient", 5, 6, 2, 2, NULL, gru_grad_setup, gru_grad_run, free,
-     "(h_prev, gates, [seq_lengths], timestep, h, dh) -> (dh_prev, dgates)"},
+     "(h_prev, gates, [seq_lengths], timestep, h, dh) -> (dh_prev, dgates)", gru_grad_check},
     {0},
 };

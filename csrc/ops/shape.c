@@ -159,9 +159,10 @@ static rc_status canonical_axis(rc_op *op, int64_t axis, int ndim, const char *w
 
 static rc_status concat_setup(rc_op *op, rc_err *err) { return axis_setup(op, op->n_in, err); }
 
-static rc_status concat_run(rc_op *op, rc_err *err)
+/* The inputs: one dtype, equal shapes but along the axis (*pax, canonical). */
+static rc_status concat_shapes(rc_op *op, int *pax, rc_err *err)
 {
-    axis_state *s = op->state;
+    const axis_state *s = op->state;
     rc_status st;
     for (int i = 0; i < op->n_in; i++)
         if ((st = need_tensor(op, i, err))) return st;
@@ -186,6 +187,23 @@ static rc_status concat_run(rc_op *op, rc_err *err)
                               "input %d blob '%s' %s does not match input 0 blob '%s' %s: only axis %d may differ", i,
                               rc_in_name(op, i), RC_SHAPE(xi), rc_in_name(op, 0), RC_SHAPE(x0), ax);
     }
+    *pax = ax;
+    return RC_OK;
+}
+
+static rc_status concat_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    return concat_shapes(op, &ax, err);
+}
+
+static rc_status concat_run(rc_op *op, rc_err *err)
+{
+    axis_state *s = op->state;
+    rc_status st;
+    int ax = 0;
+    if ((st = concat_shapes(op, &ax, err))) return st;
+    const rc_tensor *x0 = rc_in(op, 0);
     /* Y[before, sum_i n_i, after] = concat_i X_i[before, n_i, after] (add_axis: n_i = 1, a new dim) */
     int64_t before = 1, after = 1, total = 0, odims[RC_MAX_DIMS + 1];
     for (int d = 0; d < ax; d++) before *= x0->dims[d];
@@ -244,7 +262,9 @@ static rc_status split_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status split_run(rc_op *op, rc_err *err)
+/* The input, the axis (*pax) and the split sizes (into s->sizes, the op's scratch), which must
+ * sum to the axis' size; with sizes in input 1, values=0 stops before reading them (the check). */
+static rc_status split_shapes(rc_op *op, int values, int *pax, rc_err *err)
 {
     axis_state *s = op->state;
     rc_status st = need_tensor(op, 0, err);
@@ -252,6 +272,7 @@ static rc_status split_run(rc_op *op, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     int ax = 0;
     if ((st = canonical_axis(op, s->axis, x->ndim, "input 0", &ax, err))) return st;
+    *pax = ax;
     int64_t channels = x->dims[ax];
     int nout = op->n_out;
     const char *src_desc;
@@ -261,6 +282,7 @@ static rc_status split_run(rc_op *op, rc_err *err)
         if (rc_tensor_numel(sp) != nout)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s must hold %d split sizes, one per output",
                               rc_in_name(op, 1), RC_SHAPE(sp), nout);
+        if (!values) return RC_OK;
         const int32_t *v = rc_i32(sp);
         for (int k = 0; k < nout; k++) {
             if (v[k] < 0)
@@ -293,6 +315,24 @@ static rc_status split_run(rc_op *op, rc_err *err)
                           "split sizes %s (%s) sum to %lld but axis %d of input 0 blob '%s' %s has size %lld", buf,
                           src_desc, (long long)sum, ax, rc_in_name(op, 0), RC_SHAPE(x), (long long)channels);
     }
+    return RC_OK;
+}
+
+static rc_status split_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    return split_shapes(op, 0, &ax, err);
+}
+
+static rc_status split_run(rc_op *op, rc_err *err)
+{
+    axis_state *s = op->state;
+    int ax = 0;
+    rc_status st = split_shapes(op, 1, &ax, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int64_t channels = x->dims[ax];
+    int nout = op->n_out;
     /* Y_k[before, n_k, after] = X[before, offset_k : offset_k + n_k, after] (add_axis: n_k = 1, dim dropped) */
     int64_t before = 1, after = 1;
     for (int d = 0; d < ax; d++) before *= x->dims[d];
@@ -367,14 +407,15 @@ static rc_status reshape_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status reshape_run(rc_op *op, rc_err *err)
+/* The input and the new shape (*pn dims into nd, 0s and -1 resolved); with the shape in input 1,
+ * values=0 stops before reading it (the check). */
+static rc_status reshape_shapes(rc_op *op, int values, int *pn, int64_t *nd, rc_err *err)
 {
-    reshape_state *s = op->state;
+    const reshape_state *s = op->state;
     rc_status st = need_tensor(op, 0, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     int n;
-    int64_t nd[RC_MAX_DIMS];
     char src[96];
     if (op->n_in == 2) {
         if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
@@ -386,13 +427,14 @@ static rc_status reshape_run(rc_op *op, rc_err *err)
         if (sh->dims[0] > RC_MAX_DIMS)
             return rc_op_fail(op, err, RC_ERR_VALUE, "%s has %lld dims, at most %d are supported", src,
                               (long long)sh->dims[0], RC_MAX_DIMS);
+        if (!values) return RC_OK;
         n = (int)sh->dims[0];
         for (int k = 0; k < n; k++) nd[k] = rc_i32(sh)[k];
         if ((st = check_new_shape(op, n, nd, src, err))) return st;
     } else {
         snprintf(src, sizeof src, "argument 'shape'");
         n = s->ndim;
-        memcpy(nd, s->shape, sizeof nd);
+        memcpy(nd, s->shape, sizeof s->shape);
     }
     /* 0 copies the input's dim; -1 takes what is left */
     for (int k = 0; k < n; k++)
@@ -422,6 +464,24 @@ static rc_status reshape_run(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "cannot reshape input 0 blob '%s' %s (%lld elements) to %s", rc_in_name(op, 0),
                           RC_SHAPE(x), (long long)total, want);
     }
+    *pn = n;
+    return RC_OK;
+}
+
+static rc_status reshape_check(rc_op *op, rc_err *err)
+{
+    int n;
+    int64_t nd[RC_MAX_DIMS];
+    return reshape_shapes(op, 0, &n, nd, err);
+}
+
+static rc_status reshape_run(rc_op *op, rc_err *err)
+{
+    int n = 0;
+    int64_t nd[RC_MAX_DIMS];
+    rc_status st = reshape_shapes(op, 1, &n, nd, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
     /* old_shape first: in place, output 0 is input 0 */
     if (op->n_out > 1 && (st = write_i32_dims(op, 1, x->ndim, x->dims, err))) return st;
     return copy_with_shape(op, 0, 0, n, nd, err);
@@ -443,15 +503,24 @@ static rc_status flatten_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status flatten_run(rc_op *op, rc_err *err)
+static rc_status flatten_check(rc_op *op, rc_err *err)
 {
-    int_state *s = op->state;
+    const int_state *s = op->state;
     rc_status st = need_tensor(op, 0, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     if (s->v > x->ndim)
         return rc_op_fail(op, err, RC_ERR_VALUE, "axis %lld is out of range for input 0 blob '%s' %s (needs >= %lld dims)",
                           (long long)s->v, rc_in_name(op, 0), RC_SHAPE(x), (long long)s->v);
+    return RC_OK;
+}
+
+static rc_status flatten_run(rc_op *op, rc_err *err)
+{
+    const int_state *s = op->state;
+    rc_status st = flatten_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
     /* Y[prod(dims[:axis]), prod(dims[axis:])] = X */
     int64_t d[2] = {rc_dims_prod(x, 0, (int)s->v), rc_dims_prod(x, (int)s->v, x->ndim)};
     return copy_with_shape(op, 0, 0, 2, d, err);
@@ -466,7 +535,7 @@ static rc_status flatten_to_vec_run(rc_op *op, rc_err *err)
     return copy_with_shape(op, 0, 0, 1, &n, err);
 }
 
-static rc_status resize_like_run(rc_op *op, rc_err *err)
+static rc_status resize_like_check(rc_op *op, rc_err *err)
 {
     rc_status st;
     if ((st = need_tensor(op, 0, err)) || (st = need_tensor(op, 1, err))) return st;
@@ -474,6 +543,14 @@ static rc_status resize_like_run(rc_op *op, rc_err *err)
     if (rc_tensor_numel(x) != rc_tensor_numel(like))
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s and input 1 blob '%s' %s differ in element count",
                           rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1), RC_SHAPE(like));
+    return RC_OK;
+}
+
+static rc_status resize_like_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = resize_like_check(op, err))) return st;
+    const rc_tensor *like = rc_in(op, 1);
     /* Y[like.shape] = X */
     int64_t d[RC_MAX_DIMS];
     memcpy(d, like->dims, sizeof d);
@@ -512,22 +589,31 @@ static rc_status transpose_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+static rc_status transpose_check(rc_op *op, rc_err *err)
+{
+    const transpose_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (s->naxes && s->naxes != x->ndim) {
+        int64_t a[RC_MAX_DIMS];
+        for (int k = 0; k < s->naxes; k++) a[k] = s->axes[k];
+        char buf[160];
+        dims_str(buf, sizeof buf, s->naxes, a);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' %s has %d entries but input 0 blob '%s' is %s", buf,
+                          s->naxes, rc_in_name(op, 0), RC_SHAPE(x));
+    }
+    return RC_OK;
+}
+
 static rc_status transpose_run(rc_op *op, rc_err *err)
 {
     transpose_state *s = op->state;
-    rc_status st = need_tensor(op, 0, err);
+    rc_status st = transpose_check(op, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     int nd = x->ndim, axes[RC_MAX_DIMS];
     if (s->naxes) {
-        if (s->naxes != nd) {
-            int64_t a[RC_MAX_DIMS];
-            for (int k = 0; k < s->naxes; k++) a[k] = s->axes[k];
-            char buf[160];
-            dims_str(buf, sizeof buf, s->naxes, a);
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axes' %s has %d entries but input 0 blob '%s' is %s",
-                              buf, s->naxes, rc_in_name(op, 0), RC_SHAPE(x));
-        }
         memcpy(axes, s->axes, sizeof axes);
     } else {
         for (int k = 0; k < nd; k++) axes[k] = nd - 1 - k;
@@ -598,9 +684,9 @@ static rc_status dims_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status expand_dims_run(rc_op *op, rc_err *err)
+static rc_status expand_dims_check(rc_op *op, rc_err *err)
 {
-    dims_state *s = op->state;
+    const dims_state *s = op->state;
     rc_status st = need_tensor(op, 0, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
@@ -608,6 +694,16 @@ static rc_status expand_dims_run(rc_op *op, rc_err *err)
     if (s->dims[s->n - 1] >= out_nd || out_nd > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dims' (largest %lld) does not fit input 0 blob '%s' %s",
                           (long long)s->dims[s->n - 1], rc_in_name(op, 0), RC_SHAPE(x));
+    return RC_OK;
+}
+
+static rc_status expand_dims_run(rc_op *op, rc_err *err)
+{
+    const dims_state *s = op->state;
+    rc_status st = expand_dims_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int out_nd = x->ndim + s->n;
     /* Y = X with a 1 inserted at every position in dims (positions of the output) */
     int64_t od[RC_MAX_DIMS];
     for (int d = 0, j = 0, k = 0; d < out_nd; d++) {
@@ -617,9 +713,10 @@ static rc_status expand_dims_run(rc_op *op, rc_err *err)
     return copy_with_shape(op, 0, 0, out_nd, od, err);
 }
 
-static rc_status squeeze_run(rc_op *op, rc_err *err)
+/* The input and its shape without the squeezed dims (*pnd dims into od). */
+static rc_status squeeze_shapes(rc_op *op, int *pnd, int64_t *od, rc_err *err)
 {
-    dims_state *s = op->state;
+    const dims_state *s = op->state;
     rc_status st = need_tensor(op, 0, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
@@ -628,7 +725,6 @@ static rc_status squeeze_run(rc_op *op, rc_err *err)
                           "%lld dims, got %s", (long long)s->dims[s->n - 1], rc_in_name(op, 0),
                           (long long)s->dims[s->n - 1] + 1, RC_SHAPE(x));
     /* Y = X without the size-1 dims listed in dims */
-    int64_t od[RC_MAX_DIMS];
     int ond = 0;
     for (int d = 0, j = 0; d < x->ndim; d++) {
         if (j < s->n && s->dims[j] == d) {
@@ -640,7 +736,23 @@ static rc_status squeeze_run(rc_op *op, rc_err *err)
         }
         od[ond++] = x->dims[d];
     }
-    return copy_with_shape(op, 0, 0, ond, od, err);
+    *pnd = ond;
+    return RC_OK;
+}
+
+static rc_status squeeze_check(rc_op *op, rc_err *err)
+{
+    int ond;
+    int64_t od[RC_MAX_DIMS];
+    return squeeze_shapes(op, &ond, od, err);
+}
+
+static rc_status squeeze_run(rc_op *op, rc_err *err)
+{
+    int ond = 0;
+    int64_t od[RC_MAX_DIMS];
+    rc_status st = squeeze_shapes(op, &ond, od, err);
+    return st ? st : copy_with_shape(op, 0, 0, ond, od, err);
 }
 
 /* ---------------------------------------------------------------- Shape */
@@ -928,21 +1040,22 @@ static void free_plain(void *p) { free(p); }
 
 const rc_op_schema rc_ops_shape[] = {
     {"Concat", 1, -1, 1, 2, NULL, concat_setup, concat_run, axis_state_free,
-     "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis"},
+     "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis", concat_check},
     {"Split", 1, 2, 1, -1, NULL, split_setup, split_run, axis_state_free,
-     "Y_0..Y_n = X cut along 'axis' by 'split' / input 1 / equally; add_axis=1 drops the axis"},
+     "Y_0..Y_n = X cut along 'axis' by 'split' / input 1 / equally; add_axis=1 drops the axis", split_check},
     {"Reshape", 1, 2, 2, 2, rc_inplace_first, reshape_setup, reshape_run, free_plain,
-     "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)"},
+     "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)", reshape_check},
     {"Flatten", 1, 1, 1, 1, NULL, flatten_setup, flatten_run, free_plain,
-     "Y = X as 2-D (prod(dims[:axis]), prod(dims[axis:])), axis default 1"},
+     "Y = X as 2-D (prod(dims[:axis]), prod(dims[axis:])), axis default 1", flatten_check},
     {"FlattenToVec", 1, 1, 1, 1, NULL, NULL, flatten_to_vec_run, NULL, "Y = X as 1-D (X.ravel())"},
-    {"ResizeLike", 2, 2, 1, 1, rc_inplace_first, NULL, resize_like_run, NULL, "Y = X0 with the shape of X1"},
+    {"ResizeLike", 2, 2, 1, 1, rc_inplace_first, NULL, resize_like_run, NULL, "Y = X0 with the shape of X1",
+     resize_like_check},
     {"Transpose", 1, 1, 1, 1, NULL, transpose_setup, transpose_run, free_plain,
-     "Y = X with dims permuted by 'axes' (default: reversed)"},
+     "Y = X with dims permuted by 'axes' (default: reversed)", transpose_check},
     {"ExpandDims", 1, 1, 1, 1, rc_inplace_first, dims_setup, expand_dims_run, free_plain,
-     "Y = X with size-1 dims inserted at 'dims'"},
+     "Y = X with size-1 dims inserted at 'dims'", expand_dims_check},
     {"Squeeze", 1, 1, 1, 1, rc_inplace_first, dims_setup, squeeze_run, free_plain,
-     "Y = X with the size-1 dims 'dims' removed"},
+     "Y = X with the size-1 dims 'dims' removed", squeeze_check},
     {"Shape", 1, 1, 1, 1, NULL, shape_setup, shape_run, free_plain,
      "Y = X's dims as a 1-D int32 tensor (only the dims named by 'axes' when given)", shape_check},
     {"Slice", 1, 3, 1, 1, NULL, slice_setup, slice_run, free_plain,

@@ -634,6 +634,22 @@ static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* create_blob(name): a blob holding no tensor (Caffe2's empty blob), if name is not there yet;
+ * CreateNet's input_blobs. Ops refuse it when they run; the net-creation check skips it. */
+static PyObject *Workspace_create_blob(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (ws_acquire(self)) return NULL;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_blob *b = rc_ws_get(self->ws, name) ? NULL : rc_ws_create(self->ws, name, &err);
+    rc_status st = b || !err.code ? RC_OK : err.code;
+    ws_release(self);
+    if (st) return raise_err(&err);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Workspace_reset(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
@@ -647,6 +663,8 @@ static PyMethodDef Workspace_methods[] = {
     {"feed_blob", (PyCFunction)Workspace_feed_blob, METH_VARARGS, "feed_blob(name, array)"},
     {"fetch_blob", (PyCFunction)Workspace_fetch_blob, METH_VARARGS, "fetch_blob(name) -> ndarray (a copy)"},
     {"has_blob", (PyCFunction)Workspace_has_blob, METH_VARARGS, "has_blob(name) -> bool"},
+    {"create_blob", (PyCFunction)Workspace_create_blob, METH_VARARGS,
+     "create_blob(name): a blob holding no tensor, unless name exists"},
     {"blobs", (PyCFunction)Workspace_blobs, METH_NOARGS, "blobs() -> list of names"},
     {"nets", (PyCFunction)Workspace_nets, METH_NOARGS, "nets() -> list of names"},
     {"create_net", (PyCFunction)Workspace_create_net, METH_VARARGS, "create_net(net_tuple, overwrite=False)"},

@@ -1,0 +1,263 @@
+"""The net-creation check of every op type whose inputs can be checked (csrc/core/net.c check_shapes):
+for each op type given one in stop 31, inputs of a wrong shape or dtype make CreateNet / RunNetOnce
+raise the exception and the message the op gives when it runs (RunOperatorOnce), and the workspace
+stays usable. Data values (indices, labels, split sizes, shapes read from a blob, the iteration
+counter) are checked when the op runs only: blobs may be fed again between creation and the run.
+See also tests/test_net_shape_check.py (the ops checked before)."""
+
+import numpy as np
+import pytest
+
+from recurrent import _C, core, workspace
+
+# The op types whose inputs are not checked at net creation, and why (README "Shapes checked at net
+# creation" lists them): nothing about their inputs can be told without the data, or any tensor fits.
+UNCHECKED = {
+    "Cast",  # float32 or int32 (every dtype a blob holds), any shape; the range needs the values
+    "Copy", "FlattenToVec", "ZeroGradient",  # any tensor
+    "Iter",  # the counter's checks are its own output's (the input is the output's blob)
+    "Save", "Load", "CreateDB",  # inputs are blobs to store / a DB handle, checked against files at run time
+    "RecurrentNetwork", "RecurrentNetworkGradient", "RecurrentNetworkBlobFetcher",  # step nets check their
+    "rnn_internal_apply_link", "rnn_internal_accumulate_gradient_input",  # ops; links need the timestep
+}
+
+
+def f32(*shape):
+    return np.ones(shape, np.float32)
+
+
+def i32(*shape):
+    return np.zeros(shape, np.int32)
+
+
+V, E = ValueError, TypeError
+
+# (op type, inputs {name: value} in order, outputs, arguments, exception)
+CASES = [
+    ("FCGradient", dict(x=f32(4, 3), w=f32(5, 3), dy=f32(4, 6)), ["dw", "db"], {}, V),
+    ("WeightedSum", dict(x0=f32(2, 3), w0=f32(1), x1=f32(2, 4), w1=f32(1)), ["y"], {}, V),
+    ("WeightedSum", dict(x0=f32(2, 3), w0=f32(2)), ["y"], {}, V),
+    ("DivGradient", dict(b=f32(2, 3), c=f32(2, 3), dc=f32(2, 4)), ["da", "db"], {}, V),
+    ("DivGradient", dict(b=i32(2, 3), c=f32(2, 3), dc=f32(2, 3)), ["da", "db"], {}, E),
+    ("DivGradient", dict(dc=f32(2, 3), a=f32(2, 3), b=f32(3), c=f32(3, 3)), ["da", "db"], {}, V),
+    ("Pow", dict(x=i32(2, 3)), ["y"], dict(exponent=2.0), E),
+    ("Pow", dict(x=f32(2, 3), e=f32(4)), ["y"], {}, V),
+    ("PowGradient", dict(x=f32(2, 3), dy=f32(3, 2)), ["dx"], dict(exponent=2.0), V),
+    ("PowGradient", dict(dy=f32(2, 3), x=f32(2, 3), e=f32(2, 3), y=f32(3, 3)), ["dx", "de"], {}, V),
+    ("MaxGradient", dict(y=f32(2, 3), dy=f32(2, 3), x0=f32(2, 4)), ["dx0"], {}, V),
+    ("SumReduceLike", dict(a=f32(2, 3), b=f32(4)), ["c"], {}, V),
+    ("Sigmoid", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Tanh", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Relu", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Scale", dict(x=i32(2, 3)), ["y"], dict(scale=2.0), E),
+    ("Sqr", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Negative", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Log", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Exp", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("SigmoidGradient", dict(y=f32(2, 3), dy=f32(3, 2)), ["dx"], {}, V),
+    ("TanhGradient", dict(y=f32(2, 3), dy=f32(3, 2)), ["dx"], {}, V),
+    ("ReluGradient", dict(y=f32(2, 3), dy=i32(2, 3)), ["dx"], {}, E),
+    ("SqrGradient", dict(x=f32(2, 3), dy=f32(3, 2)), ["dx"], {}, V),
+    ("ElementwiseLinear", dict(x=f32(2, 3), a=f32(4), b=f32(3)), ["y"], {}, V),
+    ("ElementwiseLinearGradient", dict(dy=f32(2, 3), x=f32(2, 3), a=f32(4)), ["dx", "da", "db"], {}, V),
+    ("AddGradient", dict(dc=f32(2, 4), a=f32(2, 3), b=f32(2, 3)), ["da", "db"], {}, V),
+    ("SubGradient", dict(dc=f32(2, 3), a=f32(2, 3), b=f32(4, 3)), ["da", "db"], {}, V),
+    ("MulGradient", dict(dc=f32(2, 3), a=i32(2, 3), b=f32(2, 3)), ["da", "db"], {}, E),
+    ("Concat", dict(a=f32(2, 3), c=f32(3, 3)), ["y"], dict(axis=1), V),
+    ("Concat", dict(a=f32(2, 3), c=i32(2, 3)), ["y"], {}, E),
+    ("Split", dict(x=f32(2, 3)), ["s0", "s1"], dict(axis=1, split=[1, 1]), V),
+    ("Split", dict(x=f32(2, 3)), ["s0", "s1"], dict(axis=1), V),
+    ("Split", dict(x=f32(2, 3), sizes=i32(3)), ["s0", "s1"], dict(axis=1), V),
+    ("Reshape", dict(x=f32(2, 3)), ["y", "old"], dict(shape=[4, 2]), V),
+    ("Reshape", dict(x=f32(2, 3), shape=i32(2, 2)), ["y", "old"], {}, V),
+    ("Reshape", dict(x=f32(2, 3), shape=f32(2)), ["y", "old"], {}, E),
+    ("Flatten", dict(x=f32(2, 3)), ["y"], dict(axis=3), V),
+    ("ResizeLike", dict(x=f32(2, 3), like=f32(4)), ["y"], {}, V),
+    ("Transpose", dict(x=f32(2, 3)), ["y"], dict(axes=[0, 2, 1]), V),
+    ("ExpandDims", dict(x=f32(2, 3)), ["y"], dict(dims=[5]), V),
+    ("Squeeze", dict(x=f32(2, 3)), ["y"], dict(dims=[0]), V),
+    ("ConstantFill", dict(s=f32(2)), ["y"], dict(input_as_shape=1), E),
+    ("ConstantFill", dict(x=f32(2, 3, 1, 1, 1, 1, 1, 1)), ["y"], dict(extra_shape=[2]), V),
+    ("UniformFill", dict(s=i32(2, 2)), ["y"], dict(input_as_shape=1), V),
+    ("GaussianFill", dict(s=i32(2, 2)), ["y"], dict(input_as_shape=1), V),
+    ("XavierFill", dict(s=i32(1, 2)), ["y"], dict(input_as_shape=1), V),
+    ("GivenTensorFill", dict(x=f32(2, 3)), ["y"], dict(values=[1.0, 2.0]), V),
+    ("GivenTensorIntFill", dict(s=f32(2)), ["y"], dict(input_as_shape=1, values=[1, 2]), E),
+    ("SquaredL2DistanceGradient", dict(x=f32(4, 3), y=f32(4, 3), dd=f32(3)), ["dx", "dy"], {}, V),
+    ("AveragedLoss", dict(x=i32(2, 3)), ["loss"], {}, E),
+    ("AveragedLossGradient", dict(x=f32(2, 3), g=f32(2)), ["dx"], {}, V),
+    ("SumElements", dict(x=i32(2, 3)), ["s"], {}, E),
+    ("SumElementsGradient", dict(x=f32(2, 3), g=i32(1)), ["dx"], {}, E),
+    ("SumSqrElements", dict(x=i32(2, 3)), ["s"], {}, E),
+    ("SumSqrElementsGradient", dict(x=f32(2, 3), g=f32(2)), ["dx"], {}, V),
+    ("Softmax", dict(x=f32(2, 3)), ["y"], dict(axis=2), V),
+    ("SoftmaxGradient", dict(y=f32(2, 3), dy=f32(3, 2)), ["dx"], {}, V),
+    ("SoftmaxWithLoss", dict(x=f32(4, 3), lab=i32(5)), ["p", "loss"], {}, V),
+    ("SoftmaxWithLoss", dict(x=f32(4, 3), lab=f32(4, 2)), ["p", "loss"], dict(label_prob=1), V),
+    ("SoftmaxWithLoss", dict(x=f32(4, 3), lab=i32(4), w=f32(3)), ["p", "loss"], {}, V),
+    ("SoftmaxWithLossGradient", dict(x=f32(4, 3), lab=i32(4), p=f32(4, 3), dl=f32(2)), ["dx"], {}, V),
+    ("SoftmaxWithLossGradient", dict(x=f32(4, 3), lab=i32(4), p=f32(4, 2), dl=f32(1)), ["dx"], {}, V),
+    ("LabelCrossEntropyGradient", dict(x=f32(4, 3), lab=i32(4), dy=f32(3)), ["dx"], {}, V),
+    ("LabelCrossEntropyGradient", dict(x=f32(4, 3), lab=f32(4), dy=f32(4)), ["dx"], {}, E),
+    ("LSTMUnit", dict(h=f32(1, 2, 3), c=f32(1, 2, 3), g=f32(1, 2, 8), seq=i32(2), t=i32(1)), ["h2", "c2"], {},
+     V),
+    ("LSTMUnit", dict(h=f32(1, 2, 3), c=f32(1, 2, 3), g=f32(1, 2, 12), seq=i32(3), t=i32(1)), ["h2", "c2"],
+     {}, V),
+    ("LSTMUnitGradient", dict(h=f32(1, 2, 3), c=f32(1, 2, 3), g=f32(1, 2, 12), seq=i32(2), t=i32(1),
+                              ht=f32(1, 2, 3), ct=f32(1, 2, 3), dh=f32(1, 2, 3), dc=f32(1, 2, 4)),
+     ["dh0", "dc0", "dg"], {}, V),
+    ("GRUUnit", dict(h=f32(1, 2, 3), g=f32(1, 2, 6), seq=i32(2), t=i32(1)), ["h2"], {}, V),
+    ("GRUUnit", dict(h=f32(1, 2, 3), g=f32(1, 2, 9), t=f32(1)), ["h2"], dict(sequence_lengths=0), E),
+    ("GRUUnitGradient", dict(h=f32(1, 2, 3), g=f32(1, 2, 9), seq=i32(2), t=i32(1), ht=f32(1, 2, 3),
+                             dh=f32(1, 3, 3)), ["dh0", "dg"], {}, V),
+    ("Gather", dict(data=f32(5, 3), idx=f32(2)), ["out"], {}, E),
+    ("Gather", dict(data=f32(5, 3), idx=i32(2)), ["out"], dict(axis=2), V),
+    ("GatherGradient", dict(data=f32(5, 3), idx=i32(2), dout=f32(2, 4)), ["ddata"], {}, V),
+    ("OneHot", dict(idx=f32(3)), ["y"], dict(index_size=4), E),
+    ("OneHot", dict(idx=i32(3), size=i32(2)), ["y"], {}, V),
+    ("WeightedSample", dict(w=f32(2, 3, 1)), ["idx"], {}, V),
+    ("WeightedSample", dict(w=f32(2, 3), vals=f32(3, 2)), ["idx", "sv"], {}, V),
+    ("Adagrad", dict(p=f32(2, 3), m=f32(2, 3), g=f32(2, 4), lr=f32(1)), ["p2", "m2"], {}, V),
+    ("Adagrad", dict(p=f32(2, 3), m=f32(2, 3), g=f32(2, 3), lr=f32(2)), ["p2", "m2"], {}, V),
+    ("LearningRate", dict(it=f32(1)), ["lr"], dict(base_lr=-0.1, policy="fixed"), E),
+    ("MomentumSGDUpdate", dict(g=f32(2, 3), m=f32(2, 3), lr=f32(2), p=f32(2, 3)), ["g2", "m2", "p2"], {}, V),
+    ("MomentumSGDUpdate", dict(g=f32(2, 3), m=f32(3, 2), lr=f32(1), p=f32(2, 3)), ["g2", "m2", "p2"], {}, V),
+    ("Adam", dict(p=f32(2, 3), m1=f32(2, 3), m2=f32(2, 3), g=f32(2, 3), lr=f32(1), it=f32(1)),
+     ["p2", "m12", "m22"], {}, E),
+    ("Adam", dict(p=f32(2, 3), m1=f32(2, 3), m2=f32(2, 3), g=f32(2, 3), lr=f32(1), it=i32(2)),
+     ["p2", "m12", "m22"], {}, V),
+    ("BatchGather", dict(data=f32(5), idx=i32(2)), ["out"], {}, V),
+    ("BatchGather", dict(data=f32(2, 5), idx=f32(2)), ["out"], {}, E),
+    ("BatchGatherGradient", dict(data=f32(2, 5), idx=i32(3), dout=f32(2, 4)), ["ddata"], {}, V),
+]
+
+IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
+
+
+def feed(inputs):
+    for k, v in inputs.items():
+        workspace.FeedBlob(k, v)
+
+
+def run_message(op, inputs, outs, args, exc):
+    """The exception and message the op gives when it runs on these inputs."""
+    feed(inputs)
+    with pytest.raises(exc) as info:
+        workspace.RunOperatorOnce(core.CreateOperator(op, list(inputs), outs, **args))
+    return str(info.value)
+
+
+def usable():
+    workspace.FeedBlob("ok", f32(2, 2))
+    workspace.RunOperatorOnce(core.CreateOperator("Copy", ["ok"], ["ok2"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("ok2"), f32(2, 2))
+
+
+@pytest.mark.parametrize("op,inputs,outs,args,exc", CASES, ids=IDS)
+def test_refused_at_creation_with_the_run_message(op, inputs, outs, args, exc):
+    msg = run_message(op, inputs, outs, args, exc)
+    assert msg.startswith("op %s #0: " % op), msg
+    workspace.ResetWorkspace()
+    feed(inputs)
+    net = core.Net("chk")
+    getattr(net, op)(list(inputs), outs, **args)
+    with pytest.raises(exc) as info:
+        workspace.CreateNet(net)
+    prefix = "net '%s': " % net.Name()
+    assert str(info.value) == prefix + msg
+    assert net.Name() not in workspace.Nets()
+    for o in outs:  # nothing was written (op creation may have made the blob, holding no tensor)
+        if workspace.HasBlob(o):
+            with pytest.raises(ValueError, match="holds no tensor"):
+                workspace.FetchBlob(o)
+    with pytest.raises(exc) as info:
+        workspace.RunNetOnce(net)
+    assert str(info.value) == prefix + msg
+    usable()
+
+
+def test_every_changed_op_type_has_a_case_and_a_check():
+    checked = set(_C.op_types(checked=True))
+    ops = {c[0] for c in CASES}
+    assert ops <= checked
+    assert not ops & UNCHECKED
+
+
+def test_the_unchecked_op_types_are_the_listed_ones():
+    """A new op type without a check is a visible decision: add it here (and to README's list)."""
+    assert set(_C.op_types(checked=False)) == UNCHECKED
+    assert set(_C.op_types(checked=False)) | set(_C.op_types(checked=True)) == set(_C.op_types())
+
+
+# Inputs whose values (not shapes) are wrong: the net is created, the run refuses them, and after
+# feeding fixed values the same net runs.
+VALUE_CASES = [
+    ("Gather", dict(data=f32(5, 3), idx=np.array([0, 5], np.int32)), ["out"], {}, IndexError,
+     dict(idx=np.array([0, 4], np.int32))),
+    ("Gather", dict(data=f32(5, 3), idx=np.array([3], np.int32)), ["out"], dict(axis=1), IndexError,
+     dict(idx=np.array([2], np.int32))),
+    ("BatchGatherGradient", dict(data=f32(2, 5), idx=np.array([7], np.int32), dout=f32(2, 1)), ["dd"], {},
+     IndexError, dict(idx=np.array([4], np.int32))),
+    ("GatherGradient", dict(data=f32(5, 3), idx=np.array([-1], np.int32), dout=f32(1, 3)), ["dd"], {},
+     IndexError, dict(idx=np.array([1], np.int32))),
+    ("OneHot", dict(idx=np.array([0, 4], np.int32)), ["y"], dict(index_size=4), IndexError,
+     dict(idx=np.array([0, 3], np.int32))),
+    ("OneHot", dict(idx=np.array([0, 1], np.int32), size=np.array([-1], np.int32)), ["y"], {}, ValueError,
+     dict(size=np.array([2], np.int32))),
+    ("SoftmaxWithLoss", dict(x=f32(2, 3), lab=np.array([0, 3], np.int32)), ["p", "loss"], {}, IndexError,
+     dict(lab=np.array([0, 2], np.int32))),
+    ("SoftmaxWithLossGradient", dict(x=f32(2, 3), lab=np.array([0, 3], np.int32), p=f32(2, 3), dl=f32(1)),
+     ["dx"], {}, IndexError, dict(lab=np.array([0, 2], np.int32))),
+    ("LabelCrossEntropyGradient", dict(x=f32(2, 3), lab=np.array([3, 0], np.int32), dy=f32(2)), ["dx"], {},
+     IndexError, dict(lab=np.array([2, 0], np.int32))),
+    ("Split", dict(x=f32(2, 3), sizes=np.array([2, 2], np.int32)), ["s0", "s1"], dict(axis=1), ValueError,
+     dict(sizes=np.array([1, 2], np.int32))),
+    ("Reshape", dict(x=f32(2, 3), shape=np.array([4, 2], np.int32)), ["y", "old"], {}, ValueError,
+     dict(shape=np.array([3, 2], np.int32))),
+    ("ConstantFill", dict(s=np.array([2, -1], np.int32)), ["y"], dict(input_as_shape=1), ValueError,
+     dict(s=np.array([2, 1], np.int32))),
+    ("LearningRate", dict(it=np.array([-1], np.int32)), ["lr"], dict(base_lr=-0.1, policy="fixed"),
+     ValueError, dict(it=np.array([3], np.int32))),
+    ("WeightedSample", dict(w=np.zeros((2, 3), np.float32)), ["idx"], dict(seed=1), ValueError,
+     dict(w=f32(2, 3))),
+]
+
+
+@pytest.mark.parametrize("op,inputs,outs,args,exc,fixed", VALUE_CASES,
+                         ids=["%s-%d" % (c[0], i) for i, c in enumerate(VALUE_CASES)])
+def test_data_values_are_checked_when_the_op_runs(op, inputs, outs, args, exc, fixed):
+    feed(inputs)
+    net = core.Net("vals")
+    getattr(net, op)(list(inputs), outs, **args)
+    workspace.CreateNet(net)
+    with pytest.raises(exc, match="op %s #0: " % op):
+        workspace.RunNet(net)
+    feed(fixed)
+    workspace.RunNet(net)
+    usable()
+
+
+def test_inputs_written_earlier_in_the_net_are_checked_when_it_runs():
+    feed(dict(p=f32(2, 3), m=f32(2, 3), w=f32(3, 2), lr=f32(1)))
+    net = core.Net("later")
+    net.Copy(["w"], "w2")  # w2 is written by the net: its shape is not known at creation
+    net.Adagrad(["p", "m", "w2", "lr"], ["p", "m"])
+    workspace.CreateNet(net)
+    with pytest.raises(ValueError, match=r"op Adagrad #1: input 2 blob 'w2' must have the shape"):
+        workspace.RunNet(net)
+    feed(dict(w=f32(2, 3)))
+    workspace.RunNet(net)
+
+
+def test_create_net_input_blobs_hold_no_tensor_and_are_not_checked():
+    """CreateNet(input_blobs=...) creates missing blobs holding no tensor (Caffe2's empty blobs): an op
+    reading them is checked when it runs, once they are fed (here Gather's int32 indices)."""
+    workspace.FeedBlob("data", f32(5, 3))
+    net = core.Net("placeholders")
+    net.Gather(["data", "idx"], "out")
+    workspace.CreateNet(net, input_blobs=["idx"])
+    with pytest.raises(ValueError, match=r"op Gather #0: input 1 blob 'idx' holds no tensor"):
+        workspace.RunNet(net)
+    workspace.FeedBlob("idx", np.array([1, 4], np.int32))
+    workspace.RunNet(net)
+    assert workspace.FetchBlob("out").shape == (2, 3)
