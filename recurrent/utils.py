@@ -19,7 +19,8 @@
 - ``EnumClassKeyVals(cls)``: ``{KEY: value}`` of a class's upper-case attributes holding str values;
   two keys with one value is a ValueError (Caffe2: AssertionError).
 - ``NHWC2NCHW(a)`` / ``NCHW2NHWC(a)``: NumPy transposes moving the last axis to axis 1 and back
-  (at least 1 / 2 dims, else ValueError).
+  (at least 2 dims, else ValueError; Caffe2's
+  NHWC2NCHW accepted 1 dim and then failed in NumPy).
 - ``DebugMode.run(func)``: ``func()`` under ``debug``.
 - ``OPTIMIZER_ITERATION_NAME`` ('optimizer_iteration'), ``ITERATION_MUTEX_NAME`` ('iteration_mutex').
 
@@ -158,8 +159,8 @@ def EnumClassKeyVals(cls):
 
 def NHWC2NCHW(tensor):
     """``tensor`` with its last axis moved to axis 1 (a NumPy view)."""
-    if tensor.ndim < 1:
-        raise ValueError("NHWC2NCHW: needs at least 1 dim, got shape %s" % (tensor.shape,))
+    if tensor.ndim < 2:
+        raise ValueError("NHWC2NCHW: needs at least 2 dims, got shape %s" % (tensor.shape,))
     return tensor.transpose((0, tensor.ndim - 1) + tuple(range(1, tensor.ndim - 1)))
 
 

@@ -12,9 +12,11 @@
  *    op runs (the same value; no later write reaches the other blob).
  *  - CopyFromCPUInput / EnsureCPUOutput: the runtime is CPU-only, so both are
  *    what Caffe2's CPU implementations were: a copy.
- *  - An input that holds no tensor (never fed or computed) is a ValueError
- *    naming the op and the blob, at net creation when no earlier op of the
- *    net writes it (Caffe2: an enforce failure when the op ran).
+ *  - An input that holds no tensor (created but never fed or computed) is a
+ *    ValueError naming the op and the blob when the op runs (Caffe2: an
+ *    enforce failure). The schema's check (net creation) is the same test;
+ *    since any tensor fits these ops, it cannot refuse a net at creation
+ *    (the runtime calls it only for inputs that hold tensors).
  * Gradients (recurrent/_grad_util.py): Alias and CopyFromCPUInput pass the
  * output gradient through as the input's (no op); EnsureCPUOutput has none
  * (Caffe2's NO_GRADIENT).
