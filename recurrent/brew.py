@@ -266,12 +266,12 @@ def depth_concat(model, blobs_in, blob_out, **kwargs):
 
 @_helper
 def iter(model, blob_out, **kwargs):
-    """An iteration counter: ``ConstantFill([], blob_out, shape=[1], value=0, dtype=INT64)`` in
-    ``param_init_net`` (int32 here: the runtime's integer dtype) and ``Iter(blob_out, blob_out)`` in
-    ``net``; returns the Iter output. A ``device_option`` keyword is dropped (CPU only), as Caffe2's."""
+    """An iteration counter: ``ConstantFill([], blob_out, shape=[1], value=0, dtype=INT32)`` in
+    ``param_init_net`` (Caffe2: INT64; int32 is this runtime's integer dtype) and
+    ``Iter(blob_out, blob_out)`` in ``net``; returns the Iter output. A ``device_option`` keyword is dropped (CPU only), as Caffe2's."""
     from .core import DataType
     kwargs.pop("device_option", None)
-    model.param_init_net.ConstantFill([], blob_out, shape=[1], value=0, dtype=DataType.INT64, **kwargs)
+    model.param_init_net.ConstantFill([], blob_out, shape=[1], value=0, dtype=DataType.INT32, **kwargs)
     return model.net.Iter(blob_out, blob_out, **kwargs)
 
 
@@ -289,8 +289,8 @@ def accuracy(model, blob_in, blob_out, **kwargs):
 @_helper
 def add_weight_decay(model, weight_decay):
     """L2 regularization as Caffe2's helper: for each weight (``model.weights`` whose name scope is
-    the current one; all of them at the top) ``grad = grad + weight_decay * param``, one ``WeightedSum([grad, ONE, param, wd],
-    grad)`` in ``model.net``, with ``wd`` and ``ONE`` (shape [1]) made in ``param_init_net``. Call it
+    the current one; all of them at the top) ``grad = grad + weight_decay * param``, one
+    ``WeightedSum([grad, ONE, param, wd], grad)`` in ``model.net``, with ``wd`` and ``ONE`` (shape [1]) made in ``param_init_net``. Call it
     after ``AddGradientOperators`` and before the optimizer. Nothing is added when ``weight_decay <=
     0``. A weight without a gradient is a ValueError (Caffe2: a KeyError), and so is a sparse
     gradient (GradientSlice; Caffe2 failed in WeightedSum)."""
@@ -317,4 +317,5 @@ def add_weight_decay(model, weight_decay):
 
 __all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
            "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "reduce_sum", "arg_min", "arg_max",
-           "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper", "Initializer"]
+           "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper",
+           "Initializer"]

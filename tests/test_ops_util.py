@@ -1,4 +1,5 @@
-"""Alias, CopyFromCPUInput, EnsureCPUOutput (csrc/ops/util.c) and their gradients (recurrent/_grad_util.py)."""
+"""Alias, CopyFromCPUInput, EnsureCPUOutput (csrc/ops/util.c) and their gradients
+(recurrent/_grad_util.py)."""
 
 import numpy as np
 import pytest
