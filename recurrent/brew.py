@@ -268,7 +268,8 @@ def depth_concat(model, blobs_in, blob_out, **kwargs):
 def iter(model, blob_out, **kwargs):
     """An iteration counter: ``ConstantFill([], blob_out, shape=[1], value=0, dtype=INT32)`` in
     ``param_init_net`` (Caffe2: INT64; int32 is this runtime's integer dtype) and
-    ``Iter(blob_out, blob_out)`` in ``net``; returns the Iter output. A ``device_option`` keyword is dropped (CPU only), as Caffe2's."""
+    ``Iter(blob_out, blob_out)`` in ``net``; returns the Iter output. A ``device_option`` keyword
+    is dropped (CPU only), as Caffe2's."""
     from .core import DataType
     kwargs.pop("device_option", None)
     model.param_init_net.ConstantFill([], blob_out, shape=[1], value=0, dtype=DataType.INT32, **kwargs)
@@ -290,10 +291,11 @@ def accuracy(model, blob_in, blob_out, **kwargs):
 def add_weight_decay(model, weight_decay):
     """L2 regularization as Caffe2's helper: for each weight (``model.weights`` whose name scope is
     the current one; all of them at the top) ``grad = grad + weight_decay * param``, one
-    ``WeightedSum([grad, ONE, param, wd], grad)`` in ``model.net``, with ``wd`` and ``ONE`` (shape [1]) made in ``param_init_net``. Call it
-    after ``AddGradientOperators`` and before the optimizer. Nothing is added when ``weight_decay <=
-    0``. A weight without a gradient is a ValueError (Caffe2: a KeyError), and so is a sparse
-    gradient (GradientSlice; Caffe2 failed in WeightedSum)."""
+    ``WeightedSum([grad, ONE, param, wd], grad)`` in ``model.net``, with ``wd`` and ``ONE`` (shape
+    [1]) made in ``param_init_net``. Call it after ``AddGradientOperators`` and before the
+    optimizer. Nothing is added when ``weight_decay <= 0``. A weight without a gradient is a
+    ValueError (Caffe2: a KeyError), and so is a sparse gradient (GradientSlice; Caffe2 failed in
+    WeightedSum)."""
     from .core import GradientSlice
     from .scope import CurrentNameScope
     if weight_decay <= 0.0:
