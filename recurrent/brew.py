@@ -223,5 +223,101 @@ def dropout(model, blob_in, blob_out, use_cudnn=False, **kwargs):
     return model.net.Dropout(blob_in, [blob_out, "_" + str(blob_out) + "_mask"], **kwargs)[0]
 
 
+@_helper
+def elementwise_linear(model, blob_in, blob_out, dim, weight_init=None, bias_init=None, **kwargs):
+    """``ElementwiseLinear([blob_in, <blob_out>_w, <blob_out>_b], blob_out)``: ``y = x * w + b`` per
+    column, with parameters ``<blob_out>_w`` (dim, ConstantFill 1, WEIGHT) and ``<blob_out>_b``
+    (dim, ConstantFill 0, BIAS), as Caffe2's helper. ``weight_init`` / ``bias_init``: ('OpName',
+    {kwargs}). ``axis`` (default 1) goes to the op."""
+    w_init = _initializer(weight_init, ("ConstantFill", {"value": 1.0}), "weight")
+    b_init = _initializer(bias_init, ("ConstantFill", {"value": 0.0}), "bias")
+    blob_out = blob_out or model.net.NextName()
+    weight = model.create_param(param_name=str(blob_out) + "_w", shape=[dim], initializer=w_init,
+                                tags=ParameterTags.WEIGHT)
+    bias = model.create_param(param_name=str(blob_out) + "_b", shape=[dim], initializer=b_init,
+                              tags=ParameterTags.BIAS)
+    return model.net.ElementwiseLinear([blob_in, weight, bias], blob_out, **kwargs)
+
+
+@_helper
+def reduce_sum(model, blob_in, blob_out, **kwargs):
+    """``ReduceSum`` (``axes``, ``keepdims``)."""
+    return model.net.ReduceSum(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def arg_min(model, blob_in, blob_out, **kwargs):
+    """``ArgMin`` (``axis``, ``keepdims``); int32 indices."""
+    return model.net.ArgMin(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def arg_max(model, blob_in, blob_out, **kwargs):
+    """``ArgMax`` (``axis``, ``keepdims``); int32 indices. Not a Caffe2 brew helper (added for
+    symmetry with arg_min)."""
+    return model.net.ArgMax(blob_in, blob_out, **kwargs)
+
+
+@_helper
+def depth_concat(model, blobs_in, blob_out, **kwargs):
+    """The old name of ``concat`` (Caffe2 printed a deprecation line; here it is silent)."""
+    return concat(model, blobs_in, blob_out, **kwargs)
+
+
+@_helper
+def iter(model, blob_out, **kwargs):
+    """An iteration counter: ``ConstantFill([], blob_out, shape=[1], value=0, dtype=INT32)`` in
+    ``param_init_net`` (Caffe2: INT64; int32 is this runtime's integer dtype) and
+    ``Iter(blob_out, blob_out)`` in ``net``; returns the Iter output. A ``device_option`` keyword
+    is dropped (CPU only), as Caffe2's."""
+    from .core import DataType
+    kwargs.pop("device_option", None)
+    model.param_init_net.ConstantFill([], blob_out, shape=[1], value=0, dtype=DataType.INT32, **kwargs)
+    return model.net.Iter(blob_out, blob_out, **kwargs)
+
+
+@_helper
+def accuracy(model, blob_in, blob_out, **kwargs):
+    """``Accuracy([prediction, label], blob_out)``, with ``top_k`` when given. Caffe2's helper dropped
+    every keyword on the CPU path, ``top_k`` included (so its top_k > 1 only worked on a GPU device);
+    here ``top_k`` reaches the op. Returns the output (Caffe2: None)."""
+    kwargs.pop("device_option", None)
+    if "top_k" in kwargs:
+        return model.net.Accuracy(blob_in, blob_out, top_k=kwargs["top_k"])
+    return model.net.Accuracy(blob_in, blob_out)
+
+
+@_helper
+def add_weight_decay(model, weight_decay):
+    """L2 regularization as Caffe2's helper: for each weight (``model.weights`` whose name scope is
+    the current one; all of them at the top) ``grad = grad + weight_decay * param``, one
+    ``WeightedSum([grad, ONE, param, wd], grad)`` in ``model.net``, with ``wd`` and ``ONE`` (shape
+    [1]) made in ``param_init_net``. Call it after ``AddGradientOperators`` and before the
+    optimizer. Nothing is added when ``weight_decay <= 0``. A weight without a gradient is a
+    ValueError (Caffe2: a KeyError), and so is a sparse gradient (GradientSlice; Caffe2 failed in
+    WeightedSum)."""
+    from .core import GradientSlice
+    from .scope import CurrentNameScope
+    if weight_decay <= 0.0:
+        return
+    ns = CurrentNameScope()
+    # Caffe2's _get_weights: the weights whose own name scope is the current one (not nested ones)
+    weights = [w for w in model.weights if not ns or str(w).rpartition("/")[0] + "/" == ns]
+    for w in weights:
+        g = model.param_to_grad.get(w, model.param_to_grad.get(str(w)))
+        if g is None:
+            raise ValueError("brew.add_weight_decay: weight '%s' has no gradient (call "
+                             "AddGradientOperators first)" % w)
+        if isinstance(g, GradientSlice):
+            raise ValueError("brew.add_weight_decay: weight '%s' has a sparse gradient (GradientSlice)" % w)
+    wd = model.param_init_net.ConstantFill([], "wd", shape=[1], value=float(weight_decay))
+    one = model.param_init_net.ConstantFill([], "ONE", shape=[1], value=1.0)
+    for w in weights:
+        g = model.param_to_grad.get(w, model.param_to_grad.get(str(w)))
+        model.net.WeightedSum([g, one, w, wd], g)
+
+
 __all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
-           "transpose", "dropout", "batch_mat_mul", "arg_scope", "Register", "has_helper", "Initializer"]
+           "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "reduce_sum", "arg_min", "arg_max",
+           "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper",
+           "Initializer"]

@@ -613,6 +613,7 @@ class GradientRegistry:
 
     gradient_registry_ = {}
     _copy_arguments = set()
+    _takes_sparse = set()
 
     @classmethod
     def RegisterGradient(cls, op_type, copy_arguments=False):
@@ -637,6 +638,13 @@ class GradientRegistry:
         for t in op_types:
             cls.gradient_registry_[t] = _no_gradient
             cls._copy_arguments.discard(t)
+
+    @classmethod
+    def TakesSparse(cls, *op_types):
+        """Marks op types whose makers take a sparse output gradient
+        (GradientSlice) as it is, instead of the dense one the other makers
+        get (e.g. Alias, which passes its output gradient through)."""
+        cls._takes_sparse.update(op_types)
 
     @classmethod
     def HasGradient(cls, op_type):
@@ -668,7 +676,7 @@ class GradientRegistry:
         # like the output (Caffe2 refused: "is sparse (expected dense)").
         densify = []
         for i, g in enumerate(g_output):
-            if isinstance(g, GradientSlice):
+            if isinstance(g, GradientSlice) and op.type not in cls._takes_sparse:
                 dense = str(op.output[i]) + "_grad_dense"
                 densify.append(CreateOperator("SparseToDense", [g.indices, g.values, str(op.output[i])],
                                               [dense]))
@@ -1172,7 +1180,8 @@ class Net:
         """A copy of this net named ``name`` (made unique), with blobs renamed
         by ``blob_remap`` and only the ops listed in ``op_id_mask``. Blob names
         inside RecurrentNetwork arguments are renamed too. The copy shares
-        nothing with this net."""
+        nothing with this net. ``update_external_list=True`` recomputes the
+        external inputs and outputs from the ops kept (as Caffe2's)."""
         funcs = dict(DEFAULT_REMAP_FUNCS)
         funcs.update(remap_funcs or {})
         blob_remap = {str(k): str(v) for k, v in (blob_remap or {}).items()}
@@ -1195,6 +1204,22 @@ class Net:
         new_proto.op = new_ops
         new_proto.external_input = [remap(b) for b in new_proto.external_input]
         new_proto.external_output = [remap(b) for b in new_proto.external_output]
+        if update_external_list:
+            # As Caffe2: external inputs are the blobs the kept ops read before any of them writes
+            # them; external outputs the blobs they write that no later kept op reads. Listed
+            # once each, in op order (Caffe2 could list an input twice and the outputs in set order).
+            written, read_after, ext_in = set(), set(), {}
+            for op in new_ops:
+                for b in op.input:
+                    if b in written:
+                        read_after.add(b)
+                    else:
+                        ext_in.setdefault(b, None)
+                for b in op.output:
+                    written.add(b)
+            new_proto.external_input = list(ext_in)
+            new_proto.external_output = list(dict.fromkeys(
+                b for op in new_ops for b in op.output if b not in read_after))
         new_net = Net(new_proto)
         new_net._attr_dict.update(self._attr_dict)
         return new_net

@@ -159,6 +159,7 @@ class ModelHelper:
         self.grad_map = {}
         self.gradient_ops_added = False
         self._arg_scope = dict(arg_scope or {})
+        self._devices = []
 
     @property
     def arg_scope(self):
@@ -293,6 +294,49 @@ class ModelHelper:
         return [self.get_param_info(p) for p in params
                 if str(p) in names and self.get_param_info(p) is not None]
 
+    # ---- naming, devices, complete nets
+    def get_name(self):
+        """The model's name (Caffe2's ``get_name``)."""
+        return self.name
+
+    def GetDevices(self):
+        """The devices a data-parallel model runs on. Caffe2 filled them only through
+        data_parallel_model (GPU) and asserted otherwise; this runtime is CPU only and has no
+        data_parallel_model, so unless ``_devices`` was set by hand this raises RuntimeError (Caffe2:
+        AssertionError), with Caffe2's hint."""
+        if not self._devices:
+            raise RuntimeError("model '%s': GetDevices: no devices set (Caffe2: use data_parallel_model "
+                               "to run a model on several GPUs; this runtime is CPU only)" % self.name)
+        return self._devices
+
+    def GetCompleteNet(self):
+        """One net: a copy of ``param_init_net`` named ``<name>_complete_net`` whose ops get
+        ``/param_init_net`` appended to their ``debug_info``, then the ops of ``net``; the net
+        ``type`` of ``net`` is kept. ``ConstructInitTrainNetfromNet`` splits it again."""
+        new_net = self.param_init_net.Clone(self.name + "_complete_net", keep_schema=True)
+        for op in new_net.Proto().op:
+            op.debug_info = (op.debug_info or "") + "/param_init_net"
+        new_net.AppendNet(self.net)
+        if self.net.Proto().type:
+            new_net.Proto().type = self.net.Proto().type
+        return new_net
+
+    def ConstructInitTrainNetfromNet(self, net):
+        """Splits a net made by ``GetCompleteNet`` (ops whose ``debug_info`` ends with
+        ``/param_init_net`` go to the init net): sets ``param_init_net`` to
+        ``<net name>/generated_param_init_net`` and ``net`` to ``<net name>/generated_net``, each
+        with its external inputs and outputs recomputed from its ops (Clone's
+        ``update_external_list``)."""
+        if not isinstance(net, core.Net):
+            raise TypeError("ConstructInitTrainNetfromNet: expected a core.Net, got %s" % type(net).__name__)
+        param_ids, train_ids = [], []
+        for i, op in enumerate(net.Proto().op):
+            (param_ids if (op.debug_info or "").endswith("/param_init_net") else train_ids).append(i)
+        self.param_init_net = net.Clone(net.Name() + "/generated_param_init_net", keep_schema=True,
+                                        op_id_mask=param_ids, update_external_list=True)
+        self.net = net.Clone(net.Name() + "/generated_net", keep_schema=True, op_id_mask=train_ids,
+                             update_external_list=True)
+
     # ---- operators through the model
     def __getattr__(self, op_type):
         if op_type.startswith("_"):
@@ -307,3 +351,100 @@ class ModelHelper:
 
     def __repr__(self):
         return "ModelHelper(%r, %d params)" % (self.name, len(self.params))
+
+
+def ExtractPredictorNet(net_proto, input_blobs, output_blobs, device=None, renames=None,
+                        disabled_inputs=None):
+    """A net for prediction taken from a training net, as Caffe2's ``ExtractPredictorNet``.
+
+    ``net_proto``: the NetDef (``model.net.Proto()``; a Net is accepted too). ``input_blobs`` /
+    ``output_blobs``: the predictor's inputs and outputs. Kept are the ops from the first that reads an
+    input (StopGradient not counted) to the last that writes an output, each only when every input it
+    reads is known: an external input of the training net, a predictor input or an output of an op
+    kept before it (so the loss and the gradient ops after the outputs are dropped). A
+    ``RecurrentNetwork`` keeps its forward ``step_net``; its ``backward_step_net`` is removed. An op
+    with ``is_test=0`` (e.g. a training Dropout) is refused (ValueError, Caffe2: Exception).
+    ``device``: a DeviceOption given to every op kept, step-net ops included. ``renames``: {blob:
+    new name}, applied to the ops, the step nets (and the blob names inside RecurrentNetwork's
+    arguments, which Caffe2 left alone) and the external lists. ``disabled_inputs``: blobs treated as
+    unknown, so the ops reading them (and what depends on them) are dropped.
+
+    Returns ``(predict_net, params)``: a ``core.Net`` named ``<net>_predict`` whose external inputs
+    are the predictor inputs plus the training net's external inputs the kept ops (or their step nets)
+    read, and whose external outputs are the outputs plus the training net's external outputs the
+    kept ops write; ``params`` is the sorted list of external inputs that are not predictor inputs
+    (what to copy from the trained workspace). No input or no output among the ops is a ValueError
+    (Caffe2: Exception). The training net is not changed (Caffe2 cleared ``backward_step_net`` in
+    the training net's own ops).
+    """
+    import copy as _copy
+    from .proto import NetDef
+    if isinstance(net_proto, core.Net):
+        net_proto = net_proto.Proto()
+    if not isinstance(net_proto, NetDef):
+        raise TypeError("ExtractPredictorNet: net_proto must be a NetDef or Net, got %s"
+                        % type(net_proto).__name__)
+    if isinstance(input_blobs, (str, core.BlobReference)):
+        input_blobs = [input_blobs]
+    if isinstance(output_blobs, (str, core.BlobReference)):
+        output_blobs = [output_blobs]
+    renames = {str(k): str(v) for k, v in (renames or {}).items()}
+    orig_ext_in = [str(b) for b in net_proto.external_input]
+    orig_ext_out = {str(b) for b in net_proto.external_output}
+    inputs = list(dict.fromkeys(str(b) for b in input_blobs))
+    outputs = list(dict.fromkeys(str(b) for b in output_blobs))
+    known = set(orig_ext_in) | set(inputs)
+    if disabled_inputs is not None:
+        known -= {str(b) for b in disabled_inputs}
+    ops = list(net_proto.op)
+    firsts = [j for j, op in enumerate(ops) if op.type != "StopGradient" and set(inputs) & set(op.input)]
+    if not firsts:
+        raise ValueError("ExtractPredictorNet: net '%s' has no op reading the inputs %s"
+                         % (net_proto.name, inputs))
+    lasts = [j for j, op in enumerate(ops) if set(outputs) & set(op.output)]
+    if not lasts:
+        raise ValueError("ExtractPredictorNet: net '%s' has no op writing the outputs %s"
+                         % (net_proto.name, outputs))
+    ext_in = dict.fromkeys(inputs)
+    ext_out = dict.fromkeys(outputs)
+    kept = []
+    for j in range(min(firsts), max(lasts) + 1):
+        op = ops[j]
+        if not known.issuperset(op.input):
+            continue
+        for a in op.arg:
+            if a.name == "is_test" and a.i == 0:
+                raise ValueError("ExtractPredictorNet: op %s #%d (%s -> %s) has is_test=0: was the predictor "
+                                 "taken from a training model instead of a test model?"
+                                 % (op.type, j, list(op.input), list(op.output)))
+        op = _copy.deepcopy(op)
+        if op.type == "RecurrentNetwork":
+            op.arg = [a for a in op.arg if a.name != "backward_step_net"]
+            for a in op.arg:
+                if a.name == "step_net" and a.n is not None:
+                    for b in a.n.external_input:
+                        if str(b) in orig_ext_in:
+                            ext_in.setdefault(str(b), None)
+                    if device is not None:
+                        for sop in a.n.op:
+                            sop.device_option = _copy.deepcopy(device)
+        if device is not None:
+            op.device_option = _copy.deepcopy(device)
+        kept.append(op)
+        known.update(str(b) for b in op.output)
+        for b in op.input:
+            if b in orig_ext_in:
+                ext_in.setdefault(b, None)
+        for b in op.output:
+            if b in orig_ext_out:
+                ext_out.setdefault(b, None)
+    predict = NetDef(net_proto.name + "_predict")
+    predict.op = kept
+    predict.external_input = list(ext_in)
+    predict.external_output = list(ext_out)
+    if renames:
+        predict = core._remap_netdef(predict, renames)
+    predict_net = core.Net(predict)
+    renamed_inputs = {renames.get(b, b) for b in inputs}
+    params = sorted(set(predict_net.Proto().external_input) - renamed_inputs)
+    return predict_net, params

@@ -10,15 +10,39 @@
   the optimizers' shared iteration counter (``optimizer_iteration``), int32,
   incremented by an ``Iter`` op (Caffe2 used a mutex and ``AtomicIter``; one
   net runs at a time per workspace here, so ``iter_mutex`` is ignored).
+- ``raiseIfNotEqual(a, b, msg)``: raises ``ValueError("<msg>. <a> != <b>")`` when ``a != b``
+  (Caffe2 raised a bare ``Exception`` with that message; ValueError is one).
+- ``OpAlmostEqual(op_a, op_b, ignore_fields=None)``: whether two OperatorDefs are equal once the named
+  fields (a str or a list of str) are reset to their defaults in copies of both.
+- ``ArgsToDict(args)``: ``{name: value}`` of a list of Arguments (list kinds as lists; an argument
+  with no value maps to None; nameless ones are skipped).
+- ``EnumClassKeyVals(cls)``: ``{KEY: value}`` of a class's upper-case attributes holding str values;
+  two keys with one value is a ValueError (Caffe2: AssertionError).
+- ``NHWC2NCHW(a)`` / ``NCHW2NHWC(a)``: NumPy transposes moving the last axis to axis 1 and back
+  (at least 2 dims, else ValueError; Caffe2's
+  NHWC2NCHW accepted 1 dim and then failed in NumPy).
+- ``DebugMode.run(func)``: ``func()`` under ``debug``.
+- ``OPTIMIZER_ITERATION_NAME`` ('optimizer_iteration'), ``ITERATION_MUTEX_NAME`` ('iteration_mutex').
+
+Left out: the protobuf file helpers (TryReadProtoWithClass, GetContentFromProto(String),
+ConvertProtoToBinary: recurrent has no protobuf; ``recurrent.text_format`` reads and writes text nets),
+CaffeBlobToNumpyArray / Caffe2TensorToNumpyArray / NumpyArrayToCaffe2Tensor (no TensorProto here),
+ResetBlobs (no ``Free`` op) and GetGPUMemoryUsageStats (GPU only).
 """
 
+import copy
 import functools
 import sys
 import traceback
 
 from .proto import make_argument as _make_argument
 
-__all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter"]
+__all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter", "raiseIfNotEqual", "OpAlmostEqual", "ArgsToDict",
+           "EnumClassKeyVals", "NHWC2NCHW", "NCHW2NHWC", "DebugMode", "OPTIMIZER_ITERATION_NAME",
+           "ITERATION_MUTEX_NAME"]
+
+OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
+ITERATION_MUTEX_NAME = "iteration_mutex"
 
 
 def MakeArgument(key, value):
@@ -53,3 +77,95 @@ def debug(f):
             pdb.post_mortem(sys.exc_info()[2])
             sys.exit(1)
     return wrapper
+
+
+class DebugMode:
+    """``DebugMode.run(func)``: runs ``func()``; an exception in an interactive session opens pdb
+    (see ``debug``)."""
+
+    @classmethod
+    def run(cls, func):
+        return debug(func)()
+
+
+def raiseIfNotEqual(a, b, msg):
+    """Raises ``ValueError("<msg>. <a> != <b>")`` when ``a != b``."""
+    if a != b:
+        raise ValueError("{}. {} != {}".format(msg, a, b))
+
+
+def OpAlmostEqual(op_a, op_b, ignore_fields=None):
+    """Whether OperatorDefs ``op_a`` and ``op_b`` are equal but for the fields in ``ignore_fields``."""
+    from .proto import OperatorDef
+    ignore_fields = ignore_fields or []
+    if not isinstance(ignore_fields, list):
+        ignore_fields = [ignore_fields]
+    for f in ignore_fields:
+        if not isinstance(f, str):
+            raise TypeError("OpAlmostEqual: each ignored field must be a str, got %r" % (ignore_fields,))
+        if f not in OperatorDef.__slots__:
+            raise ValueError("OpAlmostEqual: OperatorDef has no field '%s' (fields: %s)"
+                             % (f, list(OperatorDef.__slots__)))
+    for op in (op_a, op_b):
+        if not isinstance(op, OperatorDef):
+            raise TypeError("OpAlmostEqual: expected OperatorDefs, got %s" % type(op).__name__)
+
+    def clean(op):
+        op = copy.deepcopy(op)
+        fresh = OperatorDef()
+        for f in ignore_fields:
+            setattr(op, f, getattr(fresh, f))
+        return op
+
+    return clean(op_a) == clean(op_b)
+
+
+def ArgsToDict(args):
+    """``{name: value}`` of the Arguments ``args`` (see the module)."""
+    out = {}
+    for a in args:
+        if not a.name:
+            continue
+        value = None
+        for k in ("f", "i", "s", "n"):
+            if getattr(a, k) is not None:
+                value = getattr(a, k)
+                break
+        else:
+            for k in ("floats", "ints", "strings", "nets"):
+                if getattr(a, k):
+                    value = list(getattr(a, k))
+                    break
+        out[a.name] = value
+    return out
+
+
+def EnumClassKeyVals(cls):
+    """``{KEY: value}`` of the upper-case str attributes of class ``cls``."""
+    if not isinstance(cls, type):
+        raise TypeError("EnumClassKeyVals: expected a class, got %s" % type(cls).__name__)
+    enum = {}
+    for k in dir(cls):
+        if k == k.upper():
+            v = getattr(cls, k)
+            if isinstance(v, str):
+                dup = [key for key in enum if enum[key] == v]
+                if dup:
+                    raise ValueError("EnumClassKeyVals(%s): keys %s and %s share the value %r"
+                                     % (cls.__name__, dup[0], k, v))
+                enum[k] = v
+    return enum
+
+
+def NHWC2NCHW(tensor):
+    """``tensor`` with its last axis moved to axis 1 (a NumPy view)."""
+    if tensor.ndim < 2:
+        raise ValueError("NHWC2NCHW: needs at least 2 dims, got shape %s" % (tensor.shape,))
+    return tensor.transpose((0, tensor.ndim - 1) + tuple(range(1, tensor.ndim - 1)))
+
+
+def NCHW2NHWC(tensor):
+    """``tensor`` with axis 1 moved to the end (a NumPy view)."""
+    if tensor.ndim < 2:
+        raise ValueError("NCHW2NHWC: needs at least 2 dims, got shape %s" % (tensor.shape,))
+    return tensor.transpose((0,) + tuple(range(2, tensor.ndim)) + (1,))
