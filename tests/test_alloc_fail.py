@@ -186,7 +186,8 @@ def build_ops_net(name="af_ops"):
     SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam),
     RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and
     Lars out of place, SparseStorm (in place), a composite LearningRate
-    schedule, and a side branch of ops without gradients (Copy, ExpandDims,
+    schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput,
+    EnsureCPUOutput, ExpandDims,
     Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
     soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
@@ -393,6 +394,7 @@ def build_ops_net(name="af_ops"):
                                      for v in [l2_sx, l2_wsx, l2_ce] + l2_pair], "loss_l2")
     gmap = net.AddGradientOperators([loss])
     x = net.Copy(lin, "x_copy")
+    x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
     x = net.Add([net.Flatten(x, "x_flat"), "fc_b"], "x_add", broadcast=1)
     net.SumReduceLike([net.ResizeLike([x, h], "x_rl"), "fc_b"], "x_srl", axis=1)

@@ -365,6 +365,15 @@ CASES = [
          run_op('Copy', 'y', 'z')
          """,
          V, r"op Copy #0: input 0 blob 'y' holds no tensor"),
+    Case("util-input-never-written", "ops: util",
+         "RunNet(Alias('y')) where CreateNet(input_blobs=['y']) created 'y' holding no tensor",
+         """
+         n = core.Net('n'); n.Alias('y', 'z')
+         workspace.CreateNet(n, input_blobs=['y'])
+         workspace.RunNet(n)
+         """,
+         V, r"op Alias #0: input 0 blob 'y' holds no tensor \(was it fed or computed\?\)",
+         after="feed(y=f32(2, 3)); workspace.RunNet(n)"),
     Case("unknown-op-type", "nets", "RunOperatorOnce(CreateOperator('Foo', ...))",
          "run_op('Foo', 'x', 'y')",
          K, r"op #0: unknown operator type 'Foo'"),
