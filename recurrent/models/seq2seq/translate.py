@@ -13,11 +13,25 @@ output token, score)``.
 ``load_models`` reads each model's checkpoint (a minidb file, ``Save``'s)
 with ``CreateDB`` / ``Load`` as Caffe2's did; ``load_params_from_workspace``
 (ours) copies the parameters a training model left in another workspace
-instead. The command-line ``main`` of Caffe2's module is not provided.
+instead.
+
+``run_seq2seq_beam_decoder(args, model_params, decoding_params)`` and
+``main()`` are Caffe2's command line: the vocabularies are rebuilt from the
+training corpora (``--source-corpus``, ``--target-corpus``,
+``--unk-threshold``, as train.py built them), the model is loaded from
+``--checkpoint`` (a file train.py's ``save`` wrote), and each line of stdin
+is decoded (at most 2 * its length + 5 tokens) and printed as target tokens,
+the final ``<EOS>`` included, as Caffe2 printed it. Differences: an input
+line without tokens prints an empty line (Caffe2 ran the encoder over an
+empty sequence); ``--use-bidirectional-encoder`` halves the first encoder
+layer only, as our train.py does (see train.py); ``main`` takes an optional
+``argv``.
 """
 
 import abc
+import argparse
 import logging
+import sys
 
 import numpy as np
 
@@ -305,3 +319,57 @@ class Seq2SeqModelCaffe2EnsembleDecoder(Seq2SeqModelCaffe2EnsembleDecoderBase):
         # the encoder read the input reversed
         weights = [list(reversed(w))[:len(numberized_input)] for w in reversed(weights)]
         return list(reversed(output)), weights, best_score
+
+
+def run_seq2seq_beam_decoder(args, model_params, decoding_params, input_lines=None, output=None):
+    """Decodes every line of ``input_lines`` (default: stdin) with the model
+    in ``args.checkpoint`` and writes the translations to ``output``
+    (default: stdout), one line each, as Caffe2's. ``args`` carries
+    ``source_corpus``, ``target_corpus``, ``unk_threshold`` and
+    ``checkpoint``; ``input_lines`` and ``output`` are ours."""
+    source_vocab = seq2seq_util.gen_vocab(args.source_corpus, args.unk_threshold)
+    logger.info('Source vocab size %d', len(source_vocab))
+    target_vocab = seq2seq_util.gen_vocab(args.target_corpus, args.unk_threshold)
+    logger.info('Target vocab size %d', len(target_vocab))
+    target_words = {i: word for word, i in target_vocab.items()}
+    decoder = Seq2SeqModelCaffe2EnsembleDecoder(translate_params=dict(
+        ensemble_models=[dict(source_vocab=source_vocab, target_vocab=target_vocab,
+                              model_params=model_params, model_file=args.checkpoint)],
+        decoding_params=decoding_params))
+    decoder.load_models()
+    input_lines = sys.stdin if input_lines is None else input_lines
+    output = sys.stdout if output is None else output
+    for line in input_lines:
+        source = seq2seq_util.get_numberized_sentence(line, source_vocab)
+        translation = []
+        if source:
+            translation, _, _ = decoder.decode(source, 2 * len(source) + 5)
+        output.write(' '.join(target_words[int(t)] for t in translation) + '\n')
+
+
+def main(argv=None):
+    """``python -m recurrent.models.seq2seq.translate --source-corpus ... --target-corpus ...
+    --checkpoint ... < input`` (Caffe2's flags; ``argv`` defaults to
+    ``sys.argv[1:]``)."""
+    from .train import add_model_arguments, model_params_from_args
+    parser = argparse.ArgumentParser(description='recurrent (Caffe2): Seq2Seq Translation')
+    add_model_arguments(parser)
+    parser.add_argument('--beam-size', type=int, default=6, help='Size of beam for the decoder')
+    parser.add_argument('--word-reward', type=float, default=0.0, help='Reward per each word generated.')
+    parser.add_argument('--unk-reward', type=float, default=0.0,
+                        help='Reward per each UNK token generated. Typically should be negative.')
+    parser.add_argument('--checkpoint', type=str, default=None, required=True, help='Path to checkpoint')
+    args = parser.parse_args(argv)
+    if args.beam_size < 1:
+        parser.error('--beam-size must be at least 1')
+    if not logger.handlers:
+        logger.addHandler(logging.StreamHandler(sys.stderr))
+    logger.setLevel(logging.INFO)
+    run_seq2seq_beam_decoder(
+        args, model_params=model_params_from_args(parser, args),
+        decoding_params=dict(beam_size=args.beam_size, word_reward=args.word_reward,
+                             unk_reward=args.unk_reward))
+
+
+if __name__ == '__main__':
+    main()
