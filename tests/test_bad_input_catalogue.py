@@ -911,7 +911,7 @@ CASES = [
          """, V,
          r"op LearningRate #0: argument policy: unknown policy 'cosin' \(supported: fixed, step, exp, inv, "
          r"poly, multistep, linearWarmup, constantWarmup, alter, hill, slope, gate, cyclical, cosine, "
-         r"constantThenLinearWarmup, pieceWarmup, composite\)"),
+         r"constantThenLinearWarmup, pieceWarmup, composite, compositeCyclical, compositeCosine\)"),
     Case("learning-rate-missing-argument", "ops: optim",
          "CreateNet(net with LearningRate(policy='step', gamma=0.5))",
          """
