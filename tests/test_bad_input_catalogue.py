@@ -1700,7 +1700,7 @@ CASES = [
          "feed(x=f32(2, 3)); run_op('ReduceFrontSum', 'x', 'y', num_reduce_dim=3)", V,
          r"op ReduceFrontSum #0: argument 'num_reduce_dim' \(3\) is larger than the rank of input 0 blob 'x' "
          r"\(2, 3\) float32",
-         note="ReduceBack*/Mean the same; Caffe2's optional lengths input is not supported"),
+         note="ReduceBack*/Mean the same"),
     Case("reduce-gradient-dy-shape", "ops: unary & reduce",
          "ReduceSumGradient([dy (2,2), x (2,3), y], axes=[1])",
          "feed(dy=f32(2, 2), x=f32(2, 3)); run_op('ReduceSumGradient', ['dy', 'x', 'dy'], 'dx', axes=[1])", V,
