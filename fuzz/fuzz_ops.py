@@ -21,6 +21,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "input_as_shape", "max", "mean", "min", "offset", "order", "scale", "seed", "sequence_lengths",
              "shape", "split", "std", "trans_a", "trans_b", "value", "values", "window", "extra_shape",
              "linear_before_reset", "prefix", "timestep",
+             # Gather (csrc/ops/bmm_pow.c), compositeCyclical / compositeCosine (csrc/ops/optim.c)
+             "wrap_indices", "match_outer", "cyclical_max_lr", "cyclical_step_size", "cyclical_decay",
+             "cosine_max_lr", "cosine_min_lr", "cosine_period", "cosine_t_mult", "cosine_lr_shrink",
              # optimizer ops (csrc/ops/optim.c)
              "base_lr", "policy", "stepsize", "gamma", "power", "max_iter", "stepsizes", "start_multiplier",
              "multiplier", "num_iter", "momentum", "nesterov", "beta1", "beta2",
@@ -103,7 +106,7 @@ def random_arg(p):
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
                        "linearWarmup", "constantWarmup", "alter", "hill", "slope", "gate", "cyclical",
-                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "sequence", "window",
+                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "compositeCyclical", "compositeCosine", "sequence", "window",
                        "upper", "lower", "upperdiag", "lowerdiag", "float", "INT32", "bool", "uint8", "int8",
                        "int64", "double", "string", "minidb"])
     if kind == 3:

@@ -8,7 +8,9 @@
   ``SparseToDense`` (see core). INDICES get no gradient. The op
   ``GatherGradient(DATA, INDICES, dOUT)`` (the dense gradient) stays available.
   With ``axis`` != 0 the gradient is dense, as Caffe2's:
-  ``BatchGatherGradient(DATA, INDICES, dOUT) -> dDATA`` with the same axis.
+  ``BatchGatherGradient(DATA, INDICES, dOUT) -> dDATA`` with the same axis; also with
+  ``wrap_indices=1`` or ``match_outer=1`` (passed on), at any axis: Caffe2's sparse gradient at
+  axis 0 kept the negative indices, which the sparse updates cannot use.
 - ``BatchGather(DATA, INDICES)`` (Gather at axis 1): ``BatchGatherGradient``,
   dense, as Caffe2's.
 - ``OneHot``, ``WeightedSample`` and ``Adagrad`` have no gradient (integer or
@@ -31,11 +33,13 @@ def _gather_grad(op, g_output):
     if g_output[0] is None:
         return [], [None, None]
     axis = _axis(op, 0)
-    if axis != 0:
-        # dense, as Caffe2: BatchGatherGradient(DATA, INDICES, dOUT) with the forward op's axis
+    flags = {a.name: int(a.value()) for a in op.arg if a.name in ("wrap_indices", "match_outer")}
+    if axis != 0 or any(flags.values()):
+        # dense, as Caffe2: BatchGatherGradient(DATA, INDICES, dOUT) with the forward op's axis (and
+        # wrap_indices / match_outer: a sparse gradient would carry the negative indices unwrapped)
         gd = str(op.input[0]) + "_grad"
         ins = [str(op.input[0]), str(op.input[1]), str(g_output[0])]
-        return [core.CreateOperator("BatchGatherGradient", ins, [gd], axis=axis)], [gd, None]
+        return [core.CreateOperator("BatchGatherGradient", ins, [gd], axis=axis, **flags)], [gd, None]
     return [], [core.GradientSlice(str(op.input[1]), g_output[0]), None]
 
 

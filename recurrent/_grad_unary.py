@@ -12,8 +12,8 @@ minmax_ops.cc, mean_op.cc, reduce_ops.cc, reduction_front_back_ops.cc).
 - ``Min``: ``MinGradient([Y, Y_grad, X0, ...]) -> (X0_grad, ...)``; ``Mean``:
   ``MeanGradient([Y_grad]) -> (X0_grad, ...)``.
 - ``ReduceSum`` / ``Mean`` / ``Max`` / ``Min``: ``<Type>Gradient([Y_grad, X, Y]) -> X_grad``;
-  ``ReduceFront*`` / ``ReduceBack*``: ``<Type>Gradient([Y_grad, X]) -> X_grad``; the forward op's
-  arguments copied.
+  ``ReduceFront*`` / ``ReduceBack*``: ``<Type>Gradient([Y_grad, X]) -> X_grad`` (with a LENGTHS
+  input: ``[Y_grad, X, LENGTHS]``, which gets no gradient); the forward op's arguments copied.
 - ``StopGradient``, ``ArgMax``, ``ArgMin``, ``Accuracy`` and every gradient op here: no gradient.
 """
 
@@ -92,7 +92,9 @@ def _reduce_fb_grad(op, g_output):
     if g_output[0] is None:
         return [], [None] * len(op.input)
     gx = _grad_name(op.input[0])
-    return [_op(op, op.type + "Gradient", [g_output[0], op.input[0]], [gx])], [gx]
+    # with LENGTHS (input 1, int32): the gradient op takes it as its third input (as Caffe2's); no gradient
+    ins = [g_output[0], op.input[0]] + list(op.input[1:2])
+    return [_op(op, op.type + "Gradient", ins, [gx])], [gx] + [None] * (len(op.input) - 1)
 
 
 for _t in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):

@@ -39,7 +39,8 @@ The policies are those of the ``LearningRate`` op: fixed, step (stepsize,
 gamma), exp (gamma), inv (gamma, power), poly (max_iter, power), multistep
 (stepsizes, gamma), linearWarmup (start_multiplier, num_iter), constantWarmup
 (multiplier, num_iter), alter, hill, slope, gate, cyclical, cosine,
-constantThenLinearWarmup, pieceWarmup and composite (see the README); their
+constantThenLinearWarmup, pieceWarmup, composite, compositeCyclical and
+compositeCosine (see the README); their
 arguments go through ``**kwargs``.
 
 ``build_ftrl`` / ``FtrlOptimizer`` (alpha 0.01, beta 1e-4, lambda1 0, lambda2

@@ -253,6 +253,10 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
     init.GivenTensorIntFill([], "ga_idx", shape=[3], values=[3, 0, 3])
     init.GivenTensorIntFill([], "bg_idx", shape=[3], values=[1, 0, 1])
+    # ReduceFront/Back with lengths (u_m is (4, 8)), Gather with wrap_indices and match_outer (pw (2, 2, 4))
+    init.GivenTensorIntFill([], "rl_front", shape=[8], values=[4, 1, 1, 2, 3, 4, 2, 1])
+    init.GivenTensorIntFill([], "rl_back", shape=[4], values=[8, 1, 3, 5])
+    init.GivenTensorIntFill([], "gw_idx", shape=[2, 2, 2], values=[-1, 0, 3, -4, 1, 1, -2, 2])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
@@ -339,6 +343,9 @@ def build_ops_net(name="af_ops"):
              net.ReduceMin(u_m, "u_rmin"), net.ReduceSum(u_m, "u_rsum", axes=[-1], keepdims=0),
              net.ReduceFrontSum(u_m, "u_rfs"), net.ReduceFrontMean(u_m, "u_rfm"),
              net.ReduceBackSum(u_m, "u_rbs"), net.ReduceBackMean(u_m, "u_rbm")]
+    u_red += [net.ReduceFrontSum([u_m, "rl_front"], "u_rfsl"), net.ReduceFrontMean([u_m, "rl_front"], "u_rfml"),
+              net.ReduceBackSum([u_m, "rl_back"], "u_rbsl"), net.ReduceBackMean([u_m, "rl_back"], "u_rbml"),
+              net.Gather([pw, "gw_idx"], "u_gw", axis=2, wrap_indices=1, match_outer=1)]
     loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")
     # numpy-style broadcasting, with its gradient ops (AddGradient, SubGradient, MulGradient, DivGradient
     # (dC, A, B, C)): a (4, 1) column of lin against the (8,) lin_b and ln_g and the 0-d half

@@ -911,7 +911,7 @@ CASES = [
          """, V,
          r"op LearningRate #0: argument policy: unknown policy 'cosin' \(supported: fixed, step, exp, inv, "
          r"poly, multistep, linearWarmup, constantWarmup, alter, hill, slope, gate, cyclical, cosine, "
-         r"constantThenLinearWarmup, pieceWarmup, composite\)"),
+         r"constantThenLinearWarmup, pieceWarmup, composite, compositeCyclical, compositeCosine\)"),
     Case("learning-rate-missing-argument", "ops: optim",
          "CreateNet(net with LearningRate(policy='step', gamma=0.5))",
          """
@@ -1700,7 +1700,7 @@ CASES = [
          "feed(x=f32(2, 3)); run_op('ReduceFrontSum', 'x', 'y', num_reduce_dim=3)", V,
          r"op ReduceFrontSum #0: argument 'num_reduce_dim' \(3\) is larger than the rank of input 0 blob 'x' "
          r"\(2, 3\) float32",
-         note="ReduceBack*/Mean the same; Caffe2's optional lengths input is not supported"),
+         note="ReduceBack*/Mean the same"),
     Case("reduce-gradient-dy-shape", "ops: unary & reduce",
          "ReduceSumGradient([dy (2,2), x (2,3), y], axes=[1])",
          "feed(dy=f32(2, 2), x=f32(2, 3)); run_op('ReduceSumGradient', ['dy', 'x', 'dy'], 'dx', axes=[1])", V,
@@ -2005,6 +2005,31 @@ CASES = [
               mx=np.array([0.01], np.float32))
          run_op('Lars', ['x', 'dx', 'wd', 't', 'mx'], ['r'])
          """, V, r"op Lars #0: input 4 blob 'mx' \(the maximum rate\) must be finite and >= 0.02, got 0.01"),
+    # ---- Gather wrap_indices / match_outer, ReduceFront/Back lengths, compositeCyclical / compositeCosine
+    Case("gather-wrap-index-out-of-range", "ops: bmm_pow", "Gather([d (5,3), i = [0, -6]], wrap_indices=1)",
+         "feed(d=f32(5, 3), i=np.array([0, -6], np.int32)); run_op('Gather', ['d', 'i'], 'o', wrap_indices=1)",
+         I, r"op Gather #0: input 1 blob 'i': index -6 at position 1 is out of range \[-5, 5\) \(wrap_indices=1; "
+            r"dim 0 of input 0 blob 'd' of shape \(5, 3\) float32\)",
+         note="without wrap_indices=1 a negative index is an IndexError (Caffe2 wrapped at axis 0 by default)"),
+    Case("gather-match-outer-shape", "ops: bmm_pow", "Gather([d (2,5), i (3,2)], axis=1, match_outer=1)",
+         "feed(d=f32(2, 5), i=np.zeros((3, 2), np.int32)); "
+         "run_op('Gather', ['d', 'i'], 'o', axis=1, match_outer=1)", V,
+         r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3, 2\) int32 must begin with the 1 dims of "
+         r"input 0 blob 'd' \(DATA\) \(2, 5\) float32 before axis 1 \(match_outer=1\)",
+         note="checked already at CreateNet; match_outer=1 with axis 0 is a ValueError too"),
+    Case("reduce-lengths-out-of-range", "ops: unary & reduce", "ReduceBackSum([x (3,4), lengths = [4, 5, 0]])",
+         "feed(x=f32(3, 4), l=np.array([4, 5, 0], np.int32)); run_op('ReduceBackSum', ['x', 'l'], 'y')", V,
+         r"op ReduceBackSum #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length 5 at position 1 is out of "
+         r"range \[0, 4\] \(the size of the reduced dims of input 0 blob 'x' \(3, 4\) float32\)",
+         note="Caffe2 read past the run; a wrong count is a ValueError at CreateNet; Front/Mean/Gradient the same"),
+    Case("learning-rate-composite-cyclical-max-lr", "ops: optim",
+         "LearningRate(it, base_lr=0.1, policy='compositeCyclical', cyclical_max_lr=0.05)",
+         """
+         feed(it=np.zeros(1, np.int32))
+         run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='compositeCyclical', cyclical_max_lr=0.05)
+         """, V, r"op LearningRate #0: argument cyclical_max_lr must satisfy \|cyclical_max_lr\| >= \|base_lr\| "
+                 r"\(0.1\), got 0.05",
+         note="Caffe2 only DCHECKed it; compositeCosine checks cosine_max_lr >= cosine_min_lr the same way"),
 ]
 
 XFAIL = {}

@@ -260,11 +260,11 @@ BAD_LR_ARGS = [
     ({"base_lr": 0.1}, ValueError,
      r"argument policy is required \(one of: fixed, step, exp, inv, poly, multistep, linearWarmup, "
      r"constantWarmup, alter, hill, slope, gate, cyclical, cosine, constantThenLinearWarmup, pieceWarmup, "
-     r"composite\)"),
+     r"composite, compositeCyclical, compositeCosine\)"),
     ({"base_lr": 0.1, "policy": "cosin"}, ValueError,
      r"argument policy: unknown policy 'cosin' \(supported: fixed, step, exp, inv, poly, multistep, "
      r"linearWarmup, constantWarmup, alter, hill, slope, gate, cyclical, cosine, constantThenLinearWarmup, "
-     r"pieceWarmup, composite\)"),
+     r"pieceWarmup, composite, compositeCyclical, compositeCosine\)"),
     ({"base_lr": 0.1, "policy": 3}, TypeError, r"argument 'policy' must be a string, got int"),
     ({"base_lr": float("nan"), "policy": "fixed"}, ValueError, r"argument base_lr must be finite, got nan"),
     ({"base_lr": float("inf"), "policy": "fixed"}, ValueError, r"argument base_lr must be finite, got inf"),

@@ -41,10 +41,19 @@
  * axis, OUT = DATA.shape[:axis] + INDICES.shape + DATA.shape[axis+1:],
  *   OUT[o, n, :] = DATA[o, INDICES.flat[n], :];
  * every index is checked first (IndexError naming the position and value).
+ * Arguments as Caffe2's Gather: wrap_indices=1: an index in [-D, 0) means
+ * index + D (out of [-D, D): IndexError; Caffe2's default was wrap_indices=1
+ * at axis 0 when the argument was absent, ours is 0 everywhere: a negative
+ * index stays an error unless asked for); match_outer=1 (axis >= 1):
+ * INDICES must begin with DATA's dims before axis and each outer position o
+ * uses its own indices INDICES[o, ...]: OUT = DATA.shape[:axis] +
+ * INDICES.shape[axis:] + DATA.shape[axis+1:]. Gather with either argument
+ * (any axis) takes this path.
  * BatchGather(DATA, INDICES) is Gather with axis=1 (DATA at least 2-D).
  * BatchGatherGradient(DATA, INDICES, dOUT) -> dDATA (argument axis, default 1,
  * as Caffe2's): zeros of DATA's shape, then dDATA[o, INDICES.flat[n], :] +=
- * dOUT[o, n, :] in order (repeated indices add up).
+ * dOUT[o, n, :] in order (repeated indices add up); wrap_indices and
+ * match_outer as Gather's (the gradient maker passes them on).
  *
  * Kernels are plain functions of pointers and sizes; no global state. The
  * gradient ops' scratch lives in op->state or the caller's state.
@@ -426,24 +435,35 @@ rc_status rc_pow_tensor_grad_run(rc_op *op, int broadcast, int64_t axis, double 
 
 /* ================================================================ Gather along an axis */
 
-/* data: (outer, D, inner) of `es`-byte elements, idx: (n,) in [0, D) -> out: (outer, n, inner). */
+/* The index of (o, k): idx[k], or idx[o * n + k] with match_outer (each outer position its own n
+ * indices); a negative one plus D with wrap (values checked before: the result lies in [0, D)). */
+static inline int64_t gather_index(const int32_t *idx, int64_t o, int64_t k, int64_t n, int64_t D, int wrap,
+                                   int match_outer)
+{
+    const int64_t v = idx[match_outer ? o * n + k : k];
+    return wrap && v < 0 ? v + D : v;
+}
+
+/* data: (outer, D, inner) of `es`-byte elements, idx: (n,) or (outer, n) -> out: (outer, n, inner). */
 static void gather_axis_kernel(int64_t outer, int64_t D, int64_t inner, size_t es, int64_t n, const char *data,
-                               const int32_t *idx, char *out)
+                               const int32_t *idx, int wrap, int mo, char *out)
 {
     const size_t row = (size_t)inner * es;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++)
-            memcpy(out + (size_t)(o * n + k) * row, data + (size_t)(o * D + idx[k]) * row, row);
+            memcpy(out + (size_t)(o * n + k) * row,
+                   data + (size_t)(o * D + gather_index(idx, o, k, n, D, wrap, mo)) * row, row);
 }
 
-/* dout: (outer, n, inner), idx: (n,) -> ddata: (outer, D, inner) = 0, then ddata[o, idx[k]] += dout[o, k]. */
+/* dout: (outer, n, inner), idx as above -> ddata: (outer, D, inner) = 0, then ddata[o, index(o, k)] +=
+ * dout[o, k]. */
 static void gather_axis_grad_kernel(int64_t outer, int64_t D, int64_t inner, int64_t n, const int32_t *idx,
-                                    const float *dout, float *ddata)
+                                    int wrap, int mo, const float *dout, float *ddata)
 {
     memset(ddata, 0, (size_t)(outer * D * inner) * sizeof *ddata);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++) {
-            float *d = ddata + (o * D + idx[k]) * inner;
+            float *d = ddata + (o * D + gather_index(idx, o, k, n, D, wrap, mo)) * inner;
             const float *g = dout + (o * n + k) * inner;
             for (int64_t r = 0; r < inner; r++) d[r] += g[r];
         }
@@ -451,6 +471,7 @@ static void gather_axis_grad_kernel(int64_t outer, int64_t D, int64_t inner, int
 
 typedef struct gather_geo {
     int axis;                       /* canonical */
+    int wrap, match_outer;          /* the arguments wrap_indices, match_outer */
     int64_t outer, D, inner, n;
     int out_ndim;
     int64_t out_dims[RC_MAX_DIMS];
@@ -458,7 +479,8 @@ typedef struct gather_geo {
 
 /* DATA (float32 or int32; float32 when f32_only) with axis in [-ndim, ndim), INDICES int32 (their
  * values: gather_indices_ok): the output geometry. `what` names the op form for messages. */
-static rc_status gather_geometry(rc_op *op, int64_t axis, int f32_only, gather_geo *g, rc_err *err)
+static rc_status gather_geometry(rc_op *op, int64_t axis, int f32_only, int wrap, int mo, gather_geo *g,
+                                 rc_err *err)
 {
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
     rc_status st;
@@ -474,50 +496,75 @@ static rc_status gather_geometry(rc_op *op, int64_t axis, int f32_only, gather_g
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "argument axis=%lld is out of range for input 0 blob '%s' (DATA) of shape %s (must be in "
                           "[-%d, %d))", (long long)axis, rc_in_name(op, 0), RC_SHAPE(data), data->ndim, data->ndim);
-    const int nd = data->ndim - 1 + idx->ndim;
+    if (mo) {
+        /* match_outer (Caffe2's): INDICES' first `axis` dims are DATA's; each outer position has its own
+         * indices */
+        int ok = a >= 1 && idx->ndim >= a;
+        for (int i = 0; ok && i < a; i++) ok = idx->dims[i] == data->dims[i];
+        if (a < 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument match_outer=1 needs axis >= 1, got axis=%lld (input 0 "
+                              "blob '%s' (DATA) of shape %s)", (long long)axis, rc_in_name(op, 0), RC_SHAPE(data));
+        if (!ok)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (INDICES) of shape %s must begin with the %lld "
+                              "dims of input 0 blob '%s' (DATA) %s before axis %lld (match_outer=1)",
+                              rc_in_name(op, 1), RC_SHAPE(idx), (long long)a, rc_in_name(op, 0), RC_SHAPE(data),
+                              (long long)a);
+    }
+    const int nd = data->ndim - 1 + idx->ndim - (mo ? (int)a : 0);
     if (nd > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "output would have %d dims (input 0 blob '%s' %s, input 1 blob '%s' %s), at most %d are "
                           "supported", nd, rc_in_name(op, 0), RC_SHAPE(data), rc_in_name(op, 1), RC_SHAPE(idx),
                           RC_MAX_DIMS);
     g->axis = (int)a;
+    g->wrap = wrap;
+    g->match_outer = mo;
     g->outer = rc_dims_prod(data, 0, (int)a);
     g->D = data->dims[a];
     g->inner = rc_dims_prod(data, (int)a + 1, data->ndim);
-    g->n = rc_tensor_numel(idx);
+    g->n = mo ? rc_dims_prod(idx, (int)a, idx->ndim) : rc_tensor_numel(idx);
     int k = 0;
     for (int i = 0; i < a; i++) g->out_dims[k++] = data->dims[i];
-    for (int i = 0; i < idx->ndim; i++) g->out_dims[k++] = idx->dims[i];
+    for (int i = mo ? (int)a : 0; i < idx->ndim; i++) g->out_dims[k++] = idx->dims[i];
     for (int i = (int)a + 1; i < data->ndim; i++) g->out_dims[k++] = data->dims[i];
     g->out_ndim = nd;
     return RC_OK;
 }
 
-/* INDICES (input 1) all in [0, g->D) (data: run only). */
+/* INDICES (input 1) all in [0, g->D) (with wrap_indices: [-D, D)) (data: run only). */
 static rc_status gather_indices_ok(rc_op *op, const gather_geo *g, rc_err *err)
 {
     const rc_tensor *data = rc_in(op, 0), *idx = rc_in(op, 1);
     const int a = g->axis;
-    const int32_t *ix = g->n ? rc_i32(idx) : NULL;
-    for (int64_t i = 0; i < g->n; i++)
+    const int64_t m = rc_tensor_numel(idx);
+    const int32_t *ix = m ? rc_i32(idx) : NULL;
+    for (int64_t i = 0; i < m; i++) {
+        if (g->wrap && ix[i] < 0 && (int64_t)ix[i] + g->D < 0)
+            return rc_op_fail(op, err, RC_ERR_INDEX,
+                              "input 1 blob '%s': index %d at position %lld is out of range [-%lld, %lld) "
+                              "(wrap_indices=1; dim %d of input 0 blob '%s' of shape %s)", rc_in_name(op, 1),
+                              (int)ix[i], (long long)i, (long long)g->D, (long long)g->D, a, rc_in_name(op, 0),
+                              RC_SHAPE(data));
+        if (g->wrap && ix[i] < 0) continue;
         if (ix[i] < 0 || (int64_t)ix[i] >= g->D)
             return rc_op_fail(op, err, RC_ERR_INDEX,
                               "input 1 blob '%s': index %d at position %lld is out of range [0, %lld) (dim %d of "
                               "input 0 blob '%s' of shape %s)", rc_in_name(op, 1), (int)ix[i], (long long)i,
                               (long long)g->D, a, rc_in_name(op, 0), RC_SHAPE(data));
+    }
     return RC_OK;
 }
 
-rc_status rc_gather_axis_check(rc_op *op, int64_t axis, rc_err *err)
+rc_status rc_gather_axis_check(rc_op *op, int64_t axis, int wrap, int match_outer, rc_err *err)
 {
     gather_geo g;
-    return gather_geometry(op, axis, 0, &g, err);
+    return gather_geometry(op, axis, 0, wrap, match_outer, &g, err);
 }
 
-rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err)
+rc_status rc_gather_axis_run(rc_op *op, int64_t axis, int wrap, int match_outer, rc_err *err)
 {
     gather_geo g;
-    rc_status st = gather_geometry(op, axis, 0, &g, err);
+    rc_status st = gather_geometry(op, axis, 0, wrap, match_outer, &g, err);
     if (!st) st = gather_indices_ok(op, &g, err);
     if (st) return st;
     const rc_tensor *data = rc_in(op, 0);
@@ -525,7 +572,7 @@ rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err)
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
     if (g.outer && g.n && g.inner)
         gather_axis_kernel(g.outer, g.D, g.inner, rc_dtype_size(data->dtype), g.n, rc_tensor_data(data),
-                           rc_i32(rc_in(op, 1)), rc_tensor_data(rc_out(op, 0)));
+                           rc_i32(rc_in(op, 1)), g.wrap, g.match_outer, rc_tensor_data(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -542,17 +589,17 @@ static rc_status batch_gather_ndim(rc_op *op, rc_err *err)
 static rc_status batch_gather_check(rc_op *op, rc_err *err)
 {
     rc_status st = batch_gather_ndim(op, err);
-    return st ? st : rc_gather_axis_check(op, 1, err);
+    return st ? st : rc_gather_axis_check(op, 1, 0, 0, err);
 }
 
 static rc_status batch_gather_run(rc_op *op, rc_err *err)
 {
     rc_status st = batch_gather_ndim(op, err);
-    return st ? st : rc_gather_axis_run(op, 1, err);
+    return st ? st : rc_gather_axis_run(op, 1, 0, 0, err);
 }
 
 typedef struct bg_grad_state {
-    int64_t axis;
+    int64_t axis, wrap, match_outer;
 } bg_grad_state;
 
 static rc_status bg_grad_setup(rc_op *op, rc_err *err)
@@ -560,7 +607,22 @@ static rc_status bg_grad_setup(rc_op *op, rc_err *err)
     bg_grad_state *s = calloc(1, sizeof *s);
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s; /* freed by free_state, also when setup fails */
-    return rc_arg_i(&op->def, "axis", 1, &s->axis, err);
+    rc_status st = rc_arg_i(&op->def, "axis", 1, &s->axis, err);
+    if (!st) st = rc_gather_flag_args(op, &s->wrap, &s->match_outer, err);
+    return st;
+}
+
+rc_status rc_gather_flag_args(rc_op *op, int64_t *wrap, int64_t *match_outer, rc_err *err)
+{
+    rc_status st = rc_arg_i(&op->def, "wrap_indices", 0, wrap, err);
+    if (!st) st = rc_arg_i(&op->def, "match_outer", 0, match_outer, err);
+    if (st) return st;
+    if (*wrap != 0 && *wrap != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument wrap_indices must be 0 or 1, got %lld", (long long)*wrap);
+    if (*match_outer != 0 && *match_outer != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument match_outer must be 0 or 1, got %lld",
+                          (long long)*match_outer);
+    return RC_OK;
 }
 
 /* BatchGatherGradient: DATA float32 (for its shape), INDICES, dOUT (the forward output's shape)
@@ -570,7 +632,7 @@ static rc_status bg_grad_shapes(rc_op *op, int values, gather_geo *gp, rc_err *e
 {
     const bg_grad_state *s = op->state;
     gather_geo g = {0};
-    rc_status st = gather_geometry(op, s->axis, 1, &g, err);
+    rc_status st = gather_geometry(op, s->axis, 1, (int)s->wrap, (int)s->match_outer, &g, err);
     if (!st && values) st = gather_indices_ok(op, &g, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
@@ -606,8 +668,8 @@ static rc_status bg_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *data = rc_in(op, 0), *dout = rc_in(op, 2);
     if ((st = resize_like(op, 0, data, err))) return st;
     if (g.outer && g.D && g.inner)
-        gather_axis_grad_kernel(g.outer, g.D, g.inner, g.n, rc_i32(rc_in(op, 1)), rc_f32(dout),
-                                rc_f32(rc_out(op, 0)));
+        gather_axis_grad_kernel(g.outer, g.D, g.inner, g.n, rc_i32(rc_in(op, 1)), g.wrap, g.match_outer,
+                                rc_f32(dout), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -622,6 +684,6 @@ const rc_op_schema rc_ops_bmm_pow[] = {
      batch_gather_check},
     {"BatchGatherGradient", 3, 3, 1, 1, NULL, bg_grad_setup, bg_grad_run, free,
      "(DATA, INDICES, dOUT) -> dDATA (dense, shape of DATA): zeros, then dOUT added at INDICES along axis "
-     "(arg axis, default 1)", bg_grad_check},
+     "(arg axis, default 1; wrap_indices, match_outer as Gather's)", bg_grad_check},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

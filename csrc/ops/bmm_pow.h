@@ -25,9 +25,12 @@ RC_INTERNAL rc_status rc_pow_tensor_grad_run(rc_op *op, int broadcast, int64_t a
 /* Its inputs only (dtypes, broadcast, dY and Y of the result's shape), as run checks them first. */
 RC_INTERNAL rc_status rc_pow_tensor_grad_check(rc_op *op, int broadcast, int64_t axis, rc_err *err);
 
-/* Gather(DATA, INDICES) along `axis` (in [-ndim, ndim) of DATA). */
-RC_INTERNAL rc_status rc_gather_axis_run(rc_op *op, int64_t axis, rc_err *err);
+/* Gather(DATA, INDICES) along `axis` (in [-ndim, ndim) of DATA), with Caffe2's wrap_indices and match_outer
+ * (0 or 1). */
+RC_INTERNAL rc_status rc_gather_axis_run(rc_op *op, int64_t axis, int wrap, int match_outer, rc_err *err);
 /* Its inputs without the index values (dtypes, axis, output rank), as run checks them first. */
-RC_INTERNAL rc_status rc_gather_axis_check(rc_op *op, int64_t axis, rc_err *err);
+RC_INTERNAL rc_status rc_gather_axis_check(rc_op *op, int64_t axis, int wrap, int match_outer, rc_err *err);
+/* The arguments wrap_indices and match_outer (default 0; 0 or 1, else a ValueError). */
+RC_INTERNAL rc_status rc_gather_flag_args(rc_op *op, int64_t *wrap, int64_t *match_outer, rc_err *err);
 
 #endif

@@ -3,7 +3,8 @@
  * the Adagrad update.
  *
  *   Gather(DATA, INDICES) -> OUT                  rows of DATA picked by INDICES (argument axis,
- *                                                 default 0; axis != 0 in ops/bmm_pow.c)
+ *                                                 default 0; axis != 0, wrap_indices=1 and
+ *                                                 match_outer=1 in ops/bmm_pow.c)
  *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  dense gradient (our op, see below)
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
@@ -112,19 +113,28 @@ static void gather_kernel(int64_t M, size_t R, const char *data, const int32_t *
     for (int64_t m = 0; m < M; m++) memcpy(out + (size_t)m * R, data + (size_t)idx[m] * R, R);
 }
 
-/* Gather's argument axis (default 0) into op->state (an int64_t). */
+/* Gather's arguments axis (default 0), wrap_indices and match_outer (default 0) in op->state. */
+typedef struct gather_args {
+    int64_t axis, wrap, match_outer;
+} gather_args;
+
 static rc_status gather_setup(rc_op *op, rc_err *err)
 {
-    int64_t *axis = calloc(1, sizeof *axis);
-    if (!axis) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    op->state = axis; /* freed by free_state, also when setup fails */
-    return rc_arg_i(&op->def, "axis", 0, axis, err);
+    gather_args *g = calloc(1, sizeof *g);
+    if (!g) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = g; /* freed by free_state, also when setup fails */
+    rc_status st = rc_arg_i(&op->def, "axis", 0, &g->axis, err);
+    if (!st) st = rc_gather_flag_args(op, &g->wrap, &g->match_outer, err);
+    return st;
 }
+
+/* The general path (ops/bmm_pow.c) for axis != 0 or either flag. */
+static int gather_general(const gather_args *g) { return g->axis != 0 || g->wrap || g->match_outer; }
 
 static rc_status gather_check(rc_op *op, rc_err *err)
 {
-    const int64_t axis = *(const int64_t *)op->state;
-    if (axis != 0) return rc_gather_axis_check(op, axis, err);
+    const gather_args *g = op->state;
+    if (gather_general(g)) return rc_gather_axis_check(op, g->axis, (int)g->wrap, (int)g->match_outer, err);
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
     return gather_shapes(op, 0, &ndim, dims, err);
@@ -132,8 +142,8 @@ static rc_status gather_check(rc_op *op, rc_err *err)
 
 static rc_status gather_run(rc_op *op, rc_err *err)
 {
-    const int64_t axis = *(const int64_t *)op->state;
-    if (axis != 0) return rc_gather_axis_run(op, axis, err);
+    const gather_args *g = op->state;
+    if (gather_general(g)) return rc_gather_axis_run(op, g->axis, (int)g->wrap, (int)g->match_outer, err);
     int ndim = 0;
     int64_t dims[RC_MAX_DIMS];
     rc_status st = gather_shapes(op, 1, &ndim, dims, err);

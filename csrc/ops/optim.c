@@ -47,8 +47,16 @@
  *    whose Iter runs before LearningRate), iteration 0 belongs to the first
  *    (Caffe2 read before its map's start there: undefined) and the last
  *    continues past its range; a sub-policy sees the absolute iteration, as
- *    in Caffe2. Skipped: compositeCyclical, compositeCosine, and the old
- *    top-level lr_scale argument;
+ *    in Caffe2. compositeCyclical / compositeCosine (Caffe2's functors):
+ *    constantThenLinearWarmup (start_warmup_multiplier, constant_warmup_num_iter,
+ *    linear_warmup_num_iter; defaults 0.1, 10000000, 10000000) below c + l
+ *    iterations, then cyclical (cyclical_max_lr 0.05, cyclical_step_size
+ *    1000000, cyclical_decay 1) / cosine (cosine_max_lr 0.5, cosine_min_lr
+ *    0.1, cosine_period 50, cosine_t_mult 1, cosine_lr_shrink 0.99) at
+ *    iteration it - c - l, checked as the plain policies (Caffe2 only
+ *    DCHECKed max >= base / min); c and l at most INT64_MAX / 2 each. They
+ *    may be composite sub-policies. Skipped: the old top-level lr_scale
+ *    argument;
  *  - MomentumSGDUpdate: momentum must be finite and >= 0, nesterov 0 or 1.
  *    Caffe2's MomentumSGD (no PARAM) is absent;
  *  - Adam has exactly three outputs (later Caffe2 versions could output the
@@ -207,18 +215,19 @@ static rc_status iter_run(rc_op *op, rc_err *err)
 typedef enum {
     LR_FIXED, LR_STEP, LR_EXP, LR_INV, LR_POLY, LR_MULTISTEP, LR_LINEAR_WARMUP, LR_CONSTANT_WARMUP,
     LR_ALTER, LR_HILL, LR_SLOPE, LR_GATE, LR_CYCLICAL, LR_COSINE, LR_CONSTANT_THEN_LINEAR_WARMUP,
-    LR_PIECE_WARMUP, LR_COMPOSITE, LR_N_POLICIES
+    LR_PIECE_WARMUP, LR_COMPOSITE, LR_COMPOSITE_CYCLICAL, LR_COMPOSITE_COSINE, LR_N_POLICIES
 } lr_policy;
 
 static const char *const lr_policy_names[LR_N_POLICIES] = {
     "fixed", "step", "exp", "inv", "poly", "multistep", "linearWarmup", "constantWarmup",
     "alter", "hill", "slope", "gate", "cyclical", "cosine", "constantThenLinearWarmup",
-    "pieceWarmup", "composite",
+    "pieceWarmup", "composite", "compositeCyclical", "compositeCosine",
 };
 #define LR_PI 3.14159265358979323846
 
 #define LR_POLICY_LIST "fixed, step, exp, inv, poly, multistep, linearWarmup, constantWarmup, alter, hill, " \
-    "slope, gate, cyclical, cosine, constantThenLinearWarmup, pieceWarmup, composite"
+    "slope, gate, cyclical, cosine, constantThenLinearWarmup, pieceWarmup, composite, compositeCyclical, " \
+    "compositeCosine"
 
 /* One policy and its arguments (a composite's sub-policies are lr_policy_args too). */
 typedef struct lr_policy_args {
@@ -352,6 +361,69 @@ static int lr_find_policy(const char *name)
     return p;
 }
 
+/* constantThenLinearWarmup's arguments (also the warmup of compositeCyclical / compositeCosine):
+ * start_warmup_multiplier (default 0.1, >= 0), constant_warmup_num_iter and linear_warmup_num_iter (default
+ * 10000000 each, >= 0; their sum must fit an int64). */
+static rc_status lr_parse_ctlw(rc_op *op, const char *pf, const char *name, lr_policy_args *a, rc_err *err)
+{
+    rc_status st;
+    if ((st = lr_arg_range(op, pf, "start_warmup_multiplier", name, 0, 0.1, 0.0, -1.0, &a->start_multiplier, err)))
+        return st;
+    if ((st = lr_arg_i(op, pf, "constant_warmup_num_iter", name, 0, 10000000, 0, &a->constant_iters, err)))
+        return st;
+    if ((st = lr_arg_i(op, pf, "linear_warmup_num_iter", name, 0, 10000000, 0, &a->linear_iters, err))) return st;
+    if (a->linear_iters > INT64_MAX / 2 || a->constant_iters > INT64_MAX / 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments %sconstant_warmup_num_iter (%lld) and "
+                          "%slinear_warmup_num_iter (%lld) must each be at most %lld", pf, (long long)a->constant_iters,
+                          pf, (long long)a->linear_iters, (long long)(INT64_MAX / 2));
+    return RC_OK;
+}
+
+/* cyclical's arguments under the names given (cyclical: max_lr, stepsize (required), decay; compositeCyclical:
+ * cyclical_max_lr, cyclical_step_size (default 1000000), cyclical_decay): stepsize > 0, decay >= 0,
+ * base_lr != 0, |max_lr| >= |base_lr|. */
+static rc_status lr_parse_cyclical(rc_op *op, const lr_state *s, const char *pf, const char *name,
+                                   const char *max_name, double max_dflt, const char *step_name, int step_required,
+                                   int64_t step_dflt, const char *decay_name, lr_policy_args *a, rc_err *err)
+{
+    rc_status st;
+    if ((st = lr_arg_d(op, pf, max_name, name, 0, max_dflt, &a->max_lr, err))) return st;
+    if ((st = lr_arg_i(op, pf, step_name, name, step_required, step_dflt, 1, &a->stepsize, err))) return st;
+    if ((st = lr_arg_range(op, pf, decay_name, name, 0, 1.0, 0.0, -1.0, &a->decay, err))) return st;
+    if (s->base_lr == 0.0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "policy '%s' needs base_lr != 0 (it scales by |max_lr| / |base_lr|)",
+                          name);
+    if (fabs(a->max_lr) < fabs(s->base_lr))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s%s must satisfy |%s| >= |base_lr| (%g), got %g", pf,
+                          max_name, max_name, s->base_lr, a->max_lr);
+    a->ratio = fabs(a->max_lr) / fabs(s->base_lr);
+    return RC_OK;
+}
+
+/* cosine's arguments, named `cp` + max_lr, min_lr, period, t_mult, lr_shrink (cp: "" for cosine, "cosine_"
+ * for compositeCosine), with Caffe2's defaults 0.5, 0.1, 50, 1, 0.99: period > 0, max_lr >= min_lr,
+ * t_mult >= 1, lr_shrink >= 0. */
+static rc_status lr_parse_cosine(rc_op *op, const char *pf, const char *name, const char *cp, lr_policy_args *a,
+                                 rc_err *err)
+{
+    rc_status st;
+    char n_max[48], n_min[48], n_period[48], n_tm[48], n_sh[48];
+    snprintf(n_max, sizeof n_max, "%smax_lr", cp);
+    snprintf(n_min, sizeof n_min, "%smin_lr", cp);
+    snprintf(n_period, sizeof n_period, "%speriod", cp);
+    snprintf(n_tm, sizeof n_tm, "%st_mult", cp);
+    snprintf(n_sh, sizeof n_sh, "%slr_shrink", cp);
+    if ((st = lr_arg_d(op, pf, n_max, name, 0, 0.5, &a->max_lr, err))) return st;
+    if ((st = lr_arg_d(op, pf, n_min, name, 0, 0.1, &a->min_lr, err))) return st;
+    if ((st = lr_arg_i(op, pf, n_period, name, 0, 50, 1, &a->period, err))) return st;
+    if ((st = lr_arg_range(op, pf, n_tm, name, 0, 1.0, 1.0, -1.0, &a->t_mult, err))) return st;
+    if ((st = lr_arg_range(op, pf, n_sh, name, 0, 0.99, 0.0, -1.0, &a->lr_shrink, err))) return st;
+    if (a->max_lr < a->min_lr)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s%s must be >= %s%s (%g), got %g", pf, n_max, pf, n_min,
+                          a->min_lr, a->max_lr);
+    return RC_OK;
+}
+
 /* Parses policy `name` (known, not composite) with the arguments `prefix`<arg> into *a. */
 static rc_status lr_parse_policy(rc_op *op, const lr_state *s, const char *prefix, const char *name, lr_policy_args *a,
                                  rc_err *err)
@@ -443,36 +515,23 @@ static rc_status lr_parse_policy(rc_op *op, const lr_state *s, const char *prefi
         if ((st = lr_arg_i(op, pf, "num_iter", name, 0, 0, 0, &a->num_iter, err))) return st;
         break;
     case LR_CYCLICAL:
-        if ((st = lr_arg_d(op, pf, "max_lr", name, 0, 0.005, &a->max_lr, err))) return st;
-        if ((st = lr_arg_i(op, pf, "stepsize", name, 1, 0, 1, &a->stepsize, err))) return st;
-        if ((st = lr_arg_range(op, pf, "decay", name, 0, 1.0, 0.0, -1.0, &a->decay, err))) return st;
-        if (s->base_lr == 0.0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "policy 'cyclical' needs base_lr != 0 (it scales by "
-                              "|max_lr| / |base_lr|)");
-        if (fabs(a->max_lr) < fabs(s->base_lr))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %smax_lr must satisfy |max_lr| >= |base_lr| (%g), "
-                              "got %g", pf, s->base_lr, a->max_lr);
-        a->ratio = fabs(a->max_lr) / fabs(s->base_lr);
+        if ((st = lr_parse_cyclical(op, s, pf, name, "max_lr", 0.005, "stepsize", 1, 0, "decay", a, err))) return st;
         break;
-    case LR_COSINE: {
-        if ((st = lr_arg_d(op, pf, "max_lr", name, 0, 0.5, &a->max_lr, err))) return st;
-        if ((st = lr_arg_d(op, pf, "min_lr", name, 0, 0.1, &a->min_lr, err))) return st;
-        if ((st = lr_arg_i(op, pf, "period", name, 0, 50, 1, &a->period, err))) return st;
-        if ((st = lr_arg_range(op, pf, "t_mult", name, 0, 1.0, 1.0, -1.0, &a->t_mult, err))) return st;
-        if ((st = lr_arg_range(op, pf, "lr_shrink", name, 0, 0.99, 0.0, -1.0, &a->lr_shrink, err))) return st;
-        if (a->max_lr < a->min_lr)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %smax_lr must be >= %smin_lr (%g), got %g", pf, pf,
-                              a->min_lr, a->max_lr);
+    case LR_COSINE:
+        if ((st = lr_parse_cosine(op, pf, name, "", a, err))) return st;
         break;
-    }
     case LR_CONSTANT_THEN_LINEAR_WARMUP:
-        if ((st = lr_arg_range(op, pf, "start_warmup_multiplier", name, 0, 0.1, 0.0, -1.0, &a->start_multiplier,
-                               err)))
+        if ((st = lr_parse_ctlw(op, pf, name, a, err))) return st;
+        break;
+    case LR_COMPOSITE_CYCLICAL:
+        if ((st = lr_parse_ctlw(op, pf, name, a, err))) return st;
+        if ((st = lr_parse_cyclical(op, s, pf, name, "cyclical_max_lr", 0.05, "cyclical_step_size", 0, 1000000,
+                                    "cyclical_decay", a, err)))
             return st;
-        if ((st = lr_arg_i(op, pf, "constant_warmup_num_iter", name, 0, 10000000, 0, &a->constant_iters, err)))
-            return st;
-        if ((st = lr_arg_i(op, pf, "linear_warmup_num_iter", name, 0, 10000000, 0, &a->linear_iters, err)))
-            return st;
+        break;
+    case LR_COMPOSITE_COSINE:
+        if ((st = lr_parse_ctlw(op, pf, name, a, err))) return st;
+        if ((st = lr_parse_cosine(op, pf, name, "cosine_", a, err))) return st;
         break;
     case LR_PIECE_WARMUP:
         if ((st = lr_arg_d(op, pf, "m1", name, 0, 0.5, &a->m1, err))) return st;
@@ -624,6 +683,19 @@ static double lr_policy_multiplier(const lr_policy_args *a, int64_t it)
         return 1.0;
     case LR_PIECE_WARMUP:
         return it < a->n1 ? a->m1 : it < a->n2 ? a->m2 : a->m3;
+    case LR_COMPOSITE_CYCLICAL:
+    case LR_COMPOSITE_COSINE: {
+        /* constantThenLinearWarmup below constant + linear iterations, then the cyclical / cosine
+         * schedule restarted at 0 there (as Caffe2's functors) */
+        lr_policy_args b = *a;
+        const int64_t warm = a->constant_iters + a->linear_iters;
+        if (it < warm) {
+            b.policy = LR_CONSTANT_THEN_LINEAR_WARMUP;
+            return lr_policy_multiplier(&b, it);
+        }
+        b.policy = a->policy == LR_COMPOSITE_CYCLICAL ? LR_CYCLICAL : LR_COSINE;
+        return lr_policy_multiplier(&b, it - warm);
+    }
     case LR_COMPOSITE:
     case LR_N_POLICIES:
         break;

@@ -13,8 +13,17 @@
  * out-of-range axis is a ValueError. keepdims=1 keeps the reduced dims with
  * size 1, keepdims=0 drops them (all dropped: shape ()). ReduceFront* reduce
  * the first num_reduce_dim dims, ReduceBack* the last (0 <= num_reduce_dim <=
- * ndim; the result has the other dims). Caffe2's optional `lengths` input of
- * the front/back ops is not supported (one input only).
+ * ndim; the result has the other dims). Their optional second input LENGTHS
+ * (Caffe2's `lengths`): X seen as (rows, cols) (Front: rows = the reduced
+ * dims' product; Back: cols = it), int32, 1-D, one entry per output element
+ * (Caffe2 compared the count only), each in [0, the reduced size] (checked
+ * before anything is written: ValueError naming the position and value;
+ * Caffe2 did not check the values and read past the run); output k reduces
+ * only the first LENGTHS[k] entries of its run. A length of 0 gives a sum of
+ * 0 and a mean of NaN (Caffe2 always added the run's first entry, and its
+ * mean divided that by 0). The gradient ops take LENGTHS as their third input
+ * (dY, X, LENGTHS): dX = dY (Sum) or dY / LENGTHS[k] (Mean) on those entries,
+ * 0 on the rest.
  * Sums and means add in double, each output's elements in increasing order
  * of their position in X, so the bits do not depend on anything else; a
  * mean divides that sum by the number of elements reduced (0 of them: NaN,
@@ -181,11 +190,56 @@ static inline void odo_next(const reduce_plan *p, odometer *o)
     }
 }
 
+/* ReduceFront* / ReduceBack* with lengths (input li, X input xi): X seen as (rows, cols) in row-major order;
+ * ReduceFront* reduce the rows (rows = the reduced dims' product; one length per column), ReduceBack* the
+ * columns (one length per row). */
+typedef struct fb_lengths {
+    int64_t rows, cols, count, bound; /* count: the number of lengths; bound: the largest length allowed */
+    int front;
+} fb_lengths;
+
+static void fb_geometry(const reduce_state *s, const reduce_plan *p, fb_lengths *g)
+{
+    g->front = s->mode == MODE_FRONT;
+    g->rows = g->front ? p->n_red : p->n_out;
+    g->cols = g->front ? p->n_out : p->n_red;
+    g->count = p->n_out;
+    g->bound = p->n_red;
+}
+
+/* LENGTHS (input li): int32, 1-D, one entry per output element of X (input xi); with values (run only)
+ * every entry in [0, the reduced size]. */
+static rc_status fb_check_lengths(rc_op *op, int li, int xi, const reduce_plan *p, int values, rc_err *err)
+{
+    const reduce_state *s = op->state;
+    fb_lengths g;
+    fb_geometry(s, p, &g);
+    rc_status st = rc_check_input(op, li, RC_I32, err);
+    if (st) return st;
+    const rc_tensor *l = rc_in(op, li), *x = rc_in(op, xi);
+    if (l->ndim != 1 || l->dims[0] != g.count)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (lengths) must be 1-D with %lld entries, one "
+                          "per %s of input %d blob '%s' %s seen as (%lld, %lld) (num_reduce_dim=%lld)", li,
+                          rc_in_name(op, li), RC_SHAPE(l), (long long)g.count, g.front ? "column" : "row", xi,
+                          rc_in_name(op, xi), RC_SHAPE(x), (long long)g.rows, (long long)g.cols,
+                          (long long)s->num_reduce_dim);
+    if (!values || g.count == 0) return RC_OK;
+    const int32_t *len = rc_i32(l);
+    for (int64_t k = 0; k < g.count; k++)
+        if (len[k] < 0 || (int64_t)len[k] > g.bound)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (lengths): length %d at position %lld is "
+                              "out of range [0, %lld] (the size of the reduced dims of input %d blob '%s' %s)", li,
+                              rc_in_name(op, li), RC_SHAPE(l), (int)len[k], (long long)k, (long long)g.bound, xi,
+                              rc_in_name(op, xi), RC_SHAPE(x));
+    return RC_OK;
+}
+
 static rc_status reduce_check_x(rc_op *op, reduce_plan *p, rc_err *err)
 {
     const reduce_state *s = op->state;
     rc_status st = rc_check_input(op, 0, RC_F32, err);
     if (!st) st = reduce_plan_make(op, 0, p, err);
+    if (!st && op->n_in > 1) st = fb_check_lengths(op, 1, 0, p, 0, err);
     if (st) return st;
     if ((s->kind == RED_MAX || s->kind == RED_MIN) && p->n_red == 0 && p->n_out > 0)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s: the %s of 0 elements is undefined (a reduced "
@@ -234,6 +288,22 @@ static rc_status reduce_run(rc_op *op, rc_err *err)
     }
     double *acc = s->acc;
     memset(acc, 0, (size_t)p.n_out * sizeof *acc);
+    if (op->n_in > 1) {
+        /* lengths: only the first len[k] entries of output k's reduced run are added (in X's order); a
+         * mean divides by len[k] (0 of them: NaN) */
+        if ((st = fb_check_lengths(op, 1, 0, &p, 1, err))) return st;
+        fb_lengths g;
+        fb_geometry(s, &p, &g);
+        const int32_t *len = rc_i32(rc_in(op, 1));
+        for (int64_t i = 0; i < g.rows; i++)
+            for (int64_t j = 0; j < g.cols; j++) {
+                const int64_t k = g.front ? j : i, r = g.front ? i : j;
+                if (r < len[k]) acc[k] += xd[i * g.cols + j];
+            }
+        for (int64_t k = 0; k < p.n_out; k++)
+            y[k] = (float)(s->kind == RED_MEAN ? (len[k] ? acc[k] / (double)len[k] : NAN) : acc[k]);
+        return RC_OK;
+    }
     for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) acc[o.off] += xd[i];
     const double div = s->kind == RED_MEAN ? (double)p.n_red : 1.0;
     for (int64_t j = 0; j < p.n_out; j++) y[j] = (float)(acc[j] / div);
@@ -246,7 +316,9 @@ static rc_status reduce_grad_check_p(rc_op *op, reduce_plan *p, rc_err *err)
 {
     rc_status st;
     if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
-    if (op->n_in > 2 && (st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const reduce_state *s = op->state;
+    const int has_y = s->mode == MODE_AXES, has_len = s->mode != MODE_AXES && op->n_in > 2;
+    if (has_y && (st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *x = rc_in(op, 1);
     if ((st = reduce_plan_make(op, 1, p, err))) return st;
     const rc_tensor *dy = rc_in(op, 0);
@@ -262,7 +334,8 @@ static rc_status reduce_grad_check_p(rc_op *op, reduce_plan *p, rc_err *err)
                           "output for input 1 blob '%s' %s (X)", rc_in_name(op, 0), RC_SHAPE(dy), RC_SHAPE(&want),
                           rc_in_name(op, 1), RC_SHAPE(x));
     }
-    if (op->n_in > 2 && !rc_tensor_same_shape(rc_in(op, 2), dy))
+    if (has_len) return fb_check_lengths(op, 2, 1, p, 0, err);
+    if (has_y && !rc_tensor_same_shape(rc_in(op, 2), dy))
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' %s (Y) must have the shape of input 0 blob '%s' %s "
                           "(dY)", rc_in_name(op, 2), RC_SHAPE(rc_in(op, 2)), rc_in_name(op, 0), RC_SHAPE(dy));
     return RC_OK;
@@ -279,6 +352,7 @@ static rc_status reduce_grad_run(rc_op *op, rc_err *err)
     const reduce_state *s = op->state;
     reduce_plan p;
     rc_status st = reduce_grad_check_p(op, &p, err);
+    if (!st && s->mode != MODE_AXES && op->n_in > 2) st = fb_check_lengths(op, 2, 1, &p, 1, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 1);
     int64_t dims[RC_MAX_DIMS];
@@ -289,6 +363,18 @@ static rc_status reduce_grad_run(rc_op *op, rc_err *err)
     const float *g = rc_f32(rc_in(op, 0)), *xd = rc_f32(x);
     float *dx = rc_f32(rc_out(op, 0));
     odometer o = {{0}, 0};
+    if (s->mode != MODE_AXES && op->n_in > 2) {
+        /* lengths: dX = dY (Sum) or dY / len[k] (Mean) on the first len[k] entries of output k's run, 0 after */
+        fb_lengths fg;
+        fb_geometry(s, &p, &fg);
+        const int32_t *len = rc_i32(rc_in(op, 2));
+        for (int64_t i = 0; i < fg.rows; i++)
+            for (int64_t j = 0; j < fg.cols; j++) {
+                const int64_t k = fg.front ? j : i, r = fg.front ? i : j;
+                dx[i * fg.cols + j] = r < len[k] ? (s->kind == RED_MEAN ? g[k] / (float)len[k] : g[k]) : 0.f;
+            }
+        return RC_OK;
+    }
     if (s->kind == RED_SUM || s->kind == RED_MEAN) {
         const float div = s->kind == RED_MEAN ? (float)p.n_red : 1.0f;
         for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = g[o.off] / div;
@@ -463,19 +549,19 @@ static rc_status accuracy_run(rc_op *op, rc_err *err)
     {name "Gradient", 3, 3, 1, 1, NULL, reduce_setup, reduce_grad_run, reduce_state_free,                          \
      "(dY, X, Y) -> dX (args as " name ")", reduce_grad_check}
 #define REDUCE_FB(name, doc)                                                                                       \
-    {name, 1, 1, 1, 1, NULL, reduce_setup, reduce_run, reduce_state_free, doc, reduce_check},                     \
-    {name "Gradient", 2, 2, 1, 1, NULL, reduce_setup, reduce_grad_run, reduce_state_free,                          \
-     "(dY, X) -> dX (arg num_reduce_dim as " name ")", reduce_grad_check}
+    {name, 1, 2, 1, 1, NULL, reduce_setup, reduce_run, reduce_state_free, doc, reduce_check},                     \
+    {name "Gradient", 2, 3, 1, 1, NULL, reduce_setup, reduce_grad_run, reduce_state_free,                          \
+     "(dY, X[, LENGTHS]) -> dX (arg num_reduce_dim as " name ")", reduce_grad_check}
 
 const rc_op_schema rc_ops_reduce[] = {
     REDUCE("ReduceSum", "Y = X summed over 'axes' (default all; keepdims=1), in double"),
     REDUCE("ReduceMean", "Y = mean of X over 'axes' (default all; keepdims=1), in double"),
     REDUCE("ReduceMax", "Y = max of X over 'axes' (default all; keepdims=1); NaN propagates"),
     REDUCE("ReduceMin", "Y = min of X over 'axes' (default all; keepdims=1); NaN propagates"),
-    REDUCE_FB("ReduceFrontSum", "Y = X summed over its first num_reduce_dim (default 1) dims"),
-    REDUCE_FB("ReduceFrontMean", "Y = mean of X over its first num_reduce_dim (default 1) dims"),
-    REDUCE_FB("ReduceBackSum", "Y = X summed over its last num_reduce_dim (default 1) dims"),
-    REDUCE_FB("ReduceBackMean", "Y = mean of X over its last num_reduce_dim (default 1) dims"),
+    REDUCE_FB("ReduceFrontSum", "(X[, LENGTHS int32]) -> Y = X summed over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
+    REDUCE_FB("ReduceFrontMean", "(X[, LENGTHS int32]) -> Y = mean of X over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
+    REDUCE_FB("ReduceBackSum", "(X[, LENGTHS int32]) -> Y = X summed over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
+    REDUCE_FB("ReduceBackMean", "(X[, LENGTHS int32]) -> Y = mean of X over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
     {"ArgMax", 1, 1, 1, 1, NULL, arg_setup, argmax_run, arg_state_free,
      "int32 position of the largest value along 'axis' (default -1; keepdims=1); first on ties, NaN largest",
      arg_check},
