@@ -163,7 +163,7 @@ static rc_status bmask_run(rc_op *op, rc_err *err)
 {
     rc_status st = bmask_check(op, err);
     if (st) return st;
-    int64_t count;
+    int64_t count = 0;
     if ((st = check_mask_values(op, 1, &count, err))) return st;
     const rc_tensor *x = rc_in(op, 0);
     int64_t dims[RC_MAX_DIMS];
@@ -204,7 +204,7 @@ static rc_status bmask_g_run(rc_op *op, rc_err *err)
 {
     rc_status st = bmask_g_check(op, err);
     if (st) return st;
-    int64_t count;
+    int64_t count = 0;
     if ((st = check_mask_values(op, 0, &count, err))) return st;
     const rc_tensor *m = rc_in(op, 0), *g = rc_in(op, 1);
     if (g->dims[0] != count)
@@ -242,7 +242,7 @@ static rc_status bmask_len_run(rc_op *op, rc_err *err)
 {
     rc_status st = bmask_len_check(op, err);
     if (st) return st;
-    int64_t sum, count;
+    int64_t sum = 0, count = 0;
     if ((st = check_lengths_values(op, 0, &sum, err)) || (st = check_mask_values(op, 1, &count, err))) return st;
     const rc_tensor *l = rc_in(op, 0), *m = rc_in(op, 1);
     if (sum != m->dims[0])
@@ -288,7 +288,7 @@ static rc_status l2w_run(rc_op *op, rc_err *err)
     if (st) return st;
     float p;
     if ((st = rc_arg_f(&op->def, "power", 0.5f, &p, err))) return st;
-    int64_t sum;
+    int64_t sum = 0;
     if ((st = check_lengths_values(op, 0, &sum, err))) return st;
     const int64_t dims[1] = {sum};
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, dims, err)) return out_fail(op, 0, err);
@@ -337,7 +337,7 @@ static rc_status pes_run(rc_op *op, rc_err *err)
 {
     rc_status st = pes_check(op, err);
     if (st) return st;
-    int64_t sum;
+    int64_t sum = 0;
     if ((st = check_lengths_values(op, 0, &sum, err))) return st;
     const rc_tensor *lt = rc_in(op, 0);
     const int64_t L = lt->dims[0];
@@ -382,8 +382,8 @@ static rc_status dpp_args(rc_op *op, float *pad, int *rep, rc_err *err)
 
 static rc_status dpp_setup(rc_op *op, rc_err *err)
 {
-    float pad;
-    int rep;
+    float pad = 0.0f;
+    int rep = 0;
     return dpp_args(op, &pad, &rep, err);
 }
 
@@ -398,8 +398,8 @@ static rc_status dpp_shapes(rc_op *op, int64_t *dx, int64_t *dy, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s and input 1 blob '%s' %s must have the same "
                           "number of dims and the same dim 0", rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
                           RC_SHAPE(y));
-    float pad;
-    int rep;
+    float pad = 0.0f;
+    int rep = 0;
     if ((st = dpp_args(op, &pad, &rep, err))) return st;
     *dx = rc_dims_prod(x, 1, x->ndim);
     *dy = rc_dims_prod(y, 1, y->ndim);
@@ -447,8 +447,8 @@ static rc_status dpp_run(rc_op *op, rc_err *err)
     int64_t DX, DY;
     rc_status st = dpp_shapes(op, &DX, &DY, err);
     if (st) return st;
-    float pad;
-    int rep;
+    float pad = 0.0f;
+    int rep = 0;
     if ((st = dpp_args(op, &pad, &rep, err))) return st;
     const int64_t N = rc_in(op, 0)->dims[0], dims[1] = {N};
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, dims, err)) return out_fail(op, 0, err);
@@ -513,8 +513,8 @@ static rc_status dpp_g_run(rc_op *op, rc_err *err)
     int64_t DX, DY;
     rc_status st = dpp_g_shapes(op, &DX, &DY, err);
     if (st) return st;
-    float pad;
-    int rep;
+    float pad = 0.0f;
+    int rep = 0;
     if ((st = dpp_args(op, &pad, &rep, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *y = rc_in(op, 1);
     if (rc_tensor_resize_like(rc_out(op, 0), x, err)) return out_fail(op, 0, err);
