@@ -97,7 +97,8 @@ def test_boolean_mask_bad_input(rng):
          m2=i32([[1, 0], [1, 1]]), s=np.float32(3))
     fails(ValueError, "op BooleanMask #0: input 1 blob 'm' (mask) holds 2 at position 2; a mask holds only 0 "
           "and 1", "BooleanMask", ["d", "m"])
-    fails(ValueError, "op BooleanMask #0: input 1 blob 'm3' (mask) of shape (3,) int32 must hold one value per "
+    fails(ValueError, "op BooleanMask #0: input 1 blob 'm3' (mask) of shape (3,) int32 must hold "
+          "one value per "
           "row of input 0 blob 'd' of shape (4, 2) float32", "BooleanMask", ["d", "m3"])
     fails(TypeError, "op BooleanMask #0: input 1 blob 'mf' must be int32, got (4,) float32", "BooleanMask",
           ["d", "mf"])
@@ -128,7 +129,8 @@ def test_lengths_to_weights(power):
     args = {} if power is None else {"power": power}
     w = run("LengthsToWeights", ["l"], ["w"], **args)
     p = np.float64(np.float32(0.5 if power is None else power))
-    ref = np.concatenate([np.full(n, 1.0 / np.power(np.float64(n), p)) for n in lengths if n]).astype(np.float32)
+    ref = np.concatenate([np.full(n, 1.0 / np.power(np.float64(n), p)) for n in lengths if n])
+    ref = ref.astype(np.float32)
     assert w.dtype == np.float32 and w.shape == (10,)
     assert w.tobytes() == ref.tobytes()
 
@@ -138,7 +140,8 @@ def test_lengths_to_weights_empty_and_bad():
     assert run("LengthsToWeights", ["l"], ["w"]).shape == (0,)
     assert run("LengthsToWeights", ["z"], ["w"]).shape == (0,)
     feed(w=np.full(2, 3.0, np.float32), l=i32([1, -2]), l2=i32([[1]]))
-    fails(ValueError, "op LengthsToWeights #0: input 0 blob 'l' (lengths) holds -2 at position 1; a length must "
+    fails(ValueError, "op LengthsToWeights #0: input 0 blob 'l' (lengths) holds -2 at position 1; a "
+          "length must "
           "not be negative", "LengthsToWeights", ["l"], ["w"])
     fails(ValueError, "op LengthsToWeights #0: input 0 blob 'l2' (lengths) must be 1-D, got (1, 1) int32",
           "LengthsToWeights", ["l2"], ["w"])
@@ -186,10 +189,12 @@ def test_pad_empty_samples_bad_input(rng):
           ["ol", "oa", "ob"])
     fails(ValueError, "op PadEmptySamples #0: input 1 blob 's' (features) must have at least 1 dim, got () "
           "float32", "PadEmptySamples", ["l", "s"], ["ol", "os"])
-    fails(ValueError, "op PadEmptySamples #0: has 2 inputs (lengths and 1 features) but 1 outputs; it needs one "
+    fails(ValueError, "op PadEmptySamples #0: has 2 inputs (lengths and 1 features) but 1 outputs; "
+          "it needs one "
           "output per input", "PadEmptySamples", ["l", "a"], ["ol"])
     feed(l=i32([4, -1]))
-    fails(ValueError, "op PadEmptySamples #0: input 0 blob 'l' (lengths) holds -1 at position 1; a length must "
+    fails(ValueError, "op PadEmptySamples #0: input 0 blob 'l' (lengths) holds -1 at position 1; a "
+          "length must "
           "not be negative", "PadEmptySamples", ["l", "a"], ["ol", "oa"])
     assert workspace.FetchBlob("ol").tobytes() == keep.tobytes()
     # no gradient maker, as in Caffe2
@@ -234,14 +239,16 @@ def test_dot_product_with_padding_rank3_and_1d(rng):
     np.testing.assert_allclose(run("DotProductWithPadding", ["x", "y"], ["z"]), x1 * y1, rtol=1e-6)
 
 
-@pytest.mark.parametrize("dx,dy,replicate", [(5, 3, 0), (3, 5, 0), (4, 4, 0), (6, 2, 1), (2, 6, 1), (3, 3, 1)])
+@pytest.mark.parametrize("dx,dy,replicate",
+                         [(5, 3, 0), (3, 5, 0), (4, 4, 0), (6, 2, 1), (2, 6, 1), (3, 3, 1)])
 def test_dot_product_with_padding_gradient_by_finite_differences(rng, dx, dy, replicate):
     o = op("DotProductWithPadding", ["x", "y"], ["z"], pad_value=0.7, replicate=replicate)
     check_grads(o, [f32(rng, 3, dx, lo=-2, hi=2), f32(rng, 3, dy, lo=-2, hi=2)])
     ops, g_in = G(o, ["z_grad"])
     assert [x.type for x in ops] == ["DotProductWithPaddingGradient"]
     assert list(ops[0].input) == ["x", "y", "z_grad"] and g_in == ["x_grad", "y_grad"]
-    assert {a.name: a.value() for a in ops[0].arg} == pytest.approx({"pad_value": 0.7, "replicate": replicate})
+    args = {a.name: a.value() for a in ops[0].arg}
+    assert args == pytest.approx({"pad_value": 0.7, "replicate": replicate})
 
 
 def test_dot_product_with_padding_gradient_op(rng):
@@ -275,7 +282,8 @@ def test_dot_product_with_padding_bad_input(rng):
           "DotProductWithPadding", ["xi", "y"], ["z"])
     fails(ValueError, "op DotProductWithPadding #0: argument replicate must be 0 or 1, got 3",
           "DotProductWithPadding", ["x", "y"], ["z"], replicate=3)
-    fails(ValueError, "op DotProductWithPaddingGradient #0: input 2 blob 'g' (dZ) of shape (3,) float32 must be "
+    fails(ValueError, "op DotProductWithPaddingGradient #0: input 2 blob 'g' (dZ) of shape (3,) "
+          "float32 must be "
           "(2,), one value per row of input 0 blob 'x' (2, 5) float32", "DotProductWithPaddingGradient",
           ["x", "y", "g"], ["dx", "dy"])
     assert workspace.FetchBlob("z").tobytes() == keep.tobytes()
@@ -317,7 +325,8 @@ def test_sparse_lengths_positional_weighted_sum_bad_input(rng):
           "position 1 exceeds the 2 positional weights of input 1 blob 'w' of shape (2,) float32",
           "SparseLengthsPositionalWeightedSum", ["d", "w", "i", "l"])
     feed(l=i32([2, 2]), i=i32([0, 2, 1, 5]))
-    fails(IndexError, "op SparseLengthsPositionalWeightedSum #0: input 2 blob 'i': index 5 at position 3 is out "
+    fails(IndexError, "op SparseLengthsPositionalWeightedSum #0: input 2 blob 'i': index 5 at "
+          "position 3 is out "
           "of range [0, 3) (the rows of input 0 blob 'd' of shape (3, 2) float32)",
           "SparseLengthsPositionalWeightedSum", ["d", "w", "i", "l"])
     fails(ValueError, "op SparseLengthsPositionalWeightedSum #0: input 1 blob 'w2' (positional weights) must "
@@ -329,7 +338,8 @@ def test_sparse_lengths_positional_weighted_sum_bad_input(rng):
 
 # ---------------------------------------------------------------- net creation
 @pytest.mark.parametrize("type_,inputs,pattern", [
-    ("BooleanMask", ["d", "m3"], r"input 1 blob 'm3' \(mask\) of shape \(3,\) int32 must hold one value per row"),
+    ("BooleanMask", ["d", "m3"], r"input 1 blob 'm3' \(mask\) of shape \(3,\) int32 must hold one "
+        "value per row"),
     ("DotProductWithPadding", ["d", "y"], r"must have the same number of dims and the same dim 0"),
     ("LengthsToWeights", ["d"], r"input 0 blob 'd' must be int32"),
     ("PadEmptySamples", ["l", "s"], r"input 1 blob 's' \(features\) must have at least 1 dim"),
