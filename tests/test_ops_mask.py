@@ -172,6 +172,10 @@ def test_pad_empty_samples(rng):
     for out, x in ((oa, a), (ob, b), (oc, c)):
         assert out.shape == (9,) + x.shape[1:]
         assert out.tobytes() == pad_empty_ref(lengths, x).tobytes()
+    # the zero rows are written, not left from what the output held (same shape: the buffer is reused)
+    feed(oa=np.full((9, 3), np.nan, np.float32), ob=np.full(9, 77, np.int32))
+    oa2, ob2 = run("PadEmptySamples", ["l", "a", "b"], ["ol", "oa", "ob"])[1:]
+    assert oa2.tobytes() == oa.tobytes() and ob2.tobytes() == ob.tobytes()
     # lengths only; no empty segment; no segments
     np.testing.assert_array_equal(run("PadEmptySamples", ["l"], ["ol"]), [1, 2, 1, 1, 1, 3])
     feed(l=i32([2, 4]))
