@@ -92,6 +92,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # DecayAdagrad, GFtrl, (Sparse)Storm, Lars (csrc/ops/optim_more.c; beta1, beta2, epsilon, alpha,
              # beta, lambda1, lambda2, momentum and offset are above)
              "weight_decay", "bias_correction_first", "lr_min",
+             # DotProductWithPadding(Gradient) (csrc/ops/mask.c; LengthsToWeights reads power, above;
+             # BooleanMask(Gradient, Lengths), PadEmptySamples and SparseLengthsPositionalWeightedSum read
+             # no argument)
+             "pad_value", "replicate",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -193,7 +193,9 @@ def build_ops_net(name="af_ops"):
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
     And / Or / Xor / Not, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding,
     SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
-    Div with their gradient ops."""
+    Div with their gradient ops; the mask.c ops BooleanMask and DotProductWithPadding (padded and
+    replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
+    SparseLengthsPositionalWeightedSum on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -266,6 +268,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorFill([], "pad_s", shape=[8], values=rng.uniform(-1, 1, 8).tolist())
     init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorIntFill([], "lr_len", shape=[3], values=[1, 0, 3])
+    init.GivenTensorIntFill([], "mk_mask", shape=[4], values=[1, 0, 1, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     init.GivenTensorFill([], "wts", shape=[4, 3],
@@ -399,7 +402,18 @@ def build_ops_net(name="af_ops"):
     net.NormalizeL1(lin, "l2_nl1")
     loss = net.Sum([loss, l2_nrm] + [net.SumElements(v, v + "_l")
                                      for v in [l2_sx, l2_wsx, l2_ce] + l2_pair], "loss_l2")
+    # mask.c ops with their gradients (BooleanMaskGradient, DotProductWithPaddingGradient): rows 0, 2, 3
+    # of sc, and sc / t against the (4, 1) column bc_col, padded with 0.5 and replicated
+    mk_sel = net.BooleanMask([sc, "mk_mask"], ["mk_sel", "mk_idx"])[0]
+    mk_dots = [net.DotProductWithPadding([sc, bc_col], "mk_dpad", pad_value=0.5),
+               net.DotProductWithPadding([t, bc_col], "mk_drep", replicate=1)]
+    loss = net.Sum([loss, net.SumElements(net.Mul([mk_sel, mk_sel], "mk_sq"), "mk_l")] +
+                   [net.SumElements(v, v + "_l") for v in mk_dots], "loss_mk")
     gmap = net.AddGradientOperators([loss])
+    net.BooleanMaskLengths(["lr_len", "mk_mask"], "mk_len")
+    net.LengthsToWeights("lr_len", "mk_w", power=1.0)
+    net.PadEmptySamples(["lr_len", e, "ids"], ["mk_pl", "mk_pe", "mk_pids"])
+    net.SparseLengthsPositionalWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "mk_slpws")
     x = net.Copy(lin, "x_copy")
     x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -497,6 +511,9 @@ def build_ops_net(name="af_ops"):
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
         ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
+        ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids",
+         "mk_slpws"] + \
+        [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
@@ -545,6 +562,9 @@ def test_ops_allocation_failures(sticky):
                "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
                "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
                "op SegmentIdsToLengths #",
+               "op BooleanMask #", "op BooleanMaskGradient #", "op BooleanMaskLengths #",
+               "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
+               "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
                "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
                "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
                "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",

@@ -2030,6 +2030,79 @@ CASES = [
          """, V, r"op LearningRate #0: argument cyclical_max_lr must satisfy \|cyclical_max_lr\| >= \|base_lr\| "
                  r"\(0.1\), got 0.05",
          note="Caffe2 only DCHECKed it; compositeCosine checks cosine_max_lr >= cosine_min_lr the same way"),
+    # ---------------------------------------------------------------- ops: mask (csrc/ops/mask.c)
+    Case("boolean-mask-value-not-0-1", "ops: mask", "BooleanMask(d (4, 2), m = [1, 0, 2, 1])",
+         """
+         feed(d=f32(4, 2), m=np.array([1, 0, 2, 1], np.int32))
+         run_op('BooleanMask', ['d', 'm'], ['o'])
+         """, V,
+         r"op BooleanMask #0: input 1 blob 'm' \(mask\) holds 2 at position 2; a mask holds only 0 and 1",
+         note="Caffe2's mask was bool; an int32 mask here holds 0 and 1 only"),
+    Case("boolean-mask-length-mismatch", "ops: mask", "BooleanMask(d (4, 2), m (3,))",
+         """
+         feed(d=f32(4, 2), m=np.array([1, 0, 1], np.int32))
+         run_op('BooleanMask', ['d', 'm'], ['o'])
+         """, V,
+         r"op BooleanMask #0: input 1 blob 'm' \(mask\) of shape \(3,\) int32 must hold one value per "
+         r"row of input 0 blob 'd' of shape \(4, 2\) float32"),
+    Case("boolean-mask-gradient-rows", "ops: mask", "BooleanMaskGradient(m (two ones), g (3, 2))",
+         """
+         feed(m=np.array([1, 0, 1, 0], np.int32), g=f32(3, 2))
+         run_op('BooleanMaskGradient', ['m', 'g'], ['dx'])
+         """, V,
+         r"op BooleanMaskGradient #0: input 1 blob 'g' \(the gradient of masked_data\) of shape \(3, 2\) "
+         r"float32 must have one row per 1 of input 0 blob 'm' \(mask\) of shape \(4,\) int32: 2",
+         note="Caffe2 read past the gradient"),
+    Case("boolean-mask-lengths-sum", "ops: mask", "BooleanMaskLengths(l = [2, 1], m (4,))",
+         """
+         feed(l=np.array([2, 1], np.int32), m=np.array([1, 0, 1, 1], np.int32))
+         run_op('BooleanMaskLengths', ['l', 'm'], ['o'])
+         """, V, r"op BooleanMaskLengths #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, "
+                 r"but input 1 blob 'm' \(mask\) of shape \(4,\) int32 holds 4 values"),
+    Case("lengths-to-weights-negative", "ops: mask", "LengthsToWeights(l = [1, -2])",
+         """
+         feed(l=np.array([1, -2], np.int32))
+         run_op('LengthsToWeights', ['l'], ['w'])
+         """, V,
+         r"op LengthsToWeights #0: input 0 blob 'l' \(lengths\) holds -2 at position 1; a length must "
+         r"not be negative"),
+    Case("pad-empty-samples-rows", "ops: mask", "PadEmptySamples(l = [0, 2, 1], a (3, 2), b (4, 2))",
+         """
+         feed(l=np.array([0, 2, 1], np.int32), a=f32(3, 2), b=f32(4, 2))
+         run_op('PadEmptySamples', ['l', 'a', 'b'], ['ol', 'oa', 'ob'])
+         """, V, r"op PadEmptySamples #0: input 2 blob 'b' \(features\) of shape \(4, 2\) float32 must have "
+                 r"sum\(lengths\) = 3 rows"),
+    Case("pad-empty-samples-outputs", "ops: mask", "PadEmptySamples([l, a], [ol])",
+         """
+         feed(l=np.array([0, 2], np.int32), a=f32(2, 2))
+         run_op('PadEmptySamples', ['l', 'a'], ['ol'])
+         """, V,
+         r"op PadEmptySamples #0: has 2 inputs \(lengths and 1 features\) but 1 outputs; it needs one "
+         r"output per input", note="Caffe2 wrote to outputs that did not exist"),
+    Case("dot-product-with-padding-replicate", "ops: mask",
+         "DotProductWithPadding(x (2, 5), y (2, 3), replicate=1)",
+         """
+         feed(x=f32(2, 5), y=f32(2, 3))
+         run_op('DotProductWithPadding', ['x', 'y'], ['z'], replicate=1)
+         """, V,
+         r"op DotProductWithPadding #0: with replicate=1 the longer row \(5 elements\) must be a multiple "
+         r"of the shorter \(3\)", note="Caffe2 dropped the remainder silently"),
+    Case("dot-product-with-padding-dim0", "ops: mask", "DotProductWithPadding(x (2, 5), y (3, 3))",
+         """
+         feed(x=f32(2, 5), y=f32(3, 3))
+         run_op('DotProductWithPadding', ['x', 'y'], ['z'])
+         """, V,
+         r"op DotProductWithPadding #0: input 0 blob 'x' \(2, 5\) float32 and input 1 blob 'y' \(3, 3\) "
+         r"float32 must have the same number of dims and the same dim 0"),
+    Case("slpws-length-above-weights", "ops: mask",
+         "SparseLengthsPositionalWeightedSum(d, w (2,), i, l = [1, 3])",
+         """
+         feed(d=f32(3, 2), w=f32(2), i=np.array([0, 2, 1, 1], np.int32), l=np.array([1, 3], np.int32))
+         run_op('SparseLengthsPositionalWeightedSum', ['d', 'w', 'i', 'l'], ['o'])
+         """, V,
+         r"op SparseLengthsPositionalWeightedSum #0: input 3 blob 'l' \(lengths\): length 3 at position 1 "
+         r"exceeds the 2 positional weights of input 1 blob 'w' of shape \(2,\) float32",
+         note="Caffe2 read past the weights"),
 ]
 
 XFAIL = {}

@@ -9,6 +9,7 @@
  *   SparseLengthsSum(DATA, INDICES, LENGTHS) -> OUT
  *   SparseLengthsMean(DATA, INDICES, LENGTHS) -> OUT
  *   SparseLengthsWeightedSum(DATA, SCALARS, INDICES, LENGTHS) -> OUT
+ *   SparseLengthsPositionalWeightedSum(DATA, WEIGHT, INDICES, LENGTHS) -> OUT
  *
  *   LengthsSumGradient(dOUT, LENGTHS) -> dDATA
  *   LengthsMeanGradient(dOUT, LENGTHS) -> dDATA
@@ -48,6 +49,12 @@
  * sparse gradient (the values of a GradientSlice with INDICES, see
  * recurrent/_grad_lengths_reduce.py); they compute what the Lengths* ones do.
  *
+ * SparseLengthsPositionalWeightedSum is SparseLengthsWeightedSum with the
+ * weight of row k of segment s taken by its position in the segment:
+ * WEIGHT[k - off_s]. WEIGHT is float32 1-D of any length W; a segment longer
+ * than W is a ValueError naming the position and the length (Caffe2 did not
+ * check and read past WEIGHT). It has no gradient, as in Caffe2.
+ *
  * No global state; nothing allocates except the resize of the outputs.
  */
 #include "../core/rc_core.h"
@@ -56,7 +63,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { K_SUM, K_MEAN, K_WSUM, K_MAX };
+enum { K_SUM, K_MEAN, K_WSUM, K_MAX, K_PWSUM }; /* K_PWSUM: positional weights */
 
 /* ================================================================ helpers */
 
@@ -155,7 +162,7 @@ static fwd_layout fwd_inputs(int kind, int sparse)
 {
     fwd_layout l = {0, -1, -1, 1};
     int next = 1;
-    if (kind == K_WSUM) l.w = next++;
+    if (kind == K_WSUM || kind == K_PWSUM) l.w = next++;
     if (sparse) l.idx = next++;
     l.len = next;
     return l;
@@ -170,6 +177,7 @@ static rc_status fwd_shapes(rc_op *op, int kind, int sparse, rc_err *err)
     if ((st = check_f32_rows(op, l.data, "data", err))) return st;
     if (sparse && (st = check_vector(op, l.idx, RC_I32, "indices", err))) return st;
     if ((st = check_vector(op, l.len, RC_I32, "lengths", err))) return st;
+    if (kind == K_PWSUM) return check_vector(op, l.w, RC_F32, "positional weights", err);
     if (l.w >= 0) {
         if ((st = check_vector(op, l.w, RC_F32, "scalars", err))) return st;
         char what[160];
@@ -183,10 +191,11 @@ static rc_status fwd_shapes(rc_op *op, int kind, int sparse, rc_err *err)
 
 /* data: (V, R), rows: (N,) indices into data or NULL for row k = k, len: (L,)
  * summing to N, w: (N,) or NULL -> out: (L, R). out[s][r] = sum over the rows
- * k of segment s, in order, of w[k] * data[row k][r] (w = 1 without weights),
- * in double, divided by len[s] when mean and len[s] > 0; 0 for an empty segment. */
+ * k of segment s, in order, of w[k] * data[row k][r] (w = 1 without weights;
+ * w[k - off_s] when pos, off_s the first row of segment s), in double, divided
+ * by len[s] when mean and len[s] > 0; 0 for an empty segment. */
 static void reduce_sum_kernel(int64_t L, int64_t R, const float *data, const int32_t *rows, const int32_t *len,
-                              const float *w, int mean, float *out)
+                              const float *w, int pos, int mean, float *out)
 {
     int64_t k0 = 0;
     for (int64_t s = 0; s < L; s++) {
@@ -195,7 +204,7 @@ static void reduce_sum_kernel(int64_t L, int64_t R, const float *data, const int
             double acc = 0.0;
             for (int64_t k = k0; k < k0 + n; k++) {
                 const double x = data[(rows ? (int64_t)rows[k] : k) * R + r];
-                acc += w ? (double)w[k] * x : x;
+                acc += w ? (double)w[pos ? k - k0 : k] * x : x;
             }
             if (mean && n > 0) acc /= (double)n;
             out[s * R + r] = (float)acc;
@@ -223,6 +232,21 @@ static void reduce_max_kernel(int64_t L, int64_t R, const float *data, const int
     }
 }
 
+/* K_PWSUM: every length of input li (checked non-negative) is at most the
+ * length of input wi (the positional weights, 1-D, checked). */
+static rc_status check_positional(rc_op *op, int li, int wi, rc_err *err)
+{
+    const rc_tensor *lt = rc_in(op, li), *wt = rc_in(op, wi);
+    const int32_t *len = lt->dims[0] ? rc_i32(lt) : NULL;
+    for (int64_t s = 0; s < lt->dims[0]; s++)
+        if (len[s] > wt->dims[0])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths): length %d at position %lld "
+                              "exceeds the %lld positional weights of input %d blob '%s' of shape %s", li,
+                              rc_in_name(op, li), (int)len[s], (long long)s, (long long)wt->dims[0], wi,
+                              rc_in_name(op, wi), RC_SHAPE(wt));
+    return RC_OK;
+}
+
 static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
 {
     rc_status st = fwd_shapes(op, kind, sparse, err);
@@ -236,6 +260,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
              RC_SHAPE(rc_in(op, rows)));
     if ((st = check_lengths(op, l.len, N, what, err))) return st;
     if (sparse && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
+    if (kind == K_PWSUM && (st = check_positional(op, l.len, l.w, err))) return st;
     if ((st = resize_rows(op, 0, L, data, err))) return st;
     if (L == 0 || R == 0) return RC_OK;
     float *out = rc_f32(rc_out(op, 0));
@@ -246,7 +271,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     } else {
         const int32_t *idx = sparse && N ? rc_i32(rc_in(op, l.idx)) : NULL;
         const float *w = l.w >= 0 && N ? rc_f32(rc_in(op, l.w)) : NULL;
-        reduce_sum_kernel(L, R, x, idx, len, w, kind == K_MEAN, out);
+        reduce_sum_kernel(L, R, x, idx, len, w, kind == K_PWSUM, kind == K_MEAN, out);
     }
     return RC_OK;
 }
@@ -262,6 +287,7 @@ FWD(lmax, K_MAX, 0)
 FWD(slsum, K_SUM, 1)
 FWD(slmean, K_MEAN, 1)
 FWD(slwsum, K_WSUM, 1)
+FWD(slpwsum, K_PWSUM, 1)
 
 /* grad_on_weights (Caffe2's argument of the WeightedSum ops): read by the
  * gradient maker; checked here to be an int 0 or 1. */
@@ -475,6 +501,9 @@ const rc_op_schema rc_ops_lengths_reduce[] = {
     {"SparseLengthsWeightedSum", 4, 4, 1, 1, NULL, wsum_setup, slwsum_run, NULL,
      "(DATA, SCALARS (N,), INDICES (N,), LENGTHS) -> OUT: LengthsWeightedSum of DATA[INDICES]; arg grad_on_weights",
      slwsum_check},
+    {"SparseLengthsPositionalWeightedSum", 4, 4, 1, 1, NULL, NULL, slpwsum_run, NULL,
+     "(DATA, WEIGHT (W,), INDICES (N,), LENGTHS) -> OUT: row j of a segment weighted by WEIGHT[j] (j < W); no grad",
+     slpwsum_check},
     {"LengthsSumGradient", 2, 2, 1, 1, NULL, NULL, lsum_g_run, NULL,
      "(dOUT (L, ...), LENGTHS) -> dDATA (sum(LENGTHS), ...): row k of segment s = dOUT[s]", lsum_g_check},
     {"LengthsMeanGradient", 2, 2, 1, 1, NULL, NULL, lmean_g_run, NULL,

@@ -32,6 +32,8 @@ extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, R
 extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
 extern const rc_op_schema rc_ops_bmm_pow[];   /* ops/bmm_pow.c: BatchMatMulGradient, BatchGather(Gradient) */
 extern const rc_op_schema rc_ops_util[];      /* ops/util.c: Alias, CopyFromCPUInput, EnsureCPUOutput */
+extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradient, Lengths), LengthsToWeights,
+                                                 PadEmptySamples, DotProductWithPadding(+Gradient) */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -48,6 +50,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_bmm_pow,
     rc_ops_optim_more,
     rc_ops_util,
+    rc_ops_mask,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
