@@ -59,6 +59,7 @@
  */
 #include "../core/rc_core.h"
 #include "sparse.h"
+#include "lengths_reduce.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -194,8 +195,8 @@ static rc_status fwd_shapes(rc_op *op, int kind, int sparse, rc_err *err)
  * k of segment s, in order, of w[k] * data[row k][r] (w = 1 without weights;
  * w[k - off_s] when pos, off_s the first row of segment s), in double, divided
  * by len[s] when mean and len[s] > 0; 0 for an empty segment. */
-static void reduce_sum_kernel(int64_t L, int64_t R, const float *data, const int32_t *rows, const int32_t *len,
-                              const float *w, int pos, int mean, float *out)
+void rc_lr_sum_kernel(int64_t L, int64_t R, const float *data, const int32_t *rows, const int32_t *len,
+                      const float *w, int pos, int mean, float *out)
 {
     int64_t k0 = 0;
     for (int64_t s = 0; s < L; s++) {
@@ -271,7 +272,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     } else {
         const int32_t *idx = sparse && N ? rc_i32(rc_in(op, l.idx)) : NULL;
         const float *w = l.w >= 0 && N ? rc_f32(rc_in(op, l.w)) : NULL;
-        reduce_sum_kernel(L, R, x, idx, len, w, kind == K_PWSUM, kind == K_MEAN, out);
+        rc_lr_sum_kernel(L, R, x, idx, len, w, kind == K_PWSUM, kind == K_MEAN, out);
     }
     return RC_OK;
 }
@@ -364,8 +365,8 @@ static rc_status grad_shapes(rc_op *op, int kind, int variant, int sparse, rc_er
 
 /* g: (L, R), len: (L,) summing to N, w: (N,) or NULL -> dx: (N, R);
  * row k of segment s: w[k] * g[s] (g[s] without weights), g[s] / len[s] when mean. */
-static void grad_rows_kernel(int64_t L, int64_t R, const float *g, const int32_t *len, const float *w, int mean,
-                             float *dx)
+void rc_lr_grad_rows_kernel(int64_t L, int64_t R, const float *g, const int32_t *len, const float *w, int mean,
+                            float *dx)
 {
     int64_t k = 0;
     for (int64_t s = 0; s < L; s++) {
@@ -385,8 +386,8 @@ static void grad_rows_kernel(int64_t L, int64_t R, const float *g, const int32_t
 
 /* g: (L, R), len: (L,) summing to N, data: (V, R), rows: (N,) or NULL (row k = k)
  * -> dw: (N,), dw[k] = sum_r g[s][r] * data[row k][r] in double (k in segment s). */
-static void grad_weights_kernel(int64_t L, int64_t R, const float *g, const int32_t *len, const float *data,
-                                const int32_t *rows, float *dw)
+void rc_lr_grad_weights_kernel(int64_t L, int64_t R, const float *g, const int32_t *len, const float *data,
+                               const int32_t *rows, float *dw)
 {
     int64_t k = 0;
     for (int64_t s = 0; s < L; s++) {
@@ -454,11 +455,11 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
         return RC_OK;
     }
     const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
-    if (R) grad_rows_kernel(L, R, rc_f32(g), len, w, kind == K_MEAN, rc_f32(rc_out(op, 0)));
+    if (R) rc_lr_grad_rows_kernel(L, R, rc_f32(g), len, w, kind == K_MEAN, rc_f32(rc_out(op, 0)));
     if (variant == G_MAIN) {
         float *dw = rc_f32(rc_out(op, 1));
         if (R)
-            grad_weights_kernel(L, R, rc_f32(g), len, rc_f32(rc_in(op, l.data)),
+            rc_lr_grad_weights_kernel(L, R, rc_f32(g), len, rc_f32(rc_in(op, l.data)),
                                 l.idx >= 0 ? rc_i32(rc_in(op, l.idx)) : NULL, dw);
         else
             memset(dw, 0, sizeof *dw * (size_t)N);

@@ -4,6 +4,8 @@
  *   Alias(X) -> Y               Y = X (any dtype, any shape)
  *   CopyFromCPUInput(X) -> Y    Y = X (any dtype, any shape)
  *   EnsureCPUOutput(X) -> Y     Y = X (any dtype, any shape)
+ *   EnsureDense(X) -> Y         Y = X (any dtype, any shape); Caffe2's utility_ops EnsureDense: its
+ *                               gradient maker makes a sparse output gradient dense (_grad_util.py)
  *
  * All three run in place (Y named X: nothing is written). What differs from
  * Caffe2:
@@ -56,5 +58,7 @@ const rc_op_schema rc_ops_util[] = {
      "Y = X (any dtype; CPU-only runtime: a copy); gradient passed through", util_check},
     {"EnsureCPUOutput", 1, 1, 1, 1, rc_inplace_any, NULL, util_copy_run, NULL,
      "Y = X (any dtype; CPU-only runtime: a copy); no gradient", util_check},
+    {"EnsureDense", 1, 1, 1, 1, rc_inplace_any, NULL, util_copy_run, NULL,
+     "Y = X (any dtype; a copy); a sparse gradient (GradientSlice) is made dense by SparseToDense", util_check},
     {0},
 };

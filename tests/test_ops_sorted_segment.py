@@ -1,0 +1,216 @@
+"""Sorted-segment reductions, NanCheck, Assert (csrc/ops/sorted_segment.c) and EnsureDense
+(csrc/ops/util.c), with their gradient makers (recurrent/_grad_sorted.py): NumPy references
+(gaps, leading empty segments, repeated indices, rank > 2 data, no rows), every gradient op against
+NumPy and by finite differences (sparse gradients compared dense), bad input with exact messages
+(outputs untouched), and the gradient of EnsureDense on a sparse gradient."""
+
+import numpy as np
+import pytest
+
+from recurrent import core, workspace
+from test_ops_clip_math import check_grads
+from test_ops_math import f32, feed, op, run
+
+
+def i32(x):
+    return np.asarray(x, np.int32)
+
+
+def G(o, g_output):
+    return core.GradientRegistry.GetGradientForOp(o, g_output)
+
+
+def sorted_ref(kind, data, ids, indices=None, weights=None):
+    """float32 result: per segment id s, the rows with id s accumulated in float64 in order."""
+    rows = data if indices is None else data[np.asarray(indices, np.int64)]
+    K = int(ids[-1]) + 1 if len(ids) else 0
+    out = np.zeros((K,) + data.shape[1:], np.float32)
+    for s in range(K):
+        sel = np.nonzero(np.asarray(ids) == s)[0]
+        if len(sel) == 0:
+            continue
+        seg = rows[sel].astype(np.float64)
+        if weights is not None:
+            seg = seg * np.asarray(weights, np.float64)[sel].reshape((-1,) + (1,) * (data.ndim - 1))
+        acc = np.cumsum(seg, axis=0)[-1]
+        if kind == "Mean":
+            acc = acc / len(sel)
+        out[s] = acc.astype(np.float32)
+    return out
+
+
+IDS = [[0, 0, 1, 1, 1, 2], [0, 0, 0, 0, 0, 0], [2, 2, 5, 5, 5, 7], [0, 1, 2, 3, 4, 5]]
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean"])
+@pytest.mark.parametrize("ids", IDS)
+@pytest.mark.parametrize("rng_op", ["SortedSegment", "SortedSegmentRange"])
+def test_sorted_sum_mean(rng, kind, ids, rng_op):
+    data = f32(rng, 6, 2, 3)
+    feed(d=data, s=i32(ids))
+    out = run(rng_op + kind, ["d", "s"], ["o"])
+    assert out.shape == (ids[-1] + 1, 2, 3)
+    np.testing.assert_array_equal(out, sorted_ref(kind, data, ids))
+
+
+@pytest.mark.parametrize("ids", IDS)
+def test_sorted_weighted_sum(rng, ids):
+    data, w = f32(rng, 6, 4), f32(rng, 6)
+    feed(d=data, w=w, s=i32(ids))
+    np.testing.assert_array_equal(run("SortedSegmentWeightedSum", ["d", "w", "s"], ["o"]),
+                                  sorted_ref("Sum", data, ids, weights=w))
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "WeightedSum"])
+def test_sparse_sorted(rng, kind):
+    data, idx, ids, w = f32(rng, 5, 3), i32([4, 0, 4, 2, 1, 4, 3]), i32([0, 0, 1, 3, 3, 3, 4]), f32(rng, 7)
+    feed(d=data, i=idx, s=ids, w=w)
+    ins = ["d", "w", "i", "s"] if kind == "WeightedSum" else ["d", "i", "s"]
+    out = run("SparseSortedSegment" + kind, ins, ["o"])
+    ref = sorted_ref("Mean" if kind == "Mean" else "Sum", data, ids, indices=idx,
+                     weights=w if kind == "WeightedSum" else None)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_no_rows_and_zero_width(rng):
+    feed(d=np.zeros((0, 3), np.float32), s=i32([]))
+    assert run("SortedSegmentSum", ["d", "s"], ["o"]).shape == (0, 3)
+    feed(d=np.zeros((3, 0), np.float32), s=i32([0, 1, 1]))
+    assert run("SortedSegmentMean", ["d", "s"], ["o"]).shape == (2, 0)
+
+
+def test_gradient_ops_against_numpy(rng):
+    ids = i32([1, 1, 2, 4, 4, 4])
+    g, data, w = f32(rng, 5, 3), f32(rng, 6, 3), f32(rng, 6)
+    feed(g=g, s=ids, d=data, w=w, o=np.zeros((5, 3), np.float32))
+    cnt = np.bincount(ids, minlength=5).astype(np.float64)
+    np.testing.assert_array_equal(run("SortedSegmentSumGradient", ["g", "s"], ["x"]), g[ids])
+    mean = (g[ids].astype(np.float64) / cnt[ids][:, None]).astype(np.float32)
+    np.testing.assert_array_equal(run("SortedSegmentMeanGradient", ["g", "s"], ["x"]), mean)
+    np.testing.assert_array_equal(run("SortedSegmentRangeSumGradient", ["d", "o", "g", "s"], ["x"]), g[ids])
+    np.testing.assert_array_equal(run("SortedSegmentRangeMeanGradient", ["d", "o", "g", "s"], ["x"]), mean)
+    np.testing.assert_array_equal(run("SortedSegmentWeightedSumGradient", ["w", "g", "s"], ["x"]),
+                                  w[:, None] * g[ids])
+    dx, dw = run("SortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "s", "d"], ["x", "y"])
+    np.testing.assert_array_equal(dx, w[:, None] * g[ids])
+    np.testing.assert_allclose(dw, (g[ids].astype(np.float64) * data).sum(1), rtol=1e-6)
+    feed(v=f32(rng, 3, 3), i=i32([2, 0, 0, 1, 2, 2]))
+    v = workspace.FetchBlob("v")
+    _, dw = run("SortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "s", "v", "i"], ["x", "y"])
+    np.testing.assert_allclose(dw, (g[ids].astype(np.float64) * v[[2, 0, 0, 1, 2, 2]]).sum(1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean"])
+@pytest.mark.parametrize("prefix", ["SortedSegment", "SortedSegmentRange"])
+def test_fd_dense(rng, kind, prefix):
+    check_grads(op(prefix + kind, ["d", "s"], ["o"]), [f32(rng, 6, 3), i32([0, 0, 1, 3, 3, 3])], indices=[0])
+
+
+@pytest.mark.parametrize("gow", [0, 1])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fd_weighted(rng, gow, sparse):
+    ids, w = i32([0, 1, 1, 1, 2]), f32(rng, 5)
+    if sparse:
+        o = op("SparseSortedSegmentWeightedSum", ["d", "w", "i", "s"], ["o"], grad_on_weights=gow)
+        check_grads(o, [f32(rng, 4, 3), w, i32([3, 0, 3, 1, 2]), ids], indices=[0, 1] if gow else [0])
+    else:
+        o = op("SortedSegmentWeightedSum", ["d", "w", "s"], ["o"], grad_on_weights=gow)
+        check_grads(o, [f32(rng, 5, 3), w, ids], indices=[0, 1] if gow else [0])
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean"])
+def test_fd_sparse(rng, kind):
+    o = op("SparseSortedSegment" + kind, ["d", "i", "s"], ["o"])
+    check_grads(o, [f32(rng, 4, 2), i32([1, 1, 3, 0, 2]), i32([0, 0, 0, 2, 2])], indices=[0])
+    grad_ops, g_in = G(o, ["o_grad"])
+    assert isinstance(g_in[0], core.GradientSlice) and g_in[0].indices == "i"
+    assert grad_ops[0].type == "SortedSegment%sGradient" % kind
+
+
+def test_bad_ids_messages(rng):
+    feed(d=f32(rng, 4, 2), s=i32([0, 2, 1, 3]), o=np.float32([7]))
+    with pytest.raises(ValueError, match=r"SortedSegmentSum.*input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 "
+                       r"must be sorted: segment id 1 at position 2 is below the id 2 before it"):
+        workspace.RunOperatorOnce(op("SortedSegmentSum", ["d", "s"], ["o"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("o"), [7])
+    feed(s=i32([-1, 0, 0, 0]))
+    with pytest.raises(ValueError, match=r"segment id -1 at position 0 is negative"):
+        workspace.RunOperatorOnce(op("SortedSegmentMean", ["d", "s"], ["o"]))
+    feed(s=i32([0, 0, 1]))
+    with pytest.raises(ValueError, match=r"input 0 blob 'd' \(data\) of shape \(4, 2\) float32 must have one row per "
+                       r"segment id: first dim 3"):
+        workspace.RunOperatorOnce(op("SortedSegmentSum", ["d", "s"], ["o"]))
+    feed(g=f32(rng, 2, 2), s=i32([0, 0, 2, 2]))
+    with pytest.raises(ValueError, match=r"SortedSegmentSumGradient.*must have one row per segment: 3"):
+        workspace.RunOperatorOnce(op("SortedSegmentSumGradient", ["g", "s"], ["x"]))
+    feed(i=i32([0, 5, 1, 1]), s=i32([0, 0, 1, 1]))
+    with pytest.raises(IndexError, match=r"SparseSortedSegmentSum.*'i'"):
+        workspace.RunOperatorOnce(op("SparseSortedSegmentSum", ["d", "i", "s"], ["o"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("o"), [7])
+
+
+# ---------------------------------------------------------------- NanCheck / Assert / EnsureDense
+def test_nan_check(rng):
+    x = f32(rng, 3, 4)
+    feed(x=x, z=i32([1]))
+    np.testing.assert_array_equal(run("NanCheck", ["x", "z"], ["y"]), x)
+    workspace.RunOperatorOnce(op("NanCheck", ["x"], ["x"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), x)
+    for bad, word in [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")]:
+        xb = x.copy()
+        xb[2, 1] = bad
+        xb[2, 3] = np.nan
+        feed(x=xb, y=np.float32([5]))
+        with pytest.raises(ValueError, match=r"NanCheck.*input 0 blob 'x' of shape \(3, 4\) float32 contains %s: first "
+                           r"at flat index 9 \(row 2\); other inputs: input 1 blob 'z' of shape \(1,\) int32" % word):
+            workspace.RunOperatorOnce(op("NanCheck", ["x", "z"], ["y"]))
+        np.testing.assert_array_equal(workspace.FetchBlob("y"), [5])
+    grad_ops, g_in = G(op("NanCheck", ["x", "z"], ["y"]), ["y_grad"])
+    assert [(g.type, list(g.input), list(g.output)) for g in grad_ops] == [("NanCheck", ["y_grad"], ["x_grad"])]
+    assert g_in == ["x_grad", None]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_assert(dtype):
+    feed(x=np.array([[1, 2], [3, -1]], dtype))
+    workspace.RunOperatorOnce(op("Assert", ["x"], [], error_msg="fine"))
+    feed(x=np.array([[1, 2], [0, 0]], dtype))
+    with pytest.raises(RuntimeError, match=r"Assert.*input 0 blob 'x' of shape \(2, 2\) \w+ has 0 at flat index 2; "
+                       r"error_msg: 'ids must be positive'"):
+        workspace.RunOperatorOnce(op("Assert", ["x"], [], error_msg="ids must be positive"))
+    feed(x=np.zeros(0, dtype))
+    workspace.RunOperatorOnce(op("Assert", ["x"], []))
+
+
+def test_ensure_dense(rng):
+    x = f32(rng, 4, 3)
+    feed(x=x)
+    np.testing.assert_array_equal(run("EnsureDense", ["x"], ["y"]), x)
+    o = op("EnsureDense", ["x"], ["y"])
+    assert G(o, ["y_grad"]) == ([], ["y_grad"])
+    grad_ops, g_in = G(o, [core.GradientSlice("idx", "vals")])
+    assert [(g.type, list(g.input), list(g.output)) for g in grad_ops] == [
+        ("SparseToDense", ["idx", "vals", "x"], ["x_grad"])]
+    feed(idx=i32([2, 0, 2]), vals=f32(rng, 3, 3))
+    for g in grad_ops:
+        workspace.RunOperatorOnce(g)
+    v = workspace.FetchBlob("vals")
+    ref = np.zeros((4, 3), np.float32)
+    np.add.at(ref, [2, 0, 2], v)
+    np.testing.assert_allclose(workspace.FetchBlob("x_grad"), ref, rtol=1e-6)
+
+
+def test_ensure_dense_in_a_net_with_gather(rng):
+    """Gather after EnsureDense gives a sparse gradient; the backward pass makes it dense."""
+    net = core.Net("ed")
+    net.EnsureDense(["emb"], ["emb_d"])
+    net.Gather(["emb_d", "ids"], ["rows"])
+    net.SumElements(["rows"], ["loss"])
+    net.AddGradientOperators(["loss"])
+    emb = f32(rng, 5, 2)
+    feed(emb=emb, ids=i32([1, 1, 4]))
+    workspace.RunNetOnce(net)
+    ref = np.zeros((5, 2), np.float32)
+    ref[1] = 2
+    ref[4] = 1
+    np.testing.assert_array_equal(workspace.FetchBlob("emb_grad"), ref)
