@@ -2103,8 +2103,70 @@ CASES = [
          r"op SparseLengthsPositionalWeightedSum #0: input 3 blob 'l' \(lengths\): length 3 at position 1 "
          r"exceeds the 2 positional weights of input 1 blob 'w' of shape \(2,\) float32",
          note="Caffe2 read past the weights"),
+    # -------------------------------------------------- ops: sorted_segment (csrc/ops/sorted_segment.c)
+    Case("sorted-segment-ids-unsorted", "ops: sorted_segment", "SortedSegmentSum(d (4, 2), s = [0, 2, 1, 3])",
+         """
+         feed(d=f32(4, 2), s=np.array([0, 2, 1, 3], np.int32))
+         run_op('SortedSegmentSum', ['d', 's'], ['o'])
+         """, V,
+         r"op SortedSegmentSum #0: input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 must be sorted: "
+         r"segment id 1 at position 2 is below the id 2 before it",
+         note="Caffe2 enforced it after writing part of the output; every SortedSegment*/Range op the same"),
+    Case("sorted-segment-ids-negative", "ops: sorted_segment", "SortedSegmentMean(d (2, 2), s = [-1, 0])",
+         """
+         feed(d=f32(2, 2), s=np.array([-1, 0], np.int32))
+         run_op('SortedSegmentMean', ['d', 's'], ['o'])
+         """, V,
+         r"op SortedSegmentMean #0: input 1 blob 's' \(segment_ids\) of shape \(2,\) int32: segment id -1 at "
+         r"position 0 is negative",
+         note="a first id above 0 or a gap is allowed here (empty segments, 0); Caffe2 refused both"),
+    Case("sorted-segment-rows", "ops: sorted_segment", "SortedSegmentWeightedSum(d (4, 2), w (3,), s (4,))",
+         """
+         feed(d=f32(4, 2), w=f32(3), s=np.array([0, 0, 1, 1], np.int32))
+         run_op('SortedSegmentWeightedSum', ['d', 'w', 's'], ['o'])
+         """, V,
+         r"op SortedSegmentWeightedSum #0: input 1 blob 'w' \(scalars\) of shape \(3,\) float32 must "
+         r"have one row per segment id: first dim 4 \(input 2 blob 's' \(segment_ids\) of shape \(4,\) "
+         r"int32\)"),
+    Case("sparse-sorted-segment-index", "ops: sorted_segment",
+         "SparseSortedSegmentSum(d (3, 2), i = [0, 3], s)",
+         """
+         feed(d=f32(3, 2), i=np.array([0, 3], np.int32), s=np.array([0, 0], np.int32))
+         run_op('SparseSortedSegmentSum', ['d', 'i', 's'], ['o'])
+         """, I, r"op SparseSortedSegmentSum #0: input 1 blob 'i'.*3.*\[0, 3\)"),
+    Case("sorted-segment-gradient-segments", "ops: sorted_segment",
+         "SortedSegmentSumGradient(g (2, 2), s = [0, 2])",
+         """
+         feed(g=f32(2, 2), s=np.array([0, 2], np.int32))
+         run_op('SortedSegmentSumGradient', ['g', 's'], ['x'])
+         """, V,
+         r"op SortedSegmentSumGradient #0: input 0 blob 'g' \(the output gradient\) of shape \(2, 2\) "
+         r"float32 must have one row per segment: 3 \(the last id of input 1 blob 's'",
+         note="Caffe2 enforced the same (K - 1 == last id)"),
+    Case("nan-check-nan", "ops: sorted_segment", "NanCheck(x with a NaN at [1, 0])",
+         """
+         x = f32(2, 3)
+         x[1, 0] = np.nan
+         feed(x=x)
+         run_op('NanCheck', ['x'], ['y'])
+         """, V,
+         r"op NanCheck #0: input 0 blob 'x' of shape \(2, 3\) float32 contains NaN: first at flat index 3 "
+         r"\(row 1\)",
+         note="inf and -inf the same; Caffe2 printed the inputs to stderr and failed"),
+    Case("assert-zero", "ops: sorted_segment", "Assert(x = [1, 0], error_msg='boom')",
+         """
+         feed(x=np.array([1, 0], np.int32))
+         run_op('Assert', ['x'], [], error_msg='boom')
+         """, R,
+         r"op Assert #0: assertion failed: input 0 blob 'x' of shape \(2,\) int32 has 0 at flat index 1; "
+         r"error_msg: 'boom'"),
+    Case("assert-float32-zero", "ops: sorted_segment", "Assert(x = [1.5, 0.0] float32)",
+         """
+         feed(x=np.array([1.5, 0.0], np.float32))
+         run_op('Assert', ['x'], [])
+         """, R, r"op Assert #0: assertion failed: .*has 0 at flat index 1; error_msg: ''",
+         note="float32 too (Caffe2: bool, int32, int64)"),
 ]
-
 XFAIL = {}
 
 _RESULTS = {}
