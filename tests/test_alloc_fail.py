@@ -168,7 +168,8 @@ def build_ops_net(name="af_ops"):
     forward net (Gather, FC, Relu, Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub,
     ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
     LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
-    SumElements, Sum, the global-norm chain SumSqrElements, Pow, Max,
+    SumElements, Sum, the sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain
+    SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
     its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
@@ -270,6 +271,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "lr_len", shape=[3], values=[1, 0, 3])
     init.GivenTensorIntFill([], "mk_mask", shape=[4], values=[1, 0, 1, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
+    init.GivenTensorIntFill([], "ss_ids", shape=[4], values=[0, 0, 2, 2])
     init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
@@ -366,6 +368,21 @@ def build_ops_net(name="af_ops"):
                                            grad_on_weights=1)]
     loss14 = net.Sum([net.SumElements(net.Mul([o_, o_], "lr_sq%d" % i), "lr_l%d" % i)
                       for i, o_ in enumerate(lr_out)], "loss14")
+    # sorted-segment ops (csrc/ops/sorted_segment.c) over e's rows (through NanCheck) and over a table read by
+    # ids (through EnsureDense: its sparse gradient made dense), with their gradients; Assert on the side
+    ss_e = net.NanCheck([e, "lr_w"], "ss_e")
+    ss_emb = net.EnsureDense("emb_l", "ss_emb")
+    ss_out = [net.SortedSegmentSum([ss_e, "ss_ids"], "ss_sum"),
+              net.SortedSegmentMean([ss_e, "ss_ids"], "ss_mean"),
+              net.SortedSegmentWeightedSum([ss_e, "lr_w", "ss_ids"], "ss_wsum", grad_on_weights=1),
+              net.SortedSegmentRangeSum([ss_e, "ss_ids"], "ss_rsum"),
+              net.SortedSegmentRangeMean([ss_e, "ss_ids"], "ss_rmean"),
+              net.SparseSortedSegmentMean([ss_emb, "ids", "ss_ids"], "ss_smean"),
+              net.SparseSortedSegmentWeightedSum([ss_emb, "lr_w", "ids", "ss_ids"], "ss_swsum",
+                                                 grad_on_weights=1)]
+    loss_ss = net.Sum([net.SumElements(net.Mul([o_, o_], "ss_sq%d" % i), "ss_l%d" % i)
+                       for i, o_ in enumerate(ss_out)], "loss_ss")
+    net.Assert("lr_w", [], error_msg="lr_w holds a 0")
     # lengths ops (csrc/ops/lengths.c): sc's 4 rows packed by lengths 3, 0, 1 (with the presence mask),
     # unpacked, padded around each segment and unpadded, with their gradients (UnpackSegments,
     # PackSegments, RemovePadding, GatherPadding, AddPadding)
@@ -387,7 +404,7 @@ def build_ops_net(name="af_ops"):
     net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm], "loss")
+                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss], "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
     # Normalize of lin along axis 0, and NormalizeL1 (no gradient) on the side
@@ -516,6 +533,8 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
+        ["ss_sum", "ss_mean", "ss_wsum", "ss_rsum", "ss_rmean", "ss_smean", "ss_swsum", "loss_ss"] + \
+        [str(gmap[b]) for b in ["ss_e", "ss_emb"]] + \
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
          "l2_nl1"] + \
@@ -565,6 +584,10 @@ def test_ops_allocation_failures(sticky):
                "op BooleanMask #", "op BooleanMaskGradient #", "op BooleanMaskLengths #",
                "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
                "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
+               "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
+               "op SortedSegmentRangeSumGradient #",
+               "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
+               "op NanCheck #", "op EnsureDense #",
                "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
                "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
                "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",
