@@ -96,6 +96,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # BooleanMask(Gradient, Lengths), PadEmptySamples and SparseLengthsPositionalWeightedSum read
              # no argument)
              "pad_value", "replicate",
+             # (Sparse)SortedSegment*, SortedSegmentRange*, NanCheck (csrc/ops/sorted_segment.c; the
+             # WeightedSum ones read grad_on_weights, above), EnsureDense (csrc/ops/util.c, none)
+             "error_msg",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
