@@ -143,6 +143,9 @@ def test_bad_ids_messages(rng):
     feed(g=f32(rng, 2, 2), s=i32([0, 0, 2, 2]))
     with pytest.raises(ValueError, match=r"SortedSegmentSumGradient.*must have one row per segment: 3"):
         workspace.RunOperatorOnce(op("SortedSegmentSumGradient", ["g", "s"], ["x"]))
+    feed(g=f32(rng, 4, 2), s=i32([0, 0, 1, 2]))
+    with pytest.raises(ValueError, match=r"SortedSegmentMeanGradient.*must have one row per segment: 3"):
+        workspace.RunOperatorOnce(op("SortedSegmentMeanGradient", ["g", "s"], ["x"]))
     feed(i=i32([0, 5, 1, 1]), s=i32([0, 0, 1, 1]))
     with pytest.raises(IndexError, match=r"SparseSortedSegmentSum.*'i'"):
         workspace.RunOperatorOnce(op("SparseSortedSegmentSum", ["d", "i", "s"], ["o"]))
