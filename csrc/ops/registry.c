@@ -34,6 +34,8 @@ extern const rc_op_schema rc_ops_bmm_pow[];   /* ops/bmm_pow.c: BatchMatMulGradi
 extern const rc_op_schema rc_ops_util[];      /* ops/util.c: Alias, CopyFromCPUInput, EnsureCPUOutput */
 extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradient, Lengths), LengthsToWeights,
                                                  PadEmptySamples, DotProductWithPadding(+Gradient) */
+extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
+                                                 GatherRanges, LengthsPad, ScatterAssign, Mod */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -51,6 +53,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_optim_more,
     rc_ops_util,
     rc_ops_mask,
+    rc_ops_ranges,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
