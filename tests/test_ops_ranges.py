@@ -365,13 +365,13 @@ def test_mod_bad_input():
 
 # ---------------------------------------------------------------- net creation
 @pytest.mark.parametrize("type_,inputs,outputs,args,exc,pattern", [
-    ("LengthsTile", ["d", "l3"], ["o"], {}, ValueError, r"\(LENGTHS\) of shape \(3,\) int32 must hold one "
-                                                         "length"),
+    ("LengthsTile", ["d", "l3"], ["o"], {}, ValueError,
+     r"\(LENGTHS\) of shape \(3,\) int32 must hold one length"),
     ("LengthsRangeFill", ["d"], ["o"], {}, TypeError, r"input 0 blob 'd' must be int32"),
     ("Range", ["a", "d"], ["o"], {}, ValueError, r"input 1 blob 'd' \(stop\) must hold one value"),
     ("LengthsGather", ["d", "l3", "m"], ["o"], {}, ValueError, r"input 2 blob 'm' \(INDICES\) must be 1-D"),
-    ("GatherRanges", ["v", "l3"], ["o", "ol"], {}, ValueError, r"\(RANGES\) must be \(batch, ranges >= 1, "
-                                                                "2\)"),
+    ("GatherRanges", ["v", "l3"], ["o", "ol"], {}, ValueError,
+     r"\(RANGES\) must be \(batch, ranges >= 1, 2\)"),
     ("LengthsPad", ["m", "l3"], ["o"], dict(target_length=2, padding_value=0.5), ValueError,
      r"padding_value 0.5 must be a whole number"),
     ("ScatterAssign", ["d", "l3", "l3"], ["d"], {}, TypeError, r"input 2 blob 'l3'"),
