@@ -96,6 +96,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # BooleanMask(Gradient, Lengths), PadEmptySamples and SparseLengthsPositionalWeightedSum read
              # no argument)
              "pad_value", "replicate",
+             # LengthsPad, Mod (csrc/ops/ranges.c; LengthsTile, LengthsRangeFill, Range, LengthsGather,
+             # GatherRanges and ScatterAssign read no argument)
+             "padding_value", "target_length", "divisor", "sign_follow_divisor",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]
