@@ -210,12 +210,11 @@ static rc_status lrf_run(rc_op *op, rc_err *err)
 
 /* ================================================================ Range */
 
-static const char *const range_roles1[] = {"stop"};
-static const char *const range_roles[] = {"start", "stop", "step"};
-
+/* The role of input i: (stop) or (start, stop[, step]). */
 static const char *range_role(const rc_op *op, int i)
 {
-    return op->n_in == 1 ? range_roles1[0] : range_roles[i];
+    static const char *const roles[] = {"start", "stop", "step"};
+    return op->n_in == 1 ? "stop" : roles[i];
 }
 
 /* Every input: one value, all of input 0's dtype (float32 or int32). */
@@ -348,16 +347,16 @@ static rc_status lgather_run(rc_op *op, rc_err *err)
                               (int)idx[k], (long long)k, (long long)L, rc_in_name(op, 1));
         total += len[idx[k]];
     }
-    if ((st = resize_rows(op, 0, x, total, err))) return st;
     const size_t row = row_bytes(x);
-    if (total == 0 || row == 0) return RC_OK;
     lgather_state *sc = op->state;
-    if (sc->cap < L) { /* grown when L grows past it; kept for later runs */
+    if (total && row && sc->cap < L) { /* grown when L grows past it, before any output is touched */
         int64_t *p = realloc(sc->off, sizeof *p * (size_t)L);
         if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for %lld segment offsets", (long long)L);
         sc->off = p;
         sc->cap = L;
     }
+    if ((st = resize_rows(op, 0, x, total, err))) return st;
+    if (total == 0 || row == 0) return RC_OK;
     int64_t o = 0;
     for (int64_t s = 0; s < L; s++) sc->off[s] = o, o += len[s];
     lgather_kernel(K, idx, len, sc->off, row, rc_tensor_data(x), rc_tensor_data(rc_out(op, 0)));
