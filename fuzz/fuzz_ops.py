@@ -99,6 +99,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # (Sparse)SortedSegment*, SortedSegmentRange*, NanCheck (csrc/ops/sorted_segment.c; the
              # WeightedSum ones read grad_on_weights, above), EnsureDense (csrc/ops/util.c, none)
              "error_msg",
+             # LengthsPad, Mod (csrc/ops/ranges.c; LengthsTile, LengthsRangeFill, Range, LengthsGather,
+             # GatherRanges and ScatterAssign read no argument)
+             "padding_value", "target_length", "divisor", "sign_follow_divisor",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -196,7 +196,9 @@ def build_ops_net(name="af_ops"):
     SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
     Div with their gradient ops; the mask.c ops BooleanMask and DotProductWithPadding (padded and
     replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
-    SparseLengthsPositionalWeightedSum on the side."""
+    SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
+    (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
+    ScatterAssign and Mod on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -270,6 +272,12 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "dd_idx", shape=[2, 3], values=[3, 1, 3, 0, 1, 3])
     init.GivenTensorIntFill([], "lr_len", shape=[3], values=[1, 0, 3])
     init.GivenTensorIntFill([], "mk_mask", shape=[4], values=[1, 0, 1, 1])
+    init.GivenTensorIntFill([], "rg_len", shape=[4], values=[2, 0, 1, 3])
+    init.GivenTensorIntFill([], "rg_i", shape=[3], values=[9, 2, -2])  # Range's start, stop, step
+    init.GivenTensorFill([], "rg_f", shape=[2], values=[0.5, 3.0])
+    init.GivenTensorIntFill([], "rg_idx", shape=[3], values=[2, 0, 2])
+    init.GivenTensorIntFill([], "rg_ranges", shape=[2, 1, 2], values=[1, 2, 0, 3])
+    init.GivenTensorIntFill([], "rg_sidx", shape=[2], values=[3, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorIntFill([], "ss_ids", shape=[4], values=[0, 0, 2, 2])
     init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
@@ -426,11 +434,24 @@ def build_ops_net(name="af_ops"):
                net.DotProductWithPadding([t, bc_col], "mk_drep", replicate=1)]
     loss = net.Sum([loss, net.SumElements(net.Mul([mk_sel, mk_sel], "mk_sq"), "mk_l")] +
                    [net.SumElements(v, v + "_l") for v in mk_dots], "loss_mk")
+    # ranges.c: LengthsTile of sc's rows (2, 0, 1, 3 times) with its gradient (LengthsSum)
+    rg_tile = net.LengthsTile([sc, "rg_len"], "rg_tile")
+    loss = net.Sum([loss, net.SumElements(net.Mul([rg_tile, rg_tile], "rg_sq"), "rg_l")], "loss_rg")
     gmap = net.AddGradientOperators([loss])
     net.BooleanMaskLengths(["lr_len", "mk_mask"], "mk_len")
     net.LengthsToWeights("lr_len", "mk_w", power=1.0)
     net.PadEmptySamples(["lr_len", e, "ids"], ["mk_pl", "mk_pe", "mk_pids"])
     net.SparseLengthsPositionalWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "mk_slpws")
+    # the other ranges.c ops on the side (ScatterAssign writes rg_sa in place: it allocates nothing)
+    net.LengthsRangeFill("lr_len", "rg_lrf")
+    rg_i = net.Split("rg_i", ["rg_a", "rg_b", "rg_c"], axis=0)
+    net.Range(list(rg_i), "rg_range")
+    net.Range(net.Split("rg_f", ["rg_fa", "rg_fb"], axis=0), "rg_frange")
+    net.LengthsGather([e, "lr_len", "rg_idx"], "rg_lg")
+    net.GatherRanges(["ids", "rg_ranges"], ["rg_gr", "rg_grl"])
+    net.LengthsPad([e, "lr_len"], "rg_pad", padding_value=0.5, target_length=3)
+    net.ScatterAssign([net.Copy(e, "rg_sa"), "rg_sidx", net.Gather([e, "rg_sidx"], "rg_sl")], "rg_sa")
+    net.Mod("ids", "rg_mod", divisor=-3, sign_follow_divisor=1)
     x = net.Copy(lin, "x_copy")
     x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -540,7 +561,9 @@ def build_ops_net(name="af_ops"):
          "l2_nl1"] + \
         [str(gmap[b]) for b in ["l2_two", "l2_nrm"]] + \
         ["da_w", "da_m1", "da_m2", "gf_w", "gf_nz", "st_w", "st_m", "st_s", "emb_st", "emb_st_m", "emb_st_s",
-         "lars_r"]
+         "lars_r"] + \
+        ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
+         "rg_pad", "rg_sa", "rg_mod"]
     return init, net, compare
 
 
@@ -588,6 +611,8 @@ def test_ops_allocation_failures(sticky):
                "op SortedSegmentRangeSumGradient #",
                "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
                "op NanCheck #", "op EnsureDense #",
+               "op LengthsTile #", "op LengthsRangeFill #", "op Range #", "op LengthsGather #",
+               "op GatherRanges #", "op LengthsPad #", "op Mod #",
                "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
                "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
                "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",

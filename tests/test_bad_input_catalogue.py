@@ -2166,6 +2166,101 @@ CASES = [
          run_op('Assert', ['x'], [])
          """, R, r"op Assert #0: assertion failed: .*has 0 at flat index 1; error_msg: ''",
          note="float32 too (Caffe2: bool, int32, int64)"),
+    # ---------------------------------------------------------------- ops: ranges (csrc/ops/ranges.c)
+    Case("lengths-tile-negative-length", "ops: ranges", "LengthsTile(d (3, 2), l = [1, -1, 2])",
+         """
+         feed(d=f32(3, 2), l=np.array([1, -1, 2], np.int32))
+         run_op('LengthsTile', ['d', 'l'], ['o'])
+         """, V, r"op LengthsTile #0: input 1 blob 'l' \(lengths\) holds -1 at position 1; a length must not "
+                 r"be negative"),
+    Case("lengths-tile-rows", "ops: ranges", "LengthsTile(d (3, 2), l (2,))",
+         """
+         feed(d=f32(3, 2), l=np.array([1, 2], np.int32))
+         run_op('LengthsTile', ['d', 'l'], ['o'])
+         """, V, r"op LengthsTile #0: input 1 blob 'l' \(LENGTHS\) of shape \(2,\) int32 must hold one "
+                 r"length per row of input 0 blob 'd' of shape \(3, 2\) float32"),
+    Case("lengths-range-fill-negative", "ops: ranges", "LengthsRangeFill(l = [3, -2])",
+         """
+         feed(l=np.array([3, -2], np.int32))
+         run_op('LengthsRangeFill', ['l'], ['o'])
+         """, V, r"op LengthsRangeFill #0: input 0 blob 'l' \(lengths\) holds -2 at position 1; a length "
+                 r"must not be negative", note="Caffe2 mis-sized its output"),
+    Case("range-step-zero", "ops: ranges", "Range(a = 1, b = 5, z = 0)",
+         """
+         feed(a=np.int32(1), b=np.int32(5), z=np.int32(0))
+         run_op('Range', ['a', 'b', 'z'], ['o'])
+         """, V, r"op Range #0: input 2 blob 'z' \(step\) must not be 0"),
+    Case("range-not-scalar", "ops: ranges", "Range(a = 1, v (2,))",
+         """
+         feed(a=np.int32(1), v=np.array([1, 2], np.int32))
+         run_op('Range', ['a', 'v'], ['o'])
+         """, V, r"op Range #0: input 1 blob 'v' \(stop\) must hold one value \(a scalar\), got \(2,\) int32",
+         note="Caffe2 checked the rank of the first input only"),
+    Case("range-too-long", "ops: ranges", "Range(0.0, 1e30, 1e-30)",
+         """
+         feed(a=np.float32(0), b=np.float32(1e30), c=np.float32(1e-30))
+         run_op('Range', ['a', 'b', 'c'], ['o'])
+         """, V, r"op Range #0: \(stop - start\) / step = \(1e\+30 - 0\) / 1e-30 asks for more than "
+                 r"2\*\*31 - 1 values", note="Caffe2's int length overflowed"),
+    Case("lengths-gather-index-out-of-range", "ops: ranges",
+         "LengthsGather(it (4, 2), l = [1, 3], i = [1, 2])",
+         """
+         feed(it=f32(4, 2), l=np.array([1, 3], np.int32), i=np.array([1, 2], np.int32))
+         run_op('LengthsGather', ['it', 'l', 'i'], ['o'])
+         """, I,
+         r"op LengthsGather #0: input 2 blob 'i' \(INDICES\): index 2 at position 1 is out of "
+         r"range \[0, 2\) \(the segments of input 1 blob 'l'\)",
+         note="Caffe2 took negative indices"),
+    Case("lengths-gather-lengths-sum", "ops: ranges", "LengthsGather(it (4, 2), l = [1, 2], i)",
+         """
+         feed(it=f32(4, 2), l=np.array([1, 2], np.int32), i=np.array([0], np.int32))
+         run_op('LengthsGather', ['it', 'l', 'i'], ['o'])
+         """, V, r"op LengthsGather #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, but "
+                 r"input 0 blob 'it' of shape \(4, 2\) float32 has 4 rows"),
+    Case("gather-ranges-past-data", "ops: ranges", "GatherRanges(d (5,), r = [[[0, 2]], [[3, 3]]])",
+         """
+         feed(d=f32(5), r=np.array([[[0, 2]], [[3, 3]]], np.int32))
+         run_op('GatherRanges', ['d', 'r'], ['o', 'ol'])
+         """, I, r"op GatherRanges #0: input 1 blob 'r' \(RANGES\): range 0 of example 1 \(start 3, "
+                 r"length 3\) is not within input 0 blob 'd' of shape \(5,\) float32",
+         note="Caffe2 let a negative start read before DATA"),
+    Case("gather-ranges-shape", "ops: ranges", "GatherRanges(d (5,), r (1, 2))",
+         """
+         feed(d=f32(5), r=np.array([[0, 2]], np.int32))
+         run_op('GatherRanges', ['d', 'r'], ['o', 'ol'])
+         """, V, r"op GatherRanges #0: input 1 blob 'r' \(RANGES\) must be \(batch, ranges >= 1, 2\) of "
+                 r"\(start, length\) pairs, got \(1, 2\) int32"),
+    Case("lengths-pad-above-target", "ops: ranges", "LengthsPad(d (5, 2), l = [2, 3], target_length=2)",
+         """
+         feed(d=f32(5, 2), l=np.array([2, 3], np.int32))
+         run_op('LengthsPad', ['d', 'l'], ['o'], target_length=2)
+         """, V,
+         r"op LengthsPad #0: input 1 blob 'l' \(LENGTHS\) holds 3 at position 1, above target_length 2"),
+    Case("lengths-pad-no-target", "ops: ranges", "LengthsPad(d, l) without target_length",
+         """
+         feed(d=f32(5, 2), l=np.array([2, 3], np.int32))
+         run_op('LengthsPad', ['d', 'l'], ['o'])
+         """, V, r"op LengthsPad #0: argument target_length must be >= 1, got -1"),
+    Case("scatter-assign-index-out-of-range", "ops: ranges", "ScatterAssign(d (4, 2), i = [1, 4], s (2, 2))",
+         """
+         feed(d=f32(4, 2), i=np.array([1, 4], np.int32), s=f32(2, 2))
+         run_op('ScatterAssign', ['d', 'i', 's'], ['d'])
+         """, I,
+         r"op ScatterAssign #0: input 1 blob 'i' \(INDICES\): index 4 at position 1 is out of "
+         r"range \[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="Caffe2 only DCHECKed it and wrote outside DATA"),
+    Case("scatter-assign-not-in-place", "ops: ranges", "ScatterAssign([d, i, s], [o])",
+         """
+         feed(d=f32(4, 2), i=np.array([1], np.int32), s=f32(1, 2))
+         run_op('ScatterAssign', ['d', 'i', 's'], ['o'])
+         """, V, r"op ScatterAssign #0: input 0 blob 'd' and output 0 blob 'o' must be the same blob "
+                 r"\(ScatterAssign writes DATA in place\)"),
+    Case("mod-divisor-zero", "ops: ranges", "Mod(x, divisor=0)",
+         """
+         feed(x=np.array([1, 2], np.int32))
+         run_op('Mod', ['x'], ['y'], divisor=0)
+         """, V, r"op Mod #0: argument divisor must be a non-zero int32 value, got 0",
+         note="Caffe2 divided by zero"),
 ]
 XFAIL = {}
 

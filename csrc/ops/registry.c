@@ -37,6 +37,8 @@ extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradie
 extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Sparse)SortedSegment{Sum,Mean,
                                                  WeightedSum}, SortedSegmentRange{Sum,Mean} (+gradients),
                                                  NanCheck, Assert */
+extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
+                                                 GatherRanges, LengthsPad, ScatterAssign, Mod */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -55,6 +57,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_util,
     rc_ops_mask,
     rc_ops_sorted_segment,
+    rc_ops_ranges,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

@@ -1,0 +1,648 @@
+/* ops/ranges.c -- index and range ops for variable-length sequences (Caffe2's
+ * lengths_tile_op, filler_op LengthsRangeFill, utility_ops Range /
+ * LengthsGather / GatherRanges / ScatterAssign, lengths_pad_op, mod_op).
+ *
+ *   LengthsTile(DATA, LENGTHS) -> OUTPUT
+ *   LengthsRangeFill(LENGTHS) -> RANGE_SEQUENCE
+ *   Range(start[, stop[, step]]) -> OUTPUT
+ *   LengthsGather(ITEMS, LENGTHS, INDICES) -> OUTPUT
+ *   GatherRanges(DATA, RANGES) -> (OUTPUT, LENGTHS)
+ *   LengthsPad(DATA, LENGTHS) -> OUTPUT           args padding_value (-1), target_length (required, >= 1)
+ *   ScatterAssign(DATA, INDICES, SLICES) -> DATA  in place
+ *   Mod(X) -> Y                                   args divisor (required, != 0), sign_follow_divisor (0)
+ *
+ * Lengths are int32 1-D and non-negative: a negative one is a ValueError
+ * naming the blob, its position and its value (Caffe2 checked it in
+ * LengthsTile and LengthsPad only; LengthsRangeFill and LengthsGather then
+ * mis-sized their outputs). Indices and ranges (Caffe2: int32 or int64) are
+ * int32 here. Data blobs are float32 or int32; rows are moved as bits.
+ * Every value is checked before any output is written.
+ *
+ * LengthsTile: DATA (N, ...), LENGTHS (N,) -> OUTPUT (sum(LENGTHS), ...):
+ * row i repeated LENGTHS[i] times. Its gradient is LengthsSum (Python maker).
+ * LengthsRangeFill: OUTPUT int32 (sum,), the concatenation of
+ * [0, 1, ..., LENGTHS[i] - 1] for each i.
+ * Range: one to three inputs of one dtype (float32 or int32), each holding
+ * one value: (stop), (start, stop) or (start, stop, step); start 0, step 1 by
+ * default. OUTPUT (n,) of the input dtype, n = max(0, ceil((stop - start) /
+ * step)), OUTPUT[i] = start + i * step (int32: exact, in 64 bits; float32:
+ * n and the values computed in double and rounded once, as numpy.arange).
+ * step 0 is a ValueError, as in Caffe2; so are a non-finite float value and
+ * n above 2**31 - 1 (Caffe2 overflowed its int length; it also checked only
+ * the first input's rank).
+ * LengthsGather: ITEMS (sum(LENGTHS), ...) grouped by LENGTHS (L,), INDICES
+ * int32 1-D of segment numbers in [0, L) (an IndexError names the position
+ * and the value; Caffe2 took negative ones) -> OUTPUT: the chosen segments'
+ * rows, in the order of INDICES.
+ * GatherRanges: DATA 1-D, RANGES int32 (B, R, 2) with R >= 1, each pair
+ * (start, length) -> OUTPUT (sum of the lengths,): the slices
+ * DATA[start:start+length] in order; LENGTHS int32 (B,): per example the sum
+ * of its R lengths. A negative start or length, or a range past the end of
+ * DATA, is an IndexError naming the example, the range and the values
+ * (Caffe2 let a negative start read before DATA).
+ * LengthsPad: DATA (sum(LENGTHS), ...), LENGTHS (L,) each <= target_length ->
+ * OUTPUT (L * target_length, ...): segment i's rows at rows
+ * [i * target_length, i * target_length + LENGTHS[i]), padding_value
+ * elsewhere. padding_value is stored as float; for int32 DATA it must be a
+ * whole number in the int32 range (Caffe2 truncated it, out of range: UB).
+ * ScatterAssign: OUTPUT must be the blob of DATA (a ValueError at creation,
+ * as Caffe2 enforced). DATA (N, ...) of row size D = prod(DATA.shape[1:]),
+ * INDICES int32 of any shape (K values) in [0, N), SLICES of DATA's dtype
+ * with K * D elements (only its size matters, as in Caffe2) -> DATA[INDICES[k]]
+ * = slice k, in order of k (a repeated index: the last one wins). An index
+ * out of range is an IndexError before anything is written (Caffe2 only
+ * DCHECKed it and wrote outside DATA); N = 0 works (Caffe2 divided by zero).
+ * Mod: X int32 of any shape -> Y = X % divisor with the sign of X (C's
+ * remainder), or with sign_follow_divisor=1 the sign of the divisor (a
+ * non-zero result of the other sign gets divisor added). divisor must be a
+ * non-zero int32 value (checked at creation; Caffe2 documented >= 1 but let
+ * 0 divide by zero). INT32_MIN % -1 is 0 (Caffe2 trapped). Y may be X's blob.
+ *
+ * No global state; nothing allocates except the resize of the outputs and
+ * LengthsGather's segment offsets (owned by the op's state, grown when the
+ * number of segments grows, freed with the op).
+ */
+#include "../core/rc_core.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ helpers */
+
+static rc_status out_fail(rc_op *op, int o, rc_err *err)
+{
+    return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+}
+
+/* Input i: int32 1-D; `what` names its role. */
+static rc_status check_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
+{
+    rc_status st = rc_check_input(op, i, RC_I32, err);
+    if (st) return st;
+    if (rc_in(op, i)->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must be 1-D, got %s", i,
+                          rc_in_name(op, i), what, RC_SHAPE(rc_in(op, i)));
+    return RC_OK;
+}
+
+/* Input i: float32 or int32 with ndim >= 1 (ndim == 1 when `one_d`). */
+static rc_status check_rows_any(rc_op *op, int i, const char *what, int one_d, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, i);
+    rc_status st;
+    if (x->dtype != RC_I32 && (st = rc_check_input(op, i, RC_F32, err)))
+        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' (%s) must be float32 or "
+                                              "int32, got %s", i, rc_in_name(op, i), what, RC_SHAPE(x)) : st;
+    if (one_d ? x->ndim != 1 : x->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must %s, got %s", i, rc_in_name(op, i),
+                          what, one_d ? "be 1-D" : "have at least 1 dim", RC_SHAPE(x));
+    return RC_OK;
+}
+
+/* Input li (lengths, int32 1-D, checked): every length >= 0; *sum = their sum.
+ * Reads the data. */
+static rc_status check_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, li);
+    const int64_t n = t->dims[0];
+    const int32_t *l = n ? rc_i32(t) : NULL;
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (l[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) holds %d at position %lld; a "
+                              "length must not be negative", li, rc_in_name(op, li), (int)l[i], (long long)i);
+        s += l[i];
+    }
+    *sum = s;
+    return RC_OK;
+}
+
+/* Lengths input li sums to the rows of input di. */
+static rc_status check_lengths_sum(rc_op *op, int li, int64_t sum, int di, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, di);
+    if (x->dims[0] != sum)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) of shape %s sums to %lld, but input "
+                          "%d blob '%s' of shape %s has %lld rows", li, rc_in_name(op, li), RC_SHAPE(rc_in(op, li)),
+                          (long long)sum, di, rc_in_name(op, di), RC_SHAPE(x), (long long)x->dims[0]);
+    return RC_OK;
+}
+
+/* The bytes of one row (dims 1..) of x. */
+static size_t row_bytes(const rc_tensor *x)
+{
+    return (size_t)rc_dims_prod(x, 1, x->ndim) * rc_dtype_size(x->dtype);
+}
+
+/* Resizes output o to x's dtype and shape with dim 0 = rows. */
+static rc_status resize_rows(rc_op *op, int o, const rc_tensor *x, int64_t rows, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) dims[d] = x->dims[d];
+    dims[0] = rows;
+    if (rc_tensor_resize(rc_out(op, o), x->dtype, x->ndim, dims, err)) return out_fail(op, o, err);
+    return RC_OK;
+}
+
+/* ================================================================ LengthsTile */
+
+/* DATA (N, ...) f32/i32, LENGTHS int32 (N,). */
+static rc_status ltile_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *l = rc_in(op, 1);
+    if (l->dims[0] != x->dims[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (LENGTHS) of shape %s must hold one length per "
+                          "row of input 0 blob '%s' of shape %s", rc_in_name(op, 1), RC_SHAPE(l), rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    return RC_OK;
+}
+
+/* x (N, row bytes), len (N,) -> y (sum(len), row bytes): row i len[i] times. */
+static void ltile_kernel(int64_t N, const int32_t *len, size_t row, const unsigned char *x, unsigned char *y)
+{
+    for (int64_t i = 0; i < N; i++, x += row)
+        for (int32_t k = 0; k < len[i]; k++, y += row) memcpy(y, x, row);
+}
+
+static rc_status ltile_run(rc_op *op, rc_err *err)
+{
+    rc_status st = ltile_check(op, err);
+    if (st) return st;
+    int64_t sum = 0;
+    if ((st = check_lengths_values(op, 1, &sum, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if ((st = resize_rows(op, 0, x, sum, err))) return st;
+    const size_t row = row_bytes(x);
+    if (sum == 0 || row == 0) return RC_OK;
+    ltile_kernel(x->dims[0], rc_i32(rc_in(op, 1)), row, rc_tensor_data(x), rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ LengthsRangeFill */
+
+static rc_status lrf_check(rc_op *op, rc_err *err)
+{
+    return check_i32_vector(op, 0, "lengths", err);
+}
+
+/* len (L,) non-negative -> y (sum(len),): 0 .. len[i] - 1 for each i. */
+static void lrf_kernel(int64_t L, const int32_t *len, int32_t *y)
+{
+    for (int64_t i = 0; i < L; i++)
+        for (int32_t k = 0; k < len[i]; k++) *y++ = k;
+}
+
+static rc_status lrf_run(rc_op *op, rc_err *err)
+{
+    rc_status st = lrf_check(op, err);
+    if (st) return st;
+    int64_t sum = 0;
+    if ((st = check_lengths_values(op, 0, &sum, err))) return st;
+    const int64_t dims[1] = {sum};
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err)) return out_fail(op, 0, err);
+    if (sum == 0) return RC_OK;
+    lrf_kernel(rc_in(op, 0)->dims[0], rc_i32(rc_in(op, 0)), rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ Range */
+
+/* The role of input i: (stop) or (start, stop[, step]). */
+static const char *range_role(const rc_op *op, int i)
+{
+    static const char *const roles[] = {"start", "stop", "step"};
+    return op->n_in == 1 ? "stop" : roles[i];
+}
+
+/* Every input: one value, all of input 0's dtype (float32 or int32). */
+static rc_status range_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++) {
+        const rc_tensor *x = rc_in(op, i);
+        const rc_dtype want = i ? rc_in(op, 0)->dtype : (x->dtype == RC_I32 ? RC_I32 : RC_F32);
+        if ((st = rc_check_input(op, i, want, err))) return st;
+        if (rc_tensor_numel(x) != 1 || x->ndim > 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must hold one value (a scalar), "
+                              "got %s", i, rc_in_name(op, i), range_role(op, i), RC_SHAPE(x));
+    }
+    return RC_OK;
+}
+
+static double range_value(rc_op *op, int i)
+{
+    const rc_tensor *x = rc_in(op, i);
+    return x->dtype == RC_I32 ? (double)rc_i32(x)[0] : (double)rc_f32(x)[0];
+}
+
+static rc_status range_run(rc_op *op, rc_err *err)
+{
+    rc_status st = range_check(op, err);
+    if (st) return st;
+    const rc_dtype dt = rc_in(op, 0)->dtype;
+    double v[3] = {0.0, 0.0, 1.0}; /* start, stop, step */
+    if (op->n_in == 1) v[1] = range_value(op, 0);
+    else
+        for (int i = 0; i < op->n_in; i++) v[i] = range_value(op, i);
+    for (int i = 0; i < op->n_in; i++)
+        if (!isfinite(range_value(op, i)))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must be finite, got %g", i,
+                              rc_in_name(op, i), range_role(op, i), range_value(op, i));
+    if (v[2] == 0.0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (step) must not be 0", rc_in_name(op, 2));
+    int64_t n;
+    if (dt == RC_I32) { /* exact: ceil((stop - start) / step) in 64 bits */
+        const int64_t a = (int64_t)v[0], b = (int64_t)v[1], s = (int64_t)v[2], diff = b - a;
+        n = diff / s;
+        if (n * s != diff && (diff > 0) == (s > 0)) n++;
+    } else {
+        const double q = ceil((v[1] - v[0]) / v[2]);
+        if (q > (double)INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "(stop - start) / step = (%g - %g) / %g asks for more than "
+                              "2**31 - 1 values", v[1], v[0], v[2]);
+        n = q > 0.0 ? (int64_t)q : 0;
+    }
+    if (n < 0) n = 0;
+    if (n > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "(stop - start) / step = (%g - %g) / %g asks for more than "
+                          "2**31 - 1 values", v[1], v[0], v[2]);
+    const int64_t dims[1] = {n};
+    if (rc_tensor_resize(rc_out(op, 0), dt, 1, dims, err)) return out_fail(op, 0, err);
+    if (n == 0) return RC_OK;
+    if (dt == RC_I32) {
+        int32_t *y = rc_i32(rc_out(op, 0));
+        const int64_t a = (int64_t)v[0], s = (int64_t)v[2];
+        for (int64_t i = 0; i < n; i++) y[i] = (int32_t)(a + i * s);
+    } else {
+        float *y = rc_f32(rc_out(op, 0));
+        for (int64_t i = 0; i < n; i++) y[i] = (float)(v[0] + (double)i * v[2]);
+    }
+    return RC_OK;
+}
+
+/* ================================================================ LengthsGather */
+
+/* The segment offsets of LengthsGather: scratch of cap entries (owned),
+ * grown when the number of segments grows past it. */
+typedef struct lgather_state {
+    int64_t *off;
+    int64_t cap;
+} lgather_state;
+
+static void lgather_state_free(void *p)
+{
+    lgather_state *s = p;
+    if (!s) return;
+    free(s->off);
+    free(s);
+}
+
+static rc_status lgather_setup(rc_op *op, rc_err *err)
+{
+    lgather_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    return RC_OK;
+}
+
+/* ITEMS f32/i32 ndim >= 1, LENGTHS int32 1-D, INDICES int32 1-D. */
+static rc_status lgather_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_rows_any(op, 0, "ITEMS", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err)) ||
+        (st = check_i32_vector(op, 2, "INDICES", err)))
+        return st;
+    return RC_OK;
+}
+
+/* items (rows, row bytes) in segments len (L,) starting at off (L,), idx (K,)
+ * in [0, L) -> y: the segments idx[0], idx[1], ... concatenated. */
+static void lgather_kernel(int64_t K, const int32_t *idx, const int32_t *len, const int64_t *off, size_t row,
+                           const unsigned char *x, unsigned char *y)
+{
+    for (int64_t k = 0; k < K; k++) {
+        const size_t n = (size_t)len[idx[k]] * row;
+        if (n) memcpy(y, x + (size_t)off[idx[k]] * row, n);
+        y += n;
+    }
+}
+
+static rc_status lgather_run(rc_op *op, rc_err *err)
+{
+    rc_status st = lgather_check(op, err);
+    if (st) return st;
+    int64_t sum = 0;
+    if ((st = check_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1), *it = rc_in(op, 2);
+    const int64_t L = lt->dims[0], K = it->dims[0];
+    const int32_t *len = L ? rc_i32(lt) : NULL, *idx = K ? rc_i32(it) : NULL;
+    int64_t total = 0;
+    for (int64_t k = 0; k < K; k++) {
+        if (idx[k] < 0 || idx[k] >= L)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "input 2 blob '%s' (INDICES): index %d at position %lld is out "
+                              "of range [0, %lld) (the segments of input 1 blob '%s')", rc_in_name(op, 2),
+                              (int)idx[k], (long long)k, (long long)L, rc_in_name(op, 1));
+        total += len[idx[k]];
+    }
+    const size_t row = row_bytes(x);
+    lgather_state *sc = op->state;
+    if (total && row && sc->cap < L) { /* grown when L grows past it, before any output is touched */
+        int64_t *p = realloc(sc->off, sizeof *p * (size_t)L);
+        if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for %lld segment offsets", (long long)L);
+        sc->off = p;
+        sc->cap = L;
+    }
+    if ((st = resize_rows(op, 0, x, total, err))) return st;
+    if (total == 0 || row == 0) return RC_OK;
+    int64_t o = 0;
+    for (int64_t s = 0; s < L; s++) sc->off[s] = o, o += len[s];
+    lgather_kernel(K, idx, len, sc->off, row, rc_tensor_data(x), rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ GatherRanges */
+
+/* DATA f32/i32 1-D, RANGES int32 (B, R, 2) with R >= 1. */
+static rc_status granges_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_rows_any(op, 0, "DATA", 1, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *r = rc_in(op, 1);
+    if (r->ndim != 3 || r->dims[1] < 1 || r->dims[2] != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (RANGES) must be (batch, ranges >= 1, 2) "
+                          "of (start, length) pairs, got %s", rc_in_name(op, 1), RC_SHAPE(r));
+    return RC_OK;
+}
+
+/* x (n,) elements of `item` bytes, rg (P, 2) pairs within x -> y: the slices in order. */
+static void granges_kernel(int64_t P, const int32_t *rg, size_t item, const unsigned char *x, unsigned char *y)
+{
+    for (int64_t p = 0; p < P; p++) {
+        const size_t n = (size_t)rg[2 * p + 1] * item;
+        if (n) memcpy(y, x + (size_t)rg[2 * p] * item, n);
+        y += n;
+    }
+}
+
+static rc_status granges_run(rc_op *op, rc_err *err)
+{
+    rc_status st = granges_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *r = rc_in(op, 1);
+    const int64_t n = x->dims[0], B = r->dims[0], R = r->dims[1];
+    const int32_t *rg = B ? rc_i32(r) : NULL;
+    int64_t total = 0;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t ex = 0;
+        for (int64_t j = 0; j < R; j++) {
+            const int64_t s = rg[2 * (b * R + j)], l = rg[2 * (b * R + j) + 1];
+            if (s < 0 || l < 0 || s + l > n)
+                return rc_op_fail(op, err, RC_ERR_INDEX, "input 1 blob '%s' (RANGES): range %lld of example %lld "
+                                  "(start %lld, length %lld) is not within input 0 blob '%s' of shape %s",
+                                  rc_in_name(op, 1), (long long)j, (long long)b, (long long)s, (long long)l,
+                                  rc_in_name(op, 0), RC_SHAPE(x));
+            ex += l;
+        }
+        if (ex > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (RANGES): the lengths of example %lld sum "
+                              "to %lld, above the int32 range of LENGTHS", rc_in_name(op, 1), (long long)b,
+                              (long long)ex);
+        total += ex;
+    }
+    const int64_t dims[1] = {total};
+    if (rc_tensor_resize(rc_out(op, 0), x->dtype, 1, dims, err)) return out_fail(op, 0, err);
+    if (rc_tensor_resize(rc_out(op, 1), RC_I32, 1, r->dims, err)) return out_fail(op, 1, err);
+    int32_t *ol = B ? rc_i32(rc_out(op, 1)) : NULL;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t ex = 0;
+        for (int64_t j = 0; j < R; j++) ex += rg[2 * (b * R + j) + 1];
+        ol[b] = (int32_t)ex;
+    }
+    if (total == 0) return RC_OK;
+    granges_kernel(B * R, rg, rc_dtype_size(x->dtype), rc_tensor_data(x), rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ LengthsPad */
+
+/* target_length >= 1 (required), padding_value finite (checked at creation). */
+static rc_status lpad_args(rc_op *op, float *pad, int64_t *target, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_arg_f(&op->def, "padding_value", -1.0f, pad, err)) ||
+        (st = rc_arg_i(&op->def, "target_length", -1, target, err)))
+        return st;
+    if (*target < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument target_length must be >= 1, got %lld",
+                          (long long)*target);
+    if (!isfinite(*pad))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument padding_value must be finite, got %g", (double)*pad);
+    return RC_OK;
+}
+
+static rc_status lpad_setup(rc_op *op, rc_err *err)
+{
+    float pad;
+    int64_t target;
+    return lpad_args(op, &pad, &target, err);
+}
+
+/* DATA f32/i32 ndim >= 1; LENGTHS int32 1-D; an int32 DATA needs a whole
+ * padding_value in the int32 range. */
+static rc_status lpad_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err))) return st;
+    float pad;
+    int64_t target;
+    if ((st = lpad_args(op, &pad, &target, err))) return st;
+    if (rc_in(op, 0)->dtype == RC_I32 && (pad != floorf(pad) || pad < -2147483648.0f || pad >= 2147483648.0f))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument padding_value %g must be a whole number in the int32 "
+                          "range to pad input 0 blob '%s' of shape %s", (double)pad, rc_in_name(op, 0),
+                          RC_SHAPE(rc_in(op, 0)));
+    return RC_OK;
+}
+
+/* x (sum(len), D) of `item` bytes, len (L,) each <= T, padv: one element of
+ * padding -> y (L * T, D): segment i at rows i * T, padding after it. */
+static void lpad_kernel(int64_t L, const int32_t *len, int64_t T, int64_t D, size_t item, const void *padv,
+                        const unsigned char *x, unsigned char *y)
+{
+    for (int64_t i = 0; i < L; i++) {
+        const size_t n = (size_t)len[i] * (size_t)D * item;
+        if (n) memcpy(y, x, n);
+        x += n;
+        for (int64_t e = (int64_t)len[i] * D; e < T * D; e++) memcpy(y + (size_t)e * item, padv, item);
+        y += (size_t)(T * D) * item;
+    }
+}
+
+static rc_status lpad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = lpad_check(op, err);
+    if (st) return st;
+    float pad;
+    int64_t T;
+    if ((st = lpad_args(op, &pad, &T, err))) return st;
+    int64_t sum = 0;
+    if ((st = check_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1);
+    const int64_t L = lt->dims[0];
+    const int32_t *len = L ? rc_i32(lt) : NULL;
+    for (int64_t i = 0; i < L; i++)
+        if (len[i] > T)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (LENGTHS) holds %d at position %lld, above "
+                              "target_length %lld", rc_in_name(op, 1), (int)len[i], (long long)i, (long long)T);
+    if (L > INT64_MAX / T)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "output 0 blob '%s': %lld segments of target_length %lld "
+                          "overflow", rc_out_name(op, 0), (long long)L, (long long)T);
+    if ((st = resize_rows(op, 0, x, L * T, err))) return st;
+    const int64_t D = rc_dims_prod(x, 1, x->ndim);
+    if (L == 0 || D == 0) return RC_OK;
+    const int32_t padi = x->dtype == RC_I32 ? (int32_t)pad : 0;
+    lpad_kernel(L, len, T, D, rc_dtype_size(x->dtype), x->dtype == RC_I32 ? (const void *)&padi : (const void *)&pad,
+                sum ? rc_tensor_data(x) : NULL, rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ ScatterAssign */
+
+/* Output 0 must be the blob of input 0 (in place, as Caffe2 enforced). */
+static rc_status sassign_setup(rc_op *op, rc_err *err)
+{
+    if (strcmp(rc_in_name(op, 0), rc_out_name(op, 0)) != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' and output 0 blob '%s' must be the same blob "
+                          "(ScatterAssign writes DATA in place)", rc_in_name(op, 0), rc_out_name(op, 0));
+    return RC_OK;
+}
+
+/* DATA f32/i32 ndim >= 1; INDICES int32; SLICES of DATA's dtype with
+ * numel(INDICES) * prod(DATA.shape[1:]) elements. */
+static rc_status sassign_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *s = rc_in(op, 2);
+    if ((st = rc_check_input(op, 2, x->dtype, err))) return st;
+    const int64_t K = rc_tensor_numel(rc_in(op, 1)), D = rc_dims_prod(x, 1, x->ndim);
+    if (rc_tensor_numel(s) != K * D)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (SLICES) of shape %s must hold %lld elements: "
+                          "one row of input 0 blob '%s' of shape %s per index of input 1 blob '%s' of shape %s",
+                          rc_in_name(op, 2), RC_SHAPE(s), (long long)(K * D), rc_in_name(op, 0), RC_SHAPE(x),
+                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)));
+    return RC_OK;
+}
+
+/* x (N, row bytes), idx (K,) in [0, N), s (K, row bytes) -> x[idx[k]] = s[k], k in order. */
+static void sassign_kernel(int64_t K, const int32_t *idx, size_t row, const unsigned char *s, unsigned char *x)
+{
+    for (int64_t k = 0; k < K; k++, s += row) memcpy(x + (size_t)idx[k] * row, s, row);
+}
+
+static rc_status sassign_run(rc_op *op, rc_err *err)
+{
+    rc_status st = sassign_check(op, err);
+    if (st) return st;
+    rc_tensor *x = rc_out(op, 0); /* the blob of input 0 */
+    const rc_tensor *it = rc_in(op, 1);
+    const int64_t N = x->dims[0], K = rc_tensor_numel(it);
+    const int32_t *idx = K ? rc_i32(it) : NULL;
+    for (int64_t k = 0; k < K; k++)
+        if (idx[k] < 0 || idx[k] >= N)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "input 1 blob '%s' (INDICES): index %d at position %lld is out "
+                              "of range [0, %lld) (the rows of input 0 blob '%s' of shape %s)", rc_in_name(op, 1),
+                              (int)idx[k], (long long)k, (long long)N, rc_in_name(op, 0), RC_SHAPE(x));
+    const size_t row = row_bytes(x);
+    if (K == 0 || row == 0) return RC_OK;
+    sassign_kernel(K, idx, row, rc_tensor_data(rc_in(op, 2)), rc_tensor_data(x));
+    return RC_OK;
+}
+
+/* ================================================================ Mod */
+
+/* divisor: a non-zero int32 (required); sign_follow_divisor 0 or 1. */
+static rc_status mod_args(rc_op *op, int32_t *div, int *follow, rc_err *err)
+{
+    int64_t d, f;
+    rc_status st;
+    if (!rc_opdef_arg(&op->def, "divisor"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'divisor' is required (a non-zero integer)");
+    if ((st = rc_arg_i(&op->def, "divisor", 0, &d, err)) ||
+        (st = rc_arg_i(&op->def, "sign_follow_divisor", 0, &f, err)))
+        return st;
+    if (d == 0 || d < INT32_MIN || d > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument divisor must be a non-zero int32 value, got %lld",
+                          (long long)d);
+    if (f != 0 && f != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument sign_follow_divisor must be 0 or 1, got %lld",
+                          (long long)f);
+    *div = (int32_t)d;
+    *follow = (int)f;
+    return RC_OK;
+}
+
+static rc_status mod_setup(rc_op *op, rc_err *err)
+{
+    int32_t d;
+    int f;
+    return mod_args(op, &d, &f, err);
+}
+
+static rc_status mod_check(rc_op *op, rc_err *err)
+{
+    return rc_check_input(op, 0, RC_I32, err);
+}
+
+/* x (n,) -> y (n,): x % d (sign of x), or with follow the sign of d. In 64 bits
+ * (INT32_MIN % -1 is 0); |result| < |d| so it fits int32. y may be x. */
+static void mod_kernel(int64_t n, const int32_t *x, int32_t d, int follow, int32_t *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = (int64_t)x[i] % (int64_t)d;
+        if (follow && r != 0 && ((r > 0) != (d > 0))) r += d;
+        y[i] = (int32_t)r;
+    }
+}
+
+static rc_status mod_run(rc_op *op, rc_err *err)
+{
+    rc_status st = mod_check(op, err);
+    if (st) return st;
+    int32_t d;
+    int f;
+    if ((st = mod_args(op, &d, &f, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (rc_tensor_resize_like(rc_out(op, 0), x, err)) return out_fail(op, 0, err);
+    const int64_t n = rc_tensor_numel(x);
+    if (n == 0) return RC_OK;
+    mod_kernel(n, rc_i32(x), d, f, rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+const rc_op_schema rc_ops_ranges[] = {
+    {"LengthsTile", 2, 2, 1, 1, NULL, NULL, ltile_run, NULL,
+     "(DATA (N, ...) f32/i32, LENGTHS (N,) int32) -> OUTPUT (sum, ...): row i repeated LENGTHS[i] times",
+     ltile_check},
+    {"LengthsRangeFill", 1, 1, 1, 1, NULL, NULL, lrf_run, NULL,
+     "(lengths (L,) int32) -> range_sequence (sum,) int32: 0 .. lengths[i] - 1 for each i", lrf_check},
+    {"Range", 1, 3, 1, 1, NULL, NULL, range_run, NULL,
+     "(stop) | (start, stop[, step]) scalars, float32 or int32 -> (n,): start + i * step below stop", range_check},
+    {"LengthsGather", 3, 3, 1, 1, NULL, lgather_setup, lgather_run, lgather_state_free,
+     "(ITEMS (sum, ...), LENGTHS (L,), INDICES (K,) int32) -> OUTPUT: the segments INDICES, concatenated",
+     lgather_check},
+    {"GatherRanges", 2, 2, 2, 2, NULL, NULL, granges_run, NULL,
+     "(DATA (n,), RANGES (B, R, 2) int32 (start, length)) -> (OUTPUT (sum,), LENGTHS (B,) int32)", granges_check},
+    {"LengthsPad", 2, 2, 1, 1, NULL, lpad_setup, lpad_run, NULL,
+     "(DATA (sum, ...), LENGTHS (L,)) -> OUTPUT (L * target_length, ...); args padding_value (-1), target_length",
+     lpad_check},
+    {"ScatterAssign", 3, 3, 1, 1, rc_inplace_first, sassign_setup, sassign_run, NULL,
+     "(DATA (N, ...), INDICES int32, SLICES) -> DATA in place: DATA[INDICES[k]] = SLICES[k]", sassign_check},
+    {"Mod", 1, 1, 1, 1, rc_inplace_first, mod_setup, mod_run, NULL,
+     "(X int32) -> Y: X % divisor, sign of X or (sign_follow_divisor=1) of divisor", mod_check},
+    {0},
+};

@@ -1,0 +1,24 @@
+"""Gradient makers of the index and range ops (csrc/ops/ranges.c), as Caffe2's
+(lengths_tile_op.cc, utility_ops.cc, filler_op.cc, lengths_pad_op.cc, mod_op.cc).
+
+- ``LengthsTile(DATA, LENGTHS) -> OUTPUT``: ``LengthsSum([OUTPUT_grad, LENGTHS]) -> DATA_grad`` (each row's
+  copies summed back, as Caffe2's GetLengthsTileGradient); LENGTHS gets no gradient.
+- ``LengthsRangeFill``, ``Range``, ``LengthsGather``, ``GatherRanges``, ``LengthsPad``, ``ScatterAssign``
+  and ``Mod`` have no gradient (Caffe2: NO_GRADIENT or SHOULD_NOT_DO_GRADIENT): their inputs get none.
+"""
+
+from . import core
+from .core import GradientRegistry
+
+
+@GradientRegistry.RegisterGradient("LengthsTile")
+def _lengths_tile_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None]
+    g_data = str(op.input[0]) + "_grad"
+    grad_op = core.CreateOperator("LengthsSum", [g_output[0], op.input[1]], [g_data])
+    return [grad_op], [g_data, None]
+
+
+GradientRegistry.RegisterNoGradient("LengthsRangeFill", "Range", "LengthsGather", "GatherRanges",
+                                    "LengthsPad", "ScatterAssign", "Mod")

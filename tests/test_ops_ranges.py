@@ -1,0 +1,388 @@
+"""Index and range ops for variable-length sequences (csrc/ops/ranges.c: LengthsTile, LengthsRangeFill,
+Range, LengthsGather, GatherRanges, LengthsPad, ScatterAssign, Mod) and their gradient makers
+(recurrent/_grad_ranges.py): NumPy references, the finite-difference gradient of LengthsTile, bad input
+with exact messages (outputs untouched, workspace usable) and the checks at net creation."""
+
+import numpy as np
+import pytest
+
+from recurrent import core, workspace
+from test_ops_clip_math import check_grads
+from test_ops_math import f32, feed, op, run
+
+
+def i32(x):
+    return np.asarray(x, np.int32)
+
+
+def G(o, g_output):
+    return core.GradientRegistry.GetGradientForOp(o, g_output)
+
+
+def fails(exc, message, type_, inputs, outputs=("o",), **args):
+    with pytest.raises(exc) as e:
+        workspace.RunOperatorOnce(op(type_, inputs, list(outputs), **args))
+    assert str(e.value) == message
+
+
+def data_of(rng, dtype, *shape):
+    return (rng.uniform(-50, 50, shape)).astype(dtype)
+
+
+# ---------------------------------------------------------------- LengthsTile
+@pytest.mark.parametrize("shape", [(4,), (4, 3), (4, 2, 3), (4, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_lengths_tile_forward(rng, shape, dtype):
+    data = data_of(rng, dtype, *shape)
+    lengths = i32([2, 0, 3, 1])
+    feed(d=data, l=lengths)
+    out = run("LengthsTile", ["d", "l"], ["o"])
+    assert out.dtype == dtype and out.shape == (6,) + shape[1:]
+    np.testing.assert_array_equal(out, np.repeat(data, lengths, axis=0))
+
+
+def test_lengths_tile_empty(rng):
+    feed(d=np.zeros((0, 3), np.float32), l=i32([]))
+    assert run("LengthsTile", ["d", "l"], ["o"]).shape == (0, 3)
+    feed(d=f32(rng, 2, 3), l=i32([0, 0]))
+    assert run("LengthsTile", ["d", "l"], ["o"]).shape == (0, 3)
+
+
+def test_lengths_tile_gradient(rng):
+    o = op("LengthsTile", ["d", "l"], ["o"])
+    check_grads(o, [f32(rng, 4, 3, lo=-2, hi=2), i32([1, 3, 0, 2])], indices=[0])
+    check_grads(o, [f32(rng, 3, lo=-2, hi=2), i32([2, 1, 4])], indices=[0])
+    ops, g_in = G(o, ["o_grad"])
+    assert [x.type for x in ops] == ["LengthsSum"]
+    assert list(ops[0].input) == ["o_grad", "l"] and list(ops[0].output) == ["d_grad"]
+    assert g_in == ["d_grad", None]
+    assert G(o, [None]) == ([], [None, None])
+    # the gradient op sums each row's copies: a NumPy reference too
+    g = f32(rng, 6, 2)
+    feed(o_grad=g, l=i32([1, 3, 0, 2]))
+    workspace.RunOperatorOnce(ops[0])
+    ref = np.stack([g[0], g[1:4].sum(0), np.zeros(2, np.float32), g[4:6].sum(0)])
+    np.testing.assert_allclose(workspace.FetchBlob("d_grad"), ref, rtol=1e-6)
+
+
+def test_lengths_tile_bad_input(rng):
+    keep = f32(rng, 2)
+    feed(d=f32(rng, 3, 2), o=keep, l=i32([1, -1, 2]), l2=i32([1, 2]), l3=i32([[1, 2, 3]]))
+    fails(ValueError, "op LengthsTile #0: input 1 blob 'l' (lengths) holds -1 at position 1; a length "
+                      "must not "
+          "be negative", "LengthsTile", ["d", "l"])
+    fails(ValueError, "op LengthsTile #0: input 1 blob 'l2' (LENGTHS) of shape (2,) int32 must hold one "
+                      "length "
+          "per row of input 0 blob 'd' of shape (3, 2) float32", "LengthsTile", ["d", "l2"])
+    fails(ValueError, "op LengthsTile #0: input 1 blob 'l3' (LENGTHS) must be 1-D, got (1, 3) int32",
+          "LengthsTile", ["d", "l3"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+
+
+# ---------------------------------------------------------------- LengthsRangeFill
+def test_lengths_range_fill():
+    for lengths in ([2, 0, 3, 1], [], [0, 0], [5]):
+        feed(l=i32(lengths))
+        out = run("LengthsRangeFill", ["l"], ["o"])
+        ref = np.concatenate([np.arange(n) for n in lengths]) if lengths else np.zeros(0)
+        assert out.dtype == np.int32
+        np.testing.assert_array_equal(out, ref)
+    feed(l=i32([3, -2]))
+    fails(ValueError, "op LengthsRangeFill #0: input 0 blob 'l' (lengths) holds -2 at position 1; a "
+                      "length must "
+          "not be negative", "LengthsRangeFill", ["l"])
+    feed(f=np.float32([1, 2]))
+    with pytest.raises(TypeError, match="op LengthsRangeFill #0: input 0 blob 'f'"):
+        workspace.RunOperatorOnce(op("LengthsRangeFill", ["f"], ["o"]))
+    assert G(op("LengthsRangeFill", ["l"], ["o"]), ["o_grad"]) == ([], [None])
+
+
+# ---------------------------------------------------------------- Range
+@pytest.mark.parametrize("args", [(5,), (0,), (-3,), (2, 9), (9, 2), (2, 9, 3), (2, 10, 4), (10, 2, -3),
+                                  (10, 2, 3), (-7, 8, 5), (-2147483648, 2147483647, 1 << 30)])
+def test_range_int32(args):
+    names = ["a", "b", "c"][:len(args)]
+    feed(**{n: np.int32(v) for n, v in zip(names, args)})
+    out = run("Range", names, ["o"])
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, np.arange(*[np.int64(v) for v in args]))
+
+
+@pytest.mark.parametrize("args", [(5.5,), (0.5, 3.0), (0.0, 1.0, 0.1), (3.0, -1.0, -0.7), (1.0, 1.0, 0.5),
+                                  (2.0, 1.0, 0.5), (-1.25, 2.5, 0.25)])
+def test_range_float32(args):
+    names = ["a", "b", "c"][:len(args)]
+    feed(**{n: np.float32(v) for n, v in zip(names, args)})
+    out = run("Range", names, ["o"])
+    f = [float(np.float32(v)) for v in args]
+    ref = np.arange(*f)
+    assert out.dtype == np.float32 and out.shape == ref.shape
+    np.testing.assert_allclose(out, ref.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+def test_range_one_element_vectors():
+    feed(a=i32([2]), b=i32([7]))
+    np.testing.assert_array_equal(run("Range", ["a", "b"], ["o"]), np.arange(2, 7))
+
+
+def test_range_bad_input():
+    keep = i32([9, 9])
+    feed(o=keep, a=np.int32(1), b=np.int32(5), z=np.int32(0), f=np.float32(2), v=i32([1, 2]),
+         nan=np.float32(np.nan), big=np.float32(1e30), fs=np.float32(1e-30), f0=np.float32(0))
+    fails(ValueError, "op Range #0: input 2 blob 'z' (step) must not be 0", "Range", ["a", "b", "z"])
+    with pytest.raises(TypeError, match="op Range #0: input 1 blob 'f'"):
+        workspace.RunOperatorOnce(op("Range", ["a", "f"], ["o"]))
+    fails(ValueError, "op Range #0: input 1 blob 'v' (stop) must hold one value (a scalar), got (2,) int32",
+          "Range", ["a", "v"])
+    fails(ValueError, "op Range #0: input 0 blob 'v' (stop) must hold one value (a scalar), got (2,) int32",
+          "Range", ["v"])
+    fails(ValueError, "op Range #0: input 0 blob 'nan' (stop) must be finite, got nan", "Range", ["nan"])
+    fails(ValueError, "op Range #0: (stop - start) / step = (1e+30 - 0) / 1e-30 asks for more than 2**31 - 1 "
+          "values", "Range", ["f0", "big", "fs"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+    assert G(op("Range", ["a", "b"], ["o"]), ["o_grad"]) == ([], [None, None])
+
+
+# ---------------------------------------------------------------- LengthsGather
+@pytest.mark.parametrize("shape", [(6,), (6, 2), (6, 2, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_lengths_gather(rng, shape, dtype):
+    items = data_of(rng, dtype, *shape)
+    lengths = i32([2, 0, 3, 1])
+    indices = i32([2, 0, 1, 2, 3])
+    feed(it=items, l=lengths, i=indices)
+    out = run("LengthsGather", ["it", "l", "i"], ["o"])
+    segs = np.split(items, np.cumsum(lengths)[:-1])
+    ref = np.concatenate([segs[k] for k in indices])
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, ref)
+    feed(i=i32([]))
+    assert run("LengthsGather", ["it", "l", "i"], ["o"]).shape == (0,) + shape[1:]
+
+
+def test_lengths_gather_many_segments_reuses_scratch(rng):
+    # the segment offsets live in the op's scratch, grown when the number of segments grows
+    net = core.Net("lg")
+    net.LengthsGather(["it", "l", "i"], ["o"])
+    for L in (3, 700, 5, 1200):
+        lengths = rng.randint(0, 3, L).astype(np.int32)
+        items = f32(rng, int(lengths.sum()), 2)
+        indices = rng.randint(0, L, 40).astype(np.int32)
+        feed(it=items, l=lengths, i=indices)
+        if L == 3:
+            workspace.CreateNet(net)
+        workspace.RunNet(net.Proto().name)
+        segs = np.split(items, np.cumsum(lengths)[:-1])
+        np.testing.assert_array_equal(workspace.FetchBlob("o"), np.concatenate([segs[k] for k in indices]))
+
+
+def test_lengths_gather_bad_input(rng):
+    keep = f32(rng, 2)
+    feed(o=keep, it=f32(rng, 4, 2), l=i32([1, 3]), i=i32([1, 2]), neg=i32([-1]), l2=i32([1, 2]),
+         ln=i32([5, -1]), i2=i32([[0]]))
+    fails(IndexError, "op LengthsGather #0: input 2 blob 'i' (INDICES): index 2 at position 1 is out of "
+                      "range "
+          "[0, 2) (the segments of input 1 blob 'l')", "LengthsGather", ["it", "l", "i"])
+    fails(IndexError, "op LengthsGather #0: input 2 blob 'neg' (INDICES): index -1 at position 0 is out "
+                      "of range "
+          "[0, 2) (the segments of input 1 blob 'l')", "LengthsGather", ["it", "l", "neg"])
+    fails(ValueError, "op LengthsGather #0: input 1 blob 'l2' (lengths) of shape (2,) int32 sums to 3, "
+                      "but input "
+          "0 blob 'it' of shape (4, 2) float32 has 4 rows", "LengthsGather", ["it", "l2", "neg"])
+    fails(ValueError, "op LengthsGather #0: input 1 blob 'ln' (lengths) holds -1 at position 1; a length "
+                      "must "
+          "not be negative", "LengthsGather", ["it", "ln", "neg"])
+    fails(ValueError, "op LengthsGather #0: input 2 blob 'i2' (INDICES) must be 1-D, got (1, 1) int32",
+          "LengthsGather", ["it", "l", "i2"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+    assert G(op("LengthsGather", ["it", "l", "i"], ["o"]), ["o_grad"]) == ([], [None, None, None])
+
+
+# ---------------------------------------------------------------- GatherRanges
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_gather_ranges(rng, dtype):
+    data = data_of(rng, dtype, 10)
+    ranges = i32([[[0, 2], [5, 0], [3, 4]], [[9, 1], [0, 0], [1, 3]]])
+    feed(d=data, r=ranges)
+    out, lengths = run("GatherRanges", ["d", "r"], ["o", "ol"])
+    ref = np.concatenate([data[s:s + n] for s, n in ranges.reshape(-1, 2)])
+    assert out.dtype == dtype and lengths.dtype == np.int32
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(lengths, [6, 4])
+    feed(r=np.zeros((0, 2, 2), np.int32))
+    out, lengths = run("GatherRanges", ["d", "r"], ["o", "ol"])
+    assert out.shape == (0,) and lengths.shape == (0,)
+    feed(e=np.zeros(0, dtype), r=i32([[[0, 0]]]))
+    out, lengths = run("GatherRanges", ["e", "r"], ["o", "ol"])
+    assert out.shape == (0,) and list(lengths) == [0]
+
+
+def test_gather_ranges_bad_input(rng):
+    keep = f32(rng, 2)
+    feed(o=keep, d=f32(rng, 5), r=i32([[[0, 2]], [[3, 3]]]), rn=i32([[[-1, 1]]]), rl=i32([[[1, -1]]]),
+         r2=i32([[0, 2]]), r0=np.zeros((2, 0, 2), np.int32), d2=f32(rng, 5, 1))
+    fails(IndexError, "op GatherRanges #0: input 1 blob 'r' (RANGES): range 0 of example 1 (start 3, "
+                      "length 3) is "
+          "not within input 0 blob 'd' of shape (5,) float32", "GatherRanges", ["d", "r"], ["o", "ol"])
+    fails(IndexError, "op GatherRanges #0: input 1 blob 'rn' (RANGES): range 0 of example 0 (start -1, "
+                      "length 1) "
+          "is not within input 0 blob 'd' of shape (5,) float32", "GatherRanges", ["d", "rn"], ["o", "ol"])
+    fails(IndexError, "op GatherRanges #0: input 1 blob 'rl' (RANGES): range 0 of example 0 (start 1, "
+                      "length -1) "
+          "is not within input 0 blob 'd' of shape (5,) float32", "GatherRanges", ["d", "rl"], ["o", "ol"])
+    fails(ValueError, "op GatherRanges #0: input 1 blob 'r2' (RANGES) must be (batch, ranges >= 1, 2) of "
+          "(start, length) pairs, got (1, 2) int32", "GatherRanges", ["d", "r2"], ["o", "ol"])
+    fails(ValueError, "op GatherRanges #0: input 1 blob 'r0' (RANGES) must be (batch, ranges >= 1, 2) of "
+          "(start, length) pairs, got (2, 0, 2) int32", "GatherRanges", ["d", "r0"], ["o", "ol"])
+    fails(ValueError, "op GatherRanges #0: input 0 blob 'd2' (DATA) must be 1-D, got (5, 1) float32",
+          "GatherRanges", ["d2", "r"], ["o", "ol"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+    assert G(op("GatherRanges", ["d", "r"], ["o", "ol"]), ["o_grad", None]) == ([], [None, None])
+
+
+# ---------------------------------------------------------------- LengthsPad
+@pytest.mark.parametrize("shape", [(6,), (6, 2), (6, 2, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_lengths_pad(rng, shape, dtype):
+    data = data_of(rng, dtype, *shape)
+    lengths = i32([2, 0, 3, 1])
+    feed(d=data, l=lengths)
+    for pad, target in ((-1.0, 3), (7.0, 5)):
+        out = run("LengthsPad", ["d", "l"], ["o"], padding_value=pad, target_length=target)
+        ref = np.full((4 * target,) + shape[1:], pad, dtype)
+        segs = np.split(data, np.cumsum(lengths)[:-1])
+        for i, s in enumerate(segs):
+            ref[i * target:i * target + len(s)] = s
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out, ref)
+    out = run("LengthsPad", ["d", "l"], ["o"], target_length=3)  # padding_value defaults to -1
+    assert (out[3:6] == -1).all()
+
+
+def test_lengths_pad_bad_input(rng):
+    keep = f32(rng, 2)
+    feed(o=keep, d=f32(rng, 5, 2), l=i32([2, 3]), l4=i32([1, 3]), di=i32(np.zeros((5,))))
+    fails(ValueError, "op LengthsPad #0: input 1 blob 'l' (LENGTHS) holds 3 at position 1, above "
+                      "target_length 2",
+          "LengthsPad", ["d", "l"], target_length=2)
+    fails(ValueError, "op LengthsPad #0: input 1 blob 'l4' (lengths) of shape (2,) int32 sums to 4, but "
+                      "input 0 "
+          "blob 'd' of shape (5, 2) float32 has 5 rows", "LengthsPad", ["d", "l4"], target_length=3)
+    fails(ValueError, "op LengthsPad #0: argument target_length must be >= 1, got -1", "LengthsPad",
+          ["d", "l"])
+    fails(ValueError, "op LengthsPad #0: argument padding_value 0.5 must be a whole number in the int32 "
+                      "range to "
+          "pad input 0 blob 'di' of shape (5,) int32", "LengthsPad", ["di", "l"], target_length=3,
+          padding_value=0.5)
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+    assert G(op("LengthsPad", ["d", "l"], ["o"], target_length=3), ["o_grad"]) == ([], [None, None])
+
+
+# ---------------------------------------------------------------- ScatterAssign
+@pytest.mark.parametrize("shape", [(5,), (5, 3), (5, 2, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_scatter_assign(rng, shape, dtype):
+    data = data_of(rng, dtype, *shape)
+    indices = i32([3, 0, 3, 1])  # 3 twice: the last one wins
+    slices = data_of(rng, dtype, 4, *shape[1:])
+    feed(d=data, i=indices, s=slices)
+    out = run("ScatterAssign", ["d", "i", "s"], ["d"])
+    ref = data.copy()
+    for k, j in enumerate(indices):
+        ref[j] = slices[k]
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, ref)
+    # only the size of SLICES matters (as in Caffe2), and INDICES may have any shape
+    feed(d=data, i=indices.reshape(2, 2), s=slices.reshape(-1))
+    np.testing.assert_array_equal(run("ScatterAssign", ["d", "i", "s"], ["d"]), ref)
+
+
+def test_scatter_assign_empty(rng):
+    feed(d=np.zeros((0, 3), np.float32), i=i32([]), s=np.zeros((0, 3), np.float32))
+    assert run("ScatterAssign", ["d", "i", "s"], ["d"]).shape == (0, 3)
+    data = f32(rng, 3, 2)
+    feed(d=data, i=i32([]), s=np.zeros((0, 2), np.float32))
+    assert run("ScatterAssign", ["d", "i", "s"], ["d"]).tobytes() == data.tobytes()
+
+
+def test_scatter_assign_bad_input(rng):
+    data = f32(rng, 4, 2)
+    feed(d=data, i=i32([1, 4]), neg=i32([2, -1]), s=f32(rng, 2, 2), s3=f32(rng, 3, 2),
+         si=i32(np.zeros((2, 2))))
+    fails(IndexError, "op ScatterAssign #0: input 1 blob 'i' (INDICES): index 4 at position 1 is out of "
+                      "range "
+          "[0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)", "ScatterAssign", ["d", "i", "s"],
+          ["d"])
+    fails(IndexError, "op ScatterAssign #0: input 1 blob 'neg' (INDICES): index -1 at position 1 is out "
+                      "of range "
+          "[0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)", "ScatterAssign",
+          ["d", "neg", "s"], ["d"])
+    # nothing written before the bad index was found
+    assert workspace.FetchBlob("d").tobytes() == data.tobytes()
+    feed(i=i32([1, 2]))
+    fails(ValueError, "op ScatterAssign #0: input 2 blob 's3' (SLICES) of shape (3, 2) float32 must hold 4 "
+          "elements: one row of input 0 blob 'd' of shape (4, 2) float32 per index of input 1 blob 'i' of "
+          "shape "
+          "(2,) int32", "ScatterAssign", ["d", "i", "s3"], ["d"])
+    with pytest.raises(TypeError, match="op ScatterAssign #0: input 2 blob 'si'"):
+        workspace.RunOperatorOnce(op("ScatterAssign", ["d", "i", "si"], ["d"]))
+    fails(ValueError, "op ScatterAssign #0: input 0 blob 'd' and output 0 blob 'o' must be the same blob "
+          "(ScatterAssign writes DATA in place)", "ScatterAssign", ["d", "i", "s"], ["o"])
+    assert workspace.FetchBlob("d").tobytes() == data.tobytes()
+    assert G(op("ScatterAssign", ["d", "i", "s"], ["d"]), ["d_grad"]) == ([], [None, None, None])
+
+
+# ---------------------------------------------------------------- Mod
+@pytest.mark.parametrize("divisor", [7, -7, 1, -1, 3])
+@pytest.mark.parametrize("follow", [0, 1])
+def test_mod(rng, divisor, follow):
+    x = rng.randint(-100, 100, (4, 5)).astype(np.int32)
+    x[0, :3] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max, 0]
+    feed(x=x)
+    y = run("Mod", ["x"], ["y"], divisor=divisor, sign_follow_divisor=follow)
+    x64 = x.astype(np.int64)
+    ref = np.mod(x64, divisor) if follow else np.fmod(x64, divisor)
+    assert y.dtype == np.int32 and y.shape == x.shape
+    np.testing.assert_array_equal(y, ref)
+    # in place
+    y2 = run("Mod", ["x"], ["x"], divisor=divisor, sign_follow_divisor=follow)
+    np.testing.assert_array_equal(y2, ref)
+
+
+def test_mod_bad_input():
+    feed(x=i32([1, 2]), f=np.float32([1]))
+    fails(ValueError, "op Mod #0: argument divisor must be a non-zero int32 value, got 0", "Mod", ["x"],
+          divisor=0)
+    fails(ValueError, "op Mod #0: argument 'divisor' is required (a non-zero integer)", "Mod", ["x"])
+    fails(ValueError, "op Mod #0: argument divisor must be a non-zero int32 value, got 4294967296", "Mod",
+          ["x"], divisor=1 << 32)
+    fails(ValueError, "op Mod #0: argument sign_follow_divisor must be 0 or 1, got 2", "Mod", ["x"],
+          divisor=3, sign_follow_divisor=2)
+    with pytest.raises(TypeError, match="op Mod #0: input 0 blob 'f'"):
+        workspace.RunOperatorOnce(op("Mod", ["f"], ["o"], divisor=3))
+    assert G(op("Mod", ["x"], ["y"], divisor=3), ["y_grad"]) == ([], [None])
+
+
+# ---------------------------------------------------------------- net creation
+@pytest.mark.parametrize("type_,inputs,outputs,args,exc,pattern", [
+    ("LengthsTile", ["d", "l3"], ["o"], {}, ValueError,
+     r"\(LENGTHS\) of shape \(3,\) int32 must hold one length"),
+    ("LengthsRangeFill", ["d"], ["o"], {}, TypeError, r"input 0 blob 'd' must be int32"),
+    ("Range", ["a", "d"], ["o"], {}, ValueError, r"input 1 blob 'd' \(stop\) must hold one value"),
+    ("LengthsGather", ["d", "l3", "m"], ["o"], {}, ValueError, r"input 2 blob 'm' \(INDICES\) must be 1-D"),
+    ("GatherRanges", ["v", "l3"], ["o", "ol"], {}, ValueError,
+     r"\(RANGES\) must be \(batch, ranges >= 1, 2\)"),
+    ("LengthsPad", ["m", "l3"], ["o"], dict(target_length=2, padding_value=0.5), ValueError,
+     r"padding_value 0.5 must be a whole number"),
+    ("ScatterAssign", ["d", "l3", "l3"], ["d"], {}, TypeError, r"input 2 blob 'l3'"),
+    ("Mod", ["d"], ["o"], dict(divisor=2), TypeError, r"input 0 blob 'd' must be int32"),
+])
+def test_shapes_checked_at_net_creation(rng, type_, inputs, outputs, args, exc, pattern):
+    feed(d=f32(rng, 4, 2), v=f32(rng, 5), l3=i32([1, 0, 1]), a=np.float32(0), m=i32(np.zeros((2, 2))))
+    net = core.Net("early")
+    getattr(net, type_)(inputs, outputs, **args)
+    with pytest.raises(exc, match="op %s #0: .*%s" % (type_, pattern)):
+        workspace.CreateNet(net)
+    # the workspace stays usable
+    feed(l=i32([1, 2]))
+    np.testing.assert_array_equal(run("LengthsRangeFill", ["l"], ["r"]), [0, 0, 1])
