@@ -116,7 +116,8 @@ def random_arg(p):
     if kind == 2:
         return p.pick(["", "NCHW", "NHWC", "x", "a" * 300, "fixed", "step", "exp", "inv", "poly", "multistep",
                        "linearWarmup", "constantWarmup", "alter", "hill", "slope", "gate", "cyclical",
-                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "compositeCyclical", "compositeCosine", "sequence", "window",
+                       "cosine", "constantThenLinearWarmup", "pieceWarmup", "composite", "compositeCyclical",
+                       "compositeCosine", "sequence", "window",
                        "upper", "lower", "upperdiag", "lowerdiag", "float", "INT32", "bool", "uint8", "int8",
                        "int64", "double", "string", "minidb"])
     if kind == 3:

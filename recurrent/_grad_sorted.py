@@ -75,7 +75,8 @@ def _range_grad(grad_type):
         if g_output[0] is None:
             return [], [None, None]
         g_data = str(op.input[0]) + "_grad"
-        grad_op = core.CreateOperator(grad_type, [op.input[0], op.output[0], g_output[0], op.input[1]], [g_data])
+        grad_op = core.CreateOperator(grad_type, [op.input[0], op.output[0], g_output[0], op.input[1]],
+                                      [g_data])
         return [grad_op], [g_data, None]
     return maker
 

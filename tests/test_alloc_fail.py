@@ -356,7 +356,8 @@ def build_ops_net(name="af_ops"):
              net.ReduceMin(u_m, "u_rmin"), net.ReduceSum(u_m, "u_rsum", axes=[-1], keepdims=0),
              net.ReduceFrontSum(u_m, "u_rfs"), net.ReduceFrontMean(u_m, "u_rfm"),
              net.ReduceBackSum(u_m, "u_rbs"), net.ReduceBackMean(u_m, "u_rbm")]
-    u_red += [net.ReduceFrontSum([u_m, "rl_front"], "u_rfsl"), net.ReduceFrontMean([u_m, "rl_front"], "u_rfml"),
+    u_red += [net.ReduceFrontSum([u_m, "rl_front"], "u_rfsl"),
+              net.ReduceFrontMean([u_m, "rl_front"], "u_rfml"),
               net.ReduceBackSum([u_m, "rl_back"], "u_rbsl"), net.ReduceBackMean([u_m, "rl_back"], "u_rbml"),
               net.Gather([pw, "gw_idx"], "u_gw", axis=2, wrap_indices=1, match_outer=1)]
     loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")

@@ -537,9 +537,10 @@ CASES = [
          r"dim 0 of 'b' is 3",
          note="numpy-style: dims are aligned from the last; (4,) would broadcast"),
     Case("div-scalar-a-vector-b", "ops: math", "Div([a (), b (1,)], broadcast=1)",
-         "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); run_op('Div', ['a', 'b'], 'y', broadcast=1)",
-         V, r"op Div #0: cannot broadcast input 1 blob 'b' of shape \(1,\) float32 to input 0 blob 'a' of shape "
-            r"\(\) float32: it has more dims", note="a (1,) A with a () B works"),
+         "feed(a=np.array(2.0, np.float32), b=np.ones(1, np.float32)); "
+         "run_op('Div', ['a', 'b'], 'y', broadcast=1)",
+         V, r"op Div #0: cannot broadcast input 1 blob 'b' of shape \(1,\) float32 to input 0 blob 'a' "
+            r"of shape \(\) float32: it has more dims", note="a (1,) A with a () B works"),
     Case("div-by-zero", "ops: math", "Div([a, zeros])",
          """
          feed(a=np.array([1.0, 0.0], np.float32), z=np.zeros(2, np.float32)); run_op('Div', ['a', 'z'], 'y')
@@ -665,8 +666,8 @@ CASES = [
          feed(x=f32(2, 3, 4), l=np.ones(2, np.int32))
          run_op('SequenceMask', ['x', 'l'], 'y', axis=2)
          """, V, r"op SequenceMask #0: input 1 blob 'l' \(sequence_lengths\) must have shape \(6,\), one "
-                 r"length per row of input 0 blob 'x' of shape \(2, 3, 4\) float32 viewed as 6 x 4 at axis 2, "
-                 r"got \(2,\) int32", note="sequence_lengths must be int32 (TypeError otherwise)"),
+                 r"length per row of input 0 blob 'x' of shape \(2, 3, 4\) float32 viewed as 6 x 4 at "
+                 r"axis 2, got \(2,\) int32", note="sequence_lengths must be int32 (TypeError otherwise)"),
     Case("sequence-mask-negative-length", "ops: batch", "SequenceMask([x (3,4), lengths [2, 0, -1]])",
          """
          feed(x=f32(3, 4), l=np.array([2, 0, -1], np.int32))
@@ -1367,9 +1368,9 @@ CASES = [
          workspace.RunOperatorOnce(gop)
          """,
          V,
-         r"op RecurrentNetworkGradient #0: initial state 'h0' \(forward input 1\) has shape \(1, 2, 6\) float32, "
-         r"but the forward run made state '[^']+' \(5, 2, 5\) float32 over 4 steps from it: the gradient needs "
-         r"it as in the forward run, \(5,\), \(2, 5\) or \(1, 2, 5\)",
+         r"op RecurrentNetworkGradient #0: initial state 'h0' \(forward input 1\) has shape "
+         r"\(1, 2, 6\) float32, but the forward run made state '[^']+' \(5, 2, 5\) float32 over 4 steps "
+         r"from it: the gradient needs it as in the forward run, \(5,\), \(2, 5\) or \(1, 2, 5\)",
          after="feed(h0=f32(1, N, H)); workspace.RunNetOnce(m.net)"),
     Case("gradient-before-forward", "recurrent: data", "RecurrentNetworkGradient run without its forward op",
          """
@@ -1563,7 +1564,8 @@ CASES = [
          net, outs = mul_rnn()
          rnn.set_rnn_executor_config(set_args(net), num_threads=0)
          """, V, r"set_rnn_executor_config: num_threads must be >= 1, got 0"),
-    Case("executor-config-bad-min-op-us", "recurrent: Python", "set_rnn_executor_config(rnn_op, min_op_us=float('nan'))",
+    Case("executor-config-bad-min-op-us", "recurrent: Python",
+         "set_rnn_executor_config(rnn_op, min_op_us=float('nan'))",
          """
          net, outs = mul_rnn()
          rnn.set_rnn_executor_config(set_args(net), min_op_us=float('nan'))
@@ -2007,28 +2009,32 @@ CASES = [
          """, V, r"op Lars #0: input 4 blob 'mx' \(the maximum rate\) must be finite and >= 0.02, got 0.01"),
     # ---- Gather wrap_indices / match_outer, ReduceFront/Back lengths, compositeCyclical / compositeCosine
     Case("gather-wrap-index-out-of-range", "ops: bmm_pow", "Gather([d (5,3), i = [0, -6]], wrap_indices=1)",
-         "feed(d=f32(5, 3), i=np.array([0, -6], np.int32)); run_op('Gather', ['d', 'i'], 'o', wrap_indices=1)",
-         I, r"op Gather #0: input 1 blob 'i': index -6 at position 1 is out of range \[-5, 5\) \(wrap_indices=1; "
-            r"dim 0 of input 0 blob 'd' of shape \(5, 3\) float32\)",
-         note="without wrap_indices=1 a negative index is an IndexError (Caffe2 wrapped at axis 0 by default)"),
+         "feed(d=f32(5, 3), i=np.array([0, -6], np.int32)); "
+         "run_op('Gather', ['d', 'i'], 'o', wrap_indices=1)",
+         I, r"op Gather #0: input 1 blob 'i': index -6 at position 1 is out of range \[-5, 5\) "
+            r"\(wrap_indices=1; dim 0 of input 0 blob 'd' of shape \(5, 3\) float32\)",
+         note="without wrap_indices=1 a negative index is an IndexError "
+              "(Caffe2 wrapped at axis 0 by default)"),
     Case("gather-match-outer-shape", "ops: bmm_pow", "Gather([d (2,5), i (3,2)], axis=1, match_outer=1)",
          "feed(d=f32(2, 5), i=np.zeros((3, 2), np.int32)); "
          "run_op('Gather', ['d', 'i'], 'o', axis=1, match_outer=1)", V,
          r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3, 2\) int32 must begin with the 1 dims of "
          r"input 0 blob 'd' \(DATA\) \(2, 5\) float32 before axis 1 \(match_outer=1\)",
          note="checked already at CreateNet; match_outer=1 with axis 0 is a ValueError too"),
-    Case("reduce-lengths-out-of-range", "ops: unary & reduce", "ReduceBackSum([x (3,4), lengths = [4, 5, 0]])",
+    Case("reduce-lengths-out-of-range", "ops: unary & reduce",
+         "ReduceBackSum([x (3,4), lengths = [4, 5, 0]])",
          "feed(x=f32(3, 4), l=np.array([4, 5, 0], np.int32)); run_op('ReduceBackSum', ['x', 'l'], 'y')", V,
          r"op ReduceBackSum #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length 5 at position 1 is out of "
          r"range \[0, 4\] \(the size of the reduced dims of input 0 blob 'x' \(3, 4\) float32\)",
-         note="Caffe2 read past the run; a wrong count is a ValueError at CreateNet; Front/Mean/Gradient the same"),
+         note="Caffe2 read past the run; a wrong count is a ValueError at CreateNet; "
+              "Front/Mean/Gradient the same"),
     Case("learning-rate-composite-cyclical-max-lr", "ops: optim",
          "LearningRate(it, base_lr=0.1, policy='compositeCyclical', cyclical_max_lr=0.05)",
          """
          feed(it=np.zeros(1, np.int32))
          run_op('LearningRate', 'it', 'lr', base_lr=0.1, policy='compositeCyclical', cyclical_max_lr=0.05)
-         """, V, r"op LearningRate #0: argument cyclical_max_lr must satisfy \|cyclical_max_lr\| >= \|base_lr\| "
-                 r"\(0.1\), got 0.05",
+         """, V, r"op LearningRate #0: argument cyclical_max_lr must satisfy "
+                 r"\|cyclical_max_lr\| >= \|base_lr\| \(0.1\), got 0.05",
          note="Caffe2 only DCHECKed it; compositeCosine checks cosine_max_lr >= cosine_min_lr the same way"),
     # ---------------------------------------------------------------- ops: mask (csrc/ops/mask.c)
     Case("boolean-mask-value-not-0-1", "ops: mask", "BooleanMask(d (4, 2), m = [1, 0, 2, 1])",

@@ -115,7 +115,8 @@ def test_gradients(rng, shape, ishape, axis, wrap, mo):
 
 
 def test_axis0_without_flags_keeps_the_sparse_gradient():
-    ops, g = core.GradientRegistry.GetGradientForOp(op("Gather", ["d", "i"], ["o"], wrap_indices=0), ["o_grad"])
+    ops, g = core.GradientRegistry.GetGradientForOp(op("Gather", ["d", "i"], ["o"], wrap_indices=0),
+                                                    ["o_grad"])
     assert ops == [] and isinstance(g[0], core.GradientSlice)
 
 
@@ -140,11 +141,13 @@ BAD = [
      dict(), (5, 3), [-1]),
     (ValueError, r"op Gather #0: argument match_outer=1 needs axis >= 1, got axis=0 \(input 0 blob 'd' "
      r"\(DATA\) of shape \(5, 3\) float32\)", dict(match_outer=1), (5, 3), [0]),
-    (ValueError, r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3,\) int32 must begin with the 1 dims "
-     r"of input 0 blob 'd' \(DATA\) \(5, 3\) float32 before axis 1 \(match_outer=1\)",
+    (ValueError, r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3,\) int32 must begin with the "
+     r"1 dims of input 0 blob 'd' \(DATA\) \(5, 3\) float32 before axis 1 \(match_outer=1\)",
      dict(match_outer=1, axis=1), (5, 3), [0, 1, 2]),
-    (ValueError, r"op Gather #0: argument wrap_indices must be 0 or 1, got 2", dict(wrap_indices=2), (5, 3), [0]),
-    (ValueError, r"op Gather #0: argument match_outer must be 0 or 1, got -1", dict(match_outer=-1), (5, 3), [0]),
+    (ValueError, r"op Gather #0: argument wrap_indices must be 0 or 1, got 2", dict(wrap_indices=2),
+     (5, 3), [0]),
+    (ValueError, r"op Gather #0: argument match_outer must be 0 or 1, got -1", dict(match_outer=-1),
+     (5, 3), [0]),
 ]
 
 
@@ -156,13 +159,14 @@ def test_bad_input(exc, pattern, args, shape, idx):
 
 
 def test_gradient_op_bad_input():
-    feed(d=np.ones((2, 3), np.float32), i=np.array([[0, -4], [1, 2]], np.int32), g=np.ones((2, 2), np.float32))
+    feed(d=np.ones((2, 3), np.float32), i=np.array([[0, -4], [1, 2]], np.int32),
+         g=np.ones((2, 2), np.float32))
     raises(IndexError, r"op BatchGatherGradient #0: input 1 blob 'i': index -4 at position 1 is out of range "
            r"\[-3, 3\) \(wrap_indices=1",
            op("BatchGatherGradient", ["d", "i", "g"], ["dd"], axis=1, wrap_indices=1, match_outer=1))
     feed(g=np.ones((2, 2, 2), np.float32), i=np.array([[0, -3], [1, 2]], np.int32))
-    raises(ValueError, r"op BatchGatherGradient #0: input 2 blob 'g' \(the output gradient\) of shape \(2, 2, 2\) "
-           r"float32 must have the gathered shape \(2, 2\) float32",
+    raises(ValueError, r"op BatchGatherGradient #0: input 2 blob 'g' \(the output gradient\) of shape "
+           r"\(2, 2, 2\) float32 must have the gathered shape \(2, 2\) float32",
            op("BatchGatherGradient", ["d", "i", "g"], ["dd"], axis=1, wrap_indices=1, match_outer=1))
 
 
@@ -170,6 +174,6 @@ def test_match_outer_checked_at_net_creation():
     feed(d=np.ones((2, 3), np.float32), i=np.zeros((3, 2), np.int32))
     net = core.Net("gmo")
     net.Gather(["d", "i"], "o", axis=1, match_outer=1)
-    with pytest.raises(ValueError, match=r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3, 2\) int32 "
-                       r"must begin with the 1 dims"):
+    with pytest.raises(ValueError, match=r"op Gather #0: input 1 blob 'i' \(INDICES\) of shape \(3, 2\) "
+                       r"int32 must begin with the 1 dims"):
         workspace.CreateNet(net)

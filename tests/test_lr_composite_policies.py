@@ -59,20 +59,23 @@ def composite_ref(policy, it, base_lr, a):
 
 
 CASES = [
-    ("compositeCyclical", dict(start_warmup_multiplier=0.25, constant_warmup_num_iter=3, linear_warmup_num_iter=4,
-                               cyclical_max_lr=0.9, cyclical_step_size=3), range(0, 40)),
-    ("compositeCyclical", dict(start_warmup_multiplier=0.5, constant_warmup_num_iter=0, linear_warmup_num_iter=2,
-                               cyclical_max_lr=-0.8, cyclical_step_size=2, cyclical_decay=0.5), range(0, 30)),
+    ("compositeCyclical", dict(start_warmup_multiplier=0.25, constant_warmup_num_iter=3,
+                               linear_warmup_num_iter=4, cyclical_max_lr=0.9, cyclical_step_size=3),
+     range(0, 40)),
+    ("compositeCyclical", dict(start_warmup_multiplier=0.5, constant_warmup_num_iter=0,
+                               linear_warmup_num_iter=2, cyclical_max_lr=-0.8, cyclical_step_size=2,
+                               cyclical_decay=0.5), range(0, 30)),
     ("compositeCyclical", dict(constant_warmup_num_iter=2, linear_warmup_num_iter=0, cyclical_max_lr=0.6,
                                cyclical_step_size=5), range(0, 30)),
     ("compositeCyclical", dict(cyclical_max_lr=0.5),
      [0, 10 ** 7 - 1, 10 ** 7, 2 * 10 ** 7 - 1, 2 * 10 ** 7, 2 * 10 ** 7 + 10 ** 6, 2 ** 31 - 1]),
-    ("compositeCosine", dict(start_warmup_multiplier=0.2, constant_warmup_num_iter=4, linear_warmup_num_iter=5,
-                             cosine_max_lr=1.0, cosine_min_lr=0.0, cosine_period=6, cosine_lr_shrink=0.5),
+    ("compositeCosine", dict(start_warmup_multiplier=0.2, constant_warmup_num_iter=4,
+                             linear_warmup_num_iter=5, cosine_max_lr=1.0, cosine_min_lr=0.0, cosine_period=6,
+                             cosine_lr_shrink=0.5),
      range(0, 40)),
-    ("compositeCosine", dict(start_warmup_multiplier=0.1, constant_warmup_num_iter=1, linear_warmup_num_iter=3,
-                             cosine_max_lr=0.8, cosine_min_lr=0.2, cosine_period=5, cosine_t_mult=2.0,
-                             cosine_lr_shrink=0.9), range(0, 80)),
+    ("compositeCosine", dict(start_warmup_multiplier=0.1, constant_warmup_num_iter=1,
+                             linear_warmup_num_iter=3, cosine_max_lr=0.8, cosine_min_lr=0.2, cosine_period=5,
+                             cosine_t_mult=2.0, cosine_lr_shrink=0.9), range(0, 80)),
     ("compositeCosine", dict(constant_warmup_num_iter=0, linear_warmup_num_iter=0), range(0, 160, 3)),
     ("compositeCosine", dict(), [0, 5, 10 ** 7, 2 * 10 ** 7 - 1, 2 * 10 ** 7, 2 * 10 ** 7 + 25, 2 ** 31 - 1]),
 ]
@@ -91,7 +94,8 @@ def test_policy_matches_formula(policy, args, iters, base_lr):
 def test_composite_cyclical_boundary_values():
     # 2 constant, 2 linear (0.5 -> 1), then cyclical from its own iteration 0 (base_lr) up to max_lr
     got = rates(0.1, range(0, 13), policy="compositeCyclical", start_warmup_multiplier=0.5,
-                constant_warmup_num_iter=2, linear_warmup_num_iter=2, cyclical_max_lr=0.5, cyclical_step_size=4)
+                constant_warmup_num_iter=2, linear_warmup_num_iter=2, cyclical_max_lr=0.5,
+                cyclical_step_size=4)
     assert got[0] == got[1] == np.float32(0.05)
     assert got[2] == np.float32(0.05) and got[3] == np.float32(0.1 * 0.75)
     assert got[4] == np.float32(0.1) and got[8] == np.float32(0.5) and got[12] == np.float32(0.1)
@@ -127,7 +131,8 @@ B = {"base_lr": 0.1}
 BAD = [
     (dict(B, policy="compositeCyclical", cyclical_max_lr=0.05), ValueError,
      r"argument cyclical_max_lr must satisfy \|cyclical_max_lr\| >= \|base_lr\| \(0.1\), got 0.05"),
-    (dict(base_lr=0.0, policy="compositeCyclical"), ValueError, r"policy 'compositeCyclical' needs base_lr != 0"),
+    (dict(base_lr=0.0, policy="compositeCyclical"), ValueError,
+     r"policy 'compositeCyclical' needs base_lr != 0"),
     (dict(B, policy="compositeCyclical", cyclical_step_size=0), ValueError,
      r"argument cyclical_step_size must be >= 1, got 0"),
     (dict(B, policy="compositeCyclical", cyclical_decay=-0.5), ValueError,
@@ -139,7 +144,8 @@ BAD = [
     (dict(B, policy="compositeCosine", linear_warmup_num_iter=2 ** 62), ValueError,
      r"arguments constant_warmup_num_iter \(10000000\) and linear_warmup_num_iter \(4611686018427387904\) "
      r"must each be at most"),
-    (dict(B, policy="compositeCosine", cosine_period=0), ValueError, r"argument cosine_period must be >= 1, got 0"),
+    (dict(B, policy="compositeCosine", cosine_period=0), ValueError,
+     r"argument cosine_period must be >= 1, got 0"),
     (dict(B, policy="compositeCosine", cosine_max_lr=0.1, cosine_min_lr=0.2), ValueError,
      r"argument cosine_max_lr must be >= cosine_min_lr \(0.2\), got 0.1"),
     (dict(B, policy="compositeCosine", cosine_t_mult=0.5), ValueError,
@@ -147,7 +153,8 @@ BAD = [
     (dict(B, policy="compositeCosine", cosine_lr_shrink=float("nan")), ValueError,
      r"argument cosine_lr_shrink must be finite, got nan"),
     (dict(B, policy="composite", sub_policy_num_iters=[2], sub_policy_0_policy="compositeCosine",
-          sub_policy_0_cosine_period=-1), ValueError, r"argument sub_policy_0_cosine_period must be >= 1, got -1"),
+          sub_policy_0_cosine_period=-1), ValueError,
+     r"argument sub_policy_0_cosine_period must be >= 1, got -1"),
 ]
 
 

@@ -129,16 +129,17 @@ def test_fd_sparse(rng, kind):
 
 def test_bad_ids_messages(rng):
     feed(d=f32(rng, 4, 2), s=i32([0, 2, 1, 3]), o=np.float32([7]))
-    with pytest.raises(ValueError, match=r"SortedSegmentSum.*input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 "
-                       r"must be sorted: segment id 1 at position 2 is below the id 2 before it"):
+    with pytest.raises(ValueError, match=r"SortedSegmentSum.*input 1 blob 's' \(segment_ids\) of shape "
+                       r"\(4,\) int32 must be sorted: segment id 1 at position 2 is below the id 2 "
+                       r"before it"):
         workspace.RunOperatorOnce(op("SortedSegmentSum", ["d", "s"], ["o"]))
     np.testing.assert_array_equal(workspace.FetchBlob("o"), [7])
     feed(s=i32([-1, 0, 0, 0]))
     with pytest.raises(ValueError, match=r"segment id -1 at position 0 is negative"):
         workspace.RunOperatorOnce(op("SortedSegmentMean", ["d", "s"], ["o"]))
     feed(s=i32([0, 0, 1]))
-    with pytest.raises(ValueError, match=r"input 0 blob 'd' \(data\) of shape \(4, 2\) float32 must have one row per "
-                       r"segment id: first dim 3"):
+    with pytest.raises(ValueError, match=r"input 0 blob 'd' \(data\) of shape \(4, 2\) float32 must have "
+                       r"one row per segment id: first dim 3"):
         workspace.RunOperatorOnce(op("SortedSegmentSum", ["d", "s"], ["o"]))
     feed(g=f32(rng, 2, 2), s=i32([0, 0, 2, 2]))
     with pytest.raises(ValueError, match=r"SortedSegmentSumGradient.*must have one row per segment: 3"):
@@ -164,12 +165,14 @@ def test_nan_check(rng):
         xb[2, 1] = bad
         xb[2, 3] = np.nan
         feed(x=xb, y=np.float32([5]))
-        with pytest.raises(ValueError, match=r"NanCheck.*input 0 blob 'x' of shape \(3, 4\) float32 contains %s: first "
-                           r"at flat index 9 \(row 2\); other inputs: input 1 blob 'z' of shape \(1,\) int32" % word):
+        with pytest.raises(ValueError, match=r"NanCheck.*input 0 blob 'x' of shape \(3, 4\) float32 "
+                           r"contains %s: first at flat index 9 \(row 2\); other inputs: "
+                           r"input 1 blob 'z' of shape \(1,\) int32" % word):
             workspace.RunOperatorOnce(op("NanCheck", ["x", "z"], ["y"]))
         np.testing.assert_array_equal(workspace.FetchBlob("y"), [5])
     grad_ops, g_in = G(op("NanCheck", ["x", "z"], ["y"]), ["y_grad"])
-    assert [(g.type, list(g.input), list(g.output)) for g in grad_ops] == [("NanCheck", ["y_grad"], ["x_grad"])]
+    assert ([(g.type, list(g.input), list(g.output)) for g in grad_ops]
+            == [("NanCheck", ["y_grad"], ["x_grad"])])
     assert g_in == ["x_grad", None]
 
 
@@ -178,8 +181,8 @@ def test_assert(dtype):
     feed(x=np.array([[1, 2], [3, -1]], dtype))
     workspace.RunOperatorOnce(op("Assert", ["x"], [], error_msg="fine"))
     feed(x=np.array([[1, 2], [0, 0]], dtype))
-    with pytest.raises(RuntimeError, match=r"Assert.*input 0 blob 'x' of shape \(2, 2\) \w+ has 0 at flat index 2; "
-                       r"error_msg: 'ids must be positive'"):
+    with pytest.raises(RuntimeError, match=r"Assert.*input 0 blob 'x' of shape \(2, 2\) \w+ has 0 at flat "
+                       r"index 2; error_msg: 'ids must be positive'"):
         workspace.RunOperatorOnce(op("Assert", ["x"], [], error_msg="ids must be positive"))
     feed(x=np.zeros(0, dtype))
     workspace.RunOperatorOnce(op("Assert", ["x"], []))

@@ -120,16 +120,17 @@ def test_lengths_in_a_net_with_gradients(rng):
 
 
 BAD = [
-    (ValueError, r"op ReduceFrontSum #0: input 1 blob 'l' \(2,\) int32 \(lengths\) must be 1-D with 3 entries, "
-     r"one per column of input 0 blob 'x' \(4, 3\) float32 seen as \(4, 3\) \(num_reduce_dim=1\)",
+    (ValueError, r"op ReduceFrontSum #0: input 1 blob 'l' \(2,\) int32 \(lengths\) must be 1-D with "
+     r"3 entries, one per column of input 0 blob 'x' \(4, 3\) float32 seen as \(4, 3\) \(num_reduce_dim=1\)",
      ("ReduceFrontSum", ["x", "l"], dict()), "l2"),
-    (ValueError, r"op ReduceBackMean #0: input 1 blob 'l' \(3, 1\) int32 \(lengths\) must be 1-D with 4 entries, "
-     r"one per row of input 0 blob 'x' \(4, 3\) float32 seen as \(4, 3\)",
+    (ValueError, r"op ReduceBackMean #0: input 1 blob 'l' \(3, 1\) int32 \(lengths\) must be 1-D with "
+     r"4 entries, one per row of input 0 blob 'x' \(4, 3\) float32 seen as \(4, 3\)",
      ("ReduceBackMean", ["x", "l"], dict()), "l31"),
     (TypeError, r"op ReduceBackSum #0: input 1 blob 'l'.*int32",
      ("ReduceBackSum", ["x", "l"], dict()), "lf"),
-    (ValueError, r"op ReduceFrontMean #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length -1 at position 1 is "
-     r"out of range \[0, 4\] \(the size of the reduced dims of input 0 blob 'x' \(4, 3\) float32\)",
+    (ValueError, r"op ReduceFrontMean #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length -1 at "
+     r"position 1 is out of range \[0, 4\] \(the size of the reduced dims of input 0 blob 'x' "
+     r"\(4, 3\) float32\)",
      ("ReduceFrontMean", ["x", "l"], dict()), "lneg"),
     (ValueError, r"op ReduceBackSum #0: input 1 blob 'l' \(4,\) int32 \(lengths\): length 4 at position 3 is "
      r"out of range \[0, 3\]", ("ReduceBackSum", ["x", "l"], dict()), "lbig"),
@@ -149,8 +150,9 @@ def test_bad_lengths(exc, pattern, spec, which):
 
 def test_bad_lengths_in_gradient_op():
     feed(x=np.ones((4, 3), np.float32), dy=np.ones(3, np.float32), l=np.array([5, 1, 1], np.int32))
-    raises(ValueError, r"op ReduceFrontSumGradient #0: input 2 blob 'l' \(3,\) int32 \(lengths\): length 5 at "
-           r"position 0 is out of range \[0, 4\] \(the size of the reduced dims of input 1 blob 'x'",
+    raises(ValueError, r"op ReduceFrontSumGradient #0: input 2 blob 'l' \(3,\) int32 \(lengths\): "
+           r"length 5 at position 0 is out of range \[0, 4\] \(the size of the reduced dims of input 1 "
+           r"blob 'x'",
            op("ReduceFrontSumGradient", ["dy", "x", "l"], ["dx"]))
     # an empty X with lengths that claim entries: still refused
     feed(x=np.ones((0, 3), np.float32), l=np.array([0, 1, 0], np.int32))
@@ -162,6 +164,6 @@ def test_lengths_count_checked_at_net_creation():
     feed(x=np.ones((4, 3), np.float32), l=np.ones(5, np.int32))
     net = core.Net("rl_bad")
     net.ReduceBackSum(["x", "l"], "y")
-    with pytest.raises(ValueError, match=r"op ReduceBackSum #0: input 1 blob 'l' \(5,\) int32 \(lengths\) must "
-                       r"be 1-D with 4 entries"):
+    with pytest.raises(ValueError, match=r"op ReduceBackSum #0: input 1 blob 'l' \(5,\) int32 \(lengths\) "
+                       r"must be 1-D with 4 entries"):
         workspace.CreateNet(net)
