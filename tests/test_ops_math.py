@@ -28,6 +28,21 @@ def f32(rng, *shape, lo=-1.0, hi=1.0):
     return rng.uniform(lo, hi, shape).astype(np.float32)
 
 
+def i32(x):
+    return np.asarray(x, np.int32)
+
+
+def G(o, g_output):
+    return core.GradientRegistry.GetGradientForOp(o, g_output)
+
+
+def fails(exc, message, type_, inputs, outputs=("o",), **args):
+    """Running op type_ raises exc with exactly this message."""
+    with pytest.raises(exc) as e:
+        workspace.RunOperatorOnce(op(type_, inputs, list(outputs), **args))
+    assert str(e.value) == message
+
+
 def close(a, b, tol=1e-5):
     a = np.asarray(a)
     b = np.asarray(b, dtype=np.float32)

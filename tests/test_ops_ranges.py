@@ -8,21 +8,7 @@ import pytest
 
 from recurrent import core, workspace
 from test_ops_clip_math import check_grads
-from test_ops_math import f32, feed, op, run
-
-
-def i32(x):
-    return np.asarray(x, np.int32)
-
-
-def G(o, g_output):
-    return core.GradientRegistry.GetGradientForOp(o, g_output)
-
-
-def fails(exc, message, type_, inputs, outputs=("o",), **args):
-    with pytest.raises(exc) as e:
-        workspace.RunOperatorOnce(op(type_, inputs, list(outputs), **args))
-    assert str(e.value) == message
+from test_ops_math import G, f32, fails, feed, i32, op, run
 
 
 def data_of(rng, dtype, *shape):

@@ -142,8 +142,8 @@ static rc_status check_lengths(rc_op *op, int li, int64_t n, const char *nwhat, 
     return RC_OK;
 }
 
-/* Resizes output o to (L,) + t.shape[1:] (t: ndim >= 1). */
-static rc_status resize_rows(rc_op *op, int o, int64_t L, const rc_tensor *t, rc_err *err)
+/* Resizes output o to (L,) + t.shape[1:] (t: ndim >= 1). Shared: lengths_reduce.h. */
+rc_status rc_lr_resize_rows(rc_op *op, int o, int64_t L, const rc_tensor *t, rc_err *err)
 {
     int64_t dims[RC_MAX_DIMS];
     dims[0] = L;
@@ -262,7 +262,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     if ((st = check_lengths(op, l.len, N, what, err))) return st;
     if (sparse && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
     if (kind == K_PWSUM && (st = check_positional(op, l.len, l.w, err))) return st;
-    if ((st = resize_rows(op, 0, L, data, err))) return st;
+    if ((st = rc_lr_resize_rows(op, 0, L, data, err))) return st;
     if (L == 0 || R == 0) return RC_OK;
     float *out = rc_f32(rc_out(op, 0));
     const int32_t *len = rc_i32(lens);
@@ -291,8 +291,8 @@ FWD(slwsum, K_WSUM, 1)
 FWD(slpwsum, K_PWSUM, 1)
 
 /* grad_on_weights (Caffe2's argument of the WeightedSum ops): read by the
- * gradient maker; checked here to be an int 0 or 1. */
-static rc_status wsum_setup(rc_op *op, rc_err *err)
+ * gradient maker; checked here to be an int 0 or 1. Shared: lengths_reduce.h. */
+rc_status rc_lr_wsum_setup(rc_op *op, rc_err *err)
 {
     int64_t g = 0;
     rc_status st = rc_arg_i(&op->def, "grad_on_weights", 0, &g, err);
@@ -413,6 +413,24 @@ static void grad_max_kernel(int64_t L, int64_t R, const float *fo, const float *
                 dx[k * R + r] = data[k * R + r] == fo[s * R + r] ? g[s * R + r] : 0.0f;
 }
 
+/* Shared: lengths_reduce.h. */
+void rc_lr_grad_write(rc_op *op, int64_t L, int64_t N, const int32_t *len, int g, int w, int data, int idx,
+                      int mean, int dw)
+{
+    const rc_tensor *gt = rc_in(op, g);
+    const int64_t R = rc_dims_prod(gt, 1, gt->ndim);
+    const float *wp = w >= 0 ? rc_f32(rc_in(op, w)) : NULL;
+    if (R) rc_lr_grad_rows_kernel(L, R, rc_f32(gt), len, wp, mean, rc_f32(rc_out(op, 0)));
+    if (dw) {
+        float *d = rc_f32(rc_out(op, 1));
+        if (R)
+            rc_lr_grad_weights_kernel(L, R, rc_f32(gt), len, rc_f32(rc_in(op, data)),
+                                      idx >= 0 ? rc_i32(rc_in(op, idx)) : NULL, d);
+        else
+            memset(d, 0, sizeof *d * (size_t)N);
+    }
+}
+
 static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *err)
 {
     rc_status st = grad_shapes(op, kind, variant, sparse, err);
@@ -442,7 +460,7 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
         if ((st = check_weights_len(op, l.w, rc_in(op, l.data)->dims[0], what, err))) return st;
     }
     if (l.idx >= 0 && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
-    if ((st = resize_rows(op, 0, N, g, err))) return st;
+    if ((st = rc_lr_resize_rows(op, 0, N, g, err))) return st;
     if (variant == G_MAIN) {
         int64_t wd[1] = {N};
         if (rc_tensor_resize(rc_out(op, 1), RC_F32, 1, wd, err)) return out_fail(op, 1, err);
@@ -454,16 +472,7 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
                                rc_f32(rc_out(op, 0)));
         return RC_OK;
     }
-    const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
-    if (R) rc_lr_grad_rows_kernel(L, R, rc_f32(g), len, w, kind == K_MEAN, rc_f32(rc_out(op, 0)));
-    if (variant == G_MAIN) {
-        float *dw = rc_f32(rc_out(op, 1));
-        if (R)
-            rc_lr_grad_weights_kernel(L, R, rc_f32(g), len, rc_f32(rc_in(op, l.data)),
-                                l.idx >= 0 ? rc_i32(rc_in(op, l.idx)) : NULL, dw);
-        else
-            memset(dw, 0, sizeof *dw * (size_t)N);
-    }
+    rc_lr_grad_write(op, L, N, len, l.g, l.w, l.data, l.idx, kind == K_MEAN, variant == G_MAIN);
     return RC_OK;
 }
 
@@ -489,7 +498,7 @@ const rc_op_schema rc_ops_lengths_reduce[] = {
      lsum_check},
     {"LengthsMean", 2, 2, 1, 1, NULL, NULL, lmean_run, NULL,
      "(DATA, LENGTHS) -> OUT: as LengthsSum divided by the segment's length (empty segment: 0)", lmean_check},
-    {"LengthsWeightedSum", 3, 3, 1, 1, NULL, wsum_setup, lwsum_run, NULL,
+    {"LengthsWeightedSum", 3, 3, 1, 1, NULL, rc_lr_wsum_setup, lwsum_run, NULL,
      "(DATA (N, ...), SCALARS (N,), LENGTHS) -> OUT: sum of SCALARS[k] * DATA[k] per segment; arg grad_on_weights",
      lwsum_check},
     {"LengthsMax", 2, 2, 1, 1, NULL, NULL, lmax_run, NULL,
@@ -499,7 +508,7 @@ const rc_op_schema rc_ops_lengths_reduce[] = {
      slsum_check},
     {"SparseLengthsMean", 3, 3, 1, 1, NULL, NULL, slmean_run, NULL,
      "(DATA, INDICES, LENGTHS) -> OUT: LengthsMean of DATA[INDICES]", slmean_check},
-    {"SparseLengthsWeightedSum", 4, 4, 1, 1, NULL, wsum_setup, slwsum_run, NULL,
+    {"SparseLengthsWeightedSum", 4, 4, 1, 1, NULL, rc_lr_wsum_setup, slwsum_run, NULL,
      "(DATA, SCALARS (N,), INDICES (N,), LENGTHS) -> OUT: LengthsWeightedSum of DATA[INDICES]; arg grad_on_weights",
      slwsum_check},
     {"SparseLengthsPositionalWeightedSum", 4, 4, 1, 1, NULL, NULL, slpwsum_run, NULL,

@@ -1,7 +1,9 @@
-/* ops/lengths_reduce.h -- the reduction kernels of ops/lengths_reduce.c, shared
- * with ops/sorted_segment.c (SortedSegment*, which turns its sorted segment ids
- * into lengths and reduces with these). Plain loops over pointers: no
- * allocation, no state; the caller has checked every length and index.
+/* ops/lengths_reduce.h -- the reduction kernels of ops/lengths_reduce.c and a
+ * few op helpers, shared with ops/sorted_segment.c (SortedSegment*, which turns
+ * its sorted segment ids into lengths and reduces with these). The kernels are
+ * plain loops over pointers: no allocation, no state; the caller has checked
+ * every length and index. The helpers fail through rc_op_fail (the message
+ * names the op and the blob) and allocate nothing besides the outputs' resize.
  */
 #ifndef RC_OPS_LENGTHS_REDUCE_H
 #define RC_OPS_LENGTHS_REDUCE_H
@@ -25,5 +27,22 @@ RC_INTERNAL void rc_lr_grad_rows_kernel(int64_t L, int64_t R, const float *g, co
  * -> dw: (N,), dw[k] = sum_r g[s][r] * data[row k][r] in double (k in segment s). */
 RC_INTERNAL void rc_lr_grad_weights_kernel(int64_t L, int64_t R, const float *g, const int32_t *len,
                                            const float *data, const int32_t *rows, float *dw);
+
+/* Setup of the WeightedSum ops: argument grad_on_weights (read by the gradient
+ * maker) must be an int 0 or 1. */
+RC_INTERNAL rc_status rc_lr_wsum_setup(rc_op *op, rc_err *err);
+
+/* Resizes output o to float32 (L,) + t.shape[1:] (t: ndim >= 1); a failure
+ * names output o. */
+RC_INTERNAL rc_status rc_lr_resize_rows(rc_op *op, int o, int64_t L, const rc_tensor *t, rc_err *err);
+
+/* Writes the outputs of a Sum, Mean or WeightedSum gradient op, resized by the
+ * caller: output 0 (N, R) the rows (rc_lr_grad_rows_kernel, divided by the
+ * lengths when mean), and with dw output 1 (N,) the weights' gradient
+ * (rc_lr_grad_weights_kernel; zeros when R == 0). g, w, data, idx: the input
+ * positions of dOUT (L, ...), SCALARS (-1: none), DATA and INDICES (-1: rows
+ * k = k); DATA is read only with dw. len: (L,) summing to N > 0, checked. */
+RC_INTERNAL void rc_lr_grad_write(rc_op *op, int64_t L, int64_t N, const int32_t *len, int g, int w, int data,
+                                  int idx, int mean, int dw);
 
 #endif

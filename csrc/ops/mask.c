@@ -48,6 +48,7 @@
  * No global state; nothing allocates except the resize of the outputs.
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,31 +58,6 @@
 static rc_status out_fail(rc_op *op, int o, rc_err *err)
 {
     return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
-}
-
-/* Input i: int32 1-D; `what` names its role. */
-static rc_status check_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
-{
-    rc_status st = rc_check_input(op, i, RC_I32, err);
-    if (st) return st;
-    if (rc_in(op, i)->ndim != 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must be 1-D, got %s", i,
-                          rc_in_name(op, i), what, RC_SHAPE(rc_in(op, i)));
-    return RC_OK;
-}
-
-/* Input i: float32 or int32 with ndim >= 1. */
-static rc_status check_rows_any(rc_op *op, int i, const char *what, rc_err *err)
-{
-    const rc_tensor *x = rc_in(op, i);
-    rc_status st;
-    if (x->dtype != RC_I32 && (st = rc_check_input(op, i, RC_F32, err)))
-        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' (%s) must be float32 or "
-                                              "int32, got %s", i, rc_in_name(op, i), what, RC_SHAPE(x)) : st;
-    if (x->ndim < 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have at least 1 dim, got %s", i,
-                          rc_in_name(op, i), what, RC_SHAPE(x));
-    return RC_OK;
 }
 
 /* Input i: float32 with ndim >= 1. */
@@ -113,31 +89,13 @@ static rc_status check_mask_values(rc_op *op, int mi, int64_t *ones, rc_err *err
     return RC_OK;
 }
 
-/* Input li (lengths, int32 1-D, checked): every length >= 0; *sum = their sum.
- * Reads the data. */
-static rc_status check_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err)
-{
-    const rc_tensor *t = rc_in(op, li);
-    const int64_t n = t->dims[0];
-    const int32_t *l = n ? rc_i32(t) : NULL;
-    int64_t s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (l[i] < 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) holds %d at position %lld; a "
-                              "length must not be negative", li, rc_in_name(op, li), (int)l[i], (long long)i);
-        s += l[i];
-    }
-    *sum = s;
-    return RC_OK;
-}
-
 /* ================================================================ BooleanMask */
 
 /* data (ndim >= 1, f32 or i32), mask int32 1-D of data.dims[0] values. */
 static rc_status bmask_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "data", err)) || (st = check_i32_vector(op, 1, "mask", err))) return st;
+    if ((st = rc_checks_rows_any(op, 0, "data", 0, err)) || (st = rc_checks_i32_vector(op, 1, "mask", err))) return st;
     const rc_tensor *x = rc_in(op, 0), *m = rc_in(op, 1);
     if (m->dims[0] != x->dims[0])
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (mask) of shape %s must hold one value per row "
@@ -182,7 +140,7 @@ static rc_status bmask_run(rc_op *op, rc_err *err)
 static rc_status bmask_g_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_i32_vector(op, 0, "mask", err))) return st;
+    if ((st = rc_checks_i32_vector(op, 0, "mask", err))) return st;
     return check_f32_rows(op, 1, "the gradient of masked_data", err);
 }
 
@@ -224,8 +182,8 @@ static rc_status bmask_g_run(rc_op *op, rc_err *err)
 static rc_status bmask_len_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_i32_vector(op, 0, "lengths", err))) return st;
-    return check_i32_vector(op, 1, "mask", err);
+    if ((st = rc_checks_i32_vector(op, 0, "lengths", err))) return st;
+    return rc_checks_i32_vector(op, 1, "mask", err);
 }
 
 /* lengths (L,) summing to N, mask (N,) of 0/1 -> out (L,): the ones per segment. */
@@ -243,7 +201,7 @@ static rc_status bmask_len_run(rc_op *op, rc_err *err)
     rc_status st = bmask_len_check(op, err);
     if (st) return st;
     int64_t sum = 0, count = 0;
-    if ((st = check_lengths_values(op, 0, &sum, err)) || (st = check_mask_values(op, 1, &count, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 0, &sum, err)) || (st = check_mask_values(op, 1, &count, err))) return st;
     const rc_tensor *l = rc_in(op, 0), *m = rc_in(op, 1);
     if (sum != m->dims[0])
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (lengths) of shape %s sums to %lld, but input 1 "
@@ -269,7 +227,7 @@ static rc_status l2w_setup(rc_op *op, rc_err *err)
 
 static rc_status l2w_check(rc_op *op, rc_err *err)
 {
-    return check_i32_vector(op, 0, "lengths", err);
+    return rc_checks_i32_vector(op, 0, "lengths", err);
 }
 
 /* len (L,) non-negative -> w (sum(len),): segment s's entries 1 / len[s] ** power. */
@@ -289,7 +247,7 @@ static rc_status l2w_run(rc_op *op, rc_err *err)
     float p;
     if ((st = rc_arg_f(&op->def, "power", 0.5f, &p, err))) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 0, &sum, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 0, &sum, err))) return st;
     const int64_t dims[1] = {sum};
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, dims, err)) return out_fail(op, 0, err);
     if (sum == 0) return RC_OK;
@@ -310,9 +268,9 @@ static rc_status pes_setup(rc_op *op, rc_err *err)
 static rc_status pes_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_i32_vector(op, 0, "lengths", err))) return st;
+    if ((st = rc_checks_i32_vector(op, 0, "lengths", err))) return st;
     for (int k = 1; k < op->n_in; k++)
-        if ((st = check_rows_any(op, k, "features", err))) return st;
+        if ((st = rc_checks_rows_any(op, k, "features", 0, err))) return st;
     return RC_OK;
 }
 
@@ -338,7 +296,7 @@ static rc_status pes_run(rc_op *op, rc_err *err)
     rc_status st = pes_check(op, err);
     if (st) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 0, &sum, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 0, &sum, err))) return st;
     const rc_tensor *lt = rc_in(op, 0);
     const int64_t L = lt->dims[0];
     const int32_t *len = L ? rc_i32(lt) : NULL;

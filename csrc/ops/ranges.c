@@ -63,6 +63,7 @@
  * number of segments grows, freed with the op).
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,49 +74,6 @@
 static rc_status out_fail(rc_op *op, int o, rc_err *err)
 {
     return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
-}
-
-/* Input i: int32 1-D; `what` names its role. */
-static rc_status check_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
-{
-    rc_status st = rc_check_input(op, i, RC_I32, err);
-    if (st) return st;
-    if (rc_in(op, i)->ndim != 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must be 1-D, got %s", i,
-                          rc_in_name(op, i), what, RC_SHAPE(rc_in(op, i)));
-    return RC_OK;
-}
-
-/* Input i: float32 or int32 with ndim >= 1 (ndim == 1 when `one_d`). */
-static rc_status check_rows_any(rc_op *op, int i, const char *what, int one_d, rc_err *err)
-{
-    const rc_tensor *x = rc_in(op, i);
-    rc_status st;
-    if (x->dtype != RC_I32 && (st = rc_check_input(op, i, RC_F32, err)))
-        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' (%s) must be float32 or "
-                                              "int32, got %s", i, rc_in_name(op, i), what, RC_SHAPE(x)) : st;
-    if (one_d ? x->ndim != 1 : x->ndim < 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must %s, got %s", i, rc_in_name(op, i),
-                          what, one_d ? "be 1-D" : "have at least 1 dim", RC_SHAPE(x));
-    return RC_OK;
-}
-
-/* Input li (lengths, int32 1-D, checked): every length >= 0; *sum = their sum.
- * Reads the data. */
-static rc_status check_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err)
-{
-    const rc_tensor *t = rc_in(op, li);
-    const int64_t n = t->dims[0];
-    const int32_t *l = n ? rc_i32(t) : NULL;
-    int64_t s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (l[i] < 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) holds %d at position %lld; a "
-                              "length must not be negative", li, rc_in_name(op, li), (int)l[i], (long long)i);
-        s += l[i];
-    }
-    *sum = s;
-    return RC_OK;
 }
 
 /* Lengths input li sums to the rows of input di. */
@@ -151,7 +109,8 @@ static rc_status resize_rows(rc_op *op, int o, const rc_tensor *x, int64_t rows,
 static rc_status ltile_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err))) return st;
+    if ((st = rc_checks_rows_any(op, 0, "DATA", 0, err)) || (st = rc_checks_i32_vector(op, 1, "LENGTHS", err)))
+        return st;
     const rc_tensor *x = rc_in(op, 0), *l = rc_in(op, 1);
     if (l->dims[0] != x->dims[0])
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (LENGTHS) of shape %s must hold one length per "
@@ -172,7 +131,7 @@ static rc_status ltile_run(rc_op *op, rc_err *err)
     rc_status st = ltile_check(op, err);
     if (st) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 1, &sum, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err))) return st;
     const rc_tensor *x = rc_in(op, 0);
     if ((st = resize_rows(op, 0, x, sum, err))) return st;
     const size_t row = row_bytes(x);
@@ -185,7 +144,7 @@ static rc_status ltile_run(rc_op *op, rc_err *err)
 
 static rc_status lrf_check(rc_op *op, rc_err *err)
 {
-    return check_i32_vector(op, 0, "lengths", err);
+    return rc_checks_i32_vector(op, 0, "lengths", err);
 }
 
 /* len (L,) non-negative -> y (sum(len),): 0 .. len[i] - 1 for each i. */
@@ -200,7 +159,7 @@ static rc_status lrf_run(rc_op *op, rc_err *err)
     rc_status st = lrf_check(op, err);
     if (st) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 0, &sum, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 0, &sum, err))) return st;
     const int64_t dims[1] = {sum};
     if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err)) return out_fail(op, 0, err);
     if (sum == 0) return RC_OK;
@@ -312,8 +271,8 @@ static rc_status lgather_setup(rc_op *op, rc_err *err)
 static rc_status lgather_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "ITEMS", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err)) ||
-        (st = check_i32_vector(op, 2, "INDICES", err)))
+    if ((st = rc_checks_rows_any(op, 0, "ITEMS", 0, err)) || (st = rc_checks_i32_vector(op, 1, "LENGTHS", err)) ||
+        (st = rc_checks_i32_vector(op, 2, "INDICES", err)))
         return st;
     return RC_OK;
 }
@@ -335,7 +294,7 @@ static rc_status lgather_run(rc_op *op, rc_err *err)
     rc_status st = lgather_check(op, err);
     if (st) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1), *it = rc_in(op, 2);
     const int64_t L = lt->dims[0], K = it->dims[0];
     const int32_t *len = L ? rc_i32(lt) : NULL, *idx = K ? rc_i32(it) : NULL;
@@ -369,7 +328,7 @@ static rc_status lgather_run(rc_op *op, rc_err *err)
 static rc_status granges_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "DATA", 1, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    if ((st = rc_checks_rows_any(op, 0, "DATA", 1, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
     const rc_tensor *r = rc_in(op, 1);
     if (r->ndim != 3 || r->dims[1] < 1 || r->dims[2] != 2)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (RANGES) must be (batch, ranges >= 1, 2) "
@@ -455,7 +414,8 @@ static rc_status lpad_setup(rc_op *op, rc_err *err)
 static rc_status lpad_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = check_i32_vector(op, 1, "LENGTHS", err))) return st;
+    if ((st = rc_checks_rows_any(op, 0, "DATA", 0, err)) || (st = rc_checks_i32_vector(op, 1, "LENGTHS", err)))
+        return st;
     float pad;
     int64_t target;
     if ((st = lpad_args(op, &pad, &target, err))) return st;
@@ -488,7 +448,7 @@ static rc_status lpad_run(rc_op *op, rc_err *err)
     int64_t T;
     if ((st = lpad_args(op, &pad, &T, err))) return st;
     int64_t sum = 0;
-    if ((st = check_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1);
     const int64_t L = lt->dims[0];
     const int32_t *len = L ? rc_i32(lt) : NULL;
@@ -524,7 +484,7 @@ static rc_status sassign_setup(rc_op *op, rc_err *err)
 static rc_status sassign_check(rc_op *op, rc_err *err)
 {
     rc_status st;
-    if ((st = check_rows_any(op, 0, "DATA", 0, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    if ((st = rc_checks_rows_any(op, 0, "DATA", 0, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *s = rc_in(op, 2);
     if ((st = rc_check_input(op, 2, x->dtype, err))) return st;
     const int64_t K = rc_tensor_numel(rc_in(op, 1)), D = rc_dims_prod(x, 1, x->ndim);

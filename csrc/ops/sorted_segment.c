@@ -71,7 +71,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 enum { K_SUM, K_MEAN, K_WSUM };
 enum { G_PLAIN, G_W, G_MAIN, G_RANGE }; /* gradient input layouts, see grad_inputs */
@@ -207,12 +206,9 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     if (sparse && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
     int32_t *len = NULL; /* scratch, owned here, freed below */
     if ((st = ids_to_lengths(op, l.ids, K, &len, err))) return st;
-    int64_t dims[RC_MAX_DIMS];
-    dims[0] = K;
-    for (int d = 1; d < data->ndim; d++) dims[d] = data->dims[d];
-    if (rc_tensor_resize(rc_out(op, 0), RC_F32, data->ndim, dims, err)) {
+    if ((st = rc_lr_resize_rows(op, 0, K, data, err))) {
         free(len);
-        return out_fail(op, 0, err);
+        return st;
     }
     const int64_t R = rc_dims_prod(data, 1, data->ndim);
     if (K > 0 && R > 0) {
@@ -234,17 +230,6 @@ FWD(swsum, K_WSUM, 0)
 FWD(spsum, K_SUM, 1)
 FWD(spmean, K_MEAN, 1)
 FWD(spwsum, K_WSUM, 1)
-
-/* grad_on_weights (the WeightedSum ops): read by the gradient maker; an int 0 or 1. */
-static rc_status wsum_setup(rc_op *op, rc_err *err)
-{
-    int64_t g = 0;
-    rc_status st = rc_arg_i(&op->def, "grad_on_weights", 0, &g, err);
-    if (st) return st;
-    if (g != 0 && g != 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument grad_on_weights must be 0 or 1, got %lld", (long long)g);
-    return RC_OK;
-}
 
 /* ================================================================ gradients */
 
@@ -303,7 +288,7 @@ static rc_status grad_run(rc_op *op, int variant, int mean, rc_err *err)
     if (st) return st;
     const grad_layout l = grad_inputs(op, variant);
     const rc_tensor *g = rc_in(op, l.g), *ids = rc_in(op, l.ids);
-    const int64_t N = ids->dims[0], R = rc_dims_prod(g, 1, g->ndim);
+    const int64_t N = ids->dims[0];
     int64_t K = 0;
     if ((st = check_sorted(op, l.ids, &K, err))) return st;
     if (K != g->dims[0])
@@ -314,29 +299,16 @@ static rc_status grad_run(rc_op *op, int variant, int mean, rc_err *err)
     if (l.idx >= 0 && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
     int32_t *len = NULL; /* scratch, owned here, freed below */
     if ((st = ids_to_lengths(op, l.ids, K, &len, err))) return st;
-    int64_t dims[RC_MAX_DIMS];
-    dims[0] = N;
-    for (int d = 1; d < g->ndim; d++) dims[d] = g->dims[d];
-    if (rc_tensor_resize(rc_out(op, 0), RC_F32, g->ndim, dims, err)) {
+    if ((st = rc_lr_resize_rows(op, 0, N, g, err))) {
         free(len);
-        return out_fail(op, 0, err);
+        return st;
     }
-    if (variant == G_MAIN && rc_tensor_resize(rc_out(op, 1), RC_F32, 1, dims, err)) {
+    const int64_t wd[1] = {N};
+    if (variant == G_MAIN && rc_tensor_resize(rc_out(op, 1), RC_F32, 1, wd, err)) {
         free(len);
         return out_fail(op, 1, err);
     }
-    if (N > 0) {
-        const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
-        if (R > 0) rc_lr_grad_rows_kernel(K, R, rc_f32(g), len, w, mean, rc_f32(rc_out(op, 0)));
-        if (variant == G_MAIN) {
-            float *dw = rc_f32(rc_out(op, 1));
-            if (R > 0)
-                rc_lr_grad_weights_kernel(K, R, rc_f32(g), len, rc_f32(rc_in(op, l.data)),
-                                          l.idx >= 0 ? rc_i32(rc_in(op, l.idx)) : NULL, dw);
-            else
-                memset(dw, 0, sizeof *dw * (size_t)N);
-        }
-    }
+    if (N > 0) rc_lr_grad_write(op, K, N, len, l.g, l.w, l.data, l.idx, mean, variant == G_MAIN);
     free(len);
     return RC_OK;
 }
@@ -447,7 +419,7 @@ const rc_op_schema rc_ops_sorted_segment[] = {
     {"SortedSegmentMean", 2, 2, 1, 1, NULL, NULL, smean_run, NULL,
      "(DATA, SEGMENT_IDS sorted) -> OUT: SortedSegmentSum divided by the segment's row count (empty: 0)",
      smean_check},
-    {"SortedSegmentWeightedSum", 3, 3, 1, 1, NULL, wsum_setup, swsum_run, NULL,
+    {"SortedSegmentWeightedSum", 3, 3, 1, 1, NULL, rc_lr_wsum_setup, swsum_run, NULL,
      "(DATA (N, ...), SCALARS (N,), SEGMENT_IDS sorted) -> OUT: sum of SCALARS[k] * DATA[k] per segment; "
      "arg grad_on_weights", swsum_check},
     {"SparseSortedSegmentSum", 3, 3, 1, 1, NULL, NULL, spsum_run, NULL,
@@ -455,7 +427,7 @@ const rc_op_schema rc_ops_sorted_segment[] = {
      spsum_check},
     {"SparseSortedSegmentMean", 3, 3, 1, 1, NULL, NULL, spmean_run, NULL,
      "(DATA, INDICES, SEGMENT_IDS sorted) -> OUT: SortedSegmentMean of DATA[INDICES]", spmean_check},
-    {"SparseSortedSegmentWeightedSum", 4, 4, 1, 1, NULL, wsum_setup, spwsum_run, NULL,
+    {"SparseSortedSegmentWeightedSum", 4, 4, 1, 1, NULL, rc_lr_wsum_setup, spwsum_run, NULL,
      "(DATA, SCALARS (N,), INDICES (N,), SEGMENT_IDS sorted) -> OUT: SortedSegmentWeightedSum of DATA[INDICES]",
      spwsum_check},
     {"SortedSegmentRangeSum", 2, 2, 1, 1, NULL, NULL, ssum_run, NULL,

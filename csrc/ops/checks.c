@@ -1,0 +1,44 @@
+/* ops/checks.c -- the input checks of ops/checks.h, shared by ops/mask.c and
+ * ops/ranges.c. No global state; nothing allocates.
+ */
+#include "../core/rc_core.h"
+#include "checks.h"
+
+rc_status rc_checks_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
+{
+    rc_status st = rc_check_input(op, i, RC_I32, err);
+    if (st) return st;
+    if (rc_in(op, i)->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must be 1-D, got %s", i,
+                          rc_in_name(op, i), what, RC_SHAPE(rc_in(op, i)));
+    return RC_OK;
+}
+
+rc_status rc_checks_rows_any(rc_op *op, int i, const char *what, int one_d, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, i);
+    rc_status st;
+    if (x->dtype != RC_I32 && (st = rc_check_input(op, i, RC_F32, err)))
+        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' (%s) must be float32 or "
+                                              "int32, got %s", i, rc_in_name(op, i), what, RC_SHAPE(x)) : st;
+    if (one_d ? x->ndim != 1 : x->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must %s, got %s", i, rc_in_name(op, i),
+                          what, one_d ? "be 1-D" : "have at least 1 dim", RC_SHAPE(x));
+    return RC_OK;
+}
+
+rc_status rc_checks_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err)
+{
+    const rc_tensor *t = rc_in(op, li);
+    const int64_t n = t->dims[0];
+    const int32_t *l = n ? rc_i32(t) : NULL;
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (l[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) holds %d at position %lld; a "
+                              "length must not be negative", li, rc_in_name(op, li), (int)l[i], (long long)i);
+        s += l[i];
+    }
+    *sum = s;
+    return RC_OK;
+}
