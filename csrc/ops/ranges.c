@@ -571,8 +571,8 @@ static rc_status mod_run(rc_op *op, rc_err *err)
 {
     rc_status st = mod_check(op, err);
     if (st) return st;
-    int32_t d;
-    int f;
+    int32_t d = 1; /* set by mod_args on success; initialised for -Wmaybe-uninitialized */
+    int f = 0;
     if ((st = mod_args(op, &d, &f, err))) return st;
     const rc_tensor *x = rc_in(op, 0);
     if (rc_tensor_resize_like(rc_out(op, 0), x, err)) return out_fail(op, 0, err);
