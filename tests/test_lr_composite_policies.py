@@ -8,40 +8,11 @@ float64 reimplementation over many iterations, the boundary between the two part
 top-level policies and as composite sub-policies; and their argument errors.
 """
 
-import math
-
 import numpy as np
 import pytest
 
 from recurrent import core, workspace
-from test_lr_policies import rates
-
-
-def ctlw_ref(it, start, c, n):
-    if it < c:
-        return start
-    if it < c + n:
-        return start + (1.0 - start) * (it - c) / n
-    return 1.0
-
-
-def cyclical_ref(it, base_lr, max_lr, stepsize, decay):
-    k = it // (2 * stepsize)
-    x = abs(it / stepsize - 2 * (k + 1) + 1)
-    return 1 + (abs(max_lr) / abs(base_lr) - 1) * max(0.0, 1 - x) * decay ** k
-
-
-def cosine_ref(it, max_lr, min_lr, period, t_mult, shrink):
-    if t_mult != 1.0:
-        i = math.floor(math.log(1 - it / period * (1.0 - t_mult)) / math.log(t_mult))
-        t_i = t_mult ** i * period
-        t_curr = it - (1.0 - t_mult ** i) / (1.0 - t_mult) * period
-    else:
-        i = math.floor(it / period)
-        t_i = period
-        t_curr = it - t_i * i
-    lo, hi = min_lr * shrink ** i, max_lr * shrink ** i
-    return lo + 0.5 * (hi - lo) * (1 + math.cos(math.pi * t_curr / t_i))
+from test_lr_policies import cosine_ref, ctlw_ref, cyclical_ref, rates
 
 
 def composite_ref(policy, it, base_lr, a):

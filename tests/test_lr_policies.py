@@ -41,6 +41,34 @@ def linear_warmup(it, start, n):
     return 1.0 if it >= n else start + (1.0 - start) * it / n
 
 
+def ctlw_ref(it, start, c, n):
+    """constantThenLinearWarmup: start for c iterations, then linear to 1 over n."""
+    if it < c:
+        return start
+    if it < c + n:
+        return linear_warmup(it - c, start, n)
+    return 1.0
+
+
+def cyclical_ref(it, base_lr, max_lr, stepsize, decay):
+    k = it // (2 * stepsize)
+    x = abs(it / stepsize - 2 * (k + 1) + 1)
+    return 1 + (abs(max_lr) / abs(base_lr) - 1) * max(0.0, 1 - x) * decay ** k
+
+
+def cosine_ref(it, max_lr, min_lr, period, t_mult, shrink):
+    if t_mult != 1.0:
+        i = math.floor(math.log(1 - it / period * (1.0 - t_mult)) / math.log(t_mult))
+        t_i = t_mult ** i * period
+        t_curr = it - (1.0 - t_mult ** i) / (1.0 - t_mult) * period
+    else:
+        i = math.floor(it / period)
+        t_i = period
+        t_curr = it - t_i * i
+    lo, hi = min_lr * shrink ** i, max_lr * shrink ** i
+    return lo + 0.5 * (hi - lo) * (1 + math.cos(math.pi * t_curr / t_i))
+
+
 def ref(policy, it, base_lr, **a):
     if policy == "fixed":
         return 1.0
@@ -68,32 +96,13 @@ def ref(policy, it, base_lr, **a):
     if policy == "gate":
         return a.get("multiplier_1", 1.0) if it < a.get("num_iter", 0) else a.get("multiplier_2", 1.0)
     if policy == "cyclical":
-        s = a["stepsize"]
-        max_lr, decay = a.get("max_lr", 0.005), a.get("decay", 1.0)
-        cycle = it // (2 * s) + 1
-        x = abs(it / s - 2 * cycle + 1)
-        return 1 + (abs(max_lr) / abs(base_lr) - 1) * max(0.0, 1 - x) * decay ** (it // (2 * s))
+        return cyclical_ref(it, base_lr, a.get("max_lr", 0.005), a["stepsize"], a.get("decay", 1.0))
     if policy == "cosine":
-        max_lr, min_lr = a.get("max_lr", 0.5), a.get("min_lr", 0.1)
-        period, t_mult, shrink = a.get("period", 50), a.get("t_mult", 1.0), a.get("lr_shrink", 0.99)
-        if t_mult != 1.0:
-            i = math.floor(math.log(1 - it / period * (1.0 - t_mult)) / math.log(t_mult))
-            t_i = t_mult ** i * period
-            t_curr = it - (1.0 - t_mult ** i) / (1.0 - t_mult) * period
-        else:
-            i = math.floor(it / period)
-            t_i = period
-            t_curr = it - t_i * i
-        lo, hi = min_lr * shrink ** i, max_lr * shrink ** i
-        return lo + 0.5 * (hi - lo) * (1 + math.cos(math.pi * t_curr / t_i))
+        return cosine_ref(it, a.get("max_lr", 0.5), a.get("min_lr", 0.1), a.get("period", 50), a.get("t_mult", 1.0),
+                          a.get("lr_shrink", 0.99))
     if policy == "constantThenLinearWarmup":
-        start = a.get("start_warmup_multiplier", 0.1)
-        c, n = a.get("constant_warmup_num_iter", 10000000), a.get("linear_warmup_num_iter", 10000000)
-        if it < c:
-            return start
-        if it < c + n:
-            return linear_warmup(it - c, start, n)
-        return 1.0
+        return ctlw_ref(it, a.get("start_warmup_multiplier", 0.1), a.get("constant_warmup_num_iter", 10000000),
+                        a.get("linear_warmup_num_iter", 10000000))
     if policy == "pieceWarmup":
         if it < a.get("n1", 0):
             return a.get("m1", 0.5)
