@@ -102,6 +102,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # LengthsPad, Mod (csrc/ops/ranges.c; LengthsTile, LengthsRangeFill, Range, LengthsGather,
              # GatherRanges and ScatterAssign read no argument)
              "padding_value", "target_length", "divisor", "sign_follow_divisor",
+             # CreateBlobsQueue, (Safe)DequeueBlobs (csrc/ops/queue.c; (Safe)EnqueueBlobs and CloseBlobsQueue
+             # read no argument)
+             "capacity", "num_blobs", "enforce_unique_name", "field_names", "timeout_secs", "num_records",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

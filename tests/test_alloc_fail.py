@@ -198,7 +198,8 @@ def build_ops_net(name="af_ops"):
     replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
     SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
     (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
-    ScatterAssign and Mod on the side."""
+    ScatterAssign and Mod on the side; the blob queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs,
+    DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -453,6 +454,17 @@ def build_ops_net(name="af_ops"):
     net.LengthsPad([e, "lr_len"], "rg_pad", padding_value=0.5, target_length=3)
     net.ScatterAssign([net.Copy(e, "rg_sa"), "rg_sidx", net.Gather([e, "rg_sidx"], "rg_sl")], "rg_sa")
     net.Mod("ids", "rg_mod", divisor=-3, sign_follow_divisor=1)
+    # queue.c: a queue made in the net (fresh at every run) gets three records of e's rows and ids;
+    # DequeueBlobs moves one out, SafeDequeueBlobs concatenates the other two, then closed and empty
+    qu = net.CreateBlobsQueue([], "qu_q", capacity=3, num_blobs=2, field_names=["rows", "ids"])
+    qu_in = [net.Copy(e, "qu_a"), net.Copy("ids", "qu_b")]
+    net.EnqueueBlobs([qu] + qu_in, qu_in)
+    net.SafeEnqueueBlobs([qu] + qu_in, qu_in + ["qu_st"])
+    net.EnqueueBlobs([qu, net.Slice(e, "qu_a2", starts=[1, 0], ends=[3, -1]), "qu_b"], ["qu_a2", "qu_b"])
+    net.DequeueBlobs(qu, ["qu_x", "qu_y"])
+    net.SafeDequeueBlobs(qu, ["qu_cx", "qu_cy", "qu_st2"], num_records=2)
+    net.CloseBlobsQueue([qu], [])
+    net.SafeDequeueBlobs(qu, ["qu_cx", "qu_cy", "qu_st3"], num_records=2)
     x = net.Copy(lin, "x_copy")
     x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -564,7 +576,8 @@ def build_ops_net(name="af_ops"):
         ["da_w", "da_m1", "da_m2", "gf_w", "gf_nz", "st_w", "st_m", "st_s", "emb_st", "emb_st_m", "emb_st_s",
          "lars_r"] + \
         ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
-         "rg_pad", "rg_sa", "rg_mod"]
+         "rg_pad", "rg_sa", "rg_mod"] + \
+        ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"]
     return init, net, compare
 
 
@@ -622,7 +635,8 @@ def test_ops_allocation_failures(sticky):
                "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
                "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
-               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #"):
+               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
+               "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #", "op SafeDequeueBlobs #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

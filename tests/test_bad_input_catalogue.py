@@ -2267,6 +2267,93 @@ CASES = [
          run_op('Mod', ['x'], ['y'], divisor=0)
          """, V, r"op Mod #0: argument divisor must be a non-zero int32 value, got 0",
          note="Caffe2 divided by zero"),
+    # ---------------------------------------------------------------- blob queues (csrc/ops/queue.c)
+    Case("queue-dequeue-empty-open", "ops: queue", "DequeueBlobs of an empty open queue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], capacity=2)
+         run_op('DequeueBlobs', ['q'], ['x'], timeout_secs=1.0)
+         """, R, r"op DequeueBlobs #0: queue 'q' is empty: the op would wait forever: nothing can enqueue while "
+                 r"this net runs \(a workspace runs one net at a time; Caffe2 blocked, or failed after "
+                 r"timeout_secs\)", note="Caffe2 waited forever (or failed after timeout_secs)"),
+    Case("queue-enqueue-full", "ops: queue", "EnqueueBlobs into a full queue (capacity 1)",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], capacity=1)
+         feed(a=f32(2))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         """, R, r"op EnqueueBlobs #0: queue 'q' is full \(capacity 1\): the op would wait forever: nothing can "
+                 r"dequeue while this net runs", note="Caffe2 waited forever"),
+    Case("queue-enqueue-closed", "ops: queue", "EnqueueBlobs into a closed queue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], capacity=2)
+         run_op('CloseBlobsQueue', ['q'], [])
+         feed(a=f32(2))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         """, R, r"op EnqueueBlobs #0: queue 'q' is closed: no record can be added",
+         note="Caffe2 still wrote into a closed queue that had room"),
+    Case("queue-dequeue-closed-empty", "ops: queue", "DequeueBlobs of a closed empty queue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('CloseBlobsQueue', ['q'], [])
+         run_op('DequeueBlobs', ['q'], ['x'])
+         """, R, r"op DequeueBlobs #0: queue 'q' is closed and empty: no record will come"),
+    Case("queue-safe-dequeue-too-few", "ops: queue",
+         "SafeDequeueBlobs(num_records=3) of an open queue holding 1 record",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], capacity=4)
+         feed(a=f32(2))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         run_op('SafeDequeueBlobs', ['q'], ['x', 'st'], num_records=3)
+         """, R, r"op SafeDequeueBlobs #0: queue 'q' holds 1 records and num_records is 3: the op would wait "
+                 r"forever for the rest", note="Caffe2 waited for the rest"),
+    Case("queue-concat-mismatch", "ops: queue", "SafeDequeueBlobs(num_records=2) of records (1, 3) and (2, 4)",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], capacity=2, field_names=['data'])
+         feed(a=f32(1, 3))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         feed(a=f32(2, 4))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         run_op('SafeDequeueBlobs', ['q'], ['x', 'st'], num_records=2)
+         """, V, r"op SafeDequeueBlobs #0: field 'data' \(blob 0\) of queue 'q' \(output 0 blob 'x'\): record 1 "
+                 r"of the 2 to concatenate \(num_records=2\) is \(2, 4\) float32, record 0 is \(1, 3\) float32",
+         note="Caffe2 copied the bytes whatever the dims and dtypes"),
+    Case("queue-wrong-record-size", "ops: queue", "EnqueueBlobs of 1 blob into a queue of num_blobs=2",
+         """
+         run_op('CreateBlobsQueue', [], ['q'], num_blobs=2)
+         feed(a=f32(2))
+         run_op('EnqueueBlobs', ['q', 'a'], ['a'])
+         """, V, r"op EnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 data inputs"),
+    Case("queue-not-a-queue", "ops: queue", "CreateNet with DequeueBlobs(t) where t holds a tensor",
+         """
+         feed(t=f32(2))
+         n = core.Net('n'); n.DequeueBlobs('t', ['x'])
+         workspace.CreateNet(n)
+         """, T_, r"op DequeueBlobs #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), but "
+                  r"it holds a tensor \(2,\) float32"),
+    Case("queue-fetch", "ops: queue", "FetchBlob of a queue blob",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         workspace.FetchBlob('q')
+         """, T_, r"blob 'q' holds a BlobsQueue, not a tensor"),
+    Case("queue-bad-capacity", "ops: queue", "CreateBlobsQueue(capacity=0)",
+         "run_op('CreateBlobsQueue', [], ['q'], capacity=0)",
+         V, r"op CreateBlobsQueue #0: argument capacity must be in \[1, 2147483647\], got 0",
+         note="Caffe2 divided by the capacity (0) at the first read"),
+    Case("queue-in-step-net", "ops: queue", "recurrent_net whose cell runs DequeueBlobs",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         cell = core.Net('cell')
+         x_t, prev = cell.AddExternalInputs('x_t', 'prev')
+         cell.DequeueBlobs('q', ['d'])
+         o = cell.Sum([x_t, prev], 'o')
+         cell.AddExternalOutput(o)
+         net = core.Net('outer')
+         rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
+         feed(x=f32(3, 2, 4), init=f32(2, 4))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside a "
+                 r"recurrent net: its timesteps run on the RNN executor's worker threads, which would race on the "
+                 r"state it changes \(run it in the outer net\)"),
 ]
 XFAIL = {}
 

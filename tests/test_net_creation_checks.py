@@ -129,6 +129,10 @@ CASES = [
     ("BatchGather", dict(data=f32(5), idx=i32(2)), ["out"], {}, V),
     ("BatchGather", dict(data=f32(2, 5), idx=f32(2)), ["out"], {}, E),
     ("BatchGatherGradient", dict(data=f32(2, 5), idx=i32(3), dout=f32(2, 4)), ["ddata"], {}, V),
+    # the queue ops (csrc/ops/queue.c): a tensor where the BlobsQueue goes
+    ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
+    ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
+    ("CloseBlobsQueue", dict(q=i32(1)), [], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]

@@ -271,7 +271,16 @@ struct rc_op_schema {
      * ops whose inputs all hold tensors and are not written by an earlier op of
      * the net. run() performs the same checks. */
     rc_status (*check)(rc_op *op, rc_err *err);
+    /* RC_OP_* bits (0 for most ops; tables may leave it out). */
+    int flags;
 };
+
+/* Refused inside RecurrentNetwork(Gradient) step nets when the op is created
+ * (rnn/recurrent_network.c): the RNN executor runs a step net's ops of
+ * different timesteps on worker threads, ordered only by the blobs they read
+ * and write, so an op with effects on shared state that its inputs do not
+ * show (a queue op mutates the queue it only reads as an input) would race. */
+#define RC_OP_NOT_IN_STEP_NET 1
 
 /* allow_inplace helpers */
 RC_INTERNAL int rc_inplace_any(int in, int out);        /* every pair */

@@ -37,6 +37,8 @@ extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradie
 extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Sparse)SortedSegment{Sum,Mean,
                                                  WeightedSum}, SortedSegmentRange{Sum,Mean} (+gradients),
                                                  NanCheck, Assert */
+extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
+                                                 (Safe)DequeueBlobs, CloseBlobsQueue */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 
@@ -58,6 +60,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_mask,
     rc_ops_sorted_segment,
     rc_ops_ranges,
+    rc_ops_queue,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

@@ -470,6 +470,24 @@ static rc_status seed_dropouts(rc_op *op, rnn_state *st, rc_err *err)
     return RC_OK;
 }
 
+/* Op types whose schema says RC_OP_NOT_IN_STEP_NET (the blob queue ops) are
+ * refused in step nets: the executor would run them from worker threads in an
+ * order their inputs and outputs do not constrain. Unknown types are left to
+ * the step net's creation, which names them. */
+static rc_status check_step_op_types(rc_op *op, const rnn_state *st, rc_err *err)
+{
+    for (int i = 0; i < st->step->n_op; i++) {
+        const rc_op_schema *sc = rc_op_lookup(st->step->ops[i].type);
+        if (sc && (sc->flags & RC_OP_NOT_IN_STEP_NET))
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "step op %s #%d of the %s step net cannot run inside a recurrent net: its timesteps "
+                              "run on the RNN executor's worker threads, which would race on the state it changes "
+                              "(run it in the outer net)", st->step->ops[i].type, i,
+                              st->is_grad ? "backward" : "forward");
+    }
+    return RC_OK;
+}
+
 static rc_status check_timestep_not_written(rc_op *op, const rnn_state *st, rc_err *err)
 {
     for (int i = 0; i < st->step->n_op; i++)
@@ -847,6 +865,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
     if ((s = parse_links(op, st, "link_internal", "link_external", "link_offset", "link_window", err))) return s;
     if (!(st->step = rc_netdef_clone(step))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
+    if ((s = check_step_op_types(op, st, err))) return s;
     if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = fuse_fc_sum(op, st, err))) return s;
@@ -1670,6 +1689,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     st->step = bstep ? rc_netdef_clone(bstep) : rc_netdef_new("backward_step_net");
     if (!st->step) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
+    if ((s = check_step_op_types(op, st, err))) return s;
     if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
 

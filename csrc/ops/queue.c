@@ -1,0 +1,548 @@
+/* ops/queue.c -- Caffe2's blob queues (caffe2/queue/queue_ops.h, blobs_queue.cc).
+ *
+ *   CreateBlobsQueue() -> QUEUE                     a new, empty, open queue (an opaque blob)
+ *   EnqueueBlobs(QUEUE, B1..BN) -> (B1..BN)         appends the record (B1..BN): in place, as Caffe2
+ *   DequeueBlobs(QUEUE) -> (B1..BN)                 takes the oldest record out
+ *   CloseBlobsQueue(QUEUE) -> ()                    no record may be added any more
+ *   SafeEnqueueBlobs(QUEUE, B1..BN) -> (B1..BN, STATUS)
+ *   SafeDequeueBlobs(QUEUE) -> (B1..BN, STATUS)     num_records records, concatenated along dim 0
+ *
+ * A queue is a FIFO of records of N tensors (N = num_blobs), at most
+ * `capacity` of them. It lives in its blob as an object (blob->obj, kind
+ * "BlobsQueue", freed with the blob: ResetWorkspace, or CreateBlobsQueue run
+ * again, which replaces it by a new empty queue). FetchBlob / FeedBlob / Save
+ * of a queue blob are TypeErrors ("holds a BlobsQueue, not a tensor"); a
+ * queue op given a blob that is not a queue as its input 0 is a TypeError
+ * naming the blob and what it holds (at net creation when it holds a tensor).
+ *
+ * Arguments (as Caffe2): CreateBlobsQueue: capacity (default 1, >= 1),
+ * num_blobs (default 1, >= 1), enforce_unique_name (0 / 1, accepted: the
+ * queue's records are not workspace blobs here, so no name can clash; Caffe2
+ * created blobs "<queue>_<i>_<j>" in the workspace and, with this flag,
+ * refused existing ones), field_names (num_blobs strings, or none; used in
+ * messages). DequeueBlobs: timeout_secs (>= 0; cannot change the result, see
+ * below). SafeDequeueBlobs: num_records (default 1, >= 1).
+ *
+ * Ownership: the queue owns its records. EnqueueBlobs copies the tensors in
+ * (so later writes to the source blobs do not change a queued record; Caffe2
+ * swapped the blobs' contents with the queue's slot, leaving the sources
+ * holding whatever the slot held before, empty at first); DequeueBlobs moves
+ * a record's tensors into the output blobs (their old tensors are released).
+ * The records of one queue may differ in shapes and dtypes (as Caffe2).
+ *
+ * No waiting. Caffe2's queue blocked: a dequeue from an empty queue waited
+ * for an enqueue (or for timeout_secs, then failed), an enqueue into a full
+ * queue waited for a dequeue, both from other threads' nets. Here a
+ * workspace runs one net (or operator) at a time (the binding refuses a
+ * second: "workspace is busy") and different workspaces cannot share a blob,
+ * so while a queue op runs nothing else can ever touch its queue: a wait
+ * could never end. So every case where Caffe2 would wait raises at once
+ * (RuntimeError, saying why), and timeout_secs cannot change that (a wait of
+ * any length would see the same queue). For the same reason the queue needs
+ * no mutex: exactly one thread (the one running the net holding the busy
+ * workspace) can reach it at a time, and the ops are refused inside
+ * RecurrentNetwork step nets (schema flag RC_OP_NOT_IN_STEP_NET), whose
+ * timesteps the RNN executor runs on worker threads.
+ *
+ * Rules, and what differs from Caffe2:
+ *  - EnqueueBlobs: the record must have num_blobs tensors (every input a
+ *    tensor); a full queue raises (Caffe2 waited forever); a closed queue
+ *    raises (Caffe2 still wrote into a closed queue that had room, and
+ *    failed only when it was full).
+ *  - DequeueBlobs: an empty open queue raises (Caffe2 waited forever or
+ *    failed after timeout_secs); a closed empty queue raises (Caffe2's op
+ *    failed too). A closed queue still gives the records it holds (as Caffe2).
+ *  - SafeEnqueueBlobs: closed queue: STATUS 1 and nothing enqueued (Caffe2
+ *    enqueued if there was room); full open queue: raises (Caffe2 waited).
+ *  - SafeDequeueBlobs: closed and empty: STATUS 1, the data outputs are left
+ *    as they were (as Caffe2); empty and open: raises (Caffe2 waited). With
+ *    num_records = k > 1 it takes k records and concatenates each field along
+ *    dim 0; a closed queue with 1 <= m < k records gives those m (as Caffe2),
+ *    an open one raises (Caffe2 waited for the rest). Concatenated records
+ *    must agree in dtype and in every dim after the first, and be at least
+ *    1-d (Caffe2 checked only the rank and copied bytes whatever the dims and
+ *    dtypes); a failure names the field, the record and both shapes.
+ *    A single record (k = 1, or m = 1) is given as it is (any rank).
+ *  - STATUS is an int32 scalar of shape () (Caffe2: a bool scalar): 0 when
+ *    records moved, 1 when the queue is closed (and, for a dequeue, empty).
+ *  - Every error leaves the queue, the outputs and STATUS as they were: the
+ *    checks and allocations come before anything is written.
+ *  - No gradient (Caffe2's NO_GRADIENT; recurrent/_grad_queue.py).
+ */
+#include "../core/rc_core.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const char queue_kind[] = "BlobsQueue";
+#define MAX_CAPACITY ((int64_t)INT32_MAX)
+#define MAX_NUM_BLOBS (1 << 16)
+#define ROWS_MAX ((int64_t)1 << 46) /* rc_tensor_resize's element cap: no sum of rows can overflow */
+
+/* The object a CreateBlobsQueue output blob holds. Records live in a ring of
+ * `alloc` records (grown on demand up to `capacity`, so a large capacity
+ * costs nothing until used): record r (0 = oldest) is
+ * rec[((head + r) % alloc) * num_blobs + j], j < num_blobs. Slots outside
+ * the `count` live records hold empty tensors. */
+typedef struct bqueue {
+    int64_t capacity;
+    int num_blobs;
+    char **field_names; /* owned: num_blobs strings, or NULL */
+    int closed;
+    int64_t head, count, alloc;
+    rc_tensor *rec;     /* owned: alloc * num_blobs tensors, each owning its storage reference */
+} bqueue;
+
+static void bqueue_free(void *p)
+{
+    bqueue *q = p;
+    if (!q) return;
+    for (int64_t i = 0; q->rec && i < q->alloc * q->num_blobs; i++) rc_tensor_release(&q->rec[i]);
+    free(q->rec);
+    if (q->field_names)
+        for (int j = 0; j < q->num_blobs; j++) free(q->field_names[j]);
+    free(q->field_names);
+    free(q);
+}
+
+/* The tensor of field j of live record r (0 = oldest). Borrowed. */
+static rc_tensor *rec_at(const bqueue *q, int64_t r, int j)
+{
+    return &q->rec[((q->head + r) % q->alloc) * q->num_blobs + j];
+}
+
+/* "field 'name' (blob 1)" or "blob 1": names a column of the records in messages. */
+static const char *field_str(const bqueue *q, int j, char *buf, size_t n)
+{
+    if (q->field_names) snprintf(buf, n, "field '%s' (blob %d)", q->field_names[j], j);
+    else snprintf(buf, n, "blob %d", j);
+    return buf;
+}
+#define FIELD(q, j) field_str((q), (j), (char[160]){0}, 160)
+
+/* What a blob holds, for messages: "a DBReader", "a tensor (2, 3) float32", "nothing". */
+static const char *holds_str(const rc_blob *b, char *buf, size_t n)
+{
+    if (b->obj) snprintf(buf, n, "a %s", b->obj_kind ? b->obj_kind : "non-tensor object");
+    else if (b->t.dtype == RC_UNDEF) snprintf(buf, n, "nothing (it was created but never written)");
+    else snprintf(buf, n, "a tensor %s", RC_SHAPE(&b->t));
+    return buf;
+}
+#define HOLDS(b) holds_str((b), (char[160]){0}, 160)
+
+/* ---------------------------------------------------------------- arguments and checks */
+
+static rc_status create_args(rc_op *op, int64_t *capacity, int64_t *num_blobs, char *const **names, int *n_names,
+                             rc_err *err)
+{
+    rc_status st;
+    int64_t unique;
+    if ((st = rc_arg_i(&op->def, "capacity", 1, capacity, err))) return st;
+    if ((st = rc_arg_i(&op->def, "num_blobs", 1, num_blobs, err))) return st;
+    if ((st = rc_arg_i(&op->def, "enforce_unique_name", 0, &unique, err))) return st;
+    if ((st = rc_arg_strings(&op->def, "field_names", names, n_names, err))) return st;
+    if (*capacity < 1 || *capacity > MAX_CAPACITY)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument capacity must be in [1, %lld], got %lld",
+                          (long long)MAX_CAPACITY, (long long)*capacity);
+    if (*num_blobs < 1 || *num_blobs > MAX_NUM_BLOBS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_blobs must be in [1, %d], got %lld", MAX_NUM_BLOBS,
+                          (long long)*num_blobs);
+    if (unique != 0 && unique != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument enforce_unique_name must be 0 or 1, got %lld",
+                          (long long)unique);
+    if (*n_names && *n_names != *num_blobs)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument field_names has %d names but num_blobs is %lld: give one "
+                          "name per blob of a record, or none", *n_names, (long long)*num_blobs);
+    return RC_OK;
+}
+
+static rc_status create_check(rc_op *op, rc_err *err)
+{
+    int64_t c, n;
+    char *const *names;
+    int nn;
+    return create_args(op, &c, &n, &names, &nn, err);
+}
+
+/* The queue op's input 0 must hold a queue. */
+static rc_status get_queue(rc_op *op, bqueue **q, rc_err *err)
+{
+    const rc_blob *b = op->in[0];
+    if (!b->obj || b->obj_kind != queue_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a BlobsQueue (CreateBlobsQueue's "
+                          "output), but it holds %s", rc_in_name(op, 0), HOLDS(b));
+    *q = b->obj;
+    return RC_OK;
+}
+
+/* A data input or output blob: a tensor for inputs (a record's field), never an object for outputs. */
+static rc_status check_data_input(rc_op *op, const bqueue *q, int i, rc_err *err)
+{
+    const rc_blob *b = op->in[i];
+    const char *f = q ? FIELD(q, i - 1) : "";
+    if (b->obj)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s'%s%s holds a %s, not a tensor: a record holds "
+                          "tensors", i, rc_in_name(op, i), q ? ", " : "", f, b->obj_kind ? b->obj_kind : "object");
+    if (b->t.dtype == RC_UNDEF || (rc_tensor_numel(&b->t) > 0 && !b->t.storage))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s'%s%s holds no tensor (was it fed or computed?)",
+                          i, rc_in_name(op, i), q ? ", " : "", f);
+    return RC_OK;
+}
+
+static rc_status check_outputs_take_tensors(rc_op *op, rc_err *err)
+{
+    for (int o = 0; o < op->n_out; o++)
+        if (op->out[o]->obj)
+            return rc_op_fail(op, err, RC_ERR_TYPE, "output %d blob '%s' holds a %s and cannot receive a tensor", o,
+                              rc_out_name(op, o), op->out[o]->obj_kind ? op->out[o]->obj_kind : "object");
+    return RC_OK;
+}
+
+/* Net-creation check of the ops taking a queue: run by the net only when input
+ * 0 holds a tensor (a queue blob holds none), which is then the error. At run:
+ * the queue, the data inputs, the outputs. */
+static rc_status queue_check(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = get_queue(op, &q, err);
+    if (st) return st;
+    for (int i = 1; i < op->n_in; i++)
+        if ((st = check_data_input(op, q, i, err))) return st;
+    return check_outputs_take_tensors(op, err);
+}
+
+/* The record size the op's data blobs give must be the queue's. */
+static rc_status check_num_blobs(rc_op *op, const bqueue *q, int n, const char *what, rc_err *err)
+{
+    if (n != q->num_blobs)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "queue '%s' holds records of num_blobs=%d blobs, but the op has %d "
+                          "%s", rc_in_name(op, 0), q->num_blobs, n, what);
+    return RC_OK;
+}
+
+/* EnqueueBlobs / SafeEnqueueBlobs: output o is input o + 1 (Caffe2's EnforceInplace). */
+static int enqueue_inplace(int in, int out) { return in == out + 1; }
+
+static rc_status enqueue_setup(rc_op *op, rc_err *err)
+{
+    const int safe = op->def.type[0] == 'S';
+    const int n_data = op->n_in - 1;
+    if (op->n_out != n_data + safe)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "has %d data inputs and %d outputs: the outputs must be the data "
+                          "inputs again (in place)%s", n_data, op->n_out, safe ? ", then the status blob" : "");
+    for (int o = 0; o < n_data; o++)
+        if (strcmp(op->def.outputs[o], op->def.inputs[o + 1]) != 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "output %d blob '%s' must be input %d blob '%s' (the op runs in "
+                              "place, as Caffe2's)", o, op->def.outputs[o], o + 1, op->def.inputs[o + 1]);
+    return RC_OK;
+}
+
+static rc_status dequeue_setup(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if (strcmp(op->def.type, "DequeueBlobs") == 0) {
+        float t;
+        if ((st = rc_arg_f(&op->def, "timeout_secs", 0.f, &t, err))) return st;
+        if (!(t >= 0.f))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument timeout_secs must be >= 0, got %g", (double)t);
+    } else {
+        int64_t nr;
+        if ((st = rc_arg_i(&op->def, "num_records", 1, &nr, err))) return st;
+        if (nr < 1 || nr > MAX_CAPACITY)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_records must be in [1, %lld], got %lld",
+                              (long long)MAX_CAPACITY, (long long)nr);
+    }
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- the ops */
+
+static rc_status create_run(rc_op *op, rc_err *err)
+{
+    int64_t capacity, num_blobs;
+    char *const *names;
+    int n_names;
+    rc_status st = create_args(op, &capacity, &num_blobs, &names, &n_names, err);
+    if (st) return st;
+    rc_blob *b = op->out[0];
+    if (b->obj && b->obj_kind != queue_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s", rc_out_name(op, 0),
+                          b->obj_kind ? b->obj_kind : "non-tensor object");
+    bqueue *q = calloc(1, sizeof *q);
+    if (!q) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating queue '%s'", rc_out_name(op, 0));
+    q->capacity = capacity;
+    q->num_blobs = (int)num_blobs;
+    if (n_names) {
+        q->field_names = calloc((size_t)n_names, sizeof *q->field_names);
+        for (int j = 0; q->field_names && j < n_names; j++)
+            if (!(q->field_names[j] = strdup(names[j]))) break;
+        if (!q->field_names || !q->field_names[n_names - 1]) {
+            bqueue_free(q);
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating queue '%s'", rc_out_name(op, 0));
+        }
+    }
+    if (b->obj && b->obj_free) b->obj_free(b->obj);
+    rc_tensor_release(&b->t);
+    b->obj = q;
+    b->obj_free = bqueue_free;
+    b->obj_kind = queue_kind;
+    return RC_OK;
+}
+
+/* A full or closed queue refuses a record; the message says why waiting would not help. */
+static rc_status refuse_full(rc_op *op, const bqueue *q, rc_err *err)
+{
+    return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is full (capacity %lld): the op would wait forever: "
+                      "nothing can dequeue while this net runs (a workspace runs one net at a time; Caffe2 "
+                      "blocked)", rc_in_name(op, 0), (long long)q->capacity);
+}
+
+/* Appends a copy of inputs 1..num_blobs as the newest record. All or nothing:
+ * on failure (out of memory) the queue is as it was. */
+static rc_status push_record(rc_op *op, bqueue *q, rc_err *err)
+{
+    if (q->count == q->alloc) { /* grow the ring (count < capacity here), oldest record first */
+        int64_t na = q->alloc ? q->alloc * 2 : 4;
+        if (na > q->capacity) na = q->capacity;
+        rc_tensor *nr = calloc((size_t)na * (size_t)q->num_blobs, sizeof *nr);
+        if (!nr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing queue '%s' to %lld records",
+                                   rc_in_name(op, 0), (long long)na);
+        for (int64_t r = 0; r < q->count; r++)
+            memcpy(&nr[r * q->num_blobs], rec_at(q, r, 0), (size_t)q->num_blobs * sizeof *nr); /* moves */
+        free(q->rec);
+        q->rec = nr;
+        q->alloc = na;
+        q->head = 0;
+    }
+    rc_tensor *slot = rec_at(q, q->count, 0);
+    for (int j = 0; j < q->num_blobs; j++) {
+        rc_status st = rc_tensor_copy(&slot[j], rc_in(op, j + 1), err);
+        if (st) {
+            for (int k = 0; k <= j; k++) rc_tensor_release(&slot[k]);
+            return rc_op_fail(op, err, st, "copying input %d blob '%s' %s into queue '%s': %s", j + 1,
+                              rc_in_name(op, j + 1), RC_SHAPE(rc_in(op, j + 1)), rc_in_name(op, 0), err->msg);
+        }
+    }
+    q->count++;
+    return RC_OK;
+}
+
+static rc_status enqueue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = queue_check(op, err);
+    if (st || (st = get_queue(op, &q, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_in - 1, "data inputs", err))) return st;
+    if (q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is closed: no record can be added (SafeEnqueueBlobs "
+                          "reports this as its status instead)", rc_in_name(op, 0));
+    if (q->count == q->capacity) return refuse_full(op, q, err);
+    return push_record(op, q, err);
+}
+
+/* The int32 scalar STATUS in a fresh tensor (moved into the blob by set_status). */
+static rc_status new_status(rc_op *op, rc_tensor *s, rc_err *err)
+{
+    rc_tensor_init(s);
+    int64_t none[1] = {0};
+    rc_status st = rc_tensor_resize(s, RC_I32, 0, none, err);
+    if (st) return rc_op_fail(op, err, st, "status output blob '%s': %s", rc_out_name(op, op->n_out - 1), err->msg);
+    return RC_OK;
+}
+
+static void set_status(rc_op *op, rc_tensor *s, int32_t v)
+{
+    rc_blob *b = op->out[op->n_out - 1];
+    rc_i32(s)[0] = v;
+    rc_tensor_release(&b->t);
+    b->t = *s; /* moves the storage reference */
+    rc_tensor_init(s);
+}
+
+static rc_status safe_enqueue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = queue_check(op, err);
+    if (st || (st = get_queue(op, &q, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_in - 1, "data inputs", err))) return st;
+    if (!q->closed && q->count == q->capacity) return refuse_full(op, q, err);
+    rc_tensor s;
+    if ((st = new_status(op, &s, err))) return st;
+    if (!q->closed && (st = push_record(op, q, err))) {
+        rc_tensor_release(&s);
+        return st;
+    }
+    set_status(op, &s, q->closed ? 1 : 0);
+    return RC_OK;
+}
+
+/* An empty queue: closed (nothing more will come) or open (nothing can come while this net runs). */
+static rc_status refuse_empty(rc_op *op, const bqueue *q, rc_err *err)
+{
+    if (q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is closed and empty: no record will come (Caffe2's "
+                          "DequeueBlobs failed too; SafeDequeueBlobs reports this as its status)", rc_in_name(op, 0));
+    return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is empty: the op would wait forever: nothing can "
+                      "enqueue while this net runs (a workspace runs one net at a time; Caffe2 blocked, or failed "
+                      "after timeout_secs)", rc_in_name(op, 0));
+}
+
+/* Moves the oldest record into outputs 0..num_blobs-1 (their old tensors released). Cannot fail. */
+static void pop_into_outputs(rc_op *op, bqueue *q)
+{
+    rc_tensor *slot = rec_at(q, 0, 0);
+    for (int j = 0; j < q->num_blobs; j++) {
+        rc_tensor_release(rc_out(op, j));
+        *rc_out(op, j) = slot[j]; /* moves the storage reference */
+        rc_tensor_init(&slot[j]);
+    }
+    q->head = (q->head + 1) % q->alloc;
+    q->count--;
+}
+
+static rc_status dequeue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = queue_check(op, err);
+    if (st || (st = get_queue(op, &q, err))) return st;
+    if ((st = dequeue_setup(op, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_out, "outputs", err))) return st;
+    if (q->count == 0) return refuse_empty(op, q, err);
+    pop_into_outputs(op, q);
+    return RC_OK;
+}
+
+/* Concatenates the m oldest records field by field along dim 0 into out[0..num_blobs)
+ * (fresh tensors, owned by the caller). Checks first: every record at least
+ * 1-d, of record 0's dtype and trailing dims. Takes nothing from the queue. */
+static rc_status concat_records(rc_op *op, const bqueue *q, int64_t m, int64_t nr, rc_tensor *out, rc_err *err)
+{
+    for (int j = 0; j < q->num_blobs; j++) {
+        const rc_tensor *r0 = rec_at(q, 0, j);
+        int64_t rows = 0;
+        for (int64_t r = 0; r < m; r++) {
+            const rc_tensor *x = rec_at(q, r, j);
+            int same = x->ndim >= 1 && x->dtype == r0->dtype && x->ndim == r0->ndim;
+            for (int d = 1; same && d < x->ndim; d++) same = x->dims[d] == r0->dims[d];
+            if (!same)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "%s of queue '%s' (output %d blob '%s'): record %lld of the %lld to concatenate "
+                                  "(num_records=%lld) is %s, record 0 is %s: concatenated records must be at least "
+                                  "1-d and agree in dtype and in every dim after the first", FIELD(q, j),
+                                  rc_in_name(op, 0), j, rc_out_name(op, j), (long long)r, (long long)m, (long long)nr,
+                                  RC_SHAPE(x), RC_SHAPE(r0));
+            if (x->dims[0] > ROWS_MAX - rows)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "%s of queue '%s': the %lld records to concatenate have "
+                                  "more than %lld rows together", FIELD(q, j), rc_in_name(op, 0), (long long)m,
+                                  (long long)ROWS_MAX);
+            rows += x->dims[0];
+        }
+    }
+    for (int j = 0; j < q->num_blobs; j++) {
+        const rc_tensor *r0 = rec_at(q, 0, j);
+        int64_t dims[RC_MAX_DIMS];
+        memcpy(dims, r0->dims, sizeof dims);
+        dims[0] = 0;
+        for (int64_t r = 0; r < m; r++) dims[0] += rec_at(q, r, j)->dims[0];
+        rc_status st = rc_tensor_resize(&out[j], r0->dtype, r0->ndim, dims, err);
+        if (st)
+            return rc_op_fail(op, err, st, "concatenating %lld records of %s of queue '%s' into output %d blob '%s': "
+                              "%s", (long long)m, FIELD(q, j), rc_in_name(op, 0), j, rc_out_name(op, j), err->msg);
+        char *dst = rc_tensor_data(&out[j]);
+        for (int64_t r = 0; r < m; r++) {
+            const rc_tensor *x = rec_at(q, r, j);
+            size_t nb = rc_tensor_nbytes(x);
+            if (nb) memcpy(dst, rc_tensor_data(x), nb);
+            dst += nb;
+        }
+    }
+    return RC_OK;
+}
+
+static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = queue_check(op, err);
+    if (st || (st = get_queue(op, &q, err))) return st;
+    if ((st = dequeue_setup(op, err))) return st;
+    int64_t nr;
+    if ((st = rc_arg_i(&op->def, "num_records", 1, &nr, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_out - 1, "data outputs", err))) return st;
+    if (q->count == 0 && !q->closed) return refuse_empty(op, q, err);
+    if (q->count < nr && !q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' holds %lld records and num_records is %lld: the op "
+                          "would wait forever for the rest: nothing can enqueue while this net runs (a workspace "
+                          "runs one net at a time; Caffe2 blocked); close the queue to take fewer",
+                          rc_in_name(op, 0), (long long)q->count, (long long)nr);
+    const int64_t m = q->count < nr ? q->count : nr;
+    rc_tensor s;
+    if ((st = new_status(op, &s, err))) return st;
+    if (m == 0) { /* closed and empty: the data outputs stay as they were */
+        set_status(op, &s, 1);
+        return RC_OK;
+    }
+    if (m == 1) {
+        pop_into_outputs(op, q);
+        set_status(op, &s, 0);
+        return RC_OK;
+    }
+    rc_tensor *out = calloc((size_t)q->num_blobs, sizeof *out);
+    if (!out) {
+        rc_tensor_release(&s);
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory concatenating %lld records", (long long)m);
+    }
+    st = concat_records(op, q, m, nr, out, err);
+    if (!st) {
+        for (int64_t r = 0; r < m; r++) { /* drop the records taken */
+            for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, 0, j));
+            q->head = (q->head + 1) % q->alloc;
+            q->count--;
+        }
+        for (int j = 0; j < q->num_blobs; j++) {
+            rc_tensor_release(rc_out(op, j));
+            *rc_out(op, j) = out[j]; /* moves */
+            rc_tensor_init(&out[j]);
+        }
+        set_status(op, &s, 0);
+    }
+    for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(&out[j]);
+    free(out);
+    rc_tensor_release(&s);
+    return st;
+}
+
+static rc_status close_run(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st = get_queue(op, &q, err);
+    if (st) return st;
+    q->closed = 1;
+    return RC_OK;
+}
+
+static rc_status close_check(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    return get_queue(op, &q, err);
+}
+
+const rc_op_schema rc_ops_queue[] = {
+    {"CreateBlobsQueue", 0, 0, 1, 1, NULL, create_check, create_run, NULL,
+     "a new empty FIFO of records of num_blobs tensors, at most capacity records (an opaque BlobsQueue blob)",
+     create_check, RC_OP_NOT_IN_STEP_NET},
+    {"EnqueueBlobs", 2, -1, 1, -1, enqueue_inplace, enqueue_setup, enqueue_run, NULL,
+     "appends a copy of (B1..BN) to the queue; in place; a full or closed queue raises", queue_check,
+     RC_OP_NOT_IN_STEP_NET},
+    {"DequeueBlobs", 1, 1, 1, -1, NULL, dequeue_setup, dequeue_run, NULL,
+     "moves the oldest record into the outputs; an empty queue raises (timeout_secs accepted)", queue_check,
+     RC_OP_NOT_IN_STEP_NET},
+    {"CloseBlobsQueue", 1, 1, 0, 0, NULL, NULL, close_run, NULL,
+     "closes the queue: no more records may be added; those in it can still be taken", close_check,
+     RC_OP_NOT_IN_STEP_NET},
+    {"SafeEnqueueBlobs", 2, -1, 2, -1, enqueue_inplace, enqueue_setup, safe_enqueue_run, NULL,
+     "EnqueueBlobs with an int32 status output: 1 (nothing added) when the queue is closed", queue_check,
+     RC_OP_NOT_IN_STEP_NET},
+    {"SafeDequeueBlobs", 1, 1, 2, -1, NULL, dequeue_setup, safe_dequeue_run, NULL,
+     "DequeueBlobs of num_records records concatenated along dim 0, with an int32 status output: 1 when the "
+     "queue is closed and empty", queue_check, RC_OP_NOT_IN_STEP_NET},
+    {0},
+};
