@@ -636,7 +636,8 @@ def test_ops_allocation_failures(sticky):
                "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
                "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
-               "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #", "op SafeDequeueBlobs #"):
+               "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
+               "op SafeDequeueBlobs #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -2272,8 +2272,8 @@ CASES = [
          """
          run_op('CreateBlobsQueue', [], ['q'], capacity=2)
          run_op('DequeueBlobs', ['q'], ['x'], timeout_secs=1.0)
-         """, R, r"op DequeueBlobs #0: queue 'q' is empty: the op would wait forever: nothing can enqueue while "
-                 r"this net runs \(a workspace runs one net at a time; Caffe2 blocked, or failed after "
+         """, R, r"op DequeueBlobs #0: queue 'q' is empty: the op would wait forever: nothing can enqueue "
+                 r"while this net runs \(a workspace runs one net at a time; Caffe2 blocked, or failed after "
                  r"timeout_secs\)", note="Caffe2 waited forever (or failed after timeout_secs)"),
     Case("queue-enqueue-full", "ops: queue", "EnqueueBlobs into a full queue (capacity 1)",
          """
@@ -2281,8 +2281,8 @@ CASES = [
          feed(a=f32(2))
          run_op('EnqueueBlobs', ['q', 'a'], ['a'])
          run_op('EnqueueBlobs', ['q', 'a'], ['a'])
-         """, R, r"op EnqueueBlobs #0: queue 'q' is full \(capacity 1\): the op would wait forever: nothing can "
-                 r"dequeue while this net runs", note="Caffe2 waited forever"),
+         """, R, r"op EnqueueBlobs #0: queue 'q' is full \(capacity 1\): the op would wait forever: nothing "
+                 r"can dequeue while this net runs", note="Caffe2 waited forever"),
     Case("queue-enqueue-closed", "ops: queue", "EnqueueBlobs into a closed queue",
          """
          run_op('CreateBlobsQueue', [], ['q'], capacity=2)
@@ -2306,7 +2306,8 @@ CASES = [
          run_op('SafeDequeueBlobs', ['q'], ['x', 'st'], num_records=3)
          """, R, r"op SafeDequeueBlobs #0: queue 'q' holds 1 records and num_records is 3: the op would wait "
                  r"forever for the rest", note="Caffe2 waited for the rest"),
-    Case("queue-concat-mismatch", "ops: queue", "SafeDequeueBlobs(num_records=2) of records (1, 3) and (2, 4)",
+    Case("queue-concat-mismatch", "ops: queue",
+         "SafeDequeueBlobs(num_records=2) of records (1, 3) and (2, 4)",
          """
          run_op('CreateBlobsQueue', [], ['q'], capacity=2, field_names=['data'])
          feed(a=f32(1, 3))
@@ -2314,22 +2315,24 @@ CASES = [
          feed(a=f32(2, 4))
          run_op('EnqueueBlobs', ['q', 'a'], ['a'])
          run_op('SafeDequeueBlobs', ['q'], ['x', 'st'], num_records=2)
-         """, V, r"op SafeDequeueBlobs #0: field 'data' \(blob 0\) of queue 'q' \(output 0 blob 'x'\): record 1 "
-                 r"of the 2 to concatenate \(num_records=2\) is \(2, 4\) float32, record 0 is \(1, 3\) float32",
+         """, V, r"op SafeDequeueBlobs #0: field 'data' \(blob 0\) of queue 'q' \(output 0 blob 'x'\): "
+                 r"record 1 of the 2 to concatenate \(num_records=2\) is \(2, 4\) float32, record 0 is "
+                 r"\(1, 3\) float32",
          note="Caffe2 copied the bytes whatever the dims and dtypes"),
     Case("queue-wrong-record-size", "ops: queue", "EnqueueBlobs of 1 blob into a queue of num_blobs=2",
          """
          run_op('CreateBlobsQueue', [], ['q'], num_blobs=2)
          feed(a=f32(2))
          run_op('EnqueueBlobs', ['q', 'a'], ['a'])
-         """, V, r"op EnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 data inputs"),
+         """, V, r"op EnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 data "
+                 r"inputs"),
     Case("queue-not-a-queue", "ops: queue", "CreateNet with DequeueBlobs(t) where t holds a tensor",
          """
          feed(t=f32(2))
          n = core.Net('n'); n.DequeueBlobs('t', ['x'])
          workspace.CreateNet(n)
-         """, T_, r"op DequeueBlobs #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), but "
-                  r"it holds a tensor \(2,\) float32"),
+         """, T_, r"op DequeueBlobs #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), "
+                  r"but it holds a tensor \(2,\) float32"),
     Case("queue-fetch", "ops: queue", "FetchBlob of a queue blob",
          """
          run_op('CreateBlobsQueue', [], ['q'])
@@ -2351,9 +2354,9 @@ CASES = [
          rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
          feed(x=f32(3, 2, 4), init=f32(2, 4))
          workspace.CreateNet(net)
-         """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside a "
-                 r"recurrent net: its timesteps run on the RNN executor's worker threads, which would race on the "
-                 r"state it changes \(run it in the outer net\)"),
+         """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside "
+                 r"a recurrent net: its timesteps run on the RNN executor's worker threads, which would race "
+                 r"on the state it changes \(run it in the outer net\)"),
 ]
 XFAIL = {}
 

@@ -140,8 +140,8 @@ def test_safe_enqueue_status(rng):
     st = workspace.FetchBlob("st")
     assert st.dtype == np.int32 and st.shape == () and st == 0
     workspace.RunOperatorOnce(safe)
-    raises(RuntimeError, r"op SafeEnqueueBlobs #0: queue 'q' is full \(capacity 2\): the op would wait forever",
-           "SafeEnqueueBlobs", ["q", "a"], ["a", "st"])
+    raises(RuntimeError, r"op SafeEnqueueBlobs #0: queue 'q' is full \(capacity 2\): the op would wait "
+           r"forever", "SafeEnqueueBlobs", ["q", "a"], ["a", "st"])
     assert workspace.FetchBlob("st") == 0  # untouched by the failure
     assert dequeue("q", ["x"])[0].tobytes() == a.tobytes()
     workspace.RunOperatorOnce(op("CloseBlobsQueue", ["q"], []))
@@ -158,8 +158,8 @@ def test_safe_dequeue_status_and_outputs_left_alone(rng):
     (x, y), st = safe_dequeue("q", ["x", "y"])
     assert x.tobytes() == a.tobytes() and y.tobytes() == b.tobytes()
     assert st.dtype == np.int32 and st.shape == () and st == 0
-    raises(RuntimeError, r"op SafeDequeueBlobs #0: queue 'q' is empty: the op would wait forever: nothing can "
-           r"enqueue while this net runs", "SafeDequeueBlobs", ["q"], ["x", "y", "status"])
+    raises(RuntimeError, r"op SafeDequeueBlobs #0: queue 'q' is empty: the op would wait forever: nothing "
+           r"can enqueue while this net runs", "SafeDequeueBlobs", ["q"], ["x", "y", "status"])
     assert workspace.FetchBlob("status") == 0
     workspace.RunOperatorOnce(op("CloseBlobsQueue", ["q"], []))
     (x2, y2), st = safe_dequeue("q", ["x", "y"])
@@ -184,8 +184,9 @@ def test_num_records_concatenates_along_the_first_dim(rng, tail):
     np.testing.assert_array_equal(y, np.concatenate([b for _, b in recs[:3]]))
     assert x.dtype == np.float32 and y.dtype == np.int32 and x.shape == (3,) + tail
     # two left in an open queue, three asked: Caffe2 would wait for the third
-    raises(RuntimeError, r"op SafeDequeueBlobs #0: queue 'q' holds 2 records and num_records is 3: the op would "
-           r"wait forever for the rest: nothing can enqueue while this net runs .*close the queue to take fewer",
+    raises(RuntimeError, r"op SafeDequeueBlobs #0: queue 'q' holds 2 records and num_records is 3: the op "
+           r"would wait forever for the rest: nothing can enqueue while this net runs .*close the queue to "
+           r"take fewer",
            "SafeDequeueBlobs", ["q"], ["x", "y", "st"], num_records=3)
     workspace.RunOperatorOnce(op("CloseBlobsQueue", ["q"], []))
     (x, y), st = safe_dequeue("q", ["x", "y"], num_records=3)  # closed: the two that are there
@@ -216,8 +217,8 @@ def test_num_records_mismatch_names_the_field_and_shapes_and_takes_nothing(secon
     enqueue("q", a=np.int32([1]), b=first)
     enqueue("q", a=np.int32([2, 3]), b=second)
     raises(ValueError, r"op SafeDequeueBlobs #0: field 'data' \(blob 1\) of queue 'q' \(output 1 blob 'y'\): "
-           r"record 1 of the 2 to concatenate \(num_records=2\) is " + shown + r": concatenated records must be "
-           r"at least 1-d and agree in dtype and in every dim after the first",
+           r"record 1 of the 2 to concatenate \(num_records=2\) is " + shown +
+           r": concatenated records must be at least 1-d and agree in dtype and in every dim after the first",
            "SafeDequeueBlobs", ["q"], ["x", "y", "st"], num_records=2)
     # nothing was taken: both records come out one by one
     (x, y), _ = safe_dequeue("q", ["x", "y"])
@@ -238,8 +239,8 @@ def test_argument_errors():
            r"record, or none", "CreateBlobsQueue", [], ["q"], num_blobs=2, field_names=["a"])
     raises(TypeError, r"argument 'capacity'", "CreateBlobsQueue", [], ["q"], capacity="big")
     create()
-    raises(ValueError, r"op DequeueBlobs #0: argument timeout_secs must be >= 0, got -1", "DequeueBlobs", ["q"],
-           ["x"], timeout_secs=-1.0)
+    raises(ValueError, r"op DequeueBlobs #0: argument timeout_secs must be >= 0, got -1",
+           "DequeueBlobs", ["q"], ["x"], timeout_secs=-1.0)
     raises(ValueError, r"op SafeDequeueBlobs #0: argument num_records must be in \[1, 2147483647\], got 0",
            "SafeDequeueBlobs", ["q"], ["x", "st"], num_records=0)
     create("q2", enforce_unique_name=1)  # accepted: the records are not workspace blobs
@@ -248,32 +249,33 @@ def test_argument_errors():
 def test_wrong_record_size_errors(rng):
     create(num_blobs=2)
     feed(a=f32(rng, 2), b=f32(rng, 2), c=f32(rng, 2))
-    raises(ValueError, r"op EnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 data "
-           r"inputs", "EnqueueBlobs", ["q", "a"], ["a"])
-    raises(ValueError, r"op SafeEnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 3 "
-           r"data inputs", "SafeEnqueueBlobs", ["q", "a", "b", "c"], ["a", "b", "c", "st"])
+    raises(ValueError, r"op EnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 "
+           r"data inputs", "EnqueueBlobs", ["q", "a"], ["a"])
+    raises(ValueError, r"op SafeEnqueueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op "
+           r"has 3 data inputs", "SafeEnqueueBlobs", ["q", "a", "b", "c"], ["a", "b", "c", "st"])
     enqueue("q", a=f32(rng, 2), b=f32(rng, 2))
     raises(ValueError, r"op DequeueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 1 "
            r"outputs", "DequeueBlobs", ["q"], ["x"])
-    raises(ValueError, r"op SafeDequeueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op has 3 "
-           r"data outputs", "SafeDequeueBlobs", ["q"], ["x", "y", "z", "st"])
+    raises(ValueError, r"op SafeDequeueBlobs #0: queue 'q' holds records of num_blobs=2 blobs, but the op "
+           r"has 3 data outputs", "SafeDequeueBlobs", ["q"], ["x", "y", "z", "st"])
     assert len(dequeue("q", ["x", "y"])) == 2  # the record is still there
 
 
 def test_arity_and_in_place_errors(rng):
     create()
     feed(a=f32(rng, 2))
-    raises(ValueError, r"op EnqueueBlobs #0: output 0 blob 'b' must be input 1 blob 'a' \(the op runs in place",
-           "EnqueueBlobs", ["q", "a"], ["b"])
+    raises(ValueError, r"op EnqueueBlobs #0: output 0 blob 'b' must be input 1 blob 'a' \(the op runs in "
+           r"place", "EnqueueBlobs", ["q", "a"], ["b"])
     feed(a2=f32(rng, 2))
-    raises(ValueError, r"op EnqueueBlobs #0: has 2 data inputs and 1 outputs: the outputs must be the data inputs "
-           r"again \(in place\)$", "EnqueueBlobs", ["q", "a", "a2"], ["a"])
-    raises(ValueError, r"op SafeEnqueueBlobs #0: has 2 data inputs and 2 outputs: the outputs must be the data "
-           r"inputs again \(in place\), then the status blob", "SafeEnqueueBlobs", ["q", "a", "a2"], ["a", "a2"])
+    raises(ValueError, r"op EnqueueBlobs #0: has 2 data inputs and 1 outputs: the outputs must be the data "
+           r"inputs again \(in place\)$", "EnqueueBlobs", ["q", "a", "a2"], ["a"])
+    raises(ValueError, r"op SafeEnqueueBlobs #0: has 2 data inputs and 2 outputs: the outputs must be the "
+           r"data inputs again \(in place\), then the status blob",
+           "SafeEnqueueBlobs", ["q", "a", "a2"], ["a", "a2"])
     raises(ValueError, r"op EnqueueBlobs #0: expects at least 2 inputs, got 1", "EnqueueBlobs", ["q"], ["q2"])
     raises(ValueError, r"op DequeueBlobs #0: expects 1 inputs, got 2", "DequeueBlobs", ["q", "a"], ["x"])
-    raises(ValueError, r"op SafeDequeueBlobs #0: expects at least 2 outputs, got 1", "SafeDequeueBlobs", ["q"],
-           ["x"])
+    raises(ValueError, r"op SafeDequeueBlobs #0: expects at least 2 outputs, got 1",
+           "SafeDequeueBlobs", ["q"], ["x"])
     raises(ValueError, r"op CloseBlobsQueue #0: expects 0 outputs, got 1", "CloseBlobsQueue", ["q"], ["x"])
 
 
@@ -283,8 +285,8 @@ def test_not_a_queue_errors(rng):
     for type_, ins, outs in [("EnqueueBlobs", ["t", "a"], ["a"]), ("DequeueBlobs", ["t"], ["x"]),
                              ("CloseBlobsQueue", ["t"], []), ("SafeEnqueueBlobs", ["t", "a"], ["a", "st"]),
                              ("SafeDequeueBlobs", ["t"], ["x", "st"])]:
-        msg = r"op %s #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), but it holds a " \
-              r"tensor \(2,\) float32" % type_
+        msg = (r"op %s #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), but it holds "
+               r"a tensor \(2,\) float32" % type_)
         raises(TypeError, msg, type_, ins, outs)
         # refused at net creation too (the blob holds a tensor)
         n = core.Net("nq_" + type_)
@@ -293,15 +295,16 @@ def test_not_a_queue_errors(rng):
             workspace.CreateNet(n)
         usable()
     workspace.RunOperatorOnce(op("CreateDB", [], ["r"], db=__file__, db_type="minidb"))
-    raises(TypeError, r"op DequeueBlobs #0: input 0 blob 'r' must be a BlobsQueue \(CreateBlobsQueue's output\), "
-           r"but it holds a DBReader", "DequeueBlobs", ["r"], ["x"])
+    raises(TypeError, r"op DequeueBlobs #0: input 0 blob 'r' must be a BlobsQueue \(CreateBlobsQueue's "
+           r"output\), but it holds a DBReader", "DequeueBlobs", ["r"], ["x"])
     n = core.Net("never")
     n.ConstantFill([], "fresh", shape=[1])
     workspace.CreateNet(n)  # creates the blob 'fresh' without writing it
-    raises(TypeError, r"input 0 blob 'fresh' must be a BlobsQueue \(CreateBlobsQueue's output\), but it holds "
-           r"nothing \(it was created but never written\)", "DequeueBlobs", ["fresh"], ["x"])
+    raises(TypeError, r"input 0 blob 'fresh' must be a BlobsQueue \(CreateBlobsQueue's output\), but it "
+           r"holds nothing \(it was created but never written\)", "DequeueBlobs", ["fresh"], ["x"])
     # a DBReader blob cannot become a queue
-    raises(TypeError, r"op CreateBlobsQueue #0: output 0 blob 'r' holds a DBReader", "CreateBlobsQueue", [], ["r"])
+    raises(TypeError, r"op CreateBlobsQueue #0: output 0 blob 'r' holds a DBReader",
+           "CreateBlobsQueue", [], ["r"])
 
 
 def test_blob_content_errors(rng):
@@ -313,11 +316,11 @@ def test_blob_content_errors(rng):
     workspace.CreateNet(n)
     raises(ValueError, r"op EnqueueBlobs #0: input 2 blob 'fresh', field 'data' \(blob 1\) holds no tensor",
            "EnqueueBlobs", ["q", "a", "fresh"], ["a", "fresh"])
-    raises(TypeError, r"op EnqueueBlobs #0: input 1 blob 'q2', field 'ids' \(blob 0\) holds a BlobsQueue, not a "
-           r"tensor: a record holds tensors", "EnqueueBlobs", ["q", "q2", "a"], ["q2", "a"])
+    raises(TypeError, r"op EnqueueBlobs #0: input 1 blob 'q2', field 'ids' \(blob 0\) holds a BlobsQueue, "
+           r"not a tensor: a record holds tensors", "EnqueueBlobs", ["q", "q2", "a"], ["q2", "a"])
     enqueue("q", a=f32(rng, 2), b=f32(rng, 1))
-    raises(TypeError, r"op DequeueBlobs #0: output 1 blob 'q2' holds a BlobsQueue and cannot receive a tensor",
-           "DequeueBlobs", ["q"], ["x", "q2"])
+    raises(TypeError, r"op DequeueBlobs #0: output 1 blob 'q2' holds a BlobsQueue and cannot receive a "
+           r"tensor", "DequeueBlobs", ["q"], ["x", "q2"])
     assert len(dequeue("q", ["x", "y"])) == 2  # not taken by the failure
 
 
@@ -327,8 +330,8 @@ def test_fetch_feed_save_of_a_queue_blob(tmp_path):
         workspace.FetchBlob("q")
     with pytest.raises(TypeError, match=r"FeedBlob 'q': blob holds a BlobsQueue, not a tensor"):
         workspace.FeedBlob("q", np.ones(2, np.float32))
-    raises(TypeError, r"op Save #0: input 0 blob 'q' holds a BlobsQueue, not a tensor: only tensors can be saved",
-           "Save", ["q"], [], db=str(tmp_path / "x"), db_type="minidb")
+    raises(TypeError, r"op Save #0: input 0 blob 'q' holds a BlobsQueue, not a tensor: only tensors can be "
+           r"saved", "Save", ["q"], [], db=str(tmp_path / "x"), db_type="minidb")
     assert "q" in workspace.Blobs() and workspace.HasBlob("q")
     workspace.ResetWorkspace()  # frees the queue (ASan checks)
     assert not workspace.HasBlob("q")
@@ -420,9 +423,10 @@ def test_queue_ops_are_refused_in_a_step_net(rng):
                       links={o_prev: o}, scope="qrnn", forward_only=True)
     create()
     feed(x=f32(rng, 3, 2, 2), o_init=np.zeros((1, 2, 2), np.float32))
-    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step "
-                       r"net cannot run inside a recurrent net: its timesteps run on the RNN executor's worker "
-                       r"threads, which would race on the state it changes \(run it in the outer net\)"):
+    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward "
+                       r"step net cannot run inside a recurrent net: its timesteps run on the RNN executor's "
+                       r"worker threads, which would race on the state it changes \(run it in the outer "
+                       r"net\)"):
         workspace.CreateNet(net)
     usable()
     # every queue op type carries the flag
