@@ -79,8 +79,13 @@ def test_enqueue_copies_so_later_writes_do_not_change_the_record(rng):
     enqueue("q", a=a)
     # the source blob keeps its value (Caffe2 swapped it out) and a new value fed into it is not queued
     assert workspace.FetchBlob("a").tobytes() == a.tobytes()
+    workspace.RunOperatorOnce(op("Scale", ["a"], ["a"], scale=3.0))  # in place: into a's buffer
+    (x,) = dequeue("q", ["x"])
+    assert x.tobytes() == a.tobytes()
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), a * 3)
+    # a new value fed into the source is not queued either
+    enqueue("q", a=a)
     workspace.FeedBlob("a", np.zeros((4,), np.float32))
-    workspace.RunOperatorOnce(op("Scale", ["a"], ["a"], scale=3.0))
     (x,) = dequeue("q", ["x"])
     assert x.tobytes() == a.tobytes()
     # the dequeued blob is the caller's: writing it does not reach anything else
@@ -451,3 +456,25 @@ def test_queue_ops_are_refused_in_a_step_net(rng):
                                  links={o_prev: o}, scope="okrnn", forward_only=True)
     workspace.RunNetOnce(net3)
     assert workspace.FetchBlob(o_all).shape == (3, 2, 2)
+
+
+def test_queue_ops_are_refused_in_a_backward_step_net(rng):
+    cell = core.Net("bcell")
+    x_t, o_prev = cell.AddExternalInputs("x_t", "o_prev")
+    o = cell.Tanh(cell.Sum([x_t, o_prev], "s"), "o")
+    cell.AddExternalOutput(o)
+    net = core.Net("brnn")
+    o_all, _ = rnn.recurrent_net(net, cell, inputs=[(x_t, "x")], initial_cell_inputs=[(o_prev, "o_init")],
+                                 links={o_prev: o}, scope="brnn")
+    net.AddGradientOperators([net.SumElements([o_all], "loss")])
+    create()
+    feed(x=f32(rng, 3, 2, 2), o_init=np.zeros((1, 2, 2), np.float32))
+    workspace.RunNetOnce(net)  # runs as built
+    grad = [o for o in net.Proto().op if o.type == "RecurrentNetworkGradient"][0]
+    bstep = [a for a in grad.arg if a.name == "backward_step_net"][0].n
+    n_ops = len(bstep.op)
+    bstep.op.extend([op("CloseBlobsQueue", ["q"], [])])
+    with pytest.raises(ValueError, match=r"op RecurrentNetworkGradient #\d+: step op CloseBlobsQueue #%d of the "
+                       r"backward step net cannot run inside a recurrent net" % n_ops):
+        workspace.CreateNet(net)
+    usable()
