@@ -474,7 +474,7 @@ def test_queue_ops_are_refused_in_a_backward_step_net(rng):
     bstep = [a for a in grad.arg if a.name == "backward_step_net"][0].n
     n_ops = len(bstep.op)
     bstep.op.extend([op("CloseBlobsQueue", ["q"], [])])
-    with pytest.raises(ValueError, match=r"op RecurrentNetworkGradient #\d+: step op CloseBlobsQueue #%d of the "
-                       r"backward step net cannot run inside a recurrent net" % n_ops):
+    with pytest.raises(ValueError, match=r"op RecurrentNetworkGradient #\d+: step op CloseBlobsQueue #%d of "
+                       r"the backward step net cannot run inside a recurrent net" % n_ops):
         workspace.CreateNet(net)
     usable()
