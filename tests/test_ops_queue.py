@@ -478,3 +478,12 @@ def test_queue_ops_are_refused_in_a_backward_step_net(rng):
                        r"the backward step net cannot run inside a recurrent net" % n_ops):
         workspace.CreateNet(net)
     usable()
+
+
+def test_a_long_field_name_is_cut_at_a_character_boundary():
+    name = "é" * 100  # 200 bytes of UTF-8: the message keeps 80 bytes, whole characters only
+    create(capacity=2, field_names=[name])
+    enqueue("q", a=np.ones((1, 2), np.float32))
+    enqueue("q", a=np.ones((1, 3), np.float32))
+    raises(ValueError, "field '%s...' \\(blob 0\\) of queue 'q'" % ("é" * 40), "SafeDequeueBlobs", ["q"],
+           ["x", "st"], num_records=2)

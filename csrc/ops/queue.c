@@ -110,11 +110,23 @@ static rc_tensor *rec_at(const bqueue *q, int64_t r, int j)
     return &q->rec[((q->head + r) % q->alloc) * q->num_blobs + j];
 }
 
-/* "field 'name' (blob 1)" or "blob 1": names a column of the records in messages. */
+/* "field 'name' (blob 1)" or "blob 1": names a column of the records in messages. A
+ * long name is cut at a UTF-8 character boundary (messages must stay valid UTF-8). */
 static const char *field_str(const bqueue *q, int j, char *buf, size_t n)
 {
-    if (q->field_names) snprintf(buf, n, "field '%s' (blob %d)", q->field_names[j], j);
-    else snprintf(buf, n, "blob %d", j);
+    if (!q->field_names) {
+        snprintf(buf, n, "blob %d", j);
+        return buf;
+    }
+    const char *f = q->field_names[j];
+    int len = (int)strnlen(f, 81);
+    const char *more = "";
+    if (len > 80) {
+        len = 80;
+        while (len > 0 && ((unsigned char)f[len] & 0xc0) == 0x80) len--;
+        more = "...";
+    }
+    snprintf(buf, n, "field '%.*s%s' (blob %d)", len, f, more, j);
     return buf;
 }
 #define FIELD(q, j) field_str((q), (j), (char[160]){0}, 160)
