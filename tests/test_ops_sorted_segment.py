@@ -262,15 +262,16 @@ def test_range_lse_gradient_infinities():
     """Where DATA and OUT are the same infinity (inf - inf is NaN) the m such elements share dOUT equally;
     the other elements get dOUT * exp(x - OUT) (0 under a +inf); a NaN gives NaN."""
     inf, nan = np.inf, np.nan
-    d = np.array([[inf, -inf, nan, 0], [1, -inf, 0, -inf], [inf, -inf, 1, 0], [inf, -inf, 2, 0]], np.float32)
+    d = np.array([[inf, -inf, nan, 0, inf], [1, -inf, 0, -inf, -inf], [inf, -inf, 1, 0, inf],
+                  [inf, -inf, 2, 0, 3]], np.float32)
     ids = i32([0, 0, 0, 1])
     feed(d=d, s=ids)
     out = run("SortedSegmentRangeLogSumExp", ["d", "s"], ["o"])
-    np.testing.assert_array_equal(out, np.float32([[inf, -inf, nan, np.log(2)], [inf, -inf, 2, 0]]))
-    feed(g=np.float32([[6, 3, 1, 2], [5, 4, 7, 8]]))
+    np.testing.assert_array_equal(out, np.float32([[inf, -inf, nan, np.log(2), inf], [inf, -inf, 2, 0, 3]]))
+    feed(g=np.float32([[6, 3, 1, 2, 9], [5, 4, 7, 8, 1]]))
     dx = run("SortedSegmentRangeLogSumExpGradient", ["d", "o", "g", "s"], ["x"])
-    np.testing.assert_array_equal(dx, np.float32([[3, 1, nan, 1], [0, 1, nan, 0], [3, 1, nan, 1],
-                                                  [5, 4, 7, 8]]))
+    np.testing.assert_array_equal(dx, np.float32([[3, 1, nan, 1, 4.5], [0, 1, nan, 0, 0], [3, 1, nan, 1, 4.5],
+                                                  [5, 4, 7, 8, 1]]))
     np.testing.assert_array_equal(dx, range_grad_ref("LogSumExp", d, out, workspace.FetchBlob("g"), ids))
 
 
