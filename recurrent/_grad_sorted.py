@@ -16,7 +16,7 @@ Input orders are Caffe2's (SegmentOpGetGradient in segment_reduction_op.h):
   as a fifth input to read the rows DATA[INDICES[k]] for SCALARS_grad.
 - ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}(DATA, SEGMENT_IDS)``:
   ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}Gradient([DATA, OUT, dOUT, SEGMENT_IDS]) -> DATA_grad``
-  (Caffe2's SegmentOpGetGradient for the range ops: the forward input and output too).
+  (Caffe2's AbstractSortedSegmentRangeDef::GetGradient: the forward input and output too).
 - ``NanCheck(X, ...)``: ``NanCheck([dY]) -> X_grad`` (Caffe2's GetNanCheckGradient: the
   gradient is checked too); the extra inputs get none.
 - ``EnsureDense(X)``: a dense output gradient is passed through (no op); a ``GradientSlice``
