@@ -14,8 +14,9 @@ Input orders are Caffe2's (SegmentOpGetGradient in segment_reduction_op.h):
   same gradient ops (as Caffe2, which had no Sparse*Gradient op for them) give the rows of a
   sparse gradient, ``core.GradientSlice(INDICES, values)``; the WithMainInput op takes INDICES
   as a fifth input to read the rows DATA[INDICES[k]] for SCALARS_grad.
-- ``SortedSegmentRange{Sum,Mean}(DATA, SEGMENT_IDS)``:
-  ``SortedSegmentRange{Sum,Mean}Gradient([DATA, OUT, dOUT, SEGMENT_IDS]) -> DATA_grad``.
+- ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}(DATA, SEGMENT_IDS)``:
+  ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}Gradient([DATA, OUT, dOUT, SEGMENT_IDS]) -> DATA_grad``
+  (Caffe2's AbstractSortedSegmentRangeDef::GetGradient: the forward input and output too).
 - ``NanCheck(X, ...)``: ``NanCheck([dY]) -> X_grad`` (Caffe2's GetNanCheckGradient: the
   gradient is checked too); the extra inputs get none.
 - ``EnsureDense(X)``: a dense output gradient is passed through (no op); a ``GradientSlice``
@@ -108,7 +109,10 @@ GradientRegistry.RegisterGradient("SortedSegmentWeightedSum")(_sorted_weighted_g
 GradientRegistry.RegisterGradient("SparseSortedSegmentWeightedSum")(_sorted_weighted_grad(True))
 GradientRegistry.RegisterGradient("SortedSegmentRangeSum")(_range_grad("SortedSegmentRangeSumGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeMean")(_range_grad("SortedSegmentRangeMeanGradient"))
+GradientRegistry.RegisterGradient("SortedSegmentRangeLogSumExp")(
+    _range_grad("SortedSegmentRangeLogSumExpGradient"))
+GradientRegistry.RegisterGradient("SortedSegmentRangeMax")(_range_grad("SortedSegmentRangeMaxGradient"))
 GradientRegistry.RegisterNoGradient(
     "Assert", "SortedSegmentSumGradient", "SortedSegmentMeanGradient", "SortedSegmentWeightedSumGradient",
     "SortedSegmentWeightedSumWithMainInputGradient", "SortedSegmentRangeSumGradient",
-    "SortedSegmentRangeMeanGradient")
+    "SortedSegmentRangeMeanGradient", "SortedSegmentRangeLogSumExpGradient", "SortedSegmentRangeMaxGradient")

@@ -281,6 +281,7 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rg_sidx", shape=[2], values=[3, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorIntFill([], "ss_ids", shape=[4], values=[0, 0, 2, 2])
+    init.GivenTensorIntFill([], "ss_rids", shape=[4], values=[0, 1, 1, 1])  # no gap: LogSumExp(empty) = -inf
     init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     init.GivenTensorFill([], "wts", shape=[4, 3],
                          values=[0.1, 0.2, 0.7, 0.5, 0.5, 0.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4])
@@ -387,6 +388,8 @@ def build_ops_net(name="af_ops"):
               net.SortedSegmentWeightedSum([ss_e, "lr_w", "ss_ids"], "ss_wsum", grad_on_weights=1),
               net.SortedSegmentRangeSum([ss_e, "ss_ids"], "ss_rsum"),
               net.SortedSegmentRangeMean([ss_e, "ss_ids"], "ss_rmean"),
+              net.SortedSegmentRangeLogSumExp([ss_e, "ss_rids"], "ss_rlse"),
+              net.SortedSegmentRangeMax([ss_e, "ss_ids"], "ss_rmax"),
               net.SparseSortedSegmentMean([ss_emb, "ids", "ss_ids"], "ss_smean"),
               net.SparseSortedSegmentWeightedSum([ss_emb, "lr_w", "ids", "ss_ids"], "ss_swsum",
                                                  grad_on_weights=1)]
@@ -567,7 +570,8 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
-        ["ss_sum", "ss_mean", "ss_wsum", "ss_rsum", "ss_rmean", "ss_smean", "ss_swsum", "loss_ss"] + \
+        ["ss_sum", "ss_mean", "ss_wsum", "ss_rsum", "ss_rmean", "ss_rlse", "ss_rmax", "ss_smean", "ss_swsum",
+         "loss_ss"] + \
         [str(gmap[b]) for b in ["ss_e", "ss_emb"]] + \
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
@@ -622,7 +626,9 @@ def test_ops_allocation_failures(sticky):
                "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
                "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
                "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
-               "op SortedSegmentRangeSumGradient #",
+               "op SortedSegmentRangeSumGradient #", "op SortedSegmentRangeLogSumExp #",
+               "op SortedSegmentRangeLogSumExpGradient #", "op SortedSegmentRangeMax #",
+               "op SortedSegmentRangeMaxGradient #",
                "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
                "op NanCheck #", "op EnsureDense #",
                "op LengthsTile #", "op LengthsRangeFill #", "op Range #", "op LengthsGather #",

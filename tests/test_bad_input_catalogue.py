@@ -2149,6 +2149,25 @@ CASES = [
          r"op SortedSegmentSumGradient #0: input 0 blob 'g' \(the output gradient\) of shape \(2, 2\) "
          r"float32 must have one row per segment: 3 \(the last id of input 1 blob 's'",
          note="Caffe2 enforced the same (K - 1 == last id)"),
+    Case("sorted-segment-range-gradient-out-shape", "ops: sorted_segment",
+         "SortedSegmentRangeMaxGradient(d (4, 2), o (3, 3), g (3, 2), s (4,))",
+         """
+         feed(d=f32(4, 2), o=f32(3, 3), g=f32(3, 2), s=np.array([0, 0, 1, 2], np.int32))
+         run_op('SortedSegmentRangeMaxGradient', ['d', 'o', 'g', 's'], ['x'])
+         """, V,
+         r"op SortedSegmentRangeMaxGradient #0: input 1 blob 'o' \(the forward output\) of shape \(3, 3\) "
+         r"float32 must have the shape of input 2 blob 'g' \(the output gradient\) \(3, 2\) float32",
+         note="Caffe2 read OUT by dOUT's layout without checking it; LogSumExp (and Sum, Mean) the same"),
+    Case("sorted-segment-range-gradient-data-rows", "ops: sorted_segment",
+         "SortedSegmentRangeLogSumExpGradient(d (3, 2), o (3, 2), g (3, 2), s (4,))",
+         """
+         feed(d=f32(3, 2), o=f32(3, 2), g=f32(3, 2), s=np.array([0, 0, 1, 2], np.int32))
+         run_op('SortedSegmentRangeLogSumExpGradient', ['d', 'o', 'g', 's'], ['x'])
+         """, V,
+         r"op SortedSegmentRangeLogSumExpGradient #0: input 0 blob 'd' \(data\) of shape \(3, 2\) float32 "
+         r"must have one row per segment id: first dim 4 \(input 3 blob 's' \(segment_ids\) of shape \(4,\) "
+         r"int32\)",
+         note="Caffe2 read DATA by the ids without checking its rows; Max the same"),
     Case("nan-check-nan", "ops: sorted_segment", "NanCheck(x with a NaN at [1, 0])",
          """
          x = f32(2, 3)

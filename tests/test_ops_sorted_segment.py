@@ -1,4 +1,5 @@
-"""Sorted-segment reductions, NanCheck, Assert (csrc/ops/sorted_segment.c) and EnsureDense
+"""Sorted-segment reductions (SortedSegmentRange{LogSumExp,Max} with infinities, NaN, ties and empty
+segments too), NanCheck, Assert (csrc/ops/sorted_segment.c) and EnsureDense
 (csrc/ops/util.c), with their gradient makers (recurrent/_grad_sorted.py): NumPy references
 (gaps, leading empty segments, repeated indices, rank > 2 data, no rows), every gradient op against
 NumPy and by finite differences (sparse gradients compared dense), bad input with exact messages
@@ -151,6 +152,205 @@ def test_bad_ids_messages(rng):
     with pytest.raises(IndexError, match=r"SparseSortedSegmentSum.*'i'"):
         workspace.RunOperatorOnce(op("SparseSortedSegmentSum", ["d", "i", "s"], ["o"]))
     np.testing.assert_array_equal(workspace.FetchBlob("o"), [7])
+
+
+# ---------------------------------------------------------------- SortedSegmentRange{LogSumExp,Max}
+def range_ref(kind, data, ids):
+    """float32 result: per segment id s, LogSumExp (m + log(sum(exp(x - m))), m the max, in float64;
+    -inf for no rows or only -inf, +inf for a +inf, NaN for a NaN) or Max (NaN propagates, 0 for no rows)."""
+    K = int(ids[-1]) + 1 if len(ids) else 0
+    out = np.zeros((K,) + data.shape[1:], np.float64)
+    for s in range(K):
+        seg = data[np.asarray(ids) == s].astype(np.float64)
+        if kind == "Max":
+            out[s] = seg.max(0) if len(seg) else 0.0
+            continue
+        m = seg.max(0) if len(seg) else np.full(data.shape[1:], -np.inf)
+        fin = np.isfinite(m)
+        with np.errstate(invalid="ignore"):
+            acc = np.exp(seg - np.where(fin, m, 0)).sum(0)
+        out[s] = np.where(fin, np.where(fin, m, 0) + np.log(np.where(fin, acc, 1)), m)
+    return out.astype(np.float32)
+
+
+def range_grad_ref(kind, data, out, g, ids):
+    """The gradient ops' rows: Max dOUT[s] where DATA[k] == OUT[s]; LogSumExp dOUT[s] * exp(DATA[k] - OUT[s])
+    in float64, the m elements equal to an infinite OUT[s] getting dOUT[s] / m each."""
+    ids = np.asarray(ids)
+    o, gs, x = out[ids].astype(np.float64), g[ids].astype(np.float64), data.astype(np.float64)
+    if kind == "Max":
+        return np.where(data == out[ids], g[ids], 0).astype(np.float32)
+    tie = np.isinf(o) & (x == o)
+    ties = np.zeros_like(o)
+    for s in np.unique(ids):
+        ties[ids == s] = tie[ids == s].sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tie, gs / np.maximum(ties, 1), gs * np.exp(x - o)).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+@pytest.mark.parametrize("ids", IDS + [[0], [3]])
+def test_range_lse_max(rng, kind, ids):
+    data = f32(rng, len(ids), 2, 3, lo=-5, hi=5)
+    feed(d=data, s=i32(ids))
+    out = run("SortedSegmentRange" + kind, ["d", "s"], ["o"])
+    assert out.shape == (ids[-1] + 1, 2, 3)
+    np.testing.assert_allclose(out, range_ref(kind, data, ids), rtol=1e-6, atol=0)
+    if kind == "Max":
+        np.testing.assert_array_equal(out, range_ref(kind, data, ids))
+    empty = np.setdiff1d(np.arange(ids[-1] + 1), ids)   # gaps and ids below the first: no rows
+    assert (out[empty] == (-np.inf if kind == "LogSumExp" else 0)).all()
+
+
+@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+def test_range_lse_max_no_rows_and_zero_width(kind):
+    feed(d=np.zeros((0, 3), np.float32), s=i32([]))
+    assert run("SortedSegmentRange" + kind, ["d", "s"], ["o"]).shape == (0, 3)
+    feed(d=np.zeros((3, 0), np.float32), s=i32([0, 2, 2]))
+    assert run("SortedSegmentRange" + kind, ["d", "s"], ["o"]).shape == (3, 0)
+    feed(d=np.zeros(3, np.float32), o=np.zeros(3, np.float32), g=np.zeros(3, np.float32))
+    assert run("SortedSegmentRange%sGradient" % kind, ["d", "o", "g", "s"], ["x"]).shape == (3,)
+    feed(d=np.zeros(0, np.float32), o=np.zeros(0, np.float32), g=np.zeros(0, np.float32), s=i32([]))
+    assert run("SortedSegmentRange%sGradient" % kind, ["d", "o", "g", "s"], ["x"]).shape == (0,)
+
+
+def test_range_lse_stable_and_special_values():
+    inf, nan = np.inf, np.nan
+    # one column per case: large values (exp overflows in float), tiny ones (exp underflows), only -inf,
+    # -inf among finite values, +inf (with -inf), NaN, NaN with +inf
+    d = np.array([[1000, -1000, -inf, -inf, inf, nan, nan, 1],
+                  [1000, -1000, -inf, 0, -inf, 1, inf, 1],
+                  [1000, -1000, -inf, 0, 2, 2, 3, 1]], np.float32)
+    feed(d=d, s=i32([0, 0, 0]))
+    out = run("SortedSegmentRangeLogSumExp", ["d", "s"], ["o"])[0]
+    np.testing.assert_allclose(out[:2], [1000 + np.log(3), -1000 + np.log(3)], rtol=1e-7)
+    np.testing.assert_array_equal(out[2:], np.float32([-inf, np.log(2), inf, nan, nan, 1 + np.log(3)]))
+    mx = run("SortedSegmentRangeMax", ["d", "s"], ["m"])[0]
+    np.testing.assert_array_equal(mx, np.float32([1000, -1000, -inf, 0, inf, nan, nan, 1]))
+
+
+def test_range_gradient_ops_against_numpy(rng):
+    ids = i32([1, 1, 2, 4, 4, 4])
+    data, g = f32(rng, 6, 3, lo=-3, hi=3), f32(rng, 5, 3)
+    for kind in ["LogSumExp", "Max"]:
+        out = range_ref(kind, data, ids)
+        feed(d=data, o=out, g=g, s=ids)
+        dx = run("SortedSegmentRange%sGradient" % kind, ["d", "o", "g", "s"], ["x"])
+        np.testing.assert_allclose(dx, range_grad_ref(kind, data, out, g, ids), rtol=1e-6, atol=0)
+    # LogSumExp: the weights exp(x - OUT) of a segment sum to 1, so with dOUT = 1 the rows sum to 1
+    feed(o=range_ref("LogSumExp", data, ids), g=np.ones((5, 3), np.float32))
+    dx = run("SortedSegmentRangeLogSumExpGradient", ["d", "o", "g", "s"], ["x"])
+    np.testing.assert_allclose([dx[:2].sum(0), dx[2], dx[3:].sum(0)], np.ones((3, 3)), rtol=1e-6)
+
+
+def test_range_max_gradient_ties():
+    """Every element equal to the segment's max gets all of dOUT (Caffe2's MaxRangeReducerGradient
+    compares each element with OUT); nothing where OUT is NaN; a segment of only -inf ties everywhere."""
+    inf, nan = np.inf, np.nan
+    d = np.array([[1, 2, nan, -inf], [1, 0, 1, -inf], [0, 2, 0, -inf], [5, 5, 5, 5]], np.float32)
+    ids = i32([0, 0, 0, 1])
+    feed(d=d, s=ids)
+    out = run("SortedSegmentRangeMax", ["d", "s"], ["o"])
+    np.testing.assert_array_equal(out, np.float32([[1, 2, nan, -inf], [5, 5, 5, 5]]))
+    feed(g=np.float32([[10, 20, 30, 40], [50, 60, 70, 80]]))
+    dx = run("SortedSegmentRangeMaxGradient", ["d", "o", "g", "s"], ["x"])
+    np.testing.assert_array_equal(dx, np.float32([[10, 20, 0, 40], [10, 0, 0, 40], [0, 20, 0, 40],
+                                                  [50, 60, 70, 80]]))
+
+
+def test_range_lse_gradient_infinities():
+    """Where DATA and OUT are the same infinity (inf - inf is NaN) the m such elements share dOUT equally;
+    the other elements get dOUT * exp(x - OUT) (0 under a +inf); a NaN gives NaN."""
+    inf, nan = np.inf, np.nan
+    d = np.array([[inf, -inf, nan, 0, inf], [1, -inf, 0, -inf, -inf], [inf, -inf, 1, 0, inf],
+                  [inf, -inf, 2, 0, 3]], np.float32)
+    ids = i32([0, 0, 0, 1])
+    feed(d=d, s=ids)
+    out = run("SortedSegmentRangeLogSumExp", ["d", "s"], ["o"])
+    np.testing.assert_array_equal(out, np.float32([[inf, -inf, nan, np.log(2), inf], [inf, -inf, 2, 0, 3]]))
+    feed(g=np.float32([[6, 3, 1, 2, 9], [5, 4, 7, 8, 1]]))
+    dx = run("SortedSegmentRangeLogSumExpGradient", ["d", "o", "g", "s"], ["x"])
+    np.testing.assert_array_equal(dx, np.float32([[3, 1, nan, 1, 4.5], [0, 1, nan, 0, 0], [3, 1, nan, 1, 4.5],
+                                                  [5, 4, 7, 8, 1]]))
+    np.testing.assert_array_equal(dx, range_grad_ref("LogSumExp", d, out, workspace.FetchBlob("g"), ids))
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 1, 2, 2, 2], [0, 0, 0, 0, 0, 0], [0, 1, 2, 3, 4, 5]])
+def test_fd_range_lse(rng, ids):
+    # no empty segment here: its -inf would make the checker's loss infinite
+    check_grads(op("SortedSegmentRangeLogSumExp", ["d", "s"], ["o"]),
+                [f32(rng, 6, 3, lo=-2, hi=2), i32(ids)], indices=[0])
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 1, 3, 3, 3], [2, 2, 2, 2, 2, 2], [0, 1, 2, 3, 4, 5]])
+def test_fd_range_max(rng, ids):
+    # no ties, and values 0.1 apart so that a finite-difference step never changes the argmax
+    data = (rng.permutation(18).reshape(6, 3) * 0.1 - 0.9).astype(np.float32)
+    check_grads(op("SortedSegmentRangeMax", ["d", "s"], ["o"]), [data, i32(ids)], indices=[0])
+
+
+@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+def test_range_lse_max_gradient_maker(rng, kind):
+    o = op("SortedSegmentRange" + kind, ["d", "s"], ["o"])
+    grad_ops, g_in = G(o, ["o_grad"])
+    assert ([(g.type, list(g.input), list(g.output)) for g in grad_ops]
+            == [("SortedSegmentRange%sGradient" % kind, ["d", "o", "o_grad", "s"], ["d_grad"])])
+    assert g_in == ["d_grad", None]
+    assert G(o, [None]) == ([], [None, None])
+    # in a net: loss = sum(OUT ** 2) over segments with a gap (the empty segment gets no gradient rows)
+    net = core.Net("rng_" + kind)
+    net.SumElements([net.Mul(["o", "o"], "sq")], "loss")
+    net.Proto().op.insert(0, o)
+    net.AddGradientOperators(["loss"])
+    data, ids = f32(rng, 5, 2), i32([0, 0, 2, 2, 2])
+    feed(d=data, s=ids)
+    workspace.RunNetOnce(net)
+    out = workspace.FetchBlob("o")
+    ref = range_grad_ref(kind, data, out, 2 * np.nan_to_num(out, neginf=0), ids)
+    np.testing.assert_allclose(workspace.FetchBlob("d_grad"), ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+def test_range_lse_max_bad_input(rng, kind):
+    fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
+    feed(d=f32(rng, 4, 2), s=i32([0, 2, 1, 3]), x=np.float32([7]), y=np.float32([8]))
+    with pytest.raises(ValueError, match=r"%s #0: input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 "
+                       r"must be sorted: segment id 1 at position 2 is below the id 2 before it" % fwd):
+        workspace.RunOperatorOnce(op(fwd, ["d", "s"], ["x"]))
+    feed(o=f32(rng, 4, 2), g=f32(rng, 4, 2))
+    with pytest.raises(ValueError, match=r"%s #0: input 3 blob 's' \(segment_ids\).*must be sorted" % grad):
+        workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
+    feed(s=i32([-1, 0, 0, 0]))
+    with pytest.raises(ValueError, match=r"%s #0: .*segment id -1 at position 0 is negative" % fwd):
+        workspace.RunOperatorOnce(op(fwd, ["d", "s"], ["x"]))
+    feed(s=i32([0, 0, 1, 2]), o=f32(rng, 2, 2), g=f32(rng, 2, 2))
+    with pytest.raises(ValueError, match=r"%s #0: input 2 blob 'g' \(the output gradient\) of shape "
+                       r"\(2, 2\) float32 must have one row per segment: 3 \(the last id of input 3 blob 's'"
+                       % grad):
+        workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
+    feed(o=f32(rng, 3, 3), g=f32(rng, 3, 2))
+    with pytest.raises(ValueError, match=r"%s #0: input 1 blob 'o' \(the forward output\) of shape "
+                       r"\(3, 3\) float32 must have the shape of input 2 blob 'g' \(the output gradient\) "
+                       r"\(3, 2\)" % grad):
+        workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
+    feed(d=f32(rng, 3, 2), o=f32(rng, 3, 2))
+    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' \(data\) of shape \(3, 2\) float32 "
+                       r"must have one row per segment id: first dim 4" % grad):
+        workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
+    feed(d=f32(rng, 4, 3))
+    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' of shape \(4, 3\) float32 must match "
+                       r"input 2 blob 'g' of shape \(3, 2\) float32 after the first dim" % grad):
+        workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
+    feed(d=np.zeros((4, 2), np.int32))
+    with pytest.raises(TypeError, match=r"%s #0: input 0 blob 'd' must be float32, got \(4, 2\) int32" % fwd):
+        workspace.RunOperatorOnce(op(fwd, ["d", "s"], ["x"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), [7])
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [8])
+    # the dtype is checked at net creation already
+    net = core.Net("bad_" + kind)
+    net.Proto().op.extend([op(fwd, ["d", "s"], ["x"])])
+    with pytest.raises(TypeError, match=r"%s #0: input 0 blob 'd' must be float32" % fwd):
+        workspace.CreateNet(net)
 
 
 # ---------------------------------------------------------------- NanCheck / Assert / EnsureDense

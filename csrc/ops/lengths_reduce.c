@@ -214,9 +214,8 @@ void rc_lr_sum_kernel(int64_t L, int64_t R, const float *data, const int32_t *ro
     }
 }
 
-/* data: (N, R), len: (L,) summing to N -> out: (L, R), out[s][r] = max over
- * segment s of data[k][r] (NaN if any is NaN), 0 for an empty segment. */
-static void reduce_max_kernel(int64_t L, int64_t R, const float *data, const int32_t *len, float *out)
+/* Shared: lengths_reduce.h. */
+void rc_lr_max_kernel(int64_t L, int64_t R, const float *data, const int32_t *len, float *out)
 {
     int64_t k0 = 0;
     for (int64_t s = 0; s < L; s++) {
@@ -268,7 +267,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     const int32_t *len = rc_i32(lens);
     const float *x = N ? rc_f32(data) : NULL;
     if (kind == K_MAX) {
-        reduce_max_kernel(L, R, x, len, out);
+        rc_lr_max_kernel(L, R, x, len, out);
     } else {
         const int32_t *idx = sparse && N ? rc_i32(rc_in(op, l.idx)) : NULL;
         const float *w = l.w >= 0 && N ? rc_f32(rc_in(op, l.w)) : NULL;
@@ -401,10 +400,9 @@ void rc_lr_grad_weights_kernel(int64_t L, int64_t R, const float *g, const int32
     }
 }
 
-/* fo, g: (L, R), len: (L,) summing to N, data: (N, R) -> dx: (N, R),
- * dx[k][r] = g[s][r] if data[k][r] == fo[s][r] else 0 (k in segment s). */
-static void grad_max_kernel(int64_t L, int64_t R, const float *fo, const float *g, const int32_t *len,
-                            const float *data, float *dx)
+/* Shared: lengths_reduce.h. */
+void rc_lr_grad_max_kernel(int64_t L, int64_t R, const float *fo, const float *g, const int32_t *len,
+                           const float *data, float *dx)
 {
     int64_t k = 0;
     for (int64_t s = 0; s < L; s++)
@@ -468,8 +466,9 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
     if (N == 0) return RC_OK;
     const int32_t *len = rc_i32(lens);
     if (variant == G_MAX) {
-        if (R) grad_max_kernel(L, R, rc_f32(rc_in(op, l.out)), rc_f32(g), len, rc_f32(rc_in(op, l.data)),
-                               rc_f32(rc_out(op, 0)));
+        if (R)
+            rc_lr_grad_max_kernel(L, R, rc_f32(rc_in(op, l.out)), rc_f32(g), len, rc_f32(rc_in(op, l.data)),
+                                  rc_f32(rc_out(op, 0)));
         return RC_OK;
     }
     rc_lr_grad_write(op, L, N, len, l.g, l.w, l.data, l.idx, kind == K_MEAN, variant == G_MAIN);

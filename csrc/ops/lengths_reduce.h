@@ -18,6 +18,15 @@
 RC_INTERNAL void rc_lr_sum_kernel(int64_t L, int64_t R, const float *data, const int32_t *rows, const int32_t *len,
                                   const float *w, int pos, int mean, float *out);
 
+/* data: (N, R), len: (L,) summing to N -> out: (L, R), out[s][r] = max over
+ * segment s of data[k][r] (NaN if any is NaN), 0 for an empty segment. */
+RC_INTERNAL void rc_lr_max_kernel(int64_t L, int64_t R, const float *data, const int32_t *len, float *out);
+
+/* fo, g: (L, R), len: (L,) summing to N, data: (N, R) -> dx: (N, R),
+ * dx[k][r] = g[s][r] if data[k][r] == fo[s][r] else 0 (k in segment s). */
+RC_INTERNAL void rc_lr_grad_max_kernel(int64_t L, int64_t R, const float *fo, const float *g,
+                                       const int32_t *len, const float *data, float *dx);
+
 /* g: (L, R), len: (L,) summing to N, w: (N,) or NULL -> dx: (N, R); row k of
  * segment s: w[k] * g[s] (g[s] without weights), g[s] / len[s] when mean. */
 RC_INTERNAL void rc_lr_grad_rows_kernel(int64_t L, int64_t R, const float *g, const int32_t *len, const float *w,

@@ -11,6 +11,8 @@
  *   SparseSortedSegmentWeightedSum(DATA, SCALARS, INDICES, SEGMENT_IDS) -> OUT
  *   SortedSegmentRangeSum(DATA, SEGMENT_IDS) -> OUT
  *   SortedSegmentRangeMean(DATA, SEGMENT_IDS) -> OUT
+ *   SortedSegmentRangeLogSumExp(DATA, SEGMENT_IDS) -> OUT
+ *   SortedSegmentRangeMax(DATA, SEGMENT_IDS) -> OUT
  *
  *   SortedSegmentSumGradient(dOUT, SEGMENT_IDS) -> dDATA
  *   SortedSegmentMeanGradient(dOUT, SEGMENT_IDS) -> dDATA
@@ -19,6 +21,8 @@
  *       -> (dDATA, dSCALARS)
  *   SortedSegmentRangeSumGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *   SortedSegmentRangeMeanGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
+ *   SortedSegmentRangeLogSumExpGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
+ *   SortedSegmentRangeMaxGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *
  *   NanCheck(X[, ...]) -> Y
  *   Assert(X) -> ()
@@ -41,6 +45,19 @@
  * empty segment gives 0. The Range ops are Caffe2's RangeReducer versions of
  * Sum and Mean (dense DATA only): the same values.
  *
+ * RangeLogSumExp: OUT[s] = log(sum of exp(row)) over segment s, element-wise,
+ * computed stably as m + log(sum exp(x - m)) with m the segment's max, in
+ * double, rounded once (Caffe2 the same in float). Infinities give what the
+ * math defines: a segment of only -inf gives -inf (log 0; an -inf among finite
+ * values adds nothing), any +inf gives +inf (Caffe2: NaN, from inf - inf). An
+ * empty segment (a gap) gives -inf, log of an empty sum. A NaN in the segment
+ * gives NaN (as Caffe2).
+ * RangeMax: OUT[s] = the element-wise max over segment s, the LengthsMax
+ * kernel of ops/lengths_reduce.c: a NaN in the segment gives NaN, a segment of
+ * only -inf gives -inf, an empty segment 0 (as LengthsMax here). Caffe2's
+ * MaxRangeReducer started from the lowest float and used std::max: it skipped
+ * NaNs and gave -FLT_MAX for a segment of only -inf (and for no rows).
+ *
  * Gradients: dOUT float32 (K, ...) with K = last id + 1 (a mismatch is a
  * ValueError; Caffe2 enforced K - 1 == last id too); dDATA (N,) + dOUT.shape[1:]
  * with row k of segment s = dOUT[s] (Sum), dOUT[s] / count(s) (Mean),
@@ -49,7 +66,17 @@
  * given: the sparse op with grad_on_weights). The Sparse* forward ops use these
  * same gradient ops; their rows are the values of a GradientSlice with INDICES
  * (recurrent/_grad_sorted.py). The Range gradient ops take Caffe2's (DATA, OUT,
- * dOUT, SEGMENT_IDS); DATA and OUT are only shape-checked.
+ * dOUT, SEGMENT_IDS); DATA and OUT are only shape-checked by Sum and Mean, and
+ * read by the other two, which take OUT as given (the forward output):
+ * LogSumExp: row k of segment s gets dOUT[s] * exp(DATA[k] - OUT[s]) (Caffe2's
+ * formula; in double, rounded once), except where DATA[k] and OUT[s] are the
+ * same infinity (Caffe2: NaN from inf - inf): the m such elements of the
+ * segment share dOUT[s] equally, dOUT[s] / m each (the limit of equal inputs;
+ * the weights of a segment still sum to 1). A NaN in DATA or OUT gives NaN.
+ * Max: dOUT[s] goes to every element equal to OUT[s], 0 elsewhere: every tied
+ * element gets all of it, as Caffe2's MaxRangeReducerGradient (whose doc
+ * string says the first occurrence; its code compares each element with OUT),
+ * and nothing where OUT is NaN. An empty segment has no rows: no gradient.
  *
  * NanCheck: X float32 (any shape); extra inputs of any dtype are only named in
  * the message (Caffe2 printed them to stderr). Y = X (in place: nothing is
@@ -72,7 +99,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { K_SUM, K_MEAN, K_WSUM };
+enum { K_SUM, K_MEAN, K_WSUM, K_MAX, K_LSE };
 enum { G_PLAIN, G_W, G_MAIN, G_RANGE }; /* gradient input layouts, see grad_inputs */
 
 /* ================================================================ helpers */
@@ -157,6 +184,61 @@ static rc_status ids_to_lengths(rc_op *op, int i, int64_t K, int32_t **len, rc_e
     return RC_OK;
 }
 
+/* ================================================================ kernels */
+
+/* data: (N, R), len: (K,) summing to N -> out: (K, R), out[s][r] = log of the
+ * sum over segment s of exp(data[k][r]): m + log(sum exp(x - m)), m the max, in
+ * double, rounded once. NaN in the segment: NaN; empty or only -inf: -inf;
+ * a +inf (no NaN): +inf. */
+static void lse_kernel(int64_t K, int64_t R, const float *data, const int32_t *len, float *out)
+{
+    int64_t k0 = 0;
+    for (int64_t s = 0; s < K; s++) {
+        const int64_t n = len[s];
+        for (int64_t r = 0; r < R; r++) {
+            double m = -INFINITY;
+            int nan = 0;
+            for (int64_t k = k0; k < k0 + n; k++) {
+                const double x = data[k * R + r];
+                if (isnan(x)) nan = 1;
+                else if (x > m) m = x;
+            }
+            double y = nan ? NAN : m; /* an infinite max is the answer */
+            if (!nan && isfinite(m)) {
+                double acc = 0.0;
+                for (int64_t k = k0; k < k0 + n; k++) acc += exp((double)data[k * R + r] - m);
+                y = m + log(acc);
+            }
+            out[s * R + r] = (float)y;
+        }
+        k0 += n;
+    }
+}
+
+/* data: (N, R), fo, g: (K, R), len: (K,) summing to N -> dx: (N, R),
+ * dx[k][r] = g[s][r] * exp(data[k][r] - fo[s][r]) in double, rounded once (k in
+ * segment s); where data[k][r] and fo[s][r] are the same infinity, the m such
+ * elements of the segment column get g[s][r] / m each. */
+static void lse_grad_kernel(int64_t K, int64_t R, const float *data, const float *fo, const float *g,
+                            const int32_t *len, float *dx)
+{
+    int64_t k0 = 0;
+    for (int64_t s = 0; s < K; s++) {
+        const int64_t n = len[s];
+        for (int64_t r = 0; r < R; r++) {
+            const double o = fo[s * R + r], go = g[s * R + r];
+            int64_t ties = 0;
+            if (isinf(o))
+                for (int64_t k = k0; k < k0 + n; k++) ties += data[k * R + r] == o;
+            for (int64_t k = k0; k < k0 + n; k++) {
+                const double x = data[k * R + r];
+                dx[k * R + r] = (float)(isinf(o) && x == o ? go / (double)ties : go * exp(x - o));
+            }
+        }
+        k0 += n;
+    }
+}
+
 /* ================================================================ forward */
 
 typedef struct {
@@ -212,9 +294,17 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
     }
     const int64_t R = rc_dims_prod(data, 1, data->ndim);
     if (K > 0 && R > 0) {
-        const int32_t *idx = sparse ? rc_i32(rc_in(op, l.idx)) : NULL;
-        const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
-        rc_lr_sum_kernel(K, R, rc_f32(data), idx, len, w, 0, kind == K_MEAN, rc_f32(rc_out(op, 0)));
+        const float *x = rc_f32(data); /* K > 0: there are ids, so rows */
+        float *out = rc_f32(rc_out(op, 0));
+        if (kind == K_MAX) {
+            rc_lr_max_kernel(K, R, x, len, out);
+        } else if (kind == K_LSE) {
+            lse_kernel(K, R, x, len, out);
+        } else {
+            const int32_t *idx = sparse ? rc_i32(rc_in(op, l.idx)) : NULL;
+            const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
+            rc_lr_sum_kernel(K, R, x, idx, len, w, 0, kind == K_MEAN, out);
+        }
     }
     free(len);
     return RC_OK;
@@ -230,6 +320,8 @@ FWD(swsum, K_WSUM, 0)
 FWD(spsum, K_SUM, 1)
 FWD(spmean, K_MEAN, 1)
 FWD(spwsum, K_WSUM, 1)
+FWD(rlse, K_LSE, 0)
+FWD(rmax, K_MAX, 0)
 
 /* ================================================================ gradients */
 
@@ -282,7 +374,9 @@ static rc_status grad_shapes(rc_op *op, int variant, rc_err *err)
     return RC_OK;
 }
 
-static rc_status grad_run(rc_op *op, int variant, int mean, rc_err *err)
+/* kind: K_SUM, K_MEAN, K_WSUM (Sum, Mean, WeightedSum gradients) or K_MAX,
+ * K_LSE (G_RANGE only: they read DATA and OUT). */
+static rc_status grad_run(rc_op *op, int variant, int kind, rc_err *err)
 {
     rc_status st = grad_shapes(op, variant, err);
     if (st) return st;
@@ -308,21 +402,31 @@ static rc_status grad_run(rc_op *op, int variant, int mean, rc_err *err)
         free(len);
         return out_fail(op, 1, err);
     }
-    if (N > 0) rc_lr_grad_write(op, K, N, len, l.g, l.w, l.data, l.idx, mean, variant == G_MAIN);
+    const int64_t R = rc_dims_prod(g, 1, g->ndim);
+    if (N > 0 && (kind == K_MAX || kind == K_LSE)) {
+        const float *x = rc_f32(rc_in(op, l.data)), *fo = rc_f32(rc_in(op, l.out)), *go = rc_f32(g);
+        float *dx = rc_f32(rc_out(op, 0));
+        if (R > 0 && kind == K_MAX) rc_lr_grad_max_kernel(K, R, fo, go, len, x, dx);
+        if (R > 0 && kind == K_LSE) lse_grad_kernel(K, R, x, fo, go, len, dx);
+    } else if (N > 0) {
+        rc_lr_grad_write(op, K, N, len, l.g, l.w, l.data, l.idx, kind == K_MEAN, variant == G_MAIN);
+    }
     free(len);
     return RC_OK;
 }
 
-#define GRAD(name, variant, mean)                                                                         \
+#define GRAD(name, variant, kind)                                                                         \
     static rc_status name##_check(rc_op *op, rc_err *err) { return grad_shapes(op, variant, err); }     \
-    static rc_status name##_run(rc_op *op, rc_err *err) { return grad_run(op, variant, mean, err); }
+    static rc_status name##_run(rc_op *op, rc_err *err) { return grad_run(op, variant, kind, err); }
 
-GRAD(ssum_g, G_PLAIN, 0)
-GRAD(smean_g, G_PLAIN, 1)
-GRAD(swsum_g, G_W, 0)
-GRAD(swsum_mg, G_MAIN, 0)
-GRAD(rsum_g, G_RANGE, 0)
-GRAD(rmean_g, G_RANGE, 1)
+GRAD(ssum_g, G_PLAIN, K_SUM)
+GRAD(smean_g, G_PLAIN, K_MEAN)
+GRAD(swsum_g, G_W, K_WSUM)
+GRAD(swsum_mg, G_MAIN, K_WSUM)
+GRAD(rsum_g, G_RANGE, K_SUM)
+GRAD(rmean_g, G_RANGE, K_MEAN)
+GRAD(rlse_g, G_RANGE, K_LSE)
+GRAD(rmax_g, G_RANGE, K_MAX)
 
 /* ================================================================ NanCheck */
 
@@ -434,6 +538,12 @@ const rc_op_schema rc_ops_sorted_segment[] = {
      "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: as SortedSegmentSum (Caffe2's range reducer)", ssum_check},
     {"SortedSegmentRangeMean", 2, 2, 1, 1, NULL, NULL, smean_run, NULL,
      "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: as SortedSegmentMean (Caffe2's range reducer)", smean_check},
+    {"SortedSegmentRangeLogSumExp", 2, 2, 1, 1, NULL, NULL, rlse_run, NULL,
+     "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: log(sum(exp(rows))) per segment, stable (max subtracted; "
+     "empty or all -inf: -inf; a +inf: +inf; NaN propagates)", rlse_check},
+    {"SortedSegmentRangeMax", 2, 2, 1, 1, NULL, NULL, rmax_run, NULL,
+     "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: element-wise max per segment (NaN propagates; empty segment: 0)",
+     rmax_check},
     {"SortedSegmentSumGradient", 2, 2, 1, 1, NULL, NULL, ssum_g_run, NULL,
      "(dOUT (K, ...), SEGMENT_IDS (N,) sorted, last id K - 1) -> dDATA (N, ...): row k = dOUT[ids[k]]",
      ssum_g_check},
@@ -448,6 +558,12 @@ const rc_op_schema rc_ops_sorted_segment[] = {
      "(DATA, OUT, dOUT (K, ...), SEGMENT_IDS sorted) -> dDATA (N, ...): row k = dOUT[ids[k]]", rsum_g_check},
     {"SortedSegmentRangeMeanGradient", 4, 4, 1, 1, NULL, NULL, rmean_g_run, NULL,
      "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: row k = dOUT[ids[k]] / count(ids[k])", rmean_g_check},
+    {"SortedSegmentRangeLogSumExpGradient", 4, 4, 1, 1, NULL, NULL, rlse_g_run, NULL,
+     "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: row k = dOUT[s] * exp(DATA[k] - OUT[s]), s = ids[k] "
+     "(the same infinity in DATA[k] and OUT[s]: dOUT[s] shared equally by those)", rlse_g_check},
+    {"SortedSegmentRangeMaxGradient", 4, 4, 1, 1, NULL, NULL, rmax_g_run, NULL,
+     "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: dOUT[s] where DATA[k] == OUT[s] (every tie), else 0",
+     rmax_g_check},
     {"NanCheck", 1, -1, 1, 1, rc_inplace_first, NULL, nan_check_run, NULL,
      "(X float32[, more inputs named in the message]) -> Y = X; a NaN or inf in X is a ValueError (first position)",
      nan_check_check},
