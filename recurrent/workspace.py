@@ -120,9 +120,44 @@ def Blobs():
 
 
 # ---------------------------------------------------------------- ops and nets
+_DEVICE_NAMES = {1: "CUDA", 6: "HIP"}  # caffe2_pb2.DeviceTypeProto values
+
+
+def _device_type(opt):
+    return int(getattr(opt, "device_type", 0) or 0) if opt is not None else 0
+
+
+def _refuse_non_cpu(where, op, default):
+    """Raises ValueError if ``op`` (or, where it sets no device_option, ``default``: its net's)
+    asks for a device other than the CPU, looking into the nets held by its arguments (step nets)
+    too. Caffe2 failed there as well when it had no implementation for the device ("Cannot create
+    operator ... on the device"); running such an op on the CPU would fake the device."""
+    opt = op.device_option if op.device_option is not None else default
+    dt = _device_type(opt)
+    if dt != 0:
+        raise ValueError(
+            "%s: op %s (outputs %s) asks for device %s (device_type %d, device_id %d), but this build "
+            "runs on the CPU only (no CUDA / GPU support): build it without a GPU DeviceScope or RunAllOnGPU"
+            % (where, op.type, [str(b) for b in op.output], _DEVICE_NAMES.get(dt, "type %d" % dt), dt,
+               int(getattr(opt, "device_id", 0) or 0)))
+    for a in op.arg:
+        nets = [a.n] if a.n is not None else list(a.nets)
+        for n in nets:
+            _refuse_non_cpu_net(n, opt, "%s, in the net of argument '%s'" % (where, a.name))
+
+
+def _refuse_non_cpu_net(net, default=None, where=None):
+    if net.device_option is not None:
+        default = net.device_option
+    where = (where + ", " if where else "") + "net '%s'" % (net.name or "")
+    for i, op in enumerate(net.op):
+        _refuse_non_cpu("%s op #%d" % (where, i), op, default)
+
+
 def RunOperatorOnce(operator):
     if not isinstance(operator, OperatorDef):
         raise TypeError("RunOperatorOnce expects an OperatorDef, got %s" % type(operator).__name__)
+    _refuse_non_cpu("RunOperatorOnce", operator, None)
     _ws().run_operator_once(operator.to_c())
     return True
 
@@ -134,7 +169,9 @@ def RunOperatorsOnce(operators):
 
 
 def RunNetOnce(net):
-    _ws().run_net_once(_netdef(net).to_c(), _main_thread())
+    nd = _netdef(net)
+    _refuse_non_cpu_net(nd)
+    _ws().run_net_once(nd.to_c(), _main_thread())
     return True
 
 
@@ -143,9 +180,11 @@ def CreateNet(net, overwrite=False, input_blobs=None):
     net of the same name exists, unless ``overwrite``. ``input_blobs`` that do
     not exist are created first holding no tensor, as in Caffe2 (so the
     net-creation check leaves the ops that read them to the run)."""
+    nd = _netdef(net)
+    _refuse_non_cpu_net(nd)
     for b in input_blobs or ():
         _ws().create_blob(_name(b))
-    _ws().create_net(_netdef(net).to_c(), bool(overwrite))
+    _ws().create_net(nd.to_c(), bool(overwrite))
     return True
 
 
@@ -218,6 +257,8 @@ _KNOWN_FLAGS = {
     "v": None,
     "caffe2_handle_executor_threads_exceptions": None,
     "caffe2_mkl_num_threads": None,
+    # an int in Caffe2 (OpenMP threads; no effect in a build without OpenMP, as this one is)
+    "caffe2_omp_num_threads": None,
 }
 
 
@@ -254,7 +295,8 @@ def GlobalInit(args):
     RECURRENT_RNN_EXECUTOR_HELP; the same bits either way),
     --caffe2_log_level=N (accepted, no effect), --caffe2_print_blob_sizes_at_exit,
     --caffe2_gpu_memory_tracking, --v=N, --caffe2_handle_executor_threads_exceptions,
-    --caffe2_mkl_num_threads=N (accepted, no effect). Unknown flags raise ValueError.
+    --caffe2_mkl_num_threads=N, --caffe2_omp_num_threads=N (accepted, no effect: no MKL or
+    OpenMP here). Unknown flags raise ValueError.
     """
     for a in list(args)[1:]:
         if not a.startswith("--"):
