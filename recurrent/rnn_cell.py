@@ -1169,3 +1169,16 @@ def _layered_LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_ou
 
 
 layered_LSTM = functools.partial(_layered_LSTM, create_lstm=LSTM)
+
+
+# Caffe2 names that cannot be provided here: asking for one says why instead of a bare AttributeError
+_NOT_PROVIDED = {
+    "cudnn_LSTM": "it runs cuDNN's LSTM on a GPU, and this build runs on the CPU only; "
+                  "rnn_cell.LSTM builds the same layers (dim_out=[hidden] * num_layers)",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_PROVIDED:
+        raise AttributeError("rnn_cell.%s is not provided: %s" % (name, _NOT_PROVIDED[name]))
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -169,3 +169,16 @@ def NCHW2NHWC(tensor):
     if tensor.ndim < 2:
         raise ValueError("NCHW2NHWC: needs at least 2 dims, got shape %s" % (tensor.shape,))
     return tensor.transpose((0,) + tuple(range(2, tensor.ndim)) + (1,))
+
+
+# Caffe2 names that cannot be provided here: asking for one says why instead of a bare AttributeError
+_NOT_PROVIDED = {
+    "GetGPUMemoryUsageStats": "it reports GPU memory, and this build runs on the CPU only "
+                              "(workspace.has_gpu_support is False)",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_PROVIDED:
+        raise AttributeError("utils.%s is not provided: %s" % (name, _NOT_PROVIDED[name]))
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
