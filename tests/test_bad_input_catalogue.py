@@ -380,6 +380,27 @@ CASES = [
     Case("net-attr-unregistered-op", "nets", "core.Net('n').Sigmod('x', 'y')",
          "core.Net('n').Sigmod('x', 'y')",
          "AttributeError", r"Method Sigmod is not a registered operator. Did you mean: \[Sigmoid"),
+    Case("net-in-gpu-device-scope", "nets", "RunNetOnce of a net built in a GPU DeviceScope",
+         """
+         with core.DeviceScope(core.DeviceOption(workspace.GpuDeviceType, 4)):
+             n = core.Net('gpu_scope'); n.ConstantFill([], 'y', shape=[2])
+         workspace.RunNetOnce(n)
+         """,
+         V, r"net 'gpu_scope(_\d+)?' op #0: op ConstantFill \(outputs \['y'\]\) asks for device CUDA "
+            r"\(device_type 1, device_id 4\), but this build runs on the CPU only",
+         after="n.Proto().op[0].device_option = None; workspace.RunNetOnce(n)"),
+    Case("net-run-all-on-gpu", "nets", "CreateNet of a net after Net.RunAllOnGPU()",
+         """
+         n = core.Net('all_gpu'); n.ConstantFill([], 'y', shape=[2]); n.RunAllOnGPU()
+         workspace.CreateNet(n)
+         """,
+         V, r"net 'all_gpu(_\d+)?' op #0: op ConstantFill .* asks for device CUDA "
+            r"\(device_type 1, device_id 0\)"),
+    Case("cudnn-lstm", "nets", "rnn_cell.cudnn_LSTM(...)",
+         "rnn_cell.cudnn_LSTM",
+         "AttributeError",
+         r"rnn_cell.cudnn_LSTM is not provided: it runs cuDNN's LSTM on a GPU, and this build "
+         r"runs on the CPU only"),
     Case("global-init-unknown-flag", "flags", "GlobalInit(['prog', '--foo'])",
          "workspace.GlobalInit(['p', '--foo'])",
          V, r"GlobalInit: unknown flag --foo"),
