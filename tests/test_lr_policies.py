@@ -98,11 +98,11 @@ def ref(policy, it, base_lr, **a):
     if policy == "cyclical":
         return cyclical_ref(it, base_lr, a.get("max_lr", 0.005), a["stepsize"], a.get("decay", 1.0))
     if policy == "cosine":
-        return cosine_ref(it, a.get("max_lr", 0.5), a.get("min_lr", 0.1), a.get("period", 50), a.get("t_mult", 1.0),
-                          a.get("lr_shrink", 0.99))
+        return cosine_ref(it, a.get("max_lr", 0.5), a.get("min_lr", 0.1), a.get("period", 50),
+                          a.get("t_mult", 1.0), a.get("lr_shrink", 0.99))
     if policy == "constantThenLinearWarmup":
-        return ctlw_ref(it, a.get("start_warmup_multiplier", 0.1), a.get("constant_warmup_num_iter", 10000000),
-                        a.get("linear_warmup_num_iter", 10000000))
+        return ctlw_ref(it, a.get("start_warmup_multiplier", 0.1),
+                        a.get("constant_warmup_num_iter", 10000000), a.get("linear_warmup_num_iter", 10000000))
     if policy == "pieceWarmup":
         if it < a.get("n1", 0):
             return a.get("m1", 0.5)
