@@ -101,8 +101,8 @@ def ref(policy, it, base_lr, **a):
         return cosine_ref(it, a.get("max_lr", 0.5), a.get("min_lr", 0.1), a.get("period", 50),
                           a.get("t_mult", 1.0), a.get("lr_shrink", 0.99))
     if policy == "constantThenLinearWarmup":
-        return ctlw_ref(it, a.get("start_warmup_multiplier", 0.1),
-                        a.get("constant_warmup_num_iter", 10000000), a.get("linear_warmup_num_iter", 10000000))
+        c, n = a.get("constant_warmup_num_iter", 10000000), a.get("linear_warmup_num_iter", 10000000)
+        return ctlw_ref(it, a.get("start_warmup_multiplier", 0.1), c, n)
     if policy == "pieceWarmup":
         if it < a.get("n1", 0):
             return a.get("m1", 0.5)
