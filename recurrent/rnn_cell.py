@@ -56,6 +56,7 @@ import functools
 import inspect
 
 from . import attention, brew, core, recurrent, scope
+from ._missing import not_provided
 from .attention import AttentionType
 from .parameter_sharing import ParameterSharing
 from .model_helper import ModelHelper
@@ -1178,7 +1179,4 @@ _NOT_PROVIDED = {
 }
 
 
-def __getattr__(name):
-    if name in _NOT_PROVIDED:
-        raise AttributeError("rnn_cell.%s is not provided: %s" % (name, _NOT_PROVIDED[name]))
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+__getattr__ = not_provided(__name__, "rnn_cell", _NOT_PROVIDED)

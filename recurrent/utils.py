@@ -35,6 +35,7 @@ import functools
 import sys
 import traceback
 
+from ._missing import not_provided
 from .proto import make_argument as _make_argument
 
 __all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter", "raiseIfNotEqual", "OpAlmostEqual", "ArgsToDict",
@@ -178,7 +179,4 @@ _NOT_PROVIDED = {
 }
 
 
-def __getattr__(name):
-    if name in _NOT_PROVIDED:
-        raise AttributeError("utils.%s is not provided: %s" % (name, _NOT_PROVIDED[name]))
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+__getattr__ = not_provided(__name__, "utils", _NOT_PROVIDED)

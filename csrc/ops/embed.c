@@ -5,7 +5,7 @@
  *   Gather(DATA, INDICES) -> OUT                  rows of DATA picked by INDICES (argument axis,
  *                                                 default 0; axis != 0, wrap_indices=1 and
  *                                                 match_outer=1 in ops/bmm_pow.c)
- *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  dense gradient (our op, see below)
+ *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  the dense gradient (our op, see below)
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
  *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT)
@@ -16,10 +16,11 @@
  *  - every index is range-checked before any output is written; an index out
  *    of range is an IndexError naming the op, the blob, the position and the
  *    value (Caffe2 enforced this for Gather only in some versions);
- *  - Caffe2 gave Gather a *sparse* gradient (a GradientSlice of indices and
- *    rows). We have dense gradients only, so GatherGradient scatter-adds dOUT
- *    into a zero tensor shaped like DATA, in index order (deterministic;
- *    repeated indices accumulate);
+ *  - Gather's gradient maker gives DATA a *sparse* gradient, as Caffe2 (a
+ *    GradientSlice of INDICES and dOUT: no op, see recurrent/_grad_embed.py).
+ *    GatherGradient is our op for the dense gradient where one is needed: it
+ *    scatter-adds dOUT into a zero tensor shaped like DATA, in index order
+ *    (deterministic; repeated indices accumulate);
  *  - indices are int32 (Caffe2 took int32 or int64); OneHot takes its size
  *    from input 1 (as Caffe2) or from the argument `index_size`, and accepts
  *    indices of any shape (OUT = INDICES.shape + (index_size,));
