@@ -480,6 +480,39 @@ def test_queue_ops_are_refused_in_a_backward_step_net(rng):
     usable()
 
 
+
+def test_queue_ops_are_refused_in_a_nested_step_net(rng):
+    # an inner recurrent net in the outer one's step net: the inner step net is only created when the
+    # outer step net is, at the first run; the refusal comes then, and every run after it gives it again
+    inner = core.Net("qinner")
+    ix, io = inner.AddExternalInputs("ix_t", "io_prev")
+    inner.DequeueBlobs("q", ["d"])
+    io_next = inner.Tanh(inner.Sum([ix, io], "is"), "io")
+    inner.AddExternalOutput(io_next)
+    outer = core.Net("qouter_cell")
+    x_t, o_prev = outer.AddExternalInputs("ox_t", "oo_prev")
+    xt3 = outer.ExpandDims([x_t], "xt3", dims=[0])
+    rnn.recurrent_net(outer, inner, inputs=[(ix, xt3)], initial_cell_inputs=[(io, "io_init")],
+                      links={io: io_next}, scope="qinner", forward_only=True)
+    o = outer.Tanh(outer.Sum([x_t, o_prev], "os"), "oo")
+    outer.AddExternalOutput(o)
+    net = core.Net("qouter")
+    rnn.recurrent_net(net, outer, inputs=[(x_t, "x")], initial_cell_inputs=[(o_prev, "o_init")],
+                      links={o_prev: o}, scope="qouter", forward_only=True)
+    create()
+    enqueue("q", a=np.ones((1, 2), np.float32))
+    feed(x=f32(rng, 3, 2, 2), o_init=np.zeros((1, 2, 2), np.float32), io_init=np.zeros((1, 2, 2), np.float32))
+    workspace.CreateNet(net)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: creating the forward step net: net "
+                           r"'qouter_cell': op RecurrentNetwork #\d+: step op DequeueBlobs #0 of the forward step "
+                           r"net cannot run inside a recurrent net"):
+            workspace.RunNet(net.Proto().name)
+    usable()
+    # the record is still queued: nothing ran
+    (d,), st = safe_dequeue("q", ["d"])
+    assert int(st.reshape(-1)[0]) == 0 and d.tolist() == [[1.0, 1.0]]
+
 def test_a_long_field_name_is_cut_at_a_character_boundary():
     name = "é" * 100  # 200 bytes of UTF-8: the message keeps 80 bytes, whole characters only
     create(capacity=2, field_names=[name])
