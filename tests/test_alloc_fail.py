@@ -198,8 +198,9 @@ def build_ops_net(name="af_ops"):
     replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
     SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
     (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
-    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs,
-    DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on the side."""
+    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
+    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on
+    the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)

@@ -99,7 +99,8 @@ def test_print_two_ops_and_run_operator_once(capfd):
     net.Print("b", [])
     net.Print("a", [], limit=1)
     workspace.RunNetOnce(net)
-    assert lines(capfd) == ["Tensor a of type float. Dims: (1,): 1.5", "Tensor b of type int. Dims: (1,1,): 2",
+    assert lines(capfd) == ["Tensor a of type float. Dims: (1,): 1.5",
+                            "Tensor b of type int. Dims: (1,1,): 2",
                             "Tensor a of type float. Dims: (1,): 1.5"]
     workspace.RunOperatorOnce(core.CreateOperator("Print", ["b"], []))
     assert lines(capfd) == ["Tensor b of type int. Dims: (1,1,): 2"]
@@ -396,8 +397,8 @@ def test_print_to_file_refused_in_step_nets(tmp_path, monkeypatch):
     rnn.recurrent_net(net, cell, [(input_t, "input")], [(prev, "init")], {prev: out}, scope="r")
     workspace.FeedBlob("input", np.ones((2, 1, 2), np.float32))
     workspace.FeedBlob("init", np.ones((1, 1, 2), np.float32))
-    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op Print #\d+ of the forward step net has "
-                                         r"to_file=1: each timestep's op would open and truncate "
-                                         r"'output_t.log'"):
+    pattern = (r"op RecurrentNetwork #0: step op Print #\d+ of the forward step net has to_file=1: each "
+               r"timestep's op would open and truncate 'output_t.log'")
+    with pytest.raises(ValueError, match=pattern):
         workspace.CreateNet(net)
     assert os.listdir(tmp_path) == []
