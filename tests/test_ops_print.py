@@ -133,6 +133,9 @@ def test_print_no_gradient_and_arity():
     loss = net.SumElements(y, "loss")
     gmap = net.AddGradientOperators([loss])
     assert [op.type for op in net.Proto().op].count("Print") == 1
+    # registered as having no gradient (Caffe2's SHOULD_NOT_DO_GRADIENT), not merely unreached
+    registry = core.GradientRegistry.gradient_registry_
+    assert registry["Print"] is registry["Assert"]
     assert str(gmap["x"]) == "x_grad"
     workspace.FeedBlob("a", np.ones(2, np.float32))
     with pytest.raises(ValueError, match=r"op Print #0: expects 1 inputs, got 2"):
