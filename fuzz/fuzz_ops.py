@@ -105,6 +105,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # CreateBlobsQueue, (Safe)DequeueBlobs (csrc/ops/queue.c; (Safe)EnqueueBlobs and CloseBlobsQueue
              # read no argument)
              "capacity", "num_blobs", "enforce_unique_name", "field_names", "timeout_secs", "num_records",
+             # Print (csrc/ops/print.c). Not 'to_file': random ops must not write files where they run
+             # (Print would create '<input>.log' in the current directory)
+             "limit", "every_n",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

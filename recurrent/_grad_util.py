@@ -8,6 +8,8 @@
   no gradient (the timestep, the learning rate). Here the op is a plain copy, Y = X, so dX = dY is its
   exact gradient, and what Caffe2's other copy ops (CopyCPUToGPU / CopyGPUToCPU) gave.
 - ``EnsureCPUOutput``: no gradient (Caffe2's NO_GRADIENT): its input gets none.
+- ``Print`` (csrc/ops/print.c): no gradient (Caffe2's SHOULD_NOT_DO_GRADIENT); it has no outputs, so
+  no gradient ever reaches it, and its input gets none from it.
 """
 
 from .core import GradientRegistry
@@ -20,4 +22,4 @@ def _pass_through(op, g_output):
 GradientRegistry.RegisterGradient("Alias")(_pass_through)
 GradientRegistry.RegisterGradient("CopyFromCPUInput")(_pass_through)
 GradientRegistry.TakesSparse("Alias", "CopyFromCPUInput")
-GradientRegistry.RegisterNoGradient("EnsureCPUOutput")
+GradientRegistry.RegisterNoGradient("EnsureCPUOutput", "Print")

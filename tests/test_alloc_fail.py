@@ -198,8 +198,9 @@ def build_ops_net(name="af_ops"):
     replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
     SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
     (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
-    ScatterAssign and Mod on the side; the blob queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs,
-    DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on the side."""
+    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
+    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on
+    the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -457,6 +458,9 @@ def build_ops_net(name="af_ops"):
     net.LengthsPad([e, "lr_len"], "rg_pad", padding_value=0.5, target_length=3)
     net.ScatterAssign([net.Copy(e, "rg_sa"), "rg_sidx", net.Gather([e, "rg_sidx"], "rg_sl")], "rg_sa")
     net.Mod("ids", "rg_mod", divisor=-3, sign_follow_divisor=1)
+    # print.c: Print of e's first values to the print log (the op's state and line buffer, the
+    # workspace's log); the binding writes the log to sys.stderr after every call
+    net.Print(e, [], limit=3)
     # queue.c: a queue made in the net (fresh at every run) gets three records of e's rows and ids;
     # DequeueBlobs moves one out, SafeDequeueBlobs concatenates the other two, then closed and empty
     qu = net.CreateBlobsQueue([], "qu_q", capacity=3, num_blobs=2, field_names=["rows", "ids"])
@@ -643,7 +647,7 @@ def test_ops_allocation_failures(sticky):
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
                "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
                "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
-               "op SafeDequeueBlobs #"):
+               "op SafeDequeueBlobs #", "op Print #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -2212,6 +2212,42 @@ CASES = [
          run_op('Assert', ['x'], [])
          """, R, r"op Assert #0: assertion failed: .*has 0 at flat index 1; error_msg: ''",
          note="float32 too (Caffe2: bool, int32, int64)"),
+    # ---------------------------------------------------------------- ops: print (csrc/ops/print.c)
+    Case("print-limit-negative", "ops: print", "Print(x, limit=-1)",
+         """
+         feed(x=f32(2))
+         run_op('Print', ['x'], [], limit=-1)
+         """, V, r"op Print #0: argument 'limit' must be >= 0 \(0: Caffe2's default of 1000 values\), got -1",
+         note="checked when the op is created; Caffe2 did not check it"),
+    Case("print-every-n-zero", "ops: print", "Print(x, every_n=0)",
+         """
+         feed(x=f32(2))
+         run_op('Print', ['x'], [], every_n=0)
+         """, V, r"op Print #0: argument 'every_n' must be >= 1, got 0", note="Caffe2: CAFFE_ENFORCE_GE"),
+    Case("print-to-file-not-0-or-1", "ops: print", "Print(x, to_file=2)",
+         """
+         feed(x=f32(2))
+         run_op('Print', ['x'], [], to_file=2)
+         """, V, r"op Print #0: argument 'to_file' must be 0 or 1, got 2",
+         note="Caffe2 took any nonzero int as 1"),
+    Case("print-to-file-unopenable", "ops: print", "CreateNet(Print('/no/such/dir/x', to_file=1))",
+         """
+         feed(**{'/no/such/dir/x': f32(2)})
+         n = core.Net('n'); n.Print('/no/such/dir/x', [], to_file=1)
+         workspace.CreateNet(n)
+         """, "OSError", r"op Print #0: cannot open '/no/such/dir/x.log' for writing \(to_file=1\): No such "
+                         r"file or directory", note="when the op is created, as Caffe2"),
+    Case("print-to-file-in-step-net", "ops: print", "recurrent_net with a step Print(output_t, to_file=1)",
+         """
+         net = core.Net('outer'); cell = core.Net('cell')
+         i_t, prev = cell.AddExternalInputs('input_t', 'output_t_prev')
+         out = cell.Mul([i_t, prev], 'output_t'); cell.Print(out, [], to_file=1); cell.AddExternalOutput(out)
+         rnn.recurrent_net(net, cell, [(i_t, 'input')], [(prev, 'init')], {prev: out}, scope='r')
+         feed(input=f32(2, 1, 2), init=f32(1, 1, 2))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #0: step op Print #1 of the forward step net has to_file=1: each "
+                 r"timestep's op would open and truncate 'output_t.log'",
+         note="Caffe2 opened the file once per timestep, the steps overwriting each other"),
     # ---------------------------------------------------------------- ops: ranges (csrc/ops/ranges.c)
     Case("lengths-tile-negative-length", "ops: ranges", "LengthsTile(d (3, 2), l = [1, -1, 2])",
          """

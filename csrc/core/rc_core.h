@@ -174,6 +174,23 @@ RC_INTERNAL int rc_ws_num_nets(const rc_workspace *ws);
 RC_INTERNAL const char *rc_ws_net_name_at(const rc_workspace *ws, int i);
 RC_INTERNAL void rc_ws_remove_net(rc_workspace *ws, const char *name);
 
+/* The print log: text that ops meant for the user (Print, ops/print.c) append
+ * while a net runs. C never prints: the binding takes the text after every
+ * call that can run ops and writes it to Python's sys.stderr. The log lives in
+ * the root of a workspace tree (the workspace without a parent): an op in a
+ * RecurrentNetwork step workspace appends to the log of the workspace that runs
+ * the outer net. Appends are guarded by the root's mutex (the RNN executor runs
+ * step ops of different timesteps on worker threads): a piece of text appended
+ * in one call stays whole, in the order the appends happened. Bounded: text
+ * that would take the log past RC_PRINT_LOG_MAX bytes is dropped (counted), so
+ * a Print in a long loop cannot exhaust memory; the binding reports the count.
+ * rc_ws_log_append: RC_ERR_MEMORY when the log cannot grow (the text is not
+ * appended). rc_ws_log_take: the text (owned by the caller, free(); NULL when
+ * empty, *n = 0) and the dropped counts since the last take; empties the log. */
+#define RC_PRINT_LOG_MAX ((size_t)16 << 20)
+RC_INTERNAL rc_status rc_ws_log_append(rc_workspace *ws, const char *text, size_t n, rc_err *err);
+RC_INTERNAL char *rc_ws_log_take(rc_workspace *ws, size_t *n, int64_t *dropped_pieces, int64_t *dropped_bytes);
+
 /* ---------------------------------------------------------------- NetDef-like plain data */
 typedef enum {
     RC_ARG_F = 1, RC_ARG_I, RC_ARG_S, RC_ARG_FLOATS, RC_ARG_INTS, RC_ARG_STRINGS, RC_ARG_NET, RC_ARG_NETS

@@ -16,6 +16,11 @@ struct rc_workspace {
     int index_cap;          /* power of two */
     net_entry *nets;
     int n_nets, cap_nets;
+    /* the print log (rc_ws_log_append); used in the root of a tree only */
+    pthread_mutex_t log_mu;
+    char *log;              /* owned, log_len bytes used of log_cap, guarded by log_mu */
+    size_t log_len, log_cap;
+    int64_t log_dropped, log_dropped_bytes;
 };
 
 static uint64_t hash_str(const char *s)
@@ -29,6 +34,10 @@ rc_workspace *rc_ws_new(rc_workspace *parent)
 {
     rc_workspace *ws = calloc(1, sizeof *ws);
     if (!ws) return NULL;
+    if (pthread_mutex_init(&ws->log_mu, NULL)) {
+        free(ws);
+        return NULL;
+    }
     ws->parent = parent;
     return ws;
 }
@@ -63,6 +72,8 @@ void rc_ws_free(rc_workspace *ws)
 {
     if (!ws) return;
     rc_ws_reset(ws);
+    free(ws->log);
+    pthread_mutex_destroy(&ws->log_mu);
     free(ws);
 }
 
@@ -202,4 +213,58 @@ void rc_ws_remove_net(rc_workspace *ws, const char *name)
     free(ws->nets[i].name);
     memmove(ws->nets + i, ws->nets + i + 1, sizeof *ws->nets * (size_t)(ws->n_nets - i - 1));
     ws->n_nets--;
+}
+
+/* ---------------------------------------------------------------- print log */
+static rc_workspace *ws_root(rc_workspace *ws)
+{
+    while (ws->parent) ws = ws->parent;
+    return ws;
+}
+
+rc_status rc_ws_log_append(rc_workspace *ws, const char *text, size_t n, rc_err *err)
+{
+    rc_workspace *r = ws_root(ws);
+    rc_status st = RC_OK;
+    pthread_mutex_lock(&r->log_mu);
+    if (n > RC_PRINT_LOG_MAX - r->log_len) {
+        r->log_dropped++;
+        r->log_dropped_bytes += (int64_t)n;
+    } else {
+        if (r->log_len + n > r->log_cap) {
+            size_t cap = r->log_cap ? r->log_cap : 4096;
+            while (cap < r->log_len + n) cap *= 2;
+            if (cap > RC_PRINT_LOG_MAX) cap = RC_PRINT_LOG_MAX;
+            char *p = realloc(r->log, cap);
+            if (!p) st = rc_err_set(err, RC_ERR_MEMORY, "out of memory growing the print log to %zu bytes", cap);
+            else {
+                r->log = p;
+                r->log_cap = cap;
+            }
+        }
+        if (!st) {
+            memcpy(r->log + r->log_len, text, n);
+            r->log_len += n;
+        }
+    }
+    pthread_mutex_unlock(&r->log_mu);
+    return st;
+}
+
+char *rc_ws_log_take(rc_workspace *ws, size_t *n, int64_t *dropped_pieces, int64_t *dropped_bytes)
+{
+    rc_workspace *r = ws_root(ws);
+    pthread_mutex_lock(&r->log_mu);
+    char *text = r->log_len ? r->log : NULL;
+    *n = r->log_len;
+    *dropped_pieces = r->log_dropped;
+    *dropped_bytes = r->log_dropped_bytes;
+    if (text) {
+        r->log = NULL;
+        r->log_cap = 0;
+    }
+    r->log_len = 0;
+    r->log_dropped = r->log_dropped_bytes = 0;
+    pthread_mutex_unlock(&r->log_mu);
+    return text;
 }

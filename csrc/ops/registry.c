@@ -41,6 +41,7 @@ extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, 
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
+extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -61,6 +62,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_sorted_segment,
     rc_ops_ranges,
     rc_ops_queue,
+    rc_ops_print,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

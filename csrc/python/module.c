@@ -337,6 +337,77 @@ static int ws_acquire(WorkspaceObject *self)
 
 static void ws_release(WorkspaceObject *self) { self->busy = 0; }
 
+/* ---------------------------------------------------------------- print log */
+/* What Print ops wrote during a call (rc_ws_log_take): taken from the
+ * workspace while the call still holds it (so another thread's run cannot mix
+ * its lines in), written by log_write once the workspace is released. */
+typedef struct {
+    char *text;        /* owned (free), NULL when empty */
+    size_t n;
+    int64_t dropped, dropped_bytes;
+} print_text;
+
+static void log_take(WorkspaceObject *self, print_text *pt)
+{
+    pt->text = rc_ws_log_take(self->ws, &pt->n, &pt->dropped, &pt->dropped_bytes);
+}
+
+/* Calls sys.stderr.write(s) then sys.stderr.flush(); 0, or -1 with an exception set. */
+static int stderr_write(PyObject *s)
+{
+    PyObject *f = PySys_GetObject("stderr"); /* borrowed */
+    if (!f || f == Py_None) return 0;        /* no stderr (pythonw, or set to None): nowhere to write */
+    Py_INCREF(f);
+    PyObject *r = PyObject_CallMethod(f, "write", "O", s);
+    if (r) {
+        Py_DECREF(r);
+        r = PyObject_CallMethod(f, "flush", NULL);
+    }
+    Py_DECREF(f);
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Writes the taken text to sys.stderr (GIL held) and frees it, with a line
+ * saying how much was dropped when the log was full. Returns 0, or -1 with
+ * the exception of the write set (the caller drops it when the call itself
+ * failed: the run's own error must win). */
+static int log_write(print_text *pt)
+{
+    int rc = 0;
+    if (pt->text) {
+        PyObject *s = PyUnicode_DecodeUTF8(pt->text, (Py_ssize_t)pt->n, "replace");
+        free(pt->text);
+        pt->text = NULL;
+        rc = s ? stderr_write(s) : -1;
+        Py_XDECREF(s);
+    }
+    if (!rc && pt->dropped) {
+        PyObject *s = PyUnicode_FromFormat("[recurrent] Print: %lld lines (%lld bytes) dropped: the print log "
+                                           "holds at most %zu bytes per call (RunNet: per num_iter iterations)\n",
+                                           (long long)pt->dropped, (long long)pt->dropped_bytes,
+                                           (size_t)RC_PRINT_LOG_MAX);
+        rc = s ? stderr_write(s) : -1;
+        Py_XDECREF(s);
+    }
+    free(pt->text);
+    pt->text = NULL;
+    return rc;
+}
+
+/* log_write after a call whose result is st (RC_OK or an error still in err,
+ * or hit: interrupted): a write error is raised only when nothing else is. */
+static int log_write_after(print_text *pt, rc_status st, int hit)
+{
+    if (log_write(pt) == 0) return 0;
+    if (st || hit) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+}
+
 static PyObject *Workspace_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     (void)args; (void)kw;
@@ -550,8 +621,11 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     rc_net *net = rc_net_create(self->ws, nd, &err);
     st = net ? rc_ws_add_net(self->ws, nd->name, net, overwrite, &err) : err.code;
     CORE_CALL_END
+    print_text pt;
+    log_take(self, &pt); /* no op runs at creation today; drained anyway, so none ever waits for the next call */
     ws_release(self);
     rc_netdef_free(nd);
+    if (log_write_after(&pt, st, 0)) return NULL;
     if (st) return raise_err(&err);
     Py_RETURN_NONE;
 }
@@ -575,7 +649,10 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
     CORE_CALL_END
     int hit = sig_guard_exit(&g);
+    print_text pt;
+    log_take(self, &pt);
     ws_release(self);
+    if (log_write_after(&pt, st, hit)) return NULL;
     return finish(st, &err, hit);
 }
 
@@ -598,8 +675,11 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     rc_net_free(net);
     CORE_CALL_END
     int hit = sig_guard_exit(&g);
+    print_text pt;
+    log_take(self, &pt);
     ws_release(self);
     rc_netdef_free(nd);
+    if (log_write_after(&pt, st, hit)) return NULL;
     return finish(st, &err, hit);
 }
 
@@ -618,8 +698,11 @@ static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *ar
     st = op ? rc_op_run(op, &err) : err.code;
     rc_op_free(op);
     CORE_CALL_END
+    print_text pt;
+    log_take(self, &pt);
     ws_release(self);
     rc_opdef_free(&od);
+    if (log_write_after(&pt, st, 0)) return NULL;
     if (st) return raise_err(&err);
     Py_RETURN_NONE;
 }
@@ -746,6 +829,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     if (!strcmp(name, "fc_self_packed")) return PyLong_FromLongLong(rc_fc_self_packed());
     if (!strcmp(name, "unit_splits")) return PyLong_FromLongLong(rc_unit_splits());
     if (!strcmp(name, "verify_packs")) return PyLong_FromLong(rc_flag_verify_packs());
+    if (!strcmp(name, "print_log_max")) return PyLong_FromSize_t(RC_PRINT_LOG_MAX);
     if (!strcmp(name, "packs_reused")) return PyLong_FromLongLong(rc_rnn_packs_reused());
     if (!strcmp(name, "states_unzeroed")) return PyLong_FromLongLong(rc_rnn_states_unzeroed());
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);

@@ -484,6 +484,18 @@ static rc_status check_step_op_types(rc_op *op, const rnn_state *st, rc_err *err
                               "run on the RNN executor's worker threads, which would race on the state it changes "
                               "(run it in the outer net)", st->step->ops[i].type, i,
                               st->is_grad ? "backward" : "forward");
+        /* Print with to_file=1: every timestep's op instance would open and
+         * truncate the same "<input>.log" (Caffe2 did, and the steps overwrote
+         * each other); refused here, at creation, rather than at the first run
+         * (ops/print.c refuses it too, for step nets built another way) */
+        const rc_arg *tf = strcmp(st->step->ops[i].type, "Print") == 0 ? rc_opdef_arg(&st->step->ops[i], "to_file")
+                                                                         : NULL;
+        if (tf && tf->kind == RC_ARG_I && tf->i != 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "step op Print #%d of the %s step net has to_file=1: each timestep's op would open "
+                              "and truncate '%s.log' (print to the log, or Print the recurrent op's outputs in the "
+                              "outer net)", i, st->is_grad ? "backward" : "forward",
+                              st->step->ops[i].n_in ? st->step->ops[i].inputs[0] : "");
     }
     return RC_OK;
 }
