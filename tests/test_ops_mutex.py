@@ -229,6 +229,8 @@ def test_fetch_feed_save_of_a_mutex_blob(tmp_path):
 
 def test_registered_checked_and_without_gradient():
     assert {"CreateMutex", "AtomicIter"} <= set(_C.op_types(checked=True))
+    for t in ["CreateMutex", "AtomicIter"]:
+        assert core.GradientRegistry.HasGradient(t)  # registered, as having none
     net = core.Net("atomic_grad")
     net.CreateMutex([], "m")
     it = net.ConstantFill([], "it", shape=[1], value=0, dtype=core.DataType.INT32)
