@@ -3,8 +3,8 @@
 ``build_sgd(model, base_learning_rate, ...)``, ``build_adagrad`` and
 ``build_adam`` add the update of every parameter that has a gradient (after
 ``model.AddGradientOperators``) to ``model.net``, and the optimizer's state
-(moments, the iteration counter, the constant ONE) to ``model.param_init_net``,
-with Caffe2's operators (``Iter``, ``LearningRate``, ``WeightedSum``,
+(moments, the iteration counter and its Mutex, the constant ONE) to ``model.param_init_net``,
+with Caffe2's operators (``AtomicIter``, ``LearningRate``, ``WeightedSum``,
 ``MomentumSGDUpdate``, ``Adagrad``, ``Adam``) and Caffe2's blob names, so a
 training script ports by changing its imports:
 
@@ -14,10 +14,11 @@ training script ports by changing its imports:
 
 How one training iteration updates the parameters (as in Caffe2):
 - the shared counter ``optimizer_iteration`` (int32 here, int64 in Caffe2;
-  created at ``iter_val``, default 0, by ``param_init_net``) is incremented
-  first, by an ``Iter`` op at the head of the optimizer's ops, so the first
-  iteration's learning rate is computed at iteration 1 (and Adam's first bias
-  correction uses t = 2), exactly as Caffe2's ``AtomicIter`` did;
+  created at ``iter_val``, default 0, by ``param_init_net``, beside the Mutex
+  ``iteration_mutex``: ``utils.BuildUniqueMutexIter``, Caffe2's ops) is
+  incremented first, by an ``AtomicIter`` op at the head of the optimizer's
+  ops, so the first iteration's learning rate is computed at iteration 1 (and
+  Adam's first bias correction uses t = 2), exactly as in Caffe2;
 - ``LearningRate`` computes ``-base_learning_rate * policy(iteration)`` (negative:
   descent) once per optimizer, into ``<Class>_<n>_lr_cpu``;
 - SGD: ``WeightedSum([param, ONE, grad, lr], param)``, i.e. param - rate * grad;
@@ -101,7 +102,7 @@ import collections
 
 import numpy as np
 
-from . import core, scope, workspace
+from . import core, scope, utils, workspace
 from .model_helper import ParameterInfo
 
 __all__ = [
@@ -127,18 +128,11 @@ def _device():
 
 
 def build_iteration(init_net, net, iter_val=0, name=OPTIMIZER_ITERATION_NAME):
-    """The shared iteration counter: created at ``iter_val`` by ``init_net``
-    and incremented by ``net`` (an ``Iter`` op) once per run; created once,
-    returned again by later calls."""
-    if init_net.BlobIsDefined(name):
-        return init_net.GetBlobRef(name)
-    iter_val = int(iter_val)
-    if not 0 <= iter_val < 2 ** 31 - 1:
-        raise ValueError("iter_val must be in [0, 2**31 - 1) (the counter is int32), got %d" % iter_val)
-    with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU)):
-        iteration = init_net.ConstantFill([], name, shape=[1], value=iter_val, dtype=core.DataType.INT32)
-        net.Iter([iteration], [iteration])
-    return iteration
+    """The shared iteration counter ``name``: ``utils.BuildUniqueMutexIter(init_net, net,
+    iter=name, iter_val=iter_val)`` (created at ``iter_val`` with the Mutex ``iteration_mutex`` by
+    ``init_net``, incremented once per run of ``net`` by ``AtomicIter``; created once, returned
+    again by later calls)."""
+    return utils.BuildUniqueMutexIter(init_net, net, iter=name, iter_val=iter_val)
 
 
 class Optimizer:
@@ -189,7 +183,7 @@ class Optimizer:
         ``local_lr_multiplier`` (a blob of one value, e.g. LARS's), the rate
         times it, in a blob of the parameter's own."""
         name = learning_rate_blob or self.make_unique_blob_name("lr")
-        iteration = build_iteration(param_init_net, net, iter_val=iter_val)
+        iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=iter_val)
         if net.BlobIsDefined(name):
             lr = net.GetBlobRef(name)
         else:

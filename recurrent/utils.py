@@ -7,9 +7,13 @@
   propagates unchanged.
 - ``MakeArgument(key, value)``: an operator ``Argument``.
 - ``BuildUniqueMutexIter(init_net, net, iter=None, iter_mutex=None, iter_val=0)``:
-  the optimizers' shared iteration counter (``optimizer_iteration``), int32,
-  incremented by an ``Iter`` op (Caffe2 used a mutex and ``AtomicIter``; one
-  net runs at a time per workspace here, so ``iter_mutex`` is ignored).
+  the optimizers' shared iteration counter, as Caffe2's: ``init_net`` gets
+  ``ConstantFill([], iter, shape=[1], value=iter_val, dtype=INT32)`` and
+  ``CreateMutex([], [iter_mutex])``, ``net`` gets ``AtomicIter([iter_mutex, iter], [iter])``
+  (``iter`` defaults to ``OPTIMIZER_ITERATION_NAME``, ``iter_mutex`` to
+  ``ITERATION_MUTEX_NAME``; the ops on the CPU); returns the counter's BlobReference. When
+  ``init_net`` already defines ``iter`` it adds nothing and returns ``init_net.GetBlobRef(iter)``.
+  The counter is int32 (Caffe2: INT64), so ``iter_val`` must lie in [0, 2**31 - 1) (ValueError).
 - ``raiseIfNotEqual(a, b, msg)``: raises ``ValueError("<msg>. <a> != <b>")`` when ``a != b``
   (Caffe2 raised a bare ``Exception`` with that message; ValueError is one).
 - ``OpAlmostEqual(op_a, op_b, ignore_fields=None)``: whether two OperatorDefs are equal once the named
@@ -52,8 +56,22 @@ def MakeArgument(key, value):
 
 
 def BuildUniqueMutexIter(init_net, net, iter=None, iter_mutex=None, iter_val=0):
-    from .optimizer import OPTIMIZER_ITERATION_NAME, build_iteration
-    return build_iteration(init_net, net, iter_val=iter_val, name=iter or OPTIMIZER_ITERATION_NAME)
+    """The mutex-guarded iteration counter ``iter`` (see the module): created at ``iter_val`` with
+    the Mutex ``iter_mutex`` by ``init_net``, incremented by ``AtomicIter`` in ``net``; created once,
+    its BlobReference returned again by later calls."""
+    from . import core
+    iter = iter if iter is not None else OPTIMIZER_ITERATION_NAME
+    iter_mutex = iter_mutex if iter_mutex is not None else ITERATION_MUTEX_NAME
+    if init_net.BlobIsDefined(iter):
+        return init_net.GetBlobRef(iter)
+    iter_val = int(iter_val)
+    if not 0 <= iter_val < 2 ** 31 - 1:
+        raise ValueError("iter_val must be in [0, 2**31 - 1) (the counter is int32), got %d" % iter_val)
+    with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU)):
+        iteration = init_net.ConstantFill([], iter, shape=[1], value=iter_val, dtype=core.DataType.INT32)
+        iter_mutex = init_net.CreateMutex([], [iter_mutex])
+        net.AtomicIter([iter_mutex, iteration], [iteration])
+    return iteration
 
 
 def _interactive():

@@ -200,7 +200,8 @@ def build_ops_net(name="af_ops"):
     (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
     ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
     EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on
-    the side."""
+    the side; CreateMutex (fresh at every run, replacing the last one) and AtomicIter on a counter of their
+    own, on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -255,6 +256,7 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
+    init.GivenTensorIntFill([], "mx_it", shape=[1], values=[7])
     init.GivenTensorFill([], "ln_g", shape=[8], values=[0.5 + 0.1 * i for i in range(8)])
     init.ConstantFill([], "ln_b", shape=[8], value=0.1)
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
@@ -472,6 +474,9 @@ def build_ops_net(name="af_ops"):
     net.SafeDequeueBlobs(qu, ["qu_cx", "qu_cy", "qu_st2"], num_records=2)
     net.CloseBlobsQueue([qu], [])
     net.SafeDequeueBlobs(qu, ["qu_cx", "qu_cy", "qu_st3"], num_records=2)
+    # mutex.c: a Mutex made in the net (at every run, replacing the last run's) guards the counter mx_it
+    mx = net.CreateMutex([], "mx_m")
+    net.AtomicIter([mx, "mx_it"], ["mx_it"])
     x = net.Copy(lin, "x_copy")
     x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -585,7 +590,8 @@ def build_ops_net(name="af_ops"):
          "lars_r"] + \
         ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
          "rg_pad", "rg_sa", "rg_mod"] + \
-        ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"]
+        ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"] + \
+        ["mx_it"]
     return init, net, compare
 
 
@@ -647,7 +653,7 @@ def test_ops_allocation_failures(sticky):
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
                "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
                "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
-               "op SafeDequeueBlobs #", "op Print #"):
+               "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -2433,6 +2433,65 @@ CASES = [
          """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside "
                  r"a recurrent net: its timesteps run on the RNN executor's worker threads, which would race "
                  r"on the state it changes \(run it in the outer net\)"),
+    # ---------------------------------------------------------------- mutex (csrc/ops/mutex.c)
+    Case("mutex-atomic-iter-not-a-mutex", "ops: mutex",
+         "CreateNet with AtomicIter(t, it) where t holds a tensor",
+         """
+         feed(t=f32(2), it=np.zeros(1, np.int32))
+         n = core.Net('n'); n.AtomicIter(['t', 'it'], ['it'])
+         workspace.CreateNet(n)
+         """, T_, r"op AtomicIter #0: input 0 blob 't' must be a Mutex \(CreateMutex's output\), but it "
+                  r"holds a tensor \(2,\) float32", note="Caffe2 failed at run time on the blob's type"),
+    Case("mutex-atomic-iter-queue", "ops: mutex", "AtomicIter(q, it) where q holds a BlobsQueue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         feed(it=np.zeros(1, np.int32))
+         run_op('AtomicIter', ['q', 'it'], ['it'])
+         """, T_, r"op AtomicIter #0: input 0 blob 'q' must be a Mutex \(CreateMutex's output\), but it "
+                  r"holds a BlobsQueue"),
+    Case("mutex-atomic-iter-overflow", "ops: mutex", "AtomicIter(m, it) with it = [2**31 - 1] (int32)",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(it=np.array([2**31 - 1], np.int32))
+         run_op('AtomicIter', ['m', 'it'], ['it'])
+         """, V, r"op AtomicIter #0: output 0 blob 'it' \(the iteration counter\) is at 2147483647: "
+                 r"incrementing it would overflow int32",
+         after="""
+         assert workspace.FetchBlob('it').tolist() == [2**31 - 1]
+         feed(it=np.array([5], np.int32)); run_op('AtomicIter', ['m', 'it'], ['it'])
+         assert workspace.FetchBlob('it').tolist() == [6]
+         """, note="the counter is left unchanged (Caffe2: int64)"),
+    Case("mutex-atomic-iter-float-counter", "ops: mutex", "AtomicIter(m, it) with it float32",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(it=np.zeros(1, np.float32))
+         run_op('AtomicIter', ['m', 'it'], ['it'])
+         """, T_, r"op AtomicIter #0: output 0 blob 'it' \(the iteration counter\) must be int32, got \(1,\) "
+                  r"float32"),
+    Case("mutex-atomic-iter-not-in-place", "ops: mutex", "AtomicIter(m, a) -> b",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(a=np.zeros(1, np.int32))
+         run_op('AtomicIter', ['m', 'a'], ['b'])
+         """, V, r"op AtomicIter #0: input 1 blob 'a' and output 0 blob 'b' must be the same blob "
+                 r"\(AtomicIter increments its counter in place\)"),
+    Case("mutex-fetch", "ops: mutex", "FetchBlob of a Mutex blob",
+         """
+         run_op('CreateMutex', [], ['m'])
+         workspace.FetchBlob('m')
+         """, T_, r"blob 'm' holds a Mutex, not a tensor"),
+    Case("mutex-save", "ops: mutex", "Save of a Mutex blob",
+         """
+         run_op('CreateMutex', [], ['m'])
+         run_op('Save', ['m'], [], db='/tmp/unused', db_type='minidb')
+         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors can be saved",
+         note="Caffe2 saved an empty record (Load made a new mutex); a Mutex is no parameter"),
+    Case("mutex-create-over-queue", "ops: mutex", "CreateMutex into a blob holding a BlobsQueue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('CreateMutex', [], ['q'])
+         """, T_, r"op CreateMutex #0: output 0 blob 'q' holds a BlobsQueue, which a Mutex cannot replace",
+         note="Caffe2 replaced it"),
 ]
 XFAIL = {}
 

@@ -66,7 +66,9 @@ def test_sgd_fixed_rate():
     lr_name = opt.make_unique_blob_name("lr")
     assert lr_name.startswith("SgdOptimizer_") and lr_name.endswith("_lr_cpu")
     types = [op.type for op in m.net.Proto().op]
-    assert types.count("Iter") == 1 and types.count("LearningRate") == 1 and types.count("WeightedSum") == 2
+    assert types.count("AtomicIter") == 1 and types.count("LearningRate") == 1
+    assert types.count("WeightedSum") == 2
+    assert "Iter" not in types
     for k, (before, grads, after, it) in enumerate(run_steps(m, 4)):
         assert it == k + 1  # the counter is incremented before the rate is computed (Caffe2's AtomicIter)
         close(workspace.FetchBlob(lr_name), [-0.1])
@@ -241,7 +243,8 @@ def test_two_optimizers_share_the_counter():
     a, b = optimizer.SgdOptimizer(0.1), optimizer.AdagradOptimizer(alpha=0.1)
     a(m.net, m.param_init_net, p0)
     b(m.net, m.param_init_net, p1)
-    assert [op.type for op in m.net.Proto().op].count("Iter") == 1
+    assert [op.type for op in m.net.Proto().op].count("AtomicIter") == 1
+    assert [op.type for op in m.param_init_net.Proto().op].count("CreateMutex") == 1
     assert a.make_unique_blob_name("lr") != b.make_unique_blob_name("lr")
     for *_, it in run_steps(m, 3):
         pass
@@ -369,7 +372,7 @@ def test_caffe2_pb2_and_device_flags():
     it = utils.BuildUniqueMutexIter(m.param_init_net, m.net)
     assert str(it) == optimizer.OPTIMIZER_ITERATION_NAME
     assert str(utils.BuildUniqueMutexIter(m.param_init_net, m.net)) == str(it)
-    assert [op.type for op in m.net.Proto().op].count("Iter") == 1
+    assert [op.type for op in m.net.Proto().op].count("AtomicIter") == 1
 
 
 def test_examples_char_rnn_trains():

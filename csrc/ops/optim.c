@@ -86,6 +86,7 @@
  * output whose shape changed (and the creation of Iter's counter).
  */
 #include "../core/rc_core.h"
+#include "iter.h"
 #include "sparse.h"
 #include <math.h>
 #include <stdio.h>
@@ -112,9 +113,9 @@ static rc_status resize_out_like_in(rc_op *op, int o, int i, rc_err *err)
 }
 
 /* The iteration counter t (`what` "input"/"output" k, blob `name`): an
- * int32 tensor of exactly one element. */
-static rc_status check_counter(rc_op *op, const char *what, int k, const char *name, const rc_tensor *t,
-                               rc_err *err)
+ * int32 tensor of exactly one element. Shared with AtomicIter (ops/iter.h). */
+rc_status rc_iter_check_counter(rc_op *op, const char *what, int k, const char *name, const rc_tensor *t,
+                                rc_err *err)
 {
     if (t->dtype == RC_UNDEF)
         return rc_op_fail(op, err, RC_ERR_VALUE,
@@ -133,7 +134,7 @@ static rc_status check_counter(rc_op *op, const char *what, int k, const char *n
 static rc_status read_iter(rc_op *op, int i, int64_t *it, rc_err *err)
 {
     const rc_tensor *t = rc_in(op, i);
-    rc_status st = check_counter(op, "input", i, rc_in_name(op, i), t, err);
+    rc_status st = rc_iter_check_counter(op, "input", i, rc_in_name(op, i), t, err);
     if (st) return st;
     *it = rc_i32(t)[0];
     if (*it < 0)
@@ -190,6 +191,21 @@ static rc_status iter_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* Output 0 (the counter: int32, one element) += 1, refusing INT32_MAX. Shared with AtomicIter (ops/iter.h). */
+rc_status rc_iter_increment(rc_op *op, rc_err *err)
+{
+    rc_tensor *t = rc_out(op, 0);
+    rc_status st = rc_iter_check_counter(op, "output", 0, rc_out_name(op, 0), t, err);
+    if (st) return st;
+    int32_t *v = rc_i32(t);
+    if (*v == INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output 0 blob '%s' (the iteration counter) is at %d: incrementing it would overflow int32",
+                          rc_out_name(op, 0), (int)*v);
+    *v += 1;
+    return RC_OK;
+}
+
 /* COUNTER: int32, one element (created as (1,) = 0 when there is no input and it holds nothing) -> COUNTER + 1 */
 static rc_status iter_run(rc_op *op, rc_err *err)
 {
@@ -200,14 +216,7 @@ static rc_status iter_run(rc_op *op, rc_err *err)
         if ((st = resize_out(op, 0, RC_I32, 1, &one, err))) return st;
         rc_i32(t)[0] = 0;
     }
-    if ((st = check_counter(op, "output", 0, rc_out_name(op, 0), t, err))) return st;
-    int32_t *v = rc_i32(t);
-    if (*v == INT32_MAX)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "output 0 blob '%s' (the iteration counter) is at %d: incrementing it would overflow int32",
-                          rc_out_name(op, 0), (int)*v);
-    *v += 1;
-    return RC_OK;
+    return rc_iter_increment(op, err);
 }
 
 /* ================================================================ LearningRate */
@@ -717,7 +726,7 @@ static double lr_multiplier(const lr_state *s, int64_t it)
 /* ITER int32 with one element (its value, >= 0, is checked when the op runs). */
 static rc_status lr_check(rc_op *op, rc_err *err)
 {
-    return check_counter(op, "input", 0, rc_in_name(op, 0), rc_in(op, 0), err);
+    return rc_iter_check_counter(op, "input", 0, rc_in_name(op, 0), rc_in(op, 0), err);
 }
 
 /* ITER: int32 one element >= 0 -> LR: float32 (1,) = (float)(base_lr * multiplier(ITER)) */
@@ -924,7 +933,7 @@ static rc_status adam_check(rc_op *op, rc_err *err)
     static const int like[] = {1, 2, 3};
     rc_status st = check_same_shape(op, 0, like, 3, err);
     if (!st) st = check_lr(op, 4, err);
-    return st ? st : check_counter(op, "input", 5, rc_in_name(op, 5), rc_in(op, 5), err);
+    return st ? st : rc_iter_check_counter(op, "input", 5, rc_in_name(op, 5), rc_in(op, 5), err);
 }
 
 /* (PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2); the first four float32 of one

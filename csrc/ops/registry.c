@@ -39,6 +39,7 @@ extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Spa
                                                  NanCheck, Assert */
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
+extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, AtomicIter */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
@@ -63,6 +64,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_ranges,
     rc_ops_queue,
     rc_ops_print,
+    rc_ops_mutex,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

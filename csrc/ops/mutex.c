@@ -1,0 +1,140 @@
+/* ops/mutex.c -- Caffe2's mutex-guarded iteration counter
+ * (caffe2/operators/atomic_ops.cc CreateMutex, caffe2/sgd/iter_op.h AtomicIter),
+ * which caffe2.python.utils.BuildUniqueMutexIter puts in every optimizer's nets.
+ *
+ *   CreateMutex() -> MUTEX              a new Mutex (an opaque object blob)
+ *   AtomicIter(MUTEX, COUNTER) -> COUNTER   COUNTER += 1 (int32, one element; in place)
+ *
+ * A Mutex lives in its blob as an object (blob->obj, kind "Mutex", freed with
+ * the blob: ResetWorkspace, or CreateMutex run again, which replaces it by a
+ * new one, as Caffe2's made a new std::mutex). FetchBlob / FeedBlob / Save of
+ * a Mutex blob are TypeErrors ("holds a Mutex, not a tensor"), as for every
+ * object blob (Caffe2 saved an empty record that Load turned into a new
+ * mutex; a mutex is not a parameter, and nothing here saves it). CreateMutex
+ * replaces a tensor its output blob holds; an output holding an object of
+ * another kind (a BlobsQueue, a DBReader) is a TypeError (Caffe2 replaced it).
+ *
+ * AtomicIter does to COUNTER exactly what Iter (ops/optim.c) does: an int32
+ * tensor of one element (TypeError for another dtype, ValueError for another
+ * size or an empty blob), += 1, a counter at INT32_MAX is a ValueError and
+ * stays unchanged (Caffe2: int64 counter, and it refused a negative one; our
+ * Iter and AtomicIter count on from any int32 below INT32_MAX). COUNTER must
+ * be updated in place: output 0 is input 1's blob (ValueError at creation
+ * otherwise; Caffe2's EnforceInplace({{1, 0}})). Input 0 must hold a Mutex
+ * (TypeError naming the blob and what it holds; at net creation when it holds
+ * a tensor, as the queue ops: a Mutex blob holds no tensor, so the
+ * net-creation check runs only then; Caffe2 failed at run time on the wrong
+ * type). No stats (Caffe2 counted atomic_iter/stats/<COUNTER>).
+ *
+ * No lock. Caffe2's AtomicIter locked the mutex around the increment because
+ * nets of other threads (Hogwild) could increment the same counter at once.
+ * Here nothing can run beside it on the same counter, so the Mutex object
+ * holds no lock and AtomicIter never changes it (it only checks its kind):
+ *  - a workspace runs one net (or operator) at a time (the binding refuses a
+ *    second: "workspace is busy"), its ops one after another, and different
+ *    workspaces cannot share a blob;
+ *  - inside a RecurrentNetwork step net the RNN executor does run ops of
+ *    different timesteps at once, but it orders every pair of op instances
+ *    that touch the same blob and one of which writes it (rnn/executor.c:
+ *    regions, last writer and readers per blob), in the serial order. Every
+ *    AtomicIter writes its counter (output 0), so two instances on one
+ *    counter never overlap and run in timestep order; instances on different
+ *    counters may overlap but share only the Mutex, which they only read;
+ *    CreateMutex writes its output blob and is ordered alike. So both ops
+ *    are allowed in step nets (no RC_OP_NOT_IN_STEP_NET, unlike the queue
+ *    ops, whose input queue changes without being an output), and the
+ *    counter advances by exactly T per forward run with the executor on as
+ *    off (tests/test_ops_mutex.py runs it with several threads).
+ * No gradient for either (recurrent/_grad_optim.py; Caffe2's
+ * SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
+ */
+#include "../core/rc_core.h"
+#include "iter.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char mutex_kind[] = "Mutex";
+
+/* The object a CreateMutex output blob holds. It carries no lock (see the
+ * head comment); it exists so that AtomicIter can tell a Mutex blob from any
+ * other. Owned by its blob, freed with free(). */
+typedef struct rc_mutex_obj {
+    int unused;
+} rc_mutex_obj;
+
+/* What a blob holds, for messages: "a BlobsQueue", "a tensor (2,) float32", "nothing (...)". */
+static const char *holds_str(const rc_blob *b, char *buf, size_t n)
+{
+    if (b->obj) snprintf(buf, n, "a %s", b->obj_kind ? b->obj_kind : "non-tensor object");
+    else if (b->t.dtype == RC_UNDEF) snprintf(buf, n, "nothing (it was created but never written)");
+    else snprintf(buf, n, "a tensor %s", RC_SHAPE(&b->t));
+    return buf;
+}
+
+/* ---------------------------------------------------------------- CreateMutex */
+
+/* Nothing to check before the run: no inputs, no arguments. */
+static rc_status create_check(rc_op *op, rc_err *err)
+{
+    (void)op;
+    (void)err;
+    return RC_OK;
+}
+
+static rc_status create_run(rc_op *op, rc_err *err)
+{
+    rc_blob *b = op->out[0];
+    if (b->obj && b->obj_kind != mutex_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s, which a Mutex cannot replace",
+                          rc_out_name(op, 0), b->obj_kind ? b->obj_kind : "non-tensor object");
+    rc_mutex_obj *m = calloc(1, sizeof *m);
+    if (!m) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating mutex '%s'", rc_out_name(op, 0));
+    if (b->obj && b->obj_free) b->obj_free(b->obj);
+    rc_tensor_release(&b->t);
+    b->obj = m;
+    b->obj_free = free;
+    b->obj_kind = mutex_kind;
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- AtomicIter */
+
+/* Output 0 must be input 1's blob: the counter is incremented in place. */
+static rc_status atomic_iter_setup(rc_op *op, rc_err *err)
+{
+    if (op->in[1] != op->out[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' and output 0 blob '%s' must be the same blob (AtomicIter increments its "
+                          "counter in place)", rc_in_name(op, 1), rc_out_name(op, 0));
+    return RC_OK;
+}
+
+/* Input 0 a Mutex; the counter (input 1, output 0's blob) int32 with one element. Reads no data. At net
+ * creation it runs only when both inputs hold tensors, so there it names input 0's tensor. */
+static rc_status atomic_iter_check(rc_op *op, rc_err *err)
+{
+    const rc_blob *b = op->in[0];
+    if (!b->obj || b->obj_kind != mutex_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a Mutex (CreateMutex's output), but it "
+                          "holds %s", rc_in_name(op, 0), holds_str(b, (char[160]){0}, 160));
+    return rc_iter_check_counter(op, "output", 0, rc_out_name(op, 0), rc_out(op, 0), err);
+}
+
+static rc_status atomic_iter_run(rc_op *op, rc_err *err)
+{
+    rc_status st = atomic_iter_check(op, err);
+    return st ? st : rc_iter_increment(op, err);
+}
+
+/* AtomicIter: the counter (input 1) is output 0. */
+static int inplace_counter(int in, int out) { return in == 1 && out == 0; }
+
+const rc_op_schema rc_ops_mutex[] = {
+    {"CreateMutex", 0, 0, 1, 1, NULL, NULL, create_run, NULL,
+     "() -> MUTEX: a new Mutex (an opaque object blob, for AtomicIter; it cannot be fetched, fed or saved)",
+     create_check},
+    {"AtomicIter", 2, 2, 1, 1, inplace_counter, atomic_iter_setup, atomic_iter_run, NULL,
+     "(MUTEX, COUNTER) -> COUNTER: Iter's int32 one-element counter += 1, in place; input 0 must be a Mutex",
+     atomic_iter_check},
+    {0},
+};
