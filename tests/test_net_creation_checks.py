@@ -15,6 +15,7 @@ from recurrent import _C, core, workspace
 UNCHECKED = {
     "Cast",  # float32 or int32 (every dtype a blob holds), any shape; the range needs the values
     "Copy", "FlattenToVec", "ZeroGradient",  # any tensor
+    "Print",  # any blob: a tensor of any dtype and shape, no tensor, an object
     "Iter",  # the counter's checks are its own output's (the input is the output's blob)
     "Save", "Load", "CreateDB",  # inputs are blobs to store / a DB handle, checked against files at run time
     "RecurrentNetwork", "RecurrentNetworkGradient", "RecurrentNetworkBlobFetcher",  # step nets check their
