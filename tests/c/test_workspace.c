@@ -1,6 +1,6 @@
 /* Workspaces: local/parent lookup, create vs create_local, insertion order,
  * hash-table growth with many blobs, opaque objects, nets (add / overwrite /
- * remove), reset and free. */
+ * remove), reset and free, the print log. */
 #include "rc_test.h"
 
 static int n_obj_freed;
@@ -301,6 +301,53 @@ static void test_child_net(void)
     rc_ws_free(p);
 }
 
+/* The print log: appends from a child go to the root; take empties it and
+ * hands the text over; the bound drops (and counts) whole pieces. */
+static void test_print_log(void)
+{
+    rc_err err;
+    rc_workspace *root = rc_ws_new(NULL);
+    REQUIRE(root != NULL);
+    rc_workspace *child = rc_ws_new(root);
+    REQUIRE(child != NULL);
+    size_t n;
+    int64_t dropped, dropped_bytes;
+    CHECK(rc_ws_log_take(root, &n, &dropped, &dropped_bytes) == NULL);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(dropped, 0);
+    CHECK_EQ(rc_ws_log_append(root, "ab\n", 3, &err), RC_OK);
+    CHECK_EQ(rc_ws_log_append(child, "cd\n", 3, &err), RC_OK);
+    char *text = rc_ws_log_take(child, &n, &dropped, &dropped_bytes); /* the child takes the root's log */
+    REQUIRE(text != NULL);
+    CHECK_EQ(n, 6);
+    CHECK(memcmp(text, "ab\ncd\n", 6) == 0);
+    free(text);
+    CHECK(rc_ws_log_take(root, &n, &dropped, &dropped_bytes) == NULL); /* emptied */
+    CHECK_EQ(n, 0);
+    /* fill to the bound: a piece that would pass it is dropped whole, a smaller one still fits */
+    size_t big = RC_PRINT_LOG_MAX - 4;
+    char *buf = malloc(big);
+    REQUIRE(buf != NULL);
+    memset(buf, 'x', big);
+    CHECK_EQ(rc_ws_log_append(child, buf, big, &err), RC_OK);
+    CHECK_EQ(rc_ws_log_append(child, "12345", 5, &err), RC_OK);
+    CHECK_EQ(rc_ws_log_append(root, "1234", 4, &err), RC_OK);
+    CHECK_EQ(rc_ws_log_append(root, "z", 1, &err), RC_OK);
+    free(buf);
+    text = rc_ws_log_take(root, &n, &dropped, &dropped_bytes);
+    REQUIRE(text != NULL);
+    CHECK_EQ(n, RC_PRINT_LOG_MAX);
+    CHECK(memcmp(text + big, "1234", 4) == 0);
+    CHECK_EQ(dropped, 2);
+    CHECK_EQ(dropped_bytes, 6);
+    free(text);
+    CHECK(rc_ws_log_take(root, &n, &dropped, &dropped_bytes) == NULL); /* counts reset too */
+    CHECK_EQ(dropped, 0);
+    CHECK_EQ(dropped_bytes, 0);
+    rc_ws_free(child);
+    rc_ws_free(root);
+}
+
 int main(void)
 {
     RUN(test_local_blobs);
@@ -309,5 +356,6 @@ int main(void)
     RUN(test_objects);
     RUN(test_nets);
     RUN(test_child_net);
+    RUN(test_print_log);
     return TEST_REPORT();
 }
