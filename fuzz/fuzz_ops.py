@@ -105,6 +105,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # CreateBlobsQueue, (Safe)DequeueBlobs (csrc/ops/queue.c; (Safe)EnqueueBlobs and CloseBlobsQueue
              # read no argument)
              "capacity", "num_blobs", "enforce_unique_name", "field_names", "timeout_secs", "num_records",
+             # WeightedSampleDequeueBlobs (csrc/ops/queue.c; seed is above)
+             "weights", "table_idx_blob",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -2397,6 +2397,50 @@ CASES = [
          """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside "
                  r"a recurrent net: its timesteps run on the RNN executor's worker threads, which would race "
                  r"on the state it changes \(run it in the outer net\)"),
+    Case("wsdq-empty-open", "ops: queue", "WeightedSampleDequeueBlobs choosing an empty open queue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q'], ['x', 'st'])
+         """, R, r"op WeightedSampleDequeueBlobs #0: input 0 queue 'q' \(chosen at random\) is empty: the op "
+                 r"would wait forever: nothing can enqueue while this net runs", note="Caffe2 waited forever"),
+    Case("wsdq-weights-count", "ops: queue", "WeightedSampleDequeueBlobs of 2 queues with 3 weights",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[1.0, 2.0, 3.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights has 3 values but the op has 2 input "
+                 r"queues"),
+    Case("wsdq-weight-negative", "ops: queue", "WeightedSampleDequeueBlobs(weights=[1, -1])",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[1.0, -1.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: weight 1 \(of input queue 'q'\) is -1: "
+                 r"every weight must be finite and >= 0"),
+    Case("wsdq-weights-sum", "ops: queue", "WeightedSampleDequeueBlobs(weights=[0, 0])",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[0.0, 0.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: their sum is 0: it must be positive "
+                 r"and finite in float32"),
+    Case("wsdq-table-idx", "ops: queue", "WeightedSampleDequeueBlobs(table_idx_blob=1) with 1 data output",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q'], ['x', 'st'], table_idx_blob=1)
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument table_idx_blob is 1 but the op has 1 data "
+                 r"outputs \(the last of its 2 outputs is the status\)"),
+    Case("wsdq-record-size", "ops: queue",
+         "WeightedSampleDequeueBlobs with 1 data output over a queue of num_blobs=2",
+         """
+         run_op('CreateBlobsQueue', [], ['q1'])
+         run_op('CreateBlobsQueue', [], ['q2'], num_blobs=2)
+         run_op('WeightedSampleDequeueBlobs', ['q1', 'q2'], ['x', 'st'], weights=[1.0, 0.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: input 1 queue 'q2' holds records of num_blobs=2 blobs, but "
+                 r"the op has 1 data outputs", note="Caffe2 checked the chosen queue only"),
+    Case("wsdq-not-a-queue", "ops: queue", "CreateNet with WeightedSampleDequeueBlobs(t) where t holds a tensor",
+         """
+         feed(t=f32(2))
+         n = core.Net('n'); n.WeightedSampleDequeueBlobs(['t'], ['x', 'st'])
+         workspace.CreateNet(n)
+         """, T_, r"op WeightedSampleDequeueBlobs #0: input 0 blob 't' must be a BlobsQueue"),
 ]
 XFAIL = {}
 
