@@ -6,6 +6,9 @@
  *   CloseBlobsQueue(QUEUE) -> ()                    no record may be added any more
  *   SafeEnqueueBlobs(QUEUE, B1..BN) -> (B1..BN, STATUS)
  *   SafeDequeueBlobs(QUEUE) -> (B1..BN, STATUS)     num_records records, concatenated along dim 0
+ *   WeightedSampleDequeueBlobs(Q1..QK) -> (B1..BN, STATUS)
+ *                                                   a record of one queue picked at random by weights
+ *                                                   (its own section below)
  *
  * A queue is a FIFO of records of N tensors (N = num_blobs), at most
  * `capacity` of them. It lives in its blob as an object (blob->obj, kind
@@ -68,6 +71,7 @@
  *  - Every error leaves the queue, the outputs and STATUS as they were: the
  *    checks and allocations come before anything is written.
  *  - No gradient (Caffe2's NO_GRADIENT; recurrent/_grad_queue.py).
+ *  - WeightedSampleDequeueBlobs follows the same rules (see its section).
  */
 #include "../core/rc_core.h"
 #include "../kernels/rng.h"
