@@ -319,6 +319,29 @@ CASES = [
          "workspace.SwitchWorkspace('nope')",
          K, r"workspace 'nope' does not exist \(pass create_if_missing=True\)"),
     # ---------------------------------------------------------------- nets and workspace calls
+    Case("net-type-unknown", "nets", "CreateNet of a net whose Proto().type is 'bogus'",
+         """
+         n = core.Net('nt'); n.ConstantFill([], 'y', shape=[2], value=1.0)
+         n.Proto().type = 'bogus'
+         workspace.CreateNet(n)
+         """, V, r"net 'nt(_\d+)?': net type 'bogus' is not one Caffe2 registered \(its CreateNet failed too: "
+                 r"\"Maybe net type: \[bogus\] does not exist\"\); the accepted types are \"\" \(simple\), "
+                 r"simple, dag, async_scheduling, async_dag, async_polling, async_simple, prof_dag, parallel, "
+                 r"simple_refcount, rnn; every one runs its ops in order here",
+         after="n.Proto().type = 'dag'; workspace.RunNetOnce(n)"),
+    Case("net-type-step-net", "nets", "recurrent_net whose step net's type is 'bogus'",
+         """
+         cell = core.Net('cell')
+         x_t, prev = cell.AddExternalInputs('x_t', 'prev')
+         o = cell.Sum([x_t, prev], 'o')
+         cell.AddExternalOutput(o)
+         net = core.Net('outer')
+         rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
+         [a for a in net.Proto().op[-1].arg if a.name == 'step_net'][0].n.type = 'bogus'
+         feed(x=f32(3, 2, 4), init=f32(2, 4))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #\d+: the forward step net '[^']*': net type 'bogus' is not one Caffe2 "
+                 r"registered"),
     Case("create-net-twice", "nets", "CreateNet(net); CreateNet(net)",
          """
          feed(x=f32(3, 4), w=f32(2, 4), b=f32(2))
