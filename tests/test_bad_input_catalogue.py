@@ -324,10 +324,10 @@ CASES = [
          n = core.Net('nt'); n.ConstantFill([], 'y', shape=[2], value=1.0)
          n.Proto().type = 'bogus'
          workspace.CreateNet(n)
-         """, V, r"net 'nt(_\d+)?': net type 'bogus' is not one Caffe2 registered \(its CreateNet failed too: "
-                 r"\"Maybe net type: \[bogus\] does not exist\"\); the accepted types are \"\" \(simple\), "
-                 r"simple, dag, async_scheduling, async_dag, async_polling, async_simple, prof_dag, parallel, "
-                 r"simple_refcount, rnn; every one runs its ops in order here",
+         """, V, r"net 'nt(_\d+)?': net type 'bogus' is not one Caffe2 registered \(its CreateNet failed "
+                 r"too: \"Maybe net type: \[bogus\] does not exist\"\); the accepted types are \"\" "
+                 r"\(simple\), simple, dag, async_scheduling, async_dag, async_polling, async_simple, "
+                 r"prof_dag, parallel, simple_refcount, rnn; every one runs its ops in order here",
          after="n.Proto().type = 'dag'; workspace.RunNetOnce(n)"),
     Case("net-type-step-net", "nets", "recurrent_net whose step net's type is 'bogus'",
          """
@@ -340,8 +340,8 @@ CASES = [
          [a for a in net.Proto().op[-1].arg if a.name == 'step_net'][0].n.type = 'bogus'
          feed(x=f32(3, 2, 4), init=f32(2, 4))
          workspace.CreateNet(net)
-         """, V, r"op RecurrentNetwork #\d+: the forward step net '[^']*': net type 'bogus' is not one Caffe2 "
-                 r"registered"),
+         """, V, r"op RecurrentNetwork #\d+: the forward step net '[^']*': net type 'bogus' is not one "
+                 r"Caffe2 registered"),
     Case("create-net-twice", "nets", "CreateNet(net); CreateNet(net)",
          """
          feed(x=f32(3, 4), w=f32(2, 4), b=f32(2))
@@ -2425,7 +2425,8 @@ CASES = [
          run_op('CreateBlobsQueue', [], ['q'])
          run_op('WeightedSampleDequeueBlobs', ['q'], ['x', 'st'])
          """, R, r"op WeightedSampleDequeueBlobs #0: input 0 queue 'q' \(chosen at random\) is empty: the op "
-                 r"would wait forever: nothing can enqueue while this net runs", note="Caffe2 waited forever"),
+                 r"would wait forever: nothing can enqueue while this net runs",
+         note="Caffe2 waited forever"),
     Case("wsdq-weights-count", "ops: queue", "WeightedSampleDequeueBlobs of 2 queues with 3 weights",
          """
          run_op('CreateBlobsQueue', [], ['q'])
@@ -2436,8 +2437,8 @@ CASES = [
          """
          run_op('CreateBlobsQueue', [], ['q'])
          run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[1.0, -1.0])
-         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: weight 1 \(of input queue 'q'\) is -1: "
-                 r"every weight must be finite and >= 0"),
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: weight 1 \(of input queue 'q'\) is "
+                 r"-1: every weight must be finite and >= 0"),
     Case("wsdq-weights-sum", "ops: queue", "WeightedSampleDequeueBlobs(weights=[0, 0])",
          """
          run_op('CreateBlobsQueue', [], ['q'])
@@ -2456,9 +2457,10 @@ CASES = [
          run_op('CreateBlobsQueue', [], ['q1'])
          run_op('CreateBlobsQueue', [], ['q2'], num_blobs=2)
          run_op('WeightedSampleDequeueBlobs', ['q1', 'q2'], ['x', 'st'], weights=[1.0, 0.0])
-         """, V, r"op WeightedSampleDequeueBlobs #0: input 1 queue 'q2' holds records of num_blobs=2 blobs, but "
-                 r"the op has 1 data outputs", note="Caffe2 checked the chosen queue only"),
-    Case("wsdq-not-a-queue", "ops: queue", "CreateNet with WeightedSampleDequeueBlobs(t) where t holds a tensor",
+         """, V, r"op WeightedSampleDequeueBlobs #0: input 1 queue 'q2' holds records of num_blobs=2 blobs, "
+                 r"but the op has 1 data outputs", note="Caffe2 checked the chosen queue only"),
+    Case("wsdq-not-a-queue", "ops: queue",
+         "CreateNet with WeightedSampleDequeueBlobs(t) where t holds a tensor",
          """
          feed(t=f32(2))
          n = core.Net('n'); n.WeightedSampleDequeueBlobs(['t'], ['x', 'st'])

@@ -4,6 +4,8 @@ type makes CreateNet / RunNetOnce raise ValueError naming the net, the type and 
 CreateNet failed: "Maybe net type: [X] does not exist"), also in a RecurrentNetwork's step nets (at the op's
 creation); the workspace stays usable."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ LIST = ('the accepted types are "" \\(simple\\), simple, dag, async_scheduling, 
 
 
 def ordered_net(name, net_type, num_workers=None):
-    """Ops whose result depends on their order: tx = 1; tx *= 3 (in place); ty = tx + 1; tx = 10 (after ty)."""
+    """Ops whose result depends on their order: tx = 1; tx *= 3 (in place); ty = tx + 1; then tx = 10."""
     net = core.Net(name)
     net.ConstantFill([], "tx", shape=[2], value=1.0)
     net.Scale("tx", "tx", scale=3.0)
@@ -30,36 +32,42 @@ def ordered_net(name, net_type, num_workers=None):
     return net
 
 
+def ran_in_order():
+    assert workspace.FetchBlob("ty").tolist() == [4.0, 4.0]
+    assert workspace.FetchBlob("tx").tolist() == [10.0, 10.0]
+
+
 def usable():
     workspace.RunNetOnce(ordered_net("after", ""))
-    assert workspace.FetchBlob("ty").tolist() == [4.0, 4.0] and workspace.FetchBlob("tx").tolist() == [10.0, 10.0]
+    ran_in_order()
 
 
 @pytest.mark.parametrize("net_type", ACCEPTED)
 def test_each_caffe2_type_is_accepted_and_runs_in_order(net_type):
     net = ordered_net("typed_" + (net_type or "empty"), net_type, num_workers=4)
     workspace.RunNetOnce(net)
-    assert workspace.FetchBlob("ty").tolist() == [4.0, 4.0] and workspace.FetchBlob("tx").tolist() == [10.0, 10.0]
+    ran_in_order()
     workspace.ResetWorkspace()
     workspace.CreateNet(net)
     workspace.RunNet(net, num_iter=2)
-    assert workspace.FetchBlob("ty").tolist() == [4.0, 4.0] and workspace.FetchBlob("tx").tolist() == [10.0, 10.0]
+    ran_in_order()
     assert net.Proto().type == net_type and net.Proto().num_workers == 4  # kept
 
 
-@pytest.mark.parametrize("net_type", ["bogus", "DAG", "simple ", "singlethread_async", "async_child", "é" * 50])
+@pytest.mark.parametrize("net_type", ["bogus", "DAG", "simple ", "singlethread_async", "async_child",
+                                      "é" * 50])
 def test_an_unknown_type_is_refused_naming_net_type_and_the_accepted_ones(net_type):
     net = ordered_net("untyped", net_type)
     name = net.Proto().name
     shown = net_type if len(net_type.encode()) <= 80 else "é" * 40 + "..."
-    msg = (r"net '%s': net type '%s' is not one Caffe2 registered \(its CreateNet failed too: \"Maybe net type: "
-           r"\[%s\] does not exist\"\); " % (name, shown, shown)) + LIST
+    msg = (r"net '%s': net type '%s' is not one Caffe2 registered \(its CreateNet failed too: \"Maybe net "
+           r"type: \[%s\] does not exist\"\); " % (name, shown, shown)) + LIST
     workspace.FeedBlob("tx", np.zeros(3, np.float32))
     with pytest.raises(ValueError, match=msg.replace("...", r"\.\.\.")):
         workspace.CreateNet(net)
     with pytest.raises(KeyError, match="does not exist"):
         workspace.RunNet(name)  # not created
-    with pytest.raises(ValueError, match=r"net type '%s' is not one Caffe2 registered" % shown.replace(".", r"\.")):
+    with pytest.raises(ValueError, match=r"net type '%s' is not one Caffe2 registered" % re.escape(shown)):
         workspace.RunNetOnce(net)
     assert workspace.FetchBlob("tx").tolist() == [0.0, 0.0, 0.0]  # nothing ran
     usable()
@@ -94,8 +102,8 @@ def test_a_step_net_of_an_unknown_type_is_refused_when_the_op_is_created(rng, si
     workspace.RunNetOnce(net)
     ref = workspace.FetchBlob(str(o_all))
     step.type = "nope"
-    with pytest.raises(ValueError, match=r"op %s #\d+: the %s step net '%s': net type 'nope' is not one Caffe2 "
-                       r"registered .*; %s" % (op_type, side, step.name, LIST)):
+    with pytest.raises(ValueError, match=r"op %s #\d+: the %s step net '%s': net type 'nope' is not one "
+                       r"Caffe2 registered .*; %s" % (op_type, side, step.name, LIST)):
         workspace.CreateNet(net)
     with pytest.raises(ValueError, match=r"the %s step net '%s': net type 'nope'" % (side, step.name)):
         workspace.RunNetOnce(net)

@@ -55,7 +55,7 @@ def test_frequencies_match_the_weights(weights):
         if p[k] == 0:
             assert counts[k] == 0  # a weight of 0 is never chosen
     # the bound is tight enough to see a wrong distribution: uniform choice would be far outside it
-    worst = max(abs(n / len(weights) - n * p[k]) - 6 * math.sqrt(n * p[k] * (1 - p[k])) for k in range(len(p)))
+    worst = max(abs(n / len(p) - n * p[k]) - 6 * math.sqrt(n * p[k] * (1 - p[k])) for k in range(len(p)))
     assert worst > 0
 
 
@@ -168,8 +168,8 @@ def test_argument_errors():
     V = ValueError
     ins, outs = ["e0", "e1"], ["x", "st"]
     pre = "op WeightedSampleDequeueBlobs #0: "
-    raises(V, pre + r"argument weights has 3 values but the op has 2 input queues: give one weight per queue, "
-           r"or none \(all 1\)", T, ins, outs, weights=[1.0, 2.0, 3.0])
+    raises(V, pre + r"argument weights has 3 values but the op has 2 input queues: give one weight per "
+           r"queue, or none \(all 1\)", T, ins, outs, weights=[1.0, 2.0, 3.0])
     raises(V, pre + r"argument weights: weight 1 \(of input queue 'e1'\) is -1: every weight must be finite "
            r"and >= 0", T, ins, outs, weights=[1.0, -1.0])
     raises(V, r"weight 0 \(of input queue 'e0'\) is nan", T, ins, outs, weights=[float("nan"), 1.0])
@@ -190,10 +190,11 @@ def test_queue_and_output_errors(rng):
     create("f2", num_blobs=2)
     feed(t=f32(rng, 2))
     raises(TypeError, r"op WeightedSampleDequeueBlobs #0: input 1 blob 't' must be a BlobsQueue "
-           r"\(CreateBlobsQueue's output\), but it holds a tensor \(2,\) float32", T, ["f0", "t"], ["x", "st"])
+           r"\(CreateBlobsQueue's output\), but it holds a tensor \(2,\) float32", T, ["f0", "t"],
+           ["x", "st"])
     raises(ValueError, r"op WeightedSampleDequeueBlobs #0: input 1 queue 'f2' holds records of num_blobs=2 "
-           r"blobs, but the op has 1 data outputs \(its last output is the status\): every queue it may choose "
-           r"must hold records of 1 blobs", T, ["f0", "f2"], ["x", "st"], weights=[1.0, 0.0])
+           r"blobs, but the op has 1 data outputs \(its last output is the status\): every queue it may "
+           r"choose must hold records of 1 blobs", T, ["f0", "f2"], ["x", "st"], weights=[1.0, 0.0])
     raises(TypeError, r"output 0 blob 'f2' holds a BlobsQueue and cannot receive a tensor", T, ["f0"],
            ["f2", "st"])
     # at net creation too, when the inputs hold tensors
@@ -257,7 +258,7 @@ def test_refused_in_a_step_net(rng):
                       links={o_prev: o}, scope="wrnn", forward_only=True)
     create()
     feed(x=f32(rng, 3, 2, 2), o_init=np.zeros((1, 2, 2), np.float32))
-    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op WeightedSampleDequeueBlobs #0 of the "
-                       r"forward step net cannot run inside a recurrent net"):
+    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op WeightedSampleDequeueBlobs #0 of "
+                       r"the forward step net cannot run inside a recurrent net"):
         workspace.CreateNet(net)
     usable()
