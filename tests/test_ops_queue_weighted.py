@@ -206,33 +206,45 @@ def test_queue_and_output_errors(rng):
 
 
 def test_empty_open_chosen_queue_raises_and_leaves_queues_outputs_and_generator(rng):
+    closed_queues(["g0", "g1"])
+    d = choices("gen_check", ["g0", "g1"], 8, seed=9)  # the choices of a fresh op with this seed
+    assert len(set(d[:4])) == 2  # so a draw kept by a failed run would show below
+    c = int(d[0])
     create("o0", num_blobs=2)
     create("o1", num_blobs=2)
+    enqueue("o%d" % (1 - c), a=np.array([7.0], np.float32), b=np.array([7], np.int32))  # the other queue
     feed(x=np.array([9.0], np.float32), y=np.array([8], np.int32), st=np.array(5, np.int32))
     net = core.Net("open_empty")
     net.Proto().op.extend([op(T, ["o0", "o1"], ["x", "y", "st"], table_idx_blob=1, seed=9)])
     workspace.CreateNet(net)
-    with pytest.raises(RuntimeError, match=r"op WeightedSampleDequeueBlobs #0: input (0|1) queue 'o(0|1)' "
-                       r"\(chosen at random\) is empty: the op would wait forever: nothing can enqueue while "
-                       r"this net runs \(a workspace runs one net at a time; Caffe2 blocked\)"):
-        workspace.RunNet(net)
-    assert workspace.FetchBlob("x").tolist() == [9.0] and workspace.FetchBlob("y").tolist() == [8]
-    assert workspace.FetchBlob("st") == 5
+    for _ in range(4):  # every failed run keeps no draw: the same queue each time
+        with pytest.raises(RuntimeError, match=r"op WeightedSampleDequeueBlobs #0: input %d queue 'o%d' "
+                           r"\(chosen at random\) is empty: the op would wait forever: nothing can enqueue "
+                           r"while this net runs \(a workspace runs one net at a time; Caffe2 blocked\)"
+                           % (c, c)):
+            workspace.RunNet(net)
+        assert workspace.FetchBlob("x").tolist() == [9.0] and workspace.FetchBlob("y").tolist() == [8]
+        assert workspace.FetchBlob("st") == 5
     usable()
-    # the failed run kept no draw: fill one queue at a time; the op keeps choosing the same queue
-    enqueue("o0", a=np.array([1.0], np.float32), b=np.array([1], np.int32))
-    try:
-        workspace.RunNet(net)
-        chosen = 0
-    except RuntimeError as e:
-        assert "input 1 queue 'o1'" in str(e)
-        chosen = 1
-        enqueue("o1", a=np.array([2.0], np.float32), b=np.array([2], np.int32))
-        workspace.RunNet(net)
-    assert workspace.FetchBlob("y").tolist() == [chosen] and workspace.FetchBlob("st") == 0
-    # the same seed in a fresh op: its first draw is the queue chosen above
-    closed_queues(["g0", "g1"])
-    assert choices("gen_check", ["g0", "g1"], 1, seed=9)[0] == chosen
+    enqueue("o%d" % c, a=np.array([1.0], np.float32), b=np.array([1], np.int32))
+    workspace.RunNet(net)
+    assert workspace.FetchBlob("x").tolist() == [1.0] and workspace.FetchBlob("y").tolist() == [c]
+    assert workspace.FetchBlob("st") == 0
+    # then the op goes on with the stream's next draws; the other queue's record is still there
+    left = {1 - c: 7.0}
+    r = 1
+    while left:
+        k = int(d[r])
+        if k in left:
+            workspace.RunNet(net)
+            assert workspace.FetchBlob("x").tolist() == [left.pop(k)]
+            assert workspace.FetchBlob("y").tolist() == [k]
+            r += 1
+        else:
+            with pytest.raises(RuntimeError, match=r"input %d queue 'o%d' \(chosen at random\)" % (k, k)):
+                workspace.RunNet(net)
+            enqueue("o%d" % k, a=np.array([3.0], np.float32), b=np.array([3], np.int32))
+            left[k] = 3.0
 
 
 def test_no_gradient():
