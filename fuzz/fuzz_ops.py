@@ -108,6 +108,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Print (csrc/ops/print.c). Not 'to_file': random ops must not write files where they run
              # (Print would create '<input>.log' in the current directory)
              "limit", "every_n",
+             # WeightedSampleDequeueBlobs (csrc/ops/queue.c; seed is above)
+             "weights", "table_idx_blob",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -199,9 +199,9 @@ def build_ops_net(name="af_ops"):
     SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
     (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
     ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
-    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue) on
-    the side; CreateMutex (fresh at every run, replacing the last one) and AtomicIter on a counter of their
-    own, on the side."""
+    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue,
+    WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the last one) and
+    AtomicIter on a counter of their own, on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -477,6 +477,16 @@ def build_ops_net(name="af_ops"):
     # mutex.c: a Mutex made in the net (at every run, replacing the last run's) guards the counter mx_it
     mx = net.CreateMutex([], "mx_m")
     net.AtomicIter([mx, "mx_it"], ["mx_it"])
+    # WeightedSampleDequeueBlobs (seeded: the same choices at every run) over two closed queues of one
+    # record each: records, the table index over data output 1, then status 1 once the chosen one is empty
+    qw = [net.CreateBlobsQueue([], "qw_q%d" % k, capacity=2, num_blobs=2) for k in range(2)]
+    for k in range(2):
+        qw_in = [net.Copy(e, "qw_a%d" % k), net.Copy("ids", "qw_b%d" % k)]
+        net.EnqueueBlobs([qw[k]] + qw_in, qw_in)
+        net.CloseBlobsQueue([qw[k]], [])
+    for r in range(3):
+        net.WeightedSampleDequeueBlobs(qw, ["qw_x", "qw_i%d" % r, "qw_st%d" % r], weights=[1.0, 3.0],
+                                       table_idx_blob=1, seed=3)
     x = net.Copy(lin, "x_copy")
     x = net.EnsureCPUOutput(net.CopyFromCPUInput(net.Alias(x, "x_alias"), "x_cfci"), "x_eco")
     x = net.Squeeze(net.ExpandDims(x, "x_exp", dims=[0]), "x_sq", dims=[0])
@@ -591,7 +601,8 @@ def build_ops_net(name="af_ops"):
         ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
          "rg_pad", "rg_sa", "rg_mod"] + \
         ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"] + \
-        ["mx_it"]
+        ["mx_it"] + \
+        ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"]
     return init, net, compare
 
 
@@ -653,7 +664,8 @@ def test_ops_allocation_failures(sticky):
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
                "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
                "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
-               "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #"):
+               "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
+               "op WeightedSampleDequeueBlobs #"):
         assert op in text, "no failure reported by %s: %s" % (op, text)
     # converting the net's description names the net and the op
     assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text

@@ -319,6 +319,29 @@ CASES = [
          "workspace.SwitchWorkspace('nope')",
          K, r"workspace 'nope' does not exist \(pass create_if_missing=True\)"),
     # ---------------------------------------------------------------- nets and workspace calls
+    Case("net-type-unknown", "nets", "CreateNet of a net whose Proto().type is 'bogus'",
+         """
+         n = core.Net('nt'); n.ConstantFill([], 'y', shape=[2], value=1.0)
+         n.Proto().type = 'bogus'
+         workspace.CreateNet(n)
+         """, V, r"net 'nt(_\d+)?': net type 'bogus' is not one Caffe2 registered \(its CreateNet failed "
+                 r"too: \"Maybe net type: \[bogus\] does not exist\"\); the accepted types are \"\" "
+                 r"\(simple\), simple, dag, async_scheduling, async_dag, async_polling, async_simple, "
+                 r"prof_dag, parallel, simple_refcount, rnn; every one runs its ops in order here",
+         after="n.Proto().type = 'dag'; workspace.RunNetOnce(n)"),
+    Case("net-type-step-net", "nets", "recurrent_net whose step net's type is 'bogus'",
+         """
+         cell = core.Net('cell')
+         x_t, prev = cell.AddExternalInputs('x_t', 'prev')
+         o = cell.Sum([x_t, prev], 'o')
+         cell.AddExternalOutput(o)
+         net = core.Net('outer')
+         rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
+         [a for a in net.Proto().op[-1].arg if a.name == 'step_net'][0].n.type = 'bogus'
+         feed(x=f32(3, 2, 4), init=f32(2, 4))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #\d+: the forward step net '[^']*': net type 'bogus' is not one "
+                 r"Caffe2 registered"),
     Case("create-net-twice", "nets", "CreateNet(net); CreateNet(net)",
          """
          feed(x=f32(3, 4), w=f32(2, 4), b=f32(2))
@@ -2492,6 +2515,52 @@ CASES = [
          run_op('CreateMutex', [], ['q'])
          """, T_, r"op CreateMutex #0: output 0 blob 'q' holds a BlobsQueue, which a Mutex cannot replace",
          note="Caffe2 replaced it"),
+    Case("wsdq-empty-open", "ops: queue", "WeightedSampleDequeueBlobs choosing an empty open queue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q'], ['x', 'st'])
+         """, R, r"op WeightedSampleDequeueBlobs #0: input 0 queue 'q' \(chosen at random\) is empty: the op "
+                 r"would wait forever: nothing can enqueue while this net runs",
+         note="Caffe2 waited forever"),
+    Case("wsdq-weights-count", "ops: queue", "WeightedSampleDequeueBlobs of 2 queues with 3 weights",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[1.0, 2.0, 3.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights has 3 values but the op has 2 input "
+                 r"queues"),
+    Case("wsdq-weight-negative", "ops: queue", "WeightedSampleDequeueBlobs(weights=[1, -1])",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[1.0, -1.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: weight 1 \(of input queue 'q'\) is "
+                 r"-1: every weight must be finite and >= 0"),
+    Case("wsdq-weights-sum", "ops: queue", "WeightedSampleDequeueBlobs(weights=[0, 0])",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q', 'q'], ['x', 'st'], weights=[0.0, 0.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument weights: their sum is 0: it must be positive "
+                 r"and finite in float32"),
+    Case("wsdq-table-idx", "ops: queue", "WeightedSampleDequeueBlobs(table_idx_blob=1) with 1 data output",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         run_op('WeightedSampleDequeueBlobs', ['q'], ['x', 'st'], table_idx_blob=1)
+         """, V, r"op WeightedSampleDequeueBlobs #0: argument table_idx_blob is 1 but the op has 1 data "
+                 r"outputs \(the last of its 2 outputs is the status\)"),
+    Case("wsdq-record-size", "ops: queue",
+         "WeightedSampleDequeueBlobs with 1 data output over a queue of num_blobs=2",
+         """
+         run_op('CreateBlobsQueue', [], ['q1'])
+         run_op('CreateBlobsQueue', [], ['q2'], num_blobs=2)
+         run_op('WeightedSampleDequeueBlobs', ['q1', 'q2'], ['x', 'st'], weights=[1.0, 0.0])
+         """, V, r"op WeightedSampleDequeueBlobs #0: input 1 queue 'q2' holds records of num_blobs=2 blobs, "
+                 r"but the op has 1 data outputs", note="Caffe2 checked the chosen queue only"),
+    Case("wsdq-not-a-queue", "ops: queue",
+         "CreateNet with WeightedSampleDequeueBlobs(t) where t holds a tensor",
+         """
+         feed(t=f32(2))
+         n = core.Net('n'); n.WeightedSampleDequeueBlobs(['t'], ['x', 'st'])
+         workspace.CreateNet(n)
+         """, T_, r"op WeightedSampleDequeueBlobs #0: input 0 blob 't' must be a BlobsQueue"),
 ]
 XFAIL = {}
 

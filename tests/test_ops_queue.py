@@ -435,7 +435,8 @@ def test_queue_ops_are_refused_in_a_step_net(rng):
         workspace.CreateNet(net)
     usable()
     # every queue op type carries the flag
-    for t in ["CreateBlobsQueue", "EnqueueBlobs", "CloseBlobsQueue", "SafeEnqueueBlobs", "SafeDequeueBlobs"]:
+    for t in ["CreateBlobsQueue", "EnqueueBlobs", "CloseBlobsQueue", "SafeEnqueueBlobs", "SafeDequeueBlobs",
+              "WeightedSampleDequeueBlobs"]:
         cell2 = core.Net("qcell_" + t)
         x_t, o_prev = cell2.AddExternalInputs("x_t", "o_prev")
         cell2.Proto().op.extend([op(t, [], ["zz"])])

@@ -2,6 +2,7 @@
 #include "rc_core.h"
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rc_net {
     rc_netdef *def;   /* owned copy */
@@ -50,8 +51,45 @@ static rc_status check_shapes(rc_net *net, rc_err *err)
     return st;
 }
 
+/* The net types Caffe2 (its last release, a CPU build) accepted: those it
+ * registered (REGISTER_NET in caffe2/core/net_simple.cc, net_simple_refcount.cc,
+ * net_async_scheduling.cc, net_parallel.cc, net_dag.cc) and the legacy ones its
+ * CreateNet redirected (net.cc defaultOverrides: dag, prof_dag, async_dag and
+ * async_polling to async_scheduling; async_simple and rnn to simple). "" is
+ * "simple". Any other type made Caffe2's CreateNet fail ("Error when creating
+ * the network. Maybe net type: [X] does not exist"); so does it here. The
+ * GPU-only singlethread_async is refused, as in a Caffe2 built without CUDA. */
+static const char *const net_types[] = {"simple", "dag", "async_scheduling", "async_dag", "async_polling",
+                                        "async_simple", "prof_dag", "parallel", "simple_refcount", "rnn"};
+#define N_NET_TYPES ((int)(sizeof net_types / sizeof net_types[0]))
+
+rc_status rc_net_check_type(const rc_netdef *def, const char *what, rc_err *err)
+{
+    const char *t = def->type ? def->type : "";
+    if (!t[0]) return RC_OK;
+    for (int i = 0; i < N_NET_TYPES; i++)
+        if (strcmp(t, net_types[i]) == 0) return RC_OK;
+    char list[256];
+    size_t n = 0;
+    list[0] = 0;
+    for (int i = 0; i < N_NET_TYPES; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", net_types[i]);
+    int len = (int)strnlen(t, 81); /* a long type is cut (at a UTF-8 character boundary) */
+    const char *more = "";
+    if (len > 80) {
+        len = 80;
+        while (len > 0 && ((unsigned char)t[len] & 0xc0) == 0x80) len--;
+        more = "...";
+    }
+    return rc_err_set(err, RC_ERR_VALUE, "%s '%.120s': net type '%.*s%s' is not one Caffe2 registered (its "
+                      "CreateNet failed too: \"Maybe net type: [%.*s%s] does not exist\"); the accepted types are "
+                      "\"\" (simple), %s; every one runs its ops in order here", what ? what : "net",
+                      def->name ? def->name : "", len, t, more, len, t, more, list);
+}
+
 rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err)
 {
+    if (rc_net_check_type(def, NULL, err)) return NULL;
     rc_net *net = calloc(1, sizeof *net);
     if (!net) goto oom;
     if (!(net->def = rc_netdef_clone(def))) goto oom;

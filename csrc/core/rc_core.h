@@ -345,6 +345,11 @@ RC_INTERNAL const char *rc_out_name(const rc_op *op, int i);
 /* Creates every op of def in ws, in order (an op's outputs exist before the
  * next op is created). Owned by caller (rc_net_free). */
 RC_INTERNAL rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err);
+/* RC_ERR_VALUE naming the net ("<what> '<name>'", `what` NULL: "net", or
+ * e.g. "the forward step net"), its type and the accepted ones
+ * unless def->type is a net type Caffe2 accepted (or ""; see net.c). Every net
+ * runs its ops in order whatever its type. rc_net_create calls it first. */
+RC_INTERNAL rc_status rc_net_check_type(const rc_netdef *def, const char *what, rc_err *err);
 RC_INTERNAL void rc_net_free(rc_net *net);
 RC_INTERNAL rc_status rc_net_run(rc_net *net, rc_err *err);
 RC_INTERNAL int rc_net_num_ops(const rc_net *net);

@@ -6,6 +6,9 @@
  *   CloseBlobsQueue(QUEUE) -> ()                    no record may be added any more
  *   SafeEnqueueBlobs(QUEUE, B1..BN) -> (B1..BN, STATUS)
  *   SafeDequeueBlobs(QUEUE) -> (B1..BN, STATUS)     num_records records, concatenated along dim 0
+ *   WeightedSampleDequeueBlobs(Q1..QK) -> (B1..BN, STATUS)
+ *                                                   a record of one queue picked at random by weights
+ *                                                   (its own section below)
  *
  * A queue is a FIFO of records of N tensors (N = num_blobs), at most
  * `capacity` of them. It lives in its blob as an object (blob->obj, kind
@@ -68,8 +71,11 @@
  *  - Every error leaves the queue, the outputs and STATUS as they were: the
  *    checks and allocations come before anything is written.
  *  - No gradient (Caffe2's NO_GRADIENT; recurrent/_grad_queue.py).
+ *  - WeightedSampleDequeueBlobs follows the same rules (see its section).
  */
 #include "../core/rc_core.h"
+#include "../kernels/rng.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,16 +181,18 @@ static rc_status create_check(rc_op *op, rc_err *err)
     return create_args(op, &c, &n, &names, &nn, err);
 }
 
-/* The queue op's input 0 must hold a queue. */
-static rc_status get_queue(rc_op *op, bqueue **q, rc_err *err)
+/* The queue op's input i must hold a queue (input 0 for all but WeightedSampleDequeueBlobs). */
+static rc_status get_queue_at(rc_op *op, int i, bqueue **q, rc_err *err)
 {
-    const rc_blob *b = op->in[0];
+    const rc_blob *b = op->in[i];
     if (!b->obj || b->obj_kind != queue_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a BlobsQueue (CreateBlobsQueue's "
-                          "output), but it holds %s", rc_in_name(op, 0), HOLDS(b));
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be a BlobsQueue (CreateBlobsQueue's "
+                          "output), but it holds %s", i, rc_in_name(op, i), HOLDS(b));
     *q = b->obj;
     return RC_OK;
 }
+
+static rc_status get_queue(rc_op *op, bqueue **q, rc_err *err) { return get_queue_at(op, 0, q, err); }
 
 /* A data input or output blob: a tensor for inputs (a record's field), never an object for outputs. */
 static rc_status check_data_input(rc_op *op, const bqueue *q, int i, rc_err *err)
@@ -537,6 +545,163 @@ static rc_status close_check(rc_op *op, rc_err *err)
     return get_queue(op, &q, err);
 }
 
+/* ---------------------------------------------------------------- WeightedSampleDequeueBlobs
+ *
+ * WeightedSampleDequeueBlobs(Q0..Q(K-1)) -> (B0..B(N-1), STATUS)   (Caffe2's WeightedSampleDequeueBlobsOp)
+ *
+ * Picks queue k with probability weights[k] / sum(weights) and dequeues its
+ * oldest record into B0..B(N-1), as DequeueBlobs. Every queue must hold
+ * records of N = (number of outputs - 1) blobs (Caffe2 checked the chosen
+ * queue only, so a net could fail at random). STATUS (int32, shape (); Caffe2:
+ * bool) is 0 when a record moved, 1 when the chosen queue was closed and
+ * empty (the data outputs then stay as they were, as Caffe2); an open empty
+ * chosen queue raises (Caffe2 waited). Argument table_idx_blob = i >= 0 (in
+ * [0, N), as Caffe2: an index among the *data* outputs) then overwrites B_i
+ * with the chosen k, an int32 tensor of shape (1,) (as Caffe2, also when
+ * STATUS is 1); a negative value (default -1) writes none.
+ *
+ * The weights (default: all 1) are normalised and accumulated as Caffe2 did,
+ * in float32: p_k = w_k / sum (the sum accumulated in order), cum = partial
+ * sums of p, and the entry of the last positive weight (and those after it)
+ * set to 1.0001 against rounding (Caffe2 set the very last entry, which
+ * could make a trailing zero weight chosen). The draw u in [0, 1) picks the
+ * first k with cum[k] > u (Caffe2: cum[k] >= u, lower_bound, which a draw of
+ * exactly cum[k] -- 0 for a leading zero weight -- sent to a queue of weight
+ * 0), so a weight of 0 is never chosen. Weights must be finite and >= 0 and
+ * their float32 sum positive and finite (ValueError at net creation).
+ *
+ * Randomness: a xoshiro256** stream in op->state (kernels/rng.h, as
+ * WeightedSample), seeded from argument `seed` when given, else fresh. An
+ * error leaves the stream as it was too (the draw is made on a copy and kept
+ * only when the op succeeds), so running the op again after fixing the cause
+ * picks the same queue. */
+
+typedef struct wsd_state {
+    uint64_t rng[4];   /* xoshiro256** */
+    int table_idx;     /* data output receiving the chosen index, -1: none */
+    int k;             /* number of queues */
+    float cum[];       /* k cumulative probabilities */
+} wsd_state;
+
+/* Weight k of the list a: absent or empty -> 1 (Caffe2's default); ints are accepted as floats. */
+static float wsd_weight(const rc_arg *a, int k)
+{
+    if (!a || a->n == 0) return 1.0f;
+    return a->kind == RC_ARG_INTS ? (float)a->ints[k] : a->floats[k];
+}
+
+static rc_status wsd_setup(rc_op *op, rc_err *err)
+{
+    const int K = op->n_in, N = op->n_out - 1;
+    wsd_state *s = calloc(1, sizeof *s + (size_t)K * sizeof(float));
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    s->k = K;
+    rc_status st;
+    int64_t ti;
+    if ((st = rc_arg_i(&op->def, "table_idx_blob", -1, &ti, err))) return st;
+    if (ti >= N)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument table_idx_blob is %lld but the op has %d data outputs "
+                          "(the last of its %d outputs is the status): it must name one of outputs 0..%d (or be "
+                          "-1, none)", (long long)ti, N, op->n_out, N - 1);
+    s->table_idx = ti < 0 ? -1 : (int)ti;
+    const rc_arg *a = rc_opdef_arg(&op->def, "weights");
+    if (a && a->kind != RC_ARG_FLOATS && a->kind != RC_ARG_INTS &&
+        !(a->n == 0 && (a->kind == RC_ARG_STRINGS || a->kind == RC_ARG_NETS))) /* an empty list of any kind */
+        return rc_op_fail(op, err, RC_ERR_TYPE, "argument weights must be a list of %d numbers (one per input "
+                          "queue)", K);
+    if (a && a->n && a->n != K)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument weights has %d values but the op has %d input queues: "
+                          "give one weight per queue, or none (all 1)", a->n, K);
+    float sum = 0.0f;
+    for (int k = 0; k < K; k++) {
+        const float w = wsd_weight(a, k);
+        if (!(w >= 0.0f) || isinf(w))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument weights: weight %d (of input queue '%s') is %g: "
+                              "every weight must be finite and >= 0", k, op->def.inputs[k], (double)w);
+        sum += w;
+    }
+    if (!(sum > 0.0f) || isinf(sum))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument weights: their sum is %g: it must be positive and "
+                          "finite in float32", (double)sum);
+    float c = 0.0f;
+    int last = 0;
+    for (int k = 0; k < K; k++) {
+        const float w = wsd_weight(a, k);
+        c += w / sum;
+        s->cum[k] = c;
+        if (w > 0.0f) last = k;
+    }
+    for (int k = last; k < K; k++) s->cum[k] = 1.0001f; /* as Caffe2's last entry: no draw falls past it */
+    uint64_t x;
+    if (rc_opdef_arg(&op->def, "seed")) {
+        int64_t seed;
+        if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
+        x = (uint64_t)seed;
+    } else {
+        x = rc_rng_fresh_seed();
+    }
+    rc_rng_seed(s->rng, x);
+    return RC_OK;
+}
+
+/* Every input a queue, no output an object. At net creation only when an input holds a tensor. */
+static rc_status wsd_check(rc_op *op, rc_err *err)
+{
+    bqueue *q;
+    rc_status st;
+    for (int i = 0; i < op->n_in; i++)
+        if ((st = get_queue_at(op, i, &q, err))) return st;
+    return check_outputs_take_tensors(op, err);
+}
+
+static rc_status wsd_run(rc_op *op, rc_err *err)
+{
+    wsd_state *s = op->state;
+    rc_status st = wsd_check(op, err);
+    if (st) return st;
+    const int N = op->n_out - 1;
+    for (int i = 0; i < op->n_in; i++) {
+        const bqueue *qi = op->in[i]->obj;
+        if (qi->num_blobs != N)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d queue '%s' holds records of num_blobs=%d blobs, but "
+                              "the op has %d data outputs (its last output is the status): every queue it may "
+                              "choose must hold records of %d blobs", i, rc_in_name(op, i), qi->num_blobs, N, N);
+    }
+    uint64_t rng[4];
+    memcpy(rng, s->rng, sizeof rng);
+    const double u = rc_rng_unit(rng); /* [0, 1) */
+    int k = 0;
+    while (k < s->k - 1 && !((double)s->cum[k] > u)) k++; /* cum[last positive] = 1.0001 > u */
+    bqueue *q = op->in[k]->obj;
+    if (q->count == 0 && !q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "input %d queue '%s' (chosen at random) is empty: the op would "
+                          "wait forever: nothing can enqueue while this net runs (a workspace runs one net at a "
+                          "time; Caffe2 blocked)", k, rc_in_name(op, k));
+    rc_tensor stat, idx;
+    rc_tensor_init(&idx);
+    if ((st = new_status(op, &stat, err))) return st;
+    if (s->table_idx >= 0) {
+        int64_t one[1] = {1};
+        if ((st = rc_tensor_resize(&idx, RC_I32, 1, one, err))) {
+            rc_tensor_release(&stat);
+            return rc_op_fail(op, err, st, "table index output %d blob '%s': %s", s->table_idx,
+                              rc_out_name(op, s->table_idx), err->msg);
+        }
+        rc_i32(&idx)[0] = k;
+    }
+    /* nothing can fail from here on */
+    memcpy(s->rng, rng, sizeof rng);
+    const int taken = q->count > 0;
+    if (taken) pop_into_outputs(op, q);
+    if (s->table_idx >= 0) {
+        rc_tensor_release(rc_out(op, s->table_idx));
+        *rc_out(op, s->table_idx) = idx; /* moves */
+    }
+    set_status(op, &stat, taken ? 0 : 1);
+    return RC_OK;
+}
+
 const rc_op_schema rc_ops_queue[] = {
     {"CreateBlobsQueue", 0, 0, 1, 1, NULL, create_check, create_run, NULL,
      "a new empty FIFO of records of num_blobs tensors, at most capacity records (an opaque BlobsQueue blob)",
@@ -556,5 +721,9 @@ const rc_op_schema rc_ops_queue[] = {
     {"SafeDequeueBlobs", 1, 1, 2, -1, NULL, dequeue_setup, safe_dequeue_run, NULL,
      "DequeueBlobs of num_records records concatenated along dim 0, with an int32 status output: 1 when the "
      "queue is closed and empty", queue_check, RC_OP_NOT_IN_STEP_NET},
+    {"WeightedSampleDequeueBlobs", 1, -1, 2, -1, NULL, wsd_setup, wsd_run, free,
+     "DequeueBlobs from one of the input queues picked at random with probabilities from argument weights, with "
+     "an int32 status output: 1 when that queue is closed and empty; argument table_idx_blob, seed",
+     wsd_check, RC_OP_NOT_IN_STEP_NET},
     {0},
 };

@@ -500,6 +500,16 @@ static rc_status check_step_op_types(rc_op *op, const rnn_state *st, rc_err *err
     return RC_OK;
 }
 
+/* The step net's type must be one Caffe2 accepted (its step nets were created
+ * with Workspace::CreateNet, which refused others); checked here, at the op's
+ * creation, rather than at the first timestep. */
+static rc_status check_step_net_type(rc_op *op, const rnn_state *st, rc_err *err)
+{
+    if (!rc_net_check_type(st->step, st->is_grad ? "the backward step net" : "the forward step net", err))
+        return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "%s", err->msg);
+}
+
 static rc_status check_timestep_not_written(rc_op *op, const rnn_state *st, rc_err *err)
 {
     for (int i = 0; i < st->step->n_op; i++)
@@ -878,6 +888,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
     if (!(st->step = rc_netdef_clone(step))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
     if ((s = check_step_op_types(op, st, err))) return s;
+    if ((s = check_step_net_type(op, st, err))) return s;
     if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = fuse_fc_sum(op, st, err))) return s;
@@ -1702,6 +1713,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     if (!st->step) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if ((s = check_timestep_not_written(op, st, err))) return s;
     if ((s = check_step_op_types(op, st, err))) return s;
+    if ((s = check_step_net_type(op, st, err))) return s;
     if ((s = seed_dropouts(op, st, err))) return s;
     if (rc_netdef_add_ext_in(st->step, st->timestep)) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
 
