@@ -430,15 +430,16 @@ class AdamOptimizer(_AlphaRateOptimizer):
         sparse = self._sparse(net, grad)
         args = dict(beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
         if self.rowWise:
-            net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs, **args)
+            net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs,
+                                  **args)
         elif sparse is not None:
             net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs, **args)
         else:
             net.Adam([param, m1, m2, grad, lr, iteration], outputs, **args)
         if self.use_lr_adaption:
             # the rate blob itself is adapted (Caffe2's wiring): later parameters of this iteration see it
-            net.LearningRateAdaption([lr, sparse.values if sparse is not None else grad, effective_grad], [lr],
-                                     lr_alpha=self.lr_alpha,
+            used = sparse.values if sparse is not None else grad
+            net.LearningRateAdaption([lr, used, effective_grad], [lr], lr_alpha=self.lr_alpha,
                                      normalized_lr_adaption=int(self.normalized_lr_adaption))
 
 
@@ -591,9 +592,9 @@ class DecayAdagradOptimizer(_AlphaRateOptimizer):
                  bias_correction_first=True, policy="fixed", engine="", **kwargs):
         super().__init__()
         if ema_options and ("ema_alpha" in ema_options or "ema_teacher_alpha" in ema_options):
-            raise NotImplementedError("DecayAdagradOptimizer: ema_options (ema_alpha / ema_teacher_alpha) is not "
-                                      "supported: Caffe2's EMA op was never published (caffe2/fb), so its "
-                                      "semantics cannot be reproduced")
+            raise NotImplementedError("DecayAdagradOptimizer: ema_options (ema_alpha / ema_teacher_alpha) is "
+                                      "not supported: Caffe2's EMA op was never published (caffe2/fb), so "
+                                      "its semantics cannot be reproduced")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)

@@ -141,8 +141,8 @@ def test_lr_adaption_bad_input():
         d.update(kw)
         return d
 
-    raises(ValueError, r"op LearningRateAdaption #0: input 2 blob 'e' must have the shape of input 1 blob 'g' "
-                       r"\(3,\) float32, got \(1, 3\) float32", op, feeds(e=f32(rng, 1, 3)), ["o"])
+    raises(ValueError, r"op LearningRateAdaption #0: input 2 blob 'e' must have the shape of input 1 blob "
+                       r"'g' \(3,\) float32, got \(1, 3\) float32", op, feeds(e=f32(rng, 1, 3)), ["o"])
     raises(TypeError, r"op LearningRateAdaption #0: input 1 blob 'g' must be float32, got \(3,\) int32",
            op, feeds(g=np.zeros(3, np.int32)), ["o"])
     raises(ValueError, r"op LearningRateAdaption #0: input 0 blob 'lr' \(the learning rate\) must hold one "
