@@ -94,7 +94,10 @@ signatures and defaults) add:
   ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
 ``SparseFtrl``, ``RowWiseSparseAdagrad`` and ``RowWiseSparseAdam``: see above.
 ``build_decay_adagrad``, ``build_gftrl``, ``build_storm`` and ``lars=`` for
-SGD, Adagrad and Storm: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+SGD, Adagrad, Storm and Wngrad: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+``use_lr_adaption=True`` for Adam (Caffe2's): each Adam op also writes
+``<param>_effective_grad`` and ``LearningRateAdaption`` then adapts the shared
+rate blob in place (README: "Adam's learning-rate adaption").
 Not provided: YellowFin and the fp16 / multi-precision SGD optimizers.
 """
 
@@ -388,7 +391,10 @@ class AdagradOptimizer(_AlphaRateOptimizer):
 
 class AdamOptimizer(_AlphaRateOptimizer):
     """Adam (the ``Adam`` op) with ``<param>_first_moment`` and
-    ``<param>_second_moment`` buffers; the counter is the shared iteration."""
+    ``<param>_second_moment`` buffers; the counter is the shared iteration.
+    ``use_lr_adaption``: the op also outputs ``<param>_effective_grad`` and
+    ``LearningRateAdaption([lr, grad, <param>_effective_grad], [lr], lr_alpha,
+    normalized_lr_adaption)`` follows it, as Caffe2 wired them."""
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, epsilon=1e-4, policy="fixed",
                  use_lr_adaption=False, lr_alpha=0.01, normalized_lr_adaption=True,
@@ -512,7 +518,7 @@ class AdadeltaOptimizer(_AlphaRateOptimizer):
 
 class WngradOptimizer(_AlphaRateOptimizer):
     """WNGrad (the ``Wngrad`` op) with a one-element ``<param>_moment`` (seq_b),
-    initialised to ``moment_init``."""
+    initialised to ``moment_init``; ``lars`` as SgdOptimizer's."""
 
     def __init__(self, alpha=1.0, epsilon=1e-9, policy="fixed", sparse_dedup_aggregator=None, engine="",
                  moment_init=100.0, lars=None, output_effective_lr=False,
