@@ -94,7 +94,10 @@ signatures and defaults) add:
   ``<param>_effective_lr`` (and ``<param>_update``) to the dense op.
 ``SparseFtrl``, ``RowWiseSparseAdagrad`` and ``RowWiseSparseAdam``: see above.
 ``build_decay_adagrad``, ``build_gftrl``, ``build_storm`` and ``lars=`` for
-SGD, Adagrad and Storm: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+SGD, Adagrad, Storm and Wngrad: see the README ("DecayAdagrad, GFtrl, Storm and LARS").
+``use_lr_adaption=True`` for Adam (Caffe2's): each Adam op also writes
+``<param>_effective_grad`` and ``LearningRateAdaption`` then adapts the shared
+rate blob in place (README: "Adam's learning-rate adaption").
 Not provided: YellowFin and the fp16 / multi-precision SGD optimizers.
 """
 
@@ -177,11 +180,14 @@ class Optimizer:
         return buf
 
     def build_lr(self, net, param_init_net, base_learning_rate, learning_rate_blob=None, policy="fixed",
-                 iter_val=0, local_lr_multiplier=None, **kwargs):
+                 iter_val=0, local_lr_multiplier=None, rescale=False, **kwargs):
         """The learning-rate blob ``-base_learning_rate * policy(iteration)``
         (created once per optimizer) and the iteration counter; with
         ``local_lr_multiplier`` (a blob of one value, e.g. LARS's), the rate
-        times it, in a blob of the parameter's own."""
+        times it, in a blob of the parameter's own. With a global multiplier
+        (``add_lr_multiplier``) the scaled rate is computed once per optimizer,
+        or again for this parameter with ``rescale=True`` (as Caffe2 always
+        did: Adam's ``use_lr_adaption`` overwrites the scaled rate)."""
         name = learning_rate_blob or self.make_unique_blob_name("lr")
         iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=iter_val)
         if net.BlobIsDefined(name):
@@ -191,7 +197,7 @@ class Optimizer:
                                   **kwargs)
         if self._lr_multiplier is not None:
             scaled = self.make_unique_blob_name("scaled_lr")
-            if net.BlobIsDefined(scaled):
+            if net.BlobIsDefined(scaled) and not rescale:
                 lr = net.GetBlobRef(scaled)
             else:
                 lr = net.Mul([lr, self._lr_multiplier], scaled, broadcast=1)
@@ -385,14 +391,20 @@ class AdagradOptimizer(_AlphaRateOptimizer):
 
 class AdamOptimizer(_AlphaRateOptimizer):
     """Adam (the ``Adam`` op) with ``<param>_first_moment`` and
-    ``<param>_second_moment`` buffers; the counter is the shared iteration."""
+    ``<param>_second_moment`` buffers; the counter is the shared iteration.
+    ``use_lr_adaption``: the op also outputs ``<param>_effective_grad`` and
+    ``LearningRateAdaption([lr, grad, <param>_effective_grad], [lr], lr_alpha,
+    normalized_lr_adaption)`` follows it, as Caffe2 wired them."""
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, epsilon=1e-4, policy="fixed",
                  use_lr_adaption=False, lr_alpha=0.01, normalized_lr_adaption=True,
                  sparse_dedup_aggregator=None, rowWise=False, engine="", **kwargs):
         super().__init__()
-        if use_lr_adaption:
-            raise NotImplementedError("AdamOptimizer: use_lr_adaption is not supported")
+        self.use_lr_adaption = bool(use_lr_adaption)
+        self.lr_alpha = float(lr_alpha)
+        if not np.isfinite(self.lr_alpha):
+            raise ValueError("AdamOptimizer: lr_alpha must be finite, got %r" % self.lr_alpha)
+        self.normalized_lr_adaption = bool(normalized_lr_adaption)
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
@@ -408,7 +420,8 @@ class AdamOptimizer(_AlphaRateOptimizer):
             return
         if self.rowWise:
             self._require_sparse("AdamOptimizer", param, grad)
-        lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy,
+                                      rescale=self.use_lr_adaption, **self.init_kwargs)
         m1 = self._zero_state(param_init_net, param, "_first_moment")
         if self.rowWise:
             m2 = self._rowwise_state(param_init_net, param, "_avg_second_moment")
@@ -416,16 +429,24 @@ class AdamOptimizer(_AlphaRateOptimizer):
             m2 = self._zero_state(param_init_net, param, "_second_moment")
         if iteration not in self._aux_params.shared:
             self._aux_params.shared.append(iteration)
+        outputs = [param, m1, m2]
+        if self.use_lr_adaption:
+            effective_grad = str(param) + "_effective_grad"
+            outputs.append(effective_grad)
         sparse = self._sparse(net, grad)
+        args = dict(beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
         if self.rowWise:
-            net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration],
-                                  [param, m1, m2], beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+            net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs,
+                                  **args)
         elif sparse is not None:
-            net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], [param, m1, m2],
-                           beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+            net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs, **args)
         else:
-            net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], beta1=self.beta1,
-                     beta2=self.beta2, epsilon=self.epsilon)
+            net.Adam([param, m1, m2, grad, lr, iteration], outputs, **args)
+        if self.use_lr_adaption:
+            # the rate blob itself is adapted (Caffe2's wiring): later parameters of this iteration see it
+            used = sparse.values if sparse is not None else grad
+            net.LearningRateAdaption([lr, used, effective_grad], [lr], lr_alpha=self.lr_alpha,
+                                     normalized_lr_adaption=int(self.normalized_lr_adaption))
 
 
 class RmsPropOptimizer(_AlphaRateOptimizer):
@@ -497,14 +518,13 @@ class AdadeltaOptimizer(_AlphaRateOptimizer):
 
 class WngradOptimizer(_AlphaRateOptimizer):
     """WNGrad (the ``Wngrad`` op) with a one-element ``<param>_moment`` (seq_b),
-    initialised to ``moment_init``."""
+    initialised to ``moment_init``; ``lars`` as SgdOptimizer's."""
 
     def __init__(self, alpha=1.0, epsilon=1e-9, policy="fixed", sparse_dedup_aggregator=None, engine="",
                  moment_init=100.0, lars=None, output_effective_lr=False,
                  output_effective_lr_and_update=False, **kwargs):
         super().__init__()
-        if lars is not None:
-            raise NotImplementedError("WngradOptimizer: lars is not supported")
+        self.lars = self._check_lars("WngradOptimizer", lars)
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.moment_init = float(moment_init)
@@ -522,7 +542,9 @@ class WngradOptimizer(_AlphaRateOptimizer):
         param, grad = param_info.blob, param_info.grad
         if self.alpha == 0:
             return
-        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, **self.init_kwargs)
+        lars = self._lars(net, param_init_net, param, grad, self.lars)
+        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, local_lr_multiplier=lars,
+                              **self.init_kwargs)
         moment = param_init_net.ConstantFill([], str(param) + "_moment", shape=[1], value=self.moment_init)
         self._aux_params.local.append(moment)
         sparse = self._sparse(net, grad)
@@ -576,7 +598,9 @@ class DecayAdagradOptimizer(_AlphaRateOptimizer):
                  bias_correction_first=True, policy="fixed", engine="", **kwargs):
         super().__init__()
         if ema_options and ("ema_alpha" in ema_options or "ema_teacher_alpha" in ema_options):
-            raise NotImplementedError("DecayAdagradOptimizer: ema_options is not supported (no EMA op)")
+            raise NotImplementedError("DecayAdagradOptimizer: ema_options (ema_alpha / ema_teacher_alpha) is "
+                                      "not supported: Caffe2's EMA op was never published (caffe2/fb), so "
+                                      "its semantics cannot be reproduced")
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)

@@ -182,9 +182,11 @@ def build_ops_net(name="af_ops"):
     WeightedSum,
     Adagrad,
     MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
-    schedules), the sparse-row ops on Gather's (dense) output gradient as the rows of
+    schedules; Adam with its effective-gradient output, read by LearningRateAdaption out of place),
+    the sparse-row ops on Gather's (dense) output gradient as the rows of
     ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
-    SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam),
+    SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the
+    two Adams with their effective-gradient outputs),
     RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and
     Lars out of place, SparseStorm (in place), a composite LearningRate
     schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput,
@@ -521,7 +523,10 @@ def build_ops_net(name="af_ops"):
     net.LearningRate(["iter"], ["sched_pos"], base_lr=0.1, policy="multistep", stepsizes=[1, 3], gamma=0.5)
     net.MomentumSGDUpdate([gmap["fc_b"], "mom_b", "sched_pos", "fc_b"], ["fc_b_step", "mom_b", "fc_b"],
                           momentum=0.9, nesterov=1)
-    net.Adam(["lin_w", "m1_w", "m2_w", gmap["lin_w"], "sched_neg", "iter"], ["lin_w", "m1_w", "m2_w"])
+    net.Adam(["lin_w", "m1_w", "m2_w", gmap["lin_w"], "sched_neg", "iter"],
+             ["lin_w", "m1_w", "m2_w", "adam_eg"])
+    # Adam's learning-rate adaption (ops/optim_more.c), out of place: sched_neg stays for the ops below
+    net.LearningRateAdaption(["sched_neg", gmap["lin_w"], "adam_eg"], "lra_lr", lr_alpha=0.1)
     ge = str(gmap[e])  # Gather's output gradient: the rows of ids, as in a GradientSlice
     net.SparseToDense(["ids", ge, "emb"], "emb_dense_g")
     net.ScatterWeightedSum(["emb_s", "half", "ids", ge, "lr"], "emb_s")
@@ -529,7 +534,7 @@ def build_ops_net(name="af_ops"):
     net.SparseMomentumSGDUpdate([ge, "emb_m_mom", "sched_pos", "emb_m", "ids"],
                                 ["emb_step", "emb_m_mom", "emb_m"], momentum=0.9)
     net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
-                   ["emb_d", "emb_d1", "emb_d2"])
+                   ["emb_d", "emb_d1", "emb_d2", "emb_d_eg"])
     net.RmsProp([gmap["fc_b"], "rms_ms", "rms_mom", "lr"], ["rms_go", "rms_ms", "rms_mom"], momentum=0.5)
     net.Adadelta(["ad_w", "ad_h", "ad_d", gmap["lin_w"], "sched_neg"], ["ad_w", "ad_h", "ad_d"])
     net.Wngrad(["wn_w", "wn_b", gmap["lin_w"], "sched_neg"], ["wn_w", "wn_b", "wn_eff", "wn_upd"])
@@ -542,7 +547,7 @@ def build_ops_net(name="af_ops"):
     net.SparseFtrl(["emb_f", "emb_f_nz", "ids", ge], ["emb_f", "emb_f_nz"], alpha=0.1)
     net.RowWiseSparseAdagrad(["emb_r", "emb_r_h", "ids", ge, "sched_comp"], ["emb_r", "emb_r_h"])
     net.RowWiseSparseAdam(["emb_q", "emb_q1", "emb_q2", "ids", ge, "sched_neg", "iter"],
-                          ["emb_q", "emb_q1", "emb_q2"])
+                          ["emb_q", "emb_q1", "emb_q2", "emb_q_eg"])
     net.Ftrl(["ftrl_w", "ftrl_nz", gmap["lin_w"]], ["ftrl_w", "ftrl_nz"], alpha=0.2)
     net.DecayAdagrad(["more_w", "more_m1", "more_m2", gmap["lin_w"], "sched_neg", "iter"],
                      ["da_w", "da_m1", "da_m2"], weight_decay=0.1)
@@ -662,7 +667,7 @@ def test_ops_allocation_failures(sticky):
                "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
                "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
                "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
-               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #",
+               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #", "op LearningRateAdaption #",
                "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
                "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
                "op WeightedSampleDequeueBlobs #"):

@@ -2051,6 +2051,28 @@ CASES = [
               mx=np.array([0.01], np.float32))
          run_op('Lars', ['x', 'dx', 'wd', 't', 'mx'], ['r'])
          """, V, r"op Lars #0: input 4 blob 'mx' \(the maximum rate\) must be finite and >= 0.02, got 0.01"),
+    # ------------------------------------------------ LearningRateAdaption, Adam's effective gradient
+    Case("lr-adaption-effgrad-shape", "ops: optim_more", "LearningRateAdaption([lr, g (3,), e (1, 3)])",
+         """
+         feed(lr=np.ones(1, np.float32), g=f32(3), e=f32(1, 3))
+         run_op('LearningRateAdaption', ['lr', 'g', 'e'], ['lr'])
+         """, V, r"op LearningRateAdaption #0: input 2 blob 'e' must have the shape of input 1 blob 'g' "
+                 r"\(3,\) float32, got \(1, 3\) float32",
+         note="Caffe2 compared sizes only"),
+    Case("lr-adaption-normalized-two", "ops: optim_more",
+         "LearningRateAdaption(..., normalized_lr_adaption=2)",
+         """
+         feed(lr=np.ones(1, np.float32), g=f32(3), e=f32(3))
+         run_op('LearningRateAdaption', ['lr', 'g', 'e'], ['lr'], normalized_lr_adaption=2)
+         """, V, r"op LearningRateAdaption #0: argument normalized_lr_adaption must be 0 or 1, got 2",
+         note="Caffe2 read any int as a bool"),
+    Case("sparse-adam-effgrad-is-indices", "ops: sparse", "SparseAdam([p, m1, m2, i, ...], [p, m1, m2, i])",
+         """
+         feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
+         run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1', 'm2', 'i'])
+         """, V, r"op SparseAdam #0: input 3 and output 3 are the same blob 'i', which this op does not "
+                 r"allow"),
     # ---- Gather wrap_indices / match_outer, ReduceFront/Back lengths, compositeCyclical / compositeCosine
     Case("gather-wrap-index-out-of-range", "ops: bmm_pow", "Gather([d (5,3), i = [0, -6]], wrap_indices=1)",
          "feed(d=f32(5, 3), i=np.array([0, -6], np.int32)); "

@@ -559,7 +559,7 @@ def test_adam_bad_input(rng):
                           ("epsilon", -1.0, r"epsilon must be finite and >= 0, got -1"),
                           ("epsilon", float("inf"), r"epsilon must be finite and >= 0, got inf")):
         raises(ValueError, r"op Adam #0: argument " + msg, op, feeds(), outs, **{arg: val})
-    raises(ValueError, r"op Adam #0: expects 3 outputs, got 4", op, feeds(), outs + ["extra"])
+    raises(ValueError, r"op Adam #0: expects 3 to 4 outputs, got 5", op, feeds(), outs + ["e", "extra"])
     raises(ValueError, r"op Adam #0: input 3 and output 0 are the same blob 'g'", op, feeds(),
            ["g", "m1", "m2"])
 

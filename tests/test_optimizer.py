@@ -278,8 +278,8 @@ def test_errors():
         optimizer.build_adam(m, float("nan"))
     with pytest.raises(ValueError, match="iter_val"):
         optimizer.build_sgd(m, 0.1, iter_val=-1)
-    with pytest.raises(NotImplementedError, match="use_lr_adaption"):
-        optimizer.build_adam(m, 0.1, use_lr_adaption=True)
+    with pytest.raises(ValueError, match="lr_alpha must be finite"):
+        optimizer.build_adam(m, 0.1, use_lr_adaption=True, lr_alpha=float("inf"))
     with pytest.raises(TypeError, match="ParameterInfo"):
         optimizer.SgdOptimizer(0.1)(m.net, m.param_init_net, "fc_w")
 

@@ -173,8 +173,7 @@ def test_wngrad_defaults_and_refusals():
     assert (opt.alpha, opt.epsilon, opt.moment_init) == (1.0, 1e-9, 100.0)
     workspace.RunNetOnce(m.param_init_net)
     np.testing.assert_array_equal(workspace.FetchBlob("y_w_moment"), np.array([100.0], np.float32))
-    with pytest.raises(NotImplementedError, match="WngradOptimizer: lars is not supported"):
-        optimizer.WngradOptimizer(lars=0.5)
+    assert optimizer.WngradOptimizer(lars=0.5).lars == 0.5  # see tests/test_optimizer_options.py
     with pytest.raises(ValueError, match=r"WngradOptimizer: moment_init must be finite with moment_init \+ "
                                          r"epsilon > 0, got -1.0"):
         optimizer.WngradOptimizer(moment_init=-1.0)

@@ -117,7 +117,9 @@ def test_decay_adagrad_sparse_uses_sparse_adagrad():
 
 
 def test_decay_adagrad_refuses_ema():
-    with pytest.raises(NotImplementedError, match="DecayAdagradOptimizer: ema_options is not supported"):
+    with pytest.raises(NotImplementedError,
+                       match=r"DecayAdagradOptimizer: ema_options \(ema_alpha / ema_teacher_alpha\) is not "
+                             r"supported"):
         optimizer.DecayAdagradOptimizer(ema_options={"ema_alpha": 0.5})
 
 

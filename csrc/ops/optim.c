@@ -5,9 +5,10 @@
  *   Iter([COUNTER]) -> COUNTER                          COUNTER += 1 (int32, one element)
  *   LearningRate(ITER) -> LR                            LR (1,) = base_lr * policy(ITER)
  *   MomentumSGDUpdate(GRAD, MOMENT, LR, PARAM) -> (GRAD, MOMENT, PARAM)
- *   Adam(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
+ *   Adam(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[, EFFECTIVE_GRAD])
  *   SparseMomentumSGDUpdate(GRAD, MOMENT, LR, PARAM, INDICES) -> (GRAD, MOMENT, PARAM)
- *   SparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
+ *   SparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[,
+ *              EFFECTIVE_GRAD])
  *
  * Semantics follow Caffe2 (iter_op, learning_rate_op, momentum_sgd_op,
  * adam_op) with these differences:
@@ -59,8 +60,13 @@
  *    argument;
  *  - MomentumSGDUpdate: momentum must be finite and >= 0, nesterov 0 or 1.
  *    Caffe2's MomentumSGD (no PARAM) is absent;
- *  - Adam has exactly three outputs (later Caffe2 versions could output the
- *    effective gradient too); beta1 and beta2 must lie in [0, 1) and epsilon
+ *  - Adam and SparseAdam (and RowWiseSparseAdam) may have a fourth output,
+ *    the effective gradient c * m / (sqrt(v) + epsilon) (GRAD's shape; for
+ *    the sparse ops row k is that of occurrence k), as Caffe2's; with it the
+ *    parameter is updated as PARAM + LR * that (Caffe2's rounding for this
+ *    form), without it as PARAM + (LR * c) * m / (sqrt(v) + epsilon), so the
+ *    two may differ in the last bit, as in Caffe2. It may be a new blob or
+ *    replace GRAD (in place). beta1 and beta2 must lie in [0, 1) and epsilon
  *    be finite and >= 0 (checked at creation). The bias correction
  *    sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1, is computed in double
  *    and rounded to float once. The row-wise variants are in ops/optim_rowwise.c;
@@ -928,6 +934,26 @@ static void adam_kernel(int64_t n, const float *p, const float *m1, const float 
     }
 }
 
+/* Adam's kernel with the effective gradient (the optional output): as adam_kernel, then
+ *   ng = correction * m / (sqrt(v) + eps);  np = p + lr * ng
+ * (Caffe2's rounding for this form: the rate multiplies ng, not m). ng may alias g, np p, nm1 m1, nm2 m2. */
+static void adam_kernel_eg(int64_t n, const float *p, const float *m1, const float *m2, const float *g, float lr,
+                           float correction, float b1, float b2, float eps, float *np, float *nm1, float *nm2,
+                           float *ng)
+{
+    const float c1 = 1.0f - b1, c2 = 1.0f - b2;
+    for (int64_t i = 0; i < n; i++) {
+        const float pi = p[i], gi = g[i];
+        const float m = m1[i] * b1 + gi * c1;
+        const float v = m2[i] * b2 + gi * gi * c2;
+        nm1[i] = m;
+        nm2[i] = v;
+        const float e = correction * m / (sqrtf(v) + eps);
+        ng[i] = e;
+        np[i] = pi + lr * e;
+    }
+}
+
 static rc_status adam_check(rc_op *op, rc_err *err)
 {
     static const int like[] = {1, 2, 3};
@@ -936,8 +962,8 @@ static rc_status adam_check(rc_op *op, rc_err *err)
     return st ? st : rc_iter_check_counter(op, "input", 5, rc_in_name(op, 5), rc_in(op, 5), err);
 }
 
-/* (PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2); the first four float32 of one
- * shape, LR float32 one value, ITER int32 one value >= 0. */
+/* (PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[, EFFECTIVE_GRAD]); the first four
+ * float32 of one shape, LR float32 one value, ITER int32 one value >= 0. EFFECTIVE_GRAD gets GRAD's shape. */
 static rc_status adam_run(rc_op *op, rc_err *err)
 {
     const adam_state *s = op->state;
@@ -949,10 +975,15 @@ static rc_status adam_run(rc_op *op, rc_err *err)
     if ((st = read_lr(op, 4, &lr, err))) return st;
     if ((st = read_iter(op, 5, &it, err))) return st;
     const float correction = adam_correction(s, it);
-    for (int o = 0; o < 3; o++)
-        if ((st = resize_out_like_in(op, o, 0, err))) return st;
+    for (int o = 0; o < op->n_out; o++)
+        if ((st = resize_out_like_in(op, o, o == 3 ? 3 : 0, err))) return st;
     const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n)
+    if (!n) return RC_OK;
+    if (op->n_out == 4)
+        adam_kernel_eg(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_in(op, 3)),
+                       lr, correction, s->beta1, s->beta2, s->epsilon, rc_f32(rc_out(op, 0)),
+                       rc_f32(rc_out(op, 1)), rc_f32(rc_out(op, 2)), rc_f32(rc_out(op, 3)));
+    else
         adam_kernel(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_in(op, 3)),
                     lr * correction, s->beta1, s->beta2, s->epsilon, rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)),
                     rc_f32(rc_out(op, 2)));
@@ -982,8 +1013,10 @@ static rc_status sparse_adam_setup(rc_op *op, rc_err *err)
     return rc_sparse_require_inplace(op, pairs, 3, err);
 }
 
-/* (PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2), all in place: for each
- * k in order, rows i = INDICES[k] get Adam's step (the same kernel and correction) with row k of GRAD. */
+/* (PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[, EFFECTIVE_GRAD]), the
+ * first three in place: for each k in order, rows i = INDICES[k] get Adam's step (the same kernel and
+ * correction) with row k of GRAD; row k of EFFECTIVE_GRAD (GRAD's shape) gets that occurrence's effective
+ * gradient. */
 static rc_status sparse_adam_run(rc_op *op, rc_err *err)
 {
     const adam_state *s = op->state;
@@ -994,22 +1027,33 @@ static rc_status sparse_adam_run(rc_op *op, rc_err *err)
     if ((st = read_lr(op, 5, &lr, err))) return st;
     if ((st = read_iter(op, 6, &it, err))) return st;
     if ((st = rc_sparse_check_range_of(op, 3, 0, err))) return st;
-    const float step = lr * adam_correction(s, it);
+    const float correction = adam_correction(s, it);
+    const float step = lr * correction;
+    if (op->n_out == 4 && (st = resize_out_like_in(op, 3, 4, err))) return st;
     const rc_tensor *p = rc_in(op, 0);
     const int64_t K = rc_tensor_numel(rc_in(op, 3)), R = rc_dims_prod(p, 1, p->ndim);
     if (!K || !R) return RC_OK;
     const int32_t *idx = rc_i32(rc_in(op, 3));
     const float *g = rc_f32(rc_in(op, 4));
     float *pd = rc_f32(rc_out(op, 0)), *m1 = rc_f32(rc_out(op, 1)), *m2 = rc_f32(rc_out(op, 2));
+    float *ng = op->n_out == 4 ? rc_f32(rc_out(op, 3)) : NULL;
     for (int64_t k = 0; k < K; k++) {
         const int64_t i = (int64_t)idx[k] * R;
-        adam_kernel(R, pd + i, m1 + i, m2 + i, g + k * R, step, s->beta1, s->beta2, s->epsilon, pd + i, m1 + i,
-                    m2 + i);
+        if (ng)
+            adam_kernel_eg(R, pd + i, m1 + i, m2 + i, g + k * R, lr, correction, s->beta1, s->beta2, s->epsilon,
+                           pd + i, m1 + i, m2 + i, ng + k * R);
+        else
+            adam_kernel(R, pd + i, m1 + i, m2 + i, g + k * R, step, s->beta1, s->beta2, s->epsilon, pd + i,
+                        m1 + i, m2 + i);
     }
     return RC_OK;
 }
 
 /* ================================================================ table */
+
+/* SparseAdam: param and the moments in place (input i -> output i, i < 3); the effective gradient may replace
+ * GRAD (input 4 -> output 3: row k is read before it is written). */
+static int inplace_sparse_adam(int in, int out) { return (in == out && in < 3) || (in == 4 && out == 3); }
 
 /* MomentumSGDUpdate: grad, moment and param may be updated in place (inputs 0, 1, 3 -> outputs 0, 1, 2). */
 static int inplace_momentum(int in, int out)
@@ -1028,17 +1072,17 @@ const rc_op_schema rc_ops_optim[] = {
     {"MomentumSGDUpdate", 4, 4, 3, 3, inplace_momentum, momentum_setup, momentum_run, free,
      "(grad, moment, lr, param) -> (grad, moment, param): moment = lr*grad + momentum*moment; param -= moment "
      "(nesterov=1: the Nesterov step); arguments momentum, nesterov", momentum_check},
-    {"Adam", 6, 6, 3, 3, rc_inplace_same_index, adam_setup, adam_run, free,
-     "(param, moment_1, moment_2, grad, lr, iter) -> (param, moment_1, moment_2): Adam step with bias correction "
-     "(t = iter + 1); arguments beta1, beta2, epsilon", adam_check},
+    {"Adam", 6, 6, 3, 4, rc_inplace_same_index, adam_setup, adam_run, free,
+     "(param, moment_1, moment_2, grad, lr, iter) -> (param, moment_1, moment_2[, effective_grad]): Adam step "
+     "with bias correction (t = iter + 1); arguments beta1, beta2, epsilon", adam_check},
     {"SparseMomentumSGDUpdate", 5, 5, 3, 3, inplace_momentum, sparse_momentum_setup, sparse_momentum_run,
      free,
      "(grad, moment, lr, param, indices) -> (grad, moment, param): MomentumSGDUpdate's step on rows indices[k] "
      "of moment and param with row k of grad (shape indices.shape + param.shape[1:]), k in order; moment and "
      "param in place; arguments momentum, nesterov", sparse_momentum_check},
-    {"SparseAdam", 7, 7, 3, 3, rc_inplace_same_index, sparse_adam_setup, sparse_adam_run, free,
-     "(param, moment_1, moment_2, indices, grad, lr, iter) -> (param, moment_1, moment_2) in place: Adam's step "
-     "on rows indices[k] with row k of grad (shape indices.shape + param.shape[1:]), k in order; arguments "
-     "beta1, beta2, epsilon", sparse_adam_check},
+    {"SparseAdam", 7, 7, 3, 4, inplace_sparse_adam, sparse_adam_setup, sparse_adam_run, free,
+     "(param, moment_1, moment_2, indices, grad, lr, iter) -> (param, moment_1, moment_2[, effective_grad]) in "
+     "place: Adam's step on rows indices[k] with row k of grad (shape indices.shape + param.shape[1:]), k in "
+     "order; arguments beta1, beta2, epsilon", sparse_adam_check},
     {0},
 };

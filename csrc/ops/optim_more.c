@@ -1,11 +1,13 @@
-/* ops/optim_more.c -- the ops of Caffe2's DecayAdagrad, GFtrl, Storm and
- * LARS (caffe2/sgd decay_adagrad_op, gftrl_op, storm_op, lars_op).
+/* ops/optim_more.c -- the ops of Caffe2's DecayAdagrad, GFtrl, Storm, LARS
+ * and Adam's learning-rate adaption (caffe2/sgd decay_adagrad_op, gftrl_op,
+ * storm_op, lars_op, learning_rate_adaption_op).
  *
  *   DecayAdagrad(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
  *   GFtrl(VAR, N_Z, GRAD[, ALPHA]) -> (VAR, N_Z)
  *   Storm(PARAM, MOMENT, GRAD_SQ_SUM, GRAD, LR) -> (PARAM, MOMENT, GRAD_SQ_SUM)
  *   SparseStorm(PARAM, MOMENT, GRAD_SQ_SUM, GRAD, INDICES, LR) -> (PARAM, MOMENT, GRAD_SQ_SUM)
  *   Lars(X, DX, WD, TRUST, LR_MAX) -> LR_RESCALED
+ *   LearningRateAdaption(LR, GRAD, EFFGRAD) -> LR
  *
  * The arithmetic is Caffe2's, in float unless said otherwise:
  *   DecayAdagrad: m' = beta1 * m + (1 - beta1) * g;  v' = v + g^2;
@@ -37,6 +39,11 @@
  *   Lars: val = X_norm > 0 ? TRUST / (DX_norm / X_norm + WD + offset) : 1;
  *     LR_RESCALED (shape (1,)) = max(min(val, LR_MAX), lr_min), the norms
  *     L2 over all elements (summed in double). Defaults: offset 0.5, lr_min 0.02.
+ *   LearningRateAdaption: x = sum(GRAD * EFFGRAD), y = sqrt(sum(GRAD^2)),
+ *     z = sqrt(sum(EFFGRAD^2)), each summed in float in element order (as
+ *     Caffe2); with normalized_lr_adaption (default 1) y and z are raised to
+ *     at least 1e-12 and LR' = LR * (1 - lr_alpha * x / (y * z)), else
+ *     LR' = LR - lr_alpha * x. LR' has LR's shape. Default lr_alpha 0.01.
  *
  * Differences from Caffe2:
  *  - shapes are compared, not only sizes: every state of PARAM's shape,
@@ -48,7 +55,10 @@
  *    weight_decay finite and >= 0; GFtrl alpha finite > 0, beta, lambda1,
  *    lambda2 finite >= 0 with beta + lambda2 > 0 (else the step divides 0 by 0
  *    where n' = 0); Storm momentum and beta finite and >= 0; Lars offset and
- *    lr_min finite and >= 0;
+ *    lr_min finite and >= 0; LearningRateAdaption lr_alpha finite and
+ *    normalized_lr_adaption 0 or 1 (Caffe2 read any int as a bool);
+ *  - LearningRateAdaption: GRAD and EFFGRAD must have one shape (Caffe2
+ *    compared sizes), LR one float32 value;
  *  - Storm's beta + GRAD_SQ_SUM' must be > 0 and GRAD_SQ_SUM finite (a
  *    ValueError before anything is written; Caffe2 raised 0 to the power -1/3);
  *  - SparseStorm with no indices leaves everything as it was (as Caffe2),
@@ -153,6 +163,8 @@ typedef struct more_state {
     float alpha_inv, beta, lambda1, lambda2; /* GFtrl (beta also Storm's) */
     float momentum;                     /* Storm */
     float offset, lr_min;               /* Lars */
+    float lr_alpha;                     /* LearningRateAdaption */
+    int64_t normalized;                 /* LearningRateAdaption */
 } more_state;
 
 static rc_status new_state(rc_op *op, more_state **s, rc_err *err)
@@ -512,10 +524,68 @@ static rc_status lars_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ LearningRateAdaption */
+
+static rc_status lr_adaption_setup(rc_op *op, rc_err *err)
+{
+    more_state *s;
+    rc_status st;
+    if ((st = new_state(op, &s, err))) return st;
+    if ((st = rc_arg_f(&op->def, "lr_alpha", 0.01f, &s->lr_alpha, err))) return st;
+    if (!isfinite(s->lr_alpha))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument lr_alpha must be finite, got %g", (double)s->lr_alpha);
+    if ((st = rc_arg_i(&op->def, "normalized_lr_adaption", 1, &s->normalized, err))) return st;
+    if (s->normalized != 0 && s->normalized != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument normalized_lr_adaption must be 0 or 1, got %lld",
+                          (long long)s->normalized);
+    return RC_OK;
+}
+
+/* (LR, GRAD, EFFGRAD): LR one float32, GRAD and EFFGRAD float32 of one shape (no data values). */
+static rc_status lr_adaption_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {2};
+    rc_status st = rc_sparse_check_scalar(op, 0, "the learning rate", err);
+    return st ? st : check_same_shape(op, 1, like, 1, err);
+}
+
+/* OUTPUT_LR (LR's shape) = lr * (1 - lr_alpha * x / (y * z)) normalized, lr - lr_alpha * x otherwise, with
+ * x = <GRAD, EFFGRAD>, y = max(|GRAD|, 1e-12), z = max(|EFFGRAD|, 1e-12), summed in float in order (as
+ * Caffe2). LR is read before the output is written (in place allowed). */
+static rc_status lr_adaption_run(rc_op *op, rc_err *err)
+{
+    const more_state *s = op->state;
+    rc_status st;
+    if ((st = lr_adaption_check(op, err))) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 1));
+    const float *g = n ? rc_f32(rc_in(op, 1)) : NULL, *e = n ? rc_f32(rc_in(op, 2)) : NULL;
+    const float lr = rc_f32(rc_in(op, 0))[0];
+    float x = 0.0f, y = 0.0f, z = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        x += g[i] * e[i];
+        y += g[i] * g[i];
+        z += e[i] * e[i];
+    }
+    float nlr;
+    if (s->normalized) {
+        y = fmaxf(sqrtf(y), 1e-12f);
+        z = fmaxf(sqrtf(z), 1e-12f);
+        nlr = lr * (1.0f - s->lr_alpha * x / (y * z));
+    } else {
+        nlr = lr - s->lr_alpha * x;
+    }
+    if ((st = resize_out_like_in(op, 0, 0, err))) return st;
+    rc_f32(rc_out(op, 0))[0] = nlr;
+    return RC_OK;
+}
+
 /* ================================================================ table */
 
 /* Lars's output is a new blob (a rate), never one of its inputs. */
 static int inplace_none(int in, int out) { (void)in; (void)out; return 0; }
+
+/* LearningRateAdaption updates the rate in place (input 0 -> output 0). */
+static int inplace_lr(int in, int out) { return in == 0 && out == 0; }
 
 const rc_op_schema rc_ops_optim_more[] = {
     {"DecayAdagrad", 6, 6, 3, 3, rc_inplace_same_index, decay_adagrad_setup, decay_adagrad_run, free,
@@ -536,5 +606,9 @@ const rc_op_schema rc_ops_optim_more[] = {
     {"Lars", 5, 5, 1, 1, inplace_none, lars_setup, lars_run, free,
      "(x, dx, wd, trust, lr_max) -> lr_rescaled (1,): clip(trust/(|dx|/|x| + wd + offset), lr_min, lr_max), "
      "1 clipped when |x| = 0; arguments offset, lr_min", lars_check},
+    {"LearningRateAdaption", 3, 3, 1, 1, inplace_lr, lr_adaption_setup, lr_adaption_run, free,
+     "(lr, grad, effgrad) -> lr: lr*(1 - lr_alpha*<grad,effgrad>/(|grad|*|effgrad|)) (each norm at least "
+     "1e-12), or lr - lr_alpha*<grad,effgrad> with normalized_lr_adaption=0; arguments lr_alpha, "
+     "normalized_lr_adaption", lr_adaption_check},
     {0},
 };

@@ -5,7 +5,8 @@
  *   Ftrl(VAR, N_Z, GRAD[, ALPHA]) -> (VAR, N_Z)
  *   SparseFtrl(VAR, N_Z, INDICES, GRAD[, ALPHA]) -> (VAR, N_Z)
  *   RowWiseSparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
- *   RowWiseSparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
+ *   RowWiseSparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[,
+ *                     EFFECTIVE_GRAD])
  *
  * Ftrl, per element (w, n, z, g), with alpha_inv = 1 / alpha (in float, as Caffe2):
  *   n' = n + g^2;  sigma = (sqrt(n') - sqrt(n)) * alpha_inv;  z' = z + g - sigma * w
@@ -28,7 +29,10 @@
  *   m[i] = beta1 * m[i] + (1 - beta1) * g;  PARAM[i] += lr * c * m[i] / (sqrt(v[i]) + epsilon)
  * with c = sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1 (in double,
  * rounded to float once, as our Adam); arguments beta1 (0.9), beta2 (0.999),
- * epsilon (1e-5).
+ * epsilon (1e-5). The optional fourth output EFFECTIVE_GRAD (GRAD's shape,
+ * a new blob or GRAD's) gets row k = c * m[i] / (sqrt(v[i]) + epsilon) for
+ * occurrence k, and then PARAM[i] += lr * that (Caffe2's rounding for this
+ * form; without the output, (lr * c) * m[i] / ..., as Caffe2's).
  *
  * Differences from Caffe2:
  *  - shapes are checked exactly, before anything is written (ValueError
@@ -365,6 +369,25 @@ static rc_status rowwise_adam_check(rc_op *op, rc_err *err)
     return rc_sparse_check_scalar(op, 5, "the learning rate", err);
 }
 
+/* As rowwise_adam_row, with the effective gradient: e = correction * m / (sqrt(v) + epsilon) into ng (R
+ * values; may alias g, read first) and w += lr * e (Caffe2's rounding for this form). */
+static void rowwise_adam_row_eg(int64_t R, float *w, float *m, float *v, const float *g, float lr,
+                                float correction, const rowwise_adam_state *s, float *ng)
+{
+    float sum = 0.0f;
+    for (int64_t j = 0; j < R; j++) sum += g[j] * g[j];
+    const float vi = *v * s->beta2 + (sum / (float)R) * (1.0f - s->beta2);
+    *v = vi;
+    const float denom = sqrtf(vi) + s->epsilon;
+    for (int64_t j = 0; j < R; j++) {
+        const float mi = m[j] * s->beta1 + g[j] * (1.0f - s->beta1);
+        m[j] = mi;
+        const float e = correction * mi / denom;
+        ng[j] = e;
+        w[j] = w[j] + lr * e;
+    }
+}
+
 /* w, m, g: (R,), *v: the row's second moment -> in place; step = lr * correction (see the top). */
 static void rowwise_adam_row(int64_t R, float *w, float *m, float *v, const float *g, float step,
                              const rowwise_adam_state *s)
@@ -395,15 +418,26 @@ static rc_status rowwise_adam_run(rc_op *op, rc_err *err)
     const float correction =
         (float)(sqrt(1.0 - pow((double)s->beta2, t)) / (1.0 - pow((double)s->beta1, t)));
     const float step = lr * correction;
+    if (op->n_out == 4) {
+        const rc_tensor *gt = rc_in(op, 4);
+        int64_t dims[RC_MAX_DIMS];
+        memcpy(dims, gt->dims, sizeof dims);
+        if (rc_tensor_resize(rc_out(op, 3), RC_F32, gt->ndim, dims, err))
+            return rc_op_fail(op, err, err->code, "output 3 blob '%s': %s", rc_out_name(op, 3), err->msg);
+    }
     const rc_tensor *w = rc_in(op, 0);
     const int64_t K = rc_tensor_numel(rc_in(op, 3)), R = rc_dims_prod(w, 1, w->ndim);
     if (!K || !R) return RC_OK;
     const int32_t *idx = rc_i32(rc_in(op, 3));
     const float *g = rc_f32(rc_in(op, 4));
     float *wd = rc_f32(rc_out(op, 0)), *m1 = rc_f32(rc_out(op, 1)), *m2 = rc_f32(rc_out(op, 2));
+    float *ng = op->n_out == 4 ? rc_f32(rc_out(op, 3)) : NULL;
     for (int64_t k = 0; k < K; k++) {
         const int64_t i = (int64_t)idx[k] * R;
-        rowwise_adam_row(R, wd + i, m1 + i, m2 + idx[k], g + k * R, step, s);
+        if (ng)
+            rowwise_adam_row_eg(R, wd + i, m1 + i, m2 + idx[k], g + k * R, lr, correction, s, ng + k * R);
+        else
+            rowwise_adam_row(R, wd + i, m1 + i, m2 + idx[k], g + k * R, step, s);
     }
     return RC_OK;
 }
@@ -412,6 +446,10 @@ static rc_status rowwise_adam_run(rc_op *op, rc_err *err)
 
 /* var/param and the state may be updated in place (input i -> output i, i < 2). */
 static int inplace_two(int in, int out) { return in == out && in < 2; }
+
+/* RowWiseSparseAdam: param and the moments in place (input i -> output i, i < 3); the effective gradient may
+ * replace GRAD (input 4 -> output 3). */
+static int inplace_rowwise_adam(int in, int out) { return (in == out && in < 3) || (in == 4 && out == 3); }
 
 const rc_op_schema rc_ops_optim_rowwise[] = {
     {"Ftrl", 3, 4, 2, 2, inplace_two, ftrl_setup, ftrl_run, free,
@@ -425,9 +463,9 @@ const rc_op_schema rc_ops_optim_rowwise[] = {
      "(param, moment (rows,), indices, grad, lr) -> (param, moment) in place: moment[i] += mean(g^2); "
      "param[i] += lr*g/(sqrt(moment[i])+epsilon) for i = indices[k], g = grad row k; argument epsilon",
      rowwise_adagrad_check},
-    {"RowWiseSparseAdam", 7, 7, 3, 3, rc_inplace_same_index, rowwise_adam_setup, rowwise_adam_run, free,
-     "(param, moment_1, moment_2 (rows,), indices, grad, lr, iter) -> (param, moment_1, moment_2) in place: "
-     "Adam's step on rows indices[k] with one second moment per row (mean of g^2); arguments beta1, beta2, "
-     "epsilon", rowwise_adam_check},
+    {"RowWiseSparseAdam", 7, 7, 3, 4, inplace_rowwise_adam, rowwise_adam_setup, rowwise_adam_run, free,
+     "(param, moment_1, moment_2 (rows,), indices, grad, lr, iter) -> (param, moment_1, moment_2[, "
+     "effective_grad]) in place: Adam's step on rows indices[k] with one second moment per row (mean of g^2); "
+     "arguments beta1, beta2, epsilon", rowwise_adam_check},
     {0},
 };
