@@ -76,7 +76,8 @@ class GradientChecker:
         ``input_to_check``: index of the input whose gradient is checked.
         ``outputs_with_grads``: indices of the outputs in the loss; their
         gradients ``<output>_grad`` are fed. ``grad_ops``: the gradient ops;
-        by default from the registry with output gradients ``<output>_grad``.
+        by default from the registry with output gradients ``<output>_grad`` for
+        the outputs in ``outputs_with_grads`` and None for the others.
         """
         if not isinstance(op, core.OperatorDef):
             raise TypeError("CheckSimple expects an OperatorDef, got %s" % type(op).__name__)
@@ -97,8 +98,11 @@ class GradientChecker:
         input_device_options = dict(self._input_device_options)
         input_device_options.update(input_device_options or {})
         if grad_ops is None:
+            # only the outputs in the loss have a gradient; the others' are zero (None), so a
+            # gradient maker that checks which outputs receive one (RecurrentNetwork's) agrees
             grad_ops, g_input = core.GradientRegistry.GetGradientForOp(
-                op, [s + "_grad" for s in op.output])
+                op, [s + "_grad" if i in outputs_with_grads else None
+                     for i, s in enumerate(op.output)])
             grad_name = g_input[input_to_check]
             if isinstance(grad_name, core.GradientSlice):  # compare it dense
                 dense = op.input[input_to_check] + "_grad_dense"

@@ -119,6 +119,37 @@ def Blobs():
     return _ws().blobs()
 
 
+class _BlobDict:
+    """``workspace.blobs``: the current workspace's blobs as a mapping, as in
+    Caffe2. ``blobs[name]`` fetches (a copy; KeyError if there is no such
+    blob), ``blobs[name] = array`` feeds, ``name in blobs``, ``len``,
+    iteration and ``keys()`` list the names. Always the calling thread's
+    current workspace at the time of the call."""
+
+    def __getitem__(self, name):
+        if not HasBlob(name):
+            raise KeyError("blob '%s' does not exist in workspace '%s'" % (_name(name), CurrentWorkspace()))
+        return FetchBlob(name)
+
+    def __setitem__(self, name, value):
+        FeedBlob(name, value)
+
+    def __contains__(self, name):
+        return HasBlob(name)
+
+    def __len__(self):
+        return len(Blobs())
+
+    def __iter__(self):
+        return iter(Blobs())
+
+    def keys(self):
+        return Blobs()
+
+
+blobs = _BlobDict()
+
+
 # ---------------------------------------------------------------- ops and nets
 _DEVICE_NAMES = {1: "CUDA", 6: "HIP"}  # caffe2_pb2.DeviceTypeProto values
 
