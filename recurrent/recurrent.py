@@ -526,9 +526,20 @@ def _decode_names(arr):
     return [p.decode("utf-8") for p in parts[:-1]]
 
 
+class StepBlobName(str):
+    """A name ``retrieve_step_blobs`` returns: a ``str`` that also has ``decode()`` (returning
+    the plain ``str``), because Caffe2 returned ``bytes`` under Python 3 and code written for it
+    calls ``x.decode()`` on each name."""
+    __slots__ = ()
+
+    def decode(self, encoding="utf-8", errors="strict"):
+        return str(self)
+
+
 def retrieve_step_blobs(net, prefix="rnn"):
     """Copies the blobs of every step workspace into the current workspace and
-    returns their names (``str``). Call it after the net has run.
+    returns their names (``StepBlobName``: a ``str`` with Caffe2's ``decode()``).
+    Call it after the net has run.
 
     For each ``RecurrentNetwork`` op of ``net``, in order, every local blob
     ``b`` of step workspace ``i`` becomes ``<p>_<b><i>`` (no separator before
@@ -547,5 +558,5 @@ def retrieve_step_blobs(net, prefix="rnn"):
         names_blob = p + "__step_blob_names"
         workspace.RunOperatorOnce(core.CreateOperator(
             "RecurrentNetworkBlobFetcher", [op.output[-1]], [names_blob], prefix=p))
-        names.extend(_decode_names(workspace.FetchBlob(names_blob)))
+        names.extend(StepBlobName(n) for n in _decode_names(workspace.FetchBlob(names_blob)))
     return names

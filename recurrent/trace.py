@@ -114,11 +114,12 @@ def executor_status(net):
     disabled, or that have not run successfully yet, are left out."""
     out = []
     for idx, op, scratch, kind, direction in _rnn_ops(net):
-        name = "%s_%s" % (scratch, "executor" if direction == "forward" else "backward_executor")
-        if not workspace.HasBlob(name):
+        if not workspace.HasBlob(scratch):
             continue
-        mode, mean_us, runs, min_us, last_exec, par, tried_us, tried_serial_us, tried = \
-            workspace.FetchBlob(name).tolist()
+        status = workspace._ws().rnn_exec_status(str(scratch), direction == "backward")
+        if status is None:
+            continue
+        mode, mean_us, runs, min_us, last_exec, par, tried_us, tried_serial_us, tried = status
         out.append(dict(op_index=idx, direction=direction, mode=_MODES.get(int(mode), "unknown"),
                         mean_op_us=float(mean_us) if runs else None, timed_runs=int(runs),
                         tried_op_us=float(tried_us) if tried_us else None,

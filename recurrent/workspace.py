@@ -102,7 +102,10 @@ def FeedBlob(name, arr, device_option=None):
 
 
 def FetchBlob(name):
-    """Returns a copy of blob ``name`` as a NumPy array the caller owns."""
+    """Returns a copy of blob ``name`` as a NumPy array the caller owns. A blob that holds no
+    tensor (a queue, a Mutex, step workspaces, or a blob created but never written) gives bytes
+    describing it, as Caffe2's: ``b"<name>, a C++ native class of type <type>."``; a missing
+    blob is a KeyError."""
     return _ws().fetch_blob(_name(name))
 
 

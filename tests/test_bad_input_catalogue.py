@@ -302,19 +302,6 @@ CASES = [
          T_, r"FeedBlob 'l/step_workspaces': blob holds a RecurrentNetwork step workspaces, not a tensor"),
     Case("fetch-missing", "blobs", "FetchBlob('nope')", "workspace.FetchBlob('nope')", K,
          r"blob 'nope' does not exist in the workspace"),
-    Case("fetch-step-workspaces", "blobs", "FetchBlob('l/step_workspaces')",
-         """
-         m, res, gm = lstm()
-         workspace.RunNetOnce(m.net)
-         workspace.FetchBlob('l/step_workspaces')
-         """, T_, r"blob 'l/step_workspaces' holds a RecurrentNetwork step workspaces, not a tensor"),
-    Case("fetch-never-written", "blobs", "CreateNet(net with FC -> 'y'); FetchBlob('y') before RunNet",
-         """
-         feed(x=f32(3, 4), w=f32(2, 4), b=f32(2))
-         n = core.Net('n'); n.FC(['x', 'w', 'b'], 'y')
-         workspace.CreateNet(n)
-         workspace.FetchBlob('y')
-         """, V, r"blob 'y' holds no tensor yet \(it was created but never written\)"),
     Case("switch-missing-workspace", "workspace", "SwitchWorkspace('nope')",
          "workspace.SwitchWorkspace('nope')",
          K, r"workspace 'nope' does not exist \(pass create_if_missing=True\)"),
@@ -1692,13 +1679,6 @@ CASES = [
          open(d + '/a', 'wb').write(struct.pack('=II', 4, len(v)) + b'w#%0' + v)
          run_op('Load', [], ['w'], db=d + '/a', db_type='minidb')
          """, T_, r"blob 'w' has Caffe2 dtype STRING \(4\), which recurrent cannot hold"),
-    Case("ckpt-fetch-reader", "checkpoints", "FetchBlob of CreateDB's output",
-         """
-         import tempfile; d = tempfile.mkdtemp(); feed(w=f32(2))
-         run_op('Save', ['w'], [], db=d + '/a', db_type='minidb')
-         run_op('CreateDB', [], ['reader'], db=d + '/a', db_type='minidb')
-         workspace.FetchBlob('reader')
-         """, T_, r"blob 'reader' holds a DBReader, not a tensor"),
     Case("ckpt-load-from-tensor", "checkpoints", "Load(['w'], ...) where 'w' holds a tensor, not a DBReader",
          "feed(w=f32(2)); run_op('Load', ['w'], [], load_all=1)",
          T_, r"op Load #0: input 0 blob 'w' must be a DBReader \(CreateDB's output\), got \(2,\) float32"),
@@ -2454,11 +2434,6 @@ CASES = [
          workspace.CreateNet(n)
          """, T_, r"op DequeueBlobs #0: input 0 blob 't' must be a BlobsQueue \(CreateBlobsQueue's output\), "
                   r"but it holds a tensor \(2,\) float32"),
-    Case("queue-fetch", "ops: queue", "FetchBlob of a queue blob",
-         """
-         run_op('CreateBlobsQueue', [], ['q'])
-         workspace.FetchBlob('q')
-         """, T_, r"blob 'q' holds a BlobsQueue, not a tensor"),
     Case("queue-bad-capacity", "ops: queue", "CreateBlobsQueue(capacity=0)",
          "run_op('CreateBlobsQueue', [], ['q'], capacity=0)",
          V, r"op CreateBlobsQueue #0: argument capacity must be in \[1, 2147483647\], got 0",
@@ -2520,11 +2495,6 @@ CASES = [
          run_op('AtomicIter', ['m', 'a'], ['b'])
          """, V, r"op AtomicIter #0: input 1 blob 'a' and output 0 blob 'b' must be the same blob "
                  r"\(AtomicIter increments its counter in place\)"),
-    Case("mutex-fetch", "ops: mutex", "FetchBlob of a Mutex blob",
-         """
-         run_op('CreateMutex', [], ['m'])
-         workspace.FetchBlob('m')
-         """, T_, r"blob 'm' holds a Mutex, not a tensor"),
     Case("mutex-save", "ops: mutex", "Save of a Mutex blob",
          """
          run_op('CreateMutex', [], ['m'])

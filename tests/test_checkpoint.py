@@ -183,8 +183,7 @@ def test_create_db_reader(tmp_path):
     save(["w"], tmp_path / "r")
     workspace.RunOperatorOnce(core.CreateOperator("CreateDB", [], ["reader"], db=str(tmp_path / "r"),
                                                   db_type="minidb"))
-    with pytest.raises(TypeError, match="blob 'reader' holds a DBReader, not a tensor"):
-        workspace.FetchBlob("reader")
+    assert workspace.FetchBlob("reader") == b"reader, a C++ native class of type DBReader."  # as Caffe2's
     for _ in range(2):  # every Load reads the file from its start
         workspace.FeedBlob("w", np.zeros(1, np.float32))
         load([], None, inputs=["reader"], load_all=1)

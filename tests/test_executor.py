@@ -473,6 +473,46 @@ def test_windowed_link_bitwise(T):
             assert_bitwise(ref, got, "T=%d nws=%s threads=%d" % (T, nws, threads))
 
 
+@pytest.mark.parametrize("forward_only", [False, True])
+def test_every_workspace_blob_is_the_same_with_the_executor_on_or_off(forward_only):
+    """The comparison Caffe2's recurrent_net_executor_test makes: after runs of several lengths, the
+    workspace's blob names (in order) are the same with the executor on and off, every blob can be
+    fetched (step workspaces give their bytes description) and every tensor is bitwise equal. The
+    executor's status is kept in the op's step workspaces, not in a blob of its own."""
+    case = build_stack("lstm", layers=2, name="wsb", forward_only=forward_only)
+    init = {k: workspace.FetchBlob(k) for k in workspace.Blobs()}
+    got = {}
+    for enable in (0, 1):
+        workspace.ResetWorkspace()
+        for k, v in init.items():
+            workspace.FeedBlob(k, v)
+        ws = {}
+        for j, T in enumerate([3, 9, 1]):
+            case.feed(T, 11 + j)
+            if j == 0:
+                for op in rnn_ops(case.net):
+                    rnn.set_rnn_executor_config(op, min_op_us=0)  # the executor for every run
+                case.create(enable, threads=2)
+            workspace.RunNet(case.net)
+            ws.update({"%s.%d" % (k, j): workspace.FetchBlob(k) for k in workspace.Blobs()})
+        got[enable] = ws
+        status = trace.executor_status(case.net)
+        if enable:
+            assert len(status) == (1 if forward_only else 2)
+            assert all(s["mode"] == "executor" and s["last_run"] == "executor" for s in status)
+        else:
+            assert status == []
+    assert list(got[0]) == list(got[1])
+    assert not any("executor" in k for k in got[1])
+    described = [k for k, v in got[0].items() if isinstance(v, bytes)]
+    assert described and all("step_workspaces" in k for k in described)
+    for k, v in got[0].items():
+        if isinstance(v, bytes):
+            assert v == got[1][k] and v.endswith(b", a C++ native class of type RecurrentNetwork step workspaces.")
+        else:
+            assert bits(v) == bits(got[1][k]), k
+
+
 # ================================================================ 2. control
 def lstm_for_control(name="ctl", T=7):
     case = build_stack("lstm", layers=2, H=6, N=2, D=3, name=name)

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from recurrent import _C, core, rnn_cell, workspace
+from recurrent import _C, core, rnn_cell, trace, workspace
 from recurrent import recurrent as rnn
 from recurrent.model_helper import ModelHelper
 
@@ -333,10 +333,9 @@ def test_print_in_lstm_step_net_executor_on_and_off(capfd, rng, forward_only):
         hidden = workspace.FetchBlob(str(outs[0]))
         got[on] = lines(capfd)
         want = [ref_line("lstm/hidden_state", hidden[t:t + 1]) for t in range(T)]
-        rnn_op = [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"][0]
-        status = workspace.FetchBlob(rnn_op.output[-1] + "_executor") if on else None
+        status = [s for s in trace.executor_status(model.net) if s["direction"] == "forward"]
         if on:
-            assert status[4] == 1   # the executor ran the steps
+            assert status[0]["last_run"] == "executor"   # the executor ran the steps
             assert sorted(got[on]) == sorted(want)   # the same lines, maybe in another order
         else:
             assert got[on] == want   # the serial loop's order

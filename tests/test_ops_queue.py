@@ -331,8 +331,8 @@ def test_blob_content_errors(rng):
 
 def test_fetch_feed_save_of_a_queue_blob(tmp_path):
     create()
-    with pytest.raises(TypeError, match=r"blob 'q' holds a BlobsQueue, not a tensor"):
-        workspace.FetchBlob("q")
+    # FetchBlob describes it, as Caffe2's fetch_blob did for a type without a fetcher
+    assert workspace.FetchBlob("q") == b"q, a C++ native class of type BlobsQueue."
     with pytest.raises(TypeError, match=r"FeedBlob 'q': blob holds a BlobsQueue, not a tensor"):
         workspace.FeedBlob("q", np.ones(2, np.float32))
     raises(TypeError, r"op Save #0: input 0 blob 'q' holds a BlobsQueue, not a tensor: only tensors can be "

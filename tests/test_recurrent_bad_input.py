@@ -231,14 +231,15 @@ def test_gradient_before_forward(executor):
         workspace.RunOperatorOnce(grad_ops[0])
 
 
-def test_fetching_the_step_workspaces_blob_is_a_type_error():
+def test_fetching_the_step_workspaces_blob_describes_it_feeding_it_is_a_type_error():
     net, outs = mul_net()
     feed()
     workspace.CreateNet(net)
     workspace.RunNet(net)
     scratch = rnn_op(net).output[-1]
-    with pytest.raises(TypeError, match="step workspaces"):
-        workspace.FetchBlob(scratch)
+    # FetchBlob describes it, as Caffe2's fetch_blob did for a type without a fetcher
+    assert workspace.FetchBlob(scratch) == b"%s, a C++ native class of type RecurrentNetwork step workspaces." % (
+        scratch.encode())
     with pytest.raises(TypeError, match="step workspaces|not a tensor"):
         workspace.FeedBlob(scratch, np.zeros(3, np.float32))
     check_runs_ok(net, outs)

@@ -595,6 +595,9 @@ def test_retrieve_step_blobs_names(rng):
     workspace.RunNetOnce(net)
     names = rnn.retrieve_step_blobs(net, "extractTest")
     assert all(isinstance(n, str) for n in names)
+    # Caffe2 returned bytes, so code written for it decodes each name: that gives the same str
+    decoded = [n.decode() for n in names]
+    assert decoded == names and all(type(d) is str for d in decoded)
     for t in range(T):
         assert "extractTest_input_t%d" % t in names
         assert "extractTest_2_input_t%d" % t in names

@@ -530,12 +530,19 @@ done:
     return ret;
 }
 
-static PyObject *tensor_to_array(const rc_tensor *t, const char *name)
+/* What FetchBlob gives for a blob that holds no tensor, as Caffe2's fetch_blob
+ * did for a type without a fetcher: bytes "<name>, a C++ native class of type
+ * <type>." (<type>: the object's kind, "BlobsQueue", "Mutex", ...; Caffe2 gave
+ * the C++ type name; "nullptr (uninitialized)" for a blob created but never
+ * written, as Caffe2's empty blob). */
+static PyObject *blob_description(const rc_blob *b, const char *name)
 {
-    if (t->dtype == RC_UNDEF) {
-        PyErr_Format(PyExc_ValueError, "blob '%s' holds no tensor yet (it was created but never written)", name);
-        return NULL;
-    }
+    const char *type = b->obj ? (b->obj_kind ? b->obj_kind : "object") : "nullptr (uninitialized)";
+    return PyBytes_FromFormat("%s, a C++ native class of type %s.", name, type);
+}
+
+static PyObject *tensor_to_array(const rc_tensor *t)
+{
     npy_intp dims[RC_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) dims[i] = (npy_intp)t->dims[i];
     PyObject *a = PyArray_SimpleNew(t->ndim, dims, t->dtype == RC_F32 ? NPY_FLOAT32 : NPY_INT32);
@@ -554,10 +561,39 @@ static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
     PyObject *ret;
     rc_blob *b = rc_ws_get(self->ws, name);
     if (!b) ret = PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
-    else if (b->obj) ret = PyErr_Format(PyExc_TypeError, "blob '%s' holds a %s, not a tensor", name, b->obj_kind);
-    else ret = tensor_to_array(&b->t, name);
+    else if (b->obj || b->t.dtype == RC_UNDEF) ret = blob_description(b, name);
+    else ret = tensor_to_array(&b->t);
     ws_release(self);
     return ret;
+}
+
+/* rnn_exec_status(name, backward) -> tuple of the 9 status values of the
+ * RecurrentNetwork (gradient) op whose step workspaces blob is name, or None
+ * (recurrent.trace.executor_status reads them). */
+static PyObject *Workspace_rnn_exec_status(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    int backward;
+    if (!PyArg_ParseTuple(args, "sp", &name, &backward)) return NULL;
+    if (ws_acquire(self)) return NULL;
+    float v[RC_RNN_EXEC_STATUS_N];
+    rc_blob *b = rc_ws_get(self->ws, name);
+    int r = b ? rc_rnn_exec_status(b, backward, v) : -2;
+    ws_release(self);
+    if (r == -2) return PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
+    if (r < 0) return PyErr_Format(PyExc_TypeError, "blob '%s' holds no RecurrentNetwork step workspaces", name);
+    if (r == 0) Py_RETURN_NONE;
+    PyObject *t = PyTuple_New(RC_RNN_EXEC_STATUS_N);
+    if (!t) return NULL;
+    for (int i = 0; i < RC_RNN_EXEC_STATUS_N; i++) {
+        PyObject *f = PyFloat_FromDouble((double)v[i]);
+        if (!f) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, f);
+    }
+    return t;
 }
 
 static PyObject *Workspace_has_blob(WorkspaceObject *self, PyObject *args)
@@ -746,6 +782,8 @@ static PyMethodDef Workspace_methods[] = {
     {"feed_blob", (PyCFunction)Workspace_feed_blob, METH_VARARGS, "feed_blob(name, array)"},
     {"fetch_blob", (PyCFunction)Workspace_fetch_blob, METH_VARARGS, "fetch_blob(name) -> ndarray (a copy)"},
     {"has_blob", (PyCFunction)Workspace_has_blob, METH_VARARGS, "has_blob(name) -> bool"},
+    {"rnn_exec_status", (PyCFunction)Workspace_rnn_exec_status, METH_VARARGS,
+     "rnn_exec_status(step_workspaces_name, backward) -> the RNN executor's 9 status values, or None"},
     {"create_blob", (PyCFunction)Workspace_create_blob, METH_VARARGS,
      "create_blob(name): a blob holding no tensor, unless name exists"},
     {"blobs", (PyCFunction)Workspace_blobs, METH_NOARGS, "blobs() -> list of names"},

@@ -1047,23 +1047,19 @@ static rc_status store_trace(rc_op *op, rnn_state *st, rc_blob *scratch_blob, co
     return RC_OK;
 }
 
-/* Writes "<scratch>_executor" ("<scratch>_backward_executor" for the gradient
- * op): float32 [mode (EXEC_*), mean us per executor task of the timed serial
- * runs (0 before the first), number of timed runs, min_op_us, whether the
- * last run used the executor, the step graph's average parallelism (0: not
- * measured), then of the runs timed while trying (EXEC_TRYING): mean us
- * per task of the executor's best, of the serial loop's best (each 0 before
- * the first), the number of those runs]. */
-static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_blob, rc_err *err)
+/* Keeps the executor's status in the step workspaces object (not a blob: a
+ * net's blobs stay the same with the executor on or off, as in Caffe2), read
+ * by rc_rnn_exec_status (recurrent.trace.executor_status): float [mode
+ * (EXEC_*), mean us per executor task of the timed serial runs (0 before the
+ * first), number of timed runs, min_op_us, whether the last run used the
+ * executor, the step graph's average parallelism (0: not measured), then of
+ * the runs timed while trying (EXEC_TRYING): mean us per task of the
+ * executor's best, of the serial loop's best (each 0 before the first), the
+ * number of those runs]. */
+static void store_exec_status(rnn_state *st, rc_blob *scratch_blob)
 {
-    char nm[600];
-    snprintf(nm, sizeof nm, "%s_%s", scratch_blob->name, st->is_grad ? "backward_executor" : "executor");
-    rc_blob *b = rc_ws_create_local(op->ws, nm, err);
-    if (!b) return err->code;
-    int64_t len = 9;
-    rc_status s;
-    if ((s = rc_tensor_resize_private(&b->t, RC_F32, 1, &len, err))) return s;
-    float *v = rc_f32(&b->t);
+    rnn_scratch *sc = scratch_blob->obj;
+    float *v = sc->exec_status[st->is_grad ? 1 : 0];
     v[0] = (float)st->exec_mode;
     v[1] = st->probe_runs ? (float)((double)st->probe_best_ns / 1000.0) : 0.f;
     v[2] = (float)st->probe_runs;
@@ -1073,8 +1069,17 @@ static rc_status store_exec_status(rc_op *op, rnn_state *st, rc_blob *scratch_bl
     v[6] = st->try_runs[1] ? (float)((double)st->try_best_ns[1] / 1000.0) : 0.f;
     v[7] = st->try_runs[0] ? (float)((double)st->try_best_ns[0] / 1000.0) : 0.f;
     v[8] = (float)(st->try_runs[0] + st->try_runs[1]);
-    rc_tensor_touch(&b->t);
-    return RC_OK;
+    sc->has_status[st->is_grad ? 1 : 0] = 1;
+}
+
+int rc_rnn_exec_status(const rc_blob *b, int backward, float out[RC_RNN_EXEC_STATUS_N])
+{
+    if (!b->obj || b->obj_kind != (const char *)RNN_SCRATCH_KIND) return -1;
+    const rnn_scratch *sc = b->obj;
+    int d = backward ? 1 : 0;
+    if (!sc->has_status[d]) return 0;
+    memcpy(out, sc->exec_status[d], sizeof sc->exec_status[d]);
+    return 1;
 }
 
 /* The executor's tasks per timestep: one for the prologue and one per step
@@ -1284,7 +1289,7 @@ static rc_status run_steps_in(rc_op *op, rnn_state *st, rc_blob *scratch_blob, i
         free(rec);
         free(op_ns);
     }
-    if (!s && st->exec_mode != EXEC_OFF) s = store_exec_status(op, st, scratch_blob, err);
+    if (!s && st->exec_mode != EXEC_OFF) store_exec_status(st, scratch_blob);
 out:
     if (s && s != RC_ERR_INTERRUPT)
         rc_err_prefix(err, "op %s #%d (step net '%s'): ", op->def.type, op->index, st->step->name);

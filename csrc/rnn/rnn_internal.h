@@ -6,6 +6,8 @@
 /* The step workspaces of one RecurrentNetwork op: the object held by the op's
  * last output blob ("step_workspaces"), read by the gradient op and by
  * RecurrentNetworkBlobFetcher. Owned by that blob (freed by rnn_scratch_free). */
+#define RC_RNN_EXEC_STATUS_N 9 /* the values of rc_rnn_exec_status */
+
 typedef struct rnn_scratch {
     rc_workspace *shared;   /* child of the op's workspace; owned */
     int n, cap;
@@ -18,6 +20,12 @@ typedef struct rnn_scratch {
     int64_t fwd_T;          /* T of the last forward run (-1: none) */
     int fwd_has_bwd;        /* whether that run kept one workspace per timestep */
     uint64_t fwd_run;       /* the last forward run's step-op run_seq (the backward's) */
+    /* the executor's status after the last successful run of the forward [0]
+     * and gradient [1] op whose executor is enabled (store_exec_status);
+     * kept here, not in a workspace blob, so that a net's blobs are the same
+     * with the executor on or off (as in Caffe2). has_status[d]: 0 before. */
+    float exec_status[2][RC_RNN_EXEC_STATUS_N];
+    int has_status[2];
 } rnn_scratch;
 
 #define RNN_SCRATCH_KIND "RecurrentNetwork step workspaces"
@@ -82,5 +90,12 @@ RC_INTERNAL int64_t rc_rnn_packs_reused(void);
  * run left a state's rows unzeroed because its step ops write them all
  * (find_state_writers; tests). */
 RC_INTERNAL int64_t rc_rnn_states_unzeroed(void);
+
+/* recurrent_network.c: the executor status of the RecurrentNetwork op
+ * (backward = 0) or its gradient op (1) whose step workspaces blob b is, as of
+ * its last successful run with the executor enabled, into out (see
+ * store_exec_status for the values): 1, 0 when there is none (never ran so, or
+ * the executor disabled), -1 when b holds no step workspaces. */
+RC_INTERNAL int rc_rnn_exec_status(const rc_blob *b, int backward, float out[RC_RNN_EXEC_STATUS_N]);
 
 #endif
