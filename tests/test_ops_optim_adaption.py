@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, workspace
+from test_ops_optim_more import raises, run
 
 F = np.float32
 
@@ -22,22 +23,6 @@ def fresh_workspace():
     workspace.ResetWorkspace()
     yield
     workspace.ResetWorkspace()
-
-
-def run(op_type, feeds, outputs, inputs=None, **args):
-    for name, value in feeds.items():
-        workspace.FeedBlob(name, value)
-    inputs = list(feeds) if inputs is None else inputs
-    workspace.RunOperatorOnce(core.CreateOperator(op_type, inputs, outputs, **args))
-    return [workspace.FetchBlob(o) for o in outputs]
-
-
-def raises(exc, match, op_type, feeds, outputs, inputs=None, **args):
-    for name, value in feeds.items():
-        workspace.FeedBlob(name, value)
-    inputs = list(feeds) if inputs is None else inputs
-    with pytest.raises(exc, match=match):
-        workspace.RunOperatorOnce(core.CreateOperator(op_type, inputs, outputs, **args))
 
 
 def f32(rng, *shape):
