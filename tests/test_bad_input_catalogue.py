@@ -2111,6 +2111,20 @@ CASES = [
          run_op('BooleanMaskLengths', ['l', 'm'], ['o'])
          """, V, r"op BooleanMaskLengths #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, "
                  r"but input 1 blob 'm' \(mask\) of shape \(4,\) int32 holds 4 values"),
+    Case("remove-data-blocks-index-range", "ops: mask", "RemoveDataBlocks(d (4, 2), i = [1, 4])",
+         """
+         feed(d=f32(4, 2), i=np.array([1, 4], np.int32))
+         run_op('RemoveDataBlocks', ['d', 'i'], ['o'])
+         """, V,
+         r"op RemoveDataBlocks #0: input 1 blob 'i' \(indices\) holds 4 at position 1; an index must be in "
+         r"\[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="Caffe2 enforced the range of the sorted indices (its message gave no position or value)"),
+    Case("remove-data-blocks-indices-dtype", "ops: mask", "RemoveDataBlocks(d (4, 2), i float32 (2,))",
+         """
+         feed(d=f32(4, 2), i=np.ones(2, np.float32))
+         run_op('RemoveDataBlocks', ['d', 'i'], ['o'])
+         """, T_, r"op RemoveDataBlocks #0: input 1 blob 'i' must be int32, got \(2,\) float32",
+         note="an empty indices of any dtype is accepted (a copy), as in Caffe2"),
     Case("lengths-to-weights-negative", "ops: mask", "LengthsToWeights(l = [1, -2])",
          """
          feed(l=np.array([1, -2], np.int32))
