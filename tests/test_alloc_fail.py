@@ -394,6 +394,7 @@ def build_ops_net(name="af_ops"):
               net.SortedSegmentRangeSum([ss_e, "ss_ids"], "ss_rsum"),
               net.SortedSegmentRangeMean([ss_e, "ss_ids"], "ss_rmean"),
               net.SortedSegmentRangeLogSumExp([ss_e, "ss_rids"], "ss_rlse"),
+              net.SortedSegmentRangeLogMeanExp([ss_e, "ss_rids"], "ss_rlme"),
               net.SortedSegmentRangeMax([ss_e, "ss_ids"], "ss_rmax"),
               net.SparseSortedSegmentMean([ss_emb, "ids", "ss_ids"], "ss_smean"),
               net.SparseSortedSegmentWeightedSum([ss_emb, "lr_w", "ids", "ss_ids"], "ss_swsum",
@@ -596,7 +597,7 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
         ["ss_sum", "ss_mean", "ss_wsum", "ss_rsum", "ss_rmean", "ss_rlse", "ss_rmax", "ss_smean", "ss_swsum",
-         "loss_ss"] + \
+         "ss_rlme", "loss_ss"] + \
         [str(gmap[b]) for b in ["ss_e", "ss_emb"]] + \
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
@@ -656,6 +657,7 @@ def test_ops_allocation_failures(sticky):
                "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
                "op SortedSegmentRangeSumGradient #", "op SortedSegmentRangeLogSumExp #",
                "op SortedSegmentRangeLogSumExpGradient #", "op SortedSegmentRangeMax #",
+               "op SortedSegmentRangeLogMeanExp #", "op SortedSegmentRangeLogMeanExpGradient #",
                "op SortedSegmentRangeMaxGradient #",
                "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
                "op NanCheck #", "op EnsureDense #",

@@ -2228,6 +2228,14 @@ CASES = [
          r"must have one row per segment id: first dim 4 \(input 3 blob 's' \(segment_ids\) of shape \(4,\) "
          r"int32\)",
          note="Caffe2 read DATA by the ids without checking its rows; Max the same"),
+    Case("sorted-segment-range-lme-unsorted", "ops: sorted_segment",
+         "SortedSegmentRangeLogMeanExp(d (4, 2), s = [0, 2, 1, 3])",
+         """
+         feed(d=f32(4, 2), s=np.array([0, 2, 1, 3], np.int32))
+         run_op('SortedSegmentRangeLogMeanExp', ['d', 's'], ['o'])
+         """, V,
+         r"op SortedSegmentRangeLogMeanExp #0: input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 must "
+         r"be sorted: segment id 1 at position 2 is below the id 2 before it"),
     Case("nan-check-nan", "ops: sorted_segment", "NanCheck(x with a NaN at [1, 0])",
          """
          x = f32(2, 3)

@@ -36,7 +36,8 @@ extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradie
                                                  PadEmptySamples, DotProductWithPadding(+Gradient),
                                                  RemoveDataBlocks */
 extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Sparse)SortedSegment{Sum,Mean,
-                                                 WeightedSum}, SortedSegmentRange{Sum,Mean} (+gradients),
+                                                 WeightedSum}, SortedSegmentRange{Sum,Mean,LogSumExp,
+                                                 LogMeanExp,Max} (+gradients),
                                                  NanCheck, Assert */
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
