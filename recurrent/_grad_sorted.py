@@ -14,8 +14,9 @@ Input orders are Caffe2's (SegmentOpGetGradient in segment_reduction_op.h):
   same gradient ops (as Caffe2, which had no Sparse*Gradient op for them) give the rows of a
   sparse gradient, ``core.GradientSlice(INDICES, values)``; the WithMainInput op takes INDICES
   as a fifth input to read the rows DATA[INDICES[k]] for SCALARS_grad.
-- ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}(DATA, SEGMENT_IDS)``:
-  ``SortedSegmentRange{Sum,Mean,LogSumExp,Max}Gradient([DATA, OUT, dOUT, SEGMENT_IDS]) -> DATA_grad``
+- ``SortedSegmentRange{Sum,Mean,LogSumExp,LogMeanExp,Max}(DATA, SEGMENT_IDS)``:
+  ``SortedSegmentRange{Sum,Mean,LogSumExp,LogMeanExp,Max}Gradient([DATA, OUT, dOUT, SEGMENT_IDS])
+  -> DATA_grad``
   (Caffe2's AbstractSortedSegmentRangeDef::GetGradient: the forward input and output too).
 - ``NanCheck(X, ...)``: ``NanCheck([dY]) -> X_grad`` (Caffe2's GetNanCheckGradient: the
   gradient is checked too); the extra inputs get none.
@@ -111,8 +112,11 @@ GradientRegistry.RegisterGradient("SortedSegmentRangeSum")(_range_grad("SortedSe
 GradientRegistry.RegisterGradient("SortedSegmentRangeMean")(_range_grad("SortedSegmentRangeMeanGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeLogSumExp")(
     _range_grad("SortedSegmentRangeLogSumExpGradient"))
+GradientRegistry.RegisterGradient("SortedSegmentRangeLogMeanExp")(
+    _range_grad("SortedSegmentRangeLogMeanExpGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeMax")(_range_grad("SortedSegmentRangeMaxGradient"))
 GradientRegistry.RegisterNoGradient(
     "Assert", "SortedSegmentSumGradient", "SortedSegmentMeanGradient", "SortedSegmentWeightedSumGradient",
     "SortedSegmentWeightedSumWithMainInputGradient", "SortedSegmentRangeSumGradient",
-    "SortedSegmentRangeMeanGradient", "SortedSegmentRangeLogSumExpGradient", "SortedSegmentRangeMaxGradient")
+    "SortedSegmentRangeMeanGradient", "SortedSegmentRangeLogSumExpGradient",
+    "SortedSegmentRangeLogMeanExpGradient", "SortedSegmentRangeMaxGradient")

@@ -14,7 +14,7 @@ property of the op with an assertion of ``HypothesisTestCase``:
 - ``assertValidationChecks``, ``assertRunOpRaises``.
 
 ``gcs`` / ``gcs_cpu_only`` give ``gc`` (one device option) and ``dc`` (the
-list): both the CPU here. Strategies: ``dims``, ``elements_of_type``,
+list): both the CPU here. Strategies: ``dims``, ``floats``, ``elements_of_type``,
 ``arrays``, ``tensor``, ``tensor1d``, ``tensors``, ``ntensors``, ``tensors1d``,
 ``segment_ids``, ``lengths``, ``segmented_tensor``, ``lengths_tensor``,
 ``sparse_segmented_tensor``, ``sparse_lengths_tensor``. ``given``, ``assume``
@@ -99,6 +99,18 @@ def is_travis():
 def dims(min_value=1, max_value=5):
     """One dimension: an integer in [min_value, max_value]."""
     return st.integers(min_value=min_value, max_value=max_value)
+
+
+def floats(*args, **kwargs):
+    """``hypothesis.strategies.floats`` drawing float32 values unless ``width`` is
+    given: the bounds are rounded to float32 first (hypothesis refuses a bound
+    that is not representable at the width)."""
+    if "width" not in kwargs:
+        kwargs["width"] = 32
+        for bound in ("min_value", "max_value"):
+            if kwargs.get(bound) is not None:
+                kwargs[bound] = float(np.float32(kwargs[bound]))
+    return st.floats(*args, **kwargs)
 
 
 def elements_of_type(dtype=np.float32, filter_=None):

@@ -197,13 +197,13 @@ def build_ops_net(name="af_ops"):
     And / Or / Xor / Not, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding,
     SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
     Div with their gradient ops; the mask.c ops BooleanMask and DotProductWithPadding (padded and
-    replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples and
-    SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
-    (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
-    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
-    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue,
-    WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the last one) and
-    AtomicIter on a counter of their own, on the side."""
+    replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
+    RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with
+    its gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather,
+    GatherRanges, LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob
+    queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with
+    num_records=2, CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every
+    run, replacing the last one) and AtomicIter on a counter of their own, on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -394,6 +394,7 @@ def build_ops_net(name="af_ops"):
               net.SortedSegmentRangeSum([ss_e, "ss_ids"], "ss_rsum"),
               net.SortedSegmentRangeMean([ss_e, "ss_ids"], "ss_rmean"),
               net.SortedSegmentRangeLogSumExp([ss_e, "ss_rids"], "ss_rlse"),
+              net.SortedSegmentRangeLogMeanExp([ss_e, "ss_rids"], "ss_rlme"),
               net.SortedSegmentRangeMax([ss_e, "ss_ids"], "ss_rmax"),
               net.SparseSortedSegmentMean([ss_emb, "ids", "ss_ids"], "ss_smean"),
               net.SparseSortedSegmentWeightedSum([ss_emb, "lr_w", "ids", "ss_ids"], "ss_swsum",
@@ -452,6 +453,7 @@ def build_ops_net(name="af_ops"):
     net.LengthsToWeights("lr_len", "mk_w", power=1.0)
     net.PadEmptySamples(["lr_len", e, "ids"], ["mk_pl", "mk_pe", "mk_pids"])
     net.SparseLengthsPositionalWeightedSum(["emb_l", "lr_w", "ids", "lr_len"], "mk_slpws")
+    net.RemoveDataBlocks([sc, "mk_mask"], "mk_rdb")  # mk_mask as indices 1, 0, 1, 1: rows 2, 3 stay
     # the other ranges.c ops on the side (ScatterAssign writes rg_sa in place: it allocates nothing)
     net.LengthsRangeFill("lr_len", "rg_lrf")
     rg_i = net.Split("rg_i", ["rg_a", "rg_b", "rg_c"], axis=0)
@@ -589,13 +591,13 @@ def build_ops_net(name="af_ops"):
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
         ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
-        ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids",
+        ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids", "mk_rdb",
          "mk_slpws"] + \
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
         [str(gmap[b]) for b in ["bc_col", "bc_m", "bc_s", "half"]] + \
         ["lr_sum", "lr_mean", "lr_wsum", "lr_max", "lr_ssum", "lr_smean", "lr_swsum", "loss14"] + \
         ["ss_sum", "ss_mean", "ss_wsum", "ss_rsum", "ss_rmean", "ss_rlse", "ss_rmax", "ss_smean", "ss_swsum",
-         "loss_ss"] + \
+         "ss_rlme", "loss_ss"] + \
         [str(gmap[b]) for b in ["ss_e", "ss_emb"]] + \
         [str(gmap[b]) for b in ["emb_l", "lr_w", "e", "h"]] + \
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
@@ -651,9 +653,11 @@ def test_ops_allocation_failures(sticky):
                "op BooleanMask #", "op BooleanMaskGradient #", "op BooleanMaskLengths #",
                "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
                "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
+               "op RemoveDataBlocks #",
                "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
                "op SortedSegmentRangeSumGradient #", "op SortedSegmentRangeLogSumExp #",
                "op SortedSegmentRangeLogSumExpGradient #", "op SortedSegmentRangeMax #",
+               "op SortedSegmentRangeLogMeanExp #", "op SortedSegmentRangeLogMeanExpGradient #",
                "op SortedSegmentRangeMaxGradient #",
                "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
                "op NanCheck #", "op EnsureDense #",

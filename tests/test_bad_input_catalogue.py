@@ -2111,6 +2111,20 @@ CASES = [
          run_op('BooleanMaskLengths', ['l', 'm'], ['o'])
          """, V, r"op BooleanMaskLengths #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, "
                  r"but input 1 blob 'm' \(mask\) of shape \(4,\) int32 holds 4 values"),
+    Case("remove-data-blocks-index-range", "ops: mask", "RemoveDataBlocks(d (4, 2), i = [1, 4])",
+         """
+         feed(d=f32(4, 2), i=np.array([1, 4], np.int32))
+         run_op('RemoveDataBlocks', ['d', 'i'], ['o'])
+         """, V,
+         r"op RemoveDataBlocks #0: input 1 blob 'i' \(indices\) holds 4 at position 1; an index must be in "
+         r"\[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         note="Caffe2 enforced the range of the sorted indices (its message gave no position or value)"),
+    Case("remove-data-blocks-indices-dtype", "ops: mask", "RemoveDataBlocks(d (4, 2), i float32 (2,))",
+         """
+         feed(d=f32(4, 2), i=np.ones(2, np.float32))
+         run_op('RemoveDataBlocks', ['d', 'i'], ['o'])
+         """, T_, r"op RemoveDataBlocks #0: input 1 blob 'i' must be int32, got \(2,\) float32",
+         note="an empty indices of any dtype is accepted (a copy), as in Caffe2"),
     Case("lengths-to-weights-negative", "ops: mask", "LengthsToWeights(l = [1, -2])",
          """
          feed(l=np.array([1, -2], np.int32))
@@ -2214,6 +2228,14 @@ CASES = [
          r"must have one row per segment id: first dim 4 \(input 3 blob 's' \(segment_ids\) of shape \(4,\) "
          r"int32\)",
          note="Caffe2 read DATA by the ids without checking its rows; Max the same"),
+    Case("sorted-segment-range-lme-unsorted", "ops: sorted_segment",
+         "SortedSegmentRangeLogMeanExp(d (4, 2), s = [0, 2, 1, 3])",
+         """
+         feed(d=f32(4, 2), s=np.array([0, 2, 1, 3], np.int32))
+         run_op('SortedSegmentRangeLogMeanExp', ['d', 's'], ['o'])
+         """, V,
+         r"op SortedSegmentRangeLogMeanExp #0: input 1 blob 's' \(segment_ids\) of shape \(4,\) int32 must "
+         r"be sorted: segment id 1 at position 2 is below the id 2 before it"),
     Case("nan-check-nan", "ops: sorted_segment", "NanCheck(x with a NaN at [1, 0])",
          """
          x = f32(2, 3)

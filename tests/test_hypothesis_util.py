@@ -267,6 +267,17 @@ class TestStrategies(hu.HypothesisTestCase):
     def test_elements_filter(self, v):
         assert 0 < v <= 1
 
+    # hu.floats: float32 values unless a width is given; bounds not representable in float32
+    # (0.1, inf) are accepted and rounded, as Caffe2's helper did
+    @hu.given(v=hu.floats(min_value=0.1, max_value=0.3),
+              w=hu.floats(min_value=-np.inf, max_value=np.inf, allow_nan=False),
+              d=hu.floats(min_value=0.1, max_value=0.3, width=64))
+    @QUICK
+    def test_floats(self, v, w, d):
+        assert float(np.float32(v)) == v and np.float32(0.1) <= v <= np.float32(0.3)
+        assert float(np.float32(w)) == w or np.isinf(w)
+        assert 0.1 <= d <= 0.3
+
 
 def test_settings_accepts_old_caffe2_arguments():
     s = hu.settings(max_examples=3, timeout=2, min_satisfying_examples=1)

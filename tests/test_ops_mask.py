@@ -1,5 +1,5 @@
 """Mask and padding ops (csrc/ops/mask.c: BooleanMask(+Gradient), BooleanMaskLengths, LengthsToWeights,
-PadEmptySamples, DotProductWithPadding(+Gradient)), SparseLengthsPositionalWeightedSum
+PadEmptySamples, DotProductWithPadding(+Gradient), RemoveDataBlocks), SparseLengthsPositionalWeightedSum
 (csrc/ops/lengths_reduce.c) and the gradient makers (recurrent/_grad_mask.py): NumPy references,
 finite-difference gradients, bad input with exact messages (outputs untouched, workspace usable) and the
 checks at net creation."""
@@ -326,6 +326,62 @@ def test_sparse_lengths_positional_weighted_sum_bad_input(rng):
         G(op("SparseLengthsPositionalWeightedSum", ["d", "w", "i", "l"], ["o"]), ["o_grad"])
 
 
+# ---------------------------------------------------------------- RemoveDataBlocks
+def rdb_ref(data, idx):
+    keep = np.ones(data.shape[0], bool)
+    keep[np.asarray(idx, np.int64)] = False
+    return data[keep]
+
+
+@pytest.mark.parametrize("shape", [(7,), (7, 3), (7, 2, 2), (7, 0), (1, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_remove_data_blocks(rng, shape, dtype):
+    data = (rng.uniform(-5, 5, shape) * 10).astype(dtype)
+    n = shape[0]
+    for idx in ([0], [n - 1], list(range(n)), [n - 1, 0, n - 1, 0], rng.randint(0, n, 5).tolist()):
+        feed(d=data, i=i32(idx))
+        out = run("RemoveDataBlocks", ["d", "i"], ["o"])
+        ref = rdb_ref(data, idx)
+        assert out.dtype == dtype and out.shape == ref.shape
+        assert out.tobytes() == ref.tobytes()
+    # no indices: a copy (an empty float array is accepted, as in Caffe2)
+    for empty in (i32([]), np.zeros(0, np.float32)):
+        feed(i=empty)
+        assert run("RemoveDataBlocks", ["d", "i"], ["o"]).tobytes() == data.tobytes()
+
+
+def test_remove_data_blocks_empty_data():
+    feed(d=np.zeros((0, 3), np.float32), i=i32([]))
+    assert run("RemoveDataBlocks", ["d", "i"], ["o"]).shape == (0, 3)
+
+
+def test_remove_data_blocks_bad_input(rng):
+    keep = np.full((2,), 7.0, np.float32)
+    feed(o=keep, d=f32(rng, 4, 2), i=i32([1, 4]), ineg=i32([0, -1]), if32=np.ones(2, np.float32),
+         i2=i32([[1], [2]]), s=np.float32(3))
+    fails(ValueError, "op RemoveDataBlocks #0: input 1 blob 'i' (indices) holds 4 at position 1; an index "
+          "must be in [0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)",
+          "RemoveDataBlocks", ["d", "i"])
+    fails(ValueError, "op RemoveDataBlocks #0: input 1 blob 'ineg' (indices) holds -1 at position 1; an "
+          "index must be in [0, 4) (the rows of input 0 blob 'd' of shape (4, 2) float32)",
+          "RemoveDataBlocks", ["d", "ineg"])
+    fails(TypeError, "op RemoveDataBlocks #0: input 1 blob 'if32' must be int32, got (2,) float32",
+          "RemoveDataBlocks", ["d", "if32"])
+    fails(ValueError, "op RemoveDataBlocks #0: input 1 blob 'i2' (indices) must be 1-D, got (2, 1) int32",
+          "RemoveDataBlocks", ["d", "i2"])
+    fails(ValueError, "op RemoveDataBlocks #0: input 0 blob 's' (data) must have at least 1 dim, got () "
+          "float32", "RemoveDataBlocks", ["s", "i"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()
+    # in place is refused (the output would be resized under the input)
+    with pytest.raises(ValueError):
+        workspace.RunOperatorOnce(op("RemoveDataBlocks", ["d", "i"], ["d"]))
+    # no gradient, as in Caffe2 (SHOULD_NOT_DO_GRADIENT)
+    with pytest.raises(Exception, match="RemoveDataBlocks"):
+        G(op("RemoveDataBlocks", ["d", "i"], ["o"]), ["o_grad"])
+    feed(i=i32([3]))
+    np.testing.assert_array_equal(run("RemoveDataBlocks", ["d", "i"], ["o"]), workspace.FetchBlob("d")[:3])
+
+
 # ---------------------------------------------------------------- net creation
 @pytest.mark.parametrize("type_,inputs,pattern", [
     ("BooleanMask", ["d", "m3"], r"input 1 blob 'm3' \(mask\) of shape \(3,\) int32 must hold one "
@@ -334,6 +390,7 @@ def test_sparse_lengths_positional_weighted_sum_bad_input(rng):
     ("LengthsToWeights", ["d"], r"input 0 blob 'd' must be int32"),
     ("PadEmptySamples", ["l", "s"], r"input 1 blob 's' \(features\) must have at least 1 dim"),
     ("SparseLengthsPositionalWeightedSum", ["d", "w2", "i", "l"], r"\(positional weights\) must have 1 dim"),
+    ("RemoveDataBlocks", ["s", "i"], r"input 0 blob 's' \(data\) must have at least 1 dim"),
 ])
 def test_shapes_checked_at_net_creation(rng, type_, inputs, pattern):
     feed(d=f32(rng, 4, 2), m3=i32([1, 0, 1]), y=f32(rng, 3, 2), l=i32([4]), s=np.float32(1),

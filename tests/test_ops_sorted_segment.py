@@ -1,5 +1,5 @@
-"""Sorted-segment reductions (SortedSegmentRange{LogSumExp,Max} with infinities, NaN, ties and empty
-segments too), NanCheck, Assert (csrc/ops/sorted_segment.c) and EnsureDense
+"""Sorted-segment reductions (SortedSegmentRange{LogSumExp,LogMeanExp,Max} with infinities, NaN, ties
+and empty segments too), NanCheck, Assert (csrc/ops/sorted_segment.c) and EnsureDense
 (csrc/ops/util.c), with their gradient makers (recurrent/_grad_sorted.py): NumPy references
 (gaps, leading empty segments, repeated indices, rank > 2 data, no rows), every gradient op against
 NumPy and by finite differences (sparse gradients compared dense), bad input with exact messages
@@ -154,10 +154,11 @@ def test_bad_ids_messages(rng):
     np.testing.assert_array_equal(workspace.FetchBlob("o"), [7])
 
 
-# ---------------------------------------------------------------- SortedSegmentRange{LogSumExp,Max}
+# ------------------------------------------------------ SortedSegmentRange{LogSumExp,LogMeanExp,Max}
 def range_ref(kind, data, ids):
     """float32 result: per segment id s, LogSumExp (m + log(sum(exp(x - m))), m the max, in float64;
-    -inf for no rows or only -inf, +inf for a +inf, NaN for a NaN) or Max (NaN propagates, 0 for no rows)."""
+    -inf for no rows or only -inf, +inf for a +inf, NaN for a NaN), LogMeanExp (the same less log(n) for
+    n rows; -inf for no rows) or Max (NaN propagates, 0 for no rows)."""
     K = int(ids[-1]) + 1 if len(ids) else 0
     out = np.zeros((K,) + data.shape[1:], np.float64)
     for s in range(K):
@@ -169,26 +170,32 @@ def range_ref(kind, data, ids):
         fin = np.isfinite(m)
         with np.errstate(invalid="ignore"):
             acc = np.exp(seg - np.where(fin, m, 0)).sum(0)
+        if kind == "LogMeanExp" and len(seg):
+            acc = acc / len(seg)
         out[s] = np.where(fin, np.where(fin, m, 0) + np.log(np.where(fin, acc, 1)), m)
     return out.astype(np.float32)
 
 
 def range_grad_ref(kind, data, out, g, ids):
     """The gradient ops' rows: Max dOUT[s] where DATA[k] == OUT[s]; LogSumExp dOUT[s] * exp(DATA[k] - OUT[s])
-    in float64, the m elements equal to an infinite OUT[s] getting dOUT[s] / m each."""
+    in float64 (LogMeanExp: divided by the segment's row count), the m elements equal to an infinite OUT[s]
+    getting dOUT[s] / m each."""
     ids = np.asarray(ids)
     o, gs, x = out[ids].astype(np.float64), g[ids].astype(np.float64), data.astype(np.float64)
     if kind == "Max":
         return np.where(data == out[ids], g[ids], 0).astype(np.float32)
     tie = np.isinf(o) & (x == o)
     ties = np.zeros_like(o)
+    count = np.ones_like(o)
     for s in np.unique(ids):
         ties[ids == s] = tie[ids == s].sum(0)
+        if kind == "LogMeanExp":
+            count[ids == s] = (ids == s).sum()
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tie, gs / np.maximum(ties, 1), gs * np.exp(x - o)).astype(np.float32)
+        return np.where(tie, gs / np.maximum(ties, 1), gs / count * np.exp(x - o)).astype(np.float32)
 
 
-@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+@pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 @pytest.mark.parametrize("ids", IDS + [[0], [3]])
 def test_range_lse_max(rng, kind, ids):
     data = f32(rng, len(ids), 2, 3, lo=-5, hi=5)
@@ -199,10 +206,10 @@ def test_range_lse_max(rng, kind, ids):
     if kind == "Max":
         np.testing.assert_array_equal(out, range_ref(kind, data, ids))
     empty = np.setdiff1d(np.arange(ids[-1] + 1), ids)   # gaps and ids below the first: no rows
-    assert (out[empty] == (-np.inf if kind == "LogSumExp" else 0)).all()
+    assert (out[empty] == (0 if kind == "Max" else -np.inf)).all()
 
 
-@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+@pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 def test_range_lse_max_no_rows_and_zero_width(kind):
     feed(d=np.zeros((0, 3), np.float32), s=i32([]))
     assert run("SortedSegmentRange" + kind, ["d", "s"], ["o"]).shape == (0, 3)
@@ -232,7 +239,7 @@ def test_range_lse_stable_and_special_values():
 def test_range_gradient_ops_against_numpy(rng):
     ids = i32([1, 1, 2, 4, 4, 4])
     data, g = f32(rng, 6, 3, lo=-3, hi=3), f32(rng, 5, 3)
-    for kind in ["LogSumExp", "Max"]:
+    for kind in ["LogSumExp", "LogMeanExp", "Max"]:
         out = range_ref(kind, data, ids)
         feed(d=data, o=out, g=g, s=ids)
         dx = run("SortedSegmentRange%sGradient" % kind, ["d", "o", "g", "s"], ["x"])
@@ -282,6 +289,31 @@ def test_fd_range_lse(rng, ids):
                 [f32(rng, 6, 3, lo=-2, hi=2), i32(ids)], indices=[0])
 
 
+@pytest.mark.parametrize("ids", [[0, 0, 1, 2, 2, 2], [0, 0, 0, 0, 0, 0], [0, 1, 2, 3, 4, 5]])
+def test_fd_range_lme(rng, ids):
+    check_grads(op("SortedSegmentRangeLogMeanExp", ["d", "s"], ["o"]),
+                [f32(rng, 6, 3, lo=-2, hi=2), i32(ids)], indices=[0])
+
+
+def test_range_lme_special_values():
+    """LogMeanExp = LogSumExp - log(n): stable for large and tiny values; the infinities, NaN and the
+    infinite ties of the gradient as LogSumExp's; a gap gives -inf."""
+    inf, nan = np.inf, np.nan
+    d = np.array([[1000, -1000, -inf, -inf, inf, nan], [1000, -1000, -inf, 0, -inf, 1],
+                  [1000, -1000, -inf, 0, 2, 2], [5, 5, 5, 5, 5, 5]], np.float32)
+    feed(d=d, s=i32([0, 0, 0, 2]))
+    out = run("SortedSegmentRangeLogMeanExp", ["d", "s"], ["o"])
+    np.testing.assert_allclose(out[0, :2], [1000, -1000], rtol=1e-7)
+    np.testing.assert_array_equal(out[0, 2:], np.float32([-inf, np.log(2 / 3), inf, nan]))
+    np.testing.assert_array_equal(out[1], np.full(6, -inf, np.float32))
+    np.testing.assert_array_equal(out[2], d[3])
+    feed(g=np.ones((3, 6), np.float32))
+    dx = run("SortedSegmentRangeLogMeanExpGradient", ["d", "o", "g", "s"], ["x"])
+    np.testing.assert_allclose(dx[:3, :2], np.full((3, 2), 1 / 3), rtol=1e-6)
+    np.testing.assert_array_equal(dx[:3, 4], np.float32([1, 0, 0]))  # the one +inf takes all of dOUT
+    np.testing.assert_array_equal(dx[3], np.ones(6, np.float32))
+
+
 @pytest.mark.parametrize("ids", [[0, 0, 1, 3, 3, 3], [2, 2, 2, 2, 2, 2], [0, 1, 2, 3, 4, 5]])
 def test_fd_range_max(rng, ids):
     # no ties, and values 0.1 apart so that a finite-difference step never changes the argmax
@@ -289,7 +321,7 @@ def test_fd_range_max(rng, ids):
     check_grads(op("SortedSegmentRangeMax", ["d", "s"], ["o"]), [data, i32(ids)], indices=[0])
 
 
-@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+@pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 def test_range_lse_max_gradient_maker(rng, kind):
     o = op("SortedSegmentRange" + kind, ["d", "s"], ["o"])
     grad_ops, g_in = G(o, ["o_grad"])
@@ -310,7 +342,7 @@ def test_range_lse_max_gradient_maker(rng, kind):
     np.testing.assert_allclose(workspace.FetchBlob("d_grad"), ref, rtol=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["LogSumExp", "Max"])
+@pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 def test_range_lse_max_bad_input(rng, kind):
     fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
     feed(d=f32(rng, 4, 2), s=i32([0, 2, 1, 3]), x=np.float32([7]), y=np.float32([8]))

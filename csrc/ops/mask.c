@@ -9,6 +9,7 @@
  *   PadEmptySamples(lengths, in_1, ..., in_n) -> (out_lengths, out_1, ..., out_n)
  *   DotProductWithPadding(X, Y) -> Z                          args pad_value (0), replicate (0)
  *   DotProductWithPaddingGradient(X, Y, dZ) -> (dX, dY)      the same args
+ *   RemoveDataBlocks(data, indices) -> shrunk_data
  *
  * A mask is int32 1-D holding only 0 and 1 (Caffe2: bool); any other value
  * is a ValueError naming the op, the blob, the position and the value, raised
@@ -45,12 +46,23 @@
  * run in double, in element order, rounded once. The gradient gives dX, dY of
  * the shapes of X and Y: the derivative of Z[n] times dZ[n].
  *
- * No global state; nothing allocates except the resize of the outputs.
+ * RemoveDataBlocks (Caffe2's remove_data_blocks_op): data float32 or int32
+ * with ndim >= 1 (N rows); indices int32 1-D (Caffe2: int32 or int64), in any
+ * order, repeats allowed, each in [0, N) (a ValueError naming the position and
+ * the value otherwise, raised before anything is written). shrunk_data is data
+ * without the rows named (each removed once), the others kept in order (moved
+ * as bits), of shape (N - distinct indices,) + data.shape[1:]. As in Caffe2, an
+ * empty indices of any dtype gives a copy of data. No gradient (Caffe2:
+ * SHOULD_NOT_DO_GRADIENT).
+ *
+ * No global state; nothing allocates except the resize of the outputs and
+ * RemoveDataBlocks' N flags of scratch (freed before it returns).
  */
 #include "../core/rc_core.h"
 #include "checks.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ================================================================ helpers */
@@ -486,6 +498,58 @@ static rc_status dpp_g_run(rc_op *op, rc_err *err)
 
 /* ================================================================ table */
 
+/* ================================================================ RemoveDataBlocks */
+
+/* data (ndim >= 1, f32 or i32); indices 1-D, int32 unless empty. */
+static rc_status rdb_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_checks_rows_any(op, 0, "data", 0, err);
+    if (st) return st;
+    const rc_tensor *ix = rc_in(op, 1);
+    if (ix->ndim == 1 && ix->dims[0] == 0) return RC_OK; /* Caffe2: any dtype when empty */
+    return rc_checks_i32_vector(op, 1, "indices", err);
+}
+
+static rc_status rdb_run(rc_op *op, rc_err *err)
+{
+    rc_status st = rdb_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *ix = rc_in(op, 1);
+    const int64_t n = x->dims[0], k = ix->dims[0];
+    const int32_t *idx = k ? rc_i32(ix) : NULL;
+    for (int64_t i = 0; i < k; i++)
+        if (idx[i] < 0 || idx[i] >= n)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (indices) holds %d at position %lld; an "
+                              "index must be in [0, %lld) (the rows of input 0 blob '%s' of shape %s)",
+                              rc_in_name(op, 1), (int)idx[i], (long long)i, (long long)n, rc_in_name(op, 0),
+                              RC_SHAPE(x));
+    /* gone[r] = 1 when row r is removed; owned here, freed on every path. */
+    unsigned char *gone = k ? calloc((size_t)n, 1) : NULL;
+    if (k && !gone) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld flags of scratch)", (long long)n);
+    int64_t removed = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (!gone[idx[i]]) { gone[idx[i]] = 1; removed++; }
+    int64_t dims[RC_MAX_DIMS];
+    dims[0] = n - removed;
+    for (int d = 1; d < x->ndim; d++) dims[d] = x->dims[d];
+    if (rc_tensor_resize(rc_out(op, 0), x->dtype, x->ndim, dims, err)) {
+        free(gone);
+        return out_fail(op, 0, err);
+    }
+    const size_t row = (size_t)rc_dims_prod(x, 1, x->ndim) * rc_dtype_size(x->dtype);
+    if (dims[0] > 0 && row > 0) {
+        const unsigned char *src = rc_tensor_data(x);
+        unsigned char *dst = rc_tensor_data(rc_out(op, 0));
+        for (int64_t r = 0; r < n; r++) {
+            if (gone && gone[r]) continue;
+            memcpy(dst, src + (size_t)r * row, row);
+            dst += row;
+        }
+    }
+    free(gone);
+    return RC_OK;
+}
+
 const rc_op_schema rc_ops_mask[] = {
     {"BooleanMask", 2, 2, 1, 2, NULL, NULL, bmask_run, NULL,
      "(data (N, ...) f32/i32, mask (N,) int32 0/1) -> masked_data (count, ...)[, masked_indices (count,) int32]",
@@ -507,5 +571,8 @@ const rc_op_schema rc_ops_mask[] = {
      dpp_check},
     {"DotProductWithPaddingGradient", 3, 3, 2, 2, NULL, dpp_setup, dpp_g_run, NULL,
      "(X, Y, dZ (N,)) -> (dX, dY): the gradient of DotProductWithPadding, the same args", dpp_g_check},
+    {"RemoveDataBlocks", 2, 2, 1, 1, NULL, NULL, rdb_run, NULL,
+     "(data (N, ...) f32/i32, indices (K,) int32 in [0, N)) -> data without those rows (repeats removed once)",
+     rdb_check},
     {0},
 };

@@ -33,9 +33,11 @@ extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, Sigm
 extern const rc_op_schema rc_ops_bmm_pow[];   /* ops/bmm_pow.c: BatchMatMulGradient, BatchGather(Gradient) */
 extern const rc_op_schema rc_ops_util[];      /* ops/util.c: Alias, CopyFromCPUInput, EnsureCPUOutput */
 extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradient, Lengths), LengthsToWeights,
-                                                 PadEmptySamples, DotProductWithPadding(+Gradient) */
+                                                 PadEmptySamples, DotProductWithPadding(+Gradient),
+                                                 RemoveDataBlocks */
 extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Sparse)SortedSegment{Sum,Mean,
-                                                 WeightedSum}, SortedSegmentRange{Sum,Mean} (+gradients),
+                                                 WeightedSum}, SortedSegmentRange{Sum,Mean,LogSumExp,
+                                                 LogMeanExp,Max} (+gradients),
                                                  NanCheck, Assert */
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */

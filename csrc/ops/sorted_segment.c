@@ -12,6 +12,7 @@
  *   SortedSegmentRangeSum(DATA, SEGMENT_IDS) -> OUT
  *   SortedSegmentRangeMean(DATA, SEGMENT_IDS) -> OUT
  *   SortedSegmentRangeLogSumExp(DATA, SEGMENT_IDS) -> OUT
+ *   SortedSegmentRangeLogMeanExp(DATA, SEGMENT_IDS) -> OUT
  *   SortedSegmentRangeMax(DATA, SEGMENT_IDS) -> OUT
  *
  *   SortedSegmentSumGradient(dOUT, SEGMENT_IDS) -> dDATA
@@ -22,6 +23,7 @@
  *   SortedSegmentRangeSumGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *   SortedSegmentRangeMeanGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *   SortedSegmentRangeLogSumExpGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
+ *   SortedSegmentRangeLogMeanExpGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *   SortedSegmentRangeMaxGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *
  *   NanCheck(X[, ...]) -> Y
@@ -52,6 +54,10 @@
  * values adds nothing), any +inf gives +inf (Caffe2: NaN, from inf - inf). An
  * empty segment (a gap) gives -inf, log of an empty sum. A NaN in the segment
  * gives NaN (as Caffe2).
+ * RangeLogMeanExp: OUT[s] = log(mean of exp(row)) = m + log(sum exp(x - m) / n)
+ * for a segment of n rows, the same way (Caffe2 the same in float); the
+ * infinities and NaN as LogSumExp, and an empty segment (a gap) gives -inf as
+ * LogSumExp's does (Caffe2 refused gaps).
  * RangeMax: OUT[s] = the element-wise max over segment s, the LengthsMax
  * kernel of ops/lengths_reduce.c: a NaN in the segment gives NaN, a segment of
  * only -inf gives -inf, an empty segment 0 (as LengthsMax here). Caffe2's
@@ -73,6 +79,8 @@
  * same infinity (Caffe2: NaN from inf - inf): the m such elements of the
  * segment share dOUT[s] equally, dOUT[s] / m each (the limit of equal inputs;
  * the weights of a segment still sum to 1). A NaN in DATA or OUT gives NaN.
+ * LogMeanExp: the same with dOUT[s] * exp(DATA[k] - OUT[s]) / n for a segment
+ * of n rows (Caffe2's formula), the infinite ties shared as LogSumExp's.
  * Max: dOUT[s] goes to every element equal to OUT[s], 0 elsewhere: every tied
  * element gets all of it, as Caffe2's MaxRangeReducerGradient (whose doc
  * string says the first occurrence; its code compares each element with OUT),
@@ -99,7 +107,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { K_SUM, K_MEAN, K_WSUM, K_MAX, K_LSE };
+enum { K_SUM, K_MEAN, K_WSUM, K_MAX, K_LSE, K_LME };
 enum { G_PLAIN, G_W, G_MAIN, G_RANGE }; /* gradient input layouts, see grad_inputs */
 
 /* ================================================================ helpers */
@@ -188,9 +196,9 @@ static rc_status ids_to_lengths(rc_op *op, int i, int64_t K, int32_t **len, rc_e
 
 /* data: (N, R), len: (K,) summing to N -> out: (K, R), out[s][r] = log of the
  * sum over segment s of exp(data[k][r]): m + log(sum exp(x - m)), m the max, in
- * double, rounded once. NaN in the segment: NaN; empty or only -inf: -inf;
- * a +inf (no NaN): +inf. */
-static void lse_kernel(int64_t K, int64_t R, const float *data, const int32_t *len, float *out)
+ * double, rounded once; with mean, log of the mean: m + log(sum exp(x - m) / n).
+ * NaN in the segment: NaN; empty or only -inf: -inf; a +inf (no NaN): +inf. */
+static void lse_kernel(int64_t K, int64_t R, const float *data, const int32_t *len, int mean, float *out)
 {
     int64_t k0 = 0;
     for (int64_t s = 0; s < K; s++) {
@@ -207,7 +215,7 @@ static void lse_kernel(int64_t K, int64_t R, const float *data, const int32_t *l
             if (!nan && isfinite(m)) {
                 double acc = 0.0;
                 for (int64_t k = k0; k < k0 + n; k++) acc += exp((double)data[k * R + r] - m);
-                y = m + log(acc);
+                y = m + log(mean ? acc / (double)n : acc);
             }
             out[s * R + r] = (float)y;
         }
@@ -217,22 +225,23 @@ static void lse_kernel(int64_t K, int64_t R, const float *data, const int32_t *l
 
 /* data: (N, R), fo, g: (K, R), len: (K,) summing to N -> dx: (N, R),
  * dx[k][r] = g[s][r] * exp(data[k][r] - fo[s][r]) in double, rounded once (k in
- * segment s); where data[k][r] and fo[s][r] are the same infinity, the m such
- * elements of the segment column get g[s][r] / m each. */
+ * segment s), divided by n (the segment's rows) with mean (LogMeanExp); where
+ * data[k][r] and fo[s][r] are the same infinity, the m such elements of the
+ * segment column get g[s][r] / m each. */
 static void lse_grad_kernel(int64_t K, int64_t R, const float *data, const float *fo, const float *g,
-                            const int32_t *len, float *dx)
+                            const int32_t *len, int mean, float *dx)
 {
     int64_t k0 = 0;
     for (int64_t s = 0; s < K; s++) {
         const int64_t n = len[s];
         for (int64_t r = 0; r < R; r++) {
-            const double o = fo[s * R + r], go = g[s * R + r];
+            const double o = fo[s * R + r], go = mean && n ? g[s * R + r] / (double)n : g[s * R + r];
             int64_t ties = 0;
             if (isinf(o))
                 for (int64_t k = k0; k < k0 + n; k++) ties += data[k * R + r] == o;
             for (int64_t k = k0; k < k0 + n; k++) {
                 const double x = data[k * R + r];
-                dx[k * R + r] = (float)(isinf(o) && x == o ? go / (double)ties : go * exp(x - o));
+                dx[k * R + r] = (float)(isinf(o) && x == o ? (double)g[s * R + r] / (double)ties : go * exp(x - o));
             }
         }
         k0 += n;
@@ -298,8 +307,8 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
         float *out = rc_f32(rc_out(op, 0));
         if (kind == K_MAX) {
             rc_lr_max_kernel(K, R, x, len, out);
-        } else if (kind == K_LSE) {
-            lse_kernel(K, R, x, len, out);
+        } else if (kind == K_LSE || kind == K_LME) {
+            lse_kernel(K, R, x, len, kind == K_LME, out);
         } else {
             const int32_t *idx = sparse ? rc_i32(rc_in(op, l.idx)) : NULL;
             const float *w = l.w >= 0 ? rc_f32(rc_in(op, l.w)) : NULL;
@@ -321,6 +330,7 @@ FWD(spsum, K_SUM, 1)
 FWD(spmean, K_MEAN, 1)
 FWD(spwsum, K_WSUM, 1)
 FWD(rlse, K_LSE, 0)
+FWD(rlme, K_LME, 0)
 FWD(rmax, K_MAX, 0)
 
 /* ================================================================ gradients */
@@ -375,7 +385,7 @@ static rc_status grad_shapes(rc_op *op, int variant, rc_err *err)
 }
 
 /* kind: K_SUM, K_MEAN, K_WSUM (Sum, Mean, WeightedSum gradients) or K_MAX,
- * K_LSE (G_RANGE only: they read DATA and OUT). */
+ * K_LSE, K_LME (G_RANGE only: they read DATA and OUT). */
 static rc_status grad_run(rc_op *op, int variant, int kind, rc_err *err)
 {
     rc_status st = grad_shapes(op, variant, err);
@@ -403,11 +413,11 @@ static rc_status grad_run(rc_op *op, int variant, int kind, rc_err *err)
         return out_fail(op, 1, err);
     }
     const int64_t R = rc_dims_prod(g, 1, g->ndim);
-    if (N > 0 && (kind == K_MAX || kind == K_LSE)) {
+    if (N > 0 && (kind == K_MAX || kind == K_LSE || kind == K_LME)) {
         const float *x = rc_f32(rc_in(op, l.data)), *fo = rc_f32(rc_in(op, l.out)), *go = rc_f32(g);
         float *dx = rc_f32(rc_out(op, 0));
         if (R > 0 && kind == K_MAX) rc_lr_grad_max_kernel(K, R, fo, go, len, x, dx);
-        if (R > 0 && kind == K_LSE) lse_grad_kernel(K, R, x, fo, go, len, dx);
+        if (R > 0 && kind != K_MAX) lse_grad_kernel(K, R, x, fo, go, len, kind == K_LME, dx);
     } else if (N > 0) {
         rc_lr_grad_write(op, K, N, len, l.g, l.w, l.data, l.idx, kind == K_MEAN, variant == G_MAIN);
     }
@@ -426,6 +436,7 @@ GRAD(swsum_mg, G_MAIN, K_WSUM)
 GRAD(rsum_g, G_RANGE, K_SUM)
 GRAD(rmean_g, G_RANGE, K_MEAN)
 GRAD(rlse_g, G_RANGE, K_LSE)
+GRAD(rlme_g, G_RANGE, K_LME)
 GRAD(rmax_g, G_RANGE, K_MAX)
 
 /* ================================================================ NanCheck */
@@ -541,6 +552,9 @@ const rc_op_schema rc_ops_sorted_segment[] = {
     {"SortedSegmentRangeLogSumExp", 2, 2, 1, 1, NULL, NULL, rlse_run, NULL,
      "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: log(sum(exp(rows))) per segment, stable (max subtracted; "
      "empty or all -inf: -inf; a +inf: +inf; NaN propagates)", rlse_check},
+    {"SortedSegmentRangeLogMeanExp", 2, 2, 1, 1, NULL, NULL, rlme_run, NULL,
+     "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: log(mean(exp(rows))) per segment, stable, the special "
+     "values as SortedSegmentRangeLogSumExp", rlme_check},
     {"SortedSegmentRangeMax", 2, 2, 1, 1, NULL, NULL, rmax_run, NULL,
      "(DATA (N, ...), SEGMENT_IDS sorted) -> OUT: element-wise max per segment (NaN propagates; empty segment: 0)",
      rmax_check},
@@ -561,6 +575,9 @@ const rc_op_schema rc_ops_sorted_segment[] = {
     {"SortedSegmentRangeLogSumExpGradient", 4, 4, 1, 1, NULL, NULL, rlse_g_run, NULL,
      "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: row k = dOUT[s] * exp(DATA[k] - OUT[s]), s = ids[k] "
      "(the same infinity in DATA[k] and OUT[s]: dOUT[s] shared equally by those)", rlse_g_check},
+    {"SortedSegmentRangeLogMeanExpGradient", 4, 4, 1, 1, NULL, NULL, rlme_g_run, NULL,
+     "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: row k = dOUT[s] * exp(DATA[k] - OUT[s]) / count(s) "
+     "(infinite ties as SortedSegmentRangeLogSumExpGradient)", rlme_g_check},
     {"SortedSegmentRangeMaxGradient", 4, 4, 1, 1, NULL, NULL, rmax_g_run, NULL,
      "(DATA, OUT, dOUT, SEGMENT_IDS sorted) -> dDATA: dOUT[s] where DATA[k] == OUT[s] (every tie), else 0",
      rmax_g_check},
