@@ -28,7 +28,8 @@ Importing this module loads a hypothesis settings profile (as Caffe2's did):
 ``CAFFE2_HYPOTHESIS_PROFILE``) names ``debug`` (1000) or ``ci`` (100,
 derandomized); ``CI=sandcastle``-style detection is not done. All profiles
 keep no example database and have no deadline (CPU timings on shared machines
-vary too much for one).
+vary too much for one), and suppress the ``too_slow`` and ``differing_executors``
+health checks (the latter fails a ``@given`` helper called by two test methods).
 
 ``hypothesis`` is a test dependency: ``import recurrent`` never needs it, and
 importing this module without it raises ImportError saying how to install it.
@@ -56,7 +57,12 @@ from . import core, gradient_checker, test_util, workspace
 from .proto import caffe2_pb2
 
 # ---------------------------------------------------------------- settings profiles
-_PROFILE_BASE = dict(database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# differing_executors (hypothesis >= 6.56) fails a @given helper method that two test methods
+# call, each from its own TestCase instance, as Caffe2's rnn_cell_test.lstm_base is: the check
+# did not exist when those tests were written, and the draws do not depend on the instance.
+_SUPPRESSED = [HealthCheck.too_slow] + [getattr(HealthCheck, n) for n in ("differing_executors",)
+                                        if hasattr(HealthCheck, n)]
+_PROFILE_BASE = dict(database=None, deadline=None, suppress_health_check=_SUPPRESSED)
 hypothesis.settings.register_profile("dev", max_examples=10, **_PROFILE_BASE)
 hypothesis.settings.register_profile("debug", max_examples=1000, **_PROFILE_BASE)
 hypothesis.settings.register_profile("ci", max_examples=100, derandomize=True, **_PROFILE_BASE)

@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from . import core, workspace
+from . import scope as _scope
 from .proto import NetDef, make_argument
 
 __all__ = ["recurrent_net", "retrieve_step_blobs", "set_rnn_executor_config"]
@@ -79,6 +80,14 @@ def _ssa(proto):
         for name, ver in outs:
             versions[str(name)] = max(versions.get(str(name), 0), ver)
     return res, versions
+
+
+def _final_names_op(op_type, inputs, outputs):
+    """An op of the step nets whose blob names are final: built with the name
+    scope cleared, so a recurrent_net called inside a NameScope does not scope
+    them twice."""
+    with _scope.NameScope(None, reset=True):
+        return core.CreateOperator(op_type, inputs, outputs)
 
 
 def _written_blobs(ops):
@@ -204,7 +213,7 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
                 # The op sums a step's gradients into dense buffers: a sparse
                 # step gradient (a Gather inside the cell) is made dense there.
                 dense = str(k) + "_grad_dense"
-                backward_ops.append(core.CreateOperator(
+                backward_ops.append(_final_names_op(
                     "SparseToDense", [str(v.indices), str(v.values), str(k)], [dense]))
                 backward_mapping[k] = dense
         backward_mapping = {str(k): str(v) for k, v in backward_mapping.items() if v is not None}
@@ -280,7 +289,7 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
                 if out in ext and out not in ins:
                     accum = out + "_accum"
                     op.output[j] = accum
-                    backward.op.append(core.CreateOperator("Sum", [out, accum], [out]))
+                    backward.op.append(_final_names_op("Sum", [out, accum], [out]))
 
         # Links that write a gradient (state-input and sequence-input links,
         # offset 0) must each own their blob: a blob that is also another
@@ -296,7 +305,7 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links, timestep=No
                 continue
             if internal in taken or internal not in written_now:
                 fresh = "{}_{}_link".format(internal, external)
-                backward.op.append(core.CreateOperator("Copy", [internal], [fresh]))
+                backward.op.append(_final_names_op("Copy", [internal], [fresh]))
                 if internal not in written_now and internal not in backward.external_input:
                     backward.external_input.append(internal)
                 internal = fresh

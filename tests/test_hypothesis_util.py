@@ -317,6 +317,29 @@ def test_serialized_given_runs_a_fixed_example_then_draws():
     assert len(calls) >= 2
 
 
+def test_given_helper_shared_by_two_test_methods():
+    # Caffe2's rnn_cell_test has test_lstm and test_milstm both call one @given method with the
+    # profile's settings; each unittest method runs on its own instance, which current
+    # hypothesis reports as a differing_executors health-check failure unless suppressed.
+    seen = []
+
+    class Case(hu.HypothesisTestCase):
+        @hu.given(n=st.integers(0, 9))
+        def base(self, n, kind):
+            seen.append((kind, n))
+
+        def test_one(self):
+            self.base(kind="one")
+
+        def test_two(self):
+            self.base(kind="two")
+
+    for name in ("test_one", "test_two"):
+        result = _run_unittest(Case, name)
+        assert result.wasSuccessful(), result.failures + result.errors
+    assert {k for k, _ in seen} == {"one", "two"}
+
+
 # ---------------------------------------------------------------- test_util
 def test_rand_array_and_blobs():
     a = test_util.rand_array(3, 2)

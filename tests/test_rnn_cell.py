@@ -553,6 +553,42 @@ def test_two_layer_gru_gradients(rng, linear_before_reset):
     fd_check(rng, model, res, (0, 1), ["x", "h0", "h1"] + params, "gru2")
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_stack_under_name_scope_gradients(rng, cell):
+    """A stack built inside a NameScope: its backward step net (where a layer's state output
+    also feeds the layer above, so its gradient is summed) names every blob once, and its
+    gradients equal those of the same stack built outside any scope."""
+    T, N, D, H = 3, 2, 2, 2
+    build = rnn_cell.LSTM if cell == "lstm" else rnn_cell.GRU
+    states = ["h0", "c0", "h1", "c1"] if cell == "lstm" else ["h0", "h1"]
+    x, seq, vals = feed_inputs(rng, T, N, D, {s: (1, N, H) for s in states})
+    names = lstm_params("st", 2) if cell == "lstm" else gru_params("st", 2)
+    params = [n for layer in names for n in layer]
+    grads = []
+    for ns in ("", "ns"):
+        p = ns + "/" if ns else ""
+        model = ModelHelper(name="m" + ns)
+        with core.NameScope(ns):
+            res = build(model, "x", "seq", states, D, [H, H], scope="st", outputs_with_grads=(0,))
+        run_init(model)
+        for b in ["x", "seq"] + states:
+            workspace.FeedBlob(p + b, fetch(b))
+        if not ns:
+            randomize_params(rng, params, scale=0.8)
+        else:
+            for n in params:
+                workspace.FeedBlob(p + n, fetch(n))
+        gmap = model.net.AddGradientOperators([res[0]])
+        (op,) = rnn_ops(model)
+        bwd = args_of(op)["backward_step_net"]
+        blobs = [str(b) for o in bwd.op for b in list(o.input) + list(o.output)]
+        assert blobs and not [b for b in blobs if "ns/ns/" in b]
+        workspace.RunNetOnce(model.net)
+        grads.append([fetch(gmap[p + b]) for b in ["x"] + states + params])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_milstm_and_basic_rnn_gradients(rng):
     T, N, D, H = 3, 2, 2, 2
     model = ModelHelper(name="m")
