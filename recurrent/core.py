@@ -674,15 +674,16 @@ class GradientRegistry:
         # Makers take dense output gradients: a sparse one (GradientSlice, e.g.
         # from a later Gather of this op's output) is made dense first, shaped
         # like the output (Caffe2 refused: "is sparse (expected dense)").
+        # The names are final: neither these ops nor the maker's (built with CreateOperator) may get
+        # the caller's name scope.
         densify = []
-        for i, g in enumerate(g_output):
-            if isinstance(g, GradientSlice) and op.type not in cls._takes_sparse:
-                dense = str(op.output[i]) + "_grad_dense"
-                densify.append(CreateOperator("SparseToDense", [g.indices, g.values, str(op.output[i])],
-                                              [dense]))
-                g_output[i] = dense
-        # Makers build ops with CreateOperator; names must not get the caller's scope.
         with scope.NameScope(None, reset=True):
+            for i, g in enumerate(g_output):
+                if isinstance(g, GradientSlice) and op.type not in cls._takes_sparse:
+                    dense = str(op.output[i]) + "_grad_dense"
+                    densify.append(CreateOperator("SparseToDense", [g.indices, g.values, str(op.output[i])],
+                                                  [dense]))
+                    g_output[i] = dense
             result = maker(op, list(g_output))
         try:
             gradient_ops, g_input = result

@@ -99,6 +99,20 @@ def test_slice_plus_dense_gradient(rng):
     np.testing.assert_allclose(fetch(grad_map["emb"]), want, rtol=1e-5, atol=1e-6)
 
 
+def test_get_gradient_for_op_in_a_name_scope_keeps_the_names(rng):
+    """GetGradientForOp called inside a NameScope with a sparse output gradient: the SparseToDense it
+    puts first and the maker's ops use the names as given (not scoped a second time)."""
+    op = core.CreateOperator("Scale", ["ns/emb"], ["ns/scaled"], scale=3.0)
+    with core.NameScope("ns"):
+        ops, g_in = core.GradientRegistry.GetGradientForOp(
+            op, [core.GradientSlice("ns/idx", "ns/a_grad")])
+    assert [o.type for o in ops] == ["SparseToDense", "Scale"]
+    assert list(ops[0].input) == ["ns/idx", "ns/a_grad", "ns/scaled"]
+    assert list(ops[0].output) == ["ns/scaled_grad_dense"]
+    assert list(ops[1].input) == ["ns/scaled_grad_dense"]
+    assert str(g_in[0]) == str(ops[1].output[0]) and not str(g_in[0]).startswith("ns/ns/")
+
+
 def test_gather_of_a_computed_blob_densifies_for_its_maker(rng):
     """The slice reaches Scale's gradient maker, which needs it dense: a
     SparseToDense shaped like Scale's output comes first (Caffe2 refused)."""
