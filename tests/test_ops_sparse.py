@@ -103,12 +103,13 @@ def ref_sparse_momentum(g, m, p, lr, idx, momentum=0.0, nesterov=0):
     return ng.reshape(idx.shape + row), m, p
 
 
-def ref_sparse_adagrad(p, h, idx, g, lr, epsilon=1e-5, decay=1.0):
+def ref_sparse_adagrad(p, h, idx, g, lr, epsilon=1e-5, decay=1.0, weight_decay=0.0):
     p, h = p.astype(np.float64).copy(), h.astype(np.float64).copy()
     g = g.astype(np.float64).reshape((-1,) + p.shape[1:])
     for k, i in enumerate(idx.ravel()):
-        h[i] = decay * h[i] + g[k] * g[k]
-        p[i] = p[i] + lr * g[k] / (np.sqrt(h[i]) + epsilon)
+        gk = g[k] + weight_decay * p[i]   # the row as it is at this occurrence
+        h[i] = decay * h[i] + gk * gk
+        p[i] = p[i] + lr * gk / (np.sqrt(h[i]) + epsilon)
     return p, h
 
 
@@ -402,6 +403,26 @@ def test_sparse_adagrad_matches_reference(rng, ishape, decay):
     rp, rh = ref_sparse_adagrad(p, h, idx, g, -0.1, 1e-4, decay)
     close(np_, rp)
     close(nh, rh)
+
+
+@pytest.mark.parametrize("ishape", INDEX_SHAPES)
+def test_sparse_adagrad_weight_decay(rng, ishape):
+    # Caffe2's weight_decay: each occurrence adds weight_decay * (the row as it is then) to its gradient
+    idx, p, g = _case(rng, ishape)
+    h = np.abs(f32(rng, *p.shape))
+    feeds = {"p": p, "h": h, "i": idx, "g": g, "lr": one(-0.1)}
+    np_, nh = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"], weight_decay=0.3)
+    rp, rh = ref_sparse_adagrad(p, h, idx, g, -0.1, weight_decay=0.3)
+    close(np_, rp)
+    close(nh, rh)
+    # weight_decay 0 is bitwise the op without it
+    a = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"])
+    b = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"], weight_decay=0.0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    feed(feeds)
+    with pytest.raises(ValueError, match=r"op SparseAdagrad #0: argument weight_decay must be finite, got inf"):
+        workspace.RunOperatorOnce(core.CreateOperator("SparseAdagrad", ["p", "h", "i", "g", "lr"], ["p", "h"],
+                                                      weight_decay=float("inf")))
 
 
 @pytest.mark.parametrize("ishape", INDEX_SHAPES)
