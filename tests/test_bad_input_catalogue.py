@@ -1046,6 +1046,12 @@ CASES = [
          run_op('Adagrad', ['p', 'h', 'g', 'lr'], ['p', 'h', 'elr', 'g'])
          """, V, r"op Adagrad #0: input 2 and output 3 are the same blob 'g', which this op does not allow "
                  r"\(in-place\)"),
+    Case("sparse-adam-radam-flag", "ops: sparse", "SparseAdam(..., enableRAdam=2)",
+         """
+         feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.array([-0.1], np.float32), it=np.array([0], np.int32))
+         run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], enableRAdam=2)
+         """, V, r"op SparseAdam #0: argument enableRAdam must be 0 or 1, got 2"),
     Case("sparse-adam-moment-not-in-place", "ops: sparse", "SparseAdam([p, m1, m2, ...], [p, m1_new, m2])",
          """
          feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),

@@ -125,6 +125,30 @@ def ref_sparse_adam(p, m1, m2, idx, g, lr, it, beta1=0.9, beta2=0.999, epsilon=1
     return p, m1, m2
 
 
+def ref_sparse_radam(p, m1, m2, idx, g, lr, it, beta1=0.9, beta2=0.999, epsilon=1e-5):
+    """Rectified Adam (Liu et al. 2019) row by row, written from the paper's formulas: the variance of
+    the adaptive rate is tractable once rho_t >= 5; before that the step is momentum alone."""
+    p, m1, m2 = (a.astype(np.float64).copy() for a in (p, m1, m2))
+    g_shape = g.shape
+    g = g.astype(np.float64).reshape((-1,) + p.shape[1:])
+    t = it + 1
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)
+    effective = []
+    for k, i in enumerate(idx.ravel()):
+        m1[i] = beta1 * m1[i] + (1 - beta1) * g[k]
+        m2[i] = beta2 * m2[i] + (1 - beta2) * g[k] * g[k]
+        m_hat = m1[i] / (1 - beta1 ** t)
+        if rho_t >= 5:
+            r = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            e = r * m_hat * math.sqrt(1 - beta2 ** t) / (np.sqrt(m2[i]) + epsilon)
+        else:
+            e = m_hat
+        effective.append(e)
+        p[i] = p[i] + lr * e
+    return p, m1, m2, np.array(effective).reshape(g_shape)
+
+
 def close(a, b, tol=1e-5):
     assert a.shape == b.shape, (a.shape, b.shape)
     np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
@@ -436,6 +460,38 @@ def test_sparse_adam_matches_reference(rng, ishape, it):
                beta1=0.8, beta2=0.99, epsilon=1e-3)
     for got, want in zip(outs, ref_sparse_adam(p, m1, m2, idx, g, -0.01, it, 0.8, 0.99, 1e-3)):
         close(got, want)
+
+
+@pytest.mark.parametrize("ishape", INDEX_SHAPES)
+@pytest.mark.parametrize("it,beta2", [(0, 0.999), (3, 0.9), (6, 0.9), (500, 0.999), (9, 0.5)])
+def test_sparse_adam_rectified(rng, ishape, it, beta2):
+    # enableRAdam=1: unrectified momentum steps while rho_t < 5 (it 0 and 3 here, beta2 0.5 always),
+    # the rectified Adam step after (it 6 with beta2 0.9, it 500 with 0.999)
+    idx, p, g = _case(rng, ishape, row=(4,))
+    m1, m2 = f32(rng, *p.shape), np.abs(f32(rng, *p.shape))
+    feeds = {"p": p, "m1": m1, "m2": m2, "i": idx, "g": g, "lr": one(-0.01), "it": np.array([it], np.int32)}
+    ins = ["p", "m1", "m2", "i", "g", "lr", "it"]
+    want = ref_sparse_radam(p, m1, m2, idx, g, -0.01, it, 0.8, beta2, 1e-3)
+    outs = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3, enableRAdam=1)
+    for got, ref in zip(outs, want[:3]):
+        close(got, ref)
+    outs = run("SparseAdam", feeds, ins, ["p", "m1", "m2", "eg"], beta1=0.8, beta2=beta2, epsilon=1e-3,
+               enableRAdam=1)
+    for got, ref in zip(outs, want):
+        close(got, ref)
+    # enableRAdam=0 is bitwise the op without the argument
+    a = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3)
+    b = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3, enableRAdam=0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_sparse_adam_rectified_bad_argument(rng):
+    idx, p, g = _case(rng, (2,))
+    feed({"p": p, "m1": p, "m2": np.abs(p), "i": idx, "g": g, "lr": one(-0.01), "it": np.array([0], np.int32)})
+    with pytest.raises(ValueError, match=r"op SparseAdam #0: argument enableRAdam must be 0 or 1, got 2"):
+        workspace.RunOperatorOnce(core.CreateOperator("SparseAdam", ["p", "m1", "m2", "i", "g", "lr", "it"],
+                                                      ["p", "m1", "m2"], enableRAdam=2))
+    assert np.array_equal(workspace.FetchBlob("p"), p)
 
 
 def test_sparse_optimizers_repeated_in_a_net(rng):
