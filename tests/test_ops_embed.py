@@ -369,6 +369,7 @@ def test_adagrad_extra_outputs_bad_input(rng):
     raises(ValueError, r"op Adagrad #0: outputs 2 and 3 are the same blob 'e'",
            "Adagrad", feeds, ["w", "h", "e", "e"])
     raises(ValueError, r"op Adagrad #0: input 2 blob 'g' must have the shape of input 0 blob 'w'",
-           "Adagrad", {"w": w, "h": w, "g": f32(rng, 2), "lr": np.array([-1], np.float32)}, ["w", "h", "e", "u"])
+           "Adagrad", {"w": w, "h": w, "g": f32(rng, 2), "lr": np.array([-1], np.float32)},
+           ["w", "h", "e", "u"])
     # a failing op leaves the workspace usable
     assert run("Adagrad", feeds, ["p", "q", "e", "u"])[2].shape == (3,)
