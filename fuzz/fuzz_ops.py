@@ -91,7 +91,7 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # BatchMatMul and Pow with broadcast=1 run the new paths
              # DecayAdagrad, GFtrl, (Sparse)Storm, Lars (csrc/ops/optim_more.c; beta1, beta2, epsilon, alpha,
              # beta, lambda1, lambda2, momentum and offset are above)
-             "weight_decay", "bias_correction_first", "lr_min",
+             "weight_decay", "bias_correction_first", "lr_min", "enableRAdam",
              # LearningRateAdaption (csrc/ops/optim_more.c); Adam / SparseAdam / RowWiseSparseAdam's optional
              # effective-gradient output needs no argument
              "lr_alpha", "normalized_lr_adaption",

@@ -97,13 +97,31 @@ def _initializer(init, default, param):
                     "Initializer, got %r" % (param, init))
 
 
+def _initializer_of(initializer, init, default, param):
+    """brew.fc's ``WeightInitializer`` / ``BiasInitializer``: a class (Caffe2's use, e.g.
+    ``Initializer``) is made with ``init`` (or ``default``) as ``update_initializer`` does; an
+    initializer object is used as it is; None means ``init``."""
+    if initializer is None:
+        return _initializer(init, default, param)
+    if isinstance(initializer, type):
+        if init is not None and not (isinstance(init, (tuple, list)) and len(init) == 2
+                                     and isinstance(init[0], str) and isinstance(init[1], dict)):
+            raise TypeError("brew: with an initializer class, the %s initializer must be an "
+                            "('OpName', {kwargs}) tuple, got %r" % (param, init))
+        return update_initializer(initializer, tuple(init) if init is not None else None, default)
+    if not hasattr(initializer, "create_param"):
+        raise TypeError("brew: %s initializer must be an Initializer class or object, got %r"
+                        % (param, initializer))
+    return initializer
+
+
 @_helper
 def fc(model, blob_in, blob_out, dim_in, dim_out, weight_init=None, bias_init=None, axis=1,
        WeightInitializer=None, BiasInitializer=None, **kwargs):
     """Fully connected layer ``y = x W^T + b`` with parameters ``<blob_out>_w``
     (dim_out x dim_in) and ``<blob_out>_b`` (dim_out)."""
-    w_init = WeightInitializer or _initializer(weight_init, ("XavierFill", {}), "weight")
-    b_init = BiasInitializer or _initializer(bias_init, ("ConstantFill", {}), "bias")
+    w_init = _initializer_of(WeightInitializer, weight_init, ("XavierFill", {}), "weight")
+    b_init = _initializer_of(BiasInitializer, bias_init, ("ConstantFill", {}), "bias")
     if not model.init_params:
         w_init = b_init = ExternalInitializer()
     blob_out = blob_out or model.net.NextName()

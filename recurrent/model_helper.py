@@ -9,6 +9,7 @@ RNN cell) creates its parameters in the outer model.
 """
 
 from . import core, scope
+from .optimizer_context import optimizer_for_tags
 from .parameter_sharing import parameter_sharing_context
 
 
@@ -209,6 +210,8 @@ class ModelHelper:
             init = ExternalInitializer()
         info = init.create_param(param_name=core.BlobReference(name), init_net=self.param_init_net,
                                  shape=shape)
+        # the optimizer of a surrounding optimizer_context.UseOptimizer, if any (Caffe2's)
+        info.optimizer = optimizer_for_tags(self._normalize_tags(tags))
         self._parameters_info[name] = info
         self.AddParameter(info.blob, tags)
         return info.blob

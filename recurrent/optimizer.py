@@ -28,7 +28,9 @@ How one training iteration updates the parameters (as in Caffe2):
   ``decay`` 1);
 - Adam: ``Adam`` with ``<param>_first_moment`` / ``<param>_second_moment``
   (``beta1`` 0.9, ``beta2`` 0.999, ``epsilon`` 1e-4: the optimizer's defaults,
-  not the op's).
+  not the op's); ``enableRAdam=True`` (Caffe2's) makes the sparse updates
+  rectified Adam (``SparseAdam(..., enableRAdam=1)``); dense gradients keep
+  plain Adam, as in Caffe2.
 - a sparse gradient (``core.GradientSlice``, e.g. of an embedding read with
   ``Gather``) updates only its rows, one occurrence at a time, in order:
   ``ScatterWeightedSum([param, ONE, indices, values, lr], param)`` for SGD,
@@ -98,7 +100,10 @@ SGD, Adagrad, Storm and Wngrad: see the README ("DecayAdagrad, GFtrl, Storm and 
 ``use_lr_adaption=True`` for Adam (Caffe2's): each Adam op also writes
 ``<param>_effective_grad`` and ``LearningRateAdaption`` then adapts the shared
 rate blob in place (README: "Adam's learning-rate adaption").
-Not provided: YellowFin and the fp16 / multi-precision SGD optimizers.
+Not provided: YellowFin and the fp16 / multi-precision SGD optimizers; their names
+(``build_yellowfin``, ``YellowFinOptimizer``, ``build_multi_precision_sgd``, ...) exist so
+that modules importing them load, and calling them raises NotImplementedError saying why.
+``optimizer_context.UseOptimizer`` picks a parameter's own optimizer where it is made.
 """
 
 import collections
@@ -115,7 +120,9 @@ __all__ = [
     "build_rms_prop", "build_adadelta", "build_wngrad", "build_ftrl",
     "DecayAdagradOptimizer", "GFtrlOptimizer", "StormOptimizer", "build_decay_adagrad", "build_gftrl",
     "build_storm",
-    "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME",
+    "get_lr_injection", "set_lr_injection", "OPTIMIZER_ITERATION_NAME", "get_param_device",
+    "MultiPrecisionSgdOptimizer", "FP16SgdOptimizer", "YellowFinOptimizer", "build_multi_precision_sgd",
+    "build_fp16_sgd", "build_yellowfin",
 ]
 
 OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
@@ -123,6 +130,8 @@ _LEARNING_RATE_INJECTION = "lr_injection"
 
 AuxOptimizerParams = collections.namedtuple("AuxOptimizerParams", ["local", "shared"])
 _instance_count = collections.defaultdict(int)
+# Caffe2's name for the per-class instance counter (the ``<Class>_<n>_`` of the blob names)
+_optimizer_instance_count = _instance_count
 
 
 def _device():
@@ -398,8 +407,12 @@ class AdamOptimizer(_AlphaRateOptimizer):
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, epsilon=1e-4, policy="fixed",
                  use_lr_adaption=False, lr_alpha=0.01, normalized_lr_adaption=True,
-                 sparse_dedup_aggregator=None, rowWise=False, engine="", **kwargs):
+                 sparse_dedup_aggregator=None, rowWise=False, engine="", enableRAdam=False, **kwargs):
         super().__init__()
+        self.enableRAdam = bool(enableRAdam)
+        if self.enableRAdam and rowWise:
+            raise ValueError("AdamOptimizer: enableRAdam works with SparseAdam only, not with rowWise=True "
+                             "(RowWiseSparseAdam has no RAdam; Caffe2 asserted the same)")
         self.use_lr_adaption = bool(use_lr_adaption)
         self.lr_alpha = float(lr_alpha)
         if not np.isfinite(self.lr_alpha):
@@ -439,6 +452,8 @@ class AdamOptimizer(_AlphaRateOptimizer):
             net.RowWiseSparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs,
                                   **args)
         elif sparse is not None:
+            if self.enableRAdam:
+                args["enableRAdam"] = 1
             net.SparseAdam([param, m1, m2, sparse.indices, sparse.values, lr, iteration], outputs, **args)
         else:
             net.Adam([param, m1, m2, grad, lr, iteration], outputs, **args)
@@ -720,6 +735,51 @@ class WeightDecayBuilder(Optimizer):
         net.WeightedSum([param_info.grad, one, param_info.blob, wd], param_info.grad)
 
 
+def _infer_blob_devices(net):
+    """{blob name: DeviceOption} for every output of ``net``'s ops: the op's
+    ``device_option``, else the net's, else the CPU (Caffe2's
+    ``core.InferBlobDevices``)."""
+    proto = net.Proto()
+    default = proto.device_option if proto.device_option is not None \
+        else core.DeviceOption(core.DeviceType.CPU)
+    mapping = {}
+    for op in proto.op:
+        dev = op.device_option if op.device_option is not None else default
+        for name in op.output:
+            mapping[name] = dev
+    return mapping
+
+
+def _get_param_to_device(model):
+    """{blob name: DeviceOption} of the blobs that ``model.param_init_net`` and
+    ``model.net`` write (the init net's win), as Caffe2's."""
+    param_to_device = _infer_blob_devices(model.net)
+    param_to_device.update(_infer_blob_devices(model.param_init_net))
+    return param_to_device
+
+
+def get_param_device(param_name, grad, param_to_device=None, default_device=None):
+    """The device of ``param_name``: its entry of ``param_to_device`` (see
+    ``_get_param_to_device``), else that of its gradient (a GradientSlice's
+    values, then indices), else ``default_device``; ValueError when none is
+    known (Caffe2 asserted). Here it is always the CPU unless a device scope
+    said otherwise, and such nets are refused when created."""
+    device = default_device
+    param_to_device = param_to_device or {}
+    if str(param_name) in param_to_device:
+        device = param_to_device[str(param_name)]
+    elif isinstance(grad, core.GradientSlice):
+        if str(grad.values) in param_to_device:
+            device = param_to_device[str(grad.values)]
+        elif str(grad.indices) in param_to_device:
+            device = param_to_device[str(grad.indices)]
+    elif grad is not None and str(grad) in param_to_device:
+        device = param_to_device[str(grad)]
+    if device is None:
+        raise ValueError("Cannot infer device for %s: no op creates it" % param_name)
+    return device
+
+
 def _calc_norm_ratio(model, params, name_scope, max_gradient_norm):
     """min(1, max_gradient_norm / global norm of the gradients of ``params``), as a
     0-d blob computed by ``model.net`` on every run (Caffe2's ops and names)."""
@@ -735,7 +795,8 @@ def _calc_norm_ratio(model, params, name_scope, max_gradient_norm):
         return model.net.Div([clip, largest], "norm_ratio")
 
 
-def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_lr_injection=False):
+def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_lr_injection=False,
+           use_param_info_optim=True):
     model.Validate()
     if not model.gradient_ops_added:
         raise RuntimeError("model '%s' has no gradient operators: call model.AddGradientOperators([loss]) "
@@ -759,7 +820,7 @@ def _build(model, optimizer, weights_only=False, max_gradient_norm=None, allow_l
     if lr_multiplier is not None:
         optimizer.add_lr_multiplier(lr_multiplier)
     for info in params:
-        if info.optimizer is not None:
+        if info.optimizer is not None and use_param_info_optim:  # UseOptimizer's choice
             info.optimizer(model.net, model.param_init_net, info)
         else:
             optimizer(model.net, model.param_init_net, info)
@@ -837,7 +898,51 @@ def build_storm(model, base_learning_rate, parameters=None, max_gradient_norm=No
 def add_weight_decay(model, weight_decay):
     """Adds ``weight_decay * w`` to the gradient of every weight (``model.weights``:
     the ``brew`` helpers' weights, not biases); call it before ``build_*``."""
-    _build(model, WeightDecayBuilder(weight_decay=weight_decay), weights_only=True)
+    _build(model, WeightDecayBuilder(weight_decay=weight_decay), weights_only=True,
+           use_param_info_optim=False)
+
+
+class _NotProvidedOptimizer(Optimizer):
+    """An optimizer of Caffe2's that this package does not have: the name
+    exists (so modules importing it load), making one raises
+    NotImplementedError saying why."""
+
+    _why = ""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("%s is not provided: %s" % (type(self).__name__, self._why))
+
+
+_FP16_WHY = ("it keeps float16 parameters (with float32 copies), and blobs here are float32 and int32 "
+             "only (use SgdOptimizer / build_sgd)")
+
+
+class MultiPrecisionSgdOptimizer(_NotProvidedOptimizer):
+    _why = _FP16_WHY
+
+
+class FP16SgdOptimizer(_NotProvidedOptimizer):
+    _why = _FP16_WHY
+
+
+class YellowFinOptimizer(_NotProvidedOptimizer):
+    _why = "its YellowFin op is not provided (README \"Coming from Caffe2\")"
+
+
+def build_multi_precision_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False,
+                              **kwargs):
+    """Not provided (float16 parameters): raises NotImplementedError."""
+    MultiPrecisionSgdOptimizer(base_learning_rate, **kwargs)
+
+
+def build_fp16_sgd(model, base_learning_rate, **kwargs):
+    """Not provided (float16 parameters): raises NotImplementedError."""
+    FP16SgdOptimizer(base_learning_rate, **kwargs)
+
+
+def build_yellowfin(model, base_learning_rate=0.1, **kwargs):
+    """Not provided (no YellowFin op): raises NotImplementedError."""
+    YellowFinOptimizer(alpha=base_learning_rate, **kwargs)
 
 
 def get_lr_injection():

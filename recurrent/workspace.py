@@ -113,6 +113,15 @@ def FetchBlobs(names):
     return [FetchBlob(n) for n in names]
 
 
+def CreateBlob(name):
+    """Creates blob ``name`` in the current workspace holding no tensor (Caffe2's empty blob),
+    unless it exists (then it is left as it is). Ops that read it are checked when they run;
+    ``FetchBlob`` of it gives ``b"<name>, a C++ native class of type nullptr (uninitialized)."``.
+    Returns True."""
+    _ws().create_blob(_name(name))
+    return True
+
+
 def HasBlob(name):
     return _ws().has_blob(_name(name))
 

@@ -520,6 +520,9 @@ def build_ops_net(name="af_ops"):
     net.SequenceMask(q3, "sm_up", mode="upper", axis=2, batch=0)
     net.SequenceMask([q3, "rev_len"], "sm_win", mode="window", radius=1, axis=2, batch=0)
     net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["lin_b", "mom"], epsilon=1e-4)
+    # Adagrad's effective-lr and update outputs with weight_decay, out of place (four new blobs)
+    net.Adagrad(["lin_b", "mom", str(gmap["lin_b"]), "lr"], ["ag4_w", "ag4_h", "ag4_elr", "ag4_upd"],
+                weight_decay=0.1)
     net.Iter(["iter"], ["iter"])
     net.LearningRate(["iter"], ["sched_neg"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.9)
     net.LearningRate(["iter"], ["sched_pos"], base_lr=0.1, policy="multistep", stepsizes=[1, 3], gamma=0.5)
@@ -537,6 +540,9 @@ def build_ops_net(name="af_ops"):
                                 ["emb_step", "emb_m_mom", "emb_m"], momentum=0.9)
     net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
                    ["emb_d", "emb_d1", "emb_d2", "emb_d_eg"])
+    # rectified Adam (enableRAdam), with the effective gradient, on copies of the same state
+    net.SparseAdam(["emb_d", "emb_d1", "emb_d2", "ids", ge, "sched_neg", "iter"],
+                   ["emb_d", "emb_d1", "emb_d2", "emb_d_reg"], enableRAdam=1)
     net.RmsProp([gmap["fc_b"], "rms_ms", "rms_mom", "lr"], ["rms_go", "rms_ms", "rms_mom"], momentum=0.5)
     net.Adadelta(["ad_w", "ad_h", "ad_d", gmap["lin_w"], "sched_neg"], ["ad_w", "ad_h", "ad_d"])
     net.Wngrad(["wn_w", "wn_b", gmap["lin_w"], "sched_neg"], ["wn_w", "wn_b", "wn_eff", "wn_upd"])
@@ -609,6 +615,7 @@ def build_ops_net(name="af_ops"):
          "rg_pad", "rg_sa", "rg_mod"] + \
         ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"] + \
         ["mx_it"] + \
+        ["ag4_w", "ag4_h", "ag4_elr", "ag4_upd", "emb_d_reg"] + \
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"]
     return init, net, compare
 

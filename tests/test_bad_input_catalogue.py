@@ -1035,6 +1035,23 @@ CASES = [
          run_op('SparseAdagrad', ['p', 'h', 'i', 'g', 'lr'], ['p', 'h'])
          """, V, r"op SparseAdagrad #0: input 4 blob 'lr' \(the learning rate\) must hold one value, got "
                  r"\(2,\) float32"),
+    Case("adagrad-weight-decay-nan", "ops: sparse", "Adagrad([p, h, g, lr], [p, h, elr], weight_decay=nan)",
+         """
+         feed(p=f32(4, 3), h=f32(4, 3), g=f32(4, 3), lr=np.array([-0.1], np.float32))
+         run_op('Adagrad', ['p', 'h', 'g', 'lr'], ['p', 'h', 'elr'], weight_decay=float('nan'))
+         """, V, r"op Adagrad #0: argument weight_decay must be finite, got nan"),
+    Case("adagrad-update-output-is-grad", "ops: sparse", "Adagrad([p, h, g, lr], [p, h, elr, g])",
+         """
+         feed(p=f32(4, 3), h=f32(4, 3), g=f32(4, 3), lr=np.array([-0.1], np.float32))
+         run_op('Adagrad', ['p', 'h', 'g', 'lr'], ['p', 'h', 'elr', 'g'])
+         """, V, r"op Adagrad #0: input 2 and output 3 are the same blob 'g', which this op does not allow "
+                 r"\(in-place\)"),
+    Case("sparse-adam-radam-flag", "ops: sparse", "SparseAdam(..., enableRAdam=2)",
+         """
+         feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),
+              lr=np.array([-0.1], np.float32), it=np.array([0], np.int32))
+         run_op('SparseAdam', ['p', 'm1', 'm2', 'i', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], enableRAdam=2)
+         """, V, r"op SparseAdam #0: argument enableRAdam must be 0 or 1, got 2"),
     Case("sparse-adam-moment-not-in-place", "ops: sparse", "SparseAdam([p, m1, m2, ...], [p, m1_new, m2])",
          """
          feed(p=f32(4, 3), m1=f32(4, 3), m2=f32(4, 3), i=np.array([1], np.int32), g=f32(1, 3),

@@ -1,5 +1,6 @@
 """Embedding / sampling / optimizer operators (csrc/ops/embed.c): Gather,
-GatherGradient, OneHot, WeightedSample, Adagrad.
+GatherGradient, OneHot, WeightedSample, Adagrad (with its effective-lr / update
+outputs and weight_decay; SparseAdagrad's weight_decay is in test_ops_sparse.py).
 
 Forward and gradient ops against NumPy references; the Gather gradient maker
 (recurrent/_grad_embed.py) by finite differences and through a backward pass;
@@ -257,8 +258,9 @@ def test_weighted_sample_bad_input():
 
 
 # ---------------------------------------------------------------- Adagrad
-def ref_adagrad(w, h, g, lr, eps=1e-5, decay=1.0):
+def ref_adagrad(w, h, g, lr, eps=1e-5, decay=1.0, weight_decay=0.0):
     w, h, g = (a.astype(np.float64) for a in (w, h, g))
+    g = g + weight_decay * w
     nh = decay * h + g * g
     return w + lr * g / (np.sqrt(nh) + eps), nh
 
@@ -308,3 +310,66 @@ def test_adagrad_bad_input(rng):
            ["w", "h"])
     raises(ValueError, r"op Adagrad #0: argument epsilon must be finite and >= 0",
            "Adagrad", {"w": w, "h": w, "g": w, "lr": np.array([-1], np.float32)}, ["w", "h"], epsilon=-1.0)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (1,), (0, 5), (7,)])
+@pytest.mark.parametrize("decay,weight_decay", [(1.0, 0.0), (0.9, 0.25)])
+def test_adagrad_effective_lr_and_update_outputs(rng, shape, decay, weight_decay):
+    # the optional outputs: the per-element rate lr / (sqrt(h') + eps) and the step it gives
+    w, g, h = f32(rng, *shape), f32(rng, *shape), np.abs(f32(rng, *shape))
+    lr, eps = np.array([-0.2], np.float32), 1e-3
+    feeds = {"w": w, "h": h, "g": g, "lr": lr}
+    rw, rh = ref_adagrad(w, h, g, -0.2, eps, decay, weight_decay)
+    g_used = g.astype(np.float64) + weight_decay * w
+    r_elr = -0.2 / (np.sqrt(rh) + eps)
+    nw, nh, elr = run("Adagrad", feeds, ["nw", "nh", "elr"], epsilon=eps, decay=decay,
+                      weight_decay=weight_decay)
+    for got, ref in ((nw, rw), (nh, rh), (elr, r_elr)):
+        assert got.shape == shape
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    nw4, nh4, elr4, upd = run("Adagrad", feeds, ["nw4", "nh4", "elr4", "upd"], epsilon=eps, decay=decay,
+                              weight_decay=weight_decay)
+    np.testing.assert_allclose(upd, r_elr * g_used, rtol=1e-5, atol=1e-6)
+    # the same kernel: the three- and four-output forms agree bitwise, and PARAM is param + update
+    for a, b in ((nw, nw4), (nh, nh4), (elr, elr4)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(nw4, w + upd)
+
+
+def test_adagrad_weight_decay_zero_is_bitwise_the_plain_op(rng):
+    w, g, h = f32(rng, 5, 2), f32(rng, 5, 2), np.abs(f32(rng, 5, 2))
+    feeds = {"w": w, "h": h, "g": g, "lr": np.array([-0.1], np.float32)}
+    plain = run("Adagrad", feeds, ["a", "b"])
+    zero = run("Adagrad", feeds, ["c", "d"], weight_decay=0.0)
+    assert all(np.array_equal(x, y) for x, y in zip(plain, zero))
+    decayed = run("Adagrad", feeds, ["e", "f"], weight_decay=0.5)
+    rw, rh = ref_adagrad(w, h, g, -0.1, weight_decay=0.5)
+    np.testing.assert_allclose(decayed[0], rw, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(decayed[1], rh, rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_extra_outputs_in_place_on_param_and_moment(rng):
+    w, g = f32(rng, 6), f32(rng, 6)
+    h = np.abs(f32(rng, 6))
+    rw, rh = ref_adagrad(w, h, g, -0.3)
+    nw, nh, elr = run("Adagrad", {"w": w, "h": h, "g": g, "lr": np.array([-0.3], np.float32)},
+                      ["w", "h", "elr"])
+    np.testing.assert_allclose(nw, rw, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(nh, rh, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(elr, -0.3 / (np.sqrt(rh) + 1e-5), rtol=1e-5)
+
+
+def test_adagrad_extra_outputs_bad_input(rng):
+    w = f32(rng, 3)
+    feeds = {"w": w, "h": w, "g": w, "lr": np.array([-1], np.float32)}
+    raises(ValueError, r"op Adagrad #0: argument weight_decay must be finite, got nan",
+           "Adagrad", feeds, ["w", "h", "e"], weight_decay=float("nan"))
+    raises(ValueError, r"op Adagrad #0: input 2 and output 2 are the same blob 'g'",
+           "Adagrad", feeds, ["w", "h", "g"])
+    raises(ValueError, r"op Adagrad #0: outputs 2 and 3 are the same blob 'e'",
+           "Adagrad", feeds, ["w", "h", "e", "e"])
+    raises(ValueError, r"op Adagrad #0: input 2 blob 'g' must have the shape of input 0 blob 'w'",
+           "Adagrad", {"w": w, "h": w, "g": f32(rng, 2), "lr": np.array([-1], np.float32)},
+           ["w", "h", "e", "u"])
+    # a failing op leaves the workspace usable
+    assert run("Adagrad", feeds, ["p", "q", "e", "u"])[2].shape == (3,)

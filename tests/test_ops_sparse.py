@@ -103,12 +103,13 @@ def ref_sparse_momentum(g, m, p, lr, idx, momentum=0.0, nesterov=0):
     return ng.reshape(idx.shape + row), m, p
 
 
-def ref_sparse_adagrad(p, h, idx, g, lr, epsilon=1e-5, decay=1.0):
+def ref_sparse_adagrad(p, h, idx, g, lr, epsilon=1e-5, decay=1.0, weight_decay=0.0):
     p, h = p.astype(np.float64).copy(), h.astype(np.float64).copy()
     g = g.astype(np.float64).reshape((-1,) + p.shape[1:])
     for k, i in enumerate(idx.ravel()):
-        h[i] = decay * h[i] + g[k] * g[k]
-        p[i] = p[i] + lr * g[k] / (np.sqrt(h[i]) + epsilon)
+        gk = g[k] + weight_decay * p[i]   # the row as it is at this occurrence
+        h[i] = decay * h[i] + gk * gk
+        p[i] = p[i] + lr * gk / (np.sqrt(h[i]) + epsilon)
     return p, h
 
 
@@ -122,6 +123,30 @@ def ref_sparse_adam(p, m1, m2, idx, g, lr, it, beta1=0.9, beta2=0.999, epsilon=1
         m2[i] = beta2 * m2[i] + (1 - beta2) * g[k] * g[k]
         p[i] = p[i] + lr * corr * m1[i] / (np.sqrt(m2[i]) + epsilon)
     return p, m1, m2
+
+
+def ref_sparse_radam(p, m1, m2, idx, g, lr, it, beta1=0.9, beta2=0.999, epsilon=1e-5):
+    """Rectified Adam (Liu et al. 2019) row by row, written from the paper's formulas: the variance of
+    the adaptive rate is tractable once rho_t >= 5; before that the step is momentum alone."""
+    p, m1, m2 = (a.astype(np.float64).copy() for a in (p, m1, m2))
+    g_shape = g.shape
+    g = g.astype(np.float64).reshape((-1,) + p.shape[1:])
+    t = it + 1
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)
+    effective = []
+    for k, i in enumerate(idx.ravel()):
+        m1[i] = beta1 * m1[i] + (1 - beta1) * g[k]
+        m2[i] = beta2 * m2[i] + (1 - beta2) * g[k] * g[k]
+        m_hat = m1[i] / (1 - beta1 ** t)
+        if rho_t >= 5:
+            r = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            e = r * m_hat * math.sqrt(1 - beta2 ** t) / (np.sqrt(m2[i]) + epsilon)
+        else:
+            e = m_hat
+        effective.append(e)
+        p[i] = p[i] + lr * e
+    return p, m1, m2, np.array(effective).reshape(g_shape)
 
 
 def close(a, b, tol=1e-5):
@@ -405,6 +430,27 @@ def test_sparse_adagrad_matches_reference(rng, ishape, decay):
 
 
 @pytest.mark.parametrize("ishape", INDEX_SHAPES)
+def test_sparse_adagrad_weight_decay(rng, ishape):
+    # Caffe2's weight_decay: each occurrence adds weight_decay * (the row as it is then) to its gradient
+    idx, p, g = _case(rng, ishape)
+    h = np.abs(f32(rng, *p.shape))
+    feeds = {"p": p, "h": h, "i": idx, "g": g, "lr": one(-0.1)}
+    np_, nh = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"], weight_decay=0.3)
+    rp, rh = ref_sparse_adagrad(p, h, idx, g, -0.1, weight_decay=0.3)
+    close(np_, rp)
+    close(nh, rh)
+    # weight_decay 0 is bitwise the op without it
+    a = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"])
+    b = run("SparseAdagrad", feeds, ["p", "h", "i", "g", "lr"], ["p", "h"], weight_decay=0.0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    feed(feeds)
+    with pytest.raises(ValueError,
+                       match=r"op SparseAdagrad #0: argument weight_decay must be finite, got inf"):
+        workspace.RunOperatorOnce(core.CreateOperator("SparseAdagrad", ["p", "h", "i", "g", "lr"], ["p", "h"],
+                                                      weight_decay=float("inf")))
+
+
+@pytest.mark.parametrize("ishape", INDEX_SHAPES)
 @pytest.mark.parametrize("it", [0, 7])
 def test_sparse_adam_matches_reference(rng, ishape, it):
     idx, p, g = _case(rng, ishape, row=(4,))
@@ -415,6 +461,41 @@ def test_sparse_adam_matches_reference(rng, ishape, it):
                beta1=0.8, beta2=0.99, epsilon=1e-3)
     for got, want in zip(outs, ref_sparse_adam(p, m1, m2, idx, g, -0.01, it, 0.8, 0.99, 1e-3)):
         close(got, want)
+
+
+@pytest.mark.parametrize("ishape", INDEX_SHAPES)
+@pytest.mark.parametrize("it,beta2", [(0, 0.999), (3, 0.9), (5, 0.9), (6, 0.9), (500, 0.999), (9, 0.5)])
+def test_sparse_adam_rectified(rng, ishape, it, beta2):
+    # enableRAdam=1: unrectified momentum steps while rho_t < 5 (it 0 and 3 here, beta2 0.5 always),
+    # the rectified Adam step after (it 5 with beta2 0.9, rho_t 5.4, just past the threshold; it 6; it 500
+    # with 0.999)
+    idx, p, g = _case(rng, ishape, row=(4,))
+    m1, m2 = f32(rng, *p.shape), np.abs(f32(rng, *p.shape))
+    feeds = {"p": p, "m1": m1, "m2": m2, "i": idx, "g": g, "lr": one(-0.01), "it": np.array([it], np.int32)}
+    ins = ["p", "m1", "m2", "i", "g", "lr", "it"]
+    want = ref_sparse_radam(p, m1, m2, idx, g, -0.01, it, 0.8, beta2, 1e-3)
+    outs = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3,
+               enableRAdam=1)
+    for got, ref in zip(outs, want[:3]):
+        close(got, ref)
+    outs = run("SparseAdam", feeds, ins, ["p", "m1", "m2", "eg"], beta1=0.8, beta2=beta2, epsilon=1e-3,
+               enableRAdam=1)
+    for got, ref in zip(outs, want):
+        close(got, ref)
+    # enableRAdam=0 is bitwise the op without the argument
+    a = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3)
+    b = run("SparseAdam", feeds, ins, ["p", "m1", "m2"], beta1=0.8, beta2=beta2, epsilon=1e-3, enableRAdam=0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_sparse_adam_rectified_bad_argument(rng):
+    idx, p, g = _case(rng, (2,))
+    feed({"p": p, "m1": p, "m2": np.abs(p), "i": idx, "g": g, "lr": one(-0.01),
+          "it": np.array([0], np.int32)})
+    with pytest.raises(ValueError, match=r"op SparseAdam #0: argument enableRAdam must be 0 or 1, got 2"):
+        workspace.RunOperatorOnce(core.CreateOperator("SparseAdam", ["p", "m1", "m2", "i", "g", "lr", "it"],
+                                                      ["p", "m1", "m2"], enableRAdam=2))
+    assert np.array_equal(workspace.FetchBlob("p"), p)
 
 
 def test_sparse_optimizers_repeated_in_a_net(rng):

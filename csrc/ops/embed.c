@@ -8,7 +8,7 @@
  *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  the dense gradient (our op, see below)
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
- *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT)
+ *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT[, EFFECTIVE_LR[, UPDATE]])
  *   SparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
  *
  * Semantics follow Caffe2 (gather_op, one_hot_ops, weighted_sample_op,
@@ -36,7 +36,14 @@
  *    blobs of PARAM and MOMENT, as Caffe2 enforced): a row named once gets
  *    bitwise Adagrad's result for that row. Caffe2's SparseAdagrad refused
  *    decay != 1; here decay applies per occurrence, as in Adagrad. Every
- *    index is checked before anything is written (IndexError).
+ *    index is checked before anything is written (IndexError);
+ *  - Adagrad's optional outputs EFFECTIVE_LR = LR / (sqrt(MOMENT) + epsilon)
+ *    and UPDATE = EFFECTIVE_LR * GRAD (shape of PARAM; with them PARAM gets
+ *    + EFFECTIVE_LR * GRAD, in Caffe2's order of operations) and the argument
+ *    weight_decay (Adagrad and SparseAdagrad: GRAD + weight_decay * PARAM is
+ *    the gradient used, as Caffe2's later ops; default 0, which leaves the
+ *    result bitwise that of the op without it) are Caffe2's; weight_decay must
+ *    be finite (Caffe2 checked nothing).
  * Kernels are plain loops over pointers; none keeps global state, so op
  * instances may run concurrently. Nothing allocates except the resize of an
  * output whose shape changed.
@@ -407,7 +414,7 @@ static rc_status sample_run(rc_op *op, rc_err *err)
 /* ================================================================ Adagrad */
 
 typedef struct adagrad_state {
-    float epsilon, decay;
+    float epsilon, decay, weight_decay;
 } adagrad_state;
 
 static rc_status adagrad_setup(rc_op *op, rc_err *err)
@@ -418,6 +425,10 @@ static rc_status adagrad_setup(rc_op *op, rc_err *err)
     rc_status st;
     if ((st = rc_arg_f(&op->def, "epsilon", 1e-5f, &s->epsilon, err))) return st;
     if ((st = rc_arg_f(&op->def, "decay", 1.0f, &s->decay, err))) return st;
+    if ((st = rc_arg_f(&op->def, "weight_decay", 0.0f, &s->weight_decay, err))) return st;
+    if (!isfinite(s->weight_decay))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument weight_decay must be finite, got %g",
+                          (double)s->weight_decay);
     if (!(s->epsilon >= 0.0f) || isinf(s->epsilon))
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument epsilon must be finite and >= 0, got %g", (double)s->epsilon);
     if (!(s->decay >= 0.0f) || isinf(s->decay))
@@ -426,16 +437,33 @@ static rc_status adagrad_setup(rc_op *op, rc_err *err)
 }
 
 /* w, h, g: (n,), lr: scalar -> nw, nh: (n,):
- *   nh = decay * h + g^2;  nw = w + lr * g / (sqrt(nh) + epsilon)
+ *   g' = g + wd * w (g itself when wd is 0);  nh = decay * h + g'^2;  nw = w + lr * g' / (sqrt(nh) + epsilon)
  * (Caffe2's convention: lr is negative for descent). nw may alias w, nh may alias h. */
 static void adagrad_kernel(int64_t n, const float *w, const float *h, const float *g, float lr, float eps, float decay,
-                           float *nw, float *nh)
+                           float wd, float *nw, float *nh)
 {
     for (int64_t i = 0; i < n; i++) {
-        const float gi = g[i];
+        const float gi = wd != 0.0f ? fmaf(wd, w[i], g[i]) : g[i];
         const float hi = decay * h[i] + gi * gi;
         nh[i] = hi;
         nw[i] = w[i] + lr * gi / (sqrtf(hi) + eps);
+    }
+}
+
+/* As adagrad_kernel, also writing elr: (n,) = lr / (sqrt(nh) + epsilon) and, when upd is not NULL,
+ * upd: (n,) = elr * g'; then nw = w + elr * g' (Caffe2's effective-lr kernels). elr and upd alias nothing. */
+static void adagrad_elr_kernel(int64_t n, const float *w, const float *h, const float *g, float lr, float eps,
+                               float decay, float wd, float *nw, float *nh, float *elr, float *upd)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float gi = wd != 0.0f ? fmaf(wd, w[i], g[i]) : g[i];
+        const float hi = decay * h[i] + gi * gi;
+        nh[i] = hi;
+        const float e = lr / (sqrtf(hi) + eps);
+        elr[i] = e;
+        const float u = e * gi;
+        if (upd) upd[i] = u;
+        nw[i] = w[i] + u;
     }
 }
 
@@ -469,10 +497,17 @@ static rc_status adagrad_run(rc_op *op, rc_err *err)
     const int ndim = w->ndim;
     if ((st = resize_out(op, 0, RC_F32, ndim, dims, err))) return st;
     if ((st = resize_out(op, 1, RC_F32, ndim, dims, err))) return st;
+    for (int o = 2; o < op->n_out; o++)
+        if ((st = resize_out(op, o, RC_F32, ndim, dims, err))) return st;
     const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n)
+    if (!n) return RC_OK;
+    if (op->n_out == 2)
         adagrad_kernel(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), lr, s->epsilon, s->decay,
-                       rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)));
+                       s->weight_decay, rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)));
+    else
+        adagrad_elr_kernel(n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), lr, s->epsilon,
+                           s->decay, s->weight_decay, rc_f32(rc_out(op, 0)), rc_f32(rc_out(op, 1)),
+                           rc_f32(rc_out(op, 2)), op->n_out == 4 ? rc_f32(rc_out(op, 3)) : NULL);
     return RC_OK;
 }
 
@@ -521,7 +556,7 @@ static rc_status sparse_adagrad_run(rc_op *op, rc_err *err)
     float *wd = rc_f32(rc_out(op, 0)), *h = rc_f32(rc_out(op, 1));
     for (int64_t k = 0; k < K; k++) {
         const int64_t i = (int64_t)idx[k] * R;
-        adagrad_kernel(R, wd + i, h + i, g + k * R, lr, s->epsilon, s->decay, wd + i, h + i);
+        adagrad_kernel(R, wd + i, h + i, g + k * R, lr, s->epsilon, s->decay, s->weight_decay, wd + i, h + i);
     }
     return RC_OK;
 }
@@ -544,11 +579,13 @@ const rc_op_schema rc_ops_embed[] = {
     {"WeightedSample", 1, 2, 1, 2, NULL, sample_setup, sample_run, free,
      "(WEIGHTS (N, D)[, VALUES (N, D)]) -> (INDICES (N,) int32 drawn with probability w / rowsum(w)[, VALUES[i, "
      "INDICES[i]]]); argument seed", sample_check},
-    {"Adagrad", 4, 4, 2, 2, inplace_adagrad, adagrad_setup, adagrad_run, free,
-     "(param, moment, grad, lr) -> (param, moment): moment = decay*moment + grad^2; param += lr*grad/(sqrt(moment)+eps)",
-     adagrad_check},
+    {"Adagrad", 4, 4, 2, 4, inplace_adagrad, adagrad_setup, adagrad_run, free,
+     "(param, moment, grad, lr) -> (param, moment[, effective_lr[, update]]): g = grad + weight_decay*param; "
+     "moment = decay*moment + g^2; param += lr*g/(sqrt(moment)+eps); effective_lr = lr/(sqrt(moment)+eps), "
+     "update = effective_lr*g", adagrad_check},
     {"SparseAdagrad", 5, 5, 2, 2, inplace_adagrad, sparse_adagrad_setup, sparse_adagrad_run, free,
      "(param, moment, indices, grad, lr) -> (param, moment) in place: Adagrad's step on rows indices[k] with row k "
-     "of grad (shape indices.shape + param.shape[1:]), k in order; arguments epsilon, decay", sparse_adagrad_check},
+     "of grad (shape indices.shape + param.shape[1:]), k in order; arguments epsilon, decay, weight_decay",
+     sparse_adagrad_check},
     {0},
 };

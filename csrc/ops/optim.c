@@ -70,6 +70,15 @@
  *    be finite and >= 0 (checked at creation). The bias correction
  *    sqrt(1 - beta2^t) / (1 - beta1^t), t = ITER + 1, is computed in double
  *    and rounded to float once. The row-wise variants are in ops/optim_rowwise.c;
+ *  - SparseAdam's argument enableRAdam (0 or 1, default 0; Caffe2's): the
+ *    rectified Adam step. With rho_inf = 2 / (1 - beta2) - 1 and rho_t =
+ *    rho_inf - 2 t beta2^t / (1 - beta2^t): when rho_t >= 5 the step is
+ *    LR * r_t * c * m / (sqrt(v) + epsilon), r_t = sqrt((rho_t - 4)(rho_t - 2)
+ *    / rho_t * rho_inf / ((rho_inf - 4)(rho_inf - 2))); else LR * m / (1 -
+ *    beta1^t) (momentum without the second moment; v is still updated). The
+ *    factors are computed in double and rounded to float once (Caffe2: in
+ *    float); the fourth output holds the step divided by LR. Dense Adam has no
+ *    such argument (Caffe2's ignored it too);
  *  - the sparse variants take INDICES (int32, any rank, K = its size) and
  *    GRAD of shape INDICES.shape + PARAM.shape[1:] (Caffe2 compared sizes
  *    only), take the dense op's arguments (checked alike) and apply the dense
@@ -889,6 +898,7 @@ static rc_status sparse_momentum_run(rc_op *op, rc_err *err)
 
 typedef struct adam_state {
     float beta1, beta2, epsilon;
+    int radam;  /* SparseAdam's enableRAdam */
 } adam_state;
 
 static rc_status adam_setup(rc_op *op, rc_err *err)
@@ -1010,7 +1020,50 @@ static rc_status sparse_adam_setup(rc_op *op, rc_err *err)
     static const int pairs[] = {0, 0, 1, 1, 2, 2};
     rc_status st = adam_setup(op, err);
     if (st) return st;
+    int64_t radam = 0;
+    if ((st = rc_arg_i(&op->def, "enableRAdam", 0, &radam, err))) return st;
+    if (radam != 0 && radam != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument enableRAdam must be 0 or 1, got %lld", (long long)radam);
+    ((adam_state *)op->state)->radam = (int)radam;
     return rc_sparse_require_inplace(op, pairs, 3, err);
+}
+
+/* RAdam's factors at t = it + 1 (see the header), in double, rounded once: *rect = 1 when rho_t >= 5 (then
+ * *coef = r_t * sqrt(1 - beta2^t) / (1 - beta1^t), multiplying m / (sqrt(v) + eps)), else 0 (then *coef =
+ * 1 / (1 - beta1^t), multiplying m alone). */
+static void radam_factors(const adam_state *s, int64_t it, int *rect, float *coef)
+{
+    const double t = (double)it + 1.0, b1 = s->beta1, b2 = s->beta2;
+    const double b2t = pow(b2, t), b1c = 1.0 / (1.0 - pow(b1, t));
+    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
+    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
+    if (rho_t >= 5.0) {  /* then rho_inf > rho_t >= 5: the square roots are real */
+        const double r_t = sqrt((rho_t - 4.0) * (rho_t - 2.0) / rho_t * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0)));
+        *rect = 1;
+        *coef = (float)(r_t * sqrt(1.0 - b2t) * b1c);
+    } else {
+        *rect = 0;
+        *coef = (float)b1c;
+    }
+}
+
+/* RAdam's step without rectification: p, m1, m2, g: (n,) -> np, nm1, nm2 (and ng when not NULL): (n,):
+ *   m = b1 * m1 + (1 - b1) * g;  v = b2 * m2 + (1 - b2) * g^2;  e = coef * m;  np = p + lr * e (ng = e)
+ * np may alias p, nm1 m1, nm2 m2, ng g. */
+static void radam_plain_kernel(int64_t n, const float *p, const float *m1, const float *m2, const float *g, float lr,
+                               float coef, float b1, float b2, float *np, float *nm1, float *nm2, float *ng)
+{
+    const float c1 = 1.0f - b1, c2 = 1.0f - b2;
+    for (int64_t i = 0; i < n; i++) {
+        const float pi = p[i], gi = g[i];
+        const float m = m1[i] * b1 + gi * c1;
+        const float v = m2[i] * b2 + gi * gi * c2;
+        nm1[i] = m;
+        nm2[i] = v;
+        const float e = coef * m;
+        if (ng) ng[i] = e;
+        np[i] = pi + lr * e;
+    }
 }
 
 /* (PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[, EFFECTIVE_GRAD]), the
@@ -1027,7 +1080,9 @@ static rc_status sparse_adam_run(rc_op *op, rc_err *err)
     if ((st = read_lr(op, 5, &lr, err))) return st;
     if ((st = read_iter(op, 6, &it, err))) return st;
     if ((st = rc_sparse_check_range_of(op, 3, 0, err))) return st;
-    const float correction = adam_correction(s, it);
+    float correction = adam_correction(s, it);
+    int rect = 1;
+    if (s->radam) radam_factors(s, it, &rect, &correction);  /* RAdam: its own factor replaces c */
     const float step = lr * correction;
     if (op->n_out == 4 && (st = resize_out_like_in(op, 3, 4, err))) return st;
     const rc_tensor *p = rc_in(op, 0);
@@ -1039,7 +1094,10 @@ static rc_status sparse_adam_run(rc_op *op, rc_err *err)
     float *ng = op->n_out == 4 ? rc_f32(rc_out(op, 3)) : NULL;
     for (int64_t k = 0; k < K; k++) {
         const int64_t i = (int64_t)idx[k] * R;
-        if (ng)
+        if (!rect)
+            radam_plain_kernel(R, pd + i, m1 + i, m2 + i, g + k * R, lr, correction, s->beta1, s->beta2, pd + i,
+                               m1 + i, m2 + i, ng ? ng + k * R : NULL);
+        else if (ng)
             adam_kernel_eg(R, pd + i, m1 + i, m2 + i, g + k * R, lr, correction, s->beta1, s->beta2, s->epsilon,
                            pd + i, m1 + i, m2 + i, ng + k * R);
         else
@@ -1083,6 +1141,6 @@ const rc_op_schema rc_ops_optim[] = {
     {"SparseAdam", 7, 7, 3, 4, inplace_sparse_adam, sparse_adam_setup, sparse_adam_run, free,
      "(param, moment_1, moment_2, indices, grad, lr, iter) -> (param, moment_1, moment_2[, effective_grad]) in "
      "place: Adam's step on rows indices[k] with row k of grad (shape indices.shape + param.shape[1:]), k in "
-     "order; arguments beta1, beta2, epsilon", sparse_adam_check},
+     "order; arguments beta1, beta2, epsilon, enableRAdam (rectified Adam)", sparse_adam_check},
     {0},
 };

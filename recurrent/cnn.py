@@ -1,0 +1,113 @@
+"""``CNNModelHelper``, Caffe2's older model class (``caffe2.python.cnn``).
+
+Caffe2 kept it as a thin layer over ``ModelHelper`` and ``brew`` (it logged a
+deprecation warning; here it is silent): ``CNNModelHelper(order="NCHW",
+name=None, use_cudnn=True, cudnn_exhaustive_search=False, ws_nbytes_limit=None,
+init_params=True, skip_sparse_optim=False, param_model=None)`` is a
+``ModelHelper`` whose ``arg_scope`` holds ``order``, ``use_cudnn`` and
+``cudnn_exhaustive_search`` (and ``ws_nbytes_limit`` when given), with the
+capitalised methods of the old API calling the ``brew`` helpers:
+``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``Concat``, ``DepthConcat``, ``Sum``,
+``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, and the initializer
+properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
+Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
+``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
+
+The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
+``GroupConv``, ``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
+``AveragePool``, ``LRN``, ``SpatialBN``, ``SpatialGN``, ``InstanceNorm``,
+``PRelu``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
+/ decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
+``FC_Sparse``) raise AttributeError saying so: their ops are not provided
+(README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
+Caffe2 did) but has no effect: this package runs on the CPU.
+"""
+
+from . import brew
+from .model_helper import ModelHelper
+
+__all__ = ["CNNModelHelper"]
+
+_NOT_PROVIDED = {
+    "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
+    "ConvNd": "conv_nd", "Conv": "conv", "ConvTranspose": "conv_transpose", "GroupConv": "group_conv",
+    "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
+    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn", "SpatialBN": "spatial_bn",
+    "SpatialGN": "spatial_gn", "InstanceNorm": "instance_norm", "PRelu": "prelu", "MaxPool": "max_pool",
+    "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
+}
+
+
+class CNNModelHelper(ModelHelper):
+    """A ModelHelper with Caffe2's CNNModelHelper methods (see the module docstring)."""
+
+    def __init__(self, order="NCHW", name=None, use_cudnn=True, cudnn_exhaustive_search=False,
+                 ws_nbytes_limit=None, init_params=True, skip_sparse_optim=False, param_model=None):
+        if order not in ("NCHW", "NHWC"):
+            raise ValueError("Cannot understand the CNN storage order %s." % (order,))
+        cnn_arg_scope = {"order": order, "use_cudnn": use_cudnn,
+                         "cudnn_exhaustive_search": cudnn_exhaustive_search}
+        if ws_nbytes_limit:
+            cnn_arg_scope["ws_nbytes_limit"] = ws_nbytes_limit
+        super().__init__(skip_sparse_optim=skip_sparse_optim, name="CNN" if name is None else name,
+                         init_params=init_params, param_model=param_model, arg_scope=cnn_arg_scope)
+        self.order = order
+        self.use_cudnn = use_cudnn
+        self.cudnn_exhaustive_search = cudnn_exhaustive_search
+        self.ws_nbytes_limit = ws_nbytes_limit
+
+    def __getattr__(self, name):
+        if name in _NOT_PROVIDED:
+            raise AttributeError("CNNModelHelper.%s is not provided: it needs the brew helper '%s', "
+                                 "whose ops (Caffe2's CNN / image ops) this package does not have"
+                                 % (name, _NOT_PROVIDED[name]))
+        return super().__getattr__(name)
+
+    def FC(self, *args, **kwargs):
+        return brew.fc(self, *args, **kwargs)
+
+    def Dropout(self, *args, **kwargs):
+        return brew.dropout(self, *args, use_cudnn=self.use_cudnn, **kwargs)
+
+    def Softmax(self, *args, **kwargs):
+        return brew.softmax(self, *args, use_cudnn=self.use_cudnn, **kwargs)
+
+    def Relu(self, *args, **kwargs):
+        return brew.relu(self, *args, order=self.order, use_cudnn=self.use_cudnn, **kwargs)
+
+    def Concat(self, *args, **kwargs):
+        return brew.concat(self, *args, order=self.order, **kwargs)
+
+    def DepthConcat(self, *args, **kwargs):
+        """The old name of ``Concat``."""
+        return self.Concat(*args, **kwargs)
+
+    def Sum(self, *args, **kwargs):
+        return brew.sum(self, *args, **kwargs)
+
+    def Transpose(self, *args, **kwargs):
+        return brew.transpose(self, *args, use_cudnn=self.use_cudnn, **kwargs)
+
+    def Iter(self, *args, **kwargs):
+        return brew.iter(self, *args, **kwargs)
+
+    def Accuracy(self, *args, **kwargs):
+        return brew.accuracy(self, *args, **kwargs)
+
+    def AddWeightDecay(self, weight_decay):
+        return brew.add_weight_decay(self, weight_decay)
+
+    @property
+    def XavierInit(self):
+        return ("XavierFill", {})
+
+    def ConstantInit(self, value):
+        return ("ConstantFill", dict(value=value))
+
+    @property
+    def MSRAInit(self):
+        return ("MSRAFill", {})
+
+    @property
+    def ZeroInit(self):
+        return ("ConstantFill", {})

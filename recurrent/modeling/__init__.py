@@ -1,0 +1,4 @@
+"""Caffe2's ``caffe2.python.modeling`` modules that this package has:
+``initializers`` (Initializer, ExternalInitializer, update_initializer) and
+``parameter_sharing`` (ParameterSharing), so ``from caffe2.python.modeling.X
+import ...`` ports as ``from recurrent.modeling.X import ...``."""
