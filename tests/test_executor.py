@@ -508,7 +508,8 @@ def test_every_workspace_blob_is_the_same_with_the_executor_on_or_off(forward_on
     assert described and all("step_workspaces" in k for k in described)
     for k, v in got[0].items():
         if isinstance(v, bytes):
-            assert v == got[1][k] and v.endswith(b", a C++ native class of type RecurrentNetwork step workspaces.")
+            assert v == got[1][k]
+            assert v.endswith(b", a C++ native class of type RecurrentNetwork step workspaces.")
         else:
             assert bits(v) == bits(got[1][k]), k
 

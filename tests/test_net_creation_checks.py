@@ -173,7 +173,8 @@ def test_refused_at_creation_with_the_run_message(op, inputs, outs, args, exc):
     assert net.Name() not in workspace.Nets()
     for o in outs:  # nothing was written (op creation may have made the blob, holding no tensor)
         if workspace.HasBlob(o):  # FetchBlob describes it, as Caffe2's
-            assert workspace.FetchBlob(o) == b"%s, a C++ native class of type nullptr (uninitialized)." % o.encode()
+            want = b"%s, a C++ native class of type nullptr (uninitialized)." % o.encode()
+            assert workspace.FetchBlob(o) == want
     with pytest.raises(exc) as info:
         workspace.RunNetOnce(net)
     assert str(info.value) == prefix + msg

@@ -505,9 +505,9 @@ def test_queue_ops_are_refused_in_a_nested_step_net(rng):
     feed(x=f32(rng, 3, 2, 2), o_init=np.zeros((1, 2, 2), np.float32), io_init=np.zeros((1, 2, 2), np.float32))
     workspace.CreateNet(net)
     for _ in range(2):
-        with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: creating the forward step net: net "
-                           r"'qouter_cell': op RecurrentNetwork #\d+: step op DequeueBlobs #0 of the forward step "
-                           r"net cannot run inside a recurrent net"):
+        with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: creating the forward step net: "
+                           r"net 'qouter_cell': op RecurrentNetwork #\d+: step op DequeueBlobs #0 of the "
+                           r"forward step net cannot run inside a recurrent net"):
             workspace.RunNet(net.Proto().name)
     usable()
     # the record is still queued: nothing ran

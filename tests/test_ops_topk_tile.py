@@ -52,7 +52,8 @@ def tile_ref(x, tiles, axis):
 def assert_unwritten(name):
     """A failed op wrote nothing to its output blob (absent, or created without a tensor)."""
     if workspace.HasBlob(name):  # FetchBlob describes it, as Caffe2's
-        assert workspace.FetchBlob(name) == b"%s, a C++ native class of type nullptr (uninitialized)." % name.encode()
+        want = b"%s, a C++ native class of type nullptr (uninitialized)." % name.encode()
+        assert workspace.FetchBlob(name) == want
 
 
 def distinct(rng, *shape, gap=0.05):

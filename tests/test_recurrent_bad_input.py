@@ -238,8 +238,8 @@ def test_fetching_the_step_workspaces_blob_describes_it_feeding_it_is_a_type_err
     workspace.RunNet(net)
     scratch = rnn_op(net).output[-1]
     # FetchBlob describes it, as Caffe2's fetch_blob did for a type without a fetcher
-    assert workspace.FetchBlob(scratch) == b"%s, a C++ native class of type RecurrentNetwork step workspaces." % (
-        scratch.encode())
+    want = b"%s, a C++ native class of type RecurrentNetwork step workspaces." % scratch.encode()
+    assert workspace.FetchBlob(scratch) == want
     with pytest.raises(TypeError, match="step workspaces|not a tensor"):
         workspace.FeedBlob(scratch, np.zeros(3, np.float32))
     check_runs_ok(net, outs)
