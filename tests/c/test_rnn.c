@@ -377,11 +377,12 @@ static void test_executor_trace(void)
  * min_op_us set by `arg_us` (< 0: from the global flag),
  * rnn_executor.min_parallelism by `min_par` (< 0: the default) and
  * rnn_executor.trial by `trial` (< 0: the default, on); returns the
- * "sw_executor" status in st and checks h_all each run. The status: EXEC_*
+ * executor status (rc_rnn_exec_status of the step workspaces "sw") in st and
+ * checks h_all each run. The status: EXEC_*
  * mode, serial us per task, timed runs, min_op_us, whether the last run
  * used the executor, the measured parallelism or 0, then the trial's
  * executor us, serial us and runs. */
-enum { ST_LEN = 9 };
+enum { ST_LEN = RC_RNN_EXEC_STATUS_N };
 static int auto_case_tt(int arg_us, int runs, float st[ST_LEN], int T, double min_par, int trial)
 {
     rc_err err;
@@ -407,9 +408,13 @@ static int auto_case_tt(int arg_us, int runs, float st[ST_LEN], int T, double mi
                 if (!(fabsf(h[i] - ref[i]) <= 1e-5f)) goto done;
         }
     }
-    rc_blob *b = rc_ws_get(ws, "sw_executor");
-    if (!b || b->t.dtype != RC_F32 || rc_tensor_numel(&b->t) != ST_LEN) goto done;
-    memcpy(st, rc_f32(&b->t), sizeof(float) * ST_LEN);
+    /* the status is kept in the step workspaces object, not in a blob of its own */
+    CHECK(rc_ws_get(ws, "sw_executor") == NULL);
+    rc_blob *b = rc_ws_get(ws, "sw");
+    if (!b || rc_rnn_exec_status(b, 0, st) != 1) goto done;
+    float none[ST_LEN];
+    CHECK_EQ(rc_rnn_exec_status(b, 1, none), 0);                          /* no gradient op ran */
+    CHECK_EQ(rc_rnn_exec_status(rc_ws_get(ws, "h_all"), 0, none), -1);    /* not step workspaces */
     res = 0;
 done:
     rc_net_free(net);
