@@ -122,7 +122,16 @@ def busy_while_running(call):
     net, per_run = long_lstm_net()
     box = {}
     def helper():
-        time.sleep(0.3)
+        # wait until the main thread's RunNet holds the workspace (HasBlob then raises "busy"): it
+        # installs its SIGINT guard before it lets go of the GIL, so the SIGINT below always stops
+        # the run (a fixed sleep lost that race on a loaded machine, and the run went on)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                workspace.HasBlob("lx")
+            except RuntimeError:
+                break
+            time.sleep(0.01)
         try:
             call()
         except BaseException as e:
