@@ -167,6 +167,9 @@ def check_usable():
 
 RUNNER = PRELUDE + r'''
 def main():
+    # Ctrl-C raises KeyboardInterrupt even when this child inherited SIGINT ignored (a shell's
+    # background job): the signal cases stop their long runs with SIGINT
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     cases = json.load(sys.stdin)
     for c in cases:
         workspace.SwitchWorkspace("default", True)
