@@ -10,7 +10,7 @@ core's malloc/calloc/realloc/strdup/pthread_create through a countdown
 tools/sanitize.sh and CI run these sweeps under AddressSanitizer, which also
 catches a use-after-free or double free on an error path). Elsewhere the
 tests are skipped. A sweep: count the wrapped calls of one cycle (create the
-net, run it; for the ops net also its init net), then for k = 1 .. count + 2
+net, run it; the ops net is swept in parts, its init net being one), then for k = 1 .. count + 2
 make the k-th call fail (``sticky``: the k-th and every later one), run the
 cycle, disarm, run it again and compare.
 
@@ -50,14 +50,23 @@ def fetch(names):
     return {b: workspace.FetchBlob(b) for b in names}
 
 
-def sweep(cycle, compare, sticky, stride=1, offset=0):
+def sweep(cycle, compare, sticky, stride=1, offset=0, prepare=None):
     """Runs the sweep described in the module docstring over ``cycle`` (a
     callable creating and running the net); returns {message: count} of the
-    MemoryErrors seen and the number of cycles that succeeded anyway."""
-    cycle()
+    MemoryErrors seen and the number of cycles that succeeded anyway.
+    ``prepare``, if given, runs before every cycle with the failures disarmed
+    and its allocations not counted (it puts back the blobs the cycle reads)."""
+    prepare = prepare or (lambda: None)
+
+    def run():
+        prepare()
+        cycle()
+
+    run()
     ref = fetch(compare)
-    cycle()
+    run()
     live0 = _C._alloc_live()
+    prepare()
     _C._alloc_fail(0)
     cycle()
     n = _C._alloc_fail(0)
@@ -67,6 +76,7 @@ def sweep(cycle, compare, sticky, stride=1, offset=0):
     ks = list(range(1 + offset, n + 1, stride)) + [n + 1, n + 2]
     for k in ks:
         ctx = "k=%d of %d (sticky=%s)" % (k, n, sticky)
+        prepare()
         _C._alloc_fail(k, sticky)
         try:
             cycle()
@@ -87,7 +97,7 @@ def sweep(cycle, compare, sticky, stride=1, offset=0):
         finally:
             calls = _C._alloc_fail(0)
         assert k > n or calls >= k, "%s: the cycle made only %d calls" % (ctx, calls)
-        cycle()
+        run()
         assert_bitwise(ref, fetch(compare), ctx)
         assert _C._alloc_live() == live0, "%s: %d blocks leaked" % (ctx, _C._alloc_live() - live0)
     assert ok >= 2, "the cycles past the last allocation (k > %d) must succeed" % n
@@ -620,68 +630,174 @@ def build_ops_net(name="af_ops"):
     return init, net, compare
 
 
-@pytest.mark.parametrize("sticky", [False, True])
-def test_ops_allocation_failures(sticky):
+# The ops net is swept in parts: a sweep costs (allocations of a cycle)^2, so one cycle of the whole net
+# (about 21,000 allocations) took 25 minutes under ASan. Each part is a run of consecutive ops of the
+# forward/backward/update net (the init net is a part of its own); before each of its cycles, the blobs
+# its ops read or write are put back (FeedBlob, not counted) to their values after the init net and the
+# earlier parts ran once, so every cycle of a part starts from the same state, as a cycle of the whole net
+# did. A part boundary never separates a blob that holds no tensor (a queue, a Mutex, a DB reader) from
+# the op that made it; the parts together hold every op once (test_ops_parts_cover_the_net).
+OPS_PART_SIZE = 40
+OPS_MAX_PARTS = 18  # test ids (17 parts now); test_ops_parts_cover_the_net fails when they do not fit
+
+# every op that must report a failure (with "op <type> #": by its net-creation or run message)
+OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
+                 "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
+                 "op BatchMatMulGradient #",
+                 "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",
+                 "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
+                 "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
+                 "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
+                 "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
+                 "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
+                 "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
+                 "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #",
+                 "op RmsProp #", "op Adadelta #", "op SparseAdadelta #", "op Wngrad #", "op SparseWngrad #",
+                 "op Clip #", "op Sqrt #",
+                 "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
+                 "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
+                 "op Accuracy #", "op Ftrl #",
+                 "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #",
+                 "op LengthsSum #", "op LengthsMean #", "op LengthsWeightedSum #", "op LengthsMax #",
+                 "op SparseLengthsSum #", "op SparseLengthsMean #", "op SparseLengthsWeightedSum #",
+                 "op LengthsSumGradient #", "op LengthsMeanGradient #",
+                 "op LengthsWeightedSumWithMainInputGradient #",
+                 "op LengthsMaxWithMainInputAndForwardOutputGradient #", "op SparseLengthsSumGradient #",
+                 "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #",
+                 "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
+                 "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
+                 "op SegmentIdsToLengths #",
+                 "op BooleanMask #", "op BooleanMaskGradient #", "op BooleanMaskLengths #",
+                 "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
+                 "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
+                 "op RemoveDataBlocks #",
+                 "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
+                 "op SortedSegmentRangeSumGradient #", "op SortedSegmentRangeLogSumExp #",
+                 "op SortedSegmentRangeLogSumExpGradient #", "op SortedSegmentRangeMax #",
+                 "op SortedSegmentRangeLogMeanExp #", "op SortedSegmentRangeLogMeanExpGradient #",
+                 "op SortedSegmentRangeMaxGradient #",
+                 "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
+                 "op NanCheck #", "op EnsureDense #",
+                 "op LengthsTile #", "op LengthsRangeFill #", "op Range #", "op LengthsGather #",
+                 "op GatherRanges #", "op LengthsPad #", "op Mod #",
+                 "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
+                 "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
+                 "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",
+                 "op SigmoidCrossEntropyWithLogits #", "op SigmoidCrossEntropyWithLogitsGradient #",
+                 "op WeightedSigmoidCrossEntropyWithLogitsGradient #", "op MakeTwoClass #",
+                 "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
+                 "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
+                 "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
+                 "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #", "op LearningRateAdaption #",
+                 "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
+                 "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
+                 "op WeightedSampleDequeueBlobs #")
+
+
+def _tensor_blobs():
+    blobs = {b: workspace.FetchBlob(b) for b in workspace.Blobs()}
+    return {b: v for b, v in blobs.items() if isinstance(v, np.ndarray)}
+
+
+def _base(want):
+    # "op X #" -> "X"
+    return re.sub(r"^op (.*) #$", r"\1", want)
+
+
+def ops_parts():
+    """The init net and the parts of build_ops_net's net: a list of (net, [op types], prepare, compare)
+    whose first entry is the init net (prepare does nothing; compare: the blobs of build_ops_net's
+    compare list it writes, not the random fills). Builds them in the current workspace, which it
+    resets, running the init net and every part once."""
     init, net, compare = build_ops_net()
+    ops = list(net.Proto().op)
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(init)
+    workspace.RunNetOnce(net)
+    # where a blob that holds no tensor is first and last used: no boundary inside
+    objects = {b for b in workspace.Blobs() if not isinstance(workspace.FetchBlob(b), np.ndarray)}
+    span = {}
+    for i, op in enumerate(ops):
+        for x in list(op.input) + list(op.output):
+            if x in objects:
+                span[x] = (span.get(x, (i, i))[0], i)
+    bounds, start = [], 0
+    while start < len(ops):
+        end = min(start + OPS_PART_SIZE, len(ops))
+        while any(first < end <= last for first, last in span.values()):
+            end += 1
+        bounds.append((start, end))
+        start = end
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(init)
+    init_types = [op.type for op in init.Proto().op]
+    init_out = {x for op in init.Proto().op for x in op.output}
+    parts = [(init, init_types, lambda: None, [x for x in compare if x in init_out])]
+    for p, (a, b) in enumerate(bounds):
+        part = net.Clone("af_ops_part%d" % p, op_id_mask=range(a, b))
+        before = _tensor_blobs()
+        touched = {x for op in ops[a:b] for x in list(op.input) + list(op.output)}
+        saved = {x: before[x] for x in touched if x in before}
 
-    def cycle():
-        workspace.RunNetOnce(init)
-        workspace.CreateNet(net, overwrite=True)
-        workspace.RunNet(net)
+        def prepare(saved=saved):
+            for x, v in saved.items():
+                workspace.FeedBlob(x, v)
 
-    messages, _ = sweep(cycle, compare, sticky)
+        workspace.RunNetOnce(part)
+        after = _tensor_blobs()
+        written = sorted({x for op in ops[a:b] for x in op.output if x in after})
+        parts.append((part, [op.type for op in ops[a:b]], prepare, written))
+    return init, net, parts
+
+
+_PARTS = {}
+
+
+def _parts():
+    if not _PARTS:
+        _PARTS["init"], _PARTS["net"], _PARTS["parts"] = ops_parts()
+    return _PARTS["init"], _PARTS["net"], _PARTS["parts"]
+
+
+def test_ops_parts_cover_the_net():
+    init, net, parts = _parts()
+    assert parts[0][1] == [op.type for op in init.Proto().op]
+    assert [t for _, types, _, _ in parts[1:] for t in types] == [op.type for op in net.Proto().op]
+    assert 5 < len(parts) <= OPS_MAX_PARTS, \
+        "%d parts: too few to keep the sweeps short, or more than the test ids" % len(parts)
+    assert all(compare for _, _, _, compare in parts), "a part compares no blob"
+    types = {t for _, ts, _, _ in parts for t in ts}
+    for want in OPS_REPORTING:
+        assert _base(want) in types, want
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+@pytest.mark.parametrize("part", range(OPS_MAX_PARTS))
+def test_ops_allocation_failures(part, sticky):
+    init, _, parts = _parts()
+    if part >= len(parts):
+        pytest.skip("the ops net has %d parts" % len(parts))
+    pnet, types, prepare, compare = parts[part]
+    # the workspace as the earlier parts leave it (prepare puts back what this part touches)
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(init)
+    for earlier, _, prep, _ in parts[1:part]:
+        prep()
+        workspace.RunNetOnce(earlier)
+
+    if part == 0:
+        def cycle():
+            workspace.RunNetOnce(init)
+    else:
+        def cycle():
+            workspace.CreateNet(pnet, overwrite=True)
+            workspace.RunNet(pnet)
+
+    messages, _ = sweep(cycle, compare, sticky, prepare=prepare)
     text = " | ".join(messages)
-    for op in ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
-               "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
-               "op BatchMatMulGradient #",
-               "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",
-               "op Shape #", "op Slice #", "op SliceGradient #", "op SparseToDense #",
-               "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
-               "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
-               "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
-               "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
-               "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
-               "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #",
-               "op RmsProp #", "op Adadelta #", "op SparseAdadelta #", "op Wngrad #", "op SparseWngrad #",
-               "op Clip #", "op Sqrt #",
-               "op StopGradient #", "op Min #", "op MinGradient #", "op Mean #", "op MeanGradient #",
-               "op ReduceSum #", "op ReduceMaxGradient #", "op ReduceFrontSumGradient #", "op ArgMax #",
-               "op Accuracy #", "op Ftrl #",
-               "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #",
-               "op LengthsSum #", "op LengthsMean #", "op LengthsWeightedSum #", "op LengthsMax #",
-               "op SparseLengthsSum #", "op SparseLengthsMean #", "op SparseLengthsWeightedSum #",
-               "op LengthsSumGradient #", "op LengthsMeanGradient #",
-               "op LengthsWeightedSumWithMainInputGradient #",
-               "op LengthsMaxWithMainInputAndForwardOutputGradient #", "op SparseLengthsSumGradient #",
-               "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #",
-               "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
-               "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
-               "op SegmentIdsToLengths #",
-               "op BooleanMask #", "op BooleanMaskGradient #", "op BooleanMaskLengths #",
-               "op LengthsToWeights #", "op PadEmptySamples #", "op DotProductWithPadding #",
-               "op DotProductWithPaddingGradient #", "op SparseLengthsPositionalWeightedSum #",
-               "op RemoveDataBlocks #",
-               "op SortedSegmentSum #", "op SortedSegmentMeanGradient #",
-               "op SortedSegmentRangeSumGradient #", "op SortedSegmentRangeLogSumExp #",
-               "op SortedSegmentRangeLogSumExpGradient #", "op SortedSegmentRangeMax #",
-               "op SortedSegmentRangeLogMeanExp #", "op SortedSegmentRangeLogMeanExpGradient #",
-               "op SortedSegmentRangeMaxGradient #",
-               "op SortedSegmentWeightedSumWithMainInputGradient #", "op SparseSortedSegmentMean #",
-               "op NanCheck #", "op EnsureDense #",
-               "op LengthsTile #", "op LengthsRangeFill #", "op Range #", "op LengthsGather #",
-               "op GatherRanges #", "op LengthsPad #", "op Mod #",
-               "op Sin #", "op SinGradient #", "op Reciprocal #", "op RSqrtGradient #", "op Softplus #",
-               "op SeluGradient #", "op SwishGradient #", "op HardSigmoid #", "op CubeGradient #",
-               "op Expand #", "op ExpandGradient #", "op Where #", "op Sign #", "op Floor #", "op Ceil #",
-               "op SigmoidCrossEntropyWithLogits #", "op SigmoidCrossEntropyWithLogitsGradient #",
-               "op WeightedSigmoidCrossEntropyWithLogitsGradient #", "op MakeTwoClass #",
-               "op MakeTwoClassGradient #", "op CrossEntropy #", "op CrossEntropyGradient #",
-               "op L1DistanceGradient #", "op DotProductGradient #", "op CosineSimilarityGradient #",
-               "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
-               "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #", "op LearningRateAdaption #",
-               "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
-               "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
-               "op WeightedSampleDequeueBlobs #"):
-        assert op in text, "no failure reported by %s: %s" % (op, text)
-    # converting the net's description names the net and the op
-    assert re.search(r"net 'af_ops(_\d+)?': op #0 \(Gather\)", text), text
+    for want in OPS_REPORTING:
+        if _base(want) in types:
+            assert want in text, "no failure reported by %s: %s" % (want, text)
+    if part == 1:
+        # converting the net's description names the net and the op
+        assert re.search(r"net 'af_ops_part0(_\d+)?': op #0 \(Gather\)", text), text
