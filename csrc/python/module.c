@@ -17,6 +17,25 @@
 #include "../rnn/rnn_internal.h"
 
 /* ---------------------------------------------------------------- errors */
+/* The class recurrent.errors.<name> that a core error of that builtin kind is
+ * raised as (a subclass of the builtin and of RuntimeError, as every op failure
+ * was a RuntimeError in Caffe2), or the builtin itself when that module cannot
+ * be imported or does not hold such a class (interpreter shutdown, no memory).
+ * Returns a new reference; never fails, never leaves an exception set. */
+static PyObject *core_error_type(PyObject *builtin)
+{
+    PyObject *mod = PyImport_ImportModule("recurrent.errors");
+    PyObject *t = mod ? PyObject_GetAttrString(mod, ((PyTypeObject *)builtin)->tp_name) : NULL;
+    Py_XDECREF(mod);
+    if (t && PyExceptionClass_Check(t) && PyObject_IsSubclass(t, builtin) == 1 &&
+        PyObject_IsSubclass(t, PyExc_RuntimeError) == 1)
+        return t;
+    PyErr_Clear();
+    Py_XDECREF(t);
+    Py_INCREF(builtin);
+    return builtin;
+}
+
 static PyObject *raise_err(const rc_err *err)
 {
     PyObject *type;
@@ -32,7 +51,13 @@ static PyObject *raise_err(const rc_err *err)
     }
     if (err->code == RC_ERR_INTERRUPT && rc_shutdown_pending())
         return PyErr_Format(PyExc_RuntimeError, "recurrent is shut down (the interpreter is exiting): %s", err->msg);
-    PyErr_SetString(type, err->msg[0] ? err->msg : "unknown error");
+    if (type == PyExc_KeyboardInterrupt || type == PyExc_RuntimeError) {
+        PyErr_SetString(type, err->msg[0] ? err->msg : "unknown error");
+        return NULL;
+    }
+    PyObject *cls = core_error_type(type);
+    PyErr_SetString(cls, err->msg[0] ? err->msg : "unknown error");
+    Py_DECREF(cls);
     return NULL;
 }
 
