@@ -418,8 +418,8 @@ def test_bad_indices_in_gradient_inputs(rng):
           "LengthsIndicesInGradientMeanGradient", ["g", "l", "d4"], ["dx"])
     fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: input 2 blob 's' (data) must have at least 1 "
           "dim, got () float32", "LengthsIndicesInGradientSumGradient", ["g", "l", "s"], ["dx"])
-    with pytest.raises(ValueError, match=r"LengthsIndicesInGradientSumGradient.*(input|inputs)"):
-        workspace.RunOperatorOnce(op("LengthsIndicesInGradientSumGradient", ["g", "l"], ["dx"]))
+    fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: expects 3 inputs, got 2",
+          "LengthsIndicesInGradientSumGradient", ["g", "l"], ["dx"])
     # a good run afterwards
     assert run("LengthsIndicesInGradientSumGradient", ["g", "l", "d"], ["dx"]).shape == (3, 3)
 

@@ -1,10 +1,20 @@
 /* ops/segment.c -- the ops behind Caffe2's deduplication of sparse gradients
- * (Net.DeduplicateGradientSlices): Unique and the unsorted segment reductions.
+ * (Net.DeduplicateGradientSlices), Unique and UnsortedSegment{Sum,Mean}, and
+ * the rest of Caffe2's unsorted segment reductions (segment_reduction_op).
  *
  *   Unique(INDICES) -> (UNIQUE[, REMAPPING])
  *   UnsortedSegmentSum(DATA, SEGMENT_IDS) -> OUT
  *   UnsortedSegmentMean(DATA, SEGMENT_IDS) -> OUT
+ *   UnsortedSegmentWeightedSum(DATA, SCALARS, SEGMENT_IDS) -> OUT
+ *   SparseUnsortedSegmentSum(DATA, INDICES, SEGMENT_IDS) -> OUT
+ *   SparseUnsortedSegmentMean(DATA, INDICES, SEGMENT_IDS) -> OUT
+ *   SparseUnsortedSegmentWeightedSum(DATA, SCALARS, INDICES, SEGMENT_IDS) -> OUT
+ *
+ *   UnsortedSegmentSumGradient(dOUT, SEGMENT_IDS) -> dDATA
  *   UnsortedSegmentMeanGradient(dOUT, SEGMENT_IDS) -> dDATA
+ *   UnsortedSegmentWeightedSumGradient(SCALARS, dOUT, SEGMENT_IDS) -> dDATA
+ *   UnsortedSegmentWeightedSumWithMainInputGradient(SCALARS, dOUT, SEGMENT_IDS, DATA[, INDICES])
+ *       -> (dDATA, dSCALARS)
  *
  * Unique (Caffe2's unique_ops): INDICES int32 of any shape (Caffe2: 1-D only;
  * we read it flattened). UNIQUE is 1-D int32, the distinct values in the order
@@ -14,24 +24,36 @@
  * malloc'd and freed within the run) makes it O(K) expected for K indices.
  * Inputs of more than 2^31 - 1 elements are refused (the remapping is int32).
  *
- * UnsortedSegmentSum / Mean (Caffe2's segment_reduction_op with the Sum and
- * Mean reducers): DATA float32; SEGMENT_IDS int32 whose shape is a prefix of
- * DATA's shape (Caffe2: 1-D over DATA's first dim); viewed as N = numel(ids)
- * rows of R = prod(DATA.shape[ids.ndim:]) elements. OUT has shape
+ * UnsortedSegment{Sum,Mean,WeightedSum} (Caffe2's Sum, Mean and WeightedSum
+ * reducers): DATA float32; SEGMENT_IDS int32 whose shape is a prefix of DATA's
+ * shape (Caffe2: 1-D over DATA's first dim); viewed as N = numel(ids) rows of
+ * R = prod(DATA.shape[ids.ndim:]) elements. SCALARS (WeightedSum) float32
+ * shaped like SEGMENT_IDS, one weight per row. OUT has shape
  * (S,) + DATA.shape[ids.ndim:], S = argument num_segments when given (>= 0;
  * -1, the default, as in Caffe2, means max(ids) + 1, and 0 for no ids). OUT is
- * zeroed, then row k of DATA is added to OUT[ids[k]] for k in order (so the
- * sum is deterministic); Mean then divides each segment by its row count, and
- * a segment with no rows stays 0 (as Caffe2; never 0/0). Every id is checked
- * before anything is written: a negative id, or one >= S, is a ValueError
- * naming the op, the blob, the index of the id and its value (Caffe2 enforced
- * the range too, but only after resizing the output).
+ * zeroed, then row k of DATA (times SCALARS[k]) is added to OUT[ids[k]] for k
+ * in order, in float (so the sum is deterministic); Mean then divides each
+ * segment by its row count, and a segment with no rows stays 0 (as Caffe2;
+ * never 0/0). The Sparse* ops (Caffe2's fused Gather + UnsortedSegment*):
+ * DATA float32 with ndim >= 1, INDICES int32 1-D, SEGMENT_IDS int32 1-D of the
+ * same length N (SCALARS too); row k is DATA[INDICES[k]] (no copy is made) and
+ * OUT has shape (S,) + DATA.shape[1:]. Every id and index is checked before
+ * anything is written: a negative id, or one >= S, is a ValueError naming the
+ * op, the blob, the index of the id and its value (Caffe2 enforced the range
+ * too, but only after resizing the output); an index outside
+ * [0, DATA.shape[0]) an IndexError. The WeightedSum ops take Caffe2's argument
+ * grad_on_weights (0 or 1, read by the gradient maker).
  *
- * UnsortedSegmentMeanGradient (Caffe2's name and inputs): dOUT float32 with
- * ndim >= 1 (S = dOUT.dims[0]), SEGMENT_IDS int32 of any shape with ids in
- * [0, S) -> dDATA of shape ids.shape + dOUT.shape[1:],
- * dDATA[k] = dOUT[ids[k]] / count(ids == ids[k]). The gradient of
- * UnsortedSegmentSum is a Gather (recurrent/_grad_segment.py).
+ * Gradients (Caffe2's names and inputs): dOUT float32 with ndim >= 1
+ * (S = dOUT.dims[0]), SEGMENT_IDS int32 of any shape with ids in [0, S)
+ * -> dDATA of shape ids.shape + dOUT.shape[1:], dDATA[k] = dOUT[ids[k]] (Sum),
+ * dOUT[ids[k]] / count(ids == ids[k]) (Mean), SCALARS[k] * dOUT[ids[k]]
+ * (WeightedSum). The Sparse* ops use the same ops (as Caffe2's maker): their
+ * rows are the values of a GradientSlice with INDICES. WithMainInput (not a
+ * Caffe2 op: its maker refused grad_on_weights for the segment ops; named as
+ * our SortedSegmentWeightedSumWithMainInputGradient) also gives dSCALARS,
+ * shaped like the ids: dSCALARS[k] = <dOUT[ids[k]], row k of DATA> in double,
+ * rounded once, row k being DATA[INDICES[k]] when INDICES is given.
  *
  * No global state; the kernels are plain loops over pointers. The only
  * allocations besides the outputs are the scratch buffers of Unique (hash table
