@@ -61,18 +61,20 @@ def _segment_weighted_grad(sparse):
             grad_op = core.CreateOperator("UnsortedSegmentWeightedSumWithMainInputGradient", ins,
                                           [out, scalars + "_grad"])
             return [grad_op], [g_data, scalars + "_grad"] + [None] * (n_in - 2)
-        grad_op = core.CreateOperator("UnsortedSegmentWeightedSumGradient", [scalars, g_output[0], ids], [out])
+        grad_op = core.CreateOperator("UnsortedSegmentWeightedSumGradient", [scalars, g_output[0], ids],
+                                      [out])
         return [grad_op], [g_data] + [None] * (n_in - 1)
     return maker
 
 
 GradientRegistry.RegisterGradient("UnsortedSegmentSum")(_segment_grad("UnsortedSegmentSumGradient", False))
 GradientRegistry.RegisterGradient("UnsortedSegmentMean")(_segment_grad("UnsortedSegmentMeanGradient", False))
-GradientRegistry.RegisterGradient("SparseUnsortedSegmentSum")(_segment_grad("UnsortedSegmentSumGradient", True))
+GradientRegistry.RegisterGradient("SparseUnsortedSegmentSum")(
+    _segment_grad("UnsortedSegmentSumGradient", True))
 GradientRegistry.RegisterGradient("SparseUnsortedSegmentMean")(
     _segment_grad("UnsortedSegmentMeanGradient", True))
 GradientRegistry.RegisterGradient("UnsortedSegmentWeightedSum")(_segment_weighted_grad(False))
 GradientRegistry.RegisterGradient("SparseUnsortedSegmentWeightedSum")(_segment_weighted_grad(True))
 GradientRegistry.RegisterNoGradient(
-    "Unique", "UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient", "UnsortedSegmentWeightedSumGradient",
-    "UnsortedSegmentWeightedSumWithMainInputGradient")
+    "Unique", "UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient",
+    "UnsortedSegmentWeightedSumGradient", "UnsortedSegmentWeightedSumWithMainInputGradient")

@@ -253,8 +253,8 @@ def test_indices_in_gradient_ops_equal_the_plain_ones(rng, lengths):
             plain.tobytes()
     plain = run("SparseLengthsWeightedSumGradient", ["w", "g", "l"], ["p"])
     assert plain.tobytes() == grad_rows_ref("Sum", g, lengths, w).tobytes()
-    assert run("SparseLengthsIndicesInGradientWeightedSumGradient", ["w", "g", "l", "i"], ["x"]).tobytes() == \
-        plain.tobytes()
+    x = run("SparseLengthsIndicesInGradientWeightedSumGradient", ["w", "g", "l", "i"], ["x"])
+    assert x.tobytes() == plain.tobytes()
     ins = ["w", "g", "l", "d", "i"]
     p1, p2 = run("SparseLengthsWeightedSumWithMainInputGradient", ins, ["p1", "p2"])
     x1, x2 = run("SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient", ins, ["x1", "x2"])
@@ -299,7 +299,7 @@ def test_sparse_gradient_is_a_slice_of_the_indices(kind):
     assert g_in[0].indices == "i" and g_in[0].values == "o_d_grad_values"
     # Caffe2's makers' op names and inputs (GradientNeedIndices: INDICES last)
     assert [x.type for x in ops] == ["SparseLengthsIndicesInGradient%sGradient" % kind]
-    assert list(ops[0].input) == (["w", "o_grad", "l", "i"] if kind == "WeightedSum" else ["o_grad", "l", "i"])
+    assert list(ops[0].input) == (["w"] if kind == "WeightedSum" else []) + ["o_grad", "l", "i"]
     assert list(ops[0].output) == ["o_d_grad_values"]
     assert all(g is None for g in g_in[1:])
     # the gradient ops themselves have none
@@ -402,22 +402,21 @@ def test_bad_gradient_inputs(rng):
 def test_bad_indices_in_gradient_inputs(rng):
     feed(g=f32(rng, 2, 3), l=i32([2, 1]), w=f32(rng, 3), i=i32([0, 1, 1]), i2=i32([0, 1]), if_=f32(rng, 3),
          i22=i32([[0], [1], [1]]), d=f32(rng, 3, 3), d4=f32(rng, 4, 3), s=np.float32(1))
-    fails(ValueError, "op SparseLengthsIndicesInGradientSumGradient #0: input 1 blob 'l' (lengths) of shape (2,) "
-          "int32 sums to 3, but must sum to 2 (the first dim of input 2 blob 'i2' of shape (2,) int32)",
-          "SparseLengthsIndicesInGradientSumGradient", ["g", "l", "i2"], ["dx"])
-    fails(ValueError, "op SparseLengthsIndicesInGradientWeightedSumGradient #0: input 3 blob 'i2' (indices) of "
-          "shape (2,) int32 must have one row per row of the gradient: 3 (the first dim of input 0 blob 'w' of "
-          "shape (3,) float32)",
-          "SparseLengthsIndicesInGradientWeightedSumGradient", ["w", "g", "l", "i2"], ["dx"])
+    S, M = "SparseLengthsIndicesInGradientSumGradient", "LengthsIndicesInGradientMeanGradient"
+    fails(ValueError, "op %s #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 3, but must sum to 2 "
+          "(the first dim of input 2 blob 'i2' of shape (2,) int32)" % S, S, ["g", "l", "i2"], ["dx"])
+    W = "SparseLengthsIndicesInGradientWeightedSumGradient"
+    fails(ValueError, "op %s #0: input 3 blob 'i2' (indices) of shape (2,) int32 must have one row per row "
+          "of the gradient: 3 (the first dim of input 0 blob 'w' of shape (3,) float32)" % W, W,
+          ["w", "g", "l", "i2"], ["dx"])
     fails(TypeError, "op SparseLengthsIndicesInGradientMeanGradient #0: input 2 blob 'if_' must be int32, "
           "got (3,) float32", "SparseLengthsIndicesInGradientMeanGradient", ["g", "l", "if_"], ["dx"])
-    fails(ValueError, "op SparseLengthsIndicesInGradientSumGradient #0: input 2 blob 'i22' (indices) must have "
-          "1 dim, got (3, 1) int32", "SparseLengthsIndicesInGradientSumGradient", ["g", "l", "i22"], ["dx"])
-    fails(ValueError, "op LengthsIndicesInGradientMeanGradient #0: input 1 blob 'l' (lengths) of shape (2,) int32 "
-          "sums to 3, but must sum to 4 (the first dim of input 2 blob 'd4' of shape (4, 3) float32)",
-          "LengthsIndicesInGradientMeanGradient", ["g", "l", "d4"], ["dx"])
-    fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: input 2 blob 's' (data) must have at least 1 "
-          "dim, got () float32", "LengthsIndicesInGradientSumGradient", ["g", "l", "s"], ["dx"])
+    fails(ValueError, "op %s #0: input 2 blob 'i22' (indices) must have 1 dim, got (3, 1) int32" % S, S,
+          ["g", "l", "i22"], ["dx"])
+    fails(ValueError, "op %s #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 3, but must sum to 4 "
+          "(the first dim of input 2 blob 'd4' of shape (4, 3) float32)" % M, M, ["g", "l", "d4"], ["dx"])
+    fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: input 2 blob 's' (data) must have at least "
+          "1 dim, got () float32", "LengthsIndicesInGradientSumGradient", ["g", "l", "s"], ["dx"])
     fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: expects 3 inputs, got 2",
           "LengthsIndicesInGradientSumGradient", ["g", "l"], ["dx"])
     # a good run afterwards

@@ -416,7 +416,8 @@ def test_sparse_forward_equals_gather_then_dense(rng, kind, V, idx, ids, nseg, r
     feed(d=data, i=idx, s=ids, w=w, rows=data[idx])
     args = {} if nseg is None else {"num_segments": nseg}
     weighted = kind == "WeightedSum"
-    y = run("SparseUnsortedSegment" + kind, ["d", "w", "i", "s"] if weighted else ["d", "i", "s"], ["y"], **args)
+    ins = ["d", "w", "i", "s"] if weighted else ["d", "i", "s"]
+    y = run("SparseUnsortedSegment" + kind, ins, ["y"], **args)
     dense = run("UnsortedSegment" + kind, ["rows", "w", "s"] if weighted else ["rows", "s"], ["y2"], **args)
     assert y.shape == dense.shape == ((nseg if nseg is not None else (int(ids.max()) + 1 if len(ids) else 0),)
                                       + rest)
@@ -462,7 +463,8 @@ def test_sparse_gradient_finite_differences(rng, kind):
     idx, ids = i32([3, 1, 1, 0, 3, 2]), i32([2, 0, 2, 2, 1, 0])  # repeated indices: the slice adds them up
     if kind.startswith("WeightedSum"):
         gow = int(kind[-1])
-        o = op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"], grad_on_weights=gow, num_segments=4)
+        o = op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"], grad_on_weights=gow,
+               num_segments=4)
         check_grads(o, [f32(rng, 4, 2, 3), f32(rng, 6), idx, ids], indices=[0, 1] if gow else [0])
     else:
         o = op("SparseUnsortedSegment" + kind, ["d", "i", "s"], ["y"])
@@ -484,7 +486,8 @@ def test_weighted_and_sparse_gradient_makers():
     for kind in ["Sum", "Mean"]:
         ops, g = wired(op("SparseUnsortedSegment" + kind, ["d", "i", "s"], ["y"]))
         assert ops == [("UnsortedSegment%sGradient" % kind, ["y_grad", "s"], ["y_d_grad_values"])]
-        assert isinstance(g[0], core.GradientSlice) and (g[0].indices, g[0].values) == ("i", "y_d_grad_values")
+        assert isinstance(g[0], core.GradientSlice)
+        assert (g[0].indices, g[0].values) == ("i", "y_d_grad_values")
         assert g[1:] == [None, None]
     ops, g = wired(op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"]))
     assert ops == [("UnsortedSegmentWeightedSumGradient", ["w", "y_grad", "s"], ["y_d_grad_values"])]
@@ -528,28 +531,29 @@ def test_weighted_and_sparse_bad_inputs(rng):
          s3=i32([0, 1, 1]), s2d=i32([[0, 1], [1, 2]]), i2d=i32([[0, 1], [1, 2]]), fi=f32(rng, 4),
          bad_i=i32([0, 4, 1, 1]), neg_s=i32([0, -1, 1, 1]), y=keep, s0=np.float32(1))
     W = "op UnsortedSegmentWeightedSum #0: "
-    fails(ValueError, W + r"input 1 blob 'w3' \(scalars\) of shape \(3,\) float32 must have the shape of input 2 "
-          r"blob 's' \(segment_ids\) \(4,\) int32", "UnsortedSegmentWeightedSum", ["d", "w3", "s"])
+    fails(ValueError, W + r"input 1 blob 'w3' \(scalars\) of shape \(3,\) float32 must have the shape of "
+          r"input 2 blob 's' \(segment_ids\) \(4,\) int32", "UnsortedSegmentWeightedSum", ["d", "w3", "s"])
     fails(TypeError, W + r"input 1 blob 'i' must be float32, got \(4,\) int32", "UnsortedSegmentWeightedSum",
           ["d", "i", "s"])
     fails(ValueError, W + r"argument grad_on_weights must be 0 or 1, got 3", "UnsortedSegmentWeightedSum",
           ["d", "w", "s"], grad_on_weights=3)
-    fails(ValueError, W + r"input 2 blob 'neg_s' \(segment_ids\) of shape \(4,\) int32: segment id -1 at index "
-          r"\[1\] is out of range \[0, 2\)", "UnsortedSegmentWeightedSum", ["d", "w", "neg_s"])
+    fails(ValueError, W + r"input 2 blob 'neg_s' \(segment_ids\) of shape \(4,\) int32: segment id -1 at "
+          r"index \[1\] is out of range \[0, 2\)", "UnsortedSegmentWeightedSum", ["d", "w", "neg_s"])
     P = "op SparseUnsortedSegmentSum #0: "
-    fails(ValueError, P + r"input 2 blob 's3' \(segment_ids\) of shape \(3,\) int32 must hold one id per index: 4 "
-          r"\(input 1 blob 'i' \(indices\) of shape \(4,\) int32\)", "SparseUnsortedSegmentSum", ["d", "i", "s3"])
+    fails(ValueError, P + r"input 2 blob 's3' \(segment_ids\) of shape \(3,\) int32 must hold one id per "
+          r"index: 4 \(input 1 blob 'i' \(indices\) of shape \(4,\) int32\)", "SparseUnsortedSegmentSum",
+          ["d", "i", "s3"])
     fails(ValueError, P + r"input 1 blob 'i2d' \(indices\) must have 1 dim, got \(2, 2\) int32",
           "SparseUnsortedSegmentSum", ["d", "i2d", "s2d"])
     fails(ValueError, P + r"input 0 blob 's0' \(data\) must have at least 1 dim, got \(\) float32",
           "SparseUnsortedSegmentSum", ["s0", "i", "s"])
     fails(TypeError, P + r"input 1 blob 'fi' must be int32, got \(4,\) float32", "SparseUnsortedSegmentSum",
           ["d", "fi", "s"])
-    fails(IndexError, "op SparseUnsortedSegmentMean #0: input 1 blob 'bad_i': index 4 at position 1 is out of "
-          r"range \[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+    fails(IndexError, r"op SparseUnsortedSegmentMean #0: input 1 blob 'bad_i': index 4 at position 1 is out "
+          r"of range \[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
           "SparseUnsortedSegmentMean", ["d", "bad_i", "s"])
-    fails(ValueError, r"op SparseUnsortedSegmentWeightedSum #0: input 3 blob 's' \(segment_ids\) of shape \(4,\) "
-          r"int32: segment id 2 at index \[3\] is out of range \[0, 2\) \(argument num_segments=2\)",
+    fails(ValueError, r"op SparseUnsortedSegmentWeightedSum #0: input 3 blob 's' \(segment_ids\) of shape "
+          r"\(4,\) int32: segment id 2 at index \[3\] is out of range \[0, 2\) \(argument num_segments=2\)",
           "SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], num_segments=2)
     fails(ValueError, r"op SparseUnsortedSegmentWeightedSum #0: expects 4 inputs, got 3",
           "SparseUnsortedSegmentWeightedSum", ["d", "i", "s"])
@@ -561,19 +565,19 @@ def test_weighted_and_sparse_bad_inputs(rng):
 def test_unsorted_gradient_ops_bad_inputs(rng):
     feed(g=f32(rng, 3, 2), w=f32(rng, 4), w3=f32(rng, 3), s=i32([0, 2, 1, 2]), s9=i32([0, 9, 1, 2]),
          d=f32(rng, 4, 2), d3=f32(rng, 4, 3), v=f32(rng, 5, 2), vi=i32([0, 5, 1, 1]), vi3=i32([0, 1, 1]))
-    M = "op UnsortedSegmentWeightedSumWithMainInputGradient #0: "
-    fails(ValueError, M + r"input 3 blob 'd3' \(data\) of shape \(4, 3\) float32 must have the shape of the segment "
-          r"ids followed by the output gradient's row shape", "UnsortedSegmentWeightedSumWithMainInputGradient",
-          ["w", "g", "s", "d3"], ["x", "z"])
-    fails(IndexError, M + r"input 4 blob 'vi': index 5 at position 1 is out of range \[0, 5\)",
-          "UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "s", "v", "vi"], ["x", "z"])
-    fails(ValueError, M + r"input 4 blob 'vi3' \(indices\) of shape \(3,\) int32 must have the shape of input 2",
-          "UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "s", "v", "vi3"], ["x", "z"])
-    fails(ValueError, r"op UnsortedSegmentWeightedSumGradient #0: input 0 blob 'w3' \(scalars\) of shape \(3,\) "
-          r"float32 must have the shape of input 2 blob 's'", "UnsortedSegmentWeightedSumGradient",
+    main = "UnsortedSegmentWeightedSumWithMainInputGradient"
+    M = "op %s #0: " % main
+    fails(ValueError, M + r"input 3 blob 'd3' \(data\) of shape \(4, 3\) float32 must have the shape of the "
+          r"segment ids followed by the output gradient's row shape", main, ["w", "g", "s", "d3"], ["x", "z"])
+    fails(IndexError, M + r"input 4 blob 'vi': index 5 at position 1 is out of range \[0, 5\)", main,
+          ["w", "g", "s", "v", "vi"], ["x", "z"])
+    fails(ValueError, M + r"input 4 blob 'vi3' \(indices\) of shape \(3,\) int32 must have the shape of "
+          r"input 2", main, ["w", "g", "s", "v", "vi3"], ["x", "z"])
+    fails(ValueError, r"op UnsortedSegmentWeightedSumGradient #0: input 0 blob 'w3' \(scalars\) of shape "
+          r"\(3,\) float32 must have the shape of input 2 blob 's'", "UnsortedSegmentWeightedSumGradient",
           ["w3", "g", "s"], ["x"])
-    fails(ValueError, r"op UnsortedSegmentSumGradient #0: input 1 blob 's9' \(segment_ids\) of shape \(4,\) int32: "
-          r"segment id 9 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 blob 'g'",
+    fails(ValueError, r"op UnsortedSegmentSumGradient #0: input 1 blob 's9' \(segment_ids\) of shape \(4,\) "
+          r"int32: segment id 9 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 blob 'g'",
           "UnsortedSegmentSumGradient", ["g", "s9"], ["x"])
     fails(TypeError, r"op UnsortedSegmentSumGradient #0: input 0 blob 's' must be float32",
           "UnsortedSegmentSumGradient", ["s", "s"], ["x"])
@@ -583,11 +587,11 @@ def test_new_ops_checked_at_net_creation(rng):
     feed(d=f32(rng, 4, 2), w3=f32(rng, 3), s=i32([0, 1, 1, 2]), i=i32([0, 1, 2]))
     net = core.Net("wsum_create")
     net.UnsortedSegmentWeightedSum(["d", "w3", "s"], "y")
-    with pytest.raises(ValueError, match=r"net 'wsum_create': op UnsortedSegmentWeightedSum #0: input 1 blob 'w3' "
-                       r"\(scalars\) of shape \(3,\) float32 must have the shape of input 2"):
+    with pytest.raises(ValueError, match=r"net 'wsum_create': op UnsortedSegmentWeightedSum #0: input 1 blob "
+                       r"'w3' \(scalars\) of shape \(3,\) float32 must have the shape of input 2"):
         workspace.CreateNet(net)
     net = core.Net("sus_create")
     net.SparseUnsortedSegmentSum(["d", "i", "s"], "y")
-    with pytest.raises(ValueError, match=r"net 'sus_create': op SparseUnsortedSegmentSum #0: input 2 blob 's' "
-                       r"\(segment_ids\) of shape \(4,\) int32 must hold one id per index: 3"):
+    with pytest.raises(ValueError, match=r"net 'sus_create': op SparseUnsortedSegmentSum #0: input 2 blob "
+                       r"'s' \(segment_ids\) of shape \(4,\) int32 must hold one id per index: 3"):
         workspace.CreateNet(net)
