@@ -1213,6 +1213,61 @@ CASES = [
          run_op('UnsortedSegmentSum', ['d', 'i'], 'y', num_segments=-2)
          """, V, r"op UnsortedSegmentSum #0: argument num_segments=-2 must be >= 0 \(or -1, the default: "
             r"max\(segment_ids\) \+ 1\)", note="checked at op creation"),
+    # ------------------------------------------ unsorted segment reductions (segment.c: WeightedSum, Sparse*)
+    Case("unsorted-wsum-scalars-shape", "ops: unsorted segment",
+         "UnsortedSegmentWeightedSum([d (4,2), scalars (3,), ids (4,)])",
+         "feed(d=f32(4, 2), w=f32(3), s=np.array([0, 1, 1, 2], np.int32)); "
+         "run_op('UnsortedSegmentWeightedSum', ['d', 'w', 's'], 'y')", V,
+         r"op UnsortedSegmentWeightedSum #0: input 1 blob 'w' \(scalars\) of shape \(3,\) float32 must have "
+         r"the shape of input 2 blob 's' \(segment_ids\) \(4,\) int32",
+         note="checked already at CreateNet; the gradient ops the same"),
+    Case("unsorted-wsum-grad-on-weights", "ops: unsorted segment",
+         "UnsortedSegmentWeightedSum(..., grad_on_weights=3)",
+         "feed(d=f32(2), w=f32(2), s=np.zeros(2, np.int32)); "
+         "run_op('UnsortedSegmentWeightedSum', ['d', 'w', 's'], 'y', grad_on_weights=3)", V,
+         r"op UnsortedSegmentWeightedSum #0: argument grad_on_weights must be 0 or 1, got 3",
+         note="checked at op creation"),
+    Case("sparse-unsorted-ids-count", "ops: unsorted segment",
+         "SparseUnsortedSegmentSum([d (4,2), indices (4,), ids (3,)])",
+         "feed(d=f32(4, 2), i=np.array([0, 3, 1, 1], np.int32), s=np.array([0, 1, 1], np.int32)); "
+         "run_op('SparseUnsortedSegmentSum', ['d', 'i', 's'], 'y')", V,
+         r"op SparseUnsortedSegmentSum #0: input 2 blob 's' \(segment_ids\) of shape \(3,\) int32 must hold "
+         r"one id per index: 4 \(input 1 blob 'i' \(indices\) of shape \(4,\) int32\)",
+         note="checked already at CreateNet"),
+    Case("sparse-unsorted-index-range", "ops: unsorted segment",
+         "SparseUnsortedSegmentMean([d (4,2), indices [0, 4], ids [0, 0]])",
+         "feed(d=f32(4, 2), i=np.array([0, 4], np.int32), s=np.zeros(2, np.int32)); "
+         "run_op('SparseUnsortedSegmentMean', ['d', 'i', 's'], 'y')", I,
+         r"op SparseUnsortedSegmentMean #0: input 1 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+         r"\(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+         after="feed(i=np.array([0, 3], np.int32)); "
+               "run_op('SparseUnsortedSegmentMean', ['d', 'i', 's'], 'y')",
+         note="checked before anything is written, after the segment ids; Caffe2 enforced it too"),
+    Case("sparse-unsorted-indices-dtype", "ops: unsorted segment",
+         "SparseUnsortedSegmentWeightedSum([d, w, indices float32, ids])",
+         "feed(d=f32(4, 2), w=f32(2), i=f32(2), s=np.zeros(2, np.int32)); "
+         "run_op('SparseUnsortedSegmentWeightedSum', ['d', 'w', 'i', 's'], 'y')", T_,
+         r"op SparseUnsortedSegmentWeightedSum #0: input 2 blob 'i' must be int32, got \(2,\) float32",
+         note="Caffe2 took int32 or int64 indices"),
+    Case("sparse-unsorted-arity", "ops: unsorted segment", "SparseUnsortedSegmentWeightedSum([d, i, s])",
+         "feed(d=f32(4, 2), i=np.zeros(2, np.int32), s=np.zeros(2, np.int32)); "
+         "run_op('SparseUnsortedSegmentWeightedSum', ['d', 'i', 's'], 'y')", V,
+         r"op SparseUnsortedSegmentWeightedSum #0: expects 4 inputs, got 3"),
+    Case("unsorted-segment-gradient-id-range", "ops: unsorted segment",
+         "UnsortedSegmentSumGradient([dout (3,2), ids [0, 9]])",
+         "feed(g=f32(3, 2), s=np.array([0, 9], np.int32)); "
+         "run_op('UnsortedSegmentSumGradient', ['g', 's'], 'x')", V,
+         r"op UnsortedSegmentSumGradient #0: input 1 blob 's' \(segment_ids\) of shape \(2,\) int32: segment "
+         r"id 9 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 blob 'g' of shape "
+         r"\(3, 2\) float32\)"),
+    Case("unsorted-wsum-main-gradient-index-range", "ops: unsorted segment",
+         "UnsortedSegmentWeightedSumWithMainInputGradient([w, dout (3,2), ids, data (5,2), indices [0, 5]])",
+         "feed(w=f32(2), g=f32(3, 2), s=np.array([0, 2], np.int32), d=f32(5, 2), "
+         "i=np.array([0, 5], np.int32)); "
+         "run_op('UnsortedSegmentWeightedSumWithMainInputGradient', ['w', 'g', 's', 'd', 'i'], "
+         "['x', 'dw'])", I,
+         r"op UnsortedSegmentWeightedSumWithMainInputGradient #0: input 4 blob 'i': index 5 at position 1 is "
+         r"out of range \[0, 5\) \(the rows of input 3 blob 'd' of shape \(5, 2\) float32\)"),
     Case("segment-mean-grad-id-range", "ops: dedup", "UnsortedSegmentMeanGradient([dout (3,2), ids [0, 3]])",
          """
          feed(g=f32(3, 2), i=np.array([0, 3], np.int32))
@@ -1841,6 +1896,23 @@ CASES = [
          "feed(g=f32(2, 3), l=np.array([1, 1, 1], np.int32)); run_op('LengthsSumGradient', ['g', 'l'], 'dx')",
          V, r"op LengthsSumGradient #0: input 0 blob 'g' \(the output gradient\) of shape \(2, 3\) "
          r"float32 must have one row per segment: 3 \(input 1 blob 'l' \(lengths\) of shape \(3,\) int32\)"),
+    Case("indices-in-gradient-rows", "ops: lengths reductions",
+         "SparseLengthsIndicesInGradientWeightedSumGradient([w (3,), dout (2,3), lengths [2, 1], "
+         "indices (2,)])",
+         "feed(w=f32(3), g=f32(2, 3), l=np.array([2, 1], np.int32), i=np.zeros(2, np.int32)); "
+         "run_op('SparseLengthsIndicesInGradientWeightedSumGradient', ['w', 'g', 'l', 'i'], 'dx')", V,
+         r"op SparseLengthsIndicesInGradientWeightedSumGradient #0: input 3 blob 'i' \(indices\) of shape "
+         r"\(2,\) int32 must have one row per row of the gradient: 3 \(the first dim of input 0 blob 'w' of "
+         r"shape \(3,\) float32\)",
+         note="the last input of the *IndicesInGradient* ops only gives the row count (unused on CPU, as "
+              "Caffe2)"),
+    Case("indices-in-gradient-indices-dtype", "ops: lengths reductions",
+         "SparseLengthsIndicesInGradientSumGradient([dout, lengths, indices float32])",
+         "feed(g=f32(2, 3), l=np.array([2, 1], np.int32), i=f32(3)); "
+         "run_op('SparseLengthsIndicesInGradientSumGradient', ['g', 'l', 'i'], 'dx')", T_,
+         r"op SparseLengthsIndicesInGradientSumGradient #0: input 2 blob 'i' must be int32, got \(3,\) "
+         r"float32",
+         note="checked already at CreateNet"),
     # ---------------------------------------------------------------- lengths ops (PackSegments, ...)
     Case("pack-segments-lengths-sum", "ops: lengths", "PackSegments([lengths [2, 2], x (3,2)])",
          "feed(l=np.array([2, 2], np.int32), x=f32(3, 2)); run_op('PackSegments', ['l', 'x'], 'p')", V,

@@ -219,6 +219,61 @@ def test_lengths_weighted_sum_gradients_by_finite_differences(rng, gow):
 
 
 @pytest.mark.parametrize("kind", ["Sum", "Mean"])
+def test_lengths_gradient_makers_emit_caffe2s_ops(kind):
+    ops, g_in = G(op("Lengths" + kind, ["d", "l"], ["o"]), ["o_grad"])
+    assert [(x.type, list(x.input), list(x.output)) for x in ops] == \
+        [("LengthsIndicesInGradient%sGradient" % kind, ["o_grad", "l", "d"], ["d_grad"])]
+    assert g_in == ["d_grad", None]
+    assert G(ops[0], ["x"]) == ([], [None, None, None])
+
+
+def test_sparse_weighted_sum_grad_on_weights_maker_emits_caffe2s_op():
+    o = op("SparseLengthsWeightedSum", ["d", "w", "i", "l"], ["o"], grad_on_weights=1)
+    ops, g_in = G(o, ["o_grad"])
+    assert [(x.type, list(x.input), list(x.output)) for x in ops] == \
+        [("SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient", ["w", "o_grad", "l", "d", "i"],
+          ["o_d_grad_values", "w_grad"])]
+    assert isinstance(g_in[0], core.GradientSlice) and g_in[1] == "w_grad" and g_in[2:] == [None, None]
+
+
+@pytest.mark.parametrize("lengths", LENGTHS)
+def test_indices_in_gradient_ops_equal_the_plain_ones(rng, lengths):
+    """The *IndicesInGradient* ops compute what the ops without the last input do, bit for bit."""
+    N, V = sum(lengths), 4
+    g, w, data = f32(rng, len(lengths), 2, 3), f32(rng, N), f32(rng, V, 2, 3)
+    feed(g=g, l=i32(lengths), w=w, d=data, dn=f32(rng, N, 2, 3), dni=i32(np.zeros((N, 5))),
+         i=i32(rng.randint(0, V, N)))
+    for kind in ["Sum", "Mean"]:
+        plain = run("Lengths%sGradient" % kind, ["g", "l"], ["p"])
+        assert plain.tobytes() == grad_rows_ref(kind, g, lengths).tobytes()
+        for rows in ["dn", "dni"]:  # DATA (float32) or int32 row indices, as Caffe2's CUDA op
+            assert run("LengthsIndicesInGradient%sGradient" % kind, ["g", "l", rows], ["x"]).tobytes() == \
+                plain.tobytes()
+        assert run("SparseLengthsIndicesInGradient%sGradient" % kind, ["g", "l", "i"], ["x"]).tobytes() == \
+            plain.tobytes()
+    plain = run("SparseLengthsWeightedSumGradient", ["w", "g", "l"], ["p"])
+    assert plain.tobytes() == grad_rows_ref("Sum", g, lengths, w).tobytes()
+    x = run("SparseLengthsIndicesInGradientWeightedSumGradient", ["w", "g", "l", "i"], ["x"])
+    assert x.tobytes() == plain.tobytes()
+    ins = ["w", "g", "l", "d", "i"]
+    p1, p2 = run("SparseLengthsWeightedSumWithMainInputGradient", ins, ["p1", "p2"])
+    x1, x2 = run("SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient", ins, ["x1", "x2"])
+    assert x1.tobytes() == p1.tobytes() and x2.tobytes() == p2.tobytes()
+    assert x2.tobytes() == grad_weights_ref(g, lengths, data[workspace.FetchBlob("i")]).tobytes()
+
+
+def test_caffe2_legacy_sparse_and_lengths_sum_gradient(rng):
+    """Caffe2's test_legacy_sparse_and_lengths_sum_gradient: the old names run in a net and agree."""
+    feed(X=f32(rng, 3, 64), Y=i32([20, 20, 10]))
+    net = core.Net("legacy")
+    net.SparseLengthsSumGradient(["X", "Y"], "out1")
+    net.LengthsSumGradient(["X", "Y"], "out2")
+    workspace.RunNetOnce(net)
+    assert workspace.FetchBlob("out1").shape == (50, 64)
+    assert workspace.FetchBlob("out1").tobytes() == workspace.FetchBlob("out2").tobytes()
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean"])
 def test_sparse_lengths_gradients_by_finite_differences(rng, kind):
     lengths = i32([2, 0, 3, 1])
     data = f32(rng, 4, 2, 3, lo=-2, hi=2)
@@ -242,7 +297,9 @@ def test_sparse_gradient_is_a_slice_of_the_indices(kind):
     ops, g_in = G(o, ["o_grad"])
     assert isinstance(g_in[0], core.GradientSlice)
     assert g_in[0].indices == "i" and g_in[0].values == "o_d_grad_values"
-    assert [x.type for x in ops] == ["SparseLengths%sGradient" % kind]
+    # Caffe2's makers' op names and inputs (GradientNeedIndices: INDICES last)
+    assert [x.type for x in ops] == ["SparseLengthsIndicesInGradient%sGradient" % kind]
+    assert list(ops[0].input) == (["w"] if kind == "WeightedSum" else []) + ["o_grad", "l", "i"]
     assert list(ops[0].output) == ["o_d_grad_values"]
     assert all(g is None for g in g_in[1:])
     # the gradient ops themselves have none
@@ -340,6 +397,30 @@ def test_bad_gradient_inputs(rng):
           "(the forward output) (3, 3) float32 must have the shape of input 1 blob 'g' "
           "(the output gradient) (2, 3) float32",
           "LengthsMaxWithMainInputAndForwardOutputGradient", ["o", "g", "l2", "d"], ["dx"])
+
+
+def test_bad_indices_in_gradient_inputs(rng):
+    feed(g=f32(rng, 2, 3), l=i32([2, 1]), w=f32(rng, 3), i=i32([0, 1, 1]), i2=i32([0, 1]), if_=f32(rng, 3),
+         i22=i32([[0], [1], [1]]), d=f32(rng, 3, 3), d4=f32(rng, 4, 3), s=np.float32(1))
+    S, M = "SparseLengthsIndicesInGradientSumGradient", "LengthsIndicesInGradientMeanGradient"
+    fails(ValueError, "op %s #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 3, but must sum to 2 "
+          "(the first dim of input 2 blob 'i2' of shape (2,) int32)" % S, S, ["g", "l", "i2"], ["dx"])
+    W = "SparseLengthsIndicesInGradientWeightedSumGradient"
+    fails(ValueError, "op %s #0: input 3 blob 'i2' (indices) of shape (2,) int32 must have one row per row "
+          "of the gradient: 3 (the first dim of input 0 blob 'w' of shape (3,) float32)" % W, W,
+          ["w", "g", "l", "i2"], ["dx"])
+    fails(TypeError, "op SparseLengthsIndicesInGradientMeanGradient #0: input 2 blob 'if_' must be int32, "
+          "got (3,) float32", "SparseLengthsIndicesInGradientMeanGradient", ["g", "l", "if_"], ["dx"])
+    fails(ValueError, "op %s #0: input 2 blob 'i22' (indices) must have 1 dim, got (3, 1) int32" % S, S,
+          ["g", "l", "i22"], ["dx"])
+    fails(ValueError, "op %s #0: input 1 blob 'l' (lengths) of shape (2,) int32 sums to 3, but must sum to 4 "
+          "(the first dim of input 2 blob 'd4' of shape (4, 3) float32)" % M, M, ["g", "l", "d4"], ["dx"])
+    fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: input 2 blob 's' (data) must have at least "
+          "1 dim, got () float32", "LengthsIndicesInGradientSumGradient", ["g", "l", "s"], ["dx"])
+    fails(ValueError, "op LengthsIndicesInGradientSumGradient #0: expects 3 inputs, got 2",
+          "LengthsIndicesInGradientSumGradient", ["g", "l"], ["dx"])
+    # a good run afterwards
+    assert run("LengthsIndicesInGradientSumGradient", ["g", "l", "d"], ["dx"]).shape == (3, 3)
 
 
 def test_shapes_checked_at_net_creation(rng):

@@ -1,5 +1,5 @@
-"""Unique, UnsortedSegmentSum, UnsortedSegmentMean and UnsortedSegmentMeanGradient
-(csrc/ops/segment.c) and their gradient makers (recurrent/_grad_segment.py):
+"""Unique, UnsortedSegment{Sum,Mean,WeightedSum}, SparseUnsortedSegment{Sum,Mean,WeightedSum}
+and their gradient ops (csrc/ops/segment.c) and gradient makers (recurrent/_grad_segment.py):
 NumPy references (ids of rank 0, 1 and 2, duplicates, empty, num_segments),
 first-occurrence order, bitwise order of summation, gradients by finite
 differences and through core.Net, bad input with exact messages (at run and
@@ -19,6 +19,10 @@ I32 = np.iinfo(np.int32)
 
 def G(o, g_output):
     return core.GradientRegistry.GetGradientForOp(o, g_output)
+
+
+def i32(x):
+    return np.asarray(x, np.int32)
 
 
 # ---------------------------------------------------------------- references
@@ -229,7 +233,8 @@ def test_segment_gradient_finite_differences(rng, kind, ids_shape, rest, hi, nse
 def test_segment_gradient_makers():
     o = op("UnsortedSegmentSum", ["d", "i"], ["y"], num_segments=4)
     ops, g = G(o, ["y_grad"])
-    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [("Gather", ["y_grad", "i"], ["d_grad"])]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == \
+        [("UnsortedSegmentSumGradient", ["y_grad", "i"], ["d_grad"])]
     assert g == ["d_grad", None]
     o = op("UnsortedSegmentMean", ["d", "i"], ["y"])
     ops, g = G(o, ["y_grad"])
@@ -276,7 +281,8 @@ def test_segment_backward_through_net(rng):
     ref = w[ids] * (1.0 + 1.0 / counts[ids])[..., None]
     close(workspace.FetchBlob(str(gmap["x"])), ref, 1e-6)
     assert "ids" not in map(str, gmap)  # the ids get no gradient
-    assert {"Gather", "UnsortedSegmentMeanGradient"} <= {p.type for p in net.Proto().op if p.is_gradient_op}
+    assert {"UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient"} <= \
+        {p.type for p in net.Proto().op if p.is_gradient_op}
 
 
 # ---------------------------------------------------------------- the deduplication identity
@@ -370,3 +376,222 @@ def test_segment_shapes_checked_at_net_creation(rng):
     with pytest.raises(ValueError, match=r"op UnsortedSegmentSum #1: input 1 blob 'r' \(segment_ids\) of "
                        r"shape \(3,\) int32: segment id 1 at index \[1\] is out of range \[0, 1\)"):
         workspace.RunNet(net)
+
+
+# ---------------------------------------------------------------- WeightedSum and the Sparse* ops
+def weighted_in_order_f32(rows, ids, w, S):
+    """float32: out[ids[k]] += w[k] * rows[k], k in order (what the op promises bitwise)."""
+    rest = rows.shape[ids.ndim:]
+    rows = rows.reshape((ids.size,) + rest)
+    out = np.zeros((S,) + rest, np.float32)
+    for k, (s, wk) in enumerate(zip(ids.ravel(), np.asarray(w, np.float32).ravel())):
+        out[s] = out[s] + wk * rows[k]
+    return out
+
+
+@pytest.mark.parametrize("ids_shape,rest,hi,nseg", SEG_CASES)
+def test_weighted_sum_forward(rng, ids_shape, rest, hi, nseg):
+    ids = rng.randint(0, hi, ids_shape).astype(np.int32)
+    data, w = f32(rng, *(ids_shape + rest), lo=-2, hi=2), f32(rng, *ids_shape, lo=-2, hi=2)
+    feed(d=data, w=w, i=ids)
+    args = {} if nseg is None else {"num_segments": nseg}
+    y = run("UnsortedSegmentWeightedSum", ["d", "w", "i"], ["y"], **args)
+    S = nseg if nseg is not None else (int(ids.max()) + 1 if ids.size else 0)
+    np.testing.assert_array_equal(y, weighted_in_order_f32(data, ids, w, S))
+    close(y, segment_ref(data * w.reshape(ids_shape + (1,) * len(rest)), ids, nseg), 2e-5)
+
+
+SPARSE_CASES = [  # (V rows of DATA, indices, segment ids, num_segments or None)
+    (5, [4, 0, 4, 2, 1, 4, 3], [2, 0, 2, 5, 0, 2, 1], None), (3, [1, 1, 1], [0, 0, 0], None),
+    (4, [3, 0, 2], [1, 1, 1], 3), (2, [], [], None), (2, [], [], 4), (6, [5, 0], [0, 1], None),
+]
+
+
+@pytest.mark.parametrize("V,idx,ids,nseg", SPARSE_CASES)
+@pytest.mark.parametrize("rest", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "WeightedSum"])
+def test_sparse_forward_equals_gather_then_dense(rng, kind, V, idx, ids, nseg, rest):
+    data, idx, ids = f32(rng, V, *rest, lo=-2, hi=2), i32(idx), i32(ids)
+    w = f32(rng, len(ids), lo=-2, hi=2)
+    feed(d=data, i=idx, s=ids, w=w, rows=data[idx])
+    args = {} if nseg is None else {"num_segments": nseg}
+    weighted = kind == "WeightedSum"
+    ins = ["d", "w", "i", "s"] if weighted else ["d", "i", "s"]
+    y = run("SparseUnsortedSegment" + kind, ins, ["y"], **args)
+    dense = run("UnsortedSegment" + kind, ["rows", "w", "s"] if weighted else ["rows", "s"], ["y2"], **args)
+    assert y.shape == dense.shape == ((nseg if nseg is not None else (int(ids.max()) + 1 if len(ids) else 0),)
+                                      + rest)
+    np.testing.assert_array_equal(y, dense)
+    rows = data[idx] * (w.reshape((-1,) + (1,) * len(rest)) if weighted else 1)
+    close(y, segment_ref(rows, ids, nseg, mean=kind == "Mean"), 2e-5)
+
+
+def test_unsorted_gradient_ops_against_numpy(rng):
+    ids = i32([[3, 1, 3], [0, 3, 1]])
+    g, w, data = f32(rng, 5, 4), f32(rng, 2, 3), f32(rng, 2, 3, 4)
+    feed(g=g, i=ids, w=w, d=data, v=f32(rng, 6, 4), vi=i32([[5, 0, 5], [2, 2, 1]]))
+    np.testing.assert_array_equal(run("UnsortedSegmentSumGradient", ["g", "i"], ["x"]), g[ids])
+    wg = w[..., None] * g[ids]
+    np.testing.assert_array_equal(run("UnsortedSegmentWeightedSumGradient", ["w", "g", "i"], ["x"]), wg)
+    dx, dw = run("UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "i", "d"], ["x", "y"])
+    np.testing.assert_array_equal(dx, wg)
+    assert dw.shape == ids.shape and dw.dtype == np.float32
+    np.testing.assert_array_equal(dw, (g[ids].astype(np.float64) * data).sum(-1).astype(np.float32))
+    v, vi = workspace.FetchBlob("v"), workspace.FetchBlob("vi")
+    dx, dw = run("UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "g", "i", "v", "vi"], ["x", "y"])
+    np.testing.assert_array_equal(dx, wg)
+    np.testing.assert_array_equal(dw, (g[ids].astype(np.float64) * v[vi]).sum(-1).astype(np.float32))
+    # no ids, zero-width rows
+    feed(e=np.zeros(0, np.int32), we=np.zeros(0, np.float32), z=np.zeros((3, 0), np.float32),
+         wz=f32(rng, 2), iz=i32([2, 0]), dz=np.zeros((2, 0), np.float32))
+    assert run("UnsortedSegmentSumGradient", ["g", "e"], ["x"]).shape == (0, 4)
+    dx, dw = run("UnsortedSegmentWeightedSumWithMainInputGradient", ["wz", "z", "iz", "dz"], ["x", "y"])
+    assert dx.shape == (2, 0) and dw.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("gow", [0, 1])
+@pytest.mark.parametrize("ids_shape,rest,hi,nseg", GRAD_CASES)
+def test_weighted_sum_gradient_finite_differences(rng, gow, ids_shape, rest, hi, nseg):
+    ids = rng.randint(0, hi, ids_shape).astype(np.int32)
+    args = {} if nseg is None else {"num_segments": nseg}
+    o = op("UnsortedSegmentWeightedSum", ["d", "w", "i"], ["y"], grad_on_weights=gow, **args)
+    check_grads(o, [f32(rng, *(ids_shape + rest)), f32(rng, *ids_shape), ids], indices=[0, 1] if gow else [0])
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "WeightedSum0", "WeightedSum1"])
+def test_sparse_gradient_finite_differences(rng, kind):
+    idx, ids = i32([3, 1, 1, 0, 3, 2]), i32([2, 0, 2, 2, 1, 0])  # repeated indices: the slice adds them up
+    if kind.startswith("WeightedSum"):
+        gow = int(kind[-1])
+        o = op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"], grad_on_weights=gow,
+               num_segments=4)
+        check_grads(o, [f32(rng, 4, 2, 3), f32(rng, 6), idx, ids], indices=[0, 1] if gow else [0])
+    else:
+        o = op("SparseUnsortedSegment" + kind, ["d", "i", "s"], ["y"])
+        check_grads(o, [f32(rng, 4, 2, 3), idx, ids], indices=[0])
+
+
+def test_weighted_and_sparse_gradient_makers():
+    def wired(o):
+        ops, g = G(o, ["y_grad"])
+        return [(p.type, list(p.input), list(p.output)) for p in ops], g
+
+    ops, g = wired(op("UnsortedSegmentWeightedSum", ["d", "w", "i"], ["y"]))
+    assert ops == [("UnsortedSegmentWeightedSumGradient", ["w", "y_grad", "i"], ["d_grad"])]
+    assert g == ["d_grad", None, None]
+    ops, g = wired(op("UnsortedSegmentWeightedSum", ["d", "w", "i"], ["y"], grad_on_weights=1))
+    assert ops == [("UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "y_grad", "i", "d"],
+                    ["d_grad", "w_grad"])]
+    assert g == ["d_grad", "w_grad", None]
+    for kind in ["Sum", "Mean"]:
+        ops, g = wired(op("SparseUnsortedSegment" + kind, ["d", "i", "s"], ["y"]))
+        assert ops == [("UnsortedSegment%sGradient" % kind, ["y_grad", "s"], ["y_d_grad_values"])]
+        assert isinstance(g[0], core.GradientSlice)
+        assert (g[0].indices, g[0].values) == ("i", "y_d_grad_values")
+        assert g[1:] == [None, None]
+    ops, g = wired(op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"]))
+    assert ops == [("UnsortedSegmentWeightedSumGradient", ["w", "y_grad", "s"], ["y_d_grad_values"])]
+    assert isinstance(g[0], core.GradientSlice) and g[1:] == [None, None, None]
+    ops, g = wired(op("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"], grad_on_weights=1))
+    assert ops == [("UnsortedSegmentWeightedSumWithMainInputGradient", ["w", "y_grad", "s", "d", "i"],
+                    ["y_d_grad_values", "w_grad"])]
+    assert isinstance(g[0], core.GradientSlice) and g[1:] == ["w_grad", None, None]
+    for t in ["UnsortedSegmentSumGradient", "UnsortedSegmentWeightedSumGradient",
+              "UnsortedSegmentWeightedSumWithMainInputGradient"]:
+        n = 4 if "Main" in t else 3 if "Weighted" in t else 2
+        assert G(op(t, ["x%d" % k for k in range(n)], ["o"]), ["o_grad"]) == ([], [None] * n)
+    assert G(op("SparseUnsortedSegmentSum", ["d", "i", "s"], ["y"]), [None]) == ([], [None] * 3)
+
+
+def test_sparse_embedding_bag_trained_through_a_net(rng):
+    """Two bags of one table (Sparse and dense-weighted): the backward pass sums the two slices."""
+    table, w = f32(rng, 5, 3), f32(rng, 4)
+    feed(t=table, i1=i32([0, 4, 4, 1]), s1=i32([1, 0, 1, 1]), w=w, i2=i32([4, 2]), s2=i32([0, 0]))
+    net = core.Net("sus_bags")
+    a = net.SparseUnsortedSegmentWeightedSum(["t", "w", "i1", "s1"], "a")
+    b = net.SparseUnsortedSegmentMean(["t", "i2", "s2"], "b")
+    loss = net.Add([net.SumElements([a], "sa"), net.SumElements([b], "sb")], "loss")
+    grads = net.AddGradientOperators([loss])
+    workspace.RunNetOnce(net)
+    ref = np.zeros((5, 3), np.float32)
+    np.add.at(ref, [0, 4, 4, 1], w[:, None] * np.ones((4, 3), np.float32))
+    np.add.at(ref, [4, 2], 0.5)
+    close(workspace.FetchBlob(str(grads["t"])), ref, 1e-6)
+
+
+# ---------------------------------------------------------------- bad input of the new ops
+def fails(exc, pattern, type_, inputs, outputs=("y",), **args):
+    with pytest.raises(exc, match=pattern):
+        workspace.RunOperatorOnce(op(type_, inputs, list(outputs), **args))
+
+
+def test_weighted_and_sparse_bad_inputs(rng):
+    keep = np.full(3, 7.0, np.float32)
+    feed(d=f32(rng, 4, 2), w=f32(rng, 4), w3=f32(rng, 3), i=i32([0, 3, 1, 1]), s=i32([0, 1, 1, 2]),
+         s3=i32([0, 1, 1]), s2d=i32([[0, 1], [1, 2]]), i2d=i32([[0, 1], [1, 2]]), fi=f32(rng, 4),
+         bad_i=i32([0, 4, 1, 1]), neg_s=i32([0, -1, 1, 1]), y=keep, s0=np.float32(1))
+    W = "op UnsortedSegmentWeightedSum #0: "
+    fails(ValueError, W + r"input 1 blob 'w3' \(scalars\) of shape \(3,\) float32 must have the shape of "
+          r"input 2 blob 's' \(segment_ids\) \(4,\) int32", "UnsortedSegmentWeightedSum", ["d", "w3", "s"])
+    fails(TypeError, W + r"input 1 blob 'i' must be float32, got \(4,\) int32", "UnsortedSegmentWeightedSum",
+          ["d", "i", "s"])
+    fails(ValueError, W + r"argument grad_on_weights must be 0 or 1, got 3", "UnsortedSegmentWeightedSum",
+          ["d", "w", "s"], grad_on_weights=3)
+    fails(ValueError, W + r"input 2 blob 'neg_s' \(segment_ids\) of shape \(4,\) int32: segment id -1 at "
+          r"index \[1\] is out of range \[0, 2\)", "UnsortedSegmentWeightedSum", ["d", "w", "neg_s"])
+    P = "op SparseUnsortedSegmentSum #0: "
+    fails(ValueError, P + r"input 2 blob 's3' \(segment_ids\) of shape \(3,\) int32 must hold one id per "
+          r"index: 4 \(input 1 blob 'i' \(indices\) of shape \(4,\) int32\)", "SparseUnsortedSegmentSum",
+          ["d", "i", "s3"])
+    fails(ValueError, P + r"input 1 blob 'i2d' \(indices\) must have 1 dim, got \(2, 2\) int32",
+          "SparseUnsortedSegmentSum", ["d", "i2d", "s2d"])
+    fails(ValueError, P + r"input 0 blob 's0' \(data\) must have at least 1 dim, got \(\) float32",
+          "SparseUnsortedSegmentSum", ["s0", "i", "s"])
+    fails(TypeError, P + r"input 1 blob 'fi' must be int32, got \(4,\) float32", "SparseUnsortedSegmentSum",
+          ["d", "fi", "s"])
+    fails(IndexError, r"op SparseUnsortedSegmentMean #0: input 1 blob 'bad_i': index 4 at position 1 is out "
+          r"of range \[0, 4\) \(the rows of input 0 blob 'd' of shape \(4, 2\) float32\)",
+          "SparseUnsortedSegmentMean", ["d", "bad_i", "s"])
+    fails(ValueError, r"op SparseUnsortedSegmentWeightedSum #0: input 3 blob 's' \(segment_ids\) of shape "
+          r"\(4,\) int32: segment id 2 at index \[3\] is out of range \[0, 2\) \(argument num_segments=2\)",
+          "SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], num_segments=2)
+    fails(ValueError, r"op SparseUnsortedSegmentWeightedSum #0: expects 4 inputs, got 3",
+          "SparseUnsortedSegmentWeightedSum", ["d", "i", "s"])
+    # nothing was written by the failed runs; the workspace is still usable
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), keep)
+    assert run("SparseUnsortedSegmentWeightedSum", ["d", "w", "i", "s"], ["y"]).shape == (3, 2)
+
+
+def test_unsorted_gradient_ops_bad_inputs(rng):
+    feed(g=f32(rng, 3, 2), w=f32(rng, 4), w3=f32(rng, 3), s=i32([0, 2, 1, 2]), s9=i32([0, 9, 1, 2]),
+         d=f32(rng, 4, 2), d3=f32(rng, 4, 3), v=f32(rng, 5, 2), vi=i32([0, 5, 1, 1]), vi3=i32([0, 1, 1]))
+    main = "UnsortedSegmentWeightedSumWithMainInputGradient"
+    M = "op %s #0: " % main
+    fails(ValueError, M + r"input 3 blob 'd3' \(data\) of shape \(4, 3\) float32 must have the shape of the "
+          r"segment ids followed by the output gradient's row shape", main, ["w", "g", "s", "d3"], ["x", "z"])
+    fails(IndexError, M + r"input 4 blob 'vi': index 5 at position 1 is out of range \[0, 5\)", main,
+          ["w", "g", "s", "v", "vi"], ["x", "z"])
+    fails(ValueError, M + r"input 4 blob 'vi3' \(indices\) of shape \(3,\) int32 must have the shape of "
+          r"input 2", main, ["w", "g", "s", "v", "vi3"], ["x", "z"])
+    fails(ValueError, r"op UnsortedSegmentWeightedSumGradient #0: input 0 blob 'w3' \(scalars\) of shape "
+          r"\(3,\) float32 must have the shape of input 2 blob 's'", "UnsortedSegmentWeightedSumGradient",
+          ["w3", "g", "s"], ["x"])
+    fails(ValueError, r"op UnsortedSegmentSumGradient #0: input 1 blob 's9' \(segment_ids\) of shape \(4,\) "
+          r"int32: segment id 9 at index \[1\] is out of range \[0, 3\) \(the first dim of input 0 blob 'g'",
+          "UnsortedSegmentSumGradient", ["g", "s9"], ["x"])
+    fails(TypeError, r"op UnsortedSegmentSumGradient #0: input 0 blob 's' must be float32",
+          "UnsortedSegmentSumGradient", ["s", "s"], ["x"])
+
+
+def test_new_ops_checked_at_net_creation(rng):
+    feed(d=f32(rng, 4, 2), w3=f32(rng, 3), s=i32([0, 1, 1, 2]), i=i32([0, 1, 2]))
+    net = core.Net("wsum_create")
+    net.UnsortedSegmentWeightedSum(["d", "w3", "s"], "y")
+    with pytest.raises(ValueError, match=r"net 'wsum_create': op UnsortedSegmentWeightedSum #0: input 1 blob "
+                       r"'w3' \(scalars\) of shape \(3,\) float32 must have the shape of input 2"):
+        workspace.CreateNet(net)
+    net = core.Net("sus_create")
+    net.SparseUnsortedSegmentSum(["d", "i", "s"], "y")
+    with pytest.raises(ValueError, match=r"net 'sus_create': op SparseUnsortedSegmentSum #0: input 2 blob "
+                       r"'s' \(segment_ids\) of shape \(4,\) int32 must hold one id per index: 3"):
+        workspace.CreateNet(net)

@@ -21,6 +21,15 @@
  *   SparseLengthsWeightedSumGradient(SCALARS, dOUT, LENGTHS) -> dVALUES
  *   SparseLengthsWeightedSumWithMainInputGradient(SCALARS, dOUT, LENGTHS, DATA, INDICES) -> (dVALUES, dSCALARS)
  *
+ *   Caffe2's gradient makers emit these (its GradientNeedIndices ops):
+ *   LengthsIndicesInGradientSumGradient(dOUT, LENGTHS, DATA) -> dDATA
+ *   LengthsIndicesInGradientMeanGradient(dOUT, LENGTHS, DATA) -> dDATA
+ *   SparseLengthsIndicesInGradientSumGradient(dOUT, LENGTHS, INDICES) -> dVALUES
+ *   SparseLengthsIndicesInGradientMeanGradient(dOUT, LENGTHS, INDICES) -> dVALUES
+ *   SparseLengthsIndicesInGradientWeightedSumGradient(SCALARS, dOUT, LENGTHS, INDICES) -> dVALUES
+ *   SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient(SCALARS, dOUT, LENGTHS, DATA, INDICES)
+ *       -> (dVALUES, dSCALARS)
+ *
  * DATA float32 with at least 1 dim, viewed as rows of R = prod(DATA.shape[1:])
  * elements. LENGTHS int32 1-D of L segments; INDICES int32 1-D (Caffe2 took
  * int32 or int64 vectors). The rows reduced are DATA[0..N) (Lengths*), or
@@ -48,6 +57,12 @@
  * gradient, as Caffe2). The SparseLengths* gradient ops give the rows of a
  * sparse gradient (the values of a GradientSlice with INDICES, see
  * recurrent/_grad_lengths_reduce.py); they compute what the Lengths* ones do.
+ * The *IndicesInGradient* ops are the same ops with one more input, DATA
+ * (dense; float32 or int32) or INDICES (int32 1-D), whose first dim must be
+ * the number of rows of the gradient, sum(LENGTHS); nothing else is read from
+ * it (Caffe2's CPU ops did not read it; its CUDA ones used INDICES). The
+ * WithMainInput one takes exactly the inputs of
+ * SparseLengthsWeightedSumWithMainInputGradient and is that op.
  *
  * SparseLengthsPositionalWeightedSum is SparseLengthsWeightedSum with the
  * weight of row k of segment s taken by its position in the segment:
@@ -303,15 +318,18 @@ rc_status rc_lr_wsum_setup(rc_op *op, rc_err *err)
 
 /* ================================================================ gradients */
 
-enum { G_PLAIN, G_MAIN, G_MAX }; /* G_MAIN: WithMainInput (weights' gradient too) */
+/* G_MAIN: WithMainInput (weights' gradient too); G_IND: Caffe2's *IndicesInGradient* ops, G_PLAIN's inputs
+ * and one more, INDICES (sparse) or DATA (dense), which only gives the row count (Caffe2's CPU ops never
+ * read it; its CUDA ones read INDICES). */
+enum { G_PLAIN, G_MAIN, G_MAX, G_IND };
 
 typedef struct {
-    int out, w, g, len, data, idx; /* input positions; -1: absent */
+    int out, w, g, len, data, idx, ind; /* input positions; -1: absent */
 } grad_layout;
 
 static grad_layout grad_inputs(int kind, int variant, int sparse)
 {
-    grad_layout l = {-1, -1, 0, 1, -1, -1};
+    grad_layout l = {-1, -1, 0, 1, -1, -1, -1};
     if (variant == G_MAX) {
         l.out = 0, l.g = 1, l.len = 2, l.data = 3;
     } else if (kind == K_WSUM) {
@@ -321,8 +339,12 @@ static grad_layout grad_inputs(int kind, int variant, int sparse)
             if (sparse) l.idx = 4;
         }
     }
+    if (variant == G_IND) l.ind = l.len + 1;
     return l;
 }
+
+/* The role of input l.ind (G_IND) in messages. */
+static const char *ind_what(int sparse) { return sparse ? "indices" : "data"; }
 
 /* Dtypes and shapes: dOUT float32 (L, ...) with L = len(LENGTHS); SCALARS
  * float32 1-D; DATA float32 with DATA.shape[1:] == dOUT.shape[1:]; INDICES
@@ -350,6 +372,14 @@ static rc_status grad_shapes(rc_op *op, int kind, int variant, int sparse, rc_er
         snprintf(what, sizeof what, "the first dim of input %d blob '%s' of shape %s", l.idx, rc_in_name(op, l.idx),
                  RC_SHAPE(rc_in(op, l.idx)));
         if ((st = check_weights_len(op, l.w, rc_in(op, l.idx)->dims[0], what, err))) return st;
+    }
+    if (l.ind >= 0 && sparse && (st = check_vector(op, l.ind, RC_I32, ind_what(sparse), err))) return st;
+    if (l.ind >= 0 && !sparse) { /* DATA: float32 (or int32 indices, as Caffe2's CUDA op), ndim >= 1 */
+        const rc_tensor *t = rc_in(op, l.ind);
+        if (t->dtype != RC_I32 && (st = check_f32_rows(op, l.ind, ind_what(sparse), err))) return st;
+        if (t->ndim < 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have at least 1 dim, got %s",
+                              l.ind, rc_in_name(op, l.ind), ind_what(sparse), RC_SHAPE(t));
     }
     if (l.out >= 0) {
         if ((st = rc_check_input(op, l.out, RC_F32, err))) return st;
@@ -436,9 +466,9 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
     const grad_layout l = grad_inputs(kind, variant, sparse);
     const rc_tensor *g = rc_in(op, l.g), *lens = rc_in(op, l.len);
     const int64_t L = lens->dims[0], R = rc_dims_prod(g, 1, g->ndim);
-    /* N: the rows of the gradient, given by SCALARS, DATA (dense) or INDICES when present */
+    /* N: the rows of the gradient, given by SCALARS, DATA (dense) or the last input (G_IND) when present */
     int64_t N = 0;
-    int nsrc = l.w >= 0 ? l.w : (l.data >= 0 && !sparse ? l.data : -1);
+    int nsrc = l.w >= 0 ? l.w : (l.data >= 0 && !sparse ? l.data : l.ind);
     if (nsrc < 0) {
         const int32_t *len = L ? rc_i32(lens) : NULL;
         for (int64_t s = 0; s < L; s++) N += len[s] > 0 ? len[s] : 0;
@@ -457,6 +487,11 @@ static rc_status grad_run(rc_op *op, int kind, int variant, int sparse, rc_err *
                  rc_in_name(op, l.data), RC_SHAPE(rc_in(op, l.data)));
         if ((st = check_weights_len(op, l.w, rc_in(op, l.data)->dims[0], what, err))) return st;
     }
+    if (l.ind >= 0 && l.ind != nsrc && rc_in(op, l.ind)->dims[0] != N)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input %d blob '%s' (%s) of shape %s must have one row per row of the gradient: %lld (%s)",
+                          l.ind, rc_in_name(op, l.ind), ind_what(sparse), RC_SHAPE(rc_in(op, l.ind)), (long long)N,
+                          what);
     if (l.idx >= 0 && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
     if ((st = rc_lr_resize_rows(op, 0, N, g, err))) return st;
     if (variant == G_MAIN) {
@@ -488,6 +523,11 @@ GRAD(slsum_g, K_SUM, G_PLAIN, 1)
 GRAD(slmean_g, K_MEAN, G_PLAIN, 1)
 GRAD(slwsum_g, K_WSUM, G_PLAIN, 1)
 GRAD(slwsum_mg, K_WSUM, G_MAIN, 1)
+GRAD(lsum_ig, K_SUM, G_IND, 0)
+GRAD(lmean_ig, K_MEAN, G_IND, 0)
+GRAD(slsum_ig, K_SUM, G_IND, 1)
+GRAD(slmean_ig, K_MEAN, G_IND, 1)
+GRAD(slwsum_ig, K_WSUM, G_IND, 1)
 
 /* ================================================================ table */
 
@@ -531,5 +571,22 @@ const rc_op_schema rc_ops_lengths_reduce[] = {
      "(SCALARS (N,), dOUT, LENGTHS) -> the rows of the sparse gradient: SCALARS[k] * dOUT[s]", slwsum_g_check},
     {"SparseLengthsWeightedSumWithMainInputGradient", 5, 5, 2, 2, NULL, NULL, slwsum_mg_run, NULL,
      "(SCALARS, dOUT, LENGTHS, DATA, INDICES) -> (rows, dSCALARS: <dOUT[s], DATA[INDICES[k]]>)", slwsum_mg_check},
+    /* Caffe2's gradient makers' names (GradientNeedIndices): the ops above with one more input */
+    {"LengthsIndicesInGradientSumGradient", 3, 3, 1, 1, NULL, NULL, lsum_ig_run, NULL,
+     "(dOUT (L, ...), LENGTHS, DATA (sum(LENGTHS), ...): row count only) -> dDATA: as LengthsSumGradient",
+     lsum_ig_check},
+    {"LengthsIndicesInGradientMeanGradient", 3, 3, 1, 1, NULL, NULL, lmean_ig_run, NULL,
+     "(dOUT, LENGTHS, DATA: row count only) -> dDATA: as LengthsMeanGradient", lmean_ig_check},
+    {"SparseLengthsIndicesInGradientSumGradient", 3, 3, 1, 1, NULL, NULL, slsum_ig_run, NULL,
+     "(dOUT (L, ...), LENGTHS, INDICES (sum(LENGTHS),): row count only) -> rows: as SparseLengthsSumGradient",
+     slsum_ig_check},
+    {"SparseLengthsIndicesInGradientMeanGradient", 3, 3, 1, 1, NULL, NULL, slmean_ig_run, NULL,
+     "(dOUT, LENGTHS, INDICES: row count only) -> rows: as SparseLengthsMeanGradient", slmean_ig_check},
+    {"SparseLengthsIndicesInGradientWeightedSumGradient", 4, 4, 1, 1, NULL, NULL, slwsum_ig_run, NULL,
+     "(SCALARS (N,), dOUT, LENGTHS, INDICES (N,): row count only) -> rows: as SparseLengthsWeightedSumGradient",
+     slwsum_ig_check},
+    {"SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient", 5, 5, 2, 2, NULL, NULL, slwsum_mg_run, NULL,
+     "(SCALARS, dOUT, LENGTHS, DATA, INDICES) -> (rows, dSCALARS): as SparseLengthsWeightedSumWithMainInputGradient",
+     slwsum_mg_check},
     {0},
 };

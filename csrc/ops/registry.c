@@ -15,7 +15,8 @@ extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
 extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 extern const rc_op_schema rc_ops_sparse[];    /* ops/sparse.c: SparseToDense, ScatterWeightedSum */
-extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, UnsortedSegmentSum/Mean(+Gradient) */
+extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, (Sparse)UnsortedSegment{Sum,Mean,
+                                                 WeightedSum} (+gradients) */
 extern const rc_op_schema rc_ops_cast[];      /* ops/cast.c: Cast, Conditional */
 extern const rc_op_schema rc_ops_topk_tile[]; /* ops/topk_tile.c: TopK, Tile and their gradients */
 extern const rc_op_schema rc_ops_db[];        /* ops/db.c: Save, Load, CreateDB (minidb checkpoints) */
