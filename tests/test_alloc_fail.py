@@ -182,7 +182,8 @@ def build_ops_net(name="af_ops"):
     SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
-    its remapping, the beam-search chain TopK, Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu,
+    its remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK, Exp, Log, Tile,
+    FlattenToVec, and Clip, Elu, LeakyRelu,
     Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment
     reductions, PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding, and the
     unary2.c ops Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where,
@@ -296,6 +297,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rg_sidx", shape=[2], values=[3, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorIntFill([], "ss_ids", shape=[4], values=[0, 0, 2, 2])
+    init.GivenTensorFill([], "us_tab", shape=[6, 3], values=rng.uniform(-1, 1, 18).tolist())
+    init.GivenTensorIntFill([], "us_ids", shape=[4], values=[0, 5, 5, 1])
+    init.GivenTensorIntFill([], "us_sids", shape=[4], values=[2, 0, 2, 1])
     init.GivenTensorIntFill([], "ss_rids", shape=[4], values=[0, 1, 1, 1])  # no gap: LogSumExp(empty) = -inf
     init.GivenTensorFill([], "emb_l", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     init.GivenTensorFill([], "wts", shape=[4, 3],
@@ -356,6 +360,16 @@ def build_ops_net(name="af_ops"):
     dd_mean = net.UnsortedSegmentMean([e3, dd_r], "dd_mean", num_segments=4)
     loss10 = net.SumElements(net.Mul([dd_sum, net.Slice(dd_mean, "dd_mean3", starts=[0, 0], ends=[3, -1])],
                                      "dd_prod"), "loss10")
+    # the rest of the unsorted segment family (ops/segment.c): the sparse forms over rows of us_tab, the
+    # weighted ones with grad_on_weights, with their gradients (UnsortedSegment{Sum,Mean}Gradient,
+    # UnsortedSegmentWeightedSumWithMainInputGradient)
+    us_out = [net.SparseUnsortedSegmentSum(["us_tab", "us_ids", "us_sids"], "us_ss"),
+              net.SparseUnsortedSegmentMean(["us_tab", "us_ids", "us_sids"], "us_sm"),
+              net.SparseUnsortedSegmentWeightedSum(["us_tab", "lr_w", "us_ids", "us_sids"], "us_sw",
+                                                   grad_on_weights=1),
+              net.UnsortedSegmentWeightedSum([e, "lr_w", "us_sids"], "us_w", grad_on_weights=1)]
+    loss_us = net.Sum([net.SumElements(net.Mul([o_, o_], "us_sq%d" % i), "us_l%d" % i)
+                       for i, o_ in enumerate(us_out)], "loss_us")
     # beam-search ops: the top 3 of sc's rows (with flat indices), Exp then Log, tiled twice along the rows,
     # flattened, with their gradients (TopKGradient, Div, Mul, TileGradient, ResizeLike)
     tk_v = net.TopK(sc, ["tk_v", "tk_i", "tk_f"], k=3)[0]
@@ -433,7 +447,8 @@ def build_ops_net(name="af_ops"):
     net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss], "loss")
+                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us],
+                   "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
     # Normalize of lin along axis 0, and NormalizeL1 (no gradient) on the side
@@ -600,7 +615,7 @@ def build_ops_net(name="af_ops"):
         ["rms_go", "rms_ms", "rms_mom", "ad_w", "ad_h", "ad_d", "wn_w", "wn_b", "wn_eff", "wn_upd"] + \
         ["emb_ad", "emb_ad_h", "emb_ad_d", "emb_wn", "emb_wn_b"] + \
         [str(gmap[b]) for b in ["rev", "rv3", "rev_sq", "rev_neg"]] + \
-        ["dd_u", "dd_r", "dd_sum", "dd_mean"] + \
+        ["dd_u", "dd_r", "dd_sum", "dd_mean", "us_ss", "us_sm", "us_sw", "us_w"] + \
         ["cc_gt", "cc_eq", "cc_f", "cc_c", "cc_div"] + \
         ["tk_v", "tk_i", "tk_f", "tk_exp", "tk_log", "tk_t", "tk_fv", "rev_ids_t"] + \
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
@@ -649,6 +664,9 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
                  "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                  "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
+                 "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
+                 "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
+                 "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
                  "op UnsortedSegmentMeanGradient #", "op GT #", "op EQ #", "op Cast #", "op Conditional #",
                  "op TopK #", "op TopKGradient #", "op Tile #", "op TileGradient #", "op Log #", "op Exp #",
                  "op FlattenToVec #", "op Save #", "op Load #", "op CreateDB #",
@@ -660,10 +678,12 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op SparseFtrl #", "op RowWiseSparseAdagrad #", "op RowWiseSparseAdam #",
                  "op LengthsSum #", "op LengthsMean #", "op LengthsWeightedSum #", "op LengthsMax #",
                  "op SparseLengthsSum #", "op SparseLengthsMean #", "op SparseLengthsWeightedSum #",
-                 "op LengthsSumGradient #", "op LengthsMeanGradient #",
+                 "op LengthsIndicesInGradientSumGradient #", "op LengthsIndicesInGradientMeanGradient #",
                  "op LengthsWeightedSumWithMainInputGradient #",
-                 "op LengthsMaxWithMainInputAndForwardOutputGradient #", "op SparseLengthsSumGradient #",
-                 "op SparseLengthsMeanGradient #", "op SparseLengthsWeightedSumWithMainInputGradient #",
+                 "op LengthsMaxWithMainInputAndForwardOutputGradient #",
+                 "op SparseLengthsIndicesInGradientSumGradient #",
+                 "op SparseLengthsIndicesInGradientMeanGradient #",
+                 "op SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient #",
                  "op PackSegments #", "op UnpackSegments #", "op AddPadding #", "op RemovePadding #",
                  "op GatherPadding #", "op LengthsToSegmentIds #", "op LengthsToRanges #",
                  "op SegmentIdsToLengths #",
