@@ -378,12 +378,14 @@ def test_div_gradient_three_inputs_numpy_broadcast(rng, sc, sb, in_place):
 def test_div_gradient_three_inputs_bad_broadcast():
     feed(b=np.ones((4,), np.float32), b2=np.ones((2, 3, 4), np.float32), c=np.ones((3, 5), np.float32),
          c2=np.ones((3, 4), np.float32), dc=np.ones((3, 5), np.float32), dc2=np.ones((3, 4), np.float32))
-    raises(ValueError, r"^op DivGradient #0: input 1 blob 'c' of shape \(3, 5\) float32 and input 0 blob 'b' of "
-                       r"shape \(4,\) float32 do not broadcast",
+    raises(ValueError, r"^op DivGradient #0: input 1 blob 'c' of shape \(3, 5\) float32 and input 0 blob "
+                       r"'b' of shape \(4,\) float32 do not broadcast",
            op("DivGradient", ["b", "c", "dc"], ["da", "db"]))
     raises(ValueError, r"^op DivGradient #0: input 0 blob 'b2' of shape \(2, 3, 4\) float32 must broadcast "
-                       r"\(numpy-style\) to the shape of input 1 blob 'c2' \(3, 4\) float32 \(Div's output\)$",
+                       r"\(numpy-style\) to the shape of input 1 blob 'c2' \(3, 4\) float32 \(Div's "
+                       r"output\)$",
            op("DivGradient", ["b2", "c2", "dc2"], ["da", "db"]))
+
 
 def test_gradient_ops_bad_input():
     feed(a=np.ones((3, 1), np.float32), b=np.ones((4,), np.float32), dc=np.ones((3, 5), np.float32),

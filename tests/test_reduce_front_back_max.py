@@ -124,7 +124,8 @@ def test_max_gradient_maker_and_net(rng, type_, with_lengths):
                                   max_grad_ref(x, y, np.ones_like(y), front, 1, lengths))
 
 
-@pytest.mark.parametrize("type_,red", [("ReduceFrontSum", lambda x: x.sum(0)), ("ReduceFrontMean", lambda x: x.mean(0)),
+@pytest.mark.parametrize("type_,red", [("ReduceFrontSum", lambda x: x.sum(0)),
+                                       ("ReduceFrontMean", lambda x: x.mean(0)),
                                        ("ReduceBackSum", lambda x: x.sum(-1)),
                                        ("ReduceBackMean", lambda x: x.mean(-1))])
 def test_sum_mean_gradient_given_shape(rng, type_, red):
@@ -151,24 +152,30 @@ def test_bad_input():
          l=np.array([1, 0, 2], np.int32), s2=np.ones((2, 2), np.int32), sneg=np.array([4, -3], np.int32),
          sbad=np.array([4, 2], np.int32), y2=np.ones(2, np.float32), z=np.ones((0, 3), np.float32),
          l9=np.array([9, 1, 1], np.int32))
-    raises(ValueError, r"^op ReduceFrontMax #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length 0 at position 1: "
+    raises(ValueError, r"^op ReduceFrontMax #0: input 1 blob 'l' \(3,\) int32 \(lengths\): length 0 at "
+                       r"position 1: "
                        r"the maximum of 0 elements is undefined$", op("ReduceFrontMax", ["x", "l"], ["o"]))
     raises(ValueError, r"^op ReduceFrontMax #0: input 0 blob 'z' \(0, 3\) float32: the maximum of 0 elements",
            op("ReduceFrontMax", ["z"], ["o"]))
-    raises(ValueError, r"^op ReduceFrontMaxGradient #0: input 2 blob 'y2' \(2,\) float32 \(Y\) must have the shape "
+    raises(ValueError, r"^op ReduceFrontMaxGradient #0: input 2 blob 'y2' \(2,\) float32 \(Y\) must have "
+                       r"the shape "
                        r"of input 0 blob 'dy' \(3,\) float32 \(dY\)$",
            op("ReduceFrontMaxGradient", ["dy", "x", "y2"], ["dx"]))
-    raises(ValueError, r"^op ReduceFrontMaxGradient #0: input 3 blob 'l9' \(3,\) int32 \(lengths\): length 9 at "
+    raises(ValueError, r"^op ReduceFrontMaxGradient #0: input 3 blob 'l9' \(3,\) int32 \(lengths\): length "
+                       r"9 at "
                        r"position 0 is out of range \[0, 4\]",
            op("ReduceFrontMaxGradient", ["dy", "x", "y", "l9"], ["dx"]))
     raises(TypeError, r"^op ReduceFrontMaxGradient #0: input 1 blob 's2' must be float32",
            op("ReduceFrontMaxGradient", ["dy", "s2", "y"], ["dx"]))
-    raises(ValueError, r"^op ReduceFrontSumGradient #0: input 1 blob 's2' \(2, 2\) int32 is int32, so it is X's "
+    raises(ValueError, r"^op ReduceFrontSumGradient #0: input 1 blob 's2' \(2, 2\) int32 is int32, so it "
+                       r"is X's "
                        r"shape: it must be 1-D with at most \d+ entries$",
            op("ReduceFrontSumGradient", ["dy", "s2"], ["dx"]))
-    raises(ValueError, r"^op ReduceBackMeanGradient #0: input 1 blob 'sneg' \(2,\) int32 \(X's shape\): entry 1 "
+    raises(ValueError, r"^op ReduceBackMeanGradient #0: input 1 blob 'sneg' \(2,\) int32 \(X's shape\): "
+                       r"entry 1 "
                        r"is -3, a size must be >= 0$", op("ReduceBackMeanGradient", ["dy", "sneg"], ["dx"]))
-    raises(ValueError, r"^op ReduceFrontSumGradient #0: input 0 blob 'dy' \(3,\) float32 \(dY\) must have the "
+    raises(ValueError, r"^op ReduceFrontSumGradient #0: input 0 blob 'dy' \(3,\) float32 \(dY\) must have "
+                       r"the "
                        r"shape \(2,\) float32 of the forward output for input 1 blob 'sbad'",
            op("ReduceFrontSumGradient", ["dy", "sbad"], ["dx"]))
     # Reduce{Sum,...}Gradient (axes) takes no shape input
