@@ -13,7 +13,8 @@ minmax_ops.cc, mean_op.cc, reduce_ops.cc, reduction_front_back_ops.cc).
   ``MeanGradient([Y_grad]) -> (X0_grad, ...)``.
 - ``ReduceSum`` / ``Mean`` / ``Max`` / ``Min``: ``<Type>Gradient([Y_grad, X, Y]) -> X_grad``;
   ``ReduceFront*`` / ``ReduceBack*``: ``<Type>Gradient([Y_grad, X]) -> X_grad`` (with a LENGTHS
-  input: ``[Y_grad, X, LENGTHS]``, which gets no gradient); the forward op's arguments copied.
+  input: ``[Y_grad, X, LENGTHS]``, which gets no gradient); ``ReduceFrontMax`` / ``ReduceBackMax``:
+  ``<Type>Gradient([Y_grad, X, Y(, LENGTHS)]) -> X_grad``; the forward op's arguments copied.
 - ``StopGradient``, ``ArgMax``, ``ArgMin``, ``Accuracy`` and every gradient op here: no gradient.
 """
 
@@ -99,11 +100,23 @@ def _reduce_fb_grad(op, g_output):
 
 for _t in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):
     GradientRegistry.RegisterGradient(_t)(_reduce_grad)
+def _reduce_fb_max_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None] * len(op.input)
+    gx = _grad_name(op.input[0])
+    # (dY, X, Y[, LENGTHS]) as Caffe2's reduce_front_back_max_ops; LENGTHS gets no gradient
+    ins = [g_output[0], op.input[0], op.output[0]] + list(op.input[1:2])
+    return [_op(op, op.type + "Gradient", ins, [gx])], [gx] + [None] * (len(op.input) - 1)
+
+
 for _t in ("ReduceFrontSum", "ReduceFrontMean", "ReduceBackSum", "ReduceBackMean"):
     GradientRegistry.RegisterGradient(_t)(_reduce_fb_grad)
+for _t in ("ReduceFrontMax", "ReduceBackMax"):
+    GradientRegistry.RegisterGradient(_t)(_reduce_fb_max_grad)
 
 GradientRegistry.RegisterNoGradient(
     "StopGradient", "ArgMax", "ArgMin", "Accuracy",
     "ClipGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
-    "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient")
+    "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient",
+    "ReduceFrontMaxGradient", "ReduceBackMaxGradient")

@@ -2175,6 +2175,23 @@ CASES = [
          r"range \[0, 4\] \(the size of the reduced dims of input 0 blob 'x' \(3, 4\) float32\)",
          note="Caffe2 read past the run; a wrong count is a ValueError at CreateNet; "
               "Front/Mean/Gradient the same"),
+    Case("reduce-front-max-length-zero", "ops: unary & reduce",
+         "ReduceFrontMax([x (3,4), lengths = [1, 0, 2, 3]])",
+         "feed(x=f32(3, 4), l=np.array([1, 0, 2, 3], np.int32)); run_op('ReduceFrontMax', ['x', 'l'], 'y')", V,
+         r"op ReduceFrontMax #0: input 1 blob 'l' \(4,\) int32 \(lengths\): length 0 at position 1: the maximum "
+         r"of 0 elements is undefined",
+         note="Caffe2 gave the run's first entry; ReduceBackMax the same"),
+    Case("reduce-front-max-grad-y-shape", "ops: unary & reduce",
+         "ReduceBackMaxGradient([dy (3,), x (3,4), y (2,)])",
+         "feed(dy=f32(3), x=f32(3, 4), y=f32(2)); run_op('ReduceBackMaxGradient', ['dy', 'x', 'y'], 'dx')", V,
+         r"op ReduceBackMaxGradient #0: input 2 blob 'y' \(2,\) float32 \(Y\) must have the shape of input 0 "
+         r"blob 'dy' \(3,\) float32 \(dY\)"),
+    Case("reduce-front-grad-shape-input", "ops: unary & reduce",
+         "ReduceFrontSumGradient([dy (3,), shape = [4, -3]])",
+         "feed(dy=f32(3), s=np.array([4, -3], np.int32)); run_op('ReduceFrontSumGradient', ['dy', 's'], 'dx')", V,
+         r"op ReduceFrontSumGradient #0: input 1 blob 's' \(2,\) int32 \(X's shape\): entry 1 is -3, a size "
+         r"must be >= 0",
+         note="an int32 input 1 is X's shape (Caffe2's int64 form); not 1-D: a ValueError; Back/Mean the same"),
     Case("learning-rate-composite-cyclical-max-lr", "ops: optim",
          "LearningRate(it, base_lr=0.1, policy='compositeCyclical', cyclical_max_lr=0.05)",
          """

@@ -353,6 +353,40 @@ def test_gradient_op_da_over_dc(rng, kind):
     np.testing.assert_allclose(db, rb, rtol=1e-5, atol=1e-6)
 
 
+
+@pytest.mark.parametrize("sc,sb", [((4, 3), (3,)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 1, 4)), ((3, 4), ()),
+                                   ((5, 1, 2), (1, 2)), ((0, 3), (3,)), ((2, 3), (2, 3))])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_div_gradient_three_inputs_numpy_broadcast(rng, sc, sb, in_place):
+    # Caffe2's legacy-signature DivGradient (B, C, dC) without broadcast=1 broadcasts B to C numpy-style
+    # (A had C's shape): dA = dC / B, dB = -dC C / B summed over the stretched dims (its test_div_legacy_grad)
+    a, b, dc = arr(rng, sc), nonzero(rng, sb), arr(rng, sc)
+    feed(a=a, b=b, dc=dc)
+    run("Div", ["a", "b"], ["c"])
+    da, db = run("DivGradient", ["b", "c", "dc"], ["dc" if in_place else "da", "db"])
+    ra, rb = grad_refs("Div", a, b, dc)
+    assert da.shape == sc and db.shape == sb
+    np.testing.assert_allclose(da, ra, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(db, rb, rtol=1e-5, atol=1e-5)
+    # the same as the four-input form, bitwise
+    feed(dc=dc)
+    new = run("DivGradient", ["dc", "a", "b", "c"], ["da4", "db4"])
+    np.testing.assert_array_equal(new[0], da)
+    np.testing.assert_array_equal(new[1], db)
+
+
+def test_div_gradient_three_inputs_bad_broadcast():
+    feed(b=np.ones((4,), np.float32), b2=np.ones((2, 3, 4), np.float32), c=np.ones((3, 5), np.float32),
+         c2=np.ones((3, 4), np.float32), dc=np.ones((3, 5), np.float32), dc2=np.ones((3, 4), np.float32))
+    raises(ValueError, r"^op DivGradient #0: input 1 blob 'c' of shape \(3, 5\) float32 and input 0 blob "
+                       r"'b' of shape \(4,\) float32 do not broadcast",
+           op("DivGradient", ["b", "c", "dc"], ["da", "db"]))
+    raises(ValueError, r"^op DivGradient #0: input 0 blob 'b2' of shape \(2, 3, 4\) float32 must broadcast "
+                       r"\(numpy-style\) to the shape of input 1 blob 'c2' \(3, 4\) float32 \(Div's "
+                       r"output\)$",
+           op("DivGradient", ["b2", "c2", "dc2"], ["da", "db"]))
+
+
 def test_gradient_ops_bad_input():
     feed(a=np.ones((3, 1), np.float32), b=np.ones((4,), np.float32), dc=np.ones((3, 5), np.float32),
          c=np.ones((3, 4), np.float32), i=np.ones((3, 4), np.int32), bad=np.ones((2, 1), np.float32))

@@ -26,7 +26,9 @@
  *    INT32_MIN / -1 (undefined in C, a crash or garbage in Caffe2) is a
  *    ValueError naming the blob and the flat position, raised before the
  *    output is touched. DivGradient takes (B, C, dC), C the forward output
- *    (legacy), or Caffe2's (dC, A, B, C) (any broadcast; rc_bc_grad), and
+ *    (legacy; B broadcast to C as broadcast=1 / axis say, else numpy-style as
+ *    Caffe2's three-input form, A having C's shape), or Caffe2's (dC, A, B, C)
+ *    (any broadcast; rc_bc_grad), and
  *    gives (dA, dB) with dB reduced over the broadcast dims in double; on
  *    int32 inputs it fails saying that integer Div has no gradient.
  *
@@ -881,9 +883,11 @@ static rc_status le_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_le_f32,
 static rc_status gt_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_gt_f32, cmp_gt_i32, RC_BC_GT, err); }
 static rc_status ge_run(rc_op *op, rc_err *err) { return cmp_run(op, cmp_ge_f32, cmp_ge_i32, RC_BC_GE, err); }
 
-/* DivGradient: B [n] (or C's shape without broadcast), C [pre, n, post] (Div's
- * output), dC (shape of C) -> dA = dC / B (shape of C), dB = -sum(dC C) / B
- * over the broadcast dims (shape of B). Args broadcast, axis as Div's.
+/* DivGradient: B [n] (or, without broadcast, any shape that broadcasts
+ * numpy-style to C's), C [pre, n, post] (Div's output), dC (shape of C) ->
+ * dA = dC / B (shape of C), dB = -sum(dC C) / B over the broadcast dims (shape
+ * of B). Args broadcast, axis as Div's. bc->n is -1 unless the numpy-style
+ * (B, C, dC) case (or the four-input form) filled bc.
  * dA may be dC (Div ran in place on A). */
 static rc_status div_grad_shapes(rc_op *op, rc_bc *bc, int64_t *pre, int64_t *n, int64_t *post, rc_err *err)
 {
@@ -911,8 +915,62 @@ static rc_status div_grad_shapes(rc_op *op, rc_bc *bc, int64_t *pre, int64_t *n,
     *pre = 1;
     *n = rc_tensor_numel(rc_in(op, 1));
     *post = 1;
-    if (!a->broadcast) return check_same_shape(op, 0, 1, err);
-    return legacy_broadcast(op, 1, 0, a->axis, pre, n, post, err);
+    bc->n = -1; /* (B, C, dC) elementwise or legacy: [pre, n, post] */
+    if (a->broadcast) return legacy_broadcast(op, 1, 0, a->axis, pre, n, post, err);
+    if (rc_tensor_same_shape(rc_in(op, 0), rc_in(op, 1))) return RC_OK;
+    /* Caffe2's (B, C, dC) without broadcast=1: B broadcast numpy-style to C's shape (A had C's shape) */
+    if ((st = rc_bc_numpy(op, 1, 0, bc, err))) return st;
+    if (!rc_bc_same_shape(bc, rc_in(op, 1)))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' of shape %s must broadcast (numpy-style) to the shape of input 1 "
+                          "blob '%s' %s (Div's output)", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
+                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)));
+    return RC_OK;
+}
+
+/* DivGradient (B, C, dC) with B broadcast numpy-style to C (rc_bc_rows' A is
+ * C, its B is B): dA = dC / B, dB summed in double per element of B. */
+typedef struct div_grad_rows {
+    const float *b, *c, *dc;
+    float *da;
+    double *acc; /* borrowed: the sums of dC C per element of B */
+} div_grad_rows;
+
+static void row_div_grad_db(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oc)
+{
+    const div_grad_rows *g = ctx;
+    (void)oa;
+    (void)sa;
+    for (int64_t k = 0; k < len; k++) g->acc[ob + k * sb] += (double)g->dc[oc + k] * (double)g->c[oc + k];
+}
+
+static void row_div_grad_da(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oc)
+{
+    const div_grad_rows *g = ctx;
+    (void)oa;
+    (void)sa;
+    for (int64_t k = 0; k < len; k++) g->da[oc + k] = g->dc[oc + k] / g->b[ob + k * sb];
+}
+
+static rc_status div_grad_numpy_run(rc_op *op, math_args *a, const rc_bc *bc, rc_err *err)
+{
+    rc_status st;
+    const rc_tensor *B = rc_in(op, 0), *C = rc_in(op, 1);
+    const int64_t nb = rc_tensor_numel(B);
+    if (nb > a->acc_n) {
+        double *p = realloc(a->acc, sizeof(double) * (size_t)nb);
+        if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld doubles of scratch)", (long long)nb);
+        a->acc = p;
+        a->acc_n = nb;
+    }
+    if ((st = resize_out_like(op, 0, C, err)) || (st = resize_out_like(op, 1, B, err))) return st;
+    div_grad_rows g = {rc_f32(B), rc_f32(C), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)), a->acc};
+    if (nb > 0) memset(a->acc, 0, sizeof(double) * (size_t)nb);
+    rc_bc_rows(bc, row_div_grad_db, &g); /* dB first: dA may be written over dC */
+    rc_bc_rows(bc, row_div_grad_da, &g);
+    float *db = rc_f32(rc_out(op, 1));
+    for (int64_t j = 0; j < nb; j++) db[j] = (float)(-a->acc[j] / (double)g.b[j]);
+    return RC_OK;
 }
 
 static rc_status div_grad_check(rc_op *op, rc_err *err)
@@ -930,6 +988,7 @@ static rc_status div_grad_run(rc_op *op, rc_err *err)
     int64_t pre, n, post;
     if ((st = div_grad_shapes(op, &bc, &pre, &n, &post, err))) return st;
     if (op->n_in == 4) return rc_bc_grad(op, RC_BC_DIV, &bc, &a->acc, &a->acc_n, err);
+    if (bc.n >= 0) return div_grad_numpy_run(op, a, &bc, err);
     const rc_tensor *B = rc_in(op, 0), *C = rc_in(op, 1);
     if ((st = resize_out_like(op, 0, C, err)) || (st = resize_out_like(op, 1, B, err))) return st;
     rc_k_div_grad(pre, n, post, rc_f32(B), rc_f32(C), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),

@@ -4,7 +4,9 @@
  *   ReduceSum / ReduceMean / ReduceMax / ReduceMin(X) -> Y     args axes=[], keepdims=1
  *   Reduce{Sum,Mean,Max,Min}Gradient(dY, X, Y) -> dX           args as the forward op
  *   ReduceFrontSum / ReduceFrontMean / ReduceBackSum / ReduceBackMean(X) -> Y   arg num_reduce_dim=1
- *   Reduce{Front,Back}{Sum,Mean}Gradient(dY, X) -> dX          arg as the forward op
+ *   Reduce{Front,Back}{Sum,Mean}Gradient(dY, X or X's shape[, LENGTHS]) -> dX   arg as the forward op
+ *   ReduceFrontMax / ReduceBackMax(X[, LENGTHS]) -> Y          arg num_reduce_dim=1
+ *   Reduce{Front,Back}MaxGradient(dY, X, Y[, LENGTHS]) -> dX   arg as the forward op
  *   ArgMax / ArgMin(X) -> indices (int32)                      args axis=-1, keepdims=1
  *   Accuracy(prediction, label) -> accuracy (float32, shape ()) arg top_k=1
  *
@@ -23,7 +25,13 @@
  * 0 and a mean of NaN (Caffe2 always added the run's first entry, and its
  * mean divided that by 0). The gradient ops take LENGTHS as their third input
  * (dY, X, LENGTHS): dX = dY (Sum) or dY / LENGTHS[k] (Mean) on those entries,
- * 0 on the rest.
+ * 0 on the rest. Their X may also be given as its shape (Caffe2's older
+ * gradient signature: a 1-D int64 tensor; int32 here, entries >= 0).
+ * ReduceFrontMax / ReduceBackMax (Caffe2's reduce_front_back_max_ops): the max
+ * over the same dims (NaN propagates); with LENGTHS only the first LENGTHS[k]
+ * entries, a length of 0 being a ValueError (Caffe2 gave the run's first
+ * entry). Their gradients take (dY, X, Y[, LENGTHS]): dX = dY where X equals
+ * Y among the entries reduced (every tie), else 0, as Caffe2's.
  * Sums and means add in double, each output's elements in increasing order
  * of their position in X, so the bits do not depend on anything else; a
  * mean divides that sum by the number of elements reduced (0 of them: NaN,
@@ -126,11 +134,12 @@ typedef struct reduce_plan {
     int64_t n_out, n_red;
 } reduce_plan;
 
-/* The plan for input i (X: 0 in the forward ops, 1 in the gradients). */
-static rc_status reduce_plan_make(rc_op *op, int i, reduce_plan *p, rc_err *err)
+/* The plan for X, input i (0 in the forward ops, 1 in the gradients), or for
+ * the tensor x stands for when x is not NULL (the gradients' shape input). */
+static rc_status reduce_plan_make(rc_op *op, int i, const rc_tensor *x, reduce_plan *p, rc_err *err)
 {
     const reduce_state *s = op->state;
-    const rc_tensor *x = rc_in(op, i);
+    if (!x) x = rc_in(op, i);
     const int nd = x->ndim;
     int red[RC_MAX_DIMS] = {0};
     if (s->mode != MODE_AXES) {
@@ -238,7 +247,7 @@ static rc_status reduce_check_x(rc_op *op, reduce_plan *p, rc_err *err)
 {
     const reduce_state *s = op->state;
     rc_status st = rc_check_input(op, 0, RC_F32, err);
-    if (!st) st = reduce_plan_make(op, 0, p, err);
+    if (!st) st = reduce_plan_make(op, 0, NULL, p, err);
     if (!st && op->n_in > 1) st = fb_check_lengths(op, 1, 0, p, 0, err);
     if (st) return st;
     if ((s->kind == RED_MAX || s->kind == RED_MIN) && p->n_red == 0 && p->n_out > 0)
@@ -271,6 +280,25 @@ static rc_status reduce_run(rc_op *op, rc_err *err)
     float *y = rc_f32(rc_out(op, 0));
     const float *xd = n ? rc_f32(x) : NULL;
     odometer o = {{0}, 0};
+    if (s->kind == RED_MAX && op->n_in > 1) {
+        /* ReduceFrontMax / ReduceBackMax with lengths: the max of the first len[k] entries (none: refused) */
+        if ((st = fb_check_lengths(op, 1, 0, &p, 1, err))) return st;
+        fb_lengths g;
+        fb_geometry(s, &p, &g);
+        const int32_t *len = rc_i32(rc_in(op, 1));
+        for (int64_t k = 0; k < p.n_out; k++)
+            if (len[k] == 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s (lengths): length 0 at position "
+                                  "%lld: the maximum of 0 elements is undefined", rc_in_name(op, 1),
+                                  RC_SHAPE(rc_in(op, 1)), (long long)k);
+        for (int64_t j = 0; j < p.n_out; j++) y[j] = -INFINITY;
+        for (int64_t i = 0; i < g.rows; i++)
+            for (int64_t j = 0; j < g.cols; j++) {
+                const int64_t k = g.front ? j : i, r = g.front ? i : j;
+                if (r < len[k]) y[k] = max_nan(y[k], xd[i * g.cols + j]);
+            }
+        return RC_OK;
+    }
     if (s->kind == RED_MAX || s->kind == RED_MIN) {
         const int mx = s->kind == RED_MAX;
         for (int64_t j = 0; j < p.n_out; j++) y[j] = mx ? -INFINITY : INFINITY;
@@ -310,17 +338,53 @@ static rc_status reduce_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* dY float32 with the forward output's shape for X (input 1, float32);
- * Reduce*Gradient also Y (input 2) float32 of dY's shape. */
-static rc_status reduce_grad_check_p(rc_op *op, reduce_plan *p, rc_err *err)
+/* Reduce{Front,Back}{Sum,Mean}Gradient's input 1 may be X's shape instead of
+ * X (Caffe2's older form: a 1-D int64 tensor, int32 here): int32, 1-D, at
+ * most RC_MAX_DIMS entries; with values (run only) each >= 0, and *shape
+ * then describes that X (float32, no data). Returns whether it is a shape. */
+static rc_status grad_shape_input(rc_op *op, int values, rc_tensor *shape, int *is_shape, rc_err *err)
+{
+    const reduce_state *s = op->state;
+    const rc_tensor *t = rc_in(op, 1);
+    *is_shape = s->mode != MODE_AXES && s->kind != RED_MAX && t->dtype == RC_I32;
+    if (!*is_shape) return rc_check_input(op, 1, RC_F32, err);
+    if (t->ndim != 1 || t->dims[0] > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s is int32, so it is X's shape: it must be 1-D "
+                          "with at most %d entries", rc_in_name(op, 1), RC_SHAPE(t), RC_MAX_DIMS);
+    if (!values) return RC_OK;
+    rc_tensor_init(shape);
+    shape->dtype = RC_F32;
+    shape->ndim = (int)t->dims[0];
+    const int32_t *v = rc_i32(t);
+    for (int d = 0; d < shape->ndim; d++) {
+        if (v[d] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s (X's shape): entry %d is %d, a size must be "
+                              ">= 0", rc_in_name(op, 1), RC_SHAPE(t), d, (int)v[d]);
+        shape->dims[d] = v[d];
+    }
+    return RC_OK;
+}
+
+/* dY float32 with the forward output's shape for X (input 1, float32, or its
+ * shape: grad_shape_input; without values only the shape input's own form is
+ * checked, then *xs is NULL); Reduce*Gradient and Reduce{Front,Back}MaxGradient
+ * also Y (input 2) float32 of dY's shape. *xs: X's tensor, or shape (filled). */
+static rc_status reduce_grad_check_v(rc_op *op, int values, reduce_plan *p, rc_tensor *shape, const rc_tensor **xs,
+                                     rc_err *err)
 {
     rc_status st;
-    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    int is_shape;
+    *xs = NULL;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = grad_shape_input(op, values, shape, &is_shape, err)))
+        return st;
     const reduce_state *s = op->state;
-    const int has_y = s->mode == MODE_AXES, has_len = s->mode != MODE_AXES && op->n_in > 2;
+    const int has_y = s->mode == MODE_AXES || s->kind == RED_MAX;
+    const int li = has_y ? 3 : 2, has_len = s->mode != MODE_AXES && op->n_in > li;
     if (has_y && (st = rc_check_input(op, 2, RC_F32, err))) return st;
-    const rc_tensor *x = rc_in(op, 1);
-    if ((st = reduce_plan_make(op, 1, p, err))) return st;
+    if (is_shape && !values) return has_len ? rc_check_input(op, li, RC_I32, err) : RC_OK;
+    const rc_tensor *x = is_shape ? shape : rc_in(op, 1);
+    *xs = x;
+    if ((st = reduce_plan_make(op, 1, x, p, err))) return st;
     const rc_tensor *dy = rc_in(op, 0);
     int ok = dy->ndim == p->out_ndim;
     for (int d = 0; ok && d < p->out_ndim; d++) ok = dy->dims[d] == p->out_dims[d];
@@ -334,44 +398,54 @@ static rc_status reduce_grad_check_p(rc_op *op, reduce_plan *p, rc_err *err)
                           "output for input 1 blob '%s' %s (X)", rc_in_name(op, 0), RC_SHAPE(dy), RC_SHAPE(&want),
                           rc_in_name(op, 1), RC_SHAPE(x));
     }
-    if (has_len) return fb_check_lengths(op, 2, 1, p, 0, err);
     if (has_y && !rc_tensor_same_shape(rc_in(op, 2), dy))
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' %s (Y) must have the shape of input 0 blob '%s' %s "
                           "(dY)", rc_in_name(op, 2), RC_SHAPE(rc_in(op, 2)), rc_in_name(op, 0), RC_SHAPE(dy));
+    if (has_len) return fb_check_lengths(op, li, 1, p, 0, err);
     return RC_OK;
 }
 
 static rc_status reduce_grad_check(rc_op *op, rc_err *err)
 {
     reduce_plan p;
-    return reduce_grad_check_p(op, &p, err);
+    rc_tensor shape;
+    const rc_tensor *xs;
+    return reduce_grad_check_v(op, 0, &p, &shape, &xs, err);
 }
 
 static rc_status reduce_grad_run(rc_op *op, rc_err *err)
 {
     const reduce_state *s = op->state;
     reduce_plan p;
-    rc_status st = reduce_grad_check_p(op, &p, err);
-    if (!st && s->mode != MODE_AXES && op->n_in > 2) st = fb_check_lengths(op, 2, 1, &p, 1, err);
+    rc_tensor shape;
+    const rc_tensor *x;
+    const int li = s->mode == MODE_AXES || s->kind == RED_MAX ? 3 : 2, has_len = s->mode != MODE_AXES && op->n_in > li;
+    rc_status st = reduce_grad_check_v(op, 1, &p, &shape, &x, err);
+    if (!st && has_len) st = fb_check_lengths(op, li, 1, &p, 1, err);
     if (st) return st;
-    const rc_tensor *x = rc_in(op, 1);
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, x->dims, sizeof dims);
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)) return out_fail(op, 0, err);
     const int64_t n = rc_tensor_numel(x);
     if (n == 0) return RC_OK;
-    const float *g = rc_f32(rc_in(op, 0)), *xd = rc_f32(x);
+    const float *g = rc_f32(rc_in(op, 0));
     float *dx = rc_f32(rc_out(op, 0));
     odometer o = {{0}, 0};
-    if (s->mode != MODE_AXES && op->n_in > 2) {
-        /* lengths: dX = dY (Sum) or dY / len[k] (Mean) on the first len[k] entries of output k's run, 0 after */
+    if (has_len) {
+        /* lengths: dX = dY (Sum), dY / len[k] (Mean) or dY where X is the max (Max) on the first len[k] entries
+         * of output k's run, 0 after */
         fb_lengths fg;
         fb_geometry(s, &p, &fg);
-        const int32_t *len = rc_i32(rc_in(op, 2));
+        const int32_t *len = rc_i32(rc_in(op, li));
+        const float *xd = rc_f32(x), *y = s->kind == RED_MAX ? rc_f32(rc_in(op, 2)) : NULL;
         for (int64_t i = 0; i < fg.rows; i++)
             for (int64_t j = 0; j < fg.cols; j++) {
-                const int64_t k = fg.front ? j : i, r = fg.front ? i : j;
-                dx[i * fg.cols + j] = r < len[k] ? (s->kind == RED_MEAN ? g[k] / (float)len[k] : g[k]) : 0.f;
+                const int64_t k = fg.front ? j : i, r = fg.front ? i : j, at = i * fg.cols + j;
+                float v = 0.f;
+                if (r < len[k])
+                    v = s->kind == RED_MEAN ? g[k] / (float)len[k] : s->kind == RED_MAX ? (xd[at] == y[k] ? g[k] : 0.f)
+                                                                                        : g[k];
+                dx[at] = v;
             }
         return RC_OK;
     }
@@ -379,7 +453,7 @@ static rc_status reduce_grad_run(rc_op *op, rc_err *err)
         const float div = s->kind == RED_MEAN ? (float)p.n_red : 1.0f;
         for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = g[o.off] / div;
     } else {
-        const float *y = rc_f32(rc_in(op, 2));
+        const float *y = rc_f32(rc_in(op, 2)), *xd = rc_f32(x);
         for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = xd[i] == y[o.off] ? g[o.off] : 0.f;
     }
     return RC_OK;
@@ -553,6 +627,11 @@ static rc_status accuracy_run(rc_op *op, rc_err *err)
     {name "Gradient", 2, 3, 1, 1, NULL, reduce_setup, reduce_grad_run, reduce_state_free,                          \
      "(dY, X[, LENGTHS]) -> dX (arg num_reduce_dim as " name ")", reduce_grad_check}
 
+#define REDUCE_FB_MAX(name, doc)                                                                                   \
+    {name, 1, 2, 1, 1, NULL, reduce_setup, reduce_run, reduce_state_free, doc, reduce_check},                     \
+    {name "Gradient", 3, 4, 1, 1, NULL, reduce_setup, reduce_grad_run, reduce_state_free,                          \
+     "(dY, X, Y[, LENGTHS]) -> dX = dY where X equals Y, else 0 (arg num_reduce_dim as " name ")", reduce_grad_check}
+
 const rc_op_schema rc_ops_reduce[] = {
     REDUCE("ReduceSum", "Y = X summed over 'axes' (default all; keepdims=1), in double"),
     REDUCE("ReduceMean", "Y = mean of X over 'axes' (default all; keepdims=1), in double"),
@@ -562,6 +641,8 @@ const rc_op_schema rc_ops_reduce[] = {
     REDUCE_FB("ReduceFrontMean", "(X[, LENGTHS int32]) -> Y = mean of X over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
     REDUCE_FB("ReduceBackSum", "(X[, LENGTHS int32]) -> Y = X summed over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
     REDUCE_FB("ReduceBackMean", "(X[, LENGTHS int32]) -> Y = mean of X over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
+    REDUCE_FB_MAX("ReduceFrontMax", "(X[, LENGTHS int32]) -> Y = max of X over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] (>= 1) entries reduced for output k"),
+    REDUCE_FB_MAX("ReduceBackMax", "(X[, LENGTHS int32]) -> Y = max of X over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] (>= 1) entries reduced for output k"),
     {"ArgMax", 1, 1, 1, 1, NULL, arg_setup, argmax_run, arg_state_free,
      "int32 position of the largest value along 'axis' (default -1; keepdims=1); first on ties, NaN largest",
      arg_check},
