@@ -207,7 +207,7 @@ def build_ops_net(name="af_ops"):
     data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
     And / Or / Xor / Not, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding,
     SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
-    Div with their gradient ops; the mask.c ops BooleanMask and DotProductWithPadding (padded and
+    Div with their gradient ops, and DivGradient's three-input form; the mask.c ops BooleanMask and DotProductWithPadding (padded and
     replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
     RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with
     its gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather,
@@ -297,6 +297,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "rg_sidx", shape=[2], values=[3, 1])
     init.GivenTensorFill([], "lr_w", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorIntFill([], "ss_ids", shape=[4], values=[0, 0, 2, 2])
+    init.GivenTensorFill([], "dg_b", shape=[3], values=[0.5, -2.0, 4.0])
+    for b in ("dg_c", "dg_dc"):
+        init.GivenTensorFill([], b, shape=[2, 3], values=rng.uniform(-1, 1, 6).tolist())
     init.GivenTensorFill([], "us_tab", shape=[6, 3], values=rng.uniform(-1, 1, 18).tolist())
     init.GivenTensorIntFill([], "us_ids", shape=[4], values=[0, 5, 5, 1])
     init.GivenTensorIntFill([], "us_sids", shape=[4], values=[2, 0, 2, 1])
@@ -390,6 +393,7 @@ def build_ops_net(name="af_ops"):
     u_red += [net.ReduceFrontSum([u_m, "rl_front"], "u_rfsl"),
               net.ReduceFrontMean([u_m, "rl_front"], "u_rfml"),
               net.ReduceBackSum([u_m, "rl_back"], "u_rbsl"), net.ReduceBackMean([u_m, "rl_back"], "u_rbml"),
+              net.ReduceFrontMax([u_m, "rl_front"], "u_rfxl"), net.ReduceBackMax([u_m, "rl_back"], "u_rbxl"),
               net.Gather([pw, "gw_idx"], "u_gw", axis=2, wrap_indices=1, match_outer=1)]
     loss12 = net.Sum([net.SumElements(r_, "u_l%d" % i) for i, r_ in enumerate(u_red)], "loss12")
     # numpy-style broadcasting, with its gradient ops (AddGradient, SubGradient, MulGradient, DivGradient
@@ -526,6 +530,8 @@ def build_ops_net(name="af_ops"):
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
     net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
+    # DivGradient's three-input form with B broadcast numpy-style to C (its scratch of doubles)
+    net.DivGradient(["dg_b", "dg_c", "dg_dc"], ["dg_da", "dg_db"])
     # beam search / BasicRNNCell ops: comparisons (int32 and float32), Cast, Conditional, int32 Div
     cc_gt = net.GT(["ids", "ten"], "cc_gt", broadcast=1)
     net.EQ(["fc_b", "fc_b"], "cc_eq")
@@ -664,6 +670,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ScatterWeightedSum #", "op SparseAdagrad #", "op SparseMomentumSGDUpdate #",
                  "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                  "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
+                 "op ReduceFrontMax #", "op ReduceBackMaxGradient #", "op DivGradient #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
