@@ -209,8 +209,8 @@ def build_ops_net(name="af_ops"):
     SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
     Div with their gradient ops, and DivGradient's three-input form; the mask.c ops BooleanMask and
     DotProductWithPadding (padded and replicated) with their gradients, and BooleanMaskLengths,
-    LengthsToWeights, PadEmptySamples, RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with
-    its gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather,
+    LengthsToWeights, PadEmptySamples, RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the
+    side; the ranges.c op LengthsTile with its gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather,
     GatherRanges, LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob
     queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with
     num_records=2, CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every
