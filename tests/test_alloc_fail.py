@@ -174,47 +174,38 @@ def test_rnn_allocation_failures_every_call(name, grow, sticky):
 
 # ---------------------------------------------------------------- the other ops
 def build_ops_net(name="af_ops"):
-    """A training step over the non-recurrent ops: an init net of fill ops, a
-    forward net (Gather, FC, Relu, Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub,
-    ElementwiseLinear, Scale, Reshape, Transpose, MatMul, Softmax,
-    LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance,
-    SumElements, Sum, the sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain
-    SumSqrElements, Pow, Max,
+    """A training step over the non-recurrent ops: an init net of fill ops, a forward net (Gather, FC, Relu,
+    Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub, ElementwiseLinear, Scale, Reshape, Transpose, MatMul,
+    Softmax, LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance, SumElements, Sum, the
+    sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
-    ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over
-    its remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK, Exp, Log, Tile,
-    FlattenToVec, and Clip, Elu, LeakyRelu,
-    Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment
-    reductions, PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding, and the
-    unary2.c ops Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where,
-    Sign, Floor, Ceil) with its
-    gradients,
-    a checkpoint (Save, Load by name, CreateDB, Load of everything from the reader),
-    WeightedSum,
-    Adagrad,
-    MomentumSGDUpdate and Adam updates (an Iter counter and LearningRate
-    schedules; Adam with its effective-gradient output, read by LearningRateAdaption out of place),
-    the sparse-row ops on Gather's (dense) output gradient as the rows of
-    ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
-    SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the
-    two Adams with their effective-gradient outputs),
-    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and
-    Lars out of place, SparseStorm (in place), a composite LearningRate
-    schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput,
-    EnsureCPUOutput, ExpandDims,
-    Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and
-    soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32
-    data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
-    And / Or / Xor / Not, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding,
-    SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul,
-    Div with their gradient ops, and DivGradient's three-input form; the mask.c ops BooleanMask and
-    DotProductWithPadding (padded and replicated) with their gradients, and BooleanMaskLengths,
-    LengthsToWeights, PadEmptySamples, RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the
-    side; the ranges.c op LengthsTile with its gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather,
-    GatherRanges, LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob
-    queue ops (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with
-    num_records=2, CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every
-    run, replacing the last one) and AtomicIter on a counter of their own, on the side."""
+    ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over its
+    remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK, Exp, Log, Tile,
+    FlattenToVec, and Clip, Elu, LeakyRelu, Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops,
+    the Lengths* and SparseLengths* segment reductions, PackSegments, UnpackSegments, AddPadding with a start
+    padding, RemovePadding, and the unary2.c ops Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish,
+    HardSigmoid, Cube, Expand, Where, Sign, Floor, Ceil) with its gradients, a checkpoint (Save, Load by name,
+    CreateDB, Load of everything from the reader), WeightedSum, Adagrad, MomentumSGDUpdate and Adam updates
+    (an Iter counter and LearningRate schedules; Adam with its effective-gradient output, read by
+    LearningRateAdaption out of place), the sparse-row ops on Gather's (dense) output gradient as the rows of
+    ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate, SparseAdam;
+    SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the two Adams with
+    their effective-gradient outputs), RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient,
+    DecayAdagrad, GFtrl, Storm and Lars out of place, SparseStorm (in place), a composite LearningRate
+    schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput, EnsureCPUOutput,
+    ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and soft-coverage
+    attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32 data, GT on int32
+    and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy, And / Or / Xor / Not,
+    LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding, SequenceMask in the upper (with
+    batch) and window modes), and numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops, and
+    DivGradient's three-input form; the mask.c ops BooleanMask and DotProductWithPadding (padded and
+    replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
+    RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its
+    gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges,
+    LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops
+    (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2,
+    CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the
+    last one) and AtomicIter on a counter of their own, on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
