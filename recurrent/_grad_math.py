@@ -350,4 +350,4 @@ def _cast_grad(op, g_output):
 # Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /
 # SHOULD_NOT_DO_GRADIENT).
 GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")
-GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not")
+GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor")

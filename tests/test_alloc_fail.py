@@ -195,11 +195,11 @@ def build_ops_net(name="af_ops"):
     schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput, EnsureCPUOutput,
     ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and soft-coverage
     attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32 data, GT on int32
-    and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy, And / Or / Xor / Not,
-    LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding, SequenceMask in the upper (with
-    batch) and window modes), and numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops, and
-    DivGradient's three-input form; the mask.c ops BooleanMask and DotProductWithPadding (padded and
-    replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
+    and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy, And / Or / Xor / Not, the
+    Bitwise ones, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding, SequenceMask in
+    the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul, Div with their
+    gradient ops, and DivGradient's three-input form; the mask.c ops BooleanMask and DotProductWithPadding
+    (padded and replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
     RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its
     gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges,
     LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops
@@ -536,6 +536,8 @@ def build_ops_net(name="af_ops"):
     # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
     lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
     net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
+    net.BitwiseXor([net.BitwiseOr([net.BitwiseAnd(["rev_ids", "rev_len2"], "bw_and"), "rev_len"], "bw_or"),
+                    "rev_len2"], "bw_xor")
     net.SegmentIdsToLengths(net.LengthsToSegmentIds("pk_len", "lt_ids"), "lt_len")
     net.LengthsToRanges("pk_len", "lt_rng")
     net.GatherPadding([pad, pad_len], ["lt_gs", "lt_ge"], padding_width=1)
@@ -662,6 +664,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op SparseAdam #", "op ReversePackedSegs #", "op Sqr #", "op SqrGradient #", "op Negative #",
                  "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                  "op ReduceFrontMax #", "op ReduceBackMaxGradient #", "op DivGradient #",
+                 "op BitwiseAnd #", "op BitwiseOr #", "op BitwiseXor #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",

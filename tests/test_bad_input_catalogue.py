@@ -1864,6 +1864,13 @@ CASES = [
          "feed(i=np.ones((2, 3), np.int32), j=np.ones(4, np.int32)); run_op('Xor', ['i', 'j'], ['c'])", V,
          r"op Xor #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of shape \(4,\) int32 do "
          r"not broadcast"),
+    Case("bitwise-float-input", "ops: broadcasting", "BitwiseAnd([f float32 (3,), i int32 (3,)])",
+         "feed(f=f32(3), i=np.ones(3, np.int32)); run_op('BitwiseAnd', ['f', 'i'], ['c'])", T_,
+         r"op BitwiseAnd #0: input 0 blob 'f' \(3,\) float32 must be int32 \(the bitwise ops take integers\)$"),
+    Case("bitwise-no-broadcast", "ops: broadcasting", "BitwiseXor([i int32 (2,3), j int32 (4,)])",
+         "feed(i=np.ones((2, 3), np.int32), j=np.ones(4, np.int32)); run_op('BitwiseXor', ['i', 'j'], ['c'])", V,
+         r"op BitwiseXor #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of shape \(4,\) int32 "
+         r"do not broadcast"),
     Case("not-float-input", "ops: broadcasting", "Not([f float32 (2,)])",
          "feed(f=f32(2)); run_op('Not', ['f'], ['y'])", T_,
          r"op Not #0: input 0 blob 'f' \(2,\) float32 must be int32 \(bool as 0 / 1; nonzero is true\)$"),

@@ -525,3 +525,52 @@ def test_logical_bad_input():
     raises(TypeError, r"^op Not #0: input 0 blob 'f' \(2, 3\) float32 must be int32", op("Not", ["f"], ["c"]))
     raises(KeyError, r"op Not #0: input 0 blob 'nope' does not exist", op("Not", ["nope"], ["c"]))
     assert run("And", ["i", "i"], ["c"]).shape == (2, 3)   # still usable
+
+
+# ================================================================ BitwiseAnd, BitwiseOr, BitwiseXor
+BITWISE = [("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)]
+
+
+@pytest.mark.parametrize("sa,sb", PAIRS, ids=PAIR_IDS)
+def test_bitwise_vs_numpy(rng, sa, sb):
+    # every bit pattern: negative values, INT32_MIN / MAX
+    a = rng.randint(np.iinfo(np.int32).min, np.iinfo(np.int32).max, size=sa, dtype=np.int64).astype(np.int32)
+    b = rng.randint(np.iinfo(np.int32).min, np.iinfo(np.int32).max, size=sb, dtype=np.int64).astype(np.int32)
+    feed(a=a, b=b)
+    for kind, f in BITWISE:
+        c = run(kind, ["a", "b"], ["c"])
+        assert c.dtype == np.int32
+        np.testing.assert_array_equal(c, f(a, b), err_msg=kind)
+
+
+def test_bitwise_values_in_place_and_legacy_broadcast(rng):
+    a = np.array([0, 1, 6, -1, np.iinfo(np.int32).min, 12], np.int32)
+    b = np.array([3, 3, 3, 5, -1, 10], np.int32)
+    feed(a=a, b=b)
+    np.testing.assert_array_equal(run("BitwiseAnd", ["a", "b"], ["c"]), [0, 1, 2, 5, np.iinfo(np.int32).min, 8])
+    np.testing.assert_array_equal(run("BitwiseOr", ["a", "b"], ["c"]), [3, 3, 7, -1, -1, 14])
+    np.testing.assert_array_equal(run("BitwiseXor", ["a", "b"], ["c"]), a ^ b)
+    np.testing.assert_array_equal(run("BitwiseXor", ["a", "b"], ["a"]), a ^ b)  # in place
+    x = rng.randint(-50, 50, size=(2, 3, 4)).astype(np.int32)
+    y = rng.randint(-50, 50, size=(3,)).astype(np.int32)
+    feed(x=x, y=y)
+    for kind, f in BITWISE:
+        np.testing.assert_array_equal(run(kind, ["x", "y"], ["c"], broadcast=1, axis=1), f(x, y.reshape(3, 1)))
+
+
+def test_bitwise_bad_input_and_no_gradient():
+    feed(f=np.ones((2, 3), np.float32), i=np.ones((2, 3), np.int32), j=np.ones((4,), np.int32))
+    for kind, _ in BITWISE:
+        raises(TypeError, r"^op %s #0: input 0 blob 'f' \(2, 3\) float32 must be int32 \(the bitwise ops "
+                          r"take integers\)$" % kind, op(kind, ["f", "i"], ["c"]))
+        raises(TypeError, r"^op %s #0: input 1 blob 'f' \(2, 3\) float32 must be int32" % kind,
+               op(kind, ["i", "f"], ["c"]))
+        raises(ValueError, r"^op %s #0: input 0 blob 'i' of shape \(2, 3\) int32 and input 1 blob 'j' of "
+                           r"shape \(4,\) int32 do not broadcast" % kind, op(kind, ["i", "j"], ["c"]))
+        # checked when the net is created
+        net = core.Net("bw_" + kind)
+        getattr(net, kind)(["i", "j"], "c")
+        with pytest.raises(ValueError, match=r"op %s #0: input 0 blob 'i'" % kind):
+            workspace.CreateNet(net)
+        assert core.GradientRegistry.GetGradientForOp(op(kind, ["i", "i"], ["c"]), ["c_grad"]) == ([], [None, None])
+    assert run("BitwiseAnd", ["i", "i"], ["c"]).shape == (2, 3)   # still usable

@@ -1,5 +1,5 @@
 /* ops/bcast.c -- numpy-style broadcasting (bcast.h), the logical ops And, Or,
- * Xor, Not, and the broadcast gradient ops AddGradient, SubGradient and
+ * Xor, Not, the bitwise ops BitwiseAnd, BitwiseOr, BitwiseXor, and the broadcast gradient ops AddGradient, SubGradient and
  * MulGradient (DivGradient's four-input form lives in math.c and uses
  * rc_bc_grad from here).
  *
@@ -9,6 +9,11 @@
  * int32 0 / 1. Broadcasting as the comparisons': equal shapes, broadcast=1
  * with axis (legacy), or numpy-style. And/Or/Xor may run in place when the
  * result has that input's shape; Not always may. No gradient.
+ *
+ * BitwiseAnd, BitwiseOr, BitwiseXor (A, B) (Caffe2's, for bool and integer
+ * tensors): int32 inputs only (float32 is a TypeError naming the blob), C =
+ * A & B, A | B, A ^ B on the int32 bits, broadcast and in place as And. No
+ * gradient (Caffe2: none).
  *
  * AddGradient, SubGradient, MulGradient (dC, A, B) -> (dA, dB), args
  * broadcast / axis as the forward op's (Caffe2's signatures): dA and dB are
@@ -202,6 +207,9 @@ BC_CMP_ROWS(ge, >=)
 BC_ROW(row_and, int32_t, int32_t, (x != 0) & (y != 0))
 BC_ROW(row_or, int32_t, int32_t, (x != 0) | (y != 0))
 BC_ROW(row_xor, int32_t, int32_t, (x != 0) ^ (y != 0))
+BC_ROW(row_bitand, int32_t, int32_t, x & y)
+BC_ROW(row_bitor, int32_t, int32_t, x | y)
+BC_ROW(row_bitxor, int32_t, int32_t, x ^ y)
 
 /* int32 Div: the first result element whose division is undefined in C. */
 typedef struct div_check {
@@ -227,9 +235,11 @@ static void row_div_check(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_
 rc_status rc_bc_binary(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err)
 {
     static const bc_row_fn f32[] = {row_add_f32, row_sub_f32, row_mul_f32, row_div_f32, row_eq_f32, row_ne_f32,
-                                    row_lt_f32, row_le_f32, row_gt_f32, row_ge_f32, NULL, NULL, NULL};
+                                    row_lt_f32, row_le_f32, row_gt_f32, row_ge_f32, NULL, NULL, NULL,
+                                    NULL, NULL, NULL};
     static const bc_row_fn i32[] = {NULL, NULL, NULL, row_div_i32, row_eq_i32, row_ne_i32, row_lt_i32,
-                                    row_le_i32, row_gt_i32, row_ge_i32, row_and, row_or, row_xor};
+                                    row_le_i32, row_gt_i32, row_ge_i32, row_and, row_or, row_xor,
+                                    row_bitand, row_bitor, row_bitxor};
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
     const int is_i32 = A->dtype == RC_I32;
     const bc_row_fn fn = is_i32 ? i32[kind] : f32[kind];
@@ -397,21 +407,25 @@ static rc_status bc_setup(rc_op *op, rc_err *err)
     return rc_binary_args(op, &a->broadcast, &a->axis, err);
 }
 
-static rc_status check_bool(rc_op *op, int i, rc_err *err)
+/* Input i must be int32; `what` says why in the message ("bool as 0 / 1; nonzero is true"). */
+static rc_status check_i32(rc_op *op, int i, const char *what, rc_err *err)
 {
     const rc_tensor *t = rc_in(op, i);
     if (t->dtype == RC_F32)
-        return rc_op_fail(op, err, RC_ERR_TYPE,
-                          "input %d blob '%s' %s must be int32 (bool as 0 / 1; nonzero is true)", i,
-                          rc_in_name(op, i), RC_SHAPE(t));
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' %s must be int32 (%s)", i, rc_in_name(op, i),
+                          RC_SHAPE(t), what);
     return rc_check_input(op, i, RC_I32, err);
 }
 
-static rc_status logical_shapes(rc_op *op, rc_bc *bc, rc_err *err)
+static const char LOGICAL_WHAT[] = "bool as 0 / 1; nonzero is true", BITWISE_WHAT[] = "the bitwise ops take integers";
+
+static rc_status check_bool(rc_op *op, int i, rc_err *err) { return check_i32(op, i, LOGICAL_WHAT, err); }
+
+static rc_status logical_shapes(rc_op *op, const char *what, rc_bc *bc, rc_err *err)
 {
     const bc_args *a = op->state;
     rc_status st;
-    if ((st = check_bool(op, 0, err)) || (st = check_bool(op, 1, err))) return st;
+    if ((st = check_i32(op, 0, what, err)) || (st = check_i32(op, 1, what, err))) return st;
     if ((st = rc_binary_bc(op, 0, 1, a->broadcast, a->axis, bc, err))) return st;
     return rc_bc_check_inplace(op, 0, 1, bc, err);
 }
@@ -419,19 +433,28 @@ static rc_status logical_shapes(rc_op *op, rc_bc *bc, rc_err *err)
 static rc_status logical_check(rc_op *op, rc_err *err)
 {
     rc_bc bc;
-    return logical_shapes(op, &bc, err);
+    return logical_shapes(op, LOGICAL_WHAT, &bc, err);
+}
+
+static rc_status bitwise_check(rc_op *op, rc_err *err)
+{
+    rc_bc bc;
+    return logical_shapes(op, BITWISE_WHAT, &bc, err);
 }
 
 static rc_status logical_run(rc_op *op, rc_bc_kind kind, rc_err *err)
 {
     rc_bc bc;
-    rc_status st = logical_shapes(op, &bc, err);
+    rc_status st = logical_shapes(op, kind >= RC_BC_BITAND ? BITWISE_WHAT : LOGICAL_WHAT, &bc, err);
     return st ? st : rc_bc_binary(op, kind, &bc, err);
 }
 
 static rc_status and_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_AND, err); }
 static rc_status or_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_OR, err); }
 static rc_status xor_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_XOR, err); }
+static rc_status bitand_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_BITAND, err); }
+static rc_status bitor_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_BITOR, err); }
+static rc_status bitxor_run(rc_op *op, rc_err *err) { return logical_run(op, RC_BC_BITXOR, err); }
 
 /* Not: X int32 -> Y int32 = (X == 0) as 0 / 1; Y may be X. */
 static rc_status not_run(rc_op *op, rc_err *err)
@@ -515,6 +538,12 @@ const rc_op_schema rc_ops_bcast[] = {
     {"Xor", 2, 2, 1, 1, inplace_binary, bc_setup, xor_run, bc_args_free,
      "C = A xor B, int32 0/1 (nonzero is true; args broadcast, axis)", logical_check},
     {"Not", 1, 1, 1, 1, rc_inplace_any, NULL, not_run, NULL, "Y = not X, int32 0/1 (nonzero is true)", not_check},
+    {"BitwiseAnd", 2, 2, 1, 1, inplace_binary, bc_setup, bitand_run, bc_args_free,
+     "C = A & B, int32 bits (args broadcast, axis)", bitwise_check},
+    {"BitwiseOr", 2, 2, 1, 1, inplace_binary, bc_setup, bitor_run, bc_args_free,
+     "C = A | B, int32 bits (args broadcast, axis)", bitwise_check},
+    {"BitwiseXor", 2, 2, 1, 1, inplace_binary, bc_setup, bitxor_run, bc_args_free,
+     "C = A ^ B, int32 bits (args broadcast, axis)", bitwise_check},
     {"AddGradient", 3, 3, 2, 2, inplace_dc, grad_setup, add_grad_run, bc_args_free,
      "(dC, A, B) -> (dA, dB): dC summed to the shapes of A and B (args broadcast, axis)", grad_check},
     {"SubGradient", 3, 3, 2, 2, inplace_dc, grad_setup, sub_grad_run, bc_args_free,

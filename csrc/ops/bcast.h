@@ -49,12 +49,13 @@ RC_INTERNAL void rc_bc_rows(const rc_bc *bc, rc_bc_row_fn fn, void *ctx);
 typedef enum rc_bc_kind {
     RC_BC_ADD, RC_BC_SUB, RC_BC_MUL, RC_BC_DIV,
     RC_BC_EQ, RC_BC_NE, RC_BC_LT, RC_BC_LE, RC_BC_GT, RC_BC_GE,
-    RC_BC_AND, RC_BC_OR, RC_BC_XOR
+    RC_BC_AND, RC_BC_OR, RC_BC_XOR,
+    RC_BC_BITAND, RC_BC_BITOR, RC_BC_BITXOR /* int32 only */
 } rc_bc_kind;
 
 /* C (output 0) = A (input 0) kind B (input 1) over bc, inputs of one dtype
  * (checked by the caller): arithmetic gives the inputs' dtype, comparisons
- * and logical ops int32 0 / 1. int32 Div checks every divisor first (0, or -1
+ * and logical ops int32 0 / 1, the bitwise ops int32. int32 Div checks every divisor first (0, or -1
  * under INT32_MIN: ValueError naming the positions) and leaves the output
  * untouched then. The output may be an input only as rc_bc_check_inplace allows. */
 RC_INTERNAL rc_status rc_bc_binary(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err);
