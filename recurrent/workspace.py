@@ -89,6 +89,11 @@ def FeedBlob(name, arr, device_option=None):
     converted to float32; bool and other integer types to int32 (values that do
     not fit raise ValueError). Other dtypes raise TypeError. Returns True.
     """
+    _feed(_ws(), name, arr, device_option)
+    return True
+
+
+def _feed(ws, name, arr, device_option):
     if device_option is not None and getattr(device_option, "device_type", 0) not in (0,):
         raise ValueError("FeedBlob '%s': only CPU blobs are supported in this build" % _name(name))
     if not isinstance(arr, np.ndarray):
@@ -97,8 +102,7 @@ def FeedBlob(name, arr, device_option=None):
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64:
             arr = arr.astype(np.int64)
-    _ws().feed_blob(_name(name), arr)
-    return True
+    ws.feed_blob(_name(name), arr)
 
 
 def FetchBlob(name):
@@ -200,9 +204,13 @@ def _refuse_non_cpu_net(net, default=None, where=None):
 def RunOperatorOnce(operator):
     if not isinstance(operator, OperatorDef):
         raise TypeError("RunOperatorOnce expects an OperatorDef, got %s" % type(operator).__name__)
-    _refuse_non_cpu("RunOperatorOnce", operator, None)
-    _ws().run_operator_once(operator.to_c())
+    _run_operator_once(_ws(), operator)
     return True
+
+
+def _run_operator_once(ws, operator):
+    _refuse_non_cpu("RunOperatorOnce", operator, None)
+    ws.run_operator_once(operator.to_c())
 
 
 def RunOperatorsOnce(operators):
@@ -212,10 +220,14 @@ def RunOperatorsOnce(operators):
 
 
 def RunNetOnce(net):
+    _run_net_once(_ws(), net)
+    return True
+
+
+def _run_net_once(ws, net):
     nd = _netdef(net)
     _refuse_non_cpu_net(nd)
-    _ws().run_net_once(nd.to_c(), _main_thread())
-    return True
+    ws.run_net_once(nd.to_c(), _main_thread())
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):
@@ -223,12 +235,17 @@ def CreateNet(net, overwrite=False, input_blobs=None):
     net of the same name exists, unless ``overwrite``. ``input_blobs`` that do
     not exist are created first holding no tensor, as in Caffe2 (so the
     net-creation check leaves the ops that read them to the run)."""
+    _create_net(_ws(), net, overwrite, input_blobs)
+    return True
+
+
+def _create_net(ws, net, overwrite, input_blobs):
     nd = _netdef(net)
     _refuse_non_cpu_net(nd)
     for b in input_blobs or ():
-        _ws().create_blob(_name(b))
-    _ws().create_net(nd.to_c(), bool(overwrite))
-    return True
+        ws.create_blob(_name(b))
+    ws.create_net(nd.to_c(), bool(overwrite))
+    return nd.name
 
 
 def RunNet(name, num_iter=1, allow_fail=False):
@@ -380,4 +397,105 @@ def rnn_executor_enabled():
     return bool(_C.get_flag("rnn_executor"))
 
 
-C = _C
+
+# ---------------------------------------------------------------- Caffe2's workspace objects
+class Blob:
+    """A blob of a ``Workspace`` object (Caffe2's ``C.Blob``): ``feed(array)``, ``fetch()``,
+    ``is_tensor()``. It names the blob; it holds no data of its own."""
+
+    def __init__(self, ws, name):
+        self._ws, self._name = ws, name
+
+    def feed(self, arg, device_option=None):
+        _feed(self._ws, self._name, arg, device_option)
+        return True
+
+    def fetch(self):
+        return self._ws.fetch_blob(self._name)
+
+    def is_tensor(self):
+        return self._ws.has_blob(self._name) and isinstance(self.fetch(), np.ndarray)
+
+    def __repr__(self):
+        return "<Blob '%s'>" % self._name
+
+
+class NetHandle:
+    """A net created in a ``Workspace`` object (Caffe2's ``C.Net``): ``run()`` runs it once."""
+
+    def __init__(self, ws, name):
+        self._ws, self.name = ws, name
+
+    def run(self):
+        self._ws.run_net(self.name, 1, _main_thread())
+        return True
+
+    def __repr__(self):
+        return "<Net '%s'>" % self.name
+
+
+class Workspace:
+    """A workspace object of its own, not one of the named workspaces of ``SwitchWorkspace``
+    (Caffe2's ``workspace.C.Workspace()``, as ``test_util.TestCase.ws``): ``create_blob(name)``
+    gives a ``Blob`` (``.feed(array)``, ``.fetch()``), ``blobs`` / ``nets`` are dicts of the
+    blobs and nets by name, ``feed_blob`` / ``fetch_blob`` / ``has_blob``, ``create_net(net,
+    overwrite=False)`` gives a net handle with ``run()``, and ``run(obj)`` runs a ``core.Net``
+    / ``NetDef`` once (as ``RunNetOnce``) or an ``OperatorDef`` (as ``RunOperatorOnce``)."""
+
+    def __init__(self):
+        self._c = _C.Workspace()
+
+    def create_blob(self, name):
+        self._c.create_blob(_name(name))
+        return Blob(self._c, _name(name))
+
+    @property
+    def blobs(self):
+        return {b: Blob(self._c, b) for b in self._c.blobs()}
+
+    @property
+    def nets(self):
+        return {n: NetHandle(self._c, n) for n in self._c.nets()}
+
+    def has_blob(self, name):
+        return self._c.has_blob(_name(name))
+
+    def feed_blob(self, name, arr, device_option=None):
+        _feed(self._c, name, arr, device_option)
+        return True
+
+    def fetch_blob(self, name):
+        return self._c.fetch_blob(_name(name))
+
+    def create_net(self, net, overwrite=False, input_blobs=None):
+        return NetHandle(self._c, _create_net(self._c, net, overwrite, input_blobs))
+
+    def run(self, obj):
+        if isinstance(obj, OperatorDef):
+            _run_operator_once(self._c, obj)
+        elif isinstance(obj, NetDef) or hasattr(obj, "Proto"):
+            _run_net_once(self._c, obj)
+        else:
+            raise TypeError("Workspace.run expects a core.Net, NetDef or OperatorDef, got %s (plans are "
+                            "not provided)" % type(obj).__name__)
+        return True
+
+    def reset(self):
+        """Removes every blob and net (not in Caffe2's object API; ResetWorkspace's)."""
+        self._c.reset()
+        return True
+
+
+class _CModule:
+    """``workspace.C``: the C binding, except that ``C.Workspace`` is the ``Workspace`` class
+    above (Caffe2's object API over a binding workspace)."""
+
+    Workspace = Workspace
+    Blob = Blob
+    Net = NetHandle
+
+    def __getattr__(self, name):
+        return getattr(_C, name)
+
+
+C = _CModule()
