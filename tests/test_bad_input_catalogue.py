@@ -988,6 +988,12 @@ CASES = [
          """, V,
          r"op MomentumSGDUpdate #0: input 1 blob 'm' must have the shape of input 0 blob 'g' \(3,\) float32, "
          r"got \(4,\) float32"),
+    Case("momentum-sgd-no-param-lr-int", "ops: optim", "MomentumSGD([g (3,), m (3,), lr int32])",
+         """
+         feed(g=f32(3), m=f32(3), lr=np.ones(1, np.int32))
+         run_op('MomentumSGD', ['g', 'm', 'lr'], ['g', 'm'], momentum=0.9)
+         """, T_, r"op MomentumSGD #0: input 2 blob 'lr' must be float32, got \(1,\) int32",
+         note="Caffe2's MomentumSGD: MomentumSGDUpdate without the param (the same checks)"),
     Case("adam-lr-two-values", "ops: optim", "Adam([p, m1, m2, g, lr (2,), it])",
          """
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.array([-0.1, -0.2], np.float32),
