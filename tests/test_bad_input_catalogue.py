@@ -784,8 +784,8 @@ CASES = [
          feed(dv=f32(1, 2), i=np.array([[0, 5]], np.int32), x=f32(1, 5))
          run_op('TopKGradient', ['dv', 'i', 'x'], 'dx')
          """, V, r"op TopKGradient #0: input 1 blob 'i' \(1, 2\) int32 \(indices\): index 5 at flat "
-                 r"position 1 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x' \(1, 5\) float32; -1, TopK's "
-                 r"padding, is skipped\)",
+                 r"position 1 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x' \(1, 5\) float32; -1, "
+                 r"TopK's padding, is skipped\)",
          note="checked before anything is written; Caffe2 wrote out of bounds"),
     Case("tile-tiles-missing", "ops: beam search", "Tile(x, axis=0) without tiles",
          "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', axis=0)", V,

@@ -446,7 +446,8 @@ def test_momentum_sgd_without_param_matches_numpy_and_the_update(rng, nesterov, 
                  nesterov=nesterov)
     assert ig.tobytes() == ng.tobytes() and im.tobytes() == nm.tobytes()
     e = np.zeros((0, 2), np.float32)
-    assert [o.shape for o in run("MomentumSGD", {"g": e, "m": e, "lr": lr1(0.1)}, ["eg", "em"])] == [(0, 2)] * 2
+    empty = run("MomentumSGD", {"g": e, "m": e, "lr": lr1(0.1)}, ["eg", "em"])
+    assert [o.shape for o in empty] == [(0, 2)] * 2
 
 
 def test_momentum_sgd_without_param_no_gradient_and_bad_input(rng):
@@ -454,7 +455,8 @@ def test_momentum_sgd_without_param_no_gradient_and_bad_input(rng):
     assert core.GradientRegistry.GetGradientForOp(op, ["g_grad", None]) == ([], [None] * 3)
     v, o, outs = f32(rng, 3), "MomentumSGD", ["g", "m"]
     raises(ValueError, r"op MomentumSGD #0: input 1 blob 'm' must have the shape of input 0 blob 'g' "
-                       r"\(3,\) float32, got \(4,\) float32", o, {"g": v, "m": f32(rng, 4), "lr": lr1(0.1)}, outs)
+                       r"\(3,\) float32, got \(4,\) float32",
+           o, {"g": v, "m": f32(rng, 4), "lr": lr1(0.1)}, outs)
     raises(TypeError, r"op MomentumSGD #0: input 1 blob 'mi' must be float32, got \(3,\) int32",
            o, {"g": v, "mi": np.zeros(3, np.int32), "lr": lr1(0.1)}, outs)
     raises(ValueError, r"op MomentumSGD #0: input 2 blob 'lr2' \(the learning rate\) must hold one value",
@@ -465,7 +467,8 @@ def test_momentum_sgd_without_param_no_gradient_and_bad_input(rng):
            o, {"g": v, "m": v, "lr": lr1(0.1), "p": v}, outs)
     raises(ValueError, r"op MomentumSGD #0: expects 2 outputs, got 3",
            o, {"g": v, "m": v, "lr": lr1(0.1)}, ["g", "m", "p"])
-    raises(ValueError, r"op MomentumSGD #0: input 0 and output 1 are the same blob 'g', which this op does not allow",
+    raises(ValueError, r"op MomentumSGD #0: input 0 and output 1 are the same blob 'g', which this op does "
+                       r"not allow",
            o, {"g": v, "m": v, "lr": lr1(0.1)}, ["m", "g"])
 
 

@@ -179,7 +179,10 @@ def test_topk_bad_inputs(rng):
 def topk_padded_ref(x, k, axis):
     """Caffe2's k > dims[axis]: the n selected, then values 0 and indices (and flat indices) -1."""
     n = x.shape[axis]
-    v, i, f = topk_ref(x, n, axis) if n else (np.zeros(x.shape, np.float32), np.zeros(x.shape, np.int32), None)
+    if n:
+        v, i, _ = topk_ref(x, n, axis)
+    else:
+        v, i = np.zeros(x.shape, np.float32), np.zeros(x.shape, np.int32)
     pad = list(x.shape)
     pad[axis] = k - n
     v = np.concatenate([v, np.zeros(pad, np.float32)], axis)
