@@ -1,13 +1,13 @@
 """Gradient makers of the optimizer ops (csrc/ops/optim.c).
 
-``Iter``, ``LearningRate``, ``MomentumSGDUpdate`` and ``Adam`` have no
+``Iter``, ``LearningRate``, ``MomentumSGDUpdate``, ``MomentumSGD`` and ``Adam`` have no
 gradient: an integer counter, a schedule of it, and optimizer steps (as
 Caffe2 registered them).
 """
 
 from .core import GradientRegistry
 
-GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "Adam")
+GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "MomentumSGD", "Adam")
 
 # csrc/ops/mutex.c: a Mutex and the counter it guards (Caffe2: SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
 GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter")

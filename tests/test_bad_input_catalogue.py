@@ -767,11 +767,12 @@ CASES = [
          r"op Negative #0: input 0 blob 'x' must be float32, got \(6,\) int32",
          note="Caffe2's Negative also took integer types"),
     # ---------------------------------------------------------------- beam-search ops (TopK, Tile, ...)
-    Case("topk-k-too-large", "ops: beam search", "TopK(x (2,5), k=6)",
-         "feed(x=f32(2, 5)); run_op('TopK', 'x', ['v', 'i'], k=6)", V,
-         r"op TopK #0: k=6 is larger than dim 1 \(size 5\) of input 0 blob 'x' \(2, 5\) float32 \(needs "
-         r"1 <= k <= 5\)", after="run_op('TopK', 'x', ['v', 'i'], k=5)",
-         note="Caffe2 padded values with 0 and indices with -1; checked already at CreateNet"),
+    Case("topk-k-too-large", "ops: beam search", "TopK(x (2,5), k=2**62)",
+         "feed(x=f32(2, 5)); run_op('TopK', 'x', ['v', 'i'], k=2 ** 62)", M,
+         r"op TopK #0: output 0 blob 'v': tensor of overflowing elements is too large to allocate",
+         after="run_op('TopK', 'x', ['v', 'i'], k=5)",
+         note="k > dims[axis] pads values with 0 and indices with -1, as Caffe2; this k's padding cannot "
+              "be allocated"),
     Case("topk-k-missing", "ops: beam search", "TopK(x) without k",
          "feed(x=f32(2, 5)); run_op('TopK', 'x', ['v', 'i'])", V, r"op TopK #0: argument 'k' is required",
          note="k must be >= 1 too"),
@@ -783,7 +784,8 @@ CASES = [
          feed(dv=f32(1, 2), i=np.array([[0, 5]], np.int32), x=f32(1, 5))
          run_op('TopKGradient', ['dv', 'i', 'x'], 'dx')
          """, V, r"op TopKGradient #0: input 1 blob 'i' \(1, 2\) int32 \(indices\): index 5 at flat "
-                 r"position 1 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x' \(1, 5\) float32\)",
+                 r"position 1 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x' \(1, 5\) float32; -1, "
+                 r"TopK's padding, is skipped\)",
          note="checked before anything is written; Caffe2 wrote out of bounds"),
     Case("tile-tiles-missing", "ops: beam search", "Tile(x, axis=0) without tiles",
          "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', axis=0)", V,
@@ -986,6 +988,12 @@ CASES = [
          """, V,
          r"op MomentumSGDUpdate #0: input 1 blob 'm' must have the shape of input 0 blob 'g' \(3,\) float32, "
          r"got \(4,\) float32"),
+    Case("momentum-sgd-no-param-lr-int", "ops: optim", "MomentumSGD([g (3,), m (3,), lr int32])",
+         """
+         feed(g=f32(3), m=f32(3), lr=np.ones(1, np.int32))
+         run_op('MomentumSGD', ['g', 'm', 'lr'], ['g', 'm'], momentum=0.9)
+         """, T_, r"op MomentumSGD #0: input 2 blob 'lr' must be float32, got \(1,\) int32",
+         note="Caffe2's MomentumSGD: MomentumSGDUpdate without the param (the same checks)"),
     Case("adam-lr-two-values", "ops: optim", "Adam([p, m1, m2, g, lr (2,), it])",
          """
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.array([-0.1, -0.2], np.float32),

@@ -39,8 +39,8 @@ CASES = [
      r"op ReversePackedSegs #0: input 1 blob 'lens' \(lengths\) must have shape \(2,\)"),
     ("ReversePackedSegs", ["a", "lens"], {}, dict(a=f32(4), lens=np.zeros(1, np.int32)),
      r"op ReversePackedSegs #0: input 0 blob 'a' \(data\) must have at least 2 dims"),
-    ("TopK", ["a"], dict(k=4, _outs=["v", "i"]), dict(a=f32(4, 3)),
-     r"op TopK #0: k=4 is larger than dim 1 \(size 3\) of input 0 blob 'a' \(4, 3\) float32"),
+    ("TopK", ["a"], dict(k=4, axis=2, _outs=["v", "i"]), dict(a=f32(4, 3)),
+     r"op TopK #0: axis 2 is out of range for input 0 blob 'a' \(4, 3\) float32"),
     ("Tile", ["a"], dict(tiles=2, axis=-3), dict(a=f32(4, 3)),
      r"op Tile #0: axis -3 is out of range for input 0 blob 'a' \(4, 3\) float32"),
 ]

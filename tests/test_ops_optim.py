@@ -1,5 +1,5 @@
 """Optimizer operators (csrc/ops/optim.c): Iter, LearningRate,
-MomentumSGDUpdate, Adam.
+MomentumSGDUpdate, MomentumSGD, Adam.
 
 Every op against a float64 NumPy reference (every LearningRate policy over
 iterations around its boundaries), in place and repeated in a net (Iter
@@ -424,6 +424,52 @@ def test_momentum_sgd_bad_input(rng):
            op, {"g": v, "m": v, "lr": lr1(0.1), "p": v}, ["p", "m", "q"])
     raises(ValueError, r"op MomentumSGDUpdate #0: expects 3 outputs, got 2",
            op, {"g": v, "m": v, "lr": lr1(0.1), "p": v}, ["g", "m"])
+
+
+# ---------------------------------------------------------------- MomentumSGD (no param)
+@pytest.mark.parametrize("nesterov", [0, 1])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_momentum_sgd_without_param_matches_numpy_and_the_update(rng, nesterov, momentum):
+    # Caffe2's MomentumSGD: MomentumSGDUpdate's adjusted gradient and moment, no param
+    g, m, p = f32(rng, 4, 3), f32(rng, 4, 3), f32(rng, 4, 3)
+    ng, nm = run("MomentumSGD", {"g": g, "m": m, "lr": lr1(0.1)}, ["ng", "nm"], momentum=momentum,
+                 nesterov=nesterov)
+    rg, rm, _ = ref_momentum(g, m, p, 0.1, momentum, nesterov)
+    for got, want in ((ng, rg), (nm, rm)):
+        assert got.dtype == np.float32 and got.shape == (4, 3)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    ug, um, _ = run("MomentumSGDUpdate", {"g": g, "m": m, "lr": lr1(0.1), "p": p}, ["ug", "um", "up"],
+                    momentum=momentum, nesterov=nesterov)
+    assert ng.tobytes() == ug.tobytes() and nm.tobytes() == um.tobytes()   # the same kernel, bit for bit
+    # in place, as Caffe2's optimizer calls it, equals out of place; empty works
+    ig, im = run("MomentumSGD", {"g": g, "m": m, "lr": lr1(0.1)}, ["g", "m"], momentum=momentum,
+                 nesterov=nesterov)
+    assert ig.tobytes() == ng.tobytes() and im.tobytes() == nm.tobytes()
+    e = np.zeros((0, 2), np.float32)
+    empty = run("MomentumSGD", {"g": e, "m": e, "lr": lr1(0.1)}, ["eg", "em"])
+    assert [o.shape for o in empty] == [(0, 2)] * 2
+
+
+def test_momentum_sgd_without_param_no_gradient_and_bad_input(rng):
+    op = core.CreateOperator("MomentumSGD", ["g", "m", "lr"], ["g", "m"])
+    assert core.GradientRegistry.GetGradientForOp(op, ["g_grad", None]) == ([], [None] * 3)
+    v, o, outs = f32(rng, 3), "MomentumSGD", ["g", "m"]
+    raises(ValueError, r"op MomentumSGD #0: input 1 blob 'm' must have the shape of input 0 blob 'g' "
+                       r"\(3,\) float32, got \(4,\) float32",
+           o, {"g": v, "m": f32(rng, 4), "lr": lr1(0.1)}, outs)
+    raises(TypeError, r"op MomentumSGD #0: input 1 blob 'mi' must be float32, got \(3,\) int32",
+           o, {"g": v, "mi": np.zeros(3, np.int32), "lr": lr1(0.1)}, outs)
+    raises(ValueError, r"op MomentumSGD #0: input 2 blob 'lr2' \(the learning rate\) must hold one value",
+           o, {"g": v, "m": v, "lr2": np.array([0.1, 0.2], np.float32)}, outs)
+    raises(ValueError, r"op MomentumSGD #0: argument nesterov must be 0 or 1, got 2",
+           o, {"g": v, "m": v, "lr": lr1(0.1)}, outs, nesterov=2)
+    raises(ValueError, r"op MomentumSGD #0: expects 3 inputs, got 4",
+           o, {"g": v, "m": v, "lr": lr1(0.1), "p": v}, outs)
+    raises(ValueError, r"op MomentumSGD #0: expects 2 outputs, got 3",
+           o, {"g": v, "m": v, "lr": lr1(0.1)}, ["g", "m", "p"])
+    raises(ValueError, r"op MomentumSGD #0: input 0 and output 1 are the same blob 'g', which this op does "
+                       r"not allow",
+           o, {"g": v, "m": v, "lr": lr1(0.1)}, ["m", "g"])
 
 
 # ---------------------------------------------------------------- Adam

@@ -149,11 +149,6 @@ def test_topk_rerun_with_other_shapes(rng):
 
 def test_topk_bad_inputs(rng):
     feed(x=f32(rng, 2, 5), i=np.zeros((2, 5), np.int32), s=np.float32(3))
-    with bad(V, r"op TopK #0: k=6 is larger than dim 1 \(size 5\) of input 0 blob 'x' "
-                r"\(2, 5\) float32 \(needs 1 <= k <= 5\)"):
-        workspace.RunOperatorOnce(op("TopK", ["x"], ["v", "ix"], k=6))
-    with bad(V, r"op TopK #0: k=3 is larger than dim 0 \(size 2\)"):
-        workspace.RunOperatorOnce(op("TopK", ["x"], ["v", "ix"], k=3, axis=0))
     for k in (0, -1):
         with bad(V, r"op TopK #0: argument 'k' must be >= 1, got %d" % k):
             workspace.RunOperatorOnce(op("TopK", ["x"], ["v", "ix"], k=k))
@@ -173,10 +168,64 @@ def test_topk_bad_inputs(rng):
         workspace.RunOperatorOnce(op("TopK", ["x"], ["v"], k=1))
     with bad(T, r"op TopK: argument 'k' must be an int, got float"):
         workspace.RunOperatorOnce(op("TopK", ["x"], ["v", "ix"], k=1.5))
+    with bad(MemoryError, r"op TopK #0: output 0 blob 'v': tensor of .* elements is too large"):
+        workspace.RunOperatorOnce(op("TopK", ["x"], ["v", "ix"], k=2 ** 62))   # padded to k: too large
     # the workspace stays usable and nothing was written
     assert_unwritten("v")
     v, ix = run("TopK", ["x"], ["v", "ix"], k=5)
     np.testing.assert_array_equal(ix, topk_ref(workspace.FetchBlob("x"), 5)[1])
+
+
+def topk_padded_ref(x, k, axis):
+    """Caffe2's k > dims[axis]: the n selected, then values 0 and indices (and flat indices) -1."""
+    n = x.shape[axis]
+    if n:
+        v, i, _ = topk_ref(x, n, axis)
+    else:
+        v, i = np.zeros(x.shape, np.float32), np.zeros(x.shape, np.int32)
+    pad = list(x.shape)
+    pad[axis] = k - n
+    v = np.concatenate([v, np.zeros(pad, np.float32)], axis)
+    i = np.concatenate([i, np.full(pad, -1, np.int32)], axis)
+    if x.size == 0:
+        return v, i, np.full(i.size, -1, np.int32)
+    grid = np.indices(i.shape)
+    grid[axis % x.ndim] = np.maximum(i, 0)
+    f = np.where(i.ravel() < 0, -1, np.ravel_multi_index(tuple(grid), x.shape).ravel()).astype(np.int32)
+    return v, i, f
+
+
+@pytest.mark.parametrize("shape,k,axis", [((5,), 6, 0), ((2, 5), 9, 1), ((2, 5), 3, 0), ((3, 2, 4), 5, 1),
+                                          ((2, 0), 3, 1), ((0, 3), 4, 1), ((1, 1), 2, -1)])
+def test_topk_k_larger_than_dim_pads_as_caffe2(rng, shape, k, axis):
+    # Caffe2's TopK doc: k > dims[axis] pads the values with 0 and the indices with -1
+    x = f32(rng, *shape, lo=-5, hi=5)
+    feed(x=x)
+    v, i, fl = run("TopK", ["x"], ["v", "i", "f"], k=k, axis=axis)
+    rv, ri, rf = topk_padded_ref(x, k, axis)
+    assert v.shape == i.shape == rv.shape and fl.shape == (v.size,)
+    assert v.tobytes() == rv.tobytes()
+    np.testing.assert_array_equal(i, ri)
+    np.testing.assert_array_equal(fl, rf)
+    # a rerun with a smaller k reuses the outputs: nothing of the padding is left behind
+    v2, i2 = run("TopK", ["x"], ["v", "i"], k=max(1, min(k, x.shape[axis])), axis=axis)
+    if x.shape[axis]:
+        np.testing.assert_array_equal(i2, topk_ref(x, min(k, x.shape[axis]), axis)[1])
+
+
+def test_topk_padded_gradient_skips_minus_one(rng):
+    # the gradient of a padded TopK: the padding's -1 indices are skipped, the rest scattered
+    x = distinct(rng, 2, 3)
+    feed(x=x)
+    check_grads(op("TopK", ["x"], ["v", "i"], k=5), [x])
+    check_grads(op("TopK", ["x"], ["v", "i", "f"], k=4, axis=0), [x])
+    dv = f32(rng, 2, 5)
+    feed(dv=dv)
+    _, i = run("TopK", ["x"], ["v", "i"], k=5)
+    dx = run("TopKGradient", ["dv", "i", "x"], ["dx"])
+    ref = np.zeros_like(x)
+    np.put_along_axis(ref, i[:, :3].astype(np.int64), dv[:, :3], axis=1)
+    assert dx.tobytes() == ref.tobytes()
 
 
 def test_topk_gradient_op(rng):
@@ -201,8 +250,8 @@ def test_topk_gradient_bad_inputs(rng):
     with bad(V, r"op TopKGradient #0: input 1 blob 'i' \(2, 3\) int32 \(indices\): index 5 "
                 r"at flat position 2 is out of range \[0, 5\) \(dim 1 of input 2 blob 'x'"):
         workspace.RunOperatorOnce(op("TopKGradient", ["dv", "i", "x"], ["dx"]))
-    feed(i=np.array([[0, 4, 1], [-1, 2, 3]], np.int32))
-    with bad(V, r"index -1 at flat position 3 is out of range"):
+    feed(i=np.array([[0, 4, 1], [-2, 2, 3]], np.int32))
+    with bad(V, r"index -2 at flat position 3 is out of range \[0, 5\) .*-1, TopK's padding, is skipped"):
         workspace.RunOperatorOnce(op("TopKGradient", ["dv", "i", "x"], ["dx"]))
     assert_unwritten("dx")
     with bad(V, r"op TopKGradient #0: input 1 blob 'i2' \(2, 2\) int32 \(indices\) must "
@@ -210,11 +259,10 @@ def test_topk_gradient_bad_inputs(rng):
         workspace.RunOperatorOnce(op("TopKGradient", ["dv", "i2", "x"], ["dx"]))
     with bad(T, r"op TopKGradient #0: input 1 blob 'fi' must be int32"):
         workspace.RunOperatorOnce(op("TopKGradient", ["dv", "fi", "x"], ["dx"]))
-    feed(i6=np.zeros((2, 6), np.int32))
-    with bad(V, r"op TopKGradient #0: input 0 blob 'dv6' \(2, 6\) float32 \(dValues\) must "
-                r"have the shape of input 2 blob 'x' \(2, 5\) float32 \(X\) except at axis 1, where it "
-                r"must be at most X's"):
-        workspace.RunOperatorOnce(op("TopKGradient", ["dv6", "i6", "x"], ["dx"]))
+    feed(i6b=np.zeros((3, 6), np.int32), dv6b=f32(rng, 3, 6))
+    with bad(V, r"op TopKGradient #0: input 0 blob 'dv6b' \(3, 6\) float32 \(dValues\) must "
+                r"have the shape of input 2 blob 'x' \(2, 5\) float32 \(X\) except at axis 1"):
+        workspace.RunOperatorOnce(op("TopKGradient", ["dv6b", "i6b", "x"], ["dx"]))
     feed(i3=np.zeros((2, 3), np.int32))
     with bad(V, r"op TopKGradient #0: input 0 blob 'dv' .* except at axis 2"):
         workspace.RunOperatorOnce(op("TopKGradient", ["dv", "i3", "x3"], ["dx"]))
@@ -484,7 +532,7 @@ def test_flatten_to_vec_bad_inputs(rng):
 
 # ---------------------------------------------------------------- net-creation checks
 CREATION = [
-    ("TopK", ["x"], ["v", "i"], dict(k=9), V, r"op TopK #0: k=9 is larger than dim 1 \(size 5\)"),
+    ("TopK", ["x"], ["v", "i"], dict(k=2, axis=2), V, r"op TopK #0: axis 2 is out of range"),
     ("TopK", ["xi"], ["v", "i"], dict(k=1), T, r"op TopK #0: input 0 blob 'xi' must be float32"),
     ("TopKGradient", ["dv", "ii", "x"], ["dx"], {}, V,
      r"op TopKGradient #0: input 1 blob 'ii' .* must have the shape"),

@@ -5,6 +5,7 @@
  *   Iter([COUNTER]) -> COUNTER                          COUNTER += 1 (int32, one element)
  *   LearningRate(ITER) -> LR                            LR (1,) = base_lr * policy(ITER)
  *   MomentumSGDUpdate(GRAD, MOMENT, LR, PARAM) -> (GRAD, MOMENT, PARAM)
+ *   MomentumSGD(GRAD, MOMENT, LR) -> (GRAD, MOMENT)     the same step without PARAM
  *   Adam(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[, EFFECTIVE_GRAD])
  *   SparseMomentumSGDUpdate(GRAD, MOMENT, LR, PARAM, INDICES) -> (GRAD, MOMENT, PARAM)
  *   SparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[,
@@ -58,8 +59,9 @@
  *    DCHECKed max >= base / min); c and l at most INT64_MAX / 2 each. They
  *    may be composite sub-policies. Skipped: the old top-level lr_scale
  *    argument;
- *  - MomentumSGDUpdate: momentum must be finite and >= 0, nesterov 0 or 1.
- *    Caffe2's MomentumSGD (no PARAM) is absent;
+ *  - MomentumSGDUpdate and MomentumSGD (Caffe2's variant without PARAM: the
+ *    adjusted gradient and the moment only, one kernel with the former):
+ *    momentum must be finite and >= 0, nesterov 0 or 1;
  *  - Adam and SparseAdam (and RowWiseSparseAdam) may have a fourth output,
  *    the effective gradient c * m / (sqrt(v) + epsilon) (GRAD's shape; for
  *    the sparse ops row k is that of occurrence k), as Caffe2's; with it the
@@ -784,58 +786,60 @@ static rc_status momentum_setup(rc_op *op, rc_err *err)
 
 /* g, m, p: (n,), lr, mu: scalars -> ng, nm, np: (n,):
  *   a = lr * g + mu * m;  nm = a;  ng = a;  np = p - a
- * ng may alias g, nm m, np p. */
+ * ng may alias g, nm m, np p. p and np are both NULL for MomentumSGD (no PARAM). */
 static void momentum_kernel(int64_t n, const float *g, const float *m, const float *p, float lr, float mu, float *ng,
                             float *nm, float *np)
 {
     for (int64_t i = 0; i < n; i++) {
-        const float gi = g[i], mi = m[i], pi = p[i];
+        const float gi = g[i], mi = m[i];
         const float a = lr * gi + mu * mi;
+        if (np) np[i] = p[i] - a;
         nm[i] = a;
         ng[i] = a;
-        np[i] = pi - a;
     }
 }
 
-/* As momentum_kernel, Nesterov's variant:
+/* As momentum_kernel, Nesterov's variant (p, np NULL alike):
  *   mn = mu * m + lr * g;  nm = mn;  ng = (1 + mu) * mn - mu * m;  np = p - ng */
 static void nesterov_kernel(int64_t n, const float *g, const float *m, const float *p, float lr, float mu, float *ng,
                             float *nm, float *np)
 {
     const float mu1 = 1.0f + mu;
     for (int64_t i = 0; i < n; i++) {
-        const float gi = g[i], mi = m[i], pi = p[i];
+        const float gi = g[i], mi = m[i];
         const float mn = mu * mi + lr * gi;
         const float gn = mu1 * mn - mu * mi;
+        if (np) np[i] = p[i] - gn;
         nm[i] = mn;
         ng[i] = gn;
-        np[i] = pi - gn;
     }
 }
 
+/* MomentumSGDUpdate has PARAM (input 3, output 2); MomentumSGD has not. */
 static rc_status momentum_check(rc_op *op, rc_err *err)
 {
     static const int like[] = {1, 3};
-    rc_status st = check_same_shape(op, 0, like, 2, err);
+    rc_status st = check_same_shape(op, 0, like, op->n_in == 4 ? 2 : 1, err);
     return st ? st : check_lr(op, 2, err);
 }
 
-/* (GRAD, MOMENT, LR, PARAM) -> (GRAD, MOMENT, PARAM); GRAD, MOMENT, PARAM float32 of one shape, LR one value. */
+/* (GRAD, MOMENT, LR[, PARAM]) -> (GRAD, MOMENT[, PARAM]); GRAD, MOMENT, PARAM float32 of one shape, LR one
+ * value. */
 static rc_status momentum_run(rc_op *op, rc_err *err)
 {
     const momentum_state *s = op->state;
-    static const int like[] = {1, 3};
+    const int has_param = op->n_in == 4;
     rc_status st;
     float lr = 0.0f;
-    if ((st = check_same_shape(op, 0, like, 2, err))) return st;
+    if ((st = momentum_check(op, err))) return st;
     if ((st = read_lr(op, 2, &lr, err))) return st;
     if ((st = resize_out_like_in(op, 0, 0, err))) return st;
     if ((st = resize_out_like_in(op, 1, 0, err))) return st;
-    if ((st = resize_out_like_in(op, 2, 0, err))) return st;
+    if (has_param && (st = resize_out_like_in(op, 2, 0, err))) return st;
     const int64_t n = rc_tensor_numel(rc_in(op, 0));
     if (!n) return RC_OK;
-    const float *g = rc_f32(rc_in(op, 0)), *m = rc_f32(rc_in(op, 1)), *p = rc_f32(rc_in(op, 3));
-    float *ng = rc_f32(rc_out(op, 0)), *nm = rc_f32(rc_out(op, 1)), *np = rc_f32(rc_out(op, 2));
+    const float *g = rc_f32(rc_in(op, 0)), *m = rc_f32(rc_in(op, 1)), *p = has_param ? rc_f32(rc_in(op, 3)) : NULL;
+    float *ng = rc_f32(rc_out(op, 0)), *nm = rc_f32(rc_out(op, 1)), *np = has_param ? rc_f32(rc_out(op, 2)) : NULL;
     if (s->nesterov)
         nesterov_kernel(n, g, m, p, lr, s->momentum, ng, nm, np);
     else
@@ -1130,6 +1134,9 @@ const rc_op_schema rc_ops_optim[] = {
     {"MomentumSGDUpdate", 4, 4, 3, 3, inplace_momentum, momentum_setup, momentum_run, free,
      "(grad, moment, lr, param) -> (grad, moment, param): moment = lr*grad + momentum*moment; param -= moment "
      "(nesterov=1: the Nesterov step); arguments momentum, nesterov", momentum_check},
+    {"MomentumSGD", 3, 3, 2, 2, inplace_momentum, momentum_setup, momentum_run, free,
+     "(grad, moment, lr) -> (grad, moment): MomentumSGDUpdate's step without a param: grad and moment = "
+     "lr*grad + momentum*moment (nesterov=1: the Nesterov step); arguments momentum, nesterov", momentum_check},
     {"Adam", 6, 6, 3, 4, rc_inplace_same_index, adam_setup, adam_run, free,
      "(param, moment_1, moment_2, grad, lr, iter) -> (param, moment_1, moment_2[, effective_grad]): Adam step "
      "with bias correction (t = iter + 1); arguments beta1, beta2, epsilon", adam_check},

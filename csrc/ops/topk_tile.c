@@ -16,21 +16,23 @@
  * index is lower (Caffe2's comparator: ties go to the lower index; -0.0 and
  * 0.0 are equal, so they tie). NaN (Caffe2: unspecified, its heap compares
  * with <) sorts as larger than every number, +inf included, NaNs among
- * themselves by index, as torch.topk. `k` is required, 1 <= k <= X.dims[axis]
- * (Caffe2 padded k > dims[axis] with values 0 and indices -1; here a
- * ValueError naming the op, the blob, the shape and k). A bounded heap of k
- * entries (scratch in op->state, grown when k grows past it) makes a row
- * O(n log k); the k survivors are then sorted.
+ * themselves by index, as torch.topk. `k` is required, k >= 1; when k exceeds
+ * X.dims[axis] = n, as in Caffe2, the outputs still have k at the axis and
+ * the positions n..k-1 of every row hold value 0 and index -1 (flatten_indices
+ * -1 too). A bounded heap of min(k, n) entries (scratch in op->state, grown
+ * when it grows past it) makes a row O(n log k); the survivors are then
+ * sorted.
  *
  * TopKGradient (Caffe2's inputs: dValues, indices = TopK's output 1, X = TopK's
  * input, read for its shape only, any dtype): dX float32 of X's shape, zero
  * except dX[.., indices[.., j, ..], ..] += dValues[.., j, ..] along the axis.
  * dValues float32 and indices int32 of one shape, which is X's except at the
- * axis, where it is k <= X.dims[axis]. Every index is checked to lie in
- * [0, X.dims[axis]) before anything is written (Caffe2 skipped a negative index
- * without advancing its read position, and wrote out of bounds for a large
- * one). Repeated indices in one row add up (Caffe2 kept the last; TopK's own
- * indices never repeat, so its gradient is the same either way).
+ * axis, where it is any k. An index of -1 (TopK's padding when k > X.dims[axis])
+ * is skipped, as Caffe2 skipped it; every other index is checked to lie in
+ * [0, X.dims[axis]) before anything is written (Caffe2 skipped every negative
+ * index, without advancing its read position, and wrote out of bounds for a
+ * large one). Repeated indices in one row add up (Caffe2 kept the last; TopK's
+ * own indices never repeat, so its gradient is the same either way).
  *
  * Tile: X float32 or int32 of rank >= 1 -> Y = np.concatenate([X] * tiles,
  * axis). tiles and axis come from the arguments or, as in Caffe2, from inputs
@@ -183,7 +185,7 @@ static void topk_row(const float *x, int64_t n, int64_t stride, int64_t k, topk_
     }
 }
 
-/* X float32, rank >= 1, axis in range, k <= dims[axis], sizes fit int32. */
+/* X float32, rank >= 1, axis in range, sizes fit int32 (k > dims[axis] pads). */
 static rc_status topk_check_x(rc_op *op, int *ax, rc_err *err)
 {
     const topk_state *s = op->state;
@@ -191,11 +193,6 @@ static rc_status topk_check_x(rc_op *op, int *ax, rc_err *err)
     if (!st) st = input_axis(op, 0, s->axis, ax, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
-    if (s->k > x->dims[*ax])
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "k=%lld is larger than dim %d (size %lld) of input 0 blob '%s' %s (needs 1 <= k <= %lld)",
-                          (long long)s->k, *ax, (long long)x->dims[*ax], rc_in_name(op, 0), RC_SHAPE(x),
-                          (long long)x->dims[*ax]);
     if (x->dims[*ax] > INT32_MAX)
         return rc_op_fail(op, err, RC_ERR_VALUE, "dim %d of input 0 blob '%s' %s is larger than %d (indices are int32)",
                           *ax, rc_in_name(op, 0), RC_SHAPE(x), INT32_MAX);
@@ -219,7 +216,7 @@ static rc_status topk_run(rc_op *op, rc_err *err)
     rc_status st = topk_check_x(op, &ax, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
-    const int64_t n = x->dims[ax], k = s->k;
+    const int64_t n = x->dims[ax], k = s->k, kk = k < n ? k : n;  /* kk: the selected; k - kk padded */
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, x->dims, sizeof dims);
     dims[ax] = k;
@@ -231,27 +228,34 @@ static rc_status topk_run(rc_op *op, rc_err *err)
         if (rc_tensor_resize(rc_out(op, 2), RC_I32, 1, &nf, err)) return out_fail(op, 2, err);
     }
     if (outer == 0 || inner == 0) return RC_OK;
-    if (s->cap < k) {
-        topk_entry *h = malloc((size_t)k * sizeof *h);
-        if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)k);
+    if (s->cap < kk) {
+        topk_entry *h = malloc((size_t)kk * sizeof *h);
+        if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)kk);
         free(s->heap);
         s->heap = h;
-        s->cap = k;
+        s->cap = kk;
     }
-    const float *xd = rc_f32(x);
+    const float *xd = kk ? rc_f32(x) : NULL;
     float *vals = rc_f32(rc_out(op, 0));
     int32_t *idx = rc_i32(rc_out(op, 1));
     int32_t *flat = op->n_out > 2 ? rc_i32(rc_out(op, 2)) : NULL;
+    if (kk < k) {   /* Caffe2's padding: every output position first 0 / -1 / -1 */
+        const int64_t total = outer * k * inner;
+        memset(vals, 0, (size_t)total * sizeof *vals);
+        for (int64_t q = 0; q < total; q++) idx[q] = -1;
+        if (flat) memcpy(flat, idx, (size_t)total * sizeof *flat);
+    }
+    if (kk == 0) return RC_OK;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < inner; j++) {
             const int64_t src = o * n * inner + j, dst = o * k * inner + j;
-            topk_row(xd + src, n, inner, k, s->heap, vals + dst, idx + dst, flat ? flat + dst : NULL, src);
+            topk_row(xd + src, n, inner, kk, s->heap, vals + dst, idx + dst, flat ? flat + dst : NULL, src);
         }
     return RC_OK;
 }
 
 /* dValues float32, indices int32 of dValues' shape, X (any dtype) of that
- * shape except at the axis, where dValues has k <= X.dims[axis]. */
+ * shape except at the axis, where dValues has any k (TopK pads k > X.dims[axis]). */
 static rc_status topk_grad_check(rc_op *op, int *ax, rc_err *err)
 {
     const topk_state *s = op->state;
@@ -264,12 +268,11 @@ static rc_status topk_grad_check(rc_op *op, int *ax, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s (indices) must have the shape of input 0 "
                           "blob '%s' %s (dValues)", rc_in_name(op, 1), RC_SHAPE(ix), rc_in_name(op, 0), RC_SHAPE(dv));
     int ok = dv->ndim == x->ndim;
-    for (int d = 0; ok && d < x->ndim; d++) ok = d == *ax ? dv->dims[d] <= x->dims[d] : dv->dims[d] == x->dims[d];
+    for (int d = 0; ok && d < x->ndim; d++) ok = d == *ax || dv->dims[d] == x->dims[d];
     if (!ok)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "input 0 blob '%s' %s (dValues) must have the shape of input 2 blob '%s' %s (X) except "
-                          "at axis %d, where it must be at most X's", rc_in_name(op, 0), RC_SHAPE(dv), rc_in_name(op, 2),
-                          RC_SHAPE(x), *ax);
+                          "at axis %d", rc_in_name(op, 0), RC_SHAPE(dv), rc_in_name(op, 2), RC_SHAPE(x), *ax);
     return RC_OK;
 }
 
@@ -290,11 +293,12 @@ static rc_status topk_grad_run(rc_op *op, rc_err *err)
     const int64_t m = rc_tensor_numel(ix);
     const int32_t *id = m ? rc_i32(ix) : NULL;
     for (int64_t q = 0; q < m; q++)
-        if (id[q] < 0 || id[q] >= n)
+        if (id[q] < -1 || id[q] >= n)
             return rc_op_fail(op, err, RC_ERR_VALUE,
                               "input 1 blob '%s' %s (indices): index %d at flat position %lld is out of range [0, "
-                              "%lld) (dim %d of input 2 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(ix), (int)id[q],
-                              (long long)q, (long long)n, ax, rc_in_name(op, 2), RC_SHAPE(x));
+                              "%lld) (dim %d of input 2 blob '%s' %s; -1, TopK's padding, is skipped)",
+                              rc_in_name(op, 1), RC_SHAPE(ix), (int)id[q], (long long)q, (long long)n, ax,
+                              rc_in_name(op, 2), RC_SHAPE(x));
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, x->dims, sizeof dims);
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)) return out_fail(op, 0, err);
@@ -308,7 +312,8 @@ static rc_status topk_grad_run(rc_op *op, rc_err *err)
         for (int64_t j = 0; j < k; j++) {
             const int64_t s = (o * k + j) * inner;
             float *row = dx + o * n * inner;
-            for (int64_t c = 0; c < inner; c++) row[(int64_t)id[s + c] * inner + c] += g[s + c];
+            for (int64_t c = 0; c < inner; c++)
+                if (id[s + c] >= 0) row[(int64_t)id[s + c] * inner + c] += g[s + c];
         }
     return RC_OK;
 }

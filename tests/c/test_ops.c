@@ -907,7 +907,7 @@ static void test_lengths_net(void)
 
 /* ---------------------------------------------------------------- TopK, Tile, Log, Exp, FlattenToVec */
 /* x (2, 5) with ties and a NaN: TopK (k = 3, flat indices), its gradient, Tile of an int32 (2, 2) along
- * axis 1, TileGradient, Log, Exp, FlattenToVec, against hand-computed values; k too large is refused
+ * axis 1, TileGradient, Log, Exp, FlattenToVec, against hand-computed values; an axis out of range is refused
  * when the net is created. */
 static void test_topk_tile_net(void)
 {
@@ -965,12 +965,13 @@ static void test_topk_tile_net(void)
     const float want_l[3] = {4, 4, 4};
     CHECK(close_to(rc_f32(l), want_l, 3, 1e-6f) && isnan(rc_f32(l)[3]) && fabsf(rc_f32(l)[5] - 3) < 1e-6f);
     rc_net_free(net);
-    /* k larger than the row: refused at creation, naming op, blob, shape and k */
-    rc_opdef_set_arg_i(&nd->ops[0], "k", 6);
+    /* an axis outside X's rank: refused at creation, naming op, axis, blob and shape (a k larger than
+     * the row is padded, as in Caffe2: tests/test_ops_topk_tile.py) */
+    rc_opdef_set_arg_i(&nd->ops[0], "axis", 2);
     rc_err_clear(&err);
     CHECK(rc_net_create(ws, nd, &err) == NULL);
     CHECK_EQ(err.code, RC_ERR_VALUE);
-    CHECK_HAS(err.msg, "op TopK #0: k=6 is larger than dim 1 (size 5) of input 0 blob 'x' (2, 5) float32");
+    CHECK_HAS(err.msg, "op TopK #0: axis 2 is out of range for input 0 blob 'x' (2, 5) float32");
     rc_netdef_free(nd);
     rc_ws_free(ws);
 }
