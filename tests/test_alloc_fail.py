@@ -180,32 +180,33 @@ def build_ops_net(name="af_ops"):
     sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain SumSqrElements, Pow, Max,
     Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over its
-    remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK, Exp, Log, Tile,
-    FlattenToVec, and Clip, Elu, LeakyRelu, Abs, Sqrt, Softsign, StopGradient, Min, Mean and the Reduce* ops,
-    the Lengths* and SparseLengths* segment reductions, PackSegments, UnpackSegments, AddPadding with a start
-    padding, RemovePadding, and the unary2.c ops Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish,
-    HardSigmoid, Cube, Expand, Where, Sign, Floor, Ceil) with its gradients, a checkpoint (Save, Load by name,
-    CreateDB, Load of everything from the reader), WeightedSum, Adagrad, MomentumSGDUpdate and Adam updates
-    (an Iter counter and LearningRate schedules; Adam with its effective-gradient output, read by
-    LearningRateAdaption out of place), the sparse-row ops on Gather's (dense) output gradient as the rows of
-    ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate, SparseAdam;
-    SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the two Adams with
-    their effective-gradient outputs), RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient,
-    DecayAdagrad, GFtrl, Storm and Lars out of place, SparseStorm (in place), a composite LearningRate
-    schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput, EnsureCPUOutput,
-    ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample, and soft-coverage
-    attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of int32 data, GT on int32
-    and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy, And / Or / Xor / Not, the
-    Bitwise ones, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, GatherPadding, SequenceMask in
-    the upper (with batch) and window modes), and numpy-style broadcasting Add, Sub, Mul, Div with their
-    gradient ops, and DivGradient's three-input form; the mask.c ops BooleanMask and DotProductWithPadding
-    (padded and replicated) with their gradients, and BooleanMaskLengths, LengthsToWeights, PadEmptySamples,
-    RemoveDataBlocks and SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its
-    gradient (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges,
-    LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops
-    (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2,
-    CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the
-    last one) and AtomicIter on a counter of their own, on the side."""
+    remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK (also padded: k larger
+    than the axis), Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu, Abs, Sqrt, Softsign, StopGradient,
+    Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment reductions, PackSegments,
+    UnpackSegments, AddPadding with a start padding, RemovePadding, and the unary2.c ops Sin, Cos, Reciprocal,
+    RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where, Sign, Floor, Ceil) with its gradients, a
+    checkpoint (Save, Load by name, CreateDB, Load of everything from the reader), WeightedSum, Adagrad,
+    MomentumSGDUpdate, MomentumSGD and Adam updates (an Iter counter and LearningRate schedules; Adam with its
+    effective-gradient output, read by LearningRateAdaption out of place), the sparse-row ops on Gather's
+    (dense) output gradient as the rows of ids (SparseToDense, ScatterWeightedSum, SparseAdagrad,
+    SparseMomentumSGDUpdate, SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad,
+    RowWiseSparseAdam; the two Adams with their effective-gradient outputs), RmsProp, Adadelta and Wngrad
+    (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and Lars out of place, SparseStorm
+    (in place), a composite LearningRate schedule, and a side branch of ops without gradients (Copy, Alias,
+    CopyFromCPUInput, EnsureCPUOutput, ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot,
+    WeightedSample, and soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and
+    Tile of int32 data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin,
+    Accuracy, And / Or / Xor / Not, the Bitwise ones, LengthsToSegmentIds, LengthsToRanges,
+    SegmentIdsToLengths, GatherPadding, SequenceMask in the upper (with batch) and window modes), and
+    numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops, and DivGradient's three-input form;
+    the mask.c ops BooleanMask and DotProductWithPadding (padded and replicated) with their gradients, and
+    BooleanMaskLengths, LengthsToWeights, PadEmptySamples, RemoveDataBlocks and
+    SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
+    (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
+    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
+    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue,
+    WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the last one) and
+    AtomicIter on a counter of their own, on the side."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -257,6 +258,7 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "half", shape=[], value=0.5)
     init.ConstantFill([], "mom", shape=[8], value=0.0)
     init.ConstantFill([], "mom_b", shape=[8], value=0.0)
+    init.ConstantFill([], "mom_b2", shape=[8], value=0.0)
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
@@ -367,6 +369,10 @@ def build_ops_net(name="af_ops"):
     # beam-search ops: the top 3 of sc's rows (with flat indices), Exp then Log, tiled twice along the rows,
     # flattened, with their gradients (TopKGradient, Div, Mul, TileGradient, ResizeLike)
     tk_v = net.TopK(sc, ["tk_v", "tk_i", "tk_f"], k=3)[0]
+    # TopK with k larger than the axis (sc's first 2 columns, k=3): padded with 0 / -1, with its gradient
+    tk_src = net.Slice(sc, "tk_src", starts=[0, 0], ends=[-1, 2])
+    tk_pv = net.TopK(tk_src, ["tk_pv", "tk_pi", "tk_pf"], k=3)[0]
+    loss_tkp = net.SumElements(net.Mul([tk_pv, tk_pv], "tk_psq"), "loss_tkp")
     tk_t = net.Tile(net.Log(net.Exp(tk_v, "tk_exp"), "tk_log"), "tk_t", tiles=2, axis=1)
     tk_fv = net.FlattenToVec(tk_t, "tk_fv")
     loss11 = net.SumElements(net.Mul([tk_fv, tk_fv], "tk_sq"), "loss11")
@@ -442,7 +448,8 @@ def build_ops_net(name="af_ops"):
     net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
-                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us],
+                    loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
+                    loss_tkp],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -552,6 +559,7 @@ def build_ops_net(name="af_ops"):
     net.LearningRate(["iter"], ["sched_pos"], base_lr=0.1, policy="multistep", stepsizes=[1, 3], gamma=0.5)
     net.MomentumSGDUpdate([gmap["fc_b"], "mom_b", "sched_pos", "fc_b"], ["fc_b_step", "mom_b", "fc_b"],
                           momentum=0.9, nesterov=1)
+    net.MomentumSGD([gmap["fc_b"], "mom_b2", "sched_pos"], ["msgd_g", "mom_b2"], momentum=0.9, nesterov=1)
     net.Adam(["lin_w", "m1_w", "m2_w", gmap["lin_w"], "sched_neg", "iter"],
              ["lin_w", "m1_w", "m2_w", "adam_eg"])
     # Adam's learning-rate adaption (ops/optim_more.c), out of place: sched_neg stays for the ops below
@@ -665,6 +673,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                  "op ReduceFrontMax #", "op ReduceBackMaxGradient #", "op DivGradient #",
                  "op BitwiseAnd #", "op BitwiseOr #", "op BitwiseXor #",
+                 "op MomentumSGD #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
