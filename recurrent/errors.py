@@ -6,12 +6,14 @@ the exception that says what went wrong (a bad value or shape: ``ValueError``; a
 wrong dtype: ``TypeError``; a missing blob or net: ``KeyError``; an index out of
 range: ``IndexError``; memory: ``MemoryError``; a file: ``OSError``). Every error
 the C core reports (an op, a net, the RecurrentNetwork op and its executor,
-Save / Load, the queues) is an instance of one of the classes below, each a
-subclass of that builtin AND of ``RuntimeError``, so both ``except ValueError``
-and Caffe2's ``except RuntimeError`` catch it. Their names are the builtins'
-(``type(e).__name__ == "ValueError"``). Errors raised before the core is called
-(building a net in Python, converting a NetDef or a fed array) are the plain
-builtins. Interrupts stay ``KeyboardInterrupt``.
+Save / Load, the queues) and every error of the workspace (a missing blob, net
+or workspace, an array FeedBlob cannot store, a device this build does not have)
+is an instance of one of the classes below, each a subclass of that builtin AND
+of ``RuntimeError``, so both ``except ValueError`` and Caffe2's
+``except RuntimeError`` catch it. Their names are the builtins'
+(``type(e).__name__ == "ValueError"``). Errors of building a net in Python and
+of the calls' own arguments are the plain builtins. Interrupts stay
+``KeyboardInterrupt``.
 """
 
 import builtins

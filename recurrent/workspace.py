@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _C, scope
+from . import _C, errors, scope
 from .proto import NetDef, OperatorDef
 
 # Caffe2's device flags: this package runs on the CPU only
@@ -95,7 +95,7 @@ def FeedBlob(name, arr, device_option=None):
 
 def _feed(ws, name, arr, device_option):
     if device_option is not None and getattr(device_option, "device_type", 0) not in (0,):
-        raise ValueError("FeedBlob '%s': only CPU blobs are supported in this build" % _name(name))
+        raise errors.ValueError("FeedBlob '%s': only CPU blobs are supported in this build" % _name(name))
     if not isinstance(arr, np.ndarray):
         arr = np.asarray(arr)
         if arr.dtype == np.float64:
@@ -144,7 +144,8 @@ class _BlobDict:
 
     def __getitem__(self, name):
         if not HasBlob(name):
-            raise KeyError("blob '%s' does not exist in workspace '%s'" % (_name(name), CurrentWorkspace()))
+            raise errors.KeyError("blob '%s' does not exist in workspace '%s'"
+                                  % (_name(name), CurrentWorkspace()))
         return FetchBlob(name)
 
     def __setitem__(self, name, value):
@@ -182,7 +183,7 @@ def _refuse_non_cpu(where, op, default):
     opt = op.device_option if op.device_option is not None else default
     dt = _device_type(opt)
     if dt != 0:
-        raise ValueError(
+        raise errors.ValueError(
             "%s: op %s (outputs %s) asks for device %s (device_type %d, device_id %d), but this build "
             "runs on the CPU only (no CUDA / GPU support): build it without a GPU DeviceScope or RunAllOnGPU"
             % (where, op.type, [str(b) for b in op.output], _DEVICE_NAMES.get(dt, "type %d" % dt), dt,
@@ -252,7 +253,7 @@ def RunNet(name, num_iter=1, allow_fail=False):
     """Runs a net created with CreateNet (by name or Net) ``num_iter`` times."""
     num_iter = int(num_iter)
     if num_iter < 0:
-        raise ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
+        raise errors.ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
     try:
         _ws().run_net(_net_name(name), num_iter, _main_thread())
     except (RuntimeError, ValueError, TypeError, IndexError, KeyError, MemoryError):
@@ -284,7 +285,7 @@ def SwitchWorkspace(name, create_if_missing=False):
     with _lock:
         if name not in _workspaces:
             if not create_if_missing:
-                raise KeyError("workspace '%s' does not exist (pass create_if_missing=True)" % name)
+                raise errors.KeyError("workspace '%s' does not exist (pass create_if_missing=True)" % name)
             _workspaces[name] = _C.Workspace()
         if _main_thread():
             _current = name

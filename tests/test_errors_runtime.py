@@ -65,12 +65,34 @@ def test_step_net_and_executor_errors_are_runtime_errors():
         assert type(info.value) is errors.ValueError
 
 
+def test_workspace_errors_are_runtime_errors():
+    # what Caffe2's workspace raised as RuntimeError too: a missing blob or net, an array FeedBlob
+    # cannot store, a device this build does not have
+    cases = [
+        (errors.KeyError, "blob 'no such blob' does not exist", lambda: workspace.FetchBlob("no such blob")),
+        (errors.KeyError, "blob 'nope' does not exist", lambda: workspace.blobs["nope"]),
+        (errors.KeyError, "net 'nonet' does not exist", lambda: workspace.RunNet("nonet")),
+        (errors.TypeError, "unsupported dtype complex64",
+         lambda: workspace.FeedBlob("c", np.ones(2, np.complex64))),
+        (errors.ValueError, "do not fit in int32", lambda: workspace.FeedBlob("c", np.array([2 ** 40]))),
+        (errors.ValueError, "num_iter must be >= 0", lambda: workspace.RunNet("nonet", -1)),
+        (errors.KeyError, "workspace 'nows' does not exist", lambda: workspace.SwitchWorkspace("nows")),
+    ]
+    for cls, msg, call in cases:
+        with pytest.raises(RuntimeError, match=msg) as info:
+            call()
+        assert type(info.value) is cls, (msg, type(info.value))
+
+
 def test_plain_errors_stay_builtin():
-    # interrupts and errors found before the core is called are not RuntimeErrors
+    # interrupts, and errors of building a net in Python, are not RuntimeErrors
     assert not issubclass(KeyboardInterrupt, RuntimeError)
-    with pytest.raises(KeyError) as info:
-        workspace.FetchBlob("no such blob")
-    assert type(info.value) is KeyError
+    with pytest.raises(TypeError) as info:
+        workspace.FetchBlob(3)
+    assert type(info.value) is TypeError
+    net = core.Net("n")
+    with pytest.raises(AttributeError):
+        net.NoSuchOpType([], "y")
 
 
 def test_fallback_without_the_errors_module():

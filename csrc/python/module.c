@@ -10,8 +10,10 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
+
 #include "../core/rc_core.h"
 #include "../kernels/packed_gemm.h"
 #include "../rnn/rnn_internal.h"
@@ -34,6 +36,20 @@ static PyObject *core_error_type(PyObject *builtin)
     Py_XDECREF(t);
     Py_INCREF(builtin);
     return builtin;
+}
+
+/* PyErr_Format with core_error_type(builtin): for the workspace's own errors
+ * (a missing blob or net, an array FeedBlob cannot store), which Caffe2 also
+ * raised as RuntimeError. Returns NULL. */
+static PyObject *raise_ws(PyObject *builtin, const char *fmt, ...)
+{
+    PyObject *cls = core_error_type(builtin);
+    va_list ap;
+    va_start(ap, fmt);
+    PyErr_FormatV(cls, fmt, ap);
+    va_end(ap);
+    Py_DECREF(cls);
+    return NULL;
 }
 
 static PyObject *raise_err(const rc_err *err)
@@ -478,10 +494,10 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     rc_dtype dt;
     int conv;
     if (dtype_of(arr, &dt, &conv)) {
-        PyErr_Format(PyExc_TypeError,
-                     "FeedBlob '%s': unsupported dtype %S (float32 and int32 are stored; other float types are "
-                     "converted to float32 and integer/bool types to int32)",
-                     name, (PyObject *)PyArray_DESCR(arr));
+        raise_ws(PyExc_TypeError,
+                 "FeedBlob '%s': unsupported dtype %S (float32 and int32 are stored; other float types are "
+                 "converted to float32 and integer/bool types to int32)",
+                 name, (PyObject *)PyArray_DESCR(arr));
         Py_DECREF(arr);
         return NULL;
     }
@@ -501,7 +517,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
             if (bad) {
                 Py_DECREF(arr);
                 if (bad > 0)
-                    PyErr_Format(PyExc_ValueError, "FeedBlob '%s': integer values do not fit in int32", name);
+                    raise_ws(PyExc_ValueError, "FeedBlob '%s': integer values do not fit in int32", name);
                 return NULL;
             }
         }
@@ -520,7 +536,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     }
     int nd = PyArray_NDIM(arr);
     if (nd > RC_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "FeedBlob '%s': %d dims, at most %d supported", name, nd, RC_MAX_DIMS);
+        raise_ws(PyExc_ValueError, "FeedBlob '%s': %d dims, at most %d supported", name, nd, RC_MAX_DIMS);
         Py_DECREF(arr);
         return NULL;
     }
@@ -533,7 +549,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     rc_blob *b = rc_ws_create_local(self->ws, name, &err);
     if (!b) { raise_err(&err); goto done; }
     if (b->obj) {
-        PyErr_Format(PyExc_TypeError, "FeedBlob '%s': blob holds a %s, not a tensor", name, b->obj_kind);
+        raise_ws(PyExc_TypeError, "FeedBlob '%s': blob holds a %s, not a tensor", name, b->obj_kind);
         goto done;
     }
     /* a fed blob gets a private buffer: never write through an old view */
@@ -585,7 +601,7 @@ static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
     if (ws_acquire(self)) return NULL;
     PyObject *ret;
     rc_blob *b = rc_ws_get(self->ws, name);
-    if (!b) ret = PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
+    if (!b) ret = raise_ws(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
     else if (b->obj || b->t.dtype == RC_UNDEF) ret = blob_description(b, name);
     else ret = tensor_to_array(&b->t);
     ws_release(self);
@@ -605,7 +621,7 @@ static PyObject *Workspace_rnn_exec_status(WorkspaceObject *self, PyObject *args
     rc_blob *b = rc_ws_get(self->ws, name);
     int r = b ? rc_rnn_exec_status(b, backward, v) : -2;
     ws_release(self);
-    if (r == -2) return PyErr_Format(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
+    if (r == -2) return raise_ws(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
     if (r < 0) return PyErr_Format(PyExc_TypeError, "blob '%s' holds no RecurrentNetwork step workspaces", name);
     if (r == 0) Py_RETURN_NONE;
     PyObject *t = PyTuple_New(RC_RNN_EXEC_STATUS_N);
@@ -699,7 +715,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "s|Lp", &name, &iters, &main_thread)) return NULL;
     if (iters < 0) return PyErr_Format(PyExc_ValueError, "RunNet '%s': num_iter must be >= 0, got %lld", name, iters);
     rc_net *net = rc_ws_get_net(self->ws, name);
-    if (!net) return PyErr_Format(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    if (!net) return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
     if (ws_acquire(self)) return NULL;
     rc_err err;
     rc_err_clear(&err);
