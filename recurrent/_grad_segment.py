@@ -21,60 +21,20 @@ Input orders and op names are Caffe2's (SegmentOpGetGradient in segment_reductio
 """
 
 from . import core
+from ._grad_sorted import segment_grad, segment_weighted_grad
 from .core import GradientRegistry
 
 
-def _grad_on_weights(op):
-    for a in op.arg:
-        if a.name == "grad_on_weights":
-            return bool(a.i)
-    return False
-
-
-def _values_name(op):
-    return "%s_%s_grad_values" % (op.output[0], op.input[0])
-
-
-def _segment_grad(grad_type, sparse):
-    def maker(op, g_output):
-        n_in = len(op.input)
-        if g_output[0] is None:
-            return [], [None] * n_in
-        data, ids = str(op.input[0]), str(op.input[-1])
-        out = _values_name(op) if sparse else data + "_grad"
-        grad_op = core.CreateOperator(grad_type, [g_output[0], ids], [out])
-        g_data = core.GradientSlice(str(op.input[1]), out) if sparse else out
-        return [grad_op], [g_data] + [None] * (n_in - 1)
-    return maker
-
-
-def _segment_weighted_grad(sparse):
-    def maker(op, g_output):
-        n_in = len(op.input)
-        if g_output[0] is None:
-            return [], [None] * n_in
-        data, scalars, ids = str(op.input[0]), str(op.input[1]), str(op.input[-1])
-        out = _values_name(op) if sparse else data + "_grad"
-        g_data = core.GradientSlice(str(op.input[2]), out) if sparse else out
-        if _grad_on_weights(op):
-            ins = [scalars, g_output[0], ids, data] + ([str(op.input[2])] if sparse else [])
-            grad_op = core.CreateOperator("UnsortedSegmentWeightedSumWithMainInputGradient", ins,
-                                          [out, scalars + "_grad"])
-            return [grad_op], [g_data, scalars + "_grad"] + [None] * (n_in - 2)
-        grad_op = core.CreateOperator("UnsortedSegmentWeightedSumGradient", [scalars, g_output[0], ids],
-                                      [out])
-        return [grad_op], [g_data] + [None] * (n_in - 1)
-    return maker
-
-
-GradientRegistry.RegisterGradient("UnsortedSegmentSum")(_segment_grad("UnsortedSegmentSumGradient", False))
-GradientRegistry.RegisterGradient("UnsortedSegmentMean")(_segment_grad("UnsortedSegmentMeanGradient", False))
+GradientRegistry.RegisterGradient("UnsortedSegmentSum")(segment_grad("UnsortedSegmentSumGradient", False))
+GradientRegistry.RegisterGradient("UnsortedSegmentMean")(segment_grad("UnsortedSegmentMeanGradient", False))
 GradientRegistry.RegisterGradient("SparseUnsortedSegmentSum")(
-    _segment_grad("UnsortedSegmentSumGradient", True))
+    segment_grad("UnsortedSegmentSumGradient", True))
 GradientRegistry.RegisterGradient("SparseUnsortedSegmentMean")(
-    _segment_grad("UnsortedSegmentMeanGradient", True))
-GradientRegistry.RegisterGradient("UnsortedSegmentWeightedSum")(_segment_weighted_grad(False))
-GradientRegistry.RegisterGradient("SparseUnsortedSegmentWeightedSum")(_segment_weighted_grad(True))
+    segment_grad("UnsortedSegmentMeanGradient", True))
+GradientRegistry.RegisterGradient("UnsortedSegmentWeightedSum")(
+    segment_weighted_grad("UnsortedSegment", False))
+GradientRegistry.RegisterGradient("SparseUnsortedSegmentWeightedSum")(
+    segment_weighted_grad("UnsortedSegment", True))
 GradientRegistry.RegisterNoGradient(
     "Unique", "UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient",
     "UnsortedSegmentWeightedSumGradient", "UnsortedSegmentWeightedSumWithMainInputGradient")

@@ -41,7 +41,9 @@ def _values_name(op):
     return "%s_%s_grad_values" % (op.output[0], op.input[0])
 
 
-def _sorted_grad(grad_type, sparse):
+def segment_grad(grad_type, sparse):
+    """The maker of a (Sparse)(Un)SortedSegment{Sum,Mean} op: ``grad_type(dOUT, SEGMENT_IDS)``
+    gives DATA's gradient (sparse: the values of a GradientSlice over INDICES)."""
     def maker(op, g_output):
         n_in = len(op.input)
         if g_output[0] is None:
@@ -54,7 +56,9 @@ def _sorted_grad(grad_type, sparse):
     return maker
 
 
-def _sorted_weighted_grad(sparse):
+def segment_weighted_grad(prefix, sparse):
+    """The maker of a (Sparse)<prefix>WeightedSum op (prefix SortedSegment or UnsortedSegment):
+    <prefix>WeightedSumGradient, or with grad_on_weights <prefix>WeightedSumWithMainInputGradient."""
     def maker(op, g_output):
         n_in = len(op.input)
         if g_output[0] is None:
@@ -64,10 +68,10 @@ def _sorted_weighted_grad(sparse):
         g_data = core.GradientSlice(str(op.input[2]), out) if sparse else out
         if _grad_on_weights(op):
             ins = [scalars, g_output[0], ids, data] + ([str(op.input[2])] if sparse else [])
-            grad_op = core.CreateOperator("SortedSegmentWeightedSumWithMainInputGradient", ins,
+            grad_op = core.CreateOperator(prefix + "WeightedSumWithMainInputGradient", ins,
                                           [out, scalars + "_grad"])
             return [grad_op], [g_data, scalars + "_grad"] + [None] * (n_in - 2)
-        grad_op = core.CreateOperator("SortedSegmentWeightedSumGradient", [scalars, g_output[0], ids], [out])
+        grad_op = core.CreateOperator(prefix + "WeightedSumGradient", [scalars, g_output[0], ids], [out])
         return [grad_op], [g_data] + [None] * (n_in - 1)
     return maker
 
@@ -102,12 +106,13 @@ def _ensure_dense_grad(op, g_output):
 
 
 GradientRegistry.TakesSparse("EnsureDense")
-GradientRegistry.RegisterGradient("SortedSegmentSum")(_sorted_grad("SortedSegmentSumGradient", False))
-GradientRegistry.RegisterGradient("SortedSegmentMean")(_sorted_grad("SortedSegmentMeanGradient", False))
-GradientRegistry.RegisterGradient("SparseSortedSegmentSum")(_sorted_grad("SortedSegmentSumGradient", True))
-GradientRegistry.RegisterGradient("SparseSortedSegmentMean")(_sorted_grad("SortedSegmentMeanGradient", True))
-GradientRegistry.RegisterGradient("SortedSegmentWeightedSum")(_sorted_weighted_grad(False))
-GradientRegistry.RegisterGradient("SparseSortedSegmentWeightedSum")(_sorted_weighted_grad(True))
+GradientRegistry.RegisterGradient("SortedSegmentSum")(segment_grad("SortedSegmentSumGradient", False))
+GradientRegistry.RegisterGradient("SortedSegmentMean")(segment_grad("SortedSegmentMeanGradient", False))
+GradientRegistry.RegisterGradient("SparseSortedSegmentSum")(segment_grad("SortedSegmentSumGradient", True))
+GradientRegistry.RegisterGradient("SparseSortedSegmentMean")(segment_grad("SortedSegmentMeanGradient", True))
+GradientRegistry.RegisterGradient("SortedSegmentWeightedSum")(segment_weighted_grad("SortedSegment", False))
+GradientRegistry.RegisterGradient("SparseSortedSegmentWeightedSum")(
+    segment_weighted_grad("SortedSegment", True))
 GradientRegistry.RegisterGradient("SortedSegmentRangeSum")(_range_grad("SortedSegmentRangeSumGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeMean")(_range_grad("SortedSegmentRangeMeanGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeLogSumExp")(
