@@ -54,4 +54,21 @@ RC_INTERNAL rc_status rc_lr_resize_rows(rc_op *op, int o, int64_t L, const rc_te
 RC_INTERNAL void rc_lr_grad_write(rc_op *op, int64_t L, int64_t N, const int32_t *len, int g, int w, int data,
                                   int idx, int mean, int dw);
 
+/* Where the inputs of a segment reduction are, as Caffe2 orders them:
+ * (DATA, [SCALARS,] [INDICES,] SEGMENT_IDS), SCALARS when weighted, INDICES
+ * when sparse; -1 marks an absent input (ops/segment.c, ops/sorted_segment.c). */
+typedef struct rc_seg_layout {
+    int data, w, idx, ids;
+} rc_seg_layout;
+
+static inline rc_seg_layout rc_seg_inputs(int weighted, int sparse)
+{
+    rc_seg_layout l = {0, -1, -1, 1};
+    int next = 1;
+    if (weighted) l.w = next++;
+    if (sparse) l.idx = next++;
+    l.ids = next;
+    return l;
+}
+
 #endif

@@ -213,20 +213,6 @@ static rc_status segment_wsum_setup(rc_op *op, rc_err *err)
     return st ? st : rc_lr_wsum_setup(op, err);
 }
 
-typedef struct {
-    int data, w, idx, ids; /* input positions; -1: absent */
-} fwd_layout;
-
-static fwd_layout fwd_inputs(int kind, int sparse)
-{
-    fwd_layout l = {0, -1, -1, 1};
-    int next = 1;
-    if (kind == K_WSUM) l.w = next++;
-    if (sparse) l.idx = next++;
-    l.ids = next;
-    return l;
-}
-
 /* Input i (checked) has the shape of input ids; `what` names its role. */
 static rc_status check_like_ids(rc_op *op, int i, int ids, const char *what, rc_err *err)
 {
@@ -256,7 +242,7 @@ static rc_status check_1d(rc_op *op, int i, const char *what, rc_err *err)
  * DATA that belongs to a row (ids.ndim, or 1 when sparse). */
 static rc_status segment_shapes(rc_op *op, int kind, int sparse, int64_t *N, int64_t *R, int *rest, rc_err *err)
 {
-    const fwd_layout l = fwd_inputs(kind, sparse);
+    const rc_seg_layout l = rc_seg_inputs(kind == K_WSUM, sparse);
     rc_status st;
     if ((st = rc_check_input(op, l.data, RC_F32, err)) || (st = rc_check_input(op, l.ids, RC_I32, err))) return st;
     const rc_tensor *data = rc_in(op, l.data), *ids = rc_in(op, l.ids);
@@ -328,7 +314,7 @@ static void segment_div_kernel(int64_t S, int64_t R, const int64_t *counts, floa
 static rc_status segment_run(rc_op *op, int kind, int sparse, rc_err *err)
 {
     const segment_state *s = op->state;
-    const fwd_layout l = fwd_inputs(kind, sparse);
+    const rc_seg_layout l = rc_seg_inputs(kind == K_WSUM, sparse);
     int64_t N, R;
     int rest;
     rc_status st = segment_shapes(op, kind, sparse, &N, &R, &rest, err);

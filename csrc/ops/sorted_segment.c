@@ -250,26 +250,12 @@ static void lse_grad_kernel(int64_t K, int64_t R, const float *data, const float
 
 /* ================================================================ forward */
 
-typedef struct {
-    int data, w, idx, ids; /* input positions; -1: absent */
-} fwd_layout;
-
-static fwd_layout fwd_inputs(int kind, int sparse)
-{
-    fwd_layout l = {0, -1, -1, 1};
-    int next = 1;
-    if (kind == K_WSUM) l.w = next++;
-    if (sparse) l.idx = next++;
-    l.ids = next;
-    return l;
-}
-
 /* Dtypes and shapes: DATA float32 ndim >= 1, SEGMENT_IDS int32 1-D, one per
  * row (DATA.shape[0], or len(INDICES) when sparse), SCALARS float32 1-D of one
  * weight per id. */
 static rc_status fwd_shapes(rc_op *op, int kind, int sparse, rc_err *err)
 {
-    const fwd_layout l = fwd_inputs(kind, sparse);
+    const rc_seg_layout l = rc_seg_inputs(kind == K_WSUM, sparse);
     rc_status st;
     if ((st = check_rank(op, l.data, RC_F32, -1, "data", err))) return st;
     if ((st = check_rank(op, l.ids, RC_I32, 1, "segment_ids", err))) return st;
@@ -290,7 +276,7 @@ static rc_status fwd_run(rc_op *op, int kind, int sparse, rc_err *err)
 {
     rc_status st = fwd_shapes(op, kind, sparse, err);
     if (st) return st;
-    const fwd_layout l = fwd_inputs(kind, sparse);
+    const rc_seg_layout l = rc_seg_inputs(kind == K_WSUM, sparse);
     const rc_tensor *data = rc_in(op, l.data);
     int64_t K = 0;
     if ((st = check_sorted(op, l.ids, &K, err))) return st;
