@@ -38,8 +38,8 @@ def _no_grad(op):
 
 
 def _broadcast_args(op):
-    """The arguments a broadcast gradient passes on (axis only; axis_str is not supported)."""
-    return [a for a in op.arg if a.name == "axis"]
+    """The arguments a broadcast gradient passes on: axis, or axis_str with order."""
+    return [a for a in op.arg if a.name in ("axis", "axis_str", "order")]
 
 
 # ---------------------------------------------------------------- FC, MatMul
@@ -196,7 +196,7 @@ def _div_grad(op, g_output):
     ga, gb = _grad_name(a), _grad_name(b)
     if a == b:
         gb = _grad_name(b) + "_autogen_div_1"   # y = x / x: two contributions, summed by the backward pass
-    args = [x for x in op.arg if x.name in ("broadcast", "axis")]
+    args = [x for x in op.arg if x.name in ("broadcast", "axis", "axis_str", "order")]
     return [_make(op, "DivGradient", [b, op.output[0], dy], [ga, gb], args=args)], [ga, gb]
 
 
@@ -268,7 +268,7 @@ def _pow_grad(op, g_output):
         _no_in_place(op, "Pow", [x, e])
         gx = _grad_name(x)
         ge = _grad_name(e) if e != x else _grad_name(x) + "_autogen_pow_1"
-        args = [a for a in op.arg if a.name in ("broadcast", "axis")]
+        args = [a for a in op.arg if a.name in ("broadcast", "axis", "axis_str", "order")]
         return [_make(op, "PowGradient", [dy, x, e, op.output[0]], [gx, ge], args=args)], [gx, ge]
     # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY
     return _grad_from_x(op, g_output, "PowGradient", args=[a for a in op.arg if a.name == "exponent"])

@@ -129,10 +129,27 @@ static rc_status arg_flag(rc_op *op, const char *name, int *out, rc_err *err)
     return RC_OK;
 }
 
-static rc_status no_axis_str(rc_op *op, rc_err *err)
+/* Caffe2's semantic axis: a one-letter 'axis_str' names the broadcast axis by
+ * its position in 'order' (default "NCHW"), e.g. "C" -> 1, or 3 with order
+ * "NHWC". Both 'axis' (other than -1) and 'axis_str' given is a ValueError,
+ * as in Caffe2. *axis is left as it is when 'axis_str' is absent or empty.
+ * *given: set to 1 when 'axis_str' selected the axis. */
+static rc_status axis_from_axis_str(rc_op *op, int64_t *axis, int *given, rc_err *err)
 {
-    if (rc_opdef_arg(&op->def, "axis_str"))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis_str' is not supported; give the integer 'axis'");
+    const char *s = NULL, *order = NULL;
+    rc_status st = rc_arg_s(&op->def, "axis_str", "", &s, err);
+    *given = 0;
+    if (st || !s[0]) return st;
+    if (*axis != -1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'axis' and 'axis_str' cannot be used together");
+    if (s[1])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument axis_str='%s' must be one letter of 'order'", s);
+    if ((st = rc_arg_s(&op->def, "order", "NCHW", &order, err))) return st;
+    const char *at = strchr(order, s[0]);
+    if (!at)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument axis_str='%s' is not a letter of order='%s'", s, order);
+    *axis = at - order;
+    *given = 1;
     return RC_OK;
 }
 
@@ -664,12 +681,13 @@ static rc_status weighted_sum_run(rc_op *op, rc_err *err)
 /* ---------------------------------------------------------------- Add, Sub, Mul, SumReduceLike */
 rc_status rc_binary_args(rc_op *op, int *broadcast, int64_t *axis, rc_err *err)
 {
+    int by_str = 0;
     rc_status st = arg_flag(op, "broadcast", broadcast, err);
     if (!st) st = rc_arg_i(&op->def, "axis", -1, axis, err);
-    if (!st) st = no_axis_str(op, err);
+    if (!st) st = axis_from_axis_str(op, axis, &by_str, err);
     if (st) return st;
-    if (!*broadcast && rc_opdef_arg(&op->def, "axis"))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' needs broadcast=1");
+    if (!*broadcast && (rc_opdef_arg(&op->def, "axis") || by_str))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' needs broadcast=1", by_str ? "axis_str" : "axis");
     return RC_OK;
 }
 
@@ -1012,8 +1030,9 @@ static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
     int bc;
     rc_status st = args_new(op, &a, err);
     if (!st) st = rc_arg_i(&op->def, "axis", -1, &a->axis, err);
+    int by_str = 0;
     if (!st) st = arg_flag(op, "broadcast", &bc, err); /* accepted (always broadcast), as Caffe2's gradients pass it */
-    if (!st) st = no_axis_str(op, err);
+    if (!st) st = axis_from_axis_str(op, &a->axis, &by_str, err);
     return st;
 }
 
