@@ -91,6 +91,32 @@ def _sum_grad(op, g_output):
     return [], [g_output[0]] * len(op.input)
 
 
+@GradientRegistry.RegisterGradient("WeightedSum")
+def _weighted_sum_grad(op, g_output):
+    # Caffe2's WeightedSumGradient (dY, X0, w0, X1, w1, ...) -> (dX0, ...[, dw0, ...]) with
+    # grad_on_w; without it the weights get no gradient. A blob used twice (X0 == X1, a shared weight)
+    # gets a distinct name per use, summed by the backward pass; a name that would be dY's gets one too.
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    grad_on_w = bool(_arg(op, "grad_on_w", 0))
+    if grad_on_w:
+        _no_in_place(op, "WeightedSum (grad_on_w=1)", [op.input[0]])
+    ins = [str(b) for b in op.input]
+    idx = list(range(0, len(ins), 2)) + (list(range(1, len(ins), 2)) if grad_on_w else [])
+    used, outs = {str(dy)}, []
+    g_input = [None] * len(ins)
+    for i in idx:
+        name = _grad_name(ins[i])
+        if name in used:
+            name += "_autogen_weighted_sum_%d" % i
+        used.add(name)
+        g_input[i] = name
+        outs.append(name)
+    args = [a for a in op.arg if a.name == "grad_on_w"]
+    return [_make(op, "WeightedSumGradient", [dy] + ins, outs, args=args)], g_input
+
+
 def _is_broadcast(op):
     return bool(_arg(op, "broadcast", 0))
 

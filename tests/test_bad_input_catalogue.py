@@ -536,6 +536,20 @@ CASES = [
     Case("weighted-sum-odd-inputs", "ops: math", "WeightedSum([x, w, y])",
          "feed(x=f32(3, 4), w=f32(1), y=f32(3, 4)); run_op('WeightedSum', ['x', 'w', 'y'], 'o')", V,
          r"op WeightedSum #0: input 2 blob 'y' has no weight"),
+    Case("weighted-sum-grad-no-weight", "ops: math", "WeightedSumGradient([dy, x0, w0, x1], [a, b])",
+         "feed(dy=f32(2, 3), x0=f32(2, 3), w0=f32(1), x1=f32(2, 3)); "
+         "run_op('WeightedSumGradient', ['dy', 'x0', 'w0', 'x1'], ['a', 'b'])", V,
+         r"op WeightedSumGradient #0: takes \(dY, X0, w0, X1, w1, ...\): input 3 blob 'x1' has no weight"),
+    Case("weighted-sum-grad-outputs", "ops: math", "WeightedSumGradient([dy, x0, w0], [a], grad_on_w=1)",
+         "feed(dy=f32(2, 3), x0=f32(2, 3), w0=f32(1)); "
+         "run_op('WeightedSumGradient', ['dy', 'x0', 'w0'], ['a'], grad_on_w=1)", V,
+         r"op WeightedSumGradient #0: 3 inputs \(1 pairs\) with grad_on_w=1 need 2 outputs"),
+    Case("weighted-sum-grad-x-shape", "ops: math", "WeightedSumGradient([dy (2,3), x0 (3,2), w0], [a, b], "
+         "grad_on_w=1)",
+         "feed(dy=f32(2, 3), x0=f32(3, 2), w0=f32(1)); "
+         "run_op('WeightedSumGradient', ['dy', 'x0', 'w0'], ['a', 'b'], grad_on_w=1)", V,
+         r"op WeightedSumGradient #0: input 1 blob 'x0' of shape \(3, 2\) float32 must have the shape of "
+         r"input 0 blob 'dy'", note="X is read (and checked) only with grad_on_w=1, as Caffe2's"),
     Case("scale-string-arg", "ops: math", "Scale(x, scale='a')",
          "feed(x=f32(3)); run_op('Scale', 'x', 'y', scale='a')",
          T_, r"op Scale: argument 'scale' must be a float"),
