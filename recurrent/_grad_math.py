@@ -38,8 +38,8 @@ def _no_grad(op):
 
 
 def _broadcast_args(op):
-    """The arguments a broadcast gradient passes on (axis only; axis_str is not supported)."""
-    return [a for a in op.arg if a.name == "axis"]
+    """The arguments a broadcast gradient passes on: axis, or axis_str with order."""
+    return [a for a in op.arg if a.name in ("axis", "axis_str", "order")]
 
 
 # ---------------------------------------------------------------- FC, MatMul
@@ -89,6 +89,32 @@ def _matmul_grad(op, g_output):
 def _sum_grad(op, g_output):
     # every input gets the output gradient itself; no ops (as Caffe2)
     return [], [g_output[0]] * len(op.input)
+
+
+@GradientRegistry.RegisterGradient("WeightedSum")
+def _weighted_sum_grad(op, g_output):
+    # Caffe2's WeightedSumGradient (dY, X0, w0, X1, w1, ...) -> (dX0, ...[, dw0, ...]) with
+    # grad_on_w; without it the weights get no gradient. A blob used twice (X0 == X1, a shared weight)
+    # gets a distinct name per use, summed by the backward pass; a name that would be dY's gets one too.
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    grad_on_w = bool(_arg(op, "grad_on_w", 0))
+    if grad_on_w:
+        _no_in_place(op, "WeightedSum (grad_on_w=1)", [op.input[0]])
+    ins = [str(b) for b in op.input]
+    idx = list(range(0, len(ins), 2)) + (list(range(1, len(ins), 2)) if grad_on_w else [])
+    used, outs = {str(dy)}, []
+    g_input = [None] * len(ins)
+    for i in idx:
+        name = _grad_name(ins[i])
+        if name in used:
+            name += "_autogen_weighted_sum_%d" % i
+        used.add(name)
+        g_input[i] = name
+        outs.append(name)
+    args = [a for a in op.arg if a.name == "grad_on_w"]
+    return [_make(op, "WeightedSumGradient", [dy] + ins, outs, args=args)], g_input
 
 
 def _is_broadcast(op):
@@ -196,7 +222,7 @@ def _div_grad(op, g_output):
     ga, gb = _grad_name(a), _grad_name(b)
     if a == b:
         gb = _grad_name(b) + "_autogen_div_1"   # y = x / x: two contributions, summed by the backward pass
-    args = [x for x in op.arg if x.name in ("broadcast", "axis")]
+    args = [x for x in op.arg if x.name in ("broadcast", "axis", "axis_str", "order")]
     return [_make(op, "DivGradient", [b, op.output[0], dy], [ga, gb], args=args)], [ga, gb]
 
 
@@ -268,7 +294,7 @@ def _pow_grad(op, g_output):
         _no_in_place(op, "Pow", [x, e])
         gx = _grad_name(x)
         ge = _grad_name(e) if e != x else _grad_name(x) + "_autogen_pow_1"
-        args = [a for a in op.arg if a.name in ("broadcast", "axis")]
+        args = [a for a in op.arg if a.name in ("broadcast", "axis", "axis_str", "order")]
         return [_make(op, "PowGradient", [dy, x, e, op.output[0]], [gx, ge], args=args)], [gx, ge]
     # PowGradient (X, dY) -> dX = exponent X^(exponent - 1) dY
     return _grad_from_x(op, g_output, "PowGradient", args=[a for a in op.arg if a.name == "exponent"])

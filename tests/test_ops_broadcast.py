@@ -168,6 +168,56 @@ def test_legacy_form_still_refuses_what_only_numpy_takes(rng):
     assert run("Add", ["a", "b"], ["c"]).shape == (3, 4)
 
 
+# ---------------------------------------------------------------- axis_str (Caffe2's semantic axis)
+AXIS_STR = [
+    # (A, B, args, B reshaped for NumPy)
+    ((2, 3, 4, 5), (3,), {"axis_str": "C"}, (3, 1, 1)),
+    ((2, 3, 4, 5), (5,), {"axis_str": "C", "order": "NHWC"}, (5,)),
+    ((2, 3, 4, 5), (4, 5), {"axis_str": "H"}, (4, 5)),
+    ((2, 3, 4, 5), (2, 3), {"axis_str": "N"}, (2, 3, 1, 1)),
+    ((2, 3, 4, 5), (3, 4), {"axis_str": "W", "order": "NWHC"}, (3, 4, 1)),
+    ((2, 3, 4, 5), (3,), {"axis_str": "C", "axis": -1}, (3, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("sa,sb,args,sb_np", AXIS_STR)
+@pytest.mark.parametrize("kind,f", ARITH + [("Pow", np.power)], ids=[k for k, _ in ARITH] + ["Pow"])
+def test_axis_str_vs_numpy(rng, sa, sb, args, sb_np, kind, f):
+    a, b = arr(rng, sa, 0.5, 2.0), nonzero(rng, sb)
+    feed(a=a, b=b)
+    c = run(kind, ["a", "b"], ["c"], broadcast=1, **args)
+    np.testing.assert_allclose(c, f(a, b.reshape(sb_np)), rtol=1e-5)
+    # SumReduceLike reduces A to B's shape over the same placement
+    s = run("SumReduceLike", ["a", "b"], ["s"], **args)
+    ref = reduce_to(np.broadcast_to(a, a.shape), (1,) * (len(sa) - len(sb_np)) + sb_np)
+    np.testing.assert_allclose(s, ref.reshape(sb), rtol=1e-5)
+
+
+@pytest.mark.parametrize("sa,sb,args,sb_np", AXIS_STR[:4])
+@pytest.mark.parametrize("kind", ["Add", "Sub", "Mul", "Div", "Pow"])
+def test_axis_str_gradient(rng, sa, sb, args, sb_np, kind):
+    a = arr(rng, sa, 0.5, 2.0) if kind == "Pow" else arr(rng, sa)
+    b = nonzero(rng, sb) if kind == "Div" else arr(rng, sb)
+    check_grads(op(kind, ["a", "b"], ["c"], broadcast=1, **args), [a, b])
+
+
+def test_axis_str_bad_arguments():
+    feed(a=np.ones((2, 3, 4, 5), np.float32), b=np.ones((3,), np.float32))
+    raises(ValueError, r"^op Add #0: arguments 'axis' and 'axis_str' cannot be used together$",
+           op("Add", ["a", "b"], ["c"], broadcast=1, axis=1, axis_str="C"))
+    raises(ValueError, r"^op Mul #0: argument axis_str='CH' must be one letter of 'order'$",
+           op("Mul", ["a", "b"], ["c"], broadcast=1, axis_str="CH"))
+    raises(ValueError, r"^op Sub #0: argument axis_str='D' is not a letter of order='NHWC'$",
+           op("Sub", ["a", "b"], ["c"], broadcast=1, axis_str="D", order="NHWC"))
+    raises(ValueError, r"^op Add #0: argument 'axis_str' needs broadcast=1$",
+           op("Add", ["a", "b"], ["c"], axis_str="C"))
+    raises(ValueError, r"^op SumReduceLike #0: arguments 'axis' and 'axis_str' cannot be used together$",
+           op("SumReduceLike", ["a", "b"], ["c"], axis=0, axis_str="C"))
+    # a placement that does not fit B is the legacy broadcast error
+    raises(ValueError, r"^op Add #0: cannot broadcast input 1 blob 'b'",
+           op("Add", ["a", "b"], ["c"], broadcast=1, axis_str="H"))
+
+
 # ---------------------------------------------------------------- bad input, in place
 def test_shapes_that_do_not_broadcast():
     feed(a=np.ones((2, 3), np.float32), b=np.ones((4, 3, 1), np.float32), i=np.ones((2, 1), np.int32),

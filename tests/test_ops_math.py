@@ -662,10 +662,107 @@ def test_elementwise_linear_gradient(rng, shape, axis):
                 [f32(rng, *shape), f32(rng, D), f32(rng, D)])
 
 
-def test_no_gradient_for_weighted_sum():
+# ---------------------------------------------------------------- WeightedSumGradient
+@pytest.mark.parametrize("grad_on_w", [0, 1])
+@pytest.mark.parametrize("shape", [(3, 4), (5,), (), (2, 0, 3)])
+def test_weighted_sum_gradient_op_vs_numpy(rng, grad_on_w, shape):
+    k = 3
+    dy = f32(rng, *shape)
+    xs = [f32(rng, *shape) for _ in range(k)]
+    ws = [f32(rng, 1) for _ in range(k)]
+    feed(dy=dy, **{"x%d" % i: xs[i] for i in range(k)}, **{"w%d" % i: ws[i] for i in range(k)})
+    ins = ["dy"] + [b for i in range(k) for b in ("x%d" % i, "w%d" % i)]
+    outs = ["dx%d" % i for i in range(k)] + (["dw%d" % i for i in range(k)] if grad_on_w else [])
+    res = run("WeightedSumGradient", ins, outs, grad_on_w=grad_on_w)
+    for i in range(k):
+        assert res[i].shape == shape and res[i].dtype == np.float32
+        np.testing.assert_array_equal(res[i], ws[i][0] * dy)
+        if grad_on_w:
+            ref = np.sum(dy.astype(np.float64) * xs[i].astype(np.float64))
+            assert res[k + i].shape == (1,)
+            np.testing.assert_allclose(res[k + i], [ref], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("grad_on_w", [0, 1])
+@pytest.mark.parametrize("m", [1, 3])
+def test_weighted_sum_gradient_finite_differences(rng, grad_on_w, m):
+    ins, vals = [], []
+    for i in range(m):
+        ins += ["x%d" % i, "w%d" % i]
+        vals += [f32(rng, 3, 2), f32(rng, 1)]
+    o = core.CreateOperator("WeightedSum", ins, ["y"], grad_on_w=grad_on_w)
+    check_grads(o, vals, indices=range(2 * m) if grad_on_w else range(0, 2 * m, 2))
+    if not grad_on_w:  # the weights get no gradient, as Caffe2's
+        _, g = core.GradientRegistry.GetGradientForOp(o, ["y_grad"])
+        assert g[1::2] == [None] * m
+
+
+def test_weighted_sum_gradient_maker():
+    o = core.CreateOperator("WeightedSum", ["a", "wa", "b", "wb"], ["y"], grad_on_w=1)
+    ops, g = G(o, ["y_grad"])
+    assert [(x.type, list(x.input), list(x.output)) for x in ops] == [
+        ("WeightedSumGradient", ["y_grad", "a", "wa", "b", "wb"], ["a_grad", "b_grad", "wa_grad", "wb_grad"])]
+    assert g == ["a_grad", "wa_grad", "b_grad", "wb_grad"]
+    assert ops[0].arg[0].name == "grad_on_w" and ops[0].arg[0].i == 1
+    # in place on X0 (the SGD form): dX0's name would be dY's, so it gets its own
     o = core.CreateOperator("WeightedSum", ["w", "ONE", "g", "LR"], ["w"])
-    with pytest.raises(RuntimeError, match="WeightedSum"):
-        core.GradientRegistry.GetGradientForOp(o, ["w_grad"])
+    ops, g = G(o, ["w_grad"])
+    assert list(ops[0].output) == ["w_grad_autogen_weighted_sum_0", "g_grad"] and g[1::2] == [None, None]
+    # ... but with grad_on_w X0's value is lost, which dw0 needs
+    o = core.CreateOperator("WeightedSum", ["w", "ONE", "g", "LR"], ["w"], grad_on_w=1)
+    with pytest.raises(ValueError, match=r"WeightedSum \(grad_on_w=1\) gradient: the forward op computes 'w' "
+                                         r"in place"):
+        G(o, ["w_grad"])
+    assert G(o, [None]) == ([], [None] * 4)
+
+
+def test_weighted_sum_gradient_repeated_blobs_backward_pass(rng):
+    # y = w x + w x + v z with one weight blob twice: dx = 2 w dy, dw = 2 sum(dy x), dz = v dy
+    net = core.Net("ws_rep")
+    net.WeightedSum(["x", "w", "x", "w", "z", "v"], "y", grad_on_w=1)
+    net.SumElements(net.Sqr("y", "y2"), "loss")
+    gmap = net.AddGradientOperators(["loss"])
+    x, z = f32(rng, 4, 3), f32(rng, 4, 3)
+    w, v = np.array([0.7], np.float32), np.array([-1.3], np.float32)
+    feed(x=x, z=z, w=w, v=v)
+    workspace.RunNetOnce(net)
+    y = 2 * w[0] * x.astype(np.float64) + v[0] * z
+    dy = 2 * y
+    close(workspace.FetchBlob(str(gmap["x"])), 2 * w[0] * dy, 1e-4)
+    close(workspace.FetchBlob(str(gmap["z"])), v[0] * dy, 1e-4)
+    close(workspace.FetchBlob(str(gmap["w"])), [2 * np.sum(dy * x)], 1e-4)
+    close(workspace.FetchBlob(str(gmap["v"])), [np.sum(dy * z)], 1e-4)
+
+
+def test_weighted_sum_gradient_bad_inputs(rng):
+    feed(dy=f32(rng, 2, 3), x0=f32(rng, 2, 3), w0=np.ones(1, np.float32), x1=f32(rng, 3, 2),
+         w1=np.ones(2, np.float32), i=np.ones(1, np.int32))
+    bad = [
+        (["dy", "x0", "w0", "x1"], ["a", "b"], {},
+         r"op WeightedSumGradient #0: takes \(dY, X0, w0, X1, w1, ...\): input 3 blob 'x1' has no weight, "
+         r"got 4 inputs$"),
+        (["dy", "x0", "w0"], ["a", "b"], {},
+         r"op WeightedSumGradient #0: 3 inputs \(1 pairs\) with grad_on_w=0 need 1 outputs "
+         r"\(dX0..dX0\), got 2$"),
+        (["dy", "x0", "w0"], ["a"], {"grad_on_w": 1},
+         r"op WeightedSumGradient #0: 3 inputs \(1 pairs\) with grad_on_w=1 need 2 outputs \(dX0..dX0, then "
+         r"dw0..\), got 1$"),
+        (["dy", "x0", "w0", "x0", "w1"], ["a", "b"], {},
+         r"op WeightedSumGradient #0: input 4 blob 'w1' \(weight of 'x0'\) must have 1 element, got \(2,\)"),
+        (["dy", "x0", "w0", "x1", "w0"], ["a", "b", "c", "d"], {"grad_on_w": 1},
+         r"op WeightedSumGradient #0: input 3 blob 'x1' of shape \(3, 2\) float32 must have the shape of "
+         r"input 0 blob 'dy'"),
+    ]
+    for ins, outs, args, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            workspace.RunOperatorOnce(op("WeightedSumGradient", ins, outs, **args))
+    with pytest.raises(TypeError, match=r"op WeightedSumGradient #0: input 2 blob 'i' must be float32"):
+        workspace.RunOperatorOnce(op("WeightedSumGradient", ["dy", "x0", "i"], ["a"]))
+    with pytest.raises(ValueError, match=r"op WeightedSumGradient #0: .*same blob 'dy'"):
+        workspace.RunOperatorOnce(op("WeightedSumGradient", ["dy", "x0", "w0"], ["dy"]))
+    # without grad_on_w the Xi are not read (as Caffe2): a mismatched X is accepted
+    np.testing.assert_array_equal(run("WeightedSumGradient", ["dy", "x1", "w0"], ["a"]),
+                                  workspace.FetchBlob("dy"))
 
 
 # ---------------------------------------------------------------- training: FC-Relu-FC with WeightedSum SGD

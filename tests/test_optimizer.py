@@ -362,6 +362,15 @@ def test_utils_debug_reraises_outside_a_terminal():
 
 def test_caffe2_pb2_and_device_flags():
     assert caffe2_pb2.CPU == core.DeviceType.CPU and caffe2_pb2.CUDA == core.DeviceType.CUDA
+    # Caffe2's DeviceTypeProto values (caffe2/python/__init__.py's aliases)
+    assert [caffe2_pb2.MKLDNN, caffe2_pb2.OPENGL, caffe2_pb2.OPENCL, caffe2_pb2.IDEEP, caffe2_pb2.HIP] == \
+        [2, 3, 4, 5, 6] == [core.DeviceType.MKLDNN, core.DeviceType.OPENGL, core.DeviceType.OPENCL,
+                            core.DeviceType.IDEEP, core.DeviceType.HIP]
+    assert core.IsGPUDeviceType(caffe2_pb2.HIP) and not core.IsGPUDeviceType(caffe2_pb2.IDEEP)
+    hip = core.CreateOperator("Relu", ["x"], ["y"], device_option=core.DeviceOption(caffe2_pb2.HIP, 0))
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    with pytest.raises(ValueError, match=r"asks for device HIP \(device_type 6"):
+        workspace.RunOperatorOnce(hip)
     d = core.DeviceOption(caffe2_pb2.CPU, 0)
     assert isinstance(d, caffe2_pb2.DeviceOption)
     assert workspace.GpuDeviceType == caffe2_pb2.CUDA and not workspace.has_gpu_support

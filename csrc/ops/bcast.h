@@ -61,7 +61,8 @@ typedef enum rc_bc_kind {
 RC_INTERNAL rc_status rc_bc_binary(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err);
 
 /* From ops/math.c: the arguments broadcast / axis of a binary elementwise op
- * ('axis' needs broadcast=1; 'axis_str' is refused), and the broadcast of
+ * ('axis', or Caffe2's one-letter 'axis_str' placed in 'order', needs
+ * broadcast=1), and the broadcast of
  * inputs ia (A) and ib (B) they select: legacy (broadcast=1), equal shapes, or
  * numpy-style. */
 RC_INTERNAL rc_status rc_binary_args(rc_op *op, int *broadcast, int64_t *axis, rc_err *err);

@@ -85,6 +85,7 @@ typedef struct math_args {
     const rc_packed_w *packed; /* FC / FCGradient in a recurrent step: W packed by RecurrentNetwork (borrowed,
                                 * set for the duration of one run; see rc_fc_set_packed) */
     float scale;       /* Scale; Pow's exponent */
+    int grad_on_w;     /* WeightedSumGradient: also give the weights' gradients */
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
     float *w;
@@ -129,10 +130,27 @@ static rc_status arg_flag(rc_op *op, const char *name, int *out, rc_err *err)
     return RC_OK;
 }
 
-static rc_status no_axis_str(rc_op *op, rc_err *err)
+/* Caffe2's semantic axis: a one-letter 'axis_str' names the broadcast axis by
+ * its position in 'order' (default "NCHW"), e.g. "C" -> 1, or 3 with order
+ * "NHWC". Both 'axis' (other than -1) and 'axis_str' given is a ValueError,
+ * as in Caffe2. *axis is left as it is when 'axis_str' is absent or empty.
+ * *given: set to 1 when 'axis_str' selected the axis. */
+static rc_status axis_from_axis_str(rc_op *op, int64_t *axis, int *given, rc_err *err)
 {
-    if (rc_opdef_arg(&op->def, "axis_str"))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis_str' is not supported; give the integer 'axis'");
+    const char *s = NULL, *order = NULL;
+    rc_status st = rc_arg_s(&op->def, "axis_str", "", &s, err);
+    *given = 0;
+    if (st || !s[0]) return st;
+    if (*axis != -1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'axis' and 'axis_str' cannot be used together");
+    if (s[1])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument axis_str='%s' must be one letter of 'order'", s);
+    if ((st = rc_arg_s(&op->def, "order", "NCHW", &order, err))) return st;
+    const char *at = strchr(order, s[0]);
+    if (!at)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument axis_str='%s' is not a letter of order='%s'", s, order);
+    *axis = at - order;
+    *given = 1;
     return RC_OK;
 }
 
@@ -661,15 +679,83 @@ static rc_status weighted_sum_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* WeightedSumGradient (Caffe2's): (dY, X0, w0, X1, w1, ...) -> (dX0, ..., dXk-1[, dw0, ..., dwk-1]):
+ * dXi = wi dY (dY's shape), and with grad_on_w=1 dwi = sum(dY Xi) (shape (1,), summed in double). */
+static rc_status weighted_sum_grad_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = arg_flag(op, "grad_on_w", &a->grad_on_w, err);
+    if (st) return st;
+    if (op->n_in % 2 == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes (dY, X0, w0, X1, w1, ...): input %d blob '%s' has no weight, got %d inputs",
+                          op->n_in - 1, rc_in_name(op, op->n_in - 1), op->n_in);
+    int k = op->n_in / 2;
+    if (op->n_out != (a->grad_on_w ? 2 * k : k))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "%d inputs (%d pairs) with grad_on_w=%d need %d outputs (dX0..dX%d%s), got %d", op->n_in, k,
+                          a->grad_on_w, a->grad_on_w ? 2 * k : k, k - 1, a->grad_on_w ? ", then dw0.." : "",
+                          op->n_out);
+    return RC_OK;
+}
+
+static rc_status weighted_sum_grad_check(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = check_f32(op, 0, err))) return st;
+    for (int i = 1; i < op->n_in; i += 2) {
+        if ((st = check_f32(op, i + 1, err))) return st;
+        if (rc_tensor_numel(rc_in(op, i + 1)) != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (weight of '%s') must have 1 element, got %s",
+                              i + 1, rc_in_name(op, i + 1), rc_in_name(op, i), RC_SHAPE(rc_in(op, i + 1)));
+        if (a->grad_on_w) { /* Xi is read only for dwi */
+            if ((st = check_f32(op, i, err))) return st;
+            if ((st = check_same_shape(op, i, 0, err))) return st;
+        }
+    }
+    return RC_OK;
+}
+
+static rc_status weighted_sum_grad_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = weighted_sum_grad_check(op, err))) return st;
+    const rc_tensor *dy_t = rc_in(op, 0);
+    int64_t n = rc_tensor_numel(dy_t);
+    int k = op->n_in / 2;
+    static const int64_t one[1] = {1};
+    for (int i = 0; i < k; i++) {
+        if ((st = resize_out_like(op, i, dy_t, err))) return st;
+        if (a->grad_on_w && (st = resize_out(op, k + i, 1, one, err))) return st;
+    }
+    const float *dy = rc_f32(dy_t);
+    for (int i = 0; i < k; i++) {
+        float w = rc_f32(rc_in(op, 2 * i + 2))[0];
+        float *dx = rc_f32(rc_out(op, i));
+        for (int64_t j = 0; j < n; j++) dx[j] = w * dy[j];
+        if (a->grad_on_w) {
+            const float *x = rc_f32(rc_in(op, 2 * i + 1));
+            double acc = 0.0;
+            for (int64_t j = 0; j < n; j++) acc += (double)dy[j] * x[j];
+            rc_f32(rc_out(op, k + i))[0] = (float)acc;
+        }
+    }
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- Add, Sub, Mul, SumReduceLike */
 rc_status rc_binary_args(rc_op *op, int *broadcast, int64_t *axis, rc_err *err)
 {
+    int by_str = 0;
     rc_status st = arg_flag(op, "broadcast", broadcast, err);
     if (!st) st = rc_arg_i(&op->def, "axis", -1, axis, err);
-    if (!st) st = no_axis_str(op, err);
+    if (!st) st = axis_from_axis_str(op, axis, &by_str, err);
     if (st) return st;
-    if (!*broadcast && rc_opdef_arg(&op->def, "axis"))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' needs broadcast=1");
+    if (!*broadcast && (rc_opdef_arg(&op->def, "axis") || by_str))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' needs broadcast=1", by_str ? "axis_str" : "axis");
     return RC_OK;
 }
 
@@ -1012,8 +1098,9 @@ static rc_status sum_reduce_like_setup(rc_op *op, rc_err *err)
     int bc;
     rc_status st = args_new(op, &a, err);
     if (!st) st = rc_arg_i(&op->def, "axis", -1, &a->axis, err);
+    int by_str = 0;
     if (!st) st = arg_flag(op, "broadcast", &bc, err); /* accepted (always broadcast), as Caffe2's gradients pass it */
-    if (!st) st = no_axis_str(op, err);
+    if (!st) st = axis_from_axis_str(op, &a->axis, &by_str, err);
     return st;
 }
 
@@ -1343,6 +1430,9 @@ const rc_op_schema rc_ops_math[] = {
     {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ...", sum_check},
     {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
      "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)", weighted_sum_check},
+    {"WeightedSumGradient", 3, -1, 1, -1, NULL, weighted_sum_grad_setup, weighted_sum_grad_run, math_args_free,
+     "(dY, X0, w0, X1, w1, ...) -> (dX0 = w0 dY, ...[, dw0 = sum(dY X0), ...]) (arg grad_on_w)",
+     weighted_sum_grad_check},
     {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)",
      binary_check},
     {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)",
