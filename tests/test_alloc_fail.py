@@ -185,18 +185,18 @@ def build_ops_net(name="af_ops"):
     Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment reductions, PackSegments,
     UnpackSegments, AddPadding with a start padding, RemovePadding, and the unary2.c ops Sin, Cos, Reciprocal,
     RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where, Sign, Floor, Ceil) with its gradients, a
-    checkpoint (Save, Load by name, CreateDB, Load of everything from the reader), WeightedSum, Adagrad,
-    MomentumSGDUpdate, MomentumSGD and Adam updates (an Iter counter and LearningRate schedules; Adam with its
-    effective-gradient output, read by LearningRateAdaption out of place), the sparse-row ops on Gather's
-    (dense) output gradient as the rows of ids (SparseToDense, ScatterWeightedSum, SparseAdagrad,
-    SparseMomentumSGDUpdate, SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad,
-    RowWiseSparseAdam; the two Adams with their effective-gradient outputs), RmsProp, Adadelta and Wngrad
-    (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and Lars out of place, SparseStorm
-    (in place), a composite LearningRate schedule, and a side branch of ops without gradients (Copy, Alias,
-    CopyFromCPUInput, EnsureCPUOutput, ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot,
-    WeightedSample, and soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and
-    Tile of int32 data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin,
-    Accuracy, And / Or / Xor / Not, the Bitwise ones, LengthsToSegmentIds, LengthsToRanges,
+    checkpoint (Save, Load by name, CreateDB, Load of everything from the reader), WeightedSum (also in the
+    loss, with its gradient), Adagrad, MomentumSGDUpdate, MomentumSGD and Adam updates (an Iter counter and
+    LearningRate schedules; Adam with its effective-gradient output, read by LearningRateAdaption out of
+    place), the sparse-row ops on Gather's (dense) output gradient as the rows of ids (SparseToDense,
+    ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate, SparseAdam; SparseAdadelta, SparseWngrad,
+    SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the two Adams with their effective-gradient outputs),
+    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and Lars
+    out of place, SparseStorm (in place), a composite LearningRate schedule, and a side branch of ops without
+    gradients (Copy, Alias, CopyFromCPUInput, EnsureCPUOutput, ExpandDims, Squeeze, Flatten, Add, ResizeLike,
+    SumReduceLike, OneHot, WeightedSample, and soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))),
+    ReversePackedSegs and Tile of int32 data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32,
+    ArgMax, ArgMin, Accuracy, And / Or / Xor / Not, the Bitwise ones, LengthsToSegmentIds, LengthsToRanges,
     SegmentIdsToLengths, GatherPadding, SequenceMask in the upper (with batch) and window modes), and
     numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops, and DivGradient's three-input form;
     the mask.c ops BooleanMask and DotProductWithPadding (padded and replicated) with their gradients, and
@@ -259,6 +259,7 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "mom", shape=[8], value=0.0)
     init.ConstantFill([], "mom_b", shape=[8], value=0.0)
     init.ConstantFill([], "mom_b2", shape=[8], value=0.0)
+    init.ConstantFill([], "wsum_w", shape=[1], value=0.5)
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
@@ -370,6 +371,10 @@ def build_ops_net(name="af_ops"):
     # flattened, with their gradients (TopKGradient, Div, Mul, TileGradient, ResizeLike)
     tk_v = net.TopK(sc, ["tk_v", "tk_i", "tk_f"], k=3)[0]
     # TopK with k larger than the axis (sc's first 2 columns, k=3): padded with 0 / -1, with its gradient
+    # WeightedSum in the loss, with its gradient (WeightedSumGradient, with and without grad_on_w)
+    wsum_a = net.WeightedSum([t, "one", s, "wsum_w"], "wsum_a", grad_on_w=1)
+    wsum_b = net.WeightedSum([sc, "wsum_w", t, "one"], "wsum_b")
+    loss_ws = net.SumElements(net.Mul([wsum_a, wsum_b], "wsum_ab"), "loss_ws")
     tk_src = net.Slice(sc, "tk_src", starts=[0, 0], ends=[-1, 2])
     tk_pv = net.TopK(tk_src, ["tk_pv", "tk_pi", "tk_pf"], k=3)[0]
     loss_tkp = net.SumElements(net.Mul([tk_pv, tk_pv], "tk_psq"), "loss_tkp")
@@ -449,7 +454,7 @@ def build_ops_net(name="af_ops"):
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
-                    loss_tkp],
+                    loss_tkp, loss_ws],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -673,7 +678,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Unique #", "op UnsortedSegmentSum #", "op UnsortedSegmentMean #",
                  "op ReduceFrontMax #", "op ReduceBackMaxGradient #", "op DivGradient #",
                  "op BitwiseAnd #", "op BitwiseOr #", "op BitwiseXor #",
-                 "op MomentumSGD #",
+                 "op MomentumSGD #", "op WeightedSumGradient #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
