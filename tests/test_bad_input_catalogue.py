@@ -2441,6 +2441,27 @@ CASES = [
          run_op('LengthsTile', ['d', 'l'], ['o'])
          """, V, r"op LengthsTile #0: input 1 blob 'l' \(LENGTHS\) of shape \(2,\) int32 must hold one "
                  r"length per row of input 0 blob 'd' of shape \(3, 2\) float32"),
+    Case("pack-rnn-sequence-lengths-sum", "ops: ranges", "PackRNNSequence(values (5, 2), lengths = [2, 4])",
+         """
+         feed(v=f32(5, 2), l=np.array([2, 4], np.int32))
+         run_op('PackRNNSequence', ['v', 'l'], ['o'])
+         """, V, r"op PackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 6, but input "
+                 r"0 blob 'v' of shape \(5, 2\) float32 has 5 rows",
+         note="Caffe2 read past the end of values"),
+    Case("unpack-rnn-sequence-columns", "ops: ranges", "UnpackRNNSequence(values (3, 2, 2), lengths (3,))",
+         """
+         feed(p=f32(3, 2, 2), l=np.array([1, 1, 3], np.int32))
+         run_op('UnpackRNNSequence', ['p', 'l'], ['o'])
+         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(3,\) int32 must hold one "
+                 r"length per column \(dim 1\) of input 0 blob 'p' of shape \(3, 2, 2\) float32",
+         note="Caffe2 took any dim 1 and read values with the wrong stride"),
+    Case("unpack-rnn-sequence-rows", "ops: ranges", "UnpackRNNSequence(values (3, 2, 2), lengths = [2, 4])",
+         """
+         feed(p=f32(3, 2, 2), l=np.array([2, 4], np.int32))
+         run_op('UnpackRNNSequence', ['p', 'l'], ['o'])
+         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) holds 4, more than the 3 rows \(dim 0\) "
+                 r"of input 0 blob 'p' of shape \(3, 2, 2\) float32",
+         note="Caffe2 read past the end of values"),
     Case("lengths-range-fill-negative", "ops: ranges", "LengthsRangeFill(l = [3, -2])",
          """
          feed(l=np.array([3, -2], np.int32))
