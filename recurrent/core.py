@@ -34,9 +34,15 @@ DeviceScope = scope.DeviceScope
 
 
 class DeviceType:
-    """Device types of DeviceOption.device_type (caffe2_pb2 values)."""
+    """Device types of DeviceOption.device_type (caffe2_pb2 values). Only CPU runs here; an op asking
+    for another device type is refused when it runs."""
     CPU = 0
     CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
 
 
 class DataType:
@@ -65,8 +71,8 @@ def DeviceOption(device_type, device_id=0, random_seed=None, cuda_gpu_id=None):
 
 
 def IsGPUDeviceType(device_type):
-    """True for CUDA (the only GPU device type of this package's DeviceType)."""
-    return device_type == DeviceType.CUDA
+    """True for CUDA and HIP, as Caffe2's (neither runs here)."""
+    return device_type in (DeviceType.CUDA, DeviceType.HIP)
 
 
 def device_option_equal(opt1, opt2, ignore_random_seed=True):

@@ -186,8 +186,9 @@ def _arg_to_c(a):
 class caffe2_pb2:
     """Stands in for ``caffe2.proto.caffe2_pb2``, so ``from caffe2.proto import
     caffe2_pb2`` ports as ``from recurrent.proto import caffe2_pb2``: the
-    message classes above and the device-type constants (CPU = 0, CUDA = 1;
-    this package runs on the CPU only)."""
+    message classes above and the device-type constants (CPU = 0, CUDA = 1, MKLDNN = 2,
+    OPENGL = 3, OPENCL = 4, IDEEP = 5, HIP = 6, Caffe2's values; this package runs on the CPU
+    only)."""
 
     NetDef = NetDef
     OperatorDef = OperatorDef
@@ -195,3 +196,8 @@ class caffe2_pb2:
     DeviceOption = DeviceOption
     CPU = 0
     CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
