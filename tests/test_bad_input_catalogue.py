@@ -509,6 +509,15 @@ CASES = [
     Case("fc-in-place", "ops: math", "FC([x, w, b], x)",
          "feed(x=f32(3, 4), w=f32(4, 4), b=f32(4)); run_op('FC', ['x', 'w', 'b'], 'x')", V,
          r"op FC #0: input 0 and output 0 are the same blob 'x', which this op does not allow \(in-place\)"),
+    Case("fc-transposed-k-mismatch", "ops: math", "FCTransposed([x (4,5), w (6,3), b], y)",
+         "feed(x=f32(4, 5), w=f32(6, 3), b=f32(3)); run_op('FCTransposed', ['x', 'w', 'b'], 'y')", V,
+         r"op FCTransposed #0: input 1 blob 'w' of shape \(6, 3\) float32 does not fit input 0 blob 'x' of "
+         r"shape \(4, 5\) float32: K is 5 from 'x' \(axis=1\) but 6 from 'w' \(the dims before axis_w=1; "
+         r"FCTransposed's W is K x N\)"),
+    Case("fc-transposed-bias", "ops: math", "FCTransposed([x (4,5), w (5,3), b (4,)], y)",
+         "feed(x=f32(4, 5), w=f32(5, 3), b=f32(4)); run_op('FCTransposed', ['x', 'w', 'b'], 'y')", V,
+         r"op FCTransposed #0: input 2 blob 'b' must have shape \(3,\) \(N of input 1 blob 'w' \(5, 3\) "
+         r"float32\), got \(4,\) float32"),
     Case("matmul-inner-dims", "ops: math", "MatMul([a (3,4), b (3,4)])",
          "feed(a=f32(3, 4), b=f32(3, 4)); run_op('MatMul', ['a', 'b'], 'y')", V,
          r"op MatMul #0: inner dimensions differ"),
