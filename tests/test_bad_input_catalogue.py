@@ -839,6 +839,18 @@ CASES = [
     Case("split-sizes", "ops: shape", "Split(x (3,4), split=[1, 1], axis=1)",
          "feed(x=f32(3, 4)); run_op('Split', 'x', ['a', 'b'], split=[1, 1], axis=1)", V,
          r"op Split #0: split sizes \(1, 1\) \(argument 'split'\) sum to 2 but axis 1"),
+    Case("split-by-lengths-count", "ops: shape", "SplitByLengths([x (5,2), lengths (3,)], [a, b], axis=0)",
+         """
+         feed(x=f32(5, 2), l=np.array([1, 2, 2], np.int32))
+         run_op('SplitByLengths', ['x', 'l'], ['a', 'b'], axis=0)
+         """, V, r"op SplitByLengths #0: input 1 blob 'l' \(lengths\) of shape \(3,\) int32: 3 lengths "
+                 r"cannot be shared by 2 outputs \(the count must be a multiple of the outputs\)"),
+    Case("split-by-lengths-sum", "ops: shape", "SplitByLengths([x (5,2), lengths = [1, 1]], [a], axis=0)",
+         """
+         feed(x=f32(5, 2), l=np.array([1, 1], np.int32))
+         run_op('SplitByLengths', ['x', 'l'], ['a'], axis=0)
+         """, V, r"op SplitByLengths #0: input 1 blob 'l' \(lengths\) sums to 2, but axis 0 of input 0 blob "
+                 r"'x' \(5, 2\) float32 has size 5 \(they must be equal\)"),
     Case("reshape-two-minus-one", "ops: shape", "Reshape(x, shape=[-1, -1])",
          "feed(x=f32(3, 4)); run_op('Reshape', 'x', ['y', 'old'], shape=[-1, -1])", V,
          r"op Reshape #0: argument 'shape' has more than one -1"),
@@ -2454,8 +2466,8 @@ CASES = [
          """
          feed(v=f32(5, 2), l=np.array([2, 4], np.int32))
          run_op('PackRNNSequence', ['v', 'l'], ['o'])
-         """, V, r"op PackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 6, but input "
-                 r"0 blob 'v' of shape \(5, 2\) float32 has 5 rows",
+         """, V, r"op PackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 6, but "
+                 r"input 0 blob 'v' of shape \(5, 2\) float32 has 5 rows",
          note="Caffe2 read past the end of values"),
     Case("unpack-rnn-sequence-columns", "ops: ranges", "UnpackRNNSequence(values (3, 2, 2), lengths (3,))",
          """
@@ -2468,8 +2480,8 @@ CASES = [
          """
          feed(p=f32(3, 2, 2), l=np.array([2, 4], np.int32))
          run_op('UnpackRNNSequence', ['p', 'l'], ['o'])
-         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) holds 4, more than the 3 rows \(dim 0\) "
-                 r"of input 0 blob 'p' of shape \(3, 2, 2\) float32",
+         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) holds 4, more than the 3 rows "
+                 r"\(dim 0\) of input 0 blob 'p' of shape \(3, 2, 2\) float32",
          note="Caffe2 read past the end of values"),
     Case("lengths-range-fill-negative", "ops: ranges", "LengthsRangeFill(l = [3, -2])",
          """

@@ -177,15 +177,15 @@ def test_fc_transposed_gradient(rng, xs, ws, args):
 def test_fc_transposed_bad_inputs(rng):
     feed(x=f32(rng, 4, 5), w=f32(rng, 6, 3), b=f32(rng, 3), w2=f32(rng, 5, 3), b2=f32(rng, 4),
          dy=f32(rng, 4, 2), xi=np.ones((4, 5), np.int32))
-    fails(ValueError, "op FCTransposed #0: input 1 blob 'w' of shape (6, 3) float32 does not fit input 0 blob 'x' "
-          "of shape (4, 5) float32: K is 5 from 'x' (axis=1) but 6 from 'w' (the dims before axis_w=1; "
-          "FCTransposed's W is K x N)", "FCTransposed", ["x", "w", "b"])
-    fails(ValueError, "op FCTransposed #0: input 2 blob 'b2' must have shape (3,) (N of input 1 blob 'w2' (5, 3) "
-          "float32), got (4,) float32", "FCTransposed", ["x", "w2", "b2"])
+    fails(ValueError, "op FCTransposed #0: input 1 blob 'w' of shape (6, 3) float32 does not fit input 0 "
+          "blob 'x' of shape (4, 5) float32: K is 5 from 'x' (axis=1) but 6 from 'w' (the dims before "
+          "axis_w=1; FCTransposed's W is K x N)", "FCTransposed", ["x", "w", "b"])
+    fails(ValueError, "op FCTransposed #0: input 2 blob 'b2' must have shape (3,) (N of input 1 blob 'w2' "
+          "(5, 3) float32), got (4,) float32", "FCTransposed", ["x", "w2", "b2"])
     with pytest.raises(TypeError, match=r"op FCTransposed #0: input 0 blob 'xi' must be float32"):
         workspace.RunOperatorOnce(op("FCTransposed", ["xi", "w2", "b"], ["y"]))
-    with pytest.raises(ValueError, match=r"op FCTransposedGradient #0: input 2 blob 'dy' of shape \(4, 2\) float32 "
-                                         r"must be the output gradient of shape \(M=4\) x \(N=3\)"):
+    with pytest.raises(ValueError, match=r"op FCTransposedGradient #0: input 2 blob 'dy' of shape \(4, 2\) "
+                                         r"float32 must be the output gradient of shape \(M=4\) x \(N=3\)"):
         workspace.RunOperatorOnce(op("FCTransposedGradient", ["x", "w2", "dy"], ["dw", "db", "dx"]))
     with pytest.raises(ValueError, match=r"op FCTransposed #0: .*'x'.*axis=3"):
         workspace.RunOperatorOnce(op("FCTransposed", ["x", "w2", "b"], ["y"], axis=3))

@@ -460,8 +460,8 @@ def test_pack_unpack_rnn_sequence_bad_input(rng):
           ["v8", "l1"])
     fails(ValueError, "op UnpackRNNSequence #0: input 0 blob 'v' (values) must have at least 3 dims "
           "((T, N, feature...)), got (5, 2) float32", "UnpackRNNSequence", ["v", "l"])
-    fails(ValueError, "op UnpackRNNSequence #0: input 1 blob 'l3' (lengths) of shape (3,) int32 must hold one "
-          "length per column (dim 1) of input 0 blob 'p' of shape (3, 2, 2) float32", "UnpackRNNSequence",
+    fails(ValueError, "op UnpackRNNSequence #0: input 1 blob 'l3' (lengths) of shape (3,) int32 must hold "
+          "one length per column (dim 1) of input 0 blob 'p' of shape (3, 2, 2) float32", "UnpackRNNSequence",
           ["p", "l3"])
     fails(ValueError, "op UnpackRNNSequence #0: input 1 blob 'lw' (lengths) holds 4, more than the 3 rows "
           "(dim 0) of input 0 blob 'p' of shape (3, 2, 2) float32", "UnpackRNNSequence", ["p", "lw"])
