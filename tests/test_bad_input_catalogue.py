@@ -914,6 +914,22 @@ CASES = [
          "run_op('GivenTensorIntFill', [], 'y', shape=[2], values=[1.5, 2.5])", T_,
          r"op GivenTensorIntFill #0: argument 'values' must be a list of ints"),
     # ---------------------------------------------------------------- loss ops
+    Case("spatial-softmax-label-range", "ops: loss",
+         "SpatialSoftmaxWithLoss([x (1,3,1,2), labels = [[[0, 3]]]])",
+         """
+         feed(x=f32(1, 3, 1, 2), t=np.array([[[0, 3]]], np.int32))
+         run_op('SpatialSoftmaxWithLoss', ['x', 't'], ['p', 'loss'])
+         """, I, r"op SpatialSoftmaxWithLoss #0: input 1 blob 't': label 3 at pixel 1 \(flat\) is out of "
+                 r"range \[0, 3\) \(the number of classes; -1 is ignored\)",
+         note="Caffe2 enforced it in the forward op only; the gradient op read out of bounds"),
+    Case("spatial-softmax-label-shape", "ops: loss", "SpatialSoftmaxWithLoss([x (2,3,2,2), labels (2,2,3)])",
+         """
+         feed(x=f32(2, 3, 2, 2), t=np.zeros((2, 2, 3), np.int32))
+         run_op('SpatialSoftmaxWithLoss', ['x', 't'], ['p', 'loss'])
+         """, V, r"op SpatialSoftmaxWithLoss #0: input 1 blob 't' \(labels\) must have shape \(N, H, W\) = "
+                 r"\(2, 2, 2\), one per pixel of input 0 blob 'x' \(2, 3, 2, 2\) float32, got "
+                 r"\(2, 2, 3\) int32",
+         note="Caffe2 checked only N and the rank, and read past the labels"),
     Case("label-out-of-range", "ops: loss", "LabelCrossEntropy([p (3,4), label [0, 7, 1]])",
          "feed(p=f32(3, 4), lab=np.array([0, 7, 1], np.int32)); "
          "run_op('LabelCrossEntropy', ['p', 'lab'], 'y')",

@@ -411,8 +411,8 @@ static rc_status sbl_shapes(rc_op *op, int values, int *pax, rc_err *err)
     const int64_t channels = x->dims[*pax];
     int64_t mult = 1;
     if (s->scaling ? (sum ? channels % sum != 0 : channels != 0) : sum != channels)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) sums to %lld, but axis %d of input 0 blob "
-                          "'%s' %s has size %lld (%s)", rc_in_name(op, 1), (long long)sum, *pax, rc_in_name(op, 0),
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) sums to %lld, but axis %d of input 0 "
+                          "blob '%s' %s has size %lld (%s)", rc_in_name(op, 1), (long long)sum, *pax, rc_in_name(op, 0),
                           RC_SHAPE(x), (long long)channels,
                           s->scaling ? "use_scaling_lengths=1: it must be a multiple of the sum, 0 for a sum of 0"
                                      : "they must be equal");
