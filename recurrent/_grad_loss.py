@@ -74,6 +74,19 @@ def _softmax_with_loss_grad(op, g_output):
     return [_grad_op("SoftmaxWithLossGradient", inputs, [gx])], [gx] + no_grad[1:]
 
 
+@GradientRegistry.RegisterGradient("SpatialSoftmaxWithLoss", copy_arguments=True)
+def _spatial_softmax_with_loss_grad(op, g_output):
+    """Caffe2's: SpatialSoftmaxWithLossGradient(X, T[, W], P, d_loss) -> dX; a gradient on the
+    softmax output is ignored, as for SoftmaxWithLoss."""
+    n_in = len(op.input)
+    no_grad = [None] * n_in
+    if len(g_output) < 2 or g_output[1] is None:
+        return [], no_grad
+    gx = _gi(op, 0)
+    inputs = [op.input[0], op.input[1]] + ([op.input[2]] if n_in > 2 else []) + [op.output[0], g_output[1]]
+    return [_grad_op("SpatialSoftmaxWithLossGradient", inputs, [gx])], [gx] + no_grad[1:]
+
+
 @GradientRegistry.RegisterGradient("LabelCrossEntropy", copy_arguments=True)
 def _label_cross_entropy_grad(op, g_output):
     if g_output[0] is None:

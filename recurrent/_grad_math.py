@@ -54,6 +54,17 @@ def _fc_grad(op, g_output):
     return [_make(op, "FCGradient", [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
 
 
+@GradientRegistry.RegisterGradient("FCTransposed")
+def _fc_transposed_grad(op, g_output):
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    x, w, b = op.input
+    gx, gw, gb = _grad_name(x), _grad_name(w), _grad_name(b)
+    # Caffe2's GetFCGradient: FCTransposedGradient for FCTransposed, (dW, db, dX)
+    return [_make(op, "FCTransposedGradient", [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
+
+
 @GradientRegistry.RegisterGradient("MatMul")
 def _matmul_grad(op, g_output):
     dy = g_output[0]

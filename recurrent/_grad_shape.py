@@ -2,7 +2,7 @@
 
 Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
 reshape_op.cc, flatten_op.cc, utility_ops.cc (FlattenToVec), transpose_op.cc, expand_squeeze_dims_op.cc,
-slice_op.cc), except that Split fills missing output gradients with zeros instead of
+slice_op.cc), except that Split and SplitByLengths fill missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
 (Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.
 The fill operators and Shape have no gradient.
@@ -43,6 +43,7 @@ def _concat_grad(op, g_output):
     return [split], gis
 
 
+@GradientRegistry.RegisterGradient("SplitByLengths")
 @GradientRegistry.RegisterGradient("Split")
 def _split_grad(op, g_output):
     if all(g is None for g in g_output):

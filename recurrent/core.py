@@ -34,7 +34,8 @@ DeviceScope = scope.DeviceScope
 
 
 class DeviceType:
-    """Device types of DeviceOption.device_type (caffe2_pb2 values)."""
+    """Device types of DeviceOption.device_type (caffe2_pb2 values). Only CPU runs here; an op asking
+    for another device type is refused when it runs."""
     CPU = 0
     CUDA = 1
     MKLDNN = 2

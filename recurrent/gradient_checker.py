@@ -116,7 +116,9 @@ class GradientChecker:
         if grad_name is None:
             raise ValueError("op %s: input %d ('%s') has no gradient"
                              % (op.type, input_to_check, op.input[input_to_check]))
-        inputs = [np.array(x, copy=True) for x in inputs]
+        # C order, so that x.reshape(-1) below is a view: a transposed (Fortran-ordered) input
+        # would otherwise be reshaped into a copy and its perturbations never fed
+        inputs = [np.array(x, copy=True, order="C") for x in inputs]
         x = inputs[input_to_check]
         if not np.issubdtype(x.dtype, np.floating):
             raise TypeError("op %s: input %d ('%s') is %s; only floating inputs can be checked"

@@ -509,6 +509,15 @@ CASES = [
     Case("fc-in-place", "ops: math", "FC([x, w, b], x)",
          "feed(x=f32(3, 4), w=f32(4, 4), b=f32(4)); run_op('FC', ['x', 'w', 'b'], 'x')", V,
          r"op FC #0: input 0 and output 0 are the same blob 'x', which this op does not allow \(in-place\)"),
+    Case("fc-transposed-k-mismatch", "ops: math", "FCTransposed([x (4,5), w (6,3), b], y)",
+         "feed(x=f32(4, 5), w=f32(6, 3), b=f32(3)); run_op('FCTransposed', ['x', 'w', 'b'], 'y')", V,
+         r"op FCTransposed #0: input 1 blob 'w' of shape \(6, 3\) float32 does not fit input 0 blob 'x' of "
+         r"shape \(4, 5\) float32: K is 5 from 'x' \(axis=1\) but 6 from 'w' \(the dims before axis_w=1; "
+         r"FCTransposed's W is K x N\)"),
+    Case("fc-transposed-bias", "ops: math", "FCTransposed([x (4,5), w (5,3), b (4,)], y)",
+         "feed(x=f32(4, 5), w=f32(5, 3), b=f32(4)); run_op('FCTransposed', ['x', 'w', 'b'], 'y')", V,
+         r"op FCTransposed #0: input 2 blob 'b' must have shape \(3,\) \(N of input 1 blob 'w' \(5, 3\) "
+         r"float32\), got \(4,\) float32"),
     Case("matmul-inner-dims", "ops: math", "MatMul([a (3,4), b (3,4)])",
          "feed(a=f32(3, 4), b=f32(3, 4)); run_op('MatMul', ['a', 'b'], 'y')", V,
          r"op MatMul #0: inner dimensions differ"),
@@ -854,6 +863,18 @@ CASES = [
     Case("split-sizes", "ops: shape", "Split(x (3,4), split=[1, 1], axis=1)",
          "feed(x=f32(3, 4)); run_op('Split', 'x', ['a', 'b'], split=[1, 1], axis=1)", V,
          r"op Split #0: split sizes \(1, 1\) \(argument 'split'\) sum to 2 but axis 1"),
+    Case("split-by-lengths-count", "ops: shape", "SplitByLengths([x (5,2), lengths (3,)], [a, b], axis=0)",
+         """
+         feed(x=f32(5, 2), l=np.array([1, 2, 2], np.int32))
+         run_op('SplitByLengths', ['x', 'l'], ['a', 'b'], axis=0)
+         """, V, r"op SplitByLengths #0: input 1 blob 'l' \(lengths\) of shape \(3,\) int32: 3 lengths "
+                 r"cannot be shared by 2 outputs \(the count must be a multiple of the outputs\)"),
+    Case("split-by-lengths-sum", "ops: shape", "SplitByLengths([x (5,2), lengths = [1, 1]], [a], axis=0)",
+         """
+         feed(x=f32(5, 2), l=np.array([1, 1], np.int32))
+         run_op('SplitByLengths', ['x', 'l'], ['a'], axis=0)
+         """, V, r"op SplitByLengths #0: input 1 blob 'l' \(lengths\) sums to 2, but axis 0 of input 0 blob "
+                 r"'x' \(5, 2\) float32 has size 5 \(they must be equal\)"),
     Case("reshape-two-minus-one", "ops: shape", "Reshape(x, shape=[-1, -1])",
          "feed(x=f32(3, 4)); run_op('Reshape', 'x', ['y', 'old'], shape=[-1, -1])", V,
          r"op Reshape #0: argument 'shape' has more than one -1"),
@@ -917,6 +938,22 @@ CASES = [
          "run_op('GivenTensorIntFill', [], 'y', shape=[2], values=[1.5, 2.5])", T_,
          r"op GivenTensorIntFill #0: argument 'values' must be a list of ints"),
     # ---------------------------------------------------------------- loss ops
+    Case("spatial-softmax-label-range", "ops: loss",
+         "SpatialSoftmaxWithLoss([x (1,3,1,2), labels = [[[0, 3]]]])",
+         """
+         feed(x=f32(1, 3, 1, 2), t=np.array([[[0, 3]]], np.int32))
+         run_op('SpatialSoftmaxWithLoss', ['x', 't'], ['p', 'loss'])
+         """, I, r"op SpatialSoftmaxWithLoss #0: input 1 blob 't': label 3 at pixel 1 \(flat\) is out of "
+                 r"range \[0, 3\) \(the number of classes; -1 is ignored\)",
+         note="Caffe2 enforced it in the forward op only; the gradient op read out of bounds"),
+    Case("spatial-softmax-label-shape", "ops: loss", "SpatialSoftmaxWithLoss([x (2,3,2,2), labels (2,2,3)])",
+         """
+         feed(x=f32(2, 3, 2, 2), t=np.zeros((2, 2, 3), np.int32))
+         run_op('SpatialSoftmaxWithLoss', ['x', 't'], ['p', 'loss'])
+         """, V, r"op SpatialSoftmaxWithLoss #0: input 1 blob 't' \(labels\) must have shape \(N, H, W\) = "
+                 r"\(2, 2, 2\), one per pixel of input 0 blob 'x' \(2, 3, 2, 2\) float32, got "
+                 r"\(2, 2, 3\) int32",
+         note="Caffe2 checked only N and the rank, and read past the labels"),
     Case("label-out-of-range", "ops: loss", "LabelCrossEntropy([p (3,4), label [0, 7, 1]])",
          "feed(p=f32(3, 4), lab=np.array([0, 7, 1], np.int32)); "
          "run_op('LabelCrossEntropy', ['p', 'lab'], 'y')",
@@ -2465,6 +2502,27 @@ CASES = [
          run_op('LengthsTile', ['d', 'l'], ['o'])
          """, V, r"op LengthsTile #0: input 1 blob 'l' \(LENGTHS\) of shape \(2,\) int32 must hold one "
                  r"length per row of input 0 blob 'd' of shape \(3, 2\) float32"),
+    Case("pack-rnn-sequence-lengths-sum", "ops: ranges", "PackRNNSequence(values (5, 2), lengths = [2, 4])",
+         """
+         feed(v=f32(5, 2), l=np.array([2, 4], np.int32))
+         run_op('PackRNNSequence', ['v', 'l'], ['o'])
+         """, V, r"op PackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 6, but "
+                 r"input 0 blob 'v' of shape \(5, 2\) float32 has 5 rows",
+         note="Caffe2 read past the end of values"),
+    Case("unpack-rnn-sequence-columns", "ops: ranges", "UnpackRNNSequence(values (3, 2, 2), lengths (3,))",
+         """
+         feed(p=f32(3, 2, 2), l=np.array([1, 1, 3], np.int32))
+         run_op('UnpackRNNSequence', ['p', 'l'], ['o'])
+         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) of shape \(3,\) int32 must hold one "
+                 r"length per column \(dim 1\) of input 0 blob 'p' of shape \(3, 2, 2\) float32",
+         note="Caffe2 took any dim 1 and read values with the wrong stride"),
+    Case("unpack-rnn-sequence-rows", "ops: ranges", "UnpackRNNSequence(values (3, 2, 2), lengths = [2, 4])",
+         """
+         feed(p=f32(3, 2, 2), l=np.array([2, 4], np.int32))
+         run_op('UnpackRNNSequence', ['p', 'l'], ['o'])
+         """, V, r"op UnpackRNNSequence #0: input 1 blob 'l' \(lengths\) holds 4, more than the 3 rows "
+                 r"\(dim 0\) of input 0 blob 'p' of shape \(3, 2, 2\) float32",
+         note="Caffe2 read past the end of values"),
     Case("lengths-range-fill-negative", "ops: ranges", "LengthsRangeFill(l = [3, -2])",
          """
          feed(l=np.array([3, -2], np.int32))

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import hypothesis.strategies as st
+from hypothesis import HealthCheck, assume, is_hypothesis_test, settings
 
 from recurrent import core, test_util, workspace
+from recurrent.gradient_checker import GradientChecker
 from recurrent import hypothesis_test_util as hu
 from recurrent.proto import caffe2_pb2
 from recurrent.serialized_test import serialized_test_util as serial
@@ -86,6 +88,18 @@ class TestAssertions(hu.HypothesisTestCase):
         a, b = x, (x[::-1] + 0.5).astype(np.float32)
         mul = core.CreateOperator("Mul", ["A", "B"], ["P"])
         self.assertGradientChecks(hu.cpu_do, mul, [a, b], 1, [0], threshold=0.01, stepsize=0.01)
+
+    def test_gradient_check_of_a_transposed_input(self):
+        # a Fortran-ordered input (Caffe2's matmul_op_test passes Y.transpose()): the checker must
+        # perturb the array it feeds, not a reshaped copy (which gave an estimate of 0 everywhere)
+        x = np.array([[1.0, -2.0]], np.float32)
+        y = np.array([[0.5, -1.0], [1.5, 0.25], [-0.75, 1.0]], np.float32).T
+        assert not y.flags.c_contiguous
+        op = core.CreateOperator("MatMul", ["X", "Y"], ["Z"])
+        self.assertGradientChecks(hu.cpu_do, op, [x, y], 1, [0], threshold=0.005, stepsize=0.05)
+        ok, grad, estimate = GradientChecker(0.05, 0.005).CheckSimple(op, [x, y], 1, [0])
+        assert ok and np.abs(estimate).min() > 0.1
+        np.testing.assert_allclose(grad, x.T @ (x @ y), rtol=1e-5)
 
     def test_gradient_check_fails_on_a_wrong_gradient_maker(self):
         x = np.linspace(-1, 1, 6).astype(np.float32)
@@ -315,6 +329,30 @@ def test_serialized_given_runs_a_fixed_example_then_draws():
     result = _run_unittest(Case, "test_n")
     assert result.wasSuccessful(), result.failures + result.errors
     assert len(calls) >= 2
+
+
+def test_serialized_given_honours_settings_applied_above_it():
+    # Caffe2's fc_operator_test puts @settings(max_examples=50, suppress_health_check=[...]) above
+    # @serial.given; hypothesis's pytest plugin refused that as "@settings on a test without @given"
+    calls = []
+
+    class Case(serial.SerializedTestCase):
+        @settings(max_examples=30, suppress_health_check=[HealthCheck.filter_too_much])
+        @serial.given(n=st.integers(0, 10 ** 6))
+        def test_n(self, n):
+            assume(n % 4 == 0)
+            calls.append(n)
+    assert is_hypothesis_test(Case.test_n)
+    result = _run_unittest(Case, "test_n")
+    assert result.wasSuccessful(), result.failures + result.errors
+    assert len(calls) == 1 + 30
+
+
+def test_device_type_constants():
+    assert (caffe2_pb2.CPU, caffe2_pb2.CUDA, caffe2_pb2.HIP) == (0, 1, 6)
+    assert core.DeviceType.HIP == caffe2_pb2.HIP and core.DeviceType.IDEEP == 5
+    assert core.IsGPUDeviceType(caffe2_pb2.HIP) and core.IsGPUDeviceType(caffe2_pb2.CUDA)
+    assert not core.IsGPUDeviceType(caffe2_pb2.CPU) and not core.IsGPUDeviceType(caffe2_pb2.IDEEP)
 
 
 def test_given_helper_shared_by_two_test_methods():

@@ -588,3 +588,119 @@ def test_repeated_runs_reuse_outputs(rng):
     p2, l2 = run("SoftmaxWithLoss", {"X": x, "L": lab}, ["P", "loss"])
     np.testing.assert_array_equal(p1, p2)
     assert l1 == l2
+
+
+# ---------------------------------------------------------------- SpatialSoftmaxWithLoss
+def spatial_ref(x, labels, weights=None, scale=1.0):
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    w = np.ones(labels.shape) if weights is None else weights.astype(np.float64)
+    w = np.where(labels == -1, 0.0, w)
+    safe = np.where(labels == -1, 0, labels)
+    logp = np.log(np.take_along_axis(p, safe[:, None], axis=1)[:, 0])
+    tw = w.sum()
+    return p, (scale * -(w * logp).sum() / tw if tw != 0 else 0.0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_spatial_softmax_with_loss(weighted, scale):
+    rng = np.random.RandomState(3)
+    x = rng.randn(2, 4, 3, 5).astype(np.float32)
+    labels = rng.randint(-1, 4, size=(2, 3, 5)).astype(np.int32)
+    feeds = {"x": x, "t": labels}
+    weights = None
+    if weighted:
+        weights = rng.rand(2, 3, 5).astype(np.float32)
+        feeds["w"] = weights
+    p, loss = run("SpatialSoftmaxWithLoss", feeds, ["p", "loss"], scale=scale)
+    p_ref, loss_ref = spatial_ref(x, labels, weights, scale)
+    assert p.shape == x.shape and loss.shape == ()
+    np.testing.assert_allclose(p, p_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss, loss_ref, rtol=1e-5)
+    # the gradient op against the closed form
+    op = make_op("SpatialSoftmaxWithLoss", list(feeds), ["p", "loss"], scale=scale)
+    grad_ops, g_in = core.GradientRegistry.GetGradientForOp(op, [None, "loss_grad"])
+    assert [(g.type, list(g.input)) for g in grad_ops] == [
+        ("SpatialSoftmaxWithLossGradient",
+         list(feeds)[:2] + (["w"] if weighted else []) + ["p", "loss_grad"])]
+    assert g_in == ["x_grad"] + [None] * (len(feeds) - 1)
+    workspace.FeedBlob("loss_grad", np.float32(2.0))
+    workspace.RunOperatorOnce(grad_ops[0])
+    w = np.ones(labels.shape) if weights is None else weights.astype(np.float64)
+    w = np.where(labels == -1, 0.0, w)
+    onehot = (np.arange(4)[None, :, None, None] == labels[:, None]).astype(np.float64)
+    ref = 2.0 * scale * w[:, None] * (p_ref - onehot) / w.sum()
+    np.testing.assert_allclose(workspace.FetchBlob("x_grad"), ref, rtol=1e-4, atol=1e-6)
+    assert core.GradientRegistry.GetGradientForOp(op, ["p_grad", None])[0] == []
+
+
+def test_spatial_softmax_with_loss_finite_differences():
+    rng = np.random.RandomState(4)
+    x = rng.randn(2, 3, 2, 3).astype(np.float32)
+    labels = np.array([[[0, -1, 2], [1, 1, -1]], [[2, 0, 0], [-1, 1, 2]]], np.int32)
+    weights = rng.rand(2, 2, 3).astype(np.float32) + 0.5
+    checker = GradientChecker(1e-2, 1e-2)
+    for inputs in ([x, labels], [x, labels, weights]):
+        names = ["x", "t", "w"][:len(inputs)]
+        o = make_op("SpatialSoftmaxWithLoss", names, ["p", "loss"])
+        ok, grad, est = checker.CheckSimple(o, inputs, 0, [1])
+        assert ok, (grad, est)
+        assert np.all(grad * (labels == -1)[:, None] == 0) and np.any(grad != 0)  # ignored pixels get 0
+
+
+def test_spatial_softmax_with_loss_all_ignored_and_empty():
+    x = np.random.RandomState(5).randn(2, 3, 2, 2).astype(np.float32)
+    t = -np.ones((2, 2, 2), np.int32)
+    _, loss = run("SpatialSoftmaxWithLoss", {"x": x, "t": t}, ["p", "loss"])
+    assert loss == 0.0
+    _, loss = run("SpatialSoftmaxWithLoss", {"x": np.zeros((0, 3, 2, 2), np.float32),
+                                             "t": np.zeros((0, 2, 2), np.int32)}, ["p", "loss"])
+    assert loss == 0.0
+
+
+def test_spatial_softmax_with_loss_bad_input():
+    x = np.zeros((2, 3, 2, 2), np.float32)
+    feeds = dict(x=x, x3=np.zeros((2, 3, 2), np.float32), t=np.zeros((2, 2, 2), np.int32),
+                 tb=np.array([[[0, 3], [0, 0]], [[0, 0], [-2, 0]]], np.int32),
+                 ts=np.zeros((2, 2, 3), np.int32),
+                 tf=np.zeros((2, 2, 2), np.float32), w=np.ones((2, 2), np.float32))
+    for k, v in feeds.items():
+        workspace.FeedBlob(k, v)
+
+    def fails(exc, pattern, inputs, **args):
+        with pytest.raises(exc, match=pattern):
+            workspace.RunOperatorOnce(make_op("SpatialSoftmaxWithLoss", inputs, ["p", "loss"], **args))
+
+    fails(IndexError, r"^op SpatialSoftmaxWithLoss #0: input 1 blob 'tb': label 3 at pixel 1 \(flat\) is "
+                      r"out of range \[0, 3\) \(the number of classes; -1 is ignored\)$", ["x", "tb"])
+    fails(ValueError, r"^op SpatialSoftmaxWithLoss #0: input 0 blob 'x3' \(logits\) must be 4-D "
+                      r"\(N, D, H, W\), got \(2, 3, 2\) float32$", ["x3", "t"])
+    fails(ValueError, r"^op SpatialSoftmaxWithLoss #0: input 1 blob 'ts' \(labels\) must have shape "
+                      r"\(N, H, W\) = \(2, 2, 2\), one per pixel of input 0 blob 'x' \(2, 3, 2, 2\) float32, "
+                      r"got \(2, 2, 3\) int32$",
+          ["x", "ts"])
+    fails(ValueError, r"input 2 blob 'w' \(weights\) must have shape \(N, H, W\)", ["x", "t", "w"])
+    fails(TypeError, r"op SpatialSoftmaxWithLoss #0: input 1 blob 'tf'", ["x", "tf"])
+    fails(ValueError, r"argument order must be NCHW", ["x", "t"], order="NHWC")
+    fails(ValueError, r"argument scale must be finite", ["x", "t"], scale=float("inf"))
+    # checked at net creation when the inputs hold tensors
+    net = core.Net("sswl_early")
+    net.SpatialSoftmaxWithLoss(["x", "ts"], ["p", "loss"])
+    with pytest.raises(ValueError, match=r"op SpatialSoftmaxWithLoss #0: input 1 blob 'ts' \(labels\)"):
+        workspace.CreateNet(net)
+
+
+def test_spatial_softmax_with_loss_large_logits():
+    # each pixel's max is subtracted before exp: logits of +-200 give exact probabilities, no inf / NaN
+    x = np.zeros((1, 3, 2, 2), np.float32)
+    x[0, 2] = 200.0
+    x[0, 0, 1, 1] = -200.0
+    x[0, 1, 0, 0] = 250.0
+    t = np.array([[[1, 2], [0, 2]]], np.int32)
+    p, loss = run("SpatialSoftmaxWithLoss", {"x": x, "t": t}, ["p", "loss"])
+    p_ref, loss_ref = spatial_ref(x, t)
+    assert np.all(np.isfinite(p)) and np.isfinite(loss)
+    np.testing.assert_allclose(p, p_ref, atol=1e-6)
+    np.testing.assert_allclose(loss, loss_ref, rtol=1e-5)

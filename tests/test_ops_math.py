@@ -118,6 +118,86 @@ def test_fc_bad_inputs(rng):
         workspace.RunOperatorOnce(op("FC", ["x", "w", "b"], ["x"]))
 
 
+# ---------------------------------------------------------------- FCTransposed
+@pytest.mark.parametrize("xs,ws,axis,axis_w", [
+    ((4, 5), (5, 3), 1, 1),
+    ((2, 4, 5), (5, 3), 2, 1),          # over the last axis of a 3-D input
+    ((2, 4, 5), (20, 3), 1, 1),         # X flattened 4 x 5
+    ((2, 4, 5), (4, 5, 3), 1, 2),       # W flattened at axis_w=2 to 20 x 3
+    ((4, 5), (5, 3, 1, 1), 1, 1),       # Caffe2's multi_dim W (K, N, 1, 1): N = 3
+    ((2, 4, 5), (5, 3), -1, -1),        # negative axes
+    ((0, 5), (5, 3), 1, 1),             # M = 0
+    ((4, 0), (0, 3), 1, 1),             # K = 0: Y = b
+])
+def test_fc_transposed(rng, xs, ws, axis, axis_w):
+    x = f32(rng, *xs)
+    w = f32(rng, *ws)
+    ax = axis % len(xs)
+    axw = axis_w % len(ws)
+    N = int(np.prod(ws[axw:]))
+    K = int(np.prod(xs[ax:]))
+    b = f32(rng, N)
+    feed(x=x, w=w, b=b)
+    y = run("FCTransposed", ["x", "w", "b"], ["y"], axis=axis, axis_w=axis_w)
+    x2 = x.reshape(int(np.prod(xs[:ax])), K)
+    w2 = w.reshape(K, N)
+    close(y, (x2 @ w2 + b).reshape(xs[:ax] + (N,)))
+    # FC with W^T gives the same
+    feed(wt=np.ascontiguousarray(w2.T))
+    close(run("FC", ["x", "wt", "b"], ["yf"], axis=axis), y)
+
+    dy = f32(rng, *y.shape)
+    feed(dy=dy)
+    dw, db, dx = run("FCTransposedGradient", ["x", "w", "dy"], ["dw", "db", "dx"], axis=axis, axis_w=axis_w)
+    dy2 = dy.reshape(x2.shape[0], N)
+    close(dw, (x2.T @ dy2).reshape(ws))
+    close(db, dy2.sum(0))
+    close(dx, (dy2 @ w2.T).reshape(xs))
+    dw2, db2 = run("FCTransposedGradient", ["x", "w", "dy"], ["dw2", "db2"], axis=axis, axis_w=axis_w)
+    close(dw2, dw, 0)
+    close(db2, db, 0)
+
+
+@pytest.mark.parametrize("xs,ws,args", [
+    ((3, 4), (4, 5), {}),
+    ((2, 3, 4), (4, 5), {"axis": 2}),
+    ((2, 6), (6, 5, 1), {}),               # W (K, N, 1): N = 5
+])
+def test_fc_transposed_gradient(rng, xs, ws, args):
+    N = int(np.prod(ws[args.get("axis_w", 1):]))
+    o = core.CreateOperator("FCTransposed", ["x", "w", "b"], ["y"], **args)
+    check_grads(o, [f32(rng, *xs), f32(rng, *ws), f32(rng, N)])
+    ops, g = core.GradientRegistry.GetGradientForOp(o, ["y_grad"])
+    assert g == ["x_grad", "w_grad", "b_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [
+        ("FCTransposedGradient", ["x", "w", "y_grad"], ["w_grad", "b_grad", "x_grad"])]
+    assert core.GradientRegistry.GetGradientForOp(o, [None]) == ([], [None, None, None])
+
+
+def test_fc_transposed_bad_inputs(rng):
+    feed(x=f32(rng, 4, 5), w=f32(rng, 6, 3), b=f32(rng, 3), w2=f32(rng, 5, 3), b2=f32(rng, 4),
+         dy=f32(rng, 4, 2), xi=np.ones((4, 5), np.int32))
+    fails(ValueError, "op FCTransposed #0: input 1 blob 'w' of shape (6, 3) float32 does not fit input 0 "
+          "blob 'x' of shape (4, 5) float32: K is 5 from 'x' (axis=1) but 6 from 'w' (the dims before "
+          "axis_w=1; FCTransposed's W is K x N)", "FCTransposed", ["x", "w", "b"])
+    fails(ValueError, "op FCTransposed #0: input 2 blob 'b2' must have shape (3,) (N of input 1 blob 'w2' "
+          "(5, 3) float32), got (4,) float32", "FCTransposed", ["x", "w2", "b2"])
+    with pytest.raises(TypeError, match=r"op FCTransposed #0: input 0 blob 'xi' must be float32"):
+        workspace.RunOperatorOnce(op("FCTransposed", ["xi", "w2", "b"], ["y"]))
+    with pytest.raises(ValueError, match=r"op FCTransposedGradient #0: input 2 blob 'dy' of shape \(4, 2\) "
+                                         r"float32 must be the output gradient of shape \(M=4\) x \(N=3\)"):
+        workspace.RunOperatorOnce(op("FCTransposedGradient", ["x", "w2", "dy"], ["dw", "db", "dx"]))
+    with pytest.raises(ValueError, match=r"op FCTransposed #0: .*'x'.*axis=3"):
+        workspace.RunOperatorOnce(op("FCTransposed", ["x", "w2", "b"], ["y"], axis=3))
+    with pytest.raises(ValueError, match=r"op FCTransposed #0: .*'w2'.*axis_w=2"):
+        workspace.RunOperatorOnce(op("FCTransposed", ["x", "w2", "b"], ["y"], axis_w=2))
+    # checked at net creation when the inputs hold tensors
+    net = core.Net("fct_early")
+    net.FCTransposed(["x", "w", "b"], "y")
+    with pytest.raises(ValueError, match=r"op FCTransposed #0: input 1 blob 'w' of shape \(6, 3\)"):
+        workspace.CreateNet(net)
+
+
 # ---------------------------------------------------------------- MatMul
 @pytest.mark.parametrize("ta", [0, 1])
 @pytest.mark.parametrize("tb", [0, 1])

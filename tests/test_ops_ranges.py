@@ -362,6 +362,8 @@ def test_mod_bad_input():
      r"padding_value 0.5 must be a whole number"),
     ("ScatterAssign", ["d", "l3", "l3"], ["d"], {}, TypeError, r"input 2 blob 'l3'"),
     ("Mod", ["d"], ["o"], dict(divisor=2), TypeError, r"input 0 blob 'd' must be int32"),
+    ("PackRNNSequence", ["v", "l3"], ["o"], {}, ValueError, r"\(values\) must have at least 2 dims"),
+    ("UnpackRNNSequence", ["d", "l3"], ["o"], {}, ValueError, r"\(values\) must have at least 3 dims"),
 ])
 def test_shapes_checked_at_net_creation(rng, type_, inputs, outputs, args, exc, pattern):
     feed(d=f32(rng, 4, 2), v=f32(rng, 5), l3=i32([1, 0, 1]), a=np.float32(0), m=i32(np.zeros((2, 2))))
@@ -372,3 +374,95 @@ def test_shapes_checked_at_net_creation(rng, type_, inputs, outputs, args, exc, 
     # the workspace stays usable
     feed(l=i32([1, 2]))
     np.testing.assert_array_equal(run("LengthsRangeFill", ["l"], ["r"]), [0, 0, 1])
+
+
+# ---------------------------------------------------------------- PackRNNSequence / UnpackRNNSequence
+def pack_ref(values, lengths):
+    T, N = (int(lengths.max()) if lengths.size else 0), lengths.size
+    out = np.zeros((T, N) + values.shape[1:], values.dtype)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
+    for c in range(N):
+        out[:lengths[c], c] = values[offsets[c]:offsets[c + 1]]
+    return out
+
+
+def unpack_ref(packed, lengths):
+    return np.concatenate([packed[:lengths[c], c] for c in range(lengths.size)]
+                          + [np.zeros((0,) + packed.shape[2:], packed.dtype)])
+
+
+@pytest.mark.parametrize("feature", [(3,), (2, 3), (0,)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_pack_unpack_rnn_sequence_forward(rng, feature, dtype):
+    lengths = i32([2, 3, 0, 1, 2])
+    values = data_of(rng, dtype, 8, *feature)
+    feed(v=values, l=lengths)
+    packed = run("PackRNNSequence", ["v", "l"], ["p"])
+    assert packed.dtype == dtype and packed.shape == (3, 5) + feature
+    np.testing.assert_array_equal(packed, pack_ref(values, lengths))
+    # Caffe2's doc example: [v1..v8], lengths [2, 3, 1, 2] -> columns [v1 v2], [v3 v4 v5], [v6], [v7 v8]
+    feed(v=np.arange(1, 9, dtype=np.float32).reshape(8, 1), l=i32([2, 3, 1, 2]))
+    np.testing.assert_array_equal(run("PackRNNSequence", ["v", "l"], ["p"])[..., 0],
+                                  [[1, 3, 6, 7], [2, 4, 0, 8], [0, 5, 0, 0]])
+    # Unpack inverts Pack, and reads only rows r < lengths[c] (a packed blob with more rows works)
+    feed(p=packed, l=lengths)
+    np.testing.assert_array_equal(run("UnpackRNNSequence", ["p", "l"], ["u"]), values)
+    tall = data_of(rng, dtype, 6, 5, *feature)
+    feed(p=tall)
+    out = run("UnpackRNNSequence", ["p", "l"], ["u"])
+    assert out.shape == (8,) + feature
+    np.testing.assert_array_equal(out, unpack_ref(tall, lengths))
+
+
+def test_pack_unpack_rnn_sequence_empty(rng):
+    feed(v=np.zeros((0, 3), np.float32), l=i32([]))
+    assert run("PackRNNSequence", ["v", "l"], ["p"]).shape == (0, 0, 3)
+    assert run("UnpackRNNSequence", ["p", "l"], ["u"]).shape == (0, 3)
+    feed(v=np.zeros((0, 3), np.float32), l=i32([0, 0]))
+    assert run("PackRNNSequence", ["v", "l"], ["p"]).shape == (0, 2, 3)
+    assert run("UnpackRNNSequence", ["p", "l"], ["u"]).shape == (0, 3)
+
+
+def test_pack_unpack_rnn_sequence_gradient(rng):
+    lengths = i32([2, 3, 0, 1])
+    p = op("PackRNNSequence", ["v", "l"], ["p"])
+    check_grads(p, [f32(rng, 6, 2, lo=-2, hi=2), lengths], indices=[0])
+    u = op("UnpackRNNSequence", ["q", "l"], ["u"])
+    check_grads(u, [f32(rng, 3, 4, 2, lo=-2, hi=2), lengths], indices=[0])
+    ops, g_in = G(p, ["p_grad"])
+    assert [(x.type, list(x.input), list(x.output)) for x in ops] == [
+        ("UnpackRNNSequence", ["p_grad", "l"], ["v_grad"])]
+    assert g_in == ["v_grad", None]
+    ops, g_in = G(u, ["u_grad"])
+    assert [(x.type, list(x.input), list(x.output)) for x in ops] == [
+        ("PackRNNSequence", ["u_grad", "l"], ["q_grad"])]
+    assert g_in == ["q_grad", None]
+    assert G(p, [None]) == ([], [None, None])
+
+
+def test_pack_unpack_rnn_sequence_bad_input(rng):
+    keep = f32(rng, 2)
+    feed(v=f32(rng, 5, 2), v1=f32(rng, 5), p=f32(rng, 3, 2, 2), o=keep, l=i32([2, 3]), ln=i32([2, -1, 4]),
+         l3=i32([1, 1, 3]), lw=i32([2, 4]), l2d=i32([[2, 3]]), lf=np.float32([2, 3]))
+    fails(ValueError, "op PackRNNSequence #0: input 0 blob 'v1' (values) must have at least 2 dims "
+          "((rows, feature...)), got (5,) float32", "PackRNNSequence", ["v1", "l"])
+    fails(ValueError, "op PackRNNSequence #0: input 1 blob 'lw' (lengths) of shape (2,) int32 sums to 6, "
+          "but input 0 blob 'v' of shape (5, 2) float32 has 5 rows", "PackRNNSequence", ["v", "lw"])
+    fails(ValueError, "op PackRNNSequence #0: input 1 blob 'ln' (lengths) holds -1 at position 1; a length "
+          "must not be negative", "PackRNNSequence", ["v", "ln"])
+    fails(ValueError, "op PackRNNSequence #0: input 1 blob 'l2d' (lengths) must be 1-D, got (1, 2) int32",
+          "PackRNNSequence", ["v", "l2d"])
+    with pytest.raises(TypeError, match="op PackRNNSequence #0: input 1 blob 'lf'"):
+        workspace.RunOperatorOnce(op("PackRNNSequence", ["v", "lf"], ["o"]))
+    feed(v8=np.zeros((1,) * 8, np.float32), l1=i32([1]))
+    fails(ValueError, "op PackRNNSequence #0: input 0 blob 'v8' (values) of shape (1, 1, 1, 1, 1, 1, 1, 1) "
+          "float32: the output would have 9 dims, more than the 8 a tensor may have", "PackRNNSequence",
+          ["v8", "l1"])
+    fails(ValueError, "op UnpackRNNSequence #0: input 0 blob 'v' (values) must have at least 3 dims "
+          "((T, N, feature...)), got (5, 2) float32", "UnpackRNNSequence", ["v", "l"])
+    fails(ValueError, "op UnpackRNNSequence #0: input 1 blob 'l3' (lengths) of shape (3,) int32 must hold "
+          "one length per column (dim 1) of input 0 blob 'p' of shape (3, 2, 2) float32", "UnpackRNNSequence",
+          ["p", "l3"])
+    fails(ValueError, "op UnpackRNNSequence #0: input 1 blob 'lw' (lengths) holds 4, more than the 3 rows "
+          "(dim 0) of input 0 blob 'p' of shape (3, 2, 2) float32", "UnpackRNNSequence", ["p", "lw"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()

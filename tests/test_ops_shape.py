@@ -595,3 +595,91 @@ def test_backward_pass_concat_of_the_same_blob(rng):
     workspace.FeedBlob("x", x)
     workspace.RunNetOnce(net)
     np.testing.assert_array_equal(workspace.FetchBlob(grad_map["x"]), np.full((2, 3), 3.0, np.float32))
+
+
+# ---------------------------------------------------------------- SplitByLengths
+def _sbl_ref(x, lengths, n, axis, scale=1):
+    per = len(lengths) // n
+    sizes = [scale * int(np.sum(lengths[k * per:(k + 1) * per])) for k in range(n)]
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+@pytest.mark.parametrize("shape,axis,lengths,n", [
+    ((7, 3), 0, [2, 0, 3, 2], 2),        # two lengths per output
+    ((7, 3), 0, [2, 0, 3, 2], 4),
+    ((2, 6, 2), 1, [1, 2, 3], 3),
+    ((2, 6, 2), -2, [1, 2, 3], 1),
+    ((2, 5), 1, [5], 1),
+    ((0, 3), 0, [], 2),                  # no lengths: every output empty
+    ((0, 3), 0, [0, 0], 2),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_split_by_lengths(rng, shape, axis, lengths, n, dtype):
+    x = (rng.randn(*shape) * 50).astype(dtype)
+    lengths = np.array(lengths, np.int32)
+    outs = run("SplitByLengths", [("x", x), ("l", lengths)], ["y%d" % k for k in range(n)], axis=axis)
+    ref = _sbl_ref(x, lengths, n, axis)
+    assert len(outs) == n
+    for o, r in zip(outs, ref):
+        assert o.dtype == dtype and o.shape == r.shape
+        np.testing.assert_array_equal(o, r)
+
+
+def test_split_by_lengths_default_axis_and_scaling(rng):
+    # as Caffe2: without 'axis' the axis is 1 (order NCHW)
+    x = randn(rng, 2, 6, 3)
+    outs = run("SplitByLengths", [("x", x), ("l", np.array([1, 2, 1, 2], np.int32))], ["a", "b"])
+    for o, r in zip(outs, _sbl_ref(x, np.array([1, 2, 1, 2]), 2, 1)):
+        np.testing.assert_array_equal(o, r)
+    # use_scaling_lengths: lengths [1, 2] over 9 rows count 3 rows each
+    x = randn(rng, 9, 2)
+    outs = run("SplitByLengths", [("x", x), ("l", np.array([1, 2], np.int32))], ["a", "b"], axis=0,
+               use_scaling_lengths=1)
+    np.testing.assert_array_equal(outs[0], x[:3])
+    np.testing.assert_array_equal(outs[1], x[3:])
+
+
+def test_split_by_lengths_gradient(rng):
+    core = pytest.importorskip("recurrent.core")
+    op = _create("SplitByLengths", ["x", "l"], ["a", "b", "c"], axis=0)
+    _check_all(op, [randn(rng, 6, 2), np.array([1, 3, 2], np.int32)], [0], outputs_with_grads=(0, 1, 2))
+    op2 = _create("SplitByLengths", ["x", "l"], ["a", "b"], axis=1, use_scaling_lengths=1)
+    _check_all(op2, [randn(rng, 2, 6), np.array([1, 0, 1, 1], np.int32)], [0], outputs_with_grads=(0, 1))
+    grad_ops, g_input = core.GradientRegistry.GetGradientForOp(op, ["ga", None, "gc"])
+    assert g_input == ["x_grad", None]
+    assert [g.type for g in grad_ops] == ["ConstantFill", "Concat"]
+    assert list(grad_ops[-1].input) == ["ga", "_b_zero_grad", "gc"]
+
+
+def test_split_by_lengths_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 5, 2))
+    for name, v in [("l3", [1, 2, 2]), ("ln", [3, -1, 3, 0]), ("ls", [1, 1, 1, 1]), ("l2", [[2, 3]])]:
+        workspace.FeedBlob(name, np.array(v, np.int32))
+    workspace.FeedBlob("lf", np.array([2.0, 3.0], np.float32))
+    with pytest.raises(ValueError, match=r"^op SplitByLengths #0: input 1 blob 'l3' \(lengths\) of shape "
+                                         r"\(3,\) int32: 3 lengths cannot be shared by 2 outputs"):
+        run("SplitByLengths", ["x", "l3"], ["a", "b"], axis=0)
+    with pytest.raises(ValueError, match=r"^op SplitByLengths #0: input 1 blob 'ln' \(lengths\) holds -1 at "
+                                         r"position 1; a length must not be negative$"):
+        run("SplitByLengths", ["x", "ln"], ["a", "b"], axis=0)
+    with pytest.raises(ValueError, match=r"^op SplitByLengths #0: input 1 blob 'ls' \(lengths\) sums to 4, "
+                                         r"but axis 0 of input 0 blob 'x' \(5, 2\) float32 has size 5 "
+                                         r"\(they must be equal\)$"):
+        run("SplitByLengths", ["x", "ls"], ["a", "b"], axis=0)
+    with pytest.raises(ValueError, match=r"use_scaling_lengths=1: it must be a multiple of the sum"):
+        run("SplitByLengths", ["x", "ls"], ["a", "b"], axis=0, use_scaling_lengths=1)
+    with pytest.raises(ValueError, match=r"input 1 blob 'l2' \(lengths\) must be 1-D, got \(1, 2\) int32"):
+        run("SplitByLengths", ["x", "l2"], ["a", "b"], axis=0)
+    with pytest.raises(TypeError, match=r"op SplitByLengths #0: input 1 blob 'lf'"):
+        run("SplitByLengths", ["x", "lf"], ["a", "b"], axis=0)
+    with pytest.raises(IndexError, match=r"op SplitByLengths #0: axis 2 is out of range for input 0"):
+        run("SplitByLengths", ["x", "l3"], ["a"], axis=2)
+    with pytest.raises(ValueError, match=r"argument 'add_axis' is not one of SplitByLengths'"):
+        run("SplitByLengths", ["x", "l3"], ["a"], axis=0, add_axis=1)
+    # checked at net creation when the inputs hold tensors
+    core = pytest.importorskip("recurrent.core")
+    net = core.Net("sbl_early")
+    net.SplitByLengths(["x", "l3"], ["a", "b"], axis=0)
+    with pytest.raises(ValueError, match=r"op SplitByLengths #0: input 1 blob 'l3' \(lengths\) "
+                                         r"of shape \(3,\)"):
+        workspace.CreateNet(net)

@@ -1,6 +1,6 @@
 /* ops/loss.c -- loss and training operators and their gradient ops:
  *   SquaredL2Distance, AveragedLoss, SumElements, SumSqrElements, Softmax,
- *   SoftmaxWithLoss, LabelCrossEntropy (+ the *Gradient op of each).
+ *   SoftmaxWithLoss, SpatialSoftmaxWithLoss, LabelCrossEntropy (+ the *Gradient op of each).
  *
  * Semantics follow Caffe2 (distance_op, loss_op, reduction_ops, softmax_op,
  * softmax_with_loss_op, cross_entropy_op), with these deliberate differences,
@@ -617,6 +617,149 @@ static rc_status swl_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ SpatialSoftmaxWithLoss */
+
+/* SpatialSoftmaxWithLoss(+Gradient) arguments: scale (finite, default 1). Caffe2 also took 'order'
+ * (NCHW only); NHWC is refused. */
+static rc_status sswl_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = axis_setup(op, err);
+    if (st) return st;
+    axis_state *s = op->state;
+    if ((st = rc_arg_f(&op->def, "scale", 1.0f, &s->scale, err))) return st;
+    if (!isfinite(s->scale))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument scale must be finite, got %g", (double)s->scale);
+    const char *order;
+    if ((st = rc_arg_s(&op->def, "order", "NCHW", &order, err))) return st;
+    if (strcmp(order, "NCHW") != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument order must be NCHW (as Caffe2's CPU op), got '%s'", order);
+    return RC_OK;
+}
+
+/* X float32 (N, D, H, W); T int32 (N, H, W); [W float32 (N, H, W)] at input wi (-1: none); with
+ * values, every label -1 (ignored) or in [0, D). */
+static rc_status sswl_check_inputs(rc_op *op, int wi, int values, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *t = rc_in(op, 1);
+    if (x->ndim != 4)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (logits) must be 4-D (N, D, H, W), got %s",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    const int ins[2] = {1, wi};
+    for (int k = 0; k < 2; k++) {
+        const int i = ins[k];
+        if (i < 0) continue;
+        if (k && (st = rc_check_input(op, i, RC_F32, err))) return st;
+        const rc_tensor *u = rc_in(op, i);
+        if (u->ndim != 3 || u->dims[0] != x->dims[0] || u->dims[1] != x->dims[2] || u->dims[2] != x->dims[3])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have shape (N, H, W) = (%lld, %lld, "
+                              "%lld), one per pixel of input 0 blob '%s' %s, got %s", i, rc_in_name(op, i),
+                              k ? "weights" : "labels", (long long)x->dims[0], (long long)x->dims[2],
+                              (long long)x->dims[3], rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(u));
+    }
+    if (!values) return RC_OK;
+    const int64_t n = rc_tensor_numel(t), D = x->dims[1];
+    const int32_t *lab = n ? rc_i32(t) : NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (lab[i] != -1 && (lab[i] < 0 || (int64_t)lab[i] >= D))
+            return rc_op_fail(op, err, RC_ERR_INDEX, "input 1 blob '%s': label %d at pixel %lld (flat) is out of range "
+                              "[0, %lld) (the number of classes; -1 is ignored)", rc_in_name(op, 1), (int)lab[i],
+                              (long long)i, (long long)D);
+    return RC_OK;
+}
+
+static rc_status sswl_check(rc_op *op, rc_err *err) { return sswl_check_inputs(op, op->n_in > 2 ? 2 : -1, 0, err); }
+
+/* The sum of the weights of the pixels whose label is not -1 (weights NULL: their count). */
+static double sswl_total_weight(int64_t n, const int32_t *lab, const float *w)
+{
+    double tw = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        if (lab[i] != -1) tw += w ? (double)w[i] : 1.0;
+    return tw;
+}
+
+/* SpatialSoftmaxWithLoss: X (N, D, H, W), T (N, H, W) int32 (-1: ignored), [W (N, H, W)] ->
+ * P (shape of X), softmax over D at every pixel; loss () = scale * sum w * (lse - x[label]) / sum w
+ * over the pixels not ignored (0 when that weight is 0). */
+static rc_status sswl_run(rc_op *op, rc_err *err)
+{
+    const axis_state *s = op->state;
+    const int wi = op->n_in > 2 ? 2 : -1;
+    rc_status st = sswl_check_inputs(op, wi, 1, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if ((st = resize_out_like(op, 0, x, err)) || (st = resize_out(op, 1, 0, NULL, err))) return st;
+    const int64_t N = x->dims[0], D = x->dims[1], HW = x->dims[2] * x->dims[3];
+    const float *xd = rc_f32(x), *w = wi >= 0 ? rc_f32(rc_in(op, wi)) : NULL;
+    const int32_t *lab = N * HW ? rc_i32(rc_in(op, 1)) : NULL;
+    float *pd = rc_f32(rc_out(op, 0));
+    double loss = 0.0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t p = 0; p < HW; p++) {
+            const float *xr = xd + i * D * HW + p;
+            float *pr = pd + i * D * HW + p;
+            if (D == 0) continue;
+            float mx = xr[0];
+            for (int64_t c = 1; c < D; c++)
+                if (xr[c * HW] > mx) mx = xr[c * HW];
+            double sum = 0.0;
+            for (int64_t c = 0; c < D; c++) {
+                const float e = expf(xr[c * HW] - mx);
+                pr[c * HW] = e;
+                sum += e;
+            }
+            const float inv = (float)(1.0 / sum);
+            for (int64_t c = 0; c < D; c++) pr[c * HW] *= inv;
+            const int32_t l = lab[i * HW + p];
+            if (l != -1) loss += (w ? (double)w[i * HW + p] : 1.0) * ((double)mx + log(sum) - (double)xr[l * HW]);
+        }
+    const double tw = N * HW ? sswl_total_weight(N * HW, lab, w) : 0.0;
+    rc_f32(rc_out(op, 1))[0] = tw != 0.0 ? (float)((double)s->scale * loss / tw) : 0.0f;
+    return RC_OK;
+}
+
+/* SpatialSoftmaxWithLossGradient: X, T, [W], P (shape of X), dLoss (one value) -> dX (shape of X):
+ * dX[i, c, p] = k * w[i, p] * (P[i, c, p] - [c == T[i, p]]), k = scale * dLoss / sum w over the pixels
+ * not ignored (0 when that is 0); 0 at the ignored pixels. */
+static rc_status sswl_grad_shapes(rc_op *op, int values, rc_err *err)
+{
+    rc_status st;
+    const int pi = op->n_in - 2, gi = op->n_in - 1, wi = op->n_in == 5 ? 2 : -1;
+    if ((st = sswl_check_inputs(op, wi, values, err))) return st;
+    if ((st = rc_check_input(op, pi, RC_F32, err)) || (st = check_same_shape(op, 0, pi, err))) return st;
+    return check_one(op, gi, err);
+}
+
+static rc_status sswl_grad_check(rc_op *op, rc_err *err) { return sswl_grad_shapes(op, 0, err); }
+
+static rc_status sswl_grad_run(rc_op *op, rc_err *err)
+{
+    const axis_state *s = op->state;
+    const int pi = op->n_in - 2, gi = op->n_in - 1, wi = op->n_in == 5 ? 2 : -1;
+    rc_status st = sswl_grad_shapes(op, 1, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const float g = rc_f32(rc_in(op, gi))[0];
+    if ((st = resize_out_like(op, 0, x, err))) return st;
+    const int64_t N = x->dims[0], D = x->dims[1], HW = x->dims[2] * x->dims[3];
+    const float *pd = rc_f32(rc_in(op, pi)), *w = wi >= 0 ? rc_f32(rc_in(op, wi)) : NULL;
+    const int32_t *lab = N * HW ? rc_i32(rc_in(op, 1)) : NULL;
+    float *dx = rc_f32(rc_out(op, 0));
+    const double tw = N * HW ? sswl_total_weight(N * HW, lab, w) : 0.0;
+    const double k = tw != 0.0 ? (double)s->scale * (double)g / tw : 0.0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t p = 0; p < HW; p++) {
+            const int32_t l = lab[i * HW + p];
+            const float kp = l == -1 ? 0.0f : (float)(k * (w ? (double)w[i * HW + p] : 1.0));
+            const float *pr = pd + i * D * HW + p;
+            float *dr = dx + i * D * HW + p;
+            for (int64_t c = 0; c < D; c++) dr[c * HW] = kp * (pr[c * HW] - (c == l ? 1.0f : 0.0f));
+        }
+    return RC_OK;
+}
+
 /* ================================================================ LabelCrossEntropy */
 
 /* X: (N, ...) or (D,) (N = 1); label: (N,) or (N, 1) int32 (values not checked). */
@@ -739,6 +882,10 @@ const rc_op_schema rc_ops_loss[] = {
      "(logits, labels[, weights]) -> (softmax, loss): weighted mean cross-entropy * scale", swl_check},
     {"SoftmaxWithLossGradient", 4, 5, 1, 1, NULL, swl_setup, swl_grad_run, free,
      "(logits, labels[, weights], softmax, dLoss) -> dLogits", swl_grad_check},
+    {"SpatialSoftmaxWithLoss", 2, 3, 2, 2, NULL, sswl_setup, sswl_run, free,
+     "(X (N, D, H, W), labels (N, H, W) int32, -1 ignored[, weights]) -> (softmax over D, loss)", sswl_check},
+    {"SpatialSoftmaxWithLossGradient", 4, 5, 1, 1, NULL, sswl_setup, sswl_grad_run, free,
+     "(X, labels[, weights], softmax, dLoss) -> dX", sswl_grad_check},
     {"LabelCrossEntropy", 2, 2, 1, 1, NULL, NULL, lce_run, NULL,
      "Y (N,) = -log(max(X[i, label_i], 1e-20))", lce_check},
     {"LabelCrossEntropyGradient", 3, 3, 1, 1, NULL, NULL, lce_grad_run, NULL,

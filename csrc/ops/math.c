@@ -522,6 +522,106 @@ int rc_fc_bind_sum(rc_op *fc, rc_op *sum)
     return 1;
 }
 
+/* ---------------------------------------------------------------- FCTransposed */
+/* Caffe2's FCTransposed: FC with W stored (K, N) instead of (N, K). Plain GEMMs:
+ * none of FC's packing, fused Sum or RecurrentNetwork gradient flags. */
+static rc_status fct_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (!st) st = rc_arg_i(&op->def, "axis", 1, &a->axis, err);
+    if (!st) st = rc_arg_i(&op->def, "axis_w", 1, &a->axis2, err);
+    return st;
+}
+
+/* X (input 0) flattened at axis to M x K; W (input 1): N = prod(W.shape[axis_w:]) and K of X =
+ * prod(W.shape[:axis_w]), W read as K x N; X, W, dY / b (input 2) float32. grad: input 2 is dY
+ * (M x N elements ending in N), else b of shape (N,). */
+static rc_status fct_shapes(rc_op *op, int grad, int *ax, int64_t *M, int64_t *N, int64_t *K, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = check_f32(op, i, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *t = rc_in(op, 2);
+    int axw = 0;
+    if ((st = canon_axis(op, 0, "axis", a->axis, ax, err)) || (st = canon_axis(op, 1, "axis_w", a->axis2, &axw, err)))
+        return st;
+    *M = rc_dims_prod(x, 0, *ax);
+    *K = rc_dims_prod(x, *ax, x->ndim);
+    *N = rc_dims_prod(w, axw, w->ndim);
+    const int64_t kw = rc_dims_prod(w, 0, axw);
+    if (kw != *K)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' of shape %s does not fit input 0 blob '%s' of shape %s: K is %lld "
+                          "from '%s' (axis=%d) but %lld from '%s' (the dims before axis_w=%d; FCTransposed's W is "
+                          "K x N)", rc_in_name(op, 1), RC_SHAPE(w), rc_in_name(op, 0), RC_SHAPE(x), (long long)*K,
+                          rc_in_name(op, 0), *ax, (long long)kw, rc_in_name(op, 1), axw);
+    if ((st = check_blas(op, *M, *N, *K, err))) return st;
+    if (!grad && (t->ndim != 1 || t->dims[0] != *N))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' must have shape (%lld,) (N of input 1 blob '%s' %s), got %s",
+                          rc_in_name(op, 2), (long long)*N, rc_in_name(op, 1), RC_SHAPE(w), RC_SHAPE(t));
+    if (grad && (rc_tensor_numel(t) != *M * *N || (t->ndim > 0 && t->dims[t->ndim - 1] != *N && *M * *N != 0)))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
+                          "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(t),
+                          (long long)*M, (long long)*N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
+                          RC_SHAPE(w));
+    return RC_OK;
+}
+
+static rc_status fct_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    int64_t M, N, K;
+    return fct_shapes(op, 0, &ax, &M, &N, &K, err);
+}
+
+static rc_status fct_grad_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    int64_t M, N, K;
+    return fct_shapes(op, 1, &ax, &M, &N, &K, err);
+}
+
+/* FCTransposed: X [M, K], W [K, N], b [N] -> Y = X W + b, shape X.shape[:axis] + [N]. */
+static rc_status fct_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int ax = 0;
+    int64_t M, N, K;
+    if ((st = fct_shapes(op, 0, &ax, &M, &N, &K, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int64_t yd[RC_MAX_DIMS];
+    for (int i = 0; i < ax; i++) yd[i] = x->dims[i];
+    yd[ax] = N;
+    if ((st = resize_out(op, 0, ax + 1, yd, err))) return st;
+    float *y = rc_f32(rc_out(op, 0));
+    rc_k_fill_rows(M, N, rc_f32(rc_in(op, 2)), y);
+    rc_sgemm(0, 0, M, N, K, 1.f, rc_f32(x), rc_f32(rc_in(op, 1)), 1.f, y);
+    return RC_OK;
+}
+
+/* FCTransposedGradient: X [M, K], W [K, N], dY [M, N] -> dW [K, N] = X^T dY, db [N] = colsum(dY),
+ * dX [M, K] = dY W^T (optional third output), shapes those of W, b, X. */
+static rc_status fct_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    int ax = 0;
+    int64_t M, N, K;
+    if ((st = fct_shapes(op, 1, &ax, &M, &N, &K, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
+    const int64_t nd[1] = {N};
+    if ((st = resize_out_like(op, 0, w, err)) || (st = resize_out(op, 1, 1, nd, err))) return st;
+    if (op->n_out > 2 && (st = resize_out_like(op, 2, x, err))) return st;
+    const float *dy = rc_f32(rc_in(op, 2));
+    rc_sgemm(1, 0, K, N, M, 1.f, rc_f32(x), dy, 0.f, rc_f32(rc_out(op, 0)));
+    rc_k_col_sum(M, N, dy, rc_f32(rc_out(op, 1)));
+    if (op->n_out > 2) rc_sgemm(0, 1, M, K, N, 1.f, dy, rc_f32(w), 0.f, rc_f32(rc_out(op, 2)));
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- MatMul */
 static rc_status matmul_setup(rc_op *op, rc_err *err)
 {
@@ -1425,6 +1525,10 @@ const rc_op_schema rc_ops_math[] = {
      fc_check},
     {"FCGradient", 3, 3, 2, 3, NULL, fc_setup, fc_grad_run, math_args_free, "(X, W, dY) -> (dW, db[, dX])",
      fc_grad_check},
+    {"FCTransposed", 3, 3, 1, 1, NULL, fct_setup, fct_run, math_args_free,
+     "Y = X W + b, W stored (K, N) (args axis, axis_w)", fct_check},
+    {"FCTransposedGradient", 3, 3, 2, 3, NULL, fct_setup, fct_grad_run, math_args_free,
+     "(X, W (K, N), dY) -> (dW, db[, dX])", fct_grad_check},
     {"MatMul", 2, 3, 1, 1, NULL, matmul_setup, matmul_run, math_args_free,
      "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape", matmul_check},
     {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ...", sum_check},

@@ -10,6 +10,8 @@
  *   LengthsPad(DATA, LENGTHS) -> OUTPUT           args padding_value (-1), target_length (required, >= 1)
  *   ScatterAssign(DATA, INDICES, SLICES) -> DATA  in place
  *   Mod(X) -> Y                                   args divisor (required, != 0), sign_follow_divisor (0)
+ *   PackRNNSequence(values, lengths) -> output
+ *   UnpackRNNSequence(values, lengths) -> output
  *
  * Lengths are int32 1-D and non-negative: a negative one is a ValueError
  * naming the blob, its position and its value (Caffe2 checked it in
@@ -57,6 +59,15 @@
  * non-zero result of the other sign gets divisor added). divisor must be a
  * non-zero int32 value (checked at creation; Caffe2 documented >= 1 but let
  * 0 divide by zero). INT32_MIN % -1 is 0 (Caffe2 trapped). Y may be X's blob.
+ * PackRNNSequence: values (sum(lengths), ...) with ndim >= 2 (as Caffe2),
+ * lengths (N,) -> output (T, N, ...), T = max(lengths) (0 when N = 0):
+ * output[r, c] = row offset_c + r of values for r < lengths[c], zero after
+ * (offset_c = lengths[0] + ... + lengths[c - 1]). lengths must sum to the rows
+ * of values (Caffe2 read past values' end when they summed to more).
+ * UnpackRNNSequence, its inverse: values (T, N, ...) with ndim >= 3 (as
+ * Caffe2), T >= max(lengths), one length per column (dim 1) -> output
+ * (sum(lengths), ...). Caffe2 took any dim 1 and T and read outside values
+ * when they did not fit. Each is the other's gradient (Python makers).
  *
  * No global state; nothing allocates except the resize of the outputs and
  * LengthsGather's segment offsets (owned by the op's state, grown when the
@@ -582,6 +593,95 @@ static rc_status mod_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ PackRNNSequence / UnpackRNNSequence */
+
+/* values f32/i32 with ndim >= 2 (Pack) or >= 3 (Unpack), lengths int32 (N,);
+ * Unpack: one length per column of values (dim 1). */
+static rc_status pack_check_common(rc_op *op, int unpack, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_checks_rows_any(op, 0, "values", 0, err)) || (st = rc_checks_i32_vector(op, 1, "lengths", err)))
+        return st;
+    const rc_tensor *x = rc_in(op, 0), *l = rc_in(op, 1);
+    const int want = unpack ? 3 : 2;
+    if (x->ndim < want)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (values) must have at least %d dims (%s), "
+                          "got %s", rc_in_name(op, 0), want, unpack ? "(T, N, feature...)" : "(rows, feature...)",
+                          RC_SHAPE(x));
+    if (!unpack && x->ndim >= RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (values) of shape %s: the output would have "
+                          "%d dims, more than the %d a tensor may have", rc_in_name(op, 0), RC_SHAPE(x),
+                          x->ndim + 1, RC_MAX_DIMS);
+    if (unpack && x->dims[1] != l->dims[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) of shape %s must hold one length per "
+                          "column (dim 1) of input 0 blob '%s' of shape %s", rc_in_name(op, 1), RC_SHAPE(l),
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    return RC_OK;
+}
+
+static rc_status pack_check(rc_op *op, rc_err *err) { return pack_check_common(op, 0, err); }
+static rc_status unpack_check(rc_op *op, rc_err *err) { return pack_check_common(op, 1, err); }
+
+/* len (N,) non-negative, row = bytes of one feature block. unpack = 0:
+ * seq (sum(len), row) -> packed (T, N, row), zeroed first; unpack = 1:
+ * packed (T, N, row) -> seq (sum(len), row). Rows r >= len[c] of packed are
+ * neither read nor written (they are zero after a pack). */
+static void pack_kernel(int unpack, int64_t N, const int32_t *len, size_t row, const unsigned char *in,
+                        unsigned char *out)
+{
+    int64_t offset = 0;
+    for (int64_t c = 0; c < N; c++) {
+        for (int32_t r = 0; r < len[c]; r++) {
+            const int64_t seq = offset + r, packed = (int64_t)r * N + c;
+            memcpy(out + (size_t)(unpack ? seq : packed) * row, in + (size_t)(unpack ? packed : seq) * row, row);
+        }
+        offset += len[c];
+    }
+}
+
+static rc_status pack_run_common(rc_op *op, int unpack, rc_err *err)
+{
+    rc_status st = pack_check_common(op, unpack, err);
+    if (st) return st;
+    int64_t sum = 0;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *l = rc_in(op, 1);
+    const int64_t N = l->dims[0];
+    const int32_t *len = N ? rc_i32(l) : NULL;
+    int32_t T = 0;
+    for (int64_t c = 0; c < N; c++)
+        if (len[c] > T) T = len[c];
+    int64_t dims[RC_MAX_DIMS];
+    int ndim;
+    if (unpack) {
+        if (x->dims[0] < T)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) holds %d, more than the %lld "
+                              "rows (dim 0) of input 0 blob '%s' of shape %s", rc_in_name(op, 1), (int)T,
+                              (long long)x->dims[0], rc_in_name(op, 0), RC_SHAPE(x));
+        ndim = x->ndim - 1;
+        dims[0] = sum;
+        for (int d = 2; d < x->ndim; d++) dims[d - 1] = x->dims[d];
+    } else {
+        if ((st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+        ndim = x->ndim + 1;
+        dims[0] = T;
+        dims[1] = N;
+        for (int d = 1; d < x->ndim; d++) dims[d + 1] = x->dims[d];
+    }
+    rc_tensor *y = rc_out(op, 0);
+    if (rc_tensor_resize(y, x->dtype, ndim, dims, err)) return out_fail(op, 0, err);
+    const size_t row = (size_t)rc_dims_prod(x, unpack ? 2 : 1, x->ndim) * rc_dtype_size(x->dtype);
+    const int64_t ny = rc_tensor_numel(y);
+    if (ny == 0) return RC_OK;
+    if (!unpack) memset(rc_tensor_data(y), 0, (size_t)ny * rc_dtype_size(y->dtype));
+    if (sum == 0 || row == 0) return RC_OK;
+    pack_kernel(unpack, N, len, row, rc_tensor_data(x), rc_tensor_data(y));
+    return RC_OK;
+}
+
+static rc_status pack_run(rc_op *op, rc_err *err) { return pack_run_common(op, 0, err); }
+static rc_status unpack_run(rc_op *op, rc_err *err) { return pack_run_common(op, 1, err); }
+
 /* ================================================================ table */
 
 const rc_op_schema rc_ops_ranges[] = {
@@ -604,5 +704,11 @@ const rc_op_schema rc_ops_ranges[] = {
      "(DATA (N, ...), INDICES int32, SLICES) -> DATA in place: DATA[INDICES[k]] = SLICES[k]", sassign_check},
     {"Mod", 1, 1, 1, 1, rc_inplace_first, mod_setup, mod_run, NULL,
      "(X int32) -> Y: X % divisor, sign of X or (sign_follow_divisor=1) of divisor", mod_check},
+    {"PackRNNSequence", 2, 2, 1, 1, NULL, NULL, pack_run, NULL,
+     "(values (sum, ...), lengths (N,) int32) -> output (max(lengths), N, ...): sequences as columns, zero-padded",
+     pack_check},
+    {"UnpackRNNSequence", 2, 2, 1, 1, NULL, NULL, unpack_run, NULL,
+     "(values (T, N, ...), lengths (N,) int32) -> output (sum, ...): the inverse of PackRNNSequence",
+     unpack_check},
     {0},
 };

@@ -1,4 +1,4 @@
-/* ops/shape.c -- shape operators: Concat, Split, Reshape, Flatten, FlattenToVec, ResizeLike,
+/* ops/shape.c -- shape operators: Concat, Split, SplitByLengths, Reshape, Flatten, FlattenToVec, ResizeLike,
  * Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient. All but
  * SliceGradient work on any dtype (float32, int32): they move 4-byte elements
  * without looking at them.
@@ -120,6 +120,7 @@ typedef struct axis_state {
     int64_t axis;
     int add_axis;
     int nsplit;             /* Split: sizes from argument 'split' (0: none) */
+    int scaling;            /* SplitByLengths: use_scaling_lengths */
     int64_t *split;         /* owned */
     int64_t *sizes;         /* per-input / per-output sizes along the axis (scratch, owned) */
 } axis_state;
@@ -324,12 +325,11 @@ static rc_status split_check(rc_op *op, rc_err *err)
     return split_shapes(op, 0, &ax, err);
 }
 
-static rc_status split_run(rc_op *op, rc_err *err)
+/* Writes the outputs of Split / SplitByLengths: input 0 cut along axis ax by s->sizes (checked). */
+static rc_status split_copy(rc_op *op, int ax, rc_err *err)
 {
     axis_state *s = op->state;
-    int ax = 0;
-    rc_status st = split_shapes(op, 1, &ax, err);
-    if (st) return st;
+    rc_status st;
     const rc_tensor *x = rc_in(op, 0);
     int64_t channels = x->dims[ax];
     int nout = op->n_out;
@@ -355,6 +355,87 @@ static rc_status split_run(rc_op *op, rc_err *err)
         off += orow;
     }
     return RC_OK;
+}
+
+static rc_status split_run(rc_op *op, rc_err *err)
+{
+    int ax = 0;
+    rc_status st = split_shapes(op, 1, &ax, err);
+    return st ? st : split_copy(op, ax, err);
+}
+
+/* ---------------------------------------------------------------- SplitByLengths */
+/* SplitByLengths(input, lengths) -> Y_0..Y_{n-1} (Caffe2's): lengths (L,) int32 with L a multiple of n;
+ * output k gets the rows along axis of the k-th run of L / n lengths. axis as Split's (default 1, or
+ * 'order'); use_scaling_lengths=1: each length counts input.shape[axis] / sum(lengths) rows. */
+static rc_status sbl_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = axis_setup(op, op->n_out, err);
+    if (st) return st;
+    axis_state *s = op->state;
+    if (s->add_axis)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'add_axis' is not one of SplitByLengths' (Split's only)");
+    int64_t sc;
+    if ((st = rc_arg_i(&op->def, "use_scaling_lengths", 0, &sc, err))) return st;
+    s->scaling = sc != 0;
+    return RC_OK;
+}
+
+/* The input, the axis (*pax) and the output sizes (into s->sizes); values=0 stops before reading
+ * the lengths (the check at creation). */
+static rc_status sbl_shapes(rc_op *op, int values, int *pax, rc_err *err)
+{
+    axis_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (!st) st = rc_check_input(op, 1, RC_I32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *l = rc_in(op, 1);
+    if (l->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) must be 1-D, got %s", rc_in_name(op, 1),
+                          RC_SHAPE(l));
+    if ((st = canonical_axis(op, s->axis, x->ndim, "input 0", pax, err))) return st;
+    const int64_t L = l->dims[0], n = op->n_out, per = L / n;
+    if (L % n)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) of shape %s: %lld lengths cannot be "
+                          "shared by %lld outputs (the count must be a multiple of the outputs)", rc_in_name(op, 1),
+                          RC_SHAPE(l), (long long)L, (long long)n);
+    if (!values) return RC_OK;
+    const int32_t *v = L ? rc_i32(l) : NULL;
+    int64_t sum = 0;
+    for (int64_t i = 0; i < L; i++) {
+        if (v[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) holds %d at position %lld; a length "
+                              "must not be negative", rc_in_name(op, 1), (int)v[i], (long long)i);
+        sum += v[i];
+    }
+    const int64_t channels = x->dims[*pax];
+    int64_t mult = 1;
+    if (s->scaling ? (sum ? channels % sum != 0 : channels != 0) : sum != channels)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (lengths) sums to %lld, but axis %d of input 0 "
+                          "blob '%s' %s has size %lld (%s)", rc_in_name(op, 1), (long long)sum, *pax, rc_in_name(op, 0),
+                          RC_SHAPE(x), (long long)channels,
+                          s->scaling ? "use_scaling_lengths=1: it must be a multiple of the sum, 0 for a sum of 0"
+                                     : "they must be equal");
+    if (s->scaling && sum) mult = channels / sum;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t t = 0;
+        for (int64_t i = k * per; i < (k + 1) * per; i++) t += v[i];
+        s->sizes[k] = t * mult;
+    }
+    return RC_OK;
+}
+
+static rc_status sbl_check(rc_op *op, rc_err *err)
+{
+    int ax;
+    return sbl_shapes(op, 0, &ax, err);
+}
+
+static rc_status sbl_run(rc_op *op, rc_err *err)
+{
+    int ax = 0;
+    rc_status st = sbl_shapes(op, 1, &ax, err);
+    return st ? st : split_copy(op, ax, err);
 }
 
 /* ---------------------------------------------------------------- Reshape */
@@ -1043,6 +1124,8 @@ const rc_op_schema rc_ops_shape[] = {
      "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis", concat_check},
     {"Split", 1, 2, 1, -1, NULL, split_setup, split_run, axis_state_free,
      "Y_0..Y_n = X cut along 'axis' by 'split' / input 1 / equally; add_axis=1 drops the axis", split_check},
+    {"SplitByLengths", 2, 2, 1, -1, NULL, sbl_setup, sbl_run, axis_state_free,
+     "Y_0..Y_n = X cut along 'axis' (default 1) by runs of len(lengths) / n lengths (use_scaling_lengths)", sbl_check},
     {"Reshape", 1, 2, 2, 2, rc_inplace_first, reshape_setup, reshape_run, free_plain,
      "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)", reshape_check},
     {"Flatten", 1, 1, 1, 1, NULL, flatten_setup, flatten_run, free_plain,
