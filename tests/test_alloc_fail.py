@@ -260,6 +260,13 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "mom_b", shape=[8], value=0.0)
     init.ConstantFill([], "mom_b2", shape=[8], value=0.0)
     init.ConstantFill([], "wsum_w", shape=[1], value=0.5)
+    init.GivenTensorFill([], "pr_v", shape=[6, 2], values=rng.uniform(-1, 1, 12).tolist())
+    init.GivenTensorIntFill([], "pr_len", shape=[3], values=[2, 3, 1])
+    init.GivenTensorIntFill([], "sbl_len", shape=[4], values=[1, 2, 3, 0])
+    for b, shape in (("fct_x", [3, 4]), ("fct_w", [4, 5]), ("fct_b", [5]), ("ssm_x", [2, 3, 2, 2])):
+        init.GivenTensorFill([], b, shape=shape, values=rng.uniform(-1, 1, int(np.prod(shape))).tolist())
+    init.GivenTensorIntFill([], "ssm_t", shape=[2, 2, 2], values=[0, 2, -1, 1, 1, 1, 0, -1])
+    init.GivenTensorFill([], "ssm_w", shape=[2, 2, 2], values=[1.0, 0.5, 1.0, 2.0, 1.0, 1.0, 0.0, 1.0])
     init.ConstantFill([], "m1_w", shape=[8], value=0.0)
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
@@ -371,6 +378,14 @@ def build_ops_net(name="af_ops"):
     # flattened, with their gradients (TopKGradient, Div, Mul, TileGradient, ResizeLike)
     tk_v = net.TopK(sc, ["tk_v", "tk_i", "tk_f"], k=3)[0]
     # TopK with k larger than the axis (sc's first 2 columns, k=3): padded with 0 / -1, with its gradient
+    # PackRNNSequence / UnpackRNNSequence (each the other's gradient), FCTransposed, SplitByLengths and
+    # SpatialSoftmaxWithLoss, with their gradients
+    pr_u = net.UnpackRNNSequence([net.PackRNNSequence(["pr_v", "pr_len"], "pr_p"), "pr_len"], "pr_u")
+    fct = net.FCTransposed(["fct_x", "fct_w", "fct_b"], "fct_y")
+    sbl = net.SplitByLengths(["pr_v", "sbl_len"], ["sbl_a", "sbl_b"], axis=0)
+    ssm_loss = net.SpatialSoftmaxWithLoss(["ssm_x", "ssm_t", "ssm_w"], ["ssm_p", "ssm_loss"])[1]
+    loss_c2c = net.Sum([net.SumElements(net.Mul([o_, o_], "c2c_sq%d" % i), "c2c_l%d" % i)
+                        for i, o_ in enumerate([pr_u, fct] + list(sbl))] + [ssm_loss], "loss_c2c")
     # WeightedSum in the loss, with its gradient (WeightedSumGradient, with and without grad_on_w)
     wsum_a = net.WeightedSum([t, "one", s, "wsum_w"], "wsum_a", grad_on_w=1)
     wsum_b = net.WeightedSum([sc, "wsum_w", t, "one"], "wsum_b")
@@ -454,7 +469,7 @@ def build_ops_net(name="af_ops"):
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
-                    loss_tkp, loss_ws],
+                    loss_tkp, loss_ws, loss_c2c],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -665,7 +680,7 @@ def build_ops_net(name="af_ops"):
 # did. A part boundary never separates a blob that holds no tensor (a queue, a Mutex, a DB reader) from
 # the op that made it; the parts together hold every op once (test_ops_parts_cover_the_net).
 OPS_PART_SIZE = 40
-OPS_MAX_PARTS = 18  # test ids (17 parts now); test_ops_parts_cover_the_net fails when they do not fit
+OPS_MAX_PARTS = 22  # test ids (19 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
 OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
@@ -679,6 +694,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ReduceFrontMax #", "op ReduceBackMaxGradient #", "op DivGradient #",
                  "op BitwiseAnd #", "op BitwiseOr #", "op BitwiseXor #",
                  "op MomentumSGD #", "op WeightedSumGradient #",
+                 "op PackRNNSequence #", "op UnpackRNNSequence #", "op FCTransposedGradient #",
+                 "op SplitByLengths #", "op SpatialSoftmaxWithLossGradient #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
