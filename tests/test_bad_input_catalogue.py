@@ -2049,6 +2049,21 @@ CASES = [
          r"which tells the sign of X only when scale > 0 and alpha >= 0",
          after="run_op('SeluGradient', ['y', 'y'], 'dx')",
          note="Caffe2 gave a wrong gradient for X < 0; the forward Selu takes any alpha and scale"),
+    Case("selu-gradient-size", "ops: unary2", "SeluGradient([y (2,3), dy (5,)])",
+         "feed(y=f32(2, 3), dy=f32(5)); run_op('SeluGradient', ['y', 'dy'], 'dx')", V,
+         r"op SeluGradient #0: input 1 blob 'dy' of shape \(5,\) float32 must have as many elements as "
+         r"input 0 blob 'y' \(2, 3\) float32",
+         after="feed(dy=f32(6)); run_op('SeluGradient', ['y', 'dy'], 'dx')",
+         note="as Caffe2, dY may have any shape of Y's element count (dX gets Y's shape)"),
+    Case("asin-gradient-shape", "ops: unary2", "AsinGradient([x (2,3), dy (3,2)])",
+         "feed(x=f32(2, 3), dy=f32(3, 2)); run_op('AsinGradient', ['x', 'dy'], 'dx')", V,
+         r"op AsinGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of input 0 "
+         r"blob 'x' \(2, 3\) float32",
+         note="Tan, Acos, Atan and their gradients the same (float32, one shape)"),
+    Case("tan-in-place", "ops: unary2", "net.Tan('x', 'x')",
+         "feed(x=f32(2, 3)); run_op('Tan', 'x', 'x')", V,
+         r"op Tan #0: input 0 and output 0 are the same blob 'x'",
+         note="its gradient reads X; Asin, Acos, Atan the same"),
     Case("cube-in-place", "ops: unary2", "net.Cube('x', 'x')",
          "feed(x=f32(2, 3)); run_op('Cube', 'x', 'x')", V,
          r"op Cube #0: input 0 and output 0 are the same blob 'x'",
@@ -2072,9 +2087,13 @@ CASES = [
          n.AddGradientOperators([l])
          """, V, r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a gradient",
          note="Caffe2 gave X and Y no gradient, silently"),
-    Case("expand-negative-shape", "ops: unary2", "Expand([x (2,3), shape [2, -1]])",
-         "feed(x=f32(2, 3), s=np.array([2, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
-         r"op Expand #0: input 1 blob 's' \(2,\) int32: entry 1 is -1, must be >= 0"),
+    Case("expand-negative-shape", "ops: unary2", "Expand([x (2,3), shape [4, -1]])",
+         "feed(x=f32(2, 3), s=np.array([4, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
+         r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
+         r"input 1 blob 's' \(numpy-style, dims aligned from the last\): dim 0 of 'x' is 2 but entry 0 "
+         r"of the shape is 4",
+         after="feed(s=np.array([2, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')",
+         note="-1 (any negative entry) keeps X's dim, as Caffe2's; the other entries must broadcast"),
     Case("expand-no-broadcast", "ops: unary2", "Expand([x (2,3), shape [4]])",
          "feed(x=f32(2, 3), s=np.array([4], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
          r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
