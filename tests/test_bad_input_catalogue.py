@@ -2459,6 +2459,20 @@ CASES = [
          r"op NanCheck #0: input 0 blob 'x' of shape \(2, 3\) float32 contains NaN: first at flat index 3 "
          r"\(row 1\)",
          note="inf and -inf the same; Caffe2 printed the inputs to stderr and failed"),
+    Case("enforce-finite-inf", "ops: sorted_segment", "EnforceFinite(x with -inf at [0, 2])",
+         """
+         x = f32(2, 3)
+         x[0, 2] = -np.inf
+         feed(x=x)
+         run_op('EnforceFinite', ['x'], [])
+         """, V,
+         r"op EnforceFinite #0: input 0 blob 'x' of shape \(2, 3\) float32 contains -inf: first at flat "
+         r"index 2 \(row 0\)$",
+         after="feed(x=f32(2, 3)); run_op('EnforceFinite', ['x'], [])",
+         note="NaN and inf the same; a ValueError, also a RuntimeError as Caffe2's"),
+    Case("enforce-finite-int32", "ops: sorted_segment", "EnforceFinite(x int32)",
+         "feed(x=np.ones(3, np.int32)); run_op('EnforceFinite', ['x'], [])", T_,
+         r"op EnforceFinite #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
     Case("assert-zero", "ops: sorted_segment", "Assert(x = [1, 0], error_msg='boom')",
          """
          feed(x=np.array([1, 0], np.int32))
