@@ -2617,6 +2617,24 @@ CASES = [
          run_op('GatherRanges', ['d', 'r'], ['o', 'ol'])
          """, V, r"op GatherRanges #0: input 1 blob 'r' \(RANGES\) must be \(batch, ranges >= 1, 2\) of "
                  r"\(start, length\) pairs, got \(1, 2\) int32"),
+    Case("gather-ranges-to-dense-past-data", "ops: ranges",
+         "GatherRangesToDense(d (5,), r = [[[0, 2], [4, 2]]], lengths=[2, 2])",
+         """
+         feed(d=f32(5), r=np.array([[[0, 2], [4, 2]]], np.int32))
+         run_op('GatherRangesToDense', ['d', 'r'], ['o0', 'o1'], lengths=[2, 2])
+         """, I, r"op GatherRangesToDense #0: input 1 blob 'r' \(RANGES\): range 1 of example 0 \(start 4, "
+                 r"length 2\) is not within input 0 blob 'd' of shape \(5,\) float32",
+         note="every range, read or not (Caffe2 did not check)"),
+    Case("gather-ranges-to-dense-mismatch-ratio", "ops: ranges",
+         "GatherRangesToDense(1 of 2 ranges of another length, max_mismatched_ratio=0.25, min_observation=2)",
+         """
+         feed(d=f32(5), r=np.array([[[0, 1]], [[2, 2]]], np.int32))
+         run_op('GatherRangesToDense', ['d', 'r'], ['o'], lengths=[2], min_observation=2,
+                max_mismatched_ratio=0.25)
+         """, V, r"op GatherRangesToDense #0: output 0 blob 'o': 1 of the 2 ranges seen by this op are of "
+                 r"another length than lengths\[j\], a ratio of 0.5, which exceeds max_mismatched_ratio=0.25 "
+                 r"\(with min_observation=2\)",
+         note="as Caffe2's enforce (a RuntimeError there); the counts span the op's lifetime"),
     Case("lengths-pad-above-target", "ops: ranges", "LengthsPad(d (5, 2), l = [2, 3], target_length=2)",
          """
          feed(d=f32(5, 2), l=np.array([2, 3], np.int32))
