@@ -1,13 +1,15 @@
 """Gradient makers of the index and range ops (csrc/ops/ranges.c), as Caffe2's
-(lengths_tile_op.cc, utility_ops.cc, filler_op.cc, lengths_pad_op.cc, mod_op.cc).
+(lengths_tile_op.cc, utility_ops.cc, filler_op.cc, lengths_pad_op.cc, mod_op.cc,
+gather_ranges_to_dense_op.cc).
 
 - ``LengthsTile(DATA, LENGTHS) -> OUTPUT``: ``LengthsSum([OUTPUT_grad, LENGTHS]) -> DATA_grad`` (each row's
   copies summed back, as Caffe2's GetLengthsTileGradient); LENGTHS gets no gradient.
 - ``PackRNNSequence(values, lengths) -> output``: ``UnpackRNNSequence([output_grad, lengths]) -> values_grad``
   and ``UnpackRNNSequence`` the other way round: ``PackRNNSequence([output_grad, lengths]) -> values_grad``
   (Caffe2's GetPackRNNSequenceGradient / GetUnpackRNNSequenceGradient); lengths gets no gradient.
-- ``LengthsRangeFill``, ``Range``, ``LengthsGather``, ``GatherRanges``, ``LengthsPad``, ``ScatterAssign``
-  and ``Mod`` have no gradient (Caffe2: NO_GRADIENT or SHOULD_NOT_DO_GRADIENT): their inputs get none.
+- ``LengthsRangeFill``, ``Range``, ``LengthsGather``, ``GatherRanges``, ``GatherRangesToDense``,
+  ``LengthsPad``, ``ScatterAssign`` and ``Mod`` have no gradient (Caffe2: NO_GRADIENT or
+  SHOULD_NOT_DO_GRADIENT): their inputs get none.
 """
 
 from . import core
@@ -38,4 +40,4 @@ GradientRegistry.RegisterGradient("UnpackRNNSequence")(_swap_grad("PackRNNSequen
 
 
 GradientRegistry.RegisterNoGradient("LengthsRangeFill", "Range", "LengthsGather", "GatherRanges",
-                                    "LengthsPad", "ScatterAssign", "Mod")
+                                    "GatherRangesToDense", "LengthsPad", "ScatterAssign", "Mod")

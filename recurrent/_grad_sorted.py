@@ -1,4 +1,4 @@
-"""Gradient makers of the sorted-segment reductions and NanCheck / Assert
+"""Gradient makers of the sorted-segment reductions and NanCheck / Assert / EnforceFinite
 (csrc/ops/sorted_segment.c), and of EnsureDense (csrc/ops/util.c).
 
 Input orders are Caffe2's (SegmentOpGetGradient in segment_reduction_op.h):
@@ -23,7 +23,7 @@ Input orders are Caffe2's (SegmentOpGetGradient in segment_reduction_op.h):
 - ``EnsureDense(X)``: a dense output gradient is passed through (no op); a ``GradientSlice``
   is made dense, ``SparseToDense([indices, values, X]) -> X_grad`` (Caffe2's
   GetEnsureDenseGradient made sparse gradients dense; it used its own op).
-- SEGMENT_IDS, INDICES get no gradient; ``Assert`` and the gradient ops have none.
+- SEGMENT_IDS, INDICES get no gradient; ``Assert``, ``EnforceFinite`` and the gradient ops have none.
 """
 
 from . import core
@@ -121,7 +121,8 @@ GradientRegistry.RegisterGradient("SortedSegmentRangeLogMeanExp")(
     _range_grad("SortedSegmentRangeLogMeanExpGradient"))
 GradientRegistry.RegisterGradient("SortedSegmentRangeMax")(_range_grad("SortedSegmentRangeMaxGradient"))
 GradientRegistry.RegisterNoGradient(
-    "Assert", "SortedSegmentSumGradient", "SortedSegmentMeanGradient", "SortedSegmentWeightedSumGradient",
+    "Assert", "EnforceFinite", "SortedSegmentSumGradient", "SortedSegmentMeanGradient",
+    "SortedSegmentWeightedSumGradient",
     "SortedSegmentWeightedSumWithMainInputGradient", "SortedSegmentRangeSumGradient",
     "SortedSegmentRangeMeanGradient", "SortedSegmentRangeLogSumExpGradient",
     "SortedSegmentRangeLogMeanExpGradient", "SortedSegmentRangeMaxGradient")

@@ -1,8 +1,8 @@
 """Gradient makers of the elementwise ops of csrc/ops/unary2.c, as Caffe2's (sin_op.cc, cos_op.cc,
-reciprocal_op.cc, rsqrt_op.cc, softplus_op.cc, selu_op.cc, swish_op.cc, hard_sigmoid_op.cc,
-cube_op.cc, expand_op.cc), with Caffe2's input orders:
+tan_op.cc, asin_op.cc, acos_op.cc, atan_op.cc, reciprocal_op.cc, rsqrt_op.cc, softplus_op.cc, selu_op.cc,
+swish_op.cc, hard_sigmoid_op.cc, cube_op.cc, expand_op.cc), with Caffe2's input orders:
 
-- ``Sin``, ``Cos``: ``<Type>Gradient([X, Y_grad]) -> X_grad``.
+- ``Sin``, ``Cos``, ``Tan``, ``Asin``, ``Acos``, ``Atan``: ``<Type>Gradient([X, Y_grad]) -> X_grad``.
 - ``Reciprocal``, ``Softplus``, ``Selu``, ``HardSigmoid``: ``<Type>Gradient([Y, Y_grad]) -> X_grad``
   with the forward op's arguments (alpha / scale, alpha / beta).
 - ``RSqrt``: ``RSqrtGradient([Y_grad, Y]) -> X_grad``.
@@ -10,8 +10,8 @@ cube_op.cc, expand_op.cc), with Caffe2's input orders:
 - ``Swish``: ``SwishGradient([X, Y, Y_grad]) -> X_grad``.
 - ``Expand``: ``ExpandGradient([Y_grad, X]) -> X_grad``; the shape input gets none.
 
-The forward ops whose gradient reads X (Sin, Cos, Cube, Swish, Expand) cannot run in place (the
-schema refuses it); a forward op whose output is its input blob is refused here too, with a
+The forward ops whose gradient reads X (Sin, Cos, Tan, Asin, Acos, Atan, Cube, Swish, Expand) cannot
+run in place (the schema refuses it); a forward op whose output is its input blob is refused here too, with a
 ValueError naming the op (a net built by hand could not reach it, but the check costs nothing).
 ``Sign``, ``Floor``, ``Ceil`` have no gradient (their derivative is 0 wherever it exists; Caffe2:
 Sign none, Floor and Ceil "not implemented"). ``Where`` has none in Caffe2 either; asking for the
@@ -55,7 +55,7 @@ def _maker(order):
     return make
 
 
-for _t in ("Sin", "Cos"):
+for _t in ("Sin", "Cos", "Tan", "Asin", "Acos", "Atan"):
     GradientRegistry.RegisterGradient(_t)(_maker(("X", "dY")))
 for _t in ("Reciprocal", "Softplus", "Selu", "HardSigmoid"):
     GradientRegistry.RegisterGradient(_t)(_maker(("Y", "dY")))
@@ -76,5 +76,6 @@ def _where_grad(op, g_output):
 
 GradientRegistry.RegisterNoGradient(
     "Sign", "Floor", "Ceil",
-    "SinGradient", "CosGradient", "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
+    "SinGradient", "CosGradient", "TanGradient", "AsinGradient", "AcosGradient", "AtanGradient",
+    "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
     "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient")

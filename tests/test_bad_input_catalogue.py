@@ -824,6 +824,16 @@ CASES = [
          "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', axis=0)", V,
          r"op Tile #0: argument 'tiles' is required \(or give it as input 1\)",
          note="axis defaults to 0 (Caffe2 required it too)"),
+    Case("numpy-tile-repeats-length", "ops: beam search", "NumpyTile([x (2,3), repeats [2]])",
+         "feed(x=f32(2, 3), r=np.array([2], np.int32)); run_op('NumpyTile', ['x', 'r'], 'y')", V,
+         r"op NumpyTile #0: input 1 blob 'r' \(repeats\) \(1,\) int32 must have one entry per dim of input 0 "
+         r"blob 'x' \(2, 3\) float32",
+         after="feed(r=np.array([2, 1], np.int32)); run_op('NumpyTile', ['x', 'r'], 'y')",
+         note="as Caffe2 (np.tile would take other lengths)"),
+    Case("numpy-tile-negative", "ops: beam search", "NumpyTile([x (2,3), repeats [2, -1]])",
+         "feed(x=f32(2, 3), r=np.array([2, -1], np.int32)); run_op('NumpyTile', ['x', 'r'], 'y')", V,
+         r"op NumpyTile #0: input 1 blob 'r' \(repeats\) \(2,\) int32: entry 1 is -1, must be >= 0",
+         note="Caffe2 did not check"),
     Case("tile-tiles-range", "ops: beam search", "Tile(x, tiles=0)",
          "feed(x=f32(2, 3)); run_op('Tile', 'x', 'y', tiles=0)", V,
          r"op Tile #0: argument 'tiles' must be in \[1, 2147483647\], got 0",
@@ -2049,6 +2059,21 @@ CASES = [
          r"which tells the sign of X only when scale > 0 and alpha >= 0",
          after="run_op('SeluGradient', ['y', 'y'], 'dx')",
          note="Caffe2 gave a wrong gradient for X < 0; the forward Selu takes any alpha and scale"),
+    Case("selu-gradient-size", "ops: unary2", "SeluGradient([y (2,3), dy (5,)])",
+         "feed(y=f32(2, 3), dy=f32(5)); run_op('SeluGradient', ['y', 'dy'], 'dx')", V,
+         r"op SeluGradient #0: input 1 blob 'dy' of shape \(5,\) float32 must have as many elements as "
+         r"input 0 blob 'y' \(2, 3\) float32",
+         after="feed(dy=f32(6)); run_op('SeluGradient', ['y', 'dy'], 'dx')",
+         note="as Caffe2, dY may have any shape of Y's element count (dX gets Y's shape)"),
+    Case("asin-gradient-shape", "ops: unary2", "AsinGradient([x (2,3), dy (3,2)])",
+         "feed(x=f32(2, 3), dy=f32(3, 2)); run_op('AsinGradient', ['x', 'dy'], 'dx')", V,
+         r"op AsinGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of input 0 "
+         r"blob 'x' \(2, 3\) float32",
+         note="Tan, Acos, Atan and their gradients the same (float32, one shape)"),
+    Case("tan-in-place", "ops: unary2", "net.Tan('x', 'x')",
+         "feed(x=f32(2, 3)); run_op('Tan', 'x', 'x')", V,
+         r"op Tan #0: input 0 and output 0 are the same blob 'x'",
+         note="its gradient reads X; Asin, Acos, Atan the same"),
     Case("cube-in-place", "ops: unary2", "net.Cube('x', 'x')",
          "feed(x=f32(2, 3)); run_op('Cube', 'x', 'x')", V,
          r"op Cube #0: input 0 and output 0 are the same blob 'x'",
@@ -2072,9 +2097,13 @@ CASES = [
          n.AddGradientOperators([l])
          """, V, r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a gradient",
          note="Caffe2 gave X and Y no gradient, silently"),
-    Case("expand-negative-shape", "ops: unary2", "Expand([x (2,3), shape [2, -1]])",
-         "feed(x=f32(2, 3), s=np.array([2, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
-         r"op Expand #0: input 1 blob 's' \(2,\) int32: entry 1 is -1, must be >= 0"),
+    Case("expand-negative-shape", "ops: unary2", "Expand([x (2,3), shape [4, -1]])",
+         "feed(x=f32(2, 3), s=np.array([4, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
+         r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
+         r"input 1 blob 's' \(numpy-style, dims aligned from the last\): dim 0 of 'x' is 2 but entry 0 "
+         r"of the shape is 4",
+         after="feed(s=np.array([2, -1], np.int32)); run_op('Expand', ['x', 's'], 'y')",
+         note="-1 (any negative entry) keeps X's dim, as Caffe2's; the other entries must broadcast"),
     Case("expand-no-broadcast", "ops: unary2", "Expand([x (2,3), shape [4]])",
          "feed(x=f32(2, 3), s=np.array([4], np.int32)); run_op('Expand', ['x', 's'], 'y')", V,
          r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape in "
@@ -2440,6 +2469,20 @@ CASES = [
          r"op NanCheck #0: input 0 blob 'x' of shape \(2, 3\) float32 contains NaN: first at flat index 3 "
          r"\(row 1\)",
          note="inf and -inf the same; Caffe2 printed the inputs to stderr and failed"),
+    Case("enforce-finite-inf", "ops: sorted_segment", "EnforceFinite(x with -inf at [0, 2])",
+         """
+         x = f32(2, 3)
+         x[0, 2] = -np.inf
+         feed(x=x)
+         run_op('EnforceFinite', ['x'], [])
+         """, V,
+         r"op EnforceFinite #0: input 0 blob 'x' of shape \(2, 3\) float32 contains -inf: first at flat "
+         r"index 2 \(row 0\)$",
+         after="feed(x=f32(2, 3)); run_op('EnforceFinite', ['x'], [])",
+         note="NaN and inf the same; a ValueError, also a RuntimeError as Caffe2's"),
+    Case("enforce-finite-int32", "ops: sorted_segment", "EnforceFinite(x int32)",
+         "feed(x=np.ones(3, np.int32)); run_op('EnforceFinite', ['x'], [])", T_,
+         r"op EnforceFinite #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
     Case("assert-zero", "ops: sorted_segment", "Assert(x = [1, 0], error_msg='boom')",
          """
          feed(x=np.array([1, 0], np.int32))
@@ -2574,6 +2617,24 @@ CASES = [
          run_op('GatherRanges', ['d', 'r'], ['o', 'ol'])
          """, V, r"op GatherRanges #0: input 1 blob 'r' \(RANGES\) must be \(batch, ranges >= 1, 2\) of "
                  r"\(start, length\) pairs, got \(1, 2\) int32"),
+    Case("gather-ranges-to-dense-past-data", "ops: ranges",
+         "GatherRangesToDense(d (5,), r = [[[0, 2], [4, 2]]], lengths=[2, 2])",
+         """
+         feed(d=f32(5), r=np.array([[[0, 2], [4, 2]]], np.int32))
+         run_op('GatherRangesToDense', ['d', 'r'], ['o0', 'o1'], lengths=[2, 2])
+         """, I, r"op GatherRangesToDense #0: input 1 blob 'r' \(RANGES\): range 1 of example 0 \(start 4, "
+                 r"length 2\) is not within input 0 blob 'd' of shape \(5,\) float32",
+         note="every range, read or not (Caffe2 did not check)"),
+    Case("gather-ranges-to-dense-mismatch-ratio", "ops: ranges",
+         "GatherRangesToDense(1 of 2 ranges of another length, max_mismatched_ratio=0.25, min_observation=2)",
+         """
+         feed(d=f32(5), r=np.array([[[0, 1]], [[2, 2]]], np.int32))
+         run_op('GatherRangesToDense', ['d', 'r'], ['o'], lengths=[2], min_observation=2,
+                max_mismatched_ratio=0.25)
+         """, V, r"op GatherRangesToDense #0: output 0 blob 'o': 1 of the 2 ranges seen by this op are of "
+                 r"another length than lengths\[j\], a ratio of 0.5, which exceeds max_mismatched_ratio=0.25 "
+                 r"\(with min_observation=2\)",
+         note="as Caffe2's enforce (a RuntimeError there); the counts span the op's lifetime"),
     Case("lengths-pad-above-target", "ops: ranges", "LengthsPad(d (5, 2), l = [2, 3], target_length=2)",
          """
          feed(d=f32(5, 2), l=np.array([2, 3], np.int32))

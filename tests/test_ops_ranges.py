@@ -226,6 +226,112 @@ def test_gather_ranges_bad_input(rng):
     assert G(op("GatherRanges", ["d", "r"], ["o", "ol"]), ["o_grad", None]) == ([], [None, None])
 
 
+# ---------------------------------------------------------------- GatherRangesToDense
+def grd_ref(data, ranges, lengths, key=None):
+    """NumPy reference: per output j, rows of DATA[start:start+length] (KEY-sorted, stably) where the
+    length is lengths[j], zeros elsewhere."""
+    outs = []
+    for j, L in enumerate(lengths):
+        out = np.zeros((ranges.shape[0], L), data.dtype)
+        for b in range(ranges.shape[0]):
+            s0, n = ranges[b, j]
+            if n == L:
+                sl = np.arange(s0, s0 + n)
+                if key is not None:
+                    sl = sl[np.argsort(key[sl], kind="stable")]
+                out[b] = data[sl]
+        outs.append(out)
+    return outs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("with_key", [False, True])
+def test_gather_ranges_to_dense(rng, dtype, with_key):
+    data = data_of(rng, dtype, 12)
+    # example 0: both features; example 1: feature 0 empty, feature 1 of another length (zeros, counted)
+    ranges = i32([[[2, 4], [0, 2]], [[0, 0], [6, 3]], [[8, 4], [10, 2]]])
+    key = i32([5, 3, 9, 1, 1, 0, 7, 2, 4, 4, 8, 6])  # ties (1, 1) and (4, 4) keep their order
+    feed(d=data, r=ranges, k=key)
+    ins = ["d", "r", "k"] if with_key else ["d", "r"]
+    outs = run("GatherRangesToDense", ins, ["o0", "o1"], lengths=[4, 2], max_mismatched_ratio=1.0)
+    for got, want in zip(outs, grd_ref(data, ranges, [4, 2], key if with_key else None)):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+    if with_key:  # the documented example of Caffe2's schema
+        feed(d8=np.arange(1, 9, dtype=np.float32), r8=i32([[[2, 4], [0, 2]], [[0, 0], [6, 2]]]),
+             k8=i32([0, 1, 3, 2, 1, 0, 1, 0]))
+        o0, o1 = run("GatherRangesToDense", ["d8", "r8", "k8"], ["o0", "o1"], lengths=[4, 2])
+        np.testing.assert_array_equal(o0, [[6, 5, 4, 3], [0, 0, 0, 0]])
+        np.testing.assert_array_equal(o1, [[1, 2], [8, 7]])
+    feed(r0=np.zeros((0, 2, 2), np.int32))
+    o0, o1 = run("GatherRangesToDense", ["d", "r0"], ["o0", "o1"], lengths=[4, 2])
+    assert o0.shape == (0, 4) and o1.shape == (0, 2)
+    grads = G(op("GatherRangesToDense", ins, ["o0", "o1"], lengths=[4, 2]), ["g0", "g1"])
+    assert grads == ([], [None] * len(ins))
+
+
+def test_gather_ranges_to_dense_ratios_over_the_op_lifetime(rng):
+    """Caffe2's counters: mismatched (and empty) ranges per output over all runs of one op; the ratio
+    check uses max(rows seen, min_observation)."""
+    feed(d=f32(rng, 10), good=i32([[[0, 2]], [[2, 2]]]), bad=i32([[[0, 1]], [[2, 2]]]),
+         empty=i32([[[0, 0]], [[2, 2]]]))
+    # 1 mismatch in 2 rows, min_observation 4: 4 * 0.25 = 1 >= 1 passes
+    run("GatherRangesToDense", ["d", "bad"], ["o"], lengths=[2], min_observation=4, max_mismatched_ratio=0.25)
+    with pytest.raises(ValueError, match=r"op GatherRangesToDense #0: output 0 blob 'o': 1 of the 2 ranges "
+                       r"seen by this op are of another length than lengths\[j\], a ratio of 0.5, which "
+                       r"exceeds max_mismatched_ratio=0.25 \(with min_observation=2\)"):
+        run("GatherRangesToDense", ["d", "bad"], ["o"], lengths=[2], min_observation=2,
+            max_mismatched_ratio=0.25)
+    # in a net the op lives on: the second run sees 2 mismatches in 4 rows (4 * 0.4 = 1.6 < 2)
+    net = core.Net("grd")
+    net.GatherRangesToDense(["d", "bad"], ["o"], lengths=[2], min_observation=1, max_mismatched_ratio=0.6)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)  # 1 of 2: 2 * 0.6 = 1.2 >= 1
+    np.testing.assert_array_equal(workspace.FetchBlob("o")[0], [0, 0])
+    net2 = core.Net("grd2")
+    net2.GatherRangesToDense(["d", "bad"], ["o"], lengths=[2], min_observation=1, max_mismatched_ratio=0.4)
+    workspace.CreateNet(net2)
+    with pytest.raises(ValueError, match=r"1 of the 2 ranges .* exceeds max_mismatched_ratio=0.4"):
+        workspace.RunNet(net2)
+    with pytest.raises(ValueError, match=r"2 of the 4 ranges .* exceeds max_mismatched_ratio=0.4"):
+        workspace.RunNet(net2)  # the counts are kept
+    # empty ranges: only checked when max_empty_ratio < 1 (default 1: never)
+    run("GatherRangesToDense", ["d", "empty"], ["o"], lengths=[2], min_observation=1)
+    with pytest.raises(ValueError, match=r"output 0 blob 'o': 1 of the 2 ranges seen by this op are empty, a "
+                       r"ratio of 0.5, which exceeds max_empty_ratio=0.2"):
+        run("GatherRangesToDense", ["d", "empty"], ["o"], lengths=[2], min_observation=1, max_empty_ratio=0.2)
+    # a mismatch ratio of 1 turns the check off
+    run("GatherRangesToDense", ["d", "bad"], ["o"], lengths=[2], min_observation=1, max_mismatched_ratio=1.0)
+
+
+def test_gather_ranges_to_dense_bad_input(rng):
+    feed(d=f32(rng, 5), r=i32([[[0, 2], [3, 2]]]), ro=i32([[[0, 2], [4, 2]]]), rn=i32([[[-1, 2], [3, 2]]]),
+         r1=i32([[[0, 2]]]), k4=i32([1, 2, 3, 4]), d2=f32(rng, 5, 1))
+    pre = "op GatherRangesToDense #0: "
+    fails(IndexError, pre + "input 1 blob 'ro' (RANGES): range 1 of example 0 (start 4, length 2) is not "
+          "within input 0 blob 'd' of shape (5,) float32", "GatherRangesToDense", ["d", "ro"],
+          ["o0", "o1"], lengths=[2, 2])
+    fails(IndexError, pre + "input 1 blob 'rn' (RANGES): range 0 of example 0 (start -1, length 2) is not "
+          "within input 0 blob 'd' of shape (5,) float32", "GatherRangesToDense", ["d", "rn"],
+          ["o0", "o1"], lengths=[2, 2])
+    fails(ValueError, pre + "input 1 blob 'r1' (RANGES) must be (batch, 2, 2) of (start, "
+          "length) pairs, one range per output, got (1, 1, 2) int32", "GatherRangesToDense", ["d", "r1"],
+          ["o0", "o1"], lengths=[2, 2])
+    fails(ValueError, "op GatherRangesToDense #0: input 2 blob 'k4' (KEY) (4,) int32 must have one key per "
+          "element of input 0 blob 'd' (5,) float32", "GatherRangesToDense", ["d", "r", "k4"], ["o0", "o1"],
+          lengths=[2, 2])
+    fails(ValueError, "op GatherRangesToDense #0: input 0 blob 'd2' (DATA) must be 1-D, got (5, 1) float32",
+          "GatherRangesToDense", ["d2", "r"], ["o0", "o1"], lengths=[2, 2])
+    fails(ValueError, pre + "argument 'lengths' must have one entry per output (2), got 1",
+          "GatherRangesToDense", ["d", "r"], ["o0", "o1"], lengths=[2])
+    fails(ValueError, pre + "argument 'lengths' must have one entry per output (2), got 0",
+          "GatherRangesToDense", ["d", "r"], ["o0", "o1"])
+    fails(ValueError, pre + "argument 'lengths': entry 1 is 0, must be in [1, 2147483647]",
+          "GatherRangesToDense", ["d", "r"], ["o0", "o1"], lengths=[2, 0])
+    fails(ValueError, "op GatherRangesToDense #0: argument 'min_observation' must be >= 1, got 0",
+          "GatherRangesToDense", ["d", "r"], ["o0", "o1"], lengths=[2, 2], min_observation=0)
+
+
 # ---------------------------------------------------------------- LengthsPad
 @pytest.mark.parametrize("shape", [(6,), (6, 2), (6, 2, 3)])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
@@ -358,6 +464,8 @@ def test_mod_bad_input():
     ("LengthsGather", ["d", "l3", "m"], ["o"], {}, ValueError, r"input 2 blob 'm' \(INDICES\) must be 1-D"),
     ("GatherRanges", ["v", "l3"], ["o", "ol"], {}, ValueError,
      r"\(RANGES\) must be \(batch, ranges >= 1, 2\)"),
+    ("GatherRangesToDense", ["v", "l3"], ["o"], dict(lengths=[2]), ValueError,
+     r"\(RANGES\) must be \(batch, 1, 2\)"),
     ("LengthsPad", ["m", "l3"], ["o"], dict(target_length=2, padding_value=0.5), ValueError,
      r"padding_value 0.5 must be a whole number"),
     ("ScatterAssign", ["d", "l3", "l3"], ["d"], {}, TypeError, r"input 2 blob 'l3'"),

@@ -408,6 +408,29 @@ def test_nan_check(rng):
     assert g_in == ["x_grad", None]
 
 
+def test_enforce_finite(rng):
+    """As Caffe2's EnforceFinite: no outputs; a NaN or an infinity anywhere fails (a ValueError, which is a
+    RuntimeError too), an empty X passes; no gradient."""
+    x = f32(rng, 3, 4)
+    feed(x=x, e=np.zeros((0, 2), np.float32))
+    workspace.RunOperatorOnce(op("EnforceFinite", ["x"], []))
+    workspace.RunOperatorOnce(op("EnforceFinite", ["e"], []))
+    for pos, bad, word in [((0, 0), np.nan, "NaN"), ((2, 3), np.inf, "inf"), ((1, 2), -np.inf, "-inf")]:
+        xb = x.copy()
+        xb[pos] = bad
+        feed(x=xb)
+        flat = pos[0] * 4 + pos[1]
+        with pytest.raises(RuntimeError, match=r"op EnforceFinite #0: input 0 blob 'x' of shape \(3, 4\) "
+                           r"float32 contains %s: first at flat index %d \(row %d\)$" % (word, flat, pos[0])):
+            workspace.RunOperatorOnce(op("EnforceFinite", ["x"], []))
+    assert G(op("EnforceFinite", ["x"], []), []) == ([], [None])
+    net = core.Net("ef")
+    net.EnforceFinite(["x"], [])
+    with pytest.raises(ValueError, match=r"EnforceFinite #0: input 0 blob 'x' of shape \(3, 4\) float32 "
+                       r"contains"):
+        workspace.RunNetOnce(net)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_assert(dtype):
     feed(x=np.array([[1, 2], [3, -1]], dtype))

@@ -540,6 +540,8 @@ CREATION = [
     ("Tile", ["x", "tf"], ["y"], dict(axis=0), T, r"op Tile #0: input 1 blob 'tf' must be int32"),
     ("TileGradient", ["xi"], ["y"], dict(tiles=2), T,
      r"op TileGradient #0: input 0 blob 'xi' must be float32"),
+    ("NumpyTile", ["x", "tf"], ["y"], {}, T, r"op NumpyTile #0: input 1 blob 'tf' must be int32"),
+    ("NumpyTile", ["x", "ii"], ["y"], {}, V, r"op NumpyTile #0: input 1 blob 'ii' must have 1 dims"),
 ]
 
 
@@ -554,3 +556,40 @@ def test_checked_at_net_creation(rng, type_, ins, outs, args, exc, msg):
         workspace.CreateNet(net)
     feed(ok=f32(rng, 2))
     np.testing.assert_array_equal(run("Exp", ["ok"], ["ok2"]), np.exp(workspace.FetchBlob("ok")))
+
+
+# ---------------------------------------------------------------- NumpyTile
+NUMPY_TILE = [((3,), [2]), ((2, 3), [1, 1]), ((2, 3), [3, 2]), ((1, 3, 2), [2, 1, 3]),
+              ((2, 1, 2, 3), [1, 3, 2, 2]), ((2, 3), [0, 2]), ((0, 3), [2, 2]), ((2, 0, 1), [1, 4, 0]),
+              ((), [])]
+
+
+@pytest.mark.parametrize("shape,reps", NUMPY_TILE)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_numpy_tile_matches_numpy(rng, shape, reps, dtype):
+    x = np.asarray(rng.randn(*shape) * 10).astype(dtype)
+    feed(x=x, r=np.array(reps, np.int32).reshape(len(reps)))
+    y = run("NumpyTile", ["x", "r"], ["y"])
+    want = np.tile(x, reps)
+    assert y.dtype == dtype and y.shape == want.shape
+    np.testing.assert_array_equal(y, want)
+
+
+def test_numpy_tile_bad_inputs_and_no_gradient(rng):
+    feed(x=f32(rng, 2, 3), r1=np.array([2], np.int32), rn=np.array([2, -1], np.int32),
+         big=np.array([2 ** 31 - 1, 2 ** 31 - 1], np.int32))
+    with bad(V, r"op NumpyTile #0: input 1 blob 'r1' \(repeats\) \(1,\) int32 must have one entry per dim of "
+                r"input 0 blob 'x' \(2, 3\) float32"):
+        workspace.RunOperatorOnce(op("NumpyTile", ["x", "r1"], ["y"]))
+    with bad(V, r"op NumpyTile #0: input 1 blob 'rn' \(repeats\) \(2,\) int32: entry 1 is -1, must be >= 0"):
+        workspace.RunOperatorOnce(op("NumpyTile", ["x", "rn"], ["y"]))
+    with bad(MemoryError, r"op NumpyTile #0: output 0 blob 'y': tensor of .* elements is too large"):
+        workspace.RunOperatorOnce(op("NumpyTile", ["x", "big"], ["y"]))
+    with bad(V, r"op NumpyTile #0: .*same blob 'x'"):
+        workspace.RunOperatorOnce(op("NumpyTile", ["x", "r1"], ["x"]))
+    # no gradient, as Caffe2 (NumpyTile has none registered there)
+    with pytest.raises(RuntimeError, match=r"no gradient is registered for operator type 'NumpyTile'"):
+        core.GradientRegistry.GetGradientForOp(op("NumpyTile", ["x", "r"], ["y"]), ["y_grad"])
+    feed(r=np.array([1, 2], np.int32))  # the workspace stays usable
+    np.testing.assert_array_equal(run("NumpyTile", ["x", "r"], ["y"]),
+                                  np.tile(workspace.FetchBlob("x"), [1, 2]))

@@ -1,7 +1,7 @@
-"""Elementwise ops of csrc/ops/unary2.c (Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus, Selu,
-Swish, HardSigmoid, Cube, Where, Expand) and their gradient ops: NumPy references for every argument,
-edge values (inf, NaN, 0, overflow), finite-difference gradients away from kinks, gradient op input
-orders (Caffe2's), in place, and bad input with exact messages."""
+"""Elementwise ops of csrc/ops/unary2.c (Sin, Cos, Tan, Asin, Acos, Atan, Sign, Reciprocal, RSqrt, Floor,
+Ceil, Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand) and their gradient ops: NumPy references
+for every argument, edge values (inf, NaN, 0, overflow), finite-difference gradients away from kinks,
+gradient op input orders (Caffe2's), in place, and bad input with exact messages."""
 
 import numpy as np
 import pytest
@@ -36,6 +36,10 @@ def sigmoid(x):
 FORWARD = [
     ("Sin", {}, np.sin, False),
     ("Cos", {}, np.cos, False),
+    ("Tan", {}, np.tan, False),
+    ("Asin", {}, lambda x: np.arcsin(x / 3), False),  # fed x / 3, in [-1, 1], below
+    ("Acos", {}, lambda x: np.arccos(x / 3), False),
+    ("Atan", {}, np.arctan, False),
     ("Sign", {}, np.sign, True),
     ("Reciprocal", {}, lambda x: 1 / x, True),
     ("RSqrt", {}, lambda x: 1 / np.sqrt(np.abs(x) + 0.1), True),  # fed |x| + 0.1, below
@@ -58,6 +62,9 @@ def test_forward(rng, type_, args, ref, inplace, shape):
     if type_ == "RSqrt":
         x = np.abs(x) + np.float32(0.1)
         ref_ = lambda v: 1 / np.sqrt(v)  # noqa: E731
+    elif type_ in ("Asin", "Acos"):
+        x = (x / np.float32(3)).astype(np.float32)
+        ref_ = np.arcsin if type_ == "Asin" else np.arccos
     else:
         ref_ = ref
     if type_ == "Reciprocal":
@@ -105,6 +112,10 @@ def test_edge_values():
 GRADS = [
     ("Sin", {}, (-2, 2), ()),
     ("Cos", {}, (-2, 2), ()),
+    ("Tan", {}, (-1.2, 1.2), ()),
+    ("Asin", {}, (-0.9, 0.9), ()),
+    ("Acos", {}, (-0.9, 0.9), ()),
+    ("Atan", {}, (-5, 5), ()),
     ("Reciprocal", {}, (0.3, 2), ()),
     ("RSqrt", {}, (0.3, 2), ()),
     ("Softplus", {}, (-3, 3), ()),
@@ -139,6 +150,13 @@ def test_gradient_ops_direct(rng):
     feed(x=x, dy=dy)
     close(run("SinGradient", ["x", "dy"], ["dx"]), dy * np.cos(xd))
     close(run("CosGradient", ["x", "dy"], ["dx"]), -dy * np.sin(xd))
+    close(run("TanGradient", ["x", "dy"], ["dx"]), dy / np.cos(xd) ** 2)
+    close(run("AtanGradient", ["x", "dy"], ["dx"]), dy / (1 + xd ** 2))
+    h = (x / np.float32(2.5)).astype(np.float32)  # in (-1, 1)
+    feed(h=h)
+    hd = h.astype(np.float64)
+    close(run("AsinGradient", ["h", "dy"], ["dx"]), dy / np.sqrt(1 - hd ** 2))
+    close(run("AcosGradient", ["h", "dy"], ["dx"]), -dy / np.sqrt(1 - hd ** 2))
     close(run("ReciprocalGradient", ["x", "dy"], ["dx"]), -dy * xd ** 2)  # x taken as Y
     close(run("RSqrtGradient", ["dy", "x"], ["dx"]), -0.5 * dy * xd ** 3)  # (dY, Y)
     close(run("SoftplusGradient", ["x", "dy"], ["dx"]), dy * (1 - np.exp(-xd)))
@@ -170,7 +188,9 @@ def test_gradient_edge_values():
 
 
 def test_makers_input_orders():
-    cases = [("Sin", ["x", "y_grad"]), ("Cos", ["x", "y_grad"]), ("Reciprocal", ["y", "y_grad"]),
+    cases = [("Sin", ["x", "y_grad"]), ("Cos", ["x", "y_grad"]), ("Tan", ["x", "y_grad"]),
+             ("Asin", ["x", "y_grad"]), ("Acos", ["x", "y_grad"]), ("Atan", ["x", "y_grad"]),
+             ("Reciprocal", ["y", "y_grad"]),
              ("RSqrt", ["y_grad", "y"]), ("Softplus", ["y", "y_grad"]), ("Selu", ["y", "y_grad"]),
              ("HardSigmoid", ["y", "y_grad"]), ("Cube", ["y_grad", "x"]), ("Swish", ["x", "y", "y_grad"])]
     for t, ins in cases:
@@ -267,6 +287,20 @@ def test_where_in_place_needs_result_shape(rng):
 
 
 # ================================================================ Expand
+@pytest.mark.parametrize("sx,shape,want", [((1, 3, 1), [3, -1, 3], (3, 3, 3)),
+                                           ((4, 1, 2), [4, -1, 2, 2], (4, 4, 2, 2)),
+                                           ((2, 3), [-1, -1], (2, 3)), ((3,), [-1, 2, -1], (1, 2, 3)),
+                                           ((2, 1), [-5, 4], (2, 4))])
+def test_expand_negative_keeps_dim(rng, sx, shape, want):
+    """As Caffe2's (PyTorch's expand): a negative entry keeps X's dim (1 where X has none)."""
+    x = f32(rng, *sx)
+    feed(x=x, s=np.array(shape, np.int32))
+    y = run("Expand", ["x", "s"], ["y"])
+    assert y.shape == want
+    np.testing.assert_array_equal(y, np.broadcast_to(x, want))
+    check_grads(op("Expand", ["x", "s"], ["y"]), [x, np.array(shape, np.int32)])
+
+
 @pytest.mark.parametrize("sx,shape", [((3, 1), [3, 4]), ((3, 1), [2, 1, 6]), ((4,), [2, 3, 1]),
                                       ((), [2, 2]), ((2, 3), []), ((1, 3), [0, 3]), ((2, 1), [1, 1]),
                                       ((1,), [1])])
@@ -329,6 +363,12 @@ BAD = [
      r"of input 0 blob 'x' \(2, 3\) float32", ("SinGradient", ["x", "z"], ["y"], {})),
     (ValueError, r"op SwishGradient #0: input 2 blob 'z' of shape \(2, 2\) float32 must have the shape "
      r"of input 0 blob 'x' \(2, 3\) float32", ("SwishGradient", ["x", "x", "z"], ["y"], {})),
+    (ValueError, r"op SeluGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have as many "
+     r"elements as input 0 blob 'x' \(2, 3\) float32", ("SeluGradient", ["x", "z"], ["y"], {})),
+    (TypeError, r"op Atan #0: input 0 blob 'i' must be float32, got \(4,\) int32",
+     ("Atan", ["i"], ["y"], {})),
+    (ValueError, r"op AsinGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape "
+     r"of input 0 blob 'x' \(2, 3\) float32", ("AsinGradient", ["x", "z"], ["y"], {})),
     (ValueError, r"op Selu #0: argument 'scale' is NaN", ("Selu", ["x"], ["y"], dict(scale=float("nan")))),
     (ValueError, r"op HardSigmoid #0: argument 'beta' is NaN",
      ("HardSigmoid", ["x"], ["y"], dict(beta=float("nan")))),
@@ -351,8 +391,9 @@ BAD = [
      ("Expand", ["x", "x"], ["y"], {})),
     (ValueError, r"op Expand #0: input 1 blob 'c' must have 1 dims, got \(2, 3\) int32",
      ("Expand", ["x", "c"], ["y"], {})),
-    (ValueError, r"op Expand #0: input 1 blob 'neg' \(2,\) int32: entry 1 is -1, must be >= 0",
-     ("Expand", ["x", "neg"], ["y"], {})),
+    (ValueError, r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape "
+     r"in input 1 blob 'neg' \(numpy-style, dims aligned from the last\): dim 0 of 'x' is 2 but entry 0 of "
+     r"the shape is 4", ("Expand", ["x", "neg"], ["y"], {})),
     (ValueError, r"op Expand #0: input 0 blob 'x' of shape \(2, 3\) float32 does not broadcast to the shape "
      r"in input 1 blob 's4' \(numpy-style, dims aligned from the last\): dim 1 of 'x' is 3 but entry 0 of "
      r"the shape is 4", ("Expand", ["x", "s4"], ["y"], {})),
@@ -370,7 +411,7 @@ BAD = [
 @pytest.mark.parametrize("exc,pattern,spec", BAD)
 def test_bad_input(exc, pattern, spec):
     feed(x=np.ones((2, 3), np.float32), z=np.ones((2, 2), np.float32), i=np.arange(4, dtype=np.int32),
-         c=np.ones((2, 3), np.int32), neg=np.array([2, -1], np.int32), s4=np.array([4], np.int32),
+         c=np.ones((2, 3), np.int32), neg=np.array([4, -1], np.int32), s4=np.array([4], np.int32),
          long=np.ones(9, np.int32), big=np.ones((1, 2, 3), np.float32))
     t, ins, outs, args = spec
     raises(exc, pattern, op(t, ins, outs, **args))
@@ -380,7 +421,8 @@ def test_bad_input(exc, pattern, spec):
 
 def test_refused_in_place_schemas():
     feed(x=np.ones((2, 3), np.float32), s=np.array([2, 3], np.int32))
-    for t, ins in (("Sin", ["x"]), ("Cos", ["x"]), ("Swish", ["x"]), ("Cube", ["x"]), ("Expand", ["x", "s"]),
+    for t, ins in (("Sin", ["x"]), ("Cos", ["x"]), ("Tan", ["x"]), ("Asin", ["x"]), ("Acos", ["x"]),
+                   ("Atan", ["x"]), ("Swish", ["x"]), ("Cube", ["x"]), ("Expand", ["x", "s"]),
                    ("ExpandGradient", ["x", "x"])):
         with pytest.raises(ValueError, match=r"op %s #0: input 0 and output 0 are the same blob 'x'" % t):
             workspace.RunOperatorOnce(op(t, ins, ["x"]))
@@ -396,3 +438,34 @@ def test_net_creation_shape_check():
         net.Proto().op.extend([op(spec[0], spec[1], ["out"])])
         with pytest.raises((ValueError, TypeError), match=pattern):
             workspace.CreateNet(net)
+
+
+def test_trig_edge_values():
+    """Asin / Acos outside [-1, 1] are NaN and their gradients inf at +-1, as NumPy; Tan / Atan at inf."""
+    x = np.array([-1.0, 1.0, 1.5, np.nan, 0.0], np.float32)
+    feed(x=x, dy=np.ones(5, np.float32), big=np.array([np.inf, -np.inf, 1e30], np.float32))
+    with np.errstate(all="ignore"):
+        for t, ref in (("Asin", np.arcsin), ("Acos", np.arccos), ("Atan", np.arctan), ("Tan", np.tan)):
+            np.testing.assert_allclose(run(t, ["x"], ["y"]), ref(x), rtol=1e-6, atol=0, err_msg=t)
+        dx = run("AsinGradient", ["x", "dy"], ["dx"])
+        np.testing.assert_array_equal(dx[[0, 1, 4]], [np.inf, np.inf, 1])
+        dx = run("AcosGradient", ["x", "dy"], ["dx"])
+        np.testing.assert_array_equal(dx[[0, 1, 4]], [-np.inf, -np.inf, -1])
+        assert np.isnan(run("AsinGradient", ["x", "dy"], ["dx"])[2])
+        close(run("Atan", ["big"], ["y"]), [np.pi / 2, -np.pi / 2, np.pi / 2], tol=1e-6)
+        np.testing.assert_array_equal(run("AtanGradient", ["big", "big"], ["dx"])[2], 0)  # 1e30 / (1 + 1e60)
+
+
+def test_selu_gradient_takes_dy_of_y_size_in_any_shape(rng):
+    """As Caffe2 (CAFFE_ENFORCE_EQ(dY.numel(), Y.numel())): dX gets Y's shape, also written over dY."""
+    y = f32(rng, 2, 3, lo=-1, hi=2)
+    dy = f32(rng, 6)
+    feed(y=y, dy=dy)
+    yd = y.astype(np.float64)
+    want = np.where(yd > 0, SELU_S * dy.reshape(2, 3), dy.reshape(2, 3) * (yd + SELU_A * SELU_S))
+    dx = run("SeluGradient", ["y", "dy"], ["dx"])
+    assert dx.shape == (2, 3)
+    close(dx, want)
+    run("SeluGradient", ["y", "dy"], ["dy"])  # in place over dY of another shape
+    assert workspace.FetchBlob("dy").shape == (2, 3)
+    close(workspace.FetchBlob("dy"), want)

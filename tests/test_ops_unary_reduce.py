@@ -230,6 +230,19 @@ def test_min_mean_gradients(rng):
     dx = run("MeanGradient", ["dy"], ["d0", "d1", "d2"])
     for d in dx:
         close(d, [1, 2])
+    # dX0 over dY, as Caffe2's schema (AllowInplace {0, 0}): the other outputs still read dY whole
+    run("MeanGradient", ["dy"], ["dy", "d1", "d2"])
+    for name in ("dy", "d1", "d2"):
+        close(workspace.FetchBlob(name), [1, 2])
+    with pytest.raises(ValueError, match=r"op MeanGradient #0: input 0 and output 1 are the same blob 'dy'"):
+        workspace.RunOperatorOnce(op("MeanGradient", ["dy"], ["d0", "dy"]))
+
+
+def test_mean_in_place_gradient_in_a_net(rng):
+    """Mean(X0, X1) -> X0, as Caffe2's mean_op_test with in_place: its gradient is MeanGradient(X0_grad) ->
+    (X0_grad, X1_grad), in place."""
+    xs = [f32(rng, 3, 4) for _ in range(2)]
+    check_grads(op("Mean", ["x0", "x1"], ["x0"]), xs, indices=(0, 1))
 
 
 def test_mean_is_in_double():

@@ -1,12 +1,16 @@
 /* ops/ranges.c -- index and range ops for variable-length sequences (Caffe2's
  * lengths_tile_op, filler_op LengthsRangeFill, utility_ops Range /
- * LengthsGather / GatherRanges / ScatterAssign, lengths_pad_op, mod_op).
+ * LengthsGather / GatherRanges / ScatterAssign, lengths_pad_op, mod_op,
+ * gather_ranges_to_dense_op).
  *
  *   LengthsTile(DATA, LENGTHS) -> OUTPUT
  *   LengthsRangeFill(LENGTHS) -> RANGE_SEQUENCE
  *   Range(start[, stop[, step]]) -> OUTPUT
  *   LengthsGather(ITEMS, LENGTHS, INDICES) -> OUTPUT
  *   GatherRanges(DATA, RANGES) -> (OUTPUT, LENGTHS)
+ *   GatherRangesToDense(DATA, RANGES[, KEY]) -> (OUT0, ..., OUTm-1)   args lengths (m entries >= 1),
+ *                                                 min_observation (10000), max_mismatched_ratio (0.01),
+ *                                                 max_empty_ratio (1)
  *   LengthsPad(DATA, LENGTHS) -> OUTPUT           args padding_value (-1), target_length (required, >= 1)
  *   ScatterAssign(DATA, INDICES, SLICES) -> DATA  in place
  *   Mod(X) -> Y                                   args divisor (required, != 0), sign_follow_divisor (0)
@@ -42,6 +46,20 @@
  * of its R lengths. A negative start or length, or a range past the end of
  * DATA, is an IndexError naming the example, the range and the values
  * (Caffe2 let a negative start read before DATA).
+ * GatherRangesToDense: DATA 1-D (f32/i32), RANGES int32 (B, m, 2), m = the
+ * number of outputs = len(lengths) -> OUTj (B, lengths[j]) of DATA's dtype:
+ * row b is DATA[start:start+length] of range (b, j) when its length is
+ * lengths[j]; zeros when it is empty (length 0) or of another length (a
+ * "mismatch"). With KEY (int32 1-D of DATA's size; Caffe2: int64) the slice
+ * is ordered by KEY[start:start+length] (equal keys keep their order; Caffe2's
+ * sort left it unspecified). Every range, read or not, must lie within DATA
+ * (an IndexError; Caffe2 did not check). The op counts, over its lifetime (all
+ * runs of one op in a net), the batch rows and per output the empty and the
+ * mismatched ranges; after a run, when max_mismatched_ratio < 1 and
+ * mismatched[j] > max(rows, min_observation) * max_mismatched_ratio (likewise
+ * for empty ranges and max_empty_ratio) it is a ValueError naming the output
+ * and the counts, as Caffe2's enforce (its outputs are written and the counts
+ * kept, as in Caffe2). No gradient.
  * LengthsPad: DATA (sum(LENGTHS), ...), LENGTHS (L,) each <= target_length ->
  * OUTPUT (L * target_length, ...): segment i's rows at rows
  * [i * target_length, i * target_length + LENGTHS[i]), padding_value
@@ -69,9 +87,11 @@
  * (sum(lengths), ...). Caffe2 took any dim 1 and T and read outside values
  * when they did not fit. Each is the other's gradient (Python makers).
  *
- * No global state; nothing allocates except the resize of the outputs and
+ * No global state; nothing allocates except the resize of the outputs,
  * LengthsGather's segment offsets (owned by the op's state, grown when the
- * number of segments grows, freed with the op).
+ * number of segments grows, freed with the op) and GatherRangesToDense's
+ * state (lengths, counters and a sort buffer of max(lengths) entries, sized at
+ * setup, owned by the op's state).
  */
 #include "../core/rc_core.h"
 #include "checks.h"
@@ -396,6 +416,168 @@ static rc_status granges_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ GatherRangesToDense */
+
+typedef struct gr_key {
+    int32_t key;
+    int64_t pos;
+} gr_key;
+
+typedef struct grd_state {
+    int m;                  /* number of outputs = len(lengths) */
+    int64_t *len;           /* lengths (owned, m) */
+    int64_t *empty, *mism;  /* lifetime counts per output (owned, m each) */
+    int64_t rows;           /* lifetime batch rows */
+    int64_t min_obs;
+    float max_mism, max_empty;
+    gr_key *buf;            /* KEY sort scratch, max(lengths) entries (owned) */
+} grd_state;
+
+static void grd_state_free(void *p)
+{
+    grd_state *s = p;
+    if (!s) return;
+    free(s->len);
+    free(s->empty);
+    free(s->mism);
+    free(s->buf);
+    free(s);
+}
+
+static rc_status grd_setup(rc_op *op, rc_err *err)
+{
+    grd_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    const int64_t *len = NULL;
+    int n = 0;
+    rc_status st = rc_arg_ints(&op->def, "lengths", &len, &n, err);
+    if (!st) st = rc_arg_i(&op->def, "min_observation", 10000, &s->min_obs, err);
+    if (!st) st = rc_arg_f(&op->def, "max_mismatched_ratio", 0.01f, &s->max_mism, err);
+    if (!st) st = rc_arg_f(&op->def, "max_empty_ratio", 1.0f, &s->max_empty, err);
+    if (st) return st;
+    if (n < 1 || n != op->n_out)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'lengths' must have one entry per output (%d), got %d",
+                          op->n_out, n);
+    if (s->min_obs < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'min_observation' must be >= 1, got %lld",
+                          (long long)s->min_obs);
+    if (isnan(s->max_mism) || isnan(s->max_empty))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN",
+                          isnan(s->max_mism) ? "max_mismatched_ratio" : "max_empty_ratio");
+    int64_t mx = 0;
+    for (int j = 0; j < n; j++) {
+        if (len[j] < 1 || len[j] > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'lengths': entry %d is %lld, must be in [1, %d]", j,
+                              (long long)len[j], INT32_MAX);
+        if (len[j] > mx) mx = len[j];
+    }
+    s->m = n;
+    s->len = malloc(sizeof *s->len * (size_t)n);
+    s->empty = calloc((size_t)n, sizeof *s->empty);
+    s->mism = calloc((size_t)n, sizeof *s->mism);
+    s->buf = op->n_in > 2 ? malloc(sizeof *s->buf * (size_t)mx) : NULL;
+    if (!s->len || !s->empty || !s->mism || (op->n_in > 2 && !s->buf))
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for %d lengths", n);
+    memcpy(s->len, len, sizeof *s->len * (size_t)n);
+    return RC_OK;
+}
+
+/* DATA f32/i32 1-D, RANGES int32 (B, m, 2), KEY int32 1-D of DATA's size. */
+static rc_status grd_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_checks_rows_any(op, 0, "DATA", 1, err)) || (st = rc_check_input(op, 1, RC_I32, err))) return st;
+    const rc_tensor *x = rc_in(op, 0), *r = rc_in(op, 1);
+    if (r->ndim != 3 || r->dims[1] != op->n_out || r->dims[2] != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (RANGES) must be (batch, %d, 2) of (start, "
+                          "length) pairs, one range per output, got %s", rc_in_name(op, 1), op->n_out, RC_SHAPE(r));
+    if (op->n_in > 2) {
+        if ((st = rc_checks_i32_vector(op, 2, "KEY", err))) return st;
+        if (rc_in(op, 2)->dims[0] != x->dims[0])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (KEY) %s must have one key per element of "
+                              "input 0 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(rc_in(op, 2)), rc_in_name(op, 0),
+                              RC_SHAPE(x));
+    }
+    return RC_OK;
+}
+
+static int gr_key_cmp(const void *a, const void *b)
+{
+    const gr_key *p = a, *q = b;
+    if (p->key != q->key) return p->key < q->key ? -1 : 1;
+    return p->pos < q->pos ? -1 : p->pos > q->pos;
+}
+
+/* The limit of count against max(rows, min_obs) * ratio, as Caffe2's CAFFE_ENFORCE_GE (ratio < 1 only). */
+static rc_status grd_ratio(rc_op *op, int j, const char *what, int64_t count, float ratio, const char *arg,
+                           rc_err *err)
+{
+    const grd_state *s = op->state;
+    if (ratio >= 1.0f) return RC_OK;
+    const int64_t base = s->rows > s->min_obs ? s->rows : s->min_obs;
+    if ((double)base * (double)ratio >= (double)count) return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "output %d blob '%s': %lld of the %lld ranges seen by this op are "
+                      "%s, a ratio of %g, which exceeds %s=%g (with min_observation=%lld)", j, rc_out_name(op, j),
+                      (long long)count, (long long)s->rows, what, s->rows ? (double)count / (double)s->rows : 0.0,
+                      arg, (double)ratio, (long long)s->min_obs);
+}
+
+static rc_status grd_run(rc_op *op, rc_err *err)
+{
+    rc_status st = grd_check(op, err);
+    if (st) return st;
+    grd_state *s = op->state;
+    const rc_tensor *x = rc_in(op, 0), *r = rc_in(op, 1);
+    const int64_t n = x->dims[0], B = r->dims[0], m = s->m;
+    const int32_t *rg = B ? rc_i32(r) : NULL;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < m; j++) {
+            const int64_t st0 = rg[2 * (b * m + j)], l = rg[2 * (b * m + j) + 1];
+            if (st0 < 0 || l < 0 || st0 + l > n)
+                return rc_op_fail(op, err, RC_ERR_INDEX, "input 1 blob '%s' (RANGES): range %lld of example %lld "
+                                  "(start %lld, length %lld) is not within input 0 blob '%s' of shape %s",
+                                  rc_in_name(op, 1), (long long)j, (long long)b, (long long)st0, (long long)l,
+                                  rc_in_name(op, 0), RC_SHAPE(x));
+        }
+    const size_t item = rc_dtype_size(x->dtype);
+    for (int j = 0; j < m; j++) {
+        const int64_t dims[2] = {B, s->len[j]};
+        if (rc_tensor_resize(rc_out(op, j), x->dtype, 2, dims, err)) return out_fail(op, j, err);
+        if (B) memset(rc_tensor_data(rc_out(op, j)), 0, (size_t)B * (size_t)s->len[j] * item);
+    }
+    const unsigned char *xd = n ? rc_tensor_data(x) : NULL;
+    const int32_t *key = op->n_in > 2 && n ? rc_i32(rc_in(op, 2)) : NULL;
+    for (int64_t b = 0; b < B; b++)
+        for (int j = 0; j < m; j++) {
+            const int64_t st0 = rg[2 * (b * m + j)], l = rg[2 * (b * m + j) + 1];
+            if (l == 0) {
+                s->empty[j]++;
+                continue;
+            }
+            if (l != s->len[j]) {
+                s->mism[j]++;
+                continue;
+            }
+            unsigned char *dst = (unsigned char *)rc_tensor_data(rc_out(op, j)) + (size_t)(b * l) * item;
+            if (!key) {
+                memcpy(dst, xd + (size_t)st0 * item, (size_t)l * item);
+                continue;
+            }
+            for (int64_t k = 0; k < l; k++) s->buf[k] = (gr_key){key[st0 + k], st0 + k};
+            qsort(s->buf, (size_t)l, sizeof *s->buf, gr_key_cmp);
+            for (int64_t k = 0; k < l; k++) memcpy(dst + (size_t)k * item, xd + (size_t)s->buf[k].pos * item, item);
+        }
+    s->rows += B;
+    for (int j = 0; j < m; j++) {
+        if ((st = grd_ratio(op, j, "of another length than lengths[j]", s->mism[j], s->max_mism,
+                            "max_mismatched_ratio", err)) ||
+            (st = grd_ratio(op, j, "empty", s->empty[j], s->max_empty, "max_empty_ratio", err)))
+            return st;
+    }
+    return RC_OK;
+}
+
 /* ================================================================ LengthsPad */
 
 /* target_length >= 1 (required), padding_value finite (checked at creation). */
@@ -697,6 +879,9 @@ const rc_op_schema rc_ops_ranges[] = {
      lgather_check},
     {"GatherRanges", 2, 2, 2, 2, NULL, NULL, granges_run, NULL,
      "(DATA (n,), RANGES (B, R, 2) int32 (start, length)) -> (OUTPUT (sum,), LENGTHS (B,) int32)", granges_check},
+    {"GatherRangesToDense", 2, 3, 1, -1, NULL, grd_setup, grd_run, grd_state_free,
+     "(DATA (n,), RANGES (B, m, 2) int32[, KEY (n,) int32]) -> m outputs (B, lengths[j]): the ranges of "
+     "length lengths[j], KEY-sorted; zeros for empty or mismatched ones (counted; args max_*_ratio)", grd_check},
     {"LengthsPad", 2, 2, 1, 1, NULL, lpad_setup, lpad_run, NULL,
      "(DATA (sum, ...), LENGTHS (L,)) -> OUTPUT (L * target_length, ...); args padding_value (-1), target_length",
      lpad_check},

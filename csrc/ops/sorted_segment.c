@@ -1,7 +1,8 @@
 /* ops/sorted_segment.c -- Caffe2's reductions over sorted segment ids
  * (segment_reduction_op: SortedSegment*, SparseSortedSegment*,
  * SortedSegmentRange*) with their gradient ops under Caffe2's names and input
- * orders, and the debugging ops NanCheck (nan_check_op) and Assert (assert_op).
+ * orders, and the debugging ops NanCheck (nan_check_op), EnforceFinite
+ * (enforce_finite_op) and Assert (assert_op).
  *
  *   SortedSegmentSum(DATA, SEGMENT_IDS) -> OUT
  *   SortedSegmentMean(DATA, SEGMENT_IDS) -> OUT
@@ -27,6 +28,7 @@
  *   SortedSegmentRangeMaxGradient(DATA, OUT, dOUT, SEGMENT_IDS) -> dDATA
  *
  *   NanCheck(X[, ...]) -> Y
+ *   EnforceFinite(X) -> ()          a NaN or inf in X (float32) is a ValueError, as NanCheck's
  *   Assert(X) -> ()
  *
  * DATA float32 with at least 1 dim, rows of R = prod(DATA.shape[1:]).
@@ -446,10 +448,10 @@ static int64_t first_nonfinite(int64_t n, const float *x)
     return -1;
 }
 
-static rc_status nan_check_run(rc_op *op, rc_err *err)
+/* RC_OK when input 0 (float32) is all finite; else a ValueError naming it, the first bad value and its
+ * position, and (for NanCheck) the other inputs. */
+static rc_status check_finite(rc_op *op, rc_err *err)
 {
-    rc_status st = nan_check_check(op, err);
-    if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     const int64_t n = rc_tensor_numel(x);
     const int64_t bad = n ? first_nonfinite(n, rc_f32(x)) : -1;
@@ -468,9 +470,28 @@ static rc_status nan_check_run(rc_op *op, rc_err *err)
                           "%lld (row %lld)%s", rc_in_name(op, 0), RC_SHAPE(x), isnan(v) ? "NaN" : v > 0 ? "inf" :
                           "-inf", (long long)bad, (long long)row, others);
     }
+    return RC_OK;
+}
+
+static rc_status nan_check_run(rc_op *op, rc_err *err)
+{
+    rc_status st = nan_check_check(op, err);
+    if (!st) st = check_finite(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
     if (op->in[0] == op->out[0]) return RC_OK;
     if ((st = rc_tensor_copy(rc_out(op, 0), x, err))) return out_fail(op, 0, err);
     return RC_OK;
+}
+
+/* ================================================================ EnforceFinite */
+
+static rc_status enforce_finite_check(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
+
+static rc_status enforce_finite_run(rc_op *op, rc_err *err)
+{
+    rc_status st = enforce_finite_check(op, err);
+    return st ? st : check_finite(op, err);
 }
 
 /* ================================================================ Assert */
@@ -570,6 +591,8 @@ const rc_op_schema rc_ops_sorted_segment[] = {
     {"NanCheck", 1, -1, 1, 1, rc_inplace_first, NULL, nan_check_run, NULL,
      "(X float32[, more inputs named in the message]) -> Y = X; a NaN or inf in X is a ValueError (first position)",
      nan_check_check},
+    {"EnforceFinite", 1, 1, 0, 0, NULL, NULL, enforce_finite_run, NULL,
+     "(X float32) -> (): a NaN or inf in X is a ValueError (first position)", enforce_finite_check},
     {"Assert", 1, 1, 0, 0, NULL, assert_setup, assert_run, NULL,
      "(X int32 or float32) -> (): a RuntimeError with arg error_msg when any element is 0", assert_check},
     {0},

@@ -1,11 +1,12 @@
 /* ops/topk_tile.c -- TopK, TopKGradient, Tile, TileGradient (Caffe2's top_k.cc
  * and tile_op.h), the selection and replication ops of Caffe2's seq2seq beam
- * search.
+ * search, and NumpyTile (numpy_tile_op.h).
  *
  *   TopK(X) -> (values, indices[, flatten_indices])        args k, axis=-1
  *   TopKGradient(dValues, indices, X) -> dX                 arg axis=-1
  *   Tile(X[, tiles[, axis]]) -> Y                           args tiles, axis=0
  *   TileGradient(dY[, tiles[, axis]]) -> dX                 args tiles, axis=0
+ *   NumpyTile(X, repeats) -> Y                              Y = np.tile(X, repeats)
  *
  * TopK: X float32 of rank >= 1; along `axis` (negative counts from the end)
  * the k largest values, sorted descending, and their positions along the axis
@@ -45,6 +46,12 @@
  * TileGradient: dY float32, its axis dim a multiple of tiles -> dX with that dim
  * divided by tiles, dX = sum over t = 0, 1, ..., tiles - 1 of the t-th tile of dY,
  * added in float32 in that order (so the bits are fixed).
+ *
+ * NumpyTile: X float32 or int32, repeats int32 1-D (Caffe2: int64) with one
+ * entry per dim of X (as Caffe2, which enforced it; np.tile would also take
+ * other lengths), each >= 0 (0 gives an empty dim, as NumPy; a negative one is
+ * a ValueError, where Caffe2 did not check). Y has dims X.dims[i] * repeats[i].
+ * No gradient, as Caffe2 (use Tile, whose gradient exists, for one axis).
  *
  * No global state; kernels are plain loops; the only allocation besides the
  * outputs is TopK's heap (owned by the op's state, freed with it).
@@ -448,6 +455,74 @@ static rc_status tile_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ NumpyTile */
+
+/* X float32 or int32; repeats int32 1-D with X's rank of entries (checked at net creation). */
+static rc_status numpy_tile_check(rc_op *op, rc_err *err)
+{
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *r = rc_in(op, 1);
+    if (x->dtype != RC_F32 && x->dtype != RC_I32)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be float32 or int32, got %s",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    if ((st = rc_check_input(op, 1, RC_I32, err)) || (st = rc_check_ndim(op, 1, 1, 1, err))) return st;
+    if (r->dims[0] != x->ndim)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (repeats) %s must have one entry per dim of input 0 blob '%s' %s",
+                          rc_in_name(op, 1), RC_SHAPE(r), rc_in_name(op, 0), RC_SHAPE(x));
+    return RC_OK;
+}
+
+typedef struct np_tile {
+    int nd;
+    size_t esz;
+    const int64_t *xdims, *rep;
+    size_t xs[RC_MAX_DIMS + 1], ys[RC_MAX_DIMS + 1]; /* bytes of the X / Y blocks from dim k on */
+} np_tile;
+
+/* Writes the Y block of dims d.. (t->ys[d] bytes at dst) from the X block at src: each X sub-block in
+ * turn, then that chunk repeated rep[d] - 1 more times. Every dim of Y is >= 1 here. */
+static void np_tile_fill(const np_tile *t, int d, const char *src, char *dst)
+{
+    if (d == t->nd) {
+        memcpy(dst, src, t->esz);
+        return;
+    }
+    for (int64_t i = 0; i < t->xdims[d]; i++) np_tile_fill(t, d + 1, src + i * t->xs[d + 1], dst + i * t->ys[d + 1]);
+    const size_t chunk = (size_t)t->xdims[d] * t->ys[d + 1];
+    for (int64_t k = 1; k < t->rep[d]; k++) memcpy(dst + k * chunk, dst, chunk);
+}
+
+static rc_status numpy_tile_run(rc_op *op, rc_err *err)
+{
+    rc_status st = numpy_tile_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *r = rc_in(op, 1);
+    const int32_t *rv = rc_i32(r);
+    int64_t dims[RC_MAX_DIMS] = {0}, rep[RC_MAX_DIMS] = {0};
+    for (int d = 0; d < x->ndim; d++) {
+        rep[d] = rv[d];
+        if (rep[d] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (repeats) %s: entry %d is %lld, must be >= 0",
+                              rc_in_name(op, 1), RC_SHAPE(r), d, (long long)rep[d]);
+        if (rep[d] && x->dims[d] > INT64_MAX / rep[d])
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s tiled %lld times along dim %d overflows",
+                              rc_in_name(op, 0), RC_SHAPE(x), (long long)rep[d], d);
+        dims[d] = x->dims[d] * rep[d];
+    }
+    if (rc_tensor_resize(rc_out(op, 0), x->dtype, x->ndim, dims, err)) return out_fail(op, 0, err);
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK;
+    np_tile t = {x->ndim, rc_dtype_size(x->dtype), x->dims, rep, {0}, {0}};
+    t.xs[x->ndim] = t.ys[x->ndim] = t.esz;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+        t.xs[d] = t.xs[d + 1] * (size_t)x->dims[d];
+        t.ys[d] = t.ys[d + 1] * (size_t)dims[d];
+    }
+    np_tile_fill(&t, 0, rc_tensor_data(x), rc_tensor_data(rc_out(op, 0)));
+    return RC_OK;
+}
+
 /* ================================================================ the family table */
 const rc_op_schema rc_ops_topk_tile[] = {
     {"TopK", 1, 1, 2, 3, NULL, topk_setup, topk_run, topk_state_free,
@@ -461,5 +536,8 @@ const rc_op_schema rc_ops_topk_tile[] = {
      tile_check},
     {"TileGradient", 1, 3, 1, 1, NULL, tile_setup, tile_grad_run, tile_state_free,
      "dX = dY's tiles along 'axis' summed in order (args or inputs as Tile)", tile_grad_check},
+    {"NumpyTile", 2, 2, 1, 1, NULL, NULL, numpy_tile_run, NULL,
+     "(X float32 or int32, repeats int32 1-D, one entry >= 0 per dim of X) -> Y = np.tile(X, repeats)",
+     numpy_tile_check},
     {0},
 };

@@ -18,7 +18,7 @@
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
  *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
  *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
- *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs
+ *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs; dX0 may be dY (in place)
  *
  * All float32 (StopGradient: any dtype). The forward ops run in place; the
  * gradient ops may write dX over dY. What differs from Caffe2:
@@ -100,6 +100,7 @@ static rc_status check_f32_same(rc_op *op, int first, rc_err *err)
 static rc_status check_all_f32(rc_op *op, rc_err *err) { return check_f32_same(op, 0, err); }
 
 static int inplace_dy(int in, int out) { return in == 1 && out == 0; }
+static int inplace_00(int in, int out) { return in == 0 && out == 0; }
 
 /* ================================================================ arguments */
 
@@ -356,7 +357,8 @@ static rc_status min_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* dY float32 -> dX0..dXk-1 = dY / k, each of dY's shape. */
+/* dY float32 -> dX0..dXk-1 = dY / k, each of dY's shape. dX0 may be dY's blob (as Caffe2's schema): the
+ * outputs are written last to first, so dY is read whole before dX0 overwrites it. */
 static rc_status mean_grad_run(rc_op *op, rc_err *err)
 {
     rc_status st = rc_check_input(op, 0, RC_F32, err);
@@ -364,7 +366,7 @@ static rc_status mean_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *dy = rc_in(op, 0);
     const int64_t m = rc_tensor_numel(dy);
     const float inv = 1.0f / (float)op->n_out;
-    for (int o = 0; o < op->n_out; o++) {
+    for (int o = op->n_out - 1; o >= 0; o--) {
         if ((st = resize_like(op, o, dy, err))) return st;
         if (!m) continue;
         const float *g = rc_f32(dy);
@@ -403,7 +405,7 @@ const rc_op_schema rc_ops_unary[] = {
      "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0", check_all_f32},
     {"Mean", 1, -1, 1, 1, rc_inplace_any, min_setup, mean_run, unary_state_free,
      "Y = (X0 + X1 + ...) / n (one shape; added in double in input order)", check_all_f32},
-    {"MeanGradient", 1, 1, 1, -1, NULL, NULL, mean_grad_run, NULL, "dY -> (dX0, ...): dXi = dY / (number of outputs)",
-     check_x_f32},
+    {"MeanGradient", 1, 1, 1, -1, inplace_00, NULL, mean_grad_run, NULL,
+     "dY -> (dX0, ...): dXi = dY / (number of outputs); dX0 may be dY", check_x_f32},
     {0},
 };

@@ -1,5 +1,5 @@
 /* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
- * reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
+ * tan_op, asin_op, acos_op, atan_op, reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
  * hard_sigmoid_op, cube_op, Where (elementwise_logical_ops) and expand_op,
  * with their gradient ops.
  *
@@ -7,6 +7,13 @@
  *   SinGradient(X, dY) -> dX         dX = dY cos(X)
  *   Cos(X) -> Y                      Y = cos(X)
  *   CosGradient(X, dY) -> dX         dX = -dY sin(X)
+ *   Tan(X) -> Y                      Y = tan(X)
+ *   TanGradient(X, dY) -> dX         dX = dY / cos(X)^2
+ *   Asin(X) -> Y, Acos(X) -> Y       Y = asin(X), acos(X) (NaN outside [-1, 1], as NumPy)
+ *   AsinGradient(X, dY) -> dX        dX = dY / sqrt(1 - X^2) (inf at |X| = 1)
+ *   AcosGradient(X, dY) -> dX        dX = -dY / sqrt(1 - X^2)
+ *   Atan(X) -> Y                     Y = atan(X)
+ *   AtanGradient(X, dY) -> dX        dX = dY / (1 + X^2)
  *   Sign(X) -> Y                     Y = -1, 0 or 1 (NaN stays NaN, -0 stays -0; as np.sign); no gradient
  *   Reciprocal(X) -> Y               Y = 1 / X (+-inf for +-0, as IEEE and NumPy)
  *   ReciprocalGradient(Y, dY) -> dX  dX = -dY Y^2
@@ -29,13 +36,15 @@
  *                                    three; arg broadcast_on_rows=0: 1 takes C as 1-D, one entry per
  *                                    row (dim 0) of X and Y, which have one shape (Caffe2's form)
  *   Expand(X, shape) -> Y            X float32 or int32, shape a 1-D int32 tensor: Y is X broadcast
- *                                    (numpy-style) to the broadcast of X's shape and shape
+ *                                    (numpy-style) to the broadcast of X's shape and shape; a
+ *                                    negative entry (-1) keeps X's dim there, as Caffe2's
  *   ExpandGradient(dY, X) -> dX      dX = dY summed over the dims where X was repeated, in double and
  *                                    in dY's element order (deterministic); X is read for its shape
  *
  * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus,
- * Selu and HardSigmoid may run in place (as Caffe2's schemas); Sin, Cos,
- * Swish, Cube (whose gradients read X), Expand and ExpandGradient may not;
+ * Selu and HardSigmoid may run in place (as Caffe2's schemas); Sin, Cos, Tan,
+ * Asin, Acos, Atan, Swish, Cube (whose gradients read X), Expand and
+ * ExpandGradient may not;
  * Where's Z may be X's or Y's blob when the result has that input's shape. The
  * gradient ops may write dX over dY. What differs from Caffe2:
  *  - Softplus does not overflow: Caffe2's log(exp(X) + 1) was +inf from X
@@ -43,6 +52,9 @@
  *  - Swish(-inf) is 0 and SwishGradient is dY at X = +inf, 0 at -inf (Caffe2:
  *    NaN); for |X| large the gradient keeps its limit (Caffe2's Y + s (1 - Y)
  *    cancelled to 0 at X = 1e30).
+ *  - SeluGradient takes dY of Y's element count in any shape and gives dX
+ *    Y's shape, as Caffe2 (which enforced only the counts); the other gradient
+ *    ops here want dY of the value's shape.
  *  - Selu uses expm1 (Caffe2: alpha exp(X) - alpha); SeluGradient reads only
  *    Y, so it fails with a ValueError for scale <= 0 or alpha < 0, where the
  *    sign of X cannot be told from Y (Caffe2 gave a wrong gradient).
@@ -50,9 +62,9 @@
  *  - Sign keeps NaN, as NumPy (Caffe2: 0).
  *  - Where broadcasts numpy-style (Caffe2 wanted one shape, or its
  *    broadcast_on_rows form, which is also here).
- *  - Expand's shape is int32 (our dtypes; Caffe2: int64) and entries must be
- *    >= 0; a dim of 1 against 0 gives 0, as NumPy (Caffe2 took the max: X dim
- *    0 against shape 1 gave 1 and read past the end of X's data).
+ *  - Expand's shape is int32 (our dtypes; Caffe2: int64); an entry 0 against
+ *    a dim of 1 gives 0, as NumPy (Caffe2 took it as 1, as a negative entry;
+ *    older Caffe2 took the max, so X dim 0 against 1 read past X's data).
  *
  * No global state; the only allocation is ExpandGradient's double
  * accumulator, grown when X's size grows (owned by op->state).
@@ -178,6 +190,26 @@ static void k_cos(const u2_state *s, int64_t n, const float *x, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = cosf(x[i]);
 }
 
+static void k_tan(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = tanf(x[i]);
+}
+
+static void k_asin(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = asinf(x[i]);
+}
+
+static void k_acos(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = acosf(x[i]);
+}
+
+static void k_atan(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = atanf(x[i]);
+}
+
 static void k_sign(const u2_state *s, int64_t n, const float *x, float *y)
 {
     for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : x[i]; /* +-0, NaN kept */
@@ -247,6 +279,30 @@ static void k_cos_grad(const u2_state *s, int64_t n, const float *x, const float
     for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] * sinf(x[i]);
 }
 
+static void k_tan_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float c = cosf(x[i]);
+        dx[i] = dy[i] / (c * c);
+    }
+}
+
+/* 1 - X^2 as (1 - X)(1 + X): no cancellation near |X| = 1. */
+static void k_asin_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] / sqrtf((1.0f - x[i]) * (1.0f + x[i]));
+}
+
+static void k_acos_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] / sqrtf((1.0f - x[i]) * (1.0f + x[i]));
+}
+
+static void k_atan_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] / (1.0f + x[i] * x[i]);
+}
+
 static void k_reciprocal_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
 {
     for (int64_t i = 0; i < n; i++) dx[i] = -dy[i] * y[i] * y[i];
@@ -304,6 +360,10 @@ static rc_status bwd_run(rc_op *op, bwd_kernel k, int ia, int idy, rc_err *err)
 static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
 static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
 static rc_status sign_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sign, err); }
+static rc_status tan_run(rc_op *op, rc_err *err) { return fwd_run(op, k_tan, err); }
+static rc_status asin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_asin, err); }
+static rc_status acos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_acos, err); }
+static rc_status atan_run(rc_op *op, rc_err *err) { return fwd_run(op, k_atan, err); }
 static rc_status reciprocal_run(rc_op *op, rc_err *err) { return fwd_run(op, k_reciprocal, err); }
 static rc_status rsqrt_run(rc_op *op, rc_err *err) { return fwd_run(op, k_rsqrt, err); }
 static rc_status floor_run(rc_op *op, rc_err *err) { return fwd_run(op, k_floor, err); }
@@ -315,10 +375,37 @@ static rc_status hard_sigmoid_run(rc_op *op, rc_err *err) { return fwd_run(op, k
 static rc_status cube_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cube, err); }
 static rc_status sin_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_sin_grad, 0, 1, err); }
 static rc_status cos_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cos_grad, 0, 1, err); }
+static rc_status tan_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_tan_grad, 0, 1, err); }
+static rc_status asin_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_asin_grad, 0, 1, err); }
+static rc_status acos_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_acos_grad, 0, 1, err); }
+static rc_status atan_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_atan_grad, 0, 1, err); }
 static rc_status reciprocal_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_reciprocal_grad, 0, 1, err); }
 static rc_status rsqrt_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_rsqrt_grad, 1, 0, err); }
 static rc_status softplus_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_softplus_grad, 0, 1, err); }
-static rc_status selu_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_selu_grad, 0, 1, err); }
+
+/* SeluGradient's check: (Y, dY) float32 with as many elements (Caffe2 enforced only that). */
+static rc_status check_selu_grad(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (!st) st = rc_check_input(op, 1, RC_F32, err);
+    if (st) return st;
+    if (rc_tensor_numel(rc_in(op, 1)) != rc_tensor_numel(rc_in(op, 0)))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' of shape %s must have as many elements as input 0 blob '%s' %s",
+                          rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
+    return RC_OK;
+}
+
+/* (Y, dY) -> dX of Y's shape; dX may be dY's blob (same element count, so its buffer is kept). */
+static rc_status selu_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = check_selu_grad(op, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n) k_selu_grad(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
 static rc_status hard_sigmoid_grad_run(rc_op *op, rc_err *err)
 {
     return bwd_run(op, k_hard_sigmoid_grad, 0, 1, err);
@@ -534,10 +621,6 @@ static rc_status expand_shape(rc_op *op, walk *w, rc_err *err)
     const rc_tensor *X = rc_in(op, 0), *S = rc_in(op, 1);
     const int64_t m = S->dims[0];
     const int32_t *s = rc_i32(S);
-    for (int64_t i = 0; i < m; i++)
-        if (s[i] < 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s: entry %lld is %d, must be >= 0",
-                              rc_in_name(op, 1), RC_SHAPE(S), (long long)i, (int)s[i]);
     const int ndim = m > X->ndim ? (int)(m > RC_MAX_DIMS ? RC_MAX_DIMS + 1 : m) : X->ndim;
     if (ndim > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s: a shape of %lld dims is over the %d allowed",
@@ -546,7 +629,8 @@ static rc_status expand_shape(rc_op *op, walk *w, rc_err *err)
     w->k = 1;
     for (int d = 0; d < ndim; d++) {
         const int kx = d - (ndim - X->ndim), ks = d - (ndim - (int)m);
-        const int64_t dx = kx >= 0 ? X->dims[kx] : 1, ds = ks >= 0 ? s[ks] : 1;
+        /* a negative entry keeps X's dim (taken as 1), as Caffe2's (PyTorch's -1) */
+        const int64_t dx = kx >= 0 ? X->dims[kx] : 1, ds = ks >= 0 && s[ks] >= 0 ? s[ks] : 1;
         if (dx != ds && dx != 1 && ds != 1)
             return rc_op_fail(op, err, RC_ERR_VALUE,
                               "input 0 blob '%s' of shape %s does not broadcast to the shape in input 1 blob '%s' "
@@ -664,6 +748,18 @@ const rc_op_schema rc_ops_unary2[] = {
     {"Cos", 1, 1, 1, 1, NULL, NULL, cos_run, NULL, "Y = cos(X)", check_x_f32},
     {"CosGradient", 2, 2, 1, 1, inplace_dy1, NULL, cos_grad_run, NULL, "(X, dY) -> dX = -dY sin(X)",
      check_all_f32},
+    {"Tan", 1, 1, 1, 1, NULL, NULL, tan_run, NULL, "Y = tan(X)", check_x_f32},
+    {"TanGradient", 2, 2, 1, 1, inplace_dy1, NULL, tan_grad_run, NULL, "(X, dY) -> dX = dY / cos(X)^2",
+     check_all_f32},
+    {"Asin", 1, 1, 1, 1, NULL, NULL, asin_run, NULL, "Y = asin(X)", check_x_f32},
+    {"AsinGradient", 2, 2, 1, 1, inplace_dy1, NULL, asin_grad_run, NULL, "(X, dY) -> dX = dY / sqrt(1 - X^2)",
+     check_all_f32},
+    {"Acos", 1, 1, 1, 1, NULL, NULL, acos_run, NULL, "Y = acos(X)", check_x_f32},
+    {"AcosGradient", 2, 2, 1, 1, inplace_dy1, NULL, acos_grad_run, NULL, "(X, dY) -> dX = -dY / sqrt(1 - X^2)",
+     check_all_f32},
+    {"Atan", 1, 1, 1, 1, NULL, NULL, atan_run, NULL, "Y = atan(X)", check_x_f32},
+    {"AtanGradient", 2, 2, 1, 1, inplace_dy1, NULL, atan_grad_run, NULL, "(X, dY) -> dX = dY / (1 + X^2)",
+     check_all_f32},
     {"Sign", 1, 1, 1, 1, rc_inplace_any, NULL, sign_run, NULL, "Y = sign(X) (-1, 0, 1; NaN stays NaN)",
      check_x_f32},
     {"Reciprocal", 1, 1, 1, 1, rc_inplace_any, NULL, reciprocal_run, NULL, "Y = 1 / X (+-inf at +-0)", check_x_f32},
@@ -682,7 +778,8 @@ const rc_op_schema rc_ops_unary2[] = {
     {"Selu", 1, 1, 1, 1, rc_inplace_any, selu_setup, selu_run, u2_state_free,
      "Y = X > 0 ? scale X : scale alpha (exp(X) - 1) (args alpha=1.6733, scale=1.0507)", check_x_f32},
     {"SeluGradient", 2, 2, 1, 1, inplace_dy1, selu_grad_setup, selu_grad_run, u2_state_free,
-     "(Y, dY) -> dX = Y > 0 ? scale dY : dY (Y + scale alpha) (scale > 0, alpha >= 0)", check_all_f32},
+     "(Y, dY) -> dX = Y > 0 ? scale dY : dY (Y + scale alpha) (scale > 0, alpha >= 0; dY of Y's size)",
+     check_selu_grad},
     {"Swish", 1, 1, 1, 1, NULL, NULL, swish_run, NULL, "Y = X sigmoid(X)", check_x_f32},
     {"SwishGradient", 3, 3, 1, 1, inplace_dy2, NULL, swish_grad_run, NULL,
      "(X, Y, dY) -> dX = dY (sigmoid(X) + Y (1 - sigmoid(X)))", check_all_f32},
