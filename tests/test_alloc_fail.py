@@ -263,6 +263,9 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorFill([], "pr_v", shape=[6, 2], values=rng.uniform(-1, 1, 12).tolist())
     init.GivenTensorIntFill([], "pr_len", shape=[3], values=[2, 3, 1])
     init.GivenTensorIntFill([], "sbl_len", shape=[4], values=[1, 2, 3, 0])
+    init.GivenTensorIntFill([], "nt_rep", shape=[2], values=[2, 1])
+    init.GivenTensorFill([], "gd_data", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
+    init.GivenTensorIntFill([], "gd_ranges", shape=[2, 1, 2], values=[0, 2, 2, 2])
     for b, shape in (("fct_x", [3, 4]), ("fct_w", [4, 5]), ("fct_b", [5]), ("ssm_x", [2, 3, 2, 2])):
         init.GivenTensorFill([], b, shape=shape, values=rng.uniform(-1, 1, int(np.prod(shape))).tolist())
     init.GivenTensorIntFill([], "ssm_t", shape=[2, 2, 2], values=[0, 2, -1, 1, 1, 1, 0, -1])
@@ -386,6 +389,9 @@ def build_ops_net(name="af_ops"):
     ssm_loss = net.SpatialSoftmaxWithLoss(["ssm_x", "ssm_t", "ssm_w"], ["ssm_p", "ssm_loss"])[1]
     loss_c2c = net.Sum([net.SumElements(net.Mul([o_, o_], "c2c_sq%d" % i), "c2c_l%d" % i)
                         for i, o_ in enumerate([pr_u, fct] + list(sbl))] + [ssm_loss], "loss_c2c")
+    # Tan, Asin, Acos, Atan with their gradient ops (t is in (-1, 1))
+    trig = [net.Tan(sc, "tr_tan"), net.Asin(t, "tr_asin"), net.Acos(t, "tr_acos"), net.Atan(sc, "tr_atan")]
+    loss_trig = net.SumElements(net.Sum(trig, "tr_sum"), "loss_trig")
     # WeightedSum in the loss, with its gradient (WeightedSumGradient, with and without grad_on_w)
     wsum_a = net.WeightedSum([t, "one", s, "wsum_w"], "wsum_a", grad_on_w=1)
     wsum_b = net.WeightedSum([sc, "wsum_w", t, "one"], "wsum_b")
@@ -469,7 +475,7 @@ def build_ops_net(name="af_ops"):
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
-                    loss_tkp, loss_ws, loss_c2c],
+                    loss_tkp, loss_ws, loss_c2c, loss_trig],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -548,6 +554,10 @@ def build_ops_net(name="af_ops"):
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
     net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
+    # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
+    net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
+    net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
+    net.EnforceFinite(lin, [])
     # DivGradient's three-input form with B broadcast numpy-style to C (its scratch of doubles)
     net.DivGradient(["dg_b", "dg_c", "dg_dc"], ["dg_da", "dg_db"])
     # beam search / BasicRNNCell ops: comparisons (int32 and float32), Cast, Conditional, int32 Div
@@ -696,6 +706,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op MomentumSGD #", "op WeightedSumGradient #",
                  "op PackRNNSequence #", "op UnpackRNNSequence #", "op FCTransposedGradient #",
                  "op SplitByLengths #", "op SpatialSoftmaxWithLossGradient #",
+                 "op TanGradient #", "op AsinGradient #", "op AcosGradient #", "op AtanGradient #",
+                 "op NumpyTile #", "op GatherRangesToDense #",
                  "op SparseUnsortedSegmentSum #", "op SparseUnsortedSegmentMean #",
                  "op SparseUnsortedSegmentWeightedSum #", "op UnsortedSegmentWeightedSum #",
                  "op UnsortedSegmentSumGradient #", "op UnsortedSegmentWeightedSumWithMainInputGradient #",
