@@ -59,32 +59,26 @@ def _softmax_grad(op, g_output):
     return [_grad_op("SoftmaxGradient", [op.output[0], g_output[0]], [gx])], [gx]
 
 
-@GradientRegistry.RegisterGradient("SoftmaxWithLoss", copy_arguments=True)
-def _softmax_with_loss_grad(op, g_output):
-    """d loss / d logits, from the forward's softmax output. As in Caffe2,
-    the softmax output is a by-product: a gradient arriving on it (output 0)
-    is ignored -- backpropagate through probabilities with a separate Softmax
-    op instead."""
-    n_in = len(op.input)
-    no_grad = [None] * n_in
-    if len(g_output) < 2 or g_output[1] is None:
-        return [], no_grad
-    gx = _gi(op, 0)
-    inputs = [op.input[0], op.input[1]] + ([op.input[2]] if n_in > 2 else []) + [op.output[0], g_output[1]]
-    return [_grad_op("SoftmaxWithLossGradient", inputs, [gx])], [gx] + no_grad[1:]
+def _softmax_loss_maker(grad_type):
+    """d loss / d logits, from the forward's softmax output: grad_type(X, T[, W], P, d_loss) -> dX.
+    As in Caffe2, the softmax output is a by-product: a gradient arriving on it (output 0) is
+    ignored -- backpropagate through probabilities with a separate Softmax op instead."""
+    def maker(op, g_output):
+        n_in = len(op.input)
+        no_grad = [None] * n_in
+        if len(g_output) < 2 or g_output[1] is None:
+            return [], no_grad
+        gx = _gi(op, 0)
+        inputs = [op.input[0], op.input[1]] + ([op.input[2]] if n_in > 2 else [])
+        inputs += [op.output[0], g_output[1]]
+        return [_grad_op(grad_type, inputs, [gx])], [gx] + no_grad[1:]
+    return maker
 
 
-@GradientRegistry.RegisterGradient("SpatialSoftmaxWithLoss", copy_arguments=True)
-def _spatial_softmax_with_loss_grad(op, g_output):
-    """Caffe2's: SpatialSoftmaxWithLossGradient(X, T[, W], P, d_loss) -> dX; a gradient on the
-    softmax output is ignored, as for SoftmaxWithLoss."""
-    n_in = len(op.input)
-    no_grad = [None] * n_in
-    if len(g_output) < 2 or g_output[1] is None:
-        return [], no_grad
-    gx = _gi(op, 0)
-    inputs = [op.input[0], op.input[1]] + ([op.input[2]] if n_in > 2 else []) + [op.output[0], g_output[1]]
-    return [_grad_op("SpatialSoftmaxWithLossGradient", inputs, [gx])], [gx] + no_grad[1:]
+GradientRegistry.RegisterGradient("SoftmaxWithLoss", copy_arguments=True)(
+    _softmax_loss_maker("SoftmaxWithLossGradient"))
+GradientRegistry.RegisterGradient("SpatialSoftmaxWithLoss", copy_arguments=True)(
+    _softmax_loss_maker("SpatialSoftmaxWithLossGradient"))
 
 
 @GradientRegistry.RegisterGradient("LabelCrossEntropy", copy_arguments=True)
