@@ -43,26 +43,20 @@ def _broadcast_args(op):
 
 
 # ---------------------------------------------------------------- FC, MatMul
-@GradientRegistry.RegisterGradient("FC")
-def _fc_grad(op, g_output):
-    dy = g_output[0]
-    if dy is None:
-        return _no_grad(op)
-    x, w, b = op.input
-    gx, gw, gb = _grad_name(x), _grad_name(w), _grad_name(b)
-    # Caffe2's output order: (dW, db, dX)
-    return [_make(op, "FCGradient", [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
+def _fc_grad_maker(grad_type):
+    """FC's and FCTransposed's (Caffe2's GetFCGradient): grad_type(X, W, dY) -> (dW, db, dX)."""
+    def maker(op, g_output):
+        dy = g_output[0]
+        if dy is None:
+            return _no_grad(op)
+        x, w, b = op.input
+        gx, gw, gb = _grad_name(x), _grad_name(w), _grad_name(b)
+        return [_make(op, grad_type, [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
+    return maker
 
 
-@GradientRegistry.RegisterGradient("FCTransposed")
-def _fc_transposed_grad(op, g_output):
-    dy = g_output[0]
-    if dy is None:
-        return _no_grad(op)
-    x, w, b = op.input
-    gx, gw, gb = _grad_name(x), _grad_name(w), _grad_name(b)
-    # Caffe2's GetFCGradient: FCTransposedGradient for FCTransposed, (dW, db, dX)
-    return [_make(op, "FCTransposedGradient", [x, w, dy], [gw, gb, gx], args=op.arg)], [gx, gw, gb]
+GradientRegistry.RegisterGradient("FC")(_fc_grad_maker("FCGradient"))
+GradientRegistry.RegisterGradient("FCTransposed")(_fc_grad_maker("FCTransposedGradient"))
 
 
 @GradientRegistry.RegisterGradient("MatMul")

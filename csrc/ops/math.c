@@ -432,6 +432,19 @@ static rc_status fc_run(rc_op *op, rc_err *err)
  *   stash_dy_t (with stash_dy): the copy is dY^T (N x M), the layout rc_gemm_wgrad reads;
  *   skip_db:  output 1 is not computed (the op sums db from the stashed dY);
  *   skip_dw:  output 0 is not computed (another FCGradient of the step stashes the same dY). */
+/* Input 2 of FCGradient / FCTransposedGradient is dY: M x N elements, its last dim N (when not empty). */
+static rc_status check_fc_dy(rc_op *op, int64_t M, int64_t N, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *dy = rc_in(op, 2);
+    if (rc_tensor_numel(dy) != M * N || (dy->ndim > 0 && dy->dims[dy->ndim - 1] != N && M * N != 0))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
+                          "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(dy),
+                          (long long)M, (long long)N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
+                          RC_SHAPE(w));
+    return RC_OK;
+}
+
 /* FCGradient's inputs: X, W, dY float32; K of X and W equal; dY of M x N elements ending in N. */
 static rc_status fc_grad_shapes(rc_op *op, int64_t *M, int64_t *N, int64_t *K, rc_err *err)
 {
@@ -440,14 +453,7 @@ static rc_status fc_grad_shapes(rc_op *op, int64_t *M, int64_t *N, int64_t *K, r
         if ((st = check_f32(op, i, err))) return st;
     int ax = 0;
     if ((st = fc_dims(op, &ax, M, N, K, err))) return st;
-    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1), *dy = rc_in(op, 2);
-    if (rc_tensor_numel(dy) != *M * *N || (dy->ndim > 0 && dy->dims[dy->ndim - 1] != *N && *M * *N != 0))
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
-                          "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(dy),
-                          (long long)*M, (long long)*N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
-                          RC_SHAPE(w));
-    return RC_OK;
+    return check_fc_dy(op, *M, *N, err);
 }
 
 static rc_status fc_grad_check(rc_op *op, rc_err *err)
@@ -562,13 +568,7 @@ static rc_status fct_shapes(rc_op *op, int grad, int *ax, int64_t *M, int64_t *N
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "input 2 blob '%s' must have shape (%lld,) (N of input 1 blob '%s' %s), got %s",
                           rc_in_name(op, 2), (long long)*N, rc_in_name(op, 1), RC_SHAPE(w), RC_SHAPE(t));
-    if (grad && (rc_tensor_numel(t) != *M * *N || (t->ndim > 0 && t->dims[t->ndim - 1] != *N && *M * *N != 0)))
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 2 blob '%s' of shape %s must be the output gradient of shape (M=%lld) x (N=%lld) "
-                          "for input 0 blob '%s' %s and input 1 blob '%s' %s", rc_in_name(op, 2), RC_SHAPE(t),
-                          (long long)*M, (long long)*N, rc_in_name(op, 0), RC_SHAPE(x), rc_in_name(op, 1),
-                          RC_SHAPE(w));
-    return RC_OK;
+    return grad ? check_fc_dy(op, *M, *N, err) : RC_OK;
 }
 
 static rc_status fct_check(rc_op *op, rc_err *err)
