@@ -1441,6 +1441,19 @@ CASES = [
          """, V, r"op Div #0: integer overflow: element 0 of input 0 blob 'a' \(1,\) int32 is -2147483648 "
                  r"and input 1 blob 'b' \(1,\) int32 is -1 at flat position 0 \(the quotient does not fit "
                  r"int32\)"),
+    Case("mul-int-overflow", "ops: compare/cast", "Mul([a int32 [2, 65536], b int32 [3, 65536]])",
+         """
+         feed(a=np.array([2, 65536], np.int32), b=np.array([3, 65536], np.int32))
+         run_op('Mul', ['a', 'b'], ['c'])
+         """, V, r"op Mul #0: integer overflow: element 1 of input 0 blob 'a' \(2,\) int32 is 65536 and element 1 "
+                 r"of input 1 blob 'b' \(2,\) int32 is 65536: 65536 \* 65536 does not fit int32 \(result "
+                 r"element 1\)",
+         note="int32 Add / Sub / Mul: the exact result (Caffe2's int64 would hold it) must fit int32; checked "
+              "before the output is written (NumPy wraps around silently)"),
+    Case("add-int-float-mix", "ops: compare/cast", "Add([a int32 (2,), b float32 (2,)])",
+         "feed(a=np.ones(2, np.int32), b=f32(2)); run_op('Add', ['a', 'b'], ['c'])",
+         T_, r"op Add #0: input 1 blob 'b' \(2,\) float32 must have the dtype of input 0 blob 'a' \(2,\) "
+            r"int32"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,
