@@ -2452,7 +2452,7 @@ CASES = [
          run_op('SortedSegmentRangeMaxGradient', ['d', 'o', 'g', 's'], ['x'])
          """, V,
          r"op SortedSegmentRangeMaxGradient #0: input 1 blob 'o' \(the forward output\) of shape \(3, 3\) "
-         r"float32 must have the shape of input 2 blob 'g' \(the output gradient\) \(3, 2\) float32",
+         r"float32 must have the rows of input 2 blob 'g' \(the output gradient\) \(3, 2\) float32",
          note="Caffe2 read OUT by dOUT's layout without checking it; LogSumExp (and Sum, Mean) the same"),
     Case("sorted-segment-range-gradient-data-rows", "ops: sorted_segment",
          "SortedSegmentRangeLogSumExpGradient(d (3, 2), o (3, 2), g (3, 2), s (4,))",

@@ -362,7 +362,7 @@ def test_range_lse_max_bad_input(rng, kind):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(o=f32(rng, 3, 3), g=f32(rng, 3, 2))
     with pytest.raises(ValueError, match=r"%s #0: input 1 blob 'o' \(the forward output\) of shape "
-                       r"\(3, 3\) float32 must have the shape of input 2 blob 'g' \(the output gradient\) "
+                       r"\(3, 3\) float32 must have the rows of input 2 blob 'g' \(the output gradient\) "
                        r"\(3, 2\)" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=f32(rng, 3, 2), o=f32(rng, 3, 2))
@@ -370,8 +370,9 @@ def test_range_lse_max_bad_input(rng, kind):
                        r"must have one row per segment id: first dim 4" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=f32(rng, 4, 3))
-    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' of shape \(4, 3\) float32 must match "
-                       r"input 2 blob 'g' of shape \(3, 2\) float32 after the first dim" % grad):
+    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' of shape \(4, 3\) float32 must have rows "
+                       r"of the size of input 2 blob 'g' of shape \(3, 2\) float32 \(the product of the dims "
+                       r"after the first\)" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=np.zeros((4, 2), np.int32))
     with pytest.raises(TypeError, match=r"%s #0: input 0 blob 'd' must be float32, got \(4, 2\) int32" % fwd):
