@@ -342,6 +342,24 @@ def test_range_lse_max_gradient_maker(rng, kind):
     np.testing.assert_allclose(workspace.FetchBlob("d_grad"), ref, rtol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "LogSumExp", "LogMeanExp", "Max"])
+def test_range_gradient_takes_rows_of_another_shape(rng, kind):
+    """dOUT (and OUT) with DATA's row size in another row shape (a RecurrentNetwork link gives a step
+    output's gradient (1, N, D) where the op wrote (1, D)): the same gradient, in DATA's shape."""
+    fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
+    feed(d=f32(rng, 4, 6), s=i32([0, 0, 1, 1]))
+    out = run(fwd, ["d", "s"], ["o"])
+    g = f32(rng, 2, 6)
+    feed(g=g)
+    want = run(grad, ["d", "o", "g", "s"], ["y"])
+    feed(g=g.reshape(2, 2, 3), o=out.reshape(2, 1, 6))
+    got = run(grad, ["d", "o", "g", "s"], ["y"])
+    assert got.shape == (4, 6)
+    np.testing.assert_array_equal(got, want)
+    feed(d=f32(rng, 4, 2, 3), o=out.reshape(2, 6))
+    np.testing.assert_array_equal(run(grad, ["d", "o", "g", "s"], ["y"]).shape, (4, 2, 3))
+
+
 @pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 def test_range_lse_max_bad_input(rng, kind):
     fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
