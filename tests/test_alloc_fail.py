@@ -566,6 +566,9 @@ def build_ops_net(name="af_ops"):
     net.Cast(cc_gt, "cc_f", to="float")
     net.Conditional([cc_gt, "ids", "labels"], "cc_c")
     net.Div(["labels", "ten"], "cc_div", broadcast=1)
+    # int32 Add / Sub / Mul (the overflow check, then the broadcast rows): equal shapes, legacy, numpy-style
+    net.Sub([net.Mul(["rev_ids", "rev_len2"], "ia_mul"), "rev_ids"], "ia_sub")
+    net.Add(["labels", "ten"], "ia_add", broadcast=1)
     net.Tile("rev_ids", "rev_ids_t", tiles=3, axis=-1)
     net.ArgMax(sc, "u_am", axis=1)
     net.ArgMin(sc, "u_an", axis=0, keepdims=0)
@@ -658,7 +661,7 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
-        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
+        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not", "ia_mul", "ia_add", "ia_sub"] + \
         ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids", "mk_rdb",
          "mk_slpws"] + \
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
