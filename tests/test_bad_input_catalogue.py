@@ -2864,6 +2864,26 @@ CASES = [
          n = core.Net('n'); n.WeightedSampleDequeueBlobs(['t'], ['x', 'st'])
          workspace.CreateNet(n)
          """, T_, r"op WeightedSampleDequeueBlobs #0: input 0 blob 't' must be a BlobsQueue"),
+    Case("viterbi-transitions-shape", "ops: decode", "ViterbiPath([p (4,3), tr (3,4)])",
+         "feed(p=f32(4, 3), tr=f32(3, 4)); run_op('ViterbiPath', ['p', 'tr'], 'path')", V,
+         r"op ViterbiPath #0: input 1 blob 'tr' \(transitions\) \(3, 4\) float32 must be C x C for input 0 "
+         r"blob 'p' \(predictions\) \(4, 3\) float32",
+         after="feed(tr=f32(3, 3)); run_op('ViterbiPath', ['p', 'tr'], 'path')",
+         note="Caffe2 compared dim 0 only"),
+    Case("viterbi-no-class", "ops: decode", "ViterbiPath([p (2,0), tr (0,0)])",
+         "feed(p=np.zeros((2, 0), np.float32), tr=np.zeros((0, 0), np.float32)); "
+         "run_op('ViterbiPath', ['p', 'tr'], 'path')", V,
+         r"op ViterbiPath #0: input 0 blob 'p' \(predictions\) \(2, 0\) float32 has no class to choose",
+         note="T = 0 gives an empty path (Caffe2 raised for it)"),
+    Case("swap-best-path-range", "ops: decode", "SwapBestPath([p (3,4), bestPath [0, 4, 1]])",
+         "feed(p=f32(3, 4), b=np.array([0, 4, 1], np.int32)); run_op('SwapBestPath', ['p', 'b'], 'p')", V,
+         r"op SwapBestPath #0: input 1 blob 'b' \(bestPath\) \(3,\) int32: entry 1 is 4, out of range "
+         r"\[0, 4\) \(the columns of input 0 blob 'p' \(3, 4\) float32\)",
+         note="checked before anything is written; Caffe2 wrote out of bounds"),
+    Case("swap-best-path-length", "ops: decode", "SwapBestPath([p (3,4), bestPath (2,)])",
+         "feed(p=f32(3, 4), b=np.array([0, 1], np.int32)); run_op('SwapBestPath', ['p', 'b'], 'y')", V,
+         r"op SwapBestPath #0: input 1 blob 'b' \(bestPath\) \(2,\) int32 must have one entry per row of "
+         r"input 0 blob 'p' \(predictions\) \(3, 4\) float32"),
 ]
 XFAIL = {}
 

@@ -134,6 +134,12 @@ CASES = [
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
     ("CloseBlobsQueue", dict(q=i32(1)), [], {}, E),
+    # the decoding ops (csrc/ops/decode.c)
+    ("ViterbiPath", dict(p=f32(4, 3), tr=f32(3, 4)), ["path"], {}, V),
+    ("ViterbiPath", dict(p=i32(4, 3), tr=f32(3, 3)), ["path"], {}, E),
+    ("ViterbiPath", dict(p=f32(2, 0), tr=f32(0, 0)), ["path"], {}, V),
+    ("SwapBestPath", dict(p=f32(3, 4), b=i32(2)), ["y"], {}, V),
+    ("SwapBestPath", dict(p=f32(3, 4), b=f32(3)), ["y"], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -225,6 +231,8 @@ VALUE_CASES = [
      ValueError, dict(it=np.array([3], np.int32))),
     ("WeightedSample", dict(w=np.zeros((2, 3), np.float32)), ["idx"], dict(seed=1), ValueError,
      dict(w=f32(2, 3))),
+    ("SwapBestPath", dict(p=f32(3, 4), b=np.array([0, 4, 1], np.int32)), ["y"], {}, ValueError,
+     dict(b=np.array([0, 3, 1], np.int32))),
 ]
 
 

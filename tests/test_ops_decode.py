@@ -1,0 +1,219 @@
+"""Decoding ops (csrc/ops/decode.c): ViterbiPath and SwapBestPath (Caffe2's crf_viterbi_op.cc) against
+NumPy references, brute force over every path, ties (to the lowest index) and Caffe2's NaN rule, empty
+inputs, bad input with the messages, no gradients, and the workspace staying usable."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from recurrent import core, workspace
+from test_ops_math import f32, feed, op, run  # the same helpers
+
+
+V, T = ValueError, TypeError
+
+
+def bad(exc, msg):
+    return pytest.raises(exc, match=msg)
+
+
+def G(o, g_output):
+    return core.GradientRegistry.GetGradientForOp(o, g_output)
+
+
+# ---------------------------------------------------------------- references
+def viterbi_ref(pred, tr):
+    """Caffe2's crf.py NumPy Viterbi in float32: scores[prev, next] = score[prev] + tr[prev, next]."""
+    pred, tr = np.asarray(pred, np.float32), np.asarray(tr, np.float32)
+    n, c = pred.shape
+    if n == 0:
+        return np.zeros(0, np.int32)
+    score, bps = pred[0].copy(), []
+    for t in range(1, n):
+        m = score[:, None] + tr
+        bp = np.argmax(m, axis=0)  # the first maximum: the lowest index on ties
+        bps.append(bp)
+        score = pred[t] + m[bp, np.arange(c)]
+    path = [int(np.argmax(score))]
+    for bp in reversed(bps):
+        path.append(int(bp[path[-1]]))
+    return np.array(path[::-1], np.int32)
+
+
+def path_score(pred, tr, path):
+    return sum(float(pred[t, k]) for t, k in enumerate(path)) + sum(
+        float(tr[a, b]) for a, b in zip(path[:-1], path[1:]))
+
+
+def swap_ref(pred, best):
+    out = np.array(pred, np.float32, copy=True)
+    for t, row in enumerate(out):
+        old = int(np.argmax(row))
+        row[best[t]], row[old] = row[old], row[best[t]]
+    return out
+
+
+# ---------------------------------------------------------------- ViterbiPath
+@pytest.mark.parametrize("n,c", [(1, 1), (1, 4), (2, 1), (2, 3), (5, 4), (7, 6), (30, 12), (3, 40)])
+def test_viterbi_matches_numpy(rng, n, c):
+    for _ in range(3):
+        pred, tr = f32(rng, n, c, lo=-3, hi=3), f32(rng, c, c, lo=-2, hi=2)
+        feed(p=pred, tr=tr)
+        path = run("ViterbiPath", ["p", "tr"], ["path"])
+        assert path.dtype == np.int32 and path.shape == (n,)
+        np.testing.assert_array_equal(path, viterbi_ref(pred, tr))
+
+
+@pytest.mark.parametrize("n,c", [(1, 3), (2, 2), (3, 3), (4, 3), (5, 2)])
+def test_viterbi_is_the_best_of_every_path(rng, n, c):
+    pred, tr = f32(rng, n, c, lo=-3, hi=3), f32(rng, c, c, lo=-2, hi=2)
+    feed(p=pred, tr=tr)
+    path = [int(k) for k in run("ViterbiPath", ["p", "tr"], ["path"])]
+    scores = {p: path_score(pred, tr, p) for p in itertools.product(range(c), repeat=n)}
+    best = max(scores.values())
+    assert scores[tuple(path)] == pytest.approx(best, abs=1e-5)
+
+
+def test_viterbi_transitions_go_from_row_to_column():
+    # tr[i, j] scores the step i -> j: a large tr[2, 0] pulls the path through 2 then 0
+    pred = np.zeros((2, 3), np.float32)
+    tr = np.zeros((3, 3), np.float32)
+    tr[2, 0] = 5
+    feed(p=pred, tr=tr)
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), [2, 0])
+    feed(tr=tr.T.copy())  # now 0 -> 2
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), [0, 2])
+
+
+@pytest.mark.parametrize("n,c", [(1, 3), (4, 3), (6, 5), (9, 2)])
+def test_viterbi_ties_go_to_the_lowest_index(rng, n, c):
+    # small integers: the float32 sums are exact, so ties are real and many
+    for _ in range(10):
+        pred = rng.randint(0, 3, (n, c)).astype(np.float32)
+        tr = rng.randint(0, 2, (c, c)).astype(np.float32)
+        feed(p=pred, tr=tr)
+        np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), viterbi_ref(pred, tr))
+    feed(p=np.zeros((n, c), np.float32), tr=np.zeros((c, c), np.float32))
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), np.zeros(n, np.int32))
+
+
+def test_viterbi_nan_rule_is_caffe2s():
+    # the first maximum of a scan that moves on a strictly larger value: a NaN at index 0 is kept,
+    # a NaN elsewhere is passed over (np.argmax would pick the NaN at index 1 here)
+    nan = np.float32(np.nan)
+    feed(p=np.array([[1, nan, 0]], np.float32), tr=np.zeros((3, 3), np.float32))
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), [0])
+    feed(p=np.array([[nan, 1, 2]], np.float32))
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), [0])
+    feed(p=np.array([[0, 0, 0], [0, 0, 1]], np.float32), tr=np.array([[0, 0, 0], [0, nan, 0], [0, 0, 0]],
+                                                                         np.float32))
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]), [0, 2])
+
+
+def test_viterbi_empty_and_reuse(rng):
+    feed(p=np.zeros((0, 3), np.float32), tr=f32(rng, 3, 3))
+    path = run("ViterbiPath", ["p", "tr"], ["path"])
+    assert path.dtype == np.int32 and path.shape == (0,)
+    feed(p=np.zeros((0, 0), np.float32), tr=np.zeros((0, 0), np.float32))
+    assert run("ViterbiPath", ["p", "tr"], ["path"]).shape == (0,)
+    # one op run on growing and shrinking inputs (its scratch grows, then is reused)
+    net = core.Net("vit")
+    net.ViterbiPath(["p", "tr"], "path")
+    for n, c in [(2, 2), (40, 9), (3, 2), (0, 4), (17, 5)]:
+        pred, tr = f32(rng, n, c), f32(rng, c, c)
+        feed(p=pred, tr=tr)
+        workspace.RunNetOnce(net)
+        np.testing.assert_array_equal(workspace.FetchBlob("path"), viterbi_ref(pred, tr))
+
+
+def test_viterbi_bad_inputs(rng):
+    feed(p=f32(rng, 4, 3), tr=f32(rng, 3, 3), tr2=f32(rng, 3, 4), tr3=f32(rng, 2, 2), v=f32(rng, 3),
+         pi=np.zeros((4, 3), np.int32), e=np.zeros((2, 0), np.float32), e0=np.zeros((0, 0), np.float32))
+    with bad(V, r"op ViterbiPath #0: input 1 blob 'tr2' \(transitions\) \(3, 4\) float32 must be C x C for "
+                r"input 0 blob 'p' \(predictions\) \(4, 3\) float32"):
+        run("ViterbiPath", ["p", "tr2"], ["path"])
+    with bad(V, r"op ViterbiPath #0: input 1 blob 'tr3' \(transitions\) \(2, 2\) float32 must be C x C"):
+        run("ViterbiPath", ["p", "tr3"], ["path"])
+    with bad(V, r"op ViterbiPath #0: input 0 blob 'v' must have 2 dims"):
+        run("ViterbiPath", ["v", "tr"], ["path"])
+    with bad(V, r"op ViterbiPath #0: input 1 blob 'v' must have 2 dims"):
+        run("ViterbiPath", ["p", "v"], ["path"])
+    with bad(T, r"op ViterbiPath #0: input 0 blob 'pi' must be float32"):
+        run("ViterbiPath", ["pi", "tr"], ["path"])
+    with bad(V, r"op ViterbiPath #0: input 0 blob 'e' \(predictions\) \(2, 0\) float32 has no class to choose"):
+        run("ViterbiPath", ["e", "e0"], ["path"])
+    assert not workspace.HasBlob("path") or not isinstance(workspace.FetchBlob("path"), np.ndarray)
+    np.testing.assert_array_equal(run("ViterbiPath", ["p", "tr"], ["path"]),
+                                  viterbi_ref(workspace.FetchBlob("p"), workspace.FetchBlob("tr")))
+
+
+# ---------------------------------------------------------------- SwapBestPath
+@pytest.mark.parametrize("n,c", [(1, 1), (1, 5), (4, 3), (10, 7)])
+def test_swap_best_path_matches_numpy(rng, n, c):
+    pred = f32(rng, n, c, lo=-3, hi=3)
+    best = rng.randint(0, c, n).astype(np.int32)
+    feed(p=pred, b=best)
+    y = run("SwapBestPath", ["p", "b"], ["y"])
+    assert y.dtype == np.float32 and y.shape == (n, c)
+    np.testing.assert_array_equal(y, swap_ref(pred, best))
+    np.testing.assert_array_equal(np.argmax(y, axis=1), best)  # the path now holds each row's maximum
+    # in place
+    np.testing.assert_array_equal(run("SwapBestPath", ["p", "b"], ["p"]), swap_ref(pred, best))
+
+
+def test_swap_best_path_after_viterbi_ties_and_nan(rng):
+    pred, tr = f32(rng, 6, 4, lo=-3, hi=3), f32(rng, 4, 4)
+    feed(p=pred, tr=tr)
+    net = core.Net("crf")
+    path = net.ViterbiPath(["p", "tr"], "path")
+    net.SwapBestPath(["p", path], "new")
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("new"), swap_ref(pred, viterbi_ref(pred, tr)))
+    # ties: the first maximum is the one swapped out
+    feed(p=np.array([[2, 2, 1]], np.float32), b=np.array([2], np.int32))
+    np.testing.assert_array_equal(run("SwapBestPath", ["p", "b"], ["y"]), [[1, 2, 2]])
+    # NaN: Caffe2's scan keeps a NaN at index 0 as the best and passes over a later one
+    nan = np.float32(np.nan)
+    feed(p=np.array([[nan, 1, 2], [1, nan, 2]], np.float32), b=np.array([1, 0], np.int32))
+    np.testing.assert_array_equal(run("SwapBestPath", ["p", "b"], ["y"]), [[1, nan, 2], [2, nan, 1]])
+
+
+def test_swap_best_path_empty(rng):
+    feed(p=np.zeros((0, 3), np.float32), b=np.zeros(0, np.int32))
+    y = run("SwapBestPath", ["p", "b"], ["y"])
+    assert y.dtype == np.float32 and y.shape == (0, 3)
+
+
+def test_swap_best_path_bad_inputs(rng):
+    pred = f32(rng, 3, 4)
+    feed(p=pred, b=np.array([0, 4, 1], np.int32), bn=np.array([0, 1, -1], np.int32),
+         b2=np.array([0, 1], np.int32), bf=np.zeros(3, np.float32), b22=np.zeros((3, 1), np.int32),
+         e=np.zeros((2, 0), np.float32), be=np.zeros(2, np.int32))
+    with bad(V, r"op SwapBestPath #0: input 1 blob 'b' \(bestPath\) \(3,\) int32: entry 1 is 4, out of range "
+                r"\[0, 4\) \(the columns of input 0 blob 'p' \(3, 4\) float32\)"):
+        run("SwapBestPath", ["p", "b"], ["p"])
+    with bad(V, r"op SwapBestPath #0: input 1 blob 'bn' \(bestPath\) \(3,\) int32: entry 2 is -1, out of range"):
+        run("SwapBestPath", ["p", "bn"], ["p"])
+    np.testing.assert_array_equal(workspace.FetchBlob("p"), pred)  # checked before anything is written
+    with bad(V, r"op SwapBestPath #0: input 1 blob 'b2' \(bestPath\) \(2,\) int32 must have one entry per row "
+                r"of input 0 blob 'p' \(predictions\) \(3, 4\) float32"):
+        run("SwapBestPath", ["p", "b2"], ["y"])
+    with bad(T, r"op SwapBestPath #0: input 1 blob 'bf' must be int32"):
+        run("SwapBestPath", ["p", "bf"], ["y"])
+    with bad(V, r"op SwapBestPath #0: input 1 blob 'b22' must have 1 dims"):
+        run("SwapBestPath", ["p", "b22"], ["y"])
+    with bad(V, r"op SwapBestPath #0: input 1 blob 'be' \(bestPath\) \(2,\) int32: entry 0 is 0, out of range "
+                r"\[0, 0\)"):
+        run("SwapBestPath", ["e", "be"], ["y"])
+    with bad(V, r"op SwapBestPath #0: .*same blob 'b'"):
+        workspace.RunOperatorOnce(op("SwapBestPath", ["p", "b"], ["b"]))
+    feed(b=np.array([0, 3, 1], np.int32))  # the workspace stays usable
+    np.testing.assert_array_equal(run("SwapBestPath", ["p", "b"], ["y"]), swap_ref(pred, [0, 3, 1]))
+
+
+# ---------------------------------------------------------------- no gradients
+@pytest.mark.parametrize("type_", ["ViterbiPath", "SwapBestPath"])
+def test_no_gradient(type_):
+    ops, g_in = G(op(type_, ["p", "x"], ["y"]), ["y_grad"])
+    assert ops == [] and g_in == [None, None]
