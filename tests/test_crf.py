@@ -200,3 +200,47 @@ def test_brew_initializer_tuple_with_extra_elements_warns():
         brew.fc(model, "x", "fc2", 3, 2, ("UniformFill", {"min": -1.0}))
     with pytest.raises(TypeError, match=r"weight initializer must be an \('OpName', \{kwargs\}\) tuple"):
         brew.fc(model, "x", "fc3", 3, 2, ("UniformFill", "min"))
+
+
+def viterbi_ref(scores, trans):
+    """The best path (first index on ties) of a (T, n) score matrix under (n, n) transitions."""
+    T = scores.shape[0]
+    best, back = scores[0].astype(np.float64), np.zeros(scores.shape, np.int64)
+    for t in range(1, T):
+        v = best[:, None] + trans
+        back[t] = np.argmax(v, axis=0)
+        best = scores[t] + np.max(v, axis=0)
+    path = [int(np.argmax(best))]
+    for t in range(T - 1, 0, -1):
+        path.append(int(back[t][path[-1]]))
+    return path[::-1]
+
+
+@pytest.mark.parametrize("T,C", [(1, 2), (4, 3), (10, 5)])
+def test_update_predictions_reads_the_viterbi_path(rng, T, C):
+    """update_predictions / crf_predict.apply_crf: each row's argmax is the Viterbi path's tag (found on
+    the padded scores, as Caffe2's Python op found it), the row otherwise unchanged but for the swap."""
+    from recurrent import crf_predict
+    for use_layer in (True, False):
+        workspace.ResetWorkspace()
+        model = model_helper.ModelHelper(name="dec")
+        classes = model.net.AddExternalInput("classes")
+        pred = rng.randn(T, C).astype(np.float32)
+        trans = rng.uniform(-2, 2, (C + 2, C + 2)).astype(np.float32)
+        workspace.FeedBlob("classes", pred)
+        layer = crf.CRFWithLoss(model, C, model.net.AddExternalInput("trans"))
+        workspace.FeedBlob("trans", trans)
+        out = layer.update_predictions(classes) if use_layer else \
+            crf_predict.crf_update_predictions(model, layer, classes)
+        workspace.RunNetOnce(model.param_init_net)
+        workspace.RunNetOnce(model.net)
+        got = workspace.FetchBlob(str(out))
+        assert got.shape == (T, C) and got.dtype == np.float32
+        path = viterbi_ref(pad_ref(pred), trans.astype(np.float64))
+        assert path[0] == C and path[-1] == C + 1
+        want = pred.copy()
+        for t, tag in enumerate(path[1:-1]):
+            best = int(np.argmax(pred[t]))
+            want[t, [tag, best]] = pred[t, [best, tag]]
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.argmax(got, axis=1), path[1:-1])
