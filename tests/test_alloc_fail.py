@@ -211,6 +211,13 @@ def build_ops_net(name="af_ops"):
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
     init.UniformFill([], "unif", shape=[8], min=-0.1, max=0.1)
+    init.MSRAFill([], "msra", shape=[4, 3])
+    init.GivenTensorIntFill([], "fl_shape", shape=[2], values=[3, 2])
+    init.GivenTensorIntFill([], "fl_lo", shape=[1], values=[-4])
+    init.GivenTensorIntFill([], "fl_hi", shape=[1], values=[9])
+    init.UniformIntFill(["fl_shape", "fl_lo", "fl_hi"], "fl_uint", input_as_shape=1)
+    init.UniformIntFill([], "fl_uint2", shape=[5], min=1, max=3)
+    init.DiagonalFill([], "fl_diag", shape=[3, 4], value=2.0)
     rng = np.random.RandomState(0)
     init.GivenTensorFill([], "emb", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     for b in ("emb_s", "emb_a", "emb_m", "emb_d"):
@@ -661,7 +668,7 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
-        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not", "ia_mul", "ia_add", "ia_sub"] + \
+        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not", "ia_mul", "ia_add", "ia_sub", "fl_diag"] + \
         ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids", "mk_rdb",
          "mk_slpws"] + \
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \

@@ -939,6 +939,23 @@ CASES = [
     Case("uniform-fill-min-max", "ops: fill", "UniformFill(shape=[2], min=1, max=0)",
          "run_op('UniformFill', [], 'y', shape=[2], min=1.0, max=0.0)", V,
          r"op UniformFill #0: argument 'min' \(1\) must be <= 'max' \(0\)"),
+    Case("uniform-int-fill-two-inputs", "ops: fill", "UniformIntFill([shape, min], input_as_shape=1)",
+         "feed(s=np.array([2], np.int32), lo=np.array([0], np.int32)); "
+         "run_op('UniformIntFill', ['s', 'lo'], 'y', input_as_shape=1)", V,
+         r"op UniformIntFill #0: takes no input, one \(the shape\) or three \(the shape, min and max\), got two"),
+    Case("uniform-fill-min-input-size", "ops: fill", "UniformFill([shape, min (2,), max], input_as_shape=1)",
+         "feed(s=np.array([2], np.int32), lo=f32(2), hi=f32(1)); "
+         "run_op('UniformFill', ['s', 'lo', 'hi'], 'y', input_as_shape=1)", V,
+         r"op UniformFill #0: input 1 blob 'lo' \(min\) must hold one element, got \(2,\) float32"),
+    Case("msra-fill-1d", "ops: fill", "MSRAFill(shape=[5])",
+         "run_op('MSRAFill', [], 'y', shape=[5])", V,
+         r"op MSRAFill #0: output blob 'y' must have at least 2 dims \(fan_out = numel / shape\[1\]\), got "
+         r"\(5,\) float32"),
+    Case("diagonal-fill-unequal-dims", "ops: fill", "DiagonalFill(shape=[3, 3, 2])",
+         "run_op('DiagonalFill', [], 'y', shape=[3, 3, 2], value=1.0)", V,
+         r"op DiagonalFill #0: output blob 'y' of shape \(3, 3, 2\): with more than 2 dims all must be equal "
+         r"\(dim 2 is 2, dim 0 3\)",
+         note="Caffe2's rule; 2-D fills the diagonal of any rectangle (NumPy's fill_diagonal)"),
     Case("given-tensor-fill-count", "ops: fill", "GivenTensorFill(shape=[2, 2], values=[1., 2.])",
          "run_op('GivenTensorFill', [], 'y', shape=[2, 2], values=[1.0, 2.0])",
          V,
