@@ -134,6 +134,17 @@ CASES = [
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
     ("CloseBlobsQueue", dict(q=i32(1)), [], {}, E),
+    # csrc/ops/moments.c and LengthsTopK (csrc/ops/topk_tile.c)
+    ("LpNorm", dict(x=f32(0)), ["z"], dict(average=1), V),
+    ("LpNorm", dict(x=i32(2)), ["z"], {}, E),
+    ("LpNormGradient", dict(x=f32(2, 3), dz=f32(2)), ["dx"], {}, V),
+    ("BatchMoments", dict(x=f32(3)), ["mu", "var"], {}, V),
+    ("BatchMomentsGradient", dict(dmu=f32(3), dvar=f32(2), x=f32(2, 3)), ["dx"], dict(order="NHWC"), V),
+    ("SinusoidPositionEncoding", dict(p=i32(3)), ["y"], {}, V),
+    ("SinusoidPositionEncoding", dict(p=f32(2, 3)), ["y"], {}, E),
+    ("LengthsTopK", dict(x=f32(2, 3), lens=i32(2)), ["v", "i"], dict(k=2), V),
+    ("LengthsTopK", dict(x=f32(5), lens=f32(2)), ["v", "i"], dict(k=2), E),
+    ("LengthsTopKGradient", dict(lens=i32(2), ix=i32(2, 3), dv=f32(2, 2)), ["dx"], dict(k=2), V),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -225,6 +236,11 @@ VALUE_CASES = [
      ValueError, dict(it=np.array([3], np.int32))),
     ("WeightedSample", dict(w=np.zeros((2, 3), np.float32)), ["idx"], dict(seed=1), ValueError,
      dict(w=f32(2, 3))),
+    ("LengthsTopK", dict(x=f32(5), lens=np.array([2, 2], np.int32)), ["v", "i"], dict(k=2), ValueError,
+     dict(lens=np.array([2, 3], np.int32))),
+    ("LengthsTopKGradient", dict(lens=np.array([2, 1], np.int32), ix=np.array([[0, 2], [0, -1]], np.int32),
+                                 dv=f32(2, 2)), ["dx"], dict(k=2), ValueError,
+     dict(ix=np.array([[1, 0], [0, -1]], np.int32))),
 ]
 
 

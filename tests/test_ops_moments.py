@@ -208,7 +208,5 @@ def test_sinusoid_position_encoding_bad_input_and_no_gradient():
         workspace.RunOperatorOnce(op(spe, ["p1"], ["y"]))
     with bad(T, r"op SinusoidPositionEncoding #0: input 0 blob 'pf'"):
         workspace.RunOperatorOnce(op(spe, ["pf"], ["y"]))
-    with bad(MemoryError, r"op SinusoidPositionEncoding #0: output 0 blob 'y'"):
-        workspace.RunOperatorOnce(op(spe, ["p"], ["y"], embedding_size=2 ** 31 - 1))
     assert G(op(spe, ["p"], ["y"]), ["y_grad"]) == ([], [None])  # no gradient (integer positions)
     assert run(spe, ["p"], ["y"], embedding_size=4).shape == (2, 3, 4)  # the workspace stays usable
