@@ -209,6 +209,18 @@ static void topk_row(const float *x, int64_t n, int64_t stride, int64_t k, topk_
     }
 }
 
+/* Grows s->heap to at least n entries (sized on the first run and when n grows). */
+static rc_status topk_heap_reserve(rc_op *op, topk_state *s, int64_t n, rc_err *err)
+{
+    if (s->cap >= n) return RC_OK;
+    topk_entry *h = malloc((size_t)n * sizeof *h);
+    if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)n);
+    free(s->heap);
+    s->heap = h;
+    s->cap = n;
+    return RC_OK;
+}
+
 /* X float32, rank >= 1, axis in range, sizes fit int32 (k > dims[axis] pads). */
 static rc_status topk_check_x(rc_op *op, int *ax, rc_err *err)
 {
@@ -252,13 +264,7 @@ static rc_status topk_run(rc_op *op, rc_err *err)
         if (rc_tensor_resize(rc_out(op, 2), RC_I32, 1, &nf, err)) return out_fail(op, 2, err);
     }
     if (outer == 0 || inner == 0) return RC_OK;
-    if (s->cap < kk) {
-        topk_entry *h = malloc((size_t)kk * sizeof *h);
-        if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)kk);
-        free(s->heap);
-        s->heap = h;
-        s->cap = kk;
-    }
+    if ((st = topk_heap_reserve(op, s, kk, err))) return st;
     const float *xd = kk ? rc_f32(x) : NULL;
     float *vals = rc_f32(rc_out(op, 0));
     int32_t *idx = rc_i32(rc_out(op, 1));
@@ -583,13 +589,7 @@ static rc_status ltk_run(rc_op *op, rc_err *err)
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, 2, dims, err)) return out_fail(op, 0, err);
     if (rc_tensor_resize(rc_out(op, 1), RC_I32, 2, dims, err)) return out_fail(op, 1, err);
     if (N == 0) return RC_OK;
-    if (s->cap < need) {
-        topk_entry *h = malloc((size_t)need * sizeof *h);
-        if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)need);
-        free(s->heap);
-        s->heap = h;
-        s->cap = need;
-    }
+    if ((st = topk_heap_reserve(op, s, need, err))) return st;
     const float *xd = x->dims[0] ? rc_f32(x) : NULL;
     float *vals = rc_f32(rc_out(op, 0));
     int32_t *idx = rc_i32(rc_out(op, 1));
