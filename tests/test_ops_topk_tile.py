@@ -642,6 +642,12 @@ def test_lengths_topk_ties_nan_and_caffe2_test_case():
     np.testing.assert_array_equal(v, np.array([[0.12, 0.06, 0], [0.06, 0, 0]], np.float32))
 
 
+def test_lengths_topk_gradient_repeated_indices_add_up():
+    feed(l=i32([3, 1]), ix=i32([[2, 2], [0, -1]]), g=np.array([[1.5, 2.0], [4.0, 9.0]], np.float32))
+    dx = run("LengthsTopKGradient", ["l", "ix", "g"], ["dx"], k=2)
+    np.testing.assert_array_equal(dx, [0, 0, 3.5, 4.0])  # Caffe2 kept the last (2.0); the padding is skipped
+
+
 @pytest.mark.parametrize("lengths,k", [([3, 1, 4], 2), ([2, 0, 5], 3)])
 def test_lengths_topk_fd_gradient(rng, lengths, k):
     x = distinct(rng, sum(lengths))
@@ -678,6 +684,10 @@ def test_lengths_topk_bad_inputs(rng):
                 r"is out of range \[0, 2\) \(the length of segment 0\)"):
         workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ixbad", "g"], ["dx"], k=2))
     assert_unwritten("dx")
+    feed(ixneg=i32([[1, -1], [0, 1]]))  # -1 inside segment 0's length (2) is not padding
+    with bad(V, r"op LengthsTopKGradient #0: input 1 blob 'ixneg' \(indices\) \(2, 2\) int32: index -1 at \[0, 1\] "
+                r"is out of range \[0, 2\)"):
+        workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ixneg", "g"], ["dx"], k=2))
     with bad(V, r"op LengthsTopKGradient #0: input 2 blob 'g3' \(dValues\) \(2, 3\) float32 must have shape "
                 r"\(2, 2\): one row of k=2 per length of input 0 blob 'l' \(2,\) int32"):
         workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ix", "g3"], ["dx"], k=2))
