@@ -145,6 +145,17 @@ CASES = [
     ("ViterbiPath", dict(p=f32(2, 0), tr=f32(0, 0)), ["path"], {}, V),
     ("SwapBestPath", dict(p=f32(3, 4), b=i32(2)), ["y"], {}, V),
     ("SwapBestPath", dict(p=f32(3, 4), b=f32(3)), ["y"], {}, E),
+    # csrc/ops/moments.c and LengthsTopK (csrc/ops/topk_tile.c)
+    ("LpNorm", dict(x=f32(0)), ["z"], dict(average=1), V),
+    ("LpNorm", dict(x=i32(2)), ["z"], {}, E),
+    ("LpNormGradient", dict(x=f32(2, 3), dz=f32(2)), ["dx"], {}, V),
+    ("BatchMoments", dict(x=f32(3)), ["mu", "var"], {}, V),
+    ("BatchMomentsGradient", dict(dmu=f32(3), dvar=f32(2), x=f32(2, 3)), ["dx"], dict(order="NHWC"), V),
+    ("SinusoidPositionEncoding", dict(p=i32(3)), ["y"], {}, V),
+    ("SinusoidPositionEncoding", dict(p=f32(2, 3)), ["y"], {}, E),
+    ("LengthsTopK", dict(x=f32(2, 3), lens=i32(2)), ["v", "i"], dict(k=2), V),
+    ("LengthsTopK", dict(x=f32(5), lens=f32(2)), ["v", "i"], dict(k=2), E),
+    ("LengthsTopKGradient", dict(lens=i32(2), ix=i32(2, 3), dv=f32(2, 2)), ["dx"], dict(k=2), V),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -238,6 +249,11 @@ VALUE_CASES = [
      dict(w=f32(2, 3))),
     ("SwapBestPath", dict(p=f32(3, 4), b=np.array([0, 4, 1], np.int32)), ["y"], {}, ValueError,
      dict(b=np.array([0, 3, 1], np.int32))),
+    ("LengthsTopK", dict(x=f32(5), lens=np.array([2, 2], np.int32)), ["v", "i"], dict(k=2), ValueError,
+     dict(lens=np.array([2, 3], np.int32))),
+    ("LengthsTopKGradient", dict(lens=np.array([2, 1], np.int32), ix=np.array([[0, 2], [0, -1]], np.int32),
+                                 dv=f32(2, 2)), ["dx"], dict(k=2), ValueError,
+     dict(ix=np.array([[1, 0], [0, -1]], np.int32))),
 ]
 
 

@@ -47,6 +47,8 @@ extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, Leng
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
 extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath */
+extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
+                                                 SinusoidPositionEncoding */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -70,6 +72,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_print,
     rc_ops_mutex,
     rc_ops_decode,
+    rc_ops_moments,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
