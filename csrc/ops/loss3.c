@@ -211,21 +211,20 @@ static rc_status pwl_dims(rc_op *op, int li, int64_t *N, int64_t *S, rc_err *err
     return RC_OK;
 }
 
-/* pwl_dims, then the values: lengths >= 0 summing to N, finite labels. */
-static rc_status pwl_values(rc_op *op, int li, int64_t *N, int64_t *S, rc_err *err)
+/* The values, after pwl_dims: lengths >= 0 summing to N, finite labels. */
+static rc_status pwl_values(rc_op *op, int li, int64_t N, rc_err *err)
 {
-    rc_status st = pwl_dims(op, li, N, S, err);
-    if (st) return st;
     if (li >= 0) {
         int64_t sum;
-        if ((st = rc_checks_lengths_values(op, li, &sum, err))) return st;
-        if (sum != *N)
+        rc_status st = rc_checks_lengths_values(op, li, &sum, err);
+        if (st) return st;
+        if (sum != N)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) sums to %lld, but input 0 blob "
                               "'%s' %s has %lld rows", li, rc_in_name(op, li), (long long)sum, rc_in_name(op, 0),
-                              RC_SHAPE(rc_in(op, 0)), (long long)*N);
+                              RC_SHAPE(rc_in(op, 0)), (long long)N);
     }
     const float *l = rc_f32(rc_in(op, 1));
-    for (int64_t i = 0; i < *N; i++)
+    for (int64_t i = 0; i < N; i++)
         if (!isfinite(l[i]))
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' %s: label %g at row %lld is not finite",
                               rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), (double)l[i], (long long)i);
@@ -249,8 +248,8 @@ static rc_status pwl_run(rc_op *op, rc_err *err)
 {
     const int li = op->n_in == 3 ? 2 : -1;
     int64_t N, S;
-    rc_status st = pwl_values(op, li, &N, &S, err);
-    if (st) return st;
+    rc_status st = pwl_dims(op, li, &N, &S, err);
+    if (st || (st = pwl_values(op, li, N, err))) return st;
     if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, &S, err)) return out_fail(op, 0, err);
     const float *x = rc_f32(rc_in(op, 0)), *l = rc_f32(rc_in(op, 1));
     float *y = rc_f32(rc_out(op, 0));
@@ -271,10 +270,10 @@ static rc_status pwl_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status pwl_grad_dims(rc_op *op, int64_t *N, int64_t *S, int values, rc_err *err)
+/* pwl_dims, and dY (input 2): f32 (S,) */
+static rc_status pwl_grad_dims(rc_op *op, int64_t *N, int64_t *S, rc_err *err)
 {
-    const int li = op->n_in == 4 ? 3 : -1;
-    rc_status st = values ? pwl_values(op, li, N, S, err) : pwl_dims(op, li, N, S, err);
+    rc_status st = pwl_dims(op, op->n_in == 4 ? 3 : -1, N, S, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     const rc_tensor *g = rc_in(op, 2);
     if (g->ndim != 1 || g->dims[0] != *S)
@@ -286,7 +285,7 @@ static rc_status pwl_grad_dims(rc_op *op, int64_t *N, int64_t *S, int values, rc
 static rc_status pwl_grad_check(rc_op *op, rc_err *err)
 {
     int64_t N, S;
-    return pwl_grad_dims(op, &N, &S, 0, err);
+    return pwl_grad_dims(op, &N, &S, err);
 }
 
 /* dX_i = dY_k / pairs_k * sum over the items j of i's session not tied with it of
@@ -295,8 +294,8 @@ static rc_status pwl_grad_run(rc_op *op, rc_err *err)
 {
     const int li = op->n_in == 4 ? 3 : -1;
     int64_t N, S;
-    rc_status st = pwl_grad_dims(op, &N, &S, 1, err);
-    if (st || (st = resize_like(op, 0, 0, err))) return st;
+    rc_status st = pwl_grad_dims(op, &N, &S, err);
+    if (st || (st = pwl_values(op, li, N, err)) || (st = resize_like(op, 0, 0, err))) return st;
     const float *x = rc_f32(rc_in(op, 0)), *l = rc_f32(rc_in(op, 1)), *g = rc_f32(rc_in(op, 2));
     float *dx = rc_f32(rc_out(op, 0));
     int64_t off = 0;
