@@ -2259,6 +2259,65 @@ CASES = [
          "run_op('LengthsTopKGradient', ['l', 'ix', 'dv'], 'dx', k=2)", V,
          r"op LengthsTopKGradient #0: input 1 blob 'ix' \(indices\) \(2, 3\) int32 must have shape \(2, 2\): "
          r"one row of k=2 per length of input 0 blob 'l' \(2,\) int32"),
+    # -------------------------------------------------------------- loss3.c
+    Case("margin-ranking-label", "ops: loss3", "MarginRankingCriterion([x1, x2, y = [1, 0, -1]])",
+         "feed(a=f32(3), b=f32(3), y=np.array([1, 0, -1], np.int32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", V,
+         r"op MarginRankingCriterion #0: input 2 blob 'y' \(3,\) int32: label 0 at element 1 must be 1 or -1",
+         after="feed(y=np.array([1, 1, -1], np.int32)); "
+               "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')",
+         note="Caffe2 used any value in the formula; the gradient op and CosineEmbeddingCriterion(+Gradient) "
+              "check the same"),
+    Case("margin-ranking-sizes", "ops: loss3", "MarginRankingCriterion([x1 (3,), x2 (4,), y (3,)])",
+         "feed(a=f32(3), b=f32(4), y=np.ones(3, np.int32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", V,
+         r"op MarginRankingCriterion #0: input 1 blob 'b' \(4,\) float32 must hold as many values as "
+         r"input 0 blob 'a' \(3,\) float32 \(3\)",
+         note="checked already at CreateNet; every input of the four criterion ops and "
+              "BernoulliJSD(+Gradient)"),
+    Case("margin-ranking-label-dtype", "ops: loss3", "MarginRankingCriterion([x1, x2, y float32])",
+         "feed(a=f32(3), b=f32(3), y=np.ones(3, np.float32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", T_,
+         r"op MarginRankingCriterion #0: input 2 blob 'y' must be int32, got \(3,\) float32"),
+    Case("margin-not-finite", "ops: loss3", "CosineEmbeddingCriterion(..., margin=nan)",
+         "feed(s=f32(3), y=np.ones(3, np.int32)); "
+         "run_op('CosineEmbeddingCriterion', ['s', 'y'], 'l', margin=float('nan'))", V,
+         r"op CosineEmbeddingCriterion #0: argument margin must be finite, got nan",
+         note="MarginRankingCriterion and the gradient ops the same"),
+    Case("pair-wise-loss-x-shape", "ops: loss3", "PairWiseLoss([x (3,2), label (3,)])",
+         "feed(x=f32(3, 2), t=f32(3)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 0 blob 'x' \(3, 2\) float32 must hold one score per row: "
+         r"shape \(N,\) or \(N, 1\)"),
+    Case("pair-wise-loss-label-shape", "ops: loss3", "PairWiseLoss([x (3,), label (2,)])",
+         "feed(x=f32(3), t=f32(2)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 1 blob 't' \(2,\) float32 \(label\) must have shape \(3,\) or "
+         r"\(3, 1\)"),
+    Case("pair-wise-loss-lengths-sum", "ops: loss3", "PairWiseLoss([x (3,), label (3,), lengths [1, 1]])",
+         "feed(x=f32(3), t=f32(3), n=np.array([1, 1], np.int32)); "
+         "run_op('PairWiseLoss', ['x', 't', 'n'], 'l')", V,
+         r"op PairWiseLoss #0: input 2 blob 'n' \(lengths\) sums to 2, but input 0 blob 'x' \(3,\) "
+         r"float32 has 3 rows",
+         after="feed(n=np.array([1, 2], np.int32)); run_op('PairWiseLoss', ['x', 't', 'n'], 'l')"),
+    Case("pair-wise-loss-lengths-negative", "ops: loss3",
+         "PairWiseLoss([x (3,), label (3,), lengths [4, -1]])",
+         "feed(x=f32(3), t=f32(3), n=np.array([4, -1], np.int32)); "
+         "run_op('PairWiseLoss', ['x', 't', 'n'], 'l')", V,
+         r"op PairWiseLoss #0: input 2 blob 'n' \(lengths\) holds -1 at position 1; a length must not "
+         r"be negative"),
+    Case("pair-wise-loss-label-nan", "ops: loss3", "PairWiseLoss([x (2,), label [0, nan]])",
+         "feed(x=f32(2), t=np.array([0, np.nan], np.float32)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 1 blob 't' \(2,\) float32: label nan at row 1 is not finite",
+         note="PairWiseLossGradient the same"),
+    Case("pair-wise-loss-grad-dy", "ops: loss3", "PairWiseLossGradient([x (3,), label (3,), dY (2,)])",
+         "feed(x=f32(3), t=f32(3), g=f32(2)); run_op('PairWiseLossGradient', ['x', 't', 'g'], 'dx')", V,
+         r"op PairWiseLossGradient #0: input 2 blob 'g' \(2,\) float32 \(the loss gradient\) must have "
+         r"shape \(1,\): one value per session"),
+    Case("bernoulli-jsd-not-prob", "ops: loss3", "BernoulliJSD([p with 1.5, q])",
+         "feed(p=np.array([0.5, 1.5], np.float32), q=np.ones(2, np.float32)); "
+         "run_op('BernoulliJSD', ['p', 'q'], 'l')", V,
+         r"op BernoulliJSD #0: input 0 blob 'p' \(2,\) float32: value 1.5 at element 1 is not a "
+         r"probability in \[0, 1\]",
+         note="Caffe2 took logs of it; NaN is refused; BernoulliJSDGradient the same"),
     # -------------------------------------------------------------- bmm_pow.c
     Case("bmm-bc-inner-dims", "ops: bmm_pow", "BatchMatMul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('BatchMatMul', ['a', 'b'], 'y', broadcast=1)", V,

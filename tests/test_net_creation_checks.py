@@ -135,6 +135,18 @@ CASES = [
     ("BatchGather", dict(data=f32(5), idx=i32(2)), ["out"], {}, V),
     ("BatchGather", dict(data=f32(2, 5), idx=f32(2)), ["out"], {}, E),
     ("BatchGatherGradient", dict(data=f32(2, 5), idx=i32(3), dout=f32(2, 4)), ["ddata"], {}, V),
+    # the losses of csrc/ops/loss3.c
+    ("MarginRankingCriterion", dict(a=f32(3), b=f32(4), y=i32(3)), ["l"], {}, V),
+    ("MarginRankingCriterion", dict(a=f32(3), b=f32(3), y=f32(3)), ["l"], {}, E),
+    ("MarginRankingCriterionGradient", dict(a=f32(3), b=f32(3), y=i32(3), g=f32(2)), ["da", "db"], {}, V),
+    ("CosineEmbeddingCriterion", dict(s=f32(3), y=i32(2)), ["l"], {}, V),
+    ("CosineEmbeddingCriterionGradient", dict(s=f32(3), y=i32(3), g=i32(3)), ["ds"], {}, E),
+    ("PairWiseLoss", dict(x=f32(3, 2), t=f32(3)), ["l"], {}, V),
+    ("PairWiseLoss", dict(x=f32(3), t=f32(3), n=f32(1)), ["l"], {}, E),
+    ("PairWiseLossGradient", dict(x=f32(3), t=f32(3), g=f32(2)), ["dx"], {}, V),
+    ("PairWiseLossGradient", dict(x=f32(3), t=f32(3), g=f32(1, 2), n=i32(2)), ["dx"], {}, V),
+    ("BernoulliJSD", dict(p=f32(3), q=f32(2)), ["l"], {}, V),
+    ("BernoulliJSDGradient", dict(g=f32(2), p=f32(3), q=f32(3)), ["dp"], {}, V),
     # the queue ops (csrc/ops/queue.c): a tensor where the BlobsQueue goes
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
@@ -254,6 +266,11 @@ VALUE_CASES = [
     ("LengthsTopKGradient", dict(lens=np.array([2, 1], np.int32), ix=np.array([[0, 2], [0, -1]], np.int32),
                                  dv=f32(2, 2)), ["dx"], dict(k=2), ValueError,
      dict(ix=np.array([[1, 0], [0, -1]], np.int32))),
+    ("MarginRankingCriterion", dict(a=f32(2), b=f32(2), y=i32(2)), ["l"], {}, ValueError,
+     dict(y=np.array([1, -1], np.int32))),
+    ("PairWiseLoss", dict(x=f32(3), t=f32(3), n=np.array([1, 1], np.int32)), ["l"], {}, ValueError,
+     dict(n=np.array([1, 2], np.int32))),
+    ("BernoulliJSD", dict(p=np.full(2, 2, np.float32), q=f32(2)), ["l"], {}, ValueError, dict(p=f32(2))),
 ]
 
 

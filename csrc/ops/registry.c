@@ -31,6 +31,8 @@ extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments
 extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil,
                                                  Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand */
 extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
+extern const rc_op_schema rc_ops_loss3[];     /* ops/loss3.c: MarginRankingCriterion, CosineEmbeddingCriterion,
+                                                 PairWiseLoss, BernoulliJSD (+gradients) */
 extern const rc_op_schema rc_ops_bmm_pow[];   /* ops/bmm_pow.c: BatchMatMulGradient, BatchGather(Gradient) */
 extern const rc_op_schema rc_ops_util[];      /* ops/util.c: Alias, CopyFromCPUInput, EnsureCPUOutput */
 extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradient, Lengths), LengthsToWeights,
@@ -62,6 +64,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_lengths,
     rc_ops_unary2,
     rc_ops_loss2,
+    rc_ops_loss3,
     rc_ops_bmm_pow,
     rc_ops_optim_more,
     rc_ops_util,
