@@ -464,22 +464,46 @@ static rc_status gaussian_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* ---------------------------------------------------------------- MSRAFill */
+/* ---------------------------------------------------------------- XavierFill, MSRAFill */
+/* Resizes output 0 and gives *fan = numel / shape[dim] (0 for an empty output); the output needs
+ * more than `dim` dims (`what` names the fan in the message). */
+static rc_status fan_resize(rc_op *op, int dim, const char *what, int64_t *n, double *fan, rc_err *err)
+{
+    rc_status st = fill_resize(op, op->state, n, err);
+    if (st) return st;
+    const rc_tensor *y = rc_out(op, 0);
+    if (y->ndim <= dim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least %d dim%s (%s = numel / "
+                          "shape[%d]), got %s", rc_out_name(op, 0), dim + 1, dim ? "s" : "", what, dim, RC_SHAPE(y));
+    *fan = *n ? (double)(*n / y->dims[dim]) : 0.0;
+    return RC_OK;
+}
+
 static rc_status msra_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_MSRA, err); }
 
 static rc_status msra_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
-    rc_status st = fill_resize(op, s, &n, err);
-    if (st) return st;
-    rc_tensor *y = rc_out(op, 0);
-    if (y->ndim < 2)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least 2 dims (fan_out = numel / "
-                          "shape[1]), got %s", rc_out_name(op, 0), RC_SHAPE(y));
-    if (n == 0) return RC_OK;
-    /* Y ~ N(0, 2 / fan_out), fan_out = numel / shape[1] */
-    gaussian_kernel(rc_f32(y), n, 0.0, sqrt(2.0 / (double)(n / y->dims[1])), s->rng);
+    double fan_out;
+    rc_status st = fan_resize(op, 1, "fan_out", &n, &fan_out, err);
+    /* Y ~ N(0, 2 / fan_out) */
+    if (!st && n) gaussian_kernel(rc_f32(rc_out(op, 0)), n, 0.0, sqrt(2.0 / fan_out), s->rng);
+    return st;
+}
+
+static rc_status xavier_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_XAVIER, err); }
+
+static rc_status xavier_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    double fan_in;
+    rc_status st = fan_resize(op, 0, "fan_in", &n, &fan_in, err);
+    if (st || !n) return st;
+    /* Y ~ U[-scale, scale), scale = sqrt(3 / fan_in) */
+    float scale = (float)sqrt(3.0 / fan_in);
+    uniform_kernel(rc_f32(rc_out(op, 0)), n, -scale, scale, s->rng);
     return RC_OK;
 }
 
@@ -524,27 +548,6 @@ static rc_status diagonal_run(rc_op *op, rc_err *err)
         if (n) memset(y, 0, (size_t)n * sizeof *y);
         for (int64_t i = 0; i < count; i++) y[i * step] = s->ival;
     }
-    return RC_OK;
-}
-
-/* ---------------------------------------------------------------- XavierFill */
-static rc_status xavier_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_XAVIER, err); }
-
-static rc_status xavier_run(rc_op *op, rc_err *err)
-{
-    fill_state *s = op->state;
-    int64_t n;
-    rc_status st = fill_resize(op, s, &n, err);
-    if (st) return st;
-    rc_tensor *y = rc_out(op, 0);
-    if (n == 0) return RC_OK;
-    if (y->ndim < 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least 1 dim, got %s",
-                          rc_out_name(op, 0), RC_SHAPE(y));
-    /* Y[d0, ...] ~ U[-scale, scale), scale = sqrt(3 / fan_in), fan_in = numel / d0 */
-    double fan_in = (double)(n / y->dims[0]);
-    float scale = (float)sqrt(3.0 / fan_in);
-    uniform_kernel(rc_f32(y), n, -scale, scale, s->rng);
     return RC_OK;
 }
 
