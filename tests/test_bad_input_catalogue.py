@@ -1077,6 +1077,51 @@ CASES = [
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
          run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
          """, V, r"op Adam #0: argument beta1 must be in \[0, 1\), got 1"),
+    # ---------------------------------------------------------------- ops: one-hot (csrc/ops/embed.c)
+    Case("segment-one-hot-lengths-sum", "ops: one-hot",
+         "SegmentOneHot(lens = [1, 2], idx = [0, 1], size = [3])",
+         """
+         feed(l=np.array([1, 2], np.int32), i=np.array([0, 1], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 0 blob 'l' \(lengths\) sums to 3 but input 1 blob 'i' "
+                 r"\(indices\) holds 2"),
+    Case("segment-one-hot-index", "ops: one-hot", "SegmentOneHot(lens = [2], idx = [0, 3], size = [3])",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([0, 3], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, I, r"op SegmentOneHot #0: input 1 blob 'i': index 3 at position 1 is out of range \[0, 3\) "
+                 r"\(the index size\)"),
+    Case("segment-one-hot-negative-size", "ops: one-hot", "SegmentOneHot(lens = [0], idx = [], size = [-2])",
+         """
+         feed(l=np.array([0], np.int32), i=np.zeros(0, np.int32), n=np.array([-2], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 2 blob 'n' \(the index size\) must be >= 0, got -2",
+         note="Caffe2 required a size > 0; 0 gives an (L, 0) output here, as OneHot"),
+    Case("batch-one-hot-lengths-per-column", "ops: one-hot", "BatchOneHot(x (2, 2), lens (3,), vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(3, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 1 blob 'l' \(lengths\) must hold one length per column of "
+                 r"input 0 blob 'x' \(2, 2\) int32 \(2\), got \(3,\) int32"),
+    Case("batch-one-hot-values-count", "ops: one-hot", "BatchOneHot(x (2, 2), lens = [1, 1], vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 2 blob 'v' \(the values, of input 0's dtype\) must hold "
+                 r"sum\(lengths\) = 2 elements, got \(3,\) int32"),
+    Case("batch-one-hot-values-dtype", "ops: one-hot", "BatchOneHot(x int32, lens, vals float32)",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(2, np.float32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, T_, r"op BatchOneHot #0: input 2 blob 'v' must be int32, got \(2,\) float32"),
+    Case("batch-bucket-one-hot-unsorted", "ops: one-hot",
+         "BatchBucketOneHot(x (1, 2), lens = [1, 2], b = [5, 1, 0])",
+         """
+         feed(x=f32(1, 2), l=np.array([1, 2], np.int32), b=np.array([5, 1, 0], np.float32))
+         run_op('BatchBucketOneHot', ['x', 'l', 'b'], ['o'])
+         """, V, r"op BatchBucketOneHot #0: input 2 blob 'b' \(the boundaries\): column 1's must be sorted, "
+                 r"without NaN, but position 2 holds 0 after a larger one",
+         note="Caffe2 assumed sorted boundaries"),
     # ---------------------------------------------------------------- ops: sparse rows (csrc/ops/sparse.c)
     Case("sparse-to-dense-negative-index", "ops: sparse", "SparseToDense(i = [3, -1], v (2, 3))",
          """
