@@ -1135,6 +1135,46 @@ CASES = [
          run_op('SparseToDense', ['i', 'v'], ['o'])
          """, V, r"op SparseToDense #0: input 1 blob 'v' \(the values\) must have shape input 0 blob 'i' "
                  r"\(2, 3\) int32 \+ the row shape, got \(3, 2\) float32"),
+    Case("sparse-to-dense-mask-duplicate-id", "ops: sparse", "SparseToDenseMask(..., mask=[3, 1, 3])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[3, 1, 3])
+         """, V, r"op SparseToDenseMask #0: argument mask holds id 3 twice \(positions 0 and 2\)"),
+    Case("sparse-to-dense-mask-default-shape", "ops: sparse", "SparseToDenseMask(i (3,), v (3, 2), d (3,))",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(3))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 2 blob 'd' \(the default\) must have the shape of a row of "
+                 r"input 1 blob 'v' \(3, 2\) float32, got \(3,\) float32",
+         note="Caffe2 compared sizes only"),
+    Case("sparse-to-dense-mask-lengths-sum", "ops: sparse",
+         "SparseToDenseMask(i (3,), v, d, lengths = [1, 3])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(2), l=np.array([1, 3], np.int32))
+         run_op('SparseToDenseMask', ['i', 'v', 'd', 'l'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 3 blob 'l' \(lengths\) sums to 4 but input 0 blob 'i' "
+                 r"\(indices\) holds 3", note="Caffe2 read past the end of the indices"),
+    Case("sparse-to-dense-mask-skipped", "ops: sparse", "SparseToDenseMask(i = [-1, -2, -7], ..., "
+         "max_skipped_indices=3)",
+         """
+         feed(i=np.array([-1, -2, -7], np.int32), v=f32(3, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1], max_skipped_indices=3)
+         """, V, r"op SparseToDenseMask #0: input 0 blob 'i' holds 3 negative ids \(the last -7 at position "
+                 r"2\); at most max_skipped_indices - 1 = 2 are skipped",
+         note="Caffe2 counted the skipped ids over all runs of the op"),
+    Case("sparse-to-dense-mask-presence-output", "ops: sparse",
+         "SparseToDenseMask(..., ['o', 'p'], mask=[1])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o', 'p'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: output 1 \(the presence mask\) needs return_presence_mask=1"),
+    Case("sparse-to-dense-mask-gradient-shape", "ops: sparse",
+         "SparseToDenseMaskGradient(i (3,), g (3, 2), mask=[1, 2, 0, 5])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), g=f32(3, 2))
+         run_op('SparseToDenseMaskGradient', ['i', 'g'], ['dv'], mask=[1, 2, 0, 5])
+         """, V, r"op SparseToDenseMaskGradient #0: input 1 blob 'g' \(the output gradient\) must have shape "
+                 r"\(4, ...\) \(4 mask ids\), got \(3, 2\) float32"),
     Case("scatter-weighted-sum-not-in-place", "ops: sparse", "ScatterWeightedSum([x, w0, i, v, w1], 'y')",
          """
          feed(x=f32(4, 3), w0=np.ones(1, np.float32), i=np.array([1], np.int32), v=f32(1, 3),
