@@ -1175,6 +1175,40 @@ CASES = [
          run_op('SparseToDenseMaskGradient', ['i', 'g'], ['dv'], mask=[1, 2, 0, 5])
          """, V, r"op SparseToDenseMaskGradient #0: input 1 blob 'g' \(the output gradient\) must have shape "
                  r"\(4, ...\) \(4 mask ids\), got \(3, 2\) float32"),
+    Case("batch-sparse-to-dense-duplicate", "ops: sparse",
+         "BatchSparseToDense(lengths = [2, 3], i = [2, 1, 2, 0, 2], v (5,), dense_last_dim=4)",
+         """
+         feed(l=np.array([2, 3], np.int32), i=np.array([2, 1, 2, 0, 2], np.int32), v=f32(5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: input 1 blob 'i' \(indices\): index 2 appears twice in row 1 "
+                 r"\(positions 2 and 4\); the indices of a row must be distinct",
+         note="Caffe2 required it without checking (the last won; its gradient was then wrong)"),
+    Case("batch-sparse-to-dense-index", "ops: sparse",
+         "BatchSparseToDense(lengths = [2], i = [1, 3], v (2,), dense_last_dim=3)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 3], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=3)
+         """, I, r"op BatchSparseToDense #0: input 1 blob 'i': index 3 at position 1 is out of range "
+                 r"\[0, 3\) \(the dense tensor's last dim\)", note="Caffe2 did not check negative indices"),
+    Case("batch-sparse-to-dense-no-dim", "ops: sparse", "BatchSparseToDense(l, i, v) without dense_last_dim",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'])
+         """, V, r"op BatchSparseToDense #0: the output's last dim is missing: give argument dense_last_dim "
+                 r"or input 3 \(a 2-D tensor whose dim 1 it is\)"),
+    Case("batch-sparse-to-dense-dim-mismatch", "ops: sparse",
+         "BatchSparseToDense(l, i, v, s (2, 5), dense_last_dim=4)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2), s=f32(2, 5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v', 's'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: argument dense_last_dim = 4 differs from dim 1 of input 3 blob "
+                 r"'s' \(2, 5\) float32"),
+    Case("batch-dense-to-sparse-rows", "ops: sparse", "BatchDenseToSparse(lengths (2,), i, d (3, 4))",
+         """
+         feed(l=np.array([1, 1], np.int32), i=np.array([1, 0], np.int32), d=f32(3, 4))
+         run_op('BatchDenseToSparse', ['l', 'i', 'd'], ['o'])
+         """, V, r"op BatchDenseToSparse #0: input 2 blob 'd' \(the dense tensor\) must be 2-D with a row "
+                 r"per length of input 0 blob 'l' \(2,\) int32, got \(3, 4\) float32"),
     Case("scatter-weighted-sum-not-in-place", "ops: sparse", "ScatterWeightedSum([x, w0, i, v, w1], 'y')",
          """
          feed(x=f32(4, 3), w0=np.ones(1, np.float32), i=np.array([1], np.int32), v=f32(1, 3),

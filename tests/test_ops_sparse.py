@@ -1,5 +1,5 @@
 """Sparse-row operators: SparseToDense, SparseToDenseMask(Gradient),
-ScatterWeightedSum (csrc/ops/sparse.c),
+BatchSparseToDense, BatchDenseToSparse, ScatterWeightedSum (csrc/ops/sparse.c),
 SparseMomentumSGDUpdate, SparseAdam (csrc/ops/optim.c) and SparseAdagrad
 (csrc/ops/embed.c).
 
@@ -400,6 +400,111 @@ def test_sparse_to_dense_mask_bad_input(rng):
     # a failing run leaves the outputs as they were
     feed({"o": np.full((2, 3), 7.0, np.float32)})
     raises(ValueError, "lengths", op, {"l": np.array([-1, 4], np.int32)}, ins + ["l"], ["o"], mask=[1])
+    assert np.array_equal(workspace.FetchBlob("o"), np.full((2, 3), 7.0, np.float32))
+
+
+# ---------------------------------------------------------------- BatchSparseToDense, BatchDenseToSparse
+def batch_rows(rng, lens, D):
+    """Indices distinct within each row of ``lens``, in [0, D)."""
+    return np.concatenate([rng.permutation(D)[:n] for n in lens] + [np.zeros(0, int)]).astype(np.int32)
+
+
+def ref_bs2d(lens, idx, v, D, dflt):
+    out = np.full((len(lens), D), dflt, np.float32)
+    rows = np.repeat(np.arange(len(lens)), lens)
+    out[rows, idx] = v
+    return out
+
+
+def test_batch_sparse_to_dense_matches_reference(rng):
+    lens = np.array([2, 0, 5, 1], np.int32)
+    idx = batch_rows(rng, lens, 6)
+    v = f32(rng, len(idx))
+    out, = run("BatchSparseToDense", {"l": lens, "i": idx, "v": v}, ["l", "i", "v"], ["o"], dense_last_dim=6,
+               default_value=2.5)
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 6, 2.5))
+    out, = run("BatchSparseToDense", {"s": np.zeros((9, 7), np.int32)}, ["l", "i", "v", "s"], ["o"])
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 7, 0.0))  # SHAPE_LIKE's dim 1 only
+    out, = run("BatchSparseToDense", {"s7": np.zeros((4, 7), np.float32)}, ["l", "i", "v", "s7"], ["o"],
+               dense_last_dim=7)
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 7, 0.0))
+    dense = f32(rng, 4, 6)
+    vals, = run("BatchDenseToSparse", {"d": dense}, ["l", "i", "d"], ["vals"])
+    np.testing.assert_array_equal(vals, dense[np.repeat(np.arange(4), lens), idx])
+    # Caffe2's example
+    out, = run("BatchSparseToDense", {"l": np.array([2, 3, 1], np.int32), "i": np.arange(6, dtype=np.int32),
+                                      "v": np.arange(6, 12, dtype=np.float32)}, ["l", "i", "v"], ["o"],
+               dense_last_dim=6)
+    np.testing.assert_array_equal(out, [[6, 7, 0, 0, 0, 0], [0, 0, 8, 9, 10, 0], [0, 0, 0, 0, 0, 11]])
+
+
+def test_batch_sparse_to_dense_edges():
+    e = np.zeros(0, np.int32)
+    out, = run("BatchSparseToDense", {"l": e, "i": e, "v": np.zeros(0, np.float32)}, ["l", "i", "v"], ["o"],
+               dense_last_dim=3)
+    assert out.shape == (0, 3)
+    out, = run("BatchSparseToDense", {"l": np.zeros(2, np.int32)}, ["l", "i", "v"], ["o"], dense_last_dim=3,
+               default_value=-1.0)
+    np.testing.assert_array_equal(out, np.full((2, 3), -1, np.float32))
+    vals, = run("BatchDenseToSparse", {"d": np.zeros((2, 0), np.float32)}, ["l", "i", "d"], ["vals"])
+    assert vals.shape == (0,)
+
+
+def test_batch_sparse_dense_gradients(rng):
+    lens = np.array([3, 0, 2, 4], np.int32)
+    idx = batch_rows(rng, lens, 5)
+    checker = GradientChecker(1e-2, 1e-2)
+    for op, ins in [(core.CreateOperator("BatchSparseToDense", ["l", "i", "v"], ["o"], dense_last_dim=5,
+                                         default_value=1.5), [lens, idx, f32(rng, len(idx))]),
+                    (core.CreateOperator("BatchSparseToDense", ["l", "i", "v", "s"], ["o"]),
+                     [lens, idx, f32(rng, len(idx)), f32(rng, 4, 5)]),
+                    (core.CreateOperator("BatchDenseToSparse", ["l", "i", "d"], ["o"]),
+                     [lens, idx, f32(rng, 4, 5)])]:
+        ok, grad, _ = checker.CheckSimple(op, ins, 2, [0])
+        assert ok, checker.last_message
+    op = core.CreateOperator("BatchSparseToDense", ["l", "i", "v", "s"], ["o"])
+    ops, g = core.GradientRegistry.GetGradientForOp(op, ["o_grad"])
+    assert g == [None, None, "v_grad", None]
+    assert [(o.type, list(o.input)) for o in ops] == [("BatchDenseToSparse", ["l", "i", "o_grad"])]
+    op = core.CreateOperator("BatchDenseToSparse", ["l", "i", "d"], ["o"])
+    ops, g = core.GradientRegistry.GetGradientForOp(op, ["o_grad"])
+    assert g == [None, None, "d_grad"]
+    assert [(o.type, list(o.input)) for o in ops] == [("BatchSparseToDense", ["l", "i", "o_grad", "d"])]
+
+
+def test_batch_sparse_to_dense_bad_input(rng):
+    op, ins = "BatchSparseToDense", ["l", "i", "v"]
+    lens, idx, v = np.array([2, 1], np.int32), np.array([1, 3, 0], np.int32), f32(rng, 3)
+    feed({"l": lens, "i": idx, "v": v})
+    raises(ValueError, r"op BatchSparseToDense #0: the output's last dim is missing: give argument "
+           r"dense_last_dim or input 3", op, {}, ins, ["o"])
+    raises(ValueError, r"argument dense_last_dim must be >= 1, got 0", op, {}, ins, ["o"], dense_last_dim=0)
+    raises(IndexError, r"op BatchSparseToDense #0: input 1 blob 'i': index 3 at position 1 is out of range "
+           r"\[0, 3\) \(the dense tensor's last dim\)", op, {}, ins, ["o"], dense_last_dim=3)
+    raises(ValueError, r"input 1 blob 'dup' \(indices\): index 2 appears twice in row 1 \(positions 2 and "
+           r"4\); the indices of a row must be distinct", op,
+           {"l3": np.array([2, 3], np.int32), "dup": np.array([2, 1, 2, 0, 2], np.int32), "v5": f32(rng, 5)},
+           ["l3", "dup", "v5"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 0 blob 'l2' \(lengths\) sums to 4 but input 1 blob 'i' \(indices\) holds 3",
+           op, {"l2": np.array([2, 2], np.int32)}, ["l2", "i", "v"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 2 blob 'v2' \(the values\) must have the shape of input 1 blob 'i' \(3,\) "
+           r"int32, got \(3, 1\) float32", op, {"v2": f32(rng, 3, 1)}, ["l", "i", "v2"], ["o"],
+           dense_last_dim=4)
+    raises(ValueError, r"argument dense_last_dim = 4 differs from dim 1 of input 3 blob 's' \(2, 5\) float32",
+           op, {"s": f32(rng, 2, 5)}, ins + ["s"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 3 blob 's1' \(its dim 1 gives the output's last dim\) must be 2-D, got \(5,\) "
+           r"float32", op, {"s1": f32(rng, 5)}, ins + ["s1"], ["o"])
+    raises(TypeError, r"input 1 blob 'fi' must be int32", op, {"fi": v}, ["l", "fi", "v"], ["o"],
+           dense_last_dim=4)
+    d2s = "BatchDenseToSparse"
+    raises(ValueError, r"op BatchDenseToSparse #0: input 2 blob 'd' \(the dense tensor\) must be 2-D with a "
+           r"row per length of input 0 blob 'l' \(2,\) int32, got \(3, 4\) float32", d2s,
+           {"d": f32(rng, 3, 4)}, ["l", "i", "d"], ["vals"])
+    raises(IndexError, r"op BatchDenseToSparse #0: input 1 blob 'i': index 3 at position 1 is out of range "
+           r"\[0, 3\)", d2s, {"d3": f32(rng, 2, 3)}, ["l", "i", "d3"], ["vals"])
+    # a failing run leaves the output as it was
+    feed({"o": np.full((2, 3), 7.0, np.float32)})
+    raises(IndexError, "out of range", op, {}, ins, ["o"], dense_last_dim=3)
     assert np.array_equal(workspace.FetchBlob("o"), np.full((2, 3), 7.0, np.float32))
 
 

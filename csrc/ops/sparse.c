@@ -7,6 +7,8 @@
  *   SparseToDense(INDICES, VALUES[, DATA_TO_INFER_DIM]) -> OUTPUT
  *   SparseToDenseMask(INDICES, VALUES, DEFAULT[, LENGTHS]) -> OUTPUT[, PRESENCE]
  *   SparseToDenseMaskGradient(INDICES, dOUTPUT[, LENGTHS]) -> dVALUES
+ *   BatchSparseToDense(LENGTHS, INDICES, VALUES[, SHAPE_LIKE]) -> DENSE
+ *   BatchDenseToSparse(LENGTHS, INDICES, DENSE) -> VALUES
  *   ScatterWeightedSum(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X
  *
  * INDICES: int32 of any rank, K = its size, read in flat order; VALUES (and
@@ -33,6 +35,10 @@
  *    (Caffe2: bool) and needs return_presence_mask=1 and two outputs. The
  *    gradient op keeps one flag per mask id in op->state (zeros between
  *    runs), so an op instance is not run by two threads at once;
+ *  - BatchSparseToDense / BatchDenseToSparse: LENGTHS and INDICES int32 (Caffe2:
+ *    int64), the lengths summing to K, each index in [0, D) and distinct within
+ *    its row (Caffe2 required it in its doc only; checked here with flags kept
+ *    in op->state), VALUES of INDICES' shape (Caffe2 compared sizes);
  *  - ScatterWeightedSum: X and the weights are float32, each weight one
  *    element; X1, X2, ... must have shape INDICES.shape + X.shape[1:]
  *    (Caffe2 compared only sizes, and checked the indices only when W0 != 1);
@@ -400,7 +406,7 @@ static rc_status s2dm_setup(rc_op *op, rc_err *err)
 
 /* INDICES int32 (K,) at input ii and the optional LENGTHS int32 1-D at input li (absent when li >= n_in;
  * *pL = -1 then). */
-static rc_status s2dm_lengths(rc_op *op, int ii, int li, int64_t *pL, rc_err *err)
+static rc_status lengths_and_indices(rc_op *op, int ii, int li, int64_t *pL, rc_err *err)
 {
     rc_status st = rc_checks_i32_vector(op, ii, "indices", err);
     if (st) return st;
@@ -412,7 +418,7 @@ static rc_status s2dm_lengths(rc_op *op, int ii, int li, int64_t *pL, rc_err *er
 }
 
 /* The lengths (input li, if any) are >= 0 and sum to K, the size of INDICES (input ii). Reads the data. */
-static rc_status s2dm_lengths_sum(rc_op *op, int ii, int li, rc_err *err)
+static rc_status lengths_sum(rc_op *op, int ii, int li, rc_err *err)
 {
     if (li >= op->n_in) return RC_OK;
     int64_t sum;
@@ -430,7 +436,7 @@ static rc_status s2dm_lengths_sum(rc_op *op, int ii, int li, rc_err *err)
  * s2dm_lengths; with values (run), the lengths' sum last. */
 static rc_status s2dm_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
 {
-    rc_status st = s2dm_lengths(op, 0, 3, pL, err);
+    rc_status st = lengths_and_indices(op, 0, 3, pL, err);
     if (st) return st;
     if ((st = rc_checks_rows_any(op, 1, "the values", 0, err))) return st;
     const rc_tensor *idx = rc_in(op, 0), *v = rc_in(op, 1), *d = rc_in(op, 2);
@@ -449,7 +455,7 @@ static rc_status s2dm_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "the output would have %d dims (input 1 blob '%s' %s with "
                           "lengths), at most %d are supported", v->ndim + 1, rc_in_name(op, 1), RC_SHAPE(v),
                           RC_MAX_DIMS);
-    return values ? s2dm_lengths_sum(op, 0, 3, err) : RC_OK;
+    return values ? lengths_sum(op, 0, 3, err) : RC_OK;
 }
 
 static rc_status s2dm_check(rc_op *op, rc_err *err)
@@ -519,7 +525,7 @@ static rc_status s2dm_grad_setup(rc_op *op, rc_err *err) { return s2dm_setup_com
 static rc_status s2dm_grad_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
 {
     const s2dm_state *s = op->state;
-    rc_status st = s2dm_lengths(op, 0, 2, pL, err);
+    rc_status st = lengths_and_indices(op, 0, 2, pL, err);
     if (st) return st;
     if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
     const rc_tensor *g = rc_in(op, 1);
@@ -528,7 +534,7 @@ static rc_status s2dm_grad_inputs(rc_op *op, int values, int64_t *pL, rc_err *er
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the output gradient) must have shape %s(%lld, "
                           "...) (%s%lld mask ids), got %s", rc_in_name(op, 1), lead == 2 ? "(len(lengths)) + " : "",
                           (long long)s->M, lead == 2 ? "a row per length, " : "", (long long)s->M, RC_SHAPE(g));
-    return values ? s2dm_lengths_sum(op, 0, 2, err) : RC_OK;
+    return values ? lengths_sum(op, 0, 2, err) : RC_OK;
 }
 
 static rc_status s2dm_grad_check(rc_op *op, rc_err *err)
@@ -577,6 +583,187 @@ static rc_status s2dm_grad_run(rc_op *op, rc_err *err)
     const int32_t one = (int32_t)K;
     s2dm_grad_kernel(s, L >= 0 ? L : 1, K, R, rc_i32(idx), L >= 0 ? rc_i32(rc_in(op, 2)) : &one, rc_f32(g),
                      rc_f32(rc_out(op, 0)), s->used);
+    return RC_OK;
+}
+
+/* ================================================================ BatchSparseToDense, BatchDenseToSparse */
+
+/* op->state of both: BatchSparseToDense's arguments, and the flags of the duplicate check. */
+typedef struct bsd_state {
+    int64_t dense_last_dim;  /* -1: from input 3 */
+    float default_value;
+    unsigned char *seen;     /* (cap,) zeros between runs */
+    int64_t cap;
+} bsd_state;
+
+static void bsd_free(void *p)
+{
+    bsd_state *s = p;
+    if (!s) return;
+    free(s->seen);
+    free(s);
+}
+
+static rc_status bsd_state_new(rc_op *op, rc_err *err)
+{
+    bsd_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->dense_last_dim = -1;
+    return RC_OK;
+}
+
+static rc_status bs2d_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = bsd_state_new(op, err);
+    if (st) return st;
+    bsd_state *s = op->state;
+    if ((st = rc_arg_f(&op->def, "default_value", 0.0f, &s->default_value, err))) return st;
+    if (!rc_opdef_arg(&op->def, "dense_last_dim")) {
+        if (op->n_in == 3)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "the output's last dim is missing: give argument "
+                              "dense_last_dim or input 3 (a 2-D tensor whose dim 1 it is)");
+        return RC_OK;
+    }
+    if ((st = rc_arg_i(&op->def, "dense_last_dim", -1, &s->dense_last_dim, err))) return st;
+    if (s->dense_last_dim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument dense_last_dim must be >= 1, got %lld",
+                          (long long)s->dense_last_dim);
+    return RC_OK;
+}
+
+static rc_status bd2s_setup(rc_op *op, rc_err *err) { return bsd_state_new(op, err); }
+
+/* The lengths (input 0) are >= 0 and sum to K, the size of INDICES (input 1), and the indices of each row are
+ * distinct and in [0, D): checked with the flags s->seen (grown to D when needed, left zeros). Reads the data:
+ * run it before anything is written. */
+static rc_status bsd_check_rows(rc_op *op, int64_t D, rc_err *err)
+{
+    bsd_state *s = op->state;
+    rc_status st = lengths_sum(op, 1, 0, err);
+    if (st) return st;
+    const int64_t B = rc_in(op, 0)->dims[0], K = rc_in(op, 1)->dims[0];
+    if (K == 0) return RC_OK;
+    if ((st = rc_sparse_check_range(op, 1, D, "the dense tensor's last dim", err))) return st;
+    if (D > s->cap) {
+        unsigned char *p = calloc((size_t)D, 1);
+        if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld flags)", (long long)D);
+        free(s->seen);
+        s->seen = p;
+        s->cap = D;
+    }
+    const int32_t *len = rc_i32(rc_in(op, 0)), *idx = rc_i32(rc_in(op, 1));
+    int64_t dup = -1, first = -1, row = -1;
+    for (int64_t b = 0, k0 = 0; b < B; k0 += len[b], b++) {
+        for (int64_t k = k0; dup < 0 && k < k0 + len[b]; k++) {
+            if (s->seen[idx[k]]) dup = k, row = b;
+            s->seen[idx[k]] = 1;
+        }
+        for (int64_t k = k0; k < k0 + len[b]; k++) s->seen[idx[k]] = 0;
+        if (dup >= 0) break;
+    }
+    if (dup < 0) return RC_OK;
+    for (first = dup - 1; idx[first] != idx[dup]; first--) {}
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (indices): index %d appears twice in row %lld "
+                      "(positions %lld and %lld); the indices of a row must be distinct", rc_in_name(op, 1),
+                      (int)idx[dup], (long long)row, (long long)first, (long long)dup);
+}
+
+/* (LENGTHS (B,), INDICES (K,), VALUES float32 (K,)[, SHAPE_LIKE 2-D]): *pD, the last dim (with values) */
+static rc_status bs2d_inputs(rc_op *op, int values, int64_t *pD, rc_err *err)
+{
+    const bsd_state *s = op->state;
+    int64_t B;
+    rc_status st = lengths_and_indices(op, 1, 0, &B, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *idx = rc_in(op, 1), *v = rc_in(op, 2);
+    if (!rc_tensor_same_shape(v, idx))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the values) must have the shape of input 1 "
+                          "blob '%s' %s, got %s", rc_in_name(op, 2), rc_in_name(op, 1), RC_SHAPE(idx), RC_SHAPE(v));
+    int64_t D = s->dense_last_dim;
+    if (op->n_in == 4) {
+        const rc_tensor *t = rc_in(op, 3);
+        if (t->dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' holds no tensor (was it fed or computed?)",
+                              rc_in_name(op, 3));
+        if (t->ndim != 2)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' (its dim 1 gives the output's last dim) "
+                              "must be 2-D, got %s", rc_in_name(op, 3), RC_SHAPE(t));
+        if (D >= 0 && D != t->dims[1])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument dense_last_dim = %lld differs from dim 1 of input "
+                              "3 blob '%s' %s", (long long)D, rc_in_name(op, 3), RC_SHAPE(t));
+        D = t->dims[1];
+    }
+    *pD = D;
+    return values ? bsd_check_rows(op, D, err) : RC_OK;
+}
+
+static rc_status bs2d_check(rc_op *op, rc_err *err)
+{
+    int64_t D;
+    return bs2d_inputs(op, 0, &D, err);
+}
+
+/* len: (B,) summing to K, idx: (K,) in [0, D) and distinct per row, v: (K,) -> out: (B, D): dflt, and
+ * out[b, idx[k]] = v[k] for the k of row b */
+static void bs2d_kernel(int64_t B, int64_t D, const int32_t *len, const int32_t *idx, const float *v, float dflt,
+                        float *out)
+{
+    for (int64_t j = 0; j < B * D; j++) out[j] = dflt;
+    for (int64_t b = 0, k = 0; b < B; b++)
+        for (int64_t n = 0; n < len[b]; n++, k++) out[b * D + idx[k]] = v[k];
+}
+
+static rc_status bs2d_run(rc_op *op, rc_err *err)
+{
+    const bsd_state *s = op->state;
+    int64_t D;
+    rc_status st = bs2d_inputs(op, 1, &D, err);
+    if (st) return st;
+    const int64_t dims[2] = {rc_in(op, 0)->dims[0], D}, K = rc_in(op, 1)->dims[0];
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 2, dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (dims[0] == 0 || D == 0) return RC_OK;
+    bs2d_kernel(dims[0], D, rc_i32(rc_in(op, 0)), K ? rc_i32(rc_in(op, 1)) : NULL, K ? rc_f32(rc_in(op, 2)) : NULL,
+                s->default_value, rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* (LENGTHS (B,), INDICES (K,), DENSE float32 (B, D)) */
+static rc_status bd2s_inputs(rc_op *op, int values, rc_err *err)
+{
+    int64_t B;
+    rc_status st = lengths_and_indices(op, 1, 0, &B, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *d = rc_in(op, 2);
+    if (d->ndim != 2 || d->dims[0] != B)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the dense tensor) must be 2-D with a row per "
+                          "length of input 0 blob '%s' %s, got %s", rc_in_name(op, 2), rc_in_name(op, 0),
+                          RC_SHAPE(rc_in(op, 0)), RC_SHAPE(d));
+    return values ? bsd_check_rows(op, d->dims[1], err) : RC_OK;
+}
+
+static rc_status bd2s_check(rc_op *op, rc_err *err) { return bd2s_inputs(op, 0, err); }
+
+/* len: (B,) summing to K, idx: (K,) in [0, D), dense: (B, D) -> v: (K,), v[k] = dense[b, idx[k]] for the k of
+ * row b */
+static void bd2s_kernel(int64_t B, int64_t D, const int32_t *len, const int32_t *idx, const float *dense, float *v)
+{
+    for (int64_t b = 0, k = 0; b < B; b++)
+        for (int64_t n = 0; n < len[b]; n++, k++) v[k] = dense[b * D + idx[k]];
+}
+
+static rc_status bd2s_run(rc_op *op, rc_err *err)
+{
+    rc_status st = bd2s_inputs(op, 1, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 1), *d = rc_in(op, 2);
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, idx->dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (idx->dims[0] == 0) return RC_OK;
+    bd2s_kernel(d->dims[0], d->dims[1], rc_i32(rc_in(op, 0)), rc_i32(idx), rc_f32(d), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -673,6 +860,13 @@ const rc_op_schema rc_ops_sparse[] = {
     {"SparseToDenseMaskGradient", 2, 3, 1, 1, NULL, s2dm_grad_setup, s2dm_grad_run, s2dm_free,
      "(INDICES (K,), dOUTPUT ([L,] len(mask)) + ROW[, LENGTHS]) -> dVALUES (K,) + ROW: the row of dOUTPUT for "
      "the occurrence whose value was kept, zeros elsewhere; argument mask", s2dm_grad_check},
+    {"BatchSparseToDense", 3, 4, 1, 1, NULL, bs2d_setup, bs2d_run, bsd_free,
+     "(LENGTHS (B,), INDICES (K,), VALUES float32 (K,)[, SHAPE_LIKE 2-D]) -> DENSE (B, D): default_value, and "
+     "DENSE[b, INDICES[k]] = VALUES[k] for the k of row b (distinct per row); D = dense_last_dim or "
+     "SHAPE_LIKE.shape[1]", bs2d_check},
+    {"BatchDenseToSparse", 3, 3, 1, 1, NULL, bd2s_setup, bd2s_run, bsd_free,
+     "(LENGTHS (B,), INDICES (K,), DENSE float32 (B, D)) -> VALUES (K,): VALUES[k] = DENSE[b, INDICES[k]] for "
+     "the k of row b (distinct per row)", bd2s_check},
     {"ScatterWeightedSum", 5, -1, 1, 1, rc_inplace_first, sws_setup, sws_run, NULL,
      "(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X in place: X[INDICES[k]] *= W0 per occurrence, then "
      "X[INDICES[k]] += Wj * Xj[k] for each pair j, k in order", sws_check},
