@@ -251,11 +251,13 @@ def ref_bucket_one_hot(x, lens, b):
 
 def test_batch_bucket_one_hot(rng):
     x = rng.randint(-4, 5, size=(7, 3)).astype(np.float32)
+    x[0] = [2, 0, 0]
     lens = np.array([2, 0, 5], np.int32)
     b = np.array([-1, 2, -3, 0, 0, 0, 3.5], np.float32)  # a run of equal boundaries splits its ties
     (out,) = run("BatchBucketOneHot", {"x": x, "lens": lens, "b": b}, ["y"])
     assert out.dtype == np.float32 and out.shape == (7, 10)
     np.testing.assert_array_equal(out, ref_bucket_one_hot(x, lens, b))
+    np.testing.assert_array_equal(out[0], [0, 1, 0, 1, 0, 0, 1, 0, 0, 0])  # 0 in the middle of [0, 0, 0]
     np.testing.assert_array_equal(out.sum(axis=1), 3)
     # Caffe2's example: right-inclusive buckets
     (out,) = run("BatchBucketOneHot", {"x": np.array([[2, 3], [4, 1], [2, 5]], np.float32),

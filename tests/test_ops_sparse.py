@@ -492,6 +492,8 @@ def test_batch_sparse_to_dense_bad_input(rng):
            dense_last_dim=4)
     raises(ValueError, r"argument dense_last_dim = 4 differs from dim 1 of input 3 blob 's' \(2, 5\) float32",
            op, {"s": f32(rng, 2, 5)}, ins + ["s"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"argument dense_last_dim = 6 differs from dim 1 of input 3 blob 's' \(2, 5\) float32",
+           op, {}, ins + ["s"], ["o"], dense_last_dim=6)
     raises(ValueError, r"input 3 blob 's1' \(its dim 1 gives the output's last dim\) must be 2-D, got \(5,\) "
            r"float32", op, {"s1": f32(rng, 5)}, ins + ["s1"], ["o"])
     raises(TypeError, r"input 1 blob 'fi' must be int32", op, {"fi": v}, ["l", "fi", "v"], ["o"],
