@@ -1083,8 +1083,8 @@ CASES = [
          """
          feed(l=np.array([1, 2], np.int32), i=np.array([0, 1], np.int32), n=np.array([3], np.int32))
          run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
-         """, V, r"op SegmentOneHot #0: input 0 blob 'l' \(lengths\) sums to 3 but input 1 blob 'i' "
-                 r"\(indices\) holds 2"),
+         """, V, r"op SegmentOneHot #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, but "
+                 r"input 1 blob 'i' of shape \(2,\) int32 has 2 rows"),
     Case("segment-one-hot-index", "ops: one-hot", "SegmentOneHot(lens = [2], idx = [0, 3], size = [3])",
          """
          feed(l=np.array([2], np.int32), i=np.array([0, 3], np.int32), n=np.array([3], np.int32))
@@ -1152,8 +1152,9 @@ CASES = [
          """
          feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(2), l=np.array([1, 3], np.int32))
          run_op('SparseToDenseMask', ['i', 'v', 'd', 'l'], ['o'], mask=[1])
-         """, V, r"op SparseToDenseMask #0: input 3 blob 'l' \(lengths\) sums to 4 but input 0 blob 'i' "
-                 r"\(indices\) holds 3", note="Caffe2 read past the end of the indices"),
+         """, V, r"op SparseToDenseMask #0: input 3 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, "
+                 r"but input 0 blob 'i' of shape \(3,\) int32 has 3 rows",
+         note="Caffe2 read past the end of the indices"),
     Case("sparse-to-dense-mask-skipped", "ops: sparse", "SparseToDenseMask(i = [-1, -2, -7], ..., "
          "max_skipped_indices=3)",
          """

@@ -278,8 +278,9 @@ def test_one_hot_family_has_no_gradient():
 
 def test_one_hot_family_bad_input():
     size, i32 = np.array([3], np.int32), (lambda *v: np.array(v, np.int32))
-    raises(ValueError, r"op SegmentOneHot #0: input 0 blob 'lens' \(lengths\) sums to 3 but input 1 blob "
-           r"'idx' \(indices\) holds 2", "SegmentOneHot", {"lens": i32(1, 2), "idx": i32(0, 1), "size": size},
+    raises(ValueError, r"op SegmentOneHot #0: input 0 blob 'lens' \(lengths\) of shape \(2,\) int32 sums to "
+           r"3, but input 1 blob 'idx' of shape \(2,\) int32 has 2 rows", "SegmentOneHot",
+           {"lens": i32(1, 2), "idx": i32(0, 1), "size": size},
            ["y"])
     raises(IndexError, r"op SegmentOneHot #0: input 1 blob 'idx': index 3 at position 1 is out of range "
            r"\[0, 3\)", "SegmentOneHot", {"lens": i32(2), "idx": i32(0, 3), "size": size}, ["y"])

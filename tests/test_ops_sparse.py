@@ -386,7 +386,8 @@ def test_sparse_to_dense_mask_bad_input(rng):
            mask=[1])
     raises(TypeError, r"input 2 blob 'di' must be float32, got \(2,\) int32", op,
            {"di": np.zeros(2, np.int32)}, ["i", "v", "di"], ["o"], mask=[1])
-    raises(ValueError, r"input 3 blob 'l' \(lengths\) sums to 4 but input 0 blob 'i' \(indices\) holds 3", op,
+    raises(ValueError, r"input 3 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, but input 0 blob 'i' "
+           r"of shape \(3,\) int32 has 3 rows", op,
            {"l": np.array([1, 3], np.int32)}, ["i", "v", "d", "l"], ["o"], mask=[1])
     raises(ValueError, r"input 0 blob 'neg' holds 3 negative ids \(the last -7 at position 2\); at most "
            r"max_skipped_indices - 1 = 2 are skipped", op, {"neg": np.array([-1, -2, -7], np.int32)},
@@ -485,8 +486,9 @@ def test_batch_sparse_to_dense_bad_input(rng):
            r"4\); the indices of a row must be distinct", op,
            {"l3": np.array([2, 3], np.int32), "dup": np.array([2, 1, 2, 0, 2], np.int32), "v5": f32(rng, 5)},
            ["l3", "dup", "v5"], ["o"], dense_last_dim=4)
-    raises(ValueError, r"input 0 blob 'l2' \(lengths\) sums to 4 but input 1 blob 'i' \(indices\) holds 3",
-           op, {"l2": np.array([2, 2], np.int32)}, ["l2", "i", "v"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 0 blob 'l2' \(lengths\) of shape \(2,\) int32 sums to 4, but input 1 blob "
+           r"'i' of shape \(3,\) int32 has 3 rows", op, {"l2": np.array([2, 2], np.int32)}, ["l2", "i", "v"],
+           ["o"], dense_last_dim=4)
     raises(ValueError, r"input 2 blob 'v2' \(the values\) must have the shape of input 1 blob 'i' \(3,\) "
            r"int32, got \(3, 1\) float32", op, {"v2": f32(rng, 3, 1)}, ["l", "i", "v2"], ["o"],
            dense_last_dim=4)

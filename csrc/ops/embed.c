@@ -335,13 +335,7 @@ static rc_status seg_onehot_inputs(rc_op *op, int values, int64_t *pV, rc_err *e
     if ((st = rc_checks_i32_vector(op, 1, "indices", err))) return st;
     if ((st = index_size_input(op, 2, values, pV, err))) return st;
     if (!values) return RC_OK;
-    int64_t sum;
-    if ((st = rc_checks_lengths_values(op, 0, &sum, err))) return st;
-    const rc_tensor *idx = rc_in(op, 1);
-    if (sum != idx->dims[0])
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input 0 blob '%s' (lengths) sums to %lld but input 1 blob '%s' (indices) holds %lld",
-                          rc_in_name(op, 0), (long long)sum, rc_in_name(op, 1), (long long)idx->dims[0]);
+    if ((st = rc_checks_lengths_sum(op, 0, 1, err))) return st;
     return check_indices(op, 1, *pV, "the index size", err);
 }
 

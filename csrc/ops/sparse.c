@@ -417,21 +417,6 @@ static rc_status lengths_and_indices(rc_op *op, int ii, int li, int64_t *pL, rc_
     return RC_OK;
 }
 
-/* The lengths (input li, if any) are >= 0 and sum to K, the size of INDICES (input ii). Reads the data. */
-static rc_status lengths_sum(rc_op *op, int ii, int li, rc_err *err)
-{
-    if (li >= op->n_in) return RC_OK;
-    int64_t sum;
-    rc_status st = rc_checks_lengths_values(op, li, &sum, err);
-    if (st) return st;
-    if (sum != rc_in(op, ii)->dims[0])
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input %d blob '%s' (lengths) sums to %lld but input %d blob '%s' (indices) holds %lld",
-                          li, rc_in_name(op, li), (long long)sum, ii, rc_in_name(op, ii),
-                          (long long)rc_in(op, ii)->dims[0]);
-    return RC_OK;
-}
-
 /* (INDICES (K,), VALUES (K,) + ROW float32 or int32, DEFAULT ROW of VALUES' dtype[, LENGTHS]); *pL as
  * s2dm_lengths; with values (run), the lengths' sum last. */
 static rc_status s2dm_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
@@ -455,7 +440,7 @@ static rc_status s2dm_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "the output would have %d dims (input 1 blob '%s' %s with "
                           "lengths), at most %d are supported", v->ndim + 1, rc_in_name(op, 1), RC_SHAPE(v),
                           RC_MAX_DIMS);
-    return values ? lengths_sum(op, 0, 3, err) : RC_OK;
+    return values && op->n_in == 4 ? rc_checks_lengths_sum(op, 3, 0, err) : RC_OK;
 }
 
 static rc_status s2dm_check(rc_op *op, rc_err *err)
@@ -534,7 +519,7 @@ static rc_status s2dm_grad_inputs(rc_op *op, int values, int64_t *pL, rc_err *er
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the output gradient) must have shape %s(%lld, "
                           "...) (%s%lld mask ids), got %s", rc_in_name(op, 1), lead == 2 ? "(len(lengths)) + " : "",
                           (long long)s->M, lead == 2 ? "a row per length, " : "", (long long)s->M, RC_SHAPE(g));
-    return values ? lengths_sum(op, 0, 2, err) : RC_OK;
+    return values && op->n_in == 3 ? rc_checks_lengths_sum(op, 2, 0, err) : RC_OK;
 }
 
 static rc_status s2dm_grad_check(rc_op *op, rc_err *err)
@@ -640,7 +625,7 @@ static rc_status bd2s_setup(rc_op *op, rc_err *err) { return bsd_state_new(op, e
 static rc_status bsd_check_rows(rc_op *op, int64_t D, rc_err *err)
 {
     bsd_state *s = op->state;
-    rc_status st = lengths_sum(op, 1, 0, err);
+    rc_status st = rc_checks_lengths_sum(op, 0, 1, err);
     if (st) return st;
     const int64_t B = rc_in(op, 0)->dims[0], K = rc_in(op, 1)->dims[0];
     if (K == 0) return RC_OK;
