@@ -24,8 +24,11 @@ RC_INTERNAL rc_status rc_checks_rows_any(rc_op *op, int i, const char *what, int
  * Reads the data: run it before anything is written. */
 RC_INTERNAL rc_status rc_checks_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err);
 
-/* As rc_checks_lengths_values, and the lengths sum to input di's first dim (a
+/* sum, the sum of the lengths of input li, is input di's first dim (a
  * ValueError naming both blobs otherwise). */
+RC_INTERNAL rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, int di, rc_err *err);
+
+/* rc_checks_lengths_values, then rc_checks_lengths_match with input di. */
 RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err);
 
 #endif
