@@ -632,7 +632,9 @@ static rc_status bsd_check_rows(rc_op *op, int64_t D, rc_err *err)
     if ((st = rc_sparse_check_range(op, 1, D, "the dense tensor's last dim", err))) return st;
     if (D > s->cap) {
         unsigned char *p = calloc((size_t)D, 1);
-        if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld flags)", (long long)D);
+        if (!p)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld bytes of flags for the duplicate check, "
+                              "one per column)", (long long)D);
         free(s->seen);
         s->seen = p;
         s->cap = D;
