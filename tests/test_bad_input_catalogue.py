@@ -1094,6 +1094,51 @@ CASES = [
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
          run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
          """, V, r"op Adam #0: argument beta1 must be in \[0, 1\), got 1"),
+    # ---------------------------------------------------------------- ops: one-hot (csrc/ops/embed.c)
+    Case("segment-one-hot-lengths-sum", "ops: one-hot",
+         "SegmentOneHot(lens = [1, 2], idx = [0, 1], size = [3])",
+         """
+         feed(l=np.array([1, 2], np.int32), i=np.array([0, 1], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, but "
+                 r"input 1 blob 'i' of shape \(2,\) int32 has 2 rows"),
+    Case("segment-one-hot-index", "ops: one-hot", "SegmentOneHot(lens = [2], idx = [0, 3], size = [3])",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([0, 3], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, I, r"op SegmentOneHot #0: input 1 blob 'i': index 3 at position 1 is out of range \[0, 3\) "
+                 r"\(the index size\)"),
+    Case("segment-one-hot-negative-size", "ops: one-hot", "SegmentOneHot(lens = [0], idx = [], size = [-2])",
+         """
+         feed(l=np.array([0], np.int32), i=np.zeros(0, np.int32), n=np.array([-2], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 2 blob 'n' \(the index size\) must be >= 0, got -2",
+         note="Caffe2 required a size > 0; 0 gives an (L, 0) output here, as OneHot"),
+    Case("batch-one-hot-lengths-per-column", "ops: one-hot", "BatchOneHot(x (2, 2), lens (3,), vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(3, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 1 blob 'l' \(lengths\) must hold one length per column of "
+                 r"input 0 blob 'x' \(2, 2\) int32 \(2\), got \(3,\) int32"),
+    Case("batch-one-hot-values-count", "ops: one-hot", "BatchOneHot(x (2, 2), lens = [1, 1], vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 2 blob 'v' \(the values, of input 0's dtype\) must hold "
+                 r"sum\(lengths\) = 2 elements, got \(3,\) int32"),
+    Case("batch-one-hot-values-dtype", "ops: one-hot", "BatchOneHot(x int32, lens, vals float32)",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(2, np.float32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, T_, r"op BatchOneHot #0: input 2 blob 'v' must be int32, got \(2,\) float32"),
+    Case("batch-bucket-one-hot-unsorted", "ops: one-hot",
+         "BatchBucketOneHot(x (1, 2), lens = [1, 2], b = [5, 1, 0])",
+         """
+         feed(x=f32(1, 2), l=np.array([1, 2], np.int32), b=np.array([5, 1, 0], np.float32))
+         run_op('BatchBucketOneHot', ['x', 'l', 'b'], ['o'])
+         """, V, r"op BatchBucketOneHot #0: input 2 blob 'b' \(the boundaries\): column 1's must be sorted, "
+                 r"without NaN, but position 2 holds 0 after a larger one",
+         note="Caffe2 assumed sorted boundaries"),
     # ---------------------------------------------------------------- ops: sparse rows (csrc/ops/sparse.c)
     Case("sparse-to-dense-negative-index", "ops: sparse", "SparseToDense(i = [3, -1], v (2, 3))",
          """
@@ -1107,6 +1152,81 @@ CASES = [
          run_op('SparseToDense', ['i', 'v'], ['o'])
          """, V, r"op SparseToDense #0: input 1 blob 'v' \(the values\) must have shape input 0 blob 'i' "
                  r"\(2, 3\) int32 \+ the row shape, got \(3, 2\) float32"),
+    Case("sparse-to-dense-mask-duplicate-id", "ops: sparse", "SparseToDenseMask(..., mask=[3, 1, 3])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[3, 1, 3])
+         """, V, r"op SparseToDenseMask #0: argument mask holds id 3 twice \(positions 0 and 2\)"),
+    Case("sparse-to-dense-mask-default-shape", "ops: sparse", "SparseToDenseMask(i (3,), v (3, 2), d (3,))",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(3))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 2 blob 'd' \(the default\) must have the shape of a row of "
+                 r"input 1 blob 'v' \(3, 2\) float32, got \(3,\) float32",
+         note="Caffe2 compared sizes only"),
+    Case("sparse-to-dense-mask-lengths-sum", "ops: sparse",
+         "SparseToDenseMask(i (3,), v, d, lengths = [1, 3])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(2), l=np.array([1, 3], np.int32))
+         run_op('SparseToDenseMask', ['i', 'v', 'd', 'l'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 3 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, "
+                 r"but input 0 blob 'i' of shape \(3,\) int32 has 3 rows",
+         note="Caffe2 read past the end of the indices"),
+    Case("sparse-to-dense-mask-skipped", "ops: sparse", "SparseToDenseMask(i = [-1, -2, -7], ..., "
+         "max_skipped_indices=3)",
+         """
+         feed(i=np.array([-1, -2, -7], np.int32), v=f32(3, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1], max_skipped_indices=3)
+         """, V, r"op SparseToDenseMask #0: input 0 blob 'i' holds 3 negative ids \(the last -7 at position "
+                 r"2\); at most max_skipped_indices - 1 = 2 are skipped",
+         note="Caffe2 counted the skipped ids over all runs of the op"),
+    Case("sparse-to-dense-mask-presence-output", "ops: sparse",
+         "SparseToDenseMask(..., ['o', 'p'], mask=[1])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o', 'p'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: output 1 \(the presence mask\) needs return_presence_mask=1"),
+    Case("sparse-to-dense-mask-gradient-shape", "ops: sparse",
+         "SparseToDenseMaskGradient(i (3,), g (3, 2), mask=[1, 2, 0, 5])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), g=f32(3, 2))
+         run_op('SparseToDenseMaskGradient', ['i', 'g'], ['dv'], mask=[1, 2, 0, 5])
+         """, V, r"op SparseToDenseMaskGradient #0: input 1 blob 'g' \(the output gradient\) must have shape "
+                 r"\(4, ...\) \(4 mask ids\), got \(3, 2\) float32"),
+    Case("batch-sparse-to-dense-duplicate", "ops: sparse",
+         "BatchSparseToDense(lengths = [2, 3], i = [2, 1, 2, 0, 2], v (5,), dense_last_dim=4)",
+         """
+         feed(l=np.array([2, 3], np.int32), i=np.array([2, 1, 2, 0, 2], np.int32), v=f32(5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: input 1 blob 'i' \(indices\): index 2 appears twice in row 1 "
+                 r"\(positions 2 and 4\); the indices of a row must be distinct",
+         note="Caffe2 required it without checking (the last won; its gradient was then wrong)"),
+    Case("batch-sparse-to-dense-index", "ops: sparse",
+         "BatchSparseToDense(lengths = [2], i = [1, 3], v (2,), dense_last_dim=3)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 3], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=3)
+         """, I, r"op BatchSparseToDense #0: input 1 blob 'i': index 3 at position 1 is out of range "
+                 r"\[0, 3\) \(the dense tensor's last dim\)", note="Caffe2 did not check negative indices"),
+    Case("batch-sparse-to-dense-no-dim", "ops: sparse", "BatchSparseToDense(l, i, v) without dense_last_dim",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'])
+         """, V, r"op BatchSparseToDense #0: the output's last dim is missing: give argument dense_last_dim "
+                 r"or input 3 \(a 2-D tensor whose dim 1 it is\)"),
+    Case("batch-sparse-to-dense-dim-mismatch", "ops: sparse",
+         "BatchSparseToDense(l, i, v, s (2, 5), dense_last_dim=4)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2), s=f32(2, 5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v', 's'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: argument dense_last_dim = 4 differs from dim 1 of input 3 blob "
+                 r"'s' \(2, 5\) float32"),
+    Case("batch-dense-to-sparse-rows", "ops: sparse", "BatchDenseToSparse(lengths (2,), i, d (3, 4))",
+         """
+         feed(l=np.array([1, 1], np.int32), i=np.array([1, 0], np.int32), d=f32(3, 4))
+         run_op('BatchDenseToSparse', ['l', 'i', 'd'], ['o'])
+         """, V, r"op BatchDenseToSparse #0: input 2 blob 'd' \(the dense tensor\) must be 2-D with a row "
+                 r"per length of input 0 blob 'l' \(2,\) int32, got \(3, 4\) float32"),
     Case("scatter-weighted-sum-not-in-place", "ops: sparse", "ScatterWeightedSum([x, w0, i, v, w1], 'y')",
          """
          feed(x=f32(4, 3), w0=np.ones(1, np.float32), i=np.array([1], np.int32), v=f32(1, 3),
