@@ -573,6 +573,15 @@ def build_ops_net(name="af_ops"):
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
     net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
+    # one-hot and batch sparse/dense ops (ops/embed.c, ops/sparse.c)
+    init.GivenTensorIntFill([], "oh_len", shape=[2], values=[3, 1])
+    init.GivenTensorIntFill([], "oh_bx", shape=[4, 2], values=[1, 2, 3, 2, 1, 5, 3, 2])
+    init.GivenTensorIntFill([], "oh_blens", shape=[2], values=[2, 1])
+    init.GivenTensorIntFill([], "oh_bvals", shape=[3], values=[1, 3, 2])
+    init.GivenTensorFill([], "oh_fx", shape=[3, 2], values=[-1.0, 0.0, 0.5, 2.0, 0.7, -0.1])
+    init.GivenTensorFill([], "oh_bb", shape=[3], values=[-0.5, 0.5, 0.0])
+    init.GivenTensorFill([], "s2dm_d", shape=[6], values=[0.5] * 6)
+    init.GivenTensorFill([], "bs_v", shape=[4], values=[0.25, -1.5, 2.0, 3.5])
     # ops/moments.c and LengthsTopK with their gradient ops, on the side
     mrng = np.random.RandomState(35)
     init.GivenTensorFill([], "mo_x", shape=[2, 3, 2], values=mrng.uniform(-1, 1, 12).tolist())
@@ -633,6 +642,15 @@ def build_ops_net(name="af_ops"):
     # Adam's learning-rate adaption (ops/optim_more.c), out of place: sched_neg stays for the ops below
     net.LearningRateAdaption(["sched_neg", gmap["lin_w"], "adam_eg"], "lra_lr", lr_alpha=0.1)
     ge = str(gmap[e])  # Gather's output gradient: the rows of ids, as in a GradientSlice
+    # the one-hot and batch sparse/dense ops (init blobs above)
+    net.SegmentOneHot(["oh_len", "ids", "ten"], "oh_seg")
+    net.BatchOneHot(["oh_bx", "oh_blens", "oh_bvals"], "oh_batch")
+    net.BatchBucketOneHot(["oh_fx", "oh_blens", "oh_bb"], "oh_bucket")
+    net.SparseToDenseMask(["ids", ge, "s2dm_d", "oh_len"], ["s2dm_o", "s2dm_p"], mask=[7, 1, 5],
+                          return_presence_mask=1)
+    net.SparseToDenseMaskGradient(["ids", "s2dm_o", "oh_len"], "s2dm_g", mask=[7, 1, 5])
+    net.BatchSparseToDense(["oh_len", "ids", "bs_v"], "bs_dense", dense_last_dim=8, default_value=-1.0)
+    net.BatchDenseToSparse(["oh_len", "ids", "bs_dense"], "bs_back")
     net.SparseToDense(["ids", ge, "emb"], "emb_dense_g")
     net.ScatterWeightedSum(["emb_s", "half", "ids", ge, "lr"], "emb_s")
     net.SparseAdagrad(["emb_a", "emb_a_h", "ids", ge, "lr"], ["emb_a", "emb_a_h"], epsilon=1e-4)
@@ -710,6 +728,7 @@ def build_ops_net(name="af_ops"):
          "l2_nl1"] + \
         [str(gmap[b]) for b in ["l2_two", "l2_nrm"]] + \
         ["loss_l3", "l3_mrc", "l3_cec", "l3_pwl", "l3_jsd", str(gmap["l3_col"])] + \
+        ["oh_seg", "oh_batch", "oh_bucket", "s2dm_o", "s2dm_p", "s2dm_g", "bs_dense", "bs_back"] + \
         ["mo_l1", "mo_dl1", "mo_l2", "mo_dl2", "mo_mu", "mo_var", "mo_dx", "mo_mu2", "mo_var2", "mo_enc",
          "mo_tv", "mo_ti", "mo_tdx"] + \
         ["da_w", "da_m1", "da_m2", "gf_w", "gf_nz", "st_w", "st_m", "st_s", "emb_st", "emb_st_m", "emb_st_s",
@@ -803,7 +822,9 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op BernoulliJSDGradient #",
                  "op LpNorm #", "op LpNormGradient #", "op BatchMoments #", "op BatchMomentsGradient #",
                  "op SinusoidPositionEncoding #", "op LengthsTopK #", "op LengthsTopKGradient #",
-                 "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #")
+                 "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #",
+                 "op SegmentOneHot #", "op BatchOneHot #", "op BatchBucketOneHot #", "op SparseToDenseMask #",
+                 "op SparseToDenseMaskGradient #", "op BatchSparseToDense #", "op BatchDenseToSparse #")
 
 
 def _tensor_blobs():
