@@ -140,6 +140,9 @@ CASES = [
     ("ViterbiPath", dict(p=f32(2, 0), tr=f32(0, 0)), ["path"], {}, V),
     ("SwapBestPath", dict(p=f32(3, 4), b=i32(2)), ["y"], {}, V),
     ("SwapBestPath", dict(p=f32(3, 4), b=f32(3)), ["y"], {}, E),
+    ("CTCGreedyDecoder", dict(x=f32(4, 6)), ["olen", "vals"], {}, V),
+    ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=i32(3)), ["olen", "vals"], {}, V),
+    ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=f32(2)), ["olen", "vals"], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -233,6 +236,8 @@ VALUE_CASES = [
      dict(w=f32(2, 3))),
     ("SwapBestPath", dict(p=f32(3, 4), b=np.array([0, 4, 1], np.int32)), ["y"], {}, ValueError,
      dict(b=np.array([0, 3, 1], np.int32))),
+    ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=np.array([1, 5], np.int32)), ["olen", "vals"], {}, ValueError,
+     dict(l=np.array([1, 4], np.int32))),
 ]
 
 

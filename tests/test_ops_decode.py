@@ -1,5 +1,5 @@
-"""Decoding ops (csrc/ops/decode.c): ViterbiPath and SwapBestPath (Caffe2's crf_viterbi_op.cc) against
-NumPy references, brute force over every path, ties (to the lowest index) and Caffe2's NaN rule, empty
+"""Decoding ops (csrc/ops/decode.c): ViterbiPath and SwapBestPath (Caffe2's crf_viterbi_op.cc) and
+CTCGreedyDecoder (ctc_greedy_decoder_op.cc) against NumPy references, brute force over every path, ties (to the lowest index) and Caffe2's NaN rule, empty
 inputs, bad input with the messages, no gradients, and the workspace staying usable."""
 
 import itertools
@@ -213,7 +213,108 @@ def test_swap_best_path_bad_inputs(rng):
 
 
 # ---------------------------------------------------------------- no gradients
-@pytest.mark.parametrize("type_", ["ViterbiPath", "SwapBestPath"])
-def test_no_gradient(type_):
-    ops, g_in = G(op(type_, ["p", "x"], ["y"]), ["y_grad"])
-    assert ops == [] and g_in == [None, None]
+@pytest.mark.parametrize("type_,ins,outs", [("ViterbiPath", ["p", "tr"], ["y"]), ("SwapBestPath", ["p", "b"], ["y"]),
+                                             ("CTCGreedyDecoder", ["x", "l"], ["ol", "v"])])
+def test_no_gradient(type_, ins, outs):
+    ops, g_in = G(op(type_, ins, outs), [o + "_grad" for o in outs])
+    assert ops == [] and g_in == [None] * len(ins)
+
+
+# ---------------------------------------------------------------- CTCGreedyDecoder
+def first_max(row):
+    """Caffe2's best class: the first maximum of a strictly-greater scan (a NaN wins at index 0 only)."""
+    best = 0
+    for i in range(1, len(row)):
+        if row[i] > row[best]:
+            best = i
+    return best
+
+
+def ctc_greedy_ref(x, lens=None, merge=True):
+    t_max, n, _ = x.shape
+    out_len, vals = [], []
+    for b in range(n):
+        prev, k = 0, 0
+        for t in range(t_max if lens is None else lens[b]):
+            c = first_max(x[t, b])
+            if c != 0 and not (merge and c == prev):
+                vals.append(c)
+                k += 1
+            prev = c
+        out_len.append(k)
+    return np.array(out_len, np.int32), np.array(vals, np.int32)
+
+
+def ctc(ins, **args):
+    return run("CTCGreedyDecoder", ins, ["olen", "vals"], **args)
+
+
+@pytest.mark.parametrize("t,n,c", [(1, 1, 1), (1, 3, 2), (5, 2, 3), (10, 4, 6), (30, 3, 26)])
+@pytest.mark.parametrize("merge", [None, 0, 1])
+def test_ctc_greedy_matches_numpy(rng, t, n, c, merge):
+    args = {} if merge is None else dict(merge_repeated=merge)
+    for x in (f32(rng, t, n, c, lo=0, hi=1), rng.randint(0, 2, (t, n, c)).astype(np.float32)):  # ties
+        lens = rng.randint(0, t + 1, n).astype(np.int32)
+        feed(x=x, lens=lens)
+        for ins, ls in ((["x", "lens"], lens), (["x"], None)):
+            olen, vals = ctc(ins, **args)
+            want = ctc_greedy_ref(x, ls, merge=merge is None or bool(merge))
+            assert olen.dtype == vals.dtype == np.int32 and olen.shape == (n,)
+            np.testing.assert_array_equal(olen, want[0])
+            np.testing.assert_array_equal(vals, want[1])
+
+
+def test_ctc_greedy_blanks_repeats_and_nan():
+    nan = np.float32(np.nan)
+    # one sequence: best classes 1 1 0 1 2 2 -> merged: 1 1 2 (the blank separates the two 1s)
+    best = [1, 1, 0, 1, 2, 2]
+    x = np.zeros((6, 1, 3), np.float32)
+    x[np.arange(6), 0, best] = 1
+    feed(x=x)
+    olen, vals = ctc(["x"])
+    assert olen.tolist() == [3] and vals.tolist() == [1, 1, 2]
+    olen, vals = ctc(["x"], merge_repeated=0)
+    assert olen.tolist() == [5] and vals.tolist() == [1, 1, 1, 2, 2]
+    # NaN: at index 0 it is the best (a blank); later it is passed over
+    feed(x=np.array([[[nan, 1, 2]], [[0, nan, 1]], [[1, 2, nan]]], np.float32))
+    olen, vals = ctc(["x"])
+    assert olen.tolist() == [2] and vals.tolist() == [2, 1]
+
+
+def test_ctc_greedy_empty():
+    for shape in [(0, 2, 3), (4, 0, 3), (0, 0, 0), (3, 2, 0)]:
+        feed(x=np.zeros(shape, np.float32), lens=np.zeros(shape[1], np.int32))
+        olen, vals = ctc(["x", "lens"])  # every length 0: nothing is read, even with no class
+        assert olen.tolist() == [0] * shape[1] and vals.shape == (0,) and vals.dtype == np.int32
+        if shape[0] == 0 or shape[1] == 0:
+            olen, vals = ctc(["x"])
+            assert olen.tolist() == [0] * shape[1] and vals.shape == (0,)
+
+
+def test_ctc_greedy_bad_inputs(rng):
+    feed(x=f32(rng, 4, 2, 3), l3=np.array([1, 2, 3], np.int32), lneg=np.array([1, -1], np.int32),
+         lbig=np.array([5, 1], np.int32), lf=np.zeros(2, np.float32), x2=f32(rng, 4, 6),
+         xi=np.zeros((4, 2, 3), np.int32), e=np.zeros((4, 2, 0), np.float32), l1=np.array([0, 1], np.int32))
+    with bad(V, r"op CTCGreedyDecoder #0: input 1 blob 'l3' \(SEQ_LEN\) \(3,\) int32 must have one entry per "
+                r"sequence \(dim 1\) of input 0 blob 'x' \(INPUTS\) \(4, 2, 3\) float32"):
+        ctc(["x", "l3"])
+    with bad(V, r"op CTCGreedyDecoder #0: input 1 blob 'lneg' \(SEQ_LEN\) \(2,\) int32: entry 1 is -1, out of "
+                r"range \[0, 4\] \(dim 0 of input 0 blob 'x' \(4, 2, 3\) float32\)"):
+        ctc(["x", "lneg"])
+    with bad(V, r"op CTCGreedyDecoder #0: input 1 blob 'lbig' \(SEQ_LEN\) \(2,\) int32: entry 0 is 5, out of "
+                r"range \[0, 4\]"):
+        ctc(["x", "lbig"])
+    with bad(T, r"op CTCGreedyDecoder #0: input 1 blob 'lf' must be int32"):
+        ctc(["x", "lf"])
+    with bad(V, r"op CTCGreedyDecoder #0: input 0 blob 'x2' must have 3 dims"):
+        ctc(["x2"])
+    with bad(T, r"op CTCGreedyDecoder #0: input 0 blob 'xi' must be float32"):
+        ctc(["xi"])
+    with bad(V, r"op CTCGreedyDecoder #0: input 0 blob 'e' \(INPUTS\) \(4, 2, 0\) float32 has no class to choose "
+                r"for sequence 1 of length 1"):
+        ctc(["e", "l1"])
+    assert not workspace.HasBlob("olen") or not isinstance(workspace.FetchBlob("olen"), np.ndarray)
+    olen, vals = ctc(["x", "l1"])  # the workspace stays usable
+    want = ctc_greedy_ref(workspace.FetchBlob("x"), [0, 1])
+    np.testing.assert_array_equal(olen, want[0])
+    np.testing.assert_array_equal(vals, want[1])

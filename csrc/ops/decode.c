@@ -225,6 +225,88 @@ static rc_status swap_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ CTCGreedyDecoder */
+
+static rc_status ctc_setup(rc_op *op, rc_err *err)
+{
+    int64_t merge = 1;
+    rc_status st = rc_arg_i(&op->def, "merge_repeated", 1, &merge, err);
+    if (st) return st;
+    if (!(op->state = malloc(sizeof(int)))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    *(int *)op->state = merge != 0;
+    return RC_OK;
+}
+
+static rc_status ctc_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_ndim(op, 0, 3, 3, err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->dims[2] > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (INPUTS) %s has more than %d classes",
+                          rc_in_name(op, 0), RC_SHAPE(x), INT32_MAX);
+    if (op->n_in < 2) return RC_OK;
+    if ((st = rc_check_input(op, 1, RC_I32, err)) || (st = rc_check_ndim(op, 1, 1, 1, err))) return st;
+    const rc_tensor *l = rc_in(op, 1);
+    if (l->dims[0] != x->dims[1])
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (SEQ_LEN) %s must have one entry per sequence (dim 1) of input 0 "
+                          "blob '%s' (INPUTS) %s", rc_in_name(op, 1), RC_SHAPE(l), rc_in_name(op, 0), RC_SHAPE(x));
+    return RC_OK;
+}
+
+/* Decodes sequence n of x (T, N, C) over its first len steps; returns the count emitted and, when
+ * vals is not NULL, writes the classes there. */
+static int64_t ctc_greedy_seq(const float *x, int64_t N, int64_t C, int64_t n, int64_t len, int merge,
+                              int32_t *vals)
+{
+    int64_t k = 0, prev = 0;
+    for (int64_t t = 0; t < len; t++) {
+        const int64_t c = first_max(x + (t * N + n) * C, C);
+        if (c != 0 && !(merge && c == prev)) {
+            if (vals) vals[k] = (int32_t)c;
+            k++;
+        }
+        prev = c;
+    }
+    return k;
+}
+
+static rc_status ctc_greedy_run(rc_op *op, rc_err *err)
+{
+    rc_status st = ctc_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int64_t T = x->dims[0], N = x->dims[1], C = x->dims[2];
+    const int32_t *lens = op->n_in > 1 ? rc_i32(rc_in(op, 1)) : NULL;
+    for (int64_t n = 0; n < N; n++) {
+        const int64_t len = lens ? lens[n] : T;
+        if (len < 0 || len > T)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 1 blob '%s' (SEQ_LEN) %s: entry %lld is %lld, out of range [0, %lld] (dim 0 "
+                              "of input 0 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), (long long)n,
+                              (long long)len, (long long)T, rc_in_name(op, 0), RC_SHAPE(x));
+        if (len > 0 && C == 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 0 blob '%s' (INPUTS) %s has no class to choose for sequence %lld of length %lld",
+                              rc_in_name(op, 0), RC_SHAPE(x), (long long)n, (long long)len);
+    }
+    const int merge = *(const int *)op->state;
+    const float *xv = rc_f32(x);
+    int64_t total = 0;
+    for (int64_t n = 0; n < N; n++) total += ctc_greedy_seq(xv, N, C, n, lens ? lens[n] : T, merge, NULL);
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, &N, err)) return out_fail(op, 0, err);
+    if (rc_tensor_resize(rc_out(op, 1), RC_I32, 1, &total, err)) return out_fail(op, 1, err);
+    int32_t *olen = rc_i32(rc_out(op, 0)), *vals = rc_i32(rc_out(op, 1));
+    int64_t k = 0;
+    for (int64_t n = 0; n < N; n++) {
+        const int64_t m = ctc_greedy_seq(xv, N, C, n, lens ? lens[n] : T, merge, vals ? vals + k : NULL);
+        olen[n] = (int32_t)m;
+        k += m;
+    }
+    return RC_OK;
+}
+
 /* ================================================================ the family table */
 const rc_op_schema rc_ops_decode[] = {
     {"ViterbiPath", 2, 2, 1, 1, NULL, scratch_setup, viterbi_run, scratch_free,
@@ -233,5 +315,8 @@ const rc_op_schema rc_ops_decode[] = {
     {"SwapBestPath", 2, 2, 1, 1, rc_inplace_first, NULL, swap_run, NULL,
      "(predictions float32 T x C, bestPath int32 (T,) in [0, C)) -> predictions with each row's maximum "
      "swapped to bestPath[t]", swap_check},
+    {"CTCGreedyDecoder", 1, 2, 2, 2, NULL, ctc_setup, ctc_greedy_run, free,
+     "(INPUTS float32 (T, N, C)[, SEQ_LEN int32 (N,)]) -> (OUTPUT_LEN int32 (N,), VALUES int32): best class per "
+     "step, blanks (0) dropped, repeats merged when merge_repeated", ctc_check},
     {0},
 };

@@ -46,7 +46,7 @@ extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, Atomi
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
-extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath */
+extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTCGreedyDecoder */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
