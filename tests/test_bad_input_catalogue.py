@@ -2888,6 +2888,16 @@ CASES = [
          "feed(x=np.zeros((4, 2, 0), np.float32)); run_op('CTCGreedyDecoder', ['x'], ['olen', 'vals'])", V,
          r"op CTCGreedyDecoder #0: input 0 blob 'x' \(INPUTS\) \(4, 2, 0\) float32 has no class to choose "
          r"for sequence 0 of length 4", note="sequences of length 0 read nothing and decode to nothing"),
+    Case("ctc-beam-num-candidates", "ops: decode", "CTCBeamSearchDecoder(x, beam_width=2, num_candidates=3)",
+         "feed(x=f32(4, 2, 3)); "
+         "run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=2, num_candidates=3)", V,
+         r"op CTCBeamSearchDecoder #0: argument 'num_candidates' must be in \[1, beam_width = 2\], got 3",
+         after="run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=3, num_candidates=3)",
+         note="checked when the op is created"),
+    Case("ctc-beam-width", "ops: decode", "CTCBeamSearchDecoder(x, beam_width=0)",
+         "feed(x=f32(4, 2, 3)); run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=0)", V,
+         r"op CTCBeamSearchDecoder #0: argument 'beam_width' must be in \[1, 2147483647\], got 0",
+         note="Caffe2 did not check (an empty beam decoded nothing)"),
 ]
 XFAIL = {}
 

@@ -143,6 +143,8 @@ CASES = [
     ("CTCGreedyDecoder", dict(x=f32(4, 6)), ["olen", "vals"], {}, V),
     ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=i32(3)), ["olen", "vals"], {}, V),
     ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=f32(2)), ["olen", "vals"], {}, E),
+    ("CTCBeamSearchDecoder", dict(x=f32(4, 2, 3), l=i32(3)), ["olen", "vals", "prob"], {}, V),
+    ("CTCBeamSearchDecoder", dict(x=i32(4, 2, 3)), ["olen", "vals"], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -238,6 +240,8 @@ VALUE_CASES = [
      dict(b=np.array([0, 3, 1], np.int32))),
     ("CTCGreedyDecoder", dict(x=f32(4, 2, 3), l=np.array([1, 5], np.int32)), ["olen", "vals"], {}, ValueError,
      dict(l=np.array([1, 4], np.int32))),
+    ("CTCBeamSearchDecoder", dict(x=f32(4, 2, 3), l=np.array([-1, 2], np.int32)), ["olen", "vals"], {},
+     ValueError, dict(l=np.array([1, 4], np.int32))),
 ]
 
 
