@@ -13,8 +13,9 @@
   axis 0 kept the negative indices, which the sparse updates cannot use.
 - ``BatchGather(DATA, INDICES)`` (Gather at axis 1): ``BatchGatherGradient``,
   dense, as Caffe2's.
-- ``OneHot``, ``WeightedSample`` and ``Adagrad`` have no gradient (integer or
-  random outputs, and an optimizer step).
+- ``OneHot``, ``SegmentOneHot``, ``BatchOneHot``, ``BatchBucketOneHot``,
+  ``WeightedSample`` and ``Adagrad`` have no gradient (one-hot, integer or
+  random outputs, and an optimizer step; Caffe2 registered none either).
 """
 
 from . import core
@@ -52,4 +53,5 @@ def _batch_gather_grad(op, g_output):
     return [core.CreateOperator("BatchGatherGradient", ins, [gd])], [gd, None]
 
 
-GradientRegistry.RegisterNoGradient("OneHot", "WeightedSample", "Adagrad")
+GradientRegistry.RegisterNoGradient("OneHot", "SegmentOneHot", "BatchOneHot", "BatchBucketOneHot",
+                                    "WeightedSample", "Adagrad")

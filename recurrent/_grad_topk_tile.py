@@ -5,7 +5,10 @@
   shape with each value's gradient at its index. The integer outputs get no gradient.
 - ``Tile(X[, tiles, axis]) -> Y``: ``TileGradient([Y_grad[, tiles, axis]]) -> X_grad`` with the
   forward op's ``tiles`` and ``axis``: the tiles of Y_grad summed. The tiles and axis inputs get none.
-- ``TopKGradient`` and ``TileGradient`` have no gradient.
+- ``LengthsTopK(X, lengths) -> (values, indices)``: ``LengthsTopKGradient([lengths, indices, values_grad])
+  -> X_grad`` with the forward op's ``k``: zeros of X's length with each value's gradient at its position.
+  The lengths and the indices get no gradient.
+- ``TopKGradient``, ``TileGradient`` and ``LengthsTopKGradient`` have no gradient.
 """
 
 from . import core
@@ -36,4 +39,14 @@ def _tile_grad(op, g_output):
     return [g], [gx] + [None] * (len(op.input) - 1)
 
 
-GradientRegistry.RegisterNoGradient("TopKGradient", "TileGradient")
+@GradientRegistry.RegisterGradient("LengthsTopK")
+def _lengths_topk_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None]
+    gx = str(op.input[0]) + "_grad"
+    g = core.CreateOperator("LengthsTopKGradient", [op.input[1], op.output[1], g_output[0]], [gx],
+                            **_args(op, "k"))
+    return [g], [gx, None]
+
+
+GradientRegistry.RegisterNoGradient("TopKGradient", "TileGradient", "LengthsTopKGradient")

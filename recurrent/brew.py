@@ -13,6 +13,7 @@ import contextlib
 import functools
 import inspect
 import threading
+import warnings
 
 from .model_helper import (ExternalInitializer, Initializer, ModelHelper, ParameterTags,
                            update_initializer)
@@ -85,14 +86,29 @@ def has_helper(helper_or_name):
     return name in _registry
 
 
+def _op_spec(init, param):
+    """``init`` as an ('OpName', {kwargs}) tuple, or None if it is not one. Caffe2's
+    ``update_initializer`` read the first two elements of a longer tuple and ignored the rest (its own
+    crf_test passes ('UniformFill', {'min': -1.0}, {'max': 1.0})): taken the same way, with a warning
+    naming what is ignored."""
+    if not (isinstance(init, (tuple, list)) and len(init) >= 2 and isinstance(init[0], str)
+            and isinstance(init[1], dict)):
+        return None
+    if len(init) > 2:
+        warnings.warn("brew: the %s initializer %r has %d elements; as in Caffe2, only ('%s', %r) is used "
+                      "and %r is ignored" % (param, init, len(init), init[0], init[1], tuple(init[2:])),
+                      stacklevel=4)
+    return (init[0], init[1])
+
+
 def _initializer(init, default, param):
     if init is None:
         init = default
     if hasattr(init, "create_param"):
         return init
-    if isinstance(init, (tuple, list)) and len(init) == 2 and isinstance(init[0], str) \
-            and isinstance(init[1], dict):
-        return update_initializer(None, tuple(init), default)
+    spec = _op_spec(init, param)
+    if spec is not None:
+        return update_initializer(None, spec, default)
     raise TypeError("brew: %s initializer must be an ('OpName', {kwargs}) tuple or an "
                     "Initializer, got %r" % (param, init))
 
@@ -104,11 +120,11 @@ def _initializer_of(initializer, init, default, param):
     if initializer is None:
         return _initializer(init, default, param)
     if isinstance(initializer, type):
-        if init is not None and not (isinstance(init, (tuple, list)) and len(init) == 2
-                                     and isinstance(init[0], str) and isinstance(init[1], dict)):
+        spec = None if init is None else _op_spec(init, param)
+        if init is not None and spec is None:
             raise TypeError("brew: with an initializer class, the %s initializer must be an "
                             "('OpName', {kwargs}) tuple, got %r" % (param, init))
-        return update_initializer(initializer, tuple(init) if init is not None else None, default)
+        return update_initializer(initializer, spec, default)
     if not hasattr(initializer, "create_param"):
         raise TypeError("brew: %s initializer must be an Initializer class or object, got %r"
                         % (param, initializer))

@@ -26,7 +26,7 @@ import pkgutil
 import numpy as np
 
 from . import scope
-from .proto import Argument, DeviceOption as _DeviceOptionProto, NetDef, OperatorDef, make_argument
+from .proto import Argument, DeviceOption as _DeviceOptionProto, NetDef, OperatorDef, device_of, make_argument
 
 # Convenience redirections, as in Caffe2.
 NameScope = scope.NameScope
@@ -303,9 +303,7 @@ def CreateOperator(operator_type, inputs, outputs, name="", control_input=None,
     if "random_seed" in kwargs:
         seed = kwargs.pop("random_seed")
         if seed is not None:
-            if op.device_option is None:
-                op.device_option = _DeviceOptionProto()
-            op.device_option.random_seed = int(seed)
+            op.device_option.random_seed = int(seed)   # sets the field if it was unset
     if arg is not None:
         if isinstance(arg, Argument):
             arg = [arg]
@@ -477,7 +475,7 @@ class IR:
     def _VerifyGradientGenerators(self, generators, input_name):
         if len(generators) < 2:
             return False
-        devices = [g.grad_op.device_option for g in generators if g.grad_op is not None]
+        devices = [device_of(g.grad_op) for g in generators if g.grad_op is not None]
         if len(devices) >= 2 and not all(device_option_equal(d, devices[0]) for d in devices[1:]):
             raise RuntimeError("gradients of blob '%s' are made on different devices; "
                                "cannot sum them automatically" % input_name)
@@ -525,9 +523,9 @@ class IR:
                                 [BlobReference(out_base_name)])
         for g in generators:
             if g.grad_op is not None:
-                if g.grad_op.device_option is not None:
+                if device_of(g.grad_op) is not None:
                     for op in dense_ops + [sum_op]:
-                        op.device_option = copy.deepcopy(g.grad_op.device_option)
+                        op.device_option = copy.deepcopy(device_of(g.grad_op))
                 break
         return dense_ops + [sum_op], out_base_name
 
@@ -713,8 +711,8 @@ class GradientRegistry:
                 raise TypeError("%s: gradient maker returned a %s, not an OperatorDef"
                                 % (label, type(gop).__name__))
             gop.is_gradient_op = True
-            if gop.device_option is None and op.device_option is not None:
-                gop.device_option = copy.deepcopy(op.device_option)
+            if device_of(gop) is None and device_of(op) is not None:
+                gop.device_option = copy.deepcopy(device_of(op))
             if not gop.engine and op.engine:
                 gop.engine = op.engine
             if copy_args:

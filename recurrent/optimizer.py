@@ -112,6 +112,7 @@ import numpy as np
 
 from . import core, scope, utils, workspace
 from .model_helper import ParameterInfo
+from .proto import device_of
 
 __all__ = [
     "Optimizer", "SgdOptimizer", "AdagradOptimizer", "AdamOptimizer", "WeightDecayBuilder",
@@ -740,11 +741,11 @@ def _infer_blob_devices(net):
     ``device_option``, else the net's, else the CPU (Caffe2's
     ``core.InferBlobDevices``)."""
     proto = net.Proto()
-    default = proto.device_option if proto.device_option is not None \
+    default = device_of(proto) if device_of(proto) is not None \
         else core.DeviceOption(core.DeviceType.CPU)
     mapping = {}
     for op in proto.op:
-        dev = op.device_option if op.device_option is not None else default
+        dev = device_of(op) if device_of(op) is not None else default
         for name in op.output:
             mapping[name] = dev
     return mapping

@@ -17,6 +17,8 @@ class _Message:
     __slots__ = ()
 
     def HasField(self, field):
+        if field == "device_option" and hasattr(type(self), "_device_option"):
+            return self._device_option is not None
         return getattr(self, field) not in (None, "")
 
     def CopyFrom(self, other):
@@ -38,6 +40,72 @@ class DeviceOption(_Message):
         self.device_type = int(device_type)
         self.device_id = int(device_id)
         self.random_seed = random_seed
+
+
+class _UnsetDeviceOption(DeviceOption):
+    """What an op's or net's ``device_option`` reads as while it is unset: a default DeviceOption (as
+    protobuf gives), which becomes the owner's field when it is changed, so that Caffe2's
+    ``op.device_option.CopyFrom(d)`` and ``net.Proto().device_option.device_type = 1`` work. Until then
+    the field stays unset: ``HasField('device_option')`` is False and ``device_of`` gives None."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        object.__setattr__(self, "_owner", owner)
+        for k, v in (("device_type", 0), ("device_id", 0), ("random_seed", None)):
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name, value):
+        owner = self._owner
+        if owner is None:
+            object.__setattr__(self, name, value)
+            return
+        if owner._device_option is None:  # the first change sets the owner's field
+            owner._device_option = DeviceOption(self.device_type, self.device_id, self.random_seed)
+        setattr(owner._device_option, name, value)  # this object keeps reading the field
+
+    def __getattribute__(self, name):
+        if name in ("device_type", "device_id", "random_seed"):
+            owner = object.__getattribute__(self, "_owner")
+            if owner is not None and owner._device_option is not None:
+                return getattr(owner._device_option, name)
+        return object.__getattribute__(self, name)
+
+    def CopyFrom(self, other):
+        for k in DeviceOption.__slots__:
+            setattr(self, k, getattr(other, k))
+
+    def __eq__(self, other):
+        return isinstance(other, DeviceOption) and all(
+            getattr(self, k) == getattr(other, k) for k in DeviceOption.__slots__)
+
+    __hash__ = None
+
+    def __deepcopy__(self, memo):
+        return DeviceOption(self.device_type, self.device_id, self.random_seed)
+
+    def __reduce__(self):
+        return (DeviceOption, (self.device_type, self.device_id, self.random_seed))
+
+
+def device_of(msg):
+    """An OperatorDef's or NetDef's device option as set, or None when unset (protobuf's
+    ``msg.device_option if msg.HasField('device_option') else None``)."""
+    return msg._device_option
+
+
+def _device_option_field():
+    def get(self):
+        d = self._device_option
+        return d if d is not None else _UnsetDeviceOption(self)
+
+    def set_(self, value):
+        if isinstance(value, _UnsetDeviceOption):
+            value = device_of(value._owner) if value._owner is not None else None
+            value = None if value is None else DeviceOption(value.device_type, value.device_id, value.random_seed)
+        self._device_option = value
+
+    return property(get, set_, doc="protobuf-style: reads as a default DeviceOption while unset")
 
 
 
@@ -118,8 +186,9 @@ def make_argument(name, value):
 class OperatorDef(_Message):
     """Mirrors caffe2.proto.OperatorDef."""
 
-    __slots__ = ("type", "name", "input", "output", "arg", "control_input", "device_option", "engine",
+    __slots__ = ("type", "name", "input", "output", "arg", "control_input", "_device_option", "engine",
                  "is_gradient_op", "debug_info")
+    device_option = _device_option_field()
 
     def __init__(self, type="", inputs=(), outputs=(), name=""):
         self.type = type
@@ -140,7 +209,7 @@ class OperatorDef(_Message):
     __repr__ = __str__
 
     def to_c(self):
-        dev = self.device_option.device_type if self.device_option is not None else 0
+        dev = self._device_option.device_type if self._device_option is not None else 0
         return (self.type, self.name or "", [str(b) for b in self.input], [str(b) for b in self.output],
                 [str(b) for b in self.control_input], [_arg_to_c(a) for a in self.arg], int(dev))
 
@@ -148,7 +217,8 @@ class OperatorDef(_Message):
 class NetDef(_Message):
     """Mirrors caffe2.proto.NetDef."""
 
-    __slots__ = ("name", "type", "op", "external_input", "external_output", "device_option", "num_workers", "arg")
+    __slots__ = ("name", "type", "op", "external_input", "external_output", "_device_option", "num_workers", "arg")
+    device_option = _device_option_field()
 
     def __init__(self, name=""):
         self.name = name

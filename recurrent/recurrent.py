@@ -18,7 +18,7 @@ import numpy as np
 
 from . import core, workspace
 from . import scope as _scope
-from .proto import NetDef, make_argument
+from .proto import NetDef, device_of, make_argument
 
 __all__ = ["recurrent_net", "retrieve_step_blobs", "set_rnn_executor_config"]
 
@@ -440,8 +440,8 @@ def _recurrent_network_grad(op, g_output):
         g_ins + [str(i) for i in op.input] + [str(o) for o in op.output],
         out_names)
     grad_op.arg = [copy.deepcopy(a) for a in op.arg]
-    if op.device_option is not None:
-        grad_op.device_option = copy.deepcopy(op.device_option)
+    if device_of(op) is not None:
+        grad_op.device_option = copy.deepcopy(device_of(op))
     return [grad_op], g_input
 
 

@@ -125,6 +125,8 @@ def _format_scalar(kind, value):
 
 
 def _is_set(msg, name, kind, repeated):
+    if name == "device_option" and not repeated:
+        return msg.HasField(name)
     value = getattr(msg, name, None)
     if repeated:
         return bool(value)

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from . import _C, errors, scope
-from .proto import NetDef, OperatorDef
+from .proto import NetDef, OperatorDef, device_of
 
 # Caffe2's device flags: this package runs on the CPU only
 has_gpu_support = False
@@ -180,7 +180,7 @@ def _refuse_non_cpu(where, op, default):
     asks for a device other than the CPU, looking into the nets held by its arguments (step nets)
     too. Caffe2 failed there as well when it had no implementation for the device ("Cannot create
     operator ... on the device"); running such an op on the CPU would fake the device."""
-    opt = op.device_option if op.device_option is not None else default
+    opt = device_of(op) if device_of(op) is not None else default
     dt = _device_type(opt)
     if dt != 0:
         raise errors.ValueError(
@@ -195,8 +195,8 @@ def _refuse_non_cpu(where, op, default):
 
 
 def _refuse_non_cpu_net(net, default=None, where=None):
-    if net.device_option is not None:
-        default = net.device_option
+    if device_of(net) is not None:
+        default = device_of(net)
     where = (where + ", " if where else "") + "net '%s'" % (net.name or "")
     for i, op in enumerate(net.op):
         _refuse_non_cpu("%s op #%d" % (where, i), op, default)

@@ -211,6 +211,13 @@ def build_ops_net(name="af_ops"):
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
     init.UniformFill([], "unif", shape=[8], min=-0.1, max=0.1)
+    init.MSRAFill([], "msra", shape=[4, 3])
+    init.GivenTensorIntFill([], "fl_shape", shape=[2], values=[3, 2])
+    init.GivenTensorIntFill([], "fl_lo", shape=[1], values=[-4])
+    init.GivenTensorIntFill([], "fl_hi", shape=[1], values=[9])
+    init.UniformIntFill(["fl_shape", "fl_lo", "fl_hi"], "fl_uint", input_as_shape=1)
+    init.UniformIntFill([], "fl_uint2", shape=[5], min=1, max=3)
+    init.DiagonalFill([], "fl_diag", shape=[3, 4], value=2.0)
     rng = np.random.RandomState(0)
     init.GivenTensorFill([], "emb", shape=[10, 6], values=rng.uniform(-1, 1, 60).tolist())
     for b in ("emb_s", "emb_a", "emb_m", "emb_d"):
@@ -501,6 +508,18 @@ def build_ops_net(name="af_ops"):
     # ranges.c: LengthsTile of sc's rows (2, 0, 1, 3 times) with its gradient (LengthsSum)
     rg_tile = net.LengthsTile([sc, "rg_len"], "rg_tile")
     loss = net.Sum([loss, net.SumElements(net.Mul([rg_tile, rg_tile], "rg_sq"), "rg_l")], "loss_rg")
+    # loss3.c ops with their gradients: MarginRankingCriterion of t against s and CosineEmbeddingCriterion
+    # of t with +-1 labels, PairWiseLoss of sc's first column in sessions of 1 and 3 rows, BernoulliJSD of
+    # s against l2_t
+    init.GivenTensorIntFill([], "l3_y", shape=[4, 8], values=[1 if i % 3 else -1 for i in range(32)])
+    init.GivenTensorFill([], "l3_rel", shape=[4], values=[0.0, 2.0, 1.0, 2.0])
+    init.GivenTensorIntFill([], "l3_len", shape=[2], values=[1, 3])
+    l3 = [net.MarginRankingCriterion([t, s, "l3_y"], "l3_mrc", margin=0.1),
+          net.CosineEmbeddingCriterion([t, "l3_y"], "l3_cec", margin=-0.2),
+          net.PairWiseLoss([net.Slice(sc, "l3_col", starts=[0, 0], ends=[-1, 1]), "l3_rel", "l3_len"],
+                           "l3_pwl"),
+          net.BernoulliJSD([s, l2_t], "l3_jsd")]
+    loss = net.Sum([loss] + [net.SumElements(v, v + "_l") for v in l3], "loss_l3")
     gmap = net.AddGradientOperators([loss])
     net.BooleanMaskLengths(["lr_len", "mk_mask"], "mk_len")
     net.LengthsToWeights("lr_len", "mk_w", power=1.0)
@@ -554,6 +573,22 @@ def build_ops_net(name="af_ops"):
     h_len = net.Slice(net.Shape(h, "h_shape"), "h_len", starts=[0], ends=[1])
     net.ConstantFill(h_len, "cov0", value=0.0, input_as_shape=1)
     net.ReversePackedSegs(["rev_ids", "rev_len2"], "rev_ids_r")
+    # ops/moments.c and LengthsTopK with their gradient ops, on the side
+    mrng = np.random.RandomState(35)
+    init.GivenTensorFill([], "mo_x", shape=[2, 3, 2], values=mrng.uniform(-1, 1, 12).tolist())
+    init.GivenTensorIntFill([], "mo_pos", shape=[3, 2], values=[0, 0, 1, 1, 2, 2])
+    init.GivenTensorFill([], "mo_lx", shape=[5], values=mrng.uniform(-1, 1, 5).tolist())
+    init.GivenTensorIntFill([], "mo_len", shape=[3], values=[2, 0, 3])
+    net.LpNorm("mo_x", "mo_l1", p=1, average=1)
+    net.LpNormGradient(["mo_x", "mo_l1"], "mo_dl1", p=1, average=1)
+    net.LpNorm("mo_x", "mo_l2", p=2)
+    net.LpNormGradient(["mo_x", "mo_l2"], "mo_dl2", p=2)
+    net.BatchMoments("mo_x", ["mo_mu", "mo_var"], order="NCHW")
+    net.BatchMomentsGradient(["mo_mu", "mo_var", "mo_x"], "mo_dx", order="NCHW")
+    net.BatchMoments("mo_x", ["mo_mu2", "mo_var2"], order="NHWC")
+    net.SinusoidPositionEncoding("mo_pos", "mo_enc", embedding_size=4, alpha=100.0)
+    net.LengthsTopK(["mo_lx", "mo_len"], ["mo_tv", "mo_ti"], k=2)
+    net.LengthsTopKGradient(["mo_len", "mo_ti", "mo_tv"], "mo_tdx", k=2)
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -566,6 +601,9 @@ def build_ops_net(name="af_ops"):
     net.Cast(cc_gt, "cc_f", to="float")
     net.Conditional([cc_gt, "ids", "labels"], "cc_c")
     net.Div(["labels", "ten"], "cc_div", broadcast=1)
+    # int32 Add / Sub / Mul (the overflow check, then the broadcast rows): equal shapes, legacy, numpy-style
+    net.Sub([net.Mul(["rev_ids", "rev_len2"], "ia_mul"), "rev_ids"], "ia_sub")
+    net.Add(["labels", "ten"], "ia_add", broadcast=1)
     net.Tile("rev_ids", "rev_ids_t", tiles=3, axis=-1)
     net.ArgMax(sc, "u_am", axis=1)
     net.ArgMin(sc, "u_an", axis=0, keepdims=0)
@@ -658,7 +696,7 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["tk_v", "tk_exp", "tk_log", "tk_t", "tk_fv"]] + \
         ["u_m", "loss12", "u_am", "u_an", "u_acc"] + \
         [str(gmap[b]) for b in ["u_abs", "u_clip", "u_m", "u_min", "u_elu"]] + \
-        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not"] + \
+        ["bc_d", "lg_and", "lg_or", "lg_xor", "lg_not", "ia_mul", "ia_add", "ia_sub", "fl_diag"] + \
         ["mk_sel", "mk_idx", "mk_dpad", "mk_drep", "mk_len", "mk_w", "mk_pl", "mk_pe", "mk_pids", "mk_rdb",
          "mk_slpws"] + \
         [str(gmap[b]) for b in ["mk_sel", "mk_dpad", "mk_drep"]] + \
@@ -671,6 +709,9 @@ def build_ops_net(name="af_ops"):
         ["loss_l2", "l2_sx", "l2_wsx", "l2_two", "l2_ce", "l2_l1", "l2_dot", "l2_cos", "l2_nrm",
          "l2_nl1"] + \
         [str(gmap[b]) for b in ["l2_two", "l2_nrm"]] + \
+        ["loss_l3", "l3_mrc", "l3_cec", "l3_pwl", "l3_jsd", str(gmap["l3_col"])] + \
+        ["mo_l1", "mo_dl1", "mo_l2", "mo_dl2", "mo_mu", "mo_var", "mo_dx", "mo_mu2", "mo_var2", "mo_enc",
+         "mo_tv", "mo_ti", "mo_tdx"] + \
         ["da_w", "da_m1", "da_m2", "gf_w", "gf_nz", "st_w", "st_m", "st_s", "emb_st", "emb_st_m", "emb_st_s",
          "lars_r"] + \
         ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
@@ -755,7 +796,14 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #", "op LearningRateAdaption #",
                  "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
                  "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
-                 "op WeightedSampleDequeueBlobs #")
+                 "op WeightedSampleDequeueBlobs #",
+                 "op MarginRankingCriterion #", "op MarginRankingCriterionGradient #",
+                 "op CosineEmbeddingCriterion #", "op CosineEmbeddingCriterionGradient #",
+                 "op PairWiseLoss #", "op PairWiseLossGradient #", "op BernoulliJSD #",
+                 "op BernoulliJSDGradient #",
+                 "op LpNorm #", "op LpNormGradient #", "op BatchMoments #", "op BatchMomentsGradient #",
+                 "op SinusoidPositionEncoding #", "op LengthsTopK #", "op LengthsTopKGradient #",
+                 "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #")
 
 
 def _tensor_blobs():

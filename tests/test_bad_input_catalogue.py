@@ -939,6 +939,23 @@ CASES = [
     Case("uniform-fill-min-max", "ops: fill", "UniformFill(shape=[2], min=1, max=0)",
          "run_op('UniformFill', [], 'y', shape=[2], min=1.0, max=0.0)", V,
          r"op UniformFill #0: argument 'min' \(1\) must be <= 'max' \(0\)"),
+    Case("uniform-int-fill-two-inputs", "ops: fill", "UniformIntFill([shape, min], input_as_shape=1)",
+         "feed(s=np.array([2], np.int32), lo=np.array([0], np.int32)); "
+         "run_op('UniformIntFill', ['s', 'lo'], 'y', input_as_shape=1)", V,
+         r"op UniformIntFill #0: takes no input, one \(the shape\) or three \(the shape, min and max\), got two"),
+    Case("uniform-fill-min-input-size", "ops: fill", "UniformFill([shape, min (2,), max], input_as_shape=1)",
+         "feed(s=np.array([2], np.int32), lo=f32(2), hi=f32(1)); "
+         "run_op('UniformFill', ['s', 'lo', 'hi'], 'y', input_as_shape=1)", V,
+         r"op UniformFill #0: input 1 blob 'lo' \(min\) must hold one element, got \(2,\) float32"),
+    Case("msra-fill-1d", "ops: fill", "MSRAFill(shape=[5])",
+         "run_op('MSRAFill', [], 'y', shape=[5])", V,
+         r"op MSRAFill #0: output blob 'y' must have at least 2 dims \(fan_out = numel / shape\[1\]\), got "
+         r"\(5,\) float32"),
+    Case("diagonal-fill-unequal-dims", "ops: fill", "DiagonalFill(shape=[3, 3, 2])",
+         "run_op('DiagonalFill', [], 'y', shape=[3, 3, 2], value=1.0)", V,
+         r"op DiagonalFill #0: output blob 'y' of shape \(3, 3, 2\): with more than 2 dims all must be equal "
+         r"\(dim 2 is 2, dim 0 3\)",
+         note="Caffe2's rule; 2-D fills the diagonal of any rectangle (NumPy's fill_diagonal)"),
     Case("given-tensor-fill-count", "ops: fill", "GivenTensorFill(shape=[2, 2], values=[1., 2.])",
          "run_op('GivenTensorFill', [], 'y', shape=[2, 2], values=[1.0, 2.0])",
          V,
@@ -1077,6 +1094,51 @@ CASES = [
          feed(p=f32(3), m1=f32(3), m2=f32(3), g=f32(3), lr=np.ones(1, np.float32), it=np.zeros(1, np.int32))
          run_op('Adam', ['p', 'm1', 'm2', 'g', 'lr', 'it'], ['p', 'm1', 'm2'], beta1=1.0)
          """, V, r"op Adam #0: argument beta1 must be in \[0, 1\), got 1"),
+    # ---------------------------------------------------------------- ops: one-hot (csrc/ops/embed.c)
+    Case("segment-one-hot-lengths-sum", "ops: one-hot",
+         "SegmentOneHot(lens = [1, 2], idx = [0, 1], size = [3])",
+         """
+         feed(l=np.array([1, 2], np.int32), i=np.array([0, 1], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, but "
+                 r"input 1 blob 'i' of shape \(2,\) int32 has 2 rows"),
+    Case("segment-one-hot-index", "ops: one-hot", "SegmentOneHot(lens = [2], idx = [0, 3], size = [3])",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([0, 3], np.int32), n=np.array([3], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, I, r"op SegmentOneHot #0: input 1 blob 'i': index 3 at position 1 is out of range \[0, 3\) "
+                 r"\(the index size\)"),
+    Case("segment-one-hot-negative-size", "ops: one-hot", "SegmentOneHot(lens = [0], idx = [], size = [-2])",
+         """
+         feed(l=np.array([0], np.int32), i=np.zeros(0, np.int32), n=np.array([-2], np.int32))
+         run_op('SegmentOneHot', ['l', 'i', 'n'], ['o'])
+         """, V, r"op SegmentOneHot #0: input 2 blob 'n' \(the index size\) must be >= 0, got -2",
+         note="Caffe2 required a size > 0; 0 gives an (L, 0) output here, as OneHot"),
+    Case("batch-one-hot-lengths-per-column", "ops: one-hot", "BatchOneHot(x (2, 2), lens (3,), vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(3, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 1 blob 'l' \(lengths\) must hold one length per column of "
+                 r"input 0 blob 'x' \(2, 2\) int32 \(2\), got \(3,\) int32"),
+    Case("batch-one-hot-values-count", "ops: one-hot", "BatchOneHot(x (2, 2), lens = [1, 1], vals (3,))",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(3, np.int32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, V, r"op BatchOneHot #0: input 2 blob 'v' \(the values, of input 0's dtype\) must hold "
+                 r"sum\(lengths\) = 2 elements, got \(3,\) int32"),
+    Case("batch-one-hot-values-dtype", "ops: one-hot", "BatchOneHot(x int32, lens, vals float32)",
+         """
+         feed(x=np.zeros((2, 2), np.int32), l=np.ones(2, np.int32), v=np.zeros(2, np.float32))
+         run_op('BatchOneHot', ['x', 'l', 'v'], ['o'])
+         """, T_, r"op BatchOneHot #0: input 2 blob 'v' must be int32, got \(2,\) float32"),
+    Case("batch-bucket-one-hot-unsorted", "ops: one-hot",
+         "BatchBucketOneHot(x (1, 2), lens = [1, 2], b = [5, 1, 0])",
+         """
+         feed(x=f32(1, 2), l=np.array([1, 2], np.int32), b=np.array([5, 1, 0], np.float32))
+         run_op('BatchBucketOneHot', ['x', 'l', 'b'], ['o'])
+         """, V, r"op BatchBucketOneHot #0: input 2 blob 'b' \(the boundaries\): column 1's must be sorted, "
+                 r"without NaN, but position 2 holds 0 after a larger one",
+         note="Caffe2 assumed sorted boundaries"),
     # ---------------------------------------------------------------- ops: sparse rows (csrc/ops/sparse.c)
     Case("sparse-to-dense-negative-index", "ops: sparse", "SparseToDense(i = [3, -1], v (2, 3))",
          """
@@ -1090,6 +1152,81 @@ CASES = [
          run_op('SparseToDense', ['i', 'v'], ['o'])
          """, V, r"op SparseToDense #0: input 1 blob 'v' \(the values\) must have shape input 0 blob 'i' "
                  r"\(2, 3\) int32 \+ the row shape, got \(3, 2\) float32"),
+    Case("sparse-to-dense-mask-duplicate-id", "ops: sparse", "SparseToDenseMask(..., mask=[3, 1, 3])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[3, 1, 3])
+         """, V, r"op SparseToDenseMask #0: argument mask holds id 3 twice \(positions 0 and 2\)"),
+    Case("sparse-to-dense-mask-default-shape", "ops: sparse", "SparseToDenseMask(i (3,), v (3, 2), d (3,))",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(3))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 2 blob 'd' \(the default\) must have the shape of a row of "
+                 r"input 1 blob 'v' \(3, 2\) float32, got \(3,\) float32",
+         note="Caffe2 compared sizes only"),
+    Case("sparse-to-dense-mask-lengths-sum", "ops: sparse",
+         "SparseToDenseMask(i (3,), v, d, lengths = [1, 3])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), v=f32(3, 2), d=f32(2), l=np.array([1, 3], np.int32))
+         run_op('SparseToDenseMask', ['i', 'v', 'd', 'l'], ['o'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: input 3 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, "
+                 r"but input 0 blob 'i' of shape \(3,\) int32 has 3 rows",
+         note="Caffe2 read past the end of the indices"),
+    Case("sparse-to-dense-mask-skipped", "ops: sparse", "SparseToDenseMask(i = [-1, -2, -7], ..., "
+         "max_skipped_indices=3)",
+         """
+         feed(i=np.array([-1, -2, -7], np.int32), v=f32(3, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o'], mask=[1], max_skipped_indices=3)
+         """, V, r"op SparseToDenseMask #0: input 0 blob 'i' holds 3 negative ids \(the last -7 at position "
+                 r"2\); at most max_skipped_indices - 1 = 2 are skipped",
+         note="Caffe2 counted the skipped ids over all runs of the op"),
+    Case("sparse-to-dense-mask-presence-output", "ops: sparse",
+         "SparseToDenseMask(..., ['o', 'p'], mask=[1])",
+         """
+         feed(i=np.array([1], np.int32), v=f32(1, 2), d=f32(2))
+         run_op('SparseToDenseMask', ['i', 'v', 'd'], ['o', 'p'], mask=[1])
+         """, V, r"op SparseToDenseMask #0: output 1 \(the presence mask\) needs return_presence_mask=1"),
+    Case("sparse-to-dense-mask-gradient-shape", "ops: sparse",
+         "SparseToDenseMaskGradient(i (3,), g (3, 2), mask=[1, 2, 0, 5])",
+         """
+         feed(i=np.array([0, 1, 2], np.int32), g=f32(3, 2))
+         run_op('SparseToDenseMaskGradient', ['i', 'g'], ['dv'], mask=[1, 2, 0, 5])
+         """, V, r"op SparseToDenseMaskGradient #0: input 1 blob 'g' \(the output gradient\) must have shape "
+                 r"\(4, ...\) \(4 mask ids\), got \(3, 2\) float32"),
+    Case("batch-sparse-to-dense-duplicate", "ops: sparse",
+         "BatchSparseToDense(lengths = [2, 3], i = [2, 1, 2, 0, 2], v (5,), dense_last_dim=4)",
+         """
+         feed(l=np.array([2, 3], np.int32), i=np.array([2, 1, 2, 0, 2], np.int32), v=f32(5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: input 1 blob 'i' \(indices\): index 2 appears twice in row 1 "
+                 r"\(positions 2 and 4\); the indices of a row must be distinct",
+         note="Caffe2 required it without checking (the last won; its gradient was then wrong)"),
+    Case("batch-sparse-to-dense-index", "ops: sparse",
+         "BatchSparseToDense(lengths = [2], i = [1, 3], v (2,), dense_last_dim=3)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 3], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'], dense_last_dim=3)
+         """, I, r"op BatchSparseToDense #0: input 1 blob 'i': index 3 at position 1 is out of range "
+                 r"\[0, 3\) \(the dense tensor's last dim\)", note="Caffe2 did not check negative indices"),
+    Case("batch-sparse-to-dense-no-dim", "ops: sparse", "BatchSparseToDense(l, i, v) without dense_last_dim",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2))
+         run_op('BatchSparseToDense', ['l', 'i', 'v'], ['o'])
+         """, V, r"op BatchSparseToDense #0: the output's last dim is missing: give argument dense_last_dim "
+                 r"or input 3 \(a 2-D tensor whose dim 1 it is\)"),
+    Case("batch-sparse-to-dense-dim-mismatch", "ops: sparse",
+         "BatchSparseToDense(l, i, v, s (2, 5), dense_last_dim=4)",
+         """
+         feed(l=np.array([2], np.int32), i=np.array([1, 0], np.int32), v=f32(2), s=f32(2, 5))
+         run_op('BatchSparseToDense', ['l', 'i', 'v', 's'], ['o'], dense_last_dim=4)
+         """, V, r"op BatchSparseToDense #0: argument dense_last_dim = 4 differs from dim 1 of input 3 blob "
+                 r"'s' \(2, 5\) float32"),
+    Case("batch-dense-to-sparse-rows", "ops: sparse", "BatchDenseToSparse(lengths (2,), i, d (3, 4))",
+         """
+         feed(l=np.array([1, 1], np.int32), i=np.array([1, 0], np.int32), d=f32(3, 4))
+         run_op('BatchDenseToSparse', ['l', 'i', 'd'], ['o'])
+         """, V, r"op BatchDenseToSparse #0: input 2 blob 'd' \(the dense tensor\) must be 2-D with a row "
+                 r"per length of input 0 blob 'l' \(2,\) int32, got \(3, 4\) float32"),
     Case("scatter-weighted-sum-not-in-place", "ops: sparse", "ScatterWeightedSum([x, w0, i, v, w1], 'y')",
          """
          feed(x=f32(4, 3), w0=np.ones(1, np.float32), i=np.array([1], np.int32), v=f32(1, 3),
@@ -1441,6 +1578,19 @@ CASES = [
          """, V, r"op Div #0: integer overflow: element 0 of input 0 blob 'a' \(1,\) int32 is -2147483648 "
                  r"and input 1 blob 'b' \(1,\) int32 is -1 at flat position 0 \(the quotient does not fit "
                  r"int32\)"),
+    Case("mul-int-overflow", "ops: compare/cast", "Mul([a int32 [2, 65536], b int32 [3, 65536]])",
+         """
+         feed(a=np.array([2, 65536], np.int32), b=np.array([3, 65536], np.int32))
+         run_op('Mul', ['a', 'b'], ['c'])
+         """, V, r"op Mul #0: integer overflow: element 1 of input 0 blob 'a' \(2,\) int32 is 65536 and element 1 "
+                 r"of input 1 blob 'b' \(2,\) int32 is 65536: 65536 \* 65536 does not fit int32 \(result "
+                 r"element 1\)",
+         note="int32 Add / Sub / Mul: the exact result (Caffe2's int64 would hold it) must fit int32; checked "
+              "before the output is written (NumPy wraps around silently)"),
+    Case("add-int-float-mix", "ops: compare/cast", "Add([a int32 (2,), b float32 (2,)])",
+         "feed(a=np.ones(2, np.int32), b=f32(2)); run_op('Add', ['a', 'b'], ['c'])",
+         T_, r"op Add #0: input 1 blob 'b' \(2,\) float32 must have the dtype of input 0 blob 'a' \(2,\) "
+            r"int32"),
     # ---------------------------------------------------------------- rnn_cell.LSTM: data
     Case("seq-lengths-wrong-length", "recurrent: data", "rnn_cell.LSTM net, seq_lengths of N+1 entries",
          "m, res, gm = lstm(); feed(seq=np.full(N + 1, T, np.int32)); workspace.RunNetOnce(m.net)", V,
@@ -2150,6 +2300,144 @@ CASES = [
          "feed(x=f32(4, 3)); run_op('Normalize', 'x', 'y', axis=2)", V,
          r"op Normalize #0: argument axis=2 is out of range for input 0 blob 'x' \(4, 3\) float32 "
          r"\(must be in \[-2, 2\)\)", note="NormalizeL1 and NormalizeGradient the same"),
+    # -------------------------------------------------------------- moments.c
+    Case("lp-norm-p", "ops: moments", "LpNorm(x, p=3)",
+         "feed(x=f32(2, 3)); run_op('LpNorm', 'x', 'z', p=3)", V,
+         r"op LpNorm #0: argument p must be 1 or 2, got 3",
+         after="run_op('LpNorm', 'x', 'z', p=1)", note="Caffe2 left the output unwritten"),
+    Case("lp-norm-average-flag", "ops: moments", "LpNorm(x, average=2)",
+         "feed(x=f32(2, 3)); run_op('LpNorm', 'x', 'z', average=2)", V,
+         r"op LpNorm #0: argument average must be 0 or 1, got 2", note="LpNormGradient the same"),
+    Case("lp-norm-average-empty", "ops: moments", "LpNorm(x (0,), average=1)",
+         "feed(x=f32(0)); run_op('LpNorm', 'x', 'z', average=1)", V,
+         r"op LpNorm #0: average=1 of input 0 blob 'x' \(0,\) float32: the average of no element \(divides by "
+         r"0\)", after="feed(x=f32(3)); run_op('LpNorm', 'x', 'z', average=1)",
+         note="as Caffe2's enforce; checked already at CreateNet"),
+    Case("lp-norm-grad-dz", "ops: moments", "LpNormGradient([x (2,3), dz (2,)])",
+         "feed(x=f32(2, 3), dz=f32(2)); run_op('LpNormGradient', ['x', 'dz'], 'dx')", V,
+         r"op LpNormGradient #0: input 1 blob 'dz' \(dZ\) \(2,\) float32 must hold exactly 1 value \(LpNorm's "
+         r"output has shape \(1,\)\)"),
+    Case("batch-moments-order", "ops: moments", "BatchMoments(x, order='CHW')",
+         "feed(x=f32(2, 3)); run_op('BatchMoments', 'x', ['mu', 'var'], order='CHW')", V,
+         r"op BatchMoments #0: argument order must be \"NCHW\" or \"NHWC\", got \"CHW\"",
+         note="BatchMomentsGradient the same"),
+    Case("batch-moments-1d", "ops: moments", "BatchMoments(x (3,))",
+         "feed(x=f32(3)); run_op('BatchMoments', 'x', ['mu', 'var'])", V,
+         r"op BatchMoments #0: input 0 blob 'x' \(X\) must have at least 2 dims \(N, C, ...\), got \(3,\) "
+         r"float32", note="Caffe2 divided by a wrong count for a 1-D NHWC X"),
+    Case("batch-moments-grad-shape", "ops: moments", "BatchMomentsGradient([dmu (3,), dvar (2,), x (2,3)])",
+         "feed(dmu=f32(3), dvar=f32(2), x=f32(2, 3)); "
+         "run_op('BatchMomentsGradient', ['dmu', 'dvar', 'x'], 'dx', order='NHWC')", V,
+         r"op BatchMomentsGradient #0: input 1 blob 'dvar' \(dvar\) \(2,\) float32 must have shape \(3,\): the "
+         r"channels of input 2 blob 'x' \(2, 3\) float32", note="Caffe2 read past a short dmu / dvar"),
+    Case("sinusoid-embedding-size", "ops: moments", "SinusoidPositionEncoding(p, embedding_size=0)",
+         "feed(p=np.ones((2, 3), np.int32)); run_op('SinusoidPositionEncoding', 'p', 'y', embedding_size=0)", V,
+         r"op SinusoidPositionEncoding #0: argument embedding_size must be in \[1, 2147483647\], got 0"),
+    Case("sinusoid-alpha", "ops: moments", "SinusoidPositionEncoding(p, alpha=-1)",
+         "feed(p=np.ones((2, 3), np.int32)); run_op('SinusoidPositionEncoding', 'p', 'y', alpha=-1.0)", V,
+         r"op SinusoidPositionEncoding #0: argument alpha must be finite and > 0, got -1",
+         note="Caffe2 took the log of alpha unchecked"),
+    Case("sinusoid-amplitude", "ops: moments", "SinusoidPositionEncoding(p, amplitude=inf)",
+         "feed(p=np.ones((2, 3), np.int32)); "
+         "run_op('SinusoidPositionEncoding', 'p', 'y', amplitude=float('inf'))", V,
+         r"op SinusoidPositionEncoding #0: argument amplitude must be finite, got inf"),
+    Case("sinusoid-positions-rank", "ops: moments", "SinusoidPositionEncoding(p (3,))",
+         "feed(p=np.ones(3, np.int32)); run_op('SinusoidPositionEncoding', 'p', 'y')", V,
+         r"op SinusoidPositionEncoding #0: input 0 blob 'p' \(positions\) must be 2-D, got \(3,\) int32",
+         note="as Caffe2; checked already at CreateNet"),
+    Case("lengths-topk-huge-k", "ops: beam search", "LengthsTopK([x (5,), lengths [2, 3]], k=2**62)",
+         "feed(x=f32(5), l=np.array([2, 3], np.int32)); run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=2 ** 62)",
+         M, r"op LengthsTopK #0: output 0 blob 'v': tensor of .* elements is too large"),
+    Case("lengths-topk-sum", "ops: beam search", "LengthsTopK([x (5,), lengths [2, 2]], k=2)",
+         "feed(x=f32(5), l=np.array([2, 2], np.int32)); run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=2)", V,
+         r"op LengthsTopK #0: input 1 blob 'l' \(lengths\) sums to 4, but input 0 blob 'x' \(X\) has 5 elements",
+         after="feed(l=np.array([2, 3], np.int32)); run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=2)",
+         note="Caffe2 read past X (or ignored its tail)"),
+    Case("lengths-topk-negative", "ops: beam search", "LengthsTopK([x (5,), lengths [6, -1]], k=2)",
+         "feed(x=f32(5), l=np.array([6, -1], np.int32)); run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=2)",
+         V, r"op LengthsTopK #0: input 1 blob 'l' \(lengths\) holds -1 at position 1; a length must not be "
+            r"negative", note="LengthsTopKGradient the same"),
+    Case("lengths-topk-x-rank", "ops: beam search", "LengthsTopK([x (5,1), lengths], k=2)",
+         "feed(x=f32(5, 1), l=np.array([2, 3], np.int32)); "
+         "run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=2)", V,
+         r"op LengthsTopK #0: input 0 blob 'x' \(X\) must be 1-D, got \(5, 1\) float32",
+         note="as Caffe2's schema; checked already at CreateNet"),
+    Case("lengths-topk-k", "ops: beam search", "LengthsTopK([x, lengths], k=0)",
+         "feed(x=f32(5), l=np.array([2, 3], np.int32)); run_op('LengthsTopK', ['x', 'l'], ['v', 'i'], k=0)", V,
+         r"op LengthsTopK #0: argument 'k' must be >= 1, got 0",
+         note="a missing k is a ValueError too, as TopK; LengthsTopKGradient the same"),
+    Case("lengths-topk-grad-index", "ops: beam search",
+         "LengthsTopKGradient([lengths [2, 1], indices [[0, 2], [0, -1]], dv (2,2)], k=2)",
+         "feed(l=np.array([2, 1], np.int32), ix=np.array([[0, 2], [0, -1]], np.int32), dv=f32(2, 2)); "
+         "run_op('LengthsTopKGradient', ['l', 'ix', 'dv'], 'dx', k=2)", V,
+         r"op LengthsTopKGradient #0: input 1 blob 'ix' \(indices\) \(2, 2\) int32: index 2 at \[0, 1\] is out "
+         r"of range \[0, 2\) \(the length of segment 0\)",
+         note="Caffe2 checked only the end of the whole X; -1 (padding) past a segment's length is skipped"),
+    Case("lengths-topk-grad-shape", "ops: beam search",
+         "LengthsTopKGradient([lengths (2,), indices (2,3), dv (2,2)], k=2)",
+         "feed(l=np.array([2, 1], np.int32), ix=np.zeros((2, 3), np.int32), dv=f32(2, 2)); "
+         "run_op('LengthsTopKGradient', ['l', 'ix', 'dv'], 'dx', k=2)", V,
+         r"op LengthsTopKGradient #0: input 1 blob 'ix' \(indices\) \(2, 3\) int32 must have shape \(2, 2\): "
+         r"one row of k=2 per length of input 0 blob 'l' \(2,\) int32"),
+    # -------------------------------------------------------------- loss3.c
+    Case("margin-ranking-label", "ops: loss3", "MarginRankingCriterion([x1, x2, y = [1, 0, -1]])",
+         "feed(a=f32(3), b=f32(3), y=np.array([1, 0, -1], np.int32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", V,
+         r"op MarginRankingCriterion #0: input 2 blob 'y' \(3,\) int32: label 0 at element 1 must be 1 or -1",
+         after="feed(y=np.array([1, 1, -1], np.int32)); "
+               "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')",
+         note="Caffe2 used any value in the formula; the gradient op and CosineEmbeddingCriterion(+Gradient) "
+              "check the same"),
+    Case("margin-ranking-sizes", "ops: loss3", "MarginRankingCriterion([x1 (3,), x2 (4,), y (3,)])",
+         "feed(a=f32(3), b=f32(4), y=np.ones(3, np.int32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", V,
+         r"op MarginRankingCriterion #0: input 1 blob 'b' \(4,\) float32 must hold as many values as "
+         r"input 0 blob 'a' \(3,\) float32 \(3\)",
+         note="checked already at CreateNet; every input of the four criterion ops and "
+              "BernoulliJSD(+Gradient)"),
+    Case("margin-ranking-label-dtype", "ops: loss3", "MarginRankingCriterion([x1, x2, y float32])",
+         "feed(a=f32(3), b=f32(3), y=np.ones(3, np.float32)); "
+         "run_op('MarginRankingCriterion', ['a', 'b', 'y'], 'l')", T_,
+         r"op MarginRankingCriterion #0: input 2 blob 'y' must be int32, got \(3,\) float32"),
+    Case("margin-not-finite", "ops: loss3", "CosineEmbeddingCriterion(..., margin=nan)",
+         "feed(s=f32(3), y=np.ones(3, np.int32)); "
+         "run_op('CosineEmbeddingCriterion', ['s', 'y'], 'l', margin=float('nan'))", V,
+         r"op CosineEmbeddingCriterion #0: argument margin must be finite, got nan",
+         note="MarginRankingCriterion and the gradient ops the same"),
+    Case("pair-wise-loss-x-shape", "ops: loss3", "PairWiseLoss([x (3,2), label (3,)])",
+         "feed(x=f32(3, 2), t=f32(3)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 0 blob 'x' \(3, 2\) float32 must hold one score per row: "
+         r"shape \(N,\) or \(N, 1\)"),
+    Case("pair-wise-loss-label-shape", "ops: loss3", "PairWiseLoss([x (3,), label (2,)])",
+         "feed(x=f32(3), t=f32(2)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 1 blob 't' \(2,\) float32 \(label\) must have shape \(3,\) or "
+         r"\(3, 1\)"),
+    Case("pair-wise-loss-lengths-sum", "ops: loss3", "PairWiseLoss([x (3,), label (3,), lengths [1, 1]])",
+         "feed(x=f32(3), t=f32(3), n=np.array([1, 1], np.int32)); "
+         "run_op('PairWiseLoss', ['x', 't', 'n'], 'l')", V,
+         r"op PairWiseLoss #0: input 2 blob 'n' \(lengths\) sums to 2, but input 0 blob 'x' \(3,\) "
+         r"float32 has 3 rows",
+         after="feed(n=np.array([1, 2], np.int32)); run_op('PairWiseLoss', ['x', 't', 'n'], 'l')"),
+    Case("pair-wise-loss-lengths-negative", "ops: loss3",
+         "PairWiseLoss([x (3,), label (3,), lengths [4, -1]])",
+         "feed(x=f32(3), t=f32(3), n=np.array([4, -1], np.int32)); "
+         "run_op('PairWiseLoss', ['x', 't', 'n'], 'l')", V,
+         r"op PairWiseLoss #0: input 2 blob 'n' \(lengths\) holds -1 at position 1; a length must not "
+         r"be negative"),
+    Case("pair-wise-loss-label-nan", "ops: loss3", "PairWiseLoss([x (2,), label [0, nan]])",
+         "feed(x=f32(2), t=np.array([0, np.nan], np.float32)); run_op('PairWiseLoss', ['x', 't'], 'l')", V,
+         r"op PairWiseLoss #0: input 1 blob 't' \(2,\) float32: label nan at row 1 is not finite",
+         note="PairWiseLossGradient the same"),
+    Case("pair-wise-loss-grad-dy", "ops: loss3", "PairWiseLossGradient([x (3,), label (3,), dY (2,)])",
+         "feed(x=f32(3), t=f32(3), g=f32(2)); run_op('PairWiseLossGradient', ['x', 't', 'g'], 'dx')", V,
+         r"op PairWiseLossGradient #0: input 2 blob 'g' \(2,\) float32 \(the loss gradient\) must have "
+         r"shape \(1,\): one value per session"),
+    Case("bernoulli-jsd-not-prob", "ops: loss3", "BernoulliJSD([p with 1.5, q])",
+         "feed(p=np.array([0.5, 1.5], np.float32), q=np.ones(2, np.float32)); "
+         "run_op('BernoulliJSD', ['p', 'q'], 'l')", V,
+         r"op BernoulliJSD #0: input 0 blob 'p' \(2,\) float32: value 1.5 at element 1 is not a "
+         r"probability in \[0, 1\]",
+         note="Caffe2 took logs of it; NaN is refused; BernoulliJSDGradient the same"),
     # -------------------------------------------------------------- bmm_pow.c
     Case("bmm-bc-inner-dims", "ops: bmm_pow", "BatchMatMul([a (3,4), b (5,)], broadcast=1)",
          "feed(a=f32(3, 4), b=f32(5)); run_op('BatchMatMul', ['a', 'b'], 'y', broadcast=1)", V,
@@ -2439,7 +2727,7 @@ CASES = [
          run_op('SortedSegmentRangeMaxGradient', ['d', 'o', 'g', 's'], ['x'])
          """, V,
          r"op SortedSegmentRangeMaxGradient #0: input 1 blob 'o' \(the forward output\) of shape \(3, 3\) "
-         r"float32 must have the shape of input 2 blob 'g' \(the output gradient\) \(3, 2\) float32",
+         r"float32 must have the rows of input 2 blob 'g' \(the output gradient\) \(3, 2\) float32",
          note="Caffe2 read OUT by dOUT's layout without checking it; LogSumExp (and Sum, Mean) the same"),
     Case("sorted-segment-range-gradient-data-rows", "ops: sorted_segment",
          "SortedSegmentRangeLogSumExpGradient(d (3, 2), o (3, 2), g (3, 2), s (4,))",

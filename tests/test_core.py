@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import pytest
 
-from recurrent import core, scope, workspace
+from recurrent import core, proto, scope, workspace
 from recurrent.core import BlobReference, CreateOperator, GradientRegistry
 from recurrent.gradient_checker import GradientChecker, NetGradientChecker
 from recurrent.proto import Argument, NetDef
@@ -119,7 +119,7 @@ def test_create_operator_argument_kinds():
     assert args["floats"].floats == [1.0, 2.5] and args["ints"].ints == [1, 2]
     assert args["strings"].strings == ["p", "q"] and args["arr"].ints == [1, 2]
     assert args["npf"].f == 1.5 and args["net"].n.name == "sub"
-    assert op.device_option is None and op.engine == "" and op.control_input == []
+    assert not op.HasField("device_option") and op.engine == "" and op.control_input == []
 
 
 def test_create_operator_single_blobs_scope_device_engine():
@@ -137,7 +137,20 @@ def test_create_operator_single_blobs_scope_device_engine():
     with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU)):
         op = CreateOperator("Foo", [], ["x"])
     assert op.device_option == core.DeviceOption(0, 0)
-    assert CreateOperator("Foo", [], ["x"]).device_option is None
+    # unset: reads as a default DeviceOption (protobuf's), which becomes the field when changed
+    op = CreateOperator("Foo", [], ["x"])
+    assert not op.HasField("device_option") and proto.device_of(op) is None
+    assert op.device_option == core.DeviceOption(0, 0) and str(op).count("device_option") == 0
+    op.device_option.CopyFrom(core.DeviceOption(core.DeviceType.CUDA, 2))
+    assert op.HasField("device_option") and proto.device_of(op) == core.DeviceOption(1, 2)
+    assert "device_type: 1" in str(op)
+    net = core.Net("dev")
+    d = net.Proto().device_option
+    d.device_type = 1
+    assert net.Proto().HasField("device_option") and net.Proto().device_option.device_type == 1
+    assert d.device_type == 1 and copy.deepcopy(d) == core.DeviceOption(1, 0)
+    net.Proto().device_option = None
+    assert not net.Proto().HasField("device_option") and d.device_type == 0
     a = Argument("given")
     a.i = 4
     op = CreateOperator("Foo", [], [], arg=[a], z=1)

@@ -130,6 +130,66 @@ def test_int_div_broadcast_bad_divisor_names_positions():
            op("Div", ["a", "b"], ["c"]))
 
 
+INT_ARITH = [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)]
+
+
+@pytest.mark.parametrize("kind,f", INT_ARITH, ids=[k for k, _ in INT_ARITH])
+@pytest.mark.parametrize("sa,sb", PAIRS, ids=PAIR_IDS)
+def test_int_arith_vs_numpy(rng, sa, sb, kind, f):
+    a = rng.randint(-1000, 1001, size=sa).astype(np.int32)
+    b = rng.randint(-1000, 1001, size=sb).astype(np.int32)
+    feed(a=a, b=b)
+    c = run(kind, ["a", "b"], ["c"])
+    assert c.dtype == np.int32
+    np.testing.assert_array_equal(c, f(a, b))
+
+
+@pytest.mark.parametrize("kind,f", INT_ARITH, ids=[k for k, _ in INT_ARITH])
+def test_int_arith_legacy_broadcast_and_in_place(rng, kind, f):
+    a = rng.randint(-100, 101, size=(2, 3, 4)).astype(np.int32)
+    b = rng.randint(-100, 101, size=(3,)).astype(np.int32)
+    feed(a=a, b=b)
+    c = run(kind, ["a", "b"], ["a"], broadcast=1, axis=1)
+    np.testing.assert_array_equal(c, f(a, b[None, :, None]))
+
+
+INT32_MAX, INT32_MIN = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+
+
+@pytest.mark.parametrize("kind,x,y,sym", [("Add", INT32_MAX, 1, r"\+"), ("Add", INT32_MIN, -1, r"\+"),
+                                          ("Sub", INT32_MIN, 1, "-"), ("Sub", 0, INT32_MIN, "-"),
+                                          ("Mul", 65536, 32768, r"\*"), ("Mul", INT32_MIN, -1, r"\*")])
+@pytest.mark.parametrize("bshape", [(2,), (2, 1)], ids=["same", "bcast"])
+def test_int_arith_overflow_is_an_error_before_writing(kind, x, y, sym, bshape):
+    """The exact result (as Caffe2's int64 would hold it) must fit int32; else a ValueError names both
+    elements, and the output (here input 0 itself, in place) is untouched."""
+    a = np.array([0, x], np.int32)
+    b = np.array([0, y], np.int32).reshape(bshape)
+    out = "a" if bshape == (2,) else "c"
+    feed(a=a, b=b, c=np.full((2, 2), 7, np.int32))
+    # the first result element that does not fit, and the elements of A and B it comes from
+    f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[kind]
+    ia, ib = np.broadcast_arrays(np.arange(2).reshape(2), np.arange(2).reshape(bshape))
+    exact = f(a.astype(np.int64)[ia], b.astype(np.int64).ravel()[ib]).ravel()
+    jc = int(np.flatnonzero((exact > INT32_MAX) | (exact < INT32_MIN))[0])
+    ja, jb = int(ia.ravel()[jc]), int(ib.ravel()[jc])
+    xa, yb = int(a[ja]), int(b.ravel()[jb])
+    raises(ValueError, r"^op %s #0: integer overflow: element %d of input 0 blob 'a' \(2,\) int32 is %d and "
+                       r"element %d of input 1 blob 'b' %s int32 is %d: %d %s %d does not fit int32 "
+                       r"\(result element %d\)$" % (kind, ja, xa, jb, re_shape(bshape), yb, xa, sym, yb, jc),
+           op(kind, ["a", "b"], [out]))
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), a)
+    np.testing.assert_array_equal(workspace.FetchBlob("c"), np.full((2, 2), 7))
+    # the edges that fit
+    feed(a=np.array([INT32_MAX - 1, INT32_MIN + 1], np.int32), b=np.array([1, -1], np.int32))
+    np.testing.assert_array_equal(run("Add", ["a", "b"], ["c"]), [INT32_MAX, INT32_MIN])
+    np.testing.assert_array_equal(run("Mul", ["a", "b"], ["c"]), [INT32_MAX - 1, INT32_MAX])
+
+
+def re_shape(shape):
+    return "\\(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + "\\)"
+
+
 def test_float_div_by_zero_broadcast_is_ieee():
     feed(a=np.array([[1.0, -1.0, 0.0]], np.float32), b=np.array([[0.0], [2.0]], np.float32))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -233,7 +293,8 @@ def test_shapes_that_do_not_broadcast():
     # a mix of dtypes is still a TypeError, before any shape rule
     raises(TypeError, r"^op Div #0: input 1 blob 'i' \(2, 1\) int32 must have the dtype of input 0 blob 'a'",
            op("Div", ["a", "i"], ["c"]))
-    raises(TypeError, r"^op Add #0: input 1 blob 'i' must be float32", op("Add", ["a", "i"], ["c"]))
+    raises(TypeError, r"^op Add #0: input 1 blob 'i' \(2, 1\) int32 must have the dtype of input 0 blob 'a'",
+           op("Add", ["a", "i"], ["c"]))
     # the workspace stays usable
     assert run("Add", ["a", "a"], ["c"]).shape == (2, 3)
 

@@ -1,6 +1,7 @@
 """Embedding / sampling / optimizer operators (csrc/ops/embed.c): Gather,
-GatherGradient, OneHot, WeightedSample, Adagrad (with its effective-lr / update
-outputs and weight_decay; SparseAdagrad's weight_decay is in test_ops_sparse.py).
+GatherGradient, OneHot, SegmentOneHot, BatchOneHot, BatchBucketOneHot,
+WeightedSample, Adagrad (with its effective-lr / update outputs and weight_decay;
+SparseAdagrad's weight_decay is in test_ops_sparse.py).
 
 Forward and gradient ops against NumPy references; the Gather gradient maker
 (recurrent/_grad_embed.py) by finite differences and through a backward pass;
@@ -193,6 +194,123 @@ def test_one_hot_bad_input():
            {"fidx": np.array([1.0], np.float32)}, ["oh"], index_size=3)
     raises(ValueError, r"op OneHot #0: input 1 blob 'size2' \(the index size\) must hold one value", "OneHot",
            {"idx": idx, "size2": np.array([4, 4], np.int32)}, ["oh"])
+
+
+# ---------------------------------------------------------- SegmentOneHot, BatchOneHot, BatchBucketOneHot
+def test_segment_one_hot(rng):
+    lens = np.array([2, 0, 3, 1], np.int32)
+    idx = rng.randint(0, 5, size=6).astype(np.int32)
+    (out,) = run("SegmentOneHot", {"lens": lens, "idx": idx, "size": np.array([5], np.int32)}, ["oh"])
+    ref = np.zeros((4, 5), np.float32)
+    for s, (a, b) in enumerate(zip(np.cumsum(lens) - lens, np.cumsum(lens))):
+        ref[s, idx[a:b]] = 1
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, ref)
+    (out,) = run("SegmentOneHot", {"lens": np.zeros(3, np.int32), "idx": np.zeros(0, np.int32),
+                                   "size": np.array([0], np.int32)}, ["oh"])
+    assert out.shape == (3, 0)
+
+
+def ref_batch_one_hot(x, lens, vals):
+    x2 = x.reshape(len(x), -1)
+    cols = np.repeat(np.arange(x2.shape[1]), lens)
+    return (x2[:, cols] == vals[None, :]).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_batch_one_hot(rng, dtype):
+    x = rng.randint(0, 4, size=(6, 2, 2)).astype(dtype)
+    lens = np.array([2, 0, 3, 1], np.int32)
+    vals = rng.randint(0, 5, size=6).astype(dtype)
+    (out,) = run("BatchOneHot", {"x": x, "lens": lens, "vals": vals}, ["y"])
+    assert out.dtype == dtype and out.shape == (6, 6)
+    np.testing.assert_array_equal(out, ref_batch_one_hot(x, lens, vals))
+    # Caffe2's example; NaN equals nothing; no rows
+    (out,) = run("BatchOneHot", {"x": np.array([[2, 3], [4, 1], [2, 5]], np.int32),
+                                 "lens": np.array([2, 3], np.int32),
+                                 "vals": np.array([2, 4, 1, 3, 5], np.int32)}, ["y"])
+    np.testing.assert_array_equal(out, [[1, 0, 0, 1, 0], [0, 1, 1, 0, 0], [1, 0, 0, 0, 1]])
+    (out,) = run("BatchOneHot", {"x": np.array([[np.nan]], np.float32), "lens": np.array([1], np.int32),
+                                 "vals": np.array([np.nan], np.float32)}, ["y"])
+    np.testing.assert_array_equal(out, [[0]])
+    (out,) = run("BatchOneHot", {"x": np.zeros((0, 2), np.int32), "lens": np.array([1, 1], np.int32),
+                                 "vals": np.array([1, 2], np.int32)}, ["y"])
+    assert out.shape == (0, 2)
+
+
+def ref_bucket_one_hot(x, lens, b):
+    out, off, p = [], 0, 0
+    x2 = x.reshape(len(x), -1).astype(np.float64)
+    for j, n in enumerate(lens):
+        bj = b[p:p + n].astype(np.float64)
+        k = (np.searchsorted(bj, x2[:, j], "left") + np.searchsorted(bj, x2[:, j], "right")) // 2
+        out.append(np.eye(n + 1, dtype=np.float32)[k])
+        p += n
+    return np.concatenate(out, axis=1)
+
+
+def test_batch_bucket_one_hot(rng):
+    x = rng.randint(-4, 5, size=(7, 3)).astype(np.float32)
+    x[0] = [2, 0, 0]
+    lens = np.array([2, 0, 5], np.int32)
+    b = np.array([-1, 2, -3, 0, 0, 0, 3.5], np.float32)  # a run of equal boundaries splits its ties
+    (out,) = run("BatchBucketOneHot", {"x": x, "lens": lens, "b": b}, ["y"])
+    assert out.dtype == np.float32 and out.shape == (7, 10)
+    np.testing.assert_array_equal(out, ref_bucket_one_hot(x, lens, b))
+    np.testing.assert_array_equal(out[0], [0, 1, 0, 1, 0, 0, 1, 0, 0, 0])  # 0 in the middle of [0, 0, 0]
+    np.testing.assert_array_equal(out.sum(axis=1), 3)
+    # Caffe2's example: right-inclusive buckets
+    (out,) = run("BatchBucketOneHot", {"x": np.array([[2, 3], [4, 1], [2, 5]], np.float32),
+                                       "lens": np.array([2, 3], np.int32),
+                                       "b": np.array([0.1, 2.5, 1, 3.1, 4.5], np.float32)}, ["y"])
+    np.testing.assert_array_equal(out, [[0, 1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0, 1]])
+    (out,) = run("BatchBucketOneHot", {"x": np.array([[np.nan, np.inf]], np.float32),
+                                       "lens": np.array([1, 1], np.int32),
+                                       "b": np.array([0, 1], np.float32)}, ["y"])
+    np.testing.assert_array_equal(out, [[1, 0, 0, 1]])
+
+
+def test_one_hot_family_has_no_gradient():
+    for t in ("SegmentOneHot", "BatchOneHot", "BatchBucketOneHot"):
+        op = core.CreateOperator(t, ["a", "b", "c"], ["y"])
+        assert core.GradientRegistry.GetGradientForOp(op, ["y_grad"]) == ([], [None, None, None])
+
+
+def test_one_hot_family_bad_input():
+    size, i32 = np.array([3], np.int32), (lambda *v: np.array(v, np.int32))
+    raises(ValueError, r"op SegmentOneHot #0: input 0 blob 'lens' \(lengths\) of shape \(2,\) int32 sums to "
+           r"3, but input 1 blob 'idx' of shape \(2,\) int32 has 2 rows", "SegmentOneHot",
+           {"lens": i32(1, 2), "idx": i32(0, 1), "size": size},
+           ["y"])
+    raises(IndexError, r"op SegmentOneHot #0: input 1 blob 'idx': index 3 at position 1 is out of range "
+           r"\[0, 3\)", "SegmentOneHot", {"lens": i32(2), "idx": i32(0, 3), "size": size}, ["y"])
+    raises(ValueError, r"op SegmentOneHot #0: input 0 blob 'lens' \(lengths\) holds -1 at position 0",
+           "SegmentOneHot", {"lens": i32(-1, 1), "idx": i32(), "size": size}, ["y"])
+    raises(ValueError, r"op SegmentOneHot #0: input 2 blob 'neg' \(the index size\) must be >= 0, got -2",
+           "SegmentOneHot", {"lens": np.array([0], np.int32), "idx": np.zeros(0, np.int32),
+                             "neg": np.array([-2], np.int32)}, ["y"])
+    x = np.zeros((2, 2), np.int32)
+    raises(ValueError, r"op BatchOneHot #0: input 1 blob 'lens' \(lengths\) must hold one length per column "
+           r"of input 0 blob 'x' \(2, 2\) int32 \(2\), got \(3,\) int32", "BatchOneHot",
+           {"x": x, "lens": np.ones(3, np.int32), "vals": np.zeros(3, np.int32)}, ["y"])
+    raises(ValueError, r"op BatchOneHot #0: input 2 blob 'vals' \(the values, of input 0's dtype\) must hold "
+           r"sum\(lengths\) = 2 elements, got \(3,\) int32", "BatchOneHot",
+           {"x": x, "lens": np.ones(2, np.int32), "vals": np.zeros(3, np.int32)}, ["y"])
+    raises(TypeError, r"op BatchOneHot #0: input 2 blob 'fv' must be int32", "BatchOneHot",
+           {"x": x, "lens": np.ones(2, np.int32), "fv": np.zeros(2, np.float32)}, ["y"])
+    raises(ValueError, r"op BatchOneHot #0: input 0 blob 's' \(the data\) must have at least 1 dim, got "
+           r"\(\) int32", "BatchOneHot",
+           {"s": np.int32(1), "lens": np.ones(2, np.int32), "vals": np.zeros(2, np.int32)}, ["y"])
+    raises(ValueError, r"op BatchBucketOneHot #0: input 2 blob 'b' \(the boundaries\): column 1's must be "
+           r"sorted, without NaN, but position 2 holds 0 after a larger one", "BatchBucketOneHot",
+           {"xf": np.zeros((1, 2), np.float32), "lens": np.array([1, 2], np.int32),
+            "b": np.array([5, 1, 0], np.float32)}, ["y"])
+    raises(ValueError, r"op BatchBucketOneHot #0: input 2 blob 'b' \(the boundaries\): column 0's must be "
+           r"sorted, without NaN, but position 0 holds nan", "BatchBucketOneHot",
+           {"xf": np.zeros((1, 1), np.float32), "lens": np.array([1], np.int32),
+            "b": np.array([np.nan], np.float32)}, ["y"])
+    raises(TypeError, r"op BatchBucketOneHot #0: input 0 blob 'xi' must be float32", "BatchBucketOneHot",
+           {"xi": x, "lens": np.ones(2, np.int32), "b": np.zeros(2, np.float32)}, ["y"])
 
 
 # ---------------------------------------------------------------- WeightedSample

@@ -1,4 +1,4 @@
-"""Fill operators: ConstantFill, UniformFill, GaussianFill, XavierFill,
+"""Fill operators: ConstantFill, UniformFill, UniformIntFill, GaussianFill, XavierFill, MSRAFill, DiagonalFill,
 GivenTensorFill, GivenTensorIntFill."""
 
 import numpy as np
@@ -332,3 +332,112 @@ def test_given_tensor_fill_bad():
                                          r"\(1099511627776, 1099511627776\) of output blob 'y' needs "
                                          r"1208925819614629174706176|needs more than"):
         run("GivenTensorFill", [], ["y"], shape=[1 << 40, 1 << 40], values=[1.0])
+
+
+# ---------------------------------------------------------------- UniformIntFill, the three-input form
+def test_uniform_int_fill_inclusive_unbiased_and_seeded():
+    y = run("UniformIntFill", [], ["y"], shape=[200, 200], min=-2, max=1, seed=5)
+    assert y.dtype == np.int32 and y.shape == (200, 200)
+    counts = np.bincount(y.ravel() + 2, minlength=4)
+    assert counts.sum() == 40000 and set(np.unique(y)) == {-2, -1, 0, 1}   # both ends included
+    assert np.all(np.abs(counts - 10000) < 400)                            # about 4 sigma
+    np.testing.assert_array_equal(run("UniformIntFill", [], ["z"], shape=[200, 200], min=-2, max=1, seed=5), y)
+    assert np.all(run("UniformIntFill", [], ["d"], shape=[7]) <= 1)        # Caffe2's defaults [0, 1]
+    np.testing.assert_array_equal(run("UniformIntFill", [], ["c"], shape=[3], min=7, max=7), [7, 7, 7])
+    big = run("UniformIntFill", [], ["b"], shape=[4000], min=-2 ** 31, max=2 ** 31 - 1, seed=1)  # range 2^32
+    assert big.min() < -2 ** 30 and big.max() > 2 ** 30
+
+
+@pytest.mark.parametrize("op_type,dt", [("UniformFill", np.float32), ("UniformIntFill", np.int32)])
+def test_uniform_fills_min_max_as_inputs(rng, op_type, dt):
+    """Caffe2's three-input form: (shape source, MIN, MAX); MIN > MAX gives first dim 0."""
+    workspace.FeedBlob("shape", np.array([30, 4], np.int32))
+    workspace.FeedBlob("lo", np.array([3], dt))
+    workspace.FeedBlob("hi", np.array(5, dt))
+    y = run(op_type, ["shape", "lo", "hi"], ["y"], input_as_shape=1, seed=3)
+    assert y.shape == (30, 4) and y.dtype == dt and y.min() >= 3 and y.max() <= 5
+    if dt == np.int32:
+        assert set(np.unique(y)) == {3, 4, 5}
+    workspace.FeedBlob("like", rng.randn(2, 3).astype(np.float32))
+    assert run(op_type, ["like", "lo", "hi"], ["y"]).shape == (2, 3)
+    workspace.FeedBlob("lo", np.array([6], dt))
+    y = run(op_type, ["shape", "lo", "hi"], ["y"], input_as_shape=1)
+    assert y.shape == (0, 4) and y.dtype == dt
+    workspace.FeedBlob("s0", np.zeros(0, np.int32))
+    with pytest.raises(ValueError, match=r"op %s #0: min \(input 1 blob 'lo'\) 6 > max \(input 2 blob 'hi'\) 5 "
+                                         r"asks for an output with first dim 0, but the output is 0-d" % op_type):
+        run(op_type, ["s0", "lo", "hi"], ["y"], input_as_shape=1)
+
+
+@pytest.mark.parametrize("op_type", ["UniformFill", "UniformIntFill"])
+def test_uniform_fills_bad_input(op_type):
+    dt = np.float32 if op_type == "UniformFill" else np.int32
+    other = np.int32 if dt == np.float32 else np.float32
+    workspace.FeedBlob("shape", np.array([2], np.int32))
+    workspace.FeedBlob("lo", np.array([0], dt))
+    workspace.FeedBlob("hi2", np.array([1, 2], dt))
+    workspace.FeedBlob("hio", np.array([1], other))
+    with pytest.raises(ValueError, match=r"op %s #0: takes no input, one \(the shape\) or three \(the shape, min and "
+                                         r"max\), got two" % op_type):
+        run(op_type, ["shape", "lo"], ["y"], input_as_shape=1)
+    with pytest.raises(ValueError, match=r"op %s #0: cannot set argument 'min' and pass min and max as inputs 1 "
+                                         r"and 2 at the same time" % op_type):
+        run(op_type, ["shape", "lo", "lo"], ["y"], input_as_shape=1, min=0)
+    with pytest.raises(ValueError, match=r"op %s #0: input 2 blob 'hi2' \(max\) must hold one element, got "
+                                         r"\(2,\)" % op_type):
+        run(op_type, ["shape", "lo", "hi2"], ["y"], input_as_shape=1)
+    with pytest.raises(TypeError, match=r"op %s #0: input 2 blob 'hio' must be %s" % (op_type, np.dtype(dt).name)):
+        run(op_type, ["shape", "lo", "hio"], ["y"], input_as_shape=1)
+    if op_type == "UniformIntFill":
+        with pytest.raises(ValueError, match=r"op UniformIntFill #0: argument 'min' \(3\) must be <= 'max' \(2\), "
+                                             r"both int32, for output blob 'y'"):
+            run(op_type, [], ["y"], shape=[2], min=3, max=2)
+        with pytest.raises(ValueError, match=r"argument 'min' \(-2147483649\) must be <= 'max'"):
+            run(op_type, [], ["y"], shape=[2], min=-2 ** 31 - 1)
+    else:
+        workspace.FeedBlob("inf", np.array([np.inf], np.float32))
+        with pytest.raises(ValueError, match=r"op UniformFill #0: min \(input 1 blob 'lo'\) 0 and max \(input 2 "
+                                             r"blob 'inf'\) inf must be finite"):
+            run(op_type, ["shape", "lo", "inf"], ["y"], input_as_shape=1)
+    assert run(op_type, ["shape", "lo", "lo"], ["y"], input_as_shape=1).tolist() == [0, 0]   # still usable
+
+
+# ---------------------------------------------------------------- MSRAFill
+def test_msra_fill_stats_and_shapes():
+    y = run("MSRAFill", [], ["y"], shape=[400, 50, 3], seed=2)
+    assert y.dtype == np.float32 and y.shape == (400, 50, 3)
+    want = np.sqrt(2.0 / (400 * 3))    # fan_out = numel / shape[1]
+    assert abs(y.std() / want - 1) < 0.02 and abs(y.mean()) < 4 * want / np.sqrt(y.size)
+    np.testing.assert_array_equal(run("MSRAFill", [], ["z"], shape=[400, 50, 3], seed=2), y)
+    assert run("MSRAFill", [], ["e"], shape=[0, 5]).shape == (0, 5)
+    with pytest.raises(ValueError, match=r"op MSRAFill #0: output blob 'v' must have at least 2 dims \(fan_out = "
+                                         r"numel / shape\[1\]\), got \(5,\) float32"):
+        run("MSRAFill", [], ["v"], shape=[5])
+
+
+# ---------------------------------------------------------------- DiagonalFill
+@pytest.mark.parametrize("shape", [[3, 3], [2, 5], [5, 2], [4, 4, 4], [3, 3, 3, 3], [0, 4], [1, 1]])
+def test_diagonal_fill_vs_numpy(shape):
+    want = np.zeros(shape, np.float32)
+    np.fill_diagonal(want, 2.5)      # the true diagonal (wrap=False)
+    y = run("DiagonalFill", [], ["y"], shape=shape, value=2.5)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, want)
+    yi = run("DiagonalFill", [], ["yi"], shape=shape, value=-3, dtype=2)
+    assert yi.dtype == np.int32
+    np.testing.assert_array_equal(yi, (want != 0) * -3)
+
+
+def test_diagonal_fill_like_input_and_bad_input(rng):
+    workspace.FeedBlob("x", rng.randn(3, 3).astype(np.float32))
+    np.testing.assert_array_equal(run("DiagonalFill", ["x"], ["x"], value=1.0), np.eye(3))   # in place
+    assert run("DiagonalFill", [], ["d"], shape=[2, 2], value=4).dtype == np.float32        # int value, no dtype
+    with pytest.raises(ValueError, match=r"op DiagonalFill #0: output blob 'y' must have at least 2 dims, got "
+                                         r"shape \(4,\)"):
+        run("DiagonalFill", [], ["y"], shape=[4], value=1.0)
+    with pytest.raises(ValueError, match=r"op DiagonalFill #0: output blob 'y' of shape \(3, 3, 2\): with more than "
+                                         r"2 dims all must be equal \(dim 2 is 2, dim 0 3\)"):
+        run("DiagonalFill", [], ["y"], shape=[3, 3, 2], value=1.0)
+    with pytest.raises(ValueError, match=r"op DiagonalFill #0: argument 'value' 1.5 does not fit dtype int32"):
+        run("DiagonalFill", [], ["y"], shape=[2, 2], value=1.5, dtype=2)
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), np.eye(3))

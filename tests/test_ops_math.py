@@ -388,7 +388,7 @@ def test_binary_bad_inputs(rng):
     with pytest.raises(ValueError, match=r"op SumReduceLike #0: cannot broadcast input 1 blob 'b'"):
         workspace.RunOperatorOnce(op("SumReduceLike", ["a", "b"], ["y"]))
     feed(i=np.ones((3, 4), np.int32))
-    with pytest.raises(TypeError, match=r"op Add #0: input 1 blob 'i' must be float32"):
+    with pytest.raises(TypeError, match=r"op Add #0: input 1 blob 'i' \(3, 4\) int32 must have the dtype of input 0"):
         workspace.RunOperatorOnce(op("Add", ["c", "i"], ["y"]))
 
 

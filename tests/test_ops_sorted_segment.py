@@ -342,6 +342,24 @@ def test_range_lse_max_gradient_maker(rng, kind):
     np.testing.assert_allclose(workspace.FetchBlob("d_grad"), ref, rtol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "LogSumExp", "LogMeanExp", "Max"])
+def test_range_gradient_takes_rows_of_another_shape(rng, kind):
+    """dOUT (and OUT) with DATA's row size in another row shape (a RecurrentNetwork link gives a step
+    output's gradient (1, N, D) where the op wrote (1, D)): the same gradient, in DATA's shape."""
+    fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
+    feed(d=f32(rng, 4, 6), s=i32([0, 0, 1, 1]))
+    out = run(fwd, ["d", "s"], ["o"])
+    g = f32(rng, 2, 6)
+    feed(g=g)
+    want = run(grad, ["d", "o", "g", "s"], ["y"])
+    feed(g=g.reshape(2, 2, 3), o=out.reshape(2, 1, 6))
+    got = run(grad, ["d", "o", "g", "s"], ["y"])
+    assert got.shape == (4, 6)
+    np.testing.assert_array_equal(got, want)
+    feed(d=f32(rng, 4, 2, 3), o=out.reshape(2, 6))
+    np.testing.assert_array_equal(run(grad, ["d", "o", "g", "s"], ["y"]).shape, (4, 2, 3))
+
+
 @pytest.mark.parametrize("kind", ["LogSumExp", "LogMeanExp", "Max"])
 def test_range_lse_max_bad_input(rng, kind):
     fwd, grad = "SortedSegmentRange" + kind, "SortedSegmentRange%sGradient" % kind
@@ -362,7 +380,7 @@ def test_range_lse_max_bad_input(rng, kind):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(o=f32(rng, 3, 3), g=f32(rng, 3, 2))
     with pytest.raises(ValueError, match=r"%s #0: input 1 blob 'o' \(the forward output\) of shape "
-                       r"\(3, 3\) float32 must have the shape of input 2 blob 'g' \(the output gradient\) "
+                       r"\(3, 3\) float32 must have the rows of input 2 blob 'g' \(the output gradient\) "
                        r"\(3, 2\)" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=f32(rng, 3, 2), o=f32(rng, 3, 2))
@@ -370,8 +388,9 @@ def test_range_lse_max_bad_input(rng, kind):
                        r"must have one row per segment id: first dim 4" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=f32(rng, 4, 3))
-    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' of shape \(4, 3\) float32 must match "
-                       r"input 2 blob 'g' of shape \(3, 2\) float32 after the first dim" % grad):
+    with pytest.raises(ValueError, match=r"%s #0: input 0 blob 'd' of shape \(4, 3\) float32 must have rows "
+                       r"of the size of input 2 blob 'g' of shape \(3, 2\) float32 \(the product of the dims "
+                       r"after the first\)" % grad):
         workspace.RunOperatorOnce(op(grad, ["d", "o", "g", "s"], ["y"]))
     feed(d=np.zeros((4, 2), np.int32))
     with pytest.raises(TypeError, match=r"%s #0: input 0 blob 'd' must be float32, got \(4, 2\) int32" % fwd):

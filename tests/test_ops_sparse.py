@@ -1,4 +1,5 @@
-"""Sparse-row operators: SparseToDense, ScatterWeightedSum (csrc/ops/sparse.c),
+"""Sparse-row operators: SparseToDense, SparseToDenseMask(Gradient),
+BatchSparseToDense, BatchDenseToSparse, ScatterWeightedSum (csrc/ops/sparse.c),
 SparseMomentumSGDUpdate, SparseAdam (csrc/ops/optim.c) and SparseAdagrad
 (csrc/ops/embed.c).
 
@@ -275,6 +276,239 @@ def test_sparse_to_dense_bad_input(rng):
     # a failing run leaves an existing output as it was
     feed({"o": np.full((2, 3), 7.0, np.float32)})
     raises(IndexError, "out of range", op, {"i": np.array([0, -3], np.int32)}, ["i", "v"], ["o"])
+    assert np.array_equal(workspace.FetchBlob("o"), np.full((2, 3), 7.0, np.float32))
+
+
+# ---------------------------------------------------------------- SparseToDenseMask
+def ref_s2dm(idx, vals, dflt, lens, mask):
+    """OUTPUT, PRESENCE and the values' gradient map (the kept k of each (row, column), -1 if none)."""
+    col = {m: c for c, m in enumerate(mask)}
+    lens = [len(idx)] if lens is None else lens
+    out = np.broadcast_to(dflt, (len(lens), len(mask)) + dflt.shape).copy()
+    pres = np.zeros((len(lens), len(mask)), np.int32)
+    kept = -np.ones((len(lens), len(mask)), np.int64)
+    k = 0
+    for r, n in enumerate(lens):
+        for _ in range(n):
+            c = col.get(int(idx[k]))
+            if c is not None:
+                out[r, c], pres[r, c], kept[r, c] = vals[k], 1, k
+            k += 1
+    return out, pres, kept
+
+
+@pytest.mark.parametrize("row", [(), (2,), (2, 3)])
+@pytest.mark.parametrize("with_lengths", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_sparse_to_dense_mask_matches_reference(rng, row, with_lengths, dtype):
+    lens = np.array([3, 0, 4, 2], np.int32)
+    idx = rng.randint(-1, 8, size=int(lens.sum())).astype(np.int32)
+    idx[idx < 0] = 9  # an id outside the mask
+    idx[0] = idx[2] = 4  # a repeated id: the last wins
+    vals = rng.randint(-50, 50, size=(len(idx),) + row).astype(dtype)
+    dflt = rng.randint(-50, 50, size=row).astype(dtype)
+    mask = [4, 0, 7, 2, 100]
+    ins = ["i", "v", "d"] + (["l"] if with_lengths else [])
+    out, pres = run("SparseToDenseMask", {"i": idx, "v": vals, "d": dflt, "l": lens}, ins, ["o", "p"],
+                    mask=mask, return_presence_mask=1)
+    ref, ref_pres, _ = ref_s2dm(idx, vals, dflt, lens if with_lengths else None, mask)
+    if not with_lengths:
+        ref, ref_pres = ref[0], ref_pres[0]
+    assert out.dtype == dtype and out.shape == ref.shape
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(pres, ref_pres)
+    (out1,) = run("SparseToDenseMask", {}, ins, ["o1"], mask=mask)
+    np.testing.assert_array_equal(out1, ref)
+
+
+def test_sparse_to_dense_mask_edges(rng):
+    # no indices, no lengths rows, empty rows, negative ids skipped (fewer than max_skipped_indices)
+    out, = run("SparseToDenseMask", {"i": np.zeros(0, np.int32), "v": np.zeros((0, 2), np.float32),
+                                     "d": one(3).repeat(2)}, ["i", "v", "d"], ["o"], mask=[1, 0])
+    np.testing.assert_array_equal(out, np.full((2, 2), 3, np.float32))
+    out, = run("SparseToDenseMask", {"l": np.zeros(0, np.int32)}, ["i", "v", "d", "l"], ["o"], mask=[1, 0])
+    assert out.shape == (0, 2, 2)
+    out, = run("SparseToDenseMask", {"i": np.array([-1, 0, -5, -2, 1], np.int32), "v": f32(rng, 5, 0),
+                                     "d": np.zeros(0, np.float32)}, ["i", "v", "d"], ["o"], mask=[1, 0])
+    assert out.shape == (2, 0)
+    vals = f32(rng, 5)
+    out, = run("SparseToDenseMask", {"v": vals, "d": one(9)[0]}, ["i", "v", "d"], ["o"], mask=[1, 0])
+    np.testing.assert_array_equal(out, [vals[4], vals[1]])
+
+
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_sparse_to_dense_mask_values_gradient(rng, with_lengths):
+    lens = np.array([3, 0, 4], np.int32)
+    idx = np.array([2, 5, 2, 0, 3, 0, -1], np.int32)  # repeats in a row, an id outside the mask, a negative
+    vals = f32(rng, 7, 2)
+    ins = ["i", "v", "d"] + (["l"] if with_lengths else [])
+    op = core.CreateOperator("SparseToDenseMask", ins, ["o"], mask=[0, 2, 3])
+    checker = GradientChecker(1e-2, 1e-2)
+    inputs = [idx, vals, f32(rng, 2)] + ([lens] if with_lengths else [])
+    ok, grad, _ = checker.CheckSimple(op, inputs, 1, [0])
+    assert ok, checker.last_message
+    # exactly: each kept occurrence gets its output row's gradient, the others zeros
+    g = f32(rng, *((3,) if with_lengths else ()) + (3, 2))
+    feed({"i": idx, "o_grad": g, "l": lens})
+    ops, gi = core.GradientRegistry.GetGradientForOp(op, ["o_grad"])
+    assert gi == [None, "v_grad", None] + ([None] if with_lengths else [])
+    assert [(o.type, list(o.input)) for o in ops] == [
+        ("SparseToDenseMaskGradient", ["i", "o_grad"] + (["l"] if with_lengths else []))]
+    for o in ops:
+        workspace.RunOperatorOnce(o)
+    _, _, kept = ref_s2dm(idx, vals, np.zeros(2, np.float32), lens if with_lengths else None, [0, 2, 3])
+    ref = np.zeros_like(vals)
+    g3 = g if with_lengths else g[None]
+    for r, c in zip(*np.nonzero(kept >= 0)):
+        ref[kept[r, c]] = g3[r, c]
+    np.testing.assert_array_equal(workspace.FetchBlob("v_grad"), ref)
+
+
+def test_sparse_to_dense_mask_bad_input(rng):
+    op, ins = "SparseToDenseMask", ["i", "v", "d"]
+    i3, v, d = np.array([0, 1, 2], np.int32), f32(rng, 3, 2), f32(rng, 2)
+    feed({"i": i3, "v": v, "d": d})
+    raises(ValueError, r"op SparseToDenseMask #0: argument mask \(the ids of the output's columns\) is "
+           r"missing", op, {}, ins, ["o"])
+    raises(ValueError, r"argument mask holds id 3 twice \(positions 0 and 2\)", op, {}, ins, ["o"],
+           mask=[3, 1, 3])
+    raises(ValueError, r"argument mask: id -1 at position 1 is outside \[0, 2\*\*31 - 1\]", op, {}, ins,
+           ["o"], mask=[3, -1])
+    raises(ValueError, r"return_presence_mask=1 needs output 1", op, {}, ins, ["o"], mask=[1],
+           return_presence_mask=1)
+    raises(ValueError, r"output 1 \(the presence mask\) needs return_presence_mask=1", op, {}, ins,
+           ["o", "p"], mask=[1])
+    raises(ValueError, r"input 1 blob 'v2' \(the values\) must have one row per index of input 0 blob 'i' "
+           r"\(3,\) int32, got \(2, 2\) float32", op, {"v2": f32(rng, 2, 2)}, ["i", "v2", "d"], ["o"],
+           mask=[1])
+    raises(ValueError, r"input 2 blob 'd3' \(the default\) must have the shape of a row of input 1 blob 'v' "
+           r"\(3, 2\) float32, got \(3,\) float32", op, {"d3": f32(rng, 3)}, ["i", "v", "d3"], ["o"],
+           mask=[1])
+    raises(TypeError, r"input 2 blob 'di' must be float32, got \(2,\) int32", op,
+           {"di": np.zeros(2, np.int32)}, ["i", "v", "di"], ["o"], mask=[1])
+    raises(ValueError, r"input 3 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 4, but input 0 blob 'i' "
+           r"of shape \(3,\) int32 has 3 rows", op,
+           {"l": np.array([1, 3], np.int32)}, ["i", "v", "d", "l"], ["o"], mask=[1])
+    raises(ValueError, r"input 0 blob 'neg' holds 3 negative ids \(the last -7 at position 2\); at most "
+           r"max_skipped_indices - 1 = 2 are skipped", op, {"neg": np.array([-1, -2, -7], np.int32)},
+           ["neg", "v", "d"], ["o"], mask=[1], max_skipped_indices=3)
+    g = "SparseToDenseMaskGradient"
+    raises(ValueError, r"op SparseToDenseMaskGradient #0: input 1 blob 'g' \(the output gradient\) must have "
+           r"shape \(len\(lengths\)\) \+ \(2, ...\) \(a row per length, 2 mask ids\), got \(3, 2\) float32",
+           g, {"g": f32(rng, 3, 2), "l": np.array([3], np.int32)}, ["i", "g", "l"], ["dv"], mask=[1, 2])
+    raises(ValueError, r"input 1 blob 'g' \(the output gradient\) must have shape \(4, ...\) \(4 mask ids\), "
+           r"got \(3, 2\) float32", g, {}, ["i", "g"], ["dv"], mask=[1, 2, 0, 5])
+    # a failing run leaves the outputs as they were
+    feed({"o": np.full((2, 3), 7.0, np.float32)})
+    raises(ValueError, "lengths", op, {"l": np.array([-1, 4], np.int32)}, ins + ["l"], ["o"], mask=[1])
+    assert np.array_equal(workspace.FetchBlob("o"), np.full((2, 3), 7.0, np.float32))
+
+
+# ---------------------------------------------------------------- BatchSparseToDense, BatchDenseToSparse
+def batch_rows(rng, lens, D):
+    """Indices distinct within each row of ``lens``, in [0, D)."""
+    return np.concatenate([rng.permutation(D)[:n] for n in lens] + [np.zeros(0, int)]).astype(np.int32)
+
+
+def ref_bs2d(lens, idx, v, D, dflt):
+    out = np.full((len(lens), D), dflt, np.float32)
+    rows = np.repeat(np.arange(len(lens)), lens)
+    out[rows, idx] = v
+    return out
+
+
+def test_batch_sparse_to_dense_matches_reference(rng):
+    lens = np.array([2, 0, 5, 1], np.int32)
+    idx = batch_rows(rng, lens, 6)
+    v = f32(rng, len(idx))
+    out, = run("BatchSparseToDense", {"l": lens, "i": idx, "v": v}, ["l", "i", "v"], ["o"], dense_last_dim=6,
+               default_value=2.5)
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 6, 2.5))
+    out, = run("BatchSparseToDense", {"s": np.zeros((9, 7), np.int32)}, ["l", "i", "v", "s"], ["o"])
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 7, 0.0))  # SHAPE_LIKE's dim 1 only
+    out, = run("BatchSparseToDense", {"s7": np.zeros((4, 7), np.float32)}, ["l", "i", "v", "s7"], ["o"],
+               dense_last_dim=7)
+    np.testing.assert_array_equal(out, ref_bs2d(lens, idx, v, 7, 0.0))
+    dense = f32(rng, 4, 6)
+    vals, = run("BatchDenseToSparse", {"d": dense}, ["l", "i", "d"], ["vals"])
+    np.testing.assert_array_equal(vals, dense[np.repeat(np.arange(4), lens), idx])
+    # Caffe2's example
+    out, = run("BatchSparseToDense", {"l": np.array([2, 3, 1], np.int32), "i": np.arange(6, dtype=np.int32),
+                                      "v": np.arange(6, 12, dtype=np.float32)}, ["l", "i", "v"], ["o"],
+               dense_last_dim=6)
+    np.testing.assert_array_equal(out, [[6, 7, 0, 0, 0, 0], [0, 0, 8, 9, 10, 0], [0, 0, 0, 0, 0, 11]])
+
+
+def test_batch_sparse_to_dense_edges():
+    e = np.zeros(0, np.int32)
+    out, = run("BatchSparseToDense", {"l": e, "i": e, "v": np.zeros(0, np.float32)}, ["l", "i", "v"], ["o"],
+               dense_last_dim=3)
+    assert out.shape == (0, 3)
+    out, = run("BatchSparseToDense", {"l": np.zeros(2, np.int32)}, ["l", "i", "v"], ["o"], dense_last_dim=3,
+               default_value=-1.0)
+    np.testing.assert_array_equal(out, np.full((2, 3), -1, np.float32))
+    vals, = run("BatchDenseToSparse", {"d": np.zeros((2, 0), np.float32)}, ["l", "i", "d"], ["vals"])
+    assert vals.shape == (0,)
+
+
+def test_batch_sparse_dense_gradients(rng):
+    lens = np.array([3, 0, 2, 4], np.int32)
+    idx = batch_rows(rng, lens, 5)
+    checker = GradientChecker(1e-2, 1e-2)
+    for op, ins in [(core.CreateOperator("BatchSparseToDense", ["l", "i", "v"], ["o"], dense_last_dim=5,
+                                         default_value=1.5), [lens, idx, f32(rng, len(idx))]),
+                    (core.CreateOperator("BatchSparseToDense", ["l", "i", "v", "s"], ["o"]),
+                     [lens, idx, f32(rng, len(idx)), f32(rng, 4, 5)]),
+                    (core.CreateOperator("BatchDenseToSparse", ["l", "i", "d"], ["o"]),
+                     [lens, idx, f32(rng, 4, 5)])]:
+        ok, grad, _ = checker.CheckSimple(op, ins, 2, [0])
+        assert ok, checker.last_message
+    op = core.CreateOperator("BatchSparseToDense", ["l", "i", "v", "s"], ["o"])
+    ops, g = core.GradientRegistry.GetGradientForOp(op, ["o_grad"])
+    assert g == [None, None, "v_grad", None]
+    assert [(o.type, list(o.input)) for o in ops] == [("BatchDenseToSparse", ["l", "i", "o_grad"])]
+    op = core.CreateOperator("BatchDenseToSparse", ["l", "i", "d"], ["o"])
+    ops, g = core.GradientRegistry.GetGradientForOp(op, ["o_grad"])
+    assert g == [None, None, "d_grad"]
+    assert [(o.type, list(o.input)) for o in ops] == [("BatchSparseToDense", ["l", "i", "o_grad", "d"])]
+
+
+def test_batch_sparse_to_dense_bad_input(rng):
+    op, ins = "BatchSparseToDense", ["l", "i", "v"]
+    lens, idx, v = np.array([2, 1], np.int32), np.array([1, 3, 0], np.int32), f32(rng, 3)
+    feed({"l": lens, "i": idx, "v": v})
+    raises(ValueError, r"op BatchSparseToDense #0: the output's last dim is missing: give argument "
+           r"dense_last_dim or input 3", op, {}, ins, ["o"])
+    raises(ValueError, r"argument dense_last_dim must be >= 1, got 0", op, {}, ins, ["o"], dense_last_dim=0)
+    raises(IndexError, r"op BatchSparseToDense #0: input 1 blob 'i': index 3 at position 1 is out of range "
+           r"\[0, 3\) \(the dense tensor's last dim\)", op, {}, ins, ["o"], dense_last_dim=3)
+    raises(ValueError, r"input 1 blob 'dup' \(indices\): index 2 appears twice in row 1 \(positions 2 and "
+           r"4\); the indices of a row must be distinct", op,
+           {"l3": np.array([2, 3], np.int32), "dup": np.array([2, 1, 2, 0, 2], np.int32), "v5": f32(rng, 5)},
+           ["l3", "dup", "v5"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 0 blob 'l2' \(lengths\) of shape \(2,\) int32 sums to 4, but input 1 blob "
+           r"'i' of shape \(3,\) int32 has 3 rows", op, {"l2": np.array([2, 2], np.int32)}, ["l2", "i", "v"],
+           ["o"], dense_last_dim=4)
+    raises(ValueError, r"input 2 blob 'v2' \(the values\) must have the shape of input 1 blob 'i' \(3,\) "
+           r"int32, got \(3, 1\) float32", op, {"v2": f32(rng, 3, 1)}, ["l", "i", "v2"], ["o"],
+           dense_last_dim=4)
+    raises(ValueError, r"argument dense_last_dim = 4 differs from dim 1 of input 3 blob 's' \(2, 5\) float32",
+           op, {"s": f32(rng, 2, 5)}, ins + ["s"], ["o"], dense_last_dim=4)
+    raises(ValueError, r"argument dense_last_dim = 6 differs from dim 1 of input 3 blob 's' \(2, 5\) float32",
+           op, {}, ins + ["s"], ["o"], dense_last_dim=6)
+    raises(ValueError, r"input 3 blob 's1' \(its dim 1 gives the output's last dim\) must be 2-D, got \(5,\) "
+           r"float32", op, {"s1": f32(rng, 5)}, ins + ["s1"], ["o"])
+    raises(TypeError, r"input 1 blob 'fi' must be int32", op, {"fi": v}, ["l", "fi", "v"], ["o"],
+           dense_last_dim=4)
+    d2s = "BatchDenseToSparse"
+    raises(ValueError, r"op BatchDenseToSparse #0: input 2 blob 'd' \(the dense tensor\) must be 2-D with a "
+           r"row per length of input 0 blob 'l' \(2,\) int32, got \(3, 4\) float32", d2s,
+           {"d": f32(rng, 3, 4)}, ["l", "i", "d"], ["vals"])
+    raises(IndexError, r"op BatchDenseToSparse #0: input 1 blob 'i': index 3 at position 1 is out of range "
+           r"\[0, 3\)", d2s, {"d3": f32(rng, 2, 3)}, ["l", "i", "d3"], ["vals"])
+    # a failing run leaves the output as it was
+    feed({"o": np.full((2, 3), 7.0, np.float32)})
+    raises(IndexError, "out of range", op, {}, ins, ["o"], dense_last_dim=3)
     assert np.array_equal(workspace.FetchBlob("o"), np.full((2, 3), 7.0, np.float32))
 
 

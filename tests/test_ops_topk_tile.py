@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, workspace
-from test_ops_math import check_grads, close, f32, feed, op, run  # the same helpers
+from test_ops_math import check_grads, close, f32, feed, i32, op, run  # the same helpers
 
 
 V, T = ValueError, TypeError
@@ -593,3 +593,107 @@ def test_numpy_tile_bad_inputs_and_no_gradient(rng):
     feed(r=np.array([1, 2], np.int32))  # the workspace stays usable
     np.testing.assert_array_equal(run("NumpyTile", ["x", "r"], ["y"]),
                                   np.tile(workspace.FetchBlob("x"), [1, 2]))
+
+
+# ---------------------------------------------------------------- LengthsTopK
+def lengths_topk_ref(x, lengths, k):
+    vals = np.zeros((len(lengths), k), np.float32)
+    idx = -np.ones((len(lengths), k), np.int32)
+    off = 0
+    for i, n in enumerate(lengths):
+        v, ix, _ = topk_ref(x[off:off + n], min(k, n)) if n else (np.zeros(0), np.zeros(0), None)
+        vals[i, :len(v)], idx[i, :len(ix)] = v, ix
+        off += n
+    return vals, idx
+
+
+@pytest.mark.parametrize("lengths,k", [([3, 1, 4], 2), ([3, 1, 4], 1), ([3, 1, 4], 4), ([3, 1, 4], 6),
+                                       ([0, 2, 0], 3), ([], 2), ([0, 0], 1), ([7], 7)])
+def test_lengths_topk(rng, lengths, k):
+    x = f32(rng, sum(lengths))
+    feed(x=x, l=i32(lengths))
+    v, ix = run("LengthsTopK", ["x", "l"], ["v", "i"], k=k)
+    want_v, want_i = lengths_topk_ref(x, lengths, k)
+    assert v.dtype == np.float32 and ix.dtype == np.int32
+    np.testing.assert_array_equal(v, want_v)
+    np.testing.assert_array_equal(ix, want_i)
+    g = f32(rng, len(lengths), k)
+    feed(g=g)
+    dx = run("LengthsTopKGradient", ["l", "i", "g"], ["dx"], k=k)
+    want = np.zeros(sum(lengths), np.float32)
+    off = 0
+    for r, n in enumerate(lengths):
+        for j in range(min(k, n)):
+            want[off + want_i[r, j]] += g[r, j]
+        off += n
+    np.testing.assert_array_equal(dx, want)
+
+
+def test_lengths_topk_ties_nan_and_caffe2_test_case():
+    x = np.array([1, 3, 3, np.nan, 2, 5, 5, 5], np.float32)
+    feed(x=x, l=i32([4, 4]))
+    v, ix = run("LengthsTopK", ["x", "l"], ["v", "i"], k=3)
+    np.testing.assert_array_equal(ix, [[3, 1, 2], [1, 2, 3]])  # NaN first, ties by lower position
+    assert np.isnan(v[0, 0]) and (v[0, 1:] == 3).all() and (v[1] == 5).all()
+    # Caffe2's test: segments of 0, 0.06, 0.12, ... (ascending), the top k reversed
+    feed(x=np.array([0, 0.06, 0.12, 0, 0.06], np.float32), l=i32([3, 2]))
+    v, ix = run("LengthsTopK", ["x", "l"], ["v", "i"], k=3)
+    np.testing.assert_array_equal(ix, [[2, 1, 0], [1, 0, -1]])
+    np.testing.assert_array_equal(v, np.array([[0.12, 0.06, 0], [0.06, 0, 0]], np.float32))
+
+
+def test_lengths_topk_gradient_repeated_indices_add_up():
+    feed(l=i32([3, 1]), ix=i32([[2, 2], [0, -1]]), g=np.array([[1.5, 2.0], [4.0, 9.0]], np.float32))
+    dx = run("LengthsTopKGradient", ["l", "ix", "g"], ["dx"], k=2)
+    np.testing.assert_array_equal(dx, [0, 0, 3.5, 4.0])  # Caffe2 kept the last (2.0); the padding is skipped
+
+
+@pytest.mark.parametrize("lengths,k", [([3, 1, 4], 2), ([2, 0, 5], 3)])
+def test_lengths_topk_fd_gradient(rng, lengths, k):
+    x = distinct(rng, sum(lengths))
+    check_grads(op("LengthsTopK", ["x", "l"], ["v", "i"], k=k), [x, i32(lengths)], indices=[0])
+
+
+def test_lengths_topk_gradient_maker():
+    (g,), grads = G(op("LengthsTopK", ["x", "l"], ["v", "i"], k=3), ["v_grad", None])
+    assert g.type == "LengthsTopKGradient" and list(g.input) == ["l", "i", "v_grad"]
+    assert list(g.output) == ["x_grad"] and {a.name: a.value() for a in g.arg} == {"k": 3}
+    assert grads == ["x_grad", None]
+    assert G(op("LengthsTopK", ["x", "l"], ["v", "i"], k=3), [None, None]) == ([], [None, None])
+
+
+def test_lengths_topk_bad_inputs(rng):
+    feed(x=f32(rng, 5), x2=f32(rng, 5, 1), l=i32([2, 3]), lbad=i32([2, 2]), lneg=i32([6, -1]),
+         lf=np.ones(2, np.float32), ix=i32([[1, 0], [2, 0]]), g=f32(rng, 2, 2), ixbad=i32([[1, 2], [0, 1]]),
+         g3=f32(rng, 2, 3))
+    with bad(V, r"op LengthsTopK #0: argument 'k' is required"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "l"], ["v", "i"]))
+    with bad(V, r"op LengthsTopK #0: argument 'k' must be >= 1, got 0"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "l"], ["v", "i"], k=0))
+    with bad(V, r"op LengthsTopK #0: input 0 blob 'x2' \(X\) must be 1-D, got \(5, 1\) float32"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x2", "l"], ["v", "i"], k=2))
+    with bad(V, r"op LengthsTopK #0: input 1 blob 'lbad' \(lengths\) sums to 4, but input 0 blob 'x' \(X\) has 5 "
+                r"elements"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "lbad"], ["v", "i"], k=2))
+    assert_unwritten("v")
+    with bad(V, r"op LengthsTopK #0: input 1 blob 'lneg' \(lengths\) holds -1 at position 1"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "lneg"], ["v", "i"], k=2))
+    with bad(T, r"op LengthsTopK #0: input 1 blob 'lf'"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "lf"], ["v", "i"], k=2))
+    with bad(V, r"op LengthsTopKGradient #0: input 1 blob 'ixbad' \(indices\) \(2, 2\) int32: index 2 at \[0, 1\] "
+                r"is out of range \[0, 2\) \(the length of segment 0\)"):
+        workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ixbad", "g"], ["dx"], k=2))
+    assert_unwritten("dx")
+    feed(ixneg=i32([[1, -1], [0, 1]]))  # -1 inside segment 0's length (2) is not padding
+    with bad(V, r"op LengthsTopKGradient #0: input 1 blob 'ixneg' \(indices\) \(2, 2\) int32: index -1 at \[0, 1\] "
+                r"is out of range \[0, 2\)"):
+        workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ixneg", "g"], ["dx"], k=2))
+    with bad(V, r"op LengthsTopKGradient #0: input 2 blob 'g3' \(dValues\) \(2, 3\) float32 must have shape "
+                r"\(2, 2\): one row of k=2 per length of input 0 blob 'l' \(2,\) int32"):
+        workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ix", "g3"], ["dx"], k=2))
+    with bad(V, r"op LengthsTopKGradient #0: input 1 blob 'ix' \(indices\) \(2, 2\) int32 must have shape \(2, 3\)"):
+        workspace.RunOperatorOnce(op("LengthsTopKGradient", ["l", "ix", "g3"], ["dx"], k=3))
+    with bad(MemoryError, r"op LengthsTopK #0: output 0 blob 'v': tensor of .* elements is too large"):
+        workspace.RunOperatorOnce(op("LengthsTopK", ["x", "l"], ["v", "i"], k=2 ** 62))
+    v, ix = run("LengthsTopK", ["x", "l"], ["v", "i"], k=2)  # the workspace stays usable
+    np.testing.assert_array_equal(ix, lengths_topk_ref(workspace.FetchBlob("x"), [2, 3], 2)[1])

@@ -176,10 +176,10 @@ def test_extract_predictor_net_renames_device_and_errors(rng):
     p = pred.Proto()
     assert "data" in p.external_input and "x" not in p.external_input and "out" in p.external_output
     assert "data" not in params
-    assert "data" in p.op[0].input and all(o.device_option is not None for o in p.op)
+    assert "data" in p.op[0].input and all(o.HasField("device_option") for o in p.op)
     rn = [o for o in p.op if o.type == "RecurrentNetwork"][0]
     step = [a.n for a in rn.arg if a.name == "step_net"][0]
-    assert all(o.device_option is not None for o in step.op)
+    assert all(o.HasField("device_option") for o in step.op)
     with pytest.raises(ValueError, match="no op reading the inputs"):
         model_helper.ExtractPredictorNet(m.net.Proto(), ["nothing"], [y])
     with pytest.raises(ValueError, match="no op writing the outputs"):

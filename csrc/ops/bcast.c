@@ -196,6 +196,10 @@ BC_ROW(row_sub_f32, float, float, x - y)
 BC_ROW(row_mul_f32, float, float, x * y)
 BC_ROW(row_div_f32, float, float, x / y)
 BC_ROW(row_div_i32, int32_t, int32_t, x / y) /* divisors checked first (div_check) */
+/* int32 Add / Sub / Mul: every result was checked to fit int32 first (int_check) */
+BC_ROW(row_add_i32, int32_t, int32_t, (int64_t)x + y)
+BC_ROW(row_sub_i32, int32_t, int32_t, (int64_t)x - y)
+BC_ROW(row_mul_i32, int32_t, int32_t, (int64_t)x * y)
 #define BC_CMP_ROWS(tag, OP)                                                                        \
     BC_ROW(row_##tag##_f32, float, int32_t, x OP y) BC_ROW(row_##tag##_i32, int32_t, int32_t, x OP y)
 BC_CMP_ROWS(eq, ==)
@@ -211,19 +215,33 @@ BC_ROW(row_bitand, int32_t, int32_t, x & y)
 BC_ROW(row_bitor, int32_t, int32_t, x | y)
 BC_ROW(row_bitxor, int32_t, int32_t, x ^ y)
 
-/* int32 Div: the first result element whose division is undefined in C. */
-typedef struct div_check {
+/* int32 Add, Sub, Mul, Div: the first result element that int32 cannot hold
+ * (the exact result, computed in int64, overflows) or whose division is
+ * undefined in C (a zero divisor). */
+typedef struct int_check {
+    rc_bc_kind kind;
     const int32_t *a, *b; /* borrowed */
     int64_t bad_a, bad_b, bad_c; /* flat positions in A, B and the result; bad_c -1: none yet */
-} div_check;
+} int_check;
 
-static void row_div_check(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oc)
+static int int_bad(rc_bc_kind kind, int32_t x, int32_t y)
 {
-    div_check *d = ctx;
+    int64_t r;
+    switch (kind) {
+    case RC_BC_ADD: r = (int64_t)x + y; break;
+    case RC_BC_SUB: r = (int64_t)x - y; break;
+    case RC_BC_MUL: r = (int64_t)x * y; break;
+    default: return y == 0 || (y == -1 && x == INT32_MIN);
+    }
+    return r < INT32_MIN || r > INT32_MAX;
+}
+
+static void row_int_check(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oc)
+{
+    int_check *d = ctx;
     if (d->bad_c >= 0) return;
     for (int64_t k = 0; k < len; k++) {
-        const int32_t x = d->a[oa + k * sa], y = d->b[ob + k * sb];
-        if (y == 0 || (y == -1 && x == INT32_MIN)) {
+        if (int_bad(d->kind, d->a[oa + k * sa], d->b[ob + k * sb])) {
             d->bad_a = oa + k * sa;
             d->bad_b = ob + k * sb;
             d->bad_c = oc + k;
@@ -232,12 +250,36 @@ static void row_div_check(void *ctx, int64_t len, int64_t oa, int64_t sa, int64_
     }
 }
 
+/* The ValueError for int_check's finding. */
+static rc_status int_fail(rc_op *op, const int_check *d, rc_err *err)
+{
+    static const char *const sym[] = {"+", "-", "*"};
+    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
+    const int32_t x = d->a[d->bad_a], y = d->b[d->bad_b];
+    if (d->kind == RC_BC_DIV && y == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "integer division by zero: input 1 blob '%s' %s is 0 at flat position %lld (dividing "
+                          "element %lld of input 0 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(B),
+                          (long long)d->bad_b, (long long)d->bad_a, rc_in_name(op, 0), RC_SHAPE(A));
+    if (d->kind == RC_BC_DIV)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "integer overflow: element %lld of input 0 blob '%s' %s is %d and input 1 blob '%s' %s "
+                          "is -1 at flat position %lld (the quotient does not fit int32)", (long long)d->bad_a,
+                          rc_in_name(op, 0), RC_SHAPE(A), (int)INT32_MIN, rc_in_name(op, 1), RC_SHAPE(B),
+                          (long long)d->bad_b);
+    return rc_op_fail(op, err, RC_ERR_VALUE,
+                      "integer overflow: element %lld of input 0 blob '%s' %s is %d and element %lld of input 1 "
+                      "blob '%s' %s is %d: %d %s %d does not fit int32 (result element %lld)", (long long)d->bad_a,
+                      rc_in_name(op, 0), RC_SHAPE(A), (int)x, (long long)d->bad_b, rc_in_name(op, 1), RC_SHAPE(B),
+                      (int)y, (int)x, sym[d->kind], (int)y, (long long)d->bad_c);
+}
+
 rc_status rc_bc_binary(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err)
 {
     static const bc_row_fn f32[] = {row_add_f32, row_sub_f32, row_mul_f32, row_div_f32, row_eq_f32, row_ne_f32,
                                     row_lt_f32, row_le_f32, row_gt_f32, row_ge_f32, NULL, NULL, NULL,
                                     NULL, NULL, NULL};
-    static const bc_row_fn i32[] = {NULL, NULL, NULL, row_div_i32, row_eq_i32, row_ne_i32, row_lt_i32,
+    static const bc_row_fn i32[] = {row_add_i32, row_sub_i32, row_mul_i32, row_div_i32, row_eq_i32, row_ne_i32, row_lt_i32,
                                     row_le_i32, row_gt_i32, row_ge_i32, row_and, row_or, row_xor,
                                     row_bitand, row_bitor, row_bitxor};
     const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
@@ -246,20 +288,10 @@ rc_status rc_bc_binary(rc_op *op, rc_bc_kind kind, const rc_bc *bc, rc_err *err)
     if (!fn) /* unreachable: callers check the dtypes */
         return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' %s: dtype not supported", rc_in_name(op, 0),
                           RC_SHAPE(A));
-    if (is_i32 && kind == RC_BC_DIV) {
-        div_check d = {rc_i32(A), rc_i32(B), -1, -1, -1};
-        bc_rows(bc, row_div_check, &d);
-        if (d.bad_c >= 0 && d.b[d.bad_b] == 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "integer division by zero: input 1 blob '%s' %s is 0 at flat position %lld (dividing "
-                              "element %lld of input 0 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(B),
-                              (long long)d.bad_b, (long long)d.bad_a, rc_in_name(op, 0), RC_SHAPE(A));
-        if (d.bad_c >= 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "integer overflow: element %lld of input 0 blob '%s' %s is %d and input 1 blob '%s' %s "
-                              "is -1 at flat position %lld (the quotient does not fit int32)", (long long)d.bad_a,
-                              rc_in_name(op, 0), RC_SHAPE(A), (int)INT32_MIN, rc_in_name(op, 1), RC_SHAPE(B),
-                              (long long)d.bad_b);
+    if (is_i32 && kind <= RC_BC_DIV) {
+        int_check d = {kind, rc_i32(A), rc_i32(B), -1, -1, -1};
+        bc_rows(bc, row_int_check, &d);
+        if (d.bad_c >= 0) return int_fail(op, &d, err);
     }
     const rc_dtype odt = kind <= RC_BC_DIV ? A->dtype : RC_I32;
     rc_status st = rc_tensor_resize(rc_out(op, 0), odt, bc->out_ndim, bc->out_dims, err);

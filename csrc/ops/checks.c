@@ -42,3 +42,20 @@ rc_status rc_checks_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err)
     *sum = s;
     return RC_OK;
 }
+
+rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, int di, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, di);
+    if (x->dims[0] != sum)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) of shape %s sums to %lld, but input "
+                          "%d blob '%s' of shape %s has %lld rows", li, rc_in_name(op, li), RC_SHAPE(rc_in(op, li)),
+                          (long long)sum, di, rc_in_name(op, di), RC_SHAPE(x), (long long)x->dims[0]);
+    return RC_OK;
+}
+
+rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err)
+{
+    int64_t sum;
+    rc_status st = rc_checks_lengths_values(op, li, &sum, err);
+    return st ? st : rc_checks_lengths_match(op, li, sum, di, err);
+}

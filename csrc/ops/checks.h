@@ -1,7 +1,9 @@
 /* ops/checks.h -- input checks shared by the ops on variable-length batches:
- * ops/mask.c (BooleanMask*, LengthsToWeights, PadEmptySamples) and
+ * ops/mask.c (BooleanMask*, LengthsToWeights, PadEmptySamples),
  * ops/ranges.c (LengthsTile, LengthsRangeFill, LengthsGather, GatherRanges,
- * LengthsPad, ScatterAssign). Defined in ops/checks.c. Every function returns
+ * LengthsPad, ScatterAssign), ops/embed.c (SegmentOneHot, BatchOneHot,
+ * BatchBucketOneHot) and ops/sparse.c (SparseToDenseMask, BatchSparseToDense).
+ * Defined in ops/checks.c. Every function returns
  * RC_OK or fails through rc_op_fail (the message names the op, the blob, its
  * role and its shape or the bad value); none allocates or writes a tensor.
  */
@@ -21,5 +23,12 @@ RC_INTERNAL rc_status rc_checks_rows_any(rc_op *op, int i, const char *what, int
  * ValueError naming the position and the value otherwise); *sum = their sum.
  * Reads the data: run it before anything is written. */
 RC_INTERNAL rc_status rc_checks_lengths_values(rc_op *op, int li, int64_t *sum, rc_err *err);
+
+/* sum, the sum of the lengths of input li, is input di's first dim (a
+ * ValueError naming both blobs otherwise). */
+RC_INTERNAL rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, int di, rc_err *err);
+
+/* rc_checks_lengths_values, then rc_checks_lengths_match with input di. */
+RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err);
 
 #endif

@@ -7,6 +7,9 @@
  *                                                 match_outer=1 in ops/bmm_pow.c)
  *   GatherGradient(DATA, INDICES, dOUT) -> dDATA  the dense gradient (our op, see below)
  *   OneHot(INDICES[, INDEX_SIZE]) -> ONE_HOTS     float32 one-hot rows
+ *   SegmentOneHot(LENGTHS, INDICES, INDEX_SIZE) -> ONE_HOTS   one row per segment
+ *   BatchOneHot(X, LENS, VALS) -> Y               each column of X one-hot over its values
+ *   BatchBucketOneHot(X, LENS, BOUNDARIES) -> Y   each column of X one-hot over its buckets
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
  *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT[, EFFECTIVE_LR[, UPDATE]])
  *   SparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
@@ -24,6 +27,10 @@
  *  - indices are int32 (Caffe2 took int32 or int64); OneHot takes its size
  *    from input 1 (as Caffe2) or from the argument `index_size`, and accepts
  *    indices of any shape (OUT = INDICES.shape + (index_size,));
+ *  - SegmentOneHot: the lengths must sum to the index count and an index size of 0 is allowed
+ *    (Caffe2: > 0); BatchOneHot takes float32 or int32 (Caffe2 also int64); BatchBucketOneHot's
+ *    boundaries must be sorted per column without NaN (Caffe2 assumed it) and a NaN X goes to
+ *    bucket 0 (Caffe2: the middle one);
  *  - WeightedSample takes an argument `seed`: its generator (xoshiro256**)
  *    lives in op->state, seeded at op creation from `seed` when given, else
  *    from the clock and a process-wide counter. Weights must be finite and
@@ -51,6 +58,7 @@
 #include "../core/rc_core.h"
 #include "../kernels/rng.h"
 #include "bmm_pow.h"
+#include "checks.h"
 #include "sparse.h"
 #include <math.h>
 #include <stdio.h>
@@ -251,11 +259,31 @@ static rc_status onehot_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* idx: (M,) -> out: (M, V): out[m, j] = (j == idx[m]) */
-static void onehot_kernel(int64_t M, int64_t V, const int32_t *idx, float *out)
+/* idx: (M,), len: (L,) >= 0 summing to M, or NULL (L = M: one index per row) -> out: (L, V): out[s, j] = 1 where
+ * j is one of row s's indices (the next len[s] of idx, in order), else 0 */
+static void onehot_kernel(int64_t L, int64_t V, const int32_t *idx, const int32_t *len, float *out)
 {
-    memset(out, 0, (size_t)(M * V) * sizeof *out);
-    for (int64_t m = 0; m < M; m++) out[m * V + idx[m]] = 1.0f;
+    memset(out, 0, (size_t)(L * V) * sizeof *out);
+    int64_t m = 0;
+    for (int64_t s = 0; s < L; s++)
+        for (int64_t n = len ? len[s] : 1; n > 0; n--) out[s * V + idx[m++]] = 1.0f;
+}
+
+/* Input i: int32 holding one value, the index size; with values, *pV = it (a ValueError when negative). */
+static rc_status index_size_input(rc_op *op, int i, int values, int64_t *pV, rc_err *err)
+{
+    rc_status st = rc_check_input(op, i, RC_I32, err);
+    if (st) return st;
+    const rc_tensor *vs = rc_in(op, i);
+    if (rc_tensor_numel(vs) != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (the index size) must hold one value, got %s",
+                          i, rc_in_name(op, i), RC_SHAPE(vs));
+    if (!values) return RC_OK;
+    *pV = rc_i32(vs)[0];
+    if (*pV < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (the index size) must be >= 0, got %lld", i,
+                          rc_in_name(op, i), (long long)*pV);
+    return RC_OK;
 }
 
 /* The inputs and the index size (*pV); values=0 (the check) reads no index size from input 1 and
@@ -266,17 +294,7 @@ static rc_status onehot_inputs(rc_op *op, int values, int64_t *pV, rc_err *err)
     rc_status st = rc_sparse_check_indices(op, 0, err);
     if (st) return st;
     int64_t V = s->index_size;
-    if (V < 0) {
-        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
-        const rc_tensor *vs = rc_in(op, 1);
-        if (rc_tensor_numel(vs) != 1)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must hold one value, got %s",
-                              rc_in_name(op, 1), RC_SHAPE(vs));
-        if (values) V = rc_i32(vs)[0];
-        if (values && V < 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the index size) must be >= 0, got %lld",
-                              rc_in_name(op, 1), (long long)V);
-    }
+    if (V < 0 && (st = index_size_input(op, 1, values, &V, err))) return st;
     const rc_tensor *idx = rc_in(op, 0);
     if (idx->ndim + 1 > RC_MAX_DIMS)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' has too many dims for a one-hot output: %s",
@@ -302,7 +320,200 @@ static rc_status onehot_run(rc_op *op, rc_err *err)
     dims[idx->ndim] = V;
     if ((st = resize_out(op, 0, RC_F32, idx->ndim + 1, dims, err))) return st;
     const int64_t M = rc_tensor_numel(idx);
-    if (M > 0 && V > 0) onehot_kernel(M, V, rc_i32(idx), rc_f32(rc_out(op, 0)));
+    if (M > 0 && V > 0) onehot_kernel(M, V, rc_i32(idx), NULL, rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ SegmentOneHot */
+
+/* LENGTHS int32 (L,), INDICES int32 (M,), INDEX_SIZE int32 of one value. With values (run): every length
+ * >= 0, their sum M, every index in [0, index size) (*pV), checked before anything is written. */
+static rc_status seg_onehot_inputs(rc_op *op, int values, int64_t *pV, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_checks_i32_vector(op, 0, "lengths", err))) return st;
+    if ((st = rc_checks_i32_vector(op, 1, "indices", err))) return st;
+    if ((st = index_size_input(op, 2, values, pV, err))) return st;
+    if (!values) return RC_OK;
+    if ((st = rc_checks_lengths_sum(op, 0, 1, err))) return st;
+    return check_indices(op, 1, *pV, "the index size", err);
+}
+
+static rc_status seg_onehot_check(rc_op *op, rc_err *err)
+{
+    int64_t V;
+    return seg_onehot_inputs(op, 0, &V, err);
+}
+
+static rc_status seg_onehot_run(rc_op *op, rc_err *err)
+{
+    int64_t V = 0;
+    rc_status st = seg_onehot_inputs(op, 1, &V, err);
+    if (st) return st;
+    const rc_tensor *len = rc_in(op, 0);
+    const int64_t dims[2] = {len->dims[0], V};
+    if ((st = resize_out(op, 0, RC_F32, 2, dims, err))) return st;
+    if (dims[0] > 0 && V > 0)
+        onehot_kernel(dims[0], V, rc_in(op, 1)->dims[0] ? rc_i32(rc_in(op, 1)) : NULL, rc_i32(len),
+                      rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ BatchOneHot, BatchBucketOneHot */
+
+/* Both take (X, LENS, ...): X has N = X.shape[0] rows of D = X.size / N columns and LENS int32 (D,) gives a
+ * count per column. Dtypes and shapes of X and LENS; with values (run), every count >= 0 and *psum their
+ * sum. *pN, *pD: N and D. */
+static rc_status batch_cols(rc_op *op, int values, int64_t *pN, int64_t *pD, int64_t *psum, rc_err *err)
+{
+    rc_status st = rc_checks_i32_vector(op, 1, "lengths", err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *lens = rc_in(op, 1);
+    if (x->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' must have at least 1 dim (its rows), got %s",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    *pN = x->dims[0];
+    *pD = rc_dims_prod(x, 1, x->ndim);
+    if (lens->dims[0] != *pD)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 1 blob '%s' (lengths) must hold one length per column of input 0 blob '%s' %s "
+                          "(%lld), got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(x), (long long)*pD,
+                          RC_SHAPE(lens));
+    return values ? rc_checks_lengths_values(op, 1, psum, err) : RC_OK;
+}
+
+/* Input 2 (the values or boundaries) must be 1-D of dtype dt; with values, of sum elements. */
+static rc_status batch_dict(rc_op *op, rc_dtype dt, const char *what, int values, int64_t sum, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 2, dt, err);
+    if (st) return st;
+    const rc_tensor *v = rc_in(op, 2);
+    if (v->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (%s) must be 1-D, got %s", rc_in_name(op, 2),
+                          what, RC_SHAPE(v));
+    if (values && v->dims[0] != sum)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (%s) must hold sum(lengths) = %lld elements, "
+                          "got %s", rc_in_name(op, 2), what, (long long)sum, RC_SHAPE(v));
+    return RC_OK;
+}
+
+/* x: (N, D), len: (D,) >= 0, vals: (T,), T = sum(len) -> out: (N, T) of x's dtype: out[n, p] = 1 if
+ * x[n, j] == vals[p] else 0, p running over the len[j] entries of column j (columns in order) */
+#define BATCH_ONEHOT_KERNEL(name, T)                                                                   \
+    static void name(int64_t N, int64_t D, int64_t Tn, const T *x, const int32_t *len, const T *vals, \
+                     T *out)                                                                           \
+    {                                                                                                  \
+        for (int64_t n = 0; n < N; n++) {                                                              \
+            int64_t p = 0;                                                                             \
+            for (int64_t j = 0; j < D; j++)                                                            \
+                for (int64_t k = 0; k < len[j]; k++, p++) out[n * Tn + p] = (T)(x[n * D + j] == vals[p]); \
+        }                                                                                              \
+    }
+BATCH_ONEHOT_KERNEL(batch_onehot_f32, float)
+BATCH_ONEHOT_KERNEL(batch_onehot_i32, int32_t)
+
+static rc_status batch_onehot_inputs(rc_op *op, int values, int64_t *pN, int64_t *pD, int64_t *pT, rc_err *err)
+{
+    rc_status st = rc_checks_rows_any(op, 0, "the data", 0, err);
+    if (st) return st;
+    if ((st = batch_cols(op, values, pN, pD, pT, err))) return st;
+    return batch_dict(op, rc_in(op, 0)->dtype, "the values, of input 0's dtype", values, *pT, err);
+}
+
+static rc_status batch_onehot_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D, T = 0;
+    return batch_onehot_inputs(op, 0, &N, &D, &T, err);
+}
+
+static rc_status batch_onehot_run(rc_op *op, rc_err *err)
+{
+    int64_t N, D, T = 0;
+    rc_status st = batch_onehot_inputs(op, 1, &N, &D, &T, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int64_t dims[2] = {N, T};
+    if ((st = resize_out(op, 0, x->dtype, 2, dims, err))) return st;
+    if (N == 0 || T == 0) return RC_OK;
+    const int32_t *len = rc_i32(rc_in(op, 1));
+    if (x->dtype == RC_F32)
+        batch_onehot_f32(N, D, T, rc_f32(x), len, rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)));
+    else
+        batch_onehot_i32(N, D, T, rc_i32(x), len, rc_i32(rc_in(op, 2)), rc_i32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* Every column's boundaries (the next len[j] of input 2) are sorted: non-decreasing, no NaN. */
+static rc_status check_boundaries(rc_op *op, int64_t D, const int32_t *len, rc_err *err)
+{
+    const float *b = rc_f32(rc_in(op, 2));
+    for (int64_t j = 0, p = 0; j < D; p += len[j], j++)
+        for (int64_t k = 0; k < len[j]; k++)
+            if (isnan(b[p + k]) || (k > 0 && b[p + k] < b[p + k - 1]))
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input 2 blob '%s' (the boundaries): column %lld's must be sorted, without NaN, "
+                                  "but position %lld holds %g%s", rc_in_name(op, 2), (long long)j,
+                                  (long long)(p + k), (double)b[p + k], isnan(b[p + k]) ? "" : " after a larger one");
+    return RC_OK;
+}
+
+/* Number of the n sorted values b that are < v (or <= v with le); 0 for a NaN v. */
+static int64_t count_below(const float *b, int64_t n, float v, int le)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (le ? b[mid] <= v : b[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* x: (N, D), len: (D,) >= 0, b: (sum len,) sorted per column -> out: (N, sum(len) + D): zeros, and for each
+ * (n, j) a 1 at off_j + (#{b_j < x[n, j]} + #{b_j <= x[n, j]}) / 2, off_j = sum_{i < j} (len[i] + 1), b_j being
+ * column j's boundaries: bucket k of column j is (b_j[k-1], b_j[k]], a run of equal boundaries splits its
+ * value's ties in the middle */
+static void bucket_onehot_kernel(int64_t N, int64_t D, int64_t W, const float *x, const int32_t *len,
+                                 const float *b, float *out)
+{
+    memset(out, 0, (size_t)(N * W) * sizeof *out);
+    for (int64_t n = 0; n < N; n++) {
+        int64_t p = 0, off = 0;
+        for (int64_t j = 0; j < D; j++) {
+            const float v = x[n * D + j];
+            const int64_t k = (count_below(b + p, len[j], v, 0) + count_below(b + p, len[j], v, 1)) / 2;
+            out[n * W + off + k] = 1.0f;
+            p += len[j];
+            off += len[j] + 1;
+        }
+    }
+}
+
+static rc_status bucket_onehot_inputs(rc_op *op, int values, int64_t *pN, int64_t *pD, int64_t *pT, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    if ((st = batch_cols(op, values, pN, pD, pT, err))) return st;
+    if ((st = batch_dict(op, RC_F32, "the boundaries", values, *pT, err))) return st;
+    return values && *pT ? check_boundaries(op, *pD, rc_i32(rc_in(op, 1)), err) : RC_OK;
+}
+
+static rc_status bucket_onehot_check(rc_op *op, rc_err *err)
+{
+    int64_t N, D, T = 0;
+    return bucket_onehot_inputs(op, 0, &N, &D, &T, err);
+}
+
+static rc_status bucket_onehot_run(rc_op *op, rc_err *err)
+{
+    int64_t N, D, T = 0;
+    rc_status st = bucket_onehot_inputs(op, 1, &N, &D, &T, err);
+    if (st) return st;
+    const int64_t dims[2] = {N, T + D};
+    if ((st = resize_out(op, 0, RC_F32, 2, dims, err))) return st;
+    if (N == 0 || T + D == 0) return RC_OK;
+    bucket_onehot_kernel(N, D, T + D, rc_f32(rc_in(op, 0)), rc_i32(rc_in(op, 1)), T ? rc_f32(rc_in(op, 2)) : NULL,
+                         rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -576,6 +787,15 @@ const rc_op_schema rc_ops_embed[] = {
     {"OneHot", 1, 2, 1, 1, NULL, onehot_setup, onehot_run, free,
      "(INDICES int32[, INDEX_SIZE int32]) -> float32 one-hot rows, shape INDICES.shape + (index_size,)",
      onehot_check},
+    {"SegmentOneHot", 3, 3, 1, 1, NULL, NULL, seg_onehot_run, NULL,
+     "(LENGTHS int32 (L,), INDICES int32 (sum LENGTHS,), INDEX_SIZE int32) -> float32 (L, index_size): row s has "
+     "1 at each of segment s's indices", seg_onehot_check},
+    {"BatchOneHot", 3, 3, 1, 1, NULL, NULL, batch_onehot_run, NULL,
+     "(X (N, D...) float32 or int32, LENS int32 (D,), VALS (sum LENS,) of X's dtype) -> (N, sum LENS) of X's "
+     "dtype: column j expands to LENS[j] columns, 1 where X[:, j] equals the value", batch_onehot_check},
+    {"BatchBucketOneHot", 3, 3, 1, 1, NULL, NULL, bucket_onehot_run, NULL,
+     "(X (N, D...) float32, LENS int32 (D,), BOUNDARIES float32 (sum LENS,) sorted per column) -> float32 (N, "
+     "sum LENS + D): column j expands to LENS[j] + 1 buckets (b[k-1], b[k]], one-hot", bucket_onehot_check},
     {"WeightedSample", 1, 2, 1, 2, NULL, sample_setup, sample_run, free,
      "(WEIGHTS (N, D)[, VALUES (N, D)]) -> (INDICES (N,) int32 drawn with probability w / rowsum(w)[, VALUES[i, "
      "INDICES[i]]]); argument seed", sample_check},

@@ -1,5 +1,6 @@
-/* ops/fill.c -- fill operators: ConstantFill, UniformFill, GaussianFill,
- * XavierFill, GivenTensorFill, GivenTensorIntFill.
+/* ops/fill.c -- fill operators: ConstantFill, UniformFill, UniformIntFill,
+ * GaussianFill, XavierFill, MSRAFill, DiagonalFill, GivenTensorFill,
+ * GivenTensorIntFill.
  *
  * Shape rules (Caffe2's FillerOp):
  *  - no input: the output has the shape of argument `shape` (absent: a scalar);
@@ -10,6 +11,19 @@
  * `shape` together with an input, `extra_shape` or `input_as_shape` without an
  * input are errors at creation. All fills allow in-place (input 0 = output 0):
  * the shape is read before the output is resized.
+ *
+ * UniformFill and UniformIntFill also take three inputs (Caffe2's form): the
+ * shape source as above, then MIN and MAX, one element each (float32 /
+ * int32), read when the op runs instead of the arguments (which must then be
+ * absent); MIN > MAX gives an output whose first dim is 0.
+ *
+ * UniformIntFill: int32, uniform on [min, max] (both ends included, as
+ * Caffe2's; unbiased: rejection sampling). MSRAFill: float32 N(0, 2 /
+ * fan_out), fan_out = numel / shape[1] (at least 2 dims). DiagonalFill:
+ * zeros (float32 or int32 per 'dtype') with 'value' at every position whose
+ * indices are all equal: (i, i) for i < min(rows, cols) in 2 dims (NumPy's
+ * fill_diagonal; Caffe2 wrapped around in tall matrices), all dims equal in
+ * more (a ValueError otherwise, as Caffe2's).
  *
  * Random fills keep their generator (xoshiro256**) in op->state; it is seeded
  * at creation from argument `seed` when given, else from a process-wide atomic
@@ -23,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FILL_CONST, FILL_UNIFORM, FILL_GAUSS, FILL_XAVIER, FILL_GIVEN };
+enum { FILL_CONST, FILL_UNIFORM, FILL_UNIFORM_INT, FILL_GAUSS, FILL_XAVIER, FILL_MSRA, FILL_DIAG, FILL_GIVEN };
 
 typedef struct fill_state {
     int kind;
@@ -36,6 +50,7 @@ typedef struct fill_state {
     float fval;                    /* ConstantFill value */
     int32_t ival;
     float a, b;                    /* uniform [min, max) / gaussian mean, std */
+    int32_t ia, ib;                /* UniformIntFill [min, max] */
     float *fvalues;                /* GivenTensorFill (owned) */
     int32_t *ivalues;              /* GivenTensorIntFill (owned) */
     int64_t nvalues;
@@ -92,6 +107,9 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_TYPE, "argument 'shape' was a scalar, a list of ints is expected");
     if ((st = read_dims(op, "shape", s->dims, &s->ndim, err))) return st;
     if ((st = read_dims(op, "extra_shape", s->extra, &s->n_extra, err))) return st;
+    if (op->n_in == 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes no input, one (the shape) or three (the shape, min and max), got two");
     if (op->n_in) {
         if (s->ndim)
             return rc_op_fail(op, err, RC_ERR_VALUE,
@@ -102,7 +120,7 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         if (s->input_as_shape)
             return rc_op_fail(op, err, RC_ERR_VALUE, "an input must be given if 'input_as_shape' is true");
     }
-    if (kind != FILL_CONST && kind != FILL_GIVEN) {
+    if (kind != FILL_CONST && kind != FILL_GIVEN && kind != FILL_DIAG) {
         int64_t seed;
         if (rc_opdef_arg(&op->def, "seed")) {
             if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
@@ -203,9 +221,11 @@ static rc_status fill_check(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- ConstantFill */
-static rc_status constant_setup(rc_op *op, rc_err *err)
+/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32; without 'dtype' an
+ * int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
+static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
 {
-    rc_status st = fill_setup_common(op, FILL_CONST, err);
+    rc_status st = fill_setup_common(op, kind, err);
     if (st) return st;
     fill_state *s = op->state;
     const rc_arg *value = rc_opdef_arg(&op->def, "value");
@@ -214,7 +234,7 @@ static rc_status constant_setup(rc_op *op, rc_err *err)
     int64_t dtype = 1;
     if (rc_opdef_arg(&op->def, "dtype")) {
         if ((st = rc_arg_i(&op->def, "dtype", 1, &dtype, err))) return st;
-    } else if (value && value->kind == RC_ARG_I) {
+    } else if (infer_int && value && value->kind == RC_ARG_I) {
         dtype = 2; /* Caffe2 infers an integer type from an int value; int32 is ours */
     }
     if (dtype == 1) {
@@ -234,6 +254,8 @@ static rc_status constant_setup(rc_op *op, rc_err *err)
     }
     return RC_OK;
 }
+
+static rc_status constant_setup(rc_op *op, rc_err *err) { return value_setup(op, FILL_CONST, 1, err); }
 
 static rc_status constant_run(rc_op *op, rc_err *err)
 {
@@ -257,16 +279,103 @@ static rc_status constant_run(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- UniformFill */
+/* With three inputs, 'min' / 'max' arguments are refused (the inputs give them). */
+static rc_status bounds_from_inputs_only(rc_op *op, rc_err *err)
+{
+    if (op->n_in == 3 && (rc_opdef_arg(&op->def, "min") || rc_opdef_arg(&op->def, "max")))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "cannot set argument '%s' and pass min and max as inputs 1 and 2 at the same time",
+                          rc_opdef_arg(&op->def, "min") ? "min" : "max");
+    return RC_OK;
+}
+
 static rc_status uniform_setup(rc_op *op, rc_err *err)
 {
     rc_status st = fill_setup_common(op, FILL_UNIFORM, err);
-    if (st) return st;
+    if (st || (st = bounds_from_inputs_only(op, err))) return st;
     fill_state *s = op->state;
     if ((st = rc_arg_f(&op->def, "min", 0.0f, &s->a, err))) return st;
     if ((st = rc_arg_f(&op->def, "max", 1.0f, &s->b, err))) return st;
     if (!(s->a <= s->b) || !isfinite(s->a) || !isfinite(s->b))
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'min' (%g) must be <= 'max' (%g), both finite, for output blob '%s'",
                           (double)s->a, (double)s->b, rc_out_name(op, 0));
+    return RC_OK;
+}
+
+static rc_status uniform_int_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_UNIFORM_INT, err);
+    if (st || (st = bounds_from_inputs_only(op, err))) return st;
+    fill_state *s = op->state;
+    s->dtype = RC_I32;
+    int64_t lo, hi;
+    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", 1, &hi, err))) return st;
+    if (lo < INT32_MIN || hi > INT32_MAX || lo > hi)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'min' (%lld) must be <= 'max' (%lld), both int32, for output blob '%s'",
+                          (long long)lo, (long long)hi, rc_out_name(op, 0));
+    s->ia = (int32_t)lo;
+    s->ib = (int32_t)hi;
+    return RC_OK;
+}
+
+/* The three-input form's MIN and MAX (inputs 1 and 2: one element each of dtype dt). */
+static rc_status bounds_inputs(rc_op *op, rc_dtype dt, rc_err *err)
+{
+    for (int i = 1; i < 3; i++) {
+        rc_status st = rc_check_input(op, i, dt, err);
+        if (st) return st;
+        if (rc_tensor_numel(rc_in(op, i)) != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must hold one element, got %s", i,
+                              rc_in_name(op, i), i == 1 ? "min" : "max", RC_SHAPE(rc_in(op, i)));
+    }
+    return RC_OK;
+}
+
+/* The uniform fills' check: the shape source, and with three inputs MIN / MAX. */
+static rc_status uniform_check_dt(rc_op *op, rc_dtype dt, rc_err *err)
+{
+    int ndim;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, op->state, 0, &ndim, dims, err);
+    return st || op->n_in != 3 ? st : bounds_inputs(op, dt, err);
+}
+
+static rc_status uniform_check(rc_op *op, rc_err *err) { return uniform_check_dt(op, RC_F32, err); }
+static rc_status uniform_int_check(rc_op *op, rc_err *err) { return uniform_check_dt(op, RC_I32, err); }
+
+/* Resizes the output of a uniform fill; with three inputs reads MIN / MAX into *lo / *hi (as
+ * doubles) and sets *empty when MIN > MAX (the output then has first dim 0). */
+static rc_status uniform_resize(rc_op *op, fill_state *s, double *lo, double *hi, int *empty, int64_t *n,
+                                rc_err *err)
+{
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, s, 1, &ndim, dims, err);
+    if (st) return st;
+    *empty = 0;
+    if (op->n_in == 3) {
+        if ((st = bounds_inputs(op, s->dtype, err))) return st;
+        const rc_tensor *a = rc_in(op, 1), *b = rc_in(op, 2);
+        *lo = s->dtype == RC_F32 ? (double)rc_f32(a)[0] : (double)rc_i32(a)[0];
+        *hi = s->dtype == RC_F32 ? (double)rc_f32(b)[0] : (double)rc_i32(b)[0];
+        if (s->dtype == RC_F32 && (!isfinite(*lo) || !isfinite(*hi)))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "min (input 1 blob '%s') %g and max (input 2 blob '%s') %g "
+                              "must be finite", rc_in_name(op, 1), *lo, rc_in_name(op, 2), *hi);
+        if (*lo > *hi) {
+            if (ndim == 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "min (input 1 blob '%s') %g > max (input 2 blob '%s') %g asks for an output with "
+                                  "first dim 0, but the output is 0-d", rc_in_name(op, 1), *lo, rc_in_name(op, 2), *hi);
+            dims[0] = 0;
+            *empty = 1;
+        }
+    } else {
+        *lo = s->dtype == RC_F32 ? (double)s->a : (double)s->ia;
+        *hi = s->dtype == RC_F32 ? (double)s->b : (double)s->ib;
+    }
+    if ((st = fill_resize_to(op, s, ndim, dims, err))) return st;
+    *n = rc_tensor_numel(rc_out(op, 0));
     return RC_OK;
 }
 
@@ -285,9 +394,36 @@ static rc_status uniform_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
-    rc_status st = fill_resize(op, s, &n, err);
-    if (st) return st;
-    uniform_kernel(rc_f32(rc_out(op, 0)), n, s->a, s->b, s->rng);
+    double lo, hi;
+    int empty;
+    rc_status st = uniform_resize(op, s, &lo, &hi, &empty, &n, err);
+    if (st || empty) return st;
+    uniform_kernel(rc_f32(rc_out(op, 0)), n, (float)lo, (float)hi, s->rng);
+    return RC_OK;
+}
+
+/* Y[n] uniform on the integers [lo, hi] (unbiased: draws past the largest multiple of the range
+ * are redrawn). */
+static void uniform_int_kernel(int32_t *y, int64_t n, int32_t lo, int32_t hi, uint64_t rng[4])
+{
+    const uint64_t range = (uint64_t)((int64_t)hi - (int64_t)lo) + 1; /* 1 .. 2^32 */
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % range;              /* draws below it are fair */
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r;
+        do r = rc_rng_next(rng); while (r >= limit);
+        y[i] = (int32_t)((int64_t)lo + (int64_t)(r % range));
+    }
+}
+
+static rc_status uniform_int_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    double lo, hi;
+    int empty;
+    rc_status st = uniform_resize(op, s, &lo, &hi, &empty, &n, err);
+    if (st || empty) return st;
+    uniform_int_kernel(rc_i32(rc_out(op, 0)), n, (int32_t)lo, (int32_t)hi, s->rng);
     return RC_OK;
 }
 
@@ -305,43 +441,113 @@ static rc_status gaussian_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* Y[n] ~ N(mean, std^2): Box-Muller, two normals per pair of uniforms */
+static void gaussian_kernel(float *y, int64_t n, double mean, double std, uint64_t rng[4])
+{
+    const double two_pi = 6.283185307179586476925;
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = ((double)(rc_rng_next(rng) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
+        double u2 = rc_rng_unit(rng); /* [0, 1) */
+        double r = sqrt(-2.0 * log(u1));
+        y[i] = (float)(mean + std * r * cos(two_pi * u2));
+        if (i + 1 < n) y[i + 1] = (float)(mean + std * r * sin(two_pi * u2));
+    }
+}
+
 static rc_status gaussian_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
     rc_status st = fill_resize(op, s, &n, err);
     if (st) return st;
-    /* Y[n] ~ N(mean, std^2): Box-Muller, two normals per pair of uniforms */
-    float *y = rc_f32(rc_out(op, 0));
-    const double two_pi = 6.283185307179586476925;
-    for (int64_t i = 0; i < n; i += 2) {
-        double u1 = ((double)(rc_rng_next(s->rng) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
-        double u2 = rc_rng_unit(s->rng); /* [0, 1) */
-        double r = sqrt(-2.0 * log(u1));
-        y[i] = (float)(s->a + s->b * r * cos(two_pi * u2));
-        if (i + 1 < n) y[i + 1] = (float)(s->a + s->b * r * sin(two_pi * u2));
-    }
+    gaussian_kernel(rc_f32(rc_out(op, 0)), n, s->a, s->b, s->rng);
     return RC_OK;
 }
 
-/* ---------------------------------------------------------------- XavierFill */
+/* ---------------------------------------------------------------- XavierFill, MSRAFill */
+/* Resizes output 0 and gives *fan = numel / shape[dim] (0 for an empty output); the output needs
+ * more than `dim` dims (`what` names the fan in the message). */
+static rc_status fan_resize(rc_op *op, int dim, const char *what, int64_t *n, double *fan, rc_err *err)
+{
+    rc_status st = fill_resize(op, op->state, n, err);
+    if (st) return st;
+    const rc_tensor *y = rc_out(op, 0);
+    if (y->ndim <= dim)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least %d dim%s (%s = numel / "
+                          "shape[%d]), got %s", rc_out_name(op, 0), dim + 1, dim ? "s" : "", what, dim, RC_SHAPE(y));
+    *fan = *n ? (double)(*n / y->dims[dim]) : 0.0;
+    return RC_OK;
+}
+
+static rc_status msra_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_MSRA, err); }
+
+static rc_status msra_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    double fan_out;
+    rc_status st = fan_resize(op, 1, "fan_out", &n, &fan_out, err);
+    /* Y ~ N(0, 2 / fan_out) */
+    if (!st && n) gaussian_kernel(rc_f32(rc_out(op, 0)), n, 0.0, sqrt(2.0 / fan_out), s->rng);
+    return st;
+}
+
 static rc_status xavier_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_XAVIER, err); }
 
 static rc_status xavier_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
-    rc_status st = fill_resize(op, s, &n, err);
-    if (st) return st;
-    rc_tensor *y = rc_out(op, 0);
-    if (n == 0) return RC_OK;
-    if (y->ndim < 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least 1 dim, got %s",
-                          rc_out_name(op, 0), RC_SHAPE(y));
-    /* Y[d0, ...] ~ U[-scale, scale), scale = sqrt(3 / fan_in), fan_in = numel / d0 */
-    double fan_in = (double)(n / y->dims[0]);
+    double fan_in;
+    rc_status st = fan_resize(op, 0, "fan_in", &n, &fan_in, err);
+    if (st || !n) return st;
+    /* Y ~ U[-scale, scale), scale = sqrt(3 / fan_in) */
     float scale = (float)sqrt(3.0 / fan_in);
-    uniform_kernel(rc_f32(y), n, -scale, scale, s->rng);
+    uniform_kernel(rc_f32(rc_out(op, 0)), n, -scale, scale, s->rng);
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- DiagonalFill */
+static rc_status diagonal_setup(rc_op *op, rc_err *err) { return value_setup(op, FILL_DIAG, 0, err); }
+
+static rc_status diagonal_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, s, 1, &ndim, dims, err);
+    if (st) return st;
+    char buf[160];
+    if (ndim < 2) {
+        dims_str(buf, sizeof buf, ndim, dims);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' must have at least 2 dims, got shape %s",
+                          rc_out_name(op, 0), buf);
+    }
+    for (int d = 1; ndim > 2 && d < ndim; d++)
+        if (dims[d] != dims[0]) {
+            dims_str(buf, sizeof buf, ndim, dims);
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "output blob '%s' of shape %s: with more than 2 dims all must be equal (dim %d is %lld, "
+                              "dim 0 %lld)", rc_out_name(op, 0), buf, d, (long long)dims[d], (long long)dims[0]);
+        }
+    if ((st = fill_resize_to(op, s, ndim, dims, err))) return st;
+    const int64_t n = rc_tensor_numel(rc_out(op, 0));
+    /* Y = 0 but Y[i, i, ..., i] = value, i < min(dims): flat step 1 + d1 + d1 d2 + ... */
+    int64_t step = 0, stride = 1, count = dims[0];
+    for (int d = ndim - 1; d >= 0; d--) {
+        step += stride;
+        stride *= dims[d];
+        if (dims[d] < count) count = dims[d];
+    }
+    if (s->dtype == RC_F32) {
+        float *y = rc_f32(rc_out(op, 0));
+        if (n) memset(y, 0, (size_t)n * sizeof *y);
+        for (int64_t i = 0; i < count; i++) y[i * step] = s->fval;
+    } else {
+        int32_t *y = rc_i32(rc_out(op, 0));
+        if (n) memset(y, 0, (size_t)n * sizeof *y);
+        for (int64_t i = 0; i < count; i++) y[i * step] = s->ival;
+    }
     return RC_OK;
 }
 
@@ -454,8 +660,14 @@ static rc_status zero_gradient_run(rc_op *op, rc_err *err)
 const rc_op_schema rc_ops_fill[] = {
     {"ConstantFill", 0, 1, 1, 1, rc_inplace_first, constant_setup, constant_run, fill_state_free,
      "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values", fill_check},
-    {"UniformFill", 0, 1, 1, 1, rc_inplace_first, uniform_setup, uniform_run, fill_state_free,
-     "Y ~ U[min, max) float32", fill_check},
+    {"UniformFill", 0, 3, 1, 1, rc_inplace_first, uniform_setup, uniform_run, fill_state_free,
+     "Y ~ U[min, max) float32 (min, max: arguments or inputs 1, 2)", uniform_check},
+    {"UniformIntFill", 0, 3, 1, 1, rc_inplace_first, uniform_int_setup, uniform_int_run, fill_state_free,
+     "Y int32 uniform on [min, max] (min, max: arguments or inputs 1, 2)", uniform_int_check},
+    {"MSRAFill", 0, 1, 1, 1, rc_inplace_first, msra_setup, msra_run, fill_state_free,
+     "Y ~ N(0, 2 / fan_out) float32, fan_out = numel / shape[1]", fill_check},
+    {"DiagonalFill", 0, 1, 1, 1, rc_inplace_first, diagonal_setup, diagonal_run, fill_state_free,
+     "Y = 0 with 'value' where all indices are equal (float32 or int32 per 'dtype')", fill_check},
     {"GaussianFill", 0, 1, 1, 1, rc_inplace_first, gaussian_setup, gaussian_run, fill_state_free,
      "Y ~ N(mean, std^2) float32", fill_check},
     {"XavierFill", 0, 1, 1, 1, rc_inplace_first, xavier_setup, xavier_run, fill_state_free,

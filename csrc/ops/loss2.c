@@ -55,6 +55,7 @@
  * L1DistanceGradient is 0 where |X - Y| <= 1e-12, as Caffe2's.
  */
 #include "../core/rc_core.h"
+#include "loss_math.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,24 +238,13 @@ static rc_status xent_grad_run(rc_op *op, rc_err *err)
 
 /* ================================================================ SigmoidCrossEntropyWithLogits */
 
-/* log(1 + exp(x)) without overflow */
-static double softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
-
-/* 1 / (1 + exp(-x)) without overflow */
-static double sigmoid(double x)
-{
-    if (x >= 0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
-
 /* f(x, t): the per-element log-likelihood whose negated row mean is the loss */
 static double sx_forward(int mode, double x, double t)
 {
     switch (mode) {
-    case XENT_LOG_D: return (2.0 * t - 1.0) * (x - softplus(x));
-    case XENT_UNJOINED: return x * t - (1.0 - t) * softplus(x);
-    default: return x * t - softplus(x);
+    case XENT_LOG_D: return (2.0 * t - 1.0) * (x - rc_softplus(x));
+    case XENT_UNJOINED: return x * t - (1.0 - t) * rc_softplus(x);
+    default: return x * t - rc_softplus(x);
     }
 }
 
@@ -262,9 +252,9 @@ static double sx_forward(int mode, double x, double t)
 static double sx_backward(int mode, double x, double t)
 {
     switch (mode) {
-    case XENT_LOG_D: return (2.0 * t - 1.0) * sigmoid(-x);
-    case XENT_UNJOINED: return t - (1.0 - t) * sigmoid(x);
-    default: return t - sigmoid(x);
+    case XENT_LOG_D: return (2.0 * t - 1.0) * rc_sigmoid(-x);
+    case XENT_UNJOINED: return t - (1.0 - t) * rc_sigmoid(x);
+    default: return t - rc_sigmoid(x);
     }
 }
 

@@ -37,6 +37,11 @@
  * Broadcasting as Add's. NaN compares as IEEE (NE is 1, the others 0). No
  * in-place; no gradient (recurrent/_grad_math.py registers none).
  *
+ * Add, Sub, Mul: float32, or int32 (both inputs; C int32) where every exact
+ * result must fit int32: one that does not is a ValueError naming both
+ * elements, raised before the output is touched (ops/bcast.c int_check; Caffe2
+ * computed in the blob's type, int64 there). The int32 forms have no gradient.
+ *
  * Broadcasting of Add, Sub, Mul, Div and the comparisons (Caffe2's): equal
  * shapes (elementwise kernels, unchanged); broadcast=1 with axis (legacy: B a
  * contiguous run of A's dims, C of A's shape); unequal shapes without
@@ -913,15 +918,7 @@ static rc_status binary_shapes_dt(rc_op *op, int allow_i32, int64_t *ppre, int64
     return RC_OK;
 }
 
-static rc_status binary_check(rc_op *op, rc_err *err)
-{
-    int64_t pre, n, post;
-    int numpy;
-    rc_bc bc;
-    return binary_shapes_dt(op, 0, &pre, &n, &post, &numpy, &bc, err);
-}
-
-/* Div and the comparison ops: float32 or int32 inputs (one dtype). */
+/* Add, Sub, Mul, Div and the comparison ops: float32 or int32 inputs (one dtype). */
 static rc_status binary_check_i32(rc_op *op, rc_err *err)
 {
     int64_t pre, n, post;
@@ -930,15 +927,19 @@ static rc_status binary_check_i32(rc_op *op, rc_err *err)
     return binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err);
 }
 
+/* Add, Sub, Mul, Div: float32 through the elementwise kernel k (equal shapes or
+ * broadcast=1) or rc_bc_binary (numpy-style); int32 through rc_bc_binary,
+ * which checks every result fits int32 before writing. */
 static rc_status binary_run(rc_op *op, binary_kernel k, rc_bc_kind kind, rc_err *err)
 {
     rc_status st;
     int64_t pre, n, post;
     int numpy;
     rc_bc bc;
-    if ((st = binary_shapes_dt(op, 0, &pre, &n, &post, &numpy, &bc, err))) return st;
-    if (numpy) return rc_bc_binary(op, kind, &bc, err);
+    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err))) return st;
     const rc_tensor *A = rc_in(op, 0);
+    if (!numpy && A->dtype == RC_I32) rc_bc_legacy(A, pre, n, post, &bc);
+    if (numpy || A->dtype == RC_I32) return rc_bc_binary(op, kind, &bc, err);
     if ((st = resize_out_like(op, 0, A, err))) return st;
     k(pre, n, post, rc_f32(A), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
     return RC_OK;
@@ -948,72 +949,13 @@ static rc_status add_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_ad
 static rc_status sub_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_sub, RC_BC_SUB, err); }
 static rc_status mul_run(rc_op *op, rc_err *err) { return binary_run(op, rc_k_mul, RC_BC_MUL, err); }
 
-/* ---------------------------------------------------------------- integer Div */
-/* Flat index into A (and C) of the first (p, j, k) whose division a / b[j] is
- * undefined in C (b[j] == 0, or INT32_MIN / -1 which overflows), -1 if none. */
-static int64_t div_i32_bad(int64_t pre, int64_t n, int64_t post, const int32_t *a, const int32_t *b)
-{
-    for (int64_t p = 0; p < pre; p++)
-        for (int64_t j = 0; j < n; j++) {
-            const int32_t bj = b[j];
-            if (bj != 0 && bj != -1) continue;
-            const int64_t o = (p * n + j) * post;
-            for (int64_t k = 0; k < post; k++)
-                if (bj == 0 || a[o + k] == INT32_MIN) return o + k;
-        }
-    return -1;
-}
-
-/* a [pre, n, post], b [n] -> c [pre, n, post] = a / b[j], truncating toward
- * zero (C's integer division). No divisor is 0 and no pair is INT32_MIN / -1
- * (div_i32_bad checked). c may be a. */
-static void div_i32_kernel(int64_t pre, int64_t n, int64_t post, const int32_t *a, const int32_t *b, int32_t *c)
-{
-    for (int64_t p = 0; p < pre; p++)
-        for (int64_t j = 0; j < n; j++) {
-            const int32_t bj = b[j];
-            const int64_t o = (p * n + j) * post;
-            for (int64_t k = 0; k < post; k++) c[o + k] = a[o + k] / bj;
-        }
-}
-
+/* ---------------------------------------------------------------- Div */
 /* Div: float32 (IEEE) or int32 (truncating; a zero divisor or INT32_MIN / -1
- * is a ValueError naming the position, checked before the output is touched). */
+ * is a ValueError naming the position, checked by rc_bc_binary before the
+ * output is touched). */
 static rc_status div_run(rc_op *op, rc_err *err)
 {
-    rc_status st;
-    int64_t pre, n, post;
-    int numpy;
-    rc_bc bc;
-    if ((st = binary_shapes_dt(op, 1, &pre, &n, &post, &numpy, &bc, err))) return st;
-    if (numpy) return rc_bc_binary(op, RC_BC_DIV, &bc, err);
-    const rc_tensor *A = rc_in(op, 0), *B = rc_in(op, 1);
-    if (A->dtype == RC_F32) {
-        if ((st = resize_out_like(op, 0, A, err))) return st;
-        rc_k_div(pre, n, post, rc_f32(A), rc_f32(B), rc_f32(rc_out(op, 0)));
-        return RC_OK;
-    }
-    const int32_t *pa = rc_i32(A), *pb = rc_i32(B);
-    const int64_t bad = div_i32_bad(pre, n, post, pa, pb);
-    if (bad >= 0) {
-        const int64_t jb = (bad / post) % n; /* B's element: B's flat index without broadcast too (pre = post = 1) */
-        if (pb[jb] == 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "integer division by zero: input 1 blob '%s' %s is 0 at flat position %lld (dividing "
-                              "element %lld of input 0 blob '%s' %s)", rc_in_name(op, 1), RC_SHAPE(B),
-                              (long long)jb, (long long)bad, rc_in_name(op, 0), RC_SHAPE(A));
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "integer overflow: element %lld of input 0 blob '%s' %s is %d and input 1 blob '%s' %s is -1 "
-                          "at flat position %lld (the quotient does not fit int32)", (long long)bad, rc_in_name(op, 0),
-                          RC_SHAPE(A), (int)INT32_MIN, rc_in_name(op, 1), RC_SHAPE(B), (long long)jb);
-    }
-    int64_t dims[RC_MAX_DIMS];
-    const int ndim = A->ndim;
-    memcpy(dims, A->dims, sizeof dims);
-    st = rc_tensor_resize(rc_out(op, 0), RC_I32, ndim, dims, err);
-    if (st) return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    div_i32_kernel(pre, n, post, pa, pb, rc_i32(rc_out(op, 0)));
-    return RC_OK;
+    return binary_run(op, rc_k_div, RC_BC_DIV, err);
 }
 
 /* ---------------------------------------------------------------- EQ, NE, LT, LE, GT, GE */
@@ -1538,11 +1480,11 @@ const rc_op_schema rc_ops_math[] = {
      "(dY, X0, w0, X1, w1, ...) -> (dX0 = w0 dY, ...[, dw0 = sum(dY X0), ...]) (arg grad_on_w)",
      weighted_sum_grad_check},
     {"Add", 2, 2, 1, 1, inplace_binary, binary_setup, add_run, math_args_free, "C = A + B (args broadcast, axis)",
-     binary_check},
+     binary_check_i32},
     {"Sub", 2, 2, 1, 1, inplace_binary, binary_setup, sub_run, math_args_free, "C = A - B (args broadcast, axis)",
-     binary_check},
+     binary_check_i32},
     {"Mul", 2, 2, 1, 1, inplace_binary, binary_setup, mul_run, math_args_free, "C = A * B (args broadcast, axis)",
-     binary_check},
+     binary_check_i32},
     {"Div", 2, 2, 1, 1, inplace_binary, binary_setup, div_run, math_args_free,
      "C = A / B: float32 IEEE, int32 truncating (args broadcast, axis)", binary_check_i32},
     {"EQ", 2, 2, 1, 1, NULL, binary_setup, eq_run, math_args_free, "C = (A == B) int32 0/1 (args broadcast, axis)",

@@ -107,17 +107,6 @@ static rc_status out_fail(rc_op *op, int o, rc_err *err)
     return rc_op_fail(op, err, err->code, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
 }
 
-/* Lengths input li sums to the rows of input di. */
-static rc_status check_lengths_sum(rc_op *op, int li, int64_t sum, int di, rc_err *err)
-{
-    const rc_tensor *x = rc_in(op, di);
-    if (x->dims[0] != sum)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) of shape %s sums to %lld, but input "
-                          "%d blob '%s' of shape %s has %lld rows", li, rc_in_name(op, li), RC_SHAPE(rc_in(op, li)),
-                          (long long)sum, di, rc_in_name(op, di), RC_SHAPE(x), (long long)x->dims[0]);
-    return RC_OK;
-}
-
 /* The bytes of one row (dims 1..) of x. */
 static size_t row_bytes(const rc_tensor *x)
 {
@@ -325,7 +314,7 @@ static rc_status lgather_run(rc_op *op, rc_err *err)
     rc_status st = lgather_check(op, err);
     if (st) return st;
     int64_t sum = 0;
-    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = rc_checks_lengths_match(op, 1, sum, 0, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1), *it = rc_in(op, 2);
     const int64_t L = lt->dims[0], K = it->dims[0];
     const int32_t *len = L ? rc_i32(lt) : NULL, *idx = K ? rc_i32(it) : NULL;
@@ -641,7 +630,7 @@ static rc_status lpad_run(rc_op *op, rc_err *err)
     int64_t T;
     if ((st = lpad_args(op, &pad, &T, err))) return st;
     int64_t sum = 0;
-    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+    if ((st = rc_checks_lengths_values(op, 1, &sum, err)) || (st = rc_checks_lengths_match(op, 1, sum, 0, err))) return st;
     const rc_tensor *x = rc_in(op, 0), *lt = rc_in(op, 1);
     const int64_t L = lt->dims[0];
     const int32_t *len = L ? rc_i32(lt) : NULL;
@@ -844,7 +833,7 @@ static rc_status pack_run_common(rc_op *op, int unpack, rc_err *err)
         dims[0] = sum;
         for (int d = 2; d < x->ndim; d++) dims[d - 1] = x->dims[d];
     } else {
-        if ((st = check_lengths_sum(op, 1, sum, 0, err))) return st;
+        if ((st = rc_checks_lengths_match(op, 1, sum, 0, err))) return st;
         ndim = x->ndim + 1;
         dims[0] = T;
         dims[1] = N;

@@ -31,6 +31,8 @@ extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments
 extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil,
                                                  Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand */
 extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
+extern const rc_op_schema rc_ops_loss3[];     /* ops/loss3.c: MarginRankingCriterion, CosineEmbeddingCriterion,
+                                                 PairWiseLoss, BernoulliJSD (+gradients) */
 extern const rc_op_schema rc_ops_bmm_pow[];   /* ops/bmm_pow.c: BatchMatMulGradient, BatchGather(Gradient) */
 extern const rc_op_schema rc_ops_util[];      /* ops/util.c: Alias, CopyFromCPUInput, EnsureCPUOutput */
 extern const rc_op_schema rc_ops_mask[];      /* ops/mask.c: BooleanMask(+Gradient, Lengths), LengthsToWeights,
@@ -46,7 +48,9 @@ extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, Atomi
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
-extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTCGreedyDecoder */
+extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTC*Decoder */
+extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
+                                                 SinusoidPositionEncoding */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -60,6 +64,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_lengths,
     rc_ops_unary2,
     rc_ops_loss2,
+    rc_ops_loss3,
     rc_ops_bmm_pow,
     rc_ops_optim_more,
     rc_ops_util,
@@ -70,6 +75,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_print,
     rc_ops_mutex,
     rc_ops_decode,
+    rc_ops_moments,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

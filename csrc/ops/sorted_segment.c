@@ -143,16 +143,18 @@ static rc_status check_first_dim(rc_op *op, int i, int ids, const char *what, rc
     return RC_OK;
 }
 
-/* Input a and b (ndim >= 1) agree after the first dim. */
-static rc_status check_rest(rc_op *op, int a, int b, rc_err *err)
+/* Input a and b (ndim >= 1) have rows of one size: the product of the dims
+ * after the first (the row shapes may differ, as Caffe2's gradient ops took:
+ * a RecurrentNetwork link gives a step output's gradient the link's (1, N, D)
+ * shape where the op wrote (1, D)). */
+static rc_status check_row_size(rc_op *op, int a, int b, rc_err *err)
 {
     const rc_tensor *x = rc_in(op, a), *y = rc_in(op, b);
-    int ok = x->ndim == y->ndim;
-    for (int d = 1; ok && d < x->ndim; d++) ok = x->dims[d] == y->dims[d];
-    if (!ok)
+    if (rc_dims_prod(x, 1, x->ndim) != rc_dims_prod(y, 1, y->ndim))
         return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "input %d blob '%s' of shape %s must match input %d blob '%s' of shape %s after the first "
-                          "dim", a, rc_in_name(op, a), RC_SHAPE(x), b, rc_in_name(op, b), RC_SHAPE(y));
+                          "input %d blob '%s' of shape %s must have rows of the size of input %d blob '%s' of shape "
+                          "%s (the product of the dims after the first)", a, rc_in_name(op, a), RC_SHAPE(x), b,
+                          rc_in_name(op, b), RC_SHAPE(y));
     return RC_OK;
 }
 
@@ -340,8 +342,9 @@ static grad_layout grad_inputs(rc_op *op, int variant)
 }
 
 /* Dtypes and shapes: dOUT float32 ndim >= 1, SEGMENT_IDS int32 1-D of N,
- * SCALARS float32 (N,), DATA float32 (N or any rows with INDICES (N,)) matching
- * dOUT after the first dim, OUT (Range) shaped like dOUT. */
+ * SCALARS float32 (N,), DATA float32 (N or any rows with INDICES (N,)) with
+ * rows of dOUT's size, OUT (Range) with dOUT's rows (check_row_size). The
+ * data gradient takes DATA's row shape. */
 static rc_status grad_shapes(rc_op *op, int variant, rc_err *err)
 {
     const grad_layout l = grad_inputs(op, variant);
@@ -354,7 +357,7 @@ static rc_status grad_shapes(rc_op *op, int variant, rc_err *err)
     }
     if (l.data >= 0) {
         if ((st = check_rank(op, l.data, RC_F32, -1, "data", err))) return st;
-        if ((st = check_rest(op, l.data, l.g, err))) return st;
+        if ((st = check_row_size(op, l.data, l.g, err))) return st;
         if (l.idx < 0 && (st = check_first_dim(op, l.data, l.ids, "data", err))) return st;
     }
     if (l.idx >= 0) {
@@ -363,11 +366,12 @@ static rc_status grad_shapes(rc_op *op, int variant, rc_err *err)
     }
     if (l.out >= 0) {
         if ((st = rc_check_input(op, l.out, RC_F32, err))) return st;
-        if (!rc_tensor_same_shape(rc_in(op, l.out), rc_in(op, l.g)))
+        const rc_tensor *o = rc_in(op, l.out), *g = rc_in(op, l.g);
+        if (o->ndim < 1 || o->dims[0] != g->dims[0] || rc_tensor_numel(o) != rc_tensor_numel(g))
             return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "input %d blob '%s' (the forward output) of shape %s must have the shape of input %d "
-                              "blob '%s' (the output gradient) %s", l.out, rc_in_name(op, l.out),
-                              RC_SHAPE(rc_in(op, l.out)), l.g, rc_in_name(op, l.g), RC_SHAPE(rc_in(op, l.g)));
+                              "input %d blob '%s' (the forward output) of shape %s must have the rows of input %d "
+                              "blob '%s' (the output gradient) %s", l.out, rc_in_name(op, l.out), RC_SHAPE(o), l.g,
+                              rc_in_name(op, l.g), RC_SHAPE(g));
     }
     return RC_OK;
 }
@@ -391,7 +395,7 @@ static rc_status grad_run(rc_op *op, int variant, int kind, rc_err *err)
     if (l.idx >= 0 && (st = rc_sparse_check_range_of(op, l.idx, l.data, err))) return st;
     int32_t *len = NULL; /* scratch, owned here, freed below */
     if ((st = ids_to_lengths(op, l.ids, K, &len, err))) return st;
-    if ((st = rc_lr_resize_rows(op, 0, N, g, err))) {
+    if ((st = rc_lr_resize_rows(op, 0, N, l.data >= 0 ? rc_in(op, l.data) : g, err))) {
         free(len);
         return st;
     }

@@ -5,6 +5,10 @@
  * dense ops whose arguments and per-row arithmetic they share).
  *
  *   SparseToDense(INDICES, VALUES[, DATA_TO_INFER_DIM]) -> OUTPUT
+ *   SparseToDenseMask(INDICES, VALUES, DEFAULT[, LENGTHS]) -> OUTPUT[, PRESENCE]
+ *   SparseToDenseMaskGradient(INDICES, dOUTPUT[, LENGTHS]) -> dVALUES
+ *   BatchSparseToDense(LENGTHS, INDICES, VALUES[, SHAPE_LIKE]) -> DENSE
+ *   BatchDenseToSparse(LENGTHS, INDICES, DENSE) -> VALUES
  *   ScatterWeightedSum(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X
  *
  * INDICES: int32 of any rank, K = its size, read in flat order; VALUES (and
@@ -23,6 +27,18 @@
  *    DATA_TO_INFER_DIM.shape[0] (a tensor of any dtype with at least one
  *    dim), else max(INDICES) + 1, 0 without indices. VALUES are float32 or
  *    int32 (int32 sums wrap around modulo 2^32; Caffe2 also took int64);
+ *  - SparseToDenseMask: INDICES 1-D, VALUES (K,) + ROW, DEFAULT of shape ROW
+ *    exactly (Caffe2 compared sizes), LENGTHS summing to K (Caffe2 did not
+ *    check); the mask ids are int32 (Caffe2: int64), distinct and >= 0;
+ *    negative indices are skipped, at most max_skipped_indices - 1 per run
+ *    (Caffe2 counted over the op's lifetime); the presence mask is int32 0/1
+ *    (Caffe2: bool) and needs return_presence_mask=1 and two outputs. The
+ *    gradient op keeps one flag per mask id in op->state (zeros between
+ *    runs), so an op instance is not run by two threads at once;
+ *  - BatchSparseToDense / BatchDenseToSparse: LENGTHS and INDICES int32 (Caffe2:
+ *    int64), the lengths summing to K, each index in [0, D) and distinct within
+ *    its row (Caffe2 required it in its doc only; checked here with flags kept
+ *    in op->state), VALUES of INDICES' shape (Caffe2 compared sizes);
  *  - ScatterWeightedSum: X and the weights are float32, each weight one
  *    element; X1, X2, ... must have shape INDICES.shape + X.shape[1:]
  *    (Caffe2 compared only sizes, and checked the indices only when W0 != 1);
@@ -37,6 +53,8 @@
  * output whose shape changed.
  */
 #include "sparse.h"
+#include "checks.h"
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +312,448 @@ static rc_status s2d_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ SparseToDenseMask(Gradient) */
+
+typedef struct s2dm_id {
+    int32_t id, col;
+} s2dm_id;
+
+/* op->state of both ops: the mask (argument mask: M distinct ids >= 0, id mask[c] -> column c) sorted by id,
+ * and the gradient's scratch (one flag per column). */
+typedef struct s2dm_state {
+    int64_t M;
+    s2dm_id *ids;          /* (M,) sorted by id */
+    unsigned char *used;   /* (M,) zeros between runs (gradient) */
+    int64_t max_skipped;   /* forward: a run with this many negative ids fails */
+    int presence;          /* forward: return_presence_mask (output 1) */
+} s2dm_state;
+
+static void s2dm_free(void *p)
+{
+    s2dm_state *s = p;
+    if (!s) return;
+    free(s->ids);
+    free(s->used);
+    free(s);
+}
+
+static int s2dm_cmp(const void *a, const void *b)
+{
+    const int32_t x = ((const s2dm_id *)a)->id, y = ((const s2dm_id *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* The column of id, or -1 when the mask does not hold it (negative ids included). */
+static int64_t s2dm_col(const s2dm_state *s, int32_t id)
+{
+    int64_t lo = 0, hi = s->M;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (s->ids[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->M && s->ids[lo].id == id ? s->ids[lo].col : -1;
+}
+
+static rc_status s2dm_setup_common(rc_op *op, rc_err *err)
+{
+    s2dm_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    const int64_t *mask;
+    int n;
+    rc_status st = rc_arg_ints(&op->def, "mask", &mask, &n, err);
+    if (st) return st;
+    if (n == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument mask (the ids of the output's columns) is missing or "
+                          "empty");
+    s->M = n;
+    s->ids = malloc((size_t)n * sizeof *s->ids);
+    s->used = calloc((size_t)n, 1);
+    if (!s->ids || !s->used) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (a mask of %d ids)", n);
+    for (int c = 0; c < n; c++) {
+        if (mask[c] < 0 || mask[c] > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument mask: id %lld at position %d is outside [0, 2**31 - 1] "
+                              "(ids are int32 here)", (long long)mask[c], c);
+        s->ids[c].id = (int32_t)mask[c];
+        s->ids[c].col = c;
+    }
+    qsort(s->ids, (size_t)n, sizeof *s->ids, s2dm_cmp);
+    for (int k = 1; k < n; k++)
+        if (s->ids[k].id == s->ids[k - 1].id)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument mask holds id %d twice (positions %d and %d)",
+                              (int)s->ids[k].id, (int)s->ids[k - 1].col, (int)s->ids[k].col);
+    return RC_OK;
+}
+
+static rc_status s2dm_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = s2dm_setup_common(op, err);
+    if (st) return st;
+    s2dm_state *s = op->state;
+    int64_t presence;
+    if ((st = rc_arg_i(&op->def, "return_presence_mask", 0, &presence, err))) return st;
+    if ((st = rc_arg_i(&op->def, "max_skipped_indices", 5, &s->max_skipped, err))) return st;
+    if (presence != 0 && presence != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument return_presence_mask must be 0 or 1, got %lld",
+                          (long long)presence);
+    s->presence = (int)presence;
+    if (op->n_out != 1 + s->presence)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "%s", s->presence ? "return_presence_mask=1 needs output 1 (the "
+                          "presence mask)" : "output 1 (the presence mask) needs return_presence_mask=1");
+    return RC_OK;
+}
+
+/* INDICES int32 (K,) at input ii and the optional LENGTHS int32 1-D at input li (absent when li >= n_in;
+ * *pL = -1 then). */
+static rc_status lengths_and_indices(rc_op *op, int ii, int li, int64_t *pL, rc_err *err)
+{
+    rc_status st = rc_checks_i32_vector(op, ii, "indices", err);
+    if (st) return st;
+    *pL = -1;
+    if (li >= op->n_in) return RC_OK;
+    if ((st = rc_checks_i32_vector(op, li, "lengths", err))) return st;
+    *pL = rc_in(op, li)->dims[0];
+    return RC_OK;
+}
+
+/* (INDICES (K,), VALUES (K,) + ROW float32 or int32, DEFAULT ROW of VALUES' dtype[, LENGTHS]); *pL as
+ * s2dm_lengths; with values (run), the lengths' sum last. */
+static rc_status s2dm_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
+{
+    rc_status st = lengths_and_indices(op, 0, 3, pL, err);
+    if (st) return st;
+    if ((st = rc_checks_rows_any(op, 1, "the values", 0, err))) return st;
+    const rc_tensor *idx = rc_in(op, 0), *v = rc_in(op, 1), *d = rc_in(op, 2);
+    if ((st = rc_check_input(op, 2, v->dtype, err))) return st;
+    if (v->dims[0] != idx->dims[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the values) must have one row per index of "
+                          "input 0 blob '%s' %s, got %s", rc_in_name(op, 1), rc_in_name(op, 0), RC_SHAPE(idx),
+                          RC_SHAPE(v));
+    int ok = d->ndim == v->ndim - 1;
+    for (int k = 0; ok && k < d->ndim; k++) ok = d->dims[k] == v->dims[k + 1];
+    if (!ok)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the default) must have the shape of a row of "
+                          "input 1 blob '%s' %s, got %s", rc_in_name(op, 2), rc_in_name(op, 1), RC_SHAPE(v),
+                          RC_SHAPE(d));
+    if (op->n_in == 4 && v->ndim + 1 > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "the output would have %d dims (input 1 blob '%s' %s with "
+                          "lengths), at most %d are supported", v->ndim + 1, rc_in_name(op, 1), RC_SHAPE(v),
+                          RC_MAX_DIMS);
+    return values && op->n_in == 4 ? rc_checks_lengths_sum(op, 3, 0, err) : RC_OK;
+}
+
+static rc_status s2dm_check(rc_op *op, rc_err *err)
+{
+    int64_t L;
+    return s2dm_inputs(op, 0, &L, err);
+}
+
+/* idx: (K,), len: (L,) summing to K, vals: (K, R) and dflt: (R,) of esz-byte elements -> out: (L, M, R) and
+ * pres: (L, M) or NULL (out, vals and dflt are not read when R == 0): every row of out dflt, then for each
+ * row l, each k of its indices in order whose id idx[k] is mask[c]: out[l, c] = vals[k], pres[l, c] = 1 (a
+ * repeated id: the last wins) */
+static void s2dm_kernel(const s2dm_state *s, int64_t L, int64_t R, size_t esz, const int32_t *idx,
+                        const int32_t *len, const char *vals, const char *dflt, char *out, int32_t *pres)
+{
+    const int64_t M = s->M;
+    const size_t row = (size_t)R * esz;
+    if (row)
+        for (int64_t r = 0; r < L * M; r++) memcpy(out + (size_t)r * row, dflt, row);
+    if (pres) memset(pres, 0, (size_t)(L * M) * sizeof *pres);
+    for (int64_t l = 0, k = 0; l < L; l++)
+        for (int64_t n = 0; n < len[l]; n++, k++) {
+            const int64_t c = s2dm_col(s, idx[k]);
+            if (c < 0) continue;
+            if (row) memcpy(out + (size_t)(l * M + c) * row, vals + (size_t)k * row, row);
+            if (pres) pres[l * M + c] = 1;
+        }
+}
+
+static rc_status s2dm_run(rc_op *op, rc_err *err)
+{
+    const s2dm_state *s = op->state;
+    int64_t L;
+    rc_status st = s2dm_inputs(op, 1, &L, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 0), *v = rc_in(op, 1), *d = rc_in(op, 2);
+    const int64_t K = idx->dims[0];
+    const int32_t *id = K ? rc_i32(idx) : NULL;
+    int64_t skipped = 0;
+    for (int64_t k = 0; k < K; k++)
+        if (id[k] < 0 && ++skipped >= s->max_skipped)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds %lld negative ids (the last %d at "
+                              "position %lld); at most max_skipped_indices - 1 = %lld are skipped",
+                              rc_in_name(op, 0), (long long)skipped, (int)id[k], (long long)k,
+                              (long long)s->max_skipped - 1);
+    int64_t dims[RC_MAX_DIMS];
+    int nd = 0;
+    if (L >= 0) dims[nd++] = L;
+    dims[nd++] = s->M;
+    for (int k = 0; k < d->ndim; k++) dims[nd++] = d->dims[k];
+    if (rc_tensor_resize(rc_out(op, 0), v->dtype, nd, dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (s->presence && rc_tensor_resize(rc_out(op, 1), RC_I32, nd - d->ndim, dims, err))
+        return rc_op_fail(op, err, err->code, "output 1 blob '%s': %s", rc_out_name(op, 1), err->msg);
+    const int32_t one = (int32_t)K;
+    const int64_t R = rc_tensor_numel(d), rows = L >= 0 ? L : 1;
+    if (rows == 0) return RC_OK;
+    s2dm_kernel(s, rows, R, rc_dtype_size(v->dtype), id, L >= 0 ? rc_i32(rc_in(op, 3)) : &one,
+                R && K ? rc_tensor_data(v) : NULL, R ? rc_tensor_data(d) : NULL,
+                R ? rc_tensor_data(rc_out(op, 0)) : NULL, s->presence ? rc_i32(rc_out(op, 1)) : NULL);
+    return RC_OK;
+}
+
+static rc_status s2dm_grad_setup(rc_op *op, rc_err *err) { return s2dm_setup_common(op, err); }
+
+/* (INDICES (K,), dOUTPUT ([L,] M) + ROW float32[, LENGTHS (L,)]) */
+static rc_status s2dm_grad_inputs(rc_op *op, int values, int64_t *pL, rc_err *err)
+{
+    const s2dm_state *s = op->state;
+    rc_status st = lengths_and_indices(op, 0, 2, pL, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
+    const rc_tensor *g = rc_in(op, 1);
+    const int lead = *pL >= 0 ? 2 : 1;
+    if (g->ndim < lead || (lead == 2 && g->dims[0] != *pL) || g->dims[lead - 1] != s->M)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the output gradient) must have shape %s(%lld, "
+                          "...) (%s%lld mask ids), got %s", rc_in_name(op, 1), lead == 2 ? "(len(lengths)) + " : "",
+                          (long long)s->M, lead == 2 ? "a row per length, " : "", (long long)s->M, RC_SHAPE(g));
+    return values && op->n_in == 3 ? rc_checks_lengths_sum(op, 2, 0, err) : RC_OK;
+}
+
+static rc_status s2dm_grad_check(rc_op *op, rc_err *err)
+{
+    int64_t L;
+    return s2dm_grad_inputs(op, 0, &L, err);
+}
+
+/* idx: (K,), len: (L,) summing to K, g: (L, M, R) -> dv: (K, R): zeros, and for each row l and each column c,
+ * the last k of row l whose id is mask[c] gets g[l, c] (the one whose value SparseToDenseMask kept);
+ * used: (M,) zeros, left zeros */
+static void s2dm_grad_kernel(const s2dm_state *s, int64_t L, int64_t K, int64_t R, const int32_t *idx,
+                             const int32_t *len, const float *g, float *dv, unsigned char *used)
+{
+    const int64_t M = s->M;
+    memset(dv, 0, (size_t)(K * R) * sizeof *dv);
+    for (int64_t l = 0, k0 = 0; l < L; k0 += len[l], l++) {
+        for (int64_t k = k0 + len[l] - 1; k >= k0; k--) {
+            const int64_t c = s2dm_col(s, idx[k]);
+            if (c < 0 || used[c]) continue;
+            used[c] = 1;
+            memcpy(dv + k * R, g + (l * M + c) * R, (size_t)R * sizeof *dv);
+        }
+        for (int64_t k = k0; k < k0 + len[l]; k++) {
+            const int64_t c = s2dm_col(s, idx[k]);
+            if (c >= 0) used[c] = 0;
+        }
+    }
+}
+
+static rc_status s2dm_grad_run(rc_op *op, rc_err *err)
+{
+    const s2dm_state *s = op->state;
+    int64_t L;
+    rc_status st = s2dm_grad_inputs(op, 1, &L, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 0), *g = rc_in(op, 1);
+    const int lead = L >= 0 ? 2 : 1;
+    int64_t dims[RC_MAX_DIMS];
+    dims[0] = idx->dims[0];
+    for (int k = lead; k < g->ndim; k++) dims[1 + k - lead] = g->dims[k];
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1 + g->ndim - lead, dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    const int64_t K = idx->dims[0], R = rc_dims_prod(g, lead, g->ndim);
+    if (K == 0 || R == 0) return RC_OK;
+    const int32_t one = (int32_t)K;
+    s2dm_grad_kernel(s, L >= 0 ? L : 1, K, R, rc_i32(idx), L >= 0 ? rc_i32(rc_in(op, 2)) : &one, rc_f32(g),
+                     rc_f32(rc_out(op, 0)), s->used);
+    return RC_OK;
+}
+
+/* ================================================================ BatchSparseToDense, BatchDenseToSparse */
+
+/* op->state of both: BatchSparseToDense's arguments, and the flags of the duplicate check. */
+typedef struct bsd_state {
+    int64_t dense_last_dim;  /* -1: from input 3 */
+    float default_value;
+    unsigned char *seen;     /* (cap,) zeros between runs */
+    int64_t cap;
+} bsd_state;
+
+static void bsd_free(void *p)
+{
+    bsd_state *s = p;
+    if (!s) return;
+    free(s->seen);
+    free(s);
+}
+
+static rc_status bsd_state_new(rc_op *op, rc_err *err)
+{
+    bsd_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->dense_last_dim = -1;
+    return RC_OK;
+}
+
+static rc_status bs2d_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = bsd_state_new(op, err);
+    if (st) return st;
+    bsd_state *s = op->state;
+    if ((st = rc_arg_f(&op->def, "default_value", 0.0f, &s->default_value, err))) return st;
+    if (!rc_opdef_arg(&op->def, "dense_last_dim")) {
+        if (op->n_in == 3)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "the output's last dim is missing: give argument "
+                              "dense_last_dim or input 3 (a 2-D tensor whose dim 1 it is)");
+        return RC_OK;
+    }
+    if ((st = rc_arg_i(&op->def, "dense_last_dim", -1, &s->dense_last_dim, err))) return st;
+    if (s->dense_last_dim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument dense_last_dim must be >= 1, got %lld",
+                          (long long)s->dense_last_dim);
+    return RC_OK;
+}
+
+static rc_status bd2s_setup(rc_op *op, rc_err *err) { return bsd_state_new(op, err); }
+
+/* The lengths (input 0) are >= 0 and sum to K, the size of INDICES (input 1), and the indices of each row are
+ * distinct and in [0, D): checked with the flags s->seen (grown to D when needed, left zeros). Reads the data:
+ * run it before anything is written. */
+static rc_status bsd_check_rows(rc_op *op, int64_t D, rc_err *err)
+{
+    bsd_state *s = op->state;
+    rc_status st = rc_checks_lengths_sum(op, 0, 1, err);
+    if (st) return st;
+    const int64_t B = rc_in(op, 0)->dims[0], K = rc_in(op, 1)->dims[0];
+    if (K == 0) return RC_OK;
+    if ((st = rc_sparse_check_range(op, 1, D, "the dense tensor's last dim", err))) return st;
+    if (D > s->cap) {
+        unsigned char *p = calloc((size_t)D, 1);
+        if (!p)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (%lld bytes of flags for the duplicate check, "
+                              "one per column)", (long long)D);
+        free(s->seen);
+        s->seen = p;
+        s->cap = D;
+    }
+    const int32_t *len = rc_i32(rc_in(op, 0)), *idx = rc_i32(rc_in(op, 1));
+    int64_t dup = -1, first = -1, row = -1;
+    for (int64_t b = 0, k0 = 0; b < B; k0 += len[b], b++) {
+        for (int64_t k = k0; dup < 0 && k < k0 + len[b]; k++) {
+            if (s->seen[idx[k]]) dup = k, row = b;
+            s->seen[idx[k]] = 1;
+        }
+        for (int64_t k = k0; k < k0 + len[b]; k++) s->seen[idx[k]] = 0;
+        if (dup >= 0) break;
+    }
+    if (dup < 0) return RC_OK;
+    for (first = dup - 1; idx[first] != idx[dup]; first--) {}
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (indices): index %d appears twice in row %lld "
+                      "(positions %lld and %lld); the indices of a row must be distinct", rc_in_name(op, 1),
+                      (int)idx[dup], (long long)row, (long long)first, (long long)dup);
+}
+
+/* (LENGTHS (B,), INDICES (K,), VALUES float32 (K,)[, SHAPE_LIKE 2-D]): *pD, the last dim (with values) */
+static rc_status bs2d_inputs(rc_op *op, int values, int64_t *pD, rc_err *err)
+{
+    const bsd_state *s = op->state;
+    int64_t B;
+    rc_status st = lengths_and_indices(op, 1, 0, &B, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *idx = rc_in(op, 1), *v = rc_in(op, 2);
+    if (!rc_tensor_same_shape(v, idx))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the values) must have the shape of input 1 "
+                          "blob '%s' %s, got %s", rc_in_name(op, 2), rc_in_name(op, 1), RC_SHAPE(idx), RC_SHAPE(v));
+    int64_t D = s->dense_last_dim;
+    if (op->n_in == 4) {
+        const rc_tensor *t = rc_in(op, 3);
+        if (t->dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' holds no tensor (was it fed or computed?)",
+                              rc_in_name(op, 3));
+        if (t->ndim != 2)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 3 blob '%s' (its dim 1 gives the output's last dim) "
+                              "must be 2-D, got %s", rc_in_name(op, 3), RC_SHAPE(t));
+        if (D >= 0 && D != t->dims[1])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument dense_last_dim = %lld differs from dim 1 of input "
+                              "3 blob '%s' %s", (long long)D, rc_in_name(op, 3), RC_SHAPE(t));
+        D = t->dims[1];
+    }
+    *pD = D;
+    return values ? bsd_check_rows(op, D, err) : RC_OK;
+}
+
+static rc_status bs2d_check(rc_op *op, rc_err *err)
+{
+    int64_t D;
+    return bs2d_inputs(op, 0, &D, err);
+}
+
+/* len: (B,) summing to K, idx: (K,) in [0, D) and distinct per row, v: (K,) -> out: (B, D): dflt, and
+ * out[b, idx[k]] = v[k] for the k of row b */
+static void bs2d_kernel(int64_t B, int64_t D, const int32_t *len, const int32_t *idx, const float *v, float dflt,
+                        float *out)
+{
+    for (int64_t j = 0; j < B * D; j++) out[j] = dflt;
+    for (int64_t b = 0, k = 0; b < B; b++)
+        for (int64_t n = 0; n < len[b]; n++, k++) out[b * D + idx[k]] = v[k];
+}
+
+static rc_status bs2d_run(rc_op *op, rc_err *err)
+{
+    const bsd_state *s = op->state;
+    int64_t D;
+    rc_status st = bs2d_inputs(op, 1, &D, err);
+    if (st) return st;
+    const int64_t dims[2] = {rc_in(op, 0)->dims[0], D}, K = rc_in(op, 1)->dims[0];
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 2, dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (dims[0] == 0 || D == 0) return RC_OK;
+    bs2d_kernel(dims[0], D, rc_i32(rc_in(op, 0)), K ? rc_i32(rc_in(op, 1)) : NULL, K ? rc_f32(rc_in(op, 2)) : NULL,
+                s->default_value, rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* (LENGTHS (B,), INDICES (K,), DENSE float32 (B, D)) */
+static rc_status bd2s_inputs(rc_op *op, int values, rc_err *err)
+{
+    int64_t B;
+    rc_status st = lengths_and_indices(op, 1, 0, &B, err);
+    if (st) return st;
+    if ((st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const rc_tensor *d = rc_in(op, 2);
+    if (d->ndim != 2 || d->dims[0] != B)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (the dense tensor) must be 2-D with a row per "
+                          "length of input 0 blob '%s' %s, got %s", rc_in_name(op, 2), rc_in_name(op, 0),
+                          RC_SHAPE(rc_in(op, 0)), RC_SHAPE(d));
+    return values ? bsd_check_rows(op, d->dims[1], err) : RC_OK;
+}
+
+static rc_status bd2s_check(rc_op *op, rc_err *err) { return bd2s_inputs(op, 0, err); }
+
+/* len: (B,) summing to K, idx: (K,) in [0, D), dense: (B, D) -> v: (K,), v[k] = dense[b, idx[k]] for the k of
+ * row b */
+static void bd2s_kernel(int64_t B, int64_t D, const int32_t *len, const int32_t *idx, const float *dense, float *v)
+{
+    for (int64_t b = 0, k = 0; b < B; b++)
+        for (int64_t n = 0; n < len[b]; n++, k++) v[k] = dense[b * D + idx[k]];
+}
+
+static rc_status bd2s_run(rc_op *op, rc_err *err)
+{
+    rc_status st = bd2s_inputs(op, 1, err);
+    if (st) return st;
+    const rc_tensor *idx = rc_in(op, 1), *d = rc_in(op, 2);
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, idx->dims, err))
+        return rc_op_fail(op, err, err->code, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (idx->dims[0] == 0) return RC_OK;
+    bd2s_kernel(d->dims[0], d->dims[1], rc_i32(rc_in(op, 0)), rc_i32(idx), rc_f32(d), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
 /* ================================================================ ScatterWeightedSum */
 
 static rc_status sws_setup(rc_op *op, rc_err *err)
@@ -380,6 +840,20 @@ const rc_op_schema rc_ops_sparse[] = {
      "(INDICES int32, VALUES (INDICES.shape + ROW)[, DATA_TO_INFER_DIM]) -> OUTPUT (D0,) + ROW: zeros, then "
      "OUTPUT[INDICES[k]] += VALUES[k] in order; D0 = output_first_dim, DATA_TO_INFER_DIM.shape[0] or "
      "max(INDICES) + 1", s2d_check},
+    {"SparseToDenseMask", 3, 4, 1, 2, NULL, s2dm_setup, s2dm_run, s2dm_free,
+     "(INDICES int32 (K,), VALUES (K,) + ROW, DEFAULT ROW[, LENGTHS (L,)]) -> OUTPUT ([L,] len(mask)) + ROW[, "
+     "PRESENCE int32 ([L,] len(mask))]: DEFAULT, then OUTPUT[l, c] = VALUES[k] where INDICES[k] == mask[c] (last "
+     "wins); arguments mask, return_presence_mask, max_skipped_indices", s2dm_check},
+    {"SparseToDenseMaskGradient", 2, 3, 1, 1, NULL, s2dm_grad_setup, s2dm_grad_run, s2dm_free,
+     "(INDICES (K,), dOUTPUT ([L,] len(mask)) + ROW[, LENGTHS]) -> dVALUES (K,) + ROW: the row of dOUTPUT for "
+     "the occurrence whose value was kept, zeros elsewhere; argument mask", s2dm_grad_check},
+    {"BatchSparseToDense", 3, 4, 1, 1, NULL, bs2d_setup, bs2d_run, bsd_free,
+     "(LENGTHS (B,), INDICES (K,), VALUES float32 (K,)[, SHAPE_LIKE 2-D]) -> DENSE (B, D): default_value, and "
+     "DENSE[b, INDICES[k]] = VALUES[k] for the k of row b (distinct per row); D = dense_last_dim or "
+     "SHAPE_LIKE.shape[1]", bs2d_check},
+    {"BatchDenseToSparse", 3, 3, 1, 1, NULL, bd2s_setup, bd2s_run, bsd_free,
+     "(LENGTHS (B,), INDICES (K,), DENSE float32 (B, D)) -> VALUES (K,): VALUES[k] = DENSE[b, INDICES[k]] for "
+     "the k of row b (distinct per row)", bd2s_check},
     {"ScatterWeightedSum", 5, -1, 1, 1, rc_inplace_first, sws_setup, sws_run, NULL,
      "(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X in place: X[INDICES[k]] *= W0 per occurrence, then "
      "X[INDICES[k]] += Wj * Xj[k] for each pair j, k in order", sws_check},

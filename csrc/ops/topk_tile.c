@@ -7,6 +7,8 @@
  *   Tile(X[, tiles[, axis]]) -> Y                           args tiles, axis=0
  *   TileGradient(dY[, tiles[, axis]]) -> dX                 args tiles, axis=0
  *   NumpyTile(X, repeats) -> Y                              Y = np.tile(X, repeats)
+ *   LengthsTopK(X, lengths) -> (values, indices)            arg k
+ *   LengthsTopKGradient(lengths, indices, dValues) -> dX    arg k
  *
  * TopK: X float32 of rank >= 1; along `axis` (negative counts from the end)
  * the k largest values, sorted descending, and their positions along the axis
@@ -53,10 +55,25 @@
  * a ValueError, where Caffe2 did not check). Y has dims X.dims[i] * repeats[i].
  * No gradient, as Caffe2 (use Tile, whose gradient exists, for one axis).
  *
+ * LengthsTopK (lengths_top_k_op): X float32 1-D cut into segments by lengths
+ * (int32 1-D, each >= 0, summing to X's length: a ValueError otherwise, where
+ * Caffe2 read past X); per segment the k largest values in TopK's order
+ * (descending, NaN first, ties by lower position) and their positions inside
+ * the segment: values (N, k) float32, indices (N, k) int32, a segment shorter
+ * than k padded with 0 / -1, as Caffe2.
+ * LengthsTopKGradient(lengths, indices (N, k), dValues (N, k)) -> dX (sum of
+ * lengths,): zeros with dValues[i, j] added at segment i's position
+ * indices[i, j] for j < min(k, length_i) (the rest is padding and skipped,
+ * as Caffe2). Such an index outside [0, length_i) is a ValueError (Caffe2
+ * checked only the upper end of the whole X); repeated indices add up
+ * (Caffe2 kept the last).
+ *
  * No global state; kernels are plain loops; the only allocation besides the
- * outputs is TopK's heap (owned by the op's state, freed with it).
+ * outputs is TopK's and LengthsTopK's heap (owned by the op's state, freed with
+ * it).
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +209,18 @@ static void topk_row(const float *x, int64_t n, int64_t stride, int64_t k, topk_
     }
 }
 
+/* Grows s->heap to at least n entries (sized on the first run and when n grows). */
+static rc_status topk_heap_reserve(rc_op *op, topk_state *s, int64_t n, rc_err *err)
+{
+    if (s->cap >= n) return RC_OK;
+    topk_entry *h = malloc((size_t)n * sizeof *h);
+    if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)n);
+    free(s->heap);
+    s->heap = h;
+    s->cap = n;
+    return RC_OK;
+}
+
 /* X float32, rank >= 1, axis in range, sizes fit int32 (k > dims[axis] pads). */
 static rc_status topk_check_x(rc_op *op, int *ax, rc_err *err)
 {
@@ -235,13 +264,7 @@ static rc_status topk_run(rc_op *op, rc_err *err)
         if (rc_tensor_resize(rc_out(op, 2), RC_I32, 1, &nf, err)) return out_fail(op, 2, err);
     }
     if (outer == 0 || inner == 0) return RC_OK;
-    if (s->cap < kk) {
-        topk_entry *h = malloc((size_t)kk * sizeof *h);
-        if (!h) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch of %lld entries)", (long long)kk);
-        free(s->heap);
-        s->heap = h;
-        s->cap = kk;
-    }
+    if ((st = topk_heap_reserve(op, s, kk, err))) return st;
     const float *xd = kk ? rc_f32(x) : NULL;
     float *vals = rc_f32(rc_out(op, 0));
     int32_t *idx = rc_i32(rc_out(op, 1));
@@ -523,6 +546,117 @@ static rc_status numpy_tile_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ LengthsTopK / LengthsTopKGradient */
+
+/* X float32 1-D, lengths int32 1-D (values checked at run). */
+static rc_status ltk_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st || (st = rc_checks_i32_vector(op, 1, "lengths", err))) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (X) must be 1-D, got %s", rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    return RC_OK;
+}
+
+/* Input li (lengths, checked 1-D int32): every length >= 0 and their sum == n (the segmented length). */
+static rc_status ltk_lengths(rc_op *op, int li, int64_t n, const char *what, rc_err *err)
+{
+    int64_t sum;
+    rc_status st = rc_checks_lengths_values(op, li, &sum, err);
+    if (st) return st;
+    if (sum != n)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (lengths) sums to %lld, but %s has %lld "
+                          "elements", li, rc_in_name(op, li), (long long)sum, what, (long long)n);
+    return RC_OK;
+}
+
+static rc_status ltk_run(rc_op *op, rc_err *err)
+{
+    topk_state *s = op->state;
+    rc_status st = ltk_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *len = rc_in(op, 1);
+    char what[160];
+    snprintf(what, sizeof what, "input 0 blob '%s' (X)", rc_in_name(op, 0));
+    if ((st = ltk_lengths(op, 1, x->dims[0], what, err))) return st;
+    const int64_t N = len->dims[0], k = s->k, dims[2] = {N, k};
+    const int32_t *l = N ? rc_i32(len) : NULL;
+    int64_t need = 0;   /* the largest min(k, length) */
+    for (int64_t i = 0; i < N; i++)
+        if (l[i] > need) need = l[i] < k ? l[i] : k;
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 2, dims, err)) return out_fail(op, 0, err);
+    if (rc_tensor_resize(rc_out(op, 1), RC_I32, 2, dims, err)) return out_fail(op, 1, err);
+    if (N == 0) return RC_OK;
+    if ((st = topk_heap_reserve(op, s, need, err))) return st;
+    const float *xd = x->dims[0] ? rc_f32(x) : NULL;
+    float *vals = rc_f32(rc_out(op, 0));
+    int32_t *idx = rc_i32(rc_out(op, 1));
+    int64_t off = 0;
+    for (int64_t i = 0; i < N; i++) {
+        const int64_t n = l[i], kk = n < k ? n : k;
+        float *v = vals + i * k;
+        int32_t *ix = idx + i * k;
+        if (kk) topk_row(xd + off, n, 1, kk, s->heap, v, ix, NULL, 0);
+        for (int64_t j = kk; j < k; j++) {
+            v[j] = 0.0f;
+            ix[j] = -1;
+        }
+        off += n;
+    }
+    return RC_OK;
+}
+
+/* lengths int32 1-D (N,), indices int32 (N, k), dValues float32 (N, k); k from the argument. */
+static rc_status ltk_grad_check(rc_op *op, rc_err *err)
+{
+    const topk_state *s = op->state;
+    rc_status st = rc_checks_i32_vector(op, 0, "lengths", err);
+    if (st || (st = rc_check_input(op, 1, RC_I32, err)) || (st = rc_check_input(op, 2, RC_F32, err))) return st;
+    const int64_t N = rc_in(op, 0)->dims[0];
+    static const char *const what[3] = {NULL, "indices", "dValues"};
+    for (int i = 1; i < 3; i++) {
+        const rc_tensor *t = rc_in(op, i);
+        if (t->ndim != 2 || t->dims[0] != N || t->dims[1] != s->k)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) %s must have shape (%lld, %lld): one "
+                              "row of k=%lld per length of input 0 blob '%s' %s", i, rc_in_name(op, i), what[i],
+                              RC_SHAPE(t), (long long)N, (long long)s->k, (long long)s->k, rc_in_name(op, 0),
+                              RC_SHAPE(rc_in(op, 0)));
+    }
+    return RC_OK;
+}
+
+static rc_status ltk_grad_run(rc_op *op, rc_err *err)
+{
+    const topk_state *s = op->state;
+    rc_status st = ltk_grad_check(op, err);
+    if (st) return st;
+    const rc_tensor *len = rc_in(op, 0), *ixt = rc_in(op, 1);
+    int64_t total;
+    if ((st = rc_checks_lengths_values(op, 0, &total, err))) return st;
+    const int64_t N = len->dims[0], k = s->k;
+    const int32_t *l = N ? rc_i32(len) : NULL, *ix = N ? rc_i32(ixt) : NULL;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < k && j < l[i]; j++)
+            if (ix[i * k + j] < 0 || ix[i * k + j] >= l[i])
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (indices) %s: index %d at [%lld, %lld] "
+                                  "is out of range [0, %d) (the length of segment %lld)", rc_in_name(op, 1),
+                                  RC_SHAPE(ixt), (int)ix[i * k + j], (long long)i, (long long)j, (int)l[i],
+                                  (long long)i);
+    if (rc_tensor_resize(rc_out(op, 0), RC_F32, 1, &total, err)) return out_fail(op, 0, err);
+    if (total == 0) return RC_OK;
+    float *dx = rc_f32(rc_out(op, 0));
+    memset(dx, 0, (size_t)total * sizeof *dx);
+    const float *g = rc_f32(rc_in(op, 2));
+    int64_t off = 0;
+    for (int64_t i = 0; i < N; i++) {
+        for (int64_t j = 0; j < k && j < l[i]; j++) dx[off + ix[i * k + j]] += g[i * k + j];
+        off += l[i];
+    }
+    return RC_OK;
+}
+
 /* ================================================================ the family table */
 const rc_op_schema rc_ops_topk_tile[] = {
     {"TopK", 1, 1, 2, 3, NULL, topk_setup, topk_run, topk_state_free,
@@ -539,5 +673,11 @@ const rc_op_schema rc_ops_topk_tile[] = {
     {"NumpyTile", 2, 2, 1, 1, NULL, NULL, numpy_tile_run, NULL,
      "(X float32 or int32, repeats int32 1-D, one entry >= 0 per dim of X) -> Y = np.tile(X, repeats)",
      numpy_tile_check},
+    {"LengthsTopK", 2, 2, 2, 2, NULL, topk_setup, ltk_run, topk_state_free,
+     "(X float32 1-D, lengths int32) -> values (N, k), indices (N, k): each segment's top k, padded 0 / -1",
+     ltk_check},
+    {"LengthsTopKGradient", 3, 3, 1, 1, NULL, topk_setup, ltk_grad_run, topk_state_free,
+     "(lengths, indices (N, k), dValues (N, k)) -> dX: dValues scattered to the segments' positions",
+     ltk_grad_check},
     {0},
 };
