@@ -3159,6 +3159,33 @@ CASES = [
          "feed(p=f32(3, 4), b=np.array([0, 1], np.int32)); run_op('SwapBestPath', ['p', 'b'], 'y')", V,
          r"op SwapBestPath #0: input 1 blob 'b' \(bestPath\) \(2,\) int32 must have one entry per row of "
          r"input 0 blob 'p' \(predictions\) \(3, 4\) float32"),
+    Case("ctc-greedy-seq-len-range", "ops: decode", "CTCGreedyDecoder([x (4,2,3), SEQ_LEN [1, -1]])",
+         "feed(x=f32(4, 2, 3), l=np.array([1, -1], np.int32)); "
+         "run_op('CTCGreedyDecoder', ['x', 'l'], ['olen', 'vals'])", V,
+         r"op CTCGreedyDecoder #0: input 1 blob 'l' \(SEQ_LEN\) \(2,\) int32: entry 1 is -1, out of range "
+         r"\[0, 4\] \(dim 0 of input 0 blob 'x' \(4, 2, 3\) float32\)",
+         after="feed(l=np.array([1, 4], np.int32)); run_op('CTCGreedyDecoder', ['x', 'l'], ['olen', 'vals'])",
+         note="Caffe2 took a negative length as 0 (and refused one > T)"),
+    Case("ctc-greedy-seq-len-size", "ops: decode", "CTCGreedyDecoder([x (4,2,3), SEQ_LEN (3,)])",
+         "feed(x=f32(4, 2, 3), l=np.array([1, 2, 3], np.int32)); "
+         "run_op('CTCGreedyDecoder', ['x', 'l'], ['olen', 'vals'])", V,
+         r"op CTCGreedyDecoder #0: input 1 blob 'l' \(SEQ_LEN\) \(3,\) int32 must have one entry per sequence "
+         r"\(dim 1\) of input 0 blob 'x' \(INPUTS\) \(4, 2, 3\) float32",
+         note="Caffe2 did not check (it read past a short SEQ_LEN)"),
+    Case("ctc-greedy-no-class", "ops: decode", "CTCGreedyDecoder(x (4,2,0))",
+         "feed(x=np.zeros((4, 2, 0), np.float32)); run_op('CTCGreedyDecoder', ['x'], ['olen', 'vals'])", V,
+         r"op CTCGreedyDecoder #0: input 0 blob 'x' \(INPUTS\) \(4, 2, 0\) float32 has no class to choose "
+         r"for sequence 0 of length 4", note="sequences of length 0 read nothing and decode to nothing"),
+    Case("ctc-beam-num-candidates", "ops: decode", "CTCBeamSearchDecoder(x, beam_width=2, num_candidates=3)",
+         "feed(x=f32(4, 2, 3)); "
+         "run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=2, num_candidates=3)", V,
+         r"op CTCBeamSearchDecoder #0: argument 'num_candidates' must be in \[1, beam_width = 2\], got 3",
+         after="run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=3, num_candidates=3)",
+         note="checked when the op is created"),
+    Case("ctc-beam-width", "ops: decode", "CTCBeamSearchDecoder(x, beam_width=0)",
+         "feed(x=f32(4, 2, 3)); run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=0)", V,
+         r"op CTCBeamSearchDecoder #0: argument 'beam_width' must be in \[1, 2147483647\], got 0",
+         note="Caffe2 did not check (an empty beam decoded nothing)"),
 ]
 XFAIL = {}
 

@@ -48,7 +48,7 @@ extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, Atomi
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
-extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath */
+extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTC*Decoder */
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
 
