@@ -271,6 +271,12 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "pr_len", shape=[3], values=[2, 3, 1])
     init.GivenTensorIntFill([], "sbl_len", shape=[4], values=[1, 2, 3, 0])
     init.GivenTensorIntFill([], "nt_rep", shape=[2], values=[2, 1])
+    # the decoding ops (csrc/ops/decode.c): their own RandomState, so the blobs above keep their values
+    dr = np.random.RandomState(35)
+    init.GivenTensorFill([], "vp_pred", shape=[5, 3], values=dr.uniform(-1, 1, 15).tolist())
+    init.GivenTensorFill([], "vp_tr", shape=[3, 3], values=dr.uniform(-1, 1, 9).tolist())
+    init.GivenTensorFill([], "ctc_x", shape=[6, 2, 4], values=dr.uniform(0, 1, 48).tolist())
+    init.GivenTensorIntFill([], "ctc_len", shape=[2], values=[6, 3])
     init.GivenTensorFill([], "gd_data", shape=[4], values=[0.5, -1.0, 2.0, 0.25])
     init.GivenTensorIntFill([], "gd_ranges", shape=[2, 1, 2], values=[0, 2, 2, 2])
     for b, shape in (("fct_x", [3, 4]), ("fct_w", [4, 5]), ("fct_b", [5]), ("ssm_x", [2, 3, 2, 2])):
@@ -693,6 +699,14 @@ def build_ops_net(name="af_ops"):
     net.Load([], ["ck_fc_w", "ck_ids"], db=ckpt, db_type="minidb", source_blob_names=["fc_w", "ids"])
     net.CreateDB([], ["ck_reader"], db=ckpt, db_type="minidb")
     net.Load(["ck_reader"], [], load_all=1, add_prefix="ck/")
+    # ViterbiPath (its scratch of back pointers), SwapBestPath, CTCGreedyDecoder and CTCBeamSearchDecoder
+    # (its trie of prefixes, hash table and lists, grown during the run), after the checkpoint so the
+    # parts before keep their bounds
+    vp = net.ViterbiPath(["vp_pred", "vp_tr"], "vp_path")
+    net.SwapBestPath(["vp_pred", vp], "vp_new")
+    net.CTCGreedyDecoder(["ctc_x", "ctc_len"], ["ctc_gl", "ctc_gv"])
+    net.CTCBeamSearchDecoder(["ctc_x", "ctc_len"], ["ctc_bl", "ctc_bv", "ctc_bp"], beam_width=3,
+                             num_candidates=2)
     compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + \
         ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
@@ -738,7 +752,8 @@ def build_ops_net(name="af_ops"):
         ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"] + \
         ["mx_it"] + \
         ["ag4_w", "ag4_h", "ag4_elr", "ag4_upd", "emb_d_reg"] + \
-        ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"]
+        ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
+        ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"]
     return init, net, compare
 
 
@@ -824,7 +839,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op SinusoidPositionEncoding #", "op LengthsTopK #", "op LengthsTopKGradient #",
                  "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #",
                  "op SegmentOneHot #", "op BatchOneHot #", "op BatchBucketOneHot #", "op SparseToDenseMask #",
-                 "op SparseToDenseMaskGradient #", "op BatchSparseToDense #", "op BatchDenseToSparse #")
+                 "op SparseToDenseMaskGradient #", "op BatchSparseToDense #", "op BatchDenseToSparse #",
+                 "op ViterbiPath #", "op SwapBestPath #", "op CTCGreedyDecoder #", "op CTCBeamSearchDecoder #")
 
 
 def _tensor_blobs():
