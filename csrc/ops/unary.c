@@ -117,6 +117,18 @@ static rc_status clip_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ReluN is Clip to [0, n]: Clip's kernels with lo = 0, hi = n (n > 0, as Caffe2's). */
+static rc_status relu_n_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, 0, 0, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "n", 6.0f, &s->hi, err);
+    if (st) return st;
+    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n' (%g) must be > 0", (double)s->hi);
+    s->lo = 0.0f;
+    return RC_OK;
+}
+
 static rc_status alpha_setup_common(rc_op *op, float dflt, int grad, rc_err *err)
 {
     unary_state *s = NULL;
@@ -399,6 +411,12 @@ const rc_op_schema rc_ops_unary[] = {
      "(X, dY) -> dX = dY / (1 + |X|)^2", check_all_f32},
     {"StopGradient", 1, 1, 1, 1, rc_inplace_any, NULL, stop_gradient_run, NULL,
      "Y = X (any dtype); the gradient stops here", stop_gradient_check},
+    {"NegateGradient", 1, 1, 1, 1, rc_inplace_any, NULL, stop_gradient_run, NULL,
+     "Y = X (any dtype); its gradient is -dY", stop_gradient_check},
+    {"ReluN", 1, 1, 1, 1, rc_inplace_any, relu_n_setup, clip_run, unary_state_free,
+     "Y = min(max(X, 0), n) (arg n=6, > 0; NaN stays NaN)", check_x_f32},
+    {"ReluNGradient", 2, 2, 1, 1, inplace_dy, relu_n_setup, clip_grad_run, unary_state_free,
+     "(Y, dY) -> dX = dY where 0 < Y < n, else 0", check_all_f32},
     {"Min", 1, -1, 1, 1, rc_inplace_any, min_setup, min_run, unary_state_free,
      "Y = elementwise min of X0, X1, ... (one shape; NaN propagates)", check_all_f32},
     {"MinGradient", 3, -1, 1, -1, NULL, min_grad_setup, min_grad_run, unary_state_free,

@@ -77,7 +77,8 @@
 /* ================================================================ state and helpers */
 
 typedef struct u2_state {
-    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta */
+    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta; ThresholdedRelu: a = alpha */
+    int64_t fast;      /* Gelu: fast_gelu */
     int64_t rows;      /* Where: broadcast_on_rows */
     double *acc;       /* ExpandGradient: the sums (owned), acc_n entries */
     int64_t acc_n;
@@ -164,6 +165,31 @@ static rc_status hard_sigmoid_setup(rc_op *op, rc_err *err)
     if (isnan(s->a) || isnan(s->b))
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "beta");
     return RC_OK;
+}
+
+static rc_status thresholded_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "alpha", 1.0f, &s->a, err);
+    if (st) return st;
+    if (isnan(s->a)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'alpha' is NaN");
+    if (grad && s->a < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'alpha' is %g: the gradient reads Y only, which does not tell X = 0 (passed) "
+                          "from X <= alpha (zeroed) when alpha < 0 (Caffe2 gave -dY where Y < 0)", (double)s->a);
+    return RC_OK;
+}
+
+static rc_status thresholded_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 0, err); }
+static rc_status thresholded_grad_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 1, err); }
+
+static rc_status gelu_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "fast_gelu", 0, &s->fast, err);
+    return st;
 }
 
 /* ================================================================ elementwise kernels */
@@ -268,6 +294,53 @@ static void k_cube(const u2_state *s, int64_t n, const float *x, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i] * x[i];
 }
 
+/* X <= alpha ? 0 : X (NaN stays NaN) */
+static void k_thresholded_relu(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    const float alpha = s->a;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] <= alpha ? 0.0f : x[i];
+}
+
+#define GELU_K 0.7978845608028654f   /* sqrt(2 / pi) */
+#define GELU_C 0.044715f
+
+/* The fast form's tanh(sqrt(2 / pi) (x + 0.044715 x^3)); +-1 from |x| = 10 on, where float's tanh is
+ * already +-1 (no overflow of x^3). */
+static inline float gelu_tanh(float x)
+{
+    return fabsf(x) > 10 ? copysignf(1.0f, x) : tanhf(GELU_K * (x + GELU_C * x * x * x));
+}
+
+/* Y = X Phi(X), Phi(x) = erfc(-x / sqrt 2) / 2 (no cancellation for x < 0), or the fast form
+ * X (1 + tanh(...)) / 2; 0 at -inf (not -inf * 0). */
+static void k_gelu(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        const float p = s->fast ? 0.5f * (1.0f + gelu_tanh(v)) : 0.5f * erfcf(-v * 0.70710678118654752f);
+        y[i] = v == -INFINITY ? 0.0f : v * p;
+    }
+}
+
+/* (dY, X) -> dX = dY (Phi(X) + X phi(X)), or the fast form's derivative; dY 1 / 0 at +inf / -inf. */
+static void k_gelu_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        float g;
+        if (isinf(v)) {
+            g = v > 0 ? 1.0f : 0.0f;
+        } else if (s->fast) {
+            const float t = gelu_tanh(v);
+            g = fabsf(v) > 10 ? (v > 0 ? 1.0f : 0.0f)
+                              : 0.5f * (1.0f + t + v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * v * v));
+        } else {
+            g = 0.5f * erfcf(-v * 0.70710678118654752f) + v * 0.3989422804014327f * expf(-0.5f * v * v);
+        }
+        dx[i] = dy[i] * g;
+    }
+}
+
 /* a [n] (X or Y), dy [n] -> dx [n]; dx may be dy. */
 static void k_sin_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
@@ -330,32 +403,77 @@ static void k_hard_sigmoid_grad(const u2_state *s, int64_t n, const float *y, co
     for (int64_t i = 0; i < n; i++) dx[i] = (y[i] > 0 && y[i] < 1) ? alpha * dy[i] : 0.0f;
 }
 
+static void k_thresholded_relu_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0.0f;
+}
+
 static void k_cube_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
     for (int64_t i = 0; i < n; i++) dx[i] = 3.0f * dy[i] * x[i] * x[i];
 }
 
+/* The inputs checked by check (input 0 float32, or all float32 of one shape) -> output 0 resized to
+ * input 0's shape; *n its element count. */
+static rc_status prep_out(rc_op *op, rc_status (*check)(rc_op *, rc_err *), int64_t *n, rc_err *err)
+{
+    rc_status st = check(op, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    *n = st ? 0 : rc_tensor_numel(rc_in(op, 0));
+    return st;
+}
+
 /* X float32 -> Y of X's shape. */
 static rc_status fwd_run(rc_op *op, fwd_kernel k, rc_err *err)
 {
-    rc_status st = rc_check_input(op, 0, RC_F32, err);
-    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
-    if (st) return st;
-    const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
-    return RC_OK;
+    int64_t n;
+    rc_status st = prep_out(op, check_x_f32, &n, err);
+    if (!st && n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return st;
 }
 
 /* Two float32 inputs of one shape, ia the value (X or Y) and idy dY -> dX of that shape. */
 static rc_status bwd_run(rc_op *op, bwd_kernel k, int ia, int idy, rc_err *err)
 {
-    rc_status st = check_all_f32(op, err);
-    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
-    if (st) return st;
-    const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n) k(op->state, n, rc_f32(rc_in(op, ia)), rc_f32(rc_in(op, idy)), rc_f32(rc_out(op, 0)));
+    int64_t n;
+    rc_status st = prep_out(op, check_all_f32, &n, err);
+    if (!st && n) k(op->state, n, rc_f32(rc_in(op, ia)), rc_f32(rc_in(op, idy)), rc_f32(rc_out(op, 0)));
+    return st;
+}
+
+/* X float32 -> Y = f(X) of X's shape (the ops that are one libm function). */
+static rc_status map_run(rc_op *op, float (*f)(float), rc_err *err)
+{
+    int64_t n;
+    rc_status st = prep_out(op, check_x_f32, &n, err);
+    if (st || !n) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) y[i] = f(x[i]);
     return RC_OK;
 }
+
+/* (X, dY) at ix, idy, float32 of one shape -> dX = dY f'(X), f' given as slope. */
+static rc_status map_grad_run(rc_op *op, float (*slope)(float), int ix, int idy, rc_err *err)
+{
+    int64_t n;
+    rc_status st = prep_out(op, check_all_f32, &n, err);
+    if (st || !n) return st;
+    const float *x = rc_f32(rc_in(op, ix)), *dy = rc_f32(rc_in(op, idy));
+    float *dx = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * slope(x[i]);
+    return RC_OK;
+}
+
+/* d/dx erf(x) = 2 / sqrt(pi) exp(-x^2) */
+static float erf_slope(float x) { return 1.1283791670955126f * expf(-x * x); }
+
+static rc_status sinh_run(rc_op *op, rc_err *err) { return map_run(op, sinhf, err); }
+static rc_status cosh_run(rc_op *op, rc_err *err) { return map_run(op, coshf, err); }
+static rc_status erf_run(rc_op *op, rc_err *err) { return map_run(op, erff, err); }
+static rc_status sinh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, coshf, 1, 0, err); }
+static rc_status cosh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, sinhf, 1, 0, err); }
+static rc_status erf_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, erf_slope, 0, 1, err); }
 
 static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
 static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
@@ -411,6 +529,13 @@ static rc_status hard_sigmoid_grad_run(rc_op *op, rc_err *err)
     return bwd_run(op, k_hard_sigmoid_grad, 0, 1, err);
 }
 static rc_status cube_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cube_grad, 1, 0, err); }
+static rc_status thresholded_relu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_thresholded_relu, err); }
+static rc_status thresholded_relu_grad_run(rc_op *op, rc_err *err)
+{
+    return bwd_run(op, k_thresholded_relu_grad, 0, 1, err);
+}
+static rc_status gelu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_gelu, err); }
+static rc_status gelu_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_gelu_grad, 1, 0, err); }
 
 /* (X, Y, dY) float32 of one shape -> dX = dY (s + Y (1 - s)), s = sigmoid(X), 1 - s = sigmoid(-X). */
 static rc_status swish_grad_run(rc_op *op, rc_err *err)
@@ -789,6 +914,23 @@ const rc_op_schema rc_ops_unary2[] = {
      "(Y, dY) -> dX = 0 < Y < 1 ? alpha dY : 0", check_all_f32},
     {"Cube", 1, 1, 1, 1, NULL, NULL, cube_run, NULL, "Y = X^3", check_x_f32},
     {"CubeGradient", 2, 2, 1, 1, inplace_dy0, NULL, cube_grad_run, NULL, "(dY, X) -> dX = 3 dY X^2", check_all_f32},
+    {"Sinh", 1, 1, 1, 1, NULL, NULL, sinh_run, NULL, "Y = sinh(X)", check_x_f32},
+    {"SinhGradient", 2, 2, 1, 1, inplace_dy0, NULL, sinh_grad_run, NULL, "(dY, X) -> dX = dY cosh(X)",
+     check_all_f32},
+    {"Cosh", 1, 1, 1, 1, NULL, NULL, cosh_run, NULL, "Y = cosh(X)", check_x_f32},
+    {"CoshGradient", 2, 2, 1, 1, inplace_dy0, NULL, cosh_grad_run, NULL, "(dY, X) -> dX = dY sinh(X)",
+     check_all_f32},
+    {"Erf", 1, 1, 1, 1, NULL, NULL, erf_run, NULL, "Y = erf(X)", check_x_f32},
+    {"ErfGradient", 2, 2, 1, 1, inplace_dy1, NULL, erf_grad_run, NULL,
+     "(X, dY) -> dX = dY 2 / sqrt(pi) exp(-X^2)", check_all_f32},
+    {"ThresholdedRelu", 1, 1, 1, 1, rc_inplace_any, thresholded_setup, thresholded_relu_run, u2_state_free,
+     "Y = X <= alpha ? 0 : X (arg alpha=1; NaN stays NaN)", check_x_f32},
+    {"ThresholdedReluGradient", 2, 2, 1, 1, inplace_dy1, thresholded_grad_setup, thresholded_relu_grad_run,
+     u2_state_free, "(Y, dY) -> dX = Y > 0 ? dY : 0 (alpha >= 0)", check_all_f32},
+    {"Gelu", 1, 1, 1, 1, NULL, gelu_setup, gelu_run, u2_state_free,
+     "Y = X Phi(X), Phi the standard normal CDF (arg fast_gelu=0: 1 takes the tanh form)", check_x_f32},
+    {"GeluGradient", 2, 2, 1, 1, inplace_dy0, gelu_setup, gelu_grad_run, u2_state_free,
+     "(dY, X) -> dX = dY (Phi(X) + X phi(X)) (arg fast_gelu: the tanh form's derivative)", check_all_f32},
     {"Where", 3, 3, 1, 1, inplace_where, where_setup, where_run, u2_state_free,
      "Z = C ? X : Y (C int32; X, Y float32 or int32; numpy broadcasting, or arg broadcast_on_rows)", where_check},
     {"Expand", 2, 2, 1, 1, NULL, NULL, expand_run, NULL,
