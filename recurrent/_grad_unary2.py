@@ -17,6 +17,7 @@ The forward ops whose gradient reads X (Sin, Cos, Tan, Asin, Acos, Atan, Cube, S
 Erf, Gelu) cannot
 run in place (the schema refuses it); a forward op whose output is its input blob is refused here too, with a
 ValueError naming the op (a net built by hand could not reach it, but the check costs nothing).
+``Glu`` has none in Caffe2: asking for it is a ValueError, as for ``Where``.
 ``Sign``, ``Floor``, ``Ceil`` have no gradient (their derivative is 0 wherever it exists; Caffe2:
 Sign none, Floor and Ceil "not implemented"). ``Where`` has none in Caffe2 either; asking for the
 gradient of its X or Y is a ValueError here instead of a silent zero.
@@ -73,13 +74,22 @@ GradientRegistry.RegisterGradient("Swish")(_maker(("X", "Y", "dY")))
 GradientRegistry.RegisterGradient("Expand")(_maker(("dY", "X")))
 
 
-@GradientRegistry.RegisterGradient("Where")
-def _where_grad(op, g_output):
-    if g_output[0] is None:
-        return [], [None] * len(op.input)
-    raise ValueError("Where has no gradient op (Caffe2 neither): output '%s' needs a gradient, but inputs "
-                     "'%s' and '%s' would get none; compute the selection with Mul by a float mask instead"
-                     % (op.output[0], op.input[1], op.input[2]))
+def _refused(which, hint):
+    """A maker for an op without a gradient op (Caffe2 neither): a ValueError when its output needs a
+    gradient, naming the inputs (by position, which) that would get none, instead of a silent zero."""
+    def make(op, g_output):
+        if g_output[0] is None:
+            return [], [None] * len(op.input)
+        names = ["'%s'" % op.input[i] for i in which]
+        what = ("inputs " if len(names) > 1 else "input ") + " and ".join(names)
+        raise ValueError("%s has no gradient op (Caffe2 neither): output '%s' needs a gradient, but %s "
+                         "would get none; %s" % (op.type, op.output[0], what, hint))
+    return make
+
+
+GradientRegistry.RegisterGradient("Where")(
+    _refused((1, 2), "compute the selection with Mul by a float mask instead"))
+GradientRegistry.RegisterGradient("Glu")(_refused((0,), "build it from Split, Sigmoid and Mul instead"))
 
 
 GradientRegistry.RegisterNoGradient(

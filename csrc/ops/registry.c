@@ -51,6 +51,7 @@ extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
 extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath */
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
+extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -76,6 +77,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_mutex,
     rc_ops_decode,
     rc_ops_moments,
+    rc_ops_activation,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

@@ -79,6 +79,7 @@
 typedef struct u2_state {
     float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta; ThresholdedRelu: a = alpha */
     int64_t fast;      /* Gelu: fast_gelu */
+    int64_t dim;       /* Glu: dim */
     int64_t rows;      /* Where: broadcast_on_rows */
     double *acc;       /* ExpandGradient: the sums (owned), acc_n entries */
     int64_t acc_n;
@@ -557,6 +558,58 @@ static rc_status swish_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ Glu */
+
+static rc_status glu_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "dim", -1, &s->dim, err);
+    return st;
+}
+
+/* X float32 split in halves A, B along dim (even): *outer blocks of 2 *half elements -> Y's dims. */
+static rc_status glu_shape(rc_op *op, int64_t *dims, int64_t *outer, int64_t *half, rc_err *err)
+{
+    const u2_state *s = op->state;
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *X = rc_in(op, 0);
+    const int64_t d = s->dim < 0 ? s->dim + X->ndim : s->dim;
+    if (d < 0 || d >= X->ndim || X->dims[d] % 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument dim=%lld must name a dim of input 0 blob '%s' of shape %s (in [-%d, %d)) "
+                          "of even size", (long long)s->dim, rc_in_name(op, 0), RC_SHAPE(X), X->ndim, X->ndim);
+    memcpy(dims, X->dims, (size_t)X->ndim * sizeof *dims);
+    dims[d] /= 2;
+    *outer = 1;
+    *half = 1;
+    for (int k = 0; k < X->ndim; k++) *(k < d ? outer : half) *= dims[k];
+    return RC_OK;
+}
+
+static rc_status glu_check(rc_op *op, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS], outer, half;
+    return glu_shape(op, dims, &outer, &half, err);
+}
+
+/* Y[o, j] = A[o, j] sigmoid(B[o, j]), A = X[o, 0:half], B = X[o, half:2 half] (flat within a block). */
+static rc_status glu_run(rc_op *op, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS], outer, half;
+    rc_status st = glu_shape(op, dims, &outer, &half, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, dims, err);
+    if (st || !outer || !half) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t o = 0; o < outer; o++) {
+        const float *a = x + o * 2 * half, *b = a + half;
+        for (int64_t j = 0; j < half; j++) y[o * half + j] = a[j] * sigmoidf_(b[j]);
+    }
+    return RC_OK;
+}
+
 /* ================================================================ broadcast walking (Where, Expand) */
 
 /* The walk of an output of shape dims[ndim] over k inputs, each with its element
@@ -931,6 +984,8 @@ const rc_op_schema rc_ops_unary2[] = {
      "Y = X Phi(X), Phi the standard normal CDF (arg fast_gelu=0: 1 takes the tanh form)", check_x_f32},
     {"GeluGradient", 2, 2, 1, 1, inplace_dy0, gelu_setup, gelu_grad_run, u2_state_free,
      "(dY, X) -> dX = dY (Phi(X) + X phi(X)) (arg fast_gelu: the tanh form's derivative)", check_all_f32},
+    {"Glu", 1, 1, 1, 1, NULL, glu_setup, glu_run, u2_state_free,
+     "Y = A sigmoid(B), A and B the halves of X along dim (arg dim=-1; no gradient, as Caffe2)", glu_check},
     {"Where", 3, 3, 1, 1, inplace_where, where_setup, where_run, u2_state_free,
      "Z = C ? X : Y (C int32; X, Y float32 or int32; numpy broadcasting, or arg broadcast_on_rows)", where_check},
     {"Expand", 2, 2, 1, 1, NULL, NULL, expand_run, NULL,
