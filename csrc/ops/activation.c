@@ -31,11 +31,10 @@
 static int inplace_00(int in, int out) { return in == 0 && out == 0; }
 static int inplace_dy(int in, int out) { return in == 1 && out == 0; }
 
+/* Output o takes the shape (and float32 dtype) of the input tensor like. */
 static rc_status resize_as(rc_op *op, int o, const rc_tensor *like, rc_err *err)
 {
-    int64_t dims[RC_MAX_DIMS];
-    memcpy(dims, like->dims, sizeof dims);
-    rc_status st = rc_tensor_resize(rc_out(op, o), RC_F32, like->ndim, dims, err);
+    rc_status st = rc_tensor_resize_like(rc_out(op, o), like, err);
     if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
     return RC_OK;
 }
@@ -61,9 +60,11 @@ static rc_status prelu_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* X at input ix, W at iw, both float32; W 1-D of 1 or C entries -> the geometry. */
+/* X at input ix, W at iw, both float32; W 1-D of 1 or C entries -> the geometry (g may be NULL). */
 static rc_status prelu_shapes(rc_op *op, int ix, int iw, prelu_geom *g, rc_err *err)
 {
+    prelu_geom unused;
+    if (!g) g = &unused;
     rc_status st = rc_check_input(op, ix, RC_F32, err);
     if (!st) st = rc_check_input(op, iw, RC_F32, err);
     if (!st) st = rc_check_ndim(op, iw, 1, 1, err);
@@ -89,11 +90,7 @@ static rc_status prelu_shapes(rc_op *op, int ix, int iw, prelu_geom *g, rc_err *
     return RC_OK;
 }
 
-static rc_status prelu_check(rc_op *op, rc_err *err)
-{
-    prelu_geom g;
-    return prelu_shapes(op, 0, 1, &g, err);
-}
+static rc_status prelu_check(rc_op *op, rc_err *err) { return prelu_shapes(op, 0, 1, NULL, err); }
 
 static rc_status prelu_run(rc_op *op, rc_err *err)
 {
@@ -128,11 +125,7 @@ static rc_status prelu_grad_shapes(rc_op *op, prelu_geom *g, rc_err *err)
     return prelu_shapes(op, 2, 3, g, err);
 }
 
-static rc_status prelu_grad_check(rc_op *op, rc_err *err)
-{
-    prelu_geom g;
-    return prelu_grad_shapes(op, &g, err);
-}
+static rc_status prelu_grad_check(rc_op *op, rc_err *err) { return prelu_grad_shapes(op, NULL, err); }
 
 /* Channel by channel: dX and dW[c] in one pass (dW summed in double, in element order within a channel). */
 static rc_status prelu_grad_run(rc_op *op, rc_err *err)

@@ -136,15 +136,26 @@ static int inplace_where(int in, int out) { return (in == 1 || in == 2) && out =
 
 /* ================================================================ arguments */
 
-static rc_status selu_setup_common(rc_op *op, int grad, rc_err *err)
+/* op->state = a state with s->a = argument na (default da) and, when nb, s->b = argument nb; NaN refused. */
+static rc_status float_args(rc_op *op, const char *na, float da, const char *nb, float db, u2_state **out,
+                            rc_err *err)
 {
     u2_state *s = NULL;
     rc_status st = state_new(op, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "alpha", 1.6732632423543772f, &s->a, err);
-    if (!st) st = rc_arg_f(&op->def, "scale", 1.0507009873554805f, &s->b, err);
+    if (!st) st = rc_arg_f(&op->def, na, da, &s->a, err);
+    if (!st && nb) st = rc_arg_f(&op->def, nb, db, &s->b, err);
     if (st) return st;
-    if (isnan(s->a) || isnan(s->b))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "scale");
+    if (isnan(s->a) || (nb && isnan(s->b)))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? na : nb);
+    *out = s;
+    return RC_OK;
+}
+
+static rc_status selu_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = float_args(op, "alpha", 1.6732632423543772f, "scale", 1.0507009873554805f, &s, err);
+    if (st) return st;
     if (grad && (s->b <= 0 || s->a < 0))
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "arguments alpha %g and scale %g: the gradient reads Y only, which tells the sign of X "
@@ -159,22 +170,14 @@ static rc_status selu_grad_setup(rc_op *op, rc_err *err) { return selu_setup_com
 static rc_status hard_sigmoid_setup(rc_op *op, rc_err *err)
 {
     u2_state *s = NULL;
-    rc_status st = state_new(op, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "alpha", 0.2f, &s->a, err);
-    if (!st) st = rc_arg_f(&op->def, "beta", 0.5f, &s->b, err);
-    if (st) return st;
-    if (isnan(s->a) || isnan(s->b))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "beta");
-    return RC_OK;
+    return float_args(op, "alpha", 0.2f, "beta", 0.5f, &s, err);
 }
 
 static rc_status thresholded_setup_common(rc_op *op, int grad, rc_err *err)
 {
     u2_state *s = NULL;
-    rc_status st = state_new(op, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "alpha", 1.0f, &s->a, err);
+    rc_status st = float_args(op, "alpha", 1.0f, NULL, 0.0f, &s, err);
     if (st) return st;
-    if (isnan(s->a)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'alpha' is NaN");
     if (grad && s->a < 0)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "argument 'alpha' is %g: the gradient reads Y only, which does not tell X = 0 (passed) "
