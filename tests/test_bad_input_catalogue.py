@@ -2299,11 +2299,11 @@ CASES = [
                  r"would get none",
          note="Caffe2 had no GluGradient and no gradient maker"),
     # ---------------------------------------------------------------- unary.c: ReluN, NegateGradient
-    Case("relu-n-bad-n", "ops: unary", "ReluN(x, n=0)",
+    Case("relu-n-bad-n", "ops: unary & reduce", "ReluN(x, n=0)",
          "feed(x=f32(2, 3)); run_op('ReluN', 'x', 'y', n=0.0)", V,
          r"op ReluN #0: argument 'n' \(0\) must be > 0",
          note="as Caffe2's CAFFE_ENFORCE_GT(n, 0); NaN the same; ReluNGradient the same"),
-    Case("negate-gradient-no-tensor", "ops: unary", "NegateGradient([u (no tensor)])",
+    Case("negate-gradient-no-tensor", "ops: unary & reduce", "NegateGradient([u (no tensor)])",
          "workspace.CreateBlob('u'); run_op('NegateGradient', 'u', 'y')", V,
          r"op NegateGradient #0: input 0 blob 'u' holds no tensor \(was it fed or computed\?\)",
          note="any dtype is copied, as StopGradient"),
