@@ -1,6 +1,6 @@
 /* ops/unary.c -- elementwise ops of Caffe2's clip_op, abs_op, sqrt_op,
- * leaky_relu_op, elu_op, softsign_op, stop_gradient, minmax_ops (Min) and
- * mean_op, with their gradient ops.
+ * leaky_relu_op, elu_op, softsign_op, stop_gradient, negate_gradient_op,
+ * relu_n_op, minmax_ops (Min) and mean_op, with their gradient ops.
  *
  *   Clip(X) -> Y                  args min=-inf, max=+inf: Y = min(max(X, min), max)
  *   ClipGradient(Y, dY) -> dX     dX = dY where min < Y < max, else 0
@@ -15,12 +15,15 @@
  *   Softsign(X) -> Y              Y = X / (1 + |X|) (+-1 at +-inf; Caffe2: NaN)
  *   SoftsignGradient(X, dY)       dX = dY / (1 + |X|)^2
  *   StopGradient(X) -> Y          Y = X (any dtype; in place: nothing to do); no gradient
+ *   NegateGradient(X) -> Y        Y = X, as StopGradient; its gradient maker gives Negative(dY)
+ *   ReluN(X) -> Y                 arg n=6 (> 0): Y = min(max(X, 0), n): Clip's kernels, lo = 0, hi = n
+ *   ReluNGradient(Y, dY) -> dX    dX = dY where 0 < Y < n, else 0 (ClipGradient's kernel)
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
  *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
  *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
  *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs; dX0 may be dY (in place)
  *
- * All float32 (StopGradient: any dtype). The forward ops run in place; the
+ * All float32 (StopGradient, NegateGradient: any dtype). The forward ops run in place; the
  * gradient ops may write dX over dY. What differs from Caffe2:
  *  - Clip's unset bounds are -inf / +inf (Caffe2: the lowest / largest float,
  *    so Clip without arguments turned -inf into -3.4e38); min > max is a
@@ -46,7 +49,7 @@
 /* ================================================================ helpers */
 
 typedef struct unary_state {
-    float lo, hi;       /* Clip: min, max; LeakyRelu / Elu: lo = alpha */
+    float lo, hi;       /* Clip: min, max; ReluN: 0, n; LeakyRelu / Elu: lo = alpha */
     const float **x;    /* Min, Mean, MinGradient: the inputs' data (owned table) */
     float **dx;         /* MinGradient, MeanGradient: the outputs' data (owned table) */
 } unary_state;

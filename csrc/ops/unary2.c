@@ -1,7 +1,7 @@
 /* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
  * tan_op, asin_op, acos_op, atan_op, reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
- * hard_sigmoid_op, cube_op, Where (elementwise_logical_ops) and expand_op,
- * with their gradient ops.
+ * hard_sigmoid_op, cube_op, sinh_op, cosh_op, erf_op, thresholded_relu_op, gelu_op, glu_op,
+ * Where (elementwise_logical_ops) and expand_op, with their gradient ops.
  *
  *   Sin(X) -> Y                      Y = sin(X)
  *   SinGradient(X, dY) -> dX         dX = dY cos(X)
@@ -31,6 +31,20 @@
  *   HardSigmoidGradient(Y, dY) -> dX dX = 0 < Y < 1 ? alpha dY : 0
  *   Cube(X) -> Y                     Y = X^3 (overflow: +-inf, as float arithmetic)
  *   CubeGradient(dY, X) -> dX        dX = 3 dY X^2 (Caffe2's input order: dY first)
+ *   Sinh(X), Cosh(X) -> Y            Y = sinh(X), cosh(X)
+ *   SinhGradient(dY, X) -> dX        dX = dY cosh(X) (Caffe2's input order: dY first)
+ *   CoshGradient(dY, X) -> dX        dX = dY sinh(X)
+ *   Erf(X) -> Y                      Y = erf(X)
+ *   ErfGradient(X, dY) -> dX         dX = dY 2 / sqrt(pi) exp(-X^2)
+ *   ThresholdedRelu(X) -> Y          arg alpha=1: Y = X <= alpha ? 0 : X (NaN stays NaN; Caffe2: 0)
+ *   ThresholdedReluGradient(Y, dY)   dX = Y > 0 ? dY : 0 (alpha >= 0: Y does not tell X = 0 from
+ *                                    X <= alpha when alpha < 0; Caffe2's dY sign(Y) was wrong there)
+ *   Gelu(X) -> Y                     arg fast_gelu=0: Y = X Phi(X), Phi(x) = erfc(-x / sqrt 2) / 2;
+ *                                    fast: X (1 + tanh(sqrt(2 / pi) (X + 0.044715 X^3))) / 2; 0 at -inf
+ *   GeluGradient(dY, X) -> dX        dX = dY (Phi(X) + X phi(X)), or the fast form's derivative; dY / 0
+ *                                    at +inf / -inf (Caffe2: NaN)
+ *   Glu(X) -> Y                      arg dim=-1: A, B the halves of X along dim (even), Y = A sigmoid(B);
+ *                                    no gradient, as Caffe2
  *   Where(C, X, Y) -> Z              Z = C ? X : Y elementwise; C int32 (nonzero is true), X and Y
  *                                    float32 or int32 of one dtype; numpy-style broadcasting of the
  *                                    three; arg broadcast_on_rows=0: 1 takes C as 1-D, one entry per
@@ -42,9 +56,9 @@
  *                                    in dY's element order (deterministic); X is read for its shape
  *
  * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus,
- * Selu and HardSigmoid may run in place (as Caffe2's schemas); Sin, Cos, Tan,
- * Asin, Acos, Atan, Swish, Cube (whose gradients read X), Expand and
- * ExpandGradient may not;
+ * Selu, HardSigmoid and ThresholdedRelu may run in place (as Caffe2's schemas);
+ * Sin, Cos, Tan, Asin, Acos, Atan, Swish, Cube, Sinh, Cosh, Erf, Gelu (whose
+ * gradients read X), Glu, Expand and ExpandGradient may not;
  * Where's Z may be X's or Y's blob when the result has that input's shape. The
  * gradient ops may write dX over dY. What differs from Caffe2:
  *  - Softplus does not overflow: Caffe2's log(exp(X) + 1) was +inf from X
@@ -332,12 +346,11 @@ static void k_gelu_grad(const u2_state *s, int64_t n, const float *x, const floa
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         float g;
-        if (isinf(v)) {
+        if (isinf(v) || (s->fast && fabsf(v) > 10)) { /* the fast form's tanh is +-1 from |v| = 10 on */
             g = v > 0 ? 1.0f : 0.0f;
         } else if (s->fast) {
             const float t = gelu_tanh(v);
-            g = fabsf(v) > 10 ? (v > 0 ? 1.0f : 0.0f)
-                              : 0.5f * (1.0f + t + v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * v * v));
+            g = 0.5f * (1.0f + t + v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * v * v));
         } else {
             g = 0.5f * erfcf(-v * 0.70710678118654752f) + v * 0.3989422804014327f * expf(-0.5f * v * v);
         }
