@@ -1,9 +1,10 @@
 """Gradient makers of the elementwise ops and reductions of csrc/ops/unary.c and csrc/ops/reduce.c,
 as Caffe2's (clip_op.cc, abs_op.cc, sqrt_op.cc, leaky_relu_op.cc, elu_op.cc, softsign_op.cc,
-minmax_ops.cc, mean_op.cc, reduce_ops.cc, reduction_front_back_ops.cc).
+minmax_ops.cc, mean_op.cc, relu_n_op.cc, negate_gradient_op.cc, reduce_ops.cc, reduction_front_back_ops.cc).
 
-- ``Clip``, ``LeakyRelu``, ``Elu``: ``<Type>Gradient([Y, Y_grad]) -> X_grad`` with the forward
-  op's arguments (min / max, alpha).
+- ``Clip``, ``LeakyRelu``, ``Elu``, ``ReluN``: ``<Type>Gradient([Y, Y_grad]) -> X_grad`` with the
+  forward op's arguments (min / max, alpha, n).
+- ``NegateGradient``: ``Negative([Y_grad]) -> X_grad``, as Caffe2's.
 - ``Abs``, ``Softsign``: ``<Type>Gradient([X, Y_grad]) -> X_grad``. They read X, so a forward op
   that ran in place (X overwritten by Y) has no gradient: a ValueError, as Caffe2's Softsign maker
   (Caffe2's Abs maker did not check and gave a wrong gradient).
@@ -51,7 +52,7 @@ def _from_x(op, g_output):
     return [_op(op, op.type + "Gradient", [op.input[0], g_output[0]], [gx])], [gx]
 
 
-for _t in ("Clip", "LeakyRelu", "Elu"):
+for _t in ("Clip", "LeakyRelu", "Elu", "ReluN"):
     GradientRegistry.RegisterGradient(_t)(_from_y)
 for _t in ("Abs", "Softsign"):
     GradientRegistry.RegisterGradient(_t)(_from_x)
@@ -64,6 +65,14 @@ def _sqrt_grad(op, g_output):
     gx = _grad_name(op.input[0])
     return [CreateOperator("Scale", [str(g_output[0])], [gx], scale=0.5),
             CreateOperator("Div", [gx, str(op.output[0])], [gx])], [gx]
+
+
+@GradientRegistry.RegisterGradient("NegateGradient")
+def _negate_gradient_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _grad_name(op.input[0])
+    return [CreateOperator("Negative", [str(g_output[0])], [gx])], [gx]
 
 
 @GradientRegistry.RegisterGradient("Min")
@@ -116,7 +125,7 @@ for _t in ("ReduceFrontMax", "ReduceBackMax"):
 
 GradientRegistry.RegisterNoGradient(
     "StopGradient", "ArgMax", "ArgMin", "Accuracy",
-    "ClipGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
+    "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
     "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient",
     "ReduceFrontMaxGradient", "ReduceBackMaxGradient")

@@ -1,18 +1,23 @@
 """Gradient makers of the elementwise ops of csrc/ops/unary2.c, as Caffe2's (sin_op.cc, cos_op.cc,
 tan_op.cc, asin_op.cc, acos_op.cc, atan_op.cc, reciprocal_op.cc, rsqrt_op.cc, softplus_op.cc, selu_op.cc,
-swish_op.cc, hard_sigmoid_op.cc, cube_op.cc, expand_op.cc), with Caffe2's input orders:
+swish_op.cc, hard_sigmoid_op.cc, cube_op.cc, expand_op.cc, sinh_op.cc, cosh_op.cc, erf_op.cc,
+thresholded_relu_op.cc, gelu_op.cc), with Caffe2's input orders:
 
-- ``Sin``, ``Cos``, ``Tan``, ``Asin``, ``Acos``, ``Atan``: ``<Type>Gradient([X, Y_grad]) -> X_grad``.
-- ``Reciprocal``, ``Softplus``, ``Selu``, ``HardSigmoid``: ``<Type>Gradient([Y, Y_grad]) -> X_grad``
-  with the forward op's arguments (alpha / scale, alpha / beta).
+- ``Sin``, ``Cos``, ``Tan``, ``Asin``, ``Acos``, ``Atan``, ``Erf``: ``<Type>Gradient([X, Y_grad]) ->
+  X_grad``.
+- ``Sinh``, ``Cosh``, ``Gelu``: ``<Type>Gradient([Y_grad, X]) -> X_grad`` (Gelu's with fast_gelu).
+- ``Reciprocal``, ``Softplus``, ``Selu``, ``HardSigmoid``, ``ThresholdedRelu``: ``<Type>Gradient([Y,
+  Y_grad]) -> X_grad`` with the forward op's arguments (alpha / scale, alpha / beta, alpha).
 - ``RSqrt``: ``RSqrtGradient([Y_grad, Y]) -> X_grad``.
 - ``Cube``: ``CubeGradient([Y_grad, X]) -> X_grad``.
 - ``Swish``: ``SwishGradient([X, Y, Y_grad]) -> X_grad``.
 - ``Expand``: ``ExpandGradient([Y_grad, X]) -> X_grad``; the shape input gets none.
 
-The forward ops whose gradient reads X (Sin, Cos, Tan, Asin, Acos, Atan, Cube, Swish, Expand) cannot
+The forward ops whose gradient reads X (Sin, Cos, Tan, Asin, Acos, Atan, Cube, Swish, Expand, Sinh, Cosh,
+Erf, Gelu) cannot
 run in place (the schema refuses it); a forward op whose output is its input blob is refused here too, with a
 ValueError naming the op (a net built by hand could not reach it, but the check costs nothing).
+``Glu`` has none in Caffe2: asking for it is a ValueError, as for ``Where``.
 ``Sign``, ``Floor``, ``Ceil`` have no gradient (their derivative is 0 wherever it exists; Caffe2:
 Sign none, Floor and Ceil "not implemented"). ``Where`` has none in Caffe2 either; asking for the
 gradient of its X or Y is a ValueError here instead of a silent zero.
@@ -61,21 +66,35 @@ for _t in ("Reciprocal", "Softplus", "Selu", "HardSigmoid"):
     GradientRegistry.RegisterGradient(_t)(_maker(("Y", "dY")))
 GradientRegistry.RegisterGradient("RSqrt")(_maker(("dY", "Y")))
 GradientRegistry.RegisterGradient("Cube")(_maker(("dY", "X")))
+for _t in ("Sinh", "Cosh", "Gelu"):
+    GradientRegistry.RegisterGradient(_t)(_maker(("dY", "X")))
+GradientRegistry.RegisterGradient("Erf")(_maker(("X", "dY")))
+GradientRegistry.RegisterGradient("ThresholdedRelu")(_maker(("Y", "dY")))
 GradientRegistry.RegisterGradient("Swish")(_maker(("X", "Y", "dY")))
 GradientRegistry.RegisterGradient("Expand")(_maker(("dY", "X")))
 
 
-@GradientRegistry.RegisterGradient("Where")
-def _where_grad(op, g_output):
-    if g_output[0] is None:
-        return [], [None] * len(op.input)
-    raise ValueError("Where has no gradient op (Caffe2 neither): output '%s' needs a gradient, but inputs "
-                     "'%s' and '%s' would get none; compute the selection with Mul by a float mask instead"
-                     % (op.output[0], op.input[1], op.input[2]))
+def _refused(which, hint):
+    """A maker for an op without a gradient op (Caffe2 neither): a ValueError when its output needs a
+    gradient, naming the inputs (by position, which) that would get none, instead of a silent zero."""
+    def make(op, g_output):
+        if g_output[0] is None:
+            return [], [None] * len(op.input)
+        names = ["'%s'" % op.input[i] for i in which]
+        what = ("inputs " if len(names) > 1 else "input ") + " and ".join(names)
+        raise ValueError("%s has no gradient op (Caffe2 neither): output '%s' needs a gradient, but %s "
+                         "would get none; %s" % (op.type, op.output[0], what, hint))
+    return make
+
+
+GradientRegistry.RegisterGradient("Where")(
+    _refused((1, 2), "compute the selection with Mul by a float mask instead"))
+GradientRegistry.RegisterGradient("Glu")(_refused((0,), "build it from Split, Sigmoid and Mul instead"))
 
 
 GradientRegistry.RegisterNoGradient(
     "Sign", "Floor", "Ceil",
     "SinGradient", "CosGradient", "TanGradient", "AsinGradient", "AcosGradient", "AtanGradient",
     "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
-    "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient")
+    "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient",
+    "SinhGradient", "CoshGradient", "ErfGradient", "ThresholdedReluGradient", "GeluGradient")

@@ -274,6 +274,18 @@ def elementwise_linear(model, blob_in, blob_out, dim, weight_init=None, bias_ini
 
 
 @_helper
+def prelu(model, blob_in, blob_out, num_channels=1, slope_init=None, **kwargs):
+    """``PRelu([blob_in, <blob_out>_slope], blob_out)`` with the parameter ``<blob_out>_slope``
+    (``[num_channels]``, ConstantFill 0.25 unless ``slope_init`` = ('OpName', {kwargs})), as Caffe2's
+    helper. ``order`` (NCHW / NHWC) goes to the op; Caffe2's helper dropped every keyword, so an NHWC
+    model's PRelu took the channels from dim 1."""
+    s_init = _initializer(slope_init, ("ConstantFill", {"value": 0.25}), "slope")
+    slope = model.create_param(param_name=str(blob_out) + "_slope", shape=[num_channels], initializer=s_init)
+    order = {"order": kwargs["order"]} if "order" in kwargs else {}
+    return model.net.PRelu([blob_in, slope], [blob_out], **order)
+
+
+@_helper
 def reduce_sum(model, blob_in, blob_out, **kwargs):
     """``ReduceSum`` (``axes``, ``keepdims``)."""
     return model.net.ReduceSum(blob_in, blob_out, **kwargs)
@@ -352,6 +364,6 @@ def add_weight_decay(model, weight_decay):
 
 
 __all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
-           "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "reduce_sum", "arg_min", "arg_max",
-           "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper",
-           "Initializer"]
+           "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "prelu", "reduce_sum",
+           "arg_min", "arg_max", "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register",
+           "has_helper", "Initializer"]

@@ -7,7 +7,7 @@ init_params=True, skip_sparse_optim=False, param_model=None)`` is a
 ``ModelHelper`` whose ``arg_scope`` holds ``order``, ``use_cudnn`` and
 ``cudnn_exhaustive_search`` (and ``ws_nbytes_limit`` when given), with the
 capitalised methods of the old API calling the ``brew`` helpers:
-``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``Concat``, ``DepthConcat``, ``Sum``,
+``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``PRelu``, ``Concat``, ``DepthConcat``, ``Sum``,
 ``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, and the initializer
 properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
@@ -16,7 +16,7 @@ Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
 ``GroupConv``, ``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
 ``AveragePool``, ``LRN``, ``SpatialBN``, ``SpatialGN``, ``InstanceNorm``,
-``PRelu``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
+``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
 / decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
 ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
 (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
@@ -33,7 +33,7 @@ _NOT_PROVIDED = {
     "ConvNd": "conv_nd", "Conv": "conv", "ConvTranspose": "conv_transpose", "GroupConv": "group_conv",
     "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
     "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn", "SpatialBN": "spatial_bn",
-    "SpatialGN": "spatial_gn", "InstanceNorm": "instance_norm", "PRelu": "prelu", "MaxPool": "max_pool",
+    "SpatialGN": "spatial_gn", "InstanceNorm": "instance_norm", "MaxPool": "max_pool",
     "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
 }
 
@@ -71,6 +71,9 @@ class CNNModelHelper(ModelHelper):
 
     def Softmax(self, *args, **kwargs):
         return brew.softmax(self, *args, use_cudnn=self.use_cudnn, **kwargs)
+
+    def PRelu(self, *args, **kwargs):
+        return brew.prelu(self, *args, **kwargs)  # order comes from the arg scope
 
     def Relu(self, *args, **kwargs):
         return brew.relu(self, *args, order=self.order, use_cudnn=self.use_cudnn, **kwargs)

@@ -2264,6 +2264,83 @@ CASES = [
          "feed(dy=f32(2, 3), x=f32(2, 2)); run_op('ExpandGradient', ['dy', 'x'], 'dx')", V,
          r"op ExpandGradient #0: input 0 blob 'dy' of shape \(2, 3\) float32 is not an expansion of input 1 "
          r"blob 'x' of shape \(2, 2\) float32"),
+    Case("sinh-int", "ops: unary2", "Sinh([x int32])",
+         "feed(x=np.arange(4, dtype=np.int32)); run_op('Sinh', 'x', 'y')", T_,
+         r"op Sinh #0: input 0 blob 'x' must be float32, got \(4,\) int32",
+         note="Cosh, Erf, Gelu, ThresholdedRelu, ReluN the same (float32 only, as Caffe2's CPU ops)"),
+    Case("sinh-gradient-shape", "ops: unary2", "SinhGradient([dy (2,3), x (3,2)])",
+         "feed(dy=f32(2, 3), x=f32(3, 2)); run_op('SinhGradient', ['dy', 'x'], 'dx')", V,
+         r"op SinhGradient #0: input 1 blob 'x' of shape \(3, 2\) float32 must have the shape of input 0 "
+         r"blob 'dy' \(2, 3\) float32",
+         note="CoshGradient, ErfGradient, GeluGradient, ThresholdedReluGradient, ReluNGradient the same"),
+    Case("erf-in-place", "ops: unary2", "net.Erf('x', 'x')",
+         "feed(x=f32(2, 3)); run_op('Erf', 'x', 'x')", V,
+         r"op Erf #0: input 0 and output 0 are the same blob 'x'",
+         note="its gradient reads X, as Sinh's, Cosh's and Gelu's (refused the same)"),
+    Case("thresholded-relu-nan-alpha", "ops: unary2", "ThresholdedRelu(x, alpha=nan)",
+         "feed(x=f32(2, 3)); run_op('ThresholdedRelu', 'x', 'y', alpha=float('nan'))", V,
+         r"op ThresholdedRelu #0: argument 'alpha' is NaN"),
+    Case("thresholded-relu-gradient-negative-alpha", "ops: unary2",
+         "ThresholdedReluGradient([y, dy], alpha=-1)",
+         "feed(y=f32(2, 3)); run_op('ThresholdedReluGradient', ['y', 'y'], 'dx', alpha=-1.0)", V,
+         r"op ThresholdedReluGradient #0: argument 'alpha' is -1: the gradient reads Y only, which does not "
+         r"tell X = 0 \(passed\) from X <= alpha \(zeroed\) when alpha < 0",
+         note="Caffe2 gave -dY where Y < 0; the forward ThresholdedRelu takes any alpha"),
+    Case("glu-odd-dim", "ops: unary2", "Glu(x (2,3), dim=1)",
+         "feed(x=f32(2, 3)); run_op('Glu', 'x', 'y', dim=1)", V,
+         r"op Glu #0: argument dim=1 must name a dim of input 0 blob 'x' of shape \(2, 3\) float32 "
+         r"\(in \[-2, 2\)\) of even size",
+         after="run_op('Glu', 'x', 'y', dim=0)", note="an out-of-range dim the same"),
+    Case("glu-gradient", "ops: unary2", "net.Glu(x); AddGradientOperators",
+         """
+         n = core.Net('gl'); y = n.Glu('x', 'y'); l = n.SumElements(y, 'l')
+         n.AddGradientOperators([l])
+         """, V, r"Glu has no gradient op \(Caffe2 neither\): output 'y' needs a gradient, but input 'x' "
+                 r"would get none",
+         note="Caffe2 had no GluGradient and no gradient maker"),
+    # ---------------------------------------------------------------- unary.c: ReluN, NegateGradient
+    Case("relu-n-bad-n", "ops: unary & reduce", "ReluN(x, n=0)",
+         "feed(x=f32(2, 3)); run_op('ReluN', 'x', 'y', n=0.0)", V,
+         r"op ReluN #0: argument 'n' \(0\) must be > 0",
+         note="as Caffe2's CAFFE_ENFORCE_GT(n, 0); NaN the same; ReluNGradient the same"),
+    Case("negate-gradient-no-tensor", "ops: unary & reduce", "NegateGradient([u (no tensor)])",
+         "workspace.CreateBlob('u'); run_op('NegateGradient', 'u', 'y')", V,
+         r"op NegateGradient #0: input 0 blob 'u' holds no tensor \(was it fed or computed\?\)",
+         note="any dtype is copied, as StopGradient"),
+    # ---------------------------------------------------------------- activation.c: PRelu, SquareRootDivide
+    Case("prelu-bad-order", "ops: activation", "PRelu([x, w], order='NCWH')",
+         "feed(x=f32(2, 3), w=f32(3)); run_op('PRelu', ['x', 'w'], 'y', order='NCWH')", V,
+         r"op PRelu #0: argument order='NCWH' must be 'NCHW' or 'NHWC'",
+         note="Caffe2 took any order other than NCHW as NHWC"),
+    Case("prelu-slope-count", "ops: activation", "PRelu([x (2,3,4), w (4,)])",
+         "feed(x=f32(2, 3, 4), w=f32(4)); run_op('PRelu', ['x', 'w'], 'y')", V,
+         r"op PRelu #0: input 1 blob 'w' \(4,\) float32 must have 1 entry \(shared\) or one per channel of "
+         r"input 0 blob 'x' of shape \(2, 3, 4\) float32 \(order NCHW: channels are its second dim\)",
+         after="run_op('PRelu', ['x', 'w'], 'y', order='NHWC')", note="PReluGradient the same"),
+    Case("prelu-slope-2d", "ops: activation", "PRelu([x (2,3), w (1,3)])",
+         "feed(x=f32(2, 3), w=f32(1, 3)); run_op('PRelu', ['x', 'w'], 'y')", V,
+         r"op PRelu #0: input 1 blob 'w' must have 1 dims, got \(1, 3\) float32"),
+    Case("prelu-gradient-shape", "ops: activation", "PReluGradient([y (2,2), dy, x (2,3), w])",
+         "feed(y=f32(2, 2), x=f32(2, 3), w=f32(3))\n"
+         "run_op('PReluGradient', ['y', 'x', 'x', 'w'], ['dx', 'dw'])",
+         V, r"op PReluGradient #0: input 0 blob 'y' of shape \(2, 2\) float32 must have the shape of input 2 "
+            r"blob 'x' \(X\) \(2, 3\) float32"),
+    Case("prelu-in-place-gradient", "ops: activation", "net.PRelu([x, w], x); AddGradientOperators",
+         """
+         n = core.Net('pr'); n.PRelu(['x', 'w'], 'x'); l = n.SumElements('x', 'l')
+         n.AddGradientOperators([l])
+         """, V, r"PRelu gradient: the forward op ran in place on 'x', so X is overwritten",
+         note="Caffe2 allowed it and differentiated with Y in place of X"),
+    Case("square-root-divide-rows", "ops: activation", "SquareRootDivide([data (3,2), scale (2,)])",
+         "feed(d=f32(3, 2), s=np.ones(2, np.int32)); run_op('SquareRootDivide', ['d', 's'], 'y')", V,
+         r"op SquareRootDivide #0: input 1 blob 's' \(scale\) \(2,\) int32 must have one entry per row of "
+         r"input 0 blob 'd' \(data\) \(3, 2\) float32"),
+    Case("square-root-divide-scalar-data", "ops: activation", "SquareRootDivide([data (), scale (1,)])",
+         "feed(d=np.float32(2), s=np.ones(1, np.int32)); run_op('SquareRootDivide', ['d', 's'], 'y')", V,
+         r"op SquareRootDivide #0: input 0 blob 'd' must have 1 to 8 dims, got \(\) float32"),
+    Case("square-root-divide-scale-dims", "ops: activation", "SquareRootDivide([data (2,2), scale (2,1)])",
+         "feed(d=f32(2, 2), s=f32(2, 1)); run_op('SquareRootDivide', ['d', 's'], 'y')", V,
+         r"op SquareRootDivide #0: input 1 blob 's' must have 1 dims, got \(2, 1\) float32"),
     # ---------------------------------------------------------------- loss2.c ops
     Case("cross-entropy-label-not-prob", "ops: loss2", "CrossEntropy([x (2,2), label with 1.5])",
          "feed(x=np.full((2, 2), 0.5, np.float32), l=np.array([[0.5, 0.5], [0, 1.5]], np.float32)); "

@@ -160,6 +160,17 @@ CASES = [
     ("PairWiseLossGradient", dict(x=f32(3), t=f32(3), g=f32(1, 2), n=i32(2)), ["dx"], {}, V),
     ("BernoulliJSD", dict(p=f32(3), q=f32(2)), ["l"], {}, V),
     ("BernoulliJSDGradient", dict(g=f32(2), p=f32(3), q=f32(3)), ["dp"], {}, V),
+    # the activation ops (csrc/ops/unary.c, unary2.c, activation.c)
+    ("Sinh", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("CoshGradient", dict(dy=f32(2, 3), x=f32(3, 2)), ["dx"], {}, V),
+    ("ErfGradient", dict(x=f32(2, 3), dy=f32(2, 2)), ["dx"], {}, V),
+    ("ThresholdedRelu", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("GeluGradient", dict(dy=f32(2, 3), x=i32(2, 3)), ["dx"], {}, E),
+    ("ReluNGradient", dict(y=f32(2, 3), dy=f32(3)), ["dx"], {}, V),
+    ("Glu", dict(x=f32(2, 3)), ["y"], {}, V),
+    ("PRelu", dict(x=f32(2, 3), w=f32(2)), ["y"], {}, V),
+    ("PReluGradient", dict(y=f32(2, 3), dy=f32(2, 3), x=f32(2, 3), w=f32(1, 3)), ["dx", "dw"], {}, V),
+    ("SquareRootDivide", dict(d=f32(2, 3), s=f32(3)), ["y"], {}, V),
     # the queue ops (csrc/ops/queue.c): a tensor where the BlobsQueue goes
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),

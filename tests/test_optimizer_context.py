@@ -165,6 +165,31 @@ def test_cnn_model_helper_methods():
             getattr(model, name)
 
 
+def test_brew_prelu_and_cnn_prelu(rng):
+    """brew.prelu: a slope parameter <out>_slope of num_channels (ConstantFill 0.25 unless slope_init),
+    PRelu with the model's order (CNNModelHelper.PRelu through its arg scope); trains through the slope."""
+    x = rng.uniform(-1, 1, (2, 3, 2)).astype(np.float32)
+    model = cnn.CNNModelHelper(order="NHWC", name="pr")
+    y = model.PRelu("x", "pr", num_channels=2)
+    y1 = brew.prelu(model, "x", "pr1", slope_init=("ConstantFill", {"value": -0.5}))
+    ops = model.net.Proto().op
+    assert [(o.type, list(o.input)) for o in ops] == [("PRelu", ["x", "pr_slope"]),
+                                                      ("PRelu", ["x", "pr1_slope"])]
+    assert [(a.name, a.s) for a in ops[0].arg] == [("order", "NHWC")]
+    assert [str(p) for p in model.params] == ["pr_slope", "pr1_slope"]
+    loss = model.net.SumElements(model.net.Sum([y, y1], "pr_sum"), "pr_loss")
+    grads = model.AddGradientOperators([loss])
+    workspace.FeedBlob("x", x)
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    np.testing.assert_allclose(workspace.FetchBlob("pr_slope"), [0.25, 0.25])
+    np.testing.assert_allclose(workspace.FetchBlob(str(y)), np.where(x > 0, x, 0.25 * x), rtol=1e-6)
+    np.testing.assert_allclose(workspace.FetchBlob(str(y1)), np.where(x > 0, x, -0.5 * x), rtol=1e-6)
+    want = np.where(x > 0, 0, x).reshape(-1, 2).sum(0)  # NHWC: channels are the last dim
+    np.testing.assert_allclose(workspace.FetchBlob(str(grads["pr_slope"])), want, rtol=1e-5)
+    np.testing.assert_allclose(workspace.FetchBlob(str(grads["pr1_slope"])), [want.sum()], rtol=1e-5)
+
+
 # ---------------------------------------------------------------- modeling.initializers, brew.fc
 def test_brew_fc_takes_an_initializer_class():
     model = model_helper.ModelHelper(name="init")

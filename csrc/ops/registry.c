@@ -21,7 +21,8 @@ extern const rc_op_schema rc_ops_cast[];      /* ops/cast.c: Cast, Conditional *
 extern const rc_op_schema rc_ops_topk_tile[]; /* ops/topk_tile.c: TopK, Tile and their gradients */
 extern const rc_op_schema rc_ops_db[];        /* ops/db.c: Save, Load, CreateDB (minidb checkpoints) */
 extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsProp, (Sparse)Adadelta, (Sparse)Wngrad */
-extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient, Min, Mean */
+extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient,
+                                                 NegateGradient, ReluN, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
 extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
 extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, (Sparse)Storm, Lars */
@@ -29,7 +30,8 @@ extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not,
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
 extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
 extern const rc_op_schema rc_ops_unary2[];    /* ops/unary2.c: Sin, Cos, Sign, Reciprocal, RSqrt, Floor, Ceil,
-                                                 Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand */
+                                                 Softplus, Selu, Swish, HardSigmoid, Cube, Sinh, Cosh, Erf,
+                                                 ThresholdedRelu, Gelu, Glu, Where, Expand */
 extern const rc_op_schema rc_ops_loss2[];     /* ops/loss2.c: CrossEntropy, SigmoidCrossEntropyWithLogits, L1Distance, ... */
 extern const rc_op_schema rc_ops_loss3[];     /* ops/loss3.c: MarginRankingCriterion, CosineEmbeddingCriterion,
                                                  PairWiseLoss, BernoulliJSD (+gradients) */
@@ -51,6 +53,7 @@ extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
 extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTC*Decoder */
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
+extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -76,6 +79,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_mutex,
     rc_ops_decode,
     rc_ops_moments,
+    rc_ops_activation,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

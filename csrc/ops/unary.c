@@ -1,6 +1,6 @@
 /* ops/unary.c -- elementwise ops of Caffe2's clip_op, abs_op, sqrt_op,
- * leaky_relu_op, elu_op, softsign_op, stop_gradient, minmax_ops (Min) and
- * mean_op, with their gradient ops.
+ * leaky_relu_op, elu_op, softsign_op, stop_gradient, negate_gradient_op,
+ * relu_n_op, minmax_ops (Min) and mean_op, with their gradient ops.
  *
  *   Clip(X) -> Y                  args min=-inf, max=+inf: Y = min(max(X, min), max)
  *   ClipGradient(Y, dY) -> dX     dX = dY where min < Y < max, else 0
@@ -15,12 +15,15 @@
  *   Softsign(X) -> Y              Y = X / (1 + |X|) (+-1 at +-inf; Caffe2: NaN)
  *   SoftsignGradient(X, dY)       dX = dY / (1 + |X|)^2
  *   StopGradient(X) -> Y          Y = X (any dtype; in place: nothing to do); no gradient
+ *   NegateGradient(X) -> Y        Y = X, as StopGradient; its gradient maker gives Negative(dY)
+ *   ReluN(X) -> Y                 arg n=6 (> 0): Y = min(max(X, 0), n): Clip's kernels, lo = 0, hi = n
+ *   ReluNGradient(Y, dY) -> dX    dX = dY where 0 < Y < n, else 0 (ClipGradient's kernel)
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
  *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
  *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
  *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs; dX0 may be dY (in place)
  *
- * All float32 (StopGradient: any dtype). The forward ops run in place; the
+ * All float32 (StopGradient, NegateGradient: any dtype). The forward ops run in place; the
  * gradient ops may write dX over dY. What differs from Caffe2:
  *  - Clip's unset bounds are -inf / +inf (Caffe2: the lowest / largest float,
  *    so Clip without arguments turned -inf into -3.4e38); min > max is a
@@ -46,7 +49,7 @@
 /* ================================================================ helpers */
 
 typedef struct unary_state {
-    float lo, hi;       /* Clip: min, max; LeakyRelu / Elu: lo = alpha */
+    float lo, hi;       /* Clip: min, max; ReluN: 0, n; LeakyRelu / Elu: lo = alpha */
     const float **x;    /* Min, Mean, MinGradient: the inputs' data (owned table) */
     float **dx;         /* MinGradient, MeanGradient: the outputs' data (owned table) */
 } unary_state;
@@ -114,6 +117,18 @@ static rc_status clip_setup(rc_op *op, rc_err *err)
     if (isnan(s->lo) || isnan(s->hi) || s->lo > s->hi)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'min' (%g) must be <= argument 'max' (%g)", (double)s->lo,
                           (double)s->hi);
+    return RC_OK;
+}
+
+/* ReluN is Clip to [0, n]: Clip's kernels with lo = 0, hi = n (n > 0, as Caffe2's). */
+static rc_status relu_n_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, 0, 0, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "n", 6.0f, &s->hi, err);
+    if (st) return st;
+    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n' (%g) must be > 0", (double)s->hi);
+    s->lo = 0.0f;
     return RC_OK;
 }
 
@@ -399,6 +414,12 @@ const rc_op_schema rc_ops_unary[] = {
      "(X, dY) -> dX = dY / (1 + |X|)^2", check_all_f32},
     {"StopGradient", 1, 1, 1, 1, rc_inplace_any, NULL, stop_gradient_run, NULL,
      "Y = X (any dtype); the gradient stops here", stop_gradient_check},
+    {"NegateGradient", 1, 1, 1, 1, rc_inplace_any, NULL, stop_gradient_run, NULL,
+     "Y = X (any dtype); its gradient is -dY", stop_gradient_check},
+    {"ReluN", 1, 1, 1, 1, rc_inplace_any, relu_n_setup, clip_run, unary_state_free,
+     "Y = min(max(X, 0), n) (arg n=6, > 0; NaN stays NaN)", check_x_f32},
+    {"ReluNGradient", 2, 2, 1, 1, inplace_dy, relu_n_setup, clip_grad_run, unary_state_free,
+     "(Y, dY) -> dX = dY where 0 < Y < n, else 0", check_all_f32},
     {"Min", 1, -1, 1, 1, rc_inplace_any, min_setup, min_run, unary_state_free,
      "Y = elementwise min of X0, X1, ... (one shape; NaN propagates)", check_all_f32},
     {"MinGradient", 3, -1, 1, -1, NULL, min_grad_setup, min_grad_run, unary_state_free,

@@ -1,7 +1,7 @@
 /* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
  * tan_op, asin_op, acos_op, atan_op, reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
- * hard_sigmoid_op, cube_op, Where (elementwise_logical_ops) and expand_op,
- * with their gradient ops.
+ * hard_sigmoid_op, cube_op, sinh_op, cosh_op, erf_op, thresholded_relu_op, gelu_op, glu_op,
+ * Where (elementwise_logical_ops) and expand_op, with their gradient ops.
  *
  *   Sin(X) -> Y                      Y = sin(X)
  *   SinGradient(X, dY) -> dX         dX = dY cos(X)
@@ -31,6 +31,20 @@
  *   HardSigmoidGradient(Y, dY) -> dX dX = 0 < Y < 1 ? alpha dY : 0
  *   Cube(X) -> Y                     Y = X^3 (overflow: +-inf, as float arithmetic)
  *   CubeGradient(dY, X) -> dX        dX = 3 dY X^2 (Caffe2's input order: dY first)
+ *   Sinh(X), Cosh(X) -> Y            Y = sinh(X), cosh(X)
+ *   SinhGradient(dY, X) -> dX        dX = dY cosh(X) (Caffe2's input order: dY first)
+ *   CoshGradient(dY, X) -> dX        dX = dY sinh(X)
+ *   Erf(X) -> Y                      Y = erf(X)
+ *   ErfGradient(X, dY) -> dX         dX = dY 2 / sqrt(pi) exp(-X^2)
+ *   ThresholdedRelu(X) -> Y          arg alpha=1: Y = X <= alpha ? 0 : X (NaN stays NaN; Caffe2: 0)
+ *   ThresholdedReluGradient(Y, dY)   dX = Y > 0 ? dY : 0 (alpha >= 0: Y does not tell X = 0 from
+ *                                    X <= alpha when alpha < 0; Caffe2's dY sign(Y) was wrong there)
+ *   Gelu(X) -> Y                     arg fast_gelu=0: Y = X Phi(X), Phi(x) = erfc(-x / sqrt 2) / 2;
+ *                                    fast: X (1 + tanh(sqrt(2 / pi) (X + 0.044715 X^3))) / 2; 0 at -inf
+ *   GeluGradient(dY, X) -> dX        dX = dY (Phi(X) + X phi(X)), or the fast form's derivative; dY / 0
+ *                                    at +inf / -inf (Caffe2: NaN)
+ *   Glu(X) -> Y                      arg dim=-1: A, B the halves of X along dim (even), Y = A sigmoid(B);
+ *                                    no gradient, as Caffe2
  *   Where(C, X, Y) -> Z              Z = C ? X : Y elementwise; C int32 (nonzero is true), X and Y
  *                                    float32 or int32 of one dtype; numpy-style broadcasting of the
  *                                    three; arg broadcast_on_rows=0: 1 takes C as 1-D, one entry per
@@ -42,9 +56,9 @@
  *                                    in dY's element order (deterministic); X is read for its shape
  *
  * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus,
- * Selu and HardSigmoid may run in place (as Caffe2's schemas); Sin, Cos, Tan,
- * Asin, Acos, Atan, Swish, Cube (whose gradients read X), Expand and
- * ExpandGradient may not;
+ * Selu, HardSigmoid and ThresholdedRelu may run in place (as Caffe2's schemas);
+ * Sin, Cos, Tan, Asin, Acos, Atan, Swish, Cube, Sinh, Cosh, Erf, Gelu (whose
+ * gradients read X), Glu, Expand and ExpandGradient may not;
  * Where's Z may be X's or Y's blob when the result has that input's shape. The
  * gradient ops may write dX over dY. What differs from Caffe2:
  *  - Softplus does not overflow: Caffe2's log(exp(X) + 1) was +inf from X
@@ -77,7 +91,9 @@
 /* ================================================================ state and helpers */
 
 typedef struct u2_state {
-    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta */
+    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta; ThresholdedRelu: a = alpha */
+    int64_t fast;      /* Gelu: fast_gelu */
+    int64_t dim;       /* Glu: dim */
     int64_t rows;      /* Where: broadcast_on_rows */
     double *acc;       /* ExpandGradient: the sums (owned), acc_n entries */
     int64_t acc_n;
@@ -134,15 +150,26 @@ static int inplace_where(int in, int out) { return (in == 1 || in == 2) && out =
 
 /* ================================================================ arguments */
 
-static rc_status selu_setup_common(rc_op *op, int grad, rc_err *err)
+/* op->state = a state with s->a = argument na (default da) and, when nb, s->b = argument nb; NaN refused. */
+static rc_status float_args(rc_op *op, const char *na, float da, const char *nb, float db, u2_state **out,
+                            rc_err *err)
 {
     u2_state *s = NULL;
     rc_status st = state_new(op, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "alpha", 1.6732632423543772f, &s->a, err);
-    if (!st) st = rc_arg_f(&op->def, "scale", 1.0507009873554805f, &s->b, err);
+    if (!st) st = rc_arg_f(&op->def, na, da, &s->a, err);
+    if (!st && nb) st = rc_arg_f(&op->def, nb, db, &s->b, err);
     if (st) return st;
-    if (isnan(s->a) || isnan(s->b))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "scale");
+    if (isnan(s->a) || (nb && isnan(s->b)))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? na : nb);
+    *out = s;
+    return RC_OK;
+}
+
+static rc_status selu_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = float_args(op, "alpha", 1.6732632423543772f, "scale", 1.0507009873554805f, &s, err);
+    if (st) return st;
     if (grad && (s->b <= 0 || s->a < 0))
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "arguments alpha %g and scale %g: the gradient reads Y only, which tells the sign of X "
@@ -157,13 +184,30 @@ static rc_status selu_grad_setup(rc_op *op, rc_err *err) { return selu_setup_com
 static rc_status hard_sigmoid_setup(rc_op *op, rc_err *err)
 {
     u2_state *s = NULL;
-    rc_status st = state_new(op, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "alpha", 0.2f, &s->a, err);
-    if (!st) st = rc_arg_f(&op->def, "beta", 0.5f, &s->b, err);
+    return float_args(op, "alpha", 0.2f, "beta", 0.5f, &s, err);
+}
+
+static rc_status thresholded_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = float_args(op, "alpha", 1.0f, NULL, 0.0f, &s, err);
     if (st) return st;
-    if (isnan(s->a) || isnan(s->b))
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is NaN", isnan(s->a) ? "alpha" : "beta");
+    if (grad && s->a < 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'alpha' is %g: the gradient reads Y only, which does not tell X = 0 (passed) "
+                          "from X <= alpha (zeroed) when alpha < 0 (Caffe2 gave -dY where Y < 0)", (double)s->a);
     return RC_OK;
+}
+
+static rc_status thresholded_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 0, err); }
+static rc_status thresholded_grad_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 1, err); }
+
+static rc_status gelu_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "fast_gelu", 0, &s->fast, err);
+    return st;
 }
 
 /* ================================================================ elementwise kernels */
@@ -268,6 +312,52 @@ static void k_cube(const u2_state *s, int64_t n, const float *x, float *y)
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i] * x[i];
 }
 
+/* X <= alpha ? 0 : X (NaN stays NaN) */
+static void k_thresholded_relu(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    const float alpha = s->a;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] <= alpha ? 0.0f : x[i];
+}
+
+#define GELU_K 0.7978845608028654f   /* sqrt(2 / pi) */
+#define GELU_C 0.044715f
+
+/* The fast form's tanh(sqrt(2 / pi) (x + 0.044715 x^3)); +-1 from |x| = 10 on, where float's tanh is
+ * already +-1 (no overflow of x^3). */
+static inline float gelu_tanh(float x)
+{
+    return fabsf(x) > 10 ? copysignf(1.0f, x) : tanhf(GELU_K * (x + GELU_C * x * x * x));
+}
+
+/* Y = X Phi(X), Phi(x) = erfc(-x / sqrt 2) / 2 (no cancellation for x < 0), or the fast form
+ * X (1 + tanh(...)) / 2; 0 at -inf (not -inf * 0). */
+static void k_gelu(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        const float p = s->fast ? 0.5f * (1.0f + gelu_tanh(v)) : 0.5f * erfcf(-v * 0.70710678118654752f);
+        y[i] = v == -INFINITY ? 0.0f : v * p;
+    }
+}
+
+/* (dY, X) -> dX = dY (Phi(X) + X phi(X)), or the fast form's derivative; dY 1 / 0 at +inf / -inf. */
+static void k_gelu_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        float g;
+        if (isinf(v) || (s->fast && fabsf(v) > 10)) { /* the fast form's tanh is +-1 from |v| = 10 on */
+            g = v > 0 ? 1.0f : 0.0f;
+        } else if (s->fast) {
+            const float t = gelu_tanh(v);
+            g = 0.5f * (1.0f + t + v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * v * v));
+        } else {
+            g = 0.5f * erfcf(-v * 0.70710678118654752f) + v * 0.3989422804014327f * expf(-0.5f * v * v);
+        }
+        dx[i] = dy[i] * g;
+    }
+}
+
 /* a [n] (X or Y), dy [n] -> dx [n]; dx may be dy. */
 static void k_sin_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
@@ -330,32 +420,77 @@ static void k_hard_sigmoid_grad(const u2_state *s, int64_t n, const float *y, co
     for (int64_t i = 0; i < n; i++) dx[i] = (y[i] > 0 && y[i] < 1) ? alpha * dy[i] : 0.0f;
 }
 
+static void k_thresholded_relu_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0.0f;
+}
+
 static void k_cube_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
     for (int64_t i = 0; i < n; i++) dx[i] = 3.0f * dy[i] * x[i] * x[i];
 }
 
+/* The inputs checked by check (input 0 float32, or all float32 of one shape) -> output 0 resized to
+ * input 0's shape; *n its element count. */
+static rc_status prep_out(rc_op *op, rc_status (*check)(rc_op *, rc_err *), int64_t *n, rc_err *err)
+{
+    rc_status st = check(op, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    *n = st ? 0 : rc_tensor_numel(rc_in(op, 0));
+    return st;
+}
+
 /* X float32 -> Y of X's shape. */
 static rc_status fwd_run(rc_op *op, fwd_kernel k, rc_err *err)
 {
-    rc_status st = rc_check_input(op, 0, RC_F32, err);
-    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
-    if (st) return st;
-    const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
-    return RC_OK;
+    int64_t n;
+    rc_status st = prep_out(op, check_x_f32, &n, err);
+    if (!st && n) k(op->state, n, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return st;
 }
 
 /* Two float32 inputs of one shape, ia the value (X or Y) and idy dY -> dX of that shape. */
 static rc_status bwd_run(rc_op *op, bwd_kernel k, int ia, int idy, rc_err *err)
 {
-    rc_status st = check_all_f32(op, err);
-    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
-    if (st) return st;
-    const int64_t n = rc_tensor_numel(rc_in(op, 0));
-    if (n) k(op->state, n, rc_f32(rc_in(op, ia)), rc_f32(rc_in(op, idy)), rc_f32(rc_out(op, 0)));
+    int64_t n;
+    rc_status st = prep_out(op, check_all_f32, &n, err);
+    if (!st && n) k(op->state, n, rc_f32(rc_in(op, ia)), rc_f32(rc_in(op, idy)), rc_f32(rc_out(op, 0)));
+    return st;
+}
+
+/* X float32 -> Y = f(X) of X's shape (the ops that are one libm function). */
+static rc_status map_run(rc_op *op, float (*f)(float), rc_err *err)
+{
+    int64_t n;
+    rc_status st = prep_out(op, check_x_f32, &n, err);
+    if (st || !n) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) y[i] = f(x[i]);
     return RC_OK;
 }
+
+/* (X, dY) at ix, idy, float32 of one shape -> dX = dY f'(X), f' given as slope. */
+static rc_status map_grad_run(rc_op *op, float (*slope)(float), int ix, int idy, rc_err *err)
+{
+    int64_t n;
+    rc_status st = prep_out(op, check_all_f32, &n, err);
+    if (st || !n) return st;
+    const float *x = rc_f32(rc_in(op, ix)), *dy = rc_f32(rc_in(op, idy));
+    float *dx = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * slope(x[i]);
+    return RC_OK;
+}
+
+/* d/dx erf(x) = 2 / sqrt(pi) exp(-x^2) */
+static float erf_slope(float x) { return 1.1283791670955126f * expf(-x * x); }
+
+static rc_status sinh_run(rc_op *op, rc_err *err) { return map_run(op, sinhf, err); }
+static rc_status cosh_run(rc_op *op, rc_err *err) { return map_run(op, coshf, err); }
+static rc_status erf_run(rc_op *op, rc_err *err) { return map_run(op, erff, err); }
+static rc_status sinh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, coshf, 1, 0, err); }
+static rc_status cosh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, sinhf, 1, 0, err); }
+static rc_status erf_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, erf_slope, 0, 1, err); }
 
 static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
 static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
@@ -411,6 +546,13 @@ static rc_status hard_sigmoid_grad_run(rc_op *op, rc_err *err)
     return bwd_run(op, k_hard_sigmoid_grad, 0, 1, err);
 }
 static rc_status cube_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cube_grad, 1, 0, err); }
+static rc_status thresholded_relu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_thresholded_relu, err); }
+static rc_status thresholded_relu_grad_run(rc_op *op, rc_err *err)
+{
+    return bwd_run(op, k_thresholded_relu_grad, 0, 1, err);
+}
+static rc_status gelu_run(rc_op *op, rc_err *err) { return fwd_run(op, k_gelu, err); }
+static rc_status gelu_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_gelu_grad, 1, 0, err); }
 
 /* (X, Y, dY) float32 of one shape -> dX = dY (s + Y (1 - s)), s = sigmoid(X), 1 - s = sigmoid(-X). */
 static rc_status swish_grad_run(rc_op *op, rc_err *err)
@@ -428,6 +570,58 @@ static rc_status swish_grad_run(rc_op *op, rc_err *err)
         else if (v == -INFINITY) g = 0.0f;
         else g = sigmoidf_(v) + y[i] * sigmoidf_(-v);
         dx[i] = dy[i] * g;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ Glu */
+
+static rc_status glu_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "dim", -1, &s->dim, err);
+    return st;
+}
+
+/* X float32 split in halves A, B along dim (even): *outer blocks of 2 *half elements -> Y's dims. */
+static rc_status glu_shape(rc_op *op, int64_t *dims, int64_t *outer, int64_t *half, rc_err *err)
+{
+    const u2_state *s = op->state;
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *X = rc_in(op, 0);
+    const int64_t d = s->dim < 0 ? s->dim + X->ndim : s->dim;
+    if (d < 0 || d >= X->ndim || X->dims[d] % 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument dim=%lld must name a dim of input 0 blob '%s' of shape %s (in [-%d, %d)) "
+                          "of even size", (long long)s->dim, rc_in_name(op, 0), RC_SHAPE(X), X->ndim, X->ndim);
+    memcpy(dims, X->dims, (size_t)X->ndim * sizeof *dims);
+    dims[d] /= 2;
+    *outer = 1;
+    *half = 1;
+    for (int k = 0; k < X->ndim; k++) *(k < d ? outer : half) *= dims[k];
+    return RC_OK;
+}
+
+static rc_status glu_check(rc_op *op, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS], outer, half;
+    return glu_shape(op, dims, &outer, &half, err);
+}
+
+/* Y[o, j] = A[o, j] sigmoid(B[o, j]), A = X[o, 0:half], B = X[o, half:2 half] (flat within a block). */
+static rc_status glu_run(rc_op *op, rc_err *err)
+{
+    int64_t dims[RC_MAX_DIMS], outer, half;
+    rc_status st = glu_shape(op, dims, &outer, &half, err);
+    if (!st) st = resize_out(op, RC_F32, rc_in(op, 0)->ndim, dims, err);
+    if (st || !outer || !half) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t o = 0; o < outer; o++) {
+        const float *a = x + o * 2 * half, *b = a + half;
+        for (int64_t j = 0; j < half; j++) y[o * half + j] = a[j] * sigmoidf_(b[j]);
     }
     return RC_OK;
 }
@@ -789,6 +983,25 @@ const rc_op_schema rc_ops_unary2[] = {
      "(Y, dY) -> dX = 0 < Y < 1 ? alpha dY : 0", check_all_f32},
     {"Cube", 1, 1, 1, 1, NULL, NULL, cube_run, NULL, "Y = X^3", check_x_f32},
     {"CubeGradient", 2, 2, 1, 1, inplace_dy0, NULL, cube_grad_run, NULL, "(dY, X) -> dX = 3 dY X^2", check_all_f32},
+    {"Sinh", 1, 1, 1, 1, NULL, NULL, sinh_run, NULL, "Y = sinh(X)", check_x_f32},
+    {"SinhGradient", 2, 2, 1, 1, inplace_dy0, NULL, sinh_grad_run, NULL, "(dY, X) -> dX = dY cosh(X)",
+     check_all_f32},
+    {"Cosh", 1, 1, 1, 1, NULL, NULL, cosh_run, NULL, "Y = cosh(X)", check_x_f32},
+    {"CoshGradient", 2, 2, 1, 1, inplace_dy0, NULL, cosh_grad_run, NULL, "(dY, X) -> dX = dY sinh(X)",
+     check_all_f32},
+    {"Erf", 1, 1, 1, 1, NULL, NULL, erf_run, NULL, "Y = erf(X)", check_x_f32},
+    {"ErfGradient", 2, 2, 1, 1, inplace_dy1, NULL, erf_grad_run, NULL,
+     "(X, dY) -> dX = dY 2 / sqrt(pi) exp(-X^2)", check_all_f32},
+    {"ThresholdedRelu", 1, 1, 1, 1, rc_inplace_any, thresholded_setup, thresholded_relu_run, u2_state_free,
+     "Y = X <= alpha ? 0 : X (arg alpha=1; NaN stays NaN)", check_x_f32},
+    {"ThresholdedReluGradient", 2, 2, 1, 1, inplace_dy1, thresholded_grad_setup, thresholded_relu_grad_run,
+     u2_state_free, "(Y, dY) -> dX = Y > 0 ? dY : 0 (alpha >= 0)", check_all_f32},
+    {"Gelu", 1, 1, 1, 1, NULL, gelu_setup, gelu_run, u2_state_free,
+     "Y = X Phi(X), Phi the standard normal CDF (arg fast_gelu=0: 1 takes the tanh form)", check_x_f32},
+    {"GeluGradient", 2, 2, 1, 1, inplace_dy0, gelu_setup, gelu_grad_run, u2_state_free,
+     "(dY, X) -> dX = dY (Phi(X) + X phi(X)) (arg fast_gelu: the tanh form's derivative)", check_all_f32},
+    {"Glu", 1, 1, 1, 1, NULL, glu_setup, glu_run, u2_state_free,
+     "Y = A sigmoid(B), A and B the halves of X along dim (arg dim=-1; no gradient, as Caffe2)", glu_check},
     {"Where", 3, 3, 1, 1, inplace_where, where_setup, where_run, u2_state_free,
      "Z = C ? X : Y (C int32; X, Y float32 or int32; numpy broadcasting, or arg broadcast_on_rows)", where_check},
     {"Expand", 2, 2, 1, 1, NULL, NULL, expand_run, NULL,
