@@ -486,9 +486,19 @@ def build_ops_net(name="af_ops"):
     loss_v = net.SumElements(net.Sum([v_r, v_a, v_b, v_e], "v_sum"), "loss_v")
     net.Where([net.GT([sc, "half"], "v_gt"), net.Sign(sc, "v_sign"),
                net.Floor(net.Ceil(sc, "v_ceil"), "v_fl")], "v_where")
+    # the activation ops (unary.c, unary2.c, activation.c) with their gradients; Glu has none
+    init.GivenTensorFill([], "act_w", shape=[8], values=[0.5, -0.25, 1.5, 0.1, -1.0, 2.0, 0.3, 0.75])
+    init.GivenTensorIntFill([], "act_scale", shape=[4], values=[4, 0, 9, 2])
+    act_a = net.Sinh(net.Erf(sc, "act_erf"), "act_sinh")
+    act_b = net.Cosh(net.Gelu(sc, "act_gelu"), "act_cosh")
+    act_c = net.ThresholdedRelu(net.Gelu(sc, "act_gfast", fast_gelu=1), "act_thr", alpha=0.1)
+    act_d = net.ReluN(net.NegateGradient(sc, "act_neg"), "act_rn", n=0.3)
+    act_e = net.SquareRootDivide([net.PRelu([sc, "act_w"], "act_pr"), "act_scale"], "act_srd")
+    loss_act = net.SumElements(net.Sum([act_a, act_b, act_c, act_d, act_e], "act_sum"), "loss_act")
+    net.Glu(sc, "act_glu")
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
-                    loss_tkp, loss_ws, loss_c2c, loss_trig],
+                    loss_tkp, loss_ws, loss_c2c, loss_trig, loss_act],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -753,7 +763,9 @@ def build_ops_net(name="af_ops"):
         ["mx_it"] + \
         ["ag4_w", "ag4_h", "ag4_elr", "ag4_upd", "emb_d_reg"] + \
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
-        ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"]
+        ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
+        ["act_sum", "act_glu", "loss_act"] + \
+        [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
 
@@ -840,7 +852,11 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #",
                  "op SegmentOneHot #", "op BatchOneHot #", "op BatchBucketOneHot #", "op SparseToDenseMask #",
                  "op SparseToDenseMaskGradient #", "op BatchSparseToDense #", "op BatchDenseToSparse #",
-                 "op ViterbiPath #", "op SwapBestPath #", "op CTCGreedyDecoder #", "op CTCBeamSearchDecoder #")
+                 "op ViterbiPath #", "op SwapBestPath #", "op CTCGreedyDecoder #", "op CTCBeamSearchDecoder #",
+                 "op Sinh #", "op SinhGradient #", "op Cosh #", "op CoshGradient #", "op Erf #", "op ErfGradient #",
+                 "op ThresholdedRelu #", "op ThresholdedReluGradient #", "op Gelu #", "op GeluGradient #",
+                 "op ReluN #", "op ReluNGradient #", "op NegateGradient #", "op Glu #", "op PRelu #",
+                 "op PReluGradient #", "op SquareRootDivide #")
 
 
 def _tensor_blobs():
