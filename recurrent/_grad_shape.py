@@ -1,7 +1,7 @@
 """Gradient makers of the shape operators (csrc/ops/shape.c).
 
 Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
-reshape_op.cc, flatten_op.cc, utility_ops.cc (FlattenToVec), transpose_op.cc, expand_squeeze_dims_op.cc,
+reshape_op.cc, prepend_dim_op.cc (PrependDim: MergeDim), flatten_op.cc, utility_ops.cc (FlattenToVec), transpose_op.cc, expand_squeeze_dims_op.cc,
 slice_op.cc), except that Split and SplitByLengths fill missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
 (Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.
@@ -93,6 +93,14 @@ def _resize_like_grad(op, g_output):
     return [core.CreateOperator("ResizeLike", [g_output[0], op.input[0]], [gx])], [gx, None]
 
 
+@GradientRegistry.RegisterGradient("PrependDim")
+def _prepend_dim_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    gx = _gi(op, 0)
+    return [core.CreateOperator("MergeDim", [g_output[0]], [gx])], [gx]
+
+
 @GradientRegistry.RegisterGradient("Transpose")
 def _transpose_grad(op, g_output):
     if g_output[0] is None:
@@ -136,3 +144,7 @@ def _slice_grad(op, g_output):
 
 
 GradientRegistry.RegisterNoGradient("Shape")
+# no gradient in Caffe2: MergeDim (prepend_dim_op.cc), LengthsSplit (length_split_op.cc), LengthsToShape
+GradientRegistry.RegisterNoGradient("MergeDim")
+GradientRegistry.RegisterNoGradient("LengthsSplit")
+GradientRegistry.RegisterNoGradient("LengthsToShape")

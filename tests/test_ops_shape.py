@@ -214,7 +214,7 @@ def test_split_bad(rng):
     ((), [1, 1], (1, 1)),
     ((0, 4), [-1, 2], (0, 2)),
     ((0, 4), [0, 4, 1], (0, 4, 1)),
-    ((3, 0, 2), [6, 0, 0], (6, 0, 2)),
+    ((3, 0, 2), [6, 0, 0], (6, 0, 0)),  # an empty input keeps a 0 as 0 (Caffe2)
 ])
 def test_reshape(rng, shape_in, new, expect):
     x = np.asarray(rng.randn(*shape_in), np.float32)
@@ -683,3 +683,135 @@ def test_split_by_lengths_bad(rng):
     with pytest.raises(ValueError, match=r"op SplitByLengths #0: input 1 blob 'l3' \(lengths\) "
                                          r"of shape \(3,\)"):
         workspace.CreateNet(net)
+
+
+# ---------------------------------------------------------------- Reshape of empty tensors (Caffe2's rules)
+def test_reshape_empty_keeps_zero_dims():
+    x = np.zeros((0, 0), np.float32)
+    y, old = run("Reshape", [("x", x), ("s", np.array([0, 0, 0], np.int32))], ["y", "old"])
+    assert y.shape == (0, 0, 0)
+    np.testing.assert_array_equal(old, [0, 0])
+    y, _ = run("Reshape", [("x", np.zeros((2, 0), np.float32))], ["y", "old"], shape=[0, 5])
+    assert y.shape == (0, 5)
+    with pytest.raises(ValueError, match=r"op Reshape #0: cannot reshape input 0 blob 'x' \(2, 0\) float32 "
+                                         r"\(0 elements\) to \(-1, 0\): no size for the -1 fits \(the other "
+                                         r"dims' size is zero\)$"):
+        run("Reshape", [("x", np.zeros((2, 0), np.float32))], ["y", "old"], shape=[-1, 0])
+
+
+# ---------------------------------------------------------------- PrependDim / MergeDim
+@pytest.mark.parametrize("shape,n", [((6, 2), 3), ((8,), 8), ((4, 2, 3), 1), ((0, 3), 2), ((6,), 6)])
+def test_prepend_dim_and_merge_dim(rng, shape, n):
+    x = randn(rng, *shape)
+    (y,) = run("PrependDim", [("x", x)], ["y"], dim_size=n)
+    np.testing.assert_array_equal(y, x.reshape((n, shape[0] // n) + shape[1:]))
+    (z,) = run("MergeDim", ["y"], ["z"])
+    np.testing.assert_array_equal(z, x)
+    # in place, and int32
+    xi = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    (y,) = run("PrependDim", [("xi", xi)], ["xi"], dim_size=n)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, xi.reshape((n, shape[0] // n) + shape[1:]))
+    (z,) = run("MergeDim", ["xi"], ["xi"])
+    np.testing.assert_array_equal(z, xi)
+
+
+def test_prepend_dim_merge_dim_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 6, 2))
+    workspace.FeedBlob("s", np.float32(1.0))
+    with pytest.raises(ValueError, match=r"^op PrependDim #0: input 0 blob 'x' \(6, 2\) float32 needs 1 to 7 "
+                                         r"dims, the first a multiple of dim_size 4$"):
+        run("PrependDim", ["x"], ["y"], dim_size=4)
+    with pytest.raises(ValueError, match=r"^op PrependDim #0: input 0 blob 's' \(\) float32 needs 1 to"):
+        run("PrependDim", ["s"], ["y"], dim_size=1)
+    workspace.FeedBlob("big", np.zeros((1,) * 8, np.float32))
+    with pytest.raises(ValueError, match=r"^op PrependDim #0: input 0 blob 'big' .* needs 1 to 7 dims"):
+        run("PrependDim", ["big"], ["y"], dim_size=1)
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match=r"^op PrependDim #0: argument 'dim_size' must be > 0, got %d$" % bad):
+            run("PrependDim", ["x"], ["y"], dim_size=bad)
+    with pytest.raises(ValueError, match=r"^op PrependDim #0: argument 'dim_size' must be > 0, got 0$"):
+        run("PrependDim", ["x"], ["y"])
+    workspace.FeedBlob("v", randn(rng, 3))
+    with pytest.raises(ValueError, match=r"^op MergeDim #0: input 0 blob 'v' \(3,\) float32 must have at "
+                                         r"least 2 dims$"):
+        run("MergeDim", ["v"], ["y"])
+    assert isinstance(workspace.FetchBlob("y"), bytes)  # nothing was written
+
+
+def test_prepend_dim_gradient(rng):
+    op = _create("PrependDim", ["x"], ["y"], dim_size=2)
+    _check_all(op, [randn(rng, 4, 3)], [0])
+    core = pytest.importorskip("recurrent.core")
+    grad_ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["gy"])
+    assert [g.type for g in grad_ops] == ["MergeDim"] and g_in == ["x_grad"]
+    for t in ("MergeDim", "LengthsSplit", "LengthsToShape"):
+        grad_ops, g_in = core.GradientRegistry.GetGradientForOp(_create(t, ["x"], ["y"]), ["gy"])
+        assert grad_ops == [] and g_in == [None]
+
+
+# ---------------------------------------------------------------- LengthsToShape / LengthsSplit
+def test_lengths_to_shape():
+    (y,) = run("LengthsToShape", [("l", np.array([5, 5, 5], np.int32))], ["y"])
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, [3, 5])
+    (y,) = run("LengthsToShape", [("l", np.zeros(0, np.int32))], ["y"])
+    np.testing.assert_array_equal(y, [0, 0])
+    workspace.FeedBlob("d", np.array([2, 3], np.int32))
+    with pytest.raises(ValueError, match=r"^op LengthsToShape #0: input 0 blob 'd': all lengths must be "
+                                         r"equal, got 2 at 0 and 3 at 1$"):
+        run("LengthsToShape", ["d"], ["y"])
+    workspace.FeedBlob("n", np.array([-1, -1], np.int32))
+    with pytest.raises(ValueError, match=r"^op LengthsToShape #0: input 0 blob 'n' has a negative length -1 "
+                                         r"at 0$"):
+        run("LengthsToShape", ["n"], ["y"])
+    workspace.FeedBlob("m", np.zeros((2, 2), np.int32))
+    with pytest.raises(ValueError, match=r"^op LengthsToShape #0: input 0 blob 'm' \(the lengths\) must be "
+                                         r"1-D, got \(2, 2\) int32$"):
+        run("LengthsToShape", ["m"], ["y"])
+    workspace.FeedBlob("f", np.ones(2, np.float32))
+    with pytest.raises(TypeError, match=r"^op LengthsToShape #0: input 0 blob 'f'"):
+        run("LengthsToShape", ["f"], ["y"])
+
+
+def _lengths_split_ref(lengths, n):
+    out = []
+    for x in lengths:
+        out += [x // n + (j < x % n) for j in range(n)]
+    return np.array(out, np.int32)
+
+
+@pytest.mark.parametrize("lengths,n", [([9, 4, 5], 3), ([2, 1, 2], 3), ([0, 7], 1), ([], 4), ([5], 7)])
+def test_lengths_split(lengths, n):
+    lv = np.array(lengths, np.int32)
+    (y,) = run("LengthsSplit", [("l", lv)], ["y"], n_split=n)
+    assert y.dtype == np.int32 and y.shape == (len(lengths) * n,)
+    np.testing.assert_array_equal(y, _lengths_split_ref(lengths, n))
+    np.testing.assert_array_equal(y.reshape(-1, n).sum(axis=1) if lengths else y, lv if lengths else y)
+    # input 1 overrides the argument
+    (y2,) = run("LengthsSplit", ["l", ("k", np.array([n], np.int32))], ["y2"], n_split=n + 1)
+    np.testing.assert_array_equal(y2, y)
+    assert _lengths_split_ref([9, 4, 5], 3).tolist() == [3, 3, 3, 2, 1, 1, 2, 2, 1]  # Caffe2's doc
+
+
+def test_lengths_split_bad():
+    workspace.FeedBlob("l", np.array([3, 4], np.int32))
+    with pytest.raises(ValueError, match=r"^op LengthsSplit #0: argument 'n_split' is missing \(or pass it as "
+                                         r"input 1\)$"):
+        run("LengthsSplit", ["l"], ["y"])
+    with pytest.raises(ValueError, match=r"^op LengthsSplit #0: argument 'n_split' must be in \[1, 2\^31\), "
+                                         r"got 0$"):
+        run("LengthsSplit", ["l"], ["y"], n_split=0)
+    for name, v, msg in [("k0", [0], r"input 1 blob 'k0' \(n_split\) must be > 0, got 0$"),
+                         ("k2", [1, 2], r"input 1 blob 'k2' \(n_split\) must be a vector of size 1, got \(2,\)")]:
+        workspace.FeedBlob(name, np.array(v, np.int32))
+        with pytest.raises(ValueError, match=r"^op LengthsSplit #0: " + msg):
+            run("LengthsSplit", ["l", name], ["y"])
+    workspace.FeedBlob("kf", np.array([2.0], np.float32))
+    with pytest.raises(TypeError, match=r"^op LengthsSplit #0: input 1 blob 'kf'"):
+        run("LengthsSplit", ["l", "kf"], ["y"])
+    workspace.FeedBlob("neg", np.array([3, -4], np.int32))
+    with pytest.raises(ValueError, match=r"^op LengthsSplit #0: input 0 blob 'neg' has a negative length -4 "
+                                         r"at 1$"):
+        run("LengthsSplit", ["neg"], ["y"], n_split=2)
+    assert isinstance(workspace.FetchBlob("y"), bytes)  # nothing was written

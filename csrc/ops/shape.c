@@ -517,8 +517,9 @@ static rc_status reshape_shapes(rc_op *op, int values, int *pn, int64_t *nd, rc_
         n = s->ndim;
         memcpy(nd, s->shape, sizeof s->shape);
     }
-    /* 0 copies the input's dim; -1 takes what is left */
-    for (int k = 0; k < n; k++)
+    int64_t total = rc_tensor_numel(x), known = 1;
+    /* 0 copies the input's dim (an empty input keeps it 0, as Caffe2); -1 takes what is left */
+    for (int k = 0; k < n && total; k++)
         if (nd[k] == 0) {
             if (k >= x->ndim)
                 return rc_op_fail(op, err, RC_ERR_VALUE,
@@ -526,7 +527,6 @@ static rc_status reshape_shapes(rc_op *op, int values, int *pn, int64_t *nd, rc_
                                   rc_in_name(op, 0), RC_SHAPE(x));
             nd[k] = x->dims[k];
         }
-    int64_t total = rc_tensor_numel(x), known = 1;
     int unknown = -1, overflow = 0;
     for (int k = 0; k < n; k++) {
         if (nd[k] == -1) { unknown = k; continue; }
@@ -538,8 +538,9 @@ static rc_status reshape_shapes(rc_op *op, int values, int *pn, int64_t *nd, rc_
     if (unknown >= 0) {
         if (overflow || known == 0 || total % known)
             return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "cannot reshape input 0 blob '%s' %s (%lld elements) to %s: no size for the -1 fits",
-                              rc_in_name(op, 0), RC_SHAPE(x), (long long)total, want);
+                              "cannot reshape input 0 blob '%s' %s (%lld elements) to %s: no size for the -1 fits%s",
+                              rc_in_name(op, 0), RC_SHAPE(x), (long long)total, want,
+                              known == 0 ? " (the other dims' size is zero)" : "");
         nd[unknown] = total / known;
     } else if (overflow || known != total) {
         return rc_op_fail(op, err, RC_ERR_VALUE, "cannot reshape input 0 blob '%s' %s (%lld elements) to %s", rc_in_name(op, 0),
@@ -568,11 +569,176 @@ static rc_status reshape_run(rc_op *op, rc_err *err)
     return copy_with_shape(op, 0, 0, n, nd, err);
 }
 
-/* ---------------------------------------------------------------- Flatten / ResizeLike */
+/* ---------------------------------------------------------------- PrependDim / MergeDim */
 typedef struct int_state {
     int64_t v;
 } int_state;
 
+static void free_plain(void *p) { free(p); }
+
+static rc_status prepend_dim_setup(rc_op *op, rc_err *err)
+{
+    int_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    rc_status st = rc_arg_i(&op->def, "dim_size", 0, &s->v, err);
+    if (st) return st;
+    if (s->v <= 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dim_size' must be > 0, got %lld", (long long)s->v);
+    return RC_OK;
+}
+
+static rc_status prepend_dim_check(rc_op *op, rc_err *err)
+{
+    const int_state *s = op->state;
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim < 1 || x->ndim >= RC_MAX_DIMS || x->dims[0] % s->v)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "input 0 blob '%s' %s needs 1 to %d dims, the first a multiple of dim_size %lld",
+                          rc_in_name(op, 0), RC_SHAPE(x), RC_MAX_DIMS - 1, (long long)s->v);
+    return RC_OK;
+}
+
+static rc_status prepend_dim_run(rc_op *op, rc_err *err)
+{
+    const int_state *s = op->state;
+    rc_status st = prepend_dim_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    /* Y[dim_size, d0 / dim_size, d1, ...] = X */
+    int64_t od[RC_MAX_DIMS];
+    od[0] = s->v;
+    od[1] = x->dims[0] / s->v;
+    for (int k = 1; k < x->ndim; k++) od[k + 1] = x->dims[k];
+    return copy_with_shape(op, 0, 0, x->ndim + 1, od, err);
+}
+
+static rc_status merge_dim_check(rc_op *op, rc_err *err)
+{
+    rc_status st = need_tensor(op, 0, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s must have at least 2 dims", rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    return RC_OK;
+}
+
+static rc_status merge_dim_run(rc_op *op, rc_err *err)
+{
+    rc_status st = merge_dim_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    /* Y[d0 * d1, d2, ...] = X */
+    int64_t od[RC_MAX_DIMS];
+    od[0] = rc_dims_prod(x, 0, 2);
+    for (int k = 2; k < x->ndim; k++) od[k - 1] = x->dims[k];
+    return copy_with_shape(op, 0, 0, x->ndim - 1, od, err);
+}
+
+/* ---------------------------------------------------------------- LengthsToShape / LengthsSplit */
+/* Input 0 must be 1-D int32 lengths, each >= 0 (with values=1). */
+static rc_status lengths_vec(rc_op *op, int values, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_I32, err);
+    if (st) return st;
+    const rc_tensor *l = rc_in(op, 0);
+    if (l->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (the lengths) must be 1-D, got %s",
+                          rc_in_name(op, 0), RC_SHAPE(l));
+    for (int64_t i = 0; values && i < l->dims[0]; i++)
+        if (rc_i32(l)[i] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' has a negative length %d at %lld",
+                              rc_in_name(op, 0), rc_i32(l)[i], (long long)i);
+    return RC_OK;
+}
+
+static rc_status lengths_vec_check(rc_op *op, rc_err *err) { return lengths_vec(op, 0, err); }
+
+static rc_status lengths_to_shape_run(rc_op *op, rc_err *err)
+{
+    rc_status st = lengths_vec(op, 1, err);
+    if (st) return st;
+    const rc_tensor *l = rc_in(op, 0);
+    const int32_t *v = rc_i32(l);
+    int64_t n = l->dims[0];
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] != v[0])
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input 0 blob '%s': all lengths must be equal, got %d at 0 and %d at %lld",
+                              rc_in_name(op, 0), v[0], v[i], (long long)i);
+    /* Y = [n, lengths[0]] (n = 0: [0, 0]) */
+    int64_t d[2] = {n, n ? v[0] : 0};
+    return write_i32_dims(op, 0, 2, d, err);
+}
+
+static rc_status lengths_split_setup(rc_op *op, rc_err *err)
+{
+    int_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    int has = rc_opdef_arg(&op->def, "n_split") != NULL;
+    rc_status st = rc_arg_i(&op->def, "n_split", 0, &s->v, err);
+    if (st) return st;
+    if (op->n_in == 1 && !has)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n_split' is missing (or pass it as input 1)");
+    if (op->n_in == 1 && (s->v <= 0 || s->v > INT32_MAX))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n_split' must be in [1, 2^31), got %lld",
+                          (long long)s->v);
+    return RC_OK;
+}
+
+/* The number of splits: argument 'n_split', or input 1 (a 1-element int32 vector) when given. */
+static rc_status lengths_split_n(rc_op *op, int values, int64_t *n, rc_err *err)
+{
+    const int_state *s = op->state;
+    rc_status st = lengths_vec(op, values, err);
+    if (st) return st;
+    *n = s->v;
+    if (op->n_in == 2) {
+        if ((st = rc_check_input(op, 1, RC_I32, err))) return st;
+        const rc_tensor *t = rc_in(op, 1);
+        if (t->ndim != 1 || t->dims[0] != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (n_split) must be a vector of size 1, got %s",
+                              rc_in_name(op, 1), RC_SHAPE(t));
+        if (!values) return RC_OK;
+        *n = rc_i32(t)[0];
+        if (*n <= 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (n_split) must be > 0, got %lld",
+                              rc_in_name(op, 1), (long long)*n);
+    }
+    return RC_OK;
+}
+
+static rc_status lengths_split_check(rc_op *op, rc_err *err)
+{
+    int64_t n;
+    return lengths_split_n(op, 0, &n, err);
+}
+
+static rc_status lengths_split_run(rc_op *op, rc_err *err)
+{
+    int64_t n;
+    rc_status st = lengths_split_n(op, 1, &n, err);
+    if (st) return st;
+    const rc_tensor *l = rc_in(op, 0);
+    int64_t m = l->dims[0], len = 0;
+    if (m && n > INT64_MAX / m)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "output 0 blob '%s': %lld lengths times n_split %lld is too large",
+                          rc_out_name(op, 0), (long long)m, (long long)n);
+    len = m * n;
+    if ((st = resize_out(op, 0, RC_I32, 1, &len, err))) return st;
+    const int32_t *lv = rc_i32(l); /* read before writing: an in-place output is refused (no pair) */
+    int32_t *y = rc_i32(rc_out(op, 0));
+    /* each length L becomes n parts L / n, the first L % n of them one larger */
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) y[i * n + j] = (int32_t)(lv[i] / n + (j < lv[i] % n));
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- Flatten / ResizeLike */
 static rc_status flatten_setup(rc_op *op, rc_err *err)
 {
     int_state *s = calloc(1, sizeof *s);
@@ -1117,8 +1283,6 @@ static rc_status slice_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static void free_plain(void *p) { free(p); }
-
 const rc_op_schema rc_ops_shape[] = {
     {"Concat", 1, -1, 1, 2, NULL, concat_setup, concat_run, axis_state_free,
      "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis", concat_check},
@@ -1128,6 +1292,15 @@ const rc_op_schema rc_ops_shape[] = {
      "Y_0..Y_n = X cut along 'axis' (default 1) by runs of len(lengths) / n lengths (use_scaling_lengths)", sbl_check},
     {"Reshape", 1, 2, 2, 2, rc_inplace_first, reshape_setup, reshape_run, free_plain,
      "(Y, old_shape) = X with shape 'shape' or input 1 (0 copies a dim, one -1 is inferred)", reshape_check},
+    {"PrependDim", 1, 1, 1, 1, rc_inplace_first, prepend_dim_setup, prepend_dim_run, free_plain,
+     "Y = X with dims (dim_size, d0 / dim_size, d1, ...)", prepend_dim_check},
+    {"MergeDim", 1, 1, 1, 1, rc_inplace_first, NULL, merge_dim_run, NULL, "Y = X with dims (d0 * d1, d2, ...)",
+     merge_dim_check},
+    {"LengthsToShape", 1, 1, 1, 1, NULL, NULL, lengths_to_shape_run, NULL,
+     "Y = [len(L), L[0]] (int32) for 1-D int32 lengths L, all equal", lengths_vec_check},
+    {"LengthsSplit", 1, 2, 1, 1, NULL, lengths_split_setup, lengths_split_run, free_plain,
+     "Y = each length of L cut into n_split parts (arg or input 1), larger parts first (int32)",
+     lengths_split_check},
     {"Flatten", 1, 1, 1, 1, NULL, flatten_setup, flatten_run, free_plain,
      "Y = X as 2-D (prod(dims[:axis]), prod(dims[axis:])), axis default 1", flatten_check},
     {"FlattenToVec", 1, 1, 1, 1, NULL, NULL, flatten_to_vec_run, NULL, "Y = X as 1-D (X.ravel())"},
