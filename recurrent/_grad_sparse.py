@@ -15,6 +15,9 @@ optimizer ops of csrc/ops/optim.c and csrc/ops/embed.c).
   INDICES, DENSE)``: DENSE gets ``BatchSparseToDense(LENGTHS, INDICES, dVALUES,
   DENSE)`` (zeros elsewhere), as Caffe2. Exact because the indices of a row are
   distinct (the ops refuse repeats).
+- ``CopyRowsToTensor(X, INDICES, ROW) -> X``: ``CopyRowsToTensorGradient(dY, INDICES) -> (dX, dROW)``:
+  dX is dY with the overwritten rows zeroed, dROW the sum of those rows of dY (each distinct index once).
+  Caffe2's gradient copied dY to dX (the overwritten rows kept their gradient) and gave ROW none.
 - ``ScatterWeightedSum``, ``SparseMomentumSGDUpdate``, ``SparseAdagrad`` and
   ``SparseAdam`` have no gradient (in-place updates, as Caffe2 registered them).
 """
@@ -68,5 +71,14 @@ def _batch_dense_to_sparse_grad(op, g_output):
     return [core.CreateOperator("BatchSparseToDense", ins, [g_dense])], [None, None, g_dense]
 
 
-GradientRegistry.RegisterNoGradient("ScatterWeightedSum", "SparseMomentumSGDUpdate", "SparseAdagrad",
-                                    "SparseAdam")
+@GradientRegistry.RegisterGradient("CopyRowsToTensor")
+def _copy_rows_to_tensor_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None, None]
+    gx, grow = str(op.input[0]) + "_grad", str(op.input[2]) + "_grad"
+    g = core.CreateOperator("CopyRowsToTensorGradient", [g_output[0], op.input[1]], [gx, grow])
+    return [g], [gx, None, grow]
+
+
+GradientRegistry.RegisterNoGradient("CopyRowsToTensorGradient", "ScatterWeightedSum", "SparseMomentumSGDUpdate",
+                                    "SparseAdagrad", "SparseAdam")

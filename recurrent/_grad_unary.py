@@ -125,6 +125,7 @@ for _t in ("ReduceFrontMax", "ReduceBackMax"):
 
 GradientRegistry.RegisterNoGradient(
     "StopGradient", "ArgMax", "ArgMin", "Accuracy",
+    "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (they update parameters / gradients)
     "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
     "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient",

@@ -1283,6 +1283,33 @@ CASES = [
                  r"of its \(2, 2\) int32\) is out of range \[0, 4\) \(the rows of input 0 blob 'x' of shape "
                  r"\(4, 3\) float32\)",
          note="every index is checked before anything is written: x is unchanged"),
+    Case("copy-rows-to-tensor-row-width", "ops: sparse", "CopyRowsToTensor([x (3, 2), i, row (3,)], 'x')",
+         """
+         feed(x=f32(3, 2), i=np.array([0], np.int32), r=f32(3))
+         run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['x'])
+         """, V, r"op CopyRowsToTensor #0: width of input tensor should match lengths of row: input 0 blob 'x' "
+                 r"is \(3, 2\) float32, input 2 blob 'r' must be 1-D of 2 values, got \(3,\) float32"),
+    Case("copy-rows-to-tensor-index", "ops: sparse", "CopyRowsToTensor([x (3, 2), i = [3], row], 'x')",
+         """
+         feed(x=f32(3, 2), i=np.array([3], np.int32), r=f32(2))
+         run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['x'])
+         """, I, r"op CopyRowsToTensor #0: input 1 blob 'i': index 3 at position 0 is out of range \[0, 3\)"),
+    Case("copy-rows-to-tensor-not-in-place", "ops: sparse", "CopyRowsToTensor([x, i, row], 'y')",
+         """
+         feed(x=f32(3, 2), i=np.array([0], np.int32), r=f32(2))
+         run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['y'])
+         """, V, r"op CopyRowsToTensor #0: output 0 blob 'y' must be input 0 blob 'x' \(this op updates it "
+                 r"in place\)"),
+    Case("copy-rows-to-tensor-3d", "ops: sparse", "CopyRowsToTensor([x (3, 2, 1), i, row], 'x')",
+         """
+         feed(x=f32(3, 2, 1), i=np.array([0], np.int32), r=f32(2))
+         run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['x'])
+         """, V, r"op CopyRowsToTensor #0: input 0 blob 'x' must be 2-D, got \(3, 2, 1\) float32"),
+    Case("copy-rows-to-tensor-indices-2d", "ops: sparse", "CopyRowsToTensor([x, i (1, 1), row], 'x')",
+         """
+         feed(x=f32(3, 2), i=np.zeros((1, 1), np.int32), r=f32(2))
+         run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['x'])
+         """, V, r"op CopyRowsToTensor #0: input 1 blob 'i' \(the indices\) must be 1-D, got \(1, 1\) int32"),
     Case("sparse-momentum-grad-shape", "ops: sparse",
          "SparseMomentumSGDUpdate([g (3, 3), m (4, 3), lr, p (4, 3), i (2,)])",
          """
@@ -2043,6 +2070,37 @@ CASES = [
          r"op Clip #0: argument 'min' \(1\) must be <= argument 'max' \(0\)",
          after="run_op('Clip', 'x', 'y', min=0.0, max=1.0)",
          note="Caffe2 gave max everywhere; unset bounds are -inf / +inf (Caffe2: -FLT_MAX / FLT_MAX)"),
+    Case("ensure-clipped-index", "ops: unary & reduce", "EnsureClipped([p (5, 3), i = [0, 5], g], 'p')",
+         """
+         feed(p=f32(5, 3), i=np.array([0, 5], np.int32), g=f32(2, 3))
+         run_op('EnsureClipped', ['p', 'i', 'g'], ['p'], min=0.0)
+         """, I, r"op EnsureClipped #0: input 1 blob 'i': index 5 at position 1 is out of range \[0, 5\)"),
+    Case("ensure-clipped-grad-shape", "ops: unary & reduce", "EnsureClipped([p (5, 3), i (2,), g (2, 4)], 'p')",
+         """
+         feed(p=f32(5, 3), i=np.array([0, 1], np.int32), g=f32(2, 4))
+         run_op('EnsureClipped', ['p', 'i', 'g'], ['p'], min=0.0)
+         """, V, r"op EnsureClipped #0: input 2 blob 'g' \(the gradient\) must have shape \(2, 3\)"),
+    Case("ensure-clipped-sparse-not-in-place", "ops: unary & reduce", "EnsureClipped([p, i, g], 'q')",
+         """
+         feed(p=f32(5, 3), i=np.array([0], np.int32), g=f32(1, 3))
+         run_op('EnsureClipped', ['p', 'i', 'g'], ['q'], min=0.0)
+         """, V, r"op EnsureClipped #0: output 0 blob 'q' must be input 0 blob 'p' \(this op updates it in "
+                 r"place\)"),
+    Case("ensure-clipped-two-inputs", "ops: unary & reduce", "EnsureClipped([p, i], 'p')",
+         "feed(p=f32(5, 3), i=np.array([0], np.int32)); run_op('EnsureClipped', ['p', 'i'], ['p'])", V,
+         r"op EnsureClipped #0: takes param alone or \(param, indices, grad\), got 2 inputs"),
+    Case("clip-tensor-by-scaling-threshold", "ops: unary & reduce", "ClipTensorByScaling([x, v]) without threshold",
+         "feed(x=f32(4, 3), v=np.float32(2.0)); run_op('ClipTensorByScaling', ['x', 'v'], 'y')", V,
+         r"op ClipTensorByScaling #0: argument 'threshold' \(0\) must be > 0"),
+    Case("clip-tensor-by-scaling-value-shape", "ops: unary & reduce", "ClipTensorByScaling([x, v (2,)])",
+         "feed(x=f32(4, 3), v=f32(2)); run_op('ClipTensorByScaling', ['x', 'v'], 'y', threshold=1.0)", V,
+         r"op ClipTensorByScaling #0: input 1 blob 'v' \(the value\) must hold one value, got \(2,\) float32"),
+    Case("clip-tensor-by-scaling-additional", "ops: unary & reduce", "ClipTensorByScaling([x, v, a = [0]])",
+         """
+         feed(x=f32(4, 3), v=np.float32(2.0), a=np.zeros(1, np.float32))
+         run_op('ClipTensorByScaling', ['x', 'v', 'a'], 'y', threshold=1.0)
+         """, V, r"op ClipTensorByScaling #0: input 2 blob 'a' \(additional_threshold\) must be > 0, got 0",
+         note="Caffe2 did not check it (a threshold <= 0 flipped or zeroed the tensor)"),
     Case("leaky-relu-gradient-negative-alpha", "ops: unary & reduce",
          "LeakyReluGradient([y, dy], alpha=-0.5)",
          "feed(y=f32(2, 3)); run_op('LeakyReluGradient', ['y', 'y'], 'dx', alpha=-0.5)", V,

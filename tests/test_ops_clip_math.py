@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, gradient_checker, workspace
-from test_ops_math import close, f32, feed, op, run  # the same helpers
+from test_ops_math import close, f32, feed, i32, op, run  # the same helpers
 
 
 def check_grads(o, inputs, indices=None, stepsize=1e-3, threshold=1e-2):
@@ -429,3 +429,97 @@ def test_clip_by_global_norm_chain(rng, clip_norm, ratio_shape):
     assert out.shape == (1,)
     close(out, [ref], 1e-6)
     assert workspace.FetchBlob("norm").shape == ratio_shape
+
+
+# ---------------------------------------------------------------- EnsureClipped
+@pytest.mark.parametrize("args,lo,hi", [(dict(min=0.0), 0.0, np.inf), (dict(max=0.25), -np.inf, 0.25),
+                                        (dict(min=-0.5, max=0.5), -0.5, 0.5), ({}, -np.inf, np.inf)])
+def test_ensure_clipped_dense(rng, args, lo, hi):
+    x = f32(rng, 5, 4)
+    x[0, 0] = np.nan
+    feed(x=x)
+    y = run("EnsureClipped", ["x"], ["y"], **args)
+    np.testing.assert_array_equal(y, np.clip(x, lo, hi))  # NaN stays NaN, as Clip
+    y = run("EnsureClipped", ["x"], ["x"], **args)  # in place
+    np.testing.assert_array_equal(y, np.clip(x, lo, hi))
+
+
+@pytest.mark.parametrize("idx", [[0, 3], [4, 4, 1], [], [[1, 2]]])
+def test_ensure_clipped_sparse_rows_in_place(rng, idx):
+    x = f32(rng, 5, 2, 3)
+    idx = i32(idx)
+    grad = f32(rng, *(idx.shape + (2, 3)))
+    feed(p=x, i=idx, g=grad)
+    y = run("EnsureClipped", ["p", "i", "g"], ["p"], min=-0.2, max=0.3)
+    ref = x.copy()
+    rows = np.unique(idx.ravel())
+    ref[rows] = np.clip(x[rows], -0.2, 0.3)
+    np.testing.assert_array_equal(y, ref)
+
+
+def test_ensure_clipped_bad_input(rng):
+    feed(p=f32(rng, 5, 3), i=i32([0, 5]), g=f32(rng, 2, 3), g4=f32(rng, 2, 4), fi=np.zeros(2, np.float32))
+    raises(IndexError, r"^op EnsureClipped #0: input 1 blob 'i': index 5 at position 1 is out of range \[0, 5\)",
+           op("EnsureClipped", ["p", "i", "g"], ["p"], min=0.0))
+    raises(ValueError, r"^op EnsureClipped #0: input 2 blob 'g4' \(the gradient\) must have shape \(2, 3\)",
+           op("EnsureClipped", ["p", "i", "g4"], ["p"], min=0.0))
+    raises(TypeError, r"^op EnsureClipped #0: input 1 blob 'fi' must be int32 indices",
+           op("EnsureClipped", ["p", "fi", "g"], ["p"], min=0.0))
+    raises(ValueError, r"^op EnsureClipped #0: output 0 blob 'q' must be input 0 blob 'p' \(this op updates it "
+                       r"in place\)$", op("EnsureClipped", ["p", "i", "g"], ["q"], min=0.0))
+    raises(ValueError, r"^op EnsureClipped #0: takes param alone or \(param, indices, grad\), got 2 inputs$",
+           op("EnsureClipped", ["p", "i"], ["p"]))
+    raises(ValueError, r"^op EnsureClipped #0: argument 'min' \(1\) must be <= argument 'max' \(0\)$",
+           op("EnsureClipped", ["p"], ["q"], min=1.0, max=0.0))
+    feed(n=i32([1, 2]))
+    raises(TypeError, r"^op EnsureClipped #0: input 0 blob 'n' must be float32", op("EnsureClipped", ["n"], ["q"]))
+    # nothing was written
+    assert not np.isnan(workspace.FetchBlob("p")).any()
+    assert core.GradientRegistry.GetGradientForOp(op("EnsureClipped", ["p"], ["q"]), ["gq"]) == ([], [None])
+
+
+# ---------------------------------------------------------------- ClipTensorByScaling
+@pytest.mark.parametrize("val,thr,add", [(3.0, 1.5, None), (1.0, 1.5, None), (1.5, 1.5, None), (4.0, 1.0, 2.0),
+                                         (4.0, 2.0, 0.5), (np.inf, 1.0, None), (np.nan, 1.0, None)])
+def test_clip_tensor_by_scaling(rng, val, thr, add):
+    x = f32(rng, 4, 3)
+    feed(x=x, v=np.float32(val), a=np.array([add or 1.0], np.float32))
+    ins = ["x", "v"] + (["a"] if add is not None else [])
+    final = np.float32(thr) * np.float32(add or 1.0)
+    ref = x * (final / np.float32(val)) if val > final else x
+    y = run("ClipTensorByScaling", ins, ["y"], threshold=thr)
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+    y = run("ClipTensorByScaling", ins, ["x"], threshold=thr)  # in place
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+    feed(e=np.zeros((0, 3), np.float32))
+    assert run("ClipTensorByScaling", ["e", "v"], ["ey"], threshold=thr).shape == (0, 3)
+
+
+def test_clip_tensor_by_scaling_bad_input(rng):
+    feed(x=f32(rng, 4, 3), v=np.float32(2.0), v2=f32(rng, 2), a0=np.array([0.0], np.float32),
+         an=np.array([np.nan], np.float32), vi=i32([2]))
+    raises(ValueError, r"^op ClipTensorByScaling #0: argument 'threshold' \(0\) must be > 0$",
+           op("ClipTensorByScaling", ["x", "v"], ["y"]))
+    raises(ValueError, r"^op ClipTensorByScaling #0: argument 'threshold' \(nan\) must be > 0$",
+           op("ClipTensorByScaling", ["x", "v"], ["y"], threshold=float("nan")))
+    raises(ValueError, r"^op ClipTensorByScaling #0: input 1 blob 'v2' \(the value\) must hold one value, got "
+                       r"\(2,\) float32$", op("ClipTensorByScaling", ["x", "v2"], ["y"], threshold=1.0))
+    raises(TypeError, r"^op ClipTensorByScaling #0: input 1 blob 'vi' must be float32",
+           op("ClipTensorByScaling", ["x", "vi"], ["y"], threshold=1.0))
+    for a, shown in (("a0", "0"), ("an", "nan")):
+        raises(ValueError, r"^op ClipTensorByScaling #0: input 2 blob '%s' \(additional_threshold\) must be > 0, "
+                           r"got %s$" % (a, shown), op("ClipTensorByScaling", ["x", "v", a], ["y"], threshold=1.0))
+    assert isinstance(workspace.FetchBlob("y"), bytes)  # nothing was written
+    o = op("ClipTensorByScaling", ["x", "v"], ["y"], threshold=1.0)
+    assert core.GradientRegistry.GetGradientForOp(o, ["gy"]) == ([], [None, None])
+
+
+def test_ensure_clipped_checked_at_net_creation(rng):
+    p = f32(rng, 5, 3)
+    feed(p=p, i=i32([0, 1]), g=f32(rng, 2, 4))
+    net = core.Net("ec_early")
+    net.EnsureClipped(["p", "i", "g"], ["p"], min=0.0)
+    with pytest.raises(ValueError, match=r"^net 'ec_early': op EnsureClipped #0: input 2 blob 'g' \(the "
+                                         r"gradient\) must have shape \(2, 3\)"):
+        workspace.CreateNet(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("p"), p)

@@ -918,3 +918,101 @@ def test_sparse_shapes_checked_at_net_creation(rng, op, ins, outs):
     getattr(net, op)(ins, outs)
     with pytest.raises(ValueError, match=r"op %s #0: input \d blob '[gi]'" % op):
         workspace.CreateNet(net)
+
+
+# ---------------------------------------------------------------- CopyRowsToTensor
+def ref_copy_rows(x, idx, row):
+    y = x.copy()
+    y[idx] = row
+    return y
+
+
+@pytest.mark.parametrize("n,w,idx", [(5, 3, [1, 3]), (4, 2, []), (3, 4, [2, 2, 0]), (0, 3, []), (3, 0, [1])])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_copy_rows_to_tensor_matches_reference(rng, n, w, idx, dtype):
+    x = (rng.randn(n, w) * 10).astype(dtype)
+    row = (rng.randn(w) * 10).astype(dtype)
+    idx = np.array(idx, np.int32)
+    (y,) = run("CopyRowsToTensor", dict(x=x, i=idx, r=row), ["x", "i", "r"], ["x"])
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y, ref_copy_rows(x, idx, row))
+
+
+def _copy_rows_loss(x, idx, row, dy):
+    (y,) = run("CopyRowsToTensor", dict(x=x, i=idx, r=row), ["x", "i", "r"], ["x"])
+    return float((y.astype(np.float64) * dy).sum())
+
+
+@pytest.mark.parametrize("idx", [[1, 3], [2, 2, 0], []])
+def test_copy_rows_to_tensor_gradient(rng, idx):
+    x, row, dy = f32(rng, 4, 3), f32(rng, 3), f32(rng, 4, 3)
+    idx = np.array(idx, np.int32)
+    op = core.CreateOperator("CopyRowsToTensor", ["x", "i", "r"], ["x"])
+    grad_ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["x_grad"])
+    assert g_in == ["x_grad", None, "r_grad"] and [g.type for g in grad_ops] == ["CopyRowsToTensorGradient"]
+    feed(dict(x_grad=dy, i=idx))
+    for g in grad_ops:
+        workspace.RunOperatorOnce(g)
+    dx, drow = workspace.FetchBlob("x_grad"), workspace.FetchBlob("r_grad")
+    # finite differences of sum(Y * dY) (linear: exact up to rounding)
+    eps = 1e-2
+    for arr, grad in ((x, dx), (row, drow)):
+        est = np.zeros(arr.shape)
+        for k in np.ndindex(*arr.shape):
+            plus, minus = arr.copy(), arr.copy()
+            plus[k] += eps
+            minus[k] -= eps
+            xp, rp = (plus, row) if arr is x else (x, plus)
+            xm, rm = (minus, row) if arr is x else (x, minus)
+            est[k] = (_copy_rows_loss(xp, idx, rp, dy) - _copy_rows_loss(xm, idx, rm, dy)) / (2 * eps)
+        np.testing.assert_allclose(grad, est, atol=1e-3)
+    # and the reference: overwritten rows get none, the row their sum (each index once)
+    ref = dy.copy()
+    ref[idx] = 0
+    np.testing.assert_array_equal(dx, ref)
+    np.testing.assert_allclose(drow, dy[np.unique(idx)].sum(axis=0) if idx.size else np.zeros(3), rtol=1e-6)
+    # in place on dY, one output
+    (dx1,) = run("CopyRowsToTensorGradient", dict(g=dy, i=idx), ["g", "i"], ["g"])
+    np.testing.assert_array_equal(dx1, ref)
+
+
+def test_copy_rows_to_tensor_bad_input(rng):
+    base = dict(x=f32(rng, 3, 2), i=np.array([0], np.int32), r=f32(rng, 2))
+    raises(ValueError, r"^op CopyRowsToTensor #0: width of input tensor should match lengths of row: input 0 "
+                       r"blob 'x' is \(3, 2\) float32, input 2 blob 'r3' must be 1-D of 2 values, got \(3,\) "
+                       r"float32$",
+           "CopyRowsToTensor", dict(base, r3=f32(rng, 3)), ["x", "i", "r3"], ["x"])
+    raises(ValueError, r"width of input tensor should match lengths of row: .* got \(1, 2\) float32$",
+           "CopyRowsToTensor", dict(base, r2=f32(rng, 1, 2)), ["x", "i", "r2"], ["x"])
+    raises(IndexError, r"^op CopyRowsToTensor #0: input 1 blob 'i3': index 3 at position 1 is out of range "
+                       r"\[0, 3\)", "CopyRowsToTensor", dict(base, i3=np.array([0, 3], np.int32)),
+           ["x", "i3", "r"], ["x"])
+    raises(IndexError, r"index -1 at position 0", "CopyRowsToTensor", dict(base, im=np.array([-1], np.int32)),
+           ["x", "im", "r"], ["x"])
+    raises(ValueError, r"^op CopyRowsToTensor #0: output 0 blob 'y' must be input 0 blob 'x' \(this op updates "
+                       r"it in place\)$", "CopyRowsToTensor", base, ["x", "i", "r"], ["y"])
+    raises(ValueError, r"^op CopyRowsToTensor #0: input 0 blob 'x3' must be 2-D, got \(3, 2, 1\) float32$",
+           "CopyRowsToTensor", dict(base, x3=f32(rng, 3, 2, 1)), ["x3", "i", "r"], ["x3"])
+    raises(ValueError, r"^op CopyRowsToTensor #0: input 1 blob 'i2' \(the indices\) must be 1-D, got \(1, 1\)",
+           "CopyRowsToTensor", dict(base, i2=np.zeros((1, 1), np.int32)), ["x", "i2", "r"], ["x"])
+    raises(TypeError, r"^op CopyRowsToTensor #0: input 1 blob 'fi' must be int32 indices",
+           "CopyRowsToTensor", dict(base, fi=np.zeros(1, np.float32)), ["x", "fi", "r"], ["x"])
+    raises(TypeError, r"^op CopyRowsToTensor #0: input 2 blob 'ri' must be float32, got \(2,\) int32",
+           "CopyRowsToTensor", dict(base, ri=np.zeros(2, np.int32)), ["x", "i", "ri"], ["x"])
+    raises(TypeError, r"^op CopyRowsToTensorGradient #0: input 0 blob 'gi' must be float32",
+           "CopyRowsToTensorGradient", dict(base, gi=np.zeros((3, 2), np.int32)), ["gi", "i"], ["dx"])
+    raises(IndexError, r"^op CopyRowsToTensorGradient #0: input 1 blob 'i3': index 3",
+           "CopyRowsToTensorGradient", dict(base, i3=np.array([3], np.int32)), ["x", "i3"], ["dx", "dr"])
+    # nothing was written by the failing runs
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), base["x"])
+
+
+def test_copy_rows_to_tensor_checked_at_net_creation(rng):
+    x = f32(rng, 3, 2)
+    feed(dict(x=x, i=np.array([0], np.int32), r=f32(rng, 3)))
+    net = core.Net("crt_early")
+    net.CopyRowsToTensor(["x", "i", "r"], ["x"])
+    with pytest.raises(ValueError, match=r"^net 'crt_early': op CopyRowsToTensor #0: width of input tensor should "
+                                         r"match lengths of row"):
+        workspace.CreateNet(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), x)

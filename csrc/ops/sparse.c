@@ -10,6 +10,7 @@
  *   BatchSparseToDense(LENGTHS, INDICES, VALUES[, SHAPE_LIKE]) -> DENSE
  *   BatchDenseToSparse(LENGTHS, INDICES, DENSE) -> VALUES
  *   ScatterWeightedSum(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X
+ *   CopyRowsToTensor(X, INDICES, ROW) -> X, CopyRowsToTensorGradient(dY, INDICES) -> dX[, dROW]
  *
  * INDICES: int32 of any rank, K = its size, read in flat order; VALUES (and
  * X1, X2, ...) have shape INDICES.shape + X.shape[1:] and row k of them goes
@@ -832,6 +833,87 @@ static rc_status sws_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ CopyRowsToTensor */
+
+static rc_status crt_setup(rc_op *op, rc_err *err)
+{
+    const int pair[2] = {0, 0};
+    return rc_sparse_require_inplace(op, pair, 1, err);
+}
+
+/* (X 2-D, INDICES 1-D int32, ROW (X.shape[1],) of X's dtype); with grad=1: (dY 2-D float32, INDICES). */
+static rc_status crt_check_common(rc_op *op, int grad, rc_err *err)
+{
+    rc_status st = rc_sparse_check_indices(op, 1, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *it = rc_in(op, 1);
+    /* the forward op takes int32 too */
+    if ((st = rc_check_input(op, 0, !grad && x->dtype == RC_I32 ? RC_I32 : RC_F32, err))) return st;
+    if (x->ndim != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' must be 2-D, got %s", rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    if (it->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the indices) must be 1-D, got %s",
+                          rc_in_name(op, 1), RC_SHAPE(it));
+    if (grad) return RC_OK;
+    if ((st = rc_check_input(op, 2, x->dtype, err))) return st;
+    const rc_tensor *r = rc_in(op, 2);
+    if (r->ndim != 1 || r->dims[0] != x->dims[1])
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "width of input tensor should match lengths of row: input 0 blob '%s' is %s, input 2 "
+                          "blob '%s' must be 1-D of %lld values, got %s", rc_in_name(op, 0), RC_SHAPE(x),
+                          rc_in_name(op, 2), (long long)x->dims[1], RC_SHAPE(r));
+    return RC_OK;
+}
+
+static rc_status crt_check(rc_op *op, rc_err *err) { return crt_check_common(op, 0, err); }
+static rc_status crt_grad_check(rc_op *op, rc_err *err) { return crt_check_common(op, 1, err); }
+
+static rc_status crt_run(rc_op *op, rc_err *err)
+{
+    rc_status st = crt_check(op, err);
+    if (!st) st = rc_sparse_check_range_of(op, 1, 0, err);
+    if (st) return st;
+    rc_tensor *x = rc_in(op, 0);
+    const rc_tensor *r = rc_in(op, 2);
+    const int64_t K = x->dims[1] ? rc_tensor_numel(rc_in(op, 1)) : 0;
+    const size_t nb = (size_t)x->dims[1] * 4; /* float32 or int32: 4 bytes */
+    const int32_t *idx = rc_i32(rc_in(op, 1));
+    char *xd = rc_tensor_data(x); /* the output is input 0's blob (crt_setup) */
+    /* X[INDICES[k]] = ROW for each k */
+    for (int64_t k = 0; k < K; k++) memcpy(xd + (size_t)idx[k] * nb, rc_tensor_data(r), nb);
+    return RC_OK;
+}
+
+/* (dY (N, W), INDICES) -> dX = dY with the rows at INDICES zeroed[, dROW (W,) = the sum of those rows of dY,
+ * each distinct index once]. dX may be dY (in place). */
+static rc_status crt_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = crt_grad_check(op, err);
+    if (!st) st = rc_sparse_check_range_of(op, 1, 0, err);
+    if (st) return st;
+    const rc_tensor *dy = rc_in(op, 0);
+    const int64_t N = dy->dims[0], W = dy->dims[1], K = rc_tensor_numel(rc_in(op, 1));
+    if (op->n_out == 2 && (st = rc_tensor_resize(rc_out(op, 1), RC_F32, 1, &W, err)))
+        return rc_op_fail(op, err, st, "output 1 blob '%s': %s", rc_out_name(op, 1), err->msg);
+    int64_t d[2] = {N, W};
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, 2, d, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    float *dx = rc_f32(rc_out(op, 0)), *dr = op->n_out == 2 ? rc_f32(rc_out(op, 1)) : NULL;
+    if (dx != rc_f32(dy) && N * W) memcpy(dx, rc_f32(dy), sizeof(float) * (size_t)(N * W));
+    if (dr && W) memset(dr, 0, sizeof(float) * (size_t)W);
+    const int32_t *idx = rc_i32(rc_in(op, 1));
+    /* a row is added to dROW, then zeroed: a repeated index adds zeros */
+    for (int64_t k = 0; k < K && W; k++) {
+        float *row = dx + (int64_t)idx[k] * W;
+        for (int64_t c = 0; dr && c < W; c++) dr[c] += row[c];
+        memset(row, 0, sizeof(float) * (size_t)W);
+    }
+    return RC_OK;
+}
+
+static int crt_grad_inplace(int in, int out) { return in == 0 && out == 0; }
+
 /* ================================================================ table */
 
 /* SparseToDense: OUTPUT is never an input (it is zeroed first). ScatterWeightedSum: X in place. */
@@ -857,5 +939,10 @@ const rc_op_schema rc_ops_sparse[] = {
     {"ScatterWeightedSum", 5, -1, 1, 1, rc_inplace_first, sws_setup, sws_run, NULL,
      "(X, W0, INDICES, X1, W1[, X2, W2 ...]) -> X in place: X[INDICES[k]] *= W0 per occurrence, then "
      "X[INDICES[k]] += Wj * Xj[k] for each pair j, k in order", sws_check},
+    {"CopyRowsToTensor", 3, 3, 1, 1, rc_inplace_first, crt_setup, crt_run, NULL,
+     "(X 2-D float32 / int32, INDICES (K,), ROW (X.shape[1],)) -> X in place: X[INDICES[k]] = ROW", crt_check},
+    {"CopyRowsToTensorGradient", 2, 2, 1, 2, crt_grad_inplace, NULL, crt_grad_run, NULL,
+     "(dY 2-D, INDICES (K,)) -> dX = dY with the rows at INDICES zeroed[, dROW = the sum of those rows of dY]",
+     crt_grad_check},
     {0},
 };

@@ -42,6 +42,7 @@
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
+#include "sparse.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,87 @@ static rc_status softsign_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, 
 
 static rc_status check_x_f32(rc_op *op, rc_err *err) { return rc_check_input(op, 0, RC_F32, err); }
 
+/* ================================================================ EnsureClipped, ClipTensorByScaling */
+
+/* EnsureClipped(param[, indices, grad]): Clip's arguments and kernel. With indices (sparse: the rows
+ * to clip; grad has shape indices.shape + param.shape[1:]) the output must be param, in place. */
+static rc_status ensure_clipped_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = clip_setup(op, err);
+    if (st) return st;
+    if (op->n_in == 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes param alone or (param, indices, grad), got 2 inputs");
+    static const int pairs[2] = {0, 0};
+    return op->n_in == 3 ? rc_sparse_require_inplace(op, pairs, 1, err) : RC_OK;
+}
+
+static rc_status ensure_clipped_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st || op->n_in == 1) return st;
+    if ((st = rc_sparse_check_indices(op, 1, err))) return st;
+    return rc_sparse_check_rows(op, 0, 1, 2, "the gradient", err);
+}
+
+static rc_status ensure_clipped_run(rc_op *op, rc_err *err)
+{
+    if (op->n_in == 1) return clip_run(op, err);
+    rc_status st = ensure_clipped_check(op, err);
+    if (!st) st = rc_sparse_check_range_of(op, 1, 0, err);
+    if (st) return st;
+    /* param[idx] = clip(param[idx]) for each index (in place; a repeated index clips twice: the same) */
+    rc_tensor *x = rc_in(op, 0);
+    const int64_t row = rc_dims_prod(x, 1, x->ndim), k = rc_tensor_numel(rc_in(op, 1));
+    const int32_t *idx = rc_i32(rc_in(op, 1));
+    float *p = rc_f32(x);
+    for (int64_t i = 0; i < k && row; i++) {
+        float *r = p + (int64_t)idx[i] * row;
+        k_clip(op->state, row, r, r);
+    }
+    return RC_OK;
+}
+
+/* ClipTensorByScaling(X, val[, additional_threshold]) -> Y: the threshold in unary_state.hi. */
+static rc_status clip_scaling_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, 0, 0, &s, err);
+    if (!st) st = rc_arg_f(&op->def, "threshold", 0.0f, &s->hi, err);
+    if (st) return st;
+    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'threshold' (%g) must be > 0", (double)s->hi);
+    return RC_OK;
+}
+
+static rc_status clip_scaling_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (!st) st = rc_sparse_check_scalar(op, 1, "the value", err);
+    if (!st && op->n_in == 3) st = rc_sparse_check_scalar(op, 2, "additional_threshold", err);
+    return st;
+}
+
+static rc_status clip_scaling_run(rc_op *op, rc_err *err)
+{
+    const unary_state *s = op->state;
+    float val, add = 1.0f;
+    rc_status st = clip_scaling_check(op, err);
+    if (!st) st = rc_sparse_read_scalar(op, 1, "the value", &val, err);
+    if (!st && op->n_in == 3) st = rc_sparse_read_scalar(op, 2, "additional_threshold", &add, err);
+    if (st) return st;
+    if (!(add > 0))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (additional_threshold) must be > 0, got %g",
+                          rc_in_name(op, 2), (double)add);
+    const rc_tensor *x = rc_in(op, 0);
+    if ((st = resize_like(op, 0, x, err))) return st;
+    const int64_t n = rc_tensor_numel(x);
+    const float thr = s->hi * add, *xd = rc_f32(x);
+    float *y = rc_f32(rc_out(op, 0));
+    /* Y = X * (thr / val) when val > thr (NaN val: not greater, as Caffe2), else X */
+    const float ratio = val > thr ? thr / val : 1.0f;
+    for (int64_t i = 0; i < n; i++) y[i] = val > thr ? xd[i] * ratio : xd[i];
+    return RC_OK;
+}
+
 /* ================================================================ StopGradient */
 
 /* X (any dtype) -> Y = X; in place nothing is written. */
@@ -397,6 +479,10 @@ const rc_op_schema rc_ops_unary[] = {
      "Y = min(max(X, min), max) (args min=-inf, max=+inf; NaN stays NaN)", check_x_f32},
     {"ClipGradient", 2, 2, 1, 1, inplace_dy, clip_setup, clip_grad_run, unary_state_free,
      "(Y, dY) -> dX = dY where min < Y < max, else 0", check_all_f32},
+    {"EnsureClipped", 1, 3, 1, 1, inplace_00, ensure_clipped_setup, ensure_clipped_run, unary_state_free,
+     "param -> clip(param, min, max); with (indices, grad) only the rows at indices, in place", ensure_clipped_check},
+    {"ClipTensorByScaling", 2, 3, 1, 1, inplace_00, clip_scaling_setup, clip_scaling_run, unary_state_free,
+     "(X, val[, additional]) -> X * thr / val where val > thr = threshold * additional, else X", clip_scaling_check},
     {"Abs", 1, 1, 1, 1, rc_inplace_any, NULL, abs_run, NULL, "Y = |X|", check_x_f32},
     {"AbsGradient", 2, 2, 1, 1, inplace_dy, NULL, abs_grad_run, NULL,
      "(X, dY) -> dX = dY sign(X) (0 where X is 0 or NaN)", check_all_f32},
