@@ -982,6 +982,8 @@ def test_copy_rows_to_tensor_bad_input(rng):
                        r"blob 'x' is \(3, 2\) float32, input 2 blob 'r3' must be 1-D of 2 values, got \(3,\) "
                        r"float32$",
            "CopyRowsToTensor", dict(base, r3=f32(rng, 3)), ["x", "i", "r3"], ["x"])
+    raises(ValueError, r"width of input tensor should match lengths of row: .* got \(1,\) float32$",
+           "CopyRowsToTensor", dict(base, r1=f32(rng, 1)), ["x", "i", "r1"], ["x"])
     raises(ValueError, r"width of input tensor should match lengths of row: .* got \(1, 2\) float32$",
            "CopyRowsToTensor", dict(base, r2=f32(rng, 1, 2)), ["x", "i", "r2"], ["x"])
     raises(IndexError, r"^op CopyRowsToTensor #0: input 1 blob 'i3': index 3 at position 1 is out of range "
