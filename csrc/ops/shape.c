@@ -576,12 +576,20 @@ typedef struct int_state {
 
 static void free_plain(void *p) { free(p); }
 
-static rc_status prepend_dim_setup(rc_op *op, rc_err *err)
+/* op->state = an int_state holding integer argument `name` (dflt when absent); *out = it. */
+static rc_status int_state_setup(rc_op *op, const char *name, int64_t dflt, int_state **out, rc_err *err)
 {
     int_state *s = calloc(1, sizeof *s);
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s;
-    rc_status st = rc_arg_i(&op->def, "dim_size", 0, &s->v, err);
+    *out = s;
+    return rc_arg_i(&op->def, name, dflt, &s->v, err);
+}
+
+static rc_status prepend_dim_setup(rc_op *op, rc_err *err)
+{
+    int_state *s;
+    rc_status st = int_state_setup(op, "dim_size", 0, &s, err);
     if (st) return st;
     if (s->v <= 0)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dim_size' must be > 0, got %lld", (long long)s->v);
@@ -676,11 +684,9 @@ static rc_status lengths_to_shape_run(rc_op *op, rc_err *err)
 
 static rc_status lengths_split_setup(rc_op *op, rc_err *err)
 {
-    int_state *s = calloc(1, sizeof *s);
-    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    op->state = s;
+    int_state *s;
     int has = rc_opdef_arg(&op->def, "n_split") != NULL;
-    rc_status st = rc_arg_i(&op->def, "n_split", 0, &s->v, err);
+    rc_status st = int_state_setup(op, "n_split", 0, &s, err);
     if (st) return st;
     if (op->n_in == 1 && !has)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n_split' is missing (or pass it as input 1)");
@@ -741,10 +747,8 @@ static rc_status lengths_split_run(rc_op *op, rc_err *err)
 /* ---------------------------------------------------------------- Flatten / ResizeLike */
 static rc_status flatten_setup(rc_op *op, rc_err *err)
 {
-    int_state *s = calloc(1, sizeof *s);
-    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    op->state = s;
-    rc_status st = rc_arg_i(&op->def, "axis", 1, &s->v, err);
+    int_state *s;
+    rc_status st = int_state_setup(op, "axis", 1, &s, err);
     if (st) return st;
     if (s->v < 0) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' must be >= 0, got %lld", (long long)s->v);
     return RC_OK;

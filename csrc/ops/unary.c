@@ -121,17 +121,20 @@ static rc_status clip_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* ReluN is Clip to [0, n]: Clip's kernels with lo = 0, hi = n (n > 0, as Caffe2's). */
-static rc_status relu_n_setup(rc_op *op, rc_err *err)
+/* A state with lo = 0 and hi = float argument `name` (dflt when absent), which must be > 0. */
+static rc_status positive_hi_setup(rc_op *op, const char *name, float dflt, rc_err *err)
 {
     unary_state *s = NULL;
     rc_status st = state_new(op, 0, 0, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "n", 6.0f, &s->hi, err);
+    if (!st) st = rc_arg_f(&op->def, name, dflt, &s->hi, err);
     if (st) return st;
-    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'n' (%g) must be > 0", (double)s->hi);
+    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' (%g) must be > 0", name, (double)s->hi);
     s->lo = 0.0f;
     return RC_OK;
 }
+
+/* ReluN is Clip to [0, n]: Clip's kernels with lo = 0, hi = n (n > 0, as Caffe2's). */
+static rc_status relu_n_setup(rc_op *op, rc_err *err) { return positive_hi_setup(op, "n", 6.0f, err); }
 
 static rc_status alpha_setup_common(rc_op *op, float dflt, int grad, rc_err *err)
 {
@@ -303,16 +306,8 @@ static rc_status ensure_clipped_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* ClipTensorByScaling(X, val[, additional_threshold]) -> Y: the threshold in unary_state.hi. */
-static rc_status clip_scaling_setup(rc_op *op, rc_err *err)
-{
-    unary_state *s = NULL;
-    rc_status st = state_new(op, 0, 0, &s, err);
-    if (!st) st = rc_arg_f(&op->def, "threshold", 0.0f, &s->hi, err);
-    if (st) return st;
-    if (!(s->hi > 0)) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'threshold' (%g) must be > 0", (double)s->hi);
-    return RC_OK;
-}
+/* ClipTensorByScaling(X, val[, additional_threshold]) -> Y: the threshold (> 0) in unary_state.hi. */
+static rc_status clip_scaling_setup(rc_op *op, rc_err *err) { return positive_hi_setup(op, "threshold", 0.0f, err); }
 
 static rc_status clip_scaling_check(rc_op *op, rc_err *err)
 {
