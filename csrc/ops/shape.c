@@ -1,11 +1,12 @@
-/* ops/shape.c -- shape operators: Concat, Split, SplitByLengths, Reshape, Flatten, FlattenToVec, ResizeLike,
- * Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient. All but
- * SliceGradient work on any dtype (float32, int32): they move 4-byte elements
- * without looking at them.
+/* ops/shape.c -- shape operators: Concat, Split, SplitByLengths, Reshape, PrependDim, MergeDim, Flatten,
+ * FlattenToVec, ResizeLike, Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient, and the int32
+ * lengths ops LengthsToShape and LengthsSplit. All but SliceGradient and the lengths ops work on any
+ * dtype (float32, int32): they move 4-byte elements without looking at them.
  *
- * Semantics follow Caffe2 (concat_split_op.h, reshape_op.h, transpose_op.h,
- * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h, shape_op.h,
- * slice_op.h). Arguments are parsed once in setup into op->state; run only
+ * Semantics follow Caffe2 (concat_split_op.h, reshape_op.h, prepend_dim_op.h, transpose_op.h,
+ * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h, shape_op.h, slice_op.h, length_split_op.h).
+ * Reshape: a 0 copies the input's dim unless the input is empty (then it stays 0, as Caffe2).
+ * LengthsToShape / LengthsSplit refuse negative lengths (Caffe2 did not check). Arguments are parsed once in setup into op->state; run only
  * resizes outputs and copies.
  *
  * FlattenToVec(X) -> Y = X.ravel(): any rank (Caffe2 refused a 0-d X; here it

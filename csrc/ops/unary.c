@@ -1,9 +1,12 @@
-/* ops/unary.c -- elementwise ops of Caffe2's clip_op, abs_op, sqrt_op,
+/* ops/unary.c -- elementwise ops of Caffe2's clip_op (and ensure_clipped_op, sgd/clip_tensor_op), abs_op, sqrt_op,
  * leaky_relu_op, elu_op, softsign_op, stop_gradient, negate_gradient_op,
  * relu_n_op, minmax_ops (Min) and mean_op, with their gradient ops.
  *
  *   Clip(X) -> Y                  args min=-inf, max=+inf: Y = min(max(X, min), max)
  *   ClipGradient(Y, dY) -> dX     dX = dY where min < Y < max, else 0
+ *   EnsureClipped(P[, I, G]) -> P Clip with its arguments; with int32 indices I (G: their gradient rows,
+ *                                 for the shape) only the rows P[I] are clipped, in place
+ *   ClipTensorByScaling(X, v[, a]) -> Y  Y = X t / v when v > t = threshold * a, else X (no gradient)
  *   Abs(X) -> Y                   Y = |X|
  *   AbsGradient(X, dY) -> dX      dX = dY sign(X) (0 where X is 0 or NaN)
  *   Sqrt(X) -> Y                  Y = sqrt(X) (NaN for X < 0, as NumPy); its gradient is
