@@ -353,6 +353,58 @@ def test_spatial_bn_gradient_fd(rng, order, is_test):
     check_grads(o, [x, s, b, m, v], indices=[0, 1, 2])
 
 
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("in_place", [False, True])
+def test_spatial_bn_multi_batch(rng, order, in_place):
+    # B batches summed elsewhere: B copies of X give the statistics of X (the running var unbiased over B N S)
+    B = 3
+    x, s, b, m, v = bn_inputs(rng, 2, 3, (4,), order)
+    xs = to_nc(x, order)
+    sx, sxx = (B * xs.sum(axis=(0, 2))).astype(np.float32), (B * (xs ** 2).sum(axis=(0, 2))).astype(np.float32)
+    feed(x=x, s=s, b=b, m=m, v=v, sx=sx, sxx=sxx)
+    outs = ["y", "m", "v"] + (["sx", "sxx"] if in_place else ["sm", "sr"])
+    y, rm, rv, sm, sr = run("SpatialBN", ["x", "s", "b", "m", "v", "sx", "sxx"], outs, epsilon=1e-3,
+                            num_batches=B, order=order)
+    mean, var = xs.mean(axis=(0, 2)), xs.var(axis=(0, 2))
+    size = B * xs.shape[0] * xs.shape[2]
+    close(sm, mean, 1e-5)
+    close(sr, 1 / np.sqrt(var + 1e-3), 1e-4)
+    close(rm, 0.9 * m + 0.1 * mean, 1e-5)
+    close(rv, 0.9 * v + 0.1 * var * size / (size - 1), 1e-4)
+    close(y, bn_ref(x, s, b, mean, var, 1e-3, order), 1e-4)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_spatial_bn_multi_batch_gradient(rng, order):
+    # the sums of B equal batches' dscale / dbias give the one batch's dX
+    B = 4
+    x, s, b, m, v = bn_inputs(rng, 2, 3, (4,), order)
+    dy = f32(rng, *x.shape)
+    feed(x=x, s=s, b=b, m=m, v=v, dy=dy)
+    run("SpatialBN", ["x", "s", "b", "m", "v"], ["y", "m", "v", "sm", "sr"], order=order)
+    dx, ds, db = run("SpatialBNGradient", ["x", "s", "dy", "sm", "sr"], ["dx", "ds", "db"], order=order)
+    feed(dss=B * ds, dbs=B * db)
+    ins = ["x", "s", "dy", "sm", "sr", "dss", "dbs"]
+    dx2, ds2, db2 = run("SpatialBNGradient", ins, ["dx2", "ds2", "db2"], num_batches=B, order=order)
+    close(dx2, dx, 1e-5)
+    close(ds2, ds, 1e-6)
+    close(db2, db, 1e-6)
+    same = run("SpatialBNGradient", ins, ["dy", "dss", "dbs"], num_batches=B, order=order)
+    assert [a.tobytes() for a in same] == [a.tobytes() for a in (dx2, ds2, db2)]
+
+
+def test_spatial_bn_multi_batch_no_values():
+    x = np.zeros((0, 2, 3), np.float32)
+    one = np.ones(2, np.float32)
+    feed(x=x, s=one, b=one, m=one, v=one, dy=x, p=one * 5)
+    y, rm, rv, sm, sr = run("SpatialBN", ["x", "s", "b", "m", "v", "p", "p"], ["y", "m", "v", "sm", "sr"],
+                            num_batches=2)
+    assert rm.tolist() == rv.tolist() == [1, 1] and sm.tolist() == sr.tolist() == [0, 0]
+    dx, ds, db = run("SpatialBNGradient", ["x", "s", "dy", "m", "v", "p", "p"], ["dx", "ds", "db"],
+                     num_batches=2)
+    assert dx.shape == x.shape and ds.tolist() == db.tolist() == [0, 0]
+
+
 # ---------------------------------------------------------------- the gradient makers
 def G(o, g_output):
     return core.GradientRegistry.GetGradientForOp(o, g_output)
@@ -443,8 +495,12 @@ def test_bad_arguments():
            op("InstanceNorm", ["x", "g", "b"], ["y"], epsilon=-1.0))
     raises(ValueError, "argument momentum must be finite, got nan",
            op("SpatialBN", ["x", "g", "b", "m", "v"], ["y", "m", "v", "c", "d"], momentum=float("nan")))
-    raises(ValueError, "argument num_batches must be 1",
+    raises(ValueError, r"with num_batches=2 takes 7 inputs \(the last two the sums over the batches\), got 5 inputs",
            op("SpatialBN", ["x", "g", "b", "m", "v"], ["y", "m", "v", "c", "d"], num_batches=2))
+    raises(ValueError, r"with num_batches=1 takes 5 inputs, got 7 inputs",
+           op("SpatialBNGradient", ["x", "g", "x", "m", "v", "m", "v"], ["dx", "c", "d"]))
+    raises(ValueError, r"argument num_batches must be >= 1 \(and 1 with is_test=1\), got 2",
+           op("SpatialBN", ["x", "g", "b", "m", "v", "m", "v"], ["y"], num_batches=2, is_test=1))
     raises(ValueError, r"with is_test=1 gives 1 output \(Y\), got 5 outputs",
            op("SpatialBN", ["x", "g", "b", "m", "v"], ["y", "m", "v", "c", "d"], is_test=1))
     raises(ValueError, r"in training \(is_test=0\) gives 5 outputs",

@@ -35,8 +35,15 @@
  * Every sum is in double, in memory order (the same bits every run). Not in
  * Caffe2 (it crashed or asserted): empty tensors give empty outputs; a
  * statistic of no values (S = 0) has mean 0 and var 0; epsilon must be finite
- * and >= 0, momentum finite; SpatialBN's num_batches (pre-summed statistics,
- * inputs 5, 6) is not provided: num_batches must be 1. NaN and Inf propagate.
+ * and >= 0, momentum finite. NaN and Inf propagate.
+ * With num_batches = B > 1 (training) the statistics are those of B batches
+ * summed elsewhere (Caffe2's multi-batch mode): SpatialBN takes inputs 5, 6 =
+ * the per-channel sums of x and of x^2 over the B batches: mean = sum / (B N S),
+ * var = sumsq / (B N S) - mean^2 (outputs 3, 4 may be inputs 5, 6 in place);
+ * SpatialBNGradient takes inputs 5, 6 = the sums of dscale and dbias over the B
+ * batches: dscale, dbias = those sums / B and dX = scale inv_std (dY -
+ * xhat dscale / (N S) - dbias / (N S)) (outputs 1, 2 may be inputs 5, 6). A
+ * batch of no values gives 0 statistics (forward) and 0 gradients.
  * Y may be X and dX may be dY (every element is read before the element of
  * the same index is written, and the sums are complete before the writes).
  * The state is the parsed arguments and a double scratch of the statistics
@@ -135,7 +142,7 @@ enum { NM_GN, NM_IN, NM_BN };
 
 typedef struct {
     int kind, nhwc, is_test;
-    int64_t group;
+    int64_t group, num_batches;
     float epsilon, momentum;
     double *buf; /* scratch (owned) */
     int64_t buf_n;
@@ -177,10 +184,16 @@ static rc_status nm_args(rc_op *op, int kind, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE, "argument momentum must be finite, got %g", (double)s->momentum);
         if ((st = rc_arg_i(&op->def, "is_test", 0, &test, err)) || (st = rc_arg_i(&op->def, "num_batches", 1, &nb, err)))
             return st;
-        if (nb != 1)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_batches must be 1 (the pre-summed statistics of "
-                              "several batches are not provided), got %lld", (long long)nb);
         s->is_test = test != 0;
+        if (nb < 1 || (nb > 1 && s->is_test))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_batches must be >= 1 (and 1 with is_test=1), got "
+                              "%lld", (long long)nb);
+        s->num_batches = nb;
+        const int want = nb > 1 ? 7 : 5;
+        if (op->n_in != want)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "with num_batches=%lld takes %d inputs%s, got %d inputs",
+                              (long long)nb, want, nb > 1 ? " (the last two the sums over the batches)" : "",
+                              op->n_in);
     }
     return RC_OK;
 }
@@ -318,8 +331,10 @@ static rc_status bn_shapes(rc_op *op, rc_norm_layout *L, rc_err *err)
     if (st) return st;
     L->G = L->C;
     L->per_n = 0;
-    if ((st = nm_params(op, 1, "scale", 2, "bias", L, err))) return st;
-    return nm_params(op, 3, "mean", 4, "var", L, err);
+    if ((st = nm_params(op, 1, "scale", 2, "bias", L, err)) || (st = nm_params(op, 3, "mean", 4, "var", L, err)))
+        return st;
+    if (op->n_in > 5) return nm_params(op, 5, "batch_mean_sum", 6, "batch_var_sum", L, err);
+    return RC_OK;
 }
 
 /* SpatialBNGradient(X, scale, dY, mean, inv_std or var). */
@@ -331,7 +346,10 @@ static rc_status bn_grad_shapes(rc_op *op, rc_norm_layout *L, rc_err *err)
     L->G = L->C;
     L->per_n = 0;
     if ((st = nm_params(op, 1, "scale", -1, NULL, L, err)) || (st = nm_like_x(op, 2, 0, "dY", err))) return st;
-    return nm_params(op, 3, s->is_test ? "mean" : "saved_mean", 4, s->is_test ? "var" : "saved_inv_std", L, err);
+    if ((st = nm_params(op, 3, s->is_test ? "mean" : "saved_mean", 4, s->is_test ? "var" : "saved_inv_std", L, err)))
+        return st;
+    if (op->n_in > 5) return nm_params(op, 5, "dscale_sum", 6, "dbias_sum", L, err);
+    return RC_OK;
 }
 
 #define NM_CHECK(name, shapes)                                                                           \
@@ -502,7 +520,8 @@ static rc_status bn_run(rc_op *op, rc_err *err)
     }
     if ((st = nm_out(op, 0, 0, 0, -2, err))) return st;
     for (int o = 1; o < 5; o++)
-        if ((o > 2 || rc_out(op, o) != rc_in(op, o + 2)) && (st = nm_out(op, o, 0, C, -1, err))) return st;
+        if ((o > 2 && op->n_in == 5) || rc_out(op, o) != rc_in(op, o + 2))
+            if ((st = nm_out(op, o, 0, C, -1, err))) return st;
     const float *rm = rc_f32(rc_in(op, 3)), *rv = rc_f32(rc_in(op, 4));
     float *orm = rc_f32(rc_out(op, 1)), *orv = rc_f32(rc_out(op, 2));
     float *sm = rc_f32(rc_out(op, 3)), *sr = rc_f32(rc_out(op, 4));
@@ -514,8 +533,17 @@ static rc_status bn_run(rc_op *op, rc_err *err)
         }
         return RC_OK;
     }
-    rc_norm_moments(&L, x, mu, rsig);
-    const double m = (double)s->momentum, unbias = cnt > 1 ? (double)cnt / (double)(cnt - 1) : 0.0;
+    const int64_t size = cnt * s->num_batches;
+    if (s->num_batches > 1) {
+        const float *sx = rc_f32(rc_in(op, 5)), *sxx = rc_f32(rc_in(op, 6));
+        for (int64_t c = 0; c < C; c++) {
+            mu[c] = (double)sx[c] / (double)size;
+            rsig[c] = (double)sxx[c] / (double)size - mu[c] * mu[c];
+        }
+    } else {
+        rc_norm_moments(&L, x, mu, rsig);
+    }
+    const double m = (double)s->momentum, unbias = size > 1 ? (double)size / (double)(size - 1) : 0.0;
     for (int64_t c = 0; c < C; c++) {
         orm[c] = (float)(m * (double)rm[c] + (1.0 - m) * mu[c]);
         orv[c] = (float)(m * (double)rv[c] + (1.0 - m) * unbias * rsig[c]);
@@ -533,18 +561,47 @@ static rc_status bn_grad_run(rc_op *op, rc_err *err)
     rc_norm_layout L = {0};
     rc_status st = bn_grad_shapes(op, &L, err);
     if (st || (st = nm_load_stats(op, &L, 3, 4, s->is_test, err))) return st;
-    return nm_grad_out(op, &L, 0, 2, 1, s->is_test, err);
+    if (s->num_batches == 1) return nm_grad_out(op, &L, 0, 2, 1, s->is_test, err);
+    /* the sums of dscale and dbias over the batches are given: dX in closed form */
+    const int64_t C = L.C, cnt = rc_norm_count(&L);
+    double *buf = NULL;
+    if ((st = nm_scratch(op, 4 * C, &buf, err))) return st;
+    const double *mu = buf, *rsig = buf + C;
+    double *al = buf + 2 * C, *be = buf + 3 * C;
+    const float *dsv = rc_f32(rc_in(op, 5)), *dbv = rc_f32(rc_in(op, 6));
+    if (rc_out(op, 0) != rc_in(op, 2) && (st = nm_out(op, 0, 0, 0, -2, err))) return st;
+    for (int o = 1; o < 3; o++)
+        if (rc_out(op, o) != rc_in(op, o + 4) && (st = nm_out(op, o, 0, C, -1, err))) return st;
+    float *dsc = rc_f32(rc_out(op, 1)), *dbi = rc_f32(rc_out(op, 2));
+    const float *scale = rc_f32(rc_in(op, 1));
+    for (int64_t c = 0; c < C; c++) {
+        const double ds = cnt > 0 ? (double)dsv[c] / (double)s->num_batches : 0.0;
+        const double db = cnt > 0 ? (double)dbv[c] / (double)s->num_batches : 0.0;
+        al[c] = (double)scale[c] * rsig[c];
+        be[c] = cnt > 0 ? (mu[c] * ds * rsig[c] - db) / (double)cnt : 0.0; /* dX = al (dY + X (-ds rsig / cnt) + be) */
+        buf[c] = cnt > 0 ? -ds * rsig[c] / (double)cnt : 0.0;               /* mu no longer needed: the X factor */
+        dsc[c] = (float)ds;
+        dbi[c] = (float)db;
+    }
+    const float *dy = rc_f32(rc_in(op, 2)), *x = rc_f32(rc_in(op, 0));
+    float *dx = rc_f32(rc_out(op, 0));
+    NM_FOR(&L, (void)k; dx[i] = (float)(al[c] * ((double)dy[i] + buf[c] * (double)x[i] + be[c])););
+    return RC_OK;
 }
 
 /* ================================================================ table */
 
 static int inplace_first(int in, int out) { return in == 0 && out == 0; }
 
-static int inplace_bn(int in, int out) { return (in == 0 && out == 0) || (in == 3 && out == 1) || (in == 4 && out == 2); }
+static int inplace_bn(int in, int out)
+{
+    return (in == 0 && out == 0) || (in == 3 && out == 1) || (in == 4 && out == 2) || (in == 5 && out == 3) ||
+           (in == 6 && out == 4);
+}
 
 static int inplace_in_grad(int in, int out) { return in == 3 && out == 0; }
 
-static int inplace_bn_grad(int in, int out) { return in == 2 && out == 0; }
+static int inplace_bn_grad(int in, int out) { return (in == 2 && out == 0) || (in == 5 && out == 1) || (in == 6 && out == 2); }
 
 const rc_op_schema rc_ops_norm2[] = {
     {"GroupNorm", 3, 3, 3, 3, inplace_first, gn_setup, gn_run, nm_free,
@@ -557,11 +614,13 @@ const rc_op_schema rc_ops_norm2[] = {
      in_check},
     {"InstanceNormGradient", 4, 6, 3, 3, inplace_in_grad, in_setup, in_grad_run, nm_free,
      "(X, scale, bias, dY[, mean[, inv_stdev]]) -> (dX, dscale, dbias) (args as InstanceNorm's)", in_grad_check},
-    {"SpatialBN", 5, 5, 1, 5, inplace_bn, bn_setup, bn_run, nm_free,
+    {"SpatialBN", 5, 7, 1, 5, inplace_bn, bn_setup, bn_run, nm_free,
      "(X, scale, bias, mean, var) -> Y (is_test=1) or (Y, running_mean, running_var, saved_mean, saved_inv_std): "
-     "batch normalization per channel (args is_test, epsilon, momentum, order)", bn_check},
-    {"SpatialBNGradient", 5, 5, 3, 3, inplace_bn_grad, bn_grad_setup, bn_grad_run, nm_free,
+     "batch normalization per channel (args is_test, epsilon, momentum, order; num_batches > 1: inputs 5, 6 the sums "
+     "of x, x^2 over the batches)", bn_check},
+    {"SpatialBNGradient", 5, 7, 3, 3, inplace_bn_grad, bn_grad_setup, bn_grad_run, nm_free,
      "(X, scale, dY, saved_mean, saved_inv_std) -> (dX, dscale, dbias); with is_test=1 inputs 3, 4 are the "
-     "running mean and var (args as SpatialBN's)", bn_grad_check},
+     "running mean and var; num_batches > 1: inputs 5, 6 the sums of dscale, dbias (args as SpatialBN's)",
+     bn_grad_check},
     {0},
 };
