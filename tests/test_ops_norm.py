@@ -238,6 +238,19 @@ def test_instance_norm_gradient_op(rng, order, n_stats):
     assert same[0].tobytes() == dx.tobytes()
 
 
+def test_instance_norm_gradient_op_given_mean_is_used(rng):
+    # with mean but no inv_stdev, the mean is taken as given and inv_stdev recomputed from X
+    x, dy = f32(rng, 2, 3, 4), f32(rng, 2, 3, 4)
+    s, b = f32(rng, 3, lo=0.5, hi=2), f32(rng, 3)
+    _, mean, rsig = gn_ref(x, s, b, 3, 1e-5, "NCHW")
+    m2 = (mean + 0.5).astype(np.float32)
+    feed(x=x, s=s, b=b, dy=dy, m2=m2)
+    dx, ds, db = run("InstanceNormGradient", ["x", "s", "b", "dy", "m2"], ["dx", "ds", "db"])
+    rdx, rds, rdb = gn_grad_ref(dy, x, s, m2, rsig, 3, "NCHW")
+    close(dx, rdx, 5e-5)
+    close(ds, rds, 5e-5)
+
+
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("n_out", [1, 3])
 def test_instance_norm_gradient_fd(rng, order, n_out):
