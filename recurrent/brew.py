@@ -196,6 +196,15 @@ def _norm_param(model, name, dim_in, init, default, tags):
     return model.create_param(param_name=name, shape=[dim_in], initializer=init, tags=tags)
 
 
+def _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer):
+    """The (dim_in,) parameters <name>_s (ConstantFill init_scale, WEIGHT) and <name>_b (init_bias, BIAS)."""
+    scale = _norm_param(model, name + "_s", dim_in, ScaleInitializer,
+                        ("ConstantFill", {"value": float(init_scale)}), ParameterTags.WEIGHT)
+    bias = _norm_param(model, name + "_b", dim_in, BiasInitializer,
+                       ("ConstantFill", {"value": float(init_bias)}), ParameterTags.BIAS)
+    return scale, bias
+
+
 @_helper
 def spatial_bn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., ScaleInitializer=None,
                BiasInitializer=None, RunningMeanInitializer=None, RunningVarianceInitializer=None, order="NCHW",
@@ -207,10 +216,7 @@ def spatial_bn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., Sc
     <blob_out>_sm, <blob_out>_siv)``, the running statistics updated in place; returns ``blob_out``."""
     blob_out = blob_out or model.net.NextName()
     name = str(blob_out)
-    scale = _norm_param(model, name + "_s", dim_in, ScaleInitializer,
-                        ("ConstantFill", {"value": float(init_scale)}), ParameterTags.WEIGHT)
-    bias = _norm_param(model, name + "_b", dim_in, BiasInitializer,
-                       ("ConstantFill", {"value": float(init_bias)}), ParameterTags.BIAS)
+    scale, bias = _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer)
     rm = _norm_param(model, name + "_rm", dim_in, RunningMeanInitializer, ("ConstantFill", {"value": 0.0}),
                      ParameterTags.COMPUTED_PARAM)
     riv = _norm_param(model, name + "_riv", dim_in, RunningVarianceInitializer,
@@ -230,10 +236,7 @@ def spatial_gn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., Sc
     ``group`` (default 32), ``epsilon`` and ``order`` are passed on."""
     blob_out = blob_out or model.net.NextName()
     name = str(blob_out)
-    scale = _norm_param(model, name + "_s", dim_in, ScaleInitializer,
-                        ("ConstantFill", {"value": float(init_scale)}), ParameterTags.WEIGHT)
-    bias = _norm_param(model, name + "_b", dim_in, BiasInitializer,
-                       ("ConstantFill", {"value": float(init_bias)}), ParameterTags.BIAS)
+    scale, bias = _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer)
     outs = [blob_out, blob_out + "_mean", blob_out + "_std"]
     return model.net.GroupNorm([blob_in, scale, bias], outs, **kwargs)[0]
 
@@ -245,8 +248,7 @@ def instance_norm(model, blob_in, blob_out, dim_in, order="NCHW", **kwargs):
     outputs), else ``-> (blob_out, <blob_out>_sm, <blob_out>_siv)``, returning ``blob_out``."""
     blob_out = blob_out or model.net.NextName()
     name = str(blob_out)
-    scale = _norm_param(model, name + "_s", dim_in, None, ("ConstantFill", {"value": 1.0}), ParameterTags.WEIGHT)
-    bias = _norm_param(model, name + "_b", dim_in, None, ("ConstantFill", {"value": 0.0}), ParameterTags.BIAS)
+    scale, bias = _scale_bias(model, name, dim_in, 1.0, 0.0, None, None)
     if kwargs.get("is_test"):
         return model.net.InstanceNorm([blob_in, scale, bias], [blob_out], order=order, **kwargs)
     outs = [blob_out, blob_out + "_sm", blob_out + "_siv"]

@@ -50,6 +50,7 @@
  * (sized on the first run and when it grows).
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include "norm.h"
 #include <math.h>
 #include <stdlib.h>
@@ -163,12 +164,8 @@ static rc_status nm_args(rc_op *op, int kind, rc_err *err)
     op->state = s; /* freed by free_state, also when setup fails */
     s->kind = kind;
     rc_status st;
-    const char *order;
     int64_t test = 0, nb = 1;
-    if ((st = rc_arg_s(&op->def, "order", "NCHW", &order, err))) return st;
-    if (strcmp(order, "NCHW") != 0 && strcmp(order, "NHWC") != 0)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument order must be \"NCHW\" or \"NHWC\", got \"%s\"", order);
-    s->nhwc = order[1] == 'H';
+    if ((st = rc_checks_order(op, &s->nhwc, err))) return st;
     if ((st = rc_arg_f(&op->def, "epsilon", 1e-5f, &s->epsilon, err))) return st;
     if (!isfinite(s->epsilon) || s->epsilon < 0.0f)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument epsilon must be finite and >= 0, got %g",
@@ -224,12 +221,9 @@ static rc_status bn_grad_setup(rc_op *op, rc_err *err) { return nm_args(op, NM_B
 static rc_status nm_layout_of(rc_op *op, int xi, rc_norm_layout *L, rc_err *err)
 {
     const nm_state *s = op->state;
-    rc_status st = rc_check_input(op, xi, RC_F32, err);
+    rc_status st = rc_checks_image(op, xi, s->nhwc, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, xi);
-    if (x->ndim < 2)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (X) must have at least 2 dims (%s), got %s", xi,
-                          rc_in_name(op, xi), s->nhwc ? "N, ..., C" : "N, C, ...", RC_SHAPE(x));
     memset(L, 0, sizeof *L);
     L->nhwc = s->nhwc;
     L->N = x->dims[0];
@@ -591,8 +585,6 @@ static rc_status bn_grad_run(rc_op *op, rc_err *err)
 
 /* ================================================================ table */
 
-static int inplace_first(int in, int out) { return in == 0 && out == 0; }
-
 static int inplace_bn(int in, int out)
 {
     return (in == 0 && out == 0) || (in == 3 && out == 1) || (in == 4 && out == 2) || (in == 5 && out == 3) ||
@@ -604,12 +596,12 @@ static int inplace_in_grad(int in, int out) { return in == 3 && out == 0; }
 static int inplace_bn_grad(int in, int out) { return (in == 2 && out == 0) || (in == 5 && out == 1) || (in == 6 && out == 2); }
 
 const rc_op_schema rc_ops_norm2[] = {
-    {"GroupNorm", 3, 3, 3, 3, inplace_first, gn_setup, gn_run, nm_free,
+    {"GroupNorm", 3, 3, 3, 3, rc_inplace_first, gn_setup, gn_run, nm_free,
      "(X, gamma, beta) -> (Y, mean, inv_std): X normalized per sample over groups of channels (args group, "
      "epsilon, order)", gn_check},
-    {"GroupNormGradient", 6, 6, 3, 3, inplace_first, gn_setup, gn_grad_run, nm_free,
+    {"GroupNormGradient", 6, 6, 3, 3, rc_inplace_first, gn_setup, gn_grad_run, nm_free,
      "(dY, X, gamma, beta, mean, inv_std) -> (dX, dgamma, dbeta) (args as GroupNorm's)", gn_grad_check},
-    {"InstanceNorm", 3, 3, 1, 3, inplace_first, in_setup, in_run, nm_free,
+    {"InstanceNorm", 3, 3, 1, 3, rc_inplace_first, in_setup, in_run, nm_free,
      "(X, scale, bias) -> Y[, mean[, inv_stdev]]: X normalized per sample and channel (args epsilon, order)",
      in_check},
     {"InstanceNormGradient", 4, 6, 3, 3, inplace_in_grad, in_setup, in_grad_run, nm_free,
