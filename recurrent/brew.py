@@ -207,8 +207,8 @@ def _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, Bi
 
 @_helper
 def spatial_bn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., ScaleInitializer=None,
-               BiasInitializer=None, RunningMeanInitializer=None, RunningVarianceInitializer=None, order="NCHW",
-               **kwargs):
+               BiasInitializer=None, RunningMeanInitializer=None, RunningVarianceInitializer=None,
+               order="NCHW", **kwargs):
     """Batch normalization per channel, as Caffe2's helper: parameters ``<blob_out>_s`` (``init_scale``,
     WEIGHT), ``<blob_out>_b`` (``init_bias``, BIAS) and the running statistics ``<blob_out>_rm`` (0) and
     ``<blob_out>_riv`` (1; the running variance, named as Caffe2 did), COMPUTED_PARAM. With ``is_test``

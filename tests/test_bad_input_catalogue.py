@@ -681,10 +681,12 @@ CASES = [
          """
          feed(x=f32(2, 4, 3), g=f32(4), b=f32(4))
          run_op('GroupNorm', ['x', 'g', 'b'], ['y', 'mean', 'inv_std'], group=3)
-         """, V, r"op GroupNorm #0: argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 3\) "
+         """, V, r"op GroupNorm #0: argument group=3 must divide the 4 channels of input 0 blob 'x' "
+                 r"\(2, 4, 3\) "
                  r"float32 \(order NCHW\)",
          note="checked already at CreateNet when the inputs hold tensors; group must be >= 1 (at creation)"),
-    Case("group-norm-grad-stats-shape", "ops: norm", "GroupNormGradient([dy, x (2,4,3), g, b, mean (2,), inv_std])",
+    Case("group-norm-grad-stats-shape", "ops: norm", "GroupNormGradient([dy, x (2,4,3), g, b, mean "
+                                                     "(2,), inv_std])",
          """
          feed(x=f32(2, 4, 3), dy=f32(2, 4, 3), g=f32(4), b=f32(4), m=f32(2), r=f32(2, 2))
          run_op('GroupNormGradient', ['dy', 'x', 'g', 'b', 'm', 'r'], ['dx', 'dg', 'db'], group=2)
@@ -695,23 +697,28 @@ CASES = [
          """
          feed(x=f32(5), s=f32(5), b=f32(5))
          run_op('InstanceNorm', ['x', 's', 'b'], ['y'], order='NHWC')
-         """, V, r"op InstanceNorm #0: input 0 blob 'x' \(X\) must have at least 2 dims \(N, \.\.\., C\), got "
+         """, V, r"op InstanceNorm #0: input 0 blob 'x' \(X\) must have at least 2 dims \(N, "
+                 r"\.\.\., C\), got "
                  r"\(5,\) float32"),
     Case("instance-norm-bad-order", "ops: norm", "InstanceNorm(x, order='CHW')",
-         "feed(x=f32(2, 3), s=f32(3), b=f32(3)); run_op('InstanceNorm', ['x', 's', 'b'], ['y'], order='CHW')", V,
+         "feed(x=f32(2, 3), s=f32(3), b=f32(3)); run_op('InstanceNorm', ['x', 's', 'b'], ['y'], "
+         "order='CHW')", V,
          r'op InstanceNorm #0: argument order must be "NCHW" or "NHWC", got "CHW"',
-         note="checked when the op is created; epsilon must be finite and >= 0 (also for GroupNorm, SpatialBN)"),
+         note="checked when the op is created; epsilon must be finite and >= 0 (also for GroupNorm, "
+              "SpatialBN)"),
     Case("instance-norm-grad-dy-shape", "ops: norm", "InstanceNormGradient([x (2,3,4), s, b, dy (2,3,5)])",
          """
          feed(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5))
          run_op('InstanceNormGradient', ['x', 's', 'b', 'dy'], ['dx', 'ds', 'db'])
-         """, V, r"op InstanceNormGradient #0: input 3 blob 'dy' \(dY\) must have the shape of input 0 blob 'x' "
+         """, V, r"op InstanceNormGradient #0: input 3 blob 'dy' \(dY\) must have the shape of "
+                 r"input 0 blob 'x' "
                  r"\(2, 3, 4\) float32, got \(2, 3, 5\) float32"),
     Case("spatial-bn-var-shape", "ops: norm", "SpatialBN([x (2,3), s, b, mean, var (2,)], is_test=1)",
          """
          feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2))
          run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y'], is_test=1)
-         """, V, r"op SpatialBN #0: input 4 blob 'v' \(var\) must have shape \(3,\) float32 \(C\), got \(2,\) "
+         """, V, r"op SpatialBN #0: input 4 blob 'v' \(var\) must have shape \(3,\) float32 \(C\), "
+                 r"got \(2,\) "
                  r"float32"),
     Case("spatial-bn-outputs", "ops: norm", "SpatialBN(..., is_test=1) with 5 outputs",
          """
@@ -723,14 +730,16 @@ CASES = [
          """
          feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
          run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], num_batches=2)
-         """, V, r"op SpatialBN #0: with num_batches=2 takes 7 inputs \(the last two the sums over the batches\), "
+         """, V, r"op SpatialBN #0: with num_batches=2 takes 7 inputs \(the last two the sums over "
+                 r"the batches\), "
                  r"got 5 inputs", note="num_batches must be >= 1, and 1 with is_test=1"),
     Case("spatial-bn-momentum-nan", "ops: norm", "SpatialBN(..., momentum=nan)",
          """
          feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
          run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], momentum=float('nan'))
          """, V, r"op SpatialBN #0: argument momentum must be finite, got nan"),
-    Case("norm-in-place-gradient", "ops: norm", "net.GroupNorm(['x', g, b], ['x', ...]); AddGradientOperators",
+    Case("norm-in-place-gradient", "ops: norm", "net.GroupNorm(['x', g, b], ['x', ...]); "
+                                                "AddGradientOperators",
          """
          n = core.Net('gnip')
          n.GroupNorm(['x', 'g', 'b'], ['x', 'mean', 'inv_std'], group=1)

@@ -203,11 +203,13 @@ CASES = [
     ("GroupNormGradient", dict(dy=f32(2, 4), x=f32(2, 4), g=f32(4), b=f32(4), m=f32(2, 2), r=f32(2)),
      ["dx", "dg", "db"], dict(group=2), V),
     ("InstanceNorm", dict(x=f32(2, 3, 4), s=f32(3), b=f32(4)), ["y"], dict(order="NHWC"), V),
-    ("InstanceNormGradient", dict(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5)), ["dx", "ds", "db"], {}, V),
+    ("InstanceNormGradient", dict(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5)), ["dx", "ds", "db"], {},
+     V),
     ("SpatialBN", dict(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2)), ["y"], dict(is_test=1), V),
-    ("SpatialBN", dict(x=f32(3), s=f32(3), b=f32(3), m=f32(3), v=f32(3)), ["y", "m2", "v2", "sm", "sr"], {}, V),
-    ("SpatialBNGradient", dict(x=f32(2, 3), s=f32(3), dy=f32(2, 3), m=f32(3), r=i32(3)), ["dx", "ds", "db"], {},
-     E),
+    ("SpatialBN", dict(x=f32(3), s=f32(3), b=f32(3), m=f32(3), v=f32(3)), ["y", "m2", "v2", "sm", "sr"], {},
+     V),
+    ("SpatialBNGradient", dict(x=f32(2, 3), s=f32(3), dy=f32(2, 3), m=f32(3), r=i32(3)), ["dx", "ds", "db"],
+     {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]

@@ -350,7 +350,8 @@ def test_spatial_bn_gradient_op_test_mode(rng):
     x, s, b, m, v = bn_inputs(rng, 2, 3, (4,), "NCHW")
     dy = f32(rng, *x.shape)
     feed(x=x, s=s, m=m, v=v, dy=dy)
-    dx, ds, db = run("SpatialBNGradient", ["x", "s", "dy", "m", "v"], ["dx", "ds", "db"], is_test=1, epsilon=0.5)
+    dx, ds, db = run("SpatialBNGradient", ["x", "s", "dy", "m", "v"], ["dx", "ds", "db"], is_test=1,
+                     epsilon=0.5)
     r = 1 / np.sqrt(v.astype(np.float64) + 0.5)
     close(dx, dy * (s * r)[None, :, None], 2e-6)
     close(ds, (dy * (x - m[None, :, None]) * r[None, :, None]).sum(axis=(0, 2)), 2e-5)
@@ -373,7 +374,8 @@ def test_spatial_bn_multi_batch(rng, order, in_place):
     B = 3
     x, s, b, m, v = bn_inputs(rng, 2, 3, (4,), order)
     xs = to_nc(x, order)
-    sx, sxx = (B * xs.sum(axis=(0, 2))).astype(np.float32), (B * (xs ** 2).sum(axis=(0, 2))).astype(np.float32)
+    sx = (B * xs.sum(axis=(0, 2))).astype(np.float32)
+    sxx = (B * (xs ** 2).sum(axis=(0, 2))).astype(np.float32)
     feed(x=x, s=s, b=b, m=m, v=v, sx=sx, sxx=sxx)
     outs = ["y", "m", "v"] + (["sx", "sxx"] if in_place else ["sm", "sr"])
     y, rm, rv, sm, sr = run("SpatialBN", ["x", "s", "b", "m", "v", "sx", "sxx"], outs, epsilon=1e-3,
@@ -485,7 +487,8 @@ def test_brew_instance_norm_and_spatial_gn(rng):
     model.InstanceNorm("x", "in", 4, epsilon=1e-3)
     brew.spatial_gn(model, "x", "gn", 4, group=2, epsilon=1e-3, order="NHWC")
     assert [str(p) for p in model.params] == ["in_s", "in_b", "gn_s", "gn_b"]
-    assert [list(o.output) for o in model.net.Proto().op] == [["in", "in_sm", "in_siv"], ["gn", "gn_mean", "gn_std"]]
+    assert [list(o.output) for o in model.net.Proto().op] == [["in", "in_sm", "in_siv"],
+                                                              ["gn", "gn_mean", "gn_std"]]
     x = f32(rng, 2, 3, 4)
     workspace.FeedBlob("x", x)
     workspace.RunNetOnce(model.param_init_net)
@@ -498,17 +501,20 @@ def test_brew_instance_norm_and_spatial_gn(rng):
 def test_bad_arguments():
     feed(x=np.zeros((2, 4, 3), np.float32), g=np.zeros(4, np.float32), b=np.zeros(4, np.float32),
          m=np.zeros(4, np.float32), v=np.zeros(4, np.float32))
-    raises(ValueError, r"argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 3\) float32 \(order "
+    raises(ValueError, r"argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, "
+                       r"3\) float32 \(order "
            r"NCHW\)",
            op("GroupNorm", ["x", "g", "b"], ["y", "m", "r"], group=3))
-    raises(ValueError, "argument group must be >= 1, got 0", op("GroupNorm", ["x", "g", "b"], ["y", "m", "r"], group=0))
+    raises(ValueError, "argument group must be >= 1, got 0",
+           op("GroupNorm", ["x", "g", "b"], ["y", "m", "r"], group=0))
     raises(ValueError, 'argument order must be "NCHW" or "NHWC", got "CHW"',
            op("InstanceNorm", ["x", "g", "b"], ["y"], order="CHW"))
     raises(ValueError, "argument epsilon must be finite and >= 0, got -1",
            op("InstanceNorm", ["x", "g", "b"], ["y"], epsilon=-1.0))
     raises(ValueError, "argument momentum must be finite, got nan",
            op("SpatialBN", ["x", "g", "b", "m", "v"], ["y", "m", "v", "c", "d"], momentum=float("nan")))
-    raises(ValueError, r"with num_batches=2 takes 7 inputs \(the last two the sums over the batches\), got 5 inputs",
+    raises(ValueError, r"with num_batches=2 takes 7 inputs \(the last two the sums over the "
+                       r"batches\), got 5 inputs",
            op("SpatialBN", ["x", "g", "b", "m", "v"], ["y", "m", "v", "c", "d"], num_batches=2))
     raises(ValueError, r"with num_batches=1 takes 5 inputs, got 7 inputs",
            op("SpatialBNGradient", ["x", "g", "x", "m", "v", "m", "v"], ["dx", "c", "d"]))
@@ -526,18 +532,23 @@ def test_bad_shapes():
          y=np.array([7.0], np.float32), dx=np.array([7.0], np.float32))
     raises(ValueError, r"input 2 blob 'b3' \(beta\) must have shape \(4,\) float32 \(C\), got \(3,\) float32",
            op("GroupNorm", ["x", "g", "b3"], ["y", "m", "r"], group=2))
-    raises(ValueError, r"input 0 blob 'v' \(X\) must have at least 2 dims \(N, \.\.\., C\), got \(5,\) float32",
+    raises(ValueError, r"input 0 blob 'v' \(X\) must have at least 2 dims \(N, \.\.\., C\), got "
+                       r"\(5,\) float32",
            op("InstanceNorm", ["v", "g", "g"], ["y"], order="NHWC"))
     raises(TypeError, "input 0 blob 'i'", op("InstanceNorm", ["i", "g", "g"], ["y"]))
-    raises(ValueError, r"input 3 blob 'v' \(dY\) must have the shape of input 0 blob 'x' \(2, 4, 3\) float32, got \(5,\) float32",
+    raises(ValueError, r"input 3 blob 'v' \(dY\) must have the shape of input 0 blob 'x' \(2, 4, "
+                       r"3\) float32, got \(5,\) float32",
            op("InstanceNormGradient", ["x", "g", "g", "v"], ["dx", "ds", "db"]))
-    raises(ValueError, r"input 4 blob 'm' \(mean\) must have shape \(2, 4\) float32 \(N, C\), got \(2, 2\) float32",
+    raises(ValueError, r"input 4 blob 'm' \(mean\) must have shape \(2, 4\) float32 \(N, C\), got "
+                       r"\(2, 2\) float32",
            op("InstanceNormGradient", ["x", "g", "g", "x", "m"], ["dx", "ds", "db"]))
-    raises(ValueError, r"input 5 blob 'g' \(inv_std\) must have shape \(2, 2\) float32 \(N, group\), got \(4,\) float32",
+    raises(ValueError, r"input 5 blob 'g' \(inv_std\) must have shape \(2, 2\) float32 \(N, "
+                       r"group\), got \(4,\) float32",
            op("GroupNormGradient", ["x", "x", "g", "g", "m", "g"], ["dx", "dg", "db"], group=2))
     raises(ValueError, r"input 4 blob 'v' \(var\) must have shape \(4,\) float32 \(C\), got \(5,\) float32",
            op("SpatialBN", ["x", "g", "g", "g", "v"], ["y"], is_test=1))
-    raises(ValueError, r"input 3 blob 'v' \(saved_mean\) must have shape \(4,\) float32 \(C\), got \(5,\) float32",
+    raises(ValueError, r"input 3 blob 'v' \(saved_mean\) must have shape \(4,\) float32 \(C\), got "
+                       r"\(5,\) float32",
            op("SpatialBNGradient", ["x", "g", "x", "v", "g"], ["dx", "ds", "db"]))
     raises(ValueError, r"input 4 blob 'm' \(var\) must have shape \(4,\) float32 \(C\), got \(2, 2\) float32",
            op("SpatialBNGradient", ["x", "g", "x", "g", "m"], ["dx", "ds", "db"], is_test=1))

@@ -179,7 +179,8 @@ static rc_status nm_args(rc_op *op, int kind, rc_err *err)
         if ((st = rc_arg_f(&op->def, "momentum", 0.9f, &s->momentum, err))) return st;
         if (!isfinite(s->momentum))
             return rc_op_fail(op, err, RC_ERR_VALUE, "argument momentum must be finite, got %g", (double)s->momentum);
-        if ((st = rc_arg_i(&op->def, "is_test", 0, &test, err)) || (st = rc_arg_i(&op->def, "num_batches", 1, &nb, err)))
+        if ((st = rc_arg_i(&op->def, "is_test", 0, &test, err)) ||
+            (st = rc_arg_i(&op->def, "num_batches", 1, &nb, err)))
             return st;
         s->is_test = test != 0;
         if (nb < 1 || (nb > 1 && s->is_test))
@@ -593,7 +594,10 @@ static int inplace_bn(int in, int out)
 
 static int inplace_in_grad(int in, int out) { return in == 3 && out == 0; }
 
-static int inplace_bn_grad(int in, int out) { return (in == 2 && out == 0) || (in == 5 && out == 1) || (in == 6 && out == 2); }
+static int inplace_bn_grad(int in, int out)
+{
+    return (in == 2 && out == 0) || (in == 5 && out == 1) || (in == 6 && out == 2);
+}
 
 const rc_op_schema rc_ops_norm2[] = {
     {"GroupNorm", 3, 3, 3, 3, rc_inplace_first, gn_setup, gn_run, nm_free,
