@@ -1,7 +1,8 @@
 """Gradient makers of the shape operators (csrc/ops/shape.c).
 
 Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
-reshape_op.cc, prepend_dim_op.cc (PrependDim: MergeDim), flatten_op.cc, utility_ops.cc (FlattenToVec), transpose_op.cc, expand_squeeze_dims_op.cc,
+reshape_op.cc, prepend_dim_op.cc (PrependDim: MergeDim), flatten_op.cc, utility_ops.cc (FlattenToVec),
+transpose_op.cc, expand_squeeze_dims_op.cc,
 slice_op.cc), except that Split and SplitByLengths fill missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
 (Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.

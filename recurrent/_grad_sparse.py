@@ -80,5 +80,5 @@ def _copy_rows_to_tensor_grad(op, g_output):
     return [g], [gx, None, grow]
 
 
-GradientRegistry.RegisterNoGradient("CopyRowsToTensorGradient", "ScatterWeightedSum", "SparseMomentumSGDUpdate",
-                                    "SparseAdagrad", "SparseAdam")
+GradientRegistry.RegisterNoGradient("CopyRowsToTensorGradient", "ScatterWeightedSum",
+                                    "SparseMomentumSGDUpdate", "SparseAdagrad", "SparseAdam")

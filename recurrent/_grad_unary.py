@@ -125,7 +125,7 @@ for _t in ("ReduceFrontMax", "ReduceBackMax"):
 
 GradientRegistry.RegisterNoGradient(
     "StopGradient", "ArgMax", "ArgMin", "Accuracy",
-    "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (they update parameters / gradients)
+    "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (updates of parameters / grads)
     "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
     "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient",

@@ -999,11 +999,16 @@ CASES = [
          "feed(l=np.array([3], np.int32)); run_op('LengthsSplit', 'l', 'y', n_split=0)", V,
          r"op LengthsSplit #0: argument 'n_split' must be in \[1, 2\^31\), got 0"),
     Case("lengths-split-n-input", "ops: shape", "LengthsSplit([lengths, n = [0]])",
-         "feed(l=np.array([3], np.int32), n=np.array([0], np.int32)); run_op('LengthsSplit', ['l', 'n'], 'y')",
-         V, r"op LengthsSplit #0: input 1 blob 'n' \(n_split\) must be > 0, got 0"),
+         """
+         feed(l=np.array([3], np.int32), n=np.array([0], np.int32))
+         run_op('LengthsSplit', ['l', 'n'], 'y')
+         """, V, r"op LengthsSplit #0: input 1 blob 'n' \(n_split\) must be > 0, got 0"),
     Case("lengths-split-n-shape", "ops: shape", "LengthsSplit([lengths, n (2,)])",
-         "feed(l=np.array([3], np.int32), n=np.array([1, 2], np.int32)); run_op('LengthsSplit', ['l', 'n'], 'y')",
-         V, r"op LengthsSplit #0: input 1 blob 'n' \(n_split\) must be a vector of size 1, got \(2,\) int32"),
+         """
+         feed(l=np.array([3], np.int32), n=np.array([1, 2], np.int32))
+         run_op('LengthsSplit', ['l', 'n'], 'y')
+         """, V, r"op LengthsSplit #0: input 1 blob 'n' \(n_split\) must be a vector of size 1, got \(2,\) "
+                 r"int32"),
     Case("transpose-not-permutation", "ops: shape", "Transpose(x, axes=[0, 0])",
          "feed(x=f32(3, 4)); run_op('Transpose', 'x', 'y', axes=[0, 0])", V,
          r"op Transpose #0: argument 'axes' \(0, 0\) is not a permutation of 0..1"),
@@ -1365,8 +1370,8 @@ CASES = [
          """
          feed(x=f32(3, 2), i=np.array([0], np.int32), r=f32(3))
          run_op('CopyRowsToTensor', ['x', 'i', 'r'], ['x'])
-         """, V, r"op CopyRowsToTensor #0: width of input tensor should match lengths of row: input 0 blob 'x' "
-                 r"is \(3, 2\) float32, input 2 blob 'r' must be 1-D of 2 values, got \(3,\) float32"),
+         """, V, r"op CopyRowsToTensor #0: width of input tensor should match lengths of row: input 0 blob "
+                 r"'x' is \(3, 2\) float32, input 2 blob 'r' must be 1-D of 2 values, got \(3,\) float32"),
     Case("copy-rows-to-tensor-index", "ops: sparse", "CopyRowsToTensor([x (3, 2), i = [3], row], 'x')",
          """
          feed(x=f32(3, 2), i=np.array([3], np.int32), r=f32(2))
@@ -2153,7 +2158,8 @@ CASES = [
          feed(p=f32(5, 3), i=np.array([0, 5], np.int32), g=f32(2, 3))
          run_op('EnsureClipped', ['p', 'i', 'g'], ['p'], min=0.0)
          """, I, r"op EnsureClipped #0: input 1 blob 'i': index 5 at position 1 is out of range \[0, 5\)"),
-    Case("ensure-clipped-grad-shape", "ops: unary & reduce", "EnsureClipped([p (5, 3), i (2,), g (2, 4)], 'p')",
+    Case("ensure-clipped-grad-shape", "ops: unary & reduce",
+         "EnsureClipped([p (5, 3), i (2,), g (2, 4)], 'p')",
          """
          feed(p=f32(5, 3), i=np.array([0, 1], np.int32), g=f32(2, 4))
          run_op('EnsureClipped', ['p', 'i', 'g'], ['p'], min=0.0)
@@ -2167,12 +2173,14 @@ CASES = [
     Case("ensure-clipped-two-inputs", "ops: unary & reduce", "EnsureClipped([p, i], 'p')",
          "feed(p=f32(5, 3), i=np.array([0], np.int32)); run_op('EnsureClipped', ['p', 'i'], ['p'])", V,
          r"op EnsureClipped #0: takes param alone or \(param, indices, grad\), got 2 inputs"),
-    Case("clip-tensor-by-scaling-threshold", "ops: unary & reduce", "ClipTensorByScaling([x, v]) without threshold",
+    Case("clip-tensor-by-scaling-threshold", "ops: unary & reduce",
+         "ClipTensorByScaling([x, v]) without threshold",
          "feed(x=f32(4, 3), v=np.float32(2.0)); run_op('ClipTensorByScaling', ['x', 'v'], 'y')", V,
          r"op ClipTensorByScaling #0: argument 'threshold' \(0\) must be > 0"),
     Case("clip-tensor-by-scaling-value-shape", "ops: unary & reduce", "ClipTensorByScaling([x, v (2,)])",
          "feed(x=f32(4, 3), v=f32(2)); run_op('ClipTensorByScaling', ['x', 'v'], 'y', threshold=1.0)", V,
-         r"op ClipTensorByScaling #0: input 1 blob 'v' \(the value\) must hold one value, got \(2,\) float32"),
+         r"op ClipTensorByScaling #0: input 1 blob 'v' \(the value\) must hold one value, got \(2,\) "
+         r"float32"),
     Case("clip-tensor-by-scaling-additional", "ops: unary & reduce", "ClipTensorByScaling([x, v, a = [0]])",
          """
          feed(x=f32(4, 3), v=np.float32(2.0), a=np.zeros(1, np.float32))

@@ -459,28 +459,31 @@ def test_ensure_clipped_sparse_rows_in_place(rng, idx):
 
 def test_ensure_clipped_bad_input(rng):
     feed(p=f32(rng, 5, 3), i=i32([0, 5]), g=f32(rng, 2, 3), g4=f32(rng, 2, 4), fi=np.zeros(2, np.float32))
-    raises(IndexError, r"^op EnsureClipped #0: input 1 blob 'i': index 5 at position 1 is out of range \[0, 5\)",
+    raises(IndexError, r"^op EnsureClipped #0: input 1 blob 'i': index 5 at position 1 is out of range "
+                       r"\[0, 5\)",
            op("EnsureClipped", ["p", "i", "g"], ["p"], min=0.0))
     raises(ValueError, r"^op EnsureClipped #0: input 2 blob 'g4' \(the gradient\) must have shape \(2, 3\)",
            op("EnsureClipped", ["p", "i", "g4"], ["p"], min=0.0))
     raises(TypeError, r"^op EnsureClipped #0: input 1 blob 'fi' must be int32 indices",
            op("EnsureClipped", ["p", "fi", "g"], ["p"], min=0.0))
-    raises(ValueError, r"^op EnsureClipped #0: output 0 blob 'q' must be input 0 blob 'p' \(this op updates it "
-                       r"in place\)$", op("EnsureClipped", ["p", "i", "g"], ["q"], min=0.0))
+    raises(ValueError, r"^op EnsureClipped #0: output 0 blob 'q' must be input 0 blob 'p' \(this op updates "
+                       r"it in place\)$", op("EnsureClipped", ["p", "i", "g"], ["q"], min=0.0))
     raises(ValueError, r"^op EnsureClipped #0: takes param alone or \(param, indices, grad\), got 2 inputs$",
            op("EnsureClipped", ["p", "i"], ["p"]))
     raises(ValueError, r"^op EnsureClipped #0: argument 'min' \(1\) must be <= argument 'max' \(0\)$",
            op("EnsureClipped", ["p"], ["q"], min=1.0, max=0.0))
     feed(n=i32([1, 2]))
-    raises(TypeError, r"^op EnsureClipped #0: input 0 blob 'n' must be float32", op("EnsureClipped", ["n"], ["q"]))
+    raises(TypeError, r"^op EnsureClipped #0: input 0 blob 'n' must be float32",
+           op("EnsureClipped", ["n"], ["q"]))
     # nothing was written
     assert not np.isnan(workspace.FetchBlob("p")).any()
     assert core.GradientRegistry.GetGradientForOp(op("EnsureClipped", ["p"], ["q"]), ["gq"]) == ([], [None])
 
 
 # ---------------------------------------------------------------- ClipTensorByScaling
-@pytest.mark.parametrize("val,thr,add", [(3.0, 1.5, None), (1.0, 1.5, None), (1.5, 1.5, None), (4.0, 1.0, 2.0),
-                                         (4.0, 2.0, 0.5), (np.inf, 1.0, None), (np.nan, 1.0, None)])
+@pytest.mark.parametrize("val,thr,add", [(3.0, 1.5, None), (1.0, 1.5, None), (1.5, 1.5, None),
+                                         (4.0, 1.0, 2.0), (4.0, 2.0, 0.5), (np.inf, 1.0, None),
+                                         (np.nan, 1.0, None)])
 def test_clip_tensor_by_scaling(rng, val, thr, add):
     x = f32(rng, 4, 3)
     feed(x=x, v=np.float32(val), a=np.array([add or 1.0], np.float32))
@@ -502,13 +505,14 @@ def test_clip_tensor_by_scaling_bad_input(rng):
            op("ClipTensorByScaling", ["x", "v"], ["y"]))
     raises(ValueError, r"^op ClipTensorByScaling #0: argument 'threshold' \(nan\) must be > 0$",
            op("ClipTensorByScaling", ["x", "v"], ["y"], threshold=float("nan")))
-    raises(ValueError, r"^op ClipTensorByScaling #0: input 1 blob 'v2' \(the value\) must hold one value, got "
-                       r"\(2,\) float32$", op("ClipTensorByScaling", ["x", "v2"], ["y"], threshold=1.0))
+    raises(ValueError, r"^op ClipTensorByScaling #0: input 1 blob 'v2' \(the value\) must hold one value, "
+                       r"got \(2,\) float32$", op("ClipTensorByScaling", ["x", "v2"], ["y"], threshold=1.0))
     raises(TypeError, r"^op ClipTensorByScaling #0: input 1 blob 'vi' must be float32",
            op("ClipTensorByScaling", ["x", "vi"], ["y"], threshold=1.0))
     for a, shown in (("a0", "0"), ("an", "nan")):
-        raises(ValueError, r"^op ClipTensorByScaling #0: input 2 blob '%s' \(additional_threshold\) must be > 0, "
-                           r"got %s$" % (a, shown), op("ClipTensorByScaling", ["x", "v", a], ["y"], threshold=1.0))
+        raises(ValueError, r"^op ClipTensorByScaling #0: input 2 blob '%s' \(additional_threshold\) must be "
+                           r"> 0, got %s$" % (a, shown),
+               op("ClipTensorByScaling", ["x", "v", a], ["y"], threshold=1.0))
     assert isinstance(workspace.FetchBlob("y"), bytes)  # nothing was written
     o = op("ClipTensorByScaling", ["x", "v"], ["y"], threshold=1.0)
     assert core.GradientRegistry.GetGradientForOp(o, ["gy"]) == ([], [None, None])

@@ -728,7 +728,8 @@ def test_prepend_dim_merge_dim_bad(rng):
     with pytest.raises(ValueError, match=r"^op PrependDim #0: input 0 blob 'big' .* needs 1 to 7 dims"):
         run("PrependDim", ["big"], ["y"], dim_size=1)
     for bad in (0, -2):
-        with pytest.raises(ValueError, match=r"^op PrependDim #0: argument 'dim_size' must be > 0, got %d$" % bad):
+        with pytest.raises(ValueError, match=r"^op PrependDim #0: argument 'dim_size' must be > 0, got %d$"
+                                             % bad):
             run("PrependDim", ["x"], ["y"], dim_size=bad)
     with pytest.raises(ValueError, match=r"^op PrependDim #0: argument 'dim_size' must be > 0, got 0$"):
         run("PrependDim", ["x"], ["y"])
@@ -796,14 +797,15 @@ def test_lengths_split(lengths, n):
 
 def test_lengths_split_bad():
     workspace.FeedBlob("l", np.array([3, 4], np.int32))
-    with pytest.raises(ValueError, match=r"^op LengthsSplit #0: argument 'n_split' is missing \(or pass it as "
-                                         r"input 1\)$"):
+    with pytest.raises(ValueError, match=r"^op LengthsSplit #0: argument 'n_split' is missing \(or pass it "
+                                         r"as input 1\)$"):
         run("LengthsSplit", ["l"], ["y"])
     with pytest.raises(ValueError, match=r"^op LengthsSplit #0: argument 'n_split' must be in \[1, 2\^31\), "
                                          r"got 0$"):
         run("LengthsSplit", ["l"], ["y"], n_split=0)
     for name, v, msg in [("k0", [0], r"input 1 blob 'k0' \(n_split\) must be > 0, got 0$"),
-                         ("k2", [1, 2], r"input 1 blob 'k2' \(n_split\) must be a vector of size 1, got \(2,\)")]:
+                         ("k2", [1, 2], r"input 1 blob 'k2' \(n_split\) must be a vector of size 1, "
+                                        r"got \(2,\)")]:
         workspace.FeedBlob(name, np.array(v, np.int32))
         with pytest.raises(ValueError, match=r"^op LengthsSplit #0: " + msg):
             run("LengthsSplit", ["l", name], ["y"])

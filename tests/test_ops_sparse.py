@@ -991,11 +991,12 @@ def test_copy_rows_to_tensor_bad_input(rng):
            ["x", "i3", "r"], ["x"])
     raises(IndexError, r"index -1 at position 0", "CopyRowsToTensor", dict(base, im=np.array([-1], np.int32)),
            ["x", "im", "r"], ["x"])
-    raises(ValueError, r"^op CopyRowsToTensor #0: output 0 blob 'y' must be input 0 blob 'x' \(this op updates "
-                       r"it in place\)$", "CopyRowsToTensor", base, ["x", "i", "r"], ["y"])
+    raises(ValueError, r"^op CopyRowsToTensor #0: output 0 blob 'y' must be input 0 blob 'x' \(this op "
+                       r"updates it in place\)$", "CopyRowsToTensor", base, ["x", "i", "r"], ["y"])
     raises(ValueError, r"^op CopyRowsToTensor #0: input 0 blob 'x3' must be 2-D, got \(3, 2, 1\) float32$",
            "CopyRowsToTensor", dict(base, x3=f32(rng, 3, 2, 1)), ["x3", "i", "r"], ["x3"])
-    raises(ValueError, r"^op CopyRowsToTensor #0: input 1 blob 'i2' \(the indices\) must be 1-D, got \(1, 1\)",
+    raises(ValueError, r"^op CopyRowsToTensor #0: input 1 blob 'i2' \(the indices\) must be 1-D, got "
+                       r"\(1, 1\)",
            "CopyRowsToTensor", dict(base, i2=np.zeros((1, 1), np.int32)), ["x", "i2", "r"], ["x"])
     raises(TypeError, r"^op CopyRowsToTensor #0: input 1 blob 'fi' must be int32 indices",
            "CopyRowsToTensor", dict(base, fi=np.zeros(1, np.float32)), ["x", "fi", "r"], ["x"])
@@ -1014,7 +1015,7 @@ def test_copy_rows_to_tensor_checked_at_net_creation(rng):
     feed(dict(x=x, i=np.array([0], np.int32), r=f32(rng, 3)))
     net = core.Net("crt_early")
     net.CopyRowsToTensor(["x", "i", "r"], ["x"])
-    with pytest.raises(ValueError, match=r"^net 'crt_early': op CopyRowsToTensor #0: width of input tensor should "
-                                         r"match lengths of row"):
+    with pytest.raises(ValueError, match=r"^net 'crt_early': op CopyRowsToTensor #0: width of input tensor "
+                                         r"should match lengths of row"):
         workspace.CreateNet(net)
     np.testing.assert_array_equal(workspace.FetchBlob("x"), x)

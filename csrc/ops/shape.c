@@ -6,8 +6,8 @@
  * Semantics follow Caffe2 (concat_split_op.h, reshape_op.h, prepend_dim_op.h, transpose_op.h,
  * expand_squeeze_dims_op.h, flatten_op.h, utility_ops.h, shape_op.h, slice_op.h, length_split_op.h).
  * Reshape: a 0 copies the input's dim unless the input is empty (then it stays 0, as Caffe2).
- * LengthsToShape / LengthsSplit refuse negative lengths (Caffe2 did not check). Arguments are parsed once in setup into op->state; run only
- * resizes outputs and copies.
+ * LengthsToShape / LengthsSplit refuse negative lengths (Caffe2 did not check). Arguments are parsed
+ * once in setup into op->state; run only resizes outputs and copies.
  *
  * FlattenToVec(X) -> Y = X.ravel(): any rank (Caffe2 refused a 0-d X; here it
  * gives shape (1,), as np.ravel), not in place (as Caffe2: its gradient,
