@@ -3,6 +3,7 @@
  */
 #include "../core/rc_core.h"
 #include "checks.h"
+#include <stdio.h>
 
 rc_status rc_checks_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
 {
@@ -58,4 +59,12 @@ rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err)
     int64_t sum;
     rc_status st = rc_checks_lengths_values(op, li, &sum, err);
     return st ? st : rc_checks_lengths_match(op, li, sum, di, err);
+}
+
+const char *rc_checks_holds(const rc_blob *b, char *buf, size_t n)
+{
+    if (b->obj) snprintf(buf, n, "a %s", b->obj_kind ? b->obj_kind : "non-tensor object");
+    else if (b->t.dtype == RC_UNDEF) snprintf(buf, n, "nothing (it was created but never written)");
+    else snprintf(buf, n, "a tensor %s", RC_SHAPE(&b->t));
+    return buf;
 }

@@ -31,4 +31,11 @@ RC_INTERNAL rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, in
 /* rc_checks_lengths_values, then rc_checks_lengths_match with input di. */
 RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err);
 
+/* What blob b holds, for messages: "a Mutex", "a tensor (2, 3) float32",
+ * "nothing (it was created but never written)". Written into buf (n bytes),
+ * which it returns. Used by the object-blob ops (ops/mutex.c, ops/queue.c,
+ * ops/counter.c). */
+RC_INTERNAL const char *rc_checks_holds(const rc_blob *b, char *buf, size_t n);
+#define RC_HOLDS(b) rc_checks_holds((b), (char[160]){0}, 160)
+
 #endif

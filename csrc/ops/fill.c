@@ -221,7 +221,7 @@ static rc_status fill_check(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- ConstantFill */
-/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32; without 'dtype' an
+/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32, 5 bool: int32 value != 0; without 'dtype' an
  * int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
 static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
 {
@@ -248,9 +248,12 @@ static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
                 return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' %g does not fit dtype int32 (2)", v);
             s->ival = (int32_t)v;
         }
+    } else if (dtype == 5) { /* BOOL: int32 0 / 1, as Cast's */
+        s->dtype = RC_I32;
+        s->ival = value && (value->kind == RC_ARG_F ? value->f != 0 : value->i != 0);
     } else {
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'dtype' %lld is not supported: use 1 (float32) or 2 (int32)", (long long)dtype);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 1 (float32), 2 (int32) "
+                          "or 5 (bool, given as int32 0 / 1)", (long long)dtype);
     }
     return RC_OK;
 }

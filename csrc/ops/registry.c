@@ -47,6 +47,7 @@ extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Spa
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
 extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, AtomicIter */
+extern const rc_op_schema rc_ops_counter[];   /* ops/counter.c: CreateCounter, CountDown, ... */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
@@ -77,6 +78,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_queue,
     rc_ops_print,
     rc_ops_mutex,
+    rc_ops_counter,
     rc_ops_decode,
     rc_ops_moments,
     rc_ops_activation,
