@@ -14,4 +14,5 @@ GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter")
 
 # csrc/ops/optim_rowwise.c: FTRL and the row-wise sparse Adagrad/Adam are optimizer steps (no gradient,
 # as Caffe2 registered them).
-GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam")
+GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam",
+                                    "RowWiseCounter")

@@ -143,8 +143,8 @@ def test_create_counter_again_replaces_it_and_the_net_keeps_working():
 # ---------------------------------------------------------------- the int32 range
 def test_the_ends_of_int32():
     run("CreateCounter", [], ["c"], init_count=I32_MAX)
-    raises(ValueError, r"op CountUp #0: counter 'c' is at 2147483647: counting up would leave the int32 range "
-           r"\(the counter is unchanged\)", "CountUp", ["c"], ["p"])
+    raises(ValueError, r"op CountUp #0: counter 'c' is at 2147483647: counting up would leave the int32 "
+           r"range \(the counter is unchanged\)", "CountUp", ["c"], ["p"])
     assert count() == I32_MAX
     run("CountDown", ["c"], ["d"])
     assert scalar("d") == 0 and count() == I32_MAX - 1
@@ -163,13 +163,14 @@ def test_the_ends_of_int32():
 def test_init_count_out_of_range(bad):
     for t, ins, outs in [("CreateCounter", [], ["c"]), ("ResetCounter", ["c"], [])]:
         run("CreateCounter", [], ["c"], init_count=4)
-        raises(ValueError, r"op %s #0: init_count must be in \[0, 2147483647\] \(the count is an int32\), got "
-               r"%d" % (t, bad), t, ins, outs, init_count=bad)
+        raises(ValueError, r"op %s #0: init_count must be in \[0, 2147483647\] \(the count is an int32\), "
+               r"got %d" % (t, bad), t, ins, outs, init_count=bad)
         assert count() == 4  # unchanged
 
 
 def test_init_count_must_be_an_int():
-    raises(TypeError, r"op CreateCounter: argument 'init_count' must be an int, got float", "CreateCounter", [], ["c"], init_count=1.5)
+    raises(TypeError, r"op CreateCounter: argument 'init_count' must be an int, got float", "CreateCounter", [],
+           ["c"], init_count=1.5)
 
 
 # ---------------------------------------------------------------- wrong kinds
@@ -202,8 +203,8 @@ def test_output_holding_an_object_is_refused_and_the_count_unchanged(t):
     raises(TypeError, r"op %s #0: output 0 blob 'c2' holds a Counter and cannot receive a tensor" % t, t,
            ["c"], ["c2"])
     assert count() == 3 and count("c2") == 1
-    raises(ValueError, r"op %s #0: input 0 and output 0 are the same blob 'c', which this op does not allow" % t,
-           t, ["c"], ["c"])
+    raises(ValueError, r"op %s #0: input 0 and output 0 are the same blob 'c', which this op does not "
+           r"allow" % t, t, ["c"], ["c"])
     assert count() == 3
 
 
@@ -216,7 +217,8 @@ def test_create_counter_over_another_object_is_a_type_error():
     raises(TypeError, r"op CreateMutex #0: output 0 blob 'c' holds a Counter, which a Mutex cannot replace",
            "CreateMutex", [], ["c"])
     run("CreateBlobsQueue", [], ["q"])
-    raises(TypeError, r"op CreateCounter #0: output 0 blob 'q' holds a BlobsQueue", "CreateCounter", [], ["q"])
+    raises(TypeError, r"op CreateCounter #0: output 0 blob 'q' holds a BlobsQueue", "CreateCounter", [],
+           ["q"])
 
 
 def test_arity():
@@ -234,7 +236,8 @@ def test_fetch_feed_save_of_a_counter_blob(tmp_path):
     with pytest.raises(TypeError, match=r"FeedBlob 'c': blob holds a Counter, not a tensor"):
         workspace.FeedBlob("c", np.ones(2, np.float32))
     usable()
-    raises(TypeError, r"op Save #0: input 0 blob 'c' holds a Counter, not a tensor: only tensors can be saved",
+    raises(TypeError, r"op Save #0: input 0 blob 'c' holds a Counter, not a tensor: only tensors can be "
+           r"saved",
            "Save", ["c"], [], db=str(tmp_path / "x"), db_type="minidb")
     assert count() == 2
     workspace.ResetWorkspace()  # frees it (ASan checks)
@@ -287,8 +290,8 @@ def test_counter_ops_are_refused_in_a_step_net(t):
                       links={o_prev: o}, scope="crnn", forward_only=True)
     run("CreateCounter", [], ["c"])
     feed(x=np.zeros((3, 2, 2), np.float32), o_init=np.zeros((1, 2, 2), np.float32))
-    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op %s #0 of the forward step net cannot "
-                       r"run inside a recurrent net" % t):
+    with pytest.raises(ValueError, match=r"op RecurrentNetwork #0: step op %s #0 of the forward step net "
+                       r"cannot run inside a recurrent net" % t):
         workspace.CreateNet(net)
     usable()
     assert count() == 0
