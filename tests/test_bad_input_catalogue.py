@@ -3162,7 +3162,7 @@ CASES = [
          """
          run_op('CreateMutex', [], ['m'])
          run_op('Save', ['m'], [], db='/tmp/unused', db_type='minidb')
-         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors can be saved",
+         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors and Counters can be saved",
          note="Caffe2 saved an empty record (Load made a new mutex); a Mutex is no parameter"),
     Case("mutex-create-over-queue", "ops: mutex", "CreateMutex into a blob holding a BlobsQueue",
          """

@@ -1,8 +1,11 @@
 """The atomic counters (csrc/ops/counter.c): CreateCounter, ResetCounter, CountDown, CheckCounterDone,
 CountUp, RetrieveCount against a Python model of Caffe2's Counter, the int32 range, wrong input and
-output kinds, FetchBlob / FeedBlob / Save of a Counter, the refusal in step nets. Counting from several
+output kinds, FetchBlob / FeedBlob of a Counter, Save and Load of one in Caffe2's record format (and
+the refusals), the refusal in step nets, ConstantFill's dtype BOOL. Counting from several
 threads at once is tests/c/test_threads.c (test_concurrent_counter). No finite-difference test: the ops
 have no gradient."""
+
+import struct
 
 import numpy as np
 import pytest
@@ -169,8 +172,8 @@ def test_init_count_out_of_range(bad):
 
 
 def test_init_count_must_be_an_int():
-    raises(TypeError, r"op CreateCounter: argument 'init_count' must be an int, got float", "CreateCounter", [],
-           ["c"], init_count=1.5)
+    raises(TypeError, r"op CreateCounter: argument 'init_count' must be an int, got float", "CreateCounter",
+           [], ["c"], init_count=1.5)
 
 
 # ---------------------------------------------------------------- wrong kinds
@@ -230,18 +233,156 @@ def test_arity():
     assert count() == 0
 
 
-def test_fetch_feed_save_of_a_counter_blob(tmp_path):
+def test_fetch_and_feed_of_a_counter_blob():
     run("CreateCounter", [], ["c"], init_count=2)
     assert workspace.FetchBlob("c") == b"c, a C++ native class of type Counter."
     with pytest.raises(TypeError, match=r"FeedBlob 'c': blob holds a Counter, not a tensor"):
         workspace.FeedBlob("c", np.ones(2, np.float32))
     usable()
-    raises(TypeError, r"op Save #0: input 0 blob 'c' holds a Counter, not a tensor: only tensors can be "
-           r"saved",
-           "Save", ["c"], [], db=str(tmp_path / "x"), db_type="minidb")
     assert count() == 2
     workspace.ResetWorkspace()  # frees it (ASan checks)
     assert not workspace.HasBlob("c")
+
+
+# ---------------------------------------------------------------- Save and Load (csrc/ops/db.c)
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7f | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def field(num, payload):
+    """A length-delimited protobuf field."""
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+COUNTER_TYPE = b"std::unique_ptr<Counter<int64_t>>"
+
+
+def counter_record(name, value, dims=(), dtype=10, content=True):
+    """A BlobProto as Caffe2's CounterSerializer wrote it (content: an INT64 TensorProto)."""
+    t = b"".join(varint(1 << 3) + varint(d) for d in dims) + varint(2 << 3) + varint(dtype)
+    t += field(10 if dtype == 10 else 4, varint(value))
+    return field(1, name.encode()) + field(2, COUNTER_TYPE) + (field(4, t) if content else b"")
+
+
+def write_records(path, recs):
+    with open(path, "wb") as f:
+        for k, v in recs:
+            f.write(struct.pack("=II", len(k), len(v)) + k.encode() + v)
+
+
+def records(path):
+    data, out, off = open(path, "rb").read(), [], 0
+    while off < len(data):
+        kl, vl = struct.unpack_from("=II", data, off)
+        out.append((data[off + 8:off + 8 + kl].decode(), data[off + 8 + kl:off + 8 + kl + vl]))
+        off += 8 + kl + vl
+    return out
+
+
+def save(blobs, path):
+    run("Save", blobs, [], db=str(path), db_type="minidb", absolute_path=1)
+
+
+def load(blobs, path, **args):
+    run("Load", [], blobs, db=str(path), db_type="minidb", absolute_path=1, **args)
+
+
+def test_save_and_load_a_counter_as_caffe2(tmp_path):
+    """Caffe2's counter_ops_test: the count saved, counted down, loaded back."""
+    run("CreateCounter", [], ["c"], init_count=22)
+    feed(x=np.arange(3, dtype=np.float32))
+    save(["c", "x"], tmp_path / "db")
+    # the record is Caffe2's: name, type, content = TensorProto{data_type: INT64, int64_data: [22]}
+    recs = dict(records(tmp_path / "db"))
+    content = b"\x10\x0a" + field(10, b"\x16")
+    assert recs["c#%0"] == field(1, b"c") + field(2, COUNTER_TYPE) + field(4, content)
+    for _ in range(10):
+        run("CountDown", ["c"], ["t"])
+    assert count() == 12
+    load(["c"], tmp_path / "db")
+    assert count() == 22
+    # into a fresh workspace (the blob is created), with the tensor beside it
+    workspace.ResetWorkspace()
+    load(["c", "x"], tmp_path / "db")
+    assert count() == 22 and workspace.FetchBlob("x").tolist() == [0, 1, 2]
+    workspace.ResetWorkspace()
+    load([], tmp_path / "db", load_all=1)
+    assert count() == 22
+    # a tensor in the blob is replaced by the Counter
+    workspace.ResetWorkspace()
+    feed(c=np.ones(2, np.float32))
+    load(["c"], tmp_path / "db")
+    assert count() == 22
+    # negative counts and both ends of int32 round trip
+    for v in [-5, I32_MIN, I32_MAX]:
+        write_records(tmp_path / "v", [("c", counter_record("c", v))])  # Caffe2's key: the bare name
+        load(["c"], tmp_path / "v")
+        assert count() == v
+        save(["c"], tmp_path / "w")
+        run("CreateCounter", [], ["c"])
+        load(["c"], tmp_path / "w")
+        assert count() == v
+
+
+def test_count_at_the_ends_of_int32_refuses_to_leave_them(tmp_path):
+    write_records(tmp_path / "v", [("c", counter_record("c", I32_MIN))])
+    load(["c"], tmp_path / "v")
+    raises(ValueError, r"op CountDown #0: counter 'c' is at -2147483648: counting down would leave the int32 "
+           r"range \(the counter is unchanged\)", "CountDown", ["c"], ["d"])
+    assert count() == I32_MIN
+    run("CountUp", ["c"], ["p"])
+    assert scalar("p") == I32_MIN and count() == I32_MIN + 1
+    run("CheckCounterDone", ["c"], ["d"])
+    assert scalar("d") == 1
+
+
+def test_load_refusals_leave_the_blobs_as_they_were(tmp_path):
+    run("CreateMutex", [], ["m"])
+    write_records(tmp_path / "m", [("m", counter_record("m", 3))])
+    raises(TypeError, r"op Load #0: blob 'm' holds a Mutex and cannot receive a Counter", "Load", [], ["m"],
+           db=str(tmp_path / "m"), db_type="minidb", absolute_path=1)
+    assert workspace.FetchBlob("m") == b"m, a C++ native class of type Mutex."
+    # a tensor record into a Counter blob
+    run("CreateCounter", [], ["c"], init_count=4)
+    feed(t=np.ones(2, np.float32))
+    save(["t"], tmp_path / "t")
+    raises(TypeError, r"op Load #0: blob 'c' holds a Counter and cannot receive a tensor", "Load", [], ["c"],
+           db=str(tmp_path / "t"), db_type="minidb", absolute_path=1, source_blob_names=["t"])
+    assert count() == 4
+    bad = [
+        (counter_record("c", 2 ** 31), ValueError,
+         r"blob 'c': INT64 value 2147483648 at element 0 does not fit in int32"),
+        (counter_record("c", 1, dims=[1]), ValueError,
+         r"blob 'c': a serialized Counter's count must be one INT64 \(or INT32\) without dims or segment, "
+         r"got Caffe2 dtype INT64 \(10\) with 1 dims"),
+        (counter_record("c", 1, dtype=1), ValueError,
+         r"blob 'c': a serialized .* got Caffe2 dtype FLOAT \(1\) with 0 dims"),
+        (counter_record("c", 1, content=False), ValueError,
+         r"blob 'c': a serialized Counter without its count \(no content field\)"),
+    ]
+    for rec, exc, match in bad:
+        write_records(tmp_path / "b", [("c", rec)])
+        raises(exc, r"op Load #0: file '.*b' record 0 \(key 'c', at byte 0\): " + match, "Load", [], ["c"],
+               db=str(tmp_path / "b"), db_type="minidb", absolute_path=1)
+        assert count() == 4
+    # a second record of the name (load_all reads on: Load stops once its outputs are complete)
+    write_records(tmp_path / "b", [("c", counter_record("c", 1)), ("c#%1", counter_record("c", 2))])
+    raises(ValueError, r"blob 'c' is also in an earlier record \(duplicate key\)", "Load", [], [],
+           db=str(tmp_path / "b"), db_type="minidb", absolute_path=1, load_all=1)
+    assert count() == 4
+    tensor = field(1, b"c") + field(2, b"Tensor") + field(3, b"\x10\x02" + field(4, b"\x07"))  # int32 7
+    write_records(tmp_path / "b", [("c", counter_record("c", 1)), ("c#%1", tensor)])
+    raises(ValueError, r"blob 'c' is also in an earlier record \(duplicate key\)", "Load", [], [],
+           db=str(tmp_path / "b"), db_type="minidb", absolute_path=1, load_all=1)
+    assert count() == 4
+    # a Mutex still cannot be saved
+    raises(TypeError, r"op Save #0: input 1 blob 'm' holds a Mutex, not a tensor: only tensors and Counters "
+           r"can be saved", "Save", ["c", "m"], [], db=str(tmp_path / "x"), db_type="minidb", absolute_path=1)
 
 
 def test_registered_checked_and_without_gradient():

@@ -19,9 +19,11 @@
  * Input 0 must hold a Counter: a TypeError naming the blob and what it holds
  * (at net creation when it holds a tensor). CreateCounter replaces a tensor
  * or a Counter its output blob holds; an object of another kind (a Mutex, a
- * BlobsQueue) is a TypeError (Caffe2 replaced it). FetchBlob / FeedBlob / Save
- * of a Counter blob are TypeErrors ("holds a Counter, not a tensor"), as for
- * every object blob (Caffe2 serialized the count; Load made a new counter).
+ * BlobsQueue) is a TypeError (Caffe2 replaced it). FetchBlob / FeedBlob of a
+ * Counter blob are TypeErrors ("holds a Counter, not a tensor"), as for every
+ * object blob. Save writes a Counter as Caffe2 did (a BlobProto of type
+ * "std::unique_ptr<Counter<int64_t>>" holding the count as an INT64
+ * TensorProto), and Load reads one back into a new Counter (ops/db.c).
  *
  * Atomic. Caffe2's counter was a std::atomic, so that nets of several threads
  * could count on one counter. Here a workspace runs one net at a time, but
@@ -35,6 +37,7 @@
  */
 #include "../core/rc_core.h"
 #include "checks.h"
+#include "counter.h"
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -44,6 +47,26 @@ static const char counter_kind[] = "Counter";
 typedef struct rc_counter_obj {
     _Atomic int32_t count;
 } rc_counter_obj;
+
+int rc_counter_is(const rc_blob *b) { return b->obj && b->obj_kind == counter_kind; }
+
+int32_t rc_counter_get(const rc_blob *b) { return atomic_load(&((rc_counter_obj *)b->obj)->count); }
+
+void *rc_counter_new(int32_t count)
+{
+    rc_counter_obj *c = malloc(sizeof *c);
+    if (c) atomic_init(&c->count, count);
+    return c;
+}
+
+void rc_counter_install(rc_blob *b, void *c)
+{
+    if (b->obj && b->obj_free) b->obj_free(b->obj);
+    rc_tensor_release(&b->t);
+    b->obj = c;
+    b->obj_free = free;
+    b->obj_kind = counter_kind;
+}
 
 /* init_count: an integer in [0, INT32_MAX]. */
 static rc_status init_count_arg(rc_op *op, int32_t *out, rc_err *err)
@@ -75,7 +98,7 @@ static rc_status init_count_setup(rc_op *op, rc_err *err)
 static rc_status counter_check(rc_op *op, rc_err *err)
 {
     const rc_blob *b = op->in[0];
-    if (!b->obj || b->obj_kind != counter_kind)
+    if (!rc_counter_is(b))
         return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a Counter (CreateCounter's output), but "
                           "it holds %s", rc_in_name(op, 0), RC_HOLDS(b));
     return RC_OK;
@@ -124,14 +147,9 @@ static rc_status create_run(rc_op *op, rc_err *err)
     if (b->obj && b->obj_kind != counter_kind)
         return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s, which a Counter cannot replace",
                           rc_out_name(op, 0), b->obj_kind ? b->obj_kind : "non-tensor object");
-    rc_counter_obj *c = malloc(sizeof *c);
+    void *c = rc_counter_new(*(const int32_t *)op->state);
     if (!c) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating counter '%s'", rc_out_name(op, 0));
-    atomic_init(&c->count, *(const int32_t *)op->state);
-    if (b->obj && b->obj_free) b->obj_free(b->obj);
-    rc_tensor_release(&b->t);
-    b->obj = c;
-    b->obj_free = free;
-    b->obj_kind = counter_kind;
+    rc_counter_install(b, c);
     return RC_OK;
 }
 
