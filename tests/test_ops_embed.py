@@ -437,8 +437,8 @@ def test_weighted_multi_sampling_seeded_and_advancing():
 
 def test_weighted_multi_sampling_bad_input():
     op = "op WeightedMultiSampling #0: "
-    raises(ValueError, op + r"input 0 blob 'w' of shape \(3,\) float32 \(the cumulative distribution\): value 1 "
-           r"at position 2 must be finite and >= the one before it \(2\)", "WeightedMultiSampling",
+    raises(ValueError, op + r"input 0 blob 'w' of shape \(3,\) float32 \(the cumulative distribution\): "
+           r"value 1 at position 2 must be finite and >= the one before it \(2\)", "WeightedMultiSampling",
            {"w": np.array([1, 2, 1], np.float32)}, ["idx"], num_samples=1)
     raises(ValueError, op + r"input 0 blob 'w' .*value -1 at position 0 must be finite and >= 0 \(0\)",
            "WeightedMultiSampling", {"w": np.array([-1, 2], np.float32)}, ["idx"], num_samples=1)
@@ -446,20 +446,21 @@ def test_weighted_multi_sampling_bad_input():
            "WeightedMultiSampling", {"w": np.array([1, np.nan], np.float32)}, ["idx"], num_samples=1)
     raises(ValueError, op + r"input 0 blob 'w' .*value inf at position 1",
            "WeightedMultiSampling", {"w": np.array([1, np.inf], np.float32)}, ["idx"])
-    raises(ValueError, op + r"input 0 blob 'w' of shape \(2,\) float32 \(the cumulative distribution\) ends at "
-           r"0: there is nothing to draw", "WeightedMultiSampling", {"w": np.zeros(2, np.float32)}, ["idx"],
+    raises(ValueError, op + r"input 0 blob 'w' of shape \(2,\) float32 \(the cumulative distribution\) ends "
+           r"at 0: there is nothing to draw", "WeightedMultiSampling", {"w": np.zeros(2, np.float32)}, ["idx"],
            num_samples=1)
     raises(ValueError, op + r"input 0 blob 'w' must have 1 dims?",
            "WeightedMultiSampling", {"w": np.ones((2, 2), np.float32)}, ["idx"])
     raises(TypeError, op + r"input 0 blob 'w' must be float32",
            "WeightedMultiSampling", {"w": np.ones(2, np.int32)}, ["idx"])
     raises(ValueError, op + r"the output's shape is given by input 1 blob 's': do not pass the argument "
-           r"num_samples too", "WeightedMultiSampling", {"w": np.ones(2, np.float32), "s": np.ones(2)}, ["idx"],
-           num_samples=2)
+           r"num_samples too", "WeightedMultiSampling", {"w": np.ones(2, np.float32), "s": np.ones(2)},
+           ["idx"], num_samples=2)
     raises(ValueError, op + r"argument num_samples must be in \[0, 2147483647\], got -1",
            "WeightedMultiSampling", {"w": np.ones(2, np.float32)}, ["idx"], num_samples=-1)
     workspace.FeedBlob("idx", np.array([7], np.int32))
-    raises(ValueError, op, "WeightedMultiSampling", {"w": np.array([2, 1], np.float32)}, ["idx"], num_samples=3)
+    raises(ValueError, op, "WeightedMultiSampling", {"w": np.array([2, 1], np.float32)}, ["idx"],
+           num_samples=3)
     assert workspace.FetchBlob("idx").tolist() == [7]  # a refused run leaves the output as it was
 
 
