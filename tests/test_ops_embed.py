@@ -447,8 +447,8 @@ def test_weighted_multi_sampling_bad_input():
     raises(ValueError, op + r"input 0 blob 'w' .*value inf at position 1",
            "WeightedMultiSampling", {"w": np.array([1, np.inf], np.float32)}, ["idx"])
     raises(ValueError, op + r"input 0 blob 'w' of shape \(2,\) float32 \(the cumulative distribution\) ends "
-           r"at 0: there is nothing to draw", "WeightedMultiSampling", {"w": np.zeros(2, np.float32)}, ["idx"],
-           num_samples=1)
+           r"at 0: there is nothing to draw", "WeightedMultiSampling", {"w": np.zeros(2, np.float32)},
+           ["idx"], num_samples=1)
     raises(ValueError, op + r"input 0 blob 'w' must have 1 dims?",
            "WeightedMultiSampling", {"w": np.ones((2, 2), np.float32)}, ["idx"])
     raises(TypeError, op + r"input 0 blob 'w' must be float32",
