@@ -1,10 +1,11 @@
-"""Ftrl, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam and RowWiseCounter
+"""Ftrl, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam, RowWiseCounter and SparseNormalize
 (csrc/ops/optim_rowwise.c).
 
 Each against a float32 NumPy reference written from Caffe2's kernels
 (ftrl_op.cc, adagrad_op.h, adam_op.h; RowWiseCounter in float64 from
-rowwise_counter.h) over several steps, repeated indices
-(one update per occurrence, in order), the sparse ops equal to the dense
+rowwise_counter.h, SparseNormalize in float64 from sparse_normalize_op.cc) over
+several steps, repeated indices (one update per occurrence, in order), the
+sparse ops equal to the dense
 step on the rows they name, in-place equal to out-of-place, no gradient,
 and bad input by exception type and exact message; a refused run leaves
 the state as it was.
@@ -305,12 +306,57 @@ def test_rowwise_counter_two_dim_indices_and_default_is_off(rng):
     np.testing.assert_array_equal(workspace.FetchBlob("pi"), [4, 0, 4, 0, 0, 4])
 
 
+def ref_sparse_normalize(w, indices, norm=1.0, use_max_norm=True):
+    w = w.astype(np.float32).copy()
+    for i in indices.reshape(-1):
+        row = w[i].astype(np.float64)
+        n = np.sqrt((row * row).sum())
+        if use_max_norm and n <= norm:
+            continue
+        w[i] = w[i] * np.float32(norm / (n + 1e-12))
+    return w
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (5, 2, 3), (4,)])
+@pytest.mark.parametrize("norm,use_max", [(1.0, 1), (0.5, 0), (2.5, 1), (0.0, 0)])
+def test_sparse_normalize_matches_numpy(rng, shape, norm, use_max):
+    w = (rng.randn(*shape) * rng.choice([0.1, 3.0], size=shape[0]).reshape((-1,) + (1,) * (len(shape) - 1)))
+    w = w.astype(f32)
+    ind = idx(0, 3, 3, 1)  # a repeated index normalizes its row again
+    feed(w=w, ci=ind, g=np.ones((4,) + shape[1:], f32))
+    run("SparseNormalize", ["w", "ci", "g"], ["w"], norm=norm, use_max_norm=use_max)
+    np.testing.assert_allclose(workspace.FetchBlob("w"), ref_sparse_normalize(w, ind, norm, use_max),
+                               rtol=1e-6, atol=1e-7)
+    untouched = [r for r in range(shape[0]) if r not in (0, 1, 3)]
+    np.testing.assert_array_equal(workspace.FetchBlob("w")[untouched], w[untouched])
+
+
+def test_sparse_normalize_defaults_two_inputs_and_two_dim_indices():
+    w = np.array([[3, 4], [0.3, 0.4], [0, 0], [6, 8]], f32)
+    feed(w=w, ci=idx(0, 1, 2, 3).reshape(2, 2))
+    run("SparseNormalize", ["w", "ci"], ["w"])  # norm 1, use_max_norm 1: rows above norm 1 are scaled to it
+    np.testing.assert_allclose(workspace.FetchBlob("w"), [[0.6, 0.8], [0.3, 0.4], [0, 0], [0.6, 0.8]],
+                               rtol=1e-6)
+    feed(w=w)
+    run("SparseNormalize", ["w", "ci"], ["w"], use_max_norm=0, norm=2.0)  # a zero row stays zero
+    np.testing.assert_allclose(workspace.FetchBlob("w"), [[1.2, 1.6], [1.2, 1.6], [0, 0], [1.2, 1.6]],
+                               rtol=1e-6)
+    feed(w=np.array([[np.nan, 1.0], [1.0, 1.0]], f32), ci=idx(0))
+    run("SparseNormalize", ["w", "ci"], ["w"], use_max_norm=0)  # NaN spreads over its row only
+    got = workspace.FetchBlob("w")
+    assert np.isnan(got[0]).all() and (got[1] == 1).all()
+    feed(w=np.ones((3, 0), f32), ci=idx(2))  # empty rows
+    run("SparseNormalize", ["w", "ci"], ["w"])
+    assert workspace.FetchBlob("w").shape == (3, 0)
+
+
 def test_no_gradient():
     for op, ins, outs in [("Ftrl", ["w", "nz", "g"], ["w", "nz"]),
                           ("SparseFtrl", ["w", "nz", "i", "g"], ["w", "nz"]),
                           ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"]),
                           ("RowWiseSparseAdam", ["w", "m", "v", "i", "g", "lr", "it"], ["w", "m", "v"]),
-                          ("RowWiseCounter", ["p", "c", "i", "t"], ["p", "c"])]:
+                          ("RowWiseCounter", ["p", "c", "i", "t"], ["p", "c"]),
+                          ("SparseNormalize", ["w", "i", "g"], ["w"])]:
         assert core.GradientRegistry.GetGradientForOp(core.CreateOperator(op, ins, outs),
                                                       [o + "_grad" for o in outs]) == ([], [None] * len(ins))
 
@@ -430,6 +476,21 @@ BAD = [
      r"input 3 blob 'it' \(the iteration counter\) must be int32, got \(1,\) float32"),
     ("RowWiseCounter", RWC, ["pi", "cn2"], {}, {}, ValueError,
      r"output 1 blob 'cn2' must be input 1 blob 'cn' \(this op updates it in place\)"),
+    ("SparseNormalize", ["w", "i", "g"], ["w"], dict(i=idx(0, 4)), {}, IndexError,
+     r"input 1 blob 'i': index 4 at position 1 is out of range \[0, 4\) \(the rows of input 0 blob 'w' of "
+     r"shape \(4, 3\) float32\)"),
+    ("SparseNormalize", ["w", "i"], ["w"], dict(i=np.ones(2, f32)), {}, TypeError,
+     r"input 1 blob 'i' must be int32 indices, got \(2,\) float32"),
+    ("SparseNormalize", ["bad", "i"], ["bad"], dict(bad=np.ones(4, np.int32)), {}, TypeError,
+     r"input 0 blob 'bad' must be float32, got \(4,\) int32"),
+    ("SparseNormalize", ["bad", "i"], ["bad"], dict(bad=np.array(2.0, f32)), {}, ValueError,
+     r"input 0 blob 'bad' must have"),
+    ("SparseNormalize", ["w", "i"], ["w2"], {}, {}, ValueError,
+     r"output 0 blob 'w2' must be input 0 blob 'w' \(this op updates it in place\)"),
+    ("SparseNormalize", ["w", "i"], ["w"], {}, dict(norm=-1.0), ValueError,
+     r"argument norm must be finite and >= 0, got -1"),
+    ("SparseNormalize", ["w", "i"], ["w"], {}, dict(norm=float("inf")), ValueError,
+     r"argument norm must be finite and >= 0, got inf"),
 ]
 
 

@@ -9,6 +9,8 @@
  *                     EFFECTIVE_GRAD])
  *   RowWiseCounter(PREV_ITER, COUNTER, INDICES, ITER) -> (PREV_ITER, COUNTER)   (caffe2/sgd/rowwise_counter.h;
  *                     its own section below)
+ *   SparseNormalize(PARAM, INDICES[, GRAD]) -> PARAM   (caffe2/operators/sparse_normalize_op.cc; its own
+ *                     section below)
  *
  * Ftrl, per element (w, n, z, g), with alpha_inv = 1 / alpha (in float, as Caffe2):
  *   n' = n + g^2;  sigma = (sqrt(n') - sqrt(n)) * alpha_inv;  z' = z + g - sigma * w
@@ -518,6 +520,67 @@ static rc_status rowwise_counter_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ SparseNormalize
+ *
+ * SparseNormalize(PARAM, INDICES[, GRAD]) -> PARAM, in place: for each k in order, row i = INDICES.flat[k] of
+ * PARAM (float32, ndim >= 1; a row is PARAM.shape[1:]) with L2 norm n (in double) is scaled by
+ * norm / (n + 1e-12) (in double, rounded to float32 once), unless use_max_norm (default 1) and n <= norm: then
+ * it is left as it is. Arguments norm (default 1; finite and >= 0, ValueError at creation; Caffe2 checked
+ * nothing) and use_max_norm. INDICES int32 of any shape, each in [0, PARAM.shape[0]) (IndexError before
+ * anything is written; Caffe2 did not check). GRAD is accepted and not read, as in Caffe2's later versions
+ * (the oldest took the row size from it). A repeated index normalizes its row again. The output must be
+ * PARAM's blob (ValueError at creation; Caffe2's EnforceOneToOneInplace). No gradient. */
+
+typedef struct sparse_normalize_state {
+    double norm;
+    int use_max_norm;
+} sparse_normalize_state;
+
+static rc_status sparse_normalize_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {0, 0};
+    sparse_normalize_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    float norm = 1.0f;
+    int64_t use_max = 1;
+    rc_status st = arg_at_least(op, "norm", 1.0f, 0.0f, 0, &norm, err);
+    if (st || (st = rc_arg_i(&op->def, "use_max_norm", 1, &use_max, err))) return st;
+    s->norm = norm;
+    s->use_max_norm = use_max != 0;
+    return rc_sparse_require_inplace(op, pairs, 1, err);
+}
+
+/* PARAM float32 with ndim >= 1, INDICES int32. */
+static rc_status sparse_normalize_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_ndim(op, 0, 1, RC_MAX_DIMS, err))) return st;
+    return rc_sparse_check_indices(op, 1, err);
+}
+
+static rc_status sparse_normalize_run(rc_op *op, rc_err *err)
+{
+    const sparse_normalize_state *s = op->state;
+    rc_status st;
+    if ((st = sparse_normalize_check(op, err))) return st;
+    if ((st = rc_sparse_check_range_of(op, 1, 0, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t K = rc_tensor_numel(rc_in(op, 1)), R = rc_dims_prod(w, 1, w->ndim);
+    const int32_t *idx = rc_i32(rc_in(op, 1));
+    float *wd = rc_f32(rc_out(op, 0));
+    for (int64_t k = 0; k < K && R; k++) {
+        float *row = wd + (int64_t)idx[k] * R;
+        double ss = 0.0;
+        for (int64_t j = 0; j < R; j++) ss += (double)row[j] * row[j];
+        const double n = sqrt(ss);
+        if (s->use_max_norm && n <= s->norm) continue;
+        const float scale = (float)(s->norm / (n + 1e-12));
+        for (int64_t j = 0; j < R; j++) row[j] *= scale;
+    }
+    return RC_OK;
+}
+
 static int inplace_two(int in, int out) { return in == out && in < 2; }
 
 /* RowWiseSparseAdam: param and the moments in place (input i -> output i, i < 3); the effective gradient may
@@ -544,5 +607,8 @@ const rc_op_schema rc_ops_optim_rowwise[] = {
      "(prev_iter int32, counter, indices, iter (int32, one)) -> (prev_iter, counter) in place: counter[i] = "
      "1 + exp(-max(0, iter - prev_iter[i]) * ln2 / counter_halflife) * counter[i], prev_iter[i] = max(iter, "
      "prev_iter[i]) for i = indices[k]; counter_halflife <= 0: off", rowwise_counter_check},
+    {"SparseNormalize", 2, 3, 1, 1, rc_inplace_first, sparse_normalize_setup, sparse_normalize_run, free,
+     "(param, indices[, grad (not read)]) -> param in place: row i = indices[k] scaled to L2 norm `norm` "
+     "(use_max_norm, default 1: only rows whose norm exceeds it)", sparse_normalize_check},
     {0},
 };
