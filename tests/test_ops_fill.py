@@ -518,8 +518,8 @@ def test_unique_uniform_fill_bad_input():
     bad(ValueError, r"argument 'min' \(5\) must be < 'max' \(5\), both int32", [], min=5, max=5)
     bad(ValueError, r"argument 'min' \(-2147483649\) must be < 'max'", [], min=-2 ** 31 - 1, max=5)
     bad(ValueError, r"arguments 'min' and 'max' are required", [], min=1)
-    bad(ValueError, r"argument 'dtype' 1 is not supported: use 2 \(int32\) or 10 \(int64, given as int32\)", [],
-        min=1, max=5, dtype=1)
+    bad(ValueError, r"argument 'dtype' 1 is not supported: use 2 \(int32\) or 10 \(int64, given as "
+        r"int32\)", [], min=1, max=5, dtype=1)
     workspace.FeedBlob("Af", np.array([1.0], np.float32))
     bad(TypeError, r"input 1 blob 'Af' must be int32", ["X", "Af"], min=1, max=50, input_as_shape=1)
     workspace.FeedBlob("Xn", np.array([-1], np.int32))

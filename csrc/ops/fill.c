@@ -235,8 +235,8 @@ static rc_status fill_check(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- ConstantFill */
-/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32, 5 bool: int32 value != 0; without 'dtype' an
- * int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
+/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32, 5 bool: int32 value != 0;
+ * without 'dtype' an int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
 static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
 {
     rc_status st = fill_setup_common(op, kind, err);
