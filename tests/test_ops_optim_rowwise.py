@@ -370,14 +370,22 @@ def test_no_gradient():
      r"input 1 blob 'h' \(the row-wise moment\)"),
     ("RowWiseSparseAdam", ["w", "m1", "h", "i", "g", "lr", "it"], ["w", "m1", "h"], dict(lr=np.zeros(2, f32)),
      r"input 5 blob 'lr' \(the learning rate\) must hold one value"),
+    ("RowWiseCounter", ["pi", "h", "i", "it"], ["pi", "h"], dict(h=np.zeros(5, f32)),
+     r"input 0 blob 'pi' \(the last update iterations\) \(4,\) int32 and input 1 blob 'h'"),
+    ("RowWiseCounter", ["pi", "h", "i", "it"], ["pi", "h"], dict(it=np.zeros(2, np.int32)),
+     r"input 3 blob 'it' \(the iteration counter\) must hold one value"),
+    ("RowWiseCounter", ["w", "h", "i", "it"], ["w", "h"], {}, r"input 0 blob 'w' must be int32"),
+    ("SparseNormalize", ["w", "g"], ["w"], {}, r"input 1 blob 'g' must be int32 indices"),
+    ("SparseNormalize", ["lr", "i"], ["lr"], dict(lr=np.array(1.0, f32)), r"input 0 blob 'lr' must have"),
 ])
 def test_shapes_are_checked_at_net_creation(op, ins, outs, bad, match):
     feed(w=np.ones((4, 3), f32), nz=np.zeros((4, 3, 2), f32), h=np.zeros(4, f32), m1=np.zeros((4, 3), f32),
-         i=idx(1, 2), g=np.ones((2, 3), f32), lr=np.array([-0.1], f32), it=np.array([0], np.int32))
+         i=idx(1, 2), g=np.ones((2, 3), f32), lr=np.array([-0.1], f32), it=np.array([0], np.int32),
+         pi=np.zeros(4, np.int32))
     feed(**bad)
     net = core.Net("rw_check_" + op)
     getattr(net, op)(ins, outs)
-    with pytest.raises((ValueError, TypeError), match=r"net 'rw_check_%s': op %s #0: " % (op, op) + match):
+    with pytest.raises((ValueError, TypeError), match=r"net 'rw_check_%s(_\d+)?': op %s #0: " % (op, op) + match):
         workspace.CreateNet(net)
 
 
