@@ -385,7 +385,8 @@ def test_shapes_are_checked_at_net_creation(op, ins, outs, bad, match):
     feed(**bad)
     net = core.Net("rw_check_" + op)
     getattr(net, op)(ins, outs)
-    with pytest.raises((ValueError, TypeError), match=r"net 'rw_check_%s(_\d+)?': op %s #0: " % (op, op) + match):
+    prefix = r"net 'rw_check_%s(_\d+)?': op %s #0: " % (op, op)  # a repeated net name gets a suffix
+    with pytest.raises((ValueError, TypeError), match=prefix + match):
         workspace.CreateNet(net)
 
 
