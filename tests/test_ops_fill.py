@@ -470,14 +470,15 @@ def test_unique_uniform_fill_exhausts_the_allowed_values_and_is_uniform():
     workspace.FeedBlob("src", np.zeros((2, 2), np.float32))
     y = run("UniqueUniformFill", ["src", "A"], ["Y"], min=0, max=5, seed=1)  # the shape of input 0
     assert y.shape == (2, 2) and sorted(y.reshape(-1).tolist()) == [0, 1, 3, 5]
-    # every value equally likely in every position: 3000 draws of 2 from [0, 5]
-    counts = np.zeros((2, 6))
-    for seed in range(3000):
-        z = run("UniqueUniformFill", [], ["Z"], min=0, max=5, shape=[2], seed=seed)
-        check_unique(z, 0, 5)
-        counts[0, z[0]] += 1
-        counts[1, z[1]] += 1
-    assert (np.abs(counts - 500) < 5 * np.sqrt(500 * 5 / 6)).all()
+    # every value equally likely in every position: 3000 draws of 2 (values redrawn while taken) and of 4
+    # (the range's list partially shuffled) from [0, 5]
+    for n in (2, 4):
+        counts = np.zeros((n, 6))
+        for seed in range(3000):
+            z = run("UniqueUniformFill", [], ["Z"], min=0, max=5, shape=[n], seed=seed)
+            check_unique(z, 0, 5)
+            counts[np.arange(n), z] += 1
+        assert (np.abs(counts - 500) < 5 * np.sqrt(500 * 5 / 6)).all()
 
 
 def test_unique_uniform_fill_shapes_dtype_int64_and_stream():
