@@ -5,36 +5,19 @@ the refusals), the refusal in step nets, ConstantFill's dtype BOOL. Counting fro
 threads at once is tests/c/test_threads.c (test_concurrent_counter). No finite-difference test: the ops
 have no gradient."""
 
-import struct
-
 import numpy as np
 import pytest
 
 from recurrent import core, workspace
 from recurrent import recurrent as rnn
 from recurrent import _C
+from test_checkpoint import _varint as varint, records, write_records
 from test_ops_math import feed, op
+from test_ops_mutex import raises, run, usable
 
 I32_MAX = 2 ** 31 - 1
 I32_MIN = -2 ** 31
 ALL = ["CreateCounter", "ResetCounter", "CountDown", "CheckCounterDone", "CountUp", "RetrieveCount"]
-
-
-def run(type_, inputs, outputs, **args):
-    workspace.RunOperatorOnce(op(type_, inputs, outputs, **args))
-
-
-def usable():
-    workspace.FeedBlob("_ok_x", np.ones((2, 3), np.float32))
-    run("Scale", ["_ok_x"], ["_ok_y"], scale=2.0)
-    assert (workspace.FetchBlob("_ok_y") == 2).all()
-
-
-def raises(exc, match, type_, inputs, outputs, **args):
-    """Running the op raises exc whose message matches; the workspace stays usable."""
-    with pytest.raises(exc, match=match):
-        run(type_, inputs, outputs, **args)
-    usable()
 
 
 def scalar(name):
@@ -245,15 +228,6 @@ def test_fetch_and_feed_of_a_counter_blob():
 
 
 # ---------------------------------------------------------------- Save and Load (csrc/ops/db.c)
-def varint(v):
-    v &= (1 << 64) - 1
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7f | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
 def field(num, payload):
     """A length-delimited protobuf field."""
     return varint(num << 3 | 2) + varint(len(payload)) + payload
@@ -267,21 +241,6 @@ def counter_record(name, value, dims=(), dtype=10, content=True):
     t = b"".join(varint(1 << 3) + varint(d) for d in dims) + varint(2 << 3) + varint(dtype)
     t += field(10 if dtype == 10 else 4, varint(value))
     return field(1, name.encode()) + field(2, COUNTER_TYPE) + (field(4, t) if content else b"")
-
-
-def write_records(path, recs):
-    with open(path, "wb") as f:
-        for k, v in recs:
-            f.write(struct.pack("=II", len(k), len(v)) + k.encode() + v)
-
-
-def records(path):
-    data, out, off = open(path, "rb").read(), [], 0
-    while off < len(data):
-        kl, vl = struct.unpack_from("=II", data, off)
-        out.append((data[off + 8:off + 8 + kl].decode(), data[off + 8 + kl:off + 8 + kl + vl]))
-        off += 8 + kl + vl
-    return out
 
 
 def save(blobs, path):

@@ -38,4 +38,14 @@ RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *e
 RC_INTERNAL const char *rc_checks_holds(const rc_blob *b, char *buf, size_t n);
 #define RC_HOLDS(b) rc_checks_holds((b), (char[160]){0}, 160)
 
+/* For the ops that create an object blob (CreateMutex, CreateCounter): output
+ * 0 may hold nothing, a tensor or an object of kind `kind` (which the op
+ * replaces); another object is a TypeError ("... which a <what> cannot
+ * replace"). Writes nothing. */
+RC_INTERNAL rc_status rc_checks_object_output(rc_op *op, const char *kind, const char *what, rc_err *err);
+
+/* Blob b's object (freed) and tensor (released) give way to obj, which b owns
+ * from now on (freed with obj_free; kind: a static string). Cannot fail. */
+RC_INTERNAL void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const char *kind);
+
 #endif

@@ -59,14 +59,7 @@ void *rc_counter_new(int32_t count)
     return c;
 }
 
-void rc_counter_install(rc_blob *b, void *c)
-{
-    if (b->obj && b->obj_free) b->obj_free(b->obj);
-    rc_tensor_release(&b->t);
-    b->obj = c;
-    b->obj_free = free;
-    b->obj_kind = counter_kind;
-}
+void rc_counter_install(rc_blob *b, void *c) { rc_checks_put_object(b, c, free, counter_kind); }
 
 /* init_count: an integer in [0, INT32_MAX]. */
 static rc_status init_count_arg(rc_op *op, int32_t *out, rc_err *err)
@@ -143,13 +136,11 @@ static rc_status create_check(rc_op *op, rc_err *err)
 
 static rc_status create_run(rc_op *op, rc_err *err)
 {
-    rc_blob *b = op->out[0];
-    if (b->obj && b->obj_kind != counter_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s, which a Counter cannot replace",
-                          rc_out_name(op, 0), b->obj_kind ? b->obj_kind : "non-tensor object");
+    rc_status st = rc_checks_object_output(op, counter_kind, "Counter", err);
+    if (st) return st;
     void *c = rc_counter_new(*(const int32_t *)op->state);
     if (!c) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating counter '%s'", rc_out_name(op, 0));
-    rc_counter_install(b, c);
+    rc_counter_install(op->out[0], c);
     return RC_OK;
 }
 

@@ -319,21 +319,30 @@ static rc_status uniform_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* The int32 fills' arguments min (default 0) and max (default dflt_max) into s->ia, s->ib: min <= max, or
+ * min < max when strict. */
+static rc_status int_bounds(rc_op *op, int64_t dflt_max, int strict, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t lo, hi;
+    rc_status st;
+    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", dflt_max, &hi, err)))
+        return st;
+    if (lo < INT32_MIN || hi > INT32_MAX || lo > hi || (strict && lo == hi))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'min' (%lld) must be %s 'max' (%lld), both int32, for output blob '%s'",
+                          (long long)lo, strict ? "<" : "<=", (long long)hi, rc_out_name(op, 0));
+    s->ia = (int32_t)lo;
+    s->ib = (int32_t)hi;
+    return RC_OK;
+}
+
 static rc_status uniform_int_setup(rc_op *op, rc_err *err)
 {
     rc_status st = fill_setup_common(op, FILL_UNIFORM_INT, err);
     if (st || (st = bounds_from_inputs_only(op, err))) return st;
-    fill_state *s = op->state;
-    s->dtype = RC_I32;
-    int64_t lo, hi;
-    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", 1, &hi, err))) return st;
-    if (lo < INT32_MIN || hi > INT32_MAX || lo > hi)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'min' (%lld) must be <= 'max' (%lld), both int32, for output blob '%s'",
-                          (long long)lo, (long long)hi, rc_out_name(op, 0));
-    s->ia = (int32_t)lo;
-    s->ib = (int32_t)hi;
-    return RC_OK;
+    ((fill_state *)op->state)->dtype = RC_I32;
+    return int_bounds(op, 1, 0, err);
 }
 
 /* The three-input form's MIN and MAX (inputs 1 and 2: one element each of dtype dt). */
@@ -455,21 +464,14 @@ static rc_status unique_setup(rc_op *op, rc_err *err)
     if (st) return st;
     fill_state *s = op->state;
     s->dtype = RC_I32;
-    int64_t dtype = 2, lo, hi;
+    int64_t dtype = 2;
     if ((st = rc_arg_i(&op->def, "dtype", 2, &dtype, err))) return st;
     if (dtype != 2 && dtype != 10)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 2 (int32) or 10 (int64, "
                           "given as int32)", (long long)dtype);
     if (!rc_opdef_arg(&op->def, "min") || !rc_opdef_arg(&op->def, "max"))
         return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'min' and 'max' are required");
-    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", 0, &hi, err))) return st;
-    if (lo < INT32_MIN || hi > INT32_MAX || lo >= hi)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'min' (%lld) must be < 'max' (%lld), both int32, for output blob '%s'",
-                          (long long)lo, (long long)hi, rc_out_name(op, 0));
-    s->ia = (int32_t)lo;
-    s->ib = (int32_t)hi;
-    return RC_OK;
+    return int_bounds(op, 0, 1, err);
 }
 
 /* The shape source, and AVOID (input 1) int32. */

@@ -76,17 +76,11 @@ static rc_status create_check(rc_op *op, rc_err *err)
 
 static rc_status create_run(rc_op *op, rc_err *err)
 {
-    rc_blob *b = op->out[0];
-    if (b->obj && b->obj_kind != mutex_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s, which a Mutex cannot replace",
-                          rc_out_name(op, 0), b->obj_kind ? b->obj_kind : "non-tensor object");
+    rc_status st = rc_checks_object_output(op, mutex_kind, "Mutex", err);
+    if (st) return st;
     rc_mutex_obj *m = calloc(1, sizeof *m);
     if (!m) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating mutex '%s'", rc_out_name(op, 0));
-    if (b->obj && b->obj_free) b->obj_free(b->obj);
-    rc_tensor_release(&b->t);
-    b->obj = m;
-    b->obj_free = free;
-    b->obj_kind = mutex_kind;
+    rc_checks_put_object(op->out[0], m, free, mutex_kind);
     return RC_OK;
 }
 
