@@ -77,6 +77,7 @@
 #include "checks.h"
 #include "../kernels/rng.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
