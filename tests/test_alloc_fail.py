@@ -614,6 +614,27 @@ def build_ops_net(name="af_ops"):
     net.SinusoidPositionEncoding("mo_pos", "mo_enc", embedding_size=4, alpha=100.0)
     net.LengthsTopK(["mo_lx", "mo_len"], ["mo_tv", "mo_ti"], k=2)
     net.LengthsTopKGradient(["mo_len", "mo_ti", "mo_tv"], "mo_tdx", k=2)
+    # ops/norm.c with their gradient ops, on the side: GroupNorm (NHWC), InstanceNorm, SpatialBN in training
+    # (running statistics in place) and test mode, SpatialBNGradient also in its multi-batch form
+    nrng = np.random.RandomState(36)
+    init.GivenTensorFill([], "nm_x", shape=[2, 3, 4], values=nrng.uniform(-1, 1, 24).tolist())
+    init.GivenTensorFill([], "nm_dy", shape=[2, 3, 4], values=nrng.uniform(-1, 1, 24).tolist())
+    init.GivenTensorFill([], "nm_g4", shape=[4], values=[0.5, 1.0, 1.5, 2.0])
+    init.GivenTensorFill([], "nm_g3", shape=[3], values=[0.5, 1.0, 1.5])
+    init.GivenTensorFill([], "nm_b3", shape=[3], values=[0.1, -0.2, 0.3])
+    init.GivenTensorFill([], "nm_rm", shape=[3], values=[0.0, 0.1, -0.1])
+    init.GivenTensorFill([], "nm_rv", shape=[3], values=[1.0, 0.5, 2.0])
+    net.GroupNorm(["nm_x", "nm_g4", "nm_g4"], ["nm_gy", "nm_gm", "nm_gr"], group=2, order="NHWC")
+    net.GroupNormGradient(["nm_dy", "nm_x", "nm_g4", "nm_g4", "nm_gm", "nm_gr"], ["nm_gdx", "nm_gdg", "nm_gdb"],
+                          group=2, order="NHWC")
+    net.InstanceNorm(["nm_x", "nm_g3", "nm_b3"], ["nm_iy", "nm_im", "nm_ir"])
+    net.InstanceNormGradient(["nm_x", "nm_g3", "nm_b3", "nm_dy"], ["nm_idx", "nm_idg", "nm_idb"])
+    net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br"],
+                  momentum=0.5)
+    net.SpatialBNGradient(["nm_x", "nm_g3", "nm_dy", "nm_bm", "nm_br"], ["nm_bdx", "nm_bdg", "nm_bdb"])
+    net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_ty"], is_test=1)
+    net.SpatialBNGradient(["nm_x", "nm_g3", "nm_dy", "nm_bm", "nm_br", "nm_bdg", "nm_bdb"],
+                          ["nm_mdx", "nm_mdg", "nm_mdb"], num_batches=2)
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -765,6 +786,9 @@ def build_ops_net(name="af_ops"):
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
         ["act_sum", "act_glu", "loss_act"] + \
+        ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx", "nm_idg",
+         "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty", "nm_mdx",
+         "nm_mdg", "nm_mdb"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
@@ -777,7 +801,7 @@ def build_ops_net(name="af_ops"):
 # did. A part boundary never separates a blob that holds no tensor (a queue, a Mutex, a DB reader) from
 # the op that made it; the parts together hold every op once (test_ops_parts_cover_the_net).
 OPS_PART_SIZE = 40
-OPS_MAX_PARTS = 22  # test ids (19 parts now); test_ops_parts_cover_the_net fails when they do not fit
+OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
 OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
@@ -856,7 +880,9 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Sinh #", "op SinhGradient #", "op Cosh #", "op CoshGradient #", "op Erf #", "op ErfGradient #",
                  "op ThresholdedRelu #", "op ThresholdedReluGradient #", "op Gelu #", "op GeluGradient #",
                  "op ReluN #", "op ReluNGradient #", "op NegateGradient #", "op Glu #", "op PRelu #",
-                 "op PReluGradient #", "op SquareRootDivide #")
+                 "op PReluGradient #", "op SquareRootDivide #",
+                 "op GroupNorm #", "op GroupNormGradient #", "op InstanceNorm #", "op InstanceNormGradient #",
+                 "op SpatialBN #", "op SpatialBNGradient #")
 
 
 def _tensor_blobs():

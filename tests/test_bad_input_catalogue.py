@@ -677,6 +677,84 @@ CASES = [
          assert (mz == 0).all() and np.allclose(sz, 10 ** -2.5)
          """, None, "",
          note="no error: empty outputs; rows of no values have mean 0 and stdev sqrt(epsilon)"),
+    Case("group-norm-group-not-dividing", "ops: norm", "GroupNorm(x (2,4,3), group=3)",
+         """
+         feed(x=f32(2, 4, 3), g=f32(4), b=f32(4))
+         run_op('GroupNorm', ['x', 'g', 'b'], ['y', 'mean', 'inv_std'], group=3)
+         """, V, r"op GroupNorm #0: argument group=3 must divide the 4 channels of input 0 blob 'x' "
+                 r"\(2, 4, 3\) "
+                 r"float32 \(order NCHW\)",
+         note="checked already at CreateNet when the inputs hold tensors; group must be >= 1 (at creation)"),
+    Case("group-norm-grad-stats-shape", "ops: norm", "GroupNormGradient([dy, x (2,4,3), g, b, mean "
+                                                     "(2,), inv_std])",
+         """
+         feed(x=f32(2, 4, 3), dy=f32(2, 4, 3), g=f32(4), b=f32(4), m=f32(2), r=f32(2, 2))
+         run_op('GroupNormGradient', ['dy', 'x', 'g', 'b', 'm', 'r'], ['dx', 'dg', 'db'], group=2)
+         """, V, r"op GroupNormGradient #0: input 4 blob 'm' \(mean\) must have shape \(2, 2\) float32 "
+                 r"\(N, group\), got \(2,\) float32",
+         note="the statistics have Caffe2's shape (N, group)"),
+    Case("instance-norm-x-1d", "ops: norm", "InstanceNorm(x (5,), order='NHWC')",
+         """
+         feed(x=f32(5), s=f32(5), b=f32(5))
+         run_op('InstanceNorm', ['x', 's', 'b'], ['y'], order='NHWC')
+         """, V, r"op InstanceNorm #0: input 0 blob 'x' \(X\) must have at least 2 dims \(N, "
+                 r"\.\.\., C\), got "
+                 r"\(5,\) float32"),
+    Case("instance-norm-bad-order", "ops: norm", "InstanceNorm(x, order='CHW')",
+         "feed(x=f32(2, 3), s=f32(3), b=f32(3)); run_op('InstanceNorm', ['x', 's', 'b'], ['y'], "
+         "order='CHW')", V,
+         r'op InstanceNorm #0: argument order must be "NCHW" or "NHWC", got "CHW"',
+         note="checked when the op is created; epsilon must be finite and >= 0 (also for GroupNorm, "
+              "SpatialBN)"),
+    Case("instance-norm-grad-dy-shape", "ops: norm", "InstanceNormGradient([x (2,3,4), s, b, dy (2,3,5)])",
+         """
+         feed(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5))
+         run_op('InstanceNormGradient', ['x', 's', 'b', 'dy'], ['dx', 'ds', 'db'])
+         """, V, r"op InstanceNormGradient #0: input 3 blob 'dy' \(dY\) must have the shape of "
+                 r"input 0 blob 'x' "
+                 r"\(2, 3, 4\) float32, got \(2, 3, 5\) float32"),
+    Case("spatial-bn-var-shape", "ops: norm", "SpatialBN([x (2,3), s, b, mean, var (2,)], is_test=1)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y'], is_test=1)
+         """, V, r"op SpatialBN #0: input 4 blob 'v' \(var\) must have shape \(3,\) float32 \(C\), "
+                 r"got \(2,\) "
+                 r"float32"),
+    Case("spatial-bn-outputs", "ops: norm", "SpatialBN(..., is_test=1) with 5 outputs",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], is_test=1)
+         """, V, r"op SpatialBN #0: with is_test=1 gives 1 output \(Y\), got 5 outputs",
+         note="training (is_test=0) gives 5 outputs"),
+    Case("spatial-bn-num-batches-inputs", "ops: norm", "SpatialBN([5 inputs], num_batches=2)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], num_batches=2)
+         """, V, r"op SpatialBN #0: with num_batches=2 takes 7 inputs \(the last two the sums over "
+                 r"the batches\), "
+                 r"got 5 inputs", note="num_batches must be >= 1, and 1 with is_test=1"),
+    Case("spatial-bn-momentum-nan", "ops: norm", "SpatialBN(..., momentum=nan)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], momentum=float('nan'))
+         """, V, r"op SpatialBN #0: argument momentum must be finite, got nan"),
+    Case("norm-in-place-gradient", "ops: norm", "net.GroupNorm(['x', g, b], ['x', ...]); "
+                                                "AddGradientOperators",
+         """
+         n = core.Net('gnip')
+         n.GroupNorm(['x', 'g', 'b'], ['x', 'mean', 'inv_std'], group=1)
+         n.AddGradientOperators(['x'])
+         """, V, r"GroupNorm gradient: the forward op computes 'x' in place, so its input X is lost; the "
+                 r"gradient needs it", note="the same for InstanceNorm and SpatialBN; the ops run in place"),
+    Case("norm-empty", "ops: norm", "GroupNorm(x (0,4,3)), SpatialBN(x (0,3,2)) training",
+         """
+         feed(x=np.zeros((0, 4, 3), np.float32), g=f32(4), b=f32(4), m=np.ones(4, np.float32), v=f32(4))
+         run_op('GroupNorm', ['x', 'g', 'b'], ['y', 'mean', 'inv_std'], group=2)
+         assert workspace.FetchBlob('y').shape == (0, 4, 3) and workspace.FetchBlob('mean').shape == (0, 2)
+         run_op('SpatialBN', ['x', 'g', 'b', 'm', 'v'], ['z', 'm', 'v', 'sm', 'sr'])
+         assert (workspace.FetchBlob('m') == 1).all() and (workspace.FetchBlob('sm') == 0).all()
+         """, None, "",
+         note="no error: empty outputs; SpatialBN keeps the running statistics and saves 0, as Caffe2"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,

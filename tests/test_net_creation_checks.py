@@ -209,6 +209,19 @@ CASES = [
     ("WeightedMultiSampling", dict(w=i32(3)), ["idx"], {}, E),
     ("UniqueUniformFill", dict(s=i32(1), a=f32(2)), ["y"], dict(min=0, max=9, input_as_shape=1), E),
     ("UniqueUniformFill", dict(s=i32(1, 2)), ["y"], dict(min=0, max=9, input_as_shape=1), V),
+    # csrc/ops/norm.c
+    ("GroupNorm", dict(x=f32(2, 4, 3), g=f32(4), b=f32(4)), ["y", "m", "r"], dict(group=3), V),
+    ("GroupNorm", dict(x=i32(2, 4, 3), g=f32(4), b=f32(4)), ["y", "m", "r"], dict(group=2), E),
+    ("GroupNormGradient", dict(dy=f32(2, 4), x=f32(2, 4), g=f32(4), b=f32(4), m=f32(2, 2), r=f32(2)),
+     ["dx", "dg", "db"], dict(group=2), V),
+    ("InstanceNorm", dict(x=f32(2, 3, 4), s=f32(3), b=f32(4)), ["y"], dict(order="NHWC"), V),
+    ("InstanceNormGradient", dict(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5)), ["dx", "ds", "db"], {},
+     V),
+    ("SpatialBN", dict(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2)), ["y"], dict(is_test=1), V),
+    ("SpatialBN", dict(x=f32(3), s=f32(3), b=f32(3), m=f32(3), v=f32(3)), ["y", "m2", "v2", "sm", "sr"], {},
+     V),
+    ("SpatialBNGradient", dict(x=f32(2, 3), s=f32(3), dy=f32(2, 3), m=f32(3), r=i32(3)), ["dx", "ds", "db"],
+     {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]

@@ -4,6 +4,7 @@
 #include "../core/rc_core.h"
 #include "checks.h"
 #include <stdio.h>
+#include <string.h>
 
 rc_status rc_checks_i32_vector(rc_op *op, int i, const char *what, rc_err *err)
 {
@@ -85,4 +86,26 @@ void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const
     b->obj = obj;
     b->obj_free = obj_free;
     b->obj_kind = kind;
+}
+
+rc_status rc_checks_order(rc_op *op, int *nhwc, rc_err *err)
+{
+    const char *order;
+    rc_status st = rc_arg_s(&op->def, "order", "NCHW", &order, err);
+    if (st) return st;
+    if (strcmp(order, "NCHW") != 0 && strcmp(order, "NHWC") != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument order must be \"NCHW\" or \"NHWC\", got \"%s\"", order);
+    *nhwc = order[1] == 'H';
+    return RC_OK;
+}
+
+rc_status rc_checks_image(rc_op *op, int xi, int nhwc, rc_err *err)
+{
+    rc_status st = rc_check_input(op, xi, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, xi);
+    if (x->ndim < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (X) must have at least 2 dims (%s), got %s", xi,
+                          rc_in_name(op, xi), nhwc ? "N, ..., C" : "N, C, ...", RC_SHAPE(x));
+    return RC_OK;
 }

@@ -2,7 +2,9 @@
  * ops/mask.c (BooleanMask*, LengthsToWeights, PadEmptySamples),
  * ops/ranges.c (LengthsTile, LengthsRangeFill, LengthsGather, GatherRanges,
  * LengthsPad, ScatterAssign), ops/embed.c (SegmentOneHot, BatchOneHot,
- * BatchBucketOneHot) and ops/sparse.c (SparseToDenseMask, BatchSparseToDense).
+ * BatchBucketOneHot) and ops/sparse.c (SparseToDenseMask, BatchSparseToDense),
+ * and the image-order checks of ops/moments.c (BatchMoments) and ops/norm.c
+ * (GroupNorm, InstanceNorm, SpatialBN).
  * Defined in ops/checks.c. Every function returns
  * RC_OK or fails through rc_op_fail (the message names the op, the blob, its
  * role and its shape or the bad value); none allocates or writes a tensor.
@@ -47,5 +49,11 @@ RC_INTERNAL rc_status rc_checks_object_output(rc_op *op, const char *kind, const
 /* Blob b's object (freed) and tensor (released) give way to obj, which b owns
  * from now on (freed with obj_free; kind: a static string). Cannot fail. */
 RC_INTERNAL void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const char *kind);
+
+/* The argument order ("NCHW", the default, or "NHWC"): *nhwc = 1 for NHWC. */
+RC_INTERNAL rc_status rc_checks_order(rc_op *op, int *nhwc, rc_err *err);
+
+/* Input xi: float32 X with >= 2 dims (N, C, ... or N, ..., C by nhwc). */
+RC_INTERNAL rc_status rc_checks_image(rc_op *op, int xi, int nhwc, rc_err *err);
 
 #endif
