@@ -298,6 +298,14 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "gw_idx", shape=[2, 2, 2], values=[-1, 0, 3, -4, 1, 1, -2, 2])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
+    # counter.c, RowWiseCounter / SparseNormalize (optim_rowwise.c), WeightedMultiSampling (embed.c),
+    # UniqueUniformFill (fill.c): their own values, so the blobs above keep theirs
+    init.GivenTensorIntFill([], "rwc_prev", shape=[8], values=[0, 3, 5, 0, 9, 2, 1, 4])
+    init.GivenTensorFill([], "rwc_cnt", shape=[8], values=[0.5 * i for i in range(8)])
+    init.GivenTensorIntFill([], "rwc_t", shape=[1], values=[6])
+    init.GivenTensorFill([], "sn_w", shape=[10, 3], values=[0.1 * ((7 * i) % 13 - 6) for i in range(30)])
+    init.GivenTensorFill([], "wms_cdf", shape=[4], values=[0.0, 1.0, 1.0, 3.0])
+    init.GivenTensorIntFill([], "uuf_avoid", shape=[3], values=[2, 5, 7])
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
@@ -738,6 +746,22 @@ def build_ops_net(name="af_ops"):
     net.CTCGreedyDecoder(["ctc_x", "ctc_len"], ["ctc_gl", "ctc_gv"])
     net.CTCBeamSearchDecoder(["ctc_x", "ctc_len"], ["ctc_bl", "ctc_bv", "ctc_bp"], beam_width=3,
                              num_candidates=2)
+    # a Counter made in the net (at every run, replacing the last run's), counted and read; the in-place
+    # RowWiseCounter and SparseNormalize on the ids; the seeded samplers and ConstantFill's bool
+    cn = net.CreateCounter([], "cn_c", init_count=2)
+    for b in ("cn_d1", "cn_d2", "cn_d3"):
+        net.CountDown(cn, b)
+    net.CountUp(cn, "cn_u")
+    net.CheckCounterDone(cn, "cn_done")
+    net.ResetCounter(cn, "cn_prev", init_count=5)
+    net.RetrieveCount(cn, "cn_n")
+    net.RowWiseCounter(["rwc_prev", "rwc_cnt", "ids", "rwc_t"], ["rwc_prev", "rwc_cnt"], counter_halflife=2)
+    net.SparseNormalize(["sn_w", "ids"], ["sn_w"], use_max_norm=0, norm=1.5)
+    net.WeightedMultiSampling("wms_cdf", "wms_i", num_samples=6, seed=4)
+    net.WeightedMultiSampling(["wms_cdf", "rwc_prev"], "wms_i2", seed=4)
+    net.UniqueUniformFill([], "uuf_y", min=0, max=99, shape=[4], seed=2)
+    net.UniqueUniformFill(["ids", "uuf_avoid"], "uuf_y2", min=0, max=9, seed=2)
+    net.ConstantFill([], "cf_bool", shape=[3], value=True, dtype=core.DataType.BOOL)
     compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + \
         ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
@@ -786,6 +810,8 @@ def build_ops_net(name="af_ops"):
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
         ["act_sum", "act_glu", "loss_act"] + \
+        ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
+         "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
         ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx", "nm_idg",
          "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty", "nm_mdx",
          "nm_mdg", "nm_mdb"] + \
@@ -882,7 +908,10 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ReluN #", "op ReluNGradient #", "op NegateGradient #", "op Glu #", "op PRelu #",
                  "op PReluGradient #", "op SquareRootDivide #",
                  "op GroupNorm #", "op GroupNormGradient #", "op InstanceNorm #", "op InstanceNormGradient #",
-                 "op SpatialBN #", "op SpatialBNGradient #")
+                 "op SpatialBN #", "op SpatialBNGradient #",
+                 "op CreateCounter #", "op CountDown #", "op CountUp #", "op CheckCounterDone #",
+                 "op ResetCounter #", "op RetrieveCount #", "op RowWiseCounter #", "op SparseNormalize #",
+                 "op WeightedMultiSampling #", "op UniqueUniformFill #")
 
 
 def _tensor_blobs():

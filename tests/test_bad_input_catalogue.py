@@ -3341,7 +3341,8 @@ CASES = [
          """
          run_op('CreateMutex', [], ['m'])
          run_op('Save', ['m'], [], db='/tmp/unused', db_type='minidb')
-         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors can be saved",
+         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors and Counters can "
+                  r"be saved",
          note="Caffe2 saved an empty record (Load made a new mutex); a Mutex is no parameter"),
     Case("mutex-create-over-queue", "ops: mutex", "CreateMutex into a blob holding a BlobsQueue",
          """
@@ -3349,6 +3350,145 @@ CASES = [
          run_op('CreateMutex', [], ['q'])
          """, T_, r"op CreateMutex #0: output 0 blob 'q' holds a BlobsQueue, which a Mutex cannot replace",
          note="Caffe2 replaced it"),
+    # ---------------------------------------------------------------- counters (csrc/ops/counter.c)
+    Case("counter-not-a-counter", "ops: counter", "CreateNet with CountDown(t) where t holds a tensor",
+         """
+         feed(t=f32(2))
+         n = core.Net('n'); n.CountDown(['t'], ['d'])
+         workspace.CreateNet(n)
+         """, T_, r"op CountDown #0: input 0 blob 't' must be a Counter \(CreateCounter's output\), but it "
+                  r"holds a tensor \(2,\) float32", note="Caffe2 failed at run time on the blob's type"),
+    Case("counter-count-up-overflow", "ops: counter", "CountUp(c) with c at 2**31 - 1",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=2**31 - 1)
+         run_op('CountUp', ['c'], ['p'])
+         """, V, r"op CountUp #0: counter 'c' is at 2147483647: counting up would leave the int32 range "
+                 r"\(the counter is unchanged\)",
+         after="""
+         run_op('RetrieveCount', ['c'], ['n'])
+         assert int(workspace.FetchBlob('n')) == 2**31 - 1
+         """, note="Caffe2's int64 counter went on"),
+    Case("counter-init-count-negative", "ops: counter", "CreateCounter(init_count=-1)",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=-1)
+         """, V, r"op CreateCounter #0: init_count must be in \[0, 2147483647\] \(the count is an int32\), "
+                 r"got -1"),
+    Case("counter-output-holds-object", "ops: counter", "CountDown(c) -> c2 where c2 holds a Counter",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=3)
+         run_op('CreateCounter', [], ['c2'])
+         run_op('CountDown', ['c'], ['c2'])
+         """, T_, r"op CountDown #0: output 0 blob 'c2' holds a Counter and cannot receive a tensor",
+         after="""
+         run_op('RetrieveCount', ['c'], ['n'])
+         assert int(workspace.FetchBlob('n')) == 3
+         """, note="the count is unchanged"),
+    Case("counter-create-over-mutex", "ops: counter", "CreateCounter into a blob holding a Mutex",
+         """
+         run_op('CreateMutex', [], ['m'])
+         run_op('CreateCounter', [], ['m'])
+         """, T_, r"op CreateCounter #0: output 0 blob 'm' holds a Mutex, which a Counter cannot replace",
+         note="Caffe2 replaced it"),
+    Case("counter-load-into-mutex", "ops: counter", "Load of a saved Counter into a blob holding a Mutex",
+         """
+         import tempfile
+         path = os.path.join(tempfile.mkdtemp(), 'db')
+         run_op('CreateCounter', [], ['c'], init_count=2)
+         run_op('Save', ['c'], [], db=path, db_type='minidb', absolute_path=1)
+         run_op('CreateMutex', [], ['m'])
+         run_op('Load', [], ['m'], db=path, db_type='minidb', absolute_path=1, source_blob_names=['c'])
+         """, T_, r"op Load #0: blob 'm' holds a Mutex and cannot receive a Counter"),
+    Case("counter-in-step-net", "ops: counter", "CountUp inside a RecurrentNetwork step net",
+         """
+         cell = core.Net('cell')
+         x_t, prev = cell.AddExternalInputs('x_t', 'prev')
+         cell.CountUp(['c'], ['p'])
+         o = cell.Sum([x_t, prev], 'o')
+         cell.AddExternalOutput(o)
+         net = core.Net('outer')
+         rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
+         run_op('CreateCounter', [], ['c'])
+         feed(x=f32(3, 2, 4), init=f32(2, 4))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #0: step op CountUp #0 of the forward step net cannot run inside a "
+                 r"recurrent net"),
+    # ---------------------------------------------------------------- RowWiseCounter, SparseNormalize
+    Case("rowwise-counter-index", "ops: optimizers", "RowWiseCounter with an index past the counters",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(4), i=np.array([1, 4], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c'], counter_halflife=2)
+         """, I, r"op RowWiseCounter #0: input 2 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+                 r"\(the number of counters\)", note="Caffe2 let an index equal to the size through"),
+    Case("rowwise-counter-sizes", "ops: optimizers", "RowWiseCounter with 4 last iterations and 5 counters",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(5), i=np.array([1], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c'])
+         """, V, r"op RowWiseCounter #0: input 0 blob 'p' \(the last update iterations\) \(4,\) int32 and "
+                 r"input 1 blob 'c' \(the counters\) \(5,\) float32 must have the same number of elements"),
+    Case("rowwise-counter-not-in-place", "ops: optimizers", "RowWiseCounter(p, c, i, t) -> (p, c2)",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(4), i=np.array([1], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c2'])
+         """, V, r"op RowWiseCounter #0: output 1 blob 'c2' must be input 1 blob 'c' \(this op updates it in "
+                 r"place\)"),
+    Case("sparse-normalize-index", "ops: optimizers", "SparseNormalize with a negative index",
+         """
+         feed(w=f32(4, 3), i=np.array([-1], np.int32))
+         run_op('SparseNormalize', ['w', 'i'], ['w'])
+         """, I, r"op SparseNormalize #0: input 1 blob 'i': index -1 at position 0 is out of range \[0, 4\)",
+         note="Caffe2 did not check"),
+    Case("sparse-normalize-norm", "ops: optimizers", "SparseNormalize(norm=-1)",
+         """
+         feed(w=f32(4, 3), i=np.array([1], np.int32))
+         run_op('SparseNormalize', ['w', 'i'], ['w'], norm=-1.0)
+         """, V, r"op SparseNormalize #0: argument norm must be finite and >= 0, got -1",
+         note="Caffe2 checked nothing"),
+    # ---------------------------------------------------------------- WeightedMultiSampling
+    Case("wms-cdf-decreasing", "ops: sampling", "WeightedMultiSampling of a decreasing CDF",
+         """
+         feed(w=np.array([2, 1], np.float32))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=3)
+         """, V, r"op WeightedMultiSampling #0: input 0 blob 'w' of shape \(2,\) float32 \(the cumulative "
+                 r"distribution\): value 1 at position 1 must be finite and >= the one before it \(2\)",
+         note="Caffe2 assumed a sorted CDF"),
+    Case("wms-cdf-zero", "ops: sampling", "WeightedMultiSampling of an all-zero CDF with samples to draw",
+         """
+         feed(w=np.zeros(3, np.float32))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=2)
+         """, V, r"op WeightedMultiSampling #0: input 0 blob 'w' of shape \(3,\) float32 \(the cumulative "
+                 r"distribution\) ends at 0: there is nothing to draw"),
+    Case("wms-shape-and-num-samples", "ops: sampling", "WeightedMultiSampling(w, shape, num_samples=2)",
+         """
+         feed(w=f32(3), s=f32(2))
+         run_op('WeightedMultiSampling', ['w', 's'], ['idx'], num_samples=2)
+         """, V, r"op WeightedMultiSampling #0: the output's shape is given by input 1 blob 's': do not pass "
+                 r"the argument num_samples too"),
+    Case("wms-num-samples-negative", "ops: sampling", "WeightedMultiSampling(num_samples=-1)",
+         """
+         feed(w=f32(3))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=-1)
+         """, V, r"op WeightedMultiSampling #0: argument num_samples must be in \[0, 2147483647\], got -1"),
+    # ---------------------------------------------------------------- UniqueUniformFill
+    Case("uuf-too-many", "fills", "UniqueUniformFill of 5 values from [1, 5] avoiding 1 and 2",
+         """
+         feed(X=np.array([5], np.int32), A=np.array([1, 2], np.int32))
+         run_op('UniqueUniformFill', ['X', 'A'], ['Y'], min=1, max=5, input_as_shape=1)
+         """, V, r"op UniqueUniformFill #0: output blob 'Y' needs 5 distinct values, more than the 3 in "
+                 r"\[1, 5\] that input 1 blob 'A' does not avoid"),
+    Case("uuf-min-max", "fills", "UniqueUniformFill(min=5, max=5)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=5, max=5)
+         """, V, r"op UniqueUniformFill #0: argument 'min' \(5\) must be < 'max' \(5\), both int32, for "
+                 r"output blob 'Y'"),
+    Case("uuf-no-max", "fills", "UniqueUniformFill(min=1)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=1)
+         """, V, r"op UniqueUniformFill #0: arguments 'min' and 'max' are required"),
+    Case("uuf-dtype", "fills", "UniqueUniformFill(dtype=FLOAT)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=1, max=5, dtype=1)
+         """, V, r"op UniqueUniformFill #0: argument 'dtype' 1 is not supported: use 2 \(int32\) or 10 "
+                 r"\(int64, given as int32\)"),
     Case("wsdq-empty-open", "ops: queue", "WeightedSampleDequeueBlobs choosing an empty open queue",
          """
          run_op('CreateBlobsQueue', [], ['q'])

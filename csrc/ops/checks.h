@@ -33,6 +33,23 @@ RC_INTERNAL rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, in
 /* rc_checks_lengths_values, then rc_checks_lengths_match with input di. */
 RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err);
 
+/* What blob b holds, for messages: "a Mutex", "a tensor (2, 3) float32",
+ * "nothing (it was created but never written)". Written into buf (n bytes),
+ * which it returns. Used by the object-blob ops (ops/mutex.c, ops/queue.c,
+ * ops/counter.c). */
+RC_INTERNAL const char *rc_checks_holds(const rc_blob *b, char *buf, size_t n);
+#define RC_HOLDS(b) rc_checks_holds((b), (char[160]){0}, 160)
+
+/* For the ops that create an object blob (CreateMutex, CreateCounter): output
+ * 0 may hold nothing, a tensor or an object of kind `kind` (which the op
+ * replaces); another object is a TypeError ("... which a <what> cannot
+ * replace"). Writes nothing. */
+RC_INTERNAL rc_status rc_checks_object_output(rc_op *op, const char *kind, const char *what, rc_err *err);
+
+/* Blob b's object (freed) and tensor (released) give way to obj, which b owns
+ * from now on (freed with obj_free; kind: a static string). Cannot fail. */
+RC_INTERNAL void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const char *kind);
+
 /* The argument order ("NCHW", the default, or "NHWC"): *nhwc = 1 for NHWC. */
 RC_INTERNAL rc_status rc_checks_order(rc_op *op, int *nhwc, rc_err *err);
 

@@ -25,7 +25,8 @@ extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsP
 extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient,
                                                  NegateGradient, ReluN, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
-extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
+extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam,
+                                                     RowWiseCounter, SparseNormalize */
 extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, (Sparse)Storm, Lars */
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
@@ -48,6 +49,7 @@ extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Spa
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
 extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, AtomicIter */
+extern const rc_op_schema rc_ops_counter[];   /* ops/counter.c: CreateCounter, CountDown, ... */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
@@ -78,6 +80,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_queue,
     rc_ops_print,
     rc_ops_mutex,
+    rc_ops_counter,
     rc_ops_decode,
     rc_ops_moments,
     rc_ops_activation,
