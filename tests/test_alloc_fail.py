@@ -504,9 +504,31 @@ def build_ops_net(name="af_ops"):
     act_e = net.SquareRootDivide([net.PRelu([sc, "act_w"], "act_pr"), "act_scale"], "act_srd")
     loss_act = net.SumElements(net.Sum([act_a, act_b, act_c, act_d, act_e], "act_sum"), "loss_act")
     net.Glu(sc, "act_glu")
+    # the shape2 ops: PrependDim and CopyRowsToTensor (its gradient, CopyRowsToTensorGradient, gives the row
+    # one too) in the loss; MergeDim (no gradient), LengthsToShape, LengthsSplit (argument and input),
+    # EnsureClipped (dense, and sparse rows in place) and ClipTensorByScaling on the side
+    init.GivenTensorIntFill([], "s2_idx", shape=[3], values=[2, 0, 2])
+    init.GivenTensorIntFill([], "s2_lens", shape=[3], values=[9, 4, 5])
+    init.GivenTensorIntFill([], "s2_eq", shape=[3], values=[4, 4, 4])
+    init.GivenTensorIntFill([], "s2_n", shape=[1], values=[2])
+    init.GivenTensorFill([], "s2_row", shape=[8], values=[0.5, -0.25, 1.5, 0.1, -1.0, 2.0, 0.3, 0.75])
+    init.GivenTensorFill([], "s2_val", shape=[], values=[3.0])
+    init.GivenTensorFill([], "s2_add", shape=[1], values=[0.5])
+    s2_cp = net.Scale(sc, "s2_cp", scale=1.0)
+    net.CopyRowsToTensor([s2_cp, "s2_idx", "s2_row"], [s2_cp])
+    s2_pd = net.PrependDim(sc, "s2_pd", dim_size=2)
+    loss_s2 = net.Sum([net.SumElements(s2_pd, "s2_pds"), net.SumElements(s2_cp, "s2_cps")], "loss_s2")
+    net.MergeDim(s2_pd, "s2_md")
+    net.LengthsToShape("s2_eq", "s2_shape")
+    net.LengthsSplit("s2_lens", "s2_split", n_split=3)
+    net.LengthsSplit(["s2_lens", "s2_n"], "s2_split2")
+    net.EnsureClipped(sc, "s2_ec", min=-0.1, max=0.2)
+    s2_ecs = net.Scale(sc, "s2_ecs", scale=1.0)
+    net.EnsureClipped([s2_ecs, "s2_idx", net.Gather([sc, "s2_idx"], "s2_ecg")], [s2_ecs], min=0.0)
+    net.ClipTensorByScaling([sc, "s2_val", "s2_add"], "s2_cts", threshold=1.0)
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
-                    loss_tkp, loss_ws, loss_c2c, loss_trig, loss_act],
+                    loss_tkp, loss_ws, loss_c2c, loss_trig, loss_act, loss_s2],
                    "loss")
     # loss2.c ops with their gradients: SigmoidCrossEntropyWithLogits (log_D_trick) and the weighted
     # form on sc, MakeTwoClass + CrossEntropy on s, L1Distance, DotProduct, CosineSimilarity of t and s,
@@ -810,6 +832,8 @@ def build_ops_net(name="af_ops"):
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
         ["act_sum", "act_glu", "loss_act"] + \
+        ["s2_md", "loss_s2", "s2_shape", "s2_split", "s2_split2", "s2_ec", "s2_ecs", "s2_cts"] + \
+        [str(gmap[b]) for b in ["s2_row", "s2_pd"]] + \
         ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
          "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
         ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx", "nm_idg",
@@ -911,7 +935,9 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op SpatialBN #", "op SpatialBNGradient #",
                  "op CreateCounter #", "op CountDown #", "op CountUp #", "op CheckCounterDone #",
                  "op ResetCounter #", "op RetrieveCount #", "op RowWiseCounter #", "op SparseNormalize #",
-                 "op WeightedMultiSampling #", "op UniqueUniformFill #")
+                 "op WeightedMultiSampling #", "op UniqueUniformFill #",
+                 "op PrependDim #", "op MergeDim #", "op CopyRowsToTensor #", "op CopyRowsToTensorGradient #",
+                 "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #")
 
 
 def _tensor_blobs():
