@@ -2023,7 +2023,25 @@ CASES = [
     Case("min-shapes", "ops: unary & reduce", "Min([a (2,3), b (3,2)])",
          "feed(a=f32(2, 3), b=f32(3, 2)); run_op('Min', ['a', 'b'], 'y')", V,
          r"op Min #0: input 1 blob 'b' of shape \(3, 2\) float32 must have the shape of input 0 blob 'a' "
-         r"\(2, 3\) float32", note="no broadcasting (as our Max); Mean the same"),
+         r"\(2, 3\) float32", note="no broadcasting (as our Max); Mean broadcasts (below)"),
+    Case("mean-no-broadcast", "ops: unary & reduce", "Mean([a (2,3), b (2,2)])",
+         "feed(a=f32(2, 3), b=f32(2, 2)); run_op('Mean', ['a', 'b'], 'y')", V,
+         r"op Mean #0: input 1 blob 'b' of shape \(2, 2\) float32 does not broadcast with the inputs before it "
+         r"\(numpy-style, dims aligned from the last\): its dim 1 is 2 where they give 3",
+         note="numpy-style, as newer Caffe2's Mean; checked already at CreateNet"),
+    Case("mean-in-place-broadcast", "ops: unary & reduce", "Mean([a (3,), b (2,3)]) -> a",
+         "feed(a=f32(3), b=f32(2, 3)); run_op('Mean', ['a', 'b'], 'a')", V,
+         r"op Mean #0: output blob 'a' is input 0 of shape \(3,\) float32, but the inputs broadcast to another "
+         r"shape \(in place needs the result to have that input's shape\)",
+         note="as newer Caffe2 (it checked input 0 only)"),
+    Case("mean-gradient-x-shape", "ops: unary & reduce", "MeanGradient([dy (2,3), dy, b (2,2)])",
+         "feed(dy=f32(2, 3), b=f32(2, 2)); run_op('MeanGradient', ['dy', 'dy', 'b'], ['da', 'db'])", V,
+         r"op MeanGradient #0: input 2 blob 'b' \(X1\) of shape \(2, 2\) float32 does not broadcast to dY 'dy' "
+         r"of shape \(2, 3\) float32", note="the X give their shapes only"),
+    Case("mean-gradient-in-place-shape", "ops: unary & reduce", "MeanGradient([dy (2,3), a (3,)]) -> dy",
+         "feed(dy=f32(2, 3), a=f32(3)); run_op('MeanGradient', ['dy', 'a'], 'dy')", V,
+         r"op MeanGradient #0: output 0 blob 'dy' is dY, but X0 'a' of shape \(3,\) float32 is not of dY's "
+         r"shape \(2, 3\) float32 \(in place needs it\)"),
     Case("reduce-axis-out-of-range", "ops: unary & reduce", "ReduceSum(x (2,3), axes=[2])",
          "feed(x=f32(2, 3)); run_op('ReduceSum', 'x', 'y', axes=[2])", V,
          r"op ReduceSum #0: axis 2 in argument 'axes' is out of range for input 0 blob 'x' \(2, 3\) float32",

@@ -171,6 +171,8 @@ CASES = [
     ("PRelu", dict(x=f32(2, 3), w=f32(2)), ["y"], {}, V),
     ("PReluGradient", dict(y=f32(2, 3), dy=f32(2, 3), x=f32(2, 3), w=f32(1, 3)), ["dx", "dw"], {}, V),
     ("SquareRootDivide", dict(d=f32(2, 3), s=f32(3)), ["y"], {}, V),
+    ("Mean", dict(a=f32(2, 3), b=f32(2, 2)), ["y"], {}, V),
+    ("MeanGradient", dict(dy=f32(2, 3), a=f32(3), b=f32(2, 1, 1)), ["da", "db"], {}, V),
     # the queue ops (csrc/ops/queue.c): a tensor where the BlobsQueue goes
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
