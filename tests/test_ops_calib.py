@@ -84,24 +84,24 @@ def test_percentile_bad_inputs(rng):
          un=f32([[2, 0.1], [1, 0.2], [1, 0.5]]), nan=f32([[1, 0.1], [np.nan, 0.2], [1, 0.5]]))
     with bad(V, r"op Percentile #0: input 0 blob 'v' must have 2 dims"):
         run("Percentile", ["v", "vp", "l"], ["y"])
-    with bad(V, r"op Percentile #0: input 1 blob 'vp3' \(value_to_pct\) of shape \(3, 3\) float32 must have 2 "
-                r"columns"):
+    with bad(V, r"op Percentile #0: input 1 blob 'vp3' \(value_to_pct\) of shape \(3, 3\) float32 must "
+                r"have 2 columns"):
         run("Percentile", ["x", "vp3", "l"], ["y"])
-    with bad(V, r"op Percentile #0: input 2 blob 'l3' \(lengths\) of shape \(3,\) int32 must have one entry per "
-                r"column of input 0 blob 'x' of shape \(2, 2\) float32"):
+    with bad(V, r"op Percentile #0: input 2 blob 'l3' \(lengths\) of shape \(3,\) int32 must have one "
+                r"entry per column of input 0 blob 'x' of shape \(2, 2\) float32"):
         run("Percentile", ["x", "vp", "l3"], ["y"])
     with bad(V, r"op Percentile #0: input 2 blob 'lneg' \(lengths\) holds -1 at position 1"):
         run("Percentile", ["x", "vp", "lneg"], ["y"])
-    with bad(V, r"op Percentile #0: input 2 blob 'lsum' \(lengths\) of shape \(2,\) int32 sums to 2, but input 1 "
-                r"blob 'vp' of shape \(3, 2\) float32 has 3 rows"):
+    with bad(V, r"op Percentile #0: input 2 blob 'lsum' \(lengths\) of shape \(2,\) int32 sums to 2, but "
+                r"input 1 blob 'vp' of shape \(3, 2\) float32 has 3 rows"):
         run("Percentile", ["x", "vp", "lsum"], ["y"])
     with bad(T, r"op Percentile #0: input 2 blob 'li' must be int32"):
         run("Percentile", ["x", "vp", "li"], ["y"])
-    with bad(V, r"op Percentile #0: input 1 blob 'un' \(value_to_pct\): run 0 \(rows 0..1\) must be sorted by "
-                r"value, but row 1 holds 1 after 2"):
+    with bad(V, r"op Percentile #0: input 1 blob 'un' \(value_to_pct\): run 0 \(rows 0..1\) must be sorted "
+                r"by value, but row 1 holds 1 after 2"):
         run("Percentile", ["x", "un", "l"], ["y"])
-    with bad(V, r"op Percentile #0: input 1 blob 'nan' \(value_to_pct\): run 0 \(rows 0..1\) must be sorted by "
-                r"value, but row 1 holds nan"):
+    with bad(V, r"op Percentile #0: input 1 blob 'nan' \(value_to_pct\): run 0 \(rows 0..1\) must be "
+                r"sorted by value, but row 1 holds nan"):
         run("Percentile", ["x", "nan", "l"], ["y"])
     assert not isinstance(workspace.FetchBlob("y"), np.ndarray)  # created with the op, never written
     np.testing.assert_allclose(run("Percentile", ["x", "vp", "l"], ["y"]), [[0.1, 0.5], [0.1, 0.5]])
@@ -165,7 +165,8 @@ def test_bisect_percentile_repeated_raw_takes_the_last():
 def test_bisect_percentile_bad_inputs():
     feed(x=f32(np.zeros((2, 2))), v=f32([1, 2]))
     good = bisect_args([1, 2, 3], [.1, .2, .3], [.1, .2, .3], [.1, .2, .3], [2, 1])
-    with bad(V, r"op BisectPercentile #0: argument 'percentile_lower' has 2 entries but 'percentile_raw' has 3"):
+    with bad(V, r"op BisectPercentile #0: argument 'percentile_lower' has 2 entries but 'percentile_raw' "
+                r"has 3"):
         run("BisectPercentile", ["x"], ["y"], **dict(good, percentile_lower=f32([1, 2])))
     with bad(V, r"op BisectPercentile #0: argument 'lengths' holds 0 at position 1; each run needs 1 to 3 "
                 r"entries"):
@@ -174,16 +175,16 @@ def test_bisect_percentile_bad_inputs():
         run("BisectPercentile", ["x"], ["y"], **dict(good, lengths=[1, 1]))
     with bad(V, r"op BisectPercentile #0: argument 'lengths' holds 5 at position 0"):
         run("BisectPercentile", ["x"], ["y"], **dict(good, lengths=[5, 1]))
-    with bad(V, r"op BisectPercentile #0: argument 'percentile_raw': run 0 \(entries 0..1\) must be sorted, but "
-                r"entry 1 is 0"):
+    with bad(V, r"op BisectPercentile #0: argument 'percentile_raw': run 0 \(entries 0..1\) must be "
+                r"sorted, but entry 1 is 0"):
         run("BisectPercentile", ["x"], ["y"], **dict(good, percentile_raw=f32([1, 0, 3])))
     with bad(V, r"entry 2 is nan"):
         run("BisectPercentile", ["x"], ["y"], **dict(good, percentile_raw=f32([1, 2, np.nan])))
     with bad(V, r"op BisectPercentile #0: input 0 blob 'v' must have 2 dims"):
         run("BisectPercentile", ["v"], ["y"], **good)
     feed(x3=f32(np.zeros((2, 3))))
-    with bad(V, r"op BisectPercentile #0: input 0 blob 'x3' of shape \(2, 3\) float32 must have one column per "
-                r"entry of argument 'lengths' \(2\)"):
+    with bad(V, r"op BisectPercentile #0: input 0 blob 'x3' of shape \(2, 3\) float32 must have one column "
+                r"per entry of argument 'lengths' \(2\)"):
         run("BisectPercentile", ["x3"], ["y"], **good)
     assert not isinstance(workspace.FetchBlob("y"), np.ndarray)  # created with the op, never written
     np.testing.assert_allclose(run("BisectPercentile", ["x"], ["y"], **good), 0)
@@ -228,10 +229,11 @@ def test_batch_box_cox_in_place_clamp_and_nan():
 def test_batch_box_cox_bad_inputs_and_gradient():
     feed(d=f32(np.ones((2, 3))), l=f32([1, 1, 1]), l2=f32([1, 1]), s=np.float32(1), i=np.ones(3, np.int32),
          e=f32(np.ones((0, 3))))
-    with bad(V, r"op BatchBoxCox #0: input 2 blob 'l2' \(lambda2\) of shape \(2,\) float32 must have 3 entries, "
-                r"one per column of input 0 blob 'd' of shape \(2, 3\) float32"):
+    with bad(V, r"op BatchBoxCox #0: input 2 blob 'l2' \(lambda2\) of shape \(2,\) float32 must have 3 "
+                r"entries, one per column of input 0 blob 'd' of shape \(2, 3\) float32"):
         run("BatchBoxCox", ["d", "l", "l2"], ["y"])
-    with bad(V, r"op BatchBoxCox #0: input 1 blob 'l2' \(lambda1\) of shape \(2,\) float32 must have 3 entries"):
+    with bad(V, r"op BatchBoxCox #0: input 1 blob 'l2' \(lambda1\) of shape \(2,\) float32 must have 3 "
+                r"entries"):
         run("BatchBoxCox", ["e", "l2", "l"], ["y"])  # empty D too
     with bad(V, r"op BatchBoxCox #0: input 0 blob 's' must have 1 to"):
         run("BatchBoxCox", ["s", "l", "l"], ["y"])
@@ -266,8 +268,8 @@ def test_pwl_general_matches_reference(rng, from_args, n, g, p):
     x = f32(rng.randint(-5, 45, (n, g)) / 40)  # on the bounds, between them and outside
     feed(x=x, b=b, s=s, c=c)
     if from_args:
-        y = run("PiecewiseLinearTransform", ["x"], ["y"], bounds=b.ravel().tolist(), slopes=s.ravel().tolist(),
-                intercepts=c.ravel().tolist())
+        y = run("PiecewiseLinearTransform", ["x"], ["y"], bounds=b.ravel().tolist(),
+                slopes=s.ravel().tolist(), intercepts=c.ravel().tolist())
     else:
         y = run("PiecewiseLinearTransform", ["x", "b", "s", "c"], ["y"])
     ref = np.stack([pwl_ref(x[:, j], b[j], s[j], c[j]) for j in range(g)], axis=1).reshape(n, g)
@@ -303,16 +305,16 @@ def test_pwl_bad_inputs():
          s=f32([1, 1]), c=f32([0, 0]), c1=f32([0]), bu=f32([0, 2, 1]), b4=f32([0, 1, 2, 3]))
     args = dict(bounds=[0.0, 1.0, 0.0, 1.0], slopes=[1.0, 1.0], intercepts=[0.0, 0.0])
     pw = "PiecewiseLinearTransform"
-    with bad(V, r"op PiecewiseLinearTransform #0: arguments 'bounds', 'slopes' and 'intercepts' must be all set or "
-                r"all unset \(got 4, 2 and 0 entries\)"):
+    with bad(V, r"op PiecewiseLinearTransform #0: arguments 'bounds', 'slopes' and 'intercepts' must be "
+                r"all set or all unset \(got 4, 2 and 0 entries\)"):
         run(pw, ["x"], ["y"], bounds=args["bounds"], slopes=args["slopes"])
-    with bad(V, r"op PiecewiseLinearTransform #0: takes the pieces from the arguments \(then X only\) or from "
-                r"inputs \(X, bounds, slopes, intercepts\): got 4 inputs with the arguments"):
+    with bad(V, r"op PiecewiseLinearTransform #0: takes the pieces from the arguments \(then X only\) or "
+                r"from inputs \(X, bounds, slopes, intercepts\): got 4 inputs with the arguments"):
         run(pw, ["x", "b", "s", "c"], ["y"], **args)
     with bad(V, r"got 1 inputs without the arguments"):
         run(pw, ["x"], ["y"])
-    with bad(V, r"op PiecewiseLinearTransform #0: argument 'bounds': the bounds of group 0 \(entries 0..1\) must be "
-                r"sorted, but entry 1 is -1"):
+    with bad(V, r"op PiecewiseLinearTransform #0: argument 'bounds': the bounds of group 0 \(entries "
+                r"0..1\) must be sorted, but entry 1 is -1"):
         run(pw, ["x"], ["y"], **dict(args, bounds=[0.0, -1.0, 0.0, 1.0]))
     with bad(V, r"op PiecewiseLinearTransform #0: the arguments: binary=1 takes one group of pieces, got 2"):
         run(pw, ["x"], ["y"], binary=1, **args)
@@ -322,14 +324,14 @@ def test_pwl_bad_inputs():
     with bad(V, r"op PiecewiseLinearTransform #0: inputs 1..3 \(bounds, slopes, intercepts\): 2 bounds and 2 "
                 r"slopes do not make G groups of P >= 1 pieces"):
         run(pw, ["x", "s", "s", "c"], ["y"])
-    with bad(V, r"op PiecewiseLinearTransform #0: input 1 \(bounds\): the bounds of group 0 \(entries 0..2\) must "
-                r"be sorted, but entry 2 is 1"):
+    with bad(V, r"op PiecewiseLinearTransform #0: input 1 \(bounds\): the bounds of group 0 \(entries "
+                r"0..2\) must be sorted, but entry 2 is 1"):
         run(pw, ["v", "bu", "s", "c"], ["y"], binary=1)
-    with bad(V, r"op PiecewiseLinearTransform #0: input 0 blob 'x' of shape \(3, 2\) float32 must have one column "
-                r"per group of pieces \(1\)"):
+    with bad(V, r"op PiecewiseLinearTransform #0: input 0 blob 'x' of shape \(3, 2\) float32 must have one "
+                r"column per group of pieces \(1\)"):
         run(pw, ["x", "b", "s", "c"], ["y"])
-    with bad(V, r"op PiecewiseLinearTransform #0: input 0 blob 'x3' of shape \(3, 3\) float32: binary=1 takes "
-                r"\[N\], \[N, 1\] or \[N, 2\]"):
+    with bad(V, r"op PiecewiseLinearTransform #0: input 0 blob 'x3' of shape \(3, 3\) float32: binary=1 "
+                r"takes \[N\], \[N, 1\] or \[N, 2\]"):
         run(pw, ["x3", "b", "s", "c"], ["y"], binary=1)
     with bad(V, r"op PiecewiseLinearTransform #0: input 0 blob 'v' must have 2 dims"):
         run(pw, ["v", "b", "s", "c"], ["y"])
@@ -350,7 +352,8 @@ def test_bad_shapes_caught_at_net_creation():
     for o in [op("Percentile", ["x", "vp", "l"], ["y"]), op("BatchBoxCox", ["x", "l1", "l1"], ["y"]),
               op("BisectPercentile", ["x"], ["y"], percentile_raw=[1.0], percentile_mapping=[1.0],
                  percentile_lower=[1.0], percentile_upper=[1.0], lengths=[1]),
-              op("PiecewiseLinearTransform", ["x"], ["y"], bounds=[0.0, 1.0], slopes=[1.0], intercepts=[0.0])]:
+              op("PiecewiseLinearTransform", ["x"], ["y"], bounds=[0.0, 1.0], slopes=[1.0],
+                 intercepts=[0.0])]:
         net = core.Net("n")
         net.Proto().op.extend([o])
         with pytest.raises(ValueError, match="op %s #0" % o.type):
