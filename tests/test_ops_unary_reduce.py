@@ -503,11 +503,12 @@ BAD = [
      r"op MeanGradient #0: input 1 blob 'z' \(X0\) of shape \(2, 2\) float32 does not broadcast to dY 'x' of "
      r"shape \(2, 3\) float32", ("MeanGradient", ["x", "z"], ["y"], {})),
     (ValueError,
-     r"op MeanGradient #0: output 0 blob 'x' is dY, but X0 'c' of shape \(2, 1\) float32 is not of dY's shape",
+     r"op MeanGradient #0: output 0 blob 'x' is dY, but X0 'c' of shape \(2, 1\) float32 is not of dY's "
+     r"shape",
      ("MeanGradient", ["x", "c", "c"], ["x", "y"], {})),
     (ValueError,
-     r"op MeanGradient #0: takes dY, or \(dY, X0, ..., Xk-1\), and gives \(dX0, ..., dXk-1\): 2 inputs need 1 "
-     r"outputs, got 2", ("MeanGradient", ["x", "x"], ["y", "y2"], {})),
+     r"op MeanGradient #0: takes dY, or \(dY, X0, ..., Xk-1\), and gives \(dX0, ..., dXk-1\): 2 inputs "
+     r"need 1 outputs, got 2", ("MeanGradient", ["x", "x"], ["y", "y2"], {})),
     (ValueError,
      r"op MinGradient #0: takes \(Y, dY, X0, ..., Xk-1\) and gives \(dX0, ..., dXk-1\): 4 inputs need "
      r"2 outputs, got 1", ("MinGradient", ["x", "x", "x", "x"], ["y"], {})),
