@@ -313,6 +313,8 @@ def test_pwl_bad_inputs():
         run(pw, ["x", "b", "s", "c"], ["y"], **args)
     with bad(V, r"got 1 inputs without the arguments"):
         run(pw, ["x"], ["y"])
+    with bad(V, r"got 2 inputs without the arguments"):
+        run(pw, ["x", "b"], ["y"])
     with bad(V, r"op PiecewiseLinearTransform #0: argument 'bounds': the bounds of group 0 \(entries "
                 r"0..1\) must be sorted, but entry 1 is -1"):
         run(pw, ["x"], ["y"], **dict(args, bounds=[0.0, -1.0, 0.0, 1.0]))

@@ -364,7 +364,7 @@ static rc_status pwl_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'bounds', 'slopes' and 'intercepts' must be all set or "
                           "all unset (got %d, %d and %d entries)", nb, ns, nc);
     s->from_args = set == 3;
-    if (s->from_args != (op->n_in == 1))
+    if (op->n_in != (s->from_args ? 1 : 4))
         return rc_op_fail(op, err, RC_ERR_VALUE, "takes the pieces from the arguments (then X only) or from inputs "
                           "(X, bounds, slopes, intercepts): got %d inputs with%s the arguments", op->n_in,
                           s->from_args ? "" : "out");
