@@ -20,8 +20,11 @@
  *   ReluNGradient(Y, dY) -> dX    dX = dY where 0 < Y < n, else 0 (ClipGradient's kernel)
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
  *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
- *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
- *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs; dX0 may be dY (in place)
+ *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order; the inputs
+ *                                 broadcast numpy-style (as newer Caffe2), Y over an input of Y's shape
+ *   MeanGradient(dY[, X0, ..])    -> (dX0, ..): dXi = dY / n, n the number of outputs, summed (in double)
+ *                                 over the dims where Xi was broadcast when the Xi are given (their
+ *                                 shapes only); dX0 may be dY (in place) when X0 has dY's shape
  *
  * All float32 (StopGradient, NegateGradient: any dtype). The forward ops run in place; the
  * gradient ops may write dX over dY. What differs from Caffe2:
@@ -37,8 +40,8 @@
  *  - Min with one input copies it; MinGradient gives dY to every input equal
  *    to Y (ties all get it), as our MaxGradient and Caffe2's.
  *
- * No global state; the only allocations are the pointer tables of Min, Mean,
- * MinGradient and MeanGradient, sized once in setup (owned by op->state).
+ * No global state; the only allocations are the pointer tables of Min, Mean (with
+ * its offset and stride tables) and MinGradient, sized once in setup (owned by op->state).
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
