@@ -14,7 +14,7 @@
 - ``BatchGather(DATA, INDICES)`` (Gather at axis 1): ``BatchGatherGradient``,
   dense, as Caffe2's.
 - ``OneHot``, ``SegmentOneHot``, ``BatchOneHot``, ``BatchBucketOneHot``,
-  ``WeightedSample`` and ``Adagrad`` have no gradient (one-hot, integer or
+  ``WeightedSample``, ``WeightedMultiSampling`` and ``Adagrad`` have no gradient (one-hot, integer or
   random outputs, and an optimizer step; Caffe2 registered none either).
 """
 
@@ -54,4 +54,4 @@ def _batch_gather_grad(op, g_output):
 
 
 GradientRegistry.RegisterNoGradient("OneHot", "SegmentOneHot", "BatchOneHot", "BatchBucketOneHot",
-                                    "WeightedSample", "Adagrad")
+                                    "WeightedSample", "WeightedMultiSampling", "Adagrad")

@@ -12,6 +12,7 @@ GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate",
 # csrc/ops/mutex.c: a Mutex and the counter it guards (Caffe2: SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
 GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter")
 
-# csrc/ops/optim_rowwise.c: FTRL and the row-wise sparse Adagrad/Adam are optimizer steps (no gradient,
-# as Caffe2 registered them).
-GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam")
+# csrc/ops/optim_rowwise.c: FTRL, the row-wise sparse Adagrad/Adam, RowWiseCounter and SparseNormalize are
+# optimizer steps (no gradient, as Caffe2 registered them).
+GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam",
+                                    "RowWiseCounter", "SparseNormalize")

@@ -9,3 +9,7 @@ from .core import GradientRegistry
 
 GradientRegistry.RegisterNoGradient("CreateBlobsQueue", "EnqueueBlobs", "DequeueBlobs", "CloseBlobsQueue",
                                     "SafeEnqueueBlobs", "SafeDequeueBlobs", "WeightedSampleDequeueBlobs")
+
+# csrc/ops/counter.c: the atomic counters (Caffe2: SHOULD_NOT_DO_GRADIENT).
+GradientRegistry.RegisterNoGradient("CreateCounter", "ResetCounter", "CountDown", "CheckCounterDone", "CountUp",
+                                    "RetrieveCount")

@@ -189,6 +189,72 @@ def layer_norm(model, blob_in, blob_out, dim_in, axis=1, epsilon=1e-4, initial_s
     return biased, mean, stdev
 
 
+def _norm_param(model, name, dim_in, init, default, tags):
+    init = _initializer_of(init, None, default, name)
+    if not model.init_params:
+        init = ExternalInitializer()
+    return model.create_param(param_name=name, shape=[dim_in], initializer=init, tags=tags)
+
+
+def _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer):
+    """The (dim_in,) parameters <name>_s (ConstantFill init_scale, WEIGHT) and <name>_b (init_bias, BIAS)."""
+    scale = _norm_param(model, name + "_s", dim_in, ScaleInitializer,
+                        ("ConstantFill", {"value": float(init_scale)}), ParameterTags.WEIGHT)
+    bias = _norm_param(model, name + "_b", dim_in, BiasInitializer,
+                       ("ConstantFill", {"value": float(init_bias)}), ParameterTags.BIAS)
+    return scale, bias
+
+
+@_helper
+def spatial_bn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., ScaleInitializer=None,
+               BiasInitializer=None, RunningMeanInitializer=None, RunningVarianceInitializer=None,
+               order="NCHW", **kwargs):
+    """Batch normalization per channel, as Caffe2's helper: parameters ``<blob_out>_s`` (``init_scale``,
+    WEIGHT), ``<blob_out>_b`` (``init_bias``, BIAS) and the running statistics ``<blob_out>_rm`` (0) and
+    ``<blob_out>_riv`` (1; the running variance, named as Caffe2 did), COMPUTED_PARAM. With ``is_test``
+    true ``SpatialBN(...) -> blob_out`` (returned as the op's outputs), else ``-> (blob_out, _rm, _riv,
+    <blob_out>_sm, <blob_out>_siv)``, the running statistics updated in place; returns ``blob_out``."""
+    blob_out = blob_out or model.net.NextName()
+    name = str(blob_out)
+    scale, bias = _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer)
+    rm = _norm_param(model, name + "_rm", dim_in, RunningMeanInitializer, ("ConstantFill", {"value": 0.0}),
+                     ParameterTags.COMPUTED_PARAM)
+    riv = _norm_param(model, name + "_riv", dim_in, RunningVarianceInitializer,
+                      ("ConstantFill", {"value": 1.0}), ParameterTags.COMPUTED_PARAM)
+    if kwargs.get("is_test"):
+        return model.net.SpatialBN([blob_in, scale, bias, rm, riv], [blob_out], order=order, **kwargs)
+    outs = [blob_out, rm, riv, blob_out + "_sm", blob_out + "_siv"]
+    return model.net.SpatialBN([blob_in, scale, bias, rm, riv], outs, order=order, **kwargs)[0]
+
+
+@_helper
+def spatial_gn(model, blob_in, blob_out, dim_in, init_scale=1., init_bias=0., ScaleInitializer=None,
+               BiasInitializer=None, **kwargs):
+    """Group normalization, as Caffe2's helper: parameters ``<blob_out>_s`` (``init_scale``, WEIGHT) and
+    ``<blob_out>_b`` (``init_bias``, BIAS); ``GroupNorm -> (blob_out, <blob_out>_mean, <blob_out>_std)``
+    (the third output is the inverse standard deviation, named as Caffe2 did); returns ``blob_out``.
+    ``group`` (default 32), ``epsilon`` and ``order`` are passed on."""
+    blob_out = blob_out or model.net.NextName()
+    name = str(blob_out)
+    scale, bias = _scale_bias(model, name, dim_in, init_scale, init_bias, ScaleInitializer, BiasInitializer)
+    outs = [blob_out, blob_out + "_mean", blob_out + "_std"]
+    return model.net.GroupNorm([blob_in, scale, bias], outs, **kwargs)[0]
+
+
+@_helper
+def instance_norm(model, blob_in, blob_out, dim_in, order="NCHW", **kwargs):
+    """Instance normalization, as Caffe2's helper: parameters ``<blob_out>_s`` (1, WEIGHT) and
+    ``<blob_out>_b`` (0, BIAS); with ``is_test`` true ``InstanceNorm -> blob_out`` (returned as the op's
+    outputs), else ``-> (blob_out, <blob_out>_sm, <blob_out>_siv)``, returning ``blob_out``."""
+    blob_out = blob_out or model.net.NextName()
+    name = str(blob_out)
+    scale, bias = _scale_bias(model, name, dim_in, 1.0, 0.0, None, None)
+    if kwargs.get("is_test"):
+        return model.net.InstanceNorm([blob_in, scale, bias], [blob_out], order=order, **kwargs)
+    outs = [blob_out, blob_out + "_sm", blob_out + "_siv"]
+    return model.net.InstanceNorm([blob_in, scale, bias], outs, order=order, **kwargs)[0]
+
+
 @_helper
 def sum(model, blob_in, blob_out, **kwargs):
     """Element-wise sum of the blobs in ``blob_in``."""

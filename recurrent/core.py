@@ -754,7 +754,7 @@ def _copy_gradient(op, g_output):
 
 GradientRegistry.RegisterNoGradient(
     "ConstantFill", "UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill",
-    "GivenTensorIntFill")
+    "GivenTensorIntFill", "UniqueUniformFill")
 
 
 # ---------------------------------------------------------------- SSA helpers

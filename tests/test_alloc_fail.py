@@ -298,6 +298,14 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorIntFill([], "gw_idx", shape=[2, 2, 2], values=[-1, 0, 3, -4, 1, 1, -2, 2])
     init.GivenTensorIntFill([], "sl_starts", shape=[2], values=[1, 2])
     init.GivenTensorIntFill([], "sl_ends", shape=[2], values=[-1, 6])
+    # counter.c, RowWiseCounter / SparseNormalize (optim_rowwise.c), WeightedMultiSampling (embed.c),
+    # UniqueUniformFill (fill.c): their own values, so the blobs above keep theirs
+    init.GivenTensorIntFill([], "rwc_prev", shape=[8], values=[0, 3, 5, 0, 9, 2, 1, 4])
+    init.GivenTensorFill([], "rwc_cnt", shape=[8], values=[0.5 * i for i in range(8)])
+    init.GivenTensorIntFill([], "rwc_t", shape=[1], values=[6])
+    init.GivenTensorFill([], "sn_w", shape=[10, 3], values=[0.1 * ((7 * i) % 13 - 6) for i in range(30)])
+    init.GivenTensorFill([], "wms_cdf", shape=[4], values=[0.0, 1.0, 1.0, 3.0])
+    init.GivenTensorIntFill([], "uuf_avoid", shape=[3], values=[2, 5, 7])
     init.GivenTensorIntFill([], "rev_len", shape=[2], values=[4, 1])
     init.GivenTensorIntFill([], "rev_ids", shape=[3, 2], values=[1, 2, 3, 4, 5, 6])
     init.GivenTensorIntFill([], "rev_len2", shape=[2], values=[3, 0])
@@ -614,6 +622,27 @@ def build_ops_net(name="af_ops"):
     net.SinusoidPositionEncoding("mo_pos", "mo_enc", embedding_size=4, alpha=100.0)
     net.LengthsTopK(["mo_lx", "mo_len"], ["mo_tv", "mo_ti"], k=2)
     net.LengthsTopKGradient(["mo_len", "mo_ti", "mo_tv"], "mo_tdx", k=2)
+    # ops/norm.c with their gradient ops, on the side: GroupNorm (NHWC), InstanceNorm, SpatialBN in training
+    # (running statistics in place) and test mode, SpatialBNGradient also in its multi-batch form
+    nrng = np.random.RandomState(36)
+    init.GivenTensorFill([], "nm_x", shape=[2, 3, 4], values=nrng.uniform(-1, 1, 24).tolist())
+    init.GivenTensorFill([], "nm_dy", shape=[2, 3, 4], values=nrng.uniform(-1, 1, 24).tolist())
+    init.GivenTensorFill([], "nm_g4", shape=[4], values=[0.5, 1.0, 1.5, 2.0])
+    init.GivenTensorFill([], "nm_g3", shape=[3], values=[0.5, 1.0, 1.5])
+    init.GivenTensorFill([], "nm_b3", shape=[3], values=[0.1, -0.2, 0.3])
+    init.GivenTensorFill([], "nm_rm", shape=[3], values=[0.0, 0.1, -0.1])
+    init.GivenTensorFill([], "nm_rv", shape=[3], values=[1.0, 0.5, 2.0])
+    net.GroupNorm(["nm_x", "nm_g4", "nm_g4"], ["nm_gy", "nm_gm", "nm_gr"], group=2, order="NHWC")
+    net.GroupNormGradient(["nm_dy", "nm_x", "nm_g4", "nm_g4", "nm_gm", "nm_gr"], ["nm_gdx", "nm_gdg", "nm_gdb"],
+                          group=2, order="NHWC")
+    net.InstanceNorm(["nm_x", "nm_g3", "nm_b3"], ["nm_iy", "nm_im", "nm_ir"])
+    net.InstanceNormGradient(["nm_x", "nm_g3", "nm_b3", "nm_dy"], ["nm_idx", "nm_idg", "nm_idb"])
+    net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br"],
+                  momentum=0.5)
+    net.SpatialBNGradient(["nm_x", "nm_g3", "nm_dy", "nm_bm", "nm_br"], ["nm_bdx", "nm_bdg", "nm_bdb"])
+    net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_ty"], is_test=1)
+    net.SpatialBNGradient(["nm_x", "nm_g3", "nm_dy", "nm_bm", "nm_br", "nm_bdg", "nm_bdb"],
+                          ["nm_mdx", "nm_mdg", "nm_mdb"], num_batches=2)
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -717,6 +746,22 @@ def build_ops_net(name="af_ops"):
     net.CTCGreedyDecoder(["ctc_x", "ctc_len"], ["ctc_gl", "ctc_gv"])
     net.CTCBeamSearchDecoder(["ctc_x", "ctc_len"], ["ctc_bl", "ctc_bv", "ctc_bp"], beam_width=3,
                              num_candidates=2)
+    # a Counter made in the net (at every run, replacing the last run's), counted and read; the in-place
+    # RowWiseCounter and SparseNormalize on the ids; the seeded samplers and ConstantFill's bool
+    cn = net.CreateCounter([], "cn_c", init_count=2)
+    for b in ("cn_d1", "cn_d2", "cn_d3"):
+        net.CountDown(cn, b)
+    net.CountUp(cn, "cn_u")
+    net.CheckCounterDone(cn, "cn_done")
+    net.ResetCounter(cn, "cn_prev", init_count=5)
+    net.RetrieveCount(cn, "cn_n")
+    net.RowWiseCounter(["rwc_prev", "rwc_cnt", "ids", "rwc_t"], ["rwc_prev", "rwc_cnt"], counter_halflife=2)
+    net.SparseNormalize(["sn_w", "ids"], ["sn_w"], use_max_norm=0, norm=1.5)
+    net.WeightedMultiSampling("wms_cdf", "wms_i", num_samples=6, seed=4)
+    net.WeightedMultiSampling(["wms_cdf", "rwc_prev"], "wms_i2", seed=4)
+    net.UniqueUniformFill([], "uuf_y", min=0, max=99, shape=[4], seed=2)
+    net.UniqueUniformFill(["ids", "uuf_avoid"], "uuf_y2", min=0, max=9, seed=2)
+    net.ConstantFill([], "cf_bool", shape=[3], value=True, dtype=core.DataType.BOOL)
     compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + \
         ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
@@ -765,6 +810,11 @@ def build_ops_net(name="af_ops"):
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
         ["act_sum", "act_glu", "loss_act"] + \
+        ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
+         "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
+        ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx", "nm_idg",
+         "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty", "nm_mdx",
+         "nm_mdg", "nm_mdb"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
@@ -777,7 +827,7 @@ def build_ops_net(name="af_ops"):
 # did. A part boundary never separates a blob that holds no tensor (a queue, a Mutex, a DB reader) from
 # the op that made it; the parts together hold every op once (test_ops_parts_cover_the_net).
 OPS_PART_SIZE = 40
-OPS_MAX_PARTS = 22  # test ids (19 parts now); test_ops_parts_cover_the_net fails when they do not fit
+OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
 OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
@@ -856,7 +906,12 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Sinh #", "op SinhGradient #", "op Cosh #", "op CoshGradient #", "op Erf #", "op ErfGradient #",
                  "op ThresholdedRelu #", "op ThresholdedReluGradient #", "op Gelu #", "op GeluGradient #",
                  "op ReluN #", "op ReluNGradient #", "op NegateGradient #", "op Glu #", "op PRelu #",
-                 "op PReluGradient #", "op SquareRootDivide #")
+                 "op PReluGradient #", "op SquareRootDivide #",
+                 "op GroupNorm #", "op GroupNormGradient #", "op InstanceNorm #", "op InstanceNormGradient #",
+                 "op SpatialBN #", "op SpatialBNGradient #",
+                 "op CreateCounter #", "op CountDown #", "op CountUp #", "op CheckCounterDone #",
+                 "op ResetCounter #", "op RetrieveCount #", "op RowWiseCounter #", "op SparseNormalize #",
+                 "op WeightedMultiSampling #", "op UniqueUniformFill #")
 
 
 def _tensor_blobs():

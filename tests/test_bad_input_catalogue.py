@@ -677,6 +677,84 @@ CASES = [
          assert (mz == 0).all() and np.allclose(sz, 10 ** -2.5)
          """, None, "",
          note="no error: empty outputs; rows of no values have mean 0 and stdev sqrt(epsilon)"),
+    Case("group-norm-group-not-dividing", "ops: norm", "GroupNorm(x (2,4,3), group=3)",
+         """
+         feed(x=f32(2, 4, 3), g=f32(4), b=f32(4))
+         run_op('GroupNorm', ['x', 'g', 'b'], ['y', 'mean', 'inv_std'], group=3)
+         """, V, r"op GroupNorm #0: argument group=3 must divide the 4 channels of input 0 blob 'x' "
+                 r"\(2, 4, 3\) "
+                 r"float32 \(order NCHW\)",
+         note="checked already at CreateNet when the inputs hold tensors; group must be >= 1 (at creation)"),
+    Case("group-norm-grad-stats-shape", "ops: norm", "GroupNormGradient([dy, x (2,4,3), g, b, mean "
+                                                     "(2,), inv_std])",
+         """
+         feed(x=f32(2, 4, 3), dy=f32(2, 4, 3), g=f32(4), b=f32(4), m=f32(2), r=f32(2, 2))
+         run_op('GroupNormGradient', ['dy', 'x', 'g', 'b', 'm', 'r'], ['dx', 'dg', 'db'], group=2)
+         """, V, r"op GroupNormGradient #0: input 4 blob 'm' \(mean\) must have shape \(2, 2\) float32 "
+                 r"\(N, group\), got \(2,\) float32",
+         note="the statistics have Caffe2's shape (N, group)"),
+    Case("instance-norm-x-1d", "ops: norm", "InstanceNorm(x (5,), order='NHWC')",
+         """
+         feed(x=f32(5), s=f32(5), b=f32(5))
+         run_op('InstanceNorm', ['x', 's', 'b'], ['y'], order='NHWC')
+         """, V, r"op InstanceNorm #0: input 0 blob 'x' \(X\) must have at least 2 dims \(N, "
+                 r"\.\.\., C\), got "
+                 r"\(5,\) float32"),
+    Case("instance-norm-bad-order", "ops: norm", "InstanceNorm(x, order='CHW')",
+         "feed(x=f32(2, 3), s=f32(3), b=f32(3)); run_op('InstanceNorm', ['x', 's', 'b'], ['y'], "
+         "order='CHW')", V,
+         r'op InstanceNorm #0: argument order must be "NCHW" or "NHWC", got "CHW"',
+         note="checked when the op is created; epsilon must be finite and >= 0 (also for GroupNorm, "
+              "SpatialBN)"),
+    Case("instance-norm-grad-dy-shape", "ops: norm", "InstanceNormGradient([x (2,3,4), s, b, dy (2,3,5)])",
+         """
+         feed(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5))
+         run_op('InstanceNormGradient', ['x', 's', 'b', 'dy'], ['dx', 'ds', 'db'])
+         """, V, r"op InstanceNormGradient #0: input 3 blob 'dy' \(dY\) must have the shape of "
+                 r"input 0 blob 'x' "
+                 r"\(2, 3, 4\) float32, got \(2, 3, 5\) float32"),
+    Case("spatial-bn-var-shape", "ops: norm", "SpatialBN([x (2,3), s, b, mean, var (2,)], is_test=1)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y'], is_test=1)
+         """, V, r"op SpatialBN #0: input 4 blob 'v' \(var\) must have shape \(3,\) float32 \(C\), "
+                 r"got \(2,\) "
+                 r"float32"),
+    Case("spatial-bn-outputs", "ops: norm", "SpatialBN(..., is_test=1) with 5 outputs",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], is_test=1)
+         """, V, r"op SpatialBN #0: with is_test=1 gives 1 output \(Y\), got 5 outputs",
+         note="training (is_test=0) gives 5 outputs"),
+    Case("spatial-bn-num-batches-inputs", "ops: norm", "SpatialBN([5 inputs], num_batches=2)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], num_batches=2)
+         """, V, r"op SpatialBN #0: with num_batches=2 takes 7 inputs \(the last two the sums over "
+                 r"the batches\), "
+                 r"got 5 inputs", note="num_batches must be >= 1, and 1 with is_test=1"),
+    Case("spatial-bn-momentum-nan", "ops: norm", "SpatialBN(..., momentum=nan)",
+         """
+         feed(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(3))
+         run_op('SpatialBN', ['x', 's', 'b', 'm', 'v'], ['y', 'm', 'v', 'sm', 'sr'], momentum=float('nan'))
+         """, V, r"op SpatialBN #0: argument momentum must be finite, got nan"),
+    Case("norm-in-place-gradient", "ops: norm", "net.GroupNorm(['x', g, b], ['x', ...]); "
+                                                "AddGradientOperators",
+         """
+         n = core.Net('gnip')
+         n.GroupNorm(['x', 'g', 'b'], ['x', 'mean', 'inv_std'], group=1)
+         n.AddGradientOperators(['x'])
+         """, V, r"GroupNorm gradient: the forward op computes 'x' in place, so its input X is lost; the "
+                 r"gradient needs it", note="the same for InstanceNorm and SpatialBN; the ops run in place"),
+    Case("norm-empty", "ops: norm", "GroupNorm(x (0,4,3)), SpatialBN(x (0,3,2)) training",
+         """
+         feed(x=np.zeros((0, 4, 3), np.float32), g=f32(4), b=f32(4), m=np.ones(4, np.float32), v=f32(4))
+         run_op('GroupNorm', ['x', 'g', 'b'], ['y', 'mean', 'inv_std'], group=2)
+         assert workspace.FetchBlob('y').shape == (0, 4, 3) and workspace.FetchBlob('mean').shape == (0, 2)
+         run_op('SpatialBN', ['x', 'g', 'b', 'm', 'v'], ['z', 'm', 'v', 'sm', 'sr'])
+         assert (workspace.FetchBlob('m') == 1).all() and (workspace.FetchBlob('sm') == 0).all()
+         """, None, "",
+         note="no error: empty outputs; SpatialBN keeps the running statistics and saves 0, as Caffe2"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,
@@ -3180,7 +3258,8 @@ CASES = [
          """
          run_op('CreateMutex', [], ['m'])
          run_op('Save', ['m'], [], db='/tmp/unused', db_type='minidb')
-         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors can be saved",
+         """, T_, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors and Counters can "
+                  r"be saved",
          note="Caffe2 saved an empty record (Load made a new mutex); a Mutex is no parameter"),
     Case("mutex-create-over-queue", "ops: mutex", "CreateMutex into a blob holding a BlobsQueue",
          """
@@ -3188,6 +3267,145 @@ CASES = [
          run_op('CreateMutex', [], ['q'])
          """, T_, r"op CreateMutex #0: output 0 blob 'q' holds a BlobsQueue, which a Mutex cannot replace",
          note="Caffe2 replaced it"),
+    # ---------------------------------------------------------------- counters (csrc/ops/counter.c)
+    Case("counter-not-a-counter", "ops: counter", "CreateNet with CountDown(t) where t holds a tensor",
+         """
+         feed(t=f32(2))
+         n = core.Net('n'); n.CountDown(['t'], ['d'])
+         workspace.CreateNet(n)
+         """, T_, r"op CountDown #0: input 0 blob 't' must be a Counter \(CreateCounter's output\), but it "
+                  r"holds a tensor \(2,\) float32", note="Caffe2 failed at run time on the blob's type"),
+    Case("counter-count-up-overflow", "ops: counter", "CountUp(c) with c at 2**31 - 1",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=2**31 - 1)
+         run_op('CountUp', ['c'], ['p'])
+         """, V, r"op CountUp #0: counter 'c' is at 2147483647: counting up would leave the int32 range "
+                 r"\(the counter is unchanged\)",
+         after="""
+         run_op('RetrieveCount', ['c'], ['n'])
+         assert int(workspace.FetchBlob('n')) == 2**31 - 1
+         """, note="Caffe2's int64 counter went on"),
+    Case("counter-init-count-negative", "ops: counter", "CreateCounter(init_count=-1)",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=-1)
+         """, V, r"op CreateCounter #0: init_count must be in \[0, 2147483647\] \(the count is an int32\), "
+                 r"got -1"),
+    Case("counter-output-holds-object", "ops: counter", "CountDown(c) -> c2 where c2 holds a Counter",
+         """
+         run_op('CreateCounter', [], ['c'], init_count=3)
+         run_op('CreateCounter', [], ['c2'])
+         run_op('CountDown', ['c'], ['c2'])
+         """, T_, r"op CountDown #0: output 0 blob 'c2' holds a Counter and cannot receive a tensor",
+         after="""
+         run_op('RetrieveCount', ['c'], ['n'])
+         assert int(workspace.FetchBlob('n')) == 3
+         """, note="the count is unchanged"),
+    Case("counter-create-over-mutex", "ops: counter", "CreateCounter into a blob holding a Mutex",
+         """
+         run_op('CreateMutex', [], ['m'])
+         run_op('CreateCounter', [], ['m'])
+         """, T_, r"op CreateCounter #0: output 0 blob 'm' holds a Mutex, which a Counter cannot replace",
+         note="Caffe2 replaced it"),
+    Case("counter-load-into-mutex", "ops: counter", "Load of a saved Counter into a blob holding a Mutex",
+         """
+         import tempfile
+         path = os.path.join(tempfile.mkdtemp(), 'db')
+         run_op('CreateCounter', [], ['c'], init_count=2)
+         run_op('Save', ['c'], [], db=path, db_type='minidb', absolute_path=1)
+         run_op('CreateMutex', [], ['m'])
+         run_op('Load', [], ['m'], db=path, db_type='minidb', absolute_path=1, source_blob_names=['c'])
+         """, T_, r"op Load #0: blob 'm' holds a Mutex and cannot receive a Counter"),
+    Case("counter-in-step-net", "ops: counter", "CountUp inside a RecurrentNetwork step net",
+         """
+         cell = core.Net('cell')
+         x_t, prev = cell.AddExternalInputs('x_t', 'prev')
+         cell.CountUp(['c'], ['p'])
+         o = cell.Sum([x_t, prev], 'o')
+         cell.AddExternalOutput(o)
+         net = core.Net('outer')
+         rnn.recurrent_net(net, cell, [(x_t, 'x')], [(prev, 'init')], {prev: o}, scope='r', forward_only=True)
+         run_op('CreateCounter', [], ['c'])
+         feed(x=f32(3, 2, 4), init=f32(2, 4))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #0: step op CountUp #0 of the forward step net cannot run inside a "
+                 r"recurrent net"),
+    # ---------------------------------------------------------------- RowWiseCounter, SparseNormalize
+    Case("rowwise-counter-index", "ops: optimizers", "RowWiseCounter with an index past the counters",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(4), i=np.array([1, 4], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c'], counter_halflife=2)
+         """, I, r"op RowWiseCounter #0: input 2 blob 'i': index 4 at position 1 is out of range \[0, 4\) "
+                 r"\(the number of counters\)", note="Caffe2 let an index equal to the size through"),
+    Case("rowwise-counter-sizes", "ops: optimizers", "RowWiseCounter with 4 last iterations and 5 counters",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(5), i=np.array([1], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c'])
+         """, V, r"op RowWiseCounter #0: input 0 blob 'p' \(the last update iterations\) \(4,\) int32 and "
+                 r"input 1 blob 'c' \(the counters\) \(5,\) float32 must have the same number of elements"),
+    Case("rowwise-counter-not-in-place", "ops: optimizers", "RowWiseCounter(p, c, i, t) -> (p, c2)",
+         """
+         feed(p=np.zeros(4, np.int32), c=f32(4), i=np.array([1], np.int32), t=np.array([3], np.int32))
+         run_op('RowWiseCounter', ['p', 'c', 'i', 't'], ['p', 'c2'])
+         """, V, r"op RowWiseCounter #0: output 1 blob 'c2' must be input 1 blob 'c' \(this op updates it in "
+                 r"place\)"),
+    Case("sparse-normalize-index", "ops: optimizers", "SparseNormalize with a negative index",
+         """
+         feed(w=f32(4, 3), i=np.array([-1], np.int32))
+         run_op('SparseNormalize', ['w', 'i'], ['w'])
+         """, I, r"op SparseNormalize #0: input 1 blob 'i': index -1 at position 0 is out of range \[0, 4\)",
+         note="Caffe2 did not check"),
+    Case("sparse-normalize-norm", "ops: optimizers", "SparseNormalize(norm=-1)",
+         """
+         feed(w=f32(4, 3), i=np.array([1], np.int32))
+         run_op('SparseNormalize', ['w', 'i'], ['w'], norm=-1.0)
+         """, V, r"op SparseNormalize #0: argument norm must be finite and >= 0, got -1",
+         note="Caffe2 checked nothing"),
+    # ---------------------------------------------------------------- WeightedMultiSampling
+    Case("wms-cdf-decreasing", "ops: sampling", "WeightedMultiSampling of a decreasing CDF",
+         """
+         feed(w=np.array([2, 1], np.float32))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=3)
+         """, V, r"op WeightedMultiSampling #0: input 0 blob 'w' of shape \(2,\) float32 \(the cumulative "
+                 r"distribution\): value 1 at position 1 must be finite and >= the one before it \(2\)",
+         note="Caffe2 assumed a sorted CDF"),
+    Case("wms-cdf-zero", "ops: sampling", "WeightedMultiSampling of an all-zero CDF with samples to draw",
+         """
+         feed(w=np.zeros(3, np.float32))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=2)
+         """, V, r"op WeightedMultiSampling #0: input 0 blob 'w' of shape \(3,\) float32 \(the cumulative "
+                 r"distribution\) ends at 0: there is nothing to draw"),
+    Case("wms-shape-and-num-samples", "ops: sampling", "WeightedMultiSampling(w, shape, num_samples=2)",
+         """
+         feed(w=f32(3), s=f32(2))
+         run_op('WeightedMultiSampling', ['w', 's'], ['idx'], num_samples=2)
+         """, V, r"op WeightedMultiSampling #0: the output's shape is given by input 1 blob 's': do not pass "
+                 r"the argument num_samples too"),
+    Case("wms-num-samples-negative", "ops: sampling", "WeightedMultiSampling(num_samples=-1)",
+         """
+         feed(w=f32(3))
+         run_op('WeightedMultiSampling', ['w'], ['idx'], num_samples=-1)
+         """, V, r"op WeightedMultiSampling #0: argument num_samples must be in \[0, 2147483647\], got -1"),
+    # ---------------------------------------------------------------- UniqueUniformFill
+    Case("uuf-too-many", "fills", "UniqueUniformFill of 5 values from [1, 5] avoiding 1 and 2",
+         """
+         feed(X=np.array([5], np.int32), A=np.array([1, 2], np.int32))
+         run_op('UniqueUniformFill', ['X', 'A'], ['Y'], min=1, max=5, input_as_shape=1)
+         """, V, r"op UniqueUniformFill #0: output blob 'Y' needs 5 distinct values, more than the 3 in "
+                 r"\[1, 5\] that input 1 blob 'A' does not avoid"),
+    Case("uuf-min-max", "fills", "UniqueUniformFill(min=5, max=5)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=5, max=5)
+         """, V, r"op UniqueUniformFill #0: argument 'min' \(5\) must be < 'max' \(5\), both int32, for "
+                 r"output blob 'Y'"),
+    Case("uuf-no-max", "fills", "UniqueUniformFill(min=1)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=1)
+         """, V, r"op UniqueUniformFill #0: arguments 'min' and 'max' are required"),
+    Case("uuf-dtype", "fills", "UniqueUniformFill(dtype=FLOAT)",
+         """
+         run_op('UniqueUniformFill', [], ['Y'], min=1, max=5, dtype=1)
+         """, V, r"op UniqueUniformFill #0: argument 'dtype' 1 is not supported: use 2 \(int32\) or 10 "
+                 r"\(int64, given as int32\)"),
     Case("wsdq-empty-open", "ops: queue", "WeightedSampleDequeueBlobs choosing an empty open queue",
          """
          run_op('CreateBlobsQueue', [], ['q'])

@@ -209,6 +209,31 @@ CASES = [
     ("LengthsTopK", dict(x=f32(2, 3), lens=i32(2)), ["v", "i"], dict(k=2), V),
     ("LengthsTopK", dict(x=f32(5), lens=f32(2)), ["v", "i"], dict(k=2), E),
     ("LengthsTopKGradient", dict(lens=i32(2), ix=i32(2, 3), dv=f32(2, 2)), ["dx"], dict(k=2), V),
+    # csrc/ops/counter.c: a tensor where the Counter goes
+    ("ResetCounter", dict(c=f32(2)), [], dict(init_count=1), E),
+    ("CountDown", dict(c=i32(1)), ["d"], {}, E),
+    ("CheckCounterDone", dict(c=f32(1)), ["d"], {}, E),
+    ("CountUp", dict(c=f32(1)), ["p"], {}, E),
+    ("RetrieveCount", dict(c=i32()), ["n"], {}, E),
+    # WeightedMultiSampling (csrc/ops/embed.c), UniqueUniformFill (csrc/ops/fill.c); the in-place
+    # RowWiseCounter and SparseNormalize: tests/test_ops_optim_rowwise.py
+    ("WeightedMultiSampling", dict(w=f32(2, 3)), ["idx"], dict(num_samples=2), V),
+    ("WeightedMultiSampling", dict(w=i32(3)), ["idx"], {}, E),
+    ("UniqueUniformFill", dict(s=i32(1), a=f32(2)), ["y"], dict(min=0, max=9, input_as_shape=1), E),
+    ("UniqueUniformFill", dict(s=i32(1, 2)), ["y"], dict(min=0, max=9, input_as_shape=1), V),
+    # csrc/ops/norm.c
+    ("GroupNorm", dict(x=f32(2, 4, 3), g=f32(4), b=f32(4)), ["y", "m", "r"], dict(group=3), V),
+    ("GroupNorm", dict(x=i32(2, 4, 3), g=f32(4), b=f32(4)), ["y", "m", "r"], dict(group=2), E),
+    ("GroupNormGradient", dict(dy=f32(2, 4), x=f32(2, 4), g=f32(4), b=f32(4), m=f32(2, 2), r=f32(2)),
+     ["dx", "dg", "db"], dict(group=2), V),
+    ("InstanceNorm", dict(x=f32(2, 3, 4), s=f32(3), b=f32(4)), ["y"], dict(order="NHWC"), V),
+    ("InstanceNormGradient", dict(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5)), ["dx", "ds", "db"], {},
+     V),
+    ("SpatialBN", dict(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2)), ["y"], dict(is_test=1), V),
+    ("SpatialBN", dict(x=f32(3), s=f32(3), b=f32(3), m=f32(3), v=f32(3)), ["y", "m2", "v2", "sm", "sr"], {},
+     V),
+    ("SpatialBNGradient", dict(x=f32(2, 3), s=f32(3), dy=f32(2, 3), m=f32(3), r=i32(3)), ["dx", "ds", "db"],
+     {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -329,6 +354,14 @@ VALUE_CASES = [
     ("PairWiseLoss", dict(x=f32(3), t=f32(3), n=np.array([1, 1], np.int32)), ["l"], {}, ValueError,
      dict(n=np.array([1, 2], np.int32))),
     ("BernoulliJSD", dict(p=np.full(2, 2, np.float32), q=f32(2)), ["l"], {}, ValueError, dict(p=f32(2))),
+    ("RowWiseCounter", dict(p=i32(4), c=f32(4), i=np.array([1, 4], np.int32), t=i32(1)), ["p", "c"],
+     dict(counter_halflife=2), IndexError, dict(i=np.array([1, 3], np.int32))),
+    ("SparseNormalize", dict(w=f32(4, 3), i=np.array([-1], np.int32)), ["w"], {}, IndexError,
+     dict(i=np.array([3], np.int32))),
+    ("WeightedMultiSampling", dict(w=np.array([2, 1], np.float32)), ["idx"], dict(num_samples=3), ValueError,
+     dict(w=np.array([1, 2], np.float32))),
+    ("UniqueUniformFill", dict(s=np.array([11], np.int32)), ["y"], dict(min=0, max=9, input_as_shape=1),
+     ValueError, dict(s=np.array([10], np.int32))),
 ]
 
 

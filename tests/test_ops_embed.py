@@ -1,6 +1,6 @@
 """Embedding / sampling / optimizer operators (csrc/ops/embed.c): Gather,
 GatherGradient, OneHot, SegmentOneHot, BatchOneHot, BatchBucketOneHot,
-WeightedSample, Adagrad (with its effective-lr / update outputs and weight_decay;
+WeightedSample, WeightedMultiSampling, Adagrad (with its effective-lr / update outputs and weight_decay;
 SparseAdagrad's weight_decay is in test_ops_sparse.py).
 
 Forward and gradient ops against NumPy references; the Gather gradient maker
@@ -373,6 +373,95 @@ def test_weighted_sample_bad_input():
            "WeightedSample", {"w": np.ones((2, 3), np.float32), "v": np.ones((2, 2), np.float32)}, ["i", "s"])
     raises(ValueError, r"op WeightedSample #0: output 1 blob 's' .*needs input 1",
            "WeightedSample", {"w": np.ones((2, 3), np.float32)}, ["i", "s"])
+
+
+# ---------------------------------------------------------------- WeightedMultiSampling
+def test_weighted_multi_sampling_distribution_and_zero_weights():
+    """Frequencies follow the CDF's increments; an index of probability 0 (a flat step, or a leading 0) is
+    never drawn."""
+    cdf = np.array([0.0, 1.0, 1.0, 4.0, 10.0], np.float32)  # p = [0, .1, 0, .3, .6]
+    n = 30000
+    (idx,) = run("WeightedMultiSampling", {"cdf": cdf}, ["idx"], num_samples=n, seed=3)
+    assert idx.dtype == np.int32 and idx.shape == (n,)
+    counts = np.bincount(idx, minlength=5)
+    assert counts[0] == 0 and counts[2] == 0
+    p = np.diff(np.concatenate([[0.0], cdf])) / cdf[-1]
+    for j in (1, 3, 4):
+        assert abs(counts[j] - n * p[j]) < 5 * np.sqrt(n * p[j] * (1 - p[j]))
+
+
+def test_weighted_multi_sampling_against_numpy_with_the_same_uniforms():
+    """The draw is the first i with CDF[i] > u * CDF[-1]: with one nonzero step the result is exact."""
+    for n_len, last in [(1, 1.5), (7, 0.25), (300, 1e30)]:
+        cdf = np.zeros(n_len, np.float32)
+        cdf[-1] = last
+        (idx,) = run("WeightedMultiSampling", {"cdf": cdf}, ["idx"], num_samples=9, seed=1)
+        np.testing.assert_array_equal(idx, np.full(9, n_len - 1, np.int32))
+    cdf = np.array([2.0, 2.0, 2.0], np.float32)  # all the mass on index 0
+    (idx,) = run("WeightedMultiSampling", {"cdf": cdf}, ["idx"], num_samples=50, seed=2)
+    assert (idx == 0).all()
+
+
+def test_weighted_multi_sampling_shapes():
+    cdf = np.array([0.5, 1.0], np.float32)
+    (a,) = run("WeightedMultiSampling", {"cdf": cdf}, ["a"])  # num_samples 0
+    assert a.shape == (0,) and a.dtype == np.int32
+    (b,) = run("WeightedMultiSampling", {"cdf": cdf, "shape": np.zeros((2, 3, 4))}, ["b"], seed=0)
+    assert b.shape == (2, 3, 4) and set(np.unique(b)) <= {0, 1}
+    (c,) = run("WeightedMultiSampling", {"cdf": cdf, "shape0": np.array(3, np.int32)}, ["c"], seed=0)
+    assert c.shape == () and c in (0, 1)
+    # an empty CDF gives (0,) whatever was asked, as Caffe2
+    e = np.zeros(0, np.float32)
+    assert run("WeightedMultiSampling", {"e": e}, ["d"], num_samples=5)[0].shape == (0,)
+    assert run("WeightedMultiSampling", {"e": e, "shape": np.zeros((2, 3))}, ["d"])[0].shape == (0,)
+    # nothing drawn: a CDF ending at 0 is fine
+    assert run("WeightedMultiSampling", {"z": np.zeros(3, np.float32)}, ["d"])[0].shape == (0,)
+
+
+def test_weighted_multi_sampling_seeded_and_advancing():
+    cdf = np.cumsum(np.ones(20, np.float32))
+    (a,) = run("WeightedMultiSampling", {"cdf": cdf}, ["a"], num_samples=40, seed=11)
+    (b,) = run("WeightedMultiSampling", {"cdf": cdf}, ["b"], num_samples=40, seed=11)
+    np.testing.assert_array_equal(a, b)
+    net = core.Net("multi_sampler")
+    net.WeightedMultiSampling(["cdf"], ["idx"], num_samples=40, seed=11)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)
+    first = workspace.FetchBlob("idx")
+    np.testing.assert_array_equal(first, a)
+    workspace.RunNet(net)
+    assert not np.array_equal(first, workspace.FetchBlob("idx"))
+    assert core.GradientRegistry.GetGradientForOp(
+        core.CreateOperator("WeightedMultiSampling", ["cdf"], ["idx"]), ["idx_grad"]) == ([], [None])
+
+
+def test_weighted_multi_sampling_bad_input():
+    op = "op WeightedMultiSampling #0: "
+    raises(ValueError, op + r"input 0 blob 'w' of shape \(3,\) float32 \(the cumulative distribution\): "
+           r"value 1 at position 2 must be finite and >= the one before it \(2\)", "WeightedMultiSampling",
+           {"w": np.array([1, 2, 1], np.float32)}, ["idx"], num_samples=1)
+    raises(ValueError, op + r"input 0 blob 'w' .*value -1 at position 0 must be finite and >= 0 \(0\)",
+           "WeightedMultiSampling", {"w": np.array([-1, 2], np.float32)}, ["idx"], num_samples=1)
+    raises(ValueError, op + r"input 0 blob 'w' .*value nan at position 1",
+           "WeightedMultiSampling", {"w": np.array([1, np.nan], np.float32)}, ["idx"], num_samples=1)
+    raises(ValueError, op + r"input 0 blob 'w' .*value inf at position 1",
+           "WeightedMultiSampling", {"w": np.array([1, np.inf], np.float32)}, ["idx"])
+    raises(ValueError, op + r"input 0 blob 'w' of shape \(2,\) float32 \(the cumulative distribution\) ends "
+           r"at 0: there is nothing to draw", "WeightedMultiSampling", {"w": np.zeros(2, np.float32)},
+           ["idx"], num_samples=1)
+    raises(ValueError, op + r"input 0 blob 'w' must have 1 dims?",
+           "WeightedMultiSampling", {"w": np.ones((2, 2), np.float32)}, ["idx"])
+    raises(TypeError, op + r"input 0 blob 'w' must be float32",
+           "WeightedMultiSampling", {"w": np.ones(2, np.int32)}, ["idx"])
+    raises(ValueError, op + r"the output's shape is given by input 1 blob 's': do not pass the argument "
+           r"num_samples too", "WeightedMultiSampling", {"w": np.ones(2, np.float32), "s": np.ones(2)},
+           ["idx"], num_samples=2)
+    raises(ValueError, op + r"argument num_samples must be in \[0, 2147483647\], got -1",
+           "WeightedMultiSampling", {"w": np.ones(2, np.float32)}, ["idx"], num_samples=-1)
+    workspace.FeedBlob("idx", np.array([7], np.int32))
+    raises(ValueError, op, "WeightedMultiSampling", {"w": np.array([2, 1], np.float32)}, ["idx"],
+           num_samples=3)
+    assert workspace.FetchBlob("idx").tolist() == [7]  # a refused run leaves the output as it was
 
 
 # ---------------------------------------------------------------- Adagrad

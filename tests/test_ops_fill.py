@@ -1,5 +1,5 @@
-"""Fill operators: ConstantFill, UniformFill, UniformIntFill, GaussianFill, XavierFill, MSRAFill, DiagonalFill,
-GivenTensorFill, GivenTensorIntFill."""
+"""Fill operators: ConstantFill, UniformFill, UniformIntFill, UniqueUniformFill, GaussianFill, XavierFill,
+MSRAFill, DiagonalFill, GivenTensorFill, GivenTensorIntFill."""
 
 import numpy as np
 import pytest
@@ -441,3 +441,89 @@ def test_diagonal_fill_like_input_and_bad_input(rng):
     with pytest.raises(ValueError, match=r"op DiagonalFill #0: argument 'value' 1.5 does not fit dtype int32"):
         run("DiagonalFill", [], ["y"], shape=[2, 2], value=1.5, dtype=2)
     np.testing.assert_array_equal(workspace.FetchBlob("x"), np.eye(3))
+
+
+# ---------------------------------------------------------------- UniqueUniformFill
+def check_unique(y, lo, hi, avoid=()):
+    assert y.dtype == np.int32
+    assert len(set(y.reshape(-1).tolist())) == y.size
+    assert ((y >= lo) & (y <= hi)).all()
+    assert not set(y.reshape(-1).tolist()) & set(avoid)
+
+
+@pytest.mark.parametrize("lo,hi,n,avoid", [
+    (1, 10000, 300, list(range(1, 1000, 7))),  # sparse: values redrawn while taken or avoided
+    (0, 9, 10, []),  # dense: the whole range, in a random order
+    (-5, 5, 6, [-5, 0, 0, 5, 99, -100]),  # repeats and values out of range in AVOID
+    (-2 ** 31, 2 ** 31 - 1, 50, [0]),  # the whole int32 range
+])
+def test_unique_uniform_fill_distinct_in_range_and_avoided(lo, hi, n, avoid):
+    workspace.FeedBlob("X", np.array([n], np.int32))
+    workspace.FeedBlob("A", np.array(avoid, np.int32))
+    y = run("UniqueUniformFill", ["X", "A"], ["Y"], min=lo, max=hi, input_as_shape=1, seed=3)
+    assert y.shape == (n,)
+    check_unique(y, lo, hi, avoid)
+
+
+def test_unique_uniform_fill_exhausts_the_allowed_values_and_is_uniform():
+    workspace.FeedBlob("A", np.array([2, 4], np.int32))
+    workspace.FeedBlob("src", np.zeros((2, 2), np.float32))
+    y = run("UniqueUniformFill", ["src", "A"], ["Y"], min=0, max=5, seed=1)  # the shape of input 0
+    assert y.shape == (2, 2) and sorted(y.reshape(-1).tolist()) == [0, 1, 3, 5]
+    # every value equally likely in every position: 3000 draws of 2 (values redrawn while taken) and of 4
+    # (the range's list partially shuffled) from [0, 5]
+    for n in (2, 4):
+        counts = np.zeros((n, 6))
+        for seed in range(3000):
+            z = run("UniqueUniformFill", [], ["Z"], min=0, max=5, shape=[n], seed=seed)
+            check_unique(z, 0, 5)
+            counts[np.arange(n), z] += 1
+        assert (np.abs(counts - 500) < 5 * np.sqrt(500 * 5 / 6)).all()
+
+
+def test_unique_uniform_fill_shapes_dtype_int64_and_stream():
+    y = run("UniqueUniformFill", [], ["Y"], min=1, max=3, dtype=10, seed=0)  # no shape: a scalar
+    assert y.shape == () and 1 <= int(y) <= 3
+    y = run("UniqueUniformFill", [], ["Y"], min=1, max=3, shape=[0, 4])
+    assert y.shape == (0, 4) and y.dtype == np.int32
+    a = run("UniqueUniformFill", [], ["a"], min=0, max=1000, shape=[20], seed=9)
+    b = run("UniqueUniformFill", [], ["b"], min=0, max=1000, shape=[20], seed=9)
+    np.testing.assert_array_equal(a, b)
+    from recurrent import core
+    net = core.Net("unique_stream")
+    net.UniqueUniformFill([], ["c"], min=0, max=1000, shape=[20], seed=9)
+    workspace.CreateNet(net)
+    workspace.RunNet(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("c"), a)
+    workspace.RunNet(net)
+    assert not np.array_equal(workspace.FetchBlob("c"), a)
+    assert core.GradientRegistry.GetGradientForOp(
+        core.CreateOperator("UniqueUniformFill", [], ["c"]), ["c_grad"]) == ([], [])
+
+
+def test_unique_uniform_fill_bad_input():
+    def bad(exc, match, inputs=(), **args):
+        workspace.FeedBlob("Y", np.array([7], np.int32))
+        with pytest.raises(exc, match=r"op UniqueUniformFill #0: " + match):
+            run("UniqueUniformFill", list(inputs), ["Y"], **args)
+        assert workspace.FetchBlob("Y").tolist() == [7]  # not written
+
+    workspace.FeedBlob("X", np.array([5], np.int32))
+    workspace.FeedBlob("A", np.array([1, 2], np.int32))
+    bad(ValueError, r"output blob 'Y' needs 5 distinct values, more than the 4 in \[1, 4\]", ["X"], min=1,
+        max=4, input_as_shape=1)
+    bad(ValueError, r"output blob 'Y' needs 5 distinct values, more than the 3 in \[1, 5\] that input 1 blob "
+        r"'A' does not avoid", ["X", "A"], min=1, max=5, input_as_shape=1)
+    bad(ValueError, r"output blob 'Y' needs 1208925819614629174706176 distinct values|output blob 'Y' needs "
+        r"9223372036854775807 distinct values", [], min=1, max=5, shape=[1 << 40, 1 << 40, 1 << 40])
+    bad(ValueError, r"argument 'min' \(5\) must be < 'max' \(5\), both int32", [], min=5, max=5)
+    bad(ValueError, r"argument 'min' \(-2147483649\) must be < 'max'", [], min=-2 ** 31 - 1, max=5)
+    bad(ValueError, r"arguments 'min' and 'max' are required", [], min=1)
+    bad(ValueError, r"argument 'dtype' 1 is not supported: use 2 \(int32\) or 10 \(int64, given as "
+        r"int32\)", [], min=1, max=5, dtype=1)
+    workspace.FeedBlob("Af", np.array([1.0], np.float32))
+    bad(TypeError, r"input 1 blob 'Af' must be int32", ["X", "Af"], min=1, max=50, input_as_shape=1)
+    workspace.FeedBlob("Xn", np.array([-1], np.int32))
+    bad(ValueError, r"shape from input 0 blob 'Xn' has a negative dimension", ["Xn"], min=1, max=50,
+        input_as_shape=1)
+    bad(ValueError, r"cannot set argument 'shape' and pass input blob 'X'", ["X"], min=1, max=50, shape=[2])

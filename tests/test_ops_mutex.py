@@ -216,7 +216,7 @@ def test_fetch_feed_save_of_a_mutex_blob(tmp_path):
     with pytest.raises(TypeError, match=r"FeedBlob 'm': blob holds a Mutex, not a tensor"):
         workspace.FeedBlob("m", np.ones(2, np.float32))
     usable()
-    raises(TypeError, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors can be saved",
+    raises(TypeError, r"op Save #0: input 0 blob 'm' holds a Mutex, not a tensor: only tensors and Counters can be saved",
            "Save", ["m"], [], db=str(tmp_path / "x"), db_type="minidb")
     assert "m" in workspace.Blobs() and workspace.HasBlob("m")
     feed(it=np.array([0], np.int32))

@@ -1,9 +1,11 @@
-"""Ftrl, SparseFtrl, RowWiseSparseAdagrad and RowWiseSparseAdam
+"""Ftrl, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam, RowWiseCounter and SparseNormalize
 (csrc/ops/optim_rowwise.c).
 
 Each against a float32 NumPy reference written from Caffe2's kernels
-(ftrl_op.cc, adagrad_op.h, adam_op.h) over several steps, repeated indices
-(one update per occurrence, in order), the sparse ops equal to the dense
+(ftrl_op.cc, adagrad_op.h, adam_op.h; RowWiseCounter in float64 from
+rowwise_counter.h, SparseNormalize in float64 from sparse_normalize_op.cc) over
+several steps, repeated indices (one update per occurrence, in order), the
+sparse ops equal to the dense
 step on the rows they name, in-place equal to out-of-place, no gradient,
 and bad input by exception type and exact message; a refused run leaves
 the state as it was.
@@ -263,11 +265,98 @@ def test_empty_indices_change_nothing(rng):
     np.testing.assert_array_equal(workspace.FetchBlob("w"), w)
 
 
+def ref_rowwise_counter(prev, cnt, indices, t, halflife):
+    prev, cnt = prev.astype(np.int64).copy(), cnt.astype(np.float64).copy()
+    if halflife <= 0:
+        return prev, cnt
+    rho = np.log(2.0) / halflife
+    for i in indices.reshape(-1):
+        cnt.flat[i] = np.float32(1.0 + np.exp(-max(0, t - prev.flat[i]) * rho) * cnt.flat[i])
+        prev.flat[i] = max(t, prev.flat[i])
+    return prev, cnt
+
+
+@pytest.mark.parametrize("halflife", [1, 3, 50, 0, -1])
+def test_rowwise_counter_several_steps_with_repeated_indices(rng, halflife):
+    prev = rng.randint(0, 20, size=(8, 1)).astype(np.int32)  # any shape with the counters' element count
+    cnt = (rng.rand(8) * 5).astype(f32)
+    feed(pi=prev, cn=cnt)
+    for t, ind in [(10, idx(1, 3, 3, 7)), (12, idx(0, 1)), (12, idx(1)), (30, idx(5, 1, 0, 0)), (5, idx(1))]:
+        feed(ci=ind, t=np.array([t], np.int32))
+        run("RowWiseCounter", ["pi", "cn", "ci", "t"], ["pi", "cn"], counter_halflife=halflife)
+        prev, cnt = ref_rowwise_counter(prev, cnt, ind, t, halflife)
+        got_p, got_c = workspace.FetchBlob("pi"), workspace.FetchBlob("cn")
+        assert got_p.dtype == np.int32 and got_p.shape == (8, 1) and got_c.dtype == f32
+        np.testing.assert_array_equal(got_p, prev)
+        np.testing.assert_allclose(got_c, cnt, rtol=1e-6)
+
+
+def test_rowwise_counter_two_dim_indices_and_default_is_off(rng):
+    feed(pi=np.zeros(6, np.int32), cn=np.ones(6, f32), ci=idx(0, 2, 2, 5).reshape(2, 2),
+         t=np.array([4], np.int32))
+    run("RowWiseCounter", ["pi", "cn", "ci", "t"], ["pi", "cn"])  # counter_halflife -1: off
+    np.testing.assert_array_equal(workspace.FetchBlob("pi"), np.zeros(6, np.int32))
+    np.testing.assert_array_equal(workspace.FetchBlob("cn"), np.ones(6, f32))
+    run("RowWiseCounter", ["pi", "cn", "ci", "t"], ["pi", "cn"], counter_halflife=2)
+    np.testing.assert_array_equal(workspace.FetchBlob("pi"), [4, 0, 4, 0, 0, 4])
+    # 2: 1 + 0.25 * 1 = 1.25, then (delta 0) 1 + 1.25
+    np.testing.assert_allclose(workspace.FetchBlob("cn"), [1.25, 1, 2.25, 1, 1, 1.25], rtol=1e-7)
+    feed(ci=np.zeros((0, 3), np.int32))  # no indices: nothing changes
+    run("RowWiseCounter", ["pi", "cn", "ci", "t"], ["pi", "cn"], counter_halflife=2)
+    np.testing.assert_array_equal(workspace.FetchBlob("pi"), [4, 0, 4, 0, 0, 4])
+
+
+def ref_sparse_normalize(w, indices, norm=1.0, use_max_norm=True):
+    w = w.astype(np.float32).copy()
+    for i in indices.reshape(-1):
+        row = w[i].astype(np.float64)
+        n = np.sqrt((row * row).sum())
+        if use_max_norm and n <= norm:
+            continue
+        w[i] = w[i] * np.float32(norm / (n + 1e-12))
+    return w
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (5, 2, 3), (4,)])
+@pytest.mark.parametrize("norm,use_max", [(1.0, 1), (0.5, 0), (2.5, 1), (0.0, 0)])
+def test_sparse_normalize_matches_numpy(rng, shape, norm, use_max):
+    w = (rng.randn(*shape) * rng.choice([0.1, 3.0], size=shape[0]).reshape((-1,) + (1,) * (len(shape) - 1)))
+    w = w.astype(f32)
+    ind = idx(0, 3, 3, 1)  # a repeated index normalizes its row again
+    feed(w=w, ci=ind, g=np.ones((4,) + shape[1:], f32))
+    run("SparseNormalize", ["w", "ci", "g"], ["w"], norm=norm, use_max_norm=use_max)
+    np.testing.assert_allclose(workspace.FetchBlob("w"), ref_sparse_normalize(w, ind, norm, use_max),
+                               rtol=1e-6, atol=1e-7)
+    untouched = [r for r in range(shape[0]) if r not in (0, 1, 3)]
+    np.testing.assert_array_equal(workspace.FetchBlob("w")[untouched], w[untouched])
+
+
+def test_sparse_normalize_defaults_two_inputs_and_two_dim_indices():
+    w = np.array([[3, 4], [0.3, 0.4], [0, 0], [6, 8]], f32)
+    feed(w=w, ci=idx(0, 1, 2, 3).reshape(2, 2))
+    run("SparseNormalize", ["w", "ci"], ["w"])  # norm 1, use_max_norm 1: rows above norm 1 are scaled to it
+    np.testing.assert_allclose(workspace.FetchBlob("w"), [[0.6, 0.8], [0.3, 0.4], [0, 0], [0.6, 0.8]],
+                               rtol=1e-6)
+    feed(w=w)
+    run("SparseNormalize", ["w", "ci"], ["w"], use_max_norm=0, norm=2.0)  # a zero row stays zero
+    np.testing.assert_allclose(workspace.FetchBlob("w"), [[1.2, 1.6], [1.2, 1.6], [0, 0], [1.2, 1.6]],
+                               rtol=1e-6)
+    feed(w=np.array([[np.nan, 1.0], [1.0, 1.0]], f32), ci=idx(0))
+    run("SparseNormalize", ["w", "ci"], ["w"], use_max_norm=0)  # NaN spreads over its row only
+    got = workspace.FetchBlob("w")
+    assert np.isnan(got[0]).all() and (got[1] == 1).all()
+    feed(w=np.ones((3, 0), f32), ci=idx(2))  # empty rows
+    run("SparseNormalize", ["w", "ci"], ["w"])
+    assert workspace.FetchBlob("w").shape == (3, 0)
+
+
 def test_no_gradient():
     for op, ins, outs in [("Ftrl", ["w", "nz", "g"], ["w", "nz"]),
                           ("SparseFtrl", ["w", "nz", "i", "g"], ["w", "nz"]),
                           ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"]),
-                          ("RowWiseSparseAdam", ["w", "m", "v", "i", "g", "lr", "it"], ["w", "m", "v"])]:
+                          ("RowWiseSparseAdam", ["w", "m", "v", "i", "g", "lr", "it"], ["w", "m", "v"]),
+                          ("RowWiseCounter", ["p", "c", "i", "t"], ["p", "c"]),
+                          ("SparseNormalize", ["w", "i", "g"], ["w"])]:
         assert core.GradientRegistry.GetGradientForOp(core.CreateOperator(op, ins, outs),
                                                       [o + "_grad" for o in outs]) == ([], [None] * len(ins))
 
@@ -281,23 +370,33 @@ def test_no_gradient():
      r"input 1 blob 'h' \(the row-wise moment\)"),
     ("RowWiseSparseAdam", ["w", "m1", "h", "i", "g", "lr", "it"], ["w", "m1", "h"], dict(lr=np.zeros(2, f32)),
      r"input 5 blob 'lr' \(the learning rate\) must hold one value"),
+    ("RowWiseCounter", ["pi", "h", "i", "it"], ["pi", "h"], dict(h=np.zeros(5, f32)),
+     r"input 0 blob 'pi' \(the last update iterations\) \(4,\) int32 and input 1 blob 'h'"),
+    ("RowWiseCounter", ["pi", "h", "i", "it"], ["pi", "h"], dict(it=np.zeros(2, np.int32)),
+     r"input 3 blob 'it' \(the iteration counter\) must hold one value"),
+    ("RowWiseCounter", ["w", "h", "i", "it"], ["w", "h"], {}, r"input 0 blob 'w' must be int32"),
+    ("SparseNormalize", ["w", "g"], ["w"], {}, r"input 1 blob 'g' must be int32 indices"),
+    ("SparseNormalize", ["lr", "i"], ["lr"], dict(lr=np.array(1.0, f32)), r"input 0 blob 'lr' must have"),
 ])
 def test_shapes_are_checked_at_net_creation(op, ins, outs, bad, match):
     feed(w=np.ones((4, 3), f32), nz=np.zeros((4, 3, 2), f32), h=np.zeros(4, f32), m1=np.zeros((4, 3), f32),
-         i=idx(1, 2), g=np.ones((2, 3), f32), lr=np.array([-0.1], f32), it=np.array([0], np.int32))
+         i=idx(1, 2), g=np.ones((2, 3), f32), lr=np.array([-0.1], f32), it=np.array([0], np.int32),
+         pi=np.zeros(4, np.int32))
     feed(**bad)
     net = core.Net("rw_check_" + op)
     getattr(net, op)(ins, outs)
-    with pytest.raises((ValueError, TypeError), match=r"net 'rw_check_%s': op %s #0: " % (op, op) + match):
+    prefix = r"net 'rw_check_%s(_\d+)?': op %s #0: " % (op, op)  # a repeated net name gets a suffix
+    with pytest.raises((ValueError, TypeError), match=prefix + match):
         workspace.CreateNet(net)
 
 
 def base_feeds():
     feed(w=np.ones((4, 3), f32), nz=np.zeros((4, 3, 2), f32), h=np.zeros(4, f32), m1=np.zeros((4, 3), f32),
          i=idx(1, 2), g=np.ones((2, 3), f32), gd=np.ones((4, 3), f32), lr=np.array([-0.1], f32),
-         it=np.array([0], np.int32))
+         it=np.array([0], np.int32), pi=np.zeros(4, np.int32), cn=np.zeros(4, f32))
 
 
+RWC = ["pi", "cn", "i", "it"]
 BAD = [
     ("Ftrl", ["w", "bad", "gd"], ["w", "bad"], dict(bad=np.zeros((4, 3), f32)), {}, ValueError,
      r"input 1 blob 'bad' \(n and z\) must have the shape of input 0 blob 'w' \(4, 3\) float32 plus a "
@@ -367,6 +466,40 @@ BAD = [
      ValueError, r"argument beta1 must be in \[0, 1\), got 1"),
     ("RowWiseSparseAdam", ["w", "m1", "h", "i", "g", "lr", "it"], ["w", "m1", "h"], {}, dict(beta2=-0.5),
      ValueError, r"argument beta2 must be in \[0, 1\), got -0.5"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(i=idx(0, 4)), dict(counter_halflife=2), IndexError,
+     r"input 2 blob 'i': index 4 at position 1 is out of range \[0, 4\) \(the number of counters\)"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(i=idx(-1)), {}, IndexError,
+     r"input 2 blob 'i': index -1 at position 0 is out of range \[0, 4\)"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(cn=np.zeros(5, f32)), {}, ValueError,
+     r"input 0 blob 'pi' \(the last update iterations\) \(4,\) int32 and input 1 blob 'cn' \(the counters\) "
+     r"\(5,\) float32 must have the same number of elements"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(pi=np.zeros(4, f32)), {}, TypeError,
+     r"input 0 blob 'pi' must be int32, got \(4,\) float32"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(cn=np.zeros(4, np.int32)), {}, TypeError,
+     r"input 1 blob 'cn' must be float32, got \(4,\) int32"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(i=np.zeros(1, f32)), {}, TypeError,
+     r"input 2 blob 'i' must be int32 indices, got \(1,\) float32"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(it=np.zeros(2, np.int32)), {}, ValueError,
+     r"input 3 blob 'it' \(the iteration counter\) must hold one value, got \(2,\) int32"),
+    ("RowWiseCounter", RWC, ["pi", "cn"], dict(it=np.zeros(1, f32)), {}, TypeError,
+     r"input 3 blob 'it' \(the iteration counter\) must be int32, got \(1,\) float32"),
+    ("RowWiseCounter", RWC, ["pi", "cn2"], {}, {}, ValueError,
+     r"output 1 blob 'cn2' must be input 1 blob 'cn' \(this op updates it in place\)"),
+    ("SparseNormalize", ["w", "i", "g"], ["w"], dict(i=idx(0, 4)), {}, IndexError,
+     r"input 1 blob 'i': index 4 at position 1 is out of range \[0, 4\) \(the rows of input 0 blob 'w' of "
+     r"shape \(4, 3\) float32\)"),
+    ("SparseNormalize", ["w", "i"], ["w"], dict(i=np.ones(2, f32)), {}, TypeError,
+     r"input 1 blob 'i' must be int32 indices, got \(2,\) float32"),
+    ("SparseNormalize", ["bad", "i"], ["bad"], dict(bad=np.ones(4, np.int32)), {}, TypeError,
+     r"input 0 blob 'bad' must be float32, got \(4,\) int32"),
+    ("SparseNormalize", ["bad", "i"], ["bad"], dict(bad=np.array(2.0, f32)), {}, ValueError,
+     r"input 0 blob 'bad' must have"),
+    ("SparseNormalize", ["w", "i"], ["w2"], {}, {}, ValueError,
+     r"output 0 blob 'w2' must be input 0 blob 'w' \(this op updates it in place\)"),
+    ("SparseNormalize", ["w", "i"], ["w"], {}, dict(norm=-1.0), ValueError,
+     r"argument norm must be finite and >= 0, got -1"),
+    ("SparseNormalize", ["w", "i"], ["w"], {}, dict(norm=float("inf")), ValueError,
+     r"argument norm must be finite and >= 0, got inf"),
 ]
 
 

@@ -335,8 +335,8 @@ def test_fetch_feed_save_of_a_queue_blob(tmp_path):
     assert workspace.FetchBlob("q") == b"q, a C++ native class of type BlobsQueue."
     with pytest.raises(TypeError, match=r"FeedBlob 'q': blob holds a BlobsQueue, not a tensor"):
         workspace.FeedBlob("q", np.ones(2, np.float32))
-    raises(TypeError, r"op Save #0: input 0 blob 'q' holds a BlobsQueue, not a tensor: only tensors can be "
-           r"saved", "Save", ["q"], [], db=str(tmp_path / "x"), db_type="minidb")
+    raises(TypeError, r"op Save #0: input 0 blob 'q' holds a BlobsQueue, not a tensor: only tensors and "
+           r"Counters can be saved", "Save", ["q"], [], db=str(tmp_path / "x"), db_type="minidb")
     assert "q" in workspace.Blobs() and workspace.HasBlob("q")
     workspace.ResetWorkspace()  # frees the queue (ASan checks)
     assert not workspace.HasBlob("q")

@@ -2,7 +2,9 @@
  * ops/mask.c (BooleanMask*, LengthsToWeights, PadEmptySamples),
  * ops/ranges.c (LengthsTile, LengthsRangeFill, LengthsGather, GatherRanges,
  * LengthsPad, ScatterAssign), ops/embed.c (SegmentOneHot, BatchOneHot,
- * BatchBucketOneHot) and ops/sparse.c (SparseToDenseMask, BatchSparseToDense).
+ * BatchBucketOneHot) and ops/sparse.c (SparseToDenseMask, BatchSparseToDense),
+ * and the image-order checks of ops/moments.c (BatchMoments) and ops/norm.c
+ * (GroupNorm, InstanceNorm, SpatialBN).
  * Defined in ops/checks.c. Every function returns
  * RC_OK or fails through rc_op_fail (the message names the op, the blob, its
  * role and its shape or the bad value); none allocates or writes a tensor.
@@ -30,5 +32,28 @@ RC_INTERNAL rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, in
 
 /* rc_checks_lengths_values, then rc_checks_lengths_match with input di. */
 RC_INTERNAL rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err);
+
+/* What blob b holds, for messages: "a Mutex", "a tensor (2, 3) float32",
+ * "nothing (it was created but never written)". Written into buf (n bytes),
+ * which it returns. Used by the object-blob ops (ops/mutex.c, ops/queue.c,
+ * ops/counter.c). */
+RC_INTERNAL const char *rc_checks_holds(const rc_blob *b, char *buf, size_t n);
+#define RC_HOLDS(b) rc_checks_holds((b), (char[160]){0}, 160)
+
+/* For the ops that create an object blob (CreateMutex, CreateCounter): output
+ * 0 may hold nothing, a tensor or an object of kind `kind` (which the op
+ * replaces); another object is a TypeError ("... which a <what> cannot
+ * replace"). Writes nothing. */
+RC_INTERNAL rc_status rc_checks_object_output(rc_op *op, const char *kind, const char *what, rc_err *err);
+
+/* Blob b's object (freed) and tensor (released) give way to obj, which b owns
+ * from now on (freed with obj_free; kind: a static string). Cannot fail. */
+RC_INTERNAL void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const char *kind);
+
+/* The argument order ("NCHW", the default, or "NHWC"): *nhwc = 1 for NHWC. */
+RC_INTERNAL rc_status rc_checks_order(rc_op *op, int *nhwc, rc_err *err);
+
+/* Input xi: float32 X with >= 2 dims (N, C, ... or N, ..., C by nhwc). */
+RC_INTERNAL rc_status rc_checks_image(rc_op *op, int xi, int nhwc, rc_err *err);
 
 #endif

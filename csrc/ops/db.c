@@ -52,6 +52,7 @@
  *    cursor could read garbage).
  * Nothing here keeps global state; op instances may run concurrently. */
 #include "../core/rc_core.h"
+#include "counter.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -249,6 +250,17 @@ static void encode_tensor_chunk(pbuf *b, const rc_tensor *x, const char *name, i
     pb_varint(b, (uint64_t)begin);
     pb_tag(b, 2, 0);
     pb_varint(b, (uint64_t)(begin + n));
+}
+
+/* The TensorProto of a Counter's count, as Caffe2's CounterSerializer wrote it: data_type INT64, no dims,
+ * int64_data [count]. */
+static void encode_count(pbuf *b, int32_t count)
+{
+    pb_tag(b, 2, 0);
+    pb_varint(b, DT_INT64);
+    pb_tag(b, 10, 2);
+    pb_varint(b, varint_size((uint64_t)(int64_t)count));
+    pb_varint(b, (uint64_t)(int64_t)count);
 }
 
 /* ================================================================ protobuf reading */
@@ -477,6 +489,8 @@ typedef struct lblob {
     int64_t numel, filled;
     int64_t *seg;           /* owned: [begin, end) pairs seen */
     int nseg, capseg;
+    int is_counter;         /* a serialized Counter: t is its int32 count, of shape () */
+    void *counter;          /* owned until the commit: the new Counter (rc_counter_new) */
 } lblob;
 
 typedef struct lctx {
@@ -515,6 +529,7 @@ static void lctx_free(lctx *c)
     for (int i = 0; i < c->nb; i++) {
         free(c->b[i].name);
         free(c->b[i].seg);
+        free(c->b[i].counter);
         rc_tensor_release(&c->b[i].t);
     }
     free(c->b);
@@ -694,22 +709,33 @@ static rc_status load_record(lctx *c, int db, const char *bname, int out, const 
     const char *name = ESC(bname); /* for messages */
     pbr r = {val, val + vlen};
     pfield f;
-    const uint8_t *tmsg = NULL, *type = NULL;
-    size_t tlen = 0, typelen = 0;
+    const uint8_t *tmsg = NULL, *type = NULL, *content = NULL;
+    size_t tlen = 0, typelen = 0, clen = 0;
     int n_tensor = 0;
     while (r.p < r.end) {
         if (pr_field(&r, &f, &why)) return rec_fail(c, err, RC_ERR_VALUE, "corrupt BlobProto: %s", why);
-        if ((f.field == 2 || f.field == 3) && f.wt != 2)
+        if (f.field >= 2 && f.field <= 4 && f.wt != 2)
             return rec_fail(c, err, RC_ERR_VALUE, "corrupt BlobProto: field %u has wire type %u", f.field, f.wt);
         if (f.field == 2) { type = f.d; typelen = f.n; }
         if (f.field == 3) { tmsg = f.d; tlen = f.n; n_tensor++; }
+        if (f.field == 4) { content = f.d; clen = f.n; }
     }
-    if (!type || typelen != 6 || memcmp(type, "Tensor", 6) != 0) {
+    static const char counter_type[] = RC_COUNTER_PROTO_TYPE;
+    const int is_counter = type && typelen == sizeof counter_type - 1 && memcmp(type, counter_type, typelen) == 0;
+    if (is_counter) {
+        /* Caffe2's CounterSerializer: the count in `content`, a TensorProto of one INT64 and no dims */
+        tmsg = content;
+        tlen = clen;
+        n_tensor = content ? 1 : 0;
+    } else if (!type || typelen != 6 || memcmp(type, "Tensor", 6) != 0) {
         char tbuf[64] = {0};
         if (type) memcpy(tbuf, type, typelen < sizeof tbuf - 1 ? typelen : sizeof tbuf - 1);
-        return rec_fail(c, err, RC_ERR_TYPE, "blob '%s' is of type '%s', only 'Tensor' blobs can be loaded", name,
-                        ESC(tbuf));
+        return rec_fail(c, err, RC_ERR_TYPE, "blob '%s' is of type '%s', only 'Tensor' and Counter ('"
+                        RC_COUNTER_PROTO_TYPE "') blobs can be loaded", name, ESC(tbuf));
     }
+    if (is_counter && !content)
+        return rec_fail(c, err, RC_ERR_VALUE, "blob '%s': a serialized Counter without its count (no content "
+                        "field)", name);
     if (n_tensor != 1)
         return rec_fail(c, err, RC_ERR_VALUE, "blob '%s': BlobProto has %d tensor fields, expected 1", name,
                         n_tensor);
@@ -719,6 +745,10 @@ static rc_status load_record(lctx *c, int db, const char *bname, int out, const 
     if (ti.data_format != 0)
         return rec_fail(c, err, RC_ERR_VALUE, "blob '%s': data_format %lld is not supported (only 0, protobuf)",
                         name, (long long)ti.data_format);
+    if (is_counter && (ti.ndim != 0 || ti.has_seg || (ti.data_type != DT_INT64 && ti.data_type != DT_INT32)))
+        return rec_fail(c, err, RC_ERR_VALUE, "blob '%s': a serialized Counter's count must be one INT64 (or "
+                        "INT32) without dims or segment, got Caffe2 dtype %s (%lld) with %d dims", name,
+                        caffe2_dtype_name(ti.data_type), (long long)ti.data_type, ti.ndim);
     rc_dtype dt;
     switch (ti.data_type) {
     case DT_FLOAT: case DT_DOUBLE: dt = RC_F32; break;
@@ -777,6 +807,8 @@ static rc_status load_record(lctx *c, int db, const char *bname, int out, const 
     if (lb) {
         if (lb->db != db)
             return rec_fail(c, err, RC_ERR_VALUE, "blob '%s' is also in an earlier db (duplicate key)", name);
+        if (lb->is_counter || is_counter)
+            return rec_fail(c, err, RC_ERR_VALUE, "blob '%s' is also in an earlier record (duplicate key)", name);
         int same = lb->t.ndim == ti.ndim && lb->t.dtype == dt;
         for (int d = 0; same && d < ti.ndim; d++) same = lb->t.dims[d] == ti.dims[d];
         if (!same) {
@@ -813,6 +845,7 @@ static rc_status load_record(lctx *c, int db, const char *bname, int out, const 
         lb->out = out;
         lb->db = db;
         lb->numel = numel;
+        lb->is_counter = is_counter;
         if (rc_tensor_resize_private(&lb->t, dt, ti.ndim, ti.dims, err))
             return rec_fail(c, err, err->code, "blob '%s': %s", name, err->msg);
     }
@@ -995,9 +1028,11 @@ static rc_status save_run(rc_op *op, rc_err *err)
     save_state *s = op->state;
     for (int i = 0; i < op->n_in; i++) {
         const rc_blob *b = op->in[i];
+        if (rc_counter_is(b)) continue;
         if (b->obj)
-            return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' holds a %s, not a tensor: only tensors can "
-                              "be saved", i, rc_in_name(op, i), b->obj_kind ? b->obj_kind : "non-tensor object");
+            return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' holds a %s, not a tensor: only tensors and "
+                              "Counters can be saved", i, rc_in_name(op, i),
+                              b->obj_kind ? b->obj_kind : "non-tensor object");
         if (b->t.dtype == RC_UNDEF || (rc_tensor_numel(&b->t) > 0 && !b->t.storage))
             return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)",
                               i, rc_in_name(op, i));
@@ -1013,10 +1048,16 @@ static rc_status save_run(rc_op *op, rc_err *err)
         for (int64_t b0 = 0; b0 < (numel > 1 ? numel : 1); b0 += chunk) {
             const int64_t n = numel - b0 < chunk ? numel - b0 : chunk;
             t.n = v.n = 0;
-            encode_tensor_chunk(&t, x, s->names[i], b0, n);
             pb_lenbytes(&v, 1, s->names[i], strlen(s->names[i]));
-            pb_lenbytes(&v, 2, "Tensor", 6);
-            pb_lenbytes(&v, 3, t.p, t.n);
+            if (rc_counter_is(op->in[i])) {  /* as Caffe2's CounterSerializer (one record) */
+                encode_count(&t, rc_counter_get(op->in[i]));
+                pb_lenbytes(&v, 2, RC_COUNTER_PROTO_TYPE, sizeof RC_COUNTER_PROTO_TYPE - 1);
+                pb_lenbytes(&v, 4, t.p, t.n);
+            } else {
+                encode_tensor_chunk(&t, x, s->names[i], b0, n);
+                pb_lenbytes(&v, 2, "Tensor", 6);
+                pb_lenbytes(&v, 3, t.p, t.n);
+            }
             if (t.oom || v.oom) {
                 st = rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory encoding input %d blob '%s'", i,
                                 rc_in_name(op, i));
@@ -1182,12 +1223,24 @@ static rc_status load_run(rc_op *op, rc_err *err)
             st = rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating blob '%s'", ESC(lb->name));
             break;
         }
-        if (lb->blob->obj)
+        if (lb->is_counter) {  /* a new Counter replaces a tensor or a Counter */
+            if (lb->blob->obj && !rc_counter_is(lb->blob))
+                st = rc_op_fail(op, err, RC_ERR_TYPE, "blob '%s' holds a %s and cannot receive a Counter",
+                                ESC(lb->name), lb->blob->obj_kind ? lb->blob->obj_kind : "non-tensor object");
+            else if (!(lb->counter = rc_counter_new(rc_i32(&lb->t)[0])))
+                st = rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating counter '%s'", ESC(lb->name));
+        } else if (lb->blob->obj) {
             st = rc_op_fail(op, err, RC_ERR_TYPE, "blob '%s' holds a %s and cannot receive a tensor", ESC(lb->name),
                             lb->blob->obj_kind ? lb->blob->obj_kind : "non-tensor object");
+        }
     }
     if (!st)
         for (int i = 0; i < c.nb; i++) {
+            if (c.b[i].is_counter) {
+                rc_counter_install(c.b[i].blob, c.b[i].counter);
+                c.b[i].counter = NULL;
+                continue;
+            }
             rc_tensor_release(&c.b[i].blob->t);
             c.b[i].blob->t = c.b[i].t;  /* moves the storage reference */
             rc_tensor_init(&c.b[i].t);

@@ -11,6 +11,7 @@
  *   BatchOneHot(X, LENS, VALS) -> Y               each column of X one-hot over its values
  *   BatchBucketOneHot(X, LENS, BOUNDARIES) -> Y   each column of X one-hot over its buckets
  *   WeightedSample(WEIGHTS[, VALUES]) -> (INDICES[, SAMPLED_VALUES])
+ *   WeightedMultiSampling(CDF[, SHAPE]) -> INDICES   indices drawn from a cumulative distribution
  *   Adagrad(PARAM, MOMENT, GRAD, LR) -> (PARAM, MOMENT[, EFFECTIVE_LR[, UPDATE]])
  *   SparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
  *
@@ -35,7 +36,8 @@
  *    lives in op->state, seeded at op creation from `seed` when given, else
  *    from the clock and a process-wide counter. Weights must be finite and
  *    non-negative and each row must have a positive sum (ValueError naming
- *    the row otherwise);
+ *    the row otherwise); WeightedMultiSampling takes `seed` too (its section
+ *    below says how it differs from Caffe2's);
  *  - SparseAdagrad applies Adagrad's kernel (epsilon, decay) to row
  *    INDICES.flat[k] of PARAM and MOMENT with row k of GRAD (shape
  *    INDICES.shape + PARAM.shape[1:]; Caffe2 compared sizes only), k in
@@ -520,18 +522,16 @@ static rc_status bucket_onehot_run(rc_op *op, rc_err *err)
 /* ================================================================ WeightedSample */
 
 typedef struct sample_state {
-    uint64_t rng[4];  /* xoshiro256** */
+    uint64_t rng[4];     /* xoshiro256** */
+    int64_t num_samples; /* WeightedMultiSampling's argument */
 } sample_state;
 
-static rc_status sample_setup(rc_op *op, rc_err *err)
+/* op->state: a new sample_state (owned by the op) whose stream is seeded from argument `seed`, or freshly. */
+static rc_status sample_state_new(rc_op *op, rc_err *err)
 {
     sample_state *s = calloc(1, sizeof *s);
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s;
-    if (op->n_out == 2 && op->n_in != 2)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "output 1 blob '%s' (the sampled values) needs input 1 (the values to sample from)",
-                          rc_out_name(op, 1));
     uint64_t x;
     if (rc_opdef_arg(&op->def, "seed")) {
         int64_t seed;
@@ -542,6 +542,17 @@ static rc_status sample_setup(rc_op *op, rc_err *err)
         x = rc_rng_fresh_seed();
     }
     rc_rng_seed(s->rng, x);
+    return RC_OK;
+}
+
+static rc_status sample_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = sample_state_new(op, err);
+    if (st) return st;
+    if (op->n_out == 2 && op->n_in != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output 1 blob '%s' (the sampled values) needs input 1 (the values to sample from)",
+                          rc_out_name(op, 1));
     return RC_OK;
 }
 
@@ -618,6 +629,98 @@ static rc_status sample_run(rc_op *op, rc_err *err)
         const float *vals = rc_f32(rc_in(op, 1));
         float *sv = rc_f32(rc_out(op, 1));
         for (int64_t i = 0; i < N; i++) sv[i] = vals[i * D + out[i]];
+    }
+    return RC_OK;
+}
+
+/* ================================================================ WeightedMultiSampling
+ *
+ * WeightedMultiSampling(CDF[, SHAPE]) -> INDICES (caffe2/operators/weighted_multi_sampling_op.cc): CDF float32
+ * (N,), a cumulative distribution (non-decreasing, its last value the total, not necessarily 1); each index i
+ * is drawn with probability (CDF[i] - CDF[i-1]) / CDF[N-1]: with u uniform on [0, 1), the first i with
+ * CDF[i] > u * CDF[N-1]. INDICES int32 of shape SHAPE.shape (SHAPE any tensor; its values are not read) or
+ * (num_samples,) (argument, default 0; with SHAPE given it is a ValueError at creation, as Caffe2); N == 0
+ * gives INDICES of shape (0,) whatever was asked (as Caffe2). Argument seed: as WeightedSample's.
+ * Differences from Caffe2: CDF must be finite, >= 0 and non-decreasing, and, when anything is drawn, its last
+ * value > 0 (ValueError naming the position; Caffe2 assumed it); an index whose probability is 0 is never
+ * drawn (Caffe2 took the first i with CDF[i] >= r, so a draw of r = 0 could give a leading zero-weight
+ * index); u has 53 random bits (Caffe2: a float). No gradient. */
+
+static rc_status multi_sample_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = sample_state_new(op, err);
+    if (st) return st;
+    if (op->n_in == 2 && rc_opdef_arg(&op->def, "num_samples"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "the output's shape is given by input 1 blob '%s': do not pass "
+                          "the argument num_samples too", rc_in_name(op, 1));
+    int64_t n = 0;
+    if ((st = rc_arg_i(&op->def, "num_samples", 0, &n, err))) return st;
+    if (n < 0 || n > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_samples must be in [0, %d], got %lld", INT32_MAX,
+                          (long long)n);
+    ((sample_state *)op->state)->num_samples = n;
+    return RC_OK;
+}
+
+/* CDF float32 1-D; SHAPE (input 1) any tensor. */
+static rc_status multi_sample_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    if ((st = rc_check_ndim(op, 0, 1, 1, err))) return st;
+    if (op->n_in == 2 && rc_in(op, 1)->dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the shape of the output) holds no tensor",
+                          rc_in_name(op, 1));
+    return RC_OK;
+}
+
+/* The first i in [0, n) with cdf[i] > r, or n when none is. */
+static int64_t first_above(const float *cdf, int64_t n, double r)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if ((double)cdf[mid] > r) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+static rc_status multi_sample_run(rc_op *op, rc_err *err)
+{
+    sample_state *s = op->state;
+    rc_status st;
+    if ((st = multi_sample_check(op, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t N = w->dims[0];
+    const float *cdf = rc_f32(w);
+    int ndim = 1;
+    int64_t dims[RC_MAX_DIMS] = {N ? s->num_samples : 0};
+    if (N && op->n_in == 2) {
+        ndim = rc_in(op, 1)->ndim;
+        memcpy(dims, rc_in(op, 1)->dims, sizeof(int64_t) * (size_t)ndim);
+    }
+    int64_t K = 1;
+    for (int d = 0; d < ndim; d++) K *= dims[d];
+    for (int64_t i = 0; i < N; i++) {
+        const float v = cdf[i], before = i ? cdf[i - 1] : 0.0f;
+        if (!(v >= before) || isinf(v))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s (the cumulative distribution): "
+                              "value %g at position %lld must be finite and >= %s (%g)", rc_in_name(op, 0),
+                              RC_SHAPE(w), (double)v, (long long)i, i ? "the one before it" : "0", (double)before);
+    }
+    if (K && N && !(cdf[N - 1] > 0.0f))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' of shape %s (the cumulative distribution) ends "
+                          "at 0: there is nothing to draw", rc_in_name(op, 0), RC_SHAPE(w));
+    if ((st = resize_out(op, 0, RC_I32, ndim, dims, err))) return st;
+    int32_t *out = rc_i32(rc_out(op, 0));
+    if (!N) return RC_OK;
+    const double total = cdf[N - 1];
+    for (int64_t k = 0; k < K; k++) {
+        int64_t i = first_above(cdf, N, rc_rng_unit(s->rng) * total);
+        /* u * total rounded up to total: the first i reaching it (cdf[i] > the double below total) */
+        if (i == N) i = first_above(cdf, N, nextafter(total, 0.0));
+        out[k] = (int32_t)i;
     }
     return RC_OK;
 }
@@ -799,6 +902,9 @@ const rc_op_schema rc_ops_embed[] = {
     {"WeightedSample", 1, 2, 1, 2, NULL, sample_setup, sample_run, free,
      "(WEIGHTS (N, D)[, VALUES (N, D)]) -> (INDICES (N,) int32 drawn with probability w / rowsum(w)[, VALUES[i, "
      "INDICES[i]]]); argument seed", sample_check},
+    {"WeightedMultiSampling", 1, 2, 1, 1, NULL, multi_sample_setup, multi_sample_run, free,
+     "(CDF (N,) float32 cumulative[, SHAPE]) -> INDICES int32 of SHAPE's shape or (num_samples,): i drawn "
+     "with probability (CDF[i] - CDF[i-1]) / CDF[N-1]; N == 0 gives (0,); argument seed", multi_sample_check},
     {"Adagrad", 4, 4, 2, 4, inplace_adagrad, adagrad_setup, adagrad_run, free,
      "(param, moment, grad, lr) -> (param, moment[, effective_lr[, update]]): g = grad + weight_decay*param; "
      "moment = decay*moment + g^2; param += lr*g/(sqrt(moment)+eps); effective_lr = lr/(sqrt(moment)+eps), "

@@ -1,6 +1,6 @@
 /* ops/fill.c -- fill operators: ConstantFill, UniformFill, UniformIntFill,
- * GaussianFill, XavierFill, MSRAFill, DiagonalFill, GivenTensorFill,
- * GivenTensorIntFill.
+ * UniqueUniformFill, GaussianFill, XavierFill, MSRAFill, DiagonalFill,
+ * GivenTensorFill, GivenTensorIntFill.
  *
  * Shape rules (Caffe2's FillerOp):
  *  - no input: the output has the shape of argument `shape` (absent: a scalar);
@@ -25,6 +25,19 @@
  * fill_diagonal; Caffe2 wrapped around in tall matrices), all dims equal in
  * more (a ValueError otherwise, as Caffe2's).
  *
+ * UniqueUniformFill([shape source[, AVOID]]): int32 (dtype INT32 or INT64,
+ * Caffe2's int64 being int32 here; another dtype is a ValueError), distinct
+ * values uniform on [min, max] (both ends included; arguments min < max,
+ * both required and int32, as Caffe2 enforced) and not in AVOID (int32 of any
+ * shape; values outside [min, max] and repeats are allowed). The output's n
+ * values are a uniformly random ordered sample without replacement of the
+ * allowed values; n must not exceed their count (ValueError; Caffe2 compared
+ * n + AVOID's size with the range). Scratch memory is taken before the output
+ * is written: a hash set of about 2(n + |AVOID|) entries (values drawn are
+ * redrawn while taken or avoided), or, when the range is small (at most
+ * 2(n + |AVOID|)), a set of 2 * range entries and the list of the allowed
+ * values, partially shuffled.
+ *
  * Random fills keep their generator (xoshiro256**) in op->state; it is seeded
  * at creation from argument `seed` when given, else from a process-wide atomic
  * counter mixed with the clock, so two fill ops never share a stream. Running
@@ -37,7 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FILL_CONST, FILL_UNIFORM, FILL_UNIFORM_INT, FILL_GAUSS, FILL_XAVIER, FILL_MSRA, FILL_DIAG, FILL_GIVEN };
+enum { FILL_CONST, FILL_UNIFORM, FILL_UNIFORM_INT, FILL_GAUSS, FILL_XAVIER, FILL_MSRA, FILL_DIAG, FILL_GIVEN,
+       FILL_UNIQUE };
 
 typedef struct fill_state {
     int kind;
@@ -107,7 +121,7 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_TYPE, "argument 'shape' was a scalar, a list of ints is expected");
     if ((st = read_dims(op, "shape", s->dims, &s->ndim, err))) return st;
     if ((st = read_dims(op, "extra_shape", s->extra, &s->n_extra, err))) return st;
-    if (op->n_in == 2)
+    if (op->n_in == 2 && kind != FILL_UNIQUE)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "takes no input, one (the shape) or three (the shape, min and max), got two");
     if (op->n_in) {
@@ -221,8 +235,8 @@ static rc_status fill_check(rc_op *op, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- ConstantFill */
-/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32; without 'dtype' an
- * int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
+/* ConstantFill's and DiagonalFill's 'value' and 'dtype' (1 float32, 2 int32, 5 bool: int32 value != 0;
+ * without 'dtype' an int value means int32 when infer_int, as Caffe2's ConstantFill infers, else float32). */
 static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
 {
     rc_status st = fill_setup_common(op, kind, err);
@@ -248,9 +262,12 @@ static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
                 return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' %g does not fit dtype int32 (2)", v);
             s->ival = (int32_t)v;
         }
+    } else if (dtype == 5) { /* BOOL: int32 0 / 1, as Cast's */
+        s->dtype = RC_I32;
+        s->ival = value && (value->kind == RC_ARG_F ? value->f != 0 : value->i != 0);
     } else {
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'dtype' %lld is not supported: use 1 (float32) or 2 (int32)", (long long)dtype);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 1 (float32), 2 (int32) "
+                          "or 5 (bool, given as int32 0 / 1)", (long long)dtype);
     }
     return RC_OK;
 }
@@ -302,21 +319,30 @@ static rc_status uniform_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* The int32 fills' arguments min (default 0) and max (default dflt_max) into s->ia, s->ib: min <= max, or
+ * min < max when strict. */
+static rc_status int_bounds(rc_op *op, int64_t dflt_max, int strict, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t lo, hi;
+    rc_status st;
+    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", dflt_max, &hi, err)))
+        return st;
+    if (lo < INT32_MIN || hi > INT32_MAX || lo > hi || (strict && lo == hi))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'min' (%lld) must be %s 'max' (%lld), both int32, for output blob '%s'",
+                          (long long)lo, strict ? "<" : "<=", (long long)hi, rc_out_name(op, 0));
+    s->ia = (int32_t)lo;
+    s->ib = (int32_t)hi;
+    return RC_OK;
+}
+
 static rc_status uniform_int_setup(rc_op *op, rc_err *err)
 {
     rc_status st = fill_setup_common(op, FILL_UNIFORM_INT, err);
     if (st || (st = bounds_from_inputs_only(op, err))) return st;
-    fill_state *s = op->state;
-    s->dtype = RC_I32;
-    int64_t lo, hi;
-    if ((st = rc_arg_i(&op->def, "min", 0, &lo, err)) || (st = rc_arg_i(&op->def, "max", 1, &hi, err))) return st;
-    if (lo < INT32_MIN || hi > INT32_MAX || lo > hi)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument 'min' (%lld) must be <= 'max' (%lld), both int32, for output blob '%s'",
-                          (long long)lo, (long long)hi, rc_out_name(op, 0));
-    s->ia = (int32_t)lo;
-    s->ib = (int32_t)hi;
-    return RC_OK;
+    ((fill_state *)op->state)->dtype = RC_I32;
+    return int_bounds(op, 1, 0, err);
 }
 
 /* The three-input form's MIN and MAX (inputs 1 and 2: one element each of dtype dt). */
@@ -402,17 +428,21 @@ static rc_status uniform_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* Y[n] uniform on the integers [lo, hi] (unbiased: draws past the largest multiple of the range
+/* A draw uniform on [0, range), range in 1 .. 2^32 (unbiased: draws past the largest multiple of the range
  * are redrawn). */
+static uint64_t uniform_below(uint64_t rng[4], uint64_t range)
+{
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % range; /* draws below it are fair */
+    uint64_t r;
+    do r = rc_rng_next(rng); while (r >= limit);
+    return r % range;
+}
+
+/* Y[n] uniform on the integers [lo, hi]. */
 static void uniform_int_kernel(int32_t *y, int64_t n, int32_t lo, int32_t hi, uint64_t rng[4])
 {
     const uint64_t range = (uint64_t)((int64_t)hi - (int64_t)lo) + 1; /* 1 .. 2^32 */
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % range;              /* draws below it are fair */
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r;
-        do r = rc_rng_next(rng); while (r >= limit);
-        y[i] = (int32_t)((int64_t)lo + (int64_t)(r % range));
-    }
+    for (int64_t i = 0; i < n; i++) y[i] = (int32_t)((int64_t)lo + (int64_t)uniform_below(rng, range));
 }
 
 static rc_status uniform_int_run(rc_op *op, rc_err *err)
@@ -424,6 +454,115 @@ static rc_status uniform_int_run(rc_op *op, rc_err *err)
     rc_status st = uniform_resize(op, s, &lo, &hi, &empty, &n, err);
     if (st || empty) return st;
     uniform_int_kernel(rc_i32(rc_out(op, 0)), n, (int32_t)lo, (int32_t)hi, s->rng);
+    return RC_OK;
+}
+
+/* ---------------------------------------------------------------- UniqueUniformFill */
+static rc_status unique_setup(rc_op *op, rc_err *err)
+{
+    rc_status st = fill_setup_common(op, FILL_UNIQUE, err);
+    if (st) return st;
+    fill_state *s = op->state;
+    s->dtype = RC_I32;
+    int64_t dtype = 2;
+    if ((st = rc_arg_i(&op->def, "dtype", 2, &dtype, err))) return st;
+    if (dtype != 2 && dtype != 10)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 2 (int32) or 10 (int64, "
+                          "given as int32)", (long long)dtype);
+    if (!rc_opdef_arg(&op->def, "min") || !rc_opdef_arg(&op->def, "max"))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments 'min' and 'max' are required");
+    return int_bounds(op, 0, 1, err);
+}
+
+/* The shape source, and AVOID (input 1) int32. */
+static rc_status unique_check(rc_op *op, rc_err *err)
+{
+    int ndim;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = fill_shape(op, op->state, 0, &ndim, dims, err);
+    return st || op->n_in != 2 ? st : rc_check_input(op, 1, RC_I32, err);
+}
+
+/* An open-addressing set of int64 keys (cap a power of two, EMPTY marks a free slot: keys are int32). */
+#define SET_EMPTY INT64_MIN
+static int set_add(int64_t *set, uint64_t cap, int64_t key) /* 1 when added, 0 when present */
+{
+    uint64_t h = rc_rng_hash((uint64_t)key) & (cap - 1);
+    while (set[h] != SET_EMPTY) {
+        if (set[h] == key) return 0;
+        h = (h + 1) & (cap - 1);
+    }
+    set[h] = key;
+    return 1;
+}
+
+static rc_status unique_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int ndim = 0;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = unique_check(op, err);
+    if (st || (st = fill_shape(op, s, 1, &ndim, dims, err))) return st;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n = dims[d] == 0 ? 0 : n;
+    for (int d = 0; d < ndim && n; d++) n = n > INT64_MAX / dims[d] ? INT64_MAX : n * dims[d]; /* too many: refused */
+    const int64_t lo = s->ia, range = (int64_t)s->ib - lo + 1;
+    const int32_t *av = op->n_in == 2 ? rc_i32(rc_in(op, 1)) : NULL;
+    const int64_t n_av = op->n_in == 2 ? rc_tensor_numel(rc_in(op, 1)) : 0;
+    if (n > range)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' needs %lld distinct values, more than the %lld "
+                          "in [%d, %d]", rc_out_name(op, 0), (long long)n, (long long)range, s->ia, s->ib);
+    /* the scratch set, at most half full: AVOID's values in range, then the values drawn (sparse) or every
+     * value of the range (dense) */
+    const int64_t most = n + (n_av < range ? n_av : range);
+    const int dense = range <= 2 * most;
+    uint64_t cap = 16;
+    while (cap < 2 * (uint64_t)(dense ? range : most)) cap <<= 1;
+    int64_t *set = malloc(cap * sizeof *set);
+    int32_t *pool = NULL;
+    if (!set) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the %llu-entry scratch set of output "
+                                "blob '%s'", (unsigned long long)cap, rc_out_name(op, 0));
+    for (uint64_t i = 0; i < cap; i++) set[i] = SET_EMPTY;
+    int64_t n_avoided = 0;
+    for (int64_t k = 0; k < n_av; k++)
+        if (av[k] >= s->ia && av[k] <= s->ib) n_avoided += set_add(set, cap, av[k]);
+    if (n > range - n_avoided) {
+        free(set);
+        return rc_op_fail(op, err, RC_ERR_VALUE, "output blob '%s' needs %lld distinct values, more than the %lld "
+                          "in [%d, %d] that input 1 blob '%s' does not avoid", rc_out_name(op, 0), (long long)n,
+                          (long long)(range - n_avoided), s->ia, s->ib, rc_in_name(op, 1));
+    }
+    if (dense && !(pool = malloc((size_t)(range - n_avoided) * sizeof *pool))) {
+        free(set);
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory for the %lld allowed values of output blob '%s'",
+                          (long long)(range - n_avoided), rc_out_name(op, 0));
+    }
+    if ((st = fill_resize_to(op, s, ndim, dims, err))) {
+        free(set);
+        free(pool);
+        return st;
+    }
+    int32_t *y = rc_i32(rc_out(op, 0));
+    if (dense) { /* the allowed values, then a partial Fisher-Yates shuffle of the first n */
+        int64_t m = 0;
+        for (int64_t v = lo; v <= s->ib; v++)
+            if (set_add(set, cap, v)) pool[m++] = (int32_t)v;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t j = i + (int64_t)uniform_below(s->rng, (uint64_t)(m - i));
+            const int32_t t = pool[i];
+            pool[i] = pool[j];
+            pool[j] = t;
+            y[i] = pool[i];
+        }
+    } else { /* more than half the range is never taken nor avoided: redraw a value that is */
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v;
+            do v = lo + (int64_t)uniform_below(s->rng, (uint64_t)range); while (!set_add(set, cap, v));
+            y[i] = (int32_t)v;
+        }
+    }
+    free(set);
+    free(pool);
     return RC_OK;
 }
 
@@ -664,6 +803,9 @@ const rc_op_schema rc_ops_fill[] = {
      "Y ~ U[min, max) float32 (min, max: arguments or inputs 1, 2)", uniform_check},
     {"UniformIntFill", 0, 3, 1, 1, rc_inplace_first, uniform_int_setup, uniform_int_run, fill_state_free,
      "Y int32 uniform on [min, max] (min, max: arguments or inputs 1, 2)", uniform_int_check},
+    {"UniqueUniformFill", 0, 2, 1, 1, rc_inplace_first, unique_setup, unique_run, fill_state_free,
+     "Y int32: distinct values uniform on [min, max] not in input 1 (AVOID), shaped as the other fills",
+     unique_check},
     {"MSRAFill", 0, 1, 1, 1, rc_inplace_first, msra_setup, msra_run, fill_state_free,
      "Y ~ N(0, 2 / fan_out) float32, fan_out = numel / shape[1]", fill_check},
     {"DiagonalFill", 0, 1, 1, 1, rc_inplace_first, diagonal_setup, diagonal_run, fill_state_free,

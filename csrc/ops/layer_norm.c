@@ -28,11 +28,14 @@
  * Y may be computed in place over X, and dX over dY: every element is read
  * before the element of the same index is written, and a row's sums are
  * complete before the row is written.
+ * The statistics are rc_norm_moments' (ops/norm.h), shared with GroupNorm,
+ * InstanceNorm and SpatialBN.
  * Kernels are plain functions of pointers and sizes. The only state is the
  * parsed arguments and, for the affine gradient, a double scratch of 2 N
  * sums (op->state, sized on the first run and when N grows).
  */
 #include "../core/rc_core.h"
+#include "norm.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +50,9 @@ static void ln_kernel(int64_t left, int64_t N, double eps, const float *x, const
     for (int64_t i = 0; i < left; i++) {
         const float *xr = x + i * N;
         float *yr = y + i * N;
-        double s = 0.0;
-        for (int64_t j = 0; j < N; j++) s += xr[j];
-        const double m = N > 0 ? s / (double)N : 0.0;
-        double v = 0.0;
-        for (int64_t j = 0; j < N; j++) {
-            const double d = (double)xr[j] - m;
-            v += d * d;
-        }
-        v = N > 0 ? v / (double)N : 0.0;
+        const rc_norm_layout row = {1, 1, N, 1, 0, 1}; /* one statistic over the row's N values */
+        double m, v;
+        rc_norm_moments(&row, xr, &m, &v);
         const double sd = sqrt(v + eps);
         const double inv = 1.0 / sd;
         if (gamma) {

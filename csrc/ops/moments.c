@@ -40,6 +40,7 @@
  *    No gradient (the positions are integers), as Caffe2.
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,25 +176,17 @@ static rc_status lp_grad_run(rc_op *op, rc_err *err)
 static rc_status bm_setup(rc_op *op, rc_err *err)
 {
     mom_state *s;
-    const char *order;
     rc_status st = state_new(op, &s, err);
-    if (st || (st = rc_arg_s(&op->def, "order", "NCHW", &order, err))) return st;
-    if (strcmp(order, "NCHW") != 0 && strcmp(order, "NHWC") != 0)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument order must be \"NCHW\" or \"NHWC\", got \"%s\"", order);
-    s->nhwc = order[1] == 'H';
-    return RC_OK;
+    return st ? st : rc_checks_order(op, &s->nhwc, err);
 }
 
 /* Input xi: float32 with >= 2 dims, seen as (outer, C, inner): NCHW (N, C, rest), NHWC (rest, C, 1). */
 static rc_status bm_dims(rc_op *op, int xi, int64_t *outer, int64_t *C, int64_t *inner, rc_err *err)
 {
     const mom_state *s = op->state;
-    rc_status st = rc_check_input(op, xi, RC_F32, err);
+    rc_status st = rc_checks_image(op, xi, s->nhwc, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, xi);
-    if (x->ndim < 2)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (X) must have at least 2 dims (%s), got %s", xi,
-                          rc_in_name(op, xi), s->nhwc ? "N, ..., C" : "N, C, ...", RC_SHAPE(x));
     const int c = s->nhwc ? x->ndim - 1 : 1;
     *outer = rc_dims_prod(x, 0, c);
     *C = x->dims[c];

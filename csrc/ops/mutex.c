@@ -49,6 +49,7 @@
  * SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include "iter.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,14 +63,6 @@ typedef struct rc_mutex_obj {
     int unused;
 } rc_mutex_obj;
 
-/* What a blob holds, for messages: "a BlobsQueue", "a tensor (2,) float32", "nothing (...)". */
-static const char *holds_str(const rc_blob *b, char *buf, size_t n)
-{
-    if (b->obj) snprintf(buf, n, "a %s", b->obj_kind ? b->obj_kind : "non-tensor object");
-    else if (b->t.dtype == RC_UNDEF) snprintf(buf, n, "nothing (it was created but never written)");
-    else snprintf(buf, n, "a tensor %s", RC_SHAPE(&b->t));
-    return buf;
-}
 
 /* ---------------------------------------------------------------- CreateMutex */
 
@@ -83,17 +76,11 @@ static rc_status create_check(rc_op *op, rc_err *err)
 
 static rc_status create_run(rc_op *op, rc_err *err)
 {
-    rc_blob *b = op->out[0];
-    if (b->obj && b->obj_kind != mutex_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s, which a Mutex cannot replace",
-                          rc_out_name(op, 0), b->obj_kind ? b->obj_kind : "non-tensor object");
+    rc_status st = rc_checks_object_output(op, mutex_kind, "Mutex", err);
+    if (st) return st;
     rc_mutex_obj *m = calloc(1, sizeof *m);
     if (!m) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory creating mutex '%s'", rc_out_name(op, 0));
-    if (b->obj && b->obj_free) b->obj_free(b->obj);
-    rc_tensor_release(&b->t);
-    b->obj = m;
-    b->obj_free = free;
-    b->obj_kind = mutex_kind;
+    rc_checks_put_object(op->out[0], m, free, mutex_kind);
     return RC_OK;
 }
 
@@ -116,7 +103,7 @@ static rc_status atomic_iter_check(rc_op *op, rc_err *err)
     const rc_blob *b = op->in[0];
     if (!b->obj || b->obj_kind != mutex_kind)
         return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a Mutex (CreateMutex's output), but it "
-                          "holds %s", rc_in_name(op, 0), holds_str(b, (char[160]){0}, 160));
+                          "holds %s", rc_in_name(op, 0), RC_HOLDS(b));
     return rc_iter_check_counter(op, "output", 0, rc_out_name(op, 0), rc_out(op, 0), err);
 }
 

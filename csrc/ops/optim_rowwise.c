@@ -7,6 +7,10 @@
  *   RowWiseSparseAdagrad(PARAM, MOMENT, INDICES, GRAD, LR) -> (PARAM, MOMENT)
  *   RowWiseSparseAdam(PARAM, MOMENT_1, MOMENT_2, INDICES, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2[,
  *                     EFFECTIVE_GRAD])
+ *   RowWiseCounter(PREV_ITER, COUNTER, INDICES, ITER) -> (PREV_ITER, COUNTER)   (caffe2/sgd/rowwise_counter.h;
+ *                     its own section below)
+ *   SparseNormalize(PARAM, INDICES[, GRAD]) -> PARAM   (caffe2/operators/sparse_normalize_op.cc; its own
+ *                     section below)
  *
  * Ftrl, per element (w, n, z, g), with alpha_inv = 1 / alpha (in float, as Caffe2):
  *   n' = n + g^2;  sigma = (sqrt(n') - sqrt(n)) * alpha_inv;  z' = z + g - sigma * w
@@ -55,6 +59,7 @@
  * op->state (owned by the op) holds the parsed arguments.
  */
 #include "../core/rc_core.h"
+#include "iter.h"
 #include "sparse.h"
 #include <math.h>
 #include <stdio.h>
@@ -445,6 +450,137 @@ static rc_status rowwise_adam_run(rc_op *op, rc_err *err)
 /* ================================================================ table */
 
 /* var/param and the state may be updated in place (input i -> output i, i < 2). */
+/* ================================================================ RowWiseCounter
+ *
+ * RowWiseCounter(PREV_ITER, COUNTER, INDICES, ITER) -> (PREV_ITER, COUNTER), in place: a decayed count of
+ * the updates of each row. With t = ITER's value and rho = ln(2) / counter_halflife, for each k in order,
+ * i = INDICES.flat[k]:
+ *   COUNTER[i] = 1 + exp(-max(0, t - PREV_ITER[i]) * rho) * COUNTER[i];  PREV_ITER[i] = max(t, PREV_ITER[i])
+ * (in double, COUNTER rounded to float32 once per update). PREV_ITER int32 (Caffe2: int64), COUNTER float32
+ * (Caffe2: double), of any shapes with the same number of elements N (as Caffe2); INDICES int32 of any
+ * shape, each in [0, N) (IndexError before anything is written; Caffe2 let an index equal to N through);
+ * ITER int32 of one element (Caffe2: int64). counter_halflife (int, default -1): <= 0 turns the op off
+ * (nothing is written, as Caffe2; the inputs are still checked). Outputs must be the inputs' blobs
+ * (ValueError at creation; Caffe2's EnforceOneToOneInplace). No gradient. */
+
+typedef struct rowwise_counter_state {
+    double neg_log_rho; /* ln(2) / counter_halflife; 0 when the op is off */
+    int on;
+} rowwise_counter_state;
+
+static rc_status rowwise_counter_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {0, 0, 1, 1};
+    rowwise_counter_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    int64_t h = -1;
+    rc_status st = rc_arg_i(&op->def, "counter_halflife", -1, &h, err);
+    if (st) return st;
+    if (h > 0) {
+        s->on = 1;
+        s->neg_log_rho = log(2.0) / (double)h;
+    }
+    return rc_sparse_require_inplace(op, pairs, 2, err);
+}
+
+/* Dtypes and sizes: PREV_ITER int32, COUNTER float32 with as many elements, INDICES int32, ITER one int32. */
+static rc_status rowwise_counter_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_I32, err)) || (st = rc_check_input(op, 1, RC_F32, err))) return st;
+    if ((st = rc_sparse_check_indices(op, 2, err))) return st;
+    if ((st = rc_iter_check_counter(op, "input", 3, rc_in_name(op, 3), rc_in(op, 3), err))) return st;
+    if (rc_tensor_numel(rc_in(op, 0)) != rc_tensor_numel(rc_in(op, 1)))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (the last update iterations) %s and input 1 "
+                          "blob '%s' (the counters) %s must have the same number of elements", rc_in_name(op, 0),
+                          RC_SHAPE(rc_in(op, 0)), rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)));
+    return RC_OK;
+}
+
+static rc_status rowwise_counter_run(rc_op *op, rc_err *err)
+{
+    const rowwise_counter_state *s = op->state;
+    rc_status st;
+    if ((st = rowwise_counter_check(op, err))) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if ((st = rc_sparse_check_range(op, 2, n, "the number of counters", err))) return st;
+    const int64_t K = rc_tensor_numel(rc_in(op, 2));
+    if (!s->on || !K) return RC_OK;
+    const int32_t *idx = rc_i32(rc_in(op, 2));
+    const int64_t t = rc_i32(rc_in(op, 3))[0];
+    int32_t *prev = rc_i32(rc_out(op, 0));
+    float *cnt = rc_f32(rc_out(op, 1));
+    for (int64_t k = 0; k < K; k++) {
+        const int32_t i = idx[k];
+        const int64_t delta = t > prev[i] ? t - prev[i] : 0;
+        cnt[i] = (float)(1.0 + exp(-(double)delta * s->neg_log_rho) * (double)cnt[i]);
+        if (t > prev[i]) prev[i] = (int32_t)t;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ SparseNormalize
+ *
+ * SparseNormalize(PARAM, INDICES[, GRAD]) -> PARAM, in place: for each k in order, row i = INDICES.flat[k] of
+ * PARAM (float32, ndim >= 1; a row is PARAM.shape[1:]) with L2 norm n (in double) is scaled by
+ * norm / (n + 1e-12) (in double, rounded to float32 once), unless use_max_norm (default 1) and n <= norm: then
+ * it is left as it is. Arguments norm (default 1; finite and >= 0, ValueError at creation; Caffe2 checked
+ * nothing) and use_max_norm. INDICES int32 of any shape, each in [0, PARAM.shape[0]) (IndexError before
+ * anything is written; Caffe2 did not check). GRAD is accepted and not read, as in Caffe2's later versions
+ * (the oldest took the row size from it). A repeated index normalizes its row again. The output must be
+ * PARAM's blob (ValueError at creation; Caffe2's EnforceOneToOneInplace). No gradient. */
+
+typedef struct sparse_normalize_state {
+    double norm;
+    int use_max_norm;
+} sparse_normalize_state;
+
+static rc_status sparse_normalize_setup(rc_op *op, rc_err *err)
+{
+    static const int pairs[] = {0, 0};
+    sparse_normalize_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    float norm = 1.0f;
+    int64_t use_max = 1;
+    rc_status st = arg_at_least(op, "norm", 1.0f, 0.0f, 0, &norm, err);
+    if (st || (st = rc_arg_i(&op->def, "use_max_norm", 1, &use_max, err))) return st;
+    s->norm = norm;
+    s->use_max_norm = use_max != 0;
+    return rc_sparse_require_inplace(op, pairs, 1, err);
+}
+
+/* PARAM float32 with ndim >= 1, INDICES int32. */
+static rc_status sparse_normalize_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = rc_check_ndim(op, 0, 1, RC_MAX_DIMS, err))) return st;
+    return rc_sparse_check_indices(op, 1, err);
+}
+
+static rc_status sparse_normalize_run(rc_op *op, rc_err *err)
+{
+    const sparse_normalize_state *s = op->state;
+    rc_status st;
+    if ((st = sparse_normalize_check(op, err))) return st;
+    if ((st = rc_sparse_check_range_of(op, 1, 0, err))) return st;
+    const rc_tensor *w = rc_in(op, 0);
+    const int64_t K = rc_tensor_numel(rc_in(op, 1)), R = rc_dims_prod(w, 1, w->ndim);
+    const int32_t *idx = rc_i32(rc_in(op, 1));
+    float *wd = rc_f32(rc_out(op, 0));
+    for (int64_t k = 0; k < K && R; k++) {
+        float *row = wd + (int64_t)idx[k] * R;
+        double ss = 0.0;
+        for (int64_t j = 0; j < R; j++) ss += (double)row[j] * row[j];
+        const double n = sqrt(ss);
+        if (s->use_max_norm && n <= s->norm) continue;
+        const float scale = (float)(s->norm / (n + 1e-12));
+        for (int64_t j = 0; j < R; j++) row[j] *= scale;
+    }
+    return RC_OK;
+}
+
 static int inplace_two(int in, int out) { return in == out && in < 2; }
 
 /* RowWiseSparseAdam: param and the moments in place (input i -> output i, i < 3); the effective gradient may
@@ -467,5 +603,12 @@ const rc_op_schema rc_ops_optim_rowwise[] = {
      "(param, moment_1, moment_2 (rows,), indices, grad, lr, iter) -> (param, moment_1, moment_2[, "
      "effective_grad]) in place: Adam's step on rows indices[k] with one second moment per row (mean of g^2); "
      "arguments beta1, beta2, epsilon", rowwise_adam_check},
+    {"RowWiseCounter", 4, 4, 2, 2, inplace_two, rowwise_counter_setup, rowwise_counter_run, free,
+     "(prev_iter int32, counter, indices, iter (int32, one)) -> (prev_iter, counter) in place: counter[i] = "
+     "1 + exp(-max(0, iter - prev_iter[i]) * ln2 / counter_halflife) * counter[i], prev_iter[i] = max(iter, "
+     "prev_iter[i]) for i = indices[k]; counter_halflife <= 0: off", rowwise_counter_check},
+    {"SparseNormalize", 2, 3, 1, 1, rc_inplace_first, sparse_normalize_setup, sparse_normalize_run, free,
+     "(param, indices[, grad (not read)]) -> param in place: row i = indices[k] scaled to L2 norm `norm` "
+     "(use_max_norm, default 1: only rows whose norm exceeds it)", sparse_normalize_check},
     {0},
 };

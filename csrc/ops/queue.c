@@ -74,8 +74,10 @@
  *  - WeightedSampleDequeueBlobs follows the same rules (see its section).
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include "../kernels/rng.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,15 +139,7 @@ static const char *field_str(const bqueue *q, int j, char *buf, size_t n)
 }
 #define FIELD(q, j) field_str((q), (j), (char[160]){0}, 160)
 
-/* What a blob holds, for messages: "a DBReader", "a tensor (2, 3) float32", "nothing". */
-static const char *holds_str(const rc_blob *b, char *buf, size_t n)
-{
-    if (b->obj) snprintf(buf, n, "a %s", b->obj_kind ? b->obj_kind : "non-tensor object");
-    else if (b->t.dtype == RC_UNDEF) snprintf(buf, n, "nothing (it was created but never written)");
-    else snprintf(buf, n, "a tensor %s", RC_SHAPE(&b->t));
-    return buf;
-}
-#define HOLDS(b) holds_str((b), (char[160]){0}, 160)
+#define HOLDS(b) RC_HOLDS(b)
 
 /* ---------------------------------------------------------------- arguments and checks */
 

@@ -13,6 +13,7 @@ extern const rc_op_schema rc_ops_embed[];     /* ops/embed.c: Gather, OneHot, We
 extern const rc_op_schema rc_ops_dropout[];   /* ops/dropout.c: Dropout, DropoutGrad */
 extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate, MomentumSGDUpdate, Adam and their Sparse* */
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
+extern const rc_op_schema rc_ops_norm2[];     /* ops/norm.c: GroupNorm, InstanceNorm, SpatialBN */
 extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 extern const rc_op_schema rc_ops_sparse[];    /* ops/sparse.c: SparseToDense, ScatterWeightedSum */
 extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, (Sparse)UnsortedSegment{Sum,Mean,
@@ -24,7 +25,8 @@ extern const rc_op_schema rc_ops_optim_adaptive[]; /* ops/optim_adaptive.c: RmsP
 extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, LeakyRelu, Elu, Softsign, StopGradient,
                                                  NegateGradient, ReluN, Min, Mean */
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
-extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam */
+extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam,
+                                                     RowWiseCounter, SparseNormalize */
 extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, (Sparse)Storm, Lars */
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
@@ -47,6 +49,7 @@ extern const rc_op_schema rc_ops_sorted_segment[]; /* ops/sorted_segment.c: (Spa
 extern const rc_op_schema rc_ops_queue[];     /* ops/queue.c: CreateBlobsQueue, (Safe)EnqueueBlobs,
                                                  (Safe)DequeueBlobs, CloseBlobsQueue */
 extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, AtomicIter */
+extern const rc_op_schema rc_ops_counter[];   /* ops/counter.c: CreateCounter, CountDown, ... */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
 extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
@@ -59,7 +62,7 @@ extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, Bisect
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
-    rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_batch,
+    rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_norm2, rc_ops_batch,
     rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db,
     rc_ops_optim_adaptive,
     rc_ops_unary, rc_ops_reduce,
@@ -79,6 +82,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_queue,
     rc_ops_print,
     rc_ops_mutex,
+    rc_ops_counter,
     rc_ops_decode,
     rc_ops_moments,
     rc_ops_activation,

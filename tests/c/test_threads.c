@@ -2,7 +2,8 @@
  * atomic storage reference counts with views taken and dropped from many
  * threads, nets run concurrently in child workspaces that read one parent's
  * blobs (the layout of step workspaces), concurrent registry lookups and
- * runtime flags. */
+ * runtime flags, and one Counter (ops/counter.c) counted by nets of several
+ * threads. */
 #include "rc_test.h"
 #include <math.h>
 #include <pthread.h>
@@ -180,6 +181,92 @@ static void test_concurrent_nets(void)
     rc_ws_free(parent);
 }
 
+/* ---------------------------------------------------------------- one counter, many threads */
+enum { COUNT_ITERS = 2000 };
+
+typedef struct {
+    rc_workspace *parent;
+    int failed;
+    char msg[256];
+    int32_t seen[COUNT_ITERS]; /* what CountUp gave on each run */
+} count_arg;
+
+/* Runs CountUp(c) -> prev COUNT_ITERS times in a child workspace of the parent holding the Counter "c". */
+static void *count_worker(void *p)
+{
+    count_arg *a = p;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_workspace *ws = rc_ws_new(a->parent);
+    rc_netdef *nd = rc_netdef_new("count");
+    rc_net *net = NULL;
+    const char *in[] = {"c"}, *out[] = {"prev"};
+    if (!ws || !nd || !rct_add_op(nd, "CountUp", 1, in, 1, out) || !(net = rc_net_create(ws, nd, &err))) {
+        a->failed = 1;
+        goto done;
+    }
+    for (int it = 0; it < COUNT_ITERS; it++) {
+        if (rc_net_run(net, &err)) { a->failed = 1; goto done; }
+        a->seen[it] = rc_i32(&rc_ws_get(ws, "prev")->t)[0];
+    }
+done:
+    if (a->failed) snprintf(a->msg, sizeof a->msg, "%s", err.msg);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+    return NULL;
+}
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Every count is given exactly once: none lost, none repeated. */
+static void test_concurrent_counter(void)
+{
+    if (!rc_op_lookup("CountUp")) {
+        printf("  note: op CountUp not registered yet; skipping\n");
+        return;
+    }
+    rc_err err;
+    rc_workspace *parent = rc_ws_new(NULL);
+    rc_netdef *init = rc_netdef_new("init");
+    const char *none[] = {NULL}, *c[] = {"c"}, *total[] = {"total"};
+    REQUIRE(parent && init && rct_add_op(init, "CreateCounter", 0, none, 1, c) &&
+            rct_add_op(init, "RetrieveCount", 1, c, 1, total));
+    rc_net *net = rc_net_create(parent, init, &err);
+    REQUIRE(net && rc_net_run(net, &err) == RC_OK);
+    static count_arg args[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        args[i] = (count_arg){parent, 0, "", {0}};
+        REQUIRE(pthread_create(&th[i], NULL, count_worker, &args[i]) == 0);
+    }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    static int32_t all[NTHREADS * COUNT_ITERS];
+    for (int i = 0; i < NTHREADS; i++) {
+        if (args[i].failed) RCT_FAIL_AT("thread %d: %s", i, args[i].msg);
+        memcpy(all + i * COUNT_ITERS, args[i].seen, sizeof args[i].seen);
+    }
+    qsort(all, NTHREADS * COUNT_ITERS, sizeof all[0], cmp_i32);
+    int bad = 0;
+    for (int i = 0; i < NTHREADS * COUNT_ITERS; i++) bad += all[i] != i;
+    CHECK_EQ(bad, 0);
+    /* the count the threads left */
+    rc_netdef *get = rc_netdef_new("get");
+    REQUIRE(get && rct_add_op(get, "RetrieveCount", 1, c, 1, total));
+    rc_net *gnet = rc_net_create(parent, get, &err);
+    REQUIRE(gnet && rc_net_run(gnet, &err) == RC_OK);
+    CHECK_EQ(rc_i32(&rc_ws_get(parent, "total")->t)[0], NTHREADS * COUNT_ITERS);
+    rc_net_free(gnet);
+    rc_netdef_free(get);
+    rc_net_free(net);
+    rc_netdef_free(init);
+    rc_ws_free(parent);
+}
+
 /* ---------------------------------------------------------------- registry, flags, BLAS */
 static void *lookup_worker(void *p)
 {
@@ -304,6 +391,7 @@ int main(void)
 {
     RUN(test_concurrent_refcounts);
     RUN(test_concurrent_nets);
+    RUN(test_concurrent_counter);
     RUN(test_concurrent_lookups_and_flags);
     RUN(test_concurrent_sgemm);
     RUN(test_spin_while);
