@@ -88,7 +88,8 @@ def _mean_grad(op, g_output):
     if g_output[0] is None:
         return [], [None] * len(op.input)
     gx = [_grad_name(x) for x in op.input]
-    return [_op(op, "MeanGradient", [g_output[0]], gx)], gx
+    # the inputs give their shapes, for the sums over the dims where they were broadcast
+    return [_op(op, "MeanGradient", [g_output[0]] + list(op.input), gx)], gx
 
 
 def _reduce_grad(op, g_output):

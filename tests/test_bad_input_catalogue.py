@@ -2202,7 +2202,25 @@ CASES = [
     Case("min-shapes", "ops: unary & reduce", "Min([a (2,3), b (3,2)])",
          "feed(a=f32(2, 3), b=f32(3, 2)); run_op('Min', ['a', 'b'], 'y')", V,
          r"op Min #0: input 1 blob 'b' of shape \(3, 2\) float32 must have the shape of input 0 blob 'a' "
-         r"\(2, 3\) float32", note="no broadcasting (as our Max); Mean the same"),
+         r"\(2, 3\) float32", note="no broadcasting (as our Max); Mean broadcasts (below)"),
+    Case("mean-no-broadcast", "ops: unary & reduce", "Mean([a (2,3), b (2,2)])",
+         "feed(a=f32(2, 3), b=f32(2, 2)); run_op('Mean', ['a', 'b'], 'y')", V,
+         r"op Mean #0: input 1 blob 'b' of shape \(2, 2\) float32 does not broadcast with the inputs "
+         r"before it \(numpy-style, dims aligned from the last\): its dim 1 is 2 where they give 3",
+         note="numpy-style, as newer Caffe2's Mean; checked already at CreateNet"),
+    Case("mean-in-place-broadcast", "ops: unary & reduce", "Mean([a (3,), b (2,3)]) -> a",
+         "feed(a=f32(3), b=f32(2, 3)); run_op('Mean', ['a', 'b'], 'a')", V,
+         r"op Mean #0: output blob 'a' is input 0 of shape \(3,\) float32, but the inputs broadcast to "
+         r"another shape \(in place needs the result to have that input's shape\)",
+         note="as newer Caffe2 (it checked input 0 only)"),
+    Case("mean-gradient-x-shape", "ops: unary & reduce", "MeanGradient([dy (2,3), dy, b (2,2)])",
+         "feed(dy=f32(2, 3), b=f32(2, 2)); run_op('MeanGradient', ['dy', 'dy', 'b'], ['da', 'db'])", V,
+         r"op MeanGradient #0: input 2 blob 'b' \(X1\) of shape \(2, 2\) float32 does not broadcast to "
+         r"dY 'dy' of shape \(2, 3\) float32", note="the X give their shapes only"),
+    Case("mean-gradient-in-place-shape", "ops: unary & reduce", "MeanGradient([dy (2,3), a (3,)]) -> dy",
+         "feed(dy=f32(2, 3), a=f32(3)); run_op('MeanGradient', ['dy', 'a'], 'dy')", V,
+         r"op MeanGradient #0: output 0 blob 'dy' is dY, but X0 'a' of shape \(3,\) float32 is not of dY's "
+         r"shape \(2, 3\) float32 \(in place needs it\)"),
     Case("reduce-axis-out-of-range", "ops: unary & reduce", "ReduceSum(x (2,3), axes=[2])",
          "feed(x=f32(2, 3)); run_op('ReduceSum', 'x', 'y', axes=[2])", V,
          r"op ReduceSum #0: axis 2 in argument 'axes' is out of range for input 0 blob 'x' \(2, 3\) float32",
@@ -3582,6 +3600,109 @@ CASES = [
          "feed(x=f32(4, 2, 3)); run_op('CTCBeamSearchDecoder', ['x'], ['olen', 'vals'], beam_width=0)", V,
          r"op CTCBeamSearchDecoder #0: argument 'beam_width' must be in \[1, 2147483647\], got 0",
          note="Caffe2 did not check (an empty beam decoded nothing)"),
+    # ---------------------------------------------------------------- calib.c ops
+    Case("percentile-columns", "ops: calibration", "Percentile([x (2,2), vp (3,3), l])",
+         "feed(x=f32(2, 2), vp=f32(3, 3), l=np.array([2, 1], np.int32)); run_op('Percentile', ['x', "
+         "'vp', 'l'], 'y')", V,
+         r"op Percentile #0: input 1 blob 'vp' \(value_to_pct\) of shape \(3, 3\) float32 must have 2 "
+         r"columns \(value, percentile\)",
+         note="checked already at CreateNet"),
+    Case("percentile-lengths-count", "ops: calibration", "Percentile([x (2,2), vp (3,2), l (3,)])",
+         "feed(x=f32(2, 2), vp=f32(3, 2), l=np.array([1, 1, 1], np.int32)); run_op('Percentile', ['x', "
+         "'vp', 'l'], 'y')", V,
+         r"op Percentile #0: input 2 blob 'l' \(lengths\) of shape \(3,\) int32 must have one entry per "
+         r"column of input 0 blob 'x' of shape \(2, 2\) float32",
+         note="one run per column of X"),
+    Case("percentile-lengths-sum", "ops: calibration", "Percentile([x (2,2), vp (3,2), l [1, 1]])",
+         "feed(x=f32(2, 2), vp=f32(3, 2), l=np.array([1, 1], np.int32)); run_op('Percentile', ['x', "
+         "'vp', 'l'], 'y')", V,
+         r"op Percentile #0: input 2 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 2, but input 1 blob "
+         r"'vp' of shape \(3, 2\) float32 has 3 rows",
+         note="as Caffe2's enforce; a negative length is a ValueError too"),
+    Case("percentile-unsorted", "ops: calibration",
+         "Percentile([x, vp [[2, .1], [1, .2], [1, .5]], l [2, 1]])",
+         "feed(x=f32(2, 2), vp=np.array([[2, .1], [1, .2], [1, .5]], np.float32), l=np.array([2, 1], "
+         "np.int32)); run_op('Percentile', ['x', 'vp', 'l'], 'y')", V,
+         r"op Percentile #0: input 1 blob 'vp' \(value_to_pct\): run 0 \(rows 0\.\.1\) must be sorted by "
+         r"value, but row 1 holds 1 after 2",
+         note="Caffe2 assumed sorted runs; NaN values are refused the same way"),
+    Case("bisect-percentile-arg-sizes", "ops: calibration",
+         "BisectPercentile(x, percentile_lower of 2 entries, others of 3)",
+         "feed(x=f32(2, 1)); run_op('BisectPercentile', 'x', 'y', percentile_raw=[1.0, 2.0, 3.0], "
+         "percentile_mapping=[.1, .2, .3], percentile_lower=[.1, .2], percentile_upper=[.1, .2, .3], "
+         "lengths=[3])", V,
+         r"op BisectPercentile #0: argument 'percentile_lower' has 2 entries but 'percentile_raw' has 3 "
+         r"\(one each\)",
+         note="checked when the op is created, as Caffe2's constructor"),
+    Case("bisect-percentile-empty-run", "ops: calibration", "BisectPercentile(x, lengths=[3, 0])",
+         "feed(x=f32(2, 2)); run_op('BisectPercentile', 'x', 'y', lengths=[3, 0], percentile_raw=[1.0, "
+         "2.0, 3.0], percentile_mapping=[.1, .2, .3], percentile_lower=[.1, .2, .3], "
+         "percentile_upper=[.1, .2, .3])", V,
+         r"op BisectPercentile #0: argument 'lengths' holds 0 at position 1; each run needs 1 to 3 entries "
+         r"of 'percentile_raw'",
+         note="Caffe2 read before the table for an empty run"),
+    Case("bisect-percentile-lengths-sum", "ops: calibration",
+         "BisectPercentile(x, lengths=[1, 1], 3 entries)",
+         "feed(x=f32(2, 2)); run_op('BisectPercentile', 'x', 'y', lengths=[1, 1], percentile_raw=[1.0, "
+         "2.0, 3.0], percentile_mapping=[.1, .2, .3], percentile_lower=[.1, .2, .3], "
+         "percentile_upper=[.1, .2, .3])", V,
+         r"op BisectPercentile #0: argument 'lengths' must sum to the 3 entries of 'percentile_raw'"),
+    Case("bisect-percentile-unsorted", "ops: calibration",
+         "BisectPercentile(x, percentile_raw=[1, 0, 3], lengths=[2, 1])",
+         "feed(x=f32(2, 2)); run_op('BisectPercentile', 'x', 'y', lengths=[2, 1], percentile_raw=[1.0, "
+         "0.0, 3.0], percentile_mapping=[.1, .2, .3], percentile_lower=[.1, .2, .3], "
+         "percentile_upper=[.1, .2, .3])", V,
+         r"op BisectPercentile #0: argument 'percentile_raw': run 0 \(entries 0\.\.1\) must be sorted, but "
+         r"entry 1 is 0",
+         note="Caffe2 assumed sorted runs; NaN is refused the same way"),
+    Case("bisect-percentile-columns", "ops: calibration", "BisectPercentile(x (2,3), lengths=[2, 1])",
+         "feed(x=f32(2, 3)); run_op('BisectPercentile', 'x', 'y', lengths=[2, 1], percentile_raw=[1.0, "
+         "2.0, 3.0], percentile_mapping=[.1, .2, .3], percentile_lower=[.1, .2, .3], "
+         "percentile_upper=[.1, .2, .3])", V,
+         r"op BisectPercentile #0: input 0 blob 'x' of shape \(2, 3\) float32 must have one column per "
+         r"entry of argument 'lengths' \(2\)",
+         note="checked already at CreateNet"),
+    Case("batch-box-cox-lambda-size", "ops: calibration", "BatchBoxCox([d (2,3), l1 (3,), l2 (2,)])",
+         "feed(d=f32(2, 3), l1=f32(3), l2=f32(2)); run_op('BatchBoxCox', ['d', 'l1', 'l2'], 'y')", V,
+         r"op BatchBoxCox #0: input 2 blob 'l2' \(lambda2\) of shape \(2,\) float32 must have 3 entries, "
+         r"one per column of input 0 blob 'd' of shape \(2, 3\) float32",
+         note="checked for an empty D too (Caffe2 returned first)"),
+    Case("pwl-partial-args", "ops: calibration", "PiecewiseLinearTransform(x, bounds, slopes, no intercepts)",
+         "feed(x=f32(3, 1)); run_op('PiecewiseLinearTransform', 'x', 'y', bounds=[0.0, 1.0], "
+         "slopes=[1.0])", V,
+         r"op PiecewiseLinearTransform #0: arguments 'bounds', 'slopes' and 'intercepts' must be all set or "
+         r"all unset \(got 2, 1 and 0 entries\)",
+         note="as Caffe2's enforce"),
+    Case("pwl-args-and-inputs", "ops: calibration", "PiecewiseLinearTransform([x, b, s, c], bounds=..)",
+         "feed(x=f32(3, 1), b=np.array([0, 1], np.float32), s=f32(1)); "
+         "run_op('PiecewiseLinearTransform', ['x', 'b', 's', 's'], 'y', bounds=[0.0, 1.0], "
+         "slopes=[1.0], intercepts=[0.0])", V,
+         r"op PiecewiseLinearTransform #0: takes the pieces from the arguments \(then X only\) or from "
+         r"inputs \(X, bounds, slopes, intercepts\): got 4 inputs with the arguments",
+         note="the pieces come from one place"),
+    Case("pwl-groups", "ops: calibration", "PiecewiseLinearTransform([x, b (2,), s (2,), c (2,)])",
+         "feed(x=f32(3, 1), s=f32(2)); run_op('PiecewiseLinearTransform', ['x', 's', 's', 's'], 'y')", V,
+         r"op PiecewiseLinearTransform #0: inputs 1\.\.3 \(bounds, slopes, intercepts\): 2 bounds and 2 "
+         r"slopes do not make G groups of P >= 1 pieces \(G \(P \+ 1\) bounds, G P slopes\)",
+         note="G (P + 1) bounds and G P slopes / intercepts; unequal slopes and intercepts are a "
+         "ValueError too"),
+    Case("pwl-binary-groups", "ops: calibration", "PiecewiseLinearTransform(x, 2 groups of bounds, binary=1)",
+         "feed(x=f32(3, 2)); run_op('PiecewiseLinearTransform', 'x', 'y', binary=1, bounds=[0.0, 1.0, "
+         "0.0, 1.0], slopes=[1.0, 1.0], intercepts=[0.0, 0.0])", V,
+         r"op PiecewiseLinearTransform #0: the arguments: binary=1 takes one group of pieces, got 2 \(4 "
+         r"bounds, 2 slopes\)"),
+    Case("pwl-unsorted-bounds", "ops: calibration", "PiecewiseLinearTransform([x, b [0, 2, 1], s, c])",
+         "feed(x=f32(3), b=np.array([0, 2, 1], np.float32), s=f32(2)); "
+         "run_op('PiecewiseLinearTransform', ['x', 'b', 's', 's'], 'y', binary=1)", V,
+         r"op PiecewiseLinearTransform #0: input 1 \(bounds\): the bounds of group 0 \(entries 0\.\.2\) "
+         r"must be sorted, but entry 2 is 1",
+         note="Caffe2 checked only bounds given as arguments; NaN is refused the same way"),
+    Case("pwl-columns", "ops: calibration", "PiecewiseLinearTransform(x (3,2), one group)",
+         "feed(x=f32(3, 2)); run_op('PiecewiseLinearTransform', 'x', 'y', bounds=[0.0, 1.0], "
+         "slopes=[1.0], intercepts=[0.0])", V,
+         r"op PiecewiseLinearTransform #0: input 0 blob 'x' of shape \(3, 2\) float32 must have one column "
+         r"per group of pieces \(1\)",
+         note="one group per column; binary=1 takes X of [N], [N, 1] or [N, 2]"),
 ]
 XFAIL = {}
 

@@ -178,6 +178,18 @@ CASES = [
     ("PRelu", dict(x=f32(2, 3), w=f32(2)), ["y"], {}, V),
     ("PReluGradient", dict(y=f32(2, 3), dy=f32(2, 3), x=f32(2, 3), w=f32(1, 3)), ["dx", "dw"], {}, V),
     ("SquareRootDivide", dict(d=f32(2, 3), s=f32(3)), ["y"], {}, V),
+    ("Mean", dict(a=f32(2, 3), b=f32(2, 2)), ["y"], {}, V),
+    ("MeanGradient", dict(dy=f32(2, 3), a=f32(3), b=f32(2, 1, 1)), ["da", "db"], {}, V),
+    # the calibration ops (csrc/ops/calib.c)
+    ("Percentile", dict(x=f32(2, 3), vp=f32(3, 2), l=i32(2)), ["y"], {}, V),
+    ("Percentile", dict(x=f32(2, 3), vp=f32(3, 3), l=i32(3)), ["y"], {}, V),
+    ("BisectPercentile", dict(x=f32(2, 3)), ["y"], dict(percentile_raw=[1.0], percentile_mapping=[1.0],
+                                                        percentile_lower=[1.0], percentile_upper=[1.0],
+                                                        lengths=[1]), V),
+    ("BatchBoxCox", dict(d=f32(2, 3), l1=f32(3), l2=f32(2)), ["y"], {}, V),
+    ("PiecewiseLinearTransform", dict(x=f32(2, 3)), ["y"], dict(bounds=[0.0, 1.0], slopes=[1.0],
+                                                                intercepts=[0.0]), V),
+    ("PiecewiseLinearTransform", dict(x=f32(2), b=f32(2), s=f32(1), c=f32(2)), ["y"], dict(binary=1), V),
     # the queue ops (csrc/ops/queue.c): a tensor where the BlobsQueue goes
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),

@@ -251,6 +251,93 @@ def test_mean_is_in_double():
     close(run("Mean", ["a", "b", "c"], ["y"]), np.full(4, 1 / 3))
 
 
+def mean_bcast_ref(*xs):
+    return np.sum(np.broadcast_arrays(*[x.astype(np.float64) for x in xs]), axis=0) / len(xs)
+
+
+@pytest.mark.parametrize("shapes", [[(2, 3, 4, 5), (1, 4, 5), (2, 3, 1, 1), (5,)], [(3, 1), (1, 4)],
+                                    [(4,), ()], [(2, 1, 3), (2, 3), (1, 1, 1)], [(1, 1), (0,)]])
+def test_mean_broadcast(rng, shapes):
+    """numpy-style broadcasting (newer Caffe2's Mean): the same double sum in input order, exactly."""
+    xs = [np.asarray(rng.standard_normal(s), np.float32) for s in shapes]
+    names = ["x%d" % i for i in range(len(xs))]
+    feed(**dict(zip(names, xs)))
+    y = run("Mean", names, ["y"])
+    ref = mean_bcast_ref(*xs).astype(np.float32)
+    assert y.shape == ref.shape and y.dtype == np.float32
+    np.testing.assert_array_equal(y, ref)
+
+
+def test_mean_broadcast_in_place(rng):
+    xs = [f32(rng, 2, 3, 4), f32(rng, 3, 1), f32(rng, 4)]
+    feed(a=xs[0], b=xs[1], c=xs[2])
+    run("Mean", ["b", "a", "c"], ["a"])  # output over the input of the result's shape, not the first
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), mean_bcast_ref(*xs).astype(np.float32))
+    raises(ValueError, r"op Mean #0: output blob 'b' is input 0 of shape \(3, 1\) float32, but the inputs "
+           r"broadcast to another shape", op("Mean", ["b", "a", "c"], ["b"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("b"), xs[1])  # untouched
+
+
+def test_mean_equal_shapes_match_broadcast_walk(rng):
+    """The equal-shape path (blocked) and the broadcast walk give the same bits for the same sums."""
+    xs = [f32(rng, 3, 700) for _ in range(3)]
+    feed(a=xs[0], b=xs[1], c=xs[2], c1=xs[2][None])
+    same = run("Mean", ["a", "b", "c"], ["y"])
+    walked = run("Mean", ["a", "b", "c1"], ["y1"])
+    np.testing.assert_array_equal(same, walked[0])
+    np.testing.assert_array_equal(same, mean_bcast_ref(*xs).astype(np.float32))
+
+
+@pytest.mark.parametrize("shapes", [[(2, 3, 4), (3, 1), (4,)], [(1, 4), (3, 1)], [(3,), ()]])
+def test_mean_broadcast_gradient(rng, shapes):
+    xs = [np.asarray(rng.standard_normal(s), np.float32) for s in shapes]
+    names = ["x%d" % i for i in range(len(xs))]
+    check_grads(op("Mean", names, ["y"]), xs)
+    ops, g = core.GradientRegistry.GetGradientForOp(op("Mean", names, ["y"]), ["y_grad"])
+    assert ops[0].type == "MeanGradient" and list(ops[0].input) == ["y_grad"] + names
+    # direct: dXi = dY / k summed over the dims where Xi was repeated (in double)
+    dy = np.asarray(rng.standard_normal(mean_bcast_ref(*xs).shape), np.float32)
+    feed(dy=dy, **dict(zip(names, xs)))
+    dxs = run("MeanGradient", ["dy"] + names, ["d%d" % i for i in range(len(xs))])
+    for x, dx in zip(xs, dxs):
+        lead = dy.ndim - x.ndim
+        axes = tuple(range(lead)) + tuple(lead + k for k in range(x.ndim)
+                                          if x.shape[k] == 1 and dy.shape[lead + k] != 1)
+        ref = dy.astype(np.float64).sum(axis=axes).reshape(x.shape) * np.float32(1.0 / len(xs))
+        assert dx.shape == x.shape
+        close(dx, ref, tol=1e-6)
+
+
+def test_mean_gradient_with_inputs_of_dy_shape_is_legacy(rng):
+    """MeanGradient(dY, X0, X1) with the X of dY's shape gives the bits of MeanGradient(dY); dX0 over dY."""
+    dy = f32(rng, 3, 4)
+    feed(dy=dy, a=f32(rng, 3, 4), b=f32(rng, 3, 4), e=np.zeros((1, 1), np.float32))
+    legacy = run("MeanGradient", ["dy"], ["l0", "l1"])
+    new = run("MeanGradient", ["dy", "a", "b"], ["n0", "n1"])
+    for l, n in zip(legacy, new):
+        np.testing.assert_array_equal(l, n)
+    run("MeanGradient", ["dy", "a", "e"], ["dy", "n1"])
+    np.testing.assert_array_equal(workspace.FetchBlob("dy"), legacy[0])
+    close(workspace.FetchBlob("n1"), [[dy.astype(np.float64).sum() / 2]], tol=1e-6)
+
+
+def test_mean_broadcast_empty():
+    """(1, 1) with (0,): the result is (1, 0) and dX of the (1, 1) input is 0."""
+    feed(a=np.ones((1, 1), np.float32), b=np.ones(0, np.float32))
+    assert run("Mean", ["a", "b"], ["c"]).shape == (1, 0)
+    feed(dc=np.zeros((1, 0), np.float32))
+    da, db = run("MeanGradient", ["dc", "a", "b"], ["da", "db"])
+    assert da.shape == (1, 1) and db.shape == (0,)
+    np.testing.assert_array_equal(da, 0)
+    check_grads(op("Mean", ["a", "b"], ["c"]), [np.ones((1, 1), np.float32), np.ones(0, np.float32)], (0,))
+
+
+def test_mean_broadcast_size_overflow():
+    huge = [np.zeros((1 << 20, 1), np.float32), np.zeros((1 << 20,), np.float32)]
+    feed(h0=huge[0], h1=huge[1])  # 2^40 floats: 4 TiB
+    raises(MemoryError, r"op Mean #0: output 0 blob 'y'", op("Mean", ["h0", "h1"], ["y"]))
+
+
 # ================================================================ Reduce*
 AXES = [None, [], [0], [1], [-1], [0, 2], [2, 0], [-3, -1], [0, 1, 2]]
 REFS = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min}
@@ -406,6 +493,23 @@ BAD = [
     (TypeError,
      r"op Mean #0: input 1 blob 'i' must be float32, got \(4,\) int32", ("Mean", ["x", "i"], ["y"], {})),
     (ValueError,
+     r"op Mean #0: input 1 blob 'z' of shape \(2, 2\) float32 does not broadcast with the inputs before it "
+     r"\(numpy-style, dims aligned from the last\): its dim 1 is 2 where they give 3",
+     ("Mean", ["x", "z"], ["y"], {})),
+    (ValueError,
+     r"op Mean #0: output blob 'c' is input 0 of shape \(2, 1\) float32, but the inputs broadcast to another "
+     r"shape \(in place needs the result to have that input's shape\)", ("Mean", ["c", "x"], ["c"], {})),
+    (ValueError,
+     r"op MeanGradient #0: input 1 blob 'z' \(X0\) of shape \(2, 2\) float32 does not broadcast to dY 'x' of "
+     r"shape \(2, 3\) float32", ("MeanGradient", ["x", "z"], ["y"], {})),
+    (ValueError,
+     r"op MeanGradient #0: output 0 blob 'x' is dY, but X0 'c' of shape \(2, 1\) float32 is not of dY's "
+     r"shape",
+     ("MeanGradient", ["x", "c", "c"], ["x", "y"], {})),
+    (ValueError,
+     r"op MeanGradient #0: takes dY, or \(dY, X0, ..., Xk-1\), and gives \(dX0, ..., dXk-1\): 2 inputs "
+     r"need 1 outputs, got 2", ("MeanGradient", ["x", "x"], ["y", "y2"], {})),
+    (ValueError,
      r"op MinGradient #0: takes \(Y, dY, X0, ..., Xk-1\) and gives \(dX0, ..., dXk-1\): 4 inputs need "
      r"2 outputs, got 1", ("MinGradient", ["x", "x", "x", "x"], ["y"], {})),
     (ValueError, r"op ReduceSum #0: axis 3 in argument 'axes' is out of range for input 0 blob 'x' \(2, 3\) "
@@ -464,9 +568,9 @@ def test_bad_input(exc, pattern, spec):
 
 
 def test_bad_input_caught_at_net_creation():
-    feed(x=np.zeros((2, 3), np.float32), i=np.arange(4, dtype=np.int32))
+    feed(x=np.zeros((2, 3), np.float32), i=np.arange(4, dtype=np.int32), w=np.zeros((2, 2), np.float32))
     for o in [op("ReduceSum", ["x"], ["y"], axes=[5]), op("Accuracy", ["x", "i"], ["y"]),
-              op("Softsign", ["i"], ["y"])]:
+              op("Softsign", ["i"], ["y"]), op("Mean", ["x", "w"], ["y"])]:
         net = core.Net("n")
         net.Proto().op.extend([o])
         with pytest.raises((ValueError, TypeError), match="op %s #0" % o.type):

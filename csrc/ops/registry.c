@@ -57,6 +57,8 @@ extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, Swap
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
 extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
+extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
+                                                 PiecewiseLinearTransform */
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
@@ -84,6 +86,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_decode,
     rc_ops_moments,
     rc_ops_activation,
+    rc_ops_calib,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

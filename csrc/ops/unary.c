@@ -23,8 +23,11 @@
  *   ReluNGradient(Y, dY) -> dX    dX = dY where 0 < Y < n, else 0 (ClipGradient's kernel)
  *   Min(X0, ...) -> Y             elementwise minimum, one shape, NaN propagates (np.minimum)
  *   MinGradient(Y, dY, X0, ...)   -> (dX0, ...): dXi = dY where Xi == Y, else 0
- *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order
- *   MeanGradient(dY) -> (dX0, ..) dXi = dY / n, n the number of outputs; dX0 may be dY (in place)
+ *   Mean(X0, ...) -> Y            (X0 + X1 + ...) / n, added in double in input order; the inputs
+ *                                 broadcast numpy-style (as newer Caffe2), Y over an input of Y's shape
+ *   MeanGradient(dY[, X0, ..])    -> (dX0, ..): dXi = dY / n, n the number of outputs, summed (in double)
+ *                                 over the dims where Xi was broadcast when the Xi are given (their
+ *                                 shapes only); dX0 may be dY (in place) when X0 has dY's shape
  *
  * All float32 (StopGradient, NegateGradient: any dtype). The forward ops run in place; the
  * gradient ops may write dX over dY. What differs from Caffe2:
@@ -40,8 +43,8 @@
  *  - Min with one input copies it; MinGradient gives dY to every input equal
  *    to Y (ties all get it), as our MaxGradient and Caffe2's.
  *
- * No global state; the only allocations are the pointer tables of Min, Mean,
- * MinGradient and MeanGradient, sized once in setup (owned by op->state).
+ * No global state; the only allocations are the pointer tables of Min, Mean (with
+ * its offset and stride tables) and MinGradient, sized once in setup (owned by op->state).
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
@@ -56,6 +59,8 @@ typedef struct unary_state {
     float lo, hi;       /* Clip: min, max; ReluN: 0, n; LeakyRelu / Elu: lo = alpha */
     const float **x;    /* Min, Mean, MinGradient: the inputs' data (owned table) */
     float **dx;         /* MinGradient, MeanGradient: the outputs' data (owned table) */
+    int64_t *off;       /* Mean: each input's element offset while walking a broadcast (owned table) */
+    int64_t (*str)[RC_MAX_DIMS]; /* Mean: each input's strides over the broadcast shape (owned table) */
 } unary_state;
 
 static void unary_state_free(void *p)
@@ -64,6 +69,8 @@ static void unary_state_free(void *p)
     if (!s) return;
     free(s->x);
     free(s->dx);
+    free(s->off);
+    free(s->str);
     free(s);
 }
 
@@ -374,6 +381,17 @@ static rc_status min_setup(rc_op *op, rc_err *err)
     return state_new(op, op->n_in, 0, &s, err);
 }
 
+static rc_status mean_setup(rc_op *op, rc_err *err)
+{
+    unary_state *s = NULL;
+    rc_status st = state_new(op, op->n_in, 0, &s, err);
+    if (st) return st;
+    s->off = calloc((size_t)op->n_in, sizeof *s->off);
+    s->str = calloc((size_t)op->n_in, sizeof *s->str);
+    if (!s->off || !s->str) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    return RC_OK;
+}
+
 #define CHUNK 256
 
 /* X0..Xn-1 [m] -> Y [m] = elementwise minimum; Y may be any Xi (block by block through a buffer).
@@ -401,10 +419,114 @@ static rc_status min_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* X0..Xn-1 [m] -> Y [m] = (X0 + ... + Xn-1) / n, added in double in input order; Y may be any Xi. */
+/* Whether inputs first..n_in-1 all have input first's shape. */
+static int same_shapes(rc_op *op, int first)
+{
+    for (int i = first + 1; i < op->n_in; i++)
+        if (!rc_tensor_same_shape(rc_in(op, i), rc_in(op, first))) return 0;
+    return 1;
+}
+
+/* Inputs float32 whose shapes broadcast numpy-style (dims aligned from the last; a dim of 1, or a missing
+ * leading one, stretches): *ndim / dims = the broadcast shape; ValueError naming the first clash. */
+static rc_status mean_shape(rc_op *op, int *ndim, int64_t *dims, rc_err *err)
+{
+    rc_status st;
+    int nd = 0;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+        if (rc_in(op, i)->ndim > nd) nd = rc_in(op, i)->ndim;
+    }
+    for (int d = 0; d < nd; d++) dims[d] = 1;
+    for (int i = 0; i < op->n_in; i++) {
+        const rc_tensor *t = rc_in(op, i);
+        for (int k = 0; k < t->ndim; k++) {
+            int64_t *o = &dims[nd - t->ndim + k];
+            if (t->dims[k] == *o || t->dims[k] == 1) continue;
+            if (*o != 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input %d blob '%s' of shape %s does not broadcast with the inputs before it "
+                                  "(numpy-style, dims aligned from the last): its dim %d is %lld where they give "
+                                  "%lld", i, rc_in_name(op, i), RC_SHAPE(t), k, (long long)t->dims[k], (long long)*o);
+            *o = t->dims[k];
+        }
+    }
+    *ndim = nd;
+    return RC_OK;
+}
+
+/* t's element strides over the broadcast shape (nd, dims): 0 along the dims it repeats. */
+static void bc_strides(const rc_tensor *t, int nd, const int64_t *dims, int64_t *str)
+{
+    int64_t run = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        const int k = d - (nd - t->ndim);
+        const int64_t td = k >= 0 ? t->dims[k] : 1;
+        str[d] = td == dims[d] && td != 1 ? run : 0;
+        run *= td;
+    }
+}
+
+/* The broadcast forward: Y [dims] element by element in order, each Xi read at its broadcast position;
+ * Y may be an input's blob of Y's shape (that input is read at Y's element before it is written). */
+static void mean_bcast(rc_op *op, unary_state *s, int nd, const int64_t *dims, int64_t m, float *y)
+{
+    int64_t idx[RC_MAX_DIMS] = {0};
+    for (int i = 0; i < op->n_in; i++) {
+        bc_strides(rc_in(op, i), nd, dims, s->str[i]);
+        s->off[i] = 0;
+    }
+    const double n = op->n_in;
+    for (int64_t e = 0; e < m; e++) {
+        double acc = s->x[0][s->off[0]];
+        for (int j = 1; j < op->n_in; j++) acc += s->x[j][s->off[j]];
+        y[e] = (float)(acc / n);
+        for (int d = nd - 1; d >= 0; d--) {
+            for (int j = 0; j < op->n_in; j++) s->off[j] += s->str[j][d];
+            if (++idx[d] < dims[d]) break;
+            for (int j = 0; j < op->n_in; j++) s->off[j] -= s->str[j][d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static rc_status mean_check(rc_op *op, rc_err *err)
+{
+    int nd;
+    int64_t dims[RC_MAX_DIMS];
+    rc_status st = mean_shape(op, &nd, dims, err);
+    if (st) return st;
+    for (int i = 0; i < op->n_in; i++) {
+        const rc_tensor *t = rc_in(op, i);
+        if (op->out[0] != op->in[i] || (t->ndim == nd && !memcmp(t->dims, dims, sizeof(int64_t) * (size_t)nd)))
+            continue;
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output blob '%s' is input %d of shape %s, but the inputs broadcast to another shape "
+                          "(in place needs the result to have that input's shape)", rc_out_name(op, 0), i,
+                          RC_SHAPE(t));
+    }
+    return RC_OK;
+}
+
+/* X0..Xn-1 -> Y = (X0 + ... + Xn-1) / n, added in double in input order; one shape: Y may be any Xi;
+ * shapes that broadcast: Y has the broadcast shape (and may be only an input of that shape). */
 static rc_status mean_run(rc_op *op, rc_err *err)
 {
     unary_state *s = op->state;
+    if (!same_shapes(op, 0)) {
+        int nd;
+        int64_t dims[RC_MAX_DIMS];
+        rc_status st = mean_check(op, err);
+        if (!st) st = mean_shape(op, &nd, dims, err);
+        if (st) return st;
+        if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, nd, dims, err)))
+            return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+        const int64_t m = rc_tensor_numel(rc_out(op, 0));
+        if (!m) return RC_OK;
+        for (int i = 0; i < op->n_in; i++) s->x[i] = rc_f32(rc_in(op, i));
+        mean_bcast(op, s, nd, dims, m, rc_f32(rc_out(op, 0)));
+        return RC_OK;
+    }
     rc_status st = check_all_f32(op, err);
     if (!st) st = resize_like(op, 0, rc_in(op, 0), err);
     if (st) return st;
@@ -452,20 +574,116 @@ static rc_status min_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* dY float32 -> dX0..dXk-1 = dY / k, each of dY's shape. dX0 may be dY's blob (as Caffe2's schema): the
- * outputs are written last to first, so dY is read whole before dX0 overwrites it. */
-static rc_status mean_grad_run(rc_op *op, rc_err *err)
+static rc_status mean_grad_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in != 1 && op->n_in != op->n_out + 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "takes dY, or (dY, X0, ..., Xk-1), and gives (dX0, ..., dXk-1): %d inputs need %d "
+                          "outputs, got %d", op->n_in, op->n_in - 1, op->n_out);
+    return RC_OK;
+}
+
+/* dY float32; with the forward inputs X0..Xk-1 (float32, only their shapes are read) each must broadcast to
+ * dY's shape, and dX0 may be dY's blob only when X0 has dY's shape. */
+static rc_status mean_grad_check(rc_op *op, rc_err *err)
 {
     rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *dy = rc_in(op, 0);
+    for (int i = 1; i < op->n_in; i++) {
+        if ((st = rc_check_input(op, i, RC_F32, err))) return st;
+        const rc_tensor *t = rc_in(op, i);
+        int ok = t->ndim <= dy->ndim;
+        for (int k = 0; ok && k < t->ndim; k++) {
+            const int64_t d = dy->dims[dy->ndim - t->ndim + k];
+            ok = t->dims[k] == d || t->dims[k] == 1;
+        }
+        if (!ok)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' (X%d) of shape %s does not broadcast to dY '%s' of shape %s "
+                              "(numpy-style, dims aligned from the last)", i, rc_in_name(op, i), i - 1, RC_SHAPE(t),
+                              rc_in_name(op, 0), RC_SHAPE(dy));
+    }
+    if (op->n_in > 1 && op->out[0] == op->in[0] && !rc_tensor_same_shape(rc_in(op, 1), dy))
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "output 0 blob '%s' is dY, but X0 '%s' of shape %s is not of dY's shape %s (in place "
+                          "needs it)", rc_out_name(op, 0), rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
+    return RC_OK;
+}
+
+/* dX [t's shape] = the sum of dY [dy's shape] over the dims where t repeats, times inv: added in double,
+ * each dX element's terms in dY's element order. */
+static void mean_grad_reduce(const rc_tensor *t, const rc_tensor *dy, float inv, float *dx)
+{
+    const int nd = dy->ndim;
+    int64_t str[RC_MAX_DIMS], idx[RC_MAX_DIMS] = {0}, dstr[RC_MAX_DIMS];
+    bc_strides(t, nd, dy->dims, str);
+    int64_t run = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        dstr[d] = run;
+        run *= dy->dims[d];
+    }
+    const int64_t nx = rc_tensor_numel(t);
+    if (!nx) return;
+    if (!rc_tensor_numel(dy)) { /* a dim of 1 against dY's 0: nothing to sum */
+        memset(dx, 0, (size_t)nx * sizeof *dx);
+        return;
+    }
+    const float *g = rc_f32(dy);
+    /* kept dims (str != 0, or a dim of 1) are walked outside, the repeated ones (str == 0, dim > 1) inside */
+    int kept[RC_MAX_DIMS], rep[RC_MAX_DIMS], nk = 0, nr = 0;
+    for (int d = 0; d < nd; d++) {
+        if (str[d] == 0 && dy->dims[d] > 1) rep[nr++] = d;
+        else kept[nk++] = d;
+    }
+    int64_t base = 0;
+    for (int64_t e = 0; e < nx; e++) {
+        double acc = 0;
+        int64_t off = base;
+        for (int r = 0; r < nr; r++) idx[rep[r]] = 0;
+        for (;;) {
+            acc += g[off];
+            int r = nr - 1;
+            for (; r >= 0; r--) {
+                const int d = rep[r];
+                off += dstr[d];
+                if (++idx[d] < dy->dims[d]) break;
+                off -= dstr[d] * dy->dims[d];
+                idx[d] = 0;
+            }
+            if (r < 0) break;
+        }
+        dx[e] = (float)(acc * inv);
+        for (int k = nk - 1; k >= 0; k--) {
+            const int d = kept[k];
+            base += dstr[d];
+            if (++idx[d] < dy->dims[d]) break;
+            base -= dstr[d] * dy->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* dY float32 -> dX0..dXk-1 = dY / k. Alone: each of dY's shape. With X0..Xk-1: dXi of Xi's shape, dY / k
+ * summed over the dims where Xi was broadcast (where Xi has dY's shape, dY / k as alone). dX0 may be dY's
+ * blob: the outputs are written last to first, so dY is read whole before dX0 overwrites it. */
+static rc_status mean_grad_run(rc_op *op, rc_err *err)
+{
+    rc_status st = mean_grad_check(op, err);
     if (st) return st;
     const rc_tensor *dy = rc_in(op, 0);
     const int64_t m = rc_tensor_numel(dy);
     const float inv = 1.0f / (float)op->n_out;
     for (int o = op->n_out - 1; o >= 0; o--) {
-        if ((st = resize_like(op, o, dy, err))) return st;
+        const rc_tensor *like = op->n_in > 1 ? rc_in(op, o + 1) : dy;
+        if ((st = resize_like(op, o, like, err))) return st;
+        float *dx = rc_f32(rc_out(op, o));
+        if (!rc_tensor_same_shape(like, dy)) {
+            mean_grad_reduce(like, dy, inv, dx);
+            continue;
+        }
         if (!m) continue;
         const float *g = rc_f32(dy);
-        float *dx = rc_f32(rc_out(op, o));
         for (int64_t i = 0; i < m; i++) dx[i] = g[i] * inv;
     }
     return RC_OK;
@@ -508,9 +726,10 @@ const rc_op_schema rc_ops_unary[] = {
      "Y = elementwise min of X0, X1, ... (one shape; NaN propagates)", check_all_f32},
     {"MinGradient", 3, -1, 1, -1, NULL, min_grad_setup, min_grad_run, unary_state_free,
      "(Y, dY, X0, ...) -> (dX0, ...): dXi = dY where Xi == Y, else 0", check_all_f32},
-    {"Mean", 1, -1, 1, 1, rc_inplace_any, min_setup, mean_run, unary_state_free,
-     "Y = (X0 + X1 + ...) / n (one shape; added in double in input order)", check_all_f32},
-    {"MeanGradient", 1, 1, 1, -1, inplace_00, NULL, mean_grad_run, NULL,
-     "dY -> (dX0, ...): dXi = dY / (number of outputs); dX0 may be dY", check_x_f32},
+    {"Mean", 1, -1, 1, 1, rc_inplace_any, mean_setup, mean_run, unary_state_free,
+     "Y = (X0 + X1 + ...) / n (numpy-style broadcast; added in double in input order)", mean_check},
+    {"MeanGradient", 1, -1, 1, -1, inplace_00, mean_grad_setup, mean_grad_run, NULL,
+     "dY[, X0, ...] -> (dX0, ...): dXi = dY / (number of outputs), summed to Xi's shape; dX0 may be dY",
+     mean_grad_check},
     {0},
 };
