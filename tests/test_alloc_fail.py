@@ -526,6 +526,27 @@ def build_ops_net(name="af_ops"):
     s2_ecs = net.Scale(sc, "s2_ecs", scale=1.0)
     net.EnsureClipped([s2_ecs, "s2_idx", net.Gather([sc, "s2_idx"], "s2_ecg")], [s2_ecs], min=0.0)
     net.ClipTensorByScaling([sc, "s2_val", "s2_add"], "s2_cts", threshold=1.0)
+    # ops/calib.c on the side (no gradients): Percentile, BisectPercentile, BatchBoxCox,
+    # PiecewiseLinearTransform (from the arguments, and binary from inputs on [N, 2]); Mean broadcasting a
+    # row, with MeanGradient taking the inputs
+    init.GivenTensorFill([], "cb_x", shape=[3, 2], values=[0.5, 1.5, 2.0, -1.0, 3.5, 0.25])
+    init.GivenTensorFill([], "cb_vp", shape=[4, 2], values=[0.0, 0.1, 1.0, 0.5, 3.0, 0.9, 0.0, 0.3])
+    init.GivenTensorIntFill([], "cb_len", shape=[2], values=[3, 1])
+    init.GivenTensorFill([], "cb_l1", shape=[2], values=[0.0, 0.5])
+    init.GivenTensorFill([], "cb_l2", shape=[2], values=[1.5, 2.0])
+    init.GivenTensorFill([], "cb_b", shape=[3], values=[0.0, 1.0, 2.0])
+    init.GivenTensorFill([], "cb_s", shape=[2], values=[0.5, 2.0])
+    init.GivenTensorFill([], "cb_c", shape=[2], values=[0.0, -0.5])
+    init.GivenTensorFill([], "cb_row", shape=[2], values=[1.0, -2.0])
+    net.Percentile(["cb_x", "cb_vp", "cb_len"], "cb_pct")
+    net.BisectPercentile("cb_x", "cb_bp", percentile_raw=[0.0, 1.0, 3.0, 0.0],
+                         percentile_mapping=[0.1, 0.5, 0.9, 0.3], percentile_lower=[0.05, 0.4, 0.8, 0.2],
+                         percentile_upper=[0.15, 0.6, 1.0, 0.4], lengths=[3, 1])
+    net.BatchBoxCox(["cb_x", "cb_l1", "cb_l2"], "cb_bc")
+    net.PiecewiseLinearTransform("cb_x", "cb_pa", bounds=[0.0, 1.0, 2.0, 0.0, 1.0, 2.0],
+                                 slopes=[0.5, 2.0, 1.0, 1.0], intercepts=[0.0, -0.5, 0.0, 0.0])
+    net.PiecewiseLinearTransform(["cb_x", "cb_b", "cb_s", "cb_c"], "cb_pi", binary=1)
+    net.MeanGradient([net.Mean(["cb_x", "cb_row"], "cb_mean"), "cb_x", "cb_row"], ["cb_dx", "cb_drow"])
     loss = net.Sum([loss1, loss2, loss3, net.SumElements(mm, "loss4"), loss5, loss6, loss7, loss8, loss9,
                     loss10, loss11, loss12, loss13, loss14, loss_pk, loss_v, loss_bmm, loss_ss, loss_us,
                     loss_tkp, loss_ws, loss_c2c, loss_trig, loss_act, loss_s2],
@@ -833,6 +854,7 @@ def build_ops_net(name="af_ops"):
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
         ["act_sum", "act_glu", "loss_act"] + \
         ["s2_md", "loss_s2", "s2_shape", "s2_split", "s2_split2", "s2_ec", "s2_ecs", "s2_cts"] + \
+        ["cb_pct", "cb_bp", "cb_bc", "cb_pa", "cb_pi", "cb_mean", "cb_dx", "cb_drow"] + \
         [str(gmap[b]) for b in ["s2_row", "s2_pd"]] + \
         ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
          "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
@@ -937,7 +959,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ResetCounter #", "op RetrieveCount #", "op RowWiseCounter #", "op SparseNormalize #",
                  "op WeightedMultiSampling #", "op UniqueUniformFill #",
                  "op PrependDim #", "op MergeDim #", "op CopyRowsToTensor #", "op CopyRowsToTensorGradient #",
-                 "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #")
+                 "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #",
+                 "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #", "op PiecewiseLinearTransform #")
 
 
 def _tensor_blobs():
