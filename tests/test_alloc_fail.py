@@ -177,36 +177,49 @@ def build_ops_net(name="af_ops"):
     """A training step over the non-recurrent ops: an init net of fill ops, a forward net (Gather, FC, Relu,
     Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub, ElementwiseLinear, Scale, Reshape, Transpose, MatMul,
     Softmax, LabelCrossEntropy, AveragedLoss, SoftmaxWithLoss, SquaredL2Distance, SumElements, Sum, the
-    sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain SumSqrElements, Pow, Max,
-    Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
+    sorted-segment ops with NanCheck / EnsureDense / Assert, the global-norm chain SumSqrElements, Pow,
+    Max, Div, LayerNorm with elementwise_affine, BatchMatMul, SequenceMask, Slice with int32 starts/ends,
     ReversePackedSegs, Sqr and Negative, Unique with UnsortedSegmentSum / UnsortedSegmentMean over its
-    remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK (also padded: k larger
-    than the axis), Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu, Abs, Sqrt, Softsign, StopGradient,
-    Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment reductions, PackSegments,
-    UnpackSegments, AddPadding with a start padding, RemovePadding, and the unary2.c ops Sin, Cos, Reciprocal,
-    RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where, Sign, Floor, Ceil) with its gradients, a
-    checkpoint (Save, Load by name, CreateDB, Load of everything from the reader), WeightedSum (also in the
-    loss, with its gradient), Adagrad, MomentumSGDUpdate, MomentumSGD and Adam updates (an Iter counter and
-    LearningRate schedules; Adam with its effective-gradient output, read by LearningRateAdaption out of
-    place), the sparse-row ops on Gather's (dense) output gradient as the rows of ids (SparseToDense,
-    ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate, SparseAdam; SparseAdadelta, SparseWngrad,
-    SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the two Adams with their effective-gradient outputs),
-    RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a dense gradient, DecayAdagrad, GFtrl, Storm and Lars
-    out of place, SparseStorm (in place), a composite LearningRate schedule, and a side branch of ops without
-    gradients (Copy, Alias, CopyFromCPUInput, EnsureCPUOutput, ExpandDims, Squeeze, Flatten, Add, ResizeLike,
-    SumReduceLike, OneHot, WeightedSample, and soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))),
-    ReversePackedSegs and Tile of int32 data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32,
-    ArgMax, ArgMin, Accuracy, And / Or / Xor / Not, the Bitwise ones, LengthsToSegmentIds, LengthsToRanges,
-    SegmentIdsToLengths, GatherPadding, SequenceMask in the upper (with batch) and window modes), and
-    numpy-style broadcasting Add, Sub, Mul, Div with their gradient ops, and DivGradient's three-input form;
-    the mask.c ops BooleanMask and DotProductWithPadding (padded and replicated) with their gradients, and
+    remapping, the Sparse / Weighted UnsortedSegment ops, the beam-search chain TopK (also padded: k
+    larger than the axis), Exp, Log, Tile, FlattenToVec, and Clip, Elu, LeakyRelu, Abs, Sqrt, Softsign,
+    StopGradient, Min, Mean and the Reduce* ops, the Lengths* and SparseLengths* segment reductions,
+    PackSegments, UnpackSegments, AddPadding with a start padding, RemovePadding, and the unary2.c ops
+    Sin, Cos, Reciprocal, RSqrt, Softplus, Selu, Swish, HardSigmoid, Cube, Expand, Where, Sign, Floor,
+    Ceil) with its gradients, a checkpoint (Save, Load by name, CreateDB, Load of everything from the
+    reader), WeightedSum (also in the loss, with its gradient), Adagrad, MomentumSGDUpdate, MomentumSGD
+    and Adam updates (an Iter counter and LearningRate schedules; Adam with its effective-gradient output,
+    read by LearningRateAdaption out of place), the sparse-row ops on Gather's (dense) output gradient as
+    the rows of ids (SparseToDense, ScatterWeightedSum, SparseAdagrad, SparseMomentumSGDUpdate,
+    SparseAdam; SparseAdadelta, SparseWngrad, SparseFtrl, RowWiseSparseAdagrad, RowWiseSparseAdam; the two
+    Adams with their effective-gradient outputs), RmsProp, Adadelta and Wngrad (four outputs), Ftrl on a
+    dense gradient, DecayAdagrad, GFtrl, Storm and Lars out of place, SparseStorm (in place), a composite
+    LearningRate schedule, and a side branch of ops without gradients (Copy, Alias, CopyFromCPUInput,
+    EnsureCPUOutput, ExpandDims, Squeeze, Flatten, Add, ResizeLike, SumReduceLike, OneHot, WeightedSample,
+    and soft-coverage attention's zeros: ConstantFill(Slice(Shape(h))), ReversePackedSegs and Tile of
+    int32 data, GT on int32 and EQ on float32, Cast, Conditional, Div on int32, ArgMax, ArgMin, Accuracy,
+    And / Or / Xor / Not, the Bitwise ones, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths,
+    GatherPadding, SequenceMask in the upper (with batch) and window modes), and numpy-style broadcasting
+    Add, Sub, Mul, Div with their gradient ops, and DivGradient's three-input form; the mask.c ops
+    BooleanMask and DotProductWithPadding (padded and replicated) with their gradients, and
     BooleanMaskLengths, LengthsToWeights, PadEmptySamples, RemoveDataBlocks and
     SparseLengthsPositionalWeightedSum on the side; the ranges.c op LengthsTile with its gradient
-    (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges, LengthsPad,
-    ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops (CreateBlobsQueue,
-    EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2, CloseBlobsQueue,
-    WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing the last one) and
-    AtomicIter on a counter of their own, on the side."""
+    (LengthsSum), and LengthsRangeFill, Range (int32 and float32), LengthsGather, GatherRanges,
+    LengthsPad, ScatterAssign and Mod on the side; Print (limit=3) on the side; the blob queue ops
+    (CreateBlobsQueue, EnqueueBlobs, SafeEnqueueBlobs, DequeueBlobs, SafeDequeueBlobs with num_records=2,
+    CloseBlobsQueue, WeightedSampleDequeueBlobs) on the side; CreateMutex (fresh at every run, replacing
+    the last one) and AtomicIter on a counter of their own, on the side. Added since: the loss3.c ranking
+    losses and BernoulliJSD in the loss with their gradients; the activation ops (Sinh, Cosh, Erf, Gelu,
+    ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
+    PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
+    and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), Mean
+    broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
+    SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
+    BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
+    on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
+    UniqueUniformFill, ConstantFill of bool, Percentile, BisectPercentile, BatchBoxCox,
+    PiecewiseLinearTransform; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
+    DiagonalFill."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
     init.GaussianFill([], "gauss", shape=[8, 6], std=0.3)
@@ -676,8 +689,8 @@ def build_ops_net(name="af_ops"):
     init.GivenTensorFill([], "nm_rm", shape=[3], values=[0.0, 0.1, -0.1])
     init.GivenTensorFill([], "nm_rv", shape=[3], values=[1.0, 0.5, 2.0])
     net.GroupNorm(["nm_x", "nm_g4", "nm_g4"], ["nm_gy", "nm_gm", "nm_gr"], group=2, order="NHWC")
-    net.GroupNormGradient(["nm_dy", "nm_x", "nm_g4", "nm_g4", "nm_gm", "nm_gr"], ["nm_gdx", "nm_gdg", "nm_gdb"],
-                          group=2, order="NHWC")
+    net.GroupNormGradient(["nm_dy", "nm_x", "nm_g4", "nm_g4", "nm_gm", "nm_gr"],
+                          ["nm_gdx", "nm_gdg", "nm_gdb"], group=2, order="NHWC")
     net.InstanceNorm(["nm_x", "nm_g3", "nm_b3"], ["nm_iy", "nm_im", "nm_ir"])
     net.InstanceNormGradient(["nm_x", "nm_g3", "nm_b3", "nm_dy"], ["nm_idx", "nm_idg", "nm_idb"])
     net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br"],
@@ -858,9 +871,9 @@ def build_ops_net(name="af_ops"):
         [str(gmap[b]) for b in ["s2_row", "s2_pd"]] + \
         ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
          "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
-        ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx", "nm_idg",
-         "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty", "nm_mdx",
-         "nm_mdg", "nm_mdb"] + \
+        ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx",
+         "nm_idg", "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty",
+         "nm_mdx", "nm_mdg", "nm_mdb"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
@@ -948,8 +961,10 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Mul #", "op Sub #", "op MSRAFill #", "op UniformIntFill #", "op DiagonalFill #",
                  "op SegmentOneHot #", "op BatchOneHot #", "op BatchBucketOneHot #", "op SparseToDenseMask #",
                  "op SparseToDenseMaskGradient #", "op BatchSparseToDense #", "op BatchDenseToSparse #",
-                 "op ViterbiPath #", "op SwapBestPath #", "op CTCGreedyDecoder #", "op CTCBeamSearchDecoder #",
-                 "op Sinh #", "op SinhGradient #", "op Cosh #", "op CoshGradient #", "op Erf #", "op ErfGradient #",
+                 "op ViterbiPath #", "op SwapBestPath #", "op CTCGreedyDecoder #",
+                 "op CTCBeamSearchDecoder #",
+                 "op Sinh #", "op SinhGradient #", "op Cosh #", "op CoshGradient #", "op Erf #",
+                 "op ErfGradient #",
                  "op ThresholdedRelu #", "op ThresholdedReluGradient #", "op Gelu #", "op GeluGradient #",
                  "op ReluN #", "op ReluNGradient #", "op NegateGradient #", "op Glu #", "op PRelu #",
                  "op PReluGradient #", "op SquareRootDivide #",
@@ -960,7 +975,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op WeightedMultiSampling #", "op UniqueUniformFill #",
                  "op PrependDim #", "op MergeDim #", "op CopyRowsToTensor #", "op CopyRowsToTensorGradient #",
                  "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #",
-                 "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #", "op PiecewiseLinearTransform #")
+                 "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
+                 "op PiecewiseLinearTransform #")
 
 
 def _tensor_blobs():
