@@ -57,7 +57,7 @@ rc_status rc_checks_lengths_match(rc_op *op, int li, int64_t sum, int di, rc_err
 
 rc_status rc_checks_lengths_sum(rc_op *op, int li, int di, rc_err *err)
 {
-    int64_t sum;
+    int64_t sum = 0;
     rc_status st = rc_checks_lengths_values(op, li, &sum, err);
     return st ? st : rc_checks_lengths_match(op, li, sum, di, err);
 }

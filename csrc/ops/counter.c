@@ -77,7 +77,7 @@ static rc_status init_count_arg(rc_op *op, int32_t *out, rc_err *err)
 /* setup of CreateCounter and ResetCounter: parses init_count into op->state (owned, freed with free). */
 static rc_status init_count_setup(rc_op *op, rc_err *err)
 {
-    int32_t v;
+    int32_t v = 0;
     rc_status st = init_count_arg(op, &v, err);
     if (st) return st;
     int32_t *s = malloc(sizeof *s);

@@ -624,7 +624,7 @@ static rc_status msra_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
-    double fan_out;
+    double fan_out = 1.0;
     rc_status st = fan_resize(op, 1, "fan_out", &n, &fan_out, err);
     /* Y ~ N(0, 2 / fan_out) */
     if (!st && n) gaussian_kernel(rc_f32(rc_out(op, 0)), n, 0.0, sqrt(2.0 / fan_out), s->rng);
@@ -637,7 +637,7 @@ static rc_status xavier_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
-    double fan_in;
+    double fan_in = 1.0;
     rc_status st = fan_resize(op, 0, "fan_in", &n, &fan_in, err);
     if (st || !n) return st;
     /* Y ~ U[-scale, scale), scale = sqrt(3 / fan_in) */

@@ -112,14 +112,14 @@ static rc_status lp_x(rc_op *op, double *div, rc_err *err)
 
 static rc_status lp_check(rc_op *op, rc_err *err)
 {
-    double div;
+    double div = 1.0;
     return lp_x(op, &div, err);
 }
 
 static rc_status lp_run(rc_op *op, rc_err *err)
 {
     const mom_state *s = op->state;
-    double div;
+    double div = 1.0;
     const int64_t one = 1;
     rc_status st = lp_x(op, &div, err);
     if (st || (st = resize_f32(op, 0, 1, &one, err))) return st;
@@ -146,14 +146,14 @@ static rc_status lp_grad_x(rc_op *op, double *div, rc_err *err)
 
 static rc_status lp_grad_check(rc_op *op, rc_err *err)
 {
-    double div;
+    double div = 1.0;
     return lp_grad_x(op, &div, err);
 }
 
 static rc_status lp_grad_run(rc_op *op, rc_err *err)
 {
     const mom_state *s = op->state;
-    double div;
+    double div = 1.0;
     rc_status st = lp_grad_x(op, &div, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);

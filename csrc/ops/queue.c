@@ -216,7 +216,7 @@ static rc_status check_outputs_take_tensors(rc_op *op, rc_err *err)
  * the queue, the data inputs, the outputs. */
 static rc_status queue_check(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = get_queue(op, &q, err);
     if (st) return st;
     for (int i = 1; i < op->n_in; i++)
@@ -342,7 +342,7 @@ static rc_status push_record(rc_op *op, bqueue *q, rc_err *err)
 
 static rc_status enqueue_run(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = queue_check(op, err);
     if (st || (st = get_queue(op, &q, err))) return st;
     if ((st = check_num_blobs(op, q, op->n_in - 1, "data inputs", err))) return st;
@@ -374,7 +374,7 @@ static void set_status(rc_op *op, rc_tensor *s, int32_t v)
 
 static rc_status safe_enqueue_run(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = queue_check(op, err);
     if (st || (st = get_queue(op, &q, err))) return st;
     if ((st = check_num_blobs(op, q, op->n_in - 1, "data inputs", err))) return st;
@@ -415,7 +415,7 @@ static void pop_into_outputs(rc_op *op, bqueue *q)
 
 static rc_status dequeue_run(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = queue_check(op, err);
     if (st || (st = get_queue(op, &q, err))) return st;
     if ((st = dequeue_setup(op, err))) return st;
@@ -474,7 +474,7 @@ static rc_status concat_records(rc_op *op, const bqueue *q, int64_t m, int64_t n
 
 static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = queue_check(op, err);
     if (st || (st = get_queue(op, &q, err))) return st;
     if ((st = dequeue_setup(op, err))) return st;
@@ -526,7 +526,7 @@ static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
 
 static rc_status close_run(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st = get_queue(op, &q, err);
     if (st) return st;
     q->closed = 1;
@@ -535,7 +535,7 @@ static rc_status close_run(rc_op *op, rc_err *err)
 
 static rc_status close_check(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     return get_queue(op, &q, err);
 }
 
@@ -642,7 +642,7 @@ static rc_status wsd_setup(rc_op *op, rc_err *err)
 /* Every input a queue, no output an object. At net creation only when an input holds a tensor. */
 static rc_status wsd_check(rc_op *op, rc_err *err)
 {
-    bqueue *q;
+    bqueue *q = NULL;
     rc_status st;
     for (int i = 0; i < op->n_in; i++)
         if ((st = get_queue_at(op, i, &q, err))) return st;

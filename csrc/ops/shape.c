@@ -589,7 +589,7 @@ static rc_status int_state_setup(rc_op *op, const char *name, int64_t dflt, int_
 
 static rc_status prepend_dim_setup(rc_op *op, rc_err *err)
 {
-    int_state *s;
+    int_state *s = NULL;
     rc_status st = int_state_setup(op, "dim_size", 0, &s, err);
     if (st) return st;
     if (s->v <= 0)
@@ -685,7 +685,7 @@ static rc_status lengths_to_shape_run(rc_op *op, rc_err *err)
 
 static rc_status lengths_split_setup(rc_op *op, rc_err *err)
 {
-    int_state *s;
+    int_state *s = NULL;
     int has = rc_opdef_arg(&op->def, "n_split") != NULL;
     rc_status st = int_state_setup(op, "n_split", 0, &s, err);
     if (st) return st;
@@ -748,7 +748,7 @@ static rc_status lengths_split_run(rc_op *op, rc_err *err)
 /* ---------------------------------------------------------------- Flatten / ResizeLike */
 static rc_status flatten_setup(rc_op *op, rc_err *err)
 {
-    int_state *s;
+    int_state *s = NULL;
     rc_status st = int_state_setup(op, "axis", 1, &s, err);
     if (st) return st;
     if (s->v < 0) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'axis' must be >= 0, got %lld", (long long)s->v);

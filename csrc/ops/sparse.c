@@ -900,7 +900,7 @@ static rc_status crt_grad_run(rc_op *op, rc_err *err)
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, 2, d, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
     float *dx = rc_f32(rc_out(op, 0)), *dr = op->n_out == 2 ? rc_f32(rc_out(op, 1)) : NULL;
-    if (dx != rc_f32(dy) && N * W) memcpy(dx, rc_f32(dy), sizeof(float) * (size_t)(N * W));
+    if (dx != rc_f32(dy) && N * W != 0) memcpy(dx, rc_f32(dy), sizeof(float) * (size_t)(N * W));
     if (dr && W) memset(dr, 0, sizeof(float) * (size_t)W);
     const int32_t *idx = rc_i32(rc_in(op, 1));
     /* a row is added to dROW, then zeroed: a repeated index adds zeros */
