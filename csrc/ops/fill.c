@@ -416,17 +416,6 @@ static void uniform_kernel(float *y, int64_t n, float lo, float hi, uint64_t rng
     }
 }
 
-static rc_status uniform_run(rc_op *op, rc_err *err)
-{
-    fill_state *s = op->state;
-    int64_t n;
-    double lo, hi;
-    int empty;
-    rc_status st = uniform_resize(op, s, &lo, &hi, &empty, &n, err);
-    if (st || empty) return st;
-    uniform_kernel(rc_f32(rc_out(op, 0)), n, (float)lo, (float)hi, s->rng);
-    return RC_OK;
-}
 
 /* A draw uniform on [0, range), range in 1 .. 2^32 (unbiased: draws past the largest multiple of the range
  * are redrawn). */
@@ -445,7 +434,8 @@ static void uniform_int_kernel(int32_t *y, int64_t n, int32_t lo, int32_t hi, ui
     for (int64_t i = 0; i < n; i++) y[i] = (int32_t)((int64_t)lo + (int64_t)uniform_below(rng, range));
 }
 
-static rc_status uniform_int_run(rc_op *op, rc_err *err)
+/* UniformFill (float32) and UniformIntFill (int32). */
+static rc_status uniform_run(rc_op *op, rc_err *err)
 {
     fill_state *s = op->state;
     int64_t n;
@@ -453,7 +443,8 @@ static rc_status uniform_int_run(rc_op *op, rc_err *err)
     int empty;
     rc_status st = uniform_resize(op, s, &lo, &hi, &empty, &n, err);
     if (st || empty) return st;
-    uniform_int_kernel(rc_i32(rc_out(op, 0)), n, (int32_t)lo, (int32_t)hi, s->rng);
+    if (s->dtype == RC_F32) uniform_kernel(rc_f32(rc_out(op, 0)), n, (float)lo, (float)hi, s->rng);
+    else uniform_int_kernel(rc_i32(rc_out(op, 0)), n, (int32_t)lo, (int32_t)hi, s->rng);
     return RC_OK;
 }
 
@@ -801,7 +792,7 @@ const rc_op_schema rc_ops_fill[] = {
      "Y = value (float32 or int32 per 'dtype'), shaped by 'shape', like input 0, or by input 0's values", fill_check},
     {"UniformFill", 0, 3, 1, 1, rc_inplace_first, uniform_setup, uniform_run, fill_state_free,
      "Y ~ U[min, max) float32 (min, max: arguments or inputs 1, 2)", uniform_check},
-    {"UniformIntFill", 0, 3, 1, 1, rc_inplace_first, uniform_int_setup, uniform_int_run, fill_state_free,
+    {"UniformIntFill", 0, 3, 1, 1, rc_inplace_first, uniform_int_setup, uniform_run, fill_state_free,
      "Y int32 uniform on [min, max] (min, max: arguments or inputs 1, 2)", uniform_int_check},
     {"UniqueUniformFill", 0, 2, 1, 1, rc_inplace_first, unique_setup, unique_run, fill_state_free,
      "Y int32: distinct values uniform on [min, max] not in input 1 (AVOID), shaped as the other fills",
