@@ -399,6 +399,40 @@ def rnn_executor_enabled():
 
 
 
+# ---------------------------------------------------------------- static shape inference
+def InferShapesAndTypes(nets, blob_dimensions=None, nets_proto=False, blob_types=None):
+    """Infers, without running them, the shapes and types of the blobs after ``nets`` (core.Nets,
+    or NetDefs) would run, as Caffe2's. Returns ``(shapes, types)``: dicts by blob name of the
+    dims (list of ints) and TensorProto data type (``core.DataType``) of every blob whose shape is
+    known. Starts from the current workspace's tensor blobs, or from ``blob_dimensions`` (name ->
+    dims) and ``blob_types`` (name -> data type; UNDEFINED where missing) when given. An output the
+    inference cannot know (its shape depends on the data, its op has no shape function, an input
+    is unknown) is left out. Inputs an op would refuse give ``({}, {})`` with a RuntimeWarning, as
+    Caffe2's. See recurrent/shape_inference.py."""
+    from . import shape_inference as si
+    if isinstance(nets, (NetDef,)) or hasattr(nets, "Proto"):
+        raise TypeError("InferShapesAndTypes expects a list of nets, got one %s" % type(nets).__name__)
+    netdefs = [_netdef(n) for n in nets]
+    if blob_dimensions is None:
+        if blob_types is not None:
+            raise ValueError("InferShapesAndTypes: blob_types needs blob_dimensions")
+        desc = {name: None if v is None else si.Tensor(tuple(v[0]), v[1])
+                for name, v in _ws().blob_shapes().items()}
+    else:
+        types = dict(blob_types or {})
+        desc = {}
+        for name, dims in dict(blob_dimensions).items():
+            dims = tuple(int(d) for d in dims)
+            if any(d < 0 for d in dims):
+                raise ValueError("InferShapesAndTypes: blob '%s' has a negative dimension in %s"
+                                 % (_name(name), list(dims)))
+            desc[_name(name)] = si.Tensor(dims, int(types.get(name, si.UNDEFINED)))
+    out = si.infer(netdefs, desc)
+    if out is None:
+        return {}, {}
+    return ({k: list(v.shape) for k, v in out.items()}, {k: v.dtype for k, v in out.items()})
+
+
 # ---------------------------------------------------------------- Caffe2's workspace objects
 class Blob:
     """A blob of a ``Workspace`` object (Caffe2's ``C.Blob``): ``feed(array)``, ``fetch()``,

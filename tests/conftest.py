@@ -15,6 +15,11 @@ import pytest
 
 from recurrent import workspace
 
+if os.environ.get("RECURRENT_CHECK_SHAPES") == "1":
+    # every RunNetOnce / RunOperatorOnce of the suite also checks static shape inference
+    import shape_check
+    shape_check.install()
+
 
 @pytest.fixture(autouse=True)
 def _fresh_workspace():

@@ -662,6 +662,38 @@ static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
     return l;
 }
 
+/* blob_shapes() -> {name: (dims tuple, data type) or None}: every blob of the
+ * workspace, with its tensor's dims and TensorProto data type (1 FLOAT, 2
+ * INT32), None for a blob that holds no tensor (workspace.InferShapesAndTypes
+ * starts from it; no data is copied). */
+static PyObject *Workspace_blob_shapes(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (ws_acquire(self)) return NULL;
+    PyObject *d = PyDict_New();
+    int n = rc_ws_num_blobs(self->ws);
+    for (int i = 0; d && i < n; i++) {
+        const rc_blob *b = rc_ws_blob_at(self->ws, i);
+        PyObject *v;
+        if (b->obj || b->t.dtype == RC_UNDEF) {
+            v = Py_None;
+            Py_INCREF(v);
+        } else {
+            PyObject *dims = PyTuple_New(b->t.ndim);
+            for (int k = 0; dims && k < b->t.ndim; k++) {
+                PyObject *x = PyLong_FromLongLong((long long)b->t.dims[k]);
+                if (!x) Py_CLEAR(dims);
+                else PyTuple_SET_ITEM(dims, k, x);
+            }
+            v = dims ? Py_BuildValue("(Ni)", dims, b->t.dtype == RC_F32 ? 1 : 2) : NULL;
+        }
+        if (!v || PyDict_SetItemString(d, b->name, v)) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    ws_release(self);
+    return d;
+}
+
 static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
@@ -822,6 +854,8 @@ static PyObject *Workspace_reset(WorkspaceObject *self, PyObject *noargs)
 static PyMethodDef Workspace_methods[] = {
     {"feed_blob", (PyCFunction)Workspace_feed_blob, METH_VARARGS, "feed_blob(name, array)"},
     {"fetch_blob", (PyCFunction)Workspace_fetch_blob, METH_VARARGS, "fetch_blob(name) -> ndarray (a copy)"},
+    {"blob_shapes", (PyCFunction)Workspace_blob_shapes, METH_NOARGS,
+     "blob_shapes() -> {name: (dims, data type) or None}"},
     {"has_blob", (PyCFunction)Workspace_has_blob, METH_VARARGS, "has_blob(name) -> bool"},
     {"rnn_exec_status", (PyCFunction)Workspace_rnn_exec_status, METH_VARARGS,
      "rnn_exec_status(step_workspaces_name, backward) -> the RNN executor's 9 status values, or None"},
