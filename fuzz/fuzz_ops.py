@@ -1,7 +1,11 @@
 """Fuzz target: random operators of every registered type (recurrent._C.op_types())
 with random arities, blob names (including in-place and missing ones), small
 shapes and dtypes, and random arguments of every kind; run once, then as a
-created net run again after re-feeding the inputs with other shapes.
+created net run again after re-feeding the inputs with other shapes. Before
+each op of the first run, its outputs are inferred statically
+(recurrent.shape_inference, as workspace.InferShapesAndTypes): when the op then
+runs, the inference must not have raised or refused the inputs, and every
+output it inferred must have the shape and type the run gave.
 
     python fuzz/fuzz_ops.py [libFuzzer flags]      (needs atheris)
     python fuzz/fuzz_ops.py --replay FILE...       (no atheris needed)
@@ -11,7 +15,7 @@ import sys
 
 from common import API_ERRORS, Provider, check_usable, expected, main
 
-from recurrent import _C, core, workspace  # noqa: E402
+from recurrent import _C, core, shape_inference, workspace  # noqa: E402
 from recurrent.proto import NetDef  # noqa: E402
 
 OP_TYPES = sorted(_C.op_types())
@@ -156,6 +160,33 @@ def feed_inputs(p):
             workspace.FeedBlob(b, p.array())
 
 
+def infer(op):
+    """The op's outputs inferred from the workspace as it is, or the exception inferring raised."""
+    desc = {n: None if v is None else shape_inference.Tensor(tuple(v[0]), v[1])
+            for n, v in workspace._ws().blob_shapes().items()}
+    try:
+        return shape_inference.infer_op(op, 0, desc)
+    except Exception as e:  # checked only if the op runs
+        return e
+
+
+def check_inferred(op, inferred):
+    """Called after ``op`` ran: what was inferred before must be what it gave."""
+    if isinstance(inferred, Exception):
+        raise AssertionError("shape inference of %s raised %s: %s, but the op ran" % (
+            op.type, type(inferred).__name__, inferred))
+    if len(set(op.output)) != len(op.output):
+        return  # an output named twice: which write it keeps is not the inference's business
+    actual = workspace._ws().blob_shapes()
+    for name, t in zip(op.output, inferred):
+        if t is None:
+            continue
+        got = actual.get(name)
+        if got is None or tuple(got[0]) != t.shape or got[1] != t.dtype:
+            raise AssertionError("shape inference of %s: output '%s' inferred %s dtype %d, the op gave %s" % (
+                op.type, name, list(t.shape), t.dtype, got))
+
+
 def test_one_input(data):
     p = Provider(data)
     workspace.ResetWorkspace()
@@ -163,7 +194,9 @@ def test_one_input(data):
     ops = [random_op(p) for _ in range(p.int(1, 3))]
     try:
         for op in ops:
+            inferred = infer(op)
             workspace.RunOperatorOnce(op)
+            check_inferred(op, inferred)
         for b in workspace.Blobs():
             try:
                 workspace.FetchBlob(b)

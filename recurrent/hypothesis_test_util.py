@@ -423,13 +423,17 @@ class HypothesisTestCase(test_util.TestCase):
         pass and compares every input's gradient with
         ``grad_reference(output, reference_outputs, inputs)`` (None for inputs
         without a gradient, ``(values, indices)`` for sparse ones). Returns the
-        op's outputs that were checked. ``ensure_outputs_are_inferred`` is
-        accepted and has no effect (no separate shape inference here)."""
+        op's outputs that were checked. As Caffe2's, the shapes and types
+        ``workspace.InferShapesAndTypes`` gives for the outputs before the run
+        are compared with the outputs (a mismatch fails; here always, in Caffe2
+        only with ``CAFFE2_ASSERT_SHAPEINFERENCE=1``); with
+        ``ensure_outputs_are_inferred`` an output not inferred fails too."""
         op = _on_device(op, device_option)
         with temp_workspace():
             _feed_inputs(op, inputs, device_option, input_device_options)
             net = core.Net("opnet")
             net.Proto().op.append(op)
+            shapes, types = workspace.InferShapesAndTypes([net])
             workspace.RunNetOnce(net)
             reference_outputs = reference(*inputs)
             if not isinstance(reference_outputs, (tuple, list)):
@@ -453,6 +457,7 @@ class HypothesisTestCase(test_util.TestCase):
                         output, ref, atol=tol_abs, rtol=threshold,
                         err_msg="op %s: output %d ('%s') does not match the reference"
                                 % (op.type, index, name))
+                self._assertInferTensorChecks(name, shapes, types, output, ensure_outputs_are_inferred)
                 outs.append(output)
             if grad_reference is not None:
                 if output_to_grad is None:
@@ -461,6 +466,20 @@ class HypothesisTestCase(test_util.TestCase):
                     self._assertGradReferenceChecks(op, inputs, reference_outputs, output_to_grad,
                                                     grad_reference, threshold=threshold)
             return outs
+
+    def _assertInferTensorChecks(self, name, shapes, types, output, ensure_output_is_inferred=False):
+        """The inferred shape and type of blob ``name`` (if inferred) are those of ``output``;
+        with ``ensure_output_is_inferred``, it must be inferred."""
+        self.assertTrue(not ensure_output_is_inferred or name in shapes,
+                        "Shape for %s was not inferred" % name)
+        if name not in shapes or not isinstance(output, np.ndarray):
+            return
+        self.assertEqual(list(shapes[name]), list(output.shape),
+                         "Shape %s mismatch: inferred %s, the op gave %s" % (name, shapes[name], output.shape))
+        want = {np.dtype(np.float32): core.DataType.FLOAT, np.dtype(np.int32): core.DataType.INT32}.get(output.dtype)
+        if want is not None and types[name] != core.DataType.UNDEFINED:
+            self.assertEqual(types[name], want, "Type %s mismatch: inferred %s, the op gave %s"
+                             % (name, types[name], output.dtype))
 
     def assertValidationChecks(self, device_option, op, inputs, validator, input_device_options=None,
                                as_kwargs=True, init_net=None):

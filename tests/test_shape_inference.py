@@ -48,3 +48,52 @@ def test_every_op_type_has_a_function_or_a_reason():
     assert not missing, "op types with no shape function and no reason in NOT_INFERRED: %s" % missing
     stale = sorted(t for t in list(si._REGISTRY) + list(si.NOT_INFERRED) if t not in _C.op_types())
     assert not stale, "shape functions of op types that are not registered: %s" % stale
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("T", [0, 1, 5])
+def test_recurrent_network_and_its_gradient(kind, T):
+    """A 2-layer rnn_cell LSTM / GRU with loss and gradients: every output of the RecurrentNetwork
+    op and of its gradient op is inferred before the run and equals what the run gives."""
+    from test_executor import build_stack
+    case = build_stack(kind, layers=2, name="si_%s_%d" % (kind, T))
+    case.feed(T, 3)
+    netdef = case.net.Proto()
+    shapes, types = workspace.InferShapesAndTypes([case.net])
+    workspace.RunNetOnce(case.net)
+    actual = _actual(shapes)
+    checked = 0
+    for op in netdef.op:
+        if op.type not in ("RecurrentNetwork", "RecurrentNetworkGradient"):
+            continue
+        outs = op.output[:-1] if op.type == "RecurrentNetwork" else op.output
+        for o in outs:
+            assert o in shapes, "%s output '%s' not inferred" % (op.type, o)
+            checked += 1
+    for name, (dims, dtype) in ((n, actual[n]) for n in shapes):
+        assert (list(dims), dtype) == (shapes[name], types[name]), name
+    assert checked >= 8
+
+
+def test_recurrent_network_initial_state_forms():
+    """Initial states of 1, 2 and 3 dims give states of T + L rows; the aliases' offsets."""
+    from recurrent import recurrent as rnn
+    net = core.Net("si_forms")
+    cell = core.Net("si_cell")
+    cell.Add(["h_prev", "x_t"], "h")
+    T, N, S = 4, 3, 2
+    for init_shape, L in [((S,), 1), ((N, S), 1), ((2, N, S), 2)]:
+        workspace.ResetWorkspace()
+        net = core.Net("si_forms_%d" % len(init_shape))
+        outs = rnn.recurrent_net(net=net, cell_net=cell, inputs=[("x_t", "x")],
+                                 initial_cell_inputs=[("h_prev", "h0")], links={"h_prev": "h"},
+                                 timestep="t", scope="r%d" % len(init_shape), forward_only=True)
+        workspace.FeedBlob("x", np.ones((T, N, S), np.float32))
+        workspace.FeedBlob("h0", np.ones(init_shape, np.float32))
+        shapes, types = workspace.InferShapesAndTypes([net])
+        workspace.RunNetOnce(net)
+        assert shapes[str(outs[0])] == [T + L - 1, N, S]
+        assert shapes[str(outs[1])] == [1, N, S]
+        for o in outs[:2]:
+            assert shapes[str(o)] == list(workspace.FetchBlob(o).shape)
+            assert types[str(o)] == core.DataType.FLOAT

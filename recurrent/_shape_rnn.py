@@ -1,0 +1,104 @@
+"""Shape inference of the recurrent ops (csrc/rnn/recurrent_network.c).
+
+- ``RecurrentNetwork``: input 0 is the sequence (T, N, ...). Recurrent state i (argument
+  ``recurrent_states``) is a (T + L, N, S) blob, where its initial value (input
+  ``initial_recurrent_state_ids[i]``) is (S,), (N, S) or (L, N, S) (L = 1 for the first two). An
+  output is alias a (``alias_src`` / ``alias_dst`` / ``alias_offset``): the rows of its source
+  from the offset on (offset -1: the last row; offset 1: rows 1 to the end), so an alias of
+  state i with offset k >= 0 is (T + L - k, N, S), with offset -k is (k, N, S). An alias whose
+  source is not a recurrent state is not inferred; nor is the last output (the step workspaces,
+  no tensor). The step net itself is not inferred: its ops run in the step workspaces.
+- ``RecurrentNetworkGradient``: its outputs are the gradients of forward inputs 0, ``param`` and
+  ``initial_recurrent_state_ids`` in that order, each shaped like that input (the gradient op's
+  inputs are the ``len(outputs_with_grads)`` output gradients, then the forward inputs).
+- ``rnn_internal_apply_link`` (step nets): output 0 is ``window`` rows of the external blob,
+  output 1 the external blob itself; ``rnn_internal_accumulate_gradient_input``: its output is
+  its input 2, in place.
+- ``RecurrentNetworkBlobFetcher``: its output holds the names of the blobs copied out of the step
+  workspaces, a length no shape tells.
+"""
+
+from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, args, not_inferred, register
+
+
+def _ints(a, name):
+    v = a.get(name, [])
+    return [int(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
+
+
+def _strs(a, name):
+    v = a.get(name, [])
+    return [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
+
+
+@register("RecurrentNetwork")
+def _recurrent_network(op, ins):
+    a = args(op)
+    x = ins[0]
+    if x.dtype not in (FLOAT, UNDEFINED):
+        raise ShapeError("RecurrentNetwork: input sequence '%s' must be float32" % op.input[0])
+    if len(x.shape) < 2:
+        raise ShapeError("RecurrentNetwork: input sequence '%s' must be at least 2-D (T, N, ...), got %s"
+                         % (op.input[0], list(x.shape)))
+    T, N = x.shape[0], x.shape[1]
+    states = _strs(a, "recurrent_states")
+    ids = _ints(a, "initial_recurrent_state_ids")
+    if len(states) != len(ids):
+        return [None] * len(op.output)
+    shapes = {}
+    for state, i in zip(states, ids):
+        if not 0 <= i < len(ins):
+            return [None] * len(op.output)
+        init = ins[i].shape
+        if not 1 <= len(init) <= 3:
+            raise ShapeError("RecurrentNetwork: initial state '%s' must be 1-D, 2-D or 3-D, got %s"
+                             % (op.input[i], list(init)))
+        if len(init) >= 2 and init[-2] != N:
+            raise ShapeError("RecurrentNetwork: initial state '%s' %s has batch size %d but the input "
+                             "sequence has %d" % (op.input[i], list(init), init[-2], N))
+        L = init[0] if len(init) == 3 else 1
+        shapes[state] = (T + L, N, init[-1])
+    out = [None] * len(op.output)
+    src, dst, off = _strs(a, "alias_src"), _strs(a, "alias_dst"), _ints(a, "alias_offset")
+    if not len(src) == len(dst) == len(off):
+        return out
+    for k, (s, o) in enumerate(zip(src, off)):
+        if k >= len(op.output) - 1 or s not in shapes:
+            continue
+        rows = shapes[s][0]
+        if (o >= 0 and o > rows) or (o < 0 and o < -rows):
+            raise ShapeError("RecurrentNetwork: alias %d ('%s' -> '%s'): offset %d is outside the %d rows"
+                             % (k, s, dst[k], o, rows))
+        start = o if o >= 0 else rows + o
+        out[k] = Tensor((rows - start,) + shapes[s][1:], FLOAT)
+    return out
+
+
+@register("RecurrentNetworkGradient")
+def _recurrent_network_gradient(op, ins):
+    a = args(op)
+    n_g = len(_ints(a, "outputs_with_grads"))
+    positions = [0] + _ints(a, "param") + _ints(a, "initial_recurrent_state_ids")
+    out = [None] * len(op.output)
+    for k, pos in enumerate(positions[:len(op.output)]):
+        if 0 <= n_g + pos < len(ins):
+            out[k] = Tensor(ins[n_g + pos].shape, FLOAT)
+    return out
+
+
+@register("rnn_internal_apply_link")
+def _apply_link(op, ins):
+    ext = ins[1]
+    window = args(op).get("window", -1)
+    if not isinstance(window, int) or window < 0 or len(ext.shape) < 1:
+        return [None, None]
+    return [Tensor((window,) + ext.shape[1:], ext.dtype), ext]
+
+
+@register("rnn_internal_accumulate_gradient_input")
+def _accumulate_gradient_input(op, ins):
+    return [ins[2]]
+
+
+not_inferred("its output holds the names of the blobs copied out of the step workspaces, a length no shape "
+             "tells", "RecurrentNetworkBlobFetcher")
