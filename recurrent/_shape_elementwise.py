@@ -24,8 +24,8 @@ raise ShapeError. Arguments the op refuses when it is created (an unknown Cast '
 broadcast=1, ...) give unknown outputs.
 """
 
-from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, not_inferred, register,
-                              size)
+from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, broadcast, not_inferred,
+                              register, size)
 
 _INT32_MAX = 2 ** 31 - 1
 
@@ -82,17 +82,9 @@ def _int(a, name, default):
     return v if isinstance(v, int) else None
 
 
-def _numpy(op, a, b):
+def _bcast(op, a, b):
     """numpy broadcasting of shapes a and b (rc_bc_numpy)."""
-    n = max(len(a), len(b))
-    a = (1,) * (n - len(a)) + tuple(a)
-    b = (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError("%s: shapes %s and %s do not broadcast" % (op.type, list(a), list(b)))
-        out.append(y if x == 1 else x)
-    return tuple(out)
+    return broadcast(a, b, op.type)
 
 
 def _legacy(op, a, b, axis):
@@ -141,7 +133,7 @@ def _binary_shape(op, a, b, bc, axis):
     """The result's shape for inputs of shapes a (A) and b (B) (rc_binary_bc), and whether it is
     numpy-style."""
     if not bc and a != b:
-        return _numpy(op, a, b), True
+        return _bcast(op, a, b), True
     if bc:
         _legacy(op, a, b, axis)
     return tuple(a), False
@@ -430,7 +422,7 @@ def _div_grad(op, ins):
     bc, axis = ba
     if bc:
         _legacy(op, c.shape, b.shape, axis)
-    elif b.shape != c.shape and _numpy(op, c.shape, b.shape) != c.shape:
+    elif b.shape != c.shape and _bcast(op, c.shape, b.shape) != c.shape:
         raise ShapeError("DivGradient: B %s must broadcast to C's shape %s" % (list(b.shape), list(c.shape)))
     return [Tensor(c.shape, FLOAT), Tensor(b.shape, FLOAT)]
 
@@ -471,7 +463,7 @@ def _where(op, ins):
                              "of X %s and Y %s of one shape" % (list(c.shape), list(x.shape), list(y.shape)))
         shape = x.shape
     else:
-        shape = _numpy(op, _numpy(op, c.shape, x.shape), y.shape)
+        shape = _bcast(op, _bcast(op, c.shape, x.shape), y.shape)
     _inplace(op, shape, [(1, x.shape), (2, y.shape)])
     return [Tensor(shape, dt)]
 

@@ -314,3 +314,52 @@ def test_refused(type_, inputs, kw, outputs):
     assert any(issubclass(w.category, RuntimeWarning) and type_ in str(w.message) for w in caught)
     with pytest.raises(Exception):
         workspace.RunNetOnce(net)
+
+
+def test_random_broadcasts_agree_with_runs():
+    """Random shapes and broadcast arguments for the binary ops and their gradients: the inference refuses
+    exactly the inputs the run refuses, and gives the shapes and types the run gives otherwise."""
+    r = np.random.RandomState(5)
+    arg_sets = [{}, {"broadcast": 1}, {"broadcast": 1, "axis": 0}, {"broadcast": 1, "axis": 1},
+                {"broadcast": 1, "axis": 2}, {"broadcast": 1, "axis_str": "C"}]
+
+    def shape():
+        return tuple(int(d) for d in r.choice([1, 1, 2, 3], r.randint(0, 4)))
+
+    agreed = 0
+    for it in range(300):
+        a, b = shape(), shape()
+        if r.rand() < 0.3:
+            b = a[r.randint(0, len(a) + 1):]
+        kw = arg_sets[r.randint(len(arg_sets))]
+        type_ = ["Add", "Sub", "Div", "LT", "And", "Pow", "AddGradient", "DivGradient"][it % 8]
+        if type_ in ("AddGradient", "DivGradient"):
+            c = a if kw or r.rand() < 0.3 else tuple(np.broadcast_shapes(a, b)) if _fits(a, b) else a
+            feeds, n_out = [c, a, b] + ([c] if type_ == "DivGradient" else []), 2
+        else:
+            feeds, n_out = [a, b], 1
+        workspace.ResetWorkspace()
+        for k, s in enumerate(feeds):
+            workspace.FeedBlob("i%d" % k, ints(*s) if type_ == "And" else data(s, k))
+        net = make_net(type_, len(feeds), ["o%d" % k for k in range(n_out)], **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            shapes, types = workspace.InferShapesAndTypes([net])
+        try:
+            workspace.RunNetOnce(net)
+        except Exception:
+            assert shapes == {}, (type_, feeds, kw, shapes)
+            continue
+        for k in range(n_out):
+            got = workspace.FetchBlob("o%d" % k)
+            assert shapes["o%d" % k] == list(got.shape), (type_, feeds, kw)
+        agreed += 1
+    assert agreed > 60
+
+
+def _fits(a, b):
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
