@@ -18,8 +18,10 @@ Worth knowing:
   dtype is UNDEFINED, as it could be either).
 - ArgMax / ArgMin give INT32 and Dropout's mask INT32 (bools are int32 here), whatever the input
   dtype; every other output here is FLOAT (these ops only write float32).
-- Arguments given as the wrong kind make the op fail at creation; the outputs are then left
-  unknown rather than guessed.
+- What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
+  inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
+  guessed; the run fails anyway.
+- Every op type here has a function; none is in ``not_inferred``.
 """
 
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, broadcast, register,
