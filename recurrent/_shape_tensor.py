@@ -13,11 +13,13 @@ What is not inferred, and why:
   DATA_TO_INFER_DIM (max index + 1), the fills with input_as_shape=1, UniformFill / UniformIntFill
   with MIN / MAX as inputs (MIN > MAX makes the first dim 0), the decoders' VALUES;
 - whole op types (NOT_INFERRED): SplitByLengths, NumpyTile, SegmentOneHot, LengthsTopKGradient.
-- Split with add_axis=1 and an argument 'split' that is not all ones: the C op writes past its
-  outputs there (see the report), so nothing is claimed.
+- Split with add_axis=1 and an argument 'split' that is not all ones: the C op accepts it (only the
+  count of outputs is checked) and copies split[k] rows into an output sized for one (a write past
+  the buffer), so nothing is claimed for it.
 BatchOneHot's and BatchBucketOneHot's width is sum(LENS), which the op requires to equal the length
 of VALS / BOUNDARIES: the width is that length (the op refuses anything else).
-Print and ZeroGradient have no outputs.
+Print and ZeroGradient have no outputs. The op's counts of inputs and outputs (its C schema, _COUNTS)
+are checked first: the op is refused at creation otherwise.
 """
 
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, not_inferred, register,
@@ -112,7 +114,8 @@ def _fn(*types):
         def g(op, ins):
             lo_in, hi_in, lo_out, hi_out = _COUNTS[op.type]
             n_in, n_out = len(op.input), len(op.output)
-            if n_in < lo_in or (hi_in >= 0 and n_in > hi_in) or n_out < lo_out or (hi_out >= 0 and n_out > hi_out):
+            if (n_in < lo_in or (hi_in >= 0 and n_in > hi_in)
+                    or n_out < lo_out or (hi_out >= 0 and n_out > hi_out)):
                 raise ShapeError("%s: takes %d to %s inputs and %d to %s outputs, got %d and %d" % (
                     op.type, lo_in, hi_in if hi_in >= 0 else "any", lo_out, hi_out if hi_out >= 0 else "any",
                     n_in, n_out))
@@ -289,7 +292,8 @@ def _split(op, ins):
         sizes = [1 if add else channels // nout] * nout
     if add:
         if channels != nout:
-            _fail(op, "with add_axis=1, axis %d of %s must equal the number of outputs %d", ax, list(x.shape), nout)
+            _fail(op, "with add_axis=1, axis %d of %s must equal the number of outputs %d", ax, list(x.shape),
+                  nout)
         if any(s != 1 for s in sizes):
             return [None] * nout
         return [Tensor(x.shape[:ax] + x.shape[ax + 1:], x.dtype)] * nout
@@ -576,8 +580,10 @@ def _topk_grad(op, ins):
     dv, ix, x = ins
     if dv.shape != ix.shape:
         _fail(op, "indices %s must have the shape of dValues %s", list(ix.shape), list(dv.shape))
-    if len(dv.shape) != len(x.shape) or any(dv.shape[d] != x.shape[d] for d in range(len(x.shape)) if d != ax):
-        _fail(op, "dValues %s must have the shape of X %s except at axis %d", list(dv.shape), list(x.shape), ax)
+    if len(dv.shape) != len(x.shape) or any(
+            dv.shape[d] != x.shape[d] for d in range(len(x.shape)) if d != ax):
+        _fail(op, "dValues %s must have the shape of X %s except at axis %d", list(dv.shape), list(x.shape),
+              ax)
     return [Tensor(x.shape, FLOAT)]
 
 
@@ -1038,7 +1044,8 @@ def _batch_sparse_to_dense(op, ins):
     b = _lengths_and_indices(op, ins, 1, 0)
     _need(op, ins, 2, FLOAT)
     if ins[2].shape != ins[1].shape:
-        _fail(op, "the values %s must have the shape of the indices %s", list(ins[2].shape), list(ins[1].shape))
+        _fail(op, "the values %s must have the shape of the indices %s", list(ins[2].shape),
+              list(ins[1].shape))
     if len(ins) == 4:
         _ndim(op, ins, 3, 2, 2)
         if has and d != ins[3].shape[1]:

@@ -44,8 +44,9 @@ def check(op_type, inputs, outputs, absent=(), **kw):
         got = workspace.FetchBlob(o)
         assert o in shapes, "%s: '%s' not inferred" % (op_type, o)
         want_type = si.FLOAT if got.dtype == F else si.INT32
-        assert (shapes[o], types[o]) == (list(got.shape), want_type), "%s: '%s' inferred %s type %d, ran %s %s" % (
-            op_type, o, shapes[o], types[o], list(got.shape), got.dtype)
+        assert (shapes[o], types[o]) == (list(got.shape), want_type), \
+            "%s: '%s' inferred %s type %d, ran %s %s" % (
+                op_type, o, shapes[o], types[o], list(got.shape), got.dtype)
     return shapes, types
 
 
@@ -61,7 +62,7 @@ def refused(op_type, inputs, outputs, **kw):
         workspace.RunNetOnce(net)
 
 
-# ---------------------------------------------------------------- the table: (op, inputs, outputs, args[, absent])
+# ---------------------------------------------------------------- (op, inputs, outputs, args[, absent])
 X23, X234 = f32(2, 3), f32(2, 3, 4)
 CASES = [
     # util.c
@@ -105,11 +106,13 @@ CASES = [
     ("Slice", [("x", X234)], ["y"], {"starts": [1, 0, 9], "ends": [2, 9, 9]}),
     ("Slice", [("x", X234), ("s", i32([0, 1])), ("e", i32([1, 2]))], ["y"], {}, ["y"]),
     ("SliceGradient", [("x", X234), ("dy", f32(2, 1, 4))], ["dx"], {"starts": [0, 1], "ends": [-1, 2]}),
-    ("SliceGradient", [("x", X234), ("s", i32([0, 1])), ("e", i32([1, 2])), ("dy", f32(1, 1, 4))], ["dx"], {}),
+    ("SliceGradient", [("x", X234), ("s", i32([0, 1])), ("e", i32([1, 2])), ("dy", f32(1, 1, 4))], ["dx"],
+     {}),
     # topk_tile.c
     ("TopK", [("x", X234)], ["v", "i", "f"], {"k": 2}),
     ("TopK", [("x", X234)], ["v", "i"], {"k": 5, "axis": 1}),
-    ("TopKGradient", [("dv", f32(2, 2, 4)), ("ix", i32(np.zeros((2, 2, 4)))), ("x", X234)], ["dx"], {"axis": 1}),
+    ("TopKGradient", [("dv", f32(2, 2, 4)), ("ix", i32(np.zeros((2, 2, 4)))), ("x", X234)], ["dx"],
+     {"axis": 1}),
     ("Tile", [("x", X23)], ["y"], {"tiles": 3}),
     ("Tile", [("x", i32([[1, 2]]))], ["y"], {"tiles": 2, "axis": -1}),
     ("Tile", [("x", X23), ("t", i32([2]))], ["y"], {}, ["y"]),
