@@ -17,13 +17,17 @@ inferred. What is inferred:
 - Unique: only REMAPPING (INDICES' shape); UNIQUE depends on the values.
 - PackSegments only when T is known: the third input's dim 1, or the argument max_length.
 - AddPadding / RemovePadding: data rows +- len(lengths) * (padding_width + end_padding_width)
-  (one segment without lengths); RemovePadding with fewer rows than that is refused.
+  (one segment without lengths); RemovePadding and GatherPadding with fewer rows than that are
+  refused (ShapeError: no lengths can fit).
 - GatherRanges: only LENGTHS (B,); PadEmptySamples: only out_lengths; RemoveDataBlocks only with
   an empty indices input (a copy of data); SegmentIdsToLengths only with data_to_infer_dim.
+- NanCheck (Y = X), Assert and EnforceFinite (no outputs) only check X's dtype.
 
 Arguments are read as the C ops read them: the FIRST argument of a name counts
-(rc_opdef_arg), not the last as ``shape_inference.args`` says. An argument of a kind or value
-the op refuses when it is created leaves the outputs unknown (the op cannot run).
+(rc_opdef_arg), not the last as ``shape_inference.args`` says. An argument of a kind or value,
+or a number of inputs or outputs, that the op refuses when it is created leaves the outputs
+unknown (the op cannot run). The checks that refuse (ShapeError) are the C ops' dtype and shape
+checks, never their checks of values (lengths summing to the rows, ids in range, sorted ids).
 Index outputs are INT32; data outputs keep the data's dtype (UNDEFINED passes through).
 """
 
