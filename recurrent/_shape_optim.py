@@ -29,33 +29,10 @@ from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args,
 
 MAX_DIMS = 8  # RC_MAX_DIMS
 
-# (min inputs, max inputs, min outputs, max outputs) of each schema (None: unbounded); other counts are
-# refused when the op is created: all outputs None then.
-_ARITY = {
-    "Iter": (0, 1, 1, 1), "LearningRate": (1, 1, 1, 1), "MomentumSGDUpdate": (4, 4, 3, 3),
-    "MomentumSGD": (3, 3, 2, 2), "Adam": (6, 6, 3, 4), "SparseMomentumSGDUpdate": (5, 5, 3, 3),
-    "SparseAdam": (7, 7, 3, 4), "Ftrl": (3, 4, 2, 2), "SparseFtrl": (4, 5, 2, 2),
-    "RowWiseSparseAdagrad": (5, 5, 2, 2), "RowWiseSparseAdam": (7, 7, 3, 4), "RowWiseCounter": (4, 4, 2, 2),
-    "SparseNormalize": (2, 3, 1, 1), "DecayAdagrad": (6, 6, 3, 3), "GFtrl": (3, 4, 2, 2),
-    "Storm": (5, 5, 3, 3), "SparseStorm": (6, 6, 3, 3), "Lars": (5, 5, 1, 1),
-    "LearningRateAdaption": (3, 3, 1, 1), "RmsProp": (4, 4, 3, 3), "Adadelta": (5, 5, 3, 3),
-    "SparseAdadelta": (6, 6, 3, 3), "Wngrad": (4, 4, 2, 4), "SparseWngrad": (5, 5, 2, 2),
-    "Adagrad": (4, 4, 2, 4), "SparseAdagrad": (5, 5, 2, 2),
-    "LSTMUnit": (4, 5, 2, 2), "LSTMUnitGradient": (8, 9, 3, 3), "GRUUnit": (3, 4, 1, 1),
-    "GRUUnitGradient": (5, 6, 2, 2), "Save": (1, None, 0, 0),
-}
-
-
 def _op(*op_types):
-    """register(), giving None for every output when the op's input or output count is not its schema's."""
+    """register() (the engine refuses an op whose count of inputs or outputs its schema refuses)."""
     def deco(f):
-        def g(op, ins):
-            lo, hi, olo, ohi = _ARITY[op.type]
-            if not (lo <= len(ins) and (hi is None or len(ins) <= hi) and olo <= len(op.output) <= ohi):
-                return [None] * len(op.output)
-            return f(op, ins)
-        g.__name__ = f.__name__
-        register(*op_types)(g)
+        register(*op_types)(f)
         return f
     return deco
 

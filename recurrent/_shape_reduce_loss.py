@@ -35,60 +35,11 @@ class _Odd(Exception):
     """An argument of the wrong kind: the op fails at creation; the outputs are left unknown."""
 
 
-# (min inputs, max inputs, min outputs, max outputs; -1: any) of each op type, as its C schema: an op
-# outside them is refused at creation, so its outputs are left unknown.
-_ARITY = {}
-
-
-def _arity(n_in, n_out, *op_types):
-    for t in op_types:
-        _ARITY[t] = n_in + n_out
-
-
-_arity((1, 1), (1, 1), "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ArgMax", "ArgMin",
-       "AveragedLoss",
-       "SumElements", "SumSqrElements", "Softmax", "MakeTwoClass", "MakeTwoClassGradient", "Normalize",
-       "NormalizeL1", "LpNorm", "SinusoidPositionEncoding")
-_arity((3, 3), (1, 1), "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
-       "LabelCrossEntropyGradient", "CrossEntropyGradient", "SigmoidCrossEntropyWithLogitsGradient",
-       "WeightedSigmoidCrossEntropyWithLogits", "CosineEmbeddingCriterionGradient", "BernoulliJSDGradient",
-       "BatchMomentsGradient", "MarginRankingCriterion")
-_arity((1, 2), (1, 1), "ReduceFrontSum", "ReduceFrontMean", "ReduceBackSum", "ReduceBackMean",
-       "ReduceFrontMax", "ReduceBackMax", "DropoutGrad")
-_arity((2, 3), (1, 1), "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient",
-       "ReduceBackMeanGradient", "PairWiseLoss")
-_arity((3, 4), (1, 1), "ReduceFrontMaxGradient", "ReduceBackMaxGradient", "PairWiseLossGradient")
-_arity((2, 2), (1, 1), "Accuracy", "SquaredL2Distance", "L1Distance", "DotProduct", "CosineSimilarity",
-       "AveragedLossGradient", "SumElementsGradient", "SumSqrElementsGradient", "SoftmaxGradient",
-       "LabelCrossEntropy", "CrossEntropy", "SigmoidCrossEntropyWithLogits", "NormalizeGradient",
-       "CosineEmbeddingCriterion", "BernoulliJSD", "LpNormGradient")
-_arity((3, 3), (2, 2), "SquaredL2DistanceGradient", "L1DistanceGradient", "DotProductGradient",
-       "CosineSimilarityGradient")
-_arity((2, 3), (2, 2), "SoftmaxWithLoss", "SpatialSoftmaxWithLoss")
-_arity((4, 5), (1, 1), "SoftmaxWithLossGradient", "SpatialSoftmaxWithLossGradient")
-_arity((4, 4), (1, 1), "WeightedSigmoidCrossEntropyWithLogitsGradient")
-_arity((4, 4), (2, 2), "MarginRankingCriterionGradient")
-_arity((1, 1), (2, 2), "BatchMoments")
-_arity((1, 3), (3, 3), "LayerNorm")
-_arity((5, 6), (1, 3), "LayerNormGradient")
-_arity((3, 3), (3, 3), "GroupNorm")
-_arity((6, 6), (3, 3), "GroupNormGradient")
-_arity((3, 3), (1, 3), "InstanceNorm")
-_arity((4, 6), (3, 3), "InstanceNormGradient")
-_arity((5, 7), (1, 5), "SpatialBN")
-_arity((5, 7), (3, 3), "SpatialBNGradient")
-_arity((1, 1), (1, 2), "Dropout")
-_arity((1, -1), (1, 1), "Sum", "Max", "Mean")
-
-
 def _shape_fn(*op_types):
-    """register(), with _Odd (and a number of inputs or outputs the op refuses) turned into unknown
-    outputs."""
+    """register(), with _Odd turned into unknown outputs (the engine refuses an op whose count of
+    inputs or outputs its schema refuses)."""
     def deco(f):
         def g(op, ins):
-            lo, hi, olo, ohi = _ARITY[op.type]
-            if not (lo <= len(ins) and (hi < 0 or len(ins) <= hi) and olo <= len(op.output) <= ohi):
-                return [None] * len(op.output)
             try:
                 return f(op, ins)
             except _Odd:

@@ -74,14 +74,15 @@ def _recurrent_network(op, ins):
     return out
 
 
-@register("RecurrentNetworkGradient")
+@register("RecurrentNetworkGradient", partial=True)
 def _recurrent_network_gradient(op, ins):
+    # partial: its last input is the step workspaces, which holds no tensor
     a = args(op)
     n_g = len(_ints(a, "outputs_with_grads"))
     positions = [0] + _ints(a, "param") + _ints(a, "initial_recurrent_state_ids")
     out = [None] * len(op.output)
     for k, pos in enumerate(positions[:len(op.output)]):
-        if 0 <= n_g + pos < len(ins):
+        if 0 <= n_g + pos < len(ins) and ins[n_g + pos] is not None:
             out[k] = Tensor(ins[n_g + pos].shape, FLOAT)
     return out
 

@@ -46,56 +46,12 @@ class _Unknown(Exception):
     """An argument the op refuses at creation: the outputs stay unknown."""
 
 
-# (min inputs, max inputs, min outputs, max outputs) of the C schemas (-1: any); an op of another
-# arity is refused when it is created: its outputs stay unknown.
-_ARITY = {
-    "LengthsSum": (2, 2, 1, 1), "LengthsMean": (2, 2, 1, 1), "LengthsWeightedSum": (3, 3, 1, 1),
-    "LengthsMax": (2, 2, 1, 1), "SparseLengthsSum": (3, 3, 1, 1), "SparseLengthsMean": (3, 3, 1, 1),
-    "SparseLengthsWeightedSum": (4, 4, 1, 1), "SparseLengthsPositionalWeightedSum": (4, 4, 1, 1),
-    "LengthsWeightedSumGradient": (3, 3, 1, 1), "LengthsWeightedSumWithMainInputGradient": (4, 4, 2, 2),
-    "LengthsMaxWithMainInputAndForwardOutputGradient": (4, 4, 1, 1),
-    "SparseLengthsWeightedSumGradient": (3, 3, 1, 1),
-    "SparseLengthsWeightedSumWithMainInputGradient": (5, 5, 2, 2),
-    "LengthsIndicesInGradientSumGradient": (3, 3, 1, 1), "LengthsIndicesInGradientMeanGradient": (3, 3, 1, 1),
-    "SparseLengthsIndicesInGradientSumGradient": (3, 3, 1, 1),
-    "SparseLengthsIndicesInGradientMeanGradient": (3, 3, 1, 1),
-    "SparseLengthsIndicesInGradientWeightedSumGradient": (4, 4, 1, 1),
-    "SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient": (5, 5, 2, 2),
-    "SortedSegmentSumGradient": (2, 2, 1, 1), "SortedSegmentMeanGradient": (2, 2, 1, 1),
-    "SortedSegmentWeightedSumGradient": (3, 3, 1, 1),
-    "SortedSegmentWeightedSumWithMainInputGradient": (4, 5, 2, 2),
-    "SortedSegmentRangeSumGradient": (4, 4, 1, 1), "SortedSegmentRangeMeanGradient": (4, 4, 1, 1),
-    "SortedSegmentRangeLogSumExpGradient": (4, 4, 1, 1), "SortedSegmentRangeLogMeanExpGradient": (4, 4, 1, 1),
-    "SortedSegmentRangeMaxGradient": (4, 4, 1, 1), "NanCheck": (1, -1, 1, 1), "EnforceFinite": (1, 1, 0, 0),
-    "Assert": (1, 1, 0, 0), "Unique": (1, 1, 1, 2), "UnsortedSegmentSum": (2, 2, 1, 1),
-    "UnsortedSegmentMean": (2, 2, 1, 1), "UnsortedSegmentWeightedSum": (3, 3, 1, 1),
-    "SparseUnsortedSegmentSum": (3, 3, 1, 1), "SparseUnsortedSegmentMean": (3, 3, 1, 1),
-    "SparseUnsortedSegmentWeightedSum": (4, 4, 1, 1), "UnsortedSegmentSumGradient": (2, 2, 1, 1),
-    "UnsortedSegmentMeanGradient": (2, 2, 1, 1), "UnsortedSegmentWeightedSumGradient": (3, 3, 1, 1),
-    "UnsortedSegmentWeightedSumWithMainInputGradient": (4, 5, 2, 2), "PackSegments": (2, 3, 1, 2),
-    "AddPadding": (1, 4, 1, 2), "RemovePadding": (1, 2, 1, 2), "GatherPadding": (2, 2, 1, 2),
-    "LengthsToRanges": (1, 1, 1, 1), "SegmentIdsToLengths": (1, 2, 1, 1), "GatherRanges": (2, 2, 2, 2),
-    "GatherRangesToDense": (2, 3, 1, -1), "LengthsPad": (2, 2, 1, 1), "ScatterAssign": (3, 3, 1, 1),
-    "Mod": (1, 1, 1, 1), "BooleanMaskGradient": (2, 2, 1, 1), "BooleanMaskLengths": (2, 2, 1, 1),
-    "PadEmptySamples": (1, -1, 1, -1), "DotProductWithPadding": (2, 2, 1, 1),
-    "DotProductWithPaddingGradient": (3, 3, 2, 2), "RemoveDataBlocks": (2, 2, 1, 1),
-}
-
-
-def _arity_ok(op):
-    lo, hi, olo, ohi = _ARITY[op.type]
-    n, m = len(op.input), len(op.output)
-    return lo <= n and (hi < 0 or n <= hi) and olo <= m and (ohi < 0 or m <= ohi)
-
-
 def _fn(*op_types):
-    """register(), with the outputs unknown when the op has an arity its schema refuses or when the
-    function raises _Unknown."""
+    """register(), with the outputs unknown when the function raises _Unknown (the engine refuses an
+    op whose count of inputs or outputs its schema refuses)."""
     def deco(f):
         @functools.wraps(f)
         def g(op, ins):
-            if not _arity_ok(op):
-                return [None] * len(op.output)
             try:
                 return f(op, ins)
             except _Unknown:

@@ -13,13 +13,10 @@ What is not inferred, and why:
   DATA_TO_INFER_DIM (max index + 1), the fills with input_as_shape=1, UniformFill / UniformIntFill
   with MIN / MAX as inputs (MIN > MAX makes the first dim 0), the decoders' VALUES;
 - whole op types (NOT_INFERRED): SplitByLengths, NumpyTile, SegmentOneHot, LengthsTopKGradient.
-- Split with add_axis=1 and an argument 'split' that is not all ones: the C op accepts it (only the
-  count of outputs is checked) and copies split[k] rows into an output sized for one (a write past
-  the buffer), so nothing is claimed for it.
 BatchOneHot's and BatchBucketOneHot's width is sum(LENS), which the op requires to equal the length
 of VALS / BOUNDARIES: the width is that length (the op refuses anything else).
-Print and ZeroGradient have no outputs. The op's counts of inputs and outputs (its C schema, _COUNTS)
-are checked first: the op is refused at creation otherwise.
+Print and ZeroGradient have no outputs. The counts of inputs and outputs are checked by the engine
+(the op's C schema) before these functions run.
 """
 
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, not_inferred, register,
@@ -27,81 +24,6 @@ from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args,
 
 MAX_DIMS = 8
 INT32_MAX = 2 ** 31 - 1
-
-
-# (min inputs, max inputs, min outputs, max outputs) of each op's C schema (-1: any number)
-_COUNTS = {
-    "Concat": (1, -1, 1, 2),
-    "Split": (1, 2, 1, -1),
-    "SplitByLengths": (2, 2, 1, -1),
-    "Reshape": (1, 2, 2, 2),
-    "PrependDim": (1, 1, 1, 1),
-    "MergeDim": (1, 1, 1, 1),
-    "LengthsToShape": (1, 1, 1, 1),
-    "LengthsSplit": (1, 2, 1, 1),
-    "Flatten": (1, 1, 1, 1),
-    "FlattenToVec": (1, 1, 1, 1),
-    "ResizeLike": (2, 2, 1, 1),
-    "Transpose": (1, 1, 1, 1),
-    "ExpandDims": (1, 1, 1, 1),
-    "Squeeze": (1, 1, 1, 1),
-    "Shape": (1, 1, 1, 1),
-    "Slice": (1, 3, 1, 1),
-    "SliceGradient": (2, 4, 1, 1),
-    "TopK": (1, 1, 2, 3),
-    "TopKGradient": (3, 3, 1, 1),
-    "Tile": (1, 3, 1, 1),
-    "TileGradient": (1, 3, 1, 1),
-    "NumpyTile": (2, 2, 1, 1),
-    "LengthsTopK": (2, 2, 2, 2),
-    "LengthsTopKGradient": (3, 3, 1, 1),
-    "BatchMatMul": (2, 2, 1, 1),
-    "SequenceMask": (1, 2, 1, 1),
-    "ReversePackedSegs": (2, 2, 1, 1),
-    "BatchMatMulGradient": (3, 3, 2, 2),
-    "BatchGather": (2, 2, 1, 1),
-    "BatchGatherGradient": (3, 3, 1, 1),
-    "Gather": (2, 2, 1, 1),
-    "GatherGradient": (3, 3, 1, 1),
-    "OneHot": (1, 2, 1, 1),
-    "SegmentOneHot": (3, 3, 1, 1),
-    "BatchOneHot": (3, 3, 1, 1),
-    "BatchBucketOneHot": (3, 3, 1, 1),
-    "WeightedSample": (1, 2, 1, 2),
-    "WeightedMultiSampling": (1, 2, 1, 1),
-    "SparseToDense": (2, 3, 1, 1),
-    "SparseToDenseMask": (3, 4, 1, 2),
-    "SparseToDenseMaskGradient": (2, 3, 1, 1),
-    "BatchSparseToDense": (3, 4, 1, 1),
-    "BatchDenseToSparse": (3, 3, 1, 1),
-    "ScatterWeightedSum": (5, -1, 1, 1),
-    "CopyRowsToTensor": (3, 3, 1, 1),
-    "CopyRowsToTensorGradient": (2, 2, 1, 2),
-    "ConstantFill": (0, 1, 1, 1),
-    "UniformFill": (0, 3, 1, 1),
-    "UniformIntFill": (0, 3, 1, 1),
-    "UniqueUniformFill": (0, 2, 1, 1),
-    "MSRAFill": (0, 1, 1, 1),
-    "DiagonalFill": (0, 1, 1, 1),
-    "GaussianFill": (0, 1, 1, 1),
-    "XavierFill": (0, 1, 1, 1),
-    "GivenTensorFill": (0, 1, 1, 1),
-    "GivenTensorIntFill": (0, 1, 1, 1),
-    "ZeroGradient": (1, 1, 0, 0),
-    "Alias": (1, 1, 1, 1),
-    "CopyFromCPUInput": (1, 1, 1, 1),
-    "EnsureCPUOutput": (1, 1, 1, 1),
-    "EnsureDense": (1, 1, 1, 1),
-    "Print": (1, 1, 0, 0),
-    "ViterbiPath": (2, 2, 1, 1),
-    "SwapBestPath": (2, 2, 1, 1),
-    "CTCGreedyDecoder": (1, 2, 2, 2),
-    "CTCBeamSearchDecoder": (1, 2, 2, 3),
-    "Percentile": (3, 3, 1, 1),
-    "BisectPercentile": (1, 1, 1, 1),
-    "BatchBoxCox": (3, 3, 1, 1),
-    "PiecewiseLinearTransform": (1, 4, 1, 1),
-}
 
 
 class _Unknown(Exception):
@@ -112,13 +34,6 @@ def _fn(*types):
     """register(*types), with _Unknown turned into all outputs unknown."""
     def deco(f):
         def g(op, ins):
-            lo_in, hi_in, lo_out, hi_out = _COUNTS[op.type]
-            n_in, n_out = len(op.input), len(op.output)
-            if (n_in < lo_in or (hi_in >= 0 and n_in > hi_in)
-                    or n_out < lo_out or (hi_out >= 0 and n_out > hi_out)):
-                raise ShapeError("%s: takes %d to %s inputs and %d to %s outputs, got %d and %d" % (
-                    op.type, lo_in, hi_in if hi_in >= 0 else "any", lo_out, hi_out if hi_out >= 0 else "any",
-                    n_in, n_out))
             try:
                 return f(op, ins)
             except _Unknown:
@@ -295,7 +210,7 @@ def _split(op, ins):
             _fail(op, "with add_axis=1, axis %d of %s must equal the number of outputs %d", ax, list(x.shape),
                   nout)
         if any(s != 1 for s in sizes):
-            return [None] * nout
+            _fail(op, "with add_axis=1 every split size must be 1, got %s", sizes)
         return [Tensor(x.shape[:ax] + x.shape[ax + 1:], x.dtype)] * nout
     if sum(sizes) != channels:
         _fail(op, "split sizes %s do not sum to axis %d of %s", sizes, ax, list(x.shape))

@@ -10,15 +10,20 @@ blobs, or from ``blob_dimensions`` (and ``blob_types``) when given.
 An op's outputs are inferred by the function registered for its type (``register``) from its
 arguments and its inputs' shapes and types, never from their values. Where that is not possible
 (an output whose shape depends on the data, as ``BooleanMask``'s; an op with no function; an
-input whose shape is unknown), the output is unknown: it is left out of the result, even if the
-blob had a shape before (it may change when the op runs). What is inferred is what running the
-nets gives (tests/test_shape_inference.py checks it op by op against runs).
+input whose shape is unknown), the output is unknown: it is left out of the result, even if the blob had a shape before (it may change when the op runs). What is inferred is
+what running the nets gives (tests/test_shape_inference.py checks it op by op against runs, and
+the suite can check every net it runs: RECURRENT_CHECK_SHAPES=1, tests/shape_check.py). Caffe2
+also gave a gradient op's unknown output ``X_grad`` the shape of ``X``; that guess is not made
+here (after an in-place Reshape of ``X`` it is wrong): every op type has its own function, or is
+in ``NOT_INFERRED`` with the reason.
 
-Inputs that the op would refuse when run (shapes that do not fit) make the result empty, as
-Caffe2's, with a ``RuntimeWarning`` naming the op and the shapes.
+Inputs that the op would refuse when run (shapes that do not fit), and an op that creating the
+net would refuse (a wrong count of inputs or outputs, an in-place pair the op does not allow),
+make the result empty, as Caffe2's errors did, with a ``RuntimeWarning`` naming the op and why.
 
 Writing a function: ``@register("Type", ...)`` on ``f(op, ins)``; ``ins`` is a list of
-``Tensor(shape, dtype)`` (a tuple of ints and an int), one per op input, all known; ``f`` returns
+``Tensor(shape, dtype)`` (a tuple of ints and an int), one per op input, all known (unless
+registered with ``partial=True``); ``f`` returns
 one ``Tensor`` or None (unknown) per op output, or raises ``ShapeError`` for inputs the op would
 refuse. ``args(op)`` gives the op's arguments as a dict.
 """
@@ -29,11 +34,14 @@ import os
 import pkgutil
 import warnings
 
+from . import _C
+
 UNDEFINED, FLOAT, INT32 = 0, 1, 2
 
 Tensor = collections.namedtuple("Tensor", ["shape", "dtype"])
 
 _REGISTRY = {}
+_PARTIAL = set()  # op types whose function is called with unknown inputs too
 NOT_INFERRED = {}  # op type -> why its outputs cannot be inferred statically
 _loaded = False
 
@@ -42,13 +50,17 @@ class ShapeError(ValueError):
     """Raised by a shape function for inputs the op would refuse when it runs."""
 
 
-def register(*op_types):
-    """Decorator: ``f(op, ins)`` infers the outputs of ops of these types."""
+def register(*op_types, partial=False):
+    """Decorator: ``f(op, ins)`` infers the outputs of ops of these types. With ``partial``,
+    ``f`` is called even when some inputs are unknown (None in ``ins``: a blob that holds no
+    tensor, as the step workspaces RecurrentNetworkGradient reads, or one not inferred)."""
     def deco(f):
         for t in op_types:
             if t in _REGISTRY or t in NOT_INFERRED:
                 raise ValueError("shape inference: op type '%s' has a function already" % t)
             _REGISTRY[t] = f
+            if partial:
+                _PARTIAL.add(t)
         return f
     return deco
 
@@ -69,8 +81,11 @@ def registered():
 
 
 def args(op):
-    """The op's arguments as a dict name -> value (the last one of a name wins, as when the op runs)."""
-    return {a.name: a.value() for a in op.arg}
+    """The op's arguments as a dict name -> value (the first one of a name wins, as when the op runs)."""
+    out = {}
+    for a in op.arg:
+        out.setdefault(a.name, a.value())
+    return out
 
 
 def _load():
@@ -84,19 +99,27 @@ def _load():
             importlib.import_module("." + info.name, __package__)
 
 
-def _grad_fallback(op, out, desc):
-    """Caffe2's rule for gradient ops: an output ``X_grad`` the function left unknown has the
-    shape and type of ``X`` (a gradient has its variable's shape)."""
-    for i, name in enumerate(op.output):
-        if out[i] is None and name.endswith("_grad"):
-            var = desc.get(name[:-len("_grad")])
-            if var is not None and var.dtype in (FLOAT, UNDEFINED):
-                out[i] = var
-    return out
-
-
-def _is_gradient(op):
-    return bool(getattr(op, "is_gradient_op", False)) or op.type.endswith("Gradient")
+def creation_error(op):
+    """Why creating the op would fail (csrc/core/op.c: a registered type, its counts of inputs and
+    outputs, the in-place pairs it allows, no output named twice), or None."""
+    try:
+        lo, hi, olo, ohi = _C.op_schema(op.type)
+    except KeyError:
+        return "unknown operator type"
+    if op.type == "FC" and any(a.name == "rnn_internal_fused_sum" for a in op.arg):
+        hi += 1
+    n_in, n_out = len(op.input), len(op.output)
+    if n_in < lo or (hi >= 0 and n_in > hi):
+        return "%d inputs, the op takes %d to %s" % (n_in, lo, "any" if hi < 0 else hi)
+    if n_out < olo or (ohi >= 0 and n_out > ohi):
+        return "%d outputs, the op gives %d to %s" % (n_out, olo, "any" if ohi < 0 else ohi)
+    if len(set(op.output)) != n_out:
+        return "an output is named twice"
+    for i, x in enumerate(op.input):
+        for o, y in enumerate(op.output):
+            if x == y and not _C.op_inplace(op.type, i, o):
+                return "input %d and output %d are the same blob '%s', which the op does not allow" % (i, o, x)
+    return None
 
 
 def _check_out(op, index, out):
@@ -121,8 +144,11 @@ def infer_op(op, index, desc):
     _load()
     ins = [desc.get(b) for b in op.input]
     out = [None] * len(op.output)
+    why = creation_error(op)
+    if why is not None:
+        raise ShapeError("the op cannot be created: %s" % why)
     f = _REGISTRY.get(op.type)
-    if f is not None and all(t is not None for t in ins):
+    if f is not None and (op.type in _PARTIAL or all(t is not None for t in ins)):
         try:
             out = _check_out(op, index, f(op, ins))
         except ShapeError:
@@ -132,8 +158,6 @@ def infer_op(op, index, desc):
         except Exception as e:
             raise RuntimeError("shape inference of op #%d (%s) on inputs %s failed: %s: %s" % (
                 index, op.type, _describe(op, ins), type(e).__name__, e)) from e
-    if _is_gradient(op):
-        out = _grad_fallback(op, out, desc)
     return out
 
 
@@ -176,7 +200,8 @@ def size(shape):
 
 
 def canonical_axis(axis, ndim, op_type="op"):
-    if not -ndim <= axis < max(ndim, 1):
+    """``axis`` in [-ndim, ndim) made non-negative; ShapeError outside (a 0-d input has no axis)."""
+    if not -ndim <= axis < ndim:
         raise ShapeError("%s: axis %d out of range for %d dims" % (op_type, axis, ndim))
     return axis + ndim if axis < 0 else axis
 

@@ -4,8 +4,8 @@ With ``RECURRENT_CHECK_SHAPES=1`` in the environment, conftest.py calls ``instal
 ``RunNetOnce`` / ``RunOperatorOnce`` (of the named workspaces and of ``Workspace`` objects) first
 infers the shapes and types of the blobs its ops write (``workspace.InferShapesAndTypes`` from the
 workspace as it is), then runs, and when the run succeeds, fails (AssertionError) where an inferred
-shape or type differs from the blob's, or where the inference said the inputs would be refused.
-Runs that raise are not compared. ``stats`` counts the outputs inferred and not inferred, by op type.
+shape or type differs from the blob's, where the inference said the inputs would be refused, or
+where it raised. Runs that raise are not compared (the inference may then raise or refuse too). ``stats`` counts the outputs inferred and not inferred, by op type.
 """
 
 import collections
@@ -23,11 +23,21 @@ def _desc(ws):
 
 
 def _check(ws, netdef, run):
+    try:
+        desc = _desc(ws)
+    except RuntimeError:  # the workspace is busy (another thread runs a net): the run says so
+        return run()
+    error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        inferred = si.infer([netdef], _desc(ws))
+        try:
+            inferred = si.infer([netdef], desc)
+        except Exception as e:  # a failure only if the run succeeds
+            error = e
     refused = [w for w in caught if issubclass(w.category, RuntimeWarning) and "InferShapesAndTypes" in str(w.message)]
     result = run()
+    if error is not None:
+        raise AssertionError("shape inference raised %s: %s, but the run succeeded" % (type(error).__name__, error))
     if refused or inferred is None:
         raise AssertionError("shape inference refused inputs that the run accepted: %s" % (
             "; ".join(str(w.message) for w in refused)))

@@ -951,6 +951,9 @@ CASES = [
     Case("split-sizes", "ops: shape", "Split(x (3,4), split=[1, 1], axis=1)",
          "feed(x=f32(3, 4)); run_op('Split', 'x', ['a', 'b'], split=[1, 1], axis=1)", V,
          r"op Split #0: split sizes \(1, 1\) \(argument 'split'\) sum to 2 but axis 1"),
+    Case("split-add-axis-sizes", "ops: shape", "Split(x (3,4), split=[2, 0, 1], axis=0, add_axis=1)",
+         "feed(x=f32(3, 4)); run_op('Split', 'x', ['a', 'b', 'c'], split=[2, 0, 1], axis=0, add_axis=1)", V,
+         r"op Split #0: with add_axis=1 each output is one slice of axis 0, so every split size must be 1"),
     Case("split-by-lengths-count", "ops: shape", "SplitByLengths([x (5,2), lengths (3,)], [a, b], axis=0)",
          """
          feed(x=f32(5, 2), l=np.array([1, 2, 2], np.int32))

@@ -305,14 +305,14 @@ def test_first_argument_of_a_name_counts():
 
 
 def test_refused_at_creation_is_unknown():
-    """Arguments or arities the op refuses when it is created: the outputs are left unknown."""
+    """Arguments the op refuses when it is created: the outputs are left unknown (a wrong count of
+    inputs is refused by the inference: tests/test_shape_inference.py)."""
     for op_type, ins, outs, args in [
         ("Mod", ["x"], ["y"], {}),
         ("LengthsPad", ["d", "l"], ["o"], {}),
         ("GatherRangesToDense", ["v", "r"], ["a"], {"lengths": [2, 2]}),
         ("PackSegments", ["l", "d"], ["p"], {"max_length": 3, "return_presence_mask": 1}),
         ("ScatterAssign", ["d", "l", "d"], ["other"], {}),
-        ("LengthsIndicesInGradientSumGradient", ["d", "l"], ["dx"], {}),
         ("UnsortedSegmentSum", ["d", "l"], ["u"], {"num_segments": -2}),
     ]:
         net = core.Net("bad")

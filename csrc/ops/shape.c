@@ -306,6 +306,15 @@ static rc_status split_shapes(rc_op *op, int values, int *pax, rc_err *err)
     }
     int64_t sum = 0;
     for (int k = 0; k < nout; k++) sum += s->sizes[k];
+    for (int k = 0; s->add_axis && k < nout; k++)
+        if (s->sizes[k] != 1) {
+            char buf[160];
+            dims_str(buf, sizeof buf, nout, s->sizes);
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "with add_axis=1 each output is one slice of axis %d, so every split size must be 1; "
+                              "got %s (%s) for input 0 blob '%s' %s", ax, buf, src_desc, rc_in_name(op, 0),
+                              RC_SHAPE(x));
+        }
     if (s->add_axis ? channels != nout : sum != channels) {
         char buf[160];
         dims_str(buf, sizeof buf, nout, s->sizes);

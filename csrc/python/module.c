@@ -948,6 +948,31 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
     return PyErr_Format(PyExc_KeyError, "unknown flag '%s'", name);
 }
 
+/* op_schema(type) -> (min_in, max_in, min_out, max_out) of a registered type
+ * (max -1: unbounded); KeyError for an unknown type. */
+static PyObject *mod_op_schema(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *type;
+    if (!PyArg_ParseTuple(args, "s:op_schema", &type)) return NULL;
+    const rc_op_schema *sc = rc_op_lookup(type);
+    if (!sc) return PyErr_Format(PyExc_KeyError, "unknown operator type '%s'", type);
+    return Py_BuildValue("(iiii)", sc->min_in, sc->max_in, sc->min_out, sc->max_out);
+}
+
+/* op_inplace(type, input, output) -> whether input `input` and output `output`
+ * of an op of this type may name the same blob (as net creation checks it). */
+static PyObject *mod_op_inplace(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *type;
+    int in, out;
+    if (!PyArg_ParseTuple(args, "sii:op_inplace", &type, &in, &out)) return NULL;
+    const rc_op_schema *sc = rc_op_lookup(type);
+    if (!sc) return PyErr_Format(PyExc_KeyError, "unknown operator type '%s'", type);
+    return PyBool_FromLong(sc->allow_inplace != NULL && sc->allow_inplace(in, out));
+}
+
 /* op_types(checked=None): every registered type; checked=True only those whose
  * schema has a check function (inputs validated at net creation), False the others. */
 static PyObject *mod_op_types(PyObject *m, PyObject *args, PyObject *kw)
@@ -1022,6 +1047,8 @@ static PyObject *mod_alloc_live(PyObject *m, PyObject *noargs)
 static PyMethodDef module_methods[] = {
     {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
     {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
+    {"op_schema", mod_op_schema, METH_VARARGS, "op_schema(type) -> (min_in, max_in, min_out, max_out); max -1: any"},
+    {"op_inplace", mod_op_inplace, METH_VARARGS, "op_inplace(type, input, output) -> may they name one blob"},
     {"op_types", (PyCFunction)(void (*)(void))mod_op_types, METH_VARARGS | METH_KEYWORDS,
      "op_types(checked=None) -> registered operator types (checked=True: those checked at net creation)"},
     {"_shutdown", mod_shutdown, METH_VARARGS,
