@@ -15,8 +15,9 @@ import pytest
 
 from recurrent import workspace
 
-if os.environ.get("RECURRENT_CHECK_SHAPES") == "1":
-    # every RunNetOnce / RunOperatorOnce of the suite also checks static shape inference
+if os.environ.get("RECURRENT_CHECK_SHAPES", "1") != "0":
+    # every RunNetOnce / RunOperatorOnce of the suite also checks static shape inference against
+    # the run (tests/shape_check.py); RECURRENT_CHECK_SHAPES=0 turns it off
     import shape_check
     shape_check.install()
 

@@ -1,6 +1,6 @@
 """Checks static shape inference against every net and op the tests run.
 
-With ``RECURRENT_CHECK_SHAPES=1`` in the environment, conftest.py calls ``install()``: every
+Unless ``RECURRENT_CHECK_SHAPES=0`` is in the environment, conftest.py calls ``install()``: every
 ``RunNetOnce`` / ``RunOperatorOnce`` (of the named workspaces and of ``Workspace`` objects) first
 infers the shapes and types of the blobs its ops write (``workspace.InferShapesAndTypes`` from the
 workspace as it is), then runs, and when the run succeeds, fails (AssertionError) where an inferred
