@@ -97,3 +97,88 @@ def test_recurrent_network_initial_state_forms():
         for o in outs[:2]:
             assert shapes[str(o)] == list(workspace.FetchBlob(o).shape)
             assert types[str(o)] == core.DataType.FLOAT
+
+
+# ---------------------------------------------------------------- the engine and its API
+def _fc_net():
+    net = core.Net("si_api")
+    net.FC(["x", "w", "b"], "y")
+    net.Relu("y", "z")
+    return net
+
+
+def test_from_the_workspace_and_from_blob_dimensions():
+    net = _fc_net()
+    workspace.FeedBlob("x", np.ones((4, 3), np.float32))
+    workspace.FeedBlob("w", np.ones((5, 3), np.float32))
+    workspace.FeedBlob("b", np.ones((5,), np.float32))
+    workspace.CreateBlob("empty")  # holds no tensor: left out
+    shapes, types = workspace.InferShapesAndTypes([net])
+    assert shapes == {"x": [4, 3], "w": [5, 3], "b": [5], "y": [4, 5], "z": [4, 5]}
+    assert set(types.values()) == {core.DataType.FLOAT}
+    # from a map: no workspace blob is read; types UNDEFINED unless given
+    dims = {"x": [2, 3], "w": [7, 3], "b": [7]}
+    shapes, types = workspace.InferShapesAndTypes([net], dims)
+    assert shapes["z"] == [2, 7] and types["z"] == core.DataType.FLOAT and types["x"] == core.DataType.UNDEFINED
+    shapes, types = workspace.InferShapesAndTypes([net.Proto()], dims, nets_proto=True,
+                                                  blob_types={"x": core.DataType.FLOAT})
+    assert shapes["z"] == [2, 7] and types["x"] == core.DataType.FLOAT
+    assert workspace.InferShapesAndTypes([net], {}) == ({}, {})  # nothing known: nothing inferred
+
+
+def test_nets_in_order_and_unknown_inputs():
+    """Several nets are walked in order; an op whose input is unknown makes its outputs unknown,
+    dropping the shape the blob had before (the run may change it)."""
+    init = core.Net("si_init")
+    init.ConstantFill([], "x", shape=[2, 3], value=1.0)
+    net = core.Net("si_next")
+    net.Relu("x", "y")
+    net.BooleanMask(["y", "mask"], "picked")  # data-dependent: not inferred
+    net.Relu("picked", "z")
+    workspace.FeedBlob("z", np.ones((9,), np.float32))
+    shapes, types = workspace.InferShapesAndTypes([init, net], {"z": [9], "mask": [2]})
+    assert shapes == {"x": [2, 3], "y": [2, 3], "mask": [2]}
+    assert "z" not in shapes and "picked" not in shapes
+
+
+def test_refused_inputs_warn_and_give_nothing():
+    net = _fc_net()
+    with pytest.warns(RuntimeWarning, match=r"op #0 \(FC\) refuses its inputs x \[4, 3\], w \[5, 2\]"):
+        assert workspace.InferShapesAndTypes([net], {"x": [4, 3], "w": [5, 2], "b": [5]}) == ({}, {})
+    bad = core.Net("si_bad")
+    bad.Proto().op.extend([core.CreateOperator("Relu", ["x"], ["y", "y2"])])
+    with pytest.warns(RuntimeWarning, match="cannot be created: 2 outputs"):
+        assert workspace.InferShapesAndTypes([bad], {"x": [3]}) == ({}, {})
+    unknown = core.Net("si_unknown_type")
+    unknown.Proto().op.extend([core.CreateOperator("NoSuchOp", ["x"], ["y"])])
+    with pytest.warns(RuntimeWarning, match="unknown operator type"):
+        assert workspace.InferShapesAndTypes([unknown], {"x": [3]}) == ({}, {})
+
+
+def test_bad_arguments():
+    net = _fc_net()
+    with pytest.raises(TypeError, match="list of nets"):
+        workspace.InferShapesAndTypes(net)
+    with pytest.raises(ValueError, match="negative dimension"):
+        workspace.InferShapesAndTypes([net], {"x": [4, -1]})
+    with pytest.raises(ValueError, match="blob_types needs blob_dimensions"):
+        workspace.InferShapesAndTypes([net], None, blob_types={"x": 1})
+    with pytest.raises(TypeError):
+        workspace.InferShapesAndTypes([3])
+
+
+def test_the_first_argument_of_a_name_counts():
+    """As when the op runs (csrc/core/netdef.c: the first argument of a name wins)."""
+    op = core.CreateOperator("ConstantFill", [], ["y"], shape=[2])
+    op.arg.extend(core.CreateOperator("ConstantFill", [], ["y"], shape=[5]).arg)
+    net = core.Net("si_first")
+    net.Proto().op.extend([op])
+    shapes, _ = workspace.InferShapesAndTypes([net])
+    workspace.RunNetOnce(net)
+    assert shapes["y"] == [2] == list(workspace.FetchBlob("y").shape)
+
+
+def test_every_function_is_called_only_on_known_inputs_unless_partial():
+    assert si._PARTIAL == {"RecurrentNetworkGradient"}
+    assert si.registered() == sorted(si._REGISTRY)
+    assert not set(si._REGISTRY) & set(si.NOT_INFERRED)
