@@ -23,10 +23,10 @@ inferred. What is inferred:
   an empty indices input (a copy of data); SegmentIdsToLengths only with data_to_infer_dim.
 - NanCheck (Y = X), Assert and EnforceFinite (no outputs) only check X's dtype.
 
-Arguments are read as the C ops read them: the FIRST argument of a name counts
-(rc_opdef_arg), not the last as ``shape_inference.args`` says. An argument of a kind or value,
-or a number of inputs or outputs, that the op refuses when it is created leaves the outputs
-unknown (the op cannot run). The checks that refuse (ShapeError) are the C ops' dtype and shape
+Arguments are read as the C ops read them: the first argument of a name counts (rc_opdef_arg;
+``shape_inference.arg``). An argument of a kind or value that the op refuses when it is created
+leaves the outputs unknown (the op cannot run); a number of inputs or outputs it refuses is the
+engine's (a ShapeError). The checks that refuse (ShapeError) are the C ops' dtype and shape
 checks, never their checks of values (lengths summing to the rows, ids in range, sorted ids).
 Index outputs are INT32; data outputs keep the data's dtype (UNDEFINED passes through).
 """
@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .shape_inference import FLOAT, INT32, UNDEFINED, ShapeError, Tensor, not_inferred, register, size
+from .shape_inference import FLOAT, INT32, UNDEFINED, ShapeError, Tensor, arg, not_inferred, register, size
 
 MAX_DIMS = 8  # RC_MAX_DIMS (csrc/core/rc_core.h)
 INT32_MAX = 2 ** 31 - 1
@@ -61,15 +61,8 @@ def _fn(*op_types):
 
 
 # ---------------------------------------------------------------- arguments (first one of a name wins)
-def _arg(op, name):
-    for a in op.arg:
-        if a.name == name:
-            return a
-    return None
-
-
 def _int(op, name, default, lo=None, hi=None):
-    a = _arg(op, name)
+    a = arg(op, name)
     if a is None:
         v = default
     elif a.kind() == "i":
@@ -83,7 +76,7 @@ def _int(op, name, default, lo=None, hi=None):
 
 def _float(op, name, default):
     """rc_arg_f: a float or an int argument, stored as float32."""
-    a = _arg(op, name)
+    a = arg(op, name)
     if a is None:
         v = default
     elif a.kind() == "f":
@@ -541,7 +534,7 @@ def _gather_ranges(op, ins):
 
 @_fn("GatherRangesToDense")
 def _gather_ranges_to_dense(op, ins):
-    a = _arg(op, "lengths")
+    a = arg(op, "lengths")
     if a is None or a.kind() != "ints":
         raise _Unknown()
     lengths = list(a.ints)
@@ -591,7 +584,7 @@ def _scatter_assign(op, ins):
 
 @_fn("Mod")
 def _mod(op, ins):
-    if _arg(op, "divisor") is None:
+    if arg(op, "divisor") is None:
         raise _Unknown()
     d = _int(op, "divisor", 0, lo=-2 ** 31, hi=INT32_MAX)
     _int(op, "sign_follow_divisor", 0, lo=0, hi=1)

@@ -19,8 +19,8 @@ Print and ZeroGradient have no outputs. The counts of inputs and outputs are che
 (the op's C schema) before these functions run.
 """
 
-from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, not_inferred, register,
-                              size)
+from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, arg, args, not_inferred,
+                              register, size)
 
 MAX_DIMS = 8
 INT32_MAX = 2 ** 31 - 1
@@ -47,15 +47,6 @@ def _fn(*types):
 # ---------------------------------------------------------------- argument and input helpers
 def _has(op, name):
     return any(a.name == name for a in op.arg)
-
-
-def _arg(op, name):
-    """The last Argument named name, or None."""
-    found = None
-    for a in op.arg:
-        if a.name == name:
-            found = a
-    return found
 
 
 def _int(a, name, dflt):
@@ -1041,7 +1032,7 @@ def _fill_common(op, ins, unique=False):
     """The fills' setup and shape rules: the output shape, or None (input_as_shape=1)."""
     a = args(op)
     ias = _int(a, "input_as_shape", 0) != 0
-    sa = _arg(op, "shape")
+    sa = arg(op, "shape")
     if sa is not None and sa.kind() == "i":
         _fail(op, "argument 'shape' was a scalar, a list of ints is expected")
     shape, extra = _ints(a, "shape"), _ints(a, "extra_shape")
@@ -1077,7 +1068,7 @@ def _fill_common(op, ins, unique=False):
 def _value_dtype(op, infer_int):
     """ConstantFill's / DiagonalFill's output dtype from 'dtype' and 'value'."""
     a = args(op)
-    value = _arg(op, "value")
+    value = arg(op, "value")
     if value is not None and value.kind() not in ("f", "i"):
         _fail(op, "argument 'value' must be a float or an int")
     if _has(op, "dtype"):
@@ -1196,7 +1187,7 @@ def _xavier_fill(op, ins):
 
 def _given(op, ins, dtype):
     shape = _fill_common(op, ins)
-    v = _arg(op, "values")
+    v = arg(op, "values")
     n = 0
     if v is not None:
         kind = v.kind()

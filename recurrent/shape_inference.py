@@ -88,6 +88,14 @@ def args(op):
     return out
 
 
+def arg(op, name):
+    """The op's first Argument named ``name`` (the one the op reads), or None."""
+    for a in op.arg:
+        if a.name == name:
+            return a
+    return None
+
+
 def _load():
     global _loaded
     if _loaded:

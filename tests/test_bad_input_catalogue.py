@@ -3325,6 +3325,16 @@ CASES = [
          workspace.CreateNet(n)
          """, T_, r"op AtomicIter #0: input 0 blob 't' must be a Mutex \(CreateMutex's output\), but it "
                   r"holds a tensor \(2,\) float32", note="Caffe2 failed at run time on the blob's type"),
+    Case("tensor-output-into-object", "ops: mutex", "Relu(x) -> m where m holds a Mutex",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(x=f32(2))
+         run_op('Relu', ['x'], ['m'])
+         """, T_, r"op Relu #0: output 0 blob 'm' holds a Mutex and cannot receive a tensor",
+         after="""
+         assert workspace.FetchBlob('m') == b"m, a C++ native class of type Mutex."
+         """, note="before, the op ran and its output was hidden behind the Mutex (found by fuzz_ops' shape "
+                   "inference check); Caffe2 replaced the blob's content"),
     Case("mutex-atomic-iter-queue", "ops: mutex", "AtomicIter(q, it) where q holds a BlobsQueue",
          """
          run_op('CreateBlobsQueue', [], ['q'])

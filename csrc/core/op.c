@@ -111,6 +111,15 @@ oom:
 
 rc_status rc_op_run(rc_op *op, rc_err *err)
 {
+    int fl = op->schema->flags;
+    for (int i = 0; !(fl & RC_OP_OWN_OBJECT_OUT_CHECKS) && i < op->n_out; i++) {
+        const rc_blob *b = op->out[i];
+        if (b->obj && !((fl & RC_OP_OBJECT_OUT_FIRST) && i == 0) &&
+            !((fl & RC_OP_OBJECT_OUT_LAST) && i == op->n_out - 1))
+            return rc_op_fail(op, err, RC_ERR_TYPE,
+                              "output %d blob '%s' holds a %s and cannot receive a tensor (write the output to "
+                              "another blob)", i, rc_out_name(op, i), b->obj_kind ? b->obj_kind : "non-tensor object");
+    }
     rc_status st = op->schema->run(op, err);
     /* after the run, failed or not: whatever it wrote is recorded (rc_tensor_stamp) */
     for (int i = 0; i < op->n_out; i++) rc_tensor_touch(rc_out(op, i));

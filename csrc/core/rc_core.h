@@ -298,6 +298,17 @@ struct rc_op_schema {
  * and write, so an op with effects on shared state that its inputs do not
  * show (a queue op mutates the queue it only reads as an input) would race. */
 #define RC_OP_NOT_IN_STEP_NET 1
+/* The op puts an object (a Mutex, a Counter, a queue, a DB reader, step
+ * workspaces) into its first / its last output, replacing what the blob held.
+ * Every other output of every op receives a tensor: rc_op_run refuses to run
+ * an op whose such output blob holds an object (the tensor written there
+ * would be hidden behind the object: FetchBlob, the next op and Save read the
+ * object). */
+#define RC_OP_OBJECT_OUT_FIRST 2
+#define RC_OP_OBJECT_OUT_LAST 4
+/* The op checks the objects its output blobs hold itself (Load may put a
+ * Counter in any output; the queue ops name the record field). */
+#define RC_OP_OWN_OBJECT_OUT_CHECKS 8
 
 /* allow_inplace helpers */
 RC_INTERNAL int rc_inplace_any(int in, int out);        /* every pair */

@@ -103,14 +103,10 @@ static rc_counter_obj *counter_of(rc_op *op, rc_err *err)
     return counter_check(op, err) ? NULL : op->in[0]->obj;
 }
 
-/* Output o becomes an int32 scalar of shape () holding v. A blob holding an object (another Counter, a Mutex)
- * is a TypeError: it cannot receive a tensor. */
+/* Output o becomes an int32 scalar of shape () holding v. (An output blob holding an object, another Counter
+ * or a Mutex, never gets here: rc_op_run refuses it before the op runs.) */
 static rc_status put_scalar(rc_op *op, int o, int32_t v, rc_err *err)
 {
-    const rc_blob *b = op->out[o];
-    if (b->obj)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "output %d blob '%s' holds %s and cannot receive a tensor", o,
-                          rc_out_name(op, o), RC_HOLDS(b));
     int64_t none[1] = {0};
     rc_status st = rc_tensor_resize(rc_out(op, o), RC_I32, 0, none, err);
     if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
@@ -208,7 +204,7 @@ static rc_status retrieve_run(rc_op *op, rc_err *err)
 const rc_op_schema rc_ops_counter[] = {
     {"CreateCounter", 0, 0, 1, 1, NULL, init_count_setup, create_run, free,
      "() -> COUNTER: a new Counter holding init_count (int32 in [0, 2^31-1]; an opaque object blob)",
-     create_check, RC_OP_NOT_IN_STEP_NET},
+     create_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OBJECT_OUT_FIRST},
     {"ResetCounter", 1, 1, 0, 1, NULL, init_count_setup, reset_run, free,
      "(COUNTER) -> [PREVIOUS]: count = init_count; PREVIOUS (int32 scalar) the count before",
      counter_check, RC_OP_NOT_IN_STEP_NET},

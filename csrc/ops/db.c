@@ -1300,8 +1300,8 @@ const rc_op_schema rc_ops_db[] = {
      NULL},
     {"Load", 0, -1, 0, -1, NULL, load_setup, load_run, free,
      "reads tensors from minidb files or DBReaders (load_all, add_prefix, strip_prefix, source_blob_names, "
-     "allow_incomplete)", NULL},
+     "allow_incomplete)", NULL, RC_OP_OWN_OBJECT_OUT_CHECKS},
     {"CreateDB", 0, 0, 1, 1, NULL, createdb_setup, createdb_run, NULL,
-     "opens a minidb file for Load: an opaque DBReader blob (db, db_type='minidb')", NULL},
+     "opens a minidb file for Load: an opaque DBReader blob (db, db_type='minidb')", NULL, RC_OP_OBJECT_OUT_FIRST},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -119,7 +119,7 @@ static int inplace_counter(int in, int out) { return in == 1 && out == 0; }
 const rc_op_schema rc_ops_mutex[] = {
     {"CreateMutex", 0, 0, 1, 1, NULL, NULL, create_run, NULL,
      "() -> MUTEX: a new Mutex (an opaque object blob, for AtomicIter; it cannot be fetched, fed or saved)",
-     create_check},
+     create_check, RC_OP_OBJECT_OUT_FIRST},
     {"AtomicIter", 2, 2, 1, 1, inplace_counter, atomic_iter_setup, atomic_iter_run, NULL,
      "(MUTEX, COUNTER) -> COUNTER: Iter's int32 one-element counter += 1, in place; input 0 must be a Mutex",
      atomic_iter_check},

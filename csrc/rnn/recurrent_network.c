@@ -2116,7 +2116,7 @@ static rc_status fetcher_run(rc_op *op, rc_err *err)
 
 const rc_op_schema rc_ops_recurrent[] = {
     {"RecurrentNetwork", 1, -1, 2, -1, NULL, rnn_setup, rnn_run, rnn_state_free,
-     "runs step_net over the timesteps of input 0"},
+     "runs step_net over the timesteps of input 0", NULL, RC_OP_OBJECT_OUT_LAST},
     {"RecurrentNetworkGradient", 2, -1, 1, -1, NULL, rnn_grad_setup, rnn_grad_run, rnn_state_free,
      "backward pass of RecurrentNetwork"},
     {"RecurrentNetworkBlobFetcher", 1, 1, 1, 1, NULL, NULL, fetcher_run, NULL,
