@@ -1127,6 +1127,45 @@ class Net:
         _check_operator(op_type)
         return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
 
+    def Python(self, f, grad_f=None, python_func_type=None, pass_workspace=False, grad_output_indices=None,
+               grad_input_indices=None):
+        """Caffe2's Python op: returns ``add(inputs, outputs, **kwargs)``, which adds to this net an op
+        calling ``f(inputs, outputs)`` (recurrent/python_op.py says what they are) and returns its
+        outputs. ``grad_f`` gives it a gradient (``grad_output_indices`` / ``grad_input_indices``: the
+        output gradients it reads, the input gradients it writes; default all). ``pass_workspace``
+        and ``python_func_type`` are not provided (NotImplementedError)."""
+        from . import python_op
+        if pass_workspace:
+            raise NotImplementedError(
+                "net.Python(pass_workspace=True) is not provided: the workspace is busy while its net runs "
+                "(a FetchBlob or FeedBlob from the function is refused); use the op's inputs and outputs")
+        if python_func_type is not None:
+            raise NotImplementedError("net.Python(python_func_type=...) is not provided: pass a function")
+        token = python_op.register(f, "f")
+        grad_token = python_op.register(grad_f, "grad_f") if grad_f is not None else None
+
+        def indices(v, what):
+            if v is None:
+                return None
+            v = [int(i) for i in v]
+            if any(i < 0 for i in v) or len(set(v)) != len(v):
+                raise ValueError("net.Python: %s must be distinct indices >= 0, got %s" % (what, v))
+            return v
+
+        goi = indices(grad_output_indices, "grad_output_indices")
+        gii = indices(grad_input_indices, "grad_input_indices")
+
+        def add(inputs, outputs, **kwargs):
+            kw = dict(kwargs, token=token)
+            if grad_token is not None:
+                kw["grad_token"] = grad_token
+            if goi is not None:
+                kw["grad_output_indices"] = goi
+            if gii is not None:
+                kw["grad_input_indices"] = gii
+            return self._CreateAndAddToSelf("Python", inputs, outputs, **kw)
+        return add
+
     def DeduplicateGradientSlices(self, g, aggregator="sum"):
         """The GradientSlice ``g`` with each index once: ``Unique`` of its
         indices (1-D, in order of first occurrence) and its values summed

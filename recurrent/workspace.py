@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _C, errors, scope
+from . import _C, errors, python_op, scope
 from .proto import NetDef, OperatorDef, device_of
 
 # Caffe2's device flags: this package runs on the CPU only
@@ -209,9 +209,24 @@ def RunOperatorOnce(operator):
     return True
 
 
+def _chained(call, *args):
+    """``call(*args)``; an error raised because a Python op's function raised gets that exception as
+    its ``__cause__`` (recurrent/python_op.py), or is that exception when it is a KeyboardInterrupt
+    or SystemExit."""
+    try:
+        return call(*args)
+    except BaseException as e:
+        cause = python_op.take_error()
+        if isinstance(cause, (KeyboardInterrupt, SystemExit)):
+            raise cause from None  # the function's own KeyboardInterrupt / SystemExit, in this thread
+        if cause is not None and cause is not e and e.__cause__ is None:
+            raise e from cause
+        raise
+
+
 def _run_operator_once(ws, operator):
     _refuse_non_cpu("RunOperatorOnce", operator, None)
-    ws.run_operator_once(operator.to_c())
+    _chained(ws.run_operator_once, operator.to_c())
 
 
 def RunOperatorsOnce(operators):
@@ -228,7 +243,7 @@ def RunNetOnce(net):
 def _run_net_once(ws, net):
     nd = _netdef(net)
     _refuse_non_cpu_net(nd)
-    ws.run_net_once(nd.to_c(), _main_thread())
+    _chained(ws.run_net_once, nd.to_c(), _main_thread())
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):
@@ -255,7 +270,7 @@ def RunNet(name, num_iter=1, allow_fail=False):
     if num_iter < 0:
         raise errors.ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
     try:
-        _ws().run_net(_net_name(name), num_iter, _main_thread())
+        _chained(_ws().run_net, _net_name(name), num_iter, _main_thread())
     except (RuntimeError, ValueError, TypeError, IndexError, KeyError, MemoryError):
         if allow_fail:
             return False
@@ -462,7 +477,7 @@ class NetHandle:
         self._ws, self.name = ws, name
 
     def run(self):
-        self._ws.run_net(self.name, 1, _main_thread())
+        _chained(self._ws.run_net, self.name, 1, _main_thread())
         return True
 
     def __repr__(self):

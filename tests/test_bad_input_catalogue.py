@@ -3325,6 +3325,37 @@ CASES = [
          workspace.CreateNet(n)
          """, T_, r"op AtomicIter #0: input 0 blob 't' must be a Mutex \(CreateMutex's output\), but it "
                   r"holds a tensor \(2,\) float32", note="Caffe2 failed at run time on the blob's type"),
+    # ---------------------------------------------------------------- the Python op (csrc/ops/pyfunc.c)
+    Case("python-op-raises", "ops: python", "net.Python(f) where f raises ZeroDivisionError",
+         """
+         def f(inputs, outputs):
+             raise ZeroDivisionError('boom')
+         feed(x=f32(2))
+         n = core.Net('n'); n.Python(f)(['x'], ['y'])
+         workspace.RunNetOnce(n)
+         """, R, r"op Python #0: the Python function raised ZeroDivisionError: boom",
+         note="the ZeroDivisionError is the error's __cause__"),
+    Case("python-op-output-unset", "ops: python", "net.Python(f) where f leaves output 0 unset",
+         """
+         def f(inputs, outputs):
+             pass
+         feed(x=f32(2))
+         n = core.Net('n'); n.Python(f)(['x'], ['y'])
+         workspace.RunNetOnce(n)
+         """, V, r"op Python #0: output 0 'y' was not set: call outputs\[0\].reshape\(shape\)"),
+    Case("python-op-unknown-token", "ops: python", "Python op whose token no function has (another process's net)",
+         "feed(x=f32(2)); run_op('Python', ['x'], ['y'], token='no_such_token')",
+         K, r"op Python #0: no Python function is registered under token 'no_such_token' in this process"),
+    Case("python-op-in-step-net", "ops: python", "recurrent_net whose cell runs a Python op",
+         """
+         cell = core.Net('cell'); cell.Python(lambda i, o: o[0].feed(i[0].data))(['x_t'], ['h'])
+         n = core.Net('outer')
+         rnn.recurrent_net(net=n, cell_net=cell, inputs=[('x_t', 'x')], initial_cell_inputs=[('h_prev', 'h0')],
+                           links={'h_prev': 'h'}, timestep='t', scope='r', forward_only=True)
+         feed(x=f32(3, 2, 4), h0=f32(1, 2, 4))
+         workspace.RunNetOnce(n)
+         """, V, r"step op Python #0 of the forward step net cannot run inside a recurrent net: its timesteps run "
+                 r"on the RNN executor's worker threads, which never call Python"),
     Case("tensor-output-into-object", "ops: mutex", "Relu(x) -> m where m holds a Mutex",
          """
          run_op('CreateMutex', [], ['m'])

@@ -438,6 +438,12 @@ RC_INTERNAL void rc_interrupt_clear(void);
  * wait for them before the process exits under them. */
 RC_INTERNAL void rc_shutdown_request(void);
 RC_INTERNAL int rc_shutdown_pending(void);
+
+/* The Python op's hook (ops/pyfunc.c): called by a Python / PythonGradient op
+ * run, in the thread running the net, with the GIL released; it computes the
+ * op's outputs. Installed once by the Python binding; NULL: the op fails. */
+typedef rc_status (*rc_pyop_hook)(rc_op *op, rc_err *err);
+RC_INTERNAL void rc_set_pyop_hook(rc_pyop_hook hook);
 RC_INTERNAL void rc_calls_enter(void);
 RC_INTERNAL void rc_calls_leave(void);
 RC_INTERNAL int rc_calls_in_flight(void);

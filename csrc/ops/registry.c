@@ -57,6 +57,7 @@ extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, Swap
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
 extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
+extern const rc_op_schema rc_ops_pyfunc[];    /* ops/pyfunc.c: Python, PythonGradient (through a hook) */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
 
@@ -87,6 +88,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_moments,
     rc_ops_activation,
     rc_ops_calib,
+    rc_ops_pyfunc,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

@@ -1018,10 +1018,14 @@ static PyObject *mod_shutdown(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "|d", &timeout_s)) return NULL;
     rc_shutdown_request();
     double end = now_s() + timeout_s;
+    /* without the GIL: a net running in another thread may be in a Python op,
+     * which needs it to finish its call */
+    Py_BEGIN_ALLOW_THREADS
     while (rc_calls_in_flight() > 0 && now_s() < end) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+    Py_END_ALLOW_THREADS
     return PyLong_FromLong(rc_calls_in_flight());
 }
 
@@ -1044,6 +1048,122 @@ static PyObject *mod_alloc_live(PyObject *m, PyObject *noargs)
 }
 #endif
 
+/* ---------------------------------------------------------------- the Python op's hook */
+/* The core error code a Python exception is reported with (its message keeps
+ * the exception's type name). A KeyboardInterrupt or SystemExit is a
+ * RuntimeError here, not an interrupt (which would signal the main thread):
+ * workspace.py raises the exception itself in the calling thread. */
+static rc_status pyexc_code(PyObject *exc)
+{
+    if (PyErr_GivenExceptionMatches(exc, PyExc_MemoryError)) return RC_ERR_MEMORY;
+    if (PyErr_GivenExceptionMatches(exc, PyExc_KeyError)) return RC_ERR_KEY;
+    if (PyErr_GivenExceptionMatches(exc, PyExc_IndexError)) return RC_ERR_INDEX;
+    if (PyErr_GivenExceptionMatches(exc, PyExc_TypeError)) return RC_ERR_TYPE;
+    if (PyErr_GivenExceptionMatches(exc, PyExc_ValueError)) return RC_ERR_VALUE;
+    if (PyErr_GivenExceptionMatches(exc, PyExc_OSError)) return RC_ERR_IO;
+    return RC_ERR_RUNTIME;
+}
+
+/* Fails the op with the pending Python exception ("<Type>: <message>"), which
+ * it clears (recurrent/python_op.py keeps the exception object for the caller
+ * to chain). Called with the GIL held. */
+static rc_status pyop_fail_from_exception(rc_op *op, rc_err *err)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *ev = PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    Py_XDECREF(et);
+    Py_XDECREF(tb);
+#endif
+    rc_status code = ev ? pyexc_code(ev) : RC_ERR_RUNTIME;
+    PyObject *text = ev ? PyObject_Str(ev) : NULL;
+    const char *msg = text ? PyUnicode_AsUTF8(text) : NULL;
+    if (!msg) {
+        PyErr_Clear();
+        msg = "(the message could not be read)";
+    }
+    const char *tname = ev ? Py_TYPE(ev)->tp_name : "an exception";
+    /* the runtime's own errors (python_op.py: an unknown token, an output not set) are reported as they are */
+    int own = ev && PyObject_HasAttrString(ev, "_recurrent_own");
+    rc_status st = own ? rc_op_fail(op, err, code, "%s", msg)
+                       : rc_op_fail(op, err, code, "the Python function raised %s: %s", tname, msg);
+    Py_XDECREF(text);
+    Py_XDECREF(ev);
+    return st;
+}
+
+/* Writes array a (float32 or int32, C-contiguous, as python_op._run returns)
+ * into output o. Called with the GIL held. */
+static rc_status pyop_store(rc_op *op, int o, PyObject *a, rc_err *err)
+{
+    if (!PyArray_Check(a))
+        return rc_op_fail(op, err, RC_ERR_TYPE, "output %d: the Python function gave no array", o);
+    PyArrayObject *arr = (PyArrayObject *)a;
+    int tn = PyArray_TYPE(arr);
+    if ((tn != NPY_FLOAT32 && tn != NPY_INT32) || !PyArray_IS_C_CONTIGUOUS(arr) || PyArray_NDIM(arr) > RC_MAX_DIMS)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "output %d: the Python function gave an array this runtime cannot "
+                          "hold (float32 or int32, at most %d dims)", o, RC_MAX_DIMS);
+    int64_t dims[RC_MAX_DIMS];
+    for (int d = 0; d < PyArray_NDIM(arr); d++) dims[d] = (int64_t)PyArray_DIM(arr, d);
+    rc_tensor *t = rc_out(op, o);
+    rc_status st = rc_tensor_resize(t, tn == NPY_FLOAT32 ? RC_F32 : RC_I32, PyArray_NDIM(arr), dims, err);
+    if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+    if (PyArray_NBYTES(arr)) memcpy(rc_tensor_data(t), PyArray_DATA(arr), (size_t)PyArray_NBYTES(arr));
+    return RC_OK;
+}
+
+/* The hook of the Python / PythonGradient op (csrc/ops/pyfunc.c): in the
+ * thread running the net, which released the GIL for the run, takes the GIL,
+ * calls recurrent.python_op._run(token, [input copies], [output names]) and
+ * writes the arrays it returns into the outputs. */
+static rc_status pyop_hook(rc_op *op, rc_err *err)
+{
+    const char *token;
+    rc_status st = rc_arg_s(&op->def, "token", NULL, &token, err);
+    if (st) return st;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *ins = PyList_New(op->n_in), *names = PyList_New(op->n_out), *mod = NULL, *res = NULL;
+    if (!ins || !names) goto pyerr;
+    for (int i = 0; i < op->n_in; i++) {
+        const rc_blob *b = op->in[i];
+        if (b->obj || b->t.dtype == RC_UNDEF) {
+            st = rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", i,
+                            rc_in_name(op, i));
+            goto done;
+        }
+        PyObject *a = tensor_to_array(&b->t);
+        if (!a) goto pyerr;
+        PyList_SET_ITEM(ins, i, a);
+    }
+    for (int o = 0; o < op->n_out; o++) {
+        PyObject *n = PyUnicode_FromString(rc_out_name(op, o));
+        if (!n) goto pyerr;
+        PyList_SET_ITEM(names, o, n);
+    }
+    mod = PyImport_ImportModule("recurrent.python_op");
+    if (!mod) goto pyerr;
+    res = PyObject_CallMethod(mod, "_run", "sOO", token, ins, names);
+    if (!res) goto pyerr;
+    if (!PyList_Check(res) || PyList_GET_SIZE(res) != op->n_out) {
+        st = rc_op_fail(op, err, RC_ERR_RUNTIME, "python_op._run gave no list of %d arrays", op->n_out);
+        goto done;
+    }
+    for (int o = 0; o < op->n_out && !st; o++) st = pyop_store(op, o, PyList_GET_ITEM(res, o), err);
+    goto done;
+pyerr:
+    st = pyop_fail_from_exception(op, err);
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(mod);
+    Py_XDECREF(names);
+    Py_XDECREF(ins);
+    PyGILState_Release(gil);
+    return st;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_flag", mod_set_flag, METH_VARARGS, "set_flag(name, value)"},
     {"get_flag", mod_get_flag, METH_VARARGS, "get_flag(name) -> int"},
@@ -1065,6 +1185,7 @@ static PyMethodDef module_methods[] = {
 static int module_exec(PyObject *m)
 {
     if (PyArray_ImportNumPyAPI() < 0) return -1;
+    rc_set_pyop_hook(pyop_hook);
     if (PyType_Ready(&WorkspaceType) < 0) return -1;
     Py_INCREF(&WorkspaceType);
     if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {

@@ -481,9 +481,11 @@ static rc_status check_step_op_types(rc_op *op, const rnn_state *st, rc_err *err
         if (sc && (sc->flags & RC_OP_NOT_IN_STEP_NET))
             return rc_op_fail(op, err, RC_ERR_VALUE,
                               "step op %s #%d of the %s step net cannot run inside a recurrent net: its timesteps "
-                              "run on the RNN executor's worker threads, which would race on the state it changes "
-                              "(run it in the outer net)", st->step->ops[i].type, i,
-                              st->is_grad ? "backward" : "forward");
+                              "run on the RNN executor's worker threads, %s (run it in the outer net)",
+                              st->step->ops[i].type, i, st->is_grad ? "backward" : "forward",
+                              strncmp(st->step->ops[i].type, "Python", 6) == 0
+                                  ? "which never call Python"
+                                  : "which would race on the state it changes");
         /* Print with to_file=1: every timestep's op instance would open and
          * truncate the same "<input>.log" (Caffe2 did, and the steps overwrote
          * each other); refused here, at creation, rather than at the first run

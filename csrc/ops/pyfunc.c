@@ -1,0 +1,49 @@
+/* The Python op (Caffe2's `net.Python(f)`): runs a Python function as an op.
+ *
+ * The core knows no Python: the op calls a hook the Python binding installs
+ * (csrc/python/module.c), which takes the GIL, calls the function registered
+ * under the op's argument `token` (recurrent/python_op.py) on copies of the
+ * inputs and writes what it returns into the outputs. Without a hook (the C
+ * tests, an embedding without the binding) the op fails with a RuntimeError.
+ *
+ * The op is refused in RecurrentNetwork step nets (RC_OP_NOT_IN_STEP_NET): the
+ * executor runs step ops on worker threads, which never touch Python. It
+ * therefore only runs in the thread that runs the net, which released the GIL
+ * for the run and takes it back for the call. */
+#include "../core/rc_core.h"
+
+static rc_pyop_hook pyop_hook;
+
+void rc_set_pyop_hook(rc_pyop_hook hook) { pyop_hook = hook; }
+
+static rc_status pyop_setup(rc_op *op, rc_err *err)
+{
+    const char *token;
+    rc_status st = rc_arg_s(&op->def, "token", NULL, &token, err);
+    if (st) return st;
+    if (!token || !token[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "argument 'token' is missing: a %s op is made by net.Python(f)(inputs, outputs), which "
+                          "registers f under a token", op->def.type);
+    return RC_OK;
+}
+
+static rc_status pyop_run(rc_op *op, rc_err *err)
+{
+    if (!pyop_hook)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "Python functions can only run through the recurrent Python "
+                                                   "module (no Python here)");
+    if (rc_shutdown_pending())
+        return rc_op_fail(op, err, RC_ERR_INTERRUPT, "recurrent is shutting down: the Python function is not called");
+    return pyop_hook(op, err);
+}
+
+const rc_op_schema rc_ops_pyfunc[] = {
+    {"Python", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
+     "outputs = f(inputs), f a Python function registered under argument 'token' by net.Python(f)", NULL,
+     RC_OP_NOT_IN_STEP_NET},
+    {"PythonGradient", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
+     "the input gradients of a Python op: grad_f(inputs + outputs + output gradients), registered by "
+     "net.Python(f, grad_f)", NULL, RC_OP_NOT_IN_STEP_NET},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+};
