@@ -378,6 +378,8 @@ def _compile_step(ws, step, net_defs, plan_where, path):
         if not c.nets and not c.substeps and c.iterations is None:
             raise errors.ValueError("%s: a step with should_stop_blob and nothing to run would never stop"
                                     % where)
+    elif not c.nets and not c.substeps:
+        c.iterations = 0  # nothing to run, however many times (Caffe2 looped doing nothing)
     else:
         c.iterations = int(step.num_iter) if step.num_iter is not None else 1
     return c

@@ -134,6 +134,13 @@ def test_mixed_list_and_scoped_and_empty_steps():
     plan = core.Plan("empty")
     plan.AddStep(core.execution_step("nothing", []))
     assert plan.Proto().execution_step == [] and workspace.RunPlan(plan)
+    # an empty step written by hand: nothing to run, however many times; with a stop blob, refused
+    workspace.RunPlan(_raw_plan(copy.deepcopy(core.ExecutionStep("e", num_iter=10 ** 12).Proto())))
+    forever = ExecutionStep("forever")
+    forever.should_stop_blob = "cnt"
+    with pytest.raises(ValueError, match="step 'forever': a step with should_stop_blob and nothing to run "
+                                         "would never stop"):
+        workspace.RunPlan(_raw_plan(forever))
 
 
 def test_an_existing_net_of_the_same_name_is_replaced_once():
