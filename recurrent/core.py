@@ -4,7 +4,8 @@ Python keeps the graph as plain data (``recurrent.proto``); nothing here calls
 into C. ``Net`` builds a NetDef op by op (``net.FC([x, w, b], 'y', axis=2)``),
 ``CreateOperator`` builds one OperatorDef, and ``GradientRegistry`` turns a list
 of forward operators into the operators of the backward pass from gradient
-makers registered per operator type.
+makers registered per operator type. ``Plan`` / ``execution_step`` build plans
+(PlanDefs) that ``workspace.RunPlan`` runs.
 
 Gradient makers have Caffe2's Python signature::
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from . import scope
 from .proto import Argument, DeviceOption as _DeviceOptionProto, NetDef, OperatorDef, device_of, make_argument
+from .proto import ExecutionStep as _ExecutionStepProto, PlanDef
 
 # Convenience redirections, as in Caffe2.
 NameScope = scope.NameScope
@@ -1277,6 +1279,376 @@ class Net:
 
     def RunAllOnGPU(self, gpu_id=0, use_cudnn=False):
         self._net.device_option = DeviceOption(DeviceType.CUDA, gpu_id)
+
+
+# ---------------------------------------------------------------- plans
+def get_net_name(netlike):
+    """The name of a Net, a NetDef, or a name."""
+    if isinstance(netlike, Net):
+        return netlike.Name()
+    if isinstance(netlike, NetDef):
+        return netlike.name
+    return str(netlike)
+
+
+def _add_net_to_dict(net_dict, net):
+    """Adds ``net`` under its name; False if that name is there already (the same Net: fine; a
+    different Net of the same name: ValueError, as Caffe2's assertion)."""
+    name = get_net_name(net)
+    if name in net_dict:
+        if net_dict[name] is not None and net is not net_dict[name]:
+            raise ValueError("Different nets with same name: " + name)
+        return False
+    net_dict[name] = net if isinstance(net, Net) else None
+    return True
+
+
+class ExecutionStep:
+    """A step of a plan under construction (Caffe2's core.ExecutionStep): an
+    ``ExecutionStep`` proto (``Proto()``) plus the Net objects it runs.
+
+    A step runs either nets (by name, each iteration all of them in order) or substeps, never
+    both. Once added to a plan or to another step it is copied there, and it can no longer be
+    changed (ValueError): the copy would not see the change. Step names are made unique per
+    process only when none is given ('step', 'step_1', ...). ``workspace.RunPlan`` runs it."""
+
+    _step_names_used = set()
+
+    @staticmethod
+    def _get_next_step_name(basename):
+        name = basename
+        next_idx = 1
+        while name in ExecutionStep._step_names_used:
+            name = "%s_%d" % (basename, next_idx)
+            next_idx += 1
+        ExecutionStep._step_names_used.add(name)
+        return name
+
+    def __init__(self, name, nets=None, num_iter=None):
+        self._step = _ExecutionStepProto()
+        self._step.name = name or ExecutionStep._get_next_step_name("step")
+        self._net_dict = collections.OrderedDict()
+        self._is_used = False
+        self._substeps = []
+        if nets is not None:
+            if isinstance(nets, Net):
+                nets = [nets]
+            for net in nets:  # here (unlike AddNet) a net listed twice runs once per iteration
+                if not isinstance(net, Net):
+                    raise TypeError("ExecutionStep expects core.Nets, got %s" % type(net).__name__)
+                if _add_net_to_dict(self._net_dict, net):
+                    self._step.network.append(get_net_name(net))
+        if num_iter is not None:
+            self._step.num_iter = int(num_iter)
+
+    def get_net(self, name):
+        return self._net_dict[name]
+
+    def Name(self):
+        return self._step.name
+
+    def __str__(self):
+        return self._step.name
+
+    def __repr__(self):
+        return "ExecutionStep(%r)" % self._step.name
+
+    def _assert_can_mutate(self):
+        if self._is_used:
+            raise ValueError("Cannot mutate a step that has already been added to a plan/step "
+                             "(step '%s')." % self._step.name)
+
+    def _notify_is_used(self):
+        self._is_used = True
+
+    def Proto(self):
+        return self._step
+
+    def HasNets(self):
+        return len(self._step.network) > 0
+
+    def HasSubsteps(self):
+        return len(self._step.substep) > 0
+
+    def Nets(self):
+        return list(self._net_dict.values())
+
+    def Substeps(self):
+        return self._substeps
+
+    def SetIter(self, num_iter):
+        self._assert_can_mutate()
+        self._step.num_iter = int(num_iter)
+
+    def SetCreateWorkspace(self, create_workspace):
+        self._assert_can_mutate()
+        self._step.create_workspace = bool(create_workspace)
+
+    def SetNumConcurrentInstances(self, num_concurrent_instances):
+        self._assert_can_mutate()
+        self._step.num_concurrent_instances = int(num_concurrent_instances)
+
+    def SetOnlyOnce(self, only_once):
+        self._assert_can_mutate()
+        self._step.only_once = bool(only_once)
+
+    def SetShouldStopBlob(self, should_stop_blob):
+        """The step stops as soon as this blob (a 1-element bool tensor; int32 here) is true; it
+        is read after every net or substep, never before the first. A str is accepted too
+        (Caffe2 wanted a BlobReference)."""
+        if not isinstance(should_stop_blob, (BlobReference, str)):
+            raise TypeError("expects BlobReference here, got {}".format(type(should_stop_blob)))
+        self._assert_can_mutate()
+        self._step.should_stop_blob = str(should_stop_blob)
+
+    def RunEveryMillis(self, interval):
+        """Caffe2 ran such a substep every ``interval`` ms in a thread beside its siblings;
+        this package runs one net at a time per workspace, so RunPlan refuses it on a substep
+        (on a top-level step it is ignored, as in Caffe2)."""
+        self._step.run_every_ms = int(interval)
+
+    def SetReportNet(self, report_net, report_interval):
+        """DEPRECATED in Caffe2 (use RunEveryMillis); refused by RunPlan, as RunEveryMillis."""
+        self._assert_can_mutate()
+        _add_net_to_dict(self._net_dict, report_net)
+        self._step.report_net = get_net_name(report_net)
+        self._step.report_interval = int(report_interval)
+
+    def AddSubstep(self, substep):
+        """Appends a copy of ``substep`` (an ExecutionStep, or an ExecutionStep proto); an
+        ExecutionStep with neither nets nor substeps is skipped, as in Caffe2."""
+        self._assert_can_mutate()
+        if self.HasNets():
+            raise ValueError("Cannot have both network and substeps (step '%s')." % self._step.name)
+        if isinstance(substep, ExecutionStep):
+            substep._notify_is_used()
+            if not substep.HasNets() and not substep.HasSubsteps():
+                return self
+            for net in substep.Nets():
+                _add_net_to_dict(self._net_dict, net)
+            self._substeps.append(substep)
+            proto = substep.Proto()
+        elif isinstance(substep, _ExecutionStepProto):
+            proto = substep
+        else:
+            raise TypeError("AddSubstep expects an ExecutionStep, got %s" % type(substep).__name__)
+        self._step.substep.append(copy.deepcopy(proto))
+        return self
+
+    def SetConcurrentSubsteps(self, concurrent_substeps):
+        """Caffe2 ran the substeps in threads of their own; RunPlan refuses it where there is
+        more than one substep (one net at a time per workspace here)."""
+        self._assert_can_mutate()
+        if self.HasNets():
+            raise ValueError("Cannot have both network and substeps (step '%s')." % self._step.name)
+        self._step.concurrent_substeps = bool(concurrent_substeps)
+
+    def AddNet(self, net):
+        self._assert_can_mutate()
+        if self.HasSubsteps():
+            raise ValueError("Cannot have both network and substeps (step '%s')." % self._step.name)
+        if not isinstance(net, Net):
+            raise TypeError("ExecutionStep.AddNet expects a core.Net, got %s" % type(net).__name__)
+        _add_net_to_dict(self._net_dict, net)
+        self._step.network.append(get_net_name(net))
+        return self
+
+    def get_all_attributes(self, name):
+        """The attributes ``name`` of every net of this step and its substeps."""
+        return [attr for net in self._net_dict.values() if net is not None
+                for attr in net.get_attributes(name)]
+
+    @classmethod
+    def create_from_proto(cls, step_proto, net_obj_dict, net_proto_dict):
+        """An ExecutionStep from its proto, recursively; nets come from ``net_obj_dict`` (name ->
+        Net), else are made from ``net_proto_dict`` (name -> NetDef) and added to it."""
+        if not isinstance(step_proto, _ExecutionStepProto):
+            raise TypeError("create_from_proto expects an ExecutionStep proto, got %s"
+                            % type(step_proto).__name__)
+        if bool(step_proto.network) == bool(step_proto.substep):
+            raise ValueError("step '%s' must have either networks or substeps (it has %d and %d)"
+                             % (step_proto.name, len(step_proto.network), len(step_proto.substep)))
+        steps_or_nets = []
+        if step_proto.substep:
+            for substep_proto in step_proto.substep:
+                steps_or_nets.append(ExecutionStep.create_from_proto(
+                    substep_proto, net_obj_dict, net_proto_dict))
+        else:
+            for net_name in step_proto.network:
+                if net_name not in net_obj_dict:
+                    if net_name not in net_proto_dict:
+                        raise KeyError("step '%s' uses net '%s', which the plan does not define"
+                                       % (step_proto.name, net_name))
+                    net_obj_dict[net_name] = Net(net_proto_dict[net_name])
+                steps_or_nets.append(net_obj_dict[net_name])
+
+        def opt(field):
+            return getattr(step_proto, field) if step_proto.HasField(field) else None
+
+        return execution_step(
+            step_proto.name, steps_or_nets,
+            num_iter=opt("num_iter"),
+            concurrent_substeps=opt("concurrent_substeps"),
+            should_stop_blob=BlobReference(step_proto.should_stop_blob) if opt("should_stop_blob") else None,
+            only_once=opt("only_once"),
+            num_concurrent_instances=opt("num_concurrent_instances"),
+            create_workspace=opt("create_workspace"),
+            run_every_ms=opt("run_every_ms"))
+
+
+def add_nets_in_order(step, net_list):
+    """Appends to ``net_list`` the names of the nets ``step`` runs, substeps first, each once."""
+    proto = step.Proto()
+    for substep in step.Substeps():
+        add_nets_in_order(substep, net_list)
+    for net in proto.network:
+        if net not in net_list:
+            net_list.append(net)
+    if proto.report_net and proto.report_net not in net_list:
+        net_list.append(proto.report_net)
+
+
+class Plan:
+    """A plan (Caffe2's core.Plan): a ``PlanDef`` (``Proto()``) holding top-level execution
+    steps and a copy of every net they run. The nets are copied when a step is added, so a
+    net changed afterwards runs as it was then. ``workspace.RunPlan(plan)`` runs it."""
+
+    def __init__(self, name_or_step):
+        self._plan = PlanDef()
+        self._net_dict = collections.OrderedDict()
+        self._steps = []
+        if isinstance(name_or_step, ExecutionStep):
+            self._plan.name = name_or_step.Name()
+            self.AddStep(name_or_step)
+        elif isinstance(name_or_step, str):
+            self._plan.name = name_or_step
+        else:
+            raise ValueError("name_or_step must be a string or ExecutionStep")
+
+    def __str__(self):
+        return self._plan.name
+
+    def __repr__(self):
+        return "Plan(%r, %d steps)" % (self._plan.name, len(self._plan.execution_step))
+
+    def Proto(self):
+        return self._plan
+
+    def AddNets(self, nets):
+        """Adds a copy of each Net not in the plan yet (by name)."""
+        for net in nets:
+            if not isinstance(net, Net):
+                raise TypeError("Plan.AddNets expects core.Nets, got %s" % type(net).__name__)
+            if _add_net_to_dict(self._net_dict, net):
+                self._plan.network.append(copy.deepcopy(net.Proto()))
+
+    def AddNet(self, net):
+        """Not in Caffe2's Plan (which has AddNets only): adds one net."""
+        self.AddNets([net])
+
+    def Nets(self):
+        return list(self._net_dict.values())
+
+    def AddStep(self, step):
+        """Appends a copy of ``step`` and of its nets, in the order they first run; a step with
+        neither nets nor substeps is skipped, as in Caffe2."""
+        if not isinstance(step, ExecutionStep):
+            raise TypeError("Plan.AddStep expects an ExecutionStep, got %s" % type(step).__name__)
+        step._notify_is_used()
+        if not step.HasNets() and not step.HasSubsteps():
+            return
+        self._plan.execution_step.append(copy.deepcopy(step.Proto()))
+        self._steps.append(step)
+        net_list = []
+        add_nets_in_order(step, net_list)
+        self.AddNets([step.get_net(n) for n in net_list])
+
+    def Steps(self):
+        return self._steps
+
+    def get_all_attributes(self, name):
+        """The attributes ``name`` of every net of this plan."""
+        return [attr for net in self._net_dict.values() for attr in net.get_attributes(name)]
+
+    @classmethod
+    def create_from_proto(cls, plan_proto):
+        """A Plan rebuilt from a PlanDef: its steps, over new Nets made from its NetDefs (which,
+        as every Net, take a suffix where their name is in use in this process: '_1', ...)."""
+        if not isinstance(plan_proto, PlanDef):
+            raise TypeError("create_from_proto expects a PlanDef, got %s" % type(plan_proto).__name__)
+        plan = Plan(plan_proto.name)
+        net_obj_dict = {}
+        net_proto_dict = {}
+        for net_proto in plan_proto.network:
+            if net_proto.name in net_proto_dict:
+                raise ValueError("plan '%s' holds two nets named '%s'" % (plan_proto.name, net_proto.name))
+            net_proto_dict[net_proto.name] = net_proto
+        for step_proto in plan_proto.execution_step:
+            plan.AddStep(ExecutionStep.create_from_proto(step_proto, net_obj_dict, net_proto_dict))
+        return plan
+
+
+def to_execution_step(step_or_nets, default_name=None):
+    """``step_or_nets`` itself if it is an ExecutionStep, else a step running it."""
+    if isinstance(step_or_nets, ExecutionStep):
+        return step_or_nets
+    if not default_name and isinstance(step_or_nets, Net):
+        default_name = step_or_nets.Name()
+    return execution_step(default_name, step_or_nets)
+
+
+def execution_step(default_name, steps_or_nets, num_iter=None, report_net=None, report_interval=None,
+                   concurrent_substeps=None, should_stop_blob=None, only_once=None,
+                   num_concurrent_instances=None, create_workspace=False, run_every_ms=None):
+    """An ExecutionStep, as Caffe2's helper. ``steps_or_nets``: None, a Net, an ExecutionStep,
+    or a list of Nets (run in order each iteration) or of steps (Nets in a mixed list become
+    steps of their own). With neither ``num_iter`` nor ``should_stop_blob`` the step runs
+    once; with ``should_stop_blob`` (never with ``num_iter``) it runs until the blob is true,
+    checked AFTER every net or substep (never before the first), or just once with
+    ``only_once=True``."""
+    if should_stop_blob is not None and num_iter is not None:
+        raise ValueError("Cannot set both should_stop_blob and num_iter.")
+    if should_stop_blob is None and num_iter is None:
+        num_iter = 1
+    step = ExecutionStep(default_name)
+    if should_stop_blob is not None:
+        step.SetShouldStopBlob(should_stop_blob)
+    if num_iter is not None:
+        step.SetIter(num_iter)
+    if only_once is not None:
+        step.SetOnlyOnce(only_once)
+    if concurrent_substeps is not None:
+        step.SetConcurrentSubsteps(concurrent_substeps)
+    if report_net is not None:
+        if report_interval is None:
+            raise ValueError("report_net needs report_interval")
+        step.SetReportNet(report_net, report_interval)
+    if num_concurrent_instances is not None:
+        step.SetNumConcurrentInstances(num_concurrent_instances)
+    if create_workspace:
+        step.SetCreateWorkspace(True)
+    if run_every_ms:
+        step.RunEveryMillis(run_every_ms)
+    if isinstance(steps_or_nets, ExecutionStep):
+        step.AddSubstep(steps_or_nets)
+    elif isinstance(steps_or_nets, Net):
+        step.AddNet(steps_or_nets)
+    elif isinstance(steps_or_nets, list):
+        if all(isinstance(x, Net) for x in steps_or_nets):
+            for x in steps_or_nets:
+                step.AddNet(x)
+        else:
+            for x in steps_or_nets:
+                step.AddSubstep(to_execution_step(x))
+    elif steps_or_nets:
+        raise ValueError("steps_or_nets must be a step, a net, or a list of nets or steps.")
+    return step
+
+
+def scoped_execution_step(name, *args, **kwargs):
+    """Same as execution_step() except that the step name is scoped."""
+    default_name = ScopedName(name) if name else name
+    return execution_step(default_name, *args, **kwargs)
 
 
 # ---------------------------------------------------------------- gradient makers

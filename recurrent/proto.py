@@ -1,4 +1,5 @@
-"""NetDef-like plain data: NetDef, OperatorDef, Argument, DeviceOption.
+"""NetDef-like plain data: NetDef, OperatorDef, Argument, DeviceOption, and the plan
+messages ExecutionStep and PlanDef.
 
 These mirror the protobuf messages Caffe2 used (same field names), as plain
 Python objects. ``to_c()`` turns them into the tuples the C binding reads;
@@ -241,6 +242,56 @@ class NetDef(_Message):
                 [str(b) for b in self.external_input], [str(b) for b in self.external_output])
 
 
+class ExecutionStep(_Message):
+    """Mirrors caffe2.proto.ExecutionStep: either ``substep`` (ExecutionSteps) or ``network``
+    (net names, defined in the plan's ``network``), never both. Optional scalars are None while
+    unset (protobuf's has-bit: ``HasField('only_once')`` is True for an ``only_once`` set to
+    False, and the plan executor reads it so). ``recurrent.workspace.RunPlan`` runs it."""
+
+    __slots__ = ("name", "substep", "network", "num_iter", "criteria_network", "concurrent_substeps",
+                 "report_net", "report_interval", "should_stop_blob", "only_once", "run_every_ms",
+                 "create_workspace", "num_concurrent_instances")
+
+    def __init__(self, name=""):
+        self.name = name
+        self.substep = []
+        self.network = []
+        self.num_iter = None
+        self.criteria_network = ""
+        self.concurrent_substeps = None
+        self.report_net = ""
+        self.report_interval = None
+        self.should_stop_blob = ""
+        self.only_once = None
+        self.run_every_ms = None
+        self.create_workspace = None
+        self.num_concurrent_instances = None
+
+    def __str__(self):
+        from . import text_format
+        return text_format.message_to_text(self)
+
+    __repr__ = __str__
+
+
+class PlanDef(_Message):
+    """Mirrors caffe2.proto.PlanDef: the NetDefs the steps name (copies, taken when a step was
+    added to a ``core.Plan``) and the top-level execution steps, run in order."""
+
+    __slots__ = ("name", "network", "execution_step")
+
+    def __init__(self, name=""):
+        self.name = name
+        self.network = []
+        self.execution_step = []
+
+    def __str__(self):
+        from . import text_format
+        return text_format.message_to_text(self)
+
+    __repr__ = __str__
+
+
 def _arg_to_c(a):
     k = a.kind()
     v = a.value()
@@ -256,12 +307,15 @@ def _arg_to_c(a):
 class caffe2_pb2:
     """Stands in for ``caffe2.proto.caffe2_pb2``, so ``from caffe2.proto import
     caffe2_pb2`` ports as ``from recurrent.proto import caffe2_pb2``: the
-    message classes above and Caffe2's device-type constants (CPU = 0, CUDA = 1,
-    MKLDNN = 2, OPENGL = 3, OPENCL = 4, IDEEP = 5, HIP = 6; this package runs on
-    the CPU only, and an op asking for another device is refused when it runs)."""
+    message classes above (the plans' ExecutionStep and PlanDef too) and Caffe2's
+    device-type constants (CPU = 0, CUDA = 1, MKLDNN = 2, OPENGL = 3, OPENCL = 4,
+    IDEEP = 5, HIP = 6; this package runs on the CPU only, and an op asking for
+    another device is refused when it runs)."""
 
     NetDef = NetDef
     OperatorDef = OperatorDef
+    ExecutionStep = ExecutionStep
+    PlanDef = PlanDef
     Argument = Argument
     DeviceOption = DeviceOption
     CPU = 0

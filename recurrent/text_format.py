@@ -1,4 +1,5 @@
-"""Protobuf text format for NetDef / OperatorDef / Argument / DeviceOption.
+"""Protobuf text format for NetDef / OperatorDef / Argument / DeviceOption, and the plan
+messages ExecutionStep / PlanDef.
 
 ``str(netdef)`` gives exactly what ``str()`` of Caffe2's protobuf message gave
 (Python protobuf's ``text_format.MessageToString``): fields in field-number
@@ -13,7 +14,7 @@ Malformed text raises ValueError naming the line and column.
 import math
 import struct
 
-from .proto import Argument, DeviceOption, NetDef, OperatorDef
+from .proto import Argument, DeviceOption, ExecutionStep, NetDef, OperatorDef, PlanDef
 
 # ---------------------------------------------------------------- schema
 # field name -> (kind, repeated); kinds: "string", "bytes", "int", "float",
@@ -57,10 +58,34 @@ _SCHEMAS = {
         ("external_input", "string", True),
         ("external_output", "string", True),
     ],
+    ExecutionStep: [
+        ("name", "string", False),
+        ("substep", ExecutionStep, True),
+        ("network", "string", True),
+        ("num_iter", "int", False),
+        ("criteria_network", "string", False),
+        ("concurrent_substeps", "bool", False),
+        ("report_net", "string", False),
+        ("report_interval", "int", False),
+        ("should_stop_blob", "string", False),
+        ("only_once", "bool", False),
+        ("run_every_ms", "int", False),
+        ("create_workspace", "bool", False),
+        ("num_concurrent_instances", "int", False),
+    ],
+    PlanDef: [
+        ("name", "string", False),
+        ("network", NetDef, True),
+        ("execution_step", ExecutionStep, True),
+    ],
 }
 _FIELDS = {cls: {name: (kind, rep) for name, kind, rep in fields} for cls, fields in _SCHEMAS.items()}
 _MESSAGE_NAMES = {DeviceOption: "caffe2.DeviceOption", Argument: "caffe2.Argument",
-                  OperatorDef: "caffe2.OperatorDef", NetDef: "caffe2.NetDef"}
+                  OperatorDef: "caffe2.OperatorDef", NetDef: "caffe2.NetDef",
+                  ExecutionStep: "caffe2.ExecutionStep", PlanDef: "caffe2.PlanDef"}
+# messages whose optional bools are None while unset (a False that was set prints, as protobuf's
+# has-bit makes it); elsewhere (OperatorDef.is_gradient_op) False is the unset default
+_NONE_UNSET_BOOLS = (ExecutionStep,)
 
 
 # ---------------------------------------------------------------- printing
@@ -133,7 +158,7 @@ def _is_set(msg, name, kind, repeated):
     if value is None:
         return False
     if kind == "bool":
-        return bool(value)
+        return bool(value) or isinstance(msg, _NONE_UNSET_BOOLS)
     if kind == "string" and value == "":
         # Unset optional strings are "" in these plain objects; an Argument's
         # name and an op's type are printed even when empty only if set.
@@ -160,7 +185,7 @@ def _print_message(msg, indent, out):
 
 
 def message_to_text(msg):
-    """Text format of a NetDef, OperatorDef, Argument or DeviceOption."""
+    """Text format of a NetDef, OperatorDef, Argument, DeviceOption, ExecutionStep or PlanDef."""
     if type(msg) not in _SCHEMAS:
         raise TypeError("cannot print a %s as protobuf text" % type(msg).__name__)
     out = []
@@ -486,6 +511,11 @@ def Parse(text, message):
 def parse_net(text):
     """A NetDef from protobuf text format."""
     return Parse(text, NetDef())
+
+
+def parse_plan(text):
+    """A PlanDef from protobuf text format."""
+    return Parse(text, PlanDef())
 
 
 def parse_op(text):

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from . import _C, errors, python_op, scope
-from .proto import NetDef, OperatorDef, device_of
+from .proto import NetDef, OperatorDef, PlanDef, device_of
 
 # Caffe2's device flags: this package runs on the CPU only
 has_gpu_support = False
@@ -286,6 +286,184 @@ def DeleteNet(name):
     _ws().delete_net(_net_name(name))
 
 
+# ---------------------------------------------------------------- plans
+def RunPlan(plan_or_step):
+    """Runs a plan (``core.Plan``, a ``PlanDef``, or a ``core.ExecutionStep``, which becomes a
+    plan of its own) in the current workspace, as Caffe2's plan executor; returns True.
+
+    Each top-level step, when it starts, creates the nets it and its substeps use, from the
+    plan's NetDefs: a net of the same name that existed before the plan is replaced once,
+    a net an earlier step of the plan created is kept (its state too). Steps run in order;
+    a step runs its nets (or substeps) in order, ``num_iter`` times (1 when unset), or, with
+    ``should_stop_blob``, until that blob (a 1-element bool tensor, int32 here) is true. The
+    blob must exist when the step starts (an output of one of its nets counts: creating the
+    net creates it) and is read after every net or substep, never before the first; a blob
+    still holding no tensor reads as false; ``only_once`` runs such a step once at most.
+
+    Refused (ValueError naming the step): a step with both nets and substeps, num_iter with
+    should_stop_blob, only_once (even False) without should_stop_blob (as Caffe2), and what needs threads
+    beside the running net, since a workspace runs one net at a time here: concurrent_substeps
+    over more than one substep, num_concurrent_instances > 1, run_every_ms on a substep,
+    report_net, create_workspace. A missing should_stop_blob is a KeyError, one that is not a
+    1-element integer tensor a TypeError / ValueError. A net's failure raises its own exception
+    (type kept), its message prefixed with the plan, step, iteration and net; what ran stays."""
+    _run_plan(_ws(), plan_or_step)
+    return True
+
+
+class _Step:
+    """A step ready to run: its nets created, its substeps compiled."""
+
+    __slots__ = ("proto", "where", "nets", "substeps", "stop_blob", "iterations")
+
+
+def _plan_def(plan_or_step):
+    from . import core
+    if isinstance(plan_or_step, core.ExecutionStep):
+        plan_or_step = core.Plan(plan_or_step)
+    if isinstance(plan_or_step, core.Plan):
+        return plan_or_step.Proto()
+    if isinstance(plan_or_step, PlanDef):
+        return plan_or_step
+    raise TypeError("RunPlan expects a core.Plan, a core.ExecutionStep or a PlanDef, got %s"
+                    % type(plan_or_step).__name__)
+
+
+def _run_plan(ws, plan_or_step):
+    plan = _plan_def(plan_or_step)
+    where = "RunPlan '%s'" % plan.name
+    net_defs = {}  # name -> [NetDef, replace: existed before the plan and not replaced yet]
+    existing = set(ws.nets())
+    for nd in plan.network:
+        if nd.name in net_defs:
+            raise errors.ValueError("%s: the plan holds two nets named '%s'" % (where, nd.name))
+        net_defs[nd.name] = [nd, nd.name in existing]
+    for step in plan.execution_step:
+        _execute_step(ws, _compile_step(ws, step, net_defs, where, []))
+
+
+def _compile_step(ws, step, net_defs, plan_where, path):
+    """Checks ``step``, creates its nets and compiles its substeps (as Caffe2 does when the
+    top-level step starts)."""
+    path = path + [step.name]
+    where = "%s, step %s" % (plan_where, " > ".join("'%s'" % p for p in path))
+    c = _Step()
+    c.proto, c.where = step, where
+    if step.substep and step.network:
+        raise errors.ValueError("%s: an ExecutionStep should either have substeps or networks, not both"
+                                % where)
+    many = len(step.substep) > 1
+    if step.concurrent_substeps and many:
+        raise errors.ValueError(
+            "%s: concurrent_substeps is not provided: Caffe2 ran the %d substeps in threads of their "
+            "own, and a workspace runs one net at a time here (run them in order, or in workspaces "
+            "of their own from threads of yours)" % (where, len(step.substep)))
+    if step.num_concurrent_instances is not None and step.num_concurrent_instances > 1 and step.substep:
+        raise errors.ValueError("%s: num_concurrent_instances=%d is not provided: a workspace runs one "
+                                "net at a time here" % (where, step.num_concurrent_instances))
+    if step.create_workspace:
+        raise errors.ValueError("%s: create_workspace is not provided (a child workspace per run of "
+                                "the step)" % where)
+    if step.report_net:
+        raise errors.ValueError("%s: report_net is not provided: Caffe2 ran it in a thread beside the "
+                                "step, and a workspace runs one net at a time here" % where)
+    if step.criteria_network:
+        raise errors.ValueError("%s: criteria_network (deprecated in Caffe2) is not provided; use "
+                                "should_stop_blob" % where)
+    c.substeps = []
+    for sub in step.substep:
+        if sub.run_every_ms is not None:
+            raise errors.ValueError(
+                "%s: substep '%s' has run_every_ms, which is not provided: Caffe2 ran it every %d ms in "
+                "a thread beside its siblings, and a workspace runs one net at a time here"
+                % (where, sub.name, sub.run_every_ms))
+        c.substeps.append(_compile_step(ws, sub, net_defs, plan_where, path))
+    c.nets = [_create_plan_net(ws, name, net_defs, where) for name in step.network]
+    has_stop = bool(step.should_stop_blob)
+    if has_stop and step.num_iter is not None:
+        raise errors.ValueError("%s: must not specify num_iter if should_stop_blob is set" % where)
+    if not has_stop and step.only_once is not None:
+        raise errors.ValueError("%s: only_once is only supported with should_stop_blob" % where)
+    c.stop_blob = step.should_stop_blob if has_stop else None
+    if has_stop and not ws.has_blob(c.stop_blob):
+        raise errors.KeyError("%s: should_stop_blob '%s' does not exist (when the step starts, it must "
+                              "be in the workspace or an output of a net of the step)" % (where, c.stop_blob))
+    if has_stop:
+        c.iterations = 1 if step.only_once else None
+        if not c.nets and not c.substeps and c.iterations is None:
+            raise errors.ValueError("%s: a step with should_stop_blob and nothing to run would never stop"
+                                    % where)
+    elif not c.nets and not c.substeps:
+        c.iterations = 0  # nothing to run, however many times (Caffe2 looped doing nothing)
+    else:
+        c.iterations = int(step.num_iter) if step.num_iter is not None else 1
+    return c
+
+
+def _create_plan_net(ws, name, net_defs, where):
+    entry = net_defs.get(name)
+    if entry is None:
+        raise errors.KeyError("%s uses undefined net '%s' (not in the plan)" % (where, name))
+    if entry[1] or name not in ws.nets():
+        try:
+            _refuse_non_cpu_net(entry[0])
+            ws.create_net(entry[0].to_c(), True)
+        except Exception as e:
+            _prefix_message(e, "%s, creating net '%s': " % (where, name))
+            raise
+        entry[1] = False
+    return name
+
+
+def _should_stop(ws, c):
+    """Caffe2's check: false while the blob holds no tensor; else it must be one bool."""
+    if c.stop_blob is None:
+        return False
+    if not ws.has_blob(c.stop_blob):
+        raise errors.KeyError("%s: should_stop_blob '%s' no longer exists" % (c.where, c.stop_blob))
+    v = ws.fetch_blob(c.stop_blob)
+    if not isinstance(v, np.ndarray):
+        if isinstance(v, bytes) and v.endswith(b"(uninitialized)."):
+            return False
+        raise errors.TypeError("%s: should_stop_blob '%s' must be a 1-element bool tensor, but it holds "
+                               "no tensor (%s)" % (c.where, c.stop_blob, v.decode(errors="replace")))
+    if v.dtype.kind not in "biu":
+        raise errors.TypeError("%s: should_stop_blob '%s' must be a 1-element bool tensor (stored as "
+                               "int32 here), got %s" % (c.where, c.stop_blob, v.dtype))
+    if v.size != 1:
+        raise errors.ValueError("%s: should_stop_blob '%s' must be a 1-element bool tensor, got shape %s"
+                                % (c.where, c.stop_blob, list(v.shape)))
+    return bool(v.reshape(-1)[0])
+
+
+def _execute_step(ws, c):
+    """Runs a compiled step; True if its should_stop_blob stopped it."""
+    it = 0
+    while c.iterations is None or it < c.iterations:
+        for sub in c.substeps:
+            _execute_step(ws, sub)
+            if _should_stop(ws, c):
+                return True
+        for name in c.nets:
+            try:
+                _chained(ws.run_net, name, 1, _main_thread())
+            except Exception as e:
+                _prefix_message(e, "%s, iteration %d, net '%s': " % (c.where, it, name))
+                raise
+            if _should_stop(ws, c):
+                return True
+        it += 1
+    return False
+
+
+def _prefix_message(e, prefix):
+    """Puts ``prefix`` before the message of ``e``, keeping its type (and so what catches it)."""
+    if e.args and isinstance(e.args[0], str):
+        e.args = (prefix + e.args[0],) + tuple(e.args[1:])
+    elif hasattr(e, "add_note"):
+        e.add_note(prefix.rstrip(": "))
+
+
 # ---------------------------------------------------------------- workspaces
 def ResetWorkspace(root_folder=None):
     """Removes every blob and net of the current workspace."""
@@ -490,7 +668,8 @@ class Workspace:
     gives a ``Blob`` (``.feed(array)``, ``.fetch()``), ``blobs`` / ``nets`` are dicts of the
     blobs and nets by name, ``feed_blob`` / ``fetch_blob`` / ``has_blob``, ``create_net(net,
     overwrite=False)`` gives a net handle with ``run()``, and ``run(obj)`` runs a ``core.Net``
-    / ``NetDef`` once (as ``RunNetOnce``) or an ``OperatorDef`` (as ``RunOperatorOnce``)."""
+    / ``NetDef`` once (as ``RunNetOnce``), an ``OperatorDef`` (as ``RunOperatorOnce``) or a
+    ``core.Plan`` / ``core.ExecutionStep`` / ``PlanDef`` (as ``RunPlan``)."""
 
     def __init__(self):
         self._c = _C.Workspace()
@@ -521,13 +700,16 @@ class Workspace:
         return NetHandle(self._c, _create_net(self._c, net, overwrite, input_blobs))
 
     def run(self, obj):
+        from . import core
         if isinstance(obj, OperatorDef):
             _run_operator_once(self._c, obj)
+        elif isinstance(obj, (PlanDef, core.Plan, core.ExecutionStep)):
+            _run_plan(self._c, obj)
         elif isinstance(obj, NetDef) or hasattr(obj, "Proto"):
             _run_net_once(self._c, obj)
         else:
-            raise TypeError("Workspace.run expects a core.Net, NetDef or OperatorDef, got %s (plans are "
-                            "not provided)" % type(obj).__name__)
+            raise TypeError("Workspace.run expects a core.Net, NetDef, OperatorDef, core.Plan, "
+                            "core.ExecutionStep or PlanDef, got %s" % type(obj).__name__)
         return True
 
     def reset(self):

@@ -173,6 +173,14 @@ def test_rnn_allocation_failures_every_call(name, grow, sticky):
 
 
 # ---------------------------------------------------------------- the other ops
+def _py_scale(inputs, outputs):
+    outputs[0].feed(2 * inputs[0].data)
+
+
+def _py_scale_grad(inputs, outputs):
+    outputs[0].feed(2 * inputs[2].data)
+
+
 def build_ops_net(name="af_ops"):
     """A training step over the non-recurrent ops: an init net of fill ops, a forward net (Gather, FC, Relu,
     Split, Concat, Tanh, Dropout, Sigmoid, Mul, Sub, ElementwiseLinear, Scale, Reshape, Transpose, MatMul,
@@ -218,7 +226,7 @@ def build_ops_net(name="af_ops"):
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
     on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
     UniqueUniformFill, ConstantFill of bool, Percentile, BisectPercentile, BatchBoxCox,
-    PiecewiseLinearTransform; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
+    PiecewiseLinearTransform, a Python op and its PythonGradient; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
     DiagonalFill."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
@@ -818,6 +826,9 @@ def build_ops_net(name="af_ops"):
     net.UniqueUniformFill([], "uuf_y", min=0, max=99, shape=[4], seed=2)
     net.UniqueUniformFill(["ids", "uuf_avoid"], "uuf_y2", min=0, max=9, seed=2)
     net.ConstantFill([], "cf_bool", shape=[3], value=True, dtype=core.DataType.BOOL)
+    net.Python(_py_scale, grad_f=_py_scale_grad)(["sn_w"], ["py_y"])
+    net.Proto().op.extend([core.CreateOperator("PythonGradient", ["sn_w", "py_y", "py_y"], ["py_dx"],
+                                               token=net.Proto().op[-1].arg[-1].s)])
     compare = ["ck_fc_w", "ck_ids", "ck/fc_w", "ck/ids"] + params + \
         ["lin_b", "mom", "loss", "p", "p2", "mm", "x_srl", "x_oh", "x_ws", "norm", "ratio"] + \
         ["td"] + \
@@ -870,7 +881,7 @@ def build_ops_net(name="af_ops"):
         ["cb_pct", "cb_bp", "cb_bc", "cb_pa", "cb_pi", "cb_mean", "cb_dx", "cb_drow"] + \
         [str(gmap[b]) for b in ["s2_row", "s2_pd"]] + \
         ["cn_d1", "cn_d2", "cn_d3", "cn_u", "cn_done", "cn_prev", "cn_n", "rwc_prev", "rwc_cnt", "sn_w",
-         "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool"] + \
+         "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool", "py_y", "py_dx"] + \
         ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx",
          "nm_idg", "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty",
          "nm_mdx", "nm_mdg", "nm_mdb"] + \
@@ -976,7 +987,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op PrependDim #", "op MergeDim #", "op CopyRowsToTensor #", "op CopyRowsToTensorGradient #",
                  "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #",
                  "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
-                 "op PiecewiseLinearTransform #")
+                 "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #")
 
 
 def _tensor_blobs():
