@@ -20,6 +20,7 @@ UNCHECKED = {
     "Save", "Load", "CreateDB",  # inputs are blobs to store / a DB handle, checked against files at run time
     "RecurrentNetwork", "RecurrentNetworkGradient", "RecurrentNetworkBlobFetcher",  # step nets check their
     "rnn_internal_apply_link", "rnn_internal_accumulate_gradient_input",  # ops; links need the timestep
+    "Python", "PythonGradient",  # any tensors: the Python function decides
 }
 
 
