@@ -333,6 +333,37 @@ OpSSA = collections.namedtuple("OpSSA", ["op", "in_versions", "out_versions"])
 GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient"])
 
 
+def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices):
+    """The arguments of a Python op calling ``f`` (registered under a token; recurrent/python_op.py)."""
+    from . import python_op
+    if pass_workspace:
+        raise NotImplementedError(
+            "Python op with pass_workspace=True is not provided: the workspace is busy while its net runs "
+            "(a FetchBlob or FeedBlob from the function is refused); use the op's inputs and outputs")
+    if python_func_type is not None:
+        raise NotImplementedError("Python op with python_func_type=... is not provided: pass a function")
+    kw = {"token": python_op.register(f, "f")}
+    if grad_f is not None:
+        kw["grad_token"] = python_op.register(grad_f, "grad_f")
+    for name, v in (("grad_output_indices", grad_output_indices), ("grad_input_indices", grad_input_indices)):
+        if v is not None:
+            v = [int(i) for i in v]
+            if any(i < 0 for i in v) or len(set(v)) != len(v):
+                raise ValueError("Python op: %s must be distinct indices >= 0, got %s" % (name, v))
+            kw[name] = v
+    return kw
+
+
+def CreatePythonOperator(f, inputs, outputs, grad_f=None, pass_workspace=False, python_func_type=None,
+                         *args, **kwargs):
+    """Caffe2's: an OperatorDef of a Python op calling ``f`` (as ``net.Python(f)(inputs, outputs)``
+    adds); ``grad_output_indices`` / ``grad_input_indices`` may be among ``kwargs``."""
+    kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, kwargs.pop("grad_output_indices", None),
+                         kwargs.pop("grad_input_indices", None))
+    kwargs.update(kw)
+    return CreateOperator("Python", inputs, outputs, *args, **kwargs)
+
+
 def GetIndexFromGradientList(g_list, name):
     """Index of ``name`` in a gradient list (None if absent)."""
     for i, g in enumerate(g_list):
@@ -1136,37 +1167,9 @@ class Net:
         outputs. ``grad_f`` gives it a gradient (``grad_output_indices`` / ``grad_input_indices``: the
         output gradients it reads, the input gradients it writes; default all). ``pass_workspace``
         and ``python_func_type`` are not provided (NotImplementedError)."""
-        from . import python_op
-        if pass_workspace:
-            raise NotImplementedError(
-                "net.Python(pass_workspace=True) is not provided: the workspace is busy while its net runs "
-                "(a FetchBlob or FeedBlob from the function is refused); use the op's inputs and outputs")
-        if python_func_type is not None:
-            raise NotImplementedError("net.Python(python_func_type=...) is not provided: pass a function")
-        token = python_op.register(f, "f")
-        grad_token = python_op.register(grad_f, "grad_f") if grad_f is not None else None
-
-        def indices(v, what):
-            if v is None:
-                return None
-            v = [int(i) for i in v]
-            if any(i < 0 for i in v) or len(set(v)) != len(v):
-                raise ValueError("net.Python: %s must be distinct indices >= 0, got %s" % (what, v))
-            return v
-
-        goi = indices(grad_output_indices, "grad_output_indices")
-        gii = indices(grad_input_indices, "grad_input_indices")
-
-        def add(inputs, outputs, **kwargs):
-            kw = dict(kwargs, token=token)
-            if grad_token is not None:
-                kw["grad_token"] = grad_token
-            if goi is not None:
-                kw["grad_output_indices"] = goi
-            if gii is not None:
-                kw["grad_input_indices"] = gii
-            return self._CreateAndAddToSelf("Python", inputs, outputs, **kw)
-        return add
+        kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices)
+        return lambda inputs, outputs, **kwargs: self._CreateAndAddToSelf("Python", inputs, outputs,
+                                                                          **dict(kwargs, **kw))
 
     def DeduplicateGradientSlices(self, g, aggregator="sum"):
         """The GradientSlice ``g`` with each index once: ``Unique`` of its
