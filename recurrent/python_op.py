@@ -11,7 +11,8 @@ a ``Python`` op calling it: ``f(inputs, outputs)``, where ``inputs`` are the op'
 - ``t.shape``, ``t.reshape(shape)``, ``t.init(shape, data_type)``, ``t.feed(array)`` (float
   arrays are stored as float32, bool and integer ones as int32, as FeedBlob does), ``t.fetch()``.
 
-Every output must be set (reshape or feed) when ``f`` returns. With ``grad_f``, the op has a
+An output ``f`` does not set (reshape, init or feed) is left as it was, as in Caffe2 (a new blob
+then holds no tensor). With ``grad_f``, the op has a
 gradient: a ``PythonGradient`` op calling ``grad_f(inputs, outputs)`` with ``inputs`` = the forward
 inputs, the forward outputs and the gradients of the outputs listed in ``grad_output_indices``
 (default all) and ``outputs`` = the gradients of the inputs listed in ``grad_input_indices``
@@ -137,7 +138,8 @@ class TensorCPU:
 
 def _run(token, inputs, names):
     """Called by the runtime (csrc/python/module.c) for a Python / PythonGradient op: ``inputs`` are
-    copies of the input tensors, ``names`` the output blobs; returns the output arrays."""
+    copies of the input tensors, ``names`` the output blobs; returns the output arrays (None for an
+    output the function did not set: left as it is)."""
     _tls.error = None
     f = _FUNCS.get(token)
     if f is None:
@@ -151,9 +153,9 @@ def _run(token, inputs, names):
         raise
     results = []
     for k, o in enumerate(outs):
-        if o._array is None:
-            raise _own(ValueError("output %d '%s' was not set: call outputs[%d].reshape(shape) and write its "
-                                  ".data, or outputs[%d].feed(array)" % (k, o.name, k, k)))
+        if o._array is None:  # not set: the blob is left as it is (Caffe2's)
+            results.append(None)
+            continue
         try:
             results.append(_as_stored(o._array, "output %d '%s'" % (k, o.name)))
         except (TypeError, ValueError) as e:

@@ -3335,14 +3335,6 @@ CASES = [
          workspace.RunNetOnce(n)
          """, R, r"op Python #0: the Python function raised ZeroDivisionError: boom",
          note="the ZeroDivisionError is the error's __cause__"),
-    Case("python-op-output-unset", "ops: python", "net.Python(f) where f leaves output 0 unset",
-         """
-         def f(inputs, outputs):
-             pass
-         feed(x=f32(2))
-         n = core.Net('n'); n.Python(f)(['x'], ['y'])
-         workspace.RunNetOnce(n)
-         """, V, r"op Python #0: output 0 'y' was not set: call outputs\[0\].reshape\(shape\)"),
     Case("python-op-unknown-token", "ops: python", "Python op whose token no function has (another process's net)",
          "feed(x=f32(2)); run_op('Python', ['x'], ['y'], token='no_such_token')",
          K, r"op Python #0: no Python function is registered under token 'no_such_token' in this process"),

@@ -143,10 +143,11 @@ def test_errors_name_the_op_and_keep_the_workspace_usable():
 
     def sets_nothing(inputs, outputs):
         pass
-    net = core.Net("py_unset")
-    net.Python(sets_nothing)(["x"], ["y"])
-    with pytest.raises(ValueError, match=r"output 0 'y' was not set"):
-        workspace.RunNetOnce(net)
+    net = core.Net("py_unset")  # as Caffe2's: an output not set is left as it is
+    net.Python(sets_nothing)(["x"], ["y", "x"])
+    workspace.RunNetOnce(net)
+    assert workspace.FetchBlob("y") == b"y, a C++ native class of type nullptr (uninitialized)."
+    assert workspace.FetchBlob("x").tolist() == [1, 1]
 
     def strings(inputs, outputs):
         outputs[0].feed(np.array(["a"]))

@@ -1118,7 +1118,8 @@ static rc_status pyop_store(rc_op *op, int o, PyObject *a, rc_err *err)
 /* The hook of the Python / PythonGradient op (csrc/ops/pyfunc.c): in the
  * thread running the net, which released the GIL for the run, takes the GIL,
  * calls recurrent.python_op._run(token, [input copies], [output names]) and
- * writes the arrays it returns into the outputs. */
+ * writes the arrays it returns into the outputs (None: an output the function
+ * did not set, left as it is). */
 static rc_status pyop_hook(rc_op *op, rc_err *err)
 {
     const char *token;
@@ -1151,7 +1152,8 @@ static rc_status pyop_hook(rc_op *op, rc_err *err)
         st = rc_op_fail(op, err, RC_ERR_RUNTIME, "python_op._run gave no list of %d arrays", op->n_out);
         goto done;
     }
-    for (int o = 0; o < op->n_out && !st; o++) st = pyop_store(op, o, PyList_GET_ITEM(res, o), err);
+    for (int o = 0; o < op->n_out && !st; o++)
+        if (PyList_GET_ITEM(res, o) != Py_None) st = pyop_store(op, o, PyList_GET_ITEM(res, o), err);
     goto done;
 pyerr:
     st = pyop_fail_from_exception(op, err);
