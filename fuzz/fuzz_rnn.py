@@ -6,7 +6,9 @@ overwrites some of its RecurrentNetwork(Gradient) arguments with random values
 recurrent_states, initial_recurrent_state_ids, timestep, outputs_with_grads,
 param, executor settings), feeds inputs of random shapes (T, N, D, initial
 states of any rank, seq_lengths, output gradients) and runs forward (and
-backward), twice with different T.
+backward), twice with different T. A net run by RunNetOnce is first inferred
+statically (recurrent.shape_inference): when it runs, the inference must not
+have raised or refused it, and what it inferred must be what the run gave.
 
     python fuzz/fuzz_rnn.py [libFuzzer flags] [corpus dir]   (needs atheris)
     python fuzz/fuzz_rnn.py --replay FILE...                 (no atheris needed)
@@ -14,12 +16,13 @@ backward), twice with different T.
 
 import copy
 import sys
+import warnings
 
 import numpy as np
 
 from common import API_ERRORS, Provider, check_usable, expected, main
 
-from recurrent import core, rnn_cell, workspace  # noqa: E402
+from recurrent import core, rnn_cell, shape_inference, workspace  # noqa: E402
 from recurrent import recurrent as rnn  # noqa: E402
 from recurrent.model_helper import ModelHelper  # noqa: E402
 from recurrent.proto import NetDef, make_argument  # noqa: E402
@@ -187,6 +190,35 @@ def feed(p, kind, outs, dims):
     workspace.FeedBlob("g_last", p.array((1, N, H) if p.bool(0.8) else p.shape(3, 3), np.float32))
 
 
+def infer_net(net):
+    """The net's blobs inferred statically from the workspace (workspace.InferShapesAndTypes's
+    engine), or the exception inferring raised (checked only if the net runs)."""
+    desc = {n: None if v is None else shape_inference.Tensor(tuple(v[0]), v[1])
+            for n, v in workspace._ws().blob_shapes().items()}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return shape_inference.infer([workspace._netdef(net)], desc)
+    except Exception as e:  # noqa: BLE001 - a finding only if the net then runs
+        return e
+
+
+def check_inferred_net(net, inferred):
+    """After a successful run: the inference neither raised nor refused, and every blob an op of the
+    net wrote that it inferred has that shape and type."""
+    if inferred is None or isinstance(inferred, Exception):
+        raise AssertionError("shape inference of a net that ran %s" % (
+            "refused its inputs" if inferred is None else "raised %r" % inferred))
+    actual = workspace._ws().blob_shapes()
+    for op in workspace._netdef(net).op:
+        for o in op.output:
+            t = inferred.get(o)
+            got = actual.get(o)
+            if t is not None and (got is None or tuple(got[0]) != t.shape or got[1] != t.dtype):
+                raise AssertionError("shape inference: '%s' (written by %s) inferred %s dtype %d, the run gave %s"
+                                     % (o, op.type, list(t.shape), t.dtype, got))
+
+
 def test_one_input(data):
     p = Provider(data)
     workspace.ResetWorkspace()
@@ -196,7 +228,9 @@ def test_one_input(data):
         feed(p, kind, outs, dims)
         try:
             if p.bool(0.5):
+                inferred = infer_net(net)
                 workspace.RunNetOnce(net)
+                check_inferred_net(net, inferred)
             else:
                 workspace.CreateNet(net, overwrite=True)
                 workspace.RunNet(net, p.int(1, 3))

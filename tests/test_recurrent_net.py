@@ -678,3 +678,32 @@ def test_state_input_without_gradient(rng):
     got = analytic_grads(g, outs, (0,), G, gmap, ["x", "h0"])
     np.testing.assert_allclose(got["x"], 2 * x * G[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(got["h0"], np.zeros((1, N, D), np.float32))
+
+
+def test_link_internals_never_write_blobs_of_the_outer_workspace():
+    """A link's internal blob is the step workspace's own: an outer blob of the same name (here the
+    cell's input name fed in the outer workspace, and a backward link internal renamed to the initial
+    state) keeps its value; before, the link op made it a view of the external's rows."""
+    import numpy as np
+    from recurrent import core, workspace
+    from recurrent import recurrent as rnn
+    net = core.Net("outer_li")
+    cell = core.Net("cell_li")
+    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
+    out = cell.Mul([input_t, prev], "output_t")
+    outs = rnn.recurrent_net(net, cell, [(input_t, "x")], [(prev, "h0")], {prev: out}, scope="r",
+                             outputs_with_grads=(0,))
+    net.AddGradientOperators({str(outs[0]): "g_all"})
+    gop = [op for op in net.Proto().op if op.type == "RecurrentNetworkGradient"][0]
+    for a in gop.arg:
+        if a.name == "link_internal":
+            a.strings = [("h0" if s == "input_t" else s) for s in a.strings]
+    x = np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("h0", np.ones(2, np.float32))
+    workspace.FeedBlob("input_t", np.full(5, 7, np.float32))
+    workspace.FeedBlob("g_all", np.ones((3, 2, 2), np.float32))
+    workspace.RunNetOnce(net)
+    assert workspace.FetchBlob("input_t").tolist() == [7] * 5
+    assert workspace.FetchBlob("h0").tolist() == [1, 1]
+    assert workspace.FetchBlob("h0_grad").shape == (2,)

@@ -920,6 +920,12 @@ static rc_net *ensure_net(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_workspac
     if (rc_tensor_resize(&tb->t, RC_I32, 1, &one, err)) return NULL;
     rc_i32(&tb->t)[0] = t;
     rc_tensor_touch(&tb->t);
+    /* a link's internal blob is the step's own (a view of rows of the external),
+     * even where the op's workspace has a blob of that name: created here, so the
+     * step net binds to it and never writes the outer blob (an internal named
+     * like one of the op's inputs turned that input into a view of the rows) */
+    for (int l = 0; l < st->n_links; l++)
+        if (!rc_ws_create_local(w, st->link_int[l], err)) return NULL;
     rc_net *net = rc_net_create(w, st->step, err);
     if (!net) {
         rc_err_prefix(err, "op %s #%d: creating the %s step net: ", op->def.type, op->index,
