@@ -3,12 +3,18 @@ messages ExecutionStep and PlanDef.
 
 These mirror the protobuf messages Caffe2 used (same field names), as plain
 Python objects. ``to_c()`` turns them into the tuples the C binding reads;
-``str()`` gives protobuf text format (see ``text_format``).
+``str()`` gives protobuf text format (see ``text_format``); ``SerializeToString()`` /
+``ParseFromString(b)`` the protobuf binary wire format, byte for byte as google.protobuf's
+``caffe2_pb2`` (see ``_wire``).
 """
 
+import copy
 import numbers
 
 import numpy as np
+
+from . import _wire
+from ._wire import DecodeError  # noqa: F401  (a ValueError; google.protobuf's message.DecodeError)
 
 
 class _Message:
@@ -23,9 +29,57 @@ class _Message:
         return getattr(self, field) not in (None, "")
 
     def CopyFrom(self, other):
-        import copy
         for k in self.__slots__:
             setattr(self, k, copy.deepcopy(getattr(other, k)))
+
+    # ---- protobuf binary wire format (recurrent/_wire.py)
+    def SerializeToString(self, deterministic=None):
+        """The message in protobuf's binary wire format (bytes), as google.protobuf writes it
+        (always deterministic: fields in field-number order)."""
+        return _wire.encode(self)
+
+    SerializePartialToString = SerializeToString  # proto2 without required fields: the same
+
+    def ByteSize(self):
+        """The length of ``SerializeToString()``."""
+        return len(_wire.encode(self))
+
+    def ParseFromString(self, data):
+        """Replaces the message's content with the wire-format ``data`` (bytes-like); returns
+        the number of bytes read, as google.protobuf. Malformed bytes raise ``DecodeError`` (a
+        ValueError naming the message and the byte offset) and leave the message as it was."""
+        fresh = self._wire.cls()
+        n = _wire.decode(fresh, data)
+        self._take_fields(fresh)
+        return n
+
+    def MergeFromString(self, data):
+        """Merges the wire-format ``data`` into the message, as protobuf does: scalars read
+        replace the message's, repeated fields are appended to, a nested message read is merged
+        into the message's own. Returns the number of bytes read; malformed bytes raise
+        ``DecodeError`` and leave the message as it was."""
+        new = self._wire.cls()
+        for f in self._wire.fields:
+            v = copy.deepcopy(getattr(self, f.attr))
+            setattr(new, f.attr, list(v) if f.repeated else v)
+        n = _wire.decode(new, data)
+        self._take_fields(new)
+        return n
+
+    @classmethod
+    def FromString(cls, data):
+        """A new message parsed from the wire-format ``data``."""
+        msg = cls._wire.cls()
+        _wire.decode(msg, data)
+        return msg
+
+    def Clear(self):
+        """Resets every field to its unset default."""
+        self._take_fields(self._wire.cls())
+
+    def _take_fields(self, other):
+        for f in self._wire.fields:
+            setattr(self, f.attr, getattr(other, f.attr))
 
     def __eq__(self, other):
         return isinstance(other, type(self)) and all(
@@ -290,6 +344,38 @@ class PlanDef(_Message):
         return text_format.message_to_text(self)
 
     __repr__ = __str__
+
+
+# ---------------------------------------------------------------- wire tables
+# Field numbers and types of caffe2/proto/caffe2.proto (the fields these classes hold).
+_S, _B, _I32, _I64, _U32, _BOOL, _F = (_wire.STRING, _wire.BYTES, _wire.INT32, _wire.INT64, _wire.UINT32,
+                                       _wire.BOOL, _wire.FLOAT)
+_wire.declare(DeviceOption, "caffe2.DeviceOption", [
+    (1, "device_type", _I32, False), (2, "device_id", _I32, False), (3, "random_seed", _U32, False)])
+_wire.declare(Argument, "caffe2.Argument", [
+    (1, "name", _S, False), (2, "f", _F, False), (3, "i", _I64, False), (4, "s", _B, False),
+    (5, "floats", _F, True), (6, "ints", _I64, True), (7, "strings", _B, True),
+    (8, "n", NetDef, False), (9, "nets", NetDef, True)])
+_wire.declare(OperatorDef, "caffe2.OperatorDef", [
+    (1, "input", _S, True), (2, "output", _S, True), (3, "name", _S, False), (4, "type", _S, False),
+    (5, "arg", Argument, True), (6, "device_option", DeviceOption, False), (7, "engine", _S, False),
+    (8, "control_input", _S, True), (9, "is_gradient_op", _BOOL, False), (10, "debug_info", _S, False)],
+    attrs={"device_option": "_device_option"})
+_wire.declare(NetDef, "caffe2.NetDef", [
+    (1, "name", _S, False), (2, "op", OperatorDef, True), (3, "type", _S, False),
+    (4, "num_workers", _I32, False), (5, "device_option", DeviceOption, False), (6, "arg", Argument, True),
+    (7, "external_input", _S, True), (8, "external_output", _S, True)],
+    attrs={"device_option": "_device_option"})
+_wire.declare(ExecutionStep, "caffe2.ExecutionStep", [
+    (1, "name", _S, False), (2, "substep", ExecutionStep, True), (3, "network", _S, True),
+    (4, "num_iter", _I64, False), (5, "criteria_network", _S, False),
+    (6, "concurrent_substeps", _BOOL, False), (7, "report_net", _S, False),
+    (8, "report_interval", _I32, False), (9, "should_stop_blob", _S, False),
+    (10, "only_once", _BOOL, False), (11, "run_every_ms", _I64, False),
+    (12, "create_workspace", _BOOL, False), (13, "num_concurrent_instances", _I32, False)],
+    unset_bool_is_none=True)
+_wire.declare(PlanDef, "caffe2.PlanDef", [
+    (1, "name", _S, False), (2, "network", NetDef, True), (3, "execution_step", ExecutionStep, True)])
 
 
 def _arg_to_c(a):

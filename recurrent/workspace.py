@@ -67,12 +67,33 @@ def _name(blob):
     return str(blob)
 
 
+_SERIALIZED = (bytes, bytearray, memoryview)
+
+
 def _netdef(net):
+    """A NetDef from a NetDef, a core.Net, or a serialized NetDef (bytes, as Caffe2's
+    ``StringifyProto`` passed to its C functions)."""
     if isinstance(net, NetDef):
         return net
     if hasattr(net, "Proto") and callable(net.Proto):
         return net.Proto()
-    raise TypeError("expected a core.Net or NetDef, got %s" % type(net).__name__)
+    if isinstance(net, _SERIALIZED):
+        return NetDef.FromString(net)
+    raise TypeError("expected a core.Net or NetDef, got %s (a serialized NetDef is bytes)"
+                    % type(net).__name__)
+
+
+def StringifyProto(obj):
+    """Caffe2's: a message (or an object with ``Proto()``, as a core.Net or core.Plan) in
+    protobuf's binary wire format; bytes (or a str) are returned as they are. Anything else
+    raises ValueError."""
+    if isinstance(obj, (str, bytes)):
+        return obj
+    if hasattr(obj, "SerializeToString"):
+        return obj.SerializeToString()
+    if hasattr(obj, "Proto") and callable(obj.Proto):
+        return obj.Proto().SerializeToString()
+    raise ValueError("Unexpected argument to StringifyProto of type " + type(obj).__name__)
 
 
 def _net_name(net):
@@ -203,8 +224,13 @@ def _refuse_non_cpu_net(net, default=None, where=None):
 
 
 def RunOperatorOnce(operator):
+    """Runs ``operator`` (an OperatorDef, or a serialized one: bytes) once in the current
+    workspace."""
+    if isinstance(operator, _SERIALIZED):
+        operator = OperatorDef.FromString(operator)
     if not isinstance(operator, OperatorDef):
-        raise TypeError("RunOperatorOnce expects an OperatorDef, got %s" % type(operator).__name__)
+        raise TypeError("RunOperatorOnce expects an OperatorDef, got %s (a serialized OperatorDef is bytes)"
+                        % type(operator).__name__)
     _run_operator_once(_ws(), operator)
     return True
 
@@ -236,7 +262,9 @@ def RunOperatorsOnce(operators):
 
 
 def RunNetOnce(net):
-    _run_net_once(_ws(), net)
+    """Runs ``net`` (a core.Net, a NetDef, or a serialized NetDef: bytes) once in the current
+    workspace, without keeping it."""
+    _run_net_once(_ws(), _netdef(net))
     return True
 
 
@@ -247,7 +275,8 @@ def _run_net_once(ws, net):
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):
-    """Instantiates ``net`` in the current workspace. Raises RuntimeError if a
+    """Instantiates ``net`` (a core.Net, a NetDef, or a serialized NetDef: bytes, as Caffe2's
+    took) in the current workspace. Raises RuntimeError if a
     net of the same name exists, unless ``overwrite``. ``input_blobs`` that do
     not exist are created first holding no tensor, as in Caffe2 (so the
     net-creation check leaves the ops that read them to the run)."""
@@ -288,7 +317,8 @@ def DeleteNet(name):
 
 # ---------------------------------------------------------------- plans
 def RunPlan(plan_or_step):
-    """Runs a plan (``core.Plan``, a ``PlanDef``, or a ``core.ExecutionStep``, which becomes a
+    """Runs a plan (``core.Plan``, a ``PlanDef``, a serialized PlanDef: bytes, as Caffe2's
+    ``RunPlan(plan.Proto().SerializeToString())``, or a ``core.ExecutionStep``, which becomes a
     plan of its own) in the current workspace, as Caffe2's plan executor; returns True.
 
     Each top-level step, when it starts, creates the nets it and its substeps use, from the
@@ -325,8 +355,10 @@ def _plan_def(plan_or_step):
         return plan_or_step.Proto()
     if isinstance(plan_or_step, PlanDef):
         return plan_or_step
-    raise TypeError("RunPlan expects a core.Plan, a core.ExecutionStep or a PlanDef, got %s"
-                    % type(plan_or_step).__name__)
+    if isinstance(plan_or_step, _SERIALIZED):
+        return PlanDef.FromString(plan_or_step)
+    raise TypeError("RunPlan expects a core.Plan, a core.ExecutionStep, a PlanDef or a serialized PlanDef "
+                    "(bytes), got %s" % type(plan_or_step).__name__)
 
 
 def _run_plan(ws, plan_or_step):
@@ -601,9 +633,10 @@ def InferShapesAndTypes(nets, blob_dimensions=None, nets_proto=False, blob_types
     dims) and ``blob_types`` (name -> data type; UNDEFINED where missing) when given. An output the
     inference cannot know (its shape depends on the data, its op has no shape function, an input
     is unknown) is left out. Inputs an op would refuse give ``({}, {})`` with a RuntimeWarning, as
-    Caffe2's. See recurrent/shape_inference.py."""
+    Caffe2's. A net may also be a serialized NetDef (bytes; Caffe2's ``nets_proto=True``). See
+    recurrent/shape_inference.py."""
     from . import shape_inference as si
-    if isinstance(nets, (NetDef,)) or hasattr(nets, "Proto"):
+    if isinstance(nets, (NetDef,) + _SERIALIZED) or hasattr(nets, "Proto"):
         raise TypeError("InferShapesAndTypes expects a list of nets, got one %s" % type(nets).__name__)
     netdefs = [_netdef(n) for n in nets]
     if blob_dimensions is None:
@@ -667,9 +700,10 @@ class Workspace:
     (Caffe2's ``workspace.C.Workspace()``, as ``test_util.TestCase.ws``): ``create_blob(name)``
     gives a ``Blob`` (``.feed(array)``, ``.fetch()``), ``blobs`` / ``nets`` are dicts of the
     blobs and nets by name, ``feed_blob`` / ``fetch_blob`` / ``has_blob``, ``create_net(net,
-    overwrite=False)`` gives a net handle with ``run()``, and ``run(obj)`` runs a ``core.Net``
-    / ``NetDef`` once (as ``RunNetOnce``), an ``OperatorDef`` (as ``RunOperatorOnce``) or a
-    ``core.Plan`` / ``core.ExecutionStep`` / ``PlanDef`` (as ``RunPlan``)."""
+    overwrite=False)`` (a serialized NetDef too, as Caffe2's) gives a net handle with ``run()``,
+    and ``run(obj)`` runs a ``core.Net`` / ``NetDef`` once (as ``RunNetOnce``), an ``OperatorDef``
+    (as ``RunOperatorOnce``) or a ``core.Plan`` / ``core.ExecutionStep`` / ``PlanDef`` (as
+    ``RunPlan``); as in Caffe2, ``run`` takes no serialized bytes."""
 
     def __init__(self):
         self._c = _C.Workspace()
