@@ -597,7 +597,7 @@ def test_workspace_entry_points_take_bytes():
 
     assert workspace.RunNetOnce(init.Proto().SerializeToString())
     assert workspace.CreateNet(workspace.StringifyProto(inc))
-    assert workspace.RunNet("inc", 2)
+    assert workspace.RunNet(inc.Proto().name, 2)
     assert workspace.FetchBlob("cnt")[0] == 2.0
     assert workspace.RunOperatorOnce(core.CreateOperator("Add", ["cnt", "one"], "cnt").SerializeToString())
     assert workspace.RunOperatorsOnce([inc.Proto().op[0].SerializeToString()] * 2)
