@@ -215,8 +215,8 @@ def check_inferred_net(net, inferred):
             t = inferred.get(o)
             got = actual.get(o)
             if t is not None and (got is None or tuple(got[0]) != t.shape or got[1] != t.dtype):
-                raise AssertionError("shape inference: '%s' (written by %s) inferred %s dtype %d, the run gave %s"
-                                     % (o, op.type, list(t.shape), t.dtype, got))
+                raise AssertionError("shape inference: '%s' (written by %s) inferred %s dtype %d, the run "
+                                     "gave %s" % (o, op.type, list(t.shape), t.dtype, got))
 
 
 def test_one_input(data):

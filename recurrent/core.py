@@ -1167,7 +1167,8 @@ class Net:
         outputs. ``grad_f`` gives it a gradient (``grad_output_indices`` / ``grad_input_indices``: the
         output gradients it reads, the input gradients it writes; default all). ``pass_workspace``
         and ``python_func_type`` are not provided (NotImplementedError)."""
-        kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices)
+        kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices,
+                             grad_input_indices)
         return lambda inputs, outputs, **kwargs: self._CreateAndAddToSelf("Python", inputs, outputs,
                                                                           **dict(kwargs, **kw))
 

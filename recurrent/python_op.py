@@ -91,7 +91,8 @@ class TensorCPU:
     @property
     def data(self):
         if self._array is None:
-            raise RuntimeError("output '%s' has no data yet: call reshape(shape) or feed(array) first" % self.name)
+            raise RuntimeError("output '%s' has no data yet: call reshape(shape) or feed(array) first"
+                               % self.name)
         return self._array
 
     @property

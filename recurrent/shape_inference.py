@@ -10,9 +10,10 @@ blobs, or from ``blob_dimensions`` (and ``blob_types``) when given.
 An op's outputs are inferred by the function registered for its type (``register``) from its
 arguments and its inputs' shapes and types, never from their values. Where that is not possible
 (an output whose shape depends on the data, as ``BooleanMask``'s; an op with no function; an
-input whose shape is unknown), the output is unknown: it is left out of the result, even if the blob had a shape before (it may change when the op runs). What is inferred is
-what running the nets gives (tests/test_shape_inference.py checks it op by op against runs, and
-the suite can check every net it runs: RECURRENT_CHECK_SHAPES=1, tests/shape_check.py). Caffe2
+input whose shape is unknown), the output is unknown: it is left out of the result, even if the
+blob had a shape before (it may change when the op runs). What is inferred is what running the
+nets gives (tests/test_shape_inference.py checks it op by op against runs, and the test suite
+checks every net it runs: tests/shape_check.py, off with RECURRENT_CHECK_SHAPES=0). Caffe2
 also gave a gradient op's unknown output ``X_grad`` the shape of ``X``; that guess is not made
 here (after an in-place Reshape of ``X`` it is wrong): every op type has its own function, or is
 in ``NOT_INFERRED`` with the reason.
@@ -25,7 +26,8 @@ Writing a function: ``@register("Type", ...)`` on ``f(op, ins)``; ``ins`` is a l
 ``Tensor(shape, dtype)`` (a tuple of ints and an int), one per op input, all known (unless
 registered with ``partial=True``); ``f`` returns
 one ``Tensor`` or None (unknown) per op output, or raises ``ShapeError`` for inputs the op would
-refuse. ``args(op)`` gives the op's arguments as a dict.
+refuse. ``args(op)`` gives the op's arguments as a dict, ``arg(op, name)`` the Argument the op reads
+(the first of that name).
 """
 
 import collections
@@ -126,7 +128,8 @@ def creation_error(op):
     for i, x in enumerate(op.input):
         for o, y in enumerate(op.output):
             if x == y and not _C.op_inplace(op.type, i, o):
-                return "input %d and output %d are the same blob '%s', which the op does not allow" % (i, o, x)
+                return ("input %d and output %d are the same blob '%s', which the op does not allow"
+                        % (i, o, x))
     return None
 
 
@@ -183,8 +186,9 @@ def infer(netdefs, desc):
                 out = infer_op(op, index, desc)
             except ShapeError as e:
                 ins = [desc.get(b) for b in op.input]
-                warnings.warn("InferShapesAndTypes: net '%s' op #%d (%s) refuses its inputs %s: %s; returning "
-                              "empty results (as Caffe2)" % (netdef.name, index, op.type, _describe(op, ins), e),
+                warnings.warn("InferShapesAndTypes: net '%s' op #%d (%s) refuses its inputs %s: %s; "
+                              "returning empty results (as Caffe2)"
+                              % (netdef.name, index, op.type, _describe(op, ins), e),
                               RuntimeWarning, stacklevel=3)
                 return None
             for name, t in zip(op.output, out):

@@ -5,7 +5,8 @@ Unless ``RECURRENT_CHECK_SHAPES=0`` is in the environment, conftest.py calls ``i
 infers the shapes and types of the blobs its ops write (``workspace.InferShapesAndTypes`` from the
 workspace as it is), then runs, and when the run succeeds, fails (AssertionError) where an inferred
 shape or type differs from the blob's, where the inference said the inputs would be refused, or
-where it raised. Runs that raise are not compared (the inference may then raise or refuse too). ``stats`` counts the outputs inferred and not inferred, by op type.
+where it raised. Runs that raise are not compared (the inference may then raise or refuse too).
+``stats`` counts the outputs inferred and not inferred, by op type.
 """
 
 import collections
@@ -34,10 +35,12 @@ def _check(ws, netdef, run):
             inferred = si.infer([netdef], desc)
         except Exception as e:  # a failure only if the run succeeds
             error = e
-    refused = [w for w in caught if issubclass(w.category, RuntimeWarning) and "InferShapesAndTypes" in str(w.message)]
+    refused = [w for w in caught
+               if issubclass(w.category, RuntimeWarning) and "InferShapesAndTypes" in str(w.message)]
     result = run()
     if error is not None:
-        raise AssertionError("shape inference raised %s: %s, but the run succeeded" % (type(error).__name__, error))
+        raise AssertionError("shape inference raised %s: %s, but the run succeeded"
+                             % (type(error).__name__, error))
     if refused or inferred is None:
         raise AssertionError("shape inference refused inputs that the run accepted: %s" % (
             "; ".join(str(w.message) for w in refused)))
@@ -51,11 +54,12 @@ def _check(ws, netdef, run):
             stats["inferred"][op_type] += 1
             got = actual.get(blob)
             want = inferred[blob]
-            if got is None or tuple(got[0]) != want.shape or (want.dtype != si.UNDEFINED and got[1] != want.dtype):
+            bad_type = want.dtype != si.UNDEFINED and got is not None and got[1] != want.dtype
+            if got is None or tuple(got[0]) != want.shape or bad_type:
                 raise AssertionError(
-                    "shape inference of net '%s': blob '%s' (last written by %s) inferred %s dtype %d, ran %s" % (
-                        netdef.name, blob, op_type, list(want.shape), want.dtype,
-                        "no tensor" if got is None else "%s dtype %d" % (list(got[0]), got[1])))
+                    "shape inference of net '%s': blob '%s' (last written by %s) inferred %s dtype %d, ran %s"
+                    % (netdef.name, blob, op_type, list(want.shape), want.dtype,
+                       "no tensor" if got is None else "%s dtype %d" % (list(got[0]), got[1])))
         else:
             stats["unknown"][op_type] += 1
     stats["checked_runs"] += 1

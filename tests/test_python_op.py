@@ -130,7 +130,8 @@ def test_errors_name_the_op_and_keep_the_workspace_usable():
         raise ZeroDivisionError("boom")
     net = core.Net("py_raise")
     net.Python(raises)(["x"], ["y"])
-    with pytest.raises(RuntimeError, match=r"op Python #0: the Python function raised ZeroDivisionError: boom") as e:
+    with pytest.raises(RuntimeError,
+                       match=r"op Python #0: the Python function raised ZeroDivisionError: boom") as e:
         workspace.RunNetOnce(net)
     assert isinstance(e.value.__cause__, ZeroDivisionError)
 
@@ -215,13 +216,14 @@ def test_refused_in_a_step_net():
     cell.Python(affine)(["x_t"], ["h"])
     from recurrent import recurrent
     net = core.Net("py_outer")
-    recurrent.recurrent_net(net=net, cell_net=cell, inputs=[("x_t", "x")], initial_cell_inputs=[("h_prev", "h0")],
-                            links={"h_prev": "h"}, timestep="t", scope="r", forward_only=True)
+    recurrent.recurrent_net(net=net, cell_net=cell, inputs=[("x_t", "x")],
+                            initial_cell_inputs=[("h_prev", "h0")], links={"h_prev": "h"}, timestep="t",
+                            scope="r", forward_only=True)
     workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
     workspace.FeedBlob("h0", np.zeros((1, 2, 4), np.float32))
-    with pytest.raises(ValueError, match=r"step op Python #0 of the forward step net cannot run inside a recurrent "
-                                         r"net: its timesteps run on the RNN executor's worker threads, which never "
-                                         r"call Python \(run it in the outer net\)"):
+    with pytest.raises(ValueError, match=r"step op Python #0 of the forward step net cannot run inside a "
+                                         r"recurrent net: its timesteps run on the RNN executor's worker "
+                                         r"threads, which never call Python \(run it in the outer net\)"):
         workspace.RunNetOnce(net)
 
 

@@ -119,7 +119,8 @@ def test_from_the_workspace_and_from_blob_dimensions():
     # from a map: no workspace blob is read; types UNDEFINED unless given
     dims = {"x": [2, 3], "w": [7, 3], "b": [7]}
     shapes, types = workspace.InferShapesAndTypes([net], dims)
-    assert shapes["z"] == [2, 7] and types["z"] == core.DataType.FLOAT and types["x"] == core.DataType.UNDEFINED
+    assert shapes["z"] == [2, 7] and types["z"] == core.DataType.FLOAT
+    assert types["x"] == core.DataType.UNDEFINED
     shapes, types = workspace.InferShapesAndTypes([net.Proto()], dims, nets_proto=True,
                                                   blob_types={"x": core.DataType.FLOAT})
     assert shapes["z"] == [2, 7] and types["x"] == core.DataType.FLOAT
