@@ -255,6 +255,73 @@ def instance_norm(model, blob_in, blob_out, dim_in, order="NCHW", **kwargs):
     return model.net.InstanceNorm([blob_in, scale, bias], outs, order=order, **kwargs)[0]
 
 
+def _conv_base(model, is_nd, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
+               WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, use_cudnn=False,
+               order="NCHW", cudnn_exhaustive_search=False, ws_nbytes_limit=None, float16_compute=False,
+               **kwargs):
+    """Caffe2's _ConvBase: parameters ``<blob_out>_w`` (dim_out, dim_in / group, kernel...) in NCHW or
+    (dim_out, kernel..., dim_in / group) in NHWC (XavierFill, WEIGHT) and ``<blob_out>_b`` (dim_out,
+    ConstantFill, BIAS; none with ``no_bias``), then ``Conv``."""
+    kernels = (list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]) if is_nd else [kernel] * 2
+    if use_cudnn:
+        # as Caffe2 (the engine and its arguments are accepted and ignored by the CPU op)
+        kwargs["engine"] = "CUDNN"
+        kwargs["exhaustive_search"] = cudnn_exhaustive_search
+        if ws_nbytes_limit:
+            kwargs["ws_nbytes_limit"] = ws_nbytes_limit
+    if float16_compute:
+        kwargs["float16_compute"] = True
+    use_bias = not kwargs.pop("no_bias", False)
+    blob_out = blob_out or model.net.NextName()
+    weight_shape = [dim_out] + ([int(dim_in / group)] + kernels if order == "NCHW" else kernels + [int(dim_in / group)])
+    w_init = _initializer_of(WeightInitializer, weight_init, ("XavierFill", {}), "weight")
+    b_init = _initializer_of(BiasInitializer, bias_init, ("ConstantFill", {}), "bias")
+    if not model.init_params:
+        w_init = b_init = ExternalInitializer()
+    weight = model.create_param(param_name=str(blob_out) + "_w", shape=weight_shape, initializer=w_init,
+                                tags=ParameterTags.WEIGHT)
+    inputs = [blob_in, weight]
+    if use_bias:
+        inputs.append(model.create_param(param_name=str(blob_out) + "_b", shape=[dim_out], initializer=b_init,
+                                         tags=ParameterTags.BIAS))
+    if transform_inputs is not None:
+        transform_inputs(model, blob_out, inputs)
+    if group != 1:
+        kwargs["group"] = group
+    if is_nd:
+        return model.net.Conv(inputs, blob_out, kernels=kernels, order=order, **kwargs)
+    return model.net.Conv(inputs, blob_out, kernel=kernel, order=order, **kwargs)
+
+
+@_helper
+def conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
+         WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, **kwargs):
+    """2-D convolution, as Caffe2's helper: ``Conv([blob_in, <blob_out>_w, <blob_out>_b], blob_out,
+    kernel=kernel, order=order, ...)``; ``no_bias=True`` leaves the bias out; ``use_cudnn``,
+    ``cudnn_exhaustive_search``, ``ws_nbytes_limit`` and ``float16_compute`` become the op arguments
+    Caffe2 gave (accepted and ignored: the op runs on the CPU in float32)."""
+    return _conv_base(model, False, blob_in, blob_out, dim_in, dim_out, kernel, weight_init, bias_init,
+                      WeightInitializer, BiasInitializer, group, transform_inputs, **kwargs)
+
+
+@_helper
+def conv_nd(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None, group=1,
+            transform_inputs=None, order="NCHW", **kwargs):
+    """N-dimensional convolution (``kernel`` a list, one size per spatial dim; ``kernels=`` on the op), NCHW
+    only as in Caffe2."""
+    assert order == "NCHW", "ConvNd only supported for NCHW storage."
+    return _conv_base(model, True, blob_in, blob_out, dim_in, dim_out, kernel, weight_init, bias_init,
+                      group=group, transform_inputs=transform_inputs, order=order, **kwargs)
+
+
+@_helper
+def group_conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None, group=1,
+               **kwargs):
+    """``conv`` with a ``group`` argument (Caffe2 kept the name for compatibility)."""
+    return conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=weight_init, bias_init=bias_init,
+                group=group, **kwargs)
+
+
 @_helper
 def sum(model, blob_in, blob_out, **kwargs):
     """Element-wise sum of the blobs in ``blob_in``."""
@@ -429,7 +496,7 @@ def add_weight_decay(model, weight_decay):
         model.net.WeightedSum([g, one, w, wd], g)
 
 
-__all__ = ["fc", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
+__all__ = ["fc", "conv", "conv_nd", "group_conv", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
            "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "prelu", "reduce_sum",
            "arg_min", "arg_max", "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register",
            "has_helper", "Initializer"]

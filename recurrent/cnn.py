@@ -14,8 +14,10 @@ properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)`
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
-The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
-``GroupConv``, ``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
+``Conv``, ``ConvNd`` and ``GroupConv`` call ``brew.conv`` / ``conv_nd`` / ``group_conv`` with the
+model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
+The methods for the other convolutional ops (``ConvTranspose``,
+``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
 ``AveragePool``, ``LRN``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
 / decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
 ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
@@ -30,8 +32,7 @@ __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
-    "ConvNd": "conv_nd", "Conv": "conv", "ConvTranspose": "conv_transpose", "GroupConv": "group_conv",
-    "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
+    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
     "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn", "MaxPool": "max_pool",
     "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
 }
@@ -64,6 +65,21 @@ class CNNModelHelper(ModelHelper):
 
     def FC(self, *args, **kwargs):
         return brew.fc(self, *args, **kwargs)
+
+    def Conv(self, *args, **kwargs):
+        return brew.conv(self, *args, use_cudnn=self.use_cudnn, order=self.order,
+                         cudnn_exhaustive_search=self.cudnn_exhaustive_search,
+                         ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
+
+    def ConvNd(self, *args, **kwargs):
+        return brew.conv_nd(self, *args, use_cudnn=self.use_cudnn, order=self.order,
+                            cudnn_exhaustive_search=self.cudnn_exhaustive_search,
+                            ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
+
+    def GroupConv(self, *args, **kwargs):
+        return brew.group_conv(self, *args, use_cudnn=self.use_cudnn, order=self.order,
+                               cudnn_exhaustive_search=self.cudnn_exhaustive_search,
+                               ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
 
     def SpatialBN(self, *args, **kwargs):
         return brew.spatial_bn(self, *args, **kwargs)

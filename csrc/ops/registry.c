@@ -14,6 +14,7 @@ extern const rc_op_schema rc_ops_dropout[];   /* ops/dropout.c: Dropout, Dropout
 extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate, MomentumSGDUpdate, Adam and their Sparse* */
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
 extern const rc_op_schema rc_ops_norm2[];     /* ops/norm.c: GroupNorm, InstanceNorm, SpatialBN */
+extern const rc_op_schema rc_ops_conv[];      /* ops/conv.c: Conv(1D|2D|3D) and their gradients */
 extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 extern const rc_op_schema rc_ops_sparse[];    /* ops/sparse.c: SparseToDense, ScatterWeightedSum */
 extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, (Sparse)UnsortedSegment{Sum,Mean,
@@ -63,7 +64,7 @@ extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, Bisect
 
 static const rc_op_schema *const families[] = {
     rc_ops_math, rc_ops_shape, rc_ops_fill, rc_ops_loss, rc_ops_rnn_units, rc_ops_recurrent,
-    rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_norm2, rc_ops_batch,
+    rc_ops_embed, rc_ops_optim, rc_ops_dropout, rc_ops_norm, rc_ops_norm2, rc_ops_conv, rc_ops_batch,
     rc_ops_sparse, rc_ops_segment, rc_ops_cast, rc_ops_topk_tile, rc_ops_db,
     rc_ops_optim_adaptive,
     rc_ops_unary, rc_ops_reduce,

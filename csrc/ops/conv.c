@@ -1,0 +1,474 @@
+/* ops/conv.c -- Caffe2's convolution on the CPU: Conv (also registered as
+ * Conv1D, Conv2D, Conv3D) and ConvGradient (Conv1DGradient, ...).
+ *
+ * Caffe2 semantics. Conv(X, filter[, bias]) -> Y. With order NCHW (default):
+ * X (N, C, d1..dn), filter (M, C / group, k1..kn), Y (N, M, o1..on); with
+ * NHWC: X (N, d1..dn, C), filter (M, k1..kn, C / group), Y (N, o1..on, M);
+ * bias (M,) (2 inputs: no bias). The spatial arguments (kernel, stride, pad,
+ * dilation, legacy_pad) are those of ConvPoolOpBase (ops/convpool.h); the
+ * kernel must be the filter's spatial dims. group (default 1) must divide C
+ * and M: output channels [g M/G, (g+1) M/G) see input channels
+ * [g C/G, (g+1) C/G). Caffe2's CPU op accepts group with dilation (only its
+ * old cuDNN engine refused it); so do we.
+ *   Y[n, m, o] = bias[m] + sum_{c, a} filter[m, c, a] X[n, g C/G + c, o s - p + a d]
+ * (positions outside X are 0).
+ * ConvGradient(X, filter, dY) -> (dfilter, dbias[, dX]), or with argument
+ * no_bias=1 (dfilter[, dX]).
+ *
+ * Method: im2col (the patches of one image and group into a column buffer)
+ * and one rc_sgemm per image and group; the gradient of X is col2im of
+ * filter^T dY. A 1x1 kernel with stride 1 and no pad reads X itself. Sums:
+ * the products in OpenBLAS's fixed order; dfilter accumulates the images in
+ * order (beta = 1); dbias sums dY in double in memory order; col2im adds
+ * in a fixed loop order: the same bits every run.
+ * Not in Caffe2 (it crashed or asserted): empty tensors (N = 0, C = 0,
+ * M = 0, an empty spatial dim) give empty or zero outputs; NaN and Inf
+ * propagate. The engine, exhaustive_search, ws_nbytes_limit, shared_buffer,
+ * float16_compute, cudnn_* and similar arguments are accepted and ignored.
+ * The state is the parsed arguments and the column buffers (sized on the
+ * first run and when they grow).
+ */
+#include "../core/rc_core.h"
+#include "convpool.h"
+#include <stdio.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ geometry */
+
+/* The spatial dims of one convolution, padded in front to CV_D dims (size 1,
+ * kernel 1, stride 1, dilation 1, pad 0). */
+#define CV_D RC_CP_MAX_ND
+
+typedef struct {
+    rc_cp_geom cp; /* as the base gives it */
+    int nd, nhwc;
+    int64_t N, C, M, G, Cg, Mg;
+    int64_t in[CV_D], out[CV_D], k[CV_D], s[CV_D], d[CV_D], p[CV_D]; /* p: the head pads */
+    int64_t S_in, P, ksize, Kg;                                     /* Kg: a group's filter row (Cg ksize) */
+    int identity;                                                    /* 1x1, stride 1, no pad: col = X */
+} cv_geom;
+
+/* ================================================================ kernels */
+
+/* im2col (back = 0): the patches of one image and group into col; col2im
+ * (back = 1): img += col at the same places (img zeroed by the caller).
+ * img: the image's first channel of the group; channel stride cs, position
+ * stride ps (NCHW: S_in, 1; NHWC: 1, C). NCHW col: (Kg, P), row c ksize + a;
+ * NHWC col: (P, Kg), column a Cg + c (a: the kernel offset's flat index). */
+static void cv_cols(const cv_geom *g, int back, float *img, float *col)
+{
+    const int64_t *in = g->in, *out = g->out, *k = g->k, *s = g->s, *d = g->d, *p = g->p;
+    if (!g->nhwc) {
+        const int64_t cs = g->S_in;
+        float *dst = col;
+        for (int64_t c = 0; c < g->Cg; c++) {
+            float *ic = img + c * cs;
+            for (int64_t a0 = 0; a0 < k[0]; a0++)
+                for (int64_t a1 = 0; a1 < k[1]; a1++)
+                    for (int64_t a2 = 0; a2 < k[2]; a2++)
+                        for (int64_t o0 = 0; o0 < out[0]; o0++) {
+                            const int64_t i0 = o0 * s[0] - p[0] + a0 * d[0];
+                            if (i0 < 0 || i0 >= in[0]) {
+                                if (!back) memset(dst, 0, (size_t)(out[1] * out[2]) * sizeof *dst);
+                                dst += out[1] * out[2];
+                                continue;
+                            }
+                            for (int64_t o1 = 0; o1 < out[1]; o1++) {
+                                const int64_t i1 = o1 * s[1] - p[1] + a1 * d[1];
+                                if (i1 < 0 || i1 >= in[1]) {
+                                    if (!back) memset(dst, 0, (size_t)out[2] * sizeof *dst);
+                                    dst += out[2];
+                                    continue;
+                                }
+                                float *row = ic + (i0 * in[1] + i1) * in[2];
+                                for (int64_t o2 = 0; o2 < out[2]; o2++, dst++) {
+                                    const int64_t i2 = o2 * s[2] - p[2] + a2 * d[2];
+                                    const int ok = i2 >= 0 && i2 < in[2];
+                                    if (back) {
+                                        if (ok) row[i2] += *dst;
+                                    } else {
+                                        *dst = ok ? row[i2] : 0.0f;
+                                    }
+                                }
+                            }
+                        }
+        }
+        return;
+    }
+    const int64_t ps = g->C, Cg = g->Cg;
+    float *dst = col;
+    for (int64_t o0 = 0; o0 < out[0]; o0++)
+        for (int64_t o1 = 0; o1 < out[1]; o1++)
+            for (int64_t o2 = 0; o2 < out[2]; o2++)
+                for (int64_t a0 = 0; a0 < k[0]; a0++) {
+                    const int64_t i0 = o0 * s[0] - p[0] + a0 * d[0];
+                    for (int64_t a1 = 0; a1 < k[1]; a1++) {
+                        const int64_t i1 = o1 * s[1] - p[1] + a1 * d[1];
+                        for (int64_t a2 = 0; a2 < k[2]; a2++, dst += Cg) {
+                            const int64_t i2 = o2 * s[2] - p[2] + a2 * d[2];
+                            const int ok = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && i2 >= 0 && i2 < in[2];
+                            float *src = ok ? img + ((i0 * in[1] + i1) * in[2] + i2) * ps : NULL;
+                            if (back) {
+                                if (ok)
+                                    for (int64_t c = 0; c < Cg; c++) src[c] += dst[c];
+                            } else if (ok) {
+                                memcpy(dst, src, (size_t)Cg * sizeof *dst);
+                            } else {
+                                memset(dst, 0, (size_t)Cg * sizeof *dst);
+                            }
+                        }
+                    }
+                }
+}
+
+/* The image n, group grp: its first channel in X (or dX). */
+static float *cv_img(const cv_geom *g, const float *x, int64_t n, int64_t grp)
+{
+    return (float *)x + (g->nhwc ? n * g->S_in * g->C + grp * g->Cg : (n * g->C + grp * g->Cg) * g->S_in);
+}
+
+/* The columns of image n, group grp: X itself when the convolution is the
+ * identity on positions (NCHW, or NHWC with one group), else im2col in buf. */
+static const float *cv_col_of(const cv_geom *g, const float *x, int64_t n, int64_t grp, float *buf)
+{
+    float *img = cv_img(g, x, n, grp);
+    if (g->identity && (!g->nhwc || g->G == 1)) return img;
+    cv_cols(g, 0, img, buf);
+    return buf;
+}
+
+/* Y = conv(X, W) + b. buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats.
+ * X (N, C, in) / (N, in, C); W (M, Kg); Y (N, M, P) / (N, P, M). */
+static void cv_forward(const cv_geom *g, const float *x, const float *w, const float *b, float *y, float *buf,
+                       float *ybuf)
+{
+    const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg;
+    for (int64_t n = 0; n < g->N; n++) {
+        float *yn = y + n * M * P;
+        for (int64_t grp = 0; grp < g->G; grp++) {
+            const float *col = cv_col_of(g, x, n, grp, buf);
+            const float *wg = w + grp * Mg * Kg;
+            if (!g->nhwc) {
+                rc_sgemm(0, 0, Mg, P, Kg, 1.0f, wg, col, 0.0f, yn + grp * Mg * P);
+            } else if (g->G == 1) {
+                rc_sgemm(0, 1, P, M, Kg, 1.0f, col, wg, 0.0f, yn);
+            } else {
+                rc_sgemm(0, 1, P, Mg, Kg, 1.0f, col, wg, 0.0f, ybuf);
+                for (int64_t q = 0; q < P; q++) memcpy(yn + q * M + grp * Mg, ybuf + q * Mg, (size_t)Mg * sizeof *yn);
+            }
+        }
+        if (!b) continue;
+        if (!g->nhwc) {
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t q = 0; q < P; q++) yn[m * P + q] += b[m];
+        } else {
+            for (int64_t q = 0; q < P; q++)
+                for (int64_t m = 0; m < M; m++) yn[q * M + m] += b[m];
+        }
+    }
+}
+
+/* dW (M, Kg), db (M) (may be NULL), dX (may be NULL) from X, W, dY. dbuf:
+ * M doubles; buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats. */
+static void cv_backward(const cv_geom *g, const float *x, const float *w, const float *dy, float *dw, float *db,
+                        float *dx, double *dbuf, float *buf, float *ybuf)
+{
+    const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg, G = g->G;
+    if (g->N == 0 || P == 0) memset(dw, 0, (size_t)(M * Kg) * sizeof *dw);
+    if (dx) memset(dx, 0, (size_t)(g->N * g->C * g->S_in) * sizeof *dx);
+    for (int64_t n = 0; n < g->N; n++) {
+        const float *dyn = dy + n * M * P;
+        for (int64_t grp = 0; grp < G; grp++) {
+            const float *col = cv_col_of(g, x, n, grp, buf);
+            float *dwg = dw + grp * Mg * Kg;
+            const float *wg = w + grp * Mg * Kg;
+            const float beta = n == 0 ? 0.0f : 1.0f;
+            const float *dyg = dyn + grp * Mg * P; /* NCHW: (Mg, P) */
+            if (g->nhwc) {
+                dyg = dyn;
+                if (G > 1) {
+                    for (int64_t q = 0; q < P; q++) memcpy(ybuf + q * Mg, dyn + q * M + grp * Mg, (size_t)Mg * 4);
+                    dyg = ybuf;
+                } /* (P, Mg) */
+                rc_sgemm(1, 0, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
+            } else {
+                rc_sgemm(0, 1, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
+            }
+            if (!dx) continue;
+            float *img = cv_img(g, dx, n, grp);
+            const int direct = g->identity && (!g->nhwc || G == 1);
+            float *dcol = direct ? img : buf;
+            if (g->nhwc)
+                rc_sgemm(0, 0, P, Kg, Mg, 1.0f, dyg, wg, 0.0f, dcol);
+            else
+                rc_sgemm(1, 0, Kg, P, Mg, 1.0f, wg, dyg, 0.0f, dcol);
+            if (!direct) cv_cols(g, 1, img, dcol);
+        }
+    }
+    if (!db) return;
+    memset(dbuf, 0, (size_t)M * sizeof *dbuf);
+    for (int64_t n = 0; n < g->N; n++) {
+        const float *dyn = dy + n * M * P;
+        if (!g->nhwc) {
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t q = 0; q < P; q++) dbuf[m] += (double)dyn[m * P + q];
+        } else {
+            for (int64_t q = 0; q < P; q++)
+                for (int64_t m = 0; m < M; m++) dbuf[m] += (double)dyn[q * M + m];
+        }
+    }
+    for (int64_t m = 0; m < M; m++) db[m] = (float)dbuf[m];
+}
+
+/* ================================================================ state */
+
+typedef struct {
+    rc_cp_args cp;
+    int64_t group;
+    int no_bias, grad;
+    float *buf, *ybuf; /* owned scratch */
+    double *dbuf;
+    int64_t buf_n, ybuf_n, dbuf_n;
+} cv_state;
+
+static void cv_free(void *p)
+{
+    cv_state *s = p;
+    if (!s) return;
+    free(s->buf);
+    free(s->ybuf);
+    free(s->dbuf);
+    free(s);
+}
+
+static rc_status cv_setup_common(rc_op *op, int grad, rc_err *err)
+{
+    cv_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    s->grad = grad;
+    rc_status st = rc_cp_parse(op, RC_CP_CONV, &s->cp, err);
+    if (st || (st = rc_arg_i(&op->def, "group", 1, &s->group, err))) return st;
+    if (s->group < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument group must be >= 1, got %lld", (long long)s->group);
+    if (!grad) return RC_OK;
+    int64_t nb = 0;
+    if ((st = rc_arg_i(&op->def, "no_bias", 0, &nb, err))) return st;
+    s->no_bias = nb != 0;
+    if (s->no_bias ? op->n_out > 2 : op->n_out < 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "%s, got %d outputs",
+                          s->no_bias ? "with no_bias=1 gives 1 or 2 outputs (dfilter[, dX])"
+                                     : "gives 2 or 3 outputs (dfilter, dbias[, dX]); with no_bias=1 (dfilter[, dX])",
+                          op->n_out);
+    return RC_OK;
+}
+
+static rc_status cv_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 0, err); }
+
+static rc_status cv_grad_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 1, err); }
+
+/* ================================================================ shapes */
+
+/* X (input 0), the filter (input 1) and, when bias_i >= 0, the bias -> g. */
+static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
+{
+    const cv_state *s = op->state;
+    rc_cp_geom cg;
+    rc_status st = rc_cp_geometry(op, &s->cp, 0, &cg, err);
+    if (st) return st;
+    memset(g, 0, sizeof *g);
+    const rc_tensor *x = rc_in(op, 0);
+    g->cp = cg;
+    g->nd = cg.nd;
+    g->nhwc = s->cp.nhwc;
+    g->N = cg.N;
+    g->C = cg.C;
+    g->G = s->group;
+    const int lead = CV_D - g->nd;
+    g->S_in = g->P = g->ksize = 1;
+    for (int i = 0; i < CV_D; i++) {
+        const int j = i - lead;
+        g->in[i] = j < 0 ? 1 : cg.in[j];
+        g->out[i] = j < 0 ? 1 : cg.out[j];
+        g->k[i] = j < 0 ? 1 : cg.kernel[j];
+        g->s[i] = j < 0 ? 1 : cg.stride[j];
+        g->d[i] = j < 0 ? 1 : cg.dilation[j];
+        g->p[i] = j < 0 ? 0 : cg.pad_head[j];
+        g->S_in *= g->in[i];
+        g->P *= g->out[i];
+        g->ksize *= g->k[i];
+    }
+    if (g->C % g->G != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument group=%lld must divide the %lld channels of input 0 blob "
+                          "'%s' %s (order %s)", (long long)g->G, (long long)g->C, rc_in_name(op, 0), RC_SHAPE(x),
+                          g->nhwc ? "NHWC" : "NCHW");
+    g->Cg = g->C / g->G;
+    if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
+    const rc_tensor *w = rc_in(op, 1);
+    int ok = w->ndim == x->ndim && w->dims[0] % g->G == 0 && w->dims[g->nhwc ? w->ndim - 1 : 1] == g->Cg;
+    for (int j = 0; ok && j < g->nd; j++) ok = w->dims[g->nhwc ? 1 + j : 2 + j] == cg.kernel[j];
+    if (!ok) {
+        char want[160];
+        int n = snprintf(want, sizeof want, "(M%s", g->nhwc ? "" : ", ");
+        if (!g->nhwc) n += snprintf(want + n, sizeof want - (size_t)n, "%lld", (long long)g->Cg);
+        for (int j = 0; j < g->nd && n < (int)sizeof want; j++)
+            n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)cg.kernel[j]);
+        if (g->nhwc && n < (int)sizeof want) n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)g->Cg);
+        if (n < (int)sizeof want) snprintf(want + n, sizeof want - (size_t)n, ")");
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (filter) must have shape %s with M a multiple of "
+                          "group=%lld (X %s, order %s, kernel from the arguments), got %s", rc_in_name(op, 1), want,
+                          (long long)g->G, RC_SHAPE(x), g->nhwc ? "NHWC" : "NCHW", RC_SHAPE(w));
+    }
+    g->M = w->dims[0];
+    g->Mg = g->M / g->G;
+    g->Kg = g->Cg * g->ksize;
+    g->identity = 1;
+    for (int i = 0; i < CV_D; i++)
+        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
+    if (bias_i >= 0 && bias_i < op->n_in) {
+        if ((st = rc_check_input(op, bias_i, RC_F32, err))) return st;
+        const rc_tensor *b = rc_in(op, bias_i);
+        if (b->ndim != 1 || b->dims[0] != g->M)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (bias) must have shape (%lld) (M, the "
+                              "filter's first dim), got %s", bias_i, rc_in_name(op, bias_i), (long long)g->M,
+                              RC_SHAPE(b));
+    }
+    /* each product's dims go to the BLAS as int */
+    const int64_t dims[] = {g->P, g->Kg, g->M};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] > INT_MAX)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
+                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(w),
+                              (long long)dims[i]);
+    return RC_OK;
+}
+
+/* The output shape (N, M, out) / (N, out, M) into dims; returns its ndim. */
+static int cv_out_dims(rc_op *op, const cv_geom *g, int64_t *dims)
+{
+    const cv_state *s = op->state;
+    rc_cp_out_dims(&s->cp, &g->cp, g->M, dims);
+    return g->nd + 2;
+}
+
+/* ConvGradient: dY (input 2) must have Conv's output shape. */
+static rc_status cv_grad_shapes(rc_op *op, cv_geom *g, rc_err *err)
+{
+    rc_status st = cv_shapes(op, -1, g, err);
+    if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
+    rc_tensor want;
+    rc_tensor_init(&want);
+    want.dtype = RC_F32;
+    want.ndim = cv_out_dims(op, g, want.dims);
+    const rc_tensor *dy = rc_in(op, 2);
+    if (rc_tensor_same_shape(dy, &want)) return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of Conv's output %s "
+                      "(X %s, filter %s), got %s", rc_in_name(op, 2), RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)),
+                      RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
+}
+
+static rc_status cv_check(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    return cv_shapes(op, 2, &g, err);
+}
+
+static rc_status cv_grad_check(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    return cv_grad_shapes(op, &g, err);
+}
+
+/* ================================================================ run */
+
+/* *p has room for n elements of size sz (grown with realloc). */
+static rc_status cv_grow(rc_op *op, void **p, int64_t *have, int64_t n, size_t sz, const char *what, rc_err *err)
+{
+    if (n <= *have) return RC_OK;
+    void *b = n < (int64_t)(SIZE_MAX / 2 / sz) ? realloc(*p, (size_t)n * sz) : NULL;
+    if (!b)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "cannot allocate the %s (%lld elements) for input 0 blob '%s' %s",
+                          what, (long long)n, rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
+    *p = b;
+    *have = n;
+    return RC_OK;
+}
+
+/* The scratch: the column buffer (Kg P floats), ybuf for NHWC groups. */
+static rc_status cv_scratch(rc_op *op, const cv_geom *g, rc_err *err)
+{
+    cv_state *s = op->state;
+    int64_t n = 0;
+    if (__builtin_mul_overflow(g->Kg, g->P, &n))
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "the column buffer of input 0 blob '%s' %s (%lld x %lld) overflows",
+                          rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), (long long)g->Kg, (long long)g->P);
+    rc_status st = cv_grow(op, (void **)&s->buf, &s->buf_n, n > 0 ? n : 1, sizeof(float), "column buffer", err);
+    if (st) return st;
+    if (g->nhwc && g->G > 1) {
+        if (__builtin_mul_overflow(g->Mg, g->P, &n)) n = INT64_MAX;
+        if ((st = cv_grow(op, (void **)&s->ybuf, &s->ybuf_n, n > 0 ? n : 1, sizeof(float), "group buffer", err)))
+            return st;
+    }
+    if (s->grad) return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, g->M > 0 ? g->M : 1, sizeof(double), "bias sums", err);
+    return RC_OK;
+}
+
+static rc_status cv_resize(rc_op *op, int o, int ndim, const int64_t *dims, rc_err *err)
+{
+    rc_status st = rc_tensor_resize(rc_out(op, o), RC_F32, ndim, dims, err);
+    if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+    return RC_OK;
+}
+
+static rc_status cv_run(rc_op *op, rc_err *err)
+{
+    const cv_state *s = op->state;
+    cv_geom g;
+    rc_status st = cv_shapes(op, 2, &g, err);
+    if (st || (st = cv_scratch(op, &g, err))) return st;
+    int64_t dims[RC_MAX_DIMS];
+    const int nd = cv_out_dims(op, &g, dims);
+    if ((st = cv_resize(op, 0, nd, dims, err))) return st;
+    cv_forward(&g, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL,
+               rc_f32(rc_out(op, 0)), s->buf, s->ybuf);
+    return RC_OK;
+}
+
+static rc_status cv_grad_run(rc_op *op, rc_err *err)
+{
+    const cv_state *s = op->state;
+    cv_geom g;
+    rc_status st = cv_grad_shapes(op, &g, err);
+    if (st || (st = cv_scratch(op, &g, err))) return st;
+    const int dbi = s->no_bias ? -1 : 1, dxi = s->no_bias ? 1 : 2;
+    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
+    if ((st = cv_resize(op, 0, w->ndim, w->dims, err))) return st;
+    if (dbi > 0 && (st = cv_resize(op, dbi, 1, &g.M, err))) return st;
+    if (dxi < op->n_out && (st = cv_resize(op, dxi, x->ndim, x->dims, err))) return st;
+    cv_backward(&g, rc_f32(x), rc_f32(w), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),
+                dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL, dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL, s->dbuf,
+                s->buf, s->ybuf);
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+#define CV_DOC                                                                                           \
+    "(X, filter[, bias]) -> Y: convolution, NCHW X (N, C, d...), filter (M, C/group, k...) or NHWC X (N, d..., " \
+    "C), filter (M, k..., C/group) (args kernel(s), stride(s), pad(s), dilation(s), legacy_pad, group, order)"
+#define CV_GRAD_DOC                                                                                      \
+    "(X, filter, dY) -> (dfilter, dbias[, dX]), with no_bias=1 (dfilter[, dX]) (args as Conv's)"
+
+const rc_op_schema rc_ops_conv[] = {
+    {"Conv", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
+    {"Conv1D", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
+    {"Conv2D", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
+    {"Conv3D", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
+    {"ConvGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
+    {"Conv1DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
+    {"Conv2DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
+    {"Conv3DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
+    {0},
+};
