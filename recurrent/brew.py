@@ -262,18 +262,28 @@ def _conv_base(model, is_nd, blob_in, blob_out, dim_in, dim_out, kernel, weight_
     """Caffe2's _ConvBase: parameters ``<blob_out>_w`` (dim_out, dim_in / group, kernel...) in NCHW or
     (dim_out, kernel..., dim_in / group) in NHWC (XavierFill, WEIGHT) and ``<blob_out>_b`` (dim_out,
     ConstantFill, BIAS; none with ``no_bias``), then ``Conv``."""
-    kernels = (list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]) if is_nd else [kernel] * 2
+    if is_nd:
+        kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
+    elif isinstance(kernel, list):
+        assert len(kernel) == 2, "Conv support only a 2D kernel."
+        kernels = kernel
+    else:
+        kernels = [kernel] * 2
+    engine = kwargs.get("engine")
+    if engine is not None and use_cudnn and engine != "CUDNN":
+        raise ValueError('When use_cudnn=True, the only engine you can specify is "CUDNN"')
+    if engine is not None and not use_cudnn and engine == "CUDNN":
+        raise ValueError('When use_cudnn=False, the only engine you can specify is ""')
     if use_cudnn:
         # as Caffe2 (the engine and its arguments are accepted and ignored by the CPU op)
         kwargs["engine"] = "CUDNN"
         kwargs["exhaustive_search"] = cudnn_exhaustive_search
         if ws_nbytes_limit:
             kwargs["ws_nbytes_limit"] = ws_nbytes_limit
-    if float16_compute:
-        kwargs["float16_compute"] = True
     use_bias = not kwargs.pop("no_bias", False)
     blob_out = blob_out or model.net.NextName()
-    weight_shape = [dim_out] + ([int(dim_in / group)] + kernels if order == "NCHW" else kernels + [int(dim_in / group)])
+    cin = int(dim_in / group)
+    weight_shape = [dim_out] + ([cin] + kernels if order == "NCHW" else kernels + [cin])
     w_init = _initializer_of(WeightInitializer, weight_init, ("XavierFill", {}), "weight")
     b_init = _initializer_of(BiasInitializer, bias_init, ("ConstantFill", {}), "bias")
     if not model.init_params:
@@ -286,10 +296,14 @@ def _conv_base(model, is_nd, blob_in, blob_out, dim_in, dim_out, kernel, weight_
                                          tags=ParameterTags.BIAS))
     if transform_inputs is not None:
         transform_inputs(model, blob_out, inputs)
+    if float16_compute:
+        kwargs["float16_compute"] = True
     if group != 1:
         kwargs["group"] = group
     if is_nd:
         return model.net.Conv(inputs, blob_out, kernels=kernels, order=order, **kwargs)
+    if isinstance(kernel, list):
+        return model.net.Conv(inputs, blob_out, kernel_h=kernel[0], kernel_w=kernel[1], order=order, **kwargs)
     return model.net.Conv(inputs, blob_out, kernel=kernel, order=order, **kwargs)
 
 
@@ -297,21 +311,23 @@ def _conv_base(model, is_nd, blob_in, blob_out, dim_in, dim_out, kernel, weight_
 def conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
          WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, **kwargs):
     """2-D convolution, as Caffe2's helper: ``Conv([blob_in, <blob_out>_w, <blob_out>_b], blob_out,
-    kernel=kernel, order=order, ...)``; ``no_bias=True`` leaves the bias out; ``use_cudnn``,
-    ``cudnn_exhaustive_search``, ``ws_nbytes_limit`` and ``float16_compute`` become the op arguments
-    Caffe2 gave (accepted and ignored: the op runs on the CPU in float32)."""
+    kernel=kernel, order=order, ...)`` (a list ``[h, w]`` kernel: ``kernel_h``, ``kernel_w``); ``no_bias=True``
+    leaves the bias out; ``use_cudnn``, ``cudnn_exhaustive_search``, ``ws_nbytes_limit`` and
+    ``float16_compute`` become the op's engine and arguments as in Caffe2 (accepted and ignored: the op runs
+    on the CPU in float32); an ``engine`` other than "CUDNN" with ``use_cudnn``, or "CUDNN" without it, is a
+    ValueError, as in Caffe2."""
     return _conv_base(model, False, blob_in, blob_out, dim_in, dim_out, kernel, weight_init, bias_init,
                       WeightInitializer, BiasInitializer, group, transform_inputs, **kwargs)
 
 
 @_helper
-def conv_nd(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None, group=1,
-            transform_inputs=None, order="NCHW", **kwargs):
+def conv_nd(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
+            WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, order="NCHW", **kwargs):
     """N-dimensional convolution (``kernel`` a list, one size per spatial dim; ``kernels=`` on the op), NCHW
     only as in Caffe2."""
     assert order == "NCHW", "ConvNd only supported for NCHW storage."
     return _conv_base(model, True, blob_in, blob_out, dim_in, dim_out, kernel, weight_init, bias_init,
-                      group=group, transform_inputs=transform_inputs, order=order, **kwargs)
+                      WeightInitializer, BiasInitializer, group, transform_inputs, order=order, **kwargs)
 
 
 @_helper

@@ -22,6 +22,7 @@ from .proto import NetDef, OperatorDef, PlanDef, device_of
 # Caffe2's device flags: this package runs on the CPU only
 has_gpu_support = False
 has_cuda_support = False
+has_hip_support = False
 GpuDeviceType = 1  # caffe2_pb2.CUDA
 
 

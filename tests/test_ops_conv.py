@@ -438,3 +438,19 @@ def test_huge_column_buffer_is_memory_error():
     with pytest.raises(MemoryError, match="cannot allocate the column buffer"):
         workspace.RunOperatorOnce(op("Conv", ["xb", "wb"], ["yb"], kernel=128, pad=64))
     assert workspace.FetchBlob("yb").tolist() == [7.0]
+
+
+def test_brew_conv_engine_and_list_kernel():
+    model = ModelHelper(name="e")
+    with pytest.raises(ValueError, match='When use_cudnn=False, the only engine you can specify is ""'):
+        brew.conv(model, "x", "a", 2, 2, 3, engine="CUDNN")
+    with pytest.raises(ValueError, match='When use_cudnn=True, the only engine you can specify is "CUDNN"'):
+        brew.conv(model, "x", "a", 2, 2, 3, engine="", use_cudnn=True)
+    brew.conv(model, "x", "b", 2, 3, [3, 1], engine="CUDNN", use_cudnn=True, float16_compute=True)
+    o = model.net.Proto().op[-1]
+    assert o.engine == "CUDNN"
+    assert {a.name: a.value() for a in o.arg} == {"kernel_h": 3, "kernel_w": 1, "order": "NCHW",
+                                                  "exhaustive_search": 0, "float16_compute": 1}
+    assert [a.ints for a in model.param_init_net.Proto().op[-2].arg if a.name == "shape"][0] == [3, 2, 3, 1]
+    with pytest.raises(AssertionError, match="only a 2D kernel"):
+        brew.conv(model, "x", "c", 2, 3, [3, 1, 1])
