@@ -755,6 +755,62 @@ CASES = [
          assert (workspace.FetchBlob('m') == 1).all() and (workspace.FetchBlob('sm') == 0).all()
          """, None, "",
          note="no error: empty outputs; SpatialBN keeps the running statistics and saves 0, as Caffe2"),
+    # ---------------------------------------------------------------- Conv
+    Case("conv-group-not-dividing", "ops: conv", "Conv([x (2,4,5,5), w], kernel=3, group=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3))
+         run_op('Conv', ['x', 'w'], ['y'], kernel=3, group=3)
+         """, V, r"op Conv #0: argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 5, 5\) "
+                 r"float32 \(order NCHW\)",
+         note="checked already at CreateNet when the inputs hold tensors; group must be >= 1 (at creation)"),
+    Case("conv-filter-shape", "ops: conv", "Conv([x (2,4,5,5), w (6,2,3,3)], kernel=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3))
+         run_op('Conv', ['x', 'w'], ['y'], kernel=3)
+         """, V, r"op Conv #0: input 1 blob 'w' \(filter\) must have shape \(M, 4, 3, 3\) with M a multiple of "
+                 r"group=1 \(X \(2, 4, 5, 5\) float32, order NCHW, kernel from the arguments\), got "
+                 r"\(6, 2, 3, 3\) float32",
+         note="NHWC: (M, kernel..., C / group); the kernel arguments must be the filter's spatial dims"),
+    Case("conv-bias-shape", "ops: conv", "Conv([x, w (6,4,3,3), b (5,)], kernel=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), b=f32(5))
+         run_op('Conv', ['x', 'w', 'b'], ['y'], kernel=3)
+         """, V, r"op Conv #0: input 2 blob 'b' \(bias\) must have shape \(6\) \(M, the filter's first dim\), "
+                 r"got \(5,\) float32"),
+    Case("conv-grad-outputs", "ops: conv", "ConvGradient([x, w, dy], [dw, db, dx], no_bias=1)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), dy=f32(2, 6, 3, 3))
+         run_op('ConvGradient', ['x', 'w', 'dy'], ['dw', 'db', 'dx'], kernel=3, no_bias=1)
+         """, V, r"op ConvGradient #0: with no_bias=1 gives 1 or 2 outputs \(dfilter\[, dX\]\), got 3 "
+                 r"outputs",
+         note="checked when the op is created; without no_bias: 2 or 3 outputs (dfilter, dbias[, dX])"),
+    Case("conv-grad-dy-shape", "ops: conv", "ConvGradient([x (2,4,5,5), w (6,4,3,3), dy (2,6,3,4)])",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), dy=f32(2, 6, 3, 4))
+         run_op('ConvGradient', ['x', 'w', 'dy'], ['dw', 'db', 'dx'], kernel=3)
+         """, V, r"op ConvGradient #0: input 2 blob 'dy' \(dY\) must have the shape of Conv's output "
+                 r"\(2, 6, 3, 3\) float32 \(X \(2, 4, 5, 5\) float32, filter \(6, 4, 3, 3\) float32\), got "
+                 r"\(2, 6, 3, 4\) float32"),
+    Case("conv-column-buffer", "ops: conv", "Conv(x (1,1,2048,2048), kernel=128, pad=64)",
+         """
+         feed(x=np.zeros((1, 1, 2048, 2048), np.float32), w=np.zeros((1, 1, 128, 128), np.float32))
+         run_op('Conv', ['x', 'w'], ['y'], kernel=128, pad=64)
+         """, M, r"op Conv #0: cannot allocate the column buffer \(68786601984 elements\) for input 0 blob 'x' "
+                 r"\(1, 1, 2048, 2048\) float32",
+         note="the im2col columns of one image and group (kernel size x C / group x output positions), "
+              "sized on the first run"),
+    Case("conv-empty", "ops: conv", "Conv(x (0,3,5,5)), Conv(x (2,0,5,5)) and their gradients",
+         """
+         feed(x=np.zeros((0, 3, 5, 5), np.float32), w=f32(4, 3, 3, 3), b=f32(4),
+              z=np.zeros((2, 0, 5, 5), np.float32), wz=np.zeros((4, 0, 3, 3), np.float32))
+         run_op('Conv', ['x', 'w', 'b'], ['y'], kernel=3)
+         assert workspace.FetchBlob('y').shape == (0, 4, 3, 3)
+         run_op('Conv', ['z', 'wz', 'b'], ['yz'], kernel=3)
+         assert (workspace.FetchBlob('yz') == workspace.FetchBlob('b')[None, :, None, None]).all()
+         run_op('ConvGradient', ['x', 'w', 'y'], ['dw', 'db', 'dx'], kernel=3)
+         assert (workspace.FetchBlob('dw') == 0).all() and (workspace.FetchBlob('db') == 0).all()
+         """, None, "",
+         note="no error: empty outputs; no input channels give the bias; no images give zero gradients"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,

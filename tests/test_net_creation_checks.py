@@ -242,6 +242,19 @@ CASES = [
      V),
     ("SpatialBNGradient", dict(x=f32(2, 3), s=f32(3), dy=f32(2, 3), m=f32(3), r=i32(3)), ["dx", "ds", "db"],
      {}, E),
+    # csrc/ops/conv.c
+    ("Conv", dict(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3)), ["y"], dict(kernel=3), V),
+    ("Conv", dict(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), b=i32(6)), ["y"], dict(kernel=3), E),
+    ("Conv1D", dict(x=f32(2, 4, 5), w=f32(6, 2, 3)), ["y"], dict(kernels=[3], group=3), V),
+    ("Conv2D", dict(x=f32(2, 5, 5, 4), w=f32(6, 3, 3, 4), b=f32(5)), ["y"], dict(kernel=3, order="NHWC"), V),
+    ("Conv3D", dict(x=f32(1, 2, 3, 3, 3), w=f32(2, 2, 2, 2, 2)), ["y"], dict(kernel=2), V),
+    ("ConvGradient", dict(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), dy=f32(2, 6, 3, 4)), ["dw", "db", "dx"],
+     dict(kernel=3), V),
+    ("Conv1DGradient", dict(x=f32(2, 4, 5), w=f32(6, 4, 3), dy=f32(2, 6, 2)), ["dw", "db"], dict(kernels=[3]), V),
+    ("Conv2DGradient", dict(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), dy=i32(2, 6, 3, 3)), ["dw", "dx"],
+     dict(kernel=3, no_bias=1), E),
+    ("Conv3DGradient", dict(x=f32(1, 2, 3, 3, 3), w=f32(2, 1, 2, 2, 2), dy=f32(1, 2, 2, 2, 2)), ["dw", "db"],
+     dict(kernel=2), V),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
