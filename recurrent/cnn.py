@@ -9,14 +9,14 @@ init_params=True, skip_sparse_optim=False, param_model=None)`` is a
 capitalised methods of the old API calling the ``brew`` helpers:
 ``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``PRelu``, ``Concat``, ``DepthConcat``, ``Sum``,
 ``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, ``SpatialBN``, ``SpatialGN``,
-``InstanceNorm`` (the model's ``order``), and the initializer
+``InstanceNorm``, ``LRN`` (the model's ``order``), and the initializer
 properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
 The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
 ``GroupConv``, ``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
-``AveragePool``, ``LRN``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
+``AveragePool``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
 / decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
 ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
 (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
@@ -32,7 +32,7 @@ _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
     "ConvNd": "conv_nd", "Conv": "conv", "ConvTranspose": "conv_transpose", "GroupConv": "group_conv",
     "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
-    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn", "MaxPool": "max_pool",
+    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "MaxPool": "max_pool",
     "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
 }
 
@@ -73,6 +73,9 @@ class CNNModelHelper(ModelHelper):
 
     def InstanceNorm(self, *args, **kwargs):
         return brew.instance_norm(self, *args, **kwargs)
+
+    def LRN(self, *args, **kwargs):
+        return brew.lrn(self, *args, **kwargs)
 
     def Dropout(self, *args, **kwargs):
         return brew.dropout(self, *args, use_cudnn=self.use_cudnn, **kwargs)
