@@ -9,7 +9,7 @@ init_params=True, skip_sparse_optim=False, param_model=None)`` is a
 capitalised methods of the old API calling the ``brew`` helpers:
 ``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``PRelu``, ``Concat``, ``DepthConcat``, ``Sum``,
 ``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, ``SpatialBN``, ``SpatialGN``,
-``InstanceNorm`` (the model's ``order``), and the initializer
+``InstanceNorm``, ``LRN`` (the model's ``order``), and the initializer
 properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
@@ -18,7 +18,7 @@ Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
 The methods for the other convolutional ops (``ConvTranspose``,
 ``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
-``AveragePool``, ``LRN``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
+``AveragePool``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
 / decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
 ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
 (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
@@ -32,8 +32,8 @@ __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
-    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
-    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn", "MaxPool": "max_pool",
+    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc",
+    "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "MaxPool": "max_pool",
     "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
 }
 
@@ -89,6 +89,9 @@ class CNNModelHelper(ModelHelper):
 
     def InstanceNorm(self, *args, **kwargs):
         return brew.instance_norm(self, *args, **kwargs)
+
+    def LRN(self, *args, **kwargs):
+        return brew.lrn(self, *args, **kwargs)
 
     def Dropout(self, *args, **kwargs):
         return brew.dropout(self, *args, use_cudnn=self.use_cudnn, **kwargs)
