@@ -52,6 +52,14 @@ typedef struct {
 
 /* ================================================================ kernels */
 
+/* The outputs o in [*lo, *hi) of a dim whose input position o s + off lies in [0, n). */
+static void cv_span(int64_t n, int64_t out, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s, b = off >= n ? 0 : (n - off + s - 1) / s;
+    *lo = a < out ? a : out;
+    *hi = b < *lo ? *lo : b < out ? b : out;
+}
+
 /* im2col (back = 0): the patches of one image and group into col; col2im
  * (back = 1): img += col at the same places (img zeroed by the caller).
  * img: the image's first channel of the group; channel stride cs, position
@@ -60,14 +68,17 @@ typedef struct {
 static void cv_cols(const cv_geom *g, int back, float *img, float *col)
 {
     const int64_t *in = g->in, *out = g->out, *k = g->k, *s = g->s, *d = g->d, *p = g->p;
-    if (!g->nhwc) {
-        const int64_t cs = g->S_in;
+    if (!g->nhwc) { /* the last dim's row in runs: zeros, the inputs in range, zeros */
+        const int64_t cs = g->S_in, s2 = s[2];
         float *dst = col;
         for (int64_t c = 0; c < g->Cg; c++) {
             float *ic = img + c * cs;
             for (int64_t a0 = 0; a0 < k[0]; a0++)
                 for (int64_t a1 = 0; a1 < k[1]; a1++)
-                    for (int64_t a2 = 0; a2 < k[2]; a2++)
+                    for (int64_t a2 = 0; a2 < k[2]; a2++) {
+                        const int64_t off = a2 * d[2] - p[2]; /* i2 = o2 s2 + off */
+                        int64_t lo, hi;
+                        cv_span(in[2], out[2], s2, off, &lo, &hi);
                         for (int64_t o0 = 0; o0 < out[0]; o0++) {
                             const int64_t i0 = o0 * s[0] - p[0] + a0 * d[0];
                             if (i0 < 0 || i0 >= in[0]) {
@@ -75,25 +86,26 @@ static void cv_cols(const cv_geom *g, int back, float *img, float *col)
                                 dst += out[1] * out[2];
                                 continue;
                             }
-                            for (int64_t o1 = 0; o1 < out[1]; o1++) {
+                            for (int64_t o1 = 0; o1 < out[1]; o1++, dst += out[2]) {
                                 const int64_t i1 = o1 * s[1] - p[1] + a1 * d[1];
-                                if (i1 < 0 || i1 >= in[1]) {
+                                if (i1 < 0 || i1 >= in[1] || lo == hi) {
                                     if (!back) memset(dst, 0, (size_t)out[2] * sizeof *dst);
-                                    dst += out[2];
                                     continue;
                                 }
-                                float *row = ic + (i0 * in[1] + i1) * in[2];
-                                for (int64_t o2 = 0; o2 < out[2]; o2++, dst++) {
-                                    const int64_t i2 = o2 * s[2] - p[2] + a2 * d[2];
-                                    const int ok = i2 >= 0 && i2 < in[2];
-                                    if (back) {
-                                        if (ok) row[i2] += *dst;
-                                    } else {
-                                        *dst = ok ? row[i2] : 0.0f;
-                                    }
+                                float *row = ic + (i0 * in[1] + i1) * in[2] + off;
+                                if (back) {
+                                    for (int64_t o2 = lo; o2 < hi; o2++) row[o2 * s2] += dst[o2];
+                                    continue;
                                 }
+                                memset(dst, 0, (size_t)lo * sizeof *dst);
+                                if (s2 == 1)
+                                    memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof *dst);
+                                else
+                                    for (int64_t o2 = lo; o2 < hi; o2++) dst[o2] = row[o2 * s2];
+                                memset(dst + hi, 0, (size_t)(out[2] - hi) * sizeof *dst);
                             }
                         }
+                    }
         }
         return;
     }
