@@ -10,13 +10,7 @@ its own filter) gets one name per use, summed by the backward pass.
 """
 
 from .core import CreateOperator, GradientRegistry
-
-
-def _arg(op, name, default):
-    for a in op.arg:
-        if a.name == name:
-            return a.value()
-    return default
+from .shape_inference import args
 
 
 def _conv_grad(op, g_output):
@@ -27,7 +21,7 @@ def _conv_grad(op, g_output):
         raise ValueError("%s gradient: the forward op has %d inputs; Conv takes (X, filter[, bias])"
                          % (op.type, n_in))
     x = str(op.input[0])
-    with_dx = not _arg(op, "no_gradient_to_input", 0)
+    with_dx = not args(op).get("no_gradient_to_input", 0)
     grads = {0: x + "_grad", 1: str(op.input[1]) + "_grad"}
     if n_in == 3:
         grads[2] = str(op.input[2]) + "_grad"
