@@ -311,8 +311,8 @@ def _conv_base(model, is_nd, blob_in, blob_out, dim_in, dim_out, kernel, weight_
 def conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
          WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, **kwargs):
     """2-D convolution, as Caffe2's helper: ``Conv([blob_in, <blob_out>_w, <blob_out>_b], blob_out,
-    kernel=kernel, order=order, ...)`` (a list ``[h, w]`` kernel: ``kernel_h``, ``kernel_w``); ``no_bias=True``
-    leaves the bias out; ``use_cudnn``, ``cudnn_exhaustive_search``, ``ws_nbytes_limit`` and
+    kernel=kernel, order=order, ...)`` (a list ``[h, w]`` kernel: ``kernel_h``, ``kernel_w``);
+    ``no_bias=True`` leaves the bias out; ``use_cudnn``, ``cudnn_exhaustive_search``, ``ws_nbytes_limit`` and
     ``float16_compute`` become the op's engine and arguments as in Caffe2 (accepted and ignored: the op runs
     on the CPU in float32); an ``engine`` other than "CUDNN" with ``use_cudnn``, or "CUDNN" without it, is a
     ValueError, as in Caffe2."""
@@ -322,7 +322,8 @@ def conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bi
 
 @_helper
 def conv_nd(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
-            WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, order="NCHW", **kwargs):
+            WeightInitializer=None, BiasInitializer=None, group=1, transform_inputs=None, order="NCHW",
+            **kwargs):
     """N-dimensional convolution (``kernel`` a list, one size per spatial dim; ``kernels=`` on the op), NCHW
     only as in Caffe2."""
     assert order == "NCHW", "ConvNd only supported for NCHW storage."
@@ -334,7 +335,8 @@ def conv_nd(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None,
 def group_conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None, group=1,
                **kwargs):
     """``conv`` with a ``group`` argument (Caffe2 kept the name for compatibility)."""
-    return conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=weight_init, bias_init=bias_init,
+    return conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=weight_init,
+                bias_init=bias_init,
                 group=group, **kwargs)
 
 
@@ -520,7 +522,7 @@ def add_weight_decay(model, weight_decay):
         model.net.WeightedSum([g, one, w, wd], g)
 
 
-__all__ = ["fc", "conv", "conv_nd", "group_conv", "layer_norm", "sum", "sub", "mat_mul", "relu", "sigmoid", "tanh", "softmax", "concat",
-           "transpose", "dropout", "batch_mat_mul", "elementwise_linear", "prelu", "reduce_sum",
-           "arg_min", "arg_max", "depth_concat", "iter", "accuracy", "add_weight_decay", "arg_scope", "Register",
-           "has_helper", "Initializer"]
+__all__ = ["fc", "conv", "conv_nd", "group_conv", "layer_norm", "sum", "sub", "mat_mul", "relu",
+           "sigmoid", "tanh", "softmax", "concat", "transpose", "dropout", "batch_mat_mul",
+           "elementwise_linear", "prelu", "reduce_sum", "arg_min", "arg_max", "depth_concat", "iter",
+           "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper", "Initializer"]

@@ -32,8 +32,9 @@ __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
-    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc",
-    "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "MaxPool": "max_pool",
+    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated",
+    "PackedFC": "packed_fc", "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
+    "MaxPool": "max_pool",
     "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
 }
 

@@ -779,23 +779,24 @@ CASES = [
          """
          feed(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3))
          run_op('Conv', ['x', 'w'], ['y'], kernel=3, group=3)
-         """, V, r"op Conv #0: argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 5, 5\) "
-                 r"float32 \(order NCHW\)",
+         """, V, r"op Conv #0: argument group=3 must divide the 4 channels of input 0 blob 'x' "
+                 r"\(2, 4, 5, 5\) float32 \(order NCHW\)",
          note="checked already at CreateNet when the inputs hold tensors; group must be >= 1 (at creation)"),
     Case("conv-filter-shape", "ops: conv", "Conv([x (2,4,5,5), w (6,2,3,3)], kernel=3)",
          """
          feed(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3))
          run_op('Conv', ['x', 'w'], ['y'], kernel=3)
-         """, V, r"op Conv #0: input 1 blob 'w' \(filter\) must have shape \(M, 4, 3, 3\) with M a multiple of "
-                 r"group=1 \(X \(2, 4, 5, 5\) float32, order NCHW, kernel from the arguments\), got "
+         """, V, r"op Conv #0: input 1 blob 'w' \(filter\) must have shape \(M, 4, 3, 3\) with M a "
+                 r"multiple of group=1 \(X \(2, 4, 5, 5\) float32, order NCHW, kernel from the "
+                 r"arguments\), got "
                  r"\(6, 2, 3, 3\) float32",
          note="NHWC: (M, kernel..., C / group); the kernel arguments must be the filter's spatial dims"),
     Case("conv-bias-shape", "ops: conv", "Conv([x, w (6,4,3,3), b (5,)], kernel=3)",
          """
          feed(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), b=f32(5))
          run_op('Conv', ['x', 'w', 'b'], ['y'], kernel=3)
-         """, V, r"op Conv #0: input 2 blob 'b' \(bias\) must have shape \(6\) \(M, the filter's first dim\), "
-                 r"got \(5,\) float32"),
+         """, V, r"op Conv #0: input 2 blob 'b' \(bias\) must have shape \(6\) \(M, the filter's first "
+                 r"dim\), got \(5,\) float32"),
     Case("conv-grad-outputs", "ops: conv", "ConvGradient([x, w, dy], [dw, db, dx], no_bias=1)",
          """
          feed(x=f32(2, 4, 5, 5), w=f32(6, 4, 3, 3), dy=f32(2, 6, 3, 3))
@@ -814,8 +815,8 @@ CASES = [
          """
          feed(x=np.zeros((1, 1, 2048, 2048), np.float32), w=np.zeros((1, 1, 128, 128), np.float32))
          run_op('Conv', ['x', 'w'], ['y'], kernel=128, pad=64)
-         """, M, r"op Conv #0: cannot allocate the column buffer \(68786601984 elements\) for input 0 blob 'x' "
-                 r"\(1, 1, 2048, 2048\) float32",
+         """, M, r"op Conv #0: cannot allocate the column buffer \(68786601984 elements\) for input 0 "
+                 r"blob 'x' \(1, 1, 2048, 2048\) float32",
          note="the im2col columns of one image and group (kernel size x C / group x output positions), "
               "sized on the first run"),
     Case("conv-empty", "ops: conv", "Conv(x (0,3,5,5)), Conv(x (2,0,5,5)) and their gradients",

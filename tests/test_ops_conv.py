@@ -263,7 +263,8 @@ def test_conv_net_gradient(rng):
 
 def test_gradient_maker():
     def summary(ops):
-        return [(p.type, list(p.input), list(p.output), sorted((a.name, a.value()) for a in p.arg)) for p in ops]
+        return [(p.type, list(p.input), list(p.output), sorted((a.name, a.value()) for a in p.arg))
+                for p in ops]
 
     ops, g = G(op("Conv", ["x", "w", "b"], ["y"], kernel=3, order="NHWC"), ["dy"])
     assert g == ["x_grad", "w_grad", "b_grad"]
@@ -316,7 +317,8 @@ def test_brew_conv(rng, order):
     workspace.RunNetOnce(model.net)
     w, b = workspace.FetchBlob("c1_w"), workspace.FetchBlob("c1_b")
     assert w.shape == shapes(2, 3, 4, (5, 6), (3, 3), 1, order)[1] and (b == 0).all()
-    close(workspace.FetchBlob("c1"), conv_ref(x, w, b, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, order), 2e-5)
+    ref = conv_ref(x, w, b, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, order)
+    close(workspace.FetchBlob("c1"), ref, 2e-5)
 
 
 def test_brew_conv_options(rng):
@@ -328,11 +330,13 @@ def test_brew_conv_options(rng):
     assert [str(p) for p in model.params] == ["a_w", "b_w", "b_b", "c_w", "c_b"]
     shapes_ = {o.output[0]: [a.ints for a in o.arg if a.name == "shape"][0]
                for o in model.param_init_net.Proto().op}
-    assert shapes_ == {"a_w": [6, 2, 3, 3], "b_w": [3, 2, 3, 2, 1], "b_b": [3], "c_w": [8, 1, 1, 1], "c_b": [8]}
+    assert shapes_ == {"a_w": [6, 2, 3, 3], "b_w": [3, 2, 3, 2, 1], "b_b": [3], "c_w": [8, 1, 1, 1],
+                       "c_b": [8]}
     ops = model.net.Proto().op
     args = [{a.name: a.value() for a in o.arg} for o in ops]
     assert list(ops[0].input) == ["x", "a_w"]
-    assert args[0] == {"kernel": 3, "group": 2, "order": "NCHW", "exhaustive_search": 1, "ws_nbytes_limit": 1024}
+    assert args[0] == {"kernel": 3, "group": 2, "order": "NCHW", "exhaustive_search": 1,
+                       "ws_nbytes_limit": 1024}
     assert [o.engine for o in ops] == ["CUDNN", "", ""]
     assert args[1] == {"kernels": [3, 2, 1], "order": "NCHW"}
     assert args[2] == {"kernel": 1, "group": 4, "order": "NCHW"}
@@ -382,7 +386,8 @@ def test_small_model_trains(rng):
         model.net.WeightedSum([p, "one", model.param_to_grad[p], "lr"], p)
     data = f32(rng, 8, 2, 6, 6)
     label = (data[:, 0, :3].sum(axis=(1, 2)) > 0).astype(np.int32) + (data[:, 1].sum(axis=(1, 2)) > 0)
-    feed(data=data, label=label.astype(np.int32), one=np.ones(1, np.float32), lr=np.array([-0.05], np.float32))
+    feed(data=data, label=label.astype(np.int32), one=np.ones(1, np.float32),
+         lr=np.array([-0.05], np.float32))
     workspace.RunNetOnce(model.param_init_net)
     workspace.CreateNet(model.net, overwrite=True)
     losses = []
@@ -396,11 +401,13 @@ def test_small_model_trains(rng):
 def test_bad_arguments():
     feed(x=np.zeros((2, 4, 5, 5), np.float32), w=np.zeros((6, 2, 3, 3), np.float32),
          w4=np.zeros((6, 4, 3, 3), np.float32))
-    raises(ValueError, r"argument group must be >= 1, got 0", op("Conv", ["x", "w4"], ["y"], kernel=3, group=0))
-    raises(ValueError, r"argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 5, 5\) float32 "
-                       r"\(order NCHW\)", op("Conv", ["x", "w"], ["y"], kernel=3, group=3))
-    raises(ValueError, r"gives 2 or 3 outputs \(dfilter, dbias\[, dX\]\); with no_bias=1 \(dfilter\[, dX\]\), "
-                       r"got 1 outputs", op("ConvGradient", ["x", "w4", "x"], ["dw"], kernel=3))
+    raises(ValueError, r"argument group must be >= 1, got 0",
+           op("Conv", ["x", "w4"], ["y"], kernel=3, group=0))
+    raises(ValueError, r"argument group=3 must divide the 4 channels of input 0 blob 'x' \(2, 4, 5, 5\) "
+                       r"float32 \(order NCHW\)", op("Conv", ["x", "w"], ["y"], kernel=3, group=3))
+    raises(ValueError, r"gives 2 or 3 outputs \(dfilter, dbias\[, dX\]\); with no_bias=1 "
+                       r"\(dfilter\[, dX\]\), got 1 outputs",
+           op("ConvGradient", ["x", "w4", "x"], ["dw"], kernel=3))
     raises(ValueError, r"with no_bias=1 gives 1 or 2 outputs \(dfilter\[, dX\]\), got 3 outputs",
            op("ConvGradient", ["x", "w4", "x"], ["dw", "db", "dx"], kernel=3, no_bias=1))
 
@@ -410,9 +417,9 @@ def test_bad_shapes():
          w4=np.zeros((6, 4, 3, 3), np.float32), b=np.zeros(5, np.float32), bi=np.zeros(6, np.int32),
          dy=np.zeros((2, 6, 3, 4), np.float32), y=np.array([7.0], np.float32), dw=np.array([7.0], np.float32),
          xh=np.zeros((2, 5, 5, 4), np.float32), w5=np.zeros((6, 4, 3, 3), np.float32))
-    raises(ValueError, r"input 1 blob 'w' \(filter\) must have shape \(M, 4, 3, 3\) with M a multiple of group=1 "
-                       r"\(X \(2, 4, 5, 5\) float32, order NCHW, kernel from the arguments\), got \(6, 2, 3, 3\) "
-                       r"float32", op("Conv", ["x", "w"], ["y"], kernel=3))
+    raises(ValueError, r"input 1 blob 'w' \(filter\) must have shape \(M, 4, 3, 3\) with M a multiple of "
+                       r"group=1 \(X \(2, 4, 5, 5\) float32, order NCHW, kernel from the arguments\), got "
+                       r"\(6, 2, 3, 3\) float32", op("Conv", ["x", "w"], ["y"], kernel=3))
     raises(ValueError, r"input 1 blob 'w4' \(filter\) must have shape \(M, 2, 3, 3\) with M a multiple of "
                        r"group=2", op("Conv", ["x", "w4"], ["y"], kernel=3, group=2))
     raises(ValueError, r"input 1 blob 'w' \(filter\) must have shape \(M, 3, 3, 2\) with M a multiple of "
@@ -424,8 +431,9 @@ def test_bad_shapes():
                        r"\(5,\) float32", op("Conv", ["x", "w4", "b"], ["y"], kernel=3))
     raises(TypeError, r"input 2 blob 'bi'", op("Conv", ["x", "w4", "bi"], ["y"], kernel=3))
     raises(TypeError, r"input 1 blob 'bi'", op("Conv", ["x", "bi"], ["y"], kernel=3))
-    raises(ValueError, r"input 2 blob 'dy' \(dY\) must have the shape of Conv's output \(2, 6, 3, 3\) float32 "
-                       r"\(X \(2, 4, 5, 5\) float32, filter \(6, 4, 3, 3\) float32\), got \(2, 6, 3, 4\) float32",
+    raises(ValueError, r"input 2 blob 'dy' \(dY\) must have the shape of Conv's output \(2, 6, 3, 3\) "
+                       r"float32 \(X \(2, 4, 5, 5\) float32, filter \(6, 4, 3, 3\) float32\), got "
+                       r"\(2, 6, 3, 4\) float32",
            op("ConvGradient", ["x", "w4", "dy"], ["dw", "db", "dx"], kernel=3))
     # nothing was written
     for blob in ("y", "dw"):

@@ -327,7 +327,8 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
         if (!g->nhwc) n += snprintf(want + n, sizeof want - (size_t)n, "%lld", (long long)g->Cg);
         for (int j = 0; j < g->nd && n < (int)sizeof want; j++)
             n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)cg.kernel[j]);
-        if (g->nhwc && n < (int)sizeof want) n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)g->Cg);
+        if (g->nhwc && n < (int)sizeof want)
+            n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)g->Cg);
         if (n < (int)sizeof want) snprintf(want + n, sizeof want - (size_t)n, ")");
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (filter) must have shape %s with M a multiple of "
                           "group=%lld (X %s, order %s, kernel from the arguments), got %s", rc_in_name(op, 1), want,
@@ -423,7 +424,8 @@ static rc_status cv_scratch(rc_op *op, const cv_geom *g, rc_err *err)
         if ((st = cv_grow(op, (void **)&s->ybuf, &s->ybuf_n, n > 0 ? n : 1, sizeof(float), "group buffer", err)))
             return st;
     }
-    if (s->grad) return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, g->M > 0 ? g->M : 1, sizeof(double), "bias sums", err);
+    if (s->grad)
+        return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, g->M > 0 ? g->M : 1, sizeof(double), "bias sums", err);
     return RC_OK;
 }
 
