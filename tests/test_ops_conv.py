@@ -463,3 +463,17 @@ def test_brew_conv_engine_and_list_kernel():
     assert [a.ints for a in model.param_init_net.Proto().op[-2].arg if a.name == "shape"][0] == [3, 2, 3, 1]
     with pytest.raises(AssertionError, match="only a 2D kernel"):
         brew.conv(model, "x", "c", 2, 3, [3, 1, 1])
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_conv_legacy_pad_caffe_pooling_rule(rng, order):
+    # legacy_pad=3 (Caffe's pooling rule) on a convolution: the effective pads are the shared geometry's
+    from recurrent import _convpool
+    xs, wsh = shapes(2, 3, 4, (6, 8), (3, 2), 1, order)
+    x, w = f32(rng, *xs), f32(rng, *wsh)
+    feed(x=x, w=w)
+    kw = dict(kernel_h=3, kernel_w=2, stride=2, pad=1, legacy_pad=3, order=order)
+    y = run("Conv", ["x", "w"], ["y"], **kw)
+    g = _convpool.geometry(op("Conv", ["x", "w"], ["y"], **kw), x.shape, _convpool.CONV)
+    assert g.pad_tail != g.pad_head  # the rule grew a tail pad
+    close(y, conv_ref(x, w, None, (3, 2), (2, 2), (1, 1), g.pad_head, g.pad_tail, 1, order), 2e-5)
