@@ -256,6 +256,25 @@ def instance_norm(model, blob_in, blob_out, dim_in, order="NCHW", **kwargs):
 
 
 @_helper
+def max_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    """Max pooling, as Caffe2's helper: ``MaxPool(blob_in, blob_out, order=order, **kwargs)`` (``kernel``,
+    ``stride``, ``pad``, ``legacy_pad``, ``global_pooling``, ... as the op's arguments); ``use_cudnn``
+    sets ``engine='CUDNN'``, which is accepted and ignored."""
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+    return model.net.MaxPool(blob_in, blob_out, order=order, **kwargs)
+
+
+@_helper
+def average_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    """Average pooling, as Caffe2's helper: ``AveragePool(blob_in, blob_out, order=order, **kwargs)``
+    (``count_include_pad`` too); ``use_cudnn`` as in :func:`max_pool`."""
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+    return model.net.AveragePool(blob_in, blob_out, order=order, **kwargs)
+
+
+@_helper
 def sum(model, blob_in, blob_out, **kwargs):
     """Element-wise sum of the blobs in ``blob_in``."""
     return model.net.Sum(blob_in, blob_out, **kwargs)
