@@ -424,3 +424,54 @@ def test_cnn_model_helper_pooling(rng):
     model = CNNModelHelper(name="cp2")
     model.MaxPool("x", "y", kernel=2)
     assert model.net.Proto().op[0].engine == "CUDNN"
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_arguments():
+    feed(x=np.zeros((2, 3, 5, 6), np.float32), y=np.array([7.0], np.float32))
+    raises(ValueError, r"op MaxPool #0: argument pads: the head pad of dim 0 is 3, not smaller than the kernel 3 "
+                       r"\(pooling needs pad < kernel\)", op("MaxPool", ["x"], ["y"], kernel=3, pad=3))
+    raises(ValueError, r"argument pads: the tail pad of dim 1 is 2, not smaller than the kernel 2",
+           op("AveragePool", ["x"], ["y"], kernels=[3, 2], pads=[0, 0, 2, 2]))
+    raises(ValueError, "argument dilations: 2 in dim 0; pooling takes dilation 1 only",
+           op("MaxPool", ["x"], ["y"], kernel=2, dilation=2))
+    raises(ValueError, "needs the kernel size", op("AveragePool", ["x"], ["y"]))
+    raises(ValueError, r"with legacy_pad SAME \(2\) the pads are computed: give no pads",
+           op("MaxPool", ["x"], ["y"], kernel=2, legacy_pad=SAME, pad=1))
+    raises(ValueError, r"with global_pooling give no strides \(got 2\)",
+           op("MaxPool", ["x"], ["y"], global_pooling=1, stride=2))
+    raises(TypeError, "argument 'count_include_pad' must be an int",
+           op("AveragePool", ["x"], ["y"], kernel=2, count_include_pad="yes"))
+    # pad = kernel - 1 is the largest accepted
+    assert run("MaxPool", ["x"], ["z"], kernel=3, pad=2).shape == (2, 3, 7, 8)
+    assert workspace.FetchBlob("y").tolist() == [7.0]  # nothing was written
+
+
+def test_bad_shapes():
+    feed(x=np.zeros((2, 3, 5, 6), np.float32), xi=np.zeros((2, 3, 5, 6), np.int32),
+         x3=np.zeros((2, 3, 5), np.float32), y=np.zeros((2, 3, 2, 3), np.float32),
+         yb=np.zeros((2, 3, 2, 2), np.float32), dx=np.array([7.0], np.float32), z=np.array([7.0], np.float32))
+    raises(TypeError, r"op MaxPool #0: input 0 blob 'xi' must be float32, got \(2, 3, 5, 6\) int32",
+           op("MaxPool", ["xi"], ["z"], kernel=2))
+    raises(ValueError, r"input 0 blob 'x3' \(2, 3, 5\) float32 must have 4 dims for a 2-D kernel \(order NCHW: "
+                       r"N, C, spatial dims\)", op("MaxPool", ["x3"], ["z"], kernel=2))
+    raises(ValueError, r"op AveragePool #0: input 0 blob 'x' \(2, 3, 5, 6\) float32 \(order NCHW\): spatial size "
+                       r"5 in dim h with pads 0 \+ 0 is smaller than the window 7",
+           op("AveragePool", ["x"], ["z"], kernel=7))
+    raises(ValueError, r"op MaxPoolGradient #0: input 1 blob 'yb' \(Y\) must have the pooled shape \(2, 3, 2, "
+                       r"3\) float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
+           op("MaxPoolGradient", ["x", "yb", "y"], ["dx"], kernel=2, stride=2))
+    raises(ValueError, r"op AveragePool2DGradient #0: input 2 blob 'yb' \(dY\) must have the pooled shape",
+           op("AveragePool2DGradient", ["x", "y", "yb"], ["dx"], kernel=2, stride=2))
+    raises(TypeError, r"input 2 blob 'xi' must be float32",
+           op("MaxPool3DGradient", ["x", "y", "xi"], ["dx"], kernel=2, stride=2))
+    raises(ValueError, r"input 0 blob 'x' \(2, 3, 5, 6\) float32 must have 5 dims for a 3-D kernel",
+           op("MaxPool3DGradient", ["x", "y", "y"], ["dx"], kernels=[2, 2, 2]))
+    for blob in ("z", "dx"):  # nothing was written
+        assert workspace.FetchBlob(blob).tolist() == [7.0]
+
+
+def test_huge_output_is_a_memory_error():
+    feed(x=np.zeros((1, 1, 1, 1), np.float32))
+    raises(MemoryError, "output 0 blob .y.", op("MaxPool", ["x"], ["y"], kernels=[2 ** 31 - 1] * 2,
+                                                 pads=[2 ** 31 - 2] * 4))

@@ -37,7 +37,7 @@
  * The state is the parsed arguments (no scratch: the kernels work in place).
  */
 #include "../core/rc_core.h"
-#include "checks.h"
+#include "convpool.h"
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -191,97 +191,56 @@ static void pl_backward(const pl_geom *g, int kind, int cip, const float *X, con
 /* ================================================================ arguments */
 
 typedef struct {
-    int kind, cip, nhwc, global;
-    int nk;                     /* kernel dims given (0: from X, global pooling) */
-    int64_t k[3], s[3], pads[6];
+    int kind, cip;
+    rc_cp_args a;
 } pl_state;
 
 static void pl_free(void *p) { free(p); }
 
-/* TEMPORARY parser until ops/convpool.h lands. */
-static rc_status pl_list(rc_op *op, const char *many, const char *one, int64_t dflt, int n_expect, int64_t *out,
-                         int *n, rc_err *err)
-{
-    const int64_t *v;
-    int m;
-    rc_status st = rc_arg_ints(&op->def, many, &v, &m, err);
-    if (st) return st;
-    if (m > 0) {
-        if (m > 6) return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s: too many values", many);
-        for (int i = 0; i < m; i++) out[i] = v[i];
-        *n = m;
-        return RC_OK;
-    }
-    int64_t x;
-    if (rc_opdef_arg(&op->def, one)) {
-        if ((st = rc_arg_i(&op->def, one, dflt, &x, err))) return st;
-        for (int i = 0; i < n_expect; i++) out[i] = x;
-        *n = -n_expect;
-        return RC_OK;
-    }
-    *n = 0;
-    return RC_OK;
-}
-
+/* The base's arguments, count_include_pad, and Caffe2's PoolOp rule: every
+ * pad (head and tail, as given) smaller than its kernel, unless
+ * global_pooling. */
 static rc_status pl_setup_kind(rc_op *op, int kind, rc_err *err)
 {
     pl_state *s = calloc(1, sizeof *s);
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    op->state = s;
+    op->state = s; /* freed by free_state, also when setup fails */
     s->kind = kind;
     rc_status st;
-    int64_t v;
-    if ((st = rc_checks_order(op, &s->nhwc, err))) return st;
-    if ((st = rc_arg_i(&op->def, "count_include_pad", 0, &v, err))) return st;
-    s->cip = v != 0;
-    if ((st = rc_arg_i(&op->def, "global_pooling", 0, &v, err))) return st;
-    s->global = v != 0;
-    int nk, ns, np;
-    if ((st = pl_list(op, "kernels", "kernel", 0, 2, s->k, &nk, err))) return st;
-    if ((st = pl_list(op, "strides", "stride", 1, 2, s->s, &ns, err))) return st;
-    if ((st = pl_list(op, "pads", "pad", 0, 4, s->pads, &np, err))) return st;
-    nk = nk < 0 ? -nk : nk;
-    s->nk = nk;
-    if (!ns)
-        for (int i = 0; i < 3; i++) s->s[i] = 1;
-    if (!np)
-        for (int i = 0; i < 6; i++) s->pads[i] = 0;
+    int64_t v = 0;
+    if ((st = rc_cp_parse(op, RC_CP_POOL, &s->a, err))) return st;
+    if (kind == PL_AVG) {
+        if ((st = rc_arg_i(&op->def, "count_include_pad", 0, &v, err))) return st;
+        s->cip = v != 0;
+    }
+    const rc_cp_args *a = &s->a;
+    for (int i = 0; i < a->nd && !a->global; i++)
+        for (int t = 0; t < 2; t++)
+            if (a->pads[t * a->nd + i] >= a->kernel[i])
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument pads: the %s pad of dim %d is %lld, not smaller "
+                                  "than the kernel %lld (pooling needs pad < kernel)", t ? "tail" : "head", i,
+                                  (long long)a->pads[t * a->nd + i], (long long)a->kernel[i]);
     return RC_OK;
 }
 
-static rc_status pl_geometry(rc_op *op, int xi, pl_geom *g, rc_err *err)
+/* Input xi checked by the base; *g its geometry padded to 3 dims. */
+static rc_status pl_geometry(rc_op *op, int xi, pl_geom *g, rc_cp_geom *cg, rc_err *err)
 {
     const pl_state *s = op->state;
-    rc_status st = rc_checks_image(op, xi, s->nhwc, err);
+    rc_status st = rc_cp_geometry(op, &s->a, xi, cg, err);
     if (st) return st;
-    const rc_tensor *x = rc_in(op, xi);
-    const int nd = x->ndim - 2;
-    if (nd < 1 || nd > 3)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (X) must have 3 to 5 dims, got %s", xi,
-                          rc_in_name(op, xi), RC_SHAPE(x));
     memset(g, 0, sizeof *g);
-    g->nd = nd;
-    g->nhwc = s->nhwc;
-    g->N = x->dims[0];
-    g->C = x->dims[s->nhwc ? x->ndim - 1 : 1];
-    for (int i = 0; i < 3; i++) {
-        g->in[i] = g->out[i] = g->k[i] = g->s[i] = 1;
-        g->ph[i] = 0;
-    }
-    for (int i = 0; i < nd; i++) {
-        const int j = 3 - nd + i;
-        const int64_t in = x->dims[s->nhwc ? 1 + i : 2 + i];
-        g->in[j] = in;
-        if (s->global) {
-            g->k[j] = in;
-            g->out[j] = 1;
-            continue;
-        }
-        g->k[j] = s->k[i];
-        g->s[j] = s->s[i];
-        g->ph[j] = s->pads[i];
-        const int64_t pt = s->pads[nd + i];
-        g->out[j] = (in + g->ph[j] + pt - g->k[j]) / g->s[j] + 1;
+    g->nd = cg->nd;
+    g->nhwc = s->a.nhwc;
+    g->N = cg->N;
+    g->C = cg->C;
+    for (int j = 0; j < 3; j++) {
+        const int i = j - (3 - cg->nd);
+        g->in[j] = i >= 0 ? cg->in[i] : 1;
+        g->out[j] = i >= 0 ? cg->out[i] : 1;
+        g->k[j] = i >= 0 ? cg->kernel[i] : 1;
+        g->s[j] = i >= 0 ? cg->stride[i] : 1;
+        g->ph[j] = i >= 0 ? cg->pad_head[i] : 0;
     }
     return RC_OK;
 }
@@ -291,23 +250,17 @@ static rc_status pl_geometry(rc_op *op, int xi, pl_geom *g, rc_err *err)
 static rc_status max_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_MAX, err); }
 static rc_status avg_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_AVG, err); }
 
-/* The output shape for X: written into dims (ndim of X). */
-static void pl_out_dims(const rc_tensor *x, const pl_geom *g, int64_t *dims)
-{
-    dims[0] = g->N;
-    for (int i = 0; i < g->nd; i++) dims[(g->nhwc ? 1 : 2) + i] = g->out[3 - g->nd + i];
-    dims[g->nhwc ? x->ndim - 1 : 1] = g->C;
-}
-
 static rc_status pl_check(rc_op *op, rc_err *err)
 {
     pl_geom g;
-    return pl_geometry(op, 0, &g, err);
+    rc_cp_geom cg;
+    return pl_geometry(op, 0, &g, &cg, err);
 }
 
 /* Input i (Y or dY of a gradient op) must be float32 with the output shape. */
-static rc_status pl_expect_out(rc_op *op, int i, const char *what, const pl_geom *g, rc_err *err)
+static rc_status pl_expect_out(rc_op *op, int i, const char *what, const rc_cp_geom *cg, rc_err *err)
 {
+    const pl_state *s = op->state;
     rc_status st = rc_check_input(op, i, RC_F32, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0), *t = rc_in(op, i);
@@ -315,18 +268,20 @@ static rc_status pl_expect_out(rc_op *op, int i, const char *what, const pl_geom
     rc_tensor_init(&want);
     want.dtype = RC_F32;
     want.ndim = x->ndim;
-    pl_out_dims(x, g, want.dims);
+    rc_cp_out_dims(&s->a, cg, cg->C, want.dims);
     if (rc_tensor_same_shape(t, &want)) return RC_OK;
     return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have the pooled shape %s of input 0 blob "
                       "'%s' %s, got %s", i, rc_in_name(op, i), what, RC_SHAPE(&want), rc_in_name(op, 0),
                       RC_SHAPE(x), RC_SHAPE(t));
 }
 
+/* MaxPool*Gradient / AveragePool*Gradient(X, Y, dY). */
 static rc_status pl_grad_shapes(rc_op *op, pl_geom *g, rc_err *err)
 {
-    rc_status st = pl_geometry(op, 0, g, err);
-    if (st || (st = pl_expect_out(op, 1, "Y", g, err))) return st;
-    return pl_expect_out(op, 2, "dY", g, err);
+    rc_cp_geom cg;
+    rc_status st = pl_geometry(op, 0, g, &cg, err);
+    if (st || (st = pl_expect_out(op, 1, "Y", &cg, err))) return st;
+    return pl_expect_out(op, 2, "dY", &cg, err);
 }
 
 static rc_status pl_grad_check(rc_op *op, rc_err *err)
@@ -339,11 +294,12 @@ static rc_status pl_run(rc_op *op, rc_err *err)
 {
     const pl_state *s = op->state;
     pl_geom g;
-    rc_status st = pl_geometry(op, 0, &g, err);
+    rc_cp_geom cg;
+    rc_status st = pl_geometry(op, 0, &g, &cg, err);
     if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
     int64_t dims[RC_MAX_DIMS];
-    pl_out_dims(x, &g, dims);
+    rc_cp_out_dims(&s->a, &cg, cg.C, dims);
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
     pl_forward(&g, s->kind, s->cip, rc_f32(x), rc_f32(rc_out(op, 0)));
