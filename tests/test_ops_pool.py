@@ -145,8 +145,8 @@ def test_pool_forward(rng, order, spatial, kernels, strides, pads, kind, cip):
     g = geometry(spatial, kernels, strides, pads)
     close(y, pool_ref(x, kind, g, order, cip), 1e-6)
     # the 1D / 2D / 3D names are the same op
-    y2 = run(TYPES[kind] + "%dD" % len(spatial), ["x"], ["y2"], order=order, **pool_args(kernels, strides, pads),
-             **extra)
+    y2 = run(TYPES[kind] + "%dD" % len(spatial), ["x"], ["y2"], order=order,
+             **pool_args(kernels, strides, pads), **extra)
     assert y2.tobytes() == y.tobytes()
 
 
@@ -312,7 +312,8 @@ def test_max_pool_gradient_ties_all_receive(order):
     feed(x=np.array([[[1, 5, 2]]], np.float32))
     y = run("MaxPool", ["x"], ["y"], kernels=[2], strides=[1])
     feed(dy=np.array([[[1, 2]]], np.float32))
-    assert run("MaxPoolGradient", ["x", "y", "dy"], ["dx"], kernels=[2], strides=[1]).tolist() == [[[0, 3, 0]]]
+    dx = run("MaxPoolGradient", ["x", "y", "dy"], ["dx"], kernels=[2], strides=[1])
+    assert dx.tolist() == [[[0, 3, 0]]]
 
 
 def distinct(rng, shape):
@@ -429,8 +430,8 @@ def test_cnn_model_helper_pooling(rng):
 # ---------------------------------------------------------------- bad input
 def test_bad_arguments():
     feed(x=np.zeros((2, 3, 5, 6), np.float32), y=np.array([7.0], np.float32))
-    raises(ValueError, r"op MaxPool #0: argument pads: the head pad of dim 0 is 3, not smaller than the kernel 3 "
-                       r"\(pooling needs pad < kernel\)", op("MaxPool", ["x"], ["y"], kernel=3, pad=3))
+    raises(ValueError, r"op MaxPool #0: argument pads: the head pad of dim 0 is 3, not smaller than the "
+                       r"kernel 3 \(pooling needs pad < kernel\)", op("MaxPool", ["x"], ["y"], kernel=3, pad=3))
     raises(ValueError, r"argument pads: the tail pad of dim 1 is 2, not smaller than the kernel 2",
            op("AveragePool", ["x"], ["y"], kernels=[3, 2], pads=[0, 0, 2, 2]))
     raises(ValueError, "argument dilations: 2 in dim 0; pooling takes dilation 1 only",
@@ -453,13 +454,13 @@ def test_bad_shapes():
          yb=np.zeros((2, 3, 2, 2), np.float32), dx=np.array([7.0], np.float32), z=np.array([7.0], np.float32))
     raises(TypeError, r"op MaxPool #0: input 0 blob 'xi' must be float32, got \(2, 3, 5, 6\) int32",
            op("MaxPool", ["xi"], ["z"], kernel=2))
-    raises(ValueError, r"input 0 blob 'x3' \(2, 3, 5\) float32 must have 4 dims for a 2-D kernel \(order NCHW: "
-                       r"N, C, spatial dims\)", op("MaxPool", ["x3"], ["z"], kernel=2))
-    raises(ValueError, r"op AveragePool #0: input 0 blob 'x' \(2, 3, 5, 6\) float32 \(order NCHW\): spatial size "
-                       r"5 in dim h with pads 0 \+ 0 is smaller than the window 7",
+    raises(ValueError, r"input 0 blob 'x3' \(2, 3, 5\) float32 must have 4 dims for a 2-D kernel "
+                       r"\(order NCHW: N, C, spatial dims\)", op("MaxPool", ["x3"], ["z"], kernel=2))
+    raises(ValueError, r"op AveragePool #0: input 0 blob 'x' \(2, 3, 5, 6\) float32 \(order NCHW\): "
+                       r"spatial size 5 in dim h with pads 0 \+ 0 is smaller than the window 7",
            op("AveragePool", ["x"], ["z"], kernel=7))
-    raises(ValueError, r"op MaxPoolGradient #0: input 1 blob 'yb' \(Y\) must have the pooled shape \(2, 3, 2, "
-                       r"3\) float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
+    raises(ValueError, r"op MaxPoolGradient #0: input 1 blob 'yb' \(Y\) must have the pooled shape "
+                       r"\(2, 3, 2, 3\) float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
            op("MaxPoolGradient", ["x", "yb", "y"], ["dx"], kernel=2, stride=2))
     raises(ValueError, r"op AveragePool2DGradient #0: input 2 blob 'yb' \(dY\) must have the pooled shape",
            op("AveragePool2DGradient", ["x", "y", "yb"], ["dx"], kernel=2, stride=2))

@@ -54,8 +54,8 @@ def test_pool_and_gradient_inferred(type_, order, spatial, args):
     shape = (2, 3) + spatial if order == "NCHW" else (2,) + spatial + (3,)
     s = infer_and_run(type_, {"x": x_of(shape)}, ["y"], order=order, **args)
     y = workspace.FetchBlob("y")
-    s = infer_and_run(type_ + "Gradient", {"x": x_of(shape), "y": y, "dy": x_of(y.shape)}, ["dx"], order=order,
-                      **args)
+    s = infer_and_run(type_ + "Gradient", {"x": x_of(shape), "y": y, "dy": x_of(y.shape)}, ["dx"],
+                      order=order, **args)
     assert tuple(s["dx"]) == shape
 
 
