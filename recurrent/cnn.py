@@ -17,8 +17,8 @@ Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
 ``GroupConv``, ``GroupConv_Deprecated``, ``MaxPoolWithIndex``, ``LRN``, ``PadImage``,
 ``ImageInput``, ``VideoInput``) and the pruned / packed / decomposed FC variants
-(``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
-(README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
+(``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise AttributeError saying so:
+their ops are not provided (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
 Caffe2 did) but has no effect: this package runs on the CPU.
 """
 

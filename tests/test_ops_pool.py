@@ -431,7 +431,8 @@ def test_cnn_model_helper_pooling(rng):
 def test_bad_arguments():
     feed(x=np.zeros((2, 3, 5, 6), np.float32), y=np.array([7.0], np.float32))
     raises(ValueError, r"op MaxPool #0: argument pads: the head pad of dim 0 is 3, not smaller than the "
-                       r"kernel 3 \(pooling needs pad < kernel\)", op("MaxPool", ["x"], ["y"], kernel=3, pad=3))
+                       r"kernel 3 \(pooling needs pad < kernel\)",
+           op("MaxPool", ["x"], ["y"], kernel=3, pad=3))
     raises(ValueError, r"argument pads: the tail pad of dim 1 is 2, not smaller than the kernel 2",
            op("AveragePool", ["x"], ["y"], kernels=[3, 2], pads=[0, 0, 2, 2]))
     raises(ValueError, "argument dilations: 2 in dim 0; pooling takes dilation 1 only",
@@ -460,7 +461,8 @@ def test_bad_shapes():
                        r"spatial size 5 in dim h with pads 0 \+ 0 is smaller than the window 7",
            op("AveragePool", ["x"], ["z"], kernel=7))
     raises(ValueError, r"op MaxPoolGradient #0: input 1 blob 'yb' \(Y\) must have the pooled shape "
-                       r"\(2, 3, 2, 3\) float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
+                       r"\(2, 3, 2, 3\) float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, "
+                       r"got \(2, 3, 2, 2\) float32",
            op("MaxPoolGradient", ["x", "yb", "y"], ["dx"], kernel=2, stride=2))
     raises(ValueError, r"op AveragePool2DGradient #0: input 2 blob 'yb' \(dY\) must have the pooled shape",
            op("AveragePool2DGradient", ["x", "y", "yb"], ["dx"], kernel=2, stride=2))
