@@ -9,8 +9,12 @@ output it inferred must have the shape and type the run gave.
 
     python fuzz/fuzz_ops.py [libFuzzer flags]      (needs atheris)
     python fuzz/fuzz_ops.py --replay FILE...       (no atheris needed)
+
+FUZZ_OP_TYPES=Conv,MaxPool,... restricts the op types drawn to those (a comma-separated list of
+registered types), to fuzz a few new ops hard.
 """
 
+import os
 import sys
 
 from common import API_ERRORS, Provider, check_usable, expected, main
@@ -19,6 +23,12 @@ from recurrent import _C, core, shape_inference, workspace  # noqa: E402
 from recurrent.proto import NetDef  # noqa: E402
 
 OP_TYPES = sorted(_C.op_types())
+if os.environ.get("FUZZ_OP_TYPES"):
+    _chosen = [t for t in os.environ["FUZZ_OP_TYPES"].split(",") if t]
+    _unknown = sorted(set(_chosen) - set(OP_TYPES))
+    if _unknown:
+        raise SystemExit("fuzz_ops: FUZZ_OP_TYPES names unregistered op types: %s" % ", ".join(_unknown))
+    OP_TYPES = sorted(set(_chosen))
 # argument names the ops read (csrc/ops, csrc/rnn), plus a nonsense one
 ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis_a", "axis_b", "axis_w",
              "broadcast", "decay", "dims", "drop_states", "dtype", "epsilon", "forget_bias", "index_size",
@@ -117,6 +127,12 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "limit", "every_n",
              # WeightedSampleDequeueBlobs (csrc/ops/queue.c; seed is above)
              "weights", "table_idx_blob",
+             # LRN(Gradient) (csrc/ops/lrn.c; alpha, beta and order are above); the convolution and
+             # pooling ops (csrc/ops/convpool.c, conv.c, pool.c; order above)
+             "size", "bias", "kernel", "kernels", "kernel_h", "kernel_w", "stride", "strides", "stride_h",
+             "stride_w", "pad", "pads", "pad_t", "pad_l", "pad_b", "pad_r", "dilation", "dilations",
+             "dilation_h", "dilation_w", "legacy_pad", "global_pooling", "group", "no_bias",
+             "count_include_pad",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

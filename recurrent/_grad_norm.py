@@ -1,4 +1,4 @@
-"""Gradient makers of the normalization operators (csrc/ops/layer_norm.c, csrc/ops/norm.c).
+"""Gradient makers of the normalization operators (csrc/ops/layer_norm.c, csrc/ops/norm.c, csrc/ops/lrn.c).
 
 As Caffe2's GetLayerNormGradient: ``LayerNormGradient(dY, Y, mean, stdev, X)
 -> dX`` (with ``elementwise_affine=1`` also gamma as input 5 and ``dgamma``,
@@ -104,3 +104,13 @@ def _spatial_bn_grad(op, g_output):
     stats = [op.input[3], op.input[4]] if _arg(op, "is_test", 0) else [op.output[3], op.output[4]]
     inputs = [op.input[0], op.input[1], g_output[0]] + stats
     return _param_grads(op, "SpatialBNGradient", inputs, len(op.input))
+
+
+@GradientRegistry.RegisterGradient("LRN", copy_arguments=True)
+def _lrn_grad(op, g_output):
+    """As Caffe2's GetLRNGradient: LRNGradient(X, Y, dY) -> dX (the scale output gets none)."""
+    if g_output[0] is None:
+        return [], [None]
+    _x_kept(op, "LRN")
+    g = CreateOperator("LRNGradient", [str(op.input[0]), str(op.output[0]), str(g_output[0])], [_gi(op, 0)])
+    return [g], [_gi(op, 0)]

@@ -1,5 +1,5 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, dropout.c, and the n-ary Sum / Max
+loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, and the n-ary Sum / Max
 (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
@@ -23,6 +23,8 @@ Worth knowing:
   guessed; the run fails anyway.
 - Every op type here has a function; none is in ``not_inferred``.
 """
+
+import math
 
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, broadcast, register,
                               size)
@@ -783,6 +785,36 @@ def _instance_norm_grad(op, ins):
             _f32(op, ins, i)
             _want(op, ins, i, (N, C), what)
     return [F(x), F((C,)), F((C,))]
+
+
+def _lrn_image(op, ins, n_same):
+    """LRN's arguments (size odd >= 1; alpha, beta, bias finite: else the op refuses creation) and its
+    inputs: n_same float32 tensors of X's shape, X with >= 2 dims."""
+    a = args(op)
+    _nhwc(op)
+    n = _int(a, "size", 0)
+    if n < 1 or n % 2 == 0 or n > 2 ** 31 - 1:
+        raise _Odd()
+    if not all(math.isfinite(_float(a, k, d)) for k, d in (("alpha", 0.0), ("beta", 0.0), ("bias", 1.0))):
+        raise _Odd()
+    _f32(op, ins, *range(n_same))
+    x = ins[0].shape
+    if len(x) < 2:
+        raise ShapeError("%s: input 0 '%s' must have 2 to %d dims, got %s" % (op.type, op.input[0], MAX_DIMS,
+                                                                              list(x)))
+    for i in range(1, n_same):
+        _same(op, ins, i, 0)
+    return x
+
+
+@_shape_fn("LRN")
+def _lrn(op, ins):
+    return [F(_lrn_image(op, ins, 1))] * len(op.output)
+
+
+@_shape_fn("LRNGradient")
+def _lrn_grad(op, ins):
+    return [F(_lrn_image(op, ins, 3))]
 
 
 def _bn_args(op):

@@ -275,6 +275,14 @@ def average_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwar
 
 
 @_helper
+def lrn(model, blob_in, blob_out, order="NCHW", use_cudnn=False, **kwargs):
+    """Local response normalization across channels, as Caffe2's helper: ``LRN(blob_in) ->
+    (blob_out, _<blob_out>_scale)`` (``size``, ``alpha``, ``beta``, ``bias`` passed on), returning
+    ``blob_out``. ``use_cudnn`` has no effect (the CPU op always runs; Caffe2 used cuDNN on a GPU only)."""
+    return model.net.LRN(blob_in, [blob_out, "_" + str(blob_out) + "_scale"], order=order, **kwargs)[0]
+
+
+@_helper
 def sum(model, blob_in, blob_out, **kwargs):
     """Element-wise sum of the blobs in ``blob_in``."""
     return model.net.Sum(blob_in, blob_out, **kwargs)

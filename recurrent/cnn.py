@@ -9,16 +9,16 @@ init_params=True, skip_sparse_optim=False, param_model=None)`` is a
 capitalised methods of the old API calling the ``brew`` helpers:
 ``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``PRelu``, ``Concat``, ``DepthConcat``, ``Sum``,
 ``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, ``SpatialBN``, ``SpatialGN``,
-``InstanceNorm``, ``MaxPool``, ``AveragePool`` (the model's ``order``), and the initializer
+``InstanceNorm``, ``LRN``, ``MaxPool``, ``AveragePool`` (the model's ``order``), and the initializer
 properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
 The methods for the convolutional ops (``Conv``, ``ConvNd``, ``ConvTranspose``,
-``GroupConv``, ``GroupConv_Deprecated``, ``MaxPoolWithIndex``, ``LRN``, ``PadImage``,
-``ImageInput``, ``VideoInput``) and the pruned / packed / decomposed FC variants
-(``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise AttributeError saying so:
-their ops are not provided (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
+``GroupConv``, ``GroupConv_Deprecated``, ``MaxPoolWithIndex``, ``PadImage``, ``ImageInput``,
+``VideoInput``) and the pruned / packed / decomposed FC variants (``PackedFC``, ``FC_Prune``,
+``FC_Decomp``, ``FC_Sparse``) raise AttributeError saying so: their ops are not provided
+(README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
 Caffe2 did) but has no effect: this package runs on the CPU.
 """
 
@@ -31,7 +31,7 @@ _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
     "ConvNd": "conv_nd", "Conv": "conv", "ConvTranspose": "conv_transpose", "GroupConv": "group_conv",
     "GroupConv_Deprecated": "group_conv_deprecated", "PackedFC": "packed_fc", "FC_Prune": "fc_prune",
-    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse", "LRN": "lrn",
+    "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
     "MaxPoolWithIndex": "max_pool_with_index",
 }
 
@@ -78,6 +78,9 @@ class CNNModelHelper(ModelHelper):
 
     def AveragePool(self, *args, **kwargs):
         return brew.average_pool(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
+
+    def LRN(self, *args, **kwargs):
+        return brew.lrn(self, *args, **kwargs)
 
     def Dropout(self, *args, **kwargs):
         return brew.dropout(self, *args, use_cudnn=self.use_cudnn, **kwargs)

@@ -220,7 +220,7 @@ def build_ops_net(name="af_ops"):
     ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
     PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
     and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
-    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), Mean
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Mean
     broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
     SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
@@ -707,6 +707,9 @@ def build_ops_net(name="af_ops"):
     net.SpatialBN(["nm_x", "nm_g3", "nm_b3", "nm_rm", "nm_rv"], ["nm_ty"], is_test=1)
     net.SpatialBNGradient(["nm_x", "nm_g3", "nm_dy", "nm_bm", "nm_br", "nm_bdg", "nm_bdb"],
                           ["nm_mdx", "nm_mdg", "nm_mdb"], num_batches=2)
+    # ops/lrn.c: LRN (with its scale output, NHWC) and LRNGradient (their double scratch)
+    net.LRN("nm_x", ["nm_ly", "nm_ls"], size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
+    net.LRNGradient(["nm_x", "nm_ly", "nm_dy"], "nm_ldx", size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -900,7 +903,7 @@ OPS_PART_SIZE = 40
 OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
-OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
+OPS_REPORTING = ("GivenTensorFill", "op LRN #", "op LRNGradient #", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                  "op BatchMatMulGradient #",
                  "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",

@@ -693,6 +693,25 @@ CASES = [
          """, V, r"op GroupNormGradient #0: input 4 blob 'm' \(mean\) must have shape \(2, 2\) float32 "
                  r"\(N, group\), got \(2,\) float32",
          note="the statistics have Caffe2's shape (N, group)"),
+    Case("lrn-size-even", "ops: norm", "LRN(x (2,4,3), size=2)",
+         """
+         feed(x=f32(2, 4, 3))
+         run_op('LRN', 'x', ['y', 'scale'], size=2, alpha=0.1, beta=0.75)
+         """, V, r"op LRN #0: argument size \(the channels of the window\) must be odd and >= 1, got 2",
+         note="when the op is created; size is required (Caffe2's default 0 only asserted in debug builds)"),
+    Case("lrn-x-1d", "ops: norm", "LRN(x (5,), size=3)",
+         """
+         feed(x=f32(5))
+         run_op('LRN', 'x', 'y', size=3, alpha=0.1, beta=0.75)
+         """, V, r"op LRN #0: input 0 blob 'x' must have 2 to 8 dims, got \(5,\) float32",
+         note="channels are dim 1 (NCHW) or the last dim (NHWC) of an X of >= 2 dims (Caffe2: 4-D only)"),
+    Case("lrn-grad-dy-shape", "ops: norm", "LRNGradient([x (2,4,3), y (2,4,3), dy (2,4,2)], size=3)",
+         """
+         feed(x=f32(2, 4, 3), y=f32(2, 4, 3), dy=f32(2, 4, 2))
+         run_op('LRNGradient', ['x', 'y', 'dy'], 'dx', size=3, alpha=0.1, beta=0.75)
+         """, V, r"op LRNGradient #0: input 2 blob 'dy' \(2, 4, 2\) float32 must have the shape of input 0 blob "
+                 r"'x' \(2, 4, 3\) float32",
+         note="Caffe2 compared the sizes in debug builds only"),
     Case("instance-norm-x-1d", "ops: norm", "InstanceNorm(x (5,), order='NHWC')",
          """
          feed(x=f32(5), s=f32(5), b=f32(5))

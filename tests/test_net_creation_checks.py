@@ -237,6 +237,10 @@ CASES = [
     ("InstanceNorm", dict(x=f32(2, 3, 4), s=f32(3), b=f32(4)), ["y"], dict(order="NHWC"), V),
     ("InstanceNormGradient", dict(x=f32(2, 3, 4), s=f32(3), b=f32(3), dy=f32(2, 3, 5)), ["dx", "ds", "db"], {},
      V),
+    # csrc/ops/lrn.c
+    ("LRN", dict(x=f32(4)), ["y"], dict(size=3), V),
+    ("LRN", dict(x=i32(2, 4)), ["y", "s"], dict(size=3), E),
+    ("LRNGradient", dict(x=f32(2, 4), y=f32(2, 4), dy=f32(2, 3)), ["dx"], dict(size=3), V),
     ("SpatialBN", dict(x=f32(2, 3), s=f32(3), b=f32(3), m=f32(3), v=f32(2)), ["y"], dict(is_test=1), V),
     ("SpatialBN", dict(x=f32(3), s=f32(3), b=f32(3), m=f32(3), v=f32(3)), ["y", "m2", "v2", "sm", "sr"], {},
      V),
