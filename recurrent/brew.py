@@ -341,6 +341,25 @@ def group_conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=No
 
 
 @_helper
+def max_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    """Max pooling, as Caffe2's helper: ``MaxPool(blob_in, blob_out, order=order, **kwargs)`` (``kernel``,
+    ``stride``, ``pad``, ``legacy_pad``, ``global_pooling``, ... as the op's arguments); ``use_cudnn``
+    sets ``engine='CUDNN'``, which is accepted and ignored."""
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+    return model.net.MaxPool(blob_in, blob_out, order=order, **kwargs)
+
+
+@_helper
+def average_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    """Average pooling, as Caffe2's helper: ``AveragePool(blob_in, blob_out, order=order, **kwargs)``
+    (``count_include_pad`` too); ``use_cudnn`` as in :func:`max_pool`."""
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+    return model.net.AveragePool(blob_in, blob_out, order=order, **kwargs)
+
+
+@_helper
 def lrn(model, blob_in, blob_out, order="NCHW", use_cudnn=False, **kwargs):
     """Local response normalization across channels, as Caffe2's helper: ``LRN(blob_in) ->
     (blob_out, _<blob_out>_scale)`` (``size``, ``alpha``, ``beta``, ``bias`` passed on), returning

@@ -9,18 +9,17 @@ init_params=True, skip_sparse_optim=False, param_model=None)`` is a
 capitalised methods of the old API calling the ``brew`` helpers:
 ``FC``, ``Dropout``, ``Softmax``, ``Relu``, ``PRelu``, ``Concat``, ``DepthConcat``, ``Sum``,
 ``Transpose``, ``Iter``, ``Accuracy``, ``AddWeightDecay``, ``SpatialBN``, ``SpatialGN``,
-``InstanceNorm``, ``LRN`` (the model's ``order``), and the initializer
+``InstanceNorm``, ``LRN``, ``MaxPool``, ``AveragePool`` (the model's ``order``), and the initializer
 properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)``.
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
 ``Conv``, ``ConvNd`` and ``GroupConv`` call ``brew.conv`` / ``conv_nd`` / ``group_conv`` with the
 model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
-The methods for the other convolutional ops (``ConvTranspose``,
-``GroupConv_Deprecated``, ``MaxPool``, ``MaxPoolWithIndex``,
-``AveragePool``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed
-/ decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``,
-``FC_Sparse``) raise AttributeError saying so: their ops are not provided
+The methods for the other convolutional ops (``ConvTranspose``, ``GroupConv_Deprecated``,
+``MaxPoolWithIndex``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed /
+decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise
+AttributeError saying so: their ops are not provided
 (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
 Caffe2 did) but has no effect: this package runs on the CPU.
 """
@@ -34,8 +33,7 @@ _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
     "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated",
     "PackedFC": "packed_fc", "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
-    "MaxPool": "max_pool",
-    "MaxPoolWithIndex": "max_pool_with_index", "AveragePool": "average_pool",
+    "MaxPoolWithIndex": "max_pool_with_index",
 }
 
 
@@ -90,6 +88,12 @@ class CNNModelHelper(ModelHelper):
 
     def InstanceNorm(self, *args, **kwargs):
         return brew.instance_norm(self, *args, **kwargs)
+
+    def MaxPool(self, *args, **kwargs):
+        return brew.max_pool(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
+
+    def AveragePool(self, *args, **kwargs):
+        return brew.average_pool(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
 
     def LRN(self, *args, **kwargs):
         return brew.lrn(self, *args, **kwargs)

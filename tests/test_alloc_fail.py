@@ -220,7 +220,7 @@ def build_ops_net(name="af_ops"):
     ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
     PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
     and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
-    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Mean
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, the pooling ops, Mean
     broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
     SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
@@ -710,6 +710,22 @@ def build_ops_net(name="af_ops"):
     # ops/lrn.c: LRN (with its scale output, NHWC) and LRNGradient (their double scratch)
     net.LRN("nm_x", ["nm_ly", "nm_ls"], size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
     net.LRNGradient(["nm_x", "nm_ly", "nm_dy"], "nm_ldx", size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
+    # ops/pool.c with their gradient ops, on the side: MaxPool (NCHW, pads), AveragePool (NHWC,
+    # count_include_pad, CAFFE_LEGACY_POOLING), MaxPool1D with global_pooling, AveragePool3D
+    prng = np.random.RandomState(37)
+    init.GivenTensorFill([], "pl_x", shape=[2, 3, 5, 4], values=prng.uniform(-1, 1, 120).tolist())
+    init.GivenTensorFill([], "pl_x1", shape=[2, 3, 5], values=prng.uniform(-1, 1, 30).tolist())
+    init.GivenTensorFill([], "pl_x3", shape=[1, 2, 3, 4, 3], values=prng.uniform(-1, 1, 72).tolist())
+    net.MaxPool("pl_x", "pl_my", kernel=2, stride=2, pad=1)
+    net.MaxPoolGradient(["pl_x", "pl_my", "pl_my"], "pl_mdx", kernel=2, stride=2, pad=1)
+    pl_args = dict(kernels=[3, 2], strides=[2, 2], pads=[1, 1, 1, 1], legacy_pad=3, count_include_pad=1,
+                   order="NHWC")
+    net.AveragePool("pl_x", "pl_ay", **pl_args)
+    net.AveragePoolGradient(["pl_x", "pl_ay", "pl_ay"], "pl_adx", **pl_args)
+    net.MaxPool1D("pl_x1", "pl_gy", global_pooling=1)
+    net.MaxPool1DGradient(["pl_x1", "pl_gy", "pl_gy"], "pl_gdx", global_pooling=1)
+    net.AveragePool3D("pl_x3", "pl_3y", kernels=[2, 2, 2], strides=[1, 2, 1])
+    net.AveragePool3DGradient(["pl_x3", "pl_3y", "pl_3y"], "pl_3dx", kernels=[2, 2, 2], strides=[1, 2, 1])
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -887,7 +903,8 @@ def build_ops_net(name="af_ops"):
          "wms_i", "wms_i2", "uuf_y", "uuf_y2", "cf_bool", "py_y", "py_dx"] + \
         ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx",
          "nm_idg", "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty",
-         "nm_mdx", "nm_mdg", "nm_mdb"] + \
+         "nm_mdx", "nm_mdg", "nm_mdb", "nm_ly", "nm_ls", "nm_ldx"] + \
+        ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
@@ -903,7 +920,9 @@ OPS_PART_SIZE = 40
 OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
-OPS_REPORTING = ("GivenTensorFill", "op LRN #", "op LRNGradient #", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
+OPS_REPORTING = ("GivenTensorFill", "op LRN #", "op LRNGradient #", "op MaxPool #", "op MaxPoolGradient #",
+                 "op AveragePool #", "op AveragePoolGradient #", "op MaxPool1D #", "op MaxPool1DGradient #",
+                 "op AveragePool3D #", "op AveragePool3DGradient #", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                  "op BatchMatMulGradient #",
                  "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",

@@ -831,6 +831,37 @@ CASES = [
          assert (workspace.FetchBlob('dw') == 0).all() and (workspace.FetchBlob('db') == 0).all()
          """, None, "",
          note="no error: empty outputs; no input channels give the bias; no images give zero gradients"),
+    # ---------------------------------------------------------------- pooling
+    Case("pool-pad-not-smaller-than-kernel", "ops: pool", "MaxPool(x, kernel=3, pad=3)",
+         "feed(x=f32(2, 3, 5, 6)); run_op('MaxPool', ['x'], ['y'], kernel=3, pad=3)", V,
+         r"op MaxPool #0: argument pads: the head pad of dim 0 is 3, not smaller than the kernel 3 \(pooling "
+         r"needs pad < kernel\)",
+         note="checked when the op is created, as Caffe2's PoolOp (not with global_pooling); the kernel, "
+              "stride, pad, legacy_pad and order errors are the shared base's"),
+    Case("pool-grad-y-shape", "ops: pool", "MaxPoolGradient([x (2,3,5,6), y (2,3,2,2), dy], kernel=2, "
+                                           "stride=2)",
+         """
+         feed(x=f32(2, 3, 5, 6), y=f32(2, 3, 2, 2), dy=f32(2, 3, 2, 3))
+         run_op('MaxPoolGradient', ['x', 'y', 'dy'], ['dx'], kernel=2, stride=2)
+         """, V, r"op MaxPoolGradient #0: input 1 blob 'y' \(Y\) must have the pooled shape \(2, 3, 2, 3\) "
+                 r"float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
+         note="dY (input 2) likewise; AveragePoolGradient checks Y's shape too (Caffe2 read its dims)"),
+    Case("pool-grad-dy-int32", "ops: pool", "AveragePoolGradient([x, y, dy_int32], kernel=2)",
+         """
+         feed(x=f32(2, 3, 4, 4), y=f32(2, 3, 3, 3), dy=np.zeros((2, 3, 3, 3), np.int32))
+         run_op('AveragePoolGradient', ['x', 'y', 'dy'], ['dx'], kernel=2)
+         """, T_, r"op AveragePoolGradient #0: input 2 blob 'dy' must be float32, got \(2, 3, 3, 3\) int32"),
+    Case("pool-empty-and-window-past-the-image", "ops: pool",
+         "MaxPool(x (0,3,4,4)); MaxPool(x (1,1,5), kernels=[1], strides=[3], legacy_pad=3)",
+         """
+         feed(x=np.zeros((0, 3, 4, 4), np.float32), z=np.arange(5, dtype=np.float32).reshape(1, 1, 5))
+         run_op('MaxPool', ['x'], ['y'], kernel=2, stride=2)
+         assert workspace.FetchBlob('y').shape == (0, 3, 2, 2)
+         run_op('MaxPool', ['z'], ['w'], kernels=[1], strides=[3], legacy_pad=3)
+         assert workspace.FetchBlob('w').tolist() == [[[0, 3, -np.finfo(np.float32).max]]]
+         """, None, "",
+         note="no error: empty outputs; CAFFE_LEGACY_POOLING with head pad 0 and stride > kernel can put the "
+              "last window past the image: its max is -FLT_MAX (Caffe2's start value), its average 0"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,

@@ -59,6 +59,7 @@ extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMom
                                                  SinusoidPositionEncoding */
 extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
 extern const rc_op_schema rc_ops_pyfunc[];    /* ops/pyfunc.c: Python, PythonGradient (through a hook) */
+extern const rc_op_schema rc_ops_pool[];      /* ops/pool.c: MaxPool, AveragePool (1D/2D/3D) (+gradients) */
 extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
@@ -90,6 +91,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_moments,
     rc_ops_activation,
     rc_ops_calib,
+    rc_ops_pool,
     rc_ops_pyfunc,
     rc_ops_lrn,
 };

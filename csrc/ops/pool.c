@@ -1,0 +1,347 @@
+/* ops/pool.c -- Caffe2's pooling ops on the CPU: MaxPool, AveragePool (also
+ * registered as MaxPool1D/2D/3D, AveragePool1D/2D/3D: the same ops, as in
+ * Caffe2) and their gradients MaxPool*Gradient, AveragePool*Gradient.
+ *
+ * X is float32 NCHW (N, C, d1..dn) or NHWC (N, d1..dn, C) by argument order,
+ * n = 1..3 spatial dims. The arguments (kernel(s), stride(s), pad(s),
+ * legacy_pad, global_pooling) are ConvPoolOpBase's, parsed and resolved by the
+ * shared base (ops/convpool.h). Pooling refuses dilation != 1 and, as Caffe2's
+ * PoolOp, a head or tail pad >= its kernel (unless global_pooling).
+ * Output position o of spatial dim i covers the window [o s_i - p_i,
+ * o s_i - p_i + k_i) of the padded input (p_i the head pad); the window is
+ * clipped to the image, [max(start, 0), min(end, in_i)).
+ *  - MaxPool: Y = the max of X over the clipped window. A NaN in the window
+ *    gives NaN (NaN propagates). A window with no cell of the image (only
+ *    reachable with legacy_pad=CAFFE_LEGACY_POOLING, head pad 0 and stride >
+ *    kernel: Caffe's ceil-mode output size puts the last window past the
+ *    image) gives -FLT_MAX, the value Caffe2 starts its max from (numeric
+ *    lowest).
+ *  - AveragePool: Y = the sum of X over the clipped window / count, count the
+ *    number of cells of the image in it (count_include_pad=0, Caffe2's
+ *    default) or the kernel's volume k_1..k_n (count_include_pad=1: padding
+ *    counts as zeros; with legacy / ceil output sizes the resolved tail pad
+ *    covers the last window, so the count is always the full kernel, as in
+ *    Caffe2). The sum is in double in window order (d, h, w): the same bits
+ *    every run. A window with no cell gives 0.
+ *  - MaxPoolGradient(X, Y, dY) -> dX: Caffe2's rule, followed exactly: for
+ *    every window y and every cell x in it, dX[x] += (X[x] == Y[y]) * dY[y] --
+ *    every cell equal to the max gets the whole gradient (ties all receive
+ *    it); a NaN max matches no cell; a non-finite dY[y] reaches every cell of
+ *    its window (0 * inf = NaN), as in Caffe2.
+ *  - AveragePoolGradient(X, Y, dY) -> dX: dX[x] += dY[y] * (1.0f / count) for
+ *    every window y containing x (Y is not read, only its shape checked).
+ * Gradients accumulate in float in window order (deterministic). Y and dY
+ * must have the output shape the arguments give for X. global_pooling: the
+ * window is the whole image (output spatial dims 1).
+ * Empty tensors (N = 0, C = 0) give empty outputs.
+ * The state is the parsed arguments (no scratch: the kernels work in place).
+ */
+#include "../core/rc_core.h"
+#include "convpool.h"
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The geometry padded to 3 spatial dims (leading dims of size 1, kernel 1,
+ * stride 1, pad 0). */
+typedef struct {
+    int nd, nhwc;
+    int64_t N, C;
+    int64_t in[3], out[3], k[3], s[3], ph[3];
+} pl_geom;
+
+enum { PL_MAX, PL_AVG };
+
+/* ================================================================ kernels */
+
+/* The clipped window of output o along dim i: [*a, *b) (a >= b: empty). */
+static inline void pl_win(const pl_geom *g, int i, int64_t o, int64_t *a, int64_t *b)
+{
+    const int64_t st = o * g->s[i] - g->ph[i], en = st + g->k[i];
+    *a = st > 0 ? st : 0;
+    *b = en < g->in[i] ? en : g->in[i];
+    if (*b < *a) *b = *a;
+}
+
+/* The kernel's volume (count_include_pad). */
+static double pl_kvol(const pl_geom *g) { return (double)g->k[0] * (double)g->k[1] * (double)g->k[2]; }
+
+/* Runs the statement(s) once per output position (od, oh, ow), y its spatial
+ * index, with the clipped window [d0, d1) x [h0, h1) x [w0, w1). */
+#define PL_FOR_WINDOWS(g, ...)                                                                          \
+    do {                                                                                                \
+        int64_t y = 0;                                                                                  \
+        for (int64_t od = 0; od < (g)->out[0]; od++) {                                                  \
+            int64_t d0, d1;                                                                             \
+            pl_win((g), 0, od, &d0, &d1);                                                               \
+            for (int64_t oh = 0; oh < (g)->out[1]; oh++) {                                              \
+                int64_t h0, h1;                                                                         \
+                pl_win((g), 1, oh, &h0, &h1);                                                           \
+                for (int64_t ow = 0; ow < (g)->out[2]; ow++, y++) {                                     \
+                    int64_t w0, w1;                                                                     \
+                    pl_win((g), 2, ow, &w0, &w1);                                                       \
+                    __VA_ARGS__                                                                         \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    } while (0)
+
+/* Runs the statement(s) for every cell x (spatial index) of the window. */
+#define PL_FOR_CELLS(g, ...)                                                                            \
+    for (int64_t d = d0; d < d1; d++)                                                                   \
+        for (int64_t h = h0; h < h1; h++)                                                               \
+            for (int64_t w = w0; w < w1; w++) {                                                         \
+                const int64_t x = (d * (g)->in[1] + h) * (g)->in[2] + w;                                \
+                __VA_ARGS__                                                                             \
+            }
+
+static inline float pl_max1(float m, float v) { return (v > m || v != v) ? v : m; }
+
+/* NCHW: planes xp (in spatial cells) -> yp (out cells), one per (n, c).
+ * NHWC: per sample, C channels innermost. */
+static void pl_forward(const pl_geom *g, int kind, int cip, const float *X, float *Y)
+{
+    const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
+    const double kv = pl_kvol(g);
+    if (!g->nhwc) {
+        for (int64_t p = 0; p < g->N * g->C; p++) {
+            const float *xp = X + p * Sx;
+            float *yp = Y + p * Sy;
+            if (kind == PL_MAX) {
+                PL_FOR_WINDOWS(g, {
+                    float m = -INFINITY;
+                    int any = 0;
+                    PL_FOR_CELLS(g, m = pl_max1(m, xp[x]); any = 1;)
+                    yp[y] = any ? m : -FLT_MAX;
+                });
+            } else {
+                PL_FOR_WINDOWS(g, {
+                    double sum = 0.0;
+                    PL_FOR_CELLS(g, sum += xp[x];)
+                    const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
+                    yp[y] = cnt > 0 ? (float)(sum / cnt) : 0.0f;
+                });
+            }
+        }
+        return;
+    }
+    const int64_t C = g->C;
+    for (int64_t n = 0; n < g->N; n++) {
+        const float *xn = X + n * Sx * C;
+        float *yn = Y + n * Sy * C;
+        if (kind == PL_MAX) {
+            PL_FOR_WINDOWS(g, {
+                float *yv = yn + y * C;
+                const int empty = d0 == d1 || h0 == h1 || w0 == w1;
+                for (int64_t c = 0; c < C; c++) yv[c] = empty ? -FLT_MAX : -INFINITY;
+                PL_FOR_CELLS(g, {
+                    const float *xv = xn + x * C;
+                    for (int64_t c = 0; c < C; c++) yv[c] = pl_max1(yv[c], xv[c]);
+                })
+            });
+        } else {
+            /* channel by channel: each sum in double, in window order */
+            PL_FOR_WINDOWS(g, {
+                float *yv = yn + y * C;
+                const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
+                for (int64_t c = 0; c < C; c++) {
+                    double sum = 0.0;
+                    PL_FOR_CELLS(g, sum += xn[x * C + c];)
+                    yv[c] = cnt > 0 ? (float)(sum / cnt) : 0.0f;
+                }
+            });
+        }
+    }
+}
+
+/* dX (zeroed here) from dY; X, Y read by MaxPoolGradient only. */
+static void pl_backward(const pl_geom *g, int kind, int cip, const float *X, const float *Y, const float *dY,
+                        float *dX)
+{
+    const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
+    const int64_t C = g->C;
+    const double kv = pl_kvol(g);
+    memset(dX, 0, (size_t)(g->N * C * Sx) * sizeof *dX);
+    /* element (cell s, channel c) of sample / plane p: NCHW planes have stride
+     * 1 and one channel each; NHWC samples have C channels innermost */
+    const int64_t planes = g->nhwc ? g->N : g->N * C, nc = g->nhwc ? C : 1;
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = X + p * Sx * nc, *yp = Y + p * Sy * nc, *gp = dY + p * Sy * nc;
+        float *dp = dX + p * Sx * nc;
+        if (kind == PL_MAX) {
+            PL_FOR_WINDOWS(g, {
+                PL_FOR_CELLS(g, {
+                    for (int64_t c = 0; c < nc; c++)
+                        dp[x * nc + c] += (float)(xp[x * nc + c] == yp[y * nc + c]) * gp[y * nc + c];
+                })
+            });
+        } else {
+            PL_FOR_WINDOWS(g, {
+                const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
+                const float scale = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+                PL_FOR_CELLS(g, {
+                    for (int64_t c = 0; c < nc; c++) dp[x * nc + c] += gp[y * nc + c] * scale;
+                })
+            });
+        }
+    }
+}
+
+/* ================================================================ arguments */
+
+typedef struct {
+    int kind, cip;
+    rc_cp_args a;
+} pl_state;
+
+static void pl_free(void *p) { free(p); }
+
+/* The base's arguments, count_include_pad, and Caffe2's PoolOp rule: every
+ * pad (head and tail, as given) smaller than its kernel, unless
+ * global_pooling. */
+static rc_status pl_setup_kind(rc_op *op, int kind, rc_err *err)
+{
+    pl_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    s->kind = kind;
+    rc_status st;
+    int64_t v = 0;
+    if ((st = rc_cp_parse(op, RC_CP_POOL, &s->a, err))) return st;
+    if (kind == PL_AVG) {
+        if ((st = rc_arg_i(&op->def, "count_include_pad", 0, &v, err))) return st;
+        s->cip = v != 0;
+    }
+    const rc_cp_args *a = &s->a;
+    for (int i = 0; i < a->nd && !a->global; i++)
+        for (int t = 0; t < 2; t++)
+            if (a->pads[t * a->nd + i] >= a->kernel[i])
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument pads: the %s pad of dim %d is %lld, not smaller "
+                                  "than the kernel %lld (pooling needs pad < kernel)", t ? "tail" : "head", i,
+                                  (long long)a->pads[t * a->nd + i], (long long)a->kernel[i]);
+    return RC_OK;
+}
+
+/* Input xi checked by the base; *g its geometry padded to 3 dims. */
+static rc_status pl_geometry(rc_op *op, int xi, pl_geom *g, rc_cp_geom *cg, rc_err *err)
+{
+    const pl_state *s = op->state;
+    rc_status st = rc_cp_geometry(op, &s->a, xi, cg, err);
+    if (st) return st;
+    memset(g, 0, sizeof *g);
+    g->nd = cg->nd;
+    g->nhwc = s->a.nhwc;
+    g->N = cg->N;
+    g->C = cg->C;
+    for (int j = 0; j < 3; j++) {
+        const int i = j - (3 - cg->nd);
+        g->in[j] = i >= 0 ? cg->in[i] : 1;
+        g->out[j] = i >= 0 ? cg->out[i] : 1;
+        g->k[j] = i >= 0 ? cg->kernel[i] : 1;
+        g->s[j] = i >= 0 ? cg->stride[i] : 1;
+        g->ph[j] = i >= 0 ? cg->pad_head[i] : 0;
+    }
+    return RC_OK;
+}
+
+/* ================================================================ ops */
+
+static rc_status max_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_MAX, err); }
+static rc_status avg_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_AVG, err); }
+
+static rc_status pl_check(rc_op *op, rc_err *err)
+{
+    pl_geom g;
+    rc_cp_geom cg;
+    return pl_geometry(op, 0, &g, &cg, err);
+}
+
+/* Input i (Y or dY of a gradient op) must be float32 with the output shape. */
+static rc_status pl_expect_out(rc_op *op, int i, const char *what, const rc_cp_geom *cg, rc_err *err)
+{
+    const pl_state *s = op->state;
+    rc_status st = rc_check_input(op, i, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0), *t = rc_in(op, i);
+    rc_tensor want;
+    rc_tensor_init(&want);
+    want.dtype = RC_F32;
+    want.ndim = x->ndim;
+    rc_cp_out_dims(&s->a, cg, cg->C, want.dims);
+    if (rc_tensor_same_shape(t, &want)) return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have the pooled shape %s of input 0 blob "
+                      "'%s' %s, got %s", i, rc_in_name(op, i), what, RC_SHAPE(&want), rc_in_name(op, 0),
+                      RC_SHAPE(x), RC_SHAPE(t));
+}
+
+/* MaxPool*Gradient / AveragePool*Gradient(X, Y, dY). */
+static rc_status pl_grad_shapes(rc_op *op, pl_geom *g, rc_err *err)
+{
+    rc_cp_geom cg;
+    rc_status st = pl_geometry(op, 0, g, &cg, err);
+    if (st || (st = pl_expect_out(op, 1, "Y", &cg, err))) return st;
+    return pl_expect_out(op, 2, "dY", &cg, err);
+}
+
+static rc_status pl_grad_check(rc_op *op, rc_err *err)
+{
+    pl_geom g;
+    return pl_grad_shapes(op, &g, err);
+}
+
+static rc_status pl_run(rc_op *op, rc_err *err)
+{
+    const pl_state *s = op->state;
+    pl_geom g;
+    rc_cp_geom cg;
+    rc_status st = pl_geometry(op, 0, &g, &cg, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    int64_t dims[RC_MAX_DIMS];
+    rc_cp_out_dims(&s->a, &cg, cg.C, dims);
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    pl_forward(&g, s->kind, s->cip, rc_f32(x), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+static rc_status pl_grad_run(rc_op *op, rc_err *err)
+{
+    const pl_state *s = op->state;
+    pl_geom g;
+    rc_status st = pl_grad_shapes(op, &g, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if ((st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    pl_backward(&g, s->kind, s->cip, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
+#define PL_DOC_ARGS "(args kernel(s), stride(s), pad(s), legacy_pad, global_pooling, order"
+#define PL_MAX_ROW(name)                                                                                \
+    {name, 1, 1, 1, 1, NULL, max_setup, pl_run, pl_free,                                                \
+     "X -> Y: the max of X over each window " PL_DOC_ARGS ")", pl_check}
+#define PL_AVG_ROW(name)                                                                                \
+    {name, 1, 1, 1, 1, NULL, avg_setup, pl_run, pl_free,                                                \
+     "X -> Y: the mean of X over each window " PL_DOC_ARGS ", count_include_pad)", pl_check}
+#define PL_MAX_GRAD_ROW(name)                                                                           \
+    {name, 3, 3, 1, 1, NULL, max_setup, pl_grad_run, pl_free,                                           \
+     "(X, Y, dY) -> dX: dY to every cell of a window equal to its max (args as MaxPool's)", pl_grad_check}
+#define PL_AVG_GRAD_ROW(name)                                                                           \
+    {name, 3, 3, 1, 1, NULL, avg_setup, pl_grad_run, pl_free,                                           \
+     "(X, Y, dY) -> dX: dY / count to every cell of a window (args as AveragePool's)", pl_grad_check}
+
+const rc_op_schema rc_ops_pool[] = {
+    PL_MAX_ROW("MaxPool"), PL_MAX_ROW("MaxPool1D"), PL_MAX_ROW("MaxPool2D"), PL_MAX_ROW("MaxPool3D"),
+    PL_AVG_ROW("AveragePool"), PL_AVG_ROW("AveragePool1D"), PL_AVG_ROW("AveragePool2D"),
+    PL_AVG_ROW("AveragePool3D"),
+    PL_MAX_GRAD_ROW("MaxPoolGradient"), PL_MAX_GRAD_ROW("MaxPool1DGradient"),
+    PL_MAX_GRAD_ROW("MaxPool2DGradient"), PL_MAX_GRAD_ROW("MaxPool3DGradient"),
+    PL_AVG_GRAD_ROW("AveragePoolGradient"), PL_AVG_GRAD_ROW("AveragePool1DGradient"),
+    PL_AVG_GRAD_ROW("AveragePool2DGradient"), PL_AVG_GRAD_ROW("AveragePool3DGradient"),
+    {0},
+};
