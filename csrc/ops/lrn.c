@@ -47,7 +47,8 @@ static rc_status lrn_setup(rc_op *op, rc_err *err)
     rc_status st;
     if ((st = rc_checks_order(op, &s->nhwc, err)) || (st = rc_arg_i(&op->def, "size", 0, &s->size, err)) ||
         (st = rc_arg_f(&op->def, "alpha", 0.0f, &s->alpha, err)) ||
-        (st = rc_arg_f(&op->def, "beta", 0.0f, &s->beta, err)) || (st = rc_arg_f(&op->def, "bias", 1.0f, &s->bias, err)))
+        (st = rc_arg_f(&op->def, "beta", 0.0f, &s->beta, err)) ||
+        (st = rc_arg_f(&op->def, "bias", 1.0f, &s->bias, err)))
         return st;
     if (s->size < 1 || s->size % 2 == 0 || s->size > INT32_MAX)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument size (the channels of the window) must be odd and >= 1, "
@@ -73,8 +74,9 @@ static rc_status lrn_shapes(rc_op *op, int n_same, lrn_geom *g, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     for (int i = 1; i < n_same; i++)
         if (!rc_tensor_same_shape(rc_in(op, i), x))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s must have the shape of input 0 blob '%s' %s",
-                              i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), rc_in_name(op, 0), RC_SHAPE(x));
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s must have the shape of input 0 blob '%s' %s", i,
+                              rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), rc_in_name(op, 0), RC_SHAPE(x));
     if (g) {
         g->N = x->dims[0];
         g->C = x->dims[s->nhwc ? x->ndim - 1 : 1];
