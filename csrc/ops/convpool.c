@@ -119,7 +119,8 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
         (st = cp_family(op, "dilations", "dilation", 2, dparts, 2, a->dilation, RC_CP_MAX_ND, &ndl, err)) ||
         (st = cp_family(op, "pads", "pad", 4, pparts, 4, a->pads, 2 * RC_CP_MAX_ND, &np, err)))
         return st;
-    if ((st = cp_range(op, "kernels", a->kernel, nk, 1, err)) || (st = cp_range(op, "strides", a->stride, ns, 1, err)) ||
+    if ((st = cp_range(op, "kernels", a->kernel, nk, 1, err)) ||
+        (st = cp_range(op, "strides", a->stride, ns, 1, err)) ||
         (st = cp_range(op, "dilations", a->dilation, ndl, 1, err)) || (st = cp_range(op, "pads", a->pads, np, 0, err)))
         return st;
     if (np > 0 && (legacy == RC_CP_VALID || legacy == RC_CP_SAME))
@@ -162,8 +163,9 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
         if (a->dilation[i] != 1 && (kind == RC_CP_POOL || legacy == RC_CP_SAME || legacy == RC_CP_CAFFE_LEGACY_POOLING))
             return rc_op_fail(op, err, RC_ERR_VALUE, "argument dilations: %lld in dim %d; %s takes dilation 1 only",
                               (long long)a->dilation[i], i,
-                              kind == RC_CP_POOL ? "pooling" : legacy == RC_CP_SAME ? "legacy_pad SAME"
-                                                                                     : "legacy_pad CAFFE_LEGACY_POOLING");
+                              kind == RC_CP_POOL      ? "pooling"
+                              : legacy == RC_CP_SAME ? "legacy_pad SAME"
+                                                     : "legacy_pad CAFFE_LEGACY_POOLING");
     return RC_OK;
 }
 
@@ -196,8 +198,9 @@ rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, 
         const int64_t in = x->dims[a->nhwc ? 1 + i : 2 + i];
         int64_t k, s, d, ph, pt, out;
         if (in < 1)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (order %s) has spatial size 0 in dim %s: no "
-                              "window fits", xi, rc_in_name(op, xi), RC_SHAPE(x), order, cp_dim_name(nd, i));
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s (order %s) has spatial size 0 in dim %s: no window fits", xi,
+                              rc_in_name(op, xi), RC_SHAPE(x), order, cp_dim_name(nd, i));
         if (a->global) {
             k = in, s = 1, d = 1, ph = pt = 0, out = 1;
         } else {
@@ -225,8 +228,9 @@ rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, 
                 span = in + ph + pt;
             }
             if (span < dk)
-                return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (order %s): spatial size %lld in dim %s "
-                                  "with pads %lld + %lld is smaller than the window %lld (kernel %lld, dilation %lld)",
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input %d blob '%s' %s (order %s): spatial size %lld in dim %s with pads %lld + "
+                                  "%lld is smaller than the window %lld (kernel %lld, dilation %lld)",
                                   xi, rc_in_name(op, xi), RC_SHAPE(x), order, (long long)in, cp_dim_name(nd, i),
                                   (long long)ph, (long long)(a->legacy_pad == RC_CP_CAFFE_LEGACY_POOLING ? ph : pt),
                                   (long long)dk, (long long)k, (long long)d);
