@@ -212,6 +212,10 @@ CASES = [
      ["dx", "ds", "db"], {}),
     ("SpatialBNGradient", [("x", X234), ("s", r(3)), ("dy", r(2, 3, 4)), ("m", r(3)), ("is", p(3)),
                            ("a", r(3)), ("c", r(3))], ["dx", "ds", "db"], {"num_batches": 3}),
+    # ---- lrn.c
+    ("LRN", [("x", X234)], ["y", "scale"], {"size": 3, "alpha": 0.1, "beta": 0.75}),
+    ("LRN", [("x", X234)], ["y"], {"size": 1, "order": "NHWC"}),
+    ("LRNGradient", [("x", X234), ("y", r(2, 3, 4)), ("dy", r(2, 3, 4))], ["dx"], {"size": 3, "alpha": 0.1}),
     # ---- dropout.c
     ("Dropout", [("x", X234)], ["y", "mask"], {"ratio": 0.3}),
     ("Dropout", [("x", X234)], ["y"], {"is_test": 1}),
@@ -234,7 +238,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 82
+    assert len(mine) == 84
     assert not mine - {c[0] for c in CASES}
 
 
