@@ -14,9 +14,10 @@ properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)`
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
-``Conv``, ``ConvNd`` and ``GroupConv`` call ``brew.conv`` / ``conv_nd`` / ``group_conv`` with the
-model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
-The methods for the other convolutional ops (``ConvTranspose``, ``GroupConv_Deprecated``,
+``Conv``, ``ConvNd``, ``GroupConv`` and ``ConvTranspose`` call ``brew.conv`` / ``conv_nd`` /
+``group_conv`` / ``conv_transpose`` with the model's ``order``, ``use_cudnn``,
+``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
+The methods for the other convolutional ops (``GroupConv_Deprecated``,
 ``MaxPoolWithIndex``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed /
 decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise
 AttributeError saying so: their ops are not provided
@@ -31,7 +32,7 @@ __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
-    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated",
+    "GroupConv_Deprecated": "group_conv_deprecated",
     "PackedFC": "packed_fc", "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
     "MaxPoolWithIndex": "max_pool_with_index",
 }
@@ -79,6 +80,11 @@ class CNNModelHelper(ModelHelper):
         return brew.group_conv(self, *args, use_cudnn=self.use_cudnn, order=self.order,
                                cudnn_exhaustive_search=self.cudnn_exhaustive_search,
                                ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
+
+    def ConvTranspose(self, *args, **kwargs):
+        return brew.conv_transpose(self, *args, use_cudnn=self.use_cudnn, order=self.order,
+                                   cudnn_exhaustive_search=self.cudnn_exhaustive_search,
+                                   ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
 
     def SpatialBN(self, *args, **kwargs):
         return brew.spatial_bn(self, *args, **kwargs)
