@@ -67,19 +67,17 @@ def _conv_fwd(op, ins):
     return [Tensor(_convpool.out_shape(g, M), FLOAT)]
 
 
-@register(*(t + "Gradient" for t in _TYPES))
-def _conv_grad(op, ins):
-    a = args(op)
-    no_bias = _int_arg(a, "no_bias", 0)
+def _grad(op, ins, forward):
+    """(dfilter, dbias[, dX]) / (dfilter[, dX]); forward(op, ins, None) gives (Y's shape, its channels)."""
+    no_bias = _int_arg(args(op), "no_bias", 0)
     n_out = len(op.output)
     if no_bias is None or (n_out > 2 if no_bias else n_out < 2):
         return [None] * n_out
-    r = _conv(op, ins, None)
+    r = forward(op, ins, None)
     if r is None:
         return [None] * n_out
-    g, M = r
+    y, M = r
     _f32(op, ins, 2, "dY")
-    y = _convpool.out_shape(g, M)
     if tuple(ins[2].shape) != y:
         raise ShapeError("%s: dY %s must have the forward output's shape %s" % (op.type, list(ins[2].shape),
                                                                              list(y)))
@@ -89,6 +87,16 @@ def _conv_grad(op, ins):
     if len(outs) < n_out:
         outs.append(Tensor(tuple(ins[0].shape), FLOAT))
     return outs
+
+
+def _conv_y(op, ins, bias_i):
+    r = _conv(op, ins, bias_i)
+    return None if r is None else (_convpool.out_shape(r[0], r[1]), r[1])
+
+
+@register(*(t + "Gradient" for t in _TYPES))
+def _conv_grad(op, ins):
+    return _grad(op, ins, _conv_y)
 
 
 def _adjs(op, a, nd, stride):
@@ -162,21 +170,4 @@ def _conv_t_fwd(op, ins):
 
 @register("ConvTransposeGradient")
 def _conv_t_grad(op, ins):
-    no_bias = _int_arg(args(op), "no_bias", 0)
-    n_out = len(op.output)
-    if no_bias is None or (n_out > 2 if no_bias else n_out < 2):
-        return [None] * n_out
-    r = _conv_t(op, ins, None)
-    if r is None:
-        return [None] * n_out
-    y, cout = r
-    _f32(op, ins, 2, "dY")
-    if tuple(ins[2].shape) != y:
-        raise ShapeError("%s: dY %s must have the forward output's shape %s" % (op.type, list(ins[2].shape),
-                                                                             list(y)))
-    outs = [Tensor(tuple(ins[1].shape), FLOAT)]
-    if not no_bias:
-        outs.append(Tensor((cout,), FLOAT))
-    if len(outs) < n_out:
-        outs.append(Tensor(tuple(ins[0].shape), FLOAT))
-    return outs
+    return _grad(op, ins, _conv_t)

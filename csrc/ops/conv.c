@@ -328,6 +328,22 @@ static rc_status ct_grad_setup(rc_op *op, rc_err *err) { return cv_setup_common(
 
 /* ================================================================ shapes */
 
+/* The identity flag of a checked g; each product's dims go to the BLAS as
+ * int (a MemoryError beyond). */
+static rc_status cv_finish(rc_op *op, cv_geom *g, rc_err *err)
+{
+    g->identity = 1;
+    for (int i = 0; i < CV_D; i++)
+        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
+    const int64_t dims[] = {g->P, g->Kg, g->M};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] > INT_MAX)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
+                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
+                              RC_SHAPE(rc_in(op, 1)), (long long)dims[i]);
+    return RC_OK;
+}
+
 /* X (input 0), the filter (input 1) and, when bias_i >= 0, the bias -> g. */
 static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
 {
@@ -382,9 +398,6 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
     g->M = w->dims[0];
     g->Mg = g->M / g->G;
     g->Kg = g->Cg * g->ksize;
-    g->identity = 1;
-    for (int i = 0; i < CV_D; i++)
-        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
     if (bias_i >= 0 && bias_i < op->n_in) {
         if ((st = rc_check_input(op, bias_i, RC_F32, err))) return st;
         const rc_tensor *b = rc_in(op, bias_i);
@@ -393,14 +406,7 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
                               "filter's first dim), got %s", bias_i, rc_in_name(op, bias_i), (long long)g->M,
                               RC_SHAPE(b));
     }
-    /* each product's dims go to the BLAS as int */
-    const int64_t dims[] = {g->P, g->Kg, g->M};
-    for (int i = 0; i < 3; i++)
-        if (dims[i] > INT_MAX)
-            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
-                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(w),
-                              (long long)dims[i]);
-    return RC_OK;
+    return cv_finish(op, g, err);
 }
 
 /* The output shape (N, M, out) / (N, out, M) into dims; returns its ndim. */
@@ -411,26 +417,31 @@ static int cv_out_dims(rc_op *op, const cv_geom *g, int64_t *dims)
     return g->nd + 2;
 }
 
-/* ConvGradient: dY (input 2) must have Conv's output shape. */
+static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err);
+static int ct_out_dims(const cv_geom *g, int64_t *dims);
+
+/* ConvGradient / ConvTransposeGradient: dY (input 2) must have the forward
+ * op's output shape. */
 static rc_status cv_grad_shapes(rc_op *op, cv_geom *g, rc_err *err)
 {
-    rc_status st = cv_shapes(op, -1, g, err);
+    const int tr = ((const cv_state *)op->state)->transposed;
+    rc_status st = tr ? ct_shapes(op, -1, g, err) : cv_shapes(op, -1, g, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     rc_tensor want;
     rc_tensor_init(&want);
     want.dtype = RC_F32;
-    want.ndim = cv_out_dims(op, g, want.dims);
+    want.ndim = tr ? ct_out_dims(g, want.dims) : cv_out_dims(op, g, want.dims);
     const rc_tensor *dy = rc_in(op, 2);
     if (rc_tensor_same_shape(dy, &want)) return RC_OK;
-    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of Conv's output %s "
-                      "(X %s, filter %s), got %s", rc_in_name(op, 2), RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)),
-                      RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of %s's output %s "
+                      "(X %s, filter %s), got %s", rc_in_name(op, 2), tr ? "ConvTranspose" : "Conv",
+                      RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)), RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
 }
 
 static rc_status cv_check(rc_op *op, rc_err *err)
 {
     cv_geom g;
-    return cv_shapes(op, 2, &g, err);
+    return ((const cv_state *)op->state)->transposed ? ct_shapes(op, 2, &g, err) : cv_shapes(op, 2, &g, err);
 }
 
 static rc_status cv_grad_check(rc_op *op, rc_err *err)
@@ -521,9 +532,6 @@ static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
     if (__builtin_mul_overflow(g->Cg, g->G, &g->C) || __builtin_mul_overflow(g->Cg, g->ksize, &g->Kg))
         return rc_op_fail(op, err, RC_ERR_MEMORY, "input 1 blob '%s' (filter) %s with group=%lld: too many output "
                           "channels", rc_in_name(op, 1), RC_SHAPE(w), (long long)g->G);
-    g->identity = 1;
-    for (int i = 0; i < CV_D; i++)
-        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
     if (bias_i >= 0 && bias_i < op->n_in) {
         if ((st = rc_check_input(op, bias_i, RC_F32, err))) return st;
         const rc_tensor *b = rc_in(op, bias_i);
@@ -532,13 +540,7 @@ static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
                               "channels: filter %s, group=%lld), got %s", bias_i, rc_in_name(op, bias_i),
                               (long long)g->C, RC_SHAPE(w), (long long)g->G, RC_SHAPE(b));
     }
-    const int64_t dims[] = {g->P, g->Kg, g->M};
-    for (int i = 0; i < 3; i++)
-        if (dims[i] > INT_MAX)
-            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
-                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(w),
-                              (long long)dims[i]);
-    return RC_OK;
+    return cv_finish(op, g, err);
 }
 
 /* ConvTranspose's output shape (N, C, in...) / (N, in..., C) into dims; returns its ndim. */
@@ -549,34 +551,6 @@ static int ct_out_dims(const cv_geom *g, int64_t *dims)
     for (int j = 0; j < g->nd; j++) dims[(g->nhwc ? 1 : 2) + j] = g->in[lead + j];
     dims[g->nhwc ? g->nd + 1 : 1] = g->C;
     return g->nd + 2;
-}
-
-/* ConvTransposeGradient: dY (input 2) must have ConvTranspose's output shape. */
-static rc_status ct_grad_shapes(rc_op *op, cv_geom *g, rc_err *err)
-{
-    rc_status st = ct_shapes(op, -1, g, err);
-    if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
-    rc_tensor want;
-    rc_tensor_init(&want);
-    want.dtype = RC_F32;
-    want.ndim = ct_out_dims(g, want.dims);
-    const rc_tensor *dy = rc_in(op, 2);
-    if (rc_tensor_same_shape(dy, &want)) return RC_OK;
-    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of ConvTranspose's output "
-                      "%s (X %s, filter %s), got %s", rc_in_name(op, 2), RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)),
-                      RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
-}
-
-static rc_status ct_check(rc_op *op, rc_err *err)
-{
-    cv_geom g;
-    return ct_shapes(op, 2, &g, err);
-}
-
-static rc_status ct_grad_check(rc_op *op, rc_err *err)
-{
-    cv_geom g;
-    return ct_grad_shapes(op, &g, err);
 }
 
 /* ================================================================ run */
@@ -621,20 +595,33 @@ static rc_status cv_resize(rc_op *op, int o, int ndim, const int64_t *dims, rc_e
     return RC_OK;
 }
 
+/* Conv, and ConvTranspose: Y = col2im(W^T X) + bias (Conv's dX pass, X as
+ * its dY). */
 static rc_status cv_run(rc_op *op, rc_err *err)
 {
     const cv_state *s = op->state;
+    const int tr = s->transposed;
     cv_geom g;
-    rc_status st = cv_shapes(op, 2, &g, err);
+    rc_status st = tr ? ct_shapes(op, 2, &g, err) : cv_shapes(op, 2, &g, err);
     if (st || (st = cv_scratch(op, &g, err))) return st;
     int64_t dims[RC_MAX_DIMS];
-    const int nd = cv_out_dims(op, &g, dims);
+    const int nd = tr ? ct_out_dims(&g, dims) : cv_out_dims(op, &g, dims);
     if ((st = cv_resize(op, 0, nd, dims, err))) return st;
-    cv_forward(&g, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL,
-               rc_f32(rc_out(op, 0)), s->buf, s->ybuf);
+    const float *x = rc_f32(rc_in(op, 0)), *w = rc_f32(rc_in(op, 1));
+    const float *b = op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL;
+    float *y = rc_f32(rc_out(op, 0));
+    if (!tr) {
+        cv_forward(&g, x, w, b, y, s->buf, s->ybuf);
+        return RC_OK;
+    }
+    cv_backward(&g, NULL, w, x, NULL, NULL, y, NULL, s->buf, s->ybuf);
+    if (b)
+        for (int64_t n = 0; n < g.N; n++) cv_add_bias(g.nhwc, g.C, g.S_in, b, y + n * g.C * g.S_in);
     return RC_OK;
 }
 
+/* ConvGradient, and ConvTransposeGradient: its dfilter from im2col(dY) and X
+ * (Conv's dW pass), dX = conv(dY, W) (Conv's forward), dbias the sums of dY. */
 static rc_status cv_grad_run(rc_op *op, rc_err *err)
 {
     const cv_state *s = op->state;
@@ -644,48 +631,18 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
     const int dbi = s->no_bias ? -1 : 1, dxi = s->no_bias ? 1 : 2;
     const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
     if ((st = cv_resize(op, 0, w->ndim, w->dims, err))) return st;
-    if (dbi > 0 && (st = cv_resize(op, dbi, 1, &g.M, err))) return st;
+    if (dbi > 0 && (st = cv_resize(op, dbi, 1, s->transposed ? &g.C : &g.M, err))) return st;
     if (dxi < op->n_out && (st = cv_resize(op, dxi, x->ndim, x->dims, err))) return st;
-    cv_backward(&g, rc_f32(x), rc_f32(w), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),
-                dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL, dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL, s->dbuf,
-                s->buf, s->ybuf);
-    return RC_OK;
-}
-
-/* ConvTranspose: Y = col2im(W^T X) + bias (Conv's dX pass, X as its dY). */
-static rc_status ct_run(rc_op *op, rc_err *err)
-{
-    const cv_state *s = op->state;
-    cv_geom g;
-    rc_status st = ct_shapes(op, 2, &g, err);
-    if (st || (st = cv_scratch(op, &g, err))) return st;
-    int64_t dims[RC_MAX_DIMS];
-    const int nd = ct_out_dims(&g, dims);
-    if ((st = cv_resize(op, 0, nd, dims, err))) return st;
-    float *y = rc_f32(rc_out(op, 0));
-    cv_backward(&g, NULL, rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 0)), NULL, NULL, y, NULL, s->buf, s->ybuf);
-    if (op->n_in > 2)
-        for (int64_t n = 0; n < g.N; n++) cv_add_bias(g.nhwc, g.C, g.S_in, rc_f32(rc_in(op, 2)), y + n * g.C * g.S_in);
-    return RC_OK;
-}
-
-/* ConvTransposeGradient: dfilter from im2col(dY) and X (Conv's dW pass), dX =
- * conv(dY, W) (Conv's forward), dbias the sums of dY. */
-static rc_status ct_grad_run(rc_op *op, rc_err *err)
-{
-    const cv_state *s = op->state;
-    cv_geom g;
-    rc_status st = ct_grad_shapes(op, &g, err);
-    if (st || (st = cv_scratch(op, &g, err))) return st;
-    const int dbi = s->no_bias ? -1 : 1, dxi = s->no_bias ? 1 : 2;
-    const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
-    if ((st = cv_resize(op, 0, w->ndim, w->dims, err))) return st;
-    if (dbi > 0 && (st = cv_resize(op, dbi, 1, &g.C, err))) return st;
-    if (dxi < op->n_out && (st = cv_resize(op, dxi, x->ndim, x->dims, err))) return st;
-    const float *dy = rc_f32(rc_in(op, 2)), *wd = rc_f32(w);
-    cv_backward(&g, dy, wd, rc_f32(x), rc_f32(rc_out(op, 0)), NULL, NULL, NULL, s->buf, s->ybuf);
-    if (dxi < op->n_out) cv_forward(&g, dy, wd, NULL, rc_f32(rc_out(op, dxi)), s->buf, s->ybuf);
-    if (dbi > 0) cv_sum_bias(g.nhwc, g.N, g.C, g.S_in, dy, rc_f32(rc_out(op, dbi)), s->dbuf);
+    const float *xd = rc_f32(x), *wd = rc_f32(w), *dy = rc_f32(rc_in(op, 2));
+    float *dw = rc_f32(rc_out(op, 0)), *db = dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL;
+    float *dx = dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL;
+    if (!s->transposed) {
+        cv_backward(&g, xd, wd, dy, dw, db, dx, s->dbuf, s->buf, s->ybuf);
+        return RC_OK;
+    }
+    cv_backward(&g, dy, wd, xd, dw, NULL, NULL, NULL, s->buf, s->ybuf);
+    if (dx) cv_forward(&g, dy, wd, NULL, dx, s->buf, s->ybuf);
+    if (db) cv_sum_bias(g.nhwc, g.N, g.C, g.S_in, dy, db, s->dbuf);
     return RC_OK;
 }
 
@@ -713,7 +670,7 @@ const rc_op_schema rc_ops_conv[] = {
     {"Conv1DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
     {"Conv2DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
     {"Conv3DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
-    {"ConvTranspose", 2, 3, 1, 1, NULL, ct_setup, ct_run, cv_free, CT_DOC, ct_check},
-    {"ConvTransposeGradient", 3, 3, 1, 3, NULL, ct_grad_setup, ct_grad_run, cv_free, CT_GRAD_DOC, ct_grad_check},
+    {"ConvTranspose", 2, 3, 1, 1, NULL, ct_setup, cv_run, cv_free, CT_DOC, cv_check},
+    {"ConvTransposeGradient", 3, 3, 1, 3, NULL, ct_grad_setup, cv_grad_run, cv_free, CT_GRAD_DOC, cv_grad_check},
     {0},
 };
