@@ -129,10 +129,9 @@ def _conv_t(op, ins, bias_i):
         raise ShapeError("%s: X %s must have %d dims for a %d-D kernel" % (op.type, list(x), nd + 2, nd))
     nhwc = p["nhwc"]
     spatial, cin = (x[1:-1], x[-1]) if nhwc else (x[2:], x[1])
-    legacy = p["legacy"] in (_convpool.VALID, _convpool.SAME)
     out = []
     for i, n in enumerate(spatial):
-        ph, pt = (0, 0) if legacy else (p["pads"][i], p["pads"][nd + i])
+        ph, pt = p["pads"][i], p["pads"][nd + i]  # 0 with legacy_pad VALID / SAME (no pads given)
         y = (n - 1) * p["stride"][i] + p["dilation"][i] * (p["kernel"][i] - 1) + 1 + adj[i] - ph - pt
         if n < 1 or y < 1:
             raise ShapeError("%s: X %s gives an output size %d in dim %d" % (op.type, list(x), y, i))

@@ -853,8 +853,8 @@ CASES = [
          """, V, r"op ConvTranspose #0: input 1 blob 'w' \(filter\) must have shape \(4, C/group, 3, 3\) "
                  r"\(X \(2, 4, 5, 5\) float32: its channels first; order NCHW, kernel from the arguments\), "
                  r"got \(6, 2, 3, 3\) float32",
-         note="the filter is (C_in, C_out / group, kernel...), NHWC (C_in, kernel..., C_out / group); a group "
-              "that does not divide C_in and a bias not (C_out,) are ValueErrors too"),
+         note="the filter is (C_in, C_out / group, kernel...), NHWC (C_in, kernel..., C_out / group); a "
+              "group that does not divide C_in and a bias not (C_out,) are ValueErrors too"),
     Case("convt-output-size", "ops: conv", "ConvTranspose([x (1,4,1,1), w (4,2,3,3)], kernel=3, pad=2)",
          """
          feed(x=f32(1, 4, 1, 1), w=f32(4, 2, 3, 3))

@@ -165,7 +165,8 @@ def test_legacy_pad(rng, legacy_pad):
     # VALID and SAME alike: no pads, the output (x - 1) stride + kernel + adj (as Caffe2's)
     x, w = f32(rng, 1, 2, 4, 3), f32(rng, 2, 3, 3, 2)
     feed(x=x, w=w)
-    y = run("ConvTranspose", ["x", "w"], ["y"], kernel_h=3, kernel_w=2, stride=2, adj=1, legacy_pad=legacy_pad)
+    y = run("ConvTranspose", ["x", "w"], ["y"], kernel_h=3, kernel_w=2, stride=2, adj=1,
+            legacy_pad=legacy_pad)
     assert y.shape == (1, 3, 10, 7)
     close(y, convt_ref(x, w, None, (3, 2), (2, 2), (1, 1), (0, 0), (0, 0), (1, 1)), 2e-5)
 
@@ -318,12 +319,12 @@ def test_brew_conv_transpose(rng, order):
 def test_brew_conv_transpose_options():
     model = ModelHelper(name="ct2")
     brew.conv_transpose(model, "x", "a", 2, 3, 3, weight_init=("ConstantFill", {"value": 0.5}),
-                        bias_init=("ConstantFill", {"value": 1.0}), use_cudnn=True, cudnn_exhaustive_search=True,
-                        ws_nbytes_limit=64, pad=1)
+                        bias_init=("ConstantFill", {"value": 1.0}), use_cudnn=True,
+                        cudnn_exhaustive_search=True, ws_nbytes_limit=64, pad=1)
     o = model.net.Proto().op[0]
     assert o.engine == "CUDNN"
-    assert {a.name: a.value() for a in o.arg} == {"kernel": 3, "order": "NCHW", "pad": 1, "exhaustive_search": 1,
-                                                  "ws_nbytes_limit": 64}
+    assert {a.name: a.value() for a in o.arg} == {"kernel": 3, "order": "NCHW", "pad": 1,
+                                                  "exhaustive_search": 1, "ws_nbytes_limit": 64}
     values = [{a.name: a.value() for a in i.arg}.get("value") for i in model.param_init_net.Proto().op]
     assert values == [0.5, 1.0]
     ext = ModelHelper(name="ct3", init_params=False)
@@ -399,9 +400,10 @@ def test_bad_shapes():
          dy=np.zeros((2, 2, 7, 8), np.float32), y=np.array([7.0], np.float32), dw=np.array([7.0], np.float32),
          xh=np.zeros((2, 5, 5, 4), np.float32), x3=np.zeros((2, 4, 5), np.float32),
          x0=np.zeros((2, 4, 0, 5), np.float32), x1=np.zeros((1, 4, 1, 1), np.float32))
-    raises(ValueError, r"input 1 blob 'w6' \(filter\) must have shape \(4, C/group, 3, 3\) \(X \(2, 4, 5, 5\) "
-                       r"float32: its channels first; order NCHW, kernel from the arguments\), got \(6, 2, 3, 3\) "
-                       r"float32", op("ConvTranspose", ["x", "w6"], ["y"], kernel=3))
+    raises(ValueError, r"input 1 blob 'w6' \(filter\) must have shape \(4, C/group, 3, 3\) "
+                       r"\(X \(2, 4, 5, 5\) float32: its channels first; order NCHW, kernel from the "
+                       r"arguments\), got \(6, 2, 3, 3\) float32",
+           op("ConvTranspose", ["x", "w6"], ["y"], kernel=3))
     raises(ValueError, r"input 1 blob 'w' \(filter\) must have shape \(4, 3, 2, C/group\) \(X \(2, 5, 5, 4\) "
                        r"float32: its channels first; order NHWC",
            op("ConvTranspose", ["xh", "w"], ["y"], kernel_h=3, kernel_w=2, order="NHWC"))
@@ -415,13 +417,14 @@ def test_bad_shapes():
     raises(ValueError, r"input 0 blob 'x0' \(2, 4, 0, 5\) float32 \(order NCHW\) has spatial size 0 in dim 0",
            op("ConvTranspose", ["x0", "w"], ["y"], kernel=3))
     raises(ValueError, r"input 0 blob 'x1' \(1, 4, 1, 1\) float32 \(order NCHW\): the output size in dim 0, "
-                       r"\(1 - 1\) \* stride 1 \+ dilation 1 \* \(kernel 3 - 1\) \+ 1 \+ adj 0 - pads 2 - 1 = 0, "
-                       r"must be >= 1", op("ConvTranspose", ["x1", "w"], ["y"], kernel=3, pads=[2, 0, 1, 0]))
+                       r"\(1 - 1\) \* stride 1 \+ dilation 1 \* \(kernel 3 - 1\) \+ 1 \+ adj 0 - pads "
+                       r"2 - 1 = 0, must be >= 1",
+           op("ConvTranspose", ["x1", "w"], ["y"], kernel=3, pads=[2, 0, 1, 0]))
     raises(TypeError, r"input 2 blob 'bi'", op("ConvTranspose", ["x", "w", "bi"], ["y"], kernel=3))
     raises(TypeError, r"input 1 blob 'bi'", op("ConvTranspose", ["x", "bi"], ["y"], kernel=3))
     raises(ValueError, r"input 2 blob 'dy' \(dY\) must have the shape of ConvTranspose's output "
-                       r"\(2, 2, 7, 7\) float32 \(X \(2, 4, 5, 5\) float32, filter \(4, 2, 3, 3\) float32\), got "
-                       r"\(2, 2, 7, 8\) float32",
+                       r"\(2, 2, 7, 7\) float32 \(X \(2, 4, 5, 5\) float32, filter \(4, 2, 3, 3\) "
+                       r"float32\), got \(2, 2, 7, 8\) float32",
            op("ConvTransposeGradient", ["x", "w", "dy"], ["dw", "db", "dx"], kernel=3))
     for blob in ("y", "dw"):  # nothing was written
         assert workspace.FetchBlob(blob).tolist() == [7.0]

@@ -485,13 +485,13 @@ static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
         if (j >= 0) {
             const int64_t xin = x->dims[a->nhwc ? 1 + j : 2 + j], k = a->kernel[j], st_ = a->stride[j];
             const int64_t d = a->dilation[j];
-            const int legacy = a->legacy_pad == RC_CP_VALID || a->legacy_pad == RC_CP_SAME;
-            const int64_t ph = legacy ? 0 : a->pads[j], pt = legacy ? 0 : a->pads[nd + j];
+            const int64_t ph = a->pads[j], pt = a->pads[nd + j]; /* 0 with legacy_pad VALID / SAME */
             int64_t y;
             if (xin < 1)
                 return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s (order %s) has spatial size 0 in dim %d",
                                   rc_in_name(op, 0), RC_SHAPE(x), order, j);
-            if (__builtin_mul_overflow(xin - 1, st_, &y) || __builtin_add_overflow(y, d * (k - 1) + 1 + s->adj[j], &y))
+            if (__builtin_mul_overflow(xin - 1, st_, &y) ||
+                __builtin_add_overflow(y, d * (k - 1) + 1 + s->adj[j], &y))
                 return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s: the output size in dim %d is beyond "
                                   "2^63", rc_in_name(op, 0), RC_SHAPE(x), j);
             y -= ph + pt;
