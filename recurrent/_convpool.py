@@ -3,13 +3,15 @@
 The same rules as csrc/ops/convpool.c (read its header, csrc/ops/convpool.h, for what the
 arguments mean): ``geometry(op, x_shape, kind)`` returns a ``Geometry`` or raises
 ``ShapeError`` where the op refuses its arguments or an input of that shape.
+``parse(op, PAD)`` is PadImage's kind (RC_CP_PAD): the pads only (2-D, 4 values, negative allowed,
+strides and dilations 1, no kernel: kernel arguments are ignored); its geometry is the caller's.
 """
 
 import collections
 
 from .shape_inference import ShapeError, args as _args
 
-CONV, POOL = "conv", "pool"
+CONV, POOL, PAD = "conv", "pool", "pad"
 NOTSET, VALID, SAME, CAFFE_LEGACY_POOLING = 0, 1, 2, 3
 MAX_ND = 3
 _INT32_MAX = 2 ** 31 - 1
@@ -61,6 +63,8 @@ def parse(op, kind):
         raise ShapeError("op %s: bad legacy_pad %r" % (op.type, legacy))
     if glob and kind != POOL:
         raise ShapeError("op %s: global_pooling is for the pooling ops only" % op.type)
+    if kind == PAD:
+        return _parse_pad(op, a, dict(nhwc=order == "NHWC", legacy=legacy, glob=False))
     k = _family(op, a, "kernels", "kernel", 2, ("kernel_h", "kernel_w"))
     s = _family(op, a, "strides", "stride", 2, ("stride_h", "stride_w"))
     d = _family(op, a, "dilations", "dilation", 2, ("dilation_h", "dilation_w"))
@@ -85,6 +89,22 @@ def parse(op, kind):
     if any(v != 1 for v in d) and (kind == POOL or legacy in (SAME, CAFFE_LEGACY_POOLING)):
         raise ShapeError("op %s: dilation must be 1 here" % op.type)
     r.update(kernel=k, stride=s or [1] * nd, dilation=d, pads=p or [0] * (2 * nd))
+    return r
+
+
+def _parse_pad(op, a, r):
+    if r["legacy"] != NOTSET:
+        raise ShapeError("op %s: takes explicit pads only (legacy_pad 0)" % op.type)
+    s = _family(op, a, "strides", "stride", 2, ("stride_h", "stride_w"))
+    d = _family(op, a, "dilations", "dilation", 2, ("dilation_h", "dilation_w"))
+    p = _family(op, a, "pads", "pad", 4, ("pad_t", "pad_l", "pad_b", "pad_r"))
+    if any(abs(v) > _INT32_MAX for v in p):
+        raise ShapeError("op %s: argument pads out of range" % op.type)
+    if any(v != 1 for v in s + d):
+        raise ShapeError("op %s: padding takes strides and dilations 1 only" % op.type)
+    if p and len(p) != 4:
+        raise ShapeError("op %s: argument pads must have 4 values (2-D)" % op.type)
+    r.update(kernel=[1, 1], stride=[1, 1], dilation=[1, 1], pads=p or [0] * 4)
     return r
 
 

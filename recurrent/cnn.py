@@ -17,8 +17,11 @@ Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``Conv``, ``ConvNd``, ``GroupConv`` and ``ConvTranspose`` call ``brew.conv`` / ``conv_nd`` /
 ``group_conv`` / ``conv_transpose`` with the model's ``order``, ``use_cudnn``,
 ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
+``PadImage(blob_in, blob_out, **kwargs)`` adds a ``PadImage`` op with the arguments as given (as
+Caffe2's: the model's ``order`` is not passed on, so an NHWC model gives ``order="NHWC"`` itself);
+it returns the output (Caffe2's returned None).
 The methods for the other convolutional ops (``GroupConv_Deprecated``,
-``MaxPoolWithIndex``, ``PadImage``, ``ImageInput``, ``VideoInput``) and the pruned / packed /
+``MaxPoolWithIndex``, ``ImageInput``, ``VideoInput``) and the pruned / packed /
 decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise
 AttributeError saying so: their ops are not provided
 (README "Coming from Caffe2"). ``use_cudnn`` is kept (and passed on, as
@@ -31,7 +34,7 @@ from .model_helper import ModelHelper
 __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
-    "ImageInput": "image_input", "VideoInput": "video_input", "PadImage": "PadImage",
+    "ImageInput": "image_input", "VideoInput": "video_input",
     "GroupConv_Deprecated": "group_conv_deprecated",
     "PackedFC": "packed_fc", "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
     "MaxPoolWithIndex": "max_pool_with_index",
@@ -65,6 +68,9 @@ class CNNModelHelper(ModelHelper):
 
     def FC(self, *args, **kwargs):
         return brew.fc(self, *args, **kwargs)
+
+    def PadImage(self, blob_in, blob_out, **kwargs):
+        return self.net.PadImage(blob_in, blob_out, **kwargs)
 
     def Conv(self, *args, **kwargs):
         return brew.conv(self, *args, use_cudnn=self.use_cudnn, order=self.order,

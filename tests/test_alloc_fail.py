@@ -220,7 +220,7 @@ def build_ops_net(name="af_ops"):
     ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
     PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
     and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
-    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, the pooling ops, Mean
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Conv, the pooling ops, PadImage, Mean
     broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
     SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
@@ -710,6 +710,19 @@ def build_ops_net(name="af_ops"):
     # ops/lrn.c: LRN (with its scale output, NHWC) and LRNGradient (their double scratch)
     net.LRN("nm_x", ["nm_ly", "nm_ls"], size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
     net.LRNGradient(["nm_x", "nm_ly", "nm_dy"], "nm_ldx", size=3, alpha=0.5, beta=0.75, bias=2.0, order="NHWC")
+    # ops/conv.c: Conv (NCHW with bias and groups; NHWC with groups: the column and group buffers) and
+    # ConvGradient (with bias: the bias sums; no_bias NHWC: dX by col2im through the group buffer)
+    crng = np.random.RandomState(37)
+    init.GivenTensorFill([], "cv_x", shape=[2, 4, 5, 5], values=crng.uniform(-1, 1, 200).tolist())
+    init.GivenTensorFill([], "cv_w", shape=[6, 2, 3, 3], values=crng.uniform(-1, 1, 108).tolist())
+    init.GivenTensorFill([], "cv_b", shape=[6], values=crng.uniform(-1, 1, 6).tolist())
+    init.GivenTensorFill([], "cv_xh", shape=[2, 5, 5, 4], values=crng.uniform(-1, 1, 200).tolist())
+    init.GivenTensorFill([], "cv_wh", shape=[6, 3, 3, 2], values=crng.uniform(-1, 1, 108).tolist())
+    net.Conv(["cv_x", "cv_w", "cv_b"], "cv_y", kernel=3, pad=1, group=2)
+    net.ConvGradient(["cv_x", "cv_w", "cv_y"], ["cv_dw", "cv_db", "cv_dx"], kernel=3, pad=1, group=2)
+    net.Conv(["cv_xh", "cv_wh"], "cv_yh", kernel=3, stride=2, group=2, order="NHWC")
+    net.ConvGradient(["cv_xh", "cv_wh", "cv_yh"], ["cv_dwh", "cv_dxh"], kernel=3, stride=2, group=2,
+                     order="NHWC", no_bias=1)
     # ops/pool.c with their gradient ops, on the side: MaxPool (NCHW, pads), AveragePool (NHWC,
     # count_include_pad, CAFFE_LEGACY_POOLING), MaxPool1D with global_pooling, AveragePool3D
     prng = np.random.RandomState(37)
@@ -726,6 +739,16 @@ def build_ops_net(name="af_ops"):
     net.MaxPool1DGradient(["pl_x1", "pl_gy", "pl_gy"], "pl_gdx", global_pooling=1)
     net.AveragePool3D("pl_x3", "pl_3y", kernels=[2, 2, 2], strides=[1, 2, 1])
     net.AveragePool3DGradient(["pl_x3", "pl_3y", "pl_3y"], "pl_3dx", kernels=[2, 2, 2], strides=[1, 2, 1])
+    # ops/pad_image.c: PadImage (reflect with a crop, NCHW; edge NHWC; constant) and PadImageGradient
+    # (the output and the index maps)
+    irng = np.random.RandomState(37)
+    init.GivenTensorFill([], "pi_x", shape=[2, 3, 4, 5], values=irng.uniform(-1, 1, 120).tolist())
+    init.GivenTensorFill([], "pi_xh", shape=[2, 4, 5, 3], values=irng.uniform(-1, 1, 120).tolist())
+    net.PadImage("pi_x", "pi_y", pads=[1, 2, 0, -1], mode="reflect")
+    net.PadImageGradient("pi_y", "pi_dx", pads=[1, 2, 0, -1], mode="reflect")
+    net.PadImage("pi_xh", "pi_yh", pad=2, mode="edge", order="NHWC")
+    net.PadImageGradient("pi_yh", "pi_dxh", pad=2, mode="edge", order="NHWC")
+    net.PadImage("pi_x", "pi_yc", pad_t=2, pad_l=0, pad_b=1, pad_r=3, value=0.5)
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -904,6 +927,8 @@ def build_ops_net(name="af_ops"):
         ["nm_gy", "nm_gm", "nm_gr", "nm_gdx", "nm_gdg", "nm_gdb", "nm_iy", "nm_im", "nm_ir", "nm_idx",
          "nm_idg", "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty",
          "nm_mdx", "nm_mdg", "nm_mdb", "nm_ly", "nm_ls", "nm_ldx"] + \
+        ["cv_y", "cv_dw", "cv_db", "cv_dx", "cv_yh", "cv_dwh", "cv_dxh"] + \
+        ["pi_y", "pi_dx", "pi_yh", "pi_dxh", "pi_yc"] + \
         ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
@@ -920,7 +945,7 @@ OPS_PART_SIZE = 40
 OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
-OPS_REPORTING = ("GivenTensorFill", "op LRN #", "op LRNGradient #", "op MaxPool #", "op MaxPoolGradient #",
+OPS_REPORTING = ("GivenTensorFill", "op PadImage #", "op PadImageGradient #", "op Conv #", "op ConvGradient #", "op LRN #", "op LRNGradient #", "op MaxPool #", "op MaxPoolGradient #",
                  "op AveragePool #", "op AveragePoolGradient #", "op MaxPool1D #", "op MaxPool1DGradient #",
                  "op AveragePool3D #", "op AveragePool3DGradient #", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",

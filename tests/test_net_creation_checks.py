@@ -289,6 +289,13 @@ CASES = [
      dict(kernel=2, stride=2, order="NHWC"), V),
     ("AveragePool3DGradient", dict(x=f32(1, 1, 2, 2, 2), y=f32(1, 1, 1, 1, 1), dy=f32(1, 1, 1, 1, 2)), ["dx"],
      dict(global_pooling=1), V),
+    # csrc/ops/pad_image.c
+    ("PadImage", dict(x=f32(2, 3, 5)), ["y"], dict(pad=1), V),
+    ("PadImage", dict(x=i32(2, 3, 4, 4)), ["y"], dict(pad=1), E),
+    ("PadImage", dict(x=f32(2, 3, 4, 4)), ["y"], dict(pad=4, mode="reflect"), V),
+    ("PadImage", dict(x=f32(2, 3, 4, 4)), ["y"], dict(pads=[-2, 0, -2, 0]), V),
+    ("PadImageGradient", dict(dy=f32(2, 3, 4, 4)), ["dx"], dict(pads=[0, 3, 0, 2]), V),
+    ("PadImageGradient", dict(dy=i32(2, 3, 4, 4)), ["dx"], dict(pad=1), E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]

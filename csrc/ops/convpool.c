@@ -61,6 +61,37 @@ static rc_status cp_range(rc_op *op, const char *what, const int64_t *v, int n, 
     return RC_OK;
 }
 
+/* RC_CP_PAD (order, legacy_pad and global_pooling already parsed): the pads
+ * only, 2-D, negative allowed; strides and dilations 1; no kernel. */
+static rc_status cp_parse_pad(rc_op *op, rc_cp_args *a, rc_err *err)
+{
+    static const char *const sparts[] = {"stride_h", "stride_w"}, *const dparts[] = {"dilation_h", "dilation_w"},
+                             *const pparts[] = {"pad_t", "pad_l", "pad_b", "pad_r"};
+    int ns, ndl, np;
+    rc_status st;
+    if (a->legacy_pad != RC_CP_NOTSET)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes explicit pads only: argument legacy_pad must be 0 (NOTSET), "
+                          "got %d", a->legacy_pad);
+    if ((st = cp_family(op, "strides", "stride", 2, sparts, 2, a->stride, RC_CP_MAX_ND, &ns, err)) ||
+        (st = cp_family(op, "dilations", "dilation", 2, dparts, 2, a->dilation, RC_CP_MAX_ND, &ndl, err)) ||
+        (st = cp_family(op, "pads", "pad", 4, pparts, 4, a->pads, 2 * RC_CP_MAX_ND, &np, err)) ||
+        (st = cp_range(op, "pads", a->pads, np, -(int64_t)INT32_MAX, err)))
+        return st;
+    for (int i = 0; i < ns + ndl; i++) {
+        const int64_t v = i < ns ? a->stride[i] : a->dilation[i - ns];
+        if (v != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s: value %d is %lld; padding takes 1 only", i < ns ?
+                              "strides" : "dilations", i < ns ? i : i - ns, (long long)v);
+    }
+    if (np != 0 && np != 4)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument pads has %d values; padding is 2-D: give 4 (pad_t, pad_l, "
+                          "pad_b, pad_r)", np);
+    a->nd = 2;
+    if (np == 0) memset(a->pads, 0, sizeof a->pads);
+    for (int i = 0; i < 2; i++) a->kernel[i] = a->stride[i] = a->dilation[i] = 1;
+    return RC_OK;
+}
+
 rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
 {
     static const char *const kparts[] = {"kernel_h", "kernel_w"}, *const sparts[] = {"stride_h", "stride_w"},
@@ -81,13 +112,15 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument global_pooling is for the pooling ops only");
     a->global = global != 0;
 
+    if (kind == RC_CP_PAD) return cp_parse_pad(op, a, err);
     int nk, ns, ndl, np;
     if ((st = rc_cp_family(op, "kernels", "kernel", 2, kparts, 2, a->kernel, RC_CP_MAX_ND, &nk, err)) ||
         (st = rc_cp_family(op, "strides", "stride", 2, sparts, 2, a->stride, RC_CP_MAX_ND, &ns, err)) ||
         (st = rc_cp_family(op, "dilations", "dilation", 2, dparts, 2, a->dilation, RC_CP_MAX_ND, &ndl, err)) ||
         (st = rc_cp_family(op, "pads", "pad", 4, pparts, 4, a->pads, 2 * RC_CP_MAX_ND, &np, err)))
         return st;
-    if ((st = cp_range(op, "kernels", a->kernel, nk, 1, err)) || (st = cp_range(op, "strides", a->stride, ns, 1, err)) ||
+    if ((st = cp_range(op, "kernels", a->kernel, nk, 1, err)) ||
+        (st = cp_range(op, "strides", a->stride, ns, 1, err)) ||
         (st = cp_range(op, "dilations", a->dilation, ndl, 1, err)) || (st = cp_range(op, "pads", a->pads, np, 0, err)))
         return st;
     if (np > 0 && (legacy == RC_CP_VALID || legacy == RC_CP_SAME))
@@ -130,8 +163,9 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
         if (a->dilation[i] != 1 && (kind == RC_CP_POOL || legacy == RC_CP_SAME || legacy == RC_CP_CAFFE_LEGACY_POOLING))
             return rc_op_fail(op, err, RC_ERR_VALUE, "argument dilations: %lld in dim %d; %s takes dilation 1 only",
                               (long long)a->dilation[i], i,
-                              kind == RC_CP_POOL ? "pooling" : legacy == RC_CP_SAME ? "legacy_pad SAME"
-                                                                                     : "legacy_pad CAFFE_LEGACY_POOLING");
+                              kind == RC_CP_POOL      ? "pooling"
+                              : legacy == RC_CP_SAME ? "legacy_pad SAME"
+                                                     : "legacy_pad CAFFE_LEGACY_POOLING");
     return RC_OK;
 }
 
@@ -164,8 +198,9 @@ rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, 
         const int64_t in = x->dims[a->nhwc ? 1 + i : 2 + i];
         int64_t k, s, d, ph, pt, out;
         if (in < 1)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (order %s) has spatial size 0 in dim %s: no "
-                              "window fits", xi, rc_in_name(op, xi), RC_SHAPE(x), order, cp_dim_name(nd, i));
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s (order %s) has spatial size 0 in dim %s: no window fits", xi,
+                              rc_in_name(op, xi), RC_SHAPE(x), order, cp_dim_name(nd, i));
         if (a->global) {
             k = in, s = 1, d = 1, ph = pt = 0, out = 1;
         } else {
@@ -193,8 +228,9 @@ rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, 
                 span = in + ph + pt;
             }
             if (span < dk)
-                return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s (order %s): spatial size %lld in dim %s "
-                                  "with pads %lld + %lld is smaller than the window %lld (kernel %lld, dilation %lld)",
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "input %d blob '%s' %s (order %s): spatial size %lld in dim %s with pads %lld + "
+                                  "%lld is smaller than the window %lld (kernel %lld, dilation %lld)",
                                   xi, rc_in_name(op, xi), RC_SHAPE(x), order, (long long)in, cp_dim_name(nd, i),
                                   (long long)ph, (long long)(a->legacy_pad == RC_CP_CAFFE_LEGACY_POOLING ? ph : pt),
                                   (long long)dk, (long long)k, (long long)d);

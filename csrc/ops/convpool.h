@@ -29,6 +29,14 @@
  * The number of spatial dims nd (1..3) is that of the kernel arguments (2 for
  * `kernel`, `kernel_h`...), or with global_pooling that of X. X must have
  * nd + 2 dims: (N, C, d1..dn) for NCHW, (N, d1..dn, C) for NHWC.
+ *
+ * Kind RC_CP_PAD (PadImage and its gradient, which use ConvPoolOpBase for
+ * their pads only): no kernel is needed (kernel arguments, if given, are
+ * ignored: Caffe2 replaced them by 1s); nd is 2; `pads` must have 4 values
+ * (t, l, b, r) if given; pads may be negative (crop), each in
+ * [-(2^31 - 1), 2^31 - 1]; strides and dilations must be 1; legacy_pad must
+ * be 0 (NOTSET). On return kernel, stride and dilation are all 1. The caller
+ * computes its own geometry (rc_cp_geometry is for RC_CP_CONV / RC_CP_POOL).
  */
 #ifndef RC_OPS_CONVPOOL_H
 #define RC_OPS_CONVPOOL_H
@@ -37,11 +45,11 @@
 
 #define RC_CP_MAX_ND 3
 
-enum { RC_CP_CONV = 1, RC_CP_POOL = 2 };
+enum { RC_CP_CONV = 1, RC_CP_POOL = 2, RC_CP_PAD = 3 };
 enum { RC_CP_NOTSET = 0, RC_CP_VALID = 1, RC_CP_SAME = 2, RC_CP_CAFFE_LEGACY_POOLING = 3 };
 
 typedef struct rc_cp_args {
-    int kind;       /* RC_CP_CONV or RC_CP_POOL */
+    int kind;       /* RC_CP_CONV, RC_CP_POOL or RC_CP_PAD */
     int nd;         /* spatial dims of the kernel arguments; 0 with global_pooling */
     int nhwc;       /* order: 0 NCHW, 1 NHWC */
     int global;     /* global_pooling */

@@ -47,7 +47,8 @@ static rc_status lrn_setup(rc_op *op, rc_err *err)
     rc_status st;
     if ((st = rc_checks_order(op, &s->nhwc, err)) || (st = rc_arg_i(&op->def, "size", 0, &s->size, err)) ||
         (st = rc_arg_f(&op->def, "alpha", 0.0f, &s->alpha, err)) ||
-        (st = rc_arg_f(&op->def, "beta", 0.0f, &s->beta, err)) || (st = rc_arg_f(&op->def, "bias", 1.0f, &s->bias, err)))
+        (st = rc_arg_f(&op->def, "beta", 0.0f, &s->beta, err)) ||
+        (st = rc_arg_f(&op->def, "bias", 1.0f, &s->bias, err)))
         return st;
     if (s->size < 1 || s->size % 2 == 0 || s->size > INT32_MAX)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument size (the channels of the window) must be odd and >= 1, "
@@ -73,8 +74,9 @@ static rc_status lrn_shapes(rc_op *op, int n_same, lrn_geom *g, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     for (int i = 1; i < n_same; i++)
         if (!rc_tensor_same_shape(rc_in(op, i), x))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' %s must have the shape of input 0 blob '%s' %s",
-                              i, rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), rc_in_name(op, 0), RC_SHAPE(x));
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "input %d blob '%s' %s must have the shape of input 0 blob '%s' %s", i,
+                              rc_in_name(op, i), RC_SHAPE(rc_in(op, i)), rc_in_name(op, 0), RC_SHAPE(x));
     if (g) {
         g->N = x->dims[0];
         g->C = x->dims[s->nhwc ? x->ndim - 1 : 1];
@@ -127,36 +129,17 @@ static void lrn_scale_row(const lrn_state *s, int64_t C, const float *x, int64_t
     }
 }
 
-static rc_status lrn_run(rc_op *op, rc_err *err)
+/* LRN (grad 0): Y[, scale] from X; LRNGradient (grad 1): dX from X, Y, dY. Row by row: the
+ * row's scale, then (gradient) its ratios dY Y / scale, then the outputs. */
+static rc_status lrn_compute(rc_op *op, int grad, rc_err *err)
 {
     lrn_state *s = op->state;
     lrn_geom g;
-    rc_status st = lrn_prepare(op, 1, 1, &g, err);
+    rc_status st = lrn_prepare(op, grad ? 3 : 1, grad ? 2 : 1, &g, err);
     if (st || !rc_tensor_numel(rc_in(op, 0))) return st;
     const float *x = rc_f32(rc_in(op, 0));
-    float *y = rc_f32(rc_out(op, 0)), *scale = op->n_out > 1 ? rc_f32(rc_out(op, 1)) : NULL;
-    double *sc = s->scratch;
-    for (int64_t r = 0; r < g.N * g.S; r++) {
-        int64_t base, cs;
-        lrn_row(s, &g, r, &base, &cs);
-        lrn_scale_row(s, g.C, x + base, cs, sc);
-        for (int64_t c = 0; c < g.C; c++) {
-            const int64_t i = base + c * cs;
-            y[i] = (float)((double)x[i] * pow(sc[c], -(double)s->beta));
-            if (scale) scale[i] = (float)sc[c];
-        }
-    }
-    return RC_OK;
-}
-
-static rc_status lrn_grad_run(rc_op *op, rc_err *err)
-{
-    lrn_state *s = op->state;
-    lrn_geom g;
-    rc_status st = lrn_prepare(op, 3, 2, &g, err);
-    if (st || !rc_tensor_numel(rc_in(op, 0))) return st;
-    const float *x = rc_f32(rc_in(op, 0)), *y = rc_f32(rc_in(op, 1)), *dy = rc_f32(rc_in(op, 2));
-    float *dx = rc_f32(rc_out(op, 0));
+    const float *y = grad ? rc_f32(rc_in(op, 1)) : NULL, *dy = grad ? rc_f32(rc_in(op, 2)) : NULL;
+    float *out = rc_f32(rc_out(op, 0)), *scale = !grad && op->n_out > 1 ? rc_f32(rc_out(op, 1)) : NULL;
     double *sc = s->scratch, *ratio = s->scratch + g.C;
     const int64_t half = (s->size - 1) / 2;
     const double cache = 2.0 * (double)s->alpha * (double)s->beta / (double)s->size;
@@ -164,20 +147,27 @@ static rc_status lrn_grad_run(rc_op *op, rc_err *err)
         int64_t base, cs;
         lrn_row(s, &g, r, &base, &cs);
         lrn_scale_row(s, g.C, x + base, cs, sc);
+        if (grad)
+            for (int64_t c = 0; c < g.C; c++) ratio[c] = (double)dy[base + c * cs] * (double)y[base + c * cs] / sc[c];
         for (int64_t c = 0; c < g.C; c++) {
             const int64_t i = base + c * cs;
-            ratio[c] = (double)dy[i] * (double)y[i] / sc[c];
-        }
-        for (int64_t c = 0; c < g.C; c++) {
+            const double p = pow(sc[c], -(double)s->beta);
+            if (!grad) {
+                out[i] = (float)((double)x[i] * p);
+                if (scale) scale[i] = (float)sc[c];
+                continue;
+            }
             const int64_t lo = c - half > 0 ? c - half : 0, hi = c + half < g.C - 1 ? c + half : g.C - 1;
             double acc = 0.0;
             for (int64_t j = lo; j <= hi; j++) acc += ratio[j];
-            const int64_t i = base + c * cs;
-            dx[i] = (float)((double)dy[i] * pow(sc[c], -(double)s->beta) - cache * (double)x[i] * acc);
+            out[i] = (float)((double)dy[i] * p - cache * (double)x[i] * acc);
         }
     }
     return RC_OK;
 }
+
+static rc_status lrn_run(rc_op *op, rc_err *err) { return lrn_compute(op, 0, err); }
+static rc_status lrn_grad_run(rc_op *op, rc_err *err) { return lrn_compute(op, 1, err); }
 
 const rc_op_schema rc_ops_lrn[] = {
     {"LRN", 1, 1, 1, 2, NULL, lrn_setup, lrn_run, lrn_free,
