@@ -15,9 +15,9 @@ static const char *cp_dim_name(int nd, int i)
 
 /* One argument family: list `list` (n values), or `one` (2-D: its value
  * `reps` times), or the named singles `parts` (all of them); at most one way.
- * *n = 0 when none is given (declared in convpool.h). */
-rc_status rc_cp_family(rc_op *op, const char *list, const char *one, int reps, const char *const *parts,
-                        int nparts, int64_t *vals, int maxn, int *n, rc_err *err)
+ * *n = 0 when none is given. */
+static rc_status cp_family(rc_op *op, const char *list, const char *one, int reps, const char *const *parts,
+                           int nparts, int64_t *vals, int maxn, int *n, rc_err *err)
 {
     const int64_t *lv = NULL;
     int ln = 0, nparts_given = 0;
@@ -50,6 +50,12 @@ rc_status rc_cp_family(rc_op *op, const char *list, const char *one, int reps, c
         *n = nparts;
     }
     return RC_OK;
+}
+
+rc_status rc_cp_family(rc_op *op, const char *list, const char *one, int reps, const char *const *parts, int nparts,
+                       int64_t *vals, int maxn, int *n, rc_err *err)
+{
+    return cp_family(op, list, one, reps, parts, nparts, vals, maxn, n, err);
 }
 
 static rc_status cp_range(rc_op *op, const char *what, const int64_t *v, int n, int64_t lo, rc_err *err)
@@ -114,10 +120,10 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
 
     if (kind == RC_CP_PAD) return cp_parse_pad(op, a, err);
     int nk, ns, ndl, np;
-    if ((st = rc_cp_family(op, "kernels", "kernel", 2, kparts, 2, a->kernel, RC_CP_MAX_ND, &nk, err)) ||
-        (st = rc_cp_family(op, "strides", "stride", 2, sparts, 2, a->stride, RC_CP_MAX_ND, &ns, err)) ||
-        (st = rc_cp_family(op, "dilations", "dilation", 2, dparts, 2, a->dilation, RC_CP_MAX_ND, &ndl, err)) ||
-        (st = rc_cp_family(op, "pads", "pad", 4, pparts, 4, a->pads, 2 * RC_CP_MAX_ND, &np, err)))
+    if ((st = cp_family(op, "kernels", "kernel", 2, kparts, 2, a->kernel, RC_CP_MAX_ND, &nk, err)) ||
+        (st = cp_family(op, "strides", "stride", 2, sparts, 2, a->stride, RC_CP_MAX_ND, &ns, err)) ||
+        (st = cp_family(op, "dilations", "dilation", 2, dparts, 2, a->dilation, RC_CP_MAX_ND, &ndl, err)) ||
+        (st = cp_family(op, "pads", "pad", 4, pparts, 4, a->pads, 2 * RC_CP_MAX_ND, &np, err)))
         return st;
     if ((st = cp_range(op, "kernels", a->kernel, nk, 1, err)) ||
         (st = cp_range(op, "strides", a->stride, ns, 1, err)) ||
