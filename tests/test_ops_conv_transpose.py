@@ -13,21 +13,13 @@ from recurrent import brew, core, workspace
 from recurrent.cnn import CNNModelHelper
 from recurrent.model_helper import ModelHelper
 from test_ops_clip_math import check_grads, raises
+from test_ops_conv import _back, _nc, check_gradient_forms
 from test_ops_math import G, close, f32, feed, op, run
 
 ORDERS = ["NCHW", "NHWC"]
 
 
 # ---------------------------------------------------------------- references (float64)
-def _nc(x, order):
-    x = np.asarray(x, np.float64)
-    return np.moveaxis(x, -1, 1) if order == "NHWC" else x
-
-
-def _back(y, order):
-    return np.moveaxis(y, 1, -1) if order == "NHWC" else y
-
-
 def _full(sp, k, s, d, adj):
     """The uncropped output sizes: (x - 1) s + d (k - 1) + 1 + adj."""
     return [(sp[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + adj[i] for i in range(len(k))]
@@ -236,16 +228,7 @@ def test_gradient_op(rng, order, case):
     dy = f32(rng, *y.shape)
     feed(dy=dy)
     rdw, rdb, rdx = convt_grad_ref(x, w, dy, k, s, d, ph, pt, adj, group, order)
-    dw, db, dx = run("ConvTransposeGradient", ["x", "w", "dy"], ["dw", "db", "dx"], **a)
-    close(dw, rdw, 2e-5)
-    close(db, rdb, 2e-5)
-    close(dx, rdx, 2e-5)
-    dw2, db2 = run("ConvTransposeGradient", ["x", "w", "dy"], ["dw2", "db2"], **a)   # no dX
-    assert dw2.tobytes() == dw.tobytes() and db2.tobytes() == db.tobytes()
-    dw3, dx3 = run("ConvTransposeGradient", ["x", "w", "dy"], ["dw3", "dx3"], no_bias=1, **a)
-    assert dw3.tobytes() == dw.tobytes() and dx3.tobytes() == dx.tobytes()
-    dw4 = run("ConvTransposeGradient", ["x", "w", "dy"], ["dw4"], no_bias=1, **a)
-    assert dw4.tobytes() == dw.tobytes()
+    check_gradient_forms("ConvTransposeGradient", a, rdw, rdb, rdx)
 
 
 @pytest.mark.parametrize("order", ORDERS)
