@@ -4,7 +4,8 @@ As Caffe2's GetConvGradient, for ``Conv`` and its aliases ``Conv1D``, ``Conv2D``
 ``Conv3D``: ``<type>Gradient(X, filter, dY) -> (dfilter, dbias, dX)`` when the
 forward op has a bias, else ``-> (dfilter, dX)`` with the argument
 ``no_bias=1``; with the forward argument ``no_gradient_to_input`` true, dX is
-left out (X gets no gradient). The forward op's arguments are copied onto the
+left out (X gets no gradient). ``ConvTranspose`` gets ``ConvTransposeGradient`` the same
+way (as Caffe2's GetConvTransposeGradient). The forward op's arguments are copied onto the
 gradient op. Gradients are named ``<input>_grad``; a blob used twice (X as
 its own filter) gets one name per use, summed by the backward pass.
 """
@@ -18,8 +19,8 @@ def _conv_grad(op, g_output):
     if g_output[0] is None:
         return [], [None] * n_in
     if n_in not in (2, 3):
-        raise ValueError("%s gradient: the forward op has %d inputs; Conv takes (X, filter[, bias])"
-                         % (op.type, n_in))
+        raise ValueError("%s gradient: the forward op has %d inputs; %s takes (X, filter[, bias])"
+                         % (op.type, n_in, op.type))
     x = str(op.input[0])
     with_dx = not args(op).get("no_gradient_to_input", 0)
     grads = {0: x + "_grad", 1: str(op.input[1]) + "_grad"}
@@ -35,5 +36,5 @@ def _conv_grad(op, g_output):
     return [g], [grads[0] if with_dx else None] + [grads[i] for i in range(1, n_in)]
 
 
-for _t in ("Conv", "Conv1D", "Conv2D", "Conv3D"):
+for _t in ("Conv", "Conv1D", "Conv2D", "Conv3D", "ConvTranspose"):
     GradientRegistry.RegisterGradient(_t, copy_arguments=True)(_conv_grad)

@@ -4,7 +4,9 @@ Each mirrors the C shape checks (``cv_shapes`` / ``cv_grad_shapes``): float32 X,
 ``group`` >= 1 dividing C; the filter (M, C / group, kernel...) in NCHW or (M, kernel..., C /
 group) in NHWC with M a multiple of group; the bias (M,); dY the forward output's shape. The
 gradient's outputs are (dfilter, dbias[, dX]), or with ``no_bias`` (dfilter[, dX]); a count the op
-refuses at creation leaves them unknown."""
+refuses at creation leaves them unknown. ``ConvTranspose`` and its gradient mirror ``ct_shapes`` /
+``ct_grad_shapes``: the filter (C_in, C_out / group, kernel...) in NCHW or (C_in, kernel..., C_out /
+group) in NHWC, Y's spatial sizes ``(x - 1) stride + dilation (kernel - 1) + 1 + adj - pads``."""
 
 from . import _convpool
 from .shape_inference import FLOAT, ShapeError, Tensor, args, register
@@ -65,19 +67,17 @@ def _conv_fwd(op, ins):
     return [Tensor(_convpool.out_shape(g, M), FLOAT)]
 
 
-@register(*(t + "Gradient" for t in _TYPES))
-def _conv_grad(op, ins):
-    a = args(op)
-    no_bias = _int_arg(a, "no_bias", 0)
+def _grad(op, ins, forward):
+    """(dfilter, dbias[, dX]) / (dfilter[, dX]); forward(op, ins, None) gives (Y's shape, its channels)."""
+    no_bias = _int_arg(args(op), "no_bias", 0)
     n_out = len(op.output)
     if no_bias is None or (n_out > 2 if no_bias else n_out < 2):
         return [None] * n_out
-    r = _conv(op, ins, None)
+    r = forward(op, ins, None)
     if r is None:
         return [None] * n_out
-    g, M = r
+    y, M = r
     _f32(op, ins, 2, "dY")
-    y = _convpool.out_shape(g, M)
     if tuple(ins[2].shape) != y:
         raise ShapeError("%s: dY %s must have the forward output's shape %s" % (op.type, list(ins[2].shape),
                                                                              list(y)))
@@ -87,3 +87,86 @@ def _conv_grad(op, ins):
     if len(outs) < n_out:
         outs.append(Tensor(tuple(ins[0].shape), FLOAT))
     return outs
+
+
+def _conv_y(op, ins, bias_i):
+    r = _conv(op, ins, bias_i)
+    return None if r is None else (_convpool.out_shape(r[0], r[1]), r[1])
+
+
+@register(*(t + "Gradient" for t in _TYPES))
+def _conv_grad(op, ins):
+    return _grad(op, ins, _conv_y)
+
+
+def _adjs(op, a, nd, stride):
+    """ConvTranspose's adjs (default 0, each in [0, stride]); None where the op refuses them."""
+    try:
+        adj = _convpool._family(op, a, "adjs", "adj", 2, ("adj_h", "adj_w"))
+    except ShapeError:
+        return None
+    adj = adj or [0] * nd
+    if len(adj) != nd or any(v < 0 or v > s for v, s in zip(adj, stride)):
+        return None
+    return adj
+
+
+def _conv_t(op, ins, bias_i):
+    """(Y's shape, C_out) after the checks of the C op; None where its arguments make creation fail."""
+    a = args(op)
+    group = _int_arg(a, "group", 1)
+    try:
+        p = _convpool.parse(op, _convpool.CONV)
+    except ShapeError:
+        return None
+    nd = len(p["kernel"])
+    adj = _adjs(op, a, nd, p["stride"])
+    if group is None or group < 1 or adj is None or p["legacy"] == _convpool.CAFFE_LEGACY_POOLING:
+        return None
+    _f32(op, ins, 0, "X")
+    x = tuple(ins[0].shape)
+    if len(x) != nd + 2:
+        raise ShapeError("%s: X %s must have %d dims for a %d-D kernel" % (op.type, list(x), nd + 2, nd))
+    nhwc = p["nhwc"]
+    spatial, cin = (x[1:-1], x[-1]) if nhwc else (x[2:], x[1])
+    out = []
+    for i, n in enumerate(spatial):
+        ph, pt = p["pads"][i], p["pads"][nd + i]  # 0 with legacy_pad VALID / SAME (no pads given)
+        y = (n - 1) * p["stride"][i] + p["dilation"][i] * (p["kernel"][i] - 1) + 1 + adj[i] - ph - pt
+        if n < 1 or y < 1:
+            raise ShapeError("%s: X %s gives an output size %d in dim %d" % (op.type, list(x), y, i))
+        out.append(y)
+    if cin % group:
+        raise ShapeError("%s: group=%d must divide the %d channels of X %s" % (op.type, group, cin, list(x)))
+    _f32(op, ins, 1, "filter")
+    w = tuple(ins[1].shape)
+    k = tuple(p["kernel"])
+    if len(w) != nd + 2 or w[0] != cin or (w[1:-1] if nhwc else w[2:]) != k:
+        raise ShapeError("%s: the filter %s must be (%d, %s) for X %s" % (
+            op.type, list(w), cin, "kernel..., C/group" if nhwc else "C/group, kernel...", list(x)))
+    cout = (w[-1] if nhwc else w[1]) * group
+    if bias_i is not None and bias_i < len(ins):
+        _f32(op, ins, bias_i, "bias")
+        if tuple(ins[bias_i].shape) != (cout,):
+            raise ShapeError("%s: the bias %s must be (%d,)" % (op.type, list(ins[bias_i].shape), cout))
+    kg = cout // group if group else 0
+    for kk in k:
+        kg *= kk
+    size = 1
+    for n in spatial:
+        size *= n
+    if max(size, kg, cin) > _INT_MAX:
+        raise ShapeError("%s: a product dimension is beyond the BLAS's int range" % op.type)
+    y_shape = (x[0],) + tuple(out) + (cout,) if nhwc else (x[0], cout) + tuple(out)
+    return y_shape, cout
+
+
+@register("ConvTranspose")
+def _conv_t_fwd(op, ins):
+    r = _conv_t(op, ins, 2)
+    return [None] if r is None else [Tensor(r[0], FLOAT)]
+
+
+@register("ConvTransposeGradient")
+def _conv_t_grad(op, ins):
+    return _grad(op, ins, _conv_t)

@@ -341,6 +341,34 @@ def group_conv(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=No
 
 
 @_helper
+def conv_transpose(model, blob_in, blob_out, dim_in, dim_out, kernel, weight_init=None, bias_init=None,
+                   use_cudnn=False, order="NCHW", cudnn_exhaustive_search=False, ws_nbytes_limit=None,
+                   **kwargs):
+    """Transposed convolution, as Caffe2's helper: parameters ``<blob_out>_w`` (dim_in, dim_out, kernel,
+    kernel) in NCHW or (dim_in, kernel, kernel, dim_out) in NHWC (``weight_init``, default XavierFill,
+    WEIGHT) and ``<blob_out>_b`` (dim_out, ``bias_init``, default ConstantFill, BIAS; always made, as in
+    Caffe2), then ``ConvTranspose([blob_in, w, b], blob_out, kernel=kernel, order=order, ...)``;
+    ``use_cudnn`` sets the engine and its arguments, which are accepted and ignored."""
+    blob_out = blob_out or model.net.NextName()
+    name = str(blob_out)
+    weight_shape = [dim_in, dim_out, kernel, kernel] if order == "NCHW" else [dim_in, kernel, kernel, dim_out]
+    w_init = _initializer(weight_init, ("XavierFill", {}), "weight")
+    b_init = _initializer(bias_init, ("ConstantFill", {}), "bias")
+    if not model.init_params:
+        w_init = b_init = ExternalInitializer()
+    weight = model.create_param(param_name=name + "_w", shape=weight_shape, initializer=w_init,
+                                tags=ParameterTags.WEIGHT)
+    bias = model.create_param(param_name=name + "_b", shape=[dim_out], initializer=b_init,
+                              tags=ParameterTags.BIAS)
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+        kwargs["exhaustive_search"] = cudnn_exhaustive_search
+        if ws_nbytes_limit:
+            kwargs["ws_nbytes_limit"] = ws_nbytes_limit
+    return model.net.ConvTranspose([blob_in, weight, bias], blob_out, kernel=kernel, order=order, **kwargs)
+
+
+@_helper
 def max_pool(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
     """Max pooling, as Caffe2's helper: ``MaxPool(blob_in, blob_out, order=order, **kwargs)`` (``kernel``,
     ``stride``, ``pad``, ``legacy_pad``, ``global_pooling``, ... as the op's arguments); ``use_cudnn``
@@ -541,7 +569,8 @@ def add_weight_decay(model, weight_decay):
         model.net.WeightedSum([g, one, w, wd], g)
 
 
-__all__ = ["fc", "conv", "conv_nd", "group_conv", "layer_norm", "sum", "sub", "mat_mul", "relu",
+__all__ = ["fc", "conv", "conv_nd", "group_conv", "conv_transpose", "layer_norm", "sum", "sub", "mat_mul",
+           "relu",
            "sigmoid", "tanh", "softmax", "concat", "transpose", "dropout", "batch_mat_mul",
            "elementwise_linear", "prelu", "reduce_sum", "arg_min", "arg_max", "depth_concat", "iter",
            "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper", "Initializer"]

@@ -14,12 +14,13 @@ properties ``XavierInit``, ``MSRAInit``, ``ZeroInit`` and ``ConstantInit(value)`
 Every op a ``ModelHelper`` forwards (``model.SquaredL2Distance(...)``,
 ``model.ReduceFrontSum(...)``, ...) works as on a ``ModelHelper``.
 
-``Conv``, ``ConvNd`` and ``GroupConv`` call ``brew.conv`` / ``conv_nd`` / ``group_conv`` with the
-model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
+``Conv``, ``ConvNd``, ``GroupConv`` and ``ConvTranspose`` call ``brew.conv`` / ``conv_nd`` /
+``group_conv`` / ``conv_transpose`` with the model's ``order``, ``use_cudnn``,
+``cudnn_exhaustive_search`` and ``ws_nbytes_limit`` (as Caffe2's).
 ``PadImage(blob_in, blob_out, **kwargs)`` adds a ``PadImage`` op with the arguments as given (as
 Caffe2's: the model's ``order`` is not passed on, so an NHWC model gives ``order="NHWC"`` itself);
 it returns the output (Caffe2's returned None).
-The methods for the other convolutional ops (``ConvTranspose``, ``GroupConv_Deprecated``,
+The methods for the other convolutional ops (``GroupConv_Deprecated``,
 ``MaxPoolWithIndex``, ``ImageInput``, ``VideoInput``) and the pruned / packed /
 decomposed FC variants (``PackedFC``, ``FC_Prune``, ``FC_Decomp``, ``FC_Sparse``) raise
 AttributeError saying so: their ops are not provided
@@ -34,7 +35,7 @@ __all__ = ["CNNModelHelper"]
 
 _NOT_PROVIDED = {
     "ImageInput": "image_input", "VideoInput": "video_input",
-    "ConvTranspose": "conv_transpose", "GroupConv_Deprecated": "group_conv_deprecated",
+    "GroupConv_Deprecated": "group_conv_deprecated",
     "PackedFC": "packed_fc", "FC_Prune": "fc_prune", "FC_Decomp": "fc_decomp", "FC_Sparse": "fc_sparse",
     "MaxPoolWithIndex": "max_pool_with_index",
 }
@@ -85,6 +86,11 @@ class CNNModelHelper(ModelHelper):
         return brew.group_conv(self, *args, use_cudnn=self.use_cudnn, order=self.order,
                                cudnn_exhaustive_search=self.cudnn_exhaustive_search,
                                ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
+
+    def ConvTranspose(self, *args, **kwargs):
+        return brew.conv_transpose(self, *args, use_cudnn=self.use_cudnn, order=self.order,
+                                   cudnn_exhaustive_search=self.cudnn_exhaustive_search,
+                                   ws_nbytes_limit=self.ws_nbytes_limit, **kwargs)
 
     def SpatialBN(self, *args, **kwargs):
         return brew.spatial_bn(self, *args, **kwargs)

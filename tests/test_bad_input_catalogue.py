@@ -831,6 +831,59 @@ CASES = [
          assert (workspace.FetchBlob('dw') == 0).all() and (workspace.FetchBlob('db') == 0).all()
          """, None, "",
          note="no error: empty outputs; no input channels give the bias; no images give zero gradients"),
+    # ---------------------------------------------------------------- ConvTranspose
+    Case("convt-adj", "ops: conv", "ConvTranspose([x, w], kernel=3, stride=2, adj=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(4, 2, 3, 3))
+         run_op('ConvTranspose', ['x', 'w'], ['y'], kernel=3, stride=2, adj=3)
+         """, V, r"op ConvTranspose #0: argument adjs: value 0 is 3, must lie in \[0, stride 2\]",
+         note="checked when the op is created; adjs / adj / adj_h + adj_w (default 0), one per kernel dim, "
+              "each <= stride as in Caffe2"),
+    Case("convt-legacy-pooling", "ops: conv", "ConvTranspose([x, w], kernel=3, legacy_pad=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(4, 2, 3, 3))
+         run_op('ConvTranspose', ['x', 'w'], ['y'], kernel=3, legacy_pad=3)
+         """, V, r"op ConvTranspose #0: argument legacy_pad 3 \(CAFFE_LEGACY_POOLING\) is not supported by "
+                 r"the transposed convolution \(give 0 NOTSET, 1 VALID or 2 SAME\)",
+         note="checked when the op is created (Caffe2 aborted the process)"),
+    Case("convt-filter-shape", "ops: conv", "ConvTranspose([x (2,4,5,5), w (6,2,3,3)], kernel=3)",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3))
+         run_op('ConvTranspose', ['x', 'w'], ['y'], kernel=3)
+         """, V, r"op ConvTranspose #0: input 1 blob 'w' \(filter\) must have shape \(4, C/group, 3, 3\) "
+                 r"\(X \(2, 4, 5, 5\) float32: its channels first; order NCHW, kernel from the arguments\), "
+                 r"got \(6, 2, 3, 3\) float32",
+         note="the filter is (C_in, C_out / group, kernel...), NHWC (C_in, kernel..., C_out / group); a "
+              "group that does not divide C_in and a bias not (C_out,) are ValueErrors too"),
+    Case("convt-output-size", "ops: conv", "ConvTranspose([x (1,4,1,1), w (4,2,3,3)], kernel=3, pad=2)",
+         """
+         feed(x=f32(1, 4, 1, 1), w=f32(4, 2, 3, 3))
+         run_op('ConvTranspose', ['x', 'w'], ['y'], kernel=3, pad=2)
+         """, V, r"op ConvTranspose #0: input 0 blob 'x' \(1, 4, 1, 1\) float32 \(order NCHW\): the output "
+                 r"size in dim 0, \(1 - 1\) \* stride 1 \+ dilation 1 \* \(kernel 3 - 1\) \+ 1 \+ adj 0 - "
+                 r"pads 2 - 2 = -1, must be >= 1",
+         note="Caffe2 made a tensor of negative size; a spatial size 0 in X is a ValueError too"),
+    Case("convt-grad-dy-shape", "ops: conv", "ConvTransposeGradient([x (2,4,5,5), w (4,2,3,3), "
+                                             "dy (2,2,7,8)])",
+         """
+         feed(x=f32(2, 4, 5, 5), w=f32(4, 2, 3, 3), dy=f32(2, 2, 7, 8))
+         run_op('ConvTransposeGradient', ['x', 'w', 'dy'], ['dw', 'db', 'dx'], kernel=3)
+         """, V, r"op ConvTransposeGradient #0: input 2 blob 'dy' \(dY\) must have the shape of "
+                 r"ConvTranspose's output \(2, 2, 7, 7\) float32 \(X \(2, 4, 5, 5\) float32, filter "
+                 r"\(4, 2, 3, 3\) float32\), got \(2, 2, 7, 8\) float32",
+         note="the output count for no_bias is Conv's rule (checked when the op is created)"),
+    Case("convt-empty", "ops: conv", "ConvTranspose(x (0,3,4,4)), ConvTranspose(x (2,0,4,4)), gradient",
+         """
+         feed(x=np.zeros((0, 3, 4, 4), np.float32), w=f32(3, 2, 3, 3), b=f32(2),
+              z=np.zeros((2, 0, 4, 4), np.float32), wz=np.zeros((0, 2, 3, 3), np.float32))
+         run_op('ConvTranspose', ['x', 'w', 'b'], ['y'], kernel=3)
+         assert workspace.FetchBlob('y').shape == (0, 2, 6, 6)
+         run_op('ConvTranspose', ['z', 'wz', 'b'], ['yz'], kernel=3)
+         assert (workspace.FetchBlob('yz') == workspace.FetchBlob('b')[None, :, None, None]).all()
+         run_op('ConvTransposeGradient', ['x', 'w', 'y'], ['dw', 'db', 'dx'], kernel=3)
+         assert (workspace.FetchBlob('dw') == 0).all() and (workspace.FetchBlob('db') == 0).all()
+         """, None, "",
+         note="no error: empty outputs; no input channels give the bias; no images give zero gradients"),
     # ---------------------------------------------------------------- pooling
     Case("pool-pad-not-smaller-than-kernel", "ops: pool", "MaxPool(x, kernel=3, pad=3)",
          "feed(x=f32(2, 3, 5, 6)); run_op('MaxPool', ['x'], ['y'], kernel=3, pad=3)", V,

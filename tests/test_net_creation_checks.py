@@ -260,6 +260,10 @@ CASES = [
      dict(kernel=3, no_bias=1), E),
     ("Conv3DGradient", dict(x=f32(1, 2, 3, 3, 3), w=f32(2, 1, 2, 2, 2), dy=f32(1, 2, 2, 2, 2)), ["dw", "db"],
      dict(kernel=2), V),
+    ("ConvTranspose", dict(x=f32(2, 4, 5, 5), w=f32(6, 2, 3, 3)), ["y"], dict(kernel=3), V),
+    ("ConvTranspose", dict(x=f32(2, 4, 5, 5), w=f32(4, 2, 3, 3), b=i32(2)), ["y"], dict(kernel=3), E),
+    ("ConvTransposeGradient", dict(x=f32(2, 4, 5, 5), w=f32(4, 2, 3, 3), dy=f32(2, 2, 7, 8)),
+     ["dw", "db", "dx"], dict(kernel=3), V),
     # csrc/ops/pool.c (every name of each op)
     ("MaxPool", dict(x=f32(2, 3, 5)), ["y"], dict(kernel=2), V),
     ("MaxPool1D", dict(x=i32(2, 3, 5)), ["y"], dict(kernels=[2]), E),

@@ -160,7 +160,7 @@ def test_cnn_model_helper_methods():
     np.testing.assert_allclose(workspace.FetchBlob(str(sm)).sum(axis=1), [1.0, 1.0], rtol=1e-6)
     with pytest.raises(ValueError, match="Cannot understand the CNN storage order NCWH"):
         cnn.CNNModelHelper("NCWH")
-    for name in ("ConvTranspose", "MaxPoolWithIndex", "ImageInput", "PackedFC"):
+    for name in ("GroupConv_Deprecated", "MaxPoolWithIndex", "ImageInput", "PackedFC"):
         with pytest.raises(AttributeError, match="CNNModelHelper.%s is not provided" % name):
             getattr(model, name)
 

@@ -151,6 +151,36 @@ static const float *cv_col_of(const cv_geom *g, const float *x, int64_t n, int64
     return buf;
 }
 
+/* One image y (ch, pos) / (pos, ch) += the bias b (ch). */
+static void cv_add_bias(int nhwc, int64_t ch, int64_t pos, const float *b, float *y)
+{
+    if (!nhwc) {
+        for (int64_t m = 0; m < ch; m++)
+            for (int64_t q = 0; q < pos; q++) y[m * pos + q] += b[m];
+    } else {
+        for (int64_t q = 0; q < pos; q++)
+            for (int64_t m = 0; m < ch; m++) y[q * ch + m] += b[m];
+    }
+}
+
+/* db (ch) = the sums of dy (N, ch, pos) / (N, pos, ch) over all but the
+ * channels, in double (dbuf: ch doubles) in memory order. */
+static void cv_sum_bias(int nhwc, int64_t N, int64_t ch, int64_t pos, const float *dy, float *db, double *dbuf)
+{
+    memset(dbuf, 0, (size_t)ch * sizeof *dbuf);
+    for (int64_t n = 0; n < N; n++) {
+        const float *dyn = dy + n * ch * pos;
+        if (!nhwc) {
+            for (int64_t m = 0; m < ch; m++)
+                for (int64_t q = 0; q < pos; q++) dbuf[m] += (double)dyn[m * pos + q];
+        } else {
+            for (int64_t q = 0; q < pos; q++)
+                for (int64_t m = 0; m < ch; m++) dbuf[m] += (double)dyn[q * ch + m];
+        }
+    }
+    for (int64_t m = 0; m < ch; m++) db[m] = (float)dbuf[m];
+}
+
 /* Y = conv(X, W) + b. buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats.
  * X (N, C, in) / (N, in, C); W (M, Kg); Y (N, M, P) / (N, P, M). */
 static void cv_forward(const cv_geom *g, const float *x, const float *w, const float *b, float *y, float *buf,
@@ -171,32 +201,23 @@ static void cv_forward(const cv_geom *g, const float *x, const float *w, const f
                 for (int64_t q = 0; q < P; q++) memcpy(yn + q * M + grp * Mg, ybuf + q * Mg, (size_t)Mg * sizeof *yn);
             }
         }
-        if (!b) continue;
-        if (!g->nhwc) {
-            for (int64_t m = 0; m < M; m++)
-                for (int64_t q = 0; q < P; q++) yn[m * P + q] += b[m];
-        } else {
-            for (int64_t q = 0; q < P; q++)
-                for (int64_t m = 0; m < M; m++) yn[q * M + m] += b[m];
-        }
+        if (b) cv_add_bias(g->nhwc, M, P, b, yn);
     }
 }
 
-/* dW (M, Kg), db (M) (may be NULL), dX (may be NULL) from X, W, dY. dbuf:
- * M doubles; buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats. */
+/* dW (M, Kg), db (M) and dX (each may be NULL) from X, W, dY. dbuf: M
+ * doubles; buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats. (ConvTranspose
+ * runs this for its output: dY its X, dX its Y, no dW.) */
 static void cv_backward(const cv_geom *g, const float *x, const float *w, const float *dy, float *dw, float *db,
                         float *dx, double *dbuf, float *buf, float *ybuf)
 {
     const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg, G = g->G;
-    if (g->N == 0 || P == 0) memset(dw, 0, (size_t)(M * Kg) * sizeof *dw);
+    if (dw && (g->N == 0 || P == 0)) memset(dw, 0, (size_t)(M * Kg) * sizeof *dw);
     if (dx) memset(dx, 0, (size_t)(g->N * g->C * g->S_in) * sizeof *dx);
     for (int64_t n = 0; n < g->N; n++) {
         const float *dyn = dy + n * M * P;
         for (int64_t grp = 0; grp < G; grp++) {
-            const float *col = cv_col_of(g, x, n, grp, buf);
-            float *dwg = dw + grp * Mg * Kg;
             const float *wg = w + grp * Mg * Kg;
-            const float beta = n == 0 ? 0.0f : 1.0f;
             const float *dyg = dyn + grp * Mg * P; /* NCHW: (Mg, P) */
             if (g->nhwc) {
                 dyg = dyn;
@@ -204,9 +225,15 @@ static void cv_backward(const cv_geom *g, const float *x, const float *w, const 
                     for (int64_t q = 0; q < P; q++) memcpy(ybuf + q * Mg, dyn + q * M + grp * Mg, (size_t)Mg * 4);
                     dyg = ybuf;
                 } /* (P, Mg) */
-                rc_sgemm(1, 0, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
-            } else {
-                rc_sgemm(0, 1, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
+            }
+            if (dw) {
+                const float *col = cv_col_of(g, x, n, grp, buf);
+                float *dwg = dw + grp * Mg * Kg;
+                const float beta = n == 0 ? 0.0f : 1.0f;
+                if (g->nhwc)
+                    rc_sgemm(1, 0, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
+                else
+                    rc_sgemm(0, 1, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
             }
             if (!dx) continue;
             float *img = cv_img(g, dx, n, grp);
@@ -219,19 +246,7 @@ static void cv_backward(const cv_geom *g, const float *x, const float *w, const 
             if (!direct) cv_cols(g, 1, img, dcol);
         }
     }
-    if (!db) return;
-    memset(dbuf, 0, (size_t)M * sizeof *dbuf);
-    for (int64_t n = 0; n < g->N; n++) {
-        const float *dyn = dy + n * M * P;
-        if (!g->nhwc) {
-            for (int64_t m = 0; m < M; m++)
-                for (int64_t q = 0; q < P; q++) dbuf[m] += (double)dyn[m * P + q];
-        } else {
-            for (int64_t q = 0; q < P; q++)
-                for (int64_t m = 0; m < M; m++) dbuf[m] += (double)dyn[q * M + m];
-        }
-    }
-    for (int64_t m = 0; m < M; m++) db[m] = (float)dbuf[m];
+    if (db) cv_sum_bias(g->nhwc, g->N, M, P, dy, db, dbuf);
 }
 
 /* ================================================================ state */
@@ -239,7 +254,8 @@ static void cv_backward(const cv_geom *g, const float *x, const float *w, const 
 typedef struct {
     rc_cp_args cp;
     int64_t group;
-    int no_bias, grad;
+    int no_bias, grad, transposed;
+    int64_t adj[RC_CP_MAX_ND]; /* ConvTranspose: the extra output positions at each dim's tail */
     float *buf, *ybuf; /* owned scratch */
     double *dbuf;
     int64_t buf_n, ybuf_n, dbuf_n;
@@ -255,14 +271,39 @@ static void cv_free(void *p)
     free(s);
 }
 
-static rc_status cv_setup_common(rc_op *op, int grad, rc_err *err)
+/* ConvTranspose's own arguments: adjs / adj / adj_h + adj_w (default 0, each
+ * in [0, stride]); legacy_pad CAFFE_LEGACY_POOLING refused (Caffe2 aborted). */
+static rc_status ct_parse(rc_op *op, cv_state *s, rc_err *err)
+{
+    static const char *const aparts[] = {"adj_h", "adj_w"};
+    const int nd = s->cp.nd;
+    int na = 0;
+    rc_status st = rc_cp_family(op, "adjs", "adj", 2, aparts, 2, s->adj, RC_CP_MAX_ND, &na, err);
+    if (st) return st;
+    if (s->cp.legacy_pad == RC_CP_CAFFE_LEGACY_POOLING)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument legacy_pad 3 (CAFFE_LEGACY_POOLING) is not supported by "
+                          "the transposed convolution (give 0 NOTSET, 1 VALID or 2 SAME)");
+    if (na != 0 && na != nd)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument adjs has %d values for a %d-D kernel", na, nd);
+    for (int i = 0; i < nd; i++) {
+        if (na == 0) s->adj[i] = 0;
+        if (s->adj[i] < 0 || s->adj[i] > s->cp.stride[i])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument adjs: value %d is %lld, must lie in [0, stride %lld]",
+                              i, (long long)s->adj[i], (long long)s->cp.stride[i]);
+    }
+    return RC_OK;
+}
+
+static rc_status cv_setup_common(rc_op *op, int grad, int transposed, rc_err *err)
 {
     cv_state *s = calloc(1, sizeof *s);
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s; /* freed by free_state, also when setup fails */
     s->grad = grad;
+    s->transposed = transposed;
     rc_status st = rc_cp_parse(op, RC_CP_CONV, &s->cp, err);
-    if (st || (st = rc_arg_i(&op->def, "group", 1, &s->group, err))) return st;
+    if (st || (transposed && (st = ct_parse(op, s, err)))) return st;
+    if ((st = rc_arg_i(&op->def, "group", 1, &s->group, err))) return st;
     if (s->group < 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument group must be >= 1, got %lld", (long long)s->group);
     if (!grad) return RC_OK;
@@ -277,11 +318,31 @@ static rc_status cv_setup_common(rc_op *op, int grad, rc_err *err)
     return RC_OK;
 }
 
-static rc_status cv_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 0, err); }
+static rc_status cv_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 0, 0, err); }
 
-static rc_status cv_grad_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 1, err); }
+static rc_status cv_grad_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 1, 0, err); }
+
+static rc_status ct_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 0, 1, err); }
+
+static rc_status ct_grad_setup(rc_op *op, rc_err *err) { return cv_setup_common(op, 1, 1, err); }
 
 /* ================================================================ shapes */
+
+/* The identity flag of a checked g; each product's dims go to the BLAS as
+ * int (a MemoryError beyond). */
+static rc_status cv_finish(rc_op *op, cv_geom *g, rc_err *err)
+{
+    g->identity = 1;
+    for (int i = 0; i < CV_D; i++)
+        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
+    const int64_t dims[] = {g->P, g->Kg, g->M};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] > INT_MAX)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
+                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
+                              RC_SHAPE(rc_in(op, 1)), (long long)dims[i]);
+    return RC_OK;
+}
 
 /* X (input 0), the filter (input 1) and, when bias_i >= 0, the bias -> g. */
 static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
@@ -337,9 +398,6 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
     g->M = w->dims[0];
     g->Mg = g->M / g->G;
     g->Kg = g->Cg * g->ksize;
-    g->identity = 1;
-    for (int i = 0; i < CV_D; i++)
-        g->identity &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->out[i] == g->in[i];
     if (bias_i >= 0 && bias_i < op->n_in) {
         if ((st = rc_check_input(op, bias_i, RC_F32, err))) return st;
         const rc_tensor *b = rc_in(op, bias_i);
@@ -348,14 +406,7 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
                               "filter's first dim), got %s", bias_i, rc_in_name(op, bias_i), (long long)g->M,
                               RC_SHAPE(b));
     }
-    /* each product's dims go to the BLAS as int */
-    const int64_t dims[] = {g->P, g->Kg, g->M};
-    for (int i = 0; i < 3; i++)
-        if (dims[i] > INT_MAX)
-            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s with filter %s: a product dimension "
-                              "of %lld is beyond the BLAS's int range", rc_in_name(op, 0), RC_SHAPE(x), RC_SHAPE(w),
-                              (long long)dims[i]);
-    return RC_OK;
+    return cv_finish(op, g, err);
 }
 
 /* The output shape (N, M, out) / (N, out, M) into dims; returns its ndim. */
@@ -366,32 +417,140 @@ static int cv_out_dims(rc_op *op, const cv_geom *g, int64_t *dims)
     return g->nd + 2;
 }
 
-/* ConvGradient: dY (input 2) must have Conv's output shape. */
+static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err);
+static int ct_out_dims(const cv_geom *g, int64_t *dims);
+
+/* ConvGradient / ConvTransposeGradient: dY (input 2) must have the forward
+ * op's output shape. */
 static rc_status cv_grad_shapes(rc_op *op, cv_geom *g, rc_err *err)
 {
-    rc_status st = cv_shapes(op, -1, g, err);
+    const int tr = ((const cv_state *)op->state)->transposed;
+    rc_status st = tr ? ct_shapes(op, -1, g, err) : cv_shapes(op, -1, g, err);
     if (st || (st = rc_check_input(op, 2, RC_F32, err))) return st;
     rc_tensor want;
     rc_tensor_init(&want);
     want.dtype = RC_F32;
-    want.ndim = cv_out_dims(op, g, want.dims);
+    want.ndim = tr ? ct_out_dims(g, want.dims) : cv_out_dims(op, g, want.dims);
     const rc_tensor *dy = rc_in(op, 2);
     if (rc_tensor_same_shape(dy, &want)) return RC_OK;
-    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of Conv's output %s "
-                      "(X %s, filter %s), got %s", rc_in_name(op, 2), RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)),
-                      RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 blob '%s' (dY) must have the shape of %s's output %s "
+                      "(X %s, filter %s), got %s", rc_in_name(op, 2), tr ? "ConvTranspose" : "Conv",
+                      RC_SHAPE(&want), RC_SHAPE(rc_in(op, 0)), RC_SHAPE(rc_in(op, 1)), RC_SHAPE(dy));
 }
 
 static rc_status cv_check(rc_op *op, rc_err *err)
 {
     cv_geom g;
-    return cv_shapes(op, 2, &g, err);
+    return ((const cv_state *)op->state)->transposed ? ct_shapes(op, 2, &g, err) : cv_shapes(op, 2, &g, err);
 }
 
 static rc_status cv_grad_check(rc_op *op, rc_err *err)
 {
     cv_geom g;
     return cv_grad_shapes(op, &g, err);
+}
+
+/* ================================================================ ConvTranspose shapes */
+
+/* ConvTranspose is the gradient of a convolution with respect to its input:
+ * its Y is that convolution's X, its X the convolution's output. g gets that
+ * convolution's geometry: C = the output channels of ConvTranspose (filter
+ * dim 1 (NHWC: its last) times group), M = its input channels, in = Y's
+ * spatial sizes ((x - 1) stride + dilation (kernel - 1) + 1 + adj - pads),
+ * out = X's. X (input 0), the filter (input 1) and, when bias_i >= 0, the
+ * bias are checked. */
+static rc_status ct_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
+{
+    const cv_state *s = op->state;
+    const rc_cp_args *a = &s->cp;
+    const char *order = a->nhwc ? "NHWC" : "NCHW";
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int nd = a->nd, lead = CV_D - nd;
+    if (x->ndim != nd + 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s must have %d dims for a %d-D kernel (order %s: "
+                          "%s)", rc_in_name(op, 0), RC_SHAPE(x), nd + 2, nd, order,
+                          a->nhwc ? "N, spatial dims, C" : "N, C, spatial dims");
+    memset(g, 0, sizeof *g);
+    g->nd = nd;
+    g->nhwc = a->nhwc;
+    g->N = x->dims[0];
+    g->M = a->nhwc ? x->dims[x->ndim - 1] : x->dims[1];
+    g->G = s->group;
+    g->S_in = g->P = g->ksize = 1;
+    for (int i = 0; i < CV_D; i++) {
+        const int j = i - lead;
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        if (j >= 0) {
+            const int64_t xin = x->dims[a->nhwc ? 1 + j : 2 + j], k = a->kernel[j], st_ = a->stride[j];
+            const int64_t d = a->dilation[j];
+            const int64_t ph = a->pads[j], pt = a->pads[nd + j]; /* 0 with legacy_pad VALID / SAME */
+            int64_t y;
+            if (xin < 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s (order %s) has spatial size 0 in dim %d",
+                                  rc_in_name(op, 0), RC_SHAPE(x), order, j);
+            if (__builtin_mul_overflow(xin - 1, st_, &y) ||
+                __builtin_add_overflow(y, d * (k - 1) + 1 + s->adj[j], &y))
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s: the output size in dim %d is beyond "
+                                  "2^63", rc_in_name(op, 0), RC_SHAPE(x), j);
+            y -= ph + pt;
+            if (y < 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s (order %s): the output size in dim %d, "
+                                  "(%lld - 1) * stride %lld + dilation %lld * (kernel %lld - 1) + 1 + adj %lld - pads "
+                                  "%lld - %lld = %lld, must be >= 1", rc_in_name(op, 0), RC_SHAPE(x), order, j,
+                                  (long long)xin, (long long)st_, (long long)d, (long long)k, (long long)s->adj[j],
+                                  (long long)ph, (long long)pt, (long long)y);
+            g->in[i] = y, g->out[i] = xin, g->k[i] = k, g->s[i] = st_, g->d[i] = d, g->p[i] = ph;
+        }
+        if (__builtin_mul_overflow(g->S_in, g->in[i], &g->S_in))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s: the output has more than 2^63 positions",
+                              rc_in_name(op, 0), RC_SHAPE(x));
+        g->P *= g->out[i];
+        g->ksize *= g->k[i];
+    }
+    if (g->M % g->G != 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument group=%lld must divide the %lld channels of input 0 blob "
+                          "'%s' %s (order %s)", (long long)g->G, (long long)g->M, rc_in_name(op, 0), RC_SHAPE(x),
+                          order);
+    g->Mg = g->M / g->G;
+    if ((st = rc_check_input(op, 1, RC_F32, err))) return st;
+    const rc_tensor *w = rc_in(op, 1);
+    int ok = w->ndim == x->ndim && w->dims[0] == g->M;
+    for (int j = 0; ok && j < nd; j++) ok = w->dims[a->nhwc ? 1 + j : 2 + j] == a->kernel[j];
+    if (!ok) {
+        char want[160];
+        int n = snprintf(want, sizeof want, "(%lld%s", (long long)g->M, a->nhwc ? "" : ", C/group");
+        for (int j = 0; j < nd && n < (int)sizeof want; j++)
+            n += snprintf(want + n, sizeof want - (size_t)n, ", %lld", (long long)a->kernel[j]);
+        if (n < (int)sizeof want) snprintf(want + n, sizeof want - (size_t)n, "%s)", a->nhwc ? ", C/group" : "");
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (filter) must have shape %s (X %s: its channels "
+                          "first; order %s, kernel from the arguments), got %s", rc_in_name(op, 1), want, RC_SHAPE(x),
+                          order, RC_SHAPE(w));
+    }
+    g->Cg = w->dims[a->nhwc ? w->ndim - 1 : 1];
+    if (__builtin_mul_overflow(g->Cg, g->G, &g->C) || __builtin_mul_overflow(g->Cg, g->ksize, &g->Kg))
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "input 1 blob '%s' (filter) %s with group=%lld: too many output "
+                          "channels", rc_in_name(op, 1), RC_SHAPE(w), (long long)g->G);
+    if (bias_i >= 0 && bias_i < op->n_in) {
+        if ((st = rc_check_input(op, bias_i, RC_F32, err))) return st;
+        const rc_tensor *b = rc_in(op, bias_i);
+        if (b->ndim != 1 || b->dims[0] != g->C)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (bias) must have shape (%lld) (the output "
+                              "channels: filter %s, group=%lld), got %s", bias_i, rc_in_name(op, bias_i),
+                              (long long)g->C, RC_SHAPE(w), (long long)g->G, RC_SHAPE(b));
+    }
+    return cv_finish(op, g, err);
+}
+
+/* ConvTranspose's output shape (N, C, in...) / (N, in..., C) into dims; returns its ndim. */
+static int ct_out_dims(const cv_geom *g, int64_t *dims)
+{
+    const int lead = CV_D - g->nd;
+    dims[0] = g->N;
+    for (int j = 0; j < g->nd; j++) dims[(g->nhwc ? 1 : 2) + j] = g->in[lead + j];
+    dims[g->nhwc ? g->nd + 1 : 1] = g->C;
+    return g->nd + 2;
 }
 
 /* ================================================================ run */
@@ -424,8 +583,8 @@ static rc_status cv_scratch(rc_op *op, const cv_geom *g, rc_err *err)
         if ((st = cv_grow(op, (void **)&s->ybuf, &s->ybuf_n, n > 0 ? n : 1, sizeof(float), "group buffer", err)))
             return st;
     }
-    if (s->grad)
-        return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, g->M > 0 ? g->M : 1, sizeof(double), "bias sums", err);
+    const int64_t nb = s->transposed ? g->C : g->M; /* the bias's channels */
+    if (s->grad) return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, nb > 0 ? nb : 1, sizeof(double), "bias sums", err);
     return RC_OK;
 }
 
@@ -436,20 +595,33 @@ static rc_status cv_resize(rc_op *op, int o, int ndim, const int64_t *dims, rc_e
     return RC_OK;
 }
 
+/* Conv, and ConvTranspose: Y = col2im(W^T X) + bias (Conv's dX pass, X as
+ * its dY). */
 static rc_status cv_run(rc_op *op, rc_err *err)
 {
     const cv_state *s = op->state;
+    const int tr = s->transposed;
     cv_geom g;
-    rc_status st = cv_shapes(op, 2, &g, err);
+    rc_status st = tr ? ct_shapes(op, 2, &g, err) : cv_shapes(op, 2, &g, err);
     if (st || (st = cv_scratch(op, &g, err))) return st;
     int64_t dims[RC_MAX_DIMS];
-    const int nd = cv_out_dims(op, &g, dims);
+    const int nd = tr ? ct_out_dims(&g, dims) : cv_out_dims(op, &g, dims);
     if ((st = cv_resize(op, 0, nd, dims, err))) return st;
-    cv_forward(&g, rc_f32(rc_in(op, 0)), rc_f32(rc_in(op, 1)), op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL,
-               rc_f32(rc_out(op, 0)), s->buf, s->ybuf);
+    const float *x = rc_f32(rc_in(op, 0)), *w = rc_f32(rc_in(op, 1));
+    const float *b = op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL;
+    float *y = rc_f32(rc_out(op, 0));
+    if (!tr) {
+        cv_forward(&g, x, w, b, y, s->buf, s->ybuf);
+        return RC_OK;
+    }
+    cv_backward(&g, NULL, w, x, NULL, NULL, y, NULL, s->buf, s->ybuf);
+    if (b)
+        for (int64_t n = 0; n < g.N; n++) cv_add_bias(g.nhwc, g.C, g.S_in, b, y + n * g.C * g.S_in);
     return RC_OK;
 }
 
+/* ConvGradient, and ConvTransposeGradient: its dfilter from im2col(dY) and X
+ * (Conv's dW pass), dX = conv(dY, W) (Conv's forward), dbias the sums of dY. */
 static rc_status cv_grad_run(rc_op *op, rc_err *err)
 {
     const cv_state *s = op->state;
@@ -459,11 +631,18 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
     const int dbi = s->no_bias ? -1 : 1, dxi = s->no_bias ? 1 : 2;
     const rc_tensor *x = rc_in(op, 0), *w = rc_in(op, 1);
     if ((st = cv_resize(op, 0, w->ndim, w->dims, err))) return st;
-    if (dbi > 0 && (st = cv_resize(op, dbi, 1, &g.M, err))) return st;
+    if (dbi > 0 && (st = cv_resize(op, dbi, 1, s->transposed ? &g.C : &g.M, err))) return st;
     if (dxi < op->n_out && (st = cv_resize(op, dxi, x->ndim, x->dims, err))) return st;
-    cv_backward(&g, rc_f32(x), rc_f32(w), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)),
-                dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL, dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL, s->dbuf,
-                s->buf, s->ybuf);
+    const float *xd = rc_f32(x), *wd = rc_f32(w), *dy = rc_f32(rc_in(op, 2));
+    float *dw = rc_f32(rc_out(op, 0)), *db = dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL;
+    float *dx = dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL;
+    if (!s->transposed) {
+        cv_backward(&g, xd, wd, dy, dw, db, dx, s->dbuf, s->buf, s->ybuf);
+        return RC_OK;
+    }
+    cv_backward(&g, dy, wd, xd, dw, NULL, NULL, NULL, s->buf, s->ybuf);
+    if (dx) cv_forward(&g, dy, wd, NULL, dx, s->buf, s->ybuf);
+    if (db) cv_sum_bias(g.nhwc, g.N, g.C, g.S_in, dy, db, s->dbuf);
     return RC_OK;
 }
 
@@ -475,6 +654,13 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
 #define CV_GRAD_DOC                                                                                      \
     "(X, filter, dY) -> (dfilter, dbias[, dX]), with no_bias=1 (dfilter[, dX]) (args as Conv's)"
 
+#define CT_DOC                                                                                           \
+    "(X, filter[, bias]) -> Y: transposed convolution, NCHW X (N, C_in, d...), filter (C_in, C_out/group, k...) " \
+    "or NHWC X (N, d..., C_in), filter (C_in, k..., C_out/group); Y's sizes (d - 1) stride + kernel + adj - pads " \
+    "(args kernel(s), stride(s), pad(s), adj(s), dilation(s), legacy_pad, group, order)"
+#define CT_GRAD_DOC                                                                                      \
+    "(X, filter, dY) -> (dfilter, dbias[, dX]), with no_bias=1 (dfilter[, dX]) (args as ConvTranspose's)"
+
 const rc_op_schema rc_ops_conv[] = {
     {"Conv", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
     {"Conv1D", 2, 3, 1, 1, NULL, cv_setup, cv_run, cv_free, CV_DOC, cv_check},
@@ -484,5 +670,7 @@ const rc_op_schema rc_ops_conv[] = {
     {"Conv1DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
     {"Conv2DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
     {"Conv3DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
+    {"ConvTranspose", 2, 3, 1, 1, NULL, ct_setup, cv_run, cv_free, CT_DOC, cv_check},
+    {"ConvTransposeGradient", 3, 3, 1, 3, NULL, ct_grad_setup, cv_grad_run, cv_free, CT_GRAD_DOC, cv_grad_check},
     {0},
 };

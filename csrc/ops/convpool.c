@@ -52,6 +52,12 @@ static rc_status cp_family(rc_op *op, const char *list, const char *one, int rep
     return RC_OK;
 }
 
+rc_status rc_cp_family(rc_op *op, const char *list, const char *one, int reps, const char *const *parts, int nparts,
+                       int64_t *vals, int maxn, int *n, rc_err *err)
+{
+    return cp_family(op, list, one, reps, parts, nparts, vals, maxn, n, err);
+}
+
 static rc_status cp_range(rc_op *op, const char *what, const int64_t *v, int n, int64_t lo, rc_err *err)
 {
     for (int i = 0; i < n; i++)

@@ -71,6 +71,14 @@ typedef struct rc_cp_geom {
  * the argument. */
 RC_INTERNAL rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err);
 
+/* One argument family given as a list `list` (up to maxn values), or `one`
+ * (its value `reps` times), or all of the named singles `parts` (nparts of
+ * them), one way at most (else a ValueError); the values into vals, their
+ * count into *n (0 when none is given). Used by ConvTranspose for adjs / adj /
+ * adj_h + adj_w. */
+RC_INTERNAL rc_status rc_cp_family(rc_op *op, const char *list, const char *one, int reps, const char *const *parts,
+                                   int nparts, int64_t *vals, int maxn, int *n, rc_err *err);
+
 /* Checks input xi (float32 with nd + 2 dims, spatial sizes that fit the
  * window: every output size >= 1) and fills *g. N and C may be 0; a spatial
  * size of 0 fits no window (ValueError). */
