@@ -220,7 +220,7 @@ def build_ops_net(name="af_ops"):
     ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
     PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
     and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
-    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Conv, the pooling ops, PadImage, Mean
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Conv, ConvTranspose, the pooling ops, PadImage, Mean
     broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
     SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
@@ -723,6 +723,15 @@ def build_ops_net(name="af_ops"):
     net.Conv(["cv_xh", "cv_wh"], "cv_yh", kernel=3, stride=2, group=2, order="NHWC")
     net.ConvGradient(["cv_xh", "cv_wh", "cv_yh"], ["cv_dwh", "cv_dxh"], kernel=3, stride=2, group=2,
                      order="NHWC", no_bias=1)
+    # ops/conv.c: ConvTranspose (NCHW, bias, pad, adj, groups) and ConvTransposeGradient (column buffer, bias
+    # sums)
+    trng = np.random.RandomState(41)
+    init.GivenTensorFill([], "ct_x", shape=[2, 4, 3, 3], values=trng.uniform(-1, 1, 72).tolist())
+    init.GivenTensorFill([], "ct_w", shape=[4, 3, 2, 2], values=trng.uniform(-1, 1, 48).tolist())
+    init.GivenTensorFill([], "ct_b", shape=[6], values=trng.uniform(-1, 1, 6).tolist())
+    ct_args = dict(kernel=2, stride=2, pad=1, adj=1, group=2)
+    net.ConvTranspose(["ct_x", "ct_w", "ct_b"], "ct_y", **ct_args)
+    net.ConvTransposeGradient(["ct_x", "ct_w", "ct_y"], ["ct_dw", "ct_db", "ct_dx"], **ct_args)
     # ops/pool.c with their gradient ops, on the side: MaxPool (NCHW, pads), AveragePool (NHWC,
     # count_include_pad, CAFFE_LEGACY_POOLING), MaxPool1D with global_pooling, AveragePool3D
     prng = np.random.RandomState(37)
@@ -929,6 +938,7 @@ def build_ops_net(name="af_ops"):
          "nm_mdx", "nm_mdg", "nm_mdb", "nm_ly", "nm_ls", "nm_ldx"] + \
         ["cv_y", "cv_dw", "cv_db", "cv_dx", "cv_yh", "cv_dwh", "cv_dxh"] + \
         ["pi_y", "pi_dx", "pi_yh", "pi_dxh", "pi_yc"] + \
+        ["ct_y", "ct_dw", "ct_db", "ct_dx"] + \
         ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
@@ -945,7 +955,8 @@ OPS_PART_SIZE = 40
 OPS_MAX_PARTS = 26  # test ids (22 parts now); test_ops_parts_cover_the_net fails when they do not fit
 
 # every op that must report a failure (with "op <type> #": by its net-creation or run message)
-OPS_REPORTING = ("GivenTensorFill", "op PadImage #", "op PadImageGradient #", "op Conv #", "op ConvGradient #", "op LRN #", "op LRNGradient #", "op MaxPool #", "op MaxPoolGradient #",
+OPS_REPORTING = ("GivenTensorFill", "op PadImage #", "op PadImageGradient #", "op Conv #", "op ConvGradient #",
+                 "op ConvTranspose #", "op ConvTransposeGradient #", "op LRN #", "op LRNGradient #", "op MaxPool #", "op MaxPoolGradient #",
                  "op AveragePool #", "op AveragePoolGradient #", "op MaxPool1D #", "op MaxPool1DGradient #",
                  "op AveragePool3D #", "op AveragePool3DGradient #", "Gather", "Concat", "Softmax", "Adagrad", "LearningRate",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
