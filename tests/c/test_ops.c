@@ -783,6 +783,130 @@ static void test_loss_net(void)
     rc_ws_free(ws);
 }
 
+/* ---------------------------------------------------------------- convolution and pooling */
+/* Conv (NCHW, stride 2, pads 1 / 0, dilation 2, bias), ConvTranspose of its output with the same
+ * filter, MaxPool with Caffe's legacy (ceil) windows and AveragePool with pads, against plain C
+ * loops; a filter of the wrong shape is refused and leaves the net usable. */
+static void test_conv_pool_net(void)
+{
+    const char *needed[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool"};
+    if (!have(needed, (int)(sizeof needed / sizeof *needed))) return;
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    enum { N = 2, C = 3, H = 7, W = 6, M = 4, K = 3 };
+    const int64_t dx[] = {N, C, H, W}, dw[] = {M, C, K, K}, db[] = {M};
+    rc_blob *xb = rct_feed_f32(ws, "x", 4, dx, 0.f), *wb = rct_feed_f32(ws, "w", 4, dw, 0.f),
+            *bb = rct_feed_f32(ws, "b", 1, db, 0.f);
+    REQUIRE(xb && wb && bb);
+    float *x = rc_f32(&xb->t), *b = rc_f32(&bb->t), w[M * C * K * K];
+    for (int i = 0; i < N * C * H * W; i++) x[i] = sinf(0.7f * (float)i);
+    for (int i = 0; i < M * C * K * K; i++) rc_f32(&wb->t)[i] = w[i] = cosf(0.3f * (float)i);
+    for (int i = 0; i < M; i++) b[i] = 0.1f * (float)i;
+    rc_netdef *nd = rc_netdef_new("convpool");
+    REQUIRE(nd != NULL);
+    const int64_t strides[] = {2, 2}, pads[] = {1, 0, 1, 0}, dil[] = {2, 1}, k3[] = {K, K}, k2[] = {2, 2};
+    const int64_t ppad[] = {1, 1, 1, 1};
+    rc_opdef *od = add(nd, "Conv", "x,w,b", "y"); /* each pointer is valid until the next add */
+    REQUIRE(od && !rct_set_ints(od, "kernels", 2, k3) && !rct_set_ints(od, "strides", 2, strides) &&
+            !rct_set_ints(od, "pads", 4, pads) && !rct_set_ints(od, "dilations", 2, dil));
+    od = add(nd, "ConvTranspose", "y,w", "z");
+    REQUIRE(od && !rct_set_ints(od, "kernels", 2, k3) && !rct_set_ints(od, "strides", 2, strides));
+    od = add(nd, "MaxPool", "x", "mp");
+    REQUIRE(od && !rct_set_ints(od, "kernels", 2, k2) && !rct_set_ints(od, "strides", 2, strides) &&
+            !rct_set_ints(od, "pads", 4, ppad) && !rc_opdef_set_arg_i(od, "legacy_pad", 3));
+    od = add(nd, "AveragePool", "x", "ap");
+    REQUIRE(od && !rct_set_ints(od, "kernels", 2, k3) && !rct_set_ints(od, "pads", 4, ppad));
+    rc_net *net = rc_net_create(ws, nd, &err);
+    if (!net) printf("  %s\n", err.msg);
+    REQUIRE(net != NULL);
+    CHECK_OK(rc_net_run(net, &err), err);
+
+    /* Conv: out = (in + pads - dilation (K - 1) - 1) / stride + 1 */
+    enum { OH = (H + 1 + 1 - 2 * (K - 1) - 1) / 2 + 1, OW = (W + 0 + 0 - (K - 1) - 1) / 2 + 1 };
+    const rc_tensor *ty = &rc_ws_get(ws, "y")->t;
+    REQUIRE(ty->ndim == 4 && ty->dims[0] == N && ty->dims[1] == M && ty->dims[2] == OH && ty->dims[3] == OW);
+    float y[N * M * OH * OW];
+    for (int n = 0; n < N; n++)
+        for (int m = 0; m < M; m++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    double acc = b[m];
+                    for (int c = 0; c < C; c++)
+                        for (int a = 0; a < K; a++)
+                            for (int e = 0; e < K; e++) {
+                                const int ih = oh * 2 - 1 + a * 2, iw = ow * 2 + e;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    acc += (double)w[((m * C + c) * K + a) * K + e] * x[((n * C + c) * H + ih) * W + iw];
+                            }
+                    y[((n * M + m) * OH + oh) * OW + ow] = (float)acc;
+                }
+    CHECK(close_to(rc_f32(ty), y, N * M * OH * OW, 1e-5f));
+
+    /* ConvTranspose(y, w): z (N, C, (OH - 1) 2 + K, (OW - 1) 2 + K) scatters y through w */
+    enum { ZH = (OH - 1) * 2 + K, ZW = (OW - 1) * 2 + K };
+    const rc_tensor *tz = &rc_ws_get(ws, "z")->t;
+    REQUIRE(tz->ndim == 4 && tz->dims[1] == C && tz->dims[2] == ZH && tz->dims[3] == ZW);
+    static float z[N * C * ZH * ZW];
+    memset(z, 0, sizeof z);
+    for (int n = 0; n < N; n++)
+        for (int m = 0; m < M; m++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++)
+                    for (int c = 0; c < C; c++)
+                        for (int a = 0; a < K; a++)
+                            for (int e = 0; e < K; e++)
+                                z[((n * C + c) * ZH + oh * 2 + a) * ZW + ow * 2 + e] +=
+                                    y[((n * M + m) * OH + oh) * OW + ow] * w[((m * C + c) * K + a) * K + e];
+    CHECK(close_to(rc_f32(tz), z, N * C * ZH * ZW, 1e-4f));
+
+    /* MaxPool 2x2 stride 2 pad 1, Caffe's ceil windows: out = ceil((in + 2 - 2) / 2) + 1, less one if the
+     * last window starts in the tail padding */
+    const int PH = (H + 1) / 2 + 1 - (((H + 1) / 2) * 2 >= H + 1), PW = (W + 1) / 2 + 1 - (((W + 1) / 2) * 2 >= W + 1);
+    const rc_tensor *tm = &rc_ws_get(ws, "mp")->t, *ta = &rc_ws_get(ws, "ap")->t;
+    REQUIRE(tm->dims[2] == PH && tm->dims[3] == PW);
+    int ok = 1;
+    for (int p = 0; p < N * C; p++)
+        for (int oh = 0; oh < PH; oh++)
+            for (int ow = 0; ow < PW; ow++) {
+                float mx = -INFINITY;
+                for (int ih = oh * 2 - 1; ih < oh * 2 + 1; ih++)
+                    for (int iw = ow * 2 - 1; iw < ow * 2 + 1; iw++)
+                        if (ih >= 0 && ih < H && iw >= 0 && iw < W) mx = fmaxf(mx, x[(p * H + ih) * W + iw]);
+                ok &= rc_f32(tm)[(p * PH + oh) * PW + ow] == mx;
+            }
+    CHECK(ok);
+    /* AveragePool 3x3 stride 1 pad 1: the mean over the cells of the image in each window */
+    REQUIRE(ta->dims[2] == H && ta->dims[3] == W);
+    ok = 1;
+    for (int p = 0; p < N * C; p++)
+        for (int oh = 0; oh < H; oh++)
+            for (int ow = 0; ow < W; ow++) {
+                double sum = 0;
+                int cnt = 0;
+                for (int ih = oh - 1; ih <= oh + 1; ih++)
+                    for (int iw = ow - 1; iw <= ow + 1; iw++)
+                        if (ih >= 0 && ih < H && iw >= 0 && iw < W) sum += x[(p * H + ih) * W + iw], cnt++;
+                const float want = (float)(sum / cnt);
+                ok &= close_to(&rc_f32(ta)[(p * H + oh) * W + ow], &want, 1, 1e-6f);
+            }
+    CHECK(ok);
+
+    /* a filter of the wrong shape: ValueError naming the filter blob; usable after */
+    const int64_t dbad[] = {M, C, K, K - 1};
+    CHECK_OK(rc_tensor_resize(&wb->t, RC_F32, 4, dbad, &err), err);
+    rc_err_clear(&err);
+    CHECK_EQ(rc_net_run(net, &err), RC_ERR_VALUE);
+    CHECK_HAS(err.msg, "'w'");
+    CHECK_OK(rc_tensor_resize(&wb->t, RC_F32, 4, dw, &err), err);
+    for (int i = 0; i < M * C * K * K; i++) rc_f32(&wb->t)[i] = w[i];
+    CHECK_OK(rc_net_run(net, &err), err);
+    CHECK(close_to(rc_f32(&rc_ws_get(ws, "y")->t), y, N * M * OH * OW, 1e-5f));
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- deduplication ops */
 /* Unique of (2, 3) indices, then UnsortedSegmentSum / Mean of (2, 3, 2) rows
  * over the remapping, against hand-computed values; a bad id is refused and
@@ -1171,6 +1295,7 @@ int main(void)
     RUN(test_pack_padding_net);
     RUN(test_compare_cast_net);
     RUN(test_loss_net);
+    RUN(test_conv_pool_net);
     RUN(test_dedup_net);
     RUN(test_lengths_net);
     RUN(test_topk_tile_net);
