@@ -13,7 +13,7 @@
 #   PYTHON             interpreter (default python3). It must import recurrent: the
 #                      checkout's in-place build (./dev_build.sh) or an installed package.
 #                      atheris is installed into it with pip when missing.
-#   FUZZ_TARGETS       default "text_format ops rnn minidb"
+#   FUZZ_TARGETS       default "text_format ops rnn minidb image"
 #   FUZZ_WORK          scratch directory (default build/fuzz-run): the growing corpus,
 #                      artifacts, logs. Keeping it between runs keeps the corpus.
 #   FUZZ_INSTRUMENTED  1: build the extension with clang, SanitizerCoverage (so
@@ -27,7 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 TOTAL=${1:-60}
 PYTHON=${PYTHON:-python3}
-TARGETS=${FUZZ_TARGETS:-text_format ops rnn minidb}
+TARGETS=${FUZZ_TARGETS:-text_format ops rnn minidb image}
 WORK=${FUZZ_WORK:-$ROOT/build/fuzz-run}
 INSTR=${FUZZ_INSTRUMENTED:-0}
 JOBS=${FUZZ_JOBS:-1}
