@@ -83,3 +83,16 @@ def test_test_util_testcase_ws():
 def test_other_binding_names_still_reachable():
     # workspace.C forwards everything else to the binding
     assert "Relu" in workspace.C.op_types()
+
+
+def test_import_c_extension_is_the_binding_without_cudnn_names():
+    """recurrent._import_c_extension (Caffe2's caffe2.python._import_c_extension, imported as C by its
+    tests): workspace.C's names; no cuDNN names (a CPU package, as Caffe2's CPU build); no HIP."""
+    import pytest
+    from recurrent import _import_c_extension as C
+    assert C.Workspace is workspace.C.Workspace
+    ws = C.Workspace()
+    assert ws is not None
+    with pytest.raises(AttributeError):
+        C.cudnn_convolution_fwd_algo_count
+    assert workspace.has_hip_support is False and workspace.has_gpu_support is False
