@@ -569,8 +569,8 @@ def add_weight_decay(model, weight_decay):
         model.net.WeightedSum([g, one, w, wd], g)
 
 
-__all__ = ["fc", "conv", "conv_nd", "group_conv", "conv_transpose", "layer_norm", "sum", "sub", "mat_mul",
-           "relu",
+__all__ = ["fc", "conv", "conv_nd", "group_conv", "conv_transpose", "max_pool", "average_pool", "lrn",
+           "layer_norm", "spatial_bn", "spatial_gn", "instance_norm", "sum", "sub", "mat_mul", "relu",
            "sigmoid", "tanh", "softmax", "concat", "transpose", "dropout", "batch_mat_mul",
            "elementwise_linear", "prelu", "reduce_sum", "arg_min", "arg_max", "depth_concat", "iter",
            "accuracy", "add_weight_decay", "arg_scope", "Register", "has_helper", "Initializer"]
