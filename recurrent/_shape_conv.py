@@ -9,14 +9,14 @@ refuses at creation leaves them unknown. ``ConvTranspose`` and its gradient mirr
 group) in NHWC, Y's spatial sizes ``(x - 1) stride + dilation (kernel - 1) + 1 + adj - pads``."""
 
 from . import _convpool
-from .shape_inference import FLOAT, ShapeError, Tensor, args, register
+from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, args, register
 
 _TYPES = ("Conv", "Conv1D", "Conv2D", "Conv3D")
 _INT_MAX = 2 ** 31 - 1
 
 
 def _f32(op, ins, i, what):
-    if ins[i].dtype != FLOAT:
+    if ins[i].dtype not in (FLOAT, UNDEFINED):  # UNDEFINED: shapes given without types
         raise ShapeError("%s: input %d '%s' (%s) must be float32" % (op.type, i, op.input[i], what))
 
 

@@ -57,3 +57,22 @@ def test_creation_refused_leaves_unknown():
     net.ConvGradient(["x", "w", "dy"], ["dw"], kernel=3)
     shapes, _ = workspace.InferShapesAndTypes([net])
     assert "y" not in shapes and "dw" not in shapes
+
+
+def test_shapes_given_without_types():
+    """blob_dimensions without blob_types (UNDEFINED dtypes): the outputs are still inferred, as FLOAT."""
+    import warnings
+    from recurrent import core, workspace
+    net = core.Net("conv_untyped")
+    net.Conv(["x", "w", "b"], "y", kernel=3, pad=1)
+    net.ConvTranspose(["y", "wt"], "z", kernel=2, stride=2)
+    net.MaxPool("z", "p", kernel=2, stride=2)
+    net.PadImage("p", "q", pad=1)
+    net.LRN("q", "r", size=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shapes, types = workspace.InferShapesAndTypes(
+            [net], blob_dimensions={"x": [2, 3, 5, 5], "w": [4, 3, 3, 3], "b": [4], "wt": [4, 2, 2, 2]})
+    assert shapes["y"] == [2, 4, 5, 5] and shapes["z"] == [2, 2, 10, 10] and shapes["p"] == [2, 2, 5, 5]
+    assert shapes["q"] == [2, 2, 7, 7] and shapes["r"] == [2, 2, 7, 7]
+    assert types["y"] == types["r"] == core.DataType.FLOAT
