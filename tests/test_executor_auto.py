@@ -70,9 +70,11 @@ def test_small_cell_runs_serially_by_default(capfd):
     assert [s["mode"] for s in status(case).values()] == ["executor", "executor"]
     capfd.readouterr()
 
-    # no min_op_us argument: the global flag (4 us); trial off: the time rule
-    # alone (trial: tested below)
-    create(case, trial=0)
+    # no min_op_us argument: the global flag (4 us); trial off and no parallelism
+    # check (min_parallelism 0): the time rule alone (trial and parallelism: tested
+    # below). Under a sanitizer these ops can take over 4 us: the executor then,
+    # which the parallelism check would turn down again (a CI run saw 2.43 < 2.5)
+    create(case, trial=0, min_parallelism=0)
     expect = None
     for run in range(4):
         got = case.run_created()
