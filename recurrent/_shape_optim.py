@@ -19,7 +19,7 @@ refuses. Surprises:
    refused at creation: None then.
 Not inferred (NOT_INFERRED says why for each): the ops whose output holds no tensor (CreateCounter,
 CreateMutex, CreateBlobsQueue, CreateDB) or whose input is such an object (the Counter ops, AtomicIter,
-the queue ops): the engine calls a function only when every input is a known tensor, and these
+AtomicFetchAdd, the queue ops): the engine calls a function only when every input is a known tensor, and these
 inputs never are, although CountUp & co. always give an int32 () and AtomicIter its counter's shape;
 DequeueBlobs & co. give what was queued, Load what the file holds. Save writes no blob ([]).
 """
@@ -484,6 +484,8 @@ not_inferred("its input is a Counter object, never a known tensor, so no functio
 not_inferred("its output is a Mutex object (no tensor)", "CreateMutex")
 not_inferred("its input 0 is a Mutex object, never a known tensor, so no function can run (the counter keeps "
              "its shape)", "AtomicIter")
+not_inferred("its input 0 is a Mutex object, never a known tensor, so no function can run (the outputs would "
+             "be int32 ())", "AtomicFetchAdd")
 not_inferred("its output is a BlobsQueue object (no tensor)", "CreateBlobsQueue")
 not_inferred("its input 0 is a BlobsQueue object, never a known tensor (the outputs are its inputs, in "
              "place, and SafeEnqueueBlobs' status)",

@@ -308,6 +308,7 @@ def build_ops_net(name="af_ops"):
     init.ConstantFill([], "m2_w", shape=[8], value=0.0)
     init.GivenTensorIntFill([], "iter", shape=[1], values=[0])
     init.GivenTensorIntFill([], "mx_it", shape=[1], values=[7])
+    init.GivenTensorIntFill([], "mx_inc", shape=[1], values=[3])
     init.GivenTensorFill([], "ln_g", shape=[8], values=[0.5 + 0.1 * i for i in range(8)])
     init.ConstantFill([], "ln_b", shape=[8], value=0.1)
     init.GivenTensorIntFill([], "bmm_len", shape=[4], values=[1, 2, 0, 5])
@@ -641,6 +642,7 @@ def build_ops_net(name="af_ops"):
     # mutex.c: a Mutex made in the net (at every run, replacing the last run's) guards the counter mx_it
     mx = net.CreateMutex([], "mx_m")
     net.AtomicIter([mx, "mx_it"], ["mx_it"])
+    net.AtomicFetchAdd([mx, "mx_it", "mx_inc"], ["mx_sum", "mx_old"])  # two new int32 scalars
     # WeightedSampleDequeueBlobs (seeded: the same choices at every run) over two closed queues of one
     # record each: records, the table index over data output 1, then status 1 once the chosen one is empty
     qw = [net.CreateBlobsQueue([], "qw_q%d" % k, capacity=2, num_blobs=2) for k in range(2)]
@@ -923,7 +925,7 @@ def build_ops_net(name="af_ops"):
         ["rg_tile", str(gmap["rg_tile"]), "rg_lrf", "rg_range", "rg_frange", "rg_lg", "rg_gr", "rg_grl",
          "rg_pad", "rg_sa", "rg_mod"] + \
         ["qu_x", "qu_y", "qu_cx", "qu_cy", "qu_st", "qu_st2", "qu_st3"] + \
-        ["mx_it"] + \
+        ["mx_it", "mx_sum", "mx_old"] + \
         ["ag4_w", "ag4_h", "ag4_elr", "ag4_upd", "emb_d_reg"] + \
         ["qw_x", "qw_i0", "qw_i1", "qw_i2", "qw_st0", "qw_st1", "qw_st2"] + \
         ["vp_path", "vp_new", "ctc_gl", "ctc_gv", "ctc_bl", "ctc_bv", "ctc_bp"] + \
@@ -1020,7 +1022,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Normalize #", "op NormalizeGradient #", "op NormalizeL1 #",
                  "op DecayAdagrad #", "op GFtrl #", "op Storm #", "op Lars #", "op LearningRateAdaption #",
                  "op CreateBlobsQueue #", "op EnqueueBlobs #", "op SafeEnqueueBlobs #",
-                 "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #",
+                 "op SafeDequeueBlobs #", "op Print #", "op CreateMutex #", "op AtomicFetchAdd #",
                  "op WeightedSampleDequeueBlobs #",
                  "op MarginRankingCriterion #", "op MarginRankingCriterionGradient #",
                  "op CosineEmbeddingCriterion #", "op CosineEmbeddingCriterionGradient #",

@@ -3589,6 +3589,30 @@ CASES = [
          run_op('AtomicIter', ['m', 'a'], ['b'])
          """, V, r"op AtomicIter #0: input 1 blob 'a' and output 0 blob 'b' must be the same blob "
                  r"\(AtomicIter increments its counter in place\)"),
+    Case("mutex-fetch-add-overflow", "ops: mutex", "AtomicFetchAdd(m, a, b) with a + b beyond int32",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(a=np.array([2**31 - 2], np.int32), b=np.array([2], np.int32))
+         run_op('AtomicFetchAdd', ['m', 'a', 'b'], ['a', 'old'])
+         """, V, r"op AtomicFetchAdd #0: input 1 blob 'a' \(the value\) 2147483646 \+ input 2 blob 'b' \(the "
+                 r"increment\) 2 overflows int32",
+         after="""
+         assert workspace.FetchBlob('a').tolist() == [2**31 - 2]
+         """, note="nothing is written (Caffe2's int32 sum overflowed)"),
+    Case("mutex-fetch-add-size", "ops: mutex", "AtomicFetchAdd(m, a, b) with b of two elements",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(a=np.array([1], np.int32), b=np.array([1, 2], np.int32))
+         run_op('AtomicFetchAdd', ['m', 'a', 'b'], ['a', 'old'])
+         """, V, r"op AtomicFetchAdd #0: input 2 blob 'b' \(the increment\) must hold one int32 value, got "
+                 r"\(2,\) int32", note="Caffe2 read the first element"),
+    Case("mutex-fetch-add-not-mutex", "ops: mutex", "AtomicFetchAdd(q, a, b) where q holds a BlobsQueue",
+         """
+         run_op('CreateBlobsQueue', [], ['q'])
+         feed(a=np.array([1], np.int32), b=np.array([1], np.int32))
+         run_op('AtomicFetchAdd', ['q', 'a', 'b'], ['a', 'old'])
+         """, T_, r"op AtomicFetchAdd #0: input 0 blob 'q' must be a Mutex \(CreateMutex's output\), but it "
+                  r"holds a BlobsQueue"),
     Case("mutex-save", "ops: mutex", "Save of a Mutex blob",
          """
          run_op('CreateMutex', [], ['m'])

@@ -550,3 +550,113 @@ def test_atomic_iter_in_a_step_net_errors_name_the_step_op(rng):
     feed(cnt=np.array([0], np.int32))
     workspace.RunNetOnce(net)
     assert workspace.FetchBlob("cnt").tolist() == [3]
+
+
+# ---------------------------------------------------------------- AtomicFetchAdd
+@pytest.mark.parametrize("a,b", [(0, 1), (41, -3), (-7, 7), (I32_MAX - 2, 2), (-I32_MAX - 1, 5)])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_atomic_fetch_add_against_numpy(a, b, shape):
+    """D = A, C = A + B as int32 scalars (shape (), Caffe2's Resize()), whatever one-element shape A
+    and B have; the inputs are left alone when the outputs are other blobs."""
+    mutex()
+    feed(a=np.full(shape, a, np.int32), b=np.full(shape, b, np.int32))
+    run("AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    c, d = workspace.FetchBlob("c"), workspace.FetchBlob("d")
+    assert c.dtype == d.dtype == np.int32 and c.shape == d.shape == ()
+    assert int(c) == int(np.int64(a) + np.int64(b)) and int(d) == a
+    assert workspace.FetchBlob("a").shape == shape and int(workspace.FetchBlob("a").reshape(-1)[0]) == a
+
+
+def test_atomic_fetch_add_in_place_counts_like_caffe2s_loop():
+    """Caffe2's use: the value is both input 1 and output 0, so each run fetches the old value and
+    advances it; any output may be any input's blob (both values are read first)."""
+    mutex()
+    feed(v=np.array([5], np.int32), inc=np.array([3], np.int32))
+    net = core.Net("fetch_add_loop")
+    net.AtomicFetchAdd(["m", "v", "inc"], ["v", "fetched"])
+    workspace.CreateNet(net)
+    for r in range(4):
+        workspace.RunNet(net)
+        assert int(workspace.FetchBlob("fetched")) == 5 + 3 * r
+        assert int(workspace.FetchBlob("v")) == 5 + 3 * (r + 1)
+    feed(p=np.array(10, np.int32), q=np.array(4, np.int32))
+    run("AtomicFetchAdd", ["m", "p", "q"], ["q", "p"])  # C into B's blob, D into A's
+    assert int(workspace.FetchBlob("q")) == 14 and int(workspace.FetchBlob("p")) == 10
+
+
+def test_atomic_fetch_add_errors_leave_the_outputs_alone():
+    mutex()
+    feed(a=np.array([I32_MAX], np.int32), b=np.array([1], np.int32), c=np.array([7], np.int32))
+    raises(ValueError, r"op AtomicFetchAdd #0: input 1 blob 'a' \(the value\) 2147483647 \+ input 2 blob 'b' "
+           r"\(the increment\) 1 overflows int32", "AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    assert workspace.FetchBlob("c").tolist() == [7] and isinstance(workspace.FetchBlob("d"), bytes)  # no tensor
+    feed(a=np.array([-I32_MAX - 1], np.int32), b=np.array([-1], np.int32))
+    raises(ValueError, r"overflows int32", "AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    feed(a=np.array([1.0], np.float32), b=np.array([1], np.int32))
+    raises(TypeError, r"op AtomicFetchAdd #0: input 1 blob 'a'.*float32", "AtomicFetchAdd", ["m", "a", "b"],
+           ["c", "d"])
+    feed(a=np.array([1, 2], np.int32))
+    raises(ValueError, r"op AtomicFetchAdd #0: input 1 blob 'a' \(the value\) must hold one int32 value, got "
+           r"\(2,\) int32", "AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    feed(a=np.array([1], np.int32), b=np.zeros((0,), np.int32))
+    raises(ValueError, r"input 2 blob 'b' \(the increment\) must hold one int32 value, got \(0,\) int32",
+           "AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    feed(b=np.array([1], np.int32), t=np.zeros(1, np.float32))
+    raises(TypeError, r"op AtomicFetchAdd #0: input 0 blob 't' must be a Mutex \(CreateMutex's output\), but it "
+           r"holds a tensor \(1,\) float32", "AtomicFetchAdd", ["t", "a", "b"], ["c", "d"])
+    raises(ValueError, r"op AtomicFetchAdd #0: outputs 0 and 1 are the same blob 'c'", "AtomicFetchAdd",
+           ["m", "a", "b"], ["c", "c"])
+    assert workspace.FetchBlob("c").tolist() == [7]
+    run("AtomicFetchAdd", ["m", "a", "b"], ["c", "d"])
+    assert int(workspace.FetchBlob("c")) == 2 and int(workspace.FetchBlob("d")) == 1
+
+
+def test_atomic_fetch_add_checked_at_creation_and_without_gradient():
+    assert "AtomicFetchAdd" in set(_C.op_types(checked=True))
+    assert "AtomicFetchAdd64" not in core.RegisteredOperators()  # int64: no such blobs here
+    assert core.GradientRegistry.HasGradient("AtomicFetchAdd")  # registered, as having none
+    feed(t=np.zeros(1, np.float32), a=np.array([1], np.int32), b=np.array([2], np.int32))
+    net = core.Net("fetch_add_check")
+    net.AtomicFetchAdd(["t", "a", "b"], ["a", "d"])
+    with pytest.raises(TypeError, match=r"op AtomicFetchAdd #0: input 0 blob 't' must be a Mutex"):
+        workspace.CreateNet(net)
+    usable()
+    net = core.Net("fetch_add_grad")
+    net.CreateMutex([], "m")
+    w = net.ConstantFill([], "w", shape=[3], value=2.0)
+    net.AtomicFetchAdd(["m", "a", "b"], ["a", "d"])
+    loss = net.SumElements(net.Mul([w, w], "w2"), "loss")
+    gmap = net.AddGradientOperators([loss])
+    assert "a" not in gmap and "d" not in gmap
+    assert not any("AtomicFetchAdd" in o.type for o in net.Proto().op[5:])
+    workspace.RunNetOnce(net)
+    assert int(workspace.FetchBlob("a")) == 3 and int(workspace.FetchBlob("d")) == 1
+
+
+def test_atomic_fetch_add_in_a_step_net_with_the_executor(rng):
+    """In a step net it fetches and advances a counter once per timestep, in timestep order, with
+    the executor on (2 and 4 threads) as off."""
+    T, start = 40, 100
+    x = (rng.randint(-4, 5, size=(T, 1, 1)) / 4.0).astype(np.float32)
+    outs = {}
+    for enable, threads in [(0, 1), (1, 4), (1, 2)]:
+        workspace.ResetWorkspace()
+        cell = core.Net("fa_cell")
+        x_t, o_prev = cell.AddExternalInputs("x_t", "o_prev")
+        cell.AtomicFetchAdd(["m", "cnt", "inc"], ["cnt", "old"])
+        c = cell.Cast("old", "old_f", to="float")
+        o = cell.Add([cell.Sum([x_t, o_prev], "s"), c], "o", broadcast=1)
+        cell.AddExternalOutput(o)
+        net = core.Net("fa_rnn")
+        o_all, _ = rnn.recurrent_net(net, cell, inputs=[(x_t, "x")], initial_cell_inputs=[(o_prev, "o_init")],
+                                     links={o_prev: o}, scope="fa_rnn", forward_only=True)
+        configure(net, enable, threads)
+        mutex("m")
+        feed(cnt=np.array(start, np.int32), inc=np.array(2, np.int32), x=x, o_init=np.zeros((1, 1, 1), np.float32))
+        workspace.RunNetOnce(net)
+        seen = start + 2 * np.arange(T, dtype=np.float64)
+        expect = np.cumsum(x.reshape(-1).astype(np.float64) + seen).astype(np.float32)
+        np.testing.assert_array_equal(workspace.FetchBlob(o_all).reshape(-1), expect)
+        assert int(workspace.FetchBlob("cnt")) == start + 2 * T
+        outs[(enable, threads)] = workspace.FetchBlob(o_all).tobytes()
+    assert len(set(outs.values())) == 1

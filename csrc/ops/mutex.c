@@ -1,9 +1,23 @@
 /* ops/mutex.c -- Caffe2's mutex-guarded iteration counter
  * (caffe2/operators/atomic_ops.cc CreateMutex, caffe2/sgd/iter_op.h AtomicIter),
- * which caffe2.python.utils.BuildUniqueMutexIter puts in every optimizer's nets.
+ * which caffe2.python.utils.BuildUniqueMutexIter puts in every optimizer's nets,
+ * and atomic_ops.cc's AtomicFetchAdd.
  *
  *   CreateMutex() -> MUTEX              a new Mutex (an opaque object blob)
  *   AtomicIter(MUTEX, COUNTER) -> COUNTER   COUNTER += 1 (int32, one element; in place)
+ *   AtomicFetchAdd(MUTEX, A, B) -> (C, D)   D = A, C = A + B (int32 scalars)
+ *
+ * AtomicFetchAdd (Caffe2's int32 op; AtomicFetchAdd64, its int64 twin, is not
+ * registered: blobs here hold no int64): A and B int32 tensors of one element
+ * each (any shape: (), (1,), (1, 1); TypeError / ValueError naming the blob
+ * otherwise, where Caffe2 read the first element of whatever it got), C and D
+ * int32 scalars (shape (), as Caffe2's Resize()). C is usually A's blob (the
+ * value fetched and advanced in place); any output may be any input's blob,
+ * since both values are read before either is written; C and D the same blob
+ * is a ValueError at creation, as for every op (Caffe2 wrote D, then C over
+ * it). A sum outside int32 is a ValueError and nothing is written (Caffe2's
+ * int32 addition overflowed). In step nets the executor orders it as it
+ * orders AtomicIter (below): it writes its outputs.
  *
  * A Mutex lives in its blob as an object (blob->obj, kind "Mutex", freed with
  * the blob: ResetWorkspace, or CreateMutex run again, which replaces it by a
@@ -96,15 +110,22 @@ static rc_status atomic_iter_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* Input 0 a Mutex; the counter (input 1, output 0's blob) int32 with one element. Reads no data. At net
- * creation it runs only when both inputs hold tensors, so there it names input 0's tensor. */
-static rc_status atomic_iter_check(rc_op *op, rc_err *err)
+/* Input 0 must hold a Mutex. */
+static rc_status check_mutex(rc_op *op, rc_err *err)
 {
     const rc_blob *b = op->in[0];
     if (!b->obj || b->obj_kind != mutex_kind)
         return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a Mutex (CreateMutex's output), but it "
                           "holds %s", rc_in_name(op, 0), RC_HOLDS(b));
-    return rc_iter_check_counter(op, "output", 0, rc_out_name(op, 0), rc_out(op, 0), err);
+    return RC_OK;
+}
+
+/* Input 0 a Mutex; the counter (input 1, output 0's blob) int32 with one element. Reads no data. At net
+ * creation it runs only when both inputs hold tensors, so there it names input 0's tensor. */
+static rc_status atomic_iter_check(rc_op *op, rc_err *err)
+{
+    rc_status st = check_mutex(op, err);
+    return st ? st : rc_iter_check_counter(op, "output", 0, rc_out_name(op, 0), rc_out(op, 0), err);
 }
 
 static rc_status atomic_iter_run(rc_op *op, rc_err *err)
@@ -116,6 +137,40 @@ static rc_status atomic_iter_run(rc_op *op, rc_err *err)
 /* AtomicIter: the counter (input 1) is output 0. */
 static int inplace_counter(int in, int out) { return in == 1 && out == 0; }
 
+/* ---------------------------------------------------------------- AtomicFetchAdd */
+
+/* Input 0 a Mutex; inputs 1 (the value) and 2 (the increment) int32 with one element each. */
+static rc_status fetch_add_check(rc_op *op, rc_err *err)
+{
+    static const char *const role[] = {"", "the value", "the increment"};
+    rc_status st = check_mutex(op, err);
+    for (int i = 1; !st && i < 3; i++) {
+        if ((st = rc_check_input(op, i, RC_I32, err))) return st;
+        const rc_tensor *t = rc_in(op, i);
+        if (rc_tensor_numel(t) != 1)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must hold one int32 value, got %s", i,
+                              rc_in_name(op, i), role[i], RC_SHAPE(t));
+    }
+    return st;
+}
+
+static rc_status fetch_add_run(rc_op *op, rc_err *err)
+{
+    rc_status st = fetch_add_check(op, err);
+    if (st) return st;
+    const int32_t a = rc_i32(rc_in(op, 1))[0], b = rc_i32(rc_in(op, 2))[0];
+    int32_t c;
+    if (__builtin_add_overflow(a, b, &c))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (the value) %d + input 2 blob '%s' (the "
+                          "increment) %d overflows int32", rc_in_name(op, 1), (int)a, rc_in_name(op, 2), (int)b);
+    for (int o = 0; o < 2; o++) {
+        if ((st = rc_tensor_resize(rc_out(op, o), RC_I32, 0, NULL, err)))
+            return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
+        rc_i32(rc_out(op, o))[0] = o == 0 ? c : a;
+    }
+    return RC_OK;
+}
+
 const rc_op_schema rc_ops_mutex[] = {
     {"CreateMutex", 0, 0, 1, 1, NULL, NULL, create_run, NULL,
      "() -> MUTEX: a new Mutex (an opaque object blob, for AtomicIter; it cannot be fetched, fed or saved)",
@@ -123,5 +178,8 @@ const rc_op_schema rc_ops_mutex[] = {
     {"AtomicIter", 2, 2, 1, 1, inplace_counter, atomic_iter_setup, atomic_iter_run, NULL,
      "(MUTEX, COUNTER) -> COUNTER: Iter's int32 one-element counter += 1, in place; input 0 must be a Mutex",
      atomic_iter_check},
+    {"AtomicFetchAdd", 3, 3, 2, 2, rc_inplace_any, NULL, fetch_add_run, NULL,
+     "(MUTEX, A, B) -> (C, D): D = A, C = A + B, int32 scalars (C usually A's blob); input 0 must be a Mutex",
+     fetch_add_check},
     {0},
 };
