@@ -373,7 +373,8 @@ static rc_status pl_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     if ((st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    pl_backward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)));
+    pl_backward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
+                rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
