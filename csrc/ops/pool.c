@@ -266,8 +266,8 @@ static rc_status pl_setup_kind(rc_op *op, int kind, rc_err *err)
         float p = 2.0f;
         if ((st = rc_arg_f(&op->def, "p", 2.0f, &p, err))) return st;
         if (!(p > 0.0f))
-            return rc_op_fail(op, err, RC_ERR_VALUE, "argument p must be > 0 (the norm's exponent; inf is the "
-                              "max of |x|), got %g", (double)p);
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument p must be > 0 (the norm's exponent, inf "
+                              "allowed), got %g", (double)p);
         s->p = p;
     }
     const rc_cp_args *a = &s->a;
