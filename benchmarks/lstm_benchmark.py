@@ -1,5 +1,6 @@
 """LSTM benchmark with Caffe2's lstm_benchmark flags, plus a side-by-side
-comparison against torch.nn.LSTM in the same process.
+comparison against torch.nn.LSTM in the same process (--cell gru: our
+rnn_cell.GRU with linear_before_reset against torch.nn.GRU).
 
     python benchmarks/lstm_benchmark.py --hidden_dim 256 --batch_size 16 --num_layers 4 \
         --seq_length 50 --rnn_executor --rnn_executor_num_threads 2
@@ -20,6 +21,11 @@ torch match ours; each round also times one large FC of the LSTM's shape
 ceiling that rate puts on an iteration's products (lstm_flops). --breakdown runs each op of our training net on its own
 (--rounds times, with the executor trace on) and prints its median time and,
 for the RecurrentNetwork ops, how much of it is the step loop.
+
+--cell gru runs the same modes with a GRU stack: rnn_cell.GRU built with
+linear_before_reset=True (torch.nn.GRU's equations, so torch's output is
+checked against ours with the same weights) and torch.nn.GRU; there is no
+layered GRU, so --compare has no layered rows.
 
 Pack reuse: our ops keep the packed copies of the step weights between runs
 while the weights are unchanged. Like Caffe2's benchmark this one updates no
@@ -51,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--iters_to_report", type=int, default=10)
     p.add_argument("--iters", type=int, default=None, help="iterations per measurement (default iters_to_report)")
     p.add_argument("--num_layers", type=int, default=1)
+    p.add_argument("--cell", choices=["lstm", "gru"], default="lstm",
+                   help="lstm (default) or gru (rnn_cell.GRU with linear_before_reset, against torch.nn.GRU)")
     p.add_argument("--forward_only", action="store_true")
     p.add_argument("--memory_optimization", action="store_true")
     p.add_argument("--rnn_executor", action="store_true")
@@ -137,8 +145,14 @@ class OwnLSTM:
         seq_lengths = model.net.AddExternalInput("seq_lengths")
         inits = []
         for l in range(L):
-            inits += [model.net.AddExternalInput("hidden_init_%d" % l), model.net.AddExternalInput("cell_init_%d" % l)]
-        if layered:
+            inits.append(model.net.AddExternalInput("hidden_init_%d" % l))
+            if args.cell == "lstm":
+                inits.append(model.net.AddExternalInput("cell_init_%d" % l))
+        if args.cell == "gru":
+            out = rnn_cell.GRU(model, x, seq_lengths, inits, D, [H] * L, scope="gru1",
+                               memory_optimization=args.memory_optimization, forward_only=args.forward_only,
+                               drop_states=True, return_last_layer_only=True, linear_before_reset=True)
+        elif layered:
             out = rnn_cell.layered_LSTM(model, x, seq_lengths, inits, D, [H] * L, scope="lstm1",
                                         memory_optimization=args.memory_optimization,
                                         forward_only=args.forward_only, drop_states=True)
@@ -168,7 +182,8 @@ class OwnLSTM:
         workspace.FeedBlob("seq_lengths", np.full((N,), T, np.int32))
         for l in range(L):
             workspace.FeedBlob("hidden_init_%d" % l, np.zeros((1, N, H), np.float32))
-            workspace.FeedBlob("cell_init_%d" % l, np.zeros((1, N, H), np.float32))
+            if args.cell == "lstm":
+                workspace.FeedBlob("cell_init_%d" % l, np.zeros((1, N, H), np.float32))
         workspace.CreateNet(model.net, overwrite=True)
         self.params = [str(p) for p in model.params]
 
@@ -191,31 +206,38 @@ class OwnLSTM:
 
 
 class TorchLSTM:
+    """torch.nn.LSTM (--cell gru: torch.nn.GRU) with ``own``'s weights."""
+
     def __init__(self, args, own=None):
         import torch
         self.torch = torch
         self.args = args
         T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
         torch.manual_seed(args.seed)
-        self.lstm = torch.nn.LSTM(D, H, num_layers=L)
+        gru = args.cell == "gru"
+        self.lstm = (torch.nn.GRU if gru else torch.nn.LSTM)(D, H, num_layers=L)
         if own is not None:
             from recurrent import torch_interop
             own.workspace.SwitchWorkspace(own.ws_name)
-            torch_interop.lstm_to_torch("lstm1", num_layers=L, module=self.lstm)
+            if gru:
+                torch_interop.gru_to_torch("gru1", num_layers=L, module=self.lstm)
+            else:
+                torch_interop.lstm_to_torch("lstm1", num_layers=L, module=self.lstm)
         rng = np.random.RandomState(args.seed)
         self.x = torch.from_numpy(rng.rand(T, N, D).astype(np.float32))
         self.h0 = torch.zeros(L, N, H)
         self.c0 = torch.zeros(L, N, H)
+        self.state = self.h0 if gru else (self.h0, self.c0)
 
     def run(self, iters):
         torch = self.torch
         for _ in range(iters):
             if self.args.forward_only:
                 with torch.no_grad():
-                    self.out, _ = self.lstm(self.x, (self.h0, self.c0))
+                    self.out, _ = self.lstm(self.x, self.state)
             else:
                 self.lstm.zero_grad(set_to_none=True)
-                self.out, _ = self.lstm(self.x, (self.h0, self.c0))
+                self.out, _ = self.lstm(self.x, self.state)
                 self.out.sum().backward()
 
 
@@ -232,11 +254,13 @@ def timed(fn, iters):
 def lstm_flops(args):
     """Floating-point operations of one iteration, counting the products only
     (2 per multiply-add): per layer and step the gate products of the input
-    and of the hidden state, batch x 4H x (input + H) multiply-adds; training
-    adds their input gradients and their weight gradients, the same count
-    twice more. The elementwise ops (gates, sums) are left out: under 1%."""
+    and of the hidden state, batch x 4H x (input + H) multiply-adds (GRU:
+    3H); training adds their input gradients and their weight gradients, the
+    same count twice more. The elementwise ops (gates, sums) are left out:
+    under 1%."""
     T, N, D, H, L = args.seq_length, args.batch_size, args.input_dim, args.hidden_dim, args.num_layers
-    fwd = sum(2 * T * N * 4 * H * ((D if l == 0 else H) + H) for l in range(L))
+    G = 3 if getattr(args, "cell", "lstm") == "gru" else 4
+    fwd = sum(2 * T * N * G * H * ((D if l == 0 else H) + H) for l in range(L))
     return fwd if args.forward_only else 3 * fwd
 
 
@@ -244,7 +268,7 @@ class DenseRate:
     """The machine's dense-product rate right now, in GFLOP/s: one large FC
     through this library (OpenBLAS at the thread budget) of the LSTM's own
     shape: the T*batch x hidden inputs of all steps by the 4*hidden x
-    hidden weight, as a layer's input projection or weight gradient is. An
+    hidden weight (GRU: 3*hidden), as a layer's input projection or weight gradient is. An
     iteration's products at that rate give a ceiling no schedule of them on
     these cores reaches without a faster product kernel."""
 
@@ -256,12 +280,13 @@ class DenseRate:
         rng = np.random.RandomState(args.seed)
         H, rows = args.hidden_dim, args.seq_length * args.batch_size
         workspace.FeedBlob("x", rng.rand(rows, H).astype(np.float32))
-        workspace.FeedBlob("w", rng.rand(4 * H, H).astype(np.float32))
-        workspace.FeedBlob("b", np.zeros(4 * H, np.float32))
+        G = 3 if args.cell == "gru" else 4
+        workspace.FeedBlob("w", rng.rand(G * H, H).astype(np.float32))
+        workspace.FeedBlob("b", np.zeros(G * H, np.float32))
         self.net = core.Net("dense_rate")
         self.net.FC(["x", "w", "b"], "y")
         workspace.CreateNet(self.net, overwrite=True)
-        self.flops = 2.0 * rows * 4 * H * H
+        self.flops = 2.0 * rows * G * H * H
 
     def measure(self, reps=5):
         self.workspace.SwitchWorkspace("dense_rate")
@@ -347,7 +372,8 @@ def compare(args):
     on = OwnLSTM(args, True, budget, "exec_on")
     w = on.weights()
     off = OwnLSTM(args, False, None, "exec_off", weights=w)
-    lay = OwnLSTM(args, False, None, "layered", weights=w, layered=True)
+    gru = args.cell == "gru"
+    lay = None if gru else OwnLSTM(args, False, None, "layered", weights=w, layered=True)
     tl = TorchLSTM(args, own=on)
     dense = DenseRate(args)
 
@@ -359,23 +385,28 @@ def compare(args):
         if not np.array_equal(ro[k], rf[k]):
             raise SystemExit("validation failed: executor on/off differ in %s (max %g)"
                              % (k, np.abs(ro[k] - rf[k]).max()))
-    lay.run(1)
-    rl = lay.results()
-    ldiff = max(float(np.abs(rl[k] - ro[k]).max()) if rl[k].size else 0.0
-                for k in ("output", "input_grad") if k in ro)
-    if ldiff > 1e-4:
-        raise SystemExit("validation failed: layered_LSTM vs LSTM differ by %g" % ldiff)
+    ldiff = None
+    if lay is not None:
+        lay.run(1)
+        rl = lay.results()
+        ldiff = max(float(np.abs(rl[k] - ro[k]).max()) if rl[k].size else 0.0
+                    for k in ("output", "input_grad") if k in ro)
+        if ldiff > 1e-4:
+            raise SystemExit("validation failed: layered_LSTM vs LSTM differ by %g" % ldiff)
     tl.run(1)
     tdiff = float(np.abs(tl.out.detach().numpy() - ro["output"]).max())
     if tdiff > 1e-4:
-        raise SystemExit("validation failed: ours vs torch.nn.LSTM output differ by %g" % tdiff)
-    print("validated: executor on == off bitwise (%d blobs)%s; |layered - ours| = %.2e; |ours - torch| = %.2e"
+        raise SystemExit("validation failed: ours vs torch.nn.%s output differ by %g"
+                         % ("GRU" if gru else "LSTM", tdiff))
+    print("validated: executor on == off bitwise (%d blobs)%s; |layered - ours| = %s; |ours - torch| = %.2e"
           % (len(ro), "" if args.rnn_executor_min_op_us == 0 else
-             " (with min_op_us > 0 the first runs of 'executor on' are serial and timed)", ldiff, tdiff))
+             " (with min_op_us > 0 the first runs of 'executor on' are serial and timed)",
+             "- (no layered GRU)" if lay is None else "%.2e" % ldiff, tdiff))
 
     configs = [("own_executor", None)]
     configs += [("own_serial_blas%d" % n, n) for n in range(1, budget + 1)]
-    configs += [("own_layered_serial_blas%d" % n, n) for n in range(1, budget + 1)]
+    if lay is not None:
+        configs += [("own_layered_serial_blas%d" % n, n) for n in range(1, budget + 1)]
     configs += [("torch_threads%d" % n, n) for n in range(1, budget + 1)]
     samples = {c: [] for c, _ in configs}
     blas_default = _C.get_flag("blas_num_threads")
@@ -402,10 +433,10 @@ def compare(args):
     med = {k: float(np.median(v)) for k, v in samples.items()}
     best_serial = max((k for k in med if k.startswith("own_serial")), key=med.get)
     best_torch = max((k for k in med if k.startswith("torch")), key=med.get)
-    best_layered = max((k for k in med if k.startswith("own_layered")), key=med.get)
+    best_layered = max((k for k in med if k.startswith("own_layered")), key=med.get) if lay else None
     res = {
         "shape": {k: getattr(args, k) for k in ("hidden_dim", "input_dim", "batch_size", "seq_length", "num_layers",
-                                                  "forward_only")},
+                                                  "forward_only", "cell")},
         "thread_budget": budget,
         "entries_per_sec_median": med,
         "best_serial": best_serial,
@@ -413,7 +444,7 @@ def compare(args):
         "ratio_executor_vs_best_serial": med["own_executor"] / med[best_serial],
         "ratio_executor_vs_best_torch": med["own_executor"] / med[best_torch],
         "best_layered_serial": best_layered,
-        "ratio_executor_vs_best_layered_serial": med["own_executor"] / med[best_layered],
+        "ratio_executor_vs_best_layered_serial": med["own_executor"] / med[best_layered] if lay else None,
         "flops_per_iteration": lstm_flops(args),
         "dense_gflops_best": max(rates),
         "torch_version": torch.__version__,
@@ -434,8 +465,9 @@ def compare(args):
         args.rnn_executor_min_op_us))
     print("executor vs best serial (%s): %.2fx" % (best_serial, res["ratio_executor_vs_best_serial"]))
     print("executor vs best torch  (%s): %.2fx" % (best_torch, res["ratio_executor_vs_best_torch"]))
-    print("executor vs best serial layered_LSTM, one op per layer (%s): %.2fx"
-          % (best_layered, res["ratio_executor_vs_best_layered_serial"]))
+    if lay is not None:
+        print("executor vs best serial layered_LSTM, one op per layer (%s): %.2fx"
+              % (best_layered, res["ratio_executor_vs_best_layered_serial"]))
     # the ceiling: all of an iteration's products at the best dense rate seen
     ceiling = eps(args, res["flops_per_iteration"] / (res["dense_gflops_best"] * 1e9), 1)
     res["ceiling_entries_per_sec"] = ceiling

@@ -62,6 +62,37 @@ def test_compare_validates_and_writes_json(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+@pytest.mark.parametrize("extra", [[], ["--forward_only"]])
+def test_compare_gru_validates_against_torch_gru(tmp_path, extra):
+    pytest.importorskip("torch")
+    out_json = tmp_path / "gru.json"
+    out = run(["--compare", "--cell", "gru", "--iters", "1", "--rounds", "1", "--json", str(out_json)] + extra)
+    assert "validated: executor on == off bitwise" in out and "(no layered GRU)" in out
+    assert "layered_LSTM" not in out.split("validated")[1]
+    res = json.loads(out_json.read_text())
+    assert res["shape"]["cell"] == "gru"
+    keys = set(res["entries_per_sec_median"])
+    assert {"own_executor", "own_serial_blas1", "torch_threads1"} <= keys
+    assert not any(k.startswith("own_layered") for k in keys)
+    assert res["ratio_executor_vs_best_torch"] > 0 and res["ratio_executor_vs_best_layered_serial"] is None
+    # a GRU's gate products are 3H wide: (hidden 8, input 3, batch 2, 2 layers, 5 steps)
+    fwd = 2 * 5 * 2 * 24 * ((3 + 8) + (8 + 8))
+    assert res["flops_per_iteration"] == (fwd if extra else 3 * fwd)
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+def test_compare_gru_catches_a_wrong_torch_gru(tmp_path):
+    """The validation is real: torch's GRU without our weights differs and the run stops."""
+    pytest.importorskip("torch")
+    code = ("import sys; sys.path.insert(0, %r); import lstm_benchmark as b; from recurrent import torch_interop;"
+            "torch_interop.gru_to_torch = lambda *a, **k: None; b.main(sys.argv[1:])" % os.path.dirname(BENCH))
+    p = subprocess.run([sys.executable, "-c", code] + SHAPE + ["--compare", "--cell", "gru", "--iters", "1",
+                                                               "--rounds", "1"],
+                       env=bench_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "ours vs torch.nn.GRU output differ" in p.stdout + p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
 def test_lstm_flops_counts_the_products():
     import importlib.util
     spec = importlib.util.spec_from_file_location("lstm_benchmark", BENCH)
@@ -77,7 +108,8 @@ def test_lstm_flops_counts_the_products():
 
 @pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
 @pytest.mark.parametrize("args", [["--rnn_executor", "--rnn_executor_num_threads", "2"], ["--forward_only"],
-                                  ["--implementation", "torch"]])
+                                  ["--implementation", "torch"], ["--cell", "gru", "--rnn_executor"],
+                                  ["--cell", "gru", "--implementation", "torch"]])
 def test_single_modes(args):
     if "torch" in args:
         pytest.importorskip("torch")
