@@ -22,7 +22,7 @@ from recurrent import core, workspace  # noqa: E402
 from fuzz_ops import check_inferred, infer  # noqa: E402
 
 CONV = ("Conv", "Conv1D", "Conv2D", "Conv3D")
-POOL = ("MaxPool", "AveragePool", "MaxPool1D", "MaxPool2D", "AveragePool3D")
+POOL = ("MaxPool", "AveragePool", "MaxPool1D", "MaxPool2D", "AveragePool3D", "LpPool")
 KINDS = ("conv", "conv_transpose", "pool", "pad", "lrn")
 
 
@@ -123,6 +123,8 @@ def build(p):
             spatial_args(p, nd, args)
         if "Average" in t and p.bool(0.3):
             args["count_include_pad"] = 1
+        if t == "LpPool" and p.bool(0.7):
+            args["p"] = p.pick([2.0, 1.0, 0.5, 3.0, 2.5, float("inf"), 0.0, -1.0, float("nan")])
         op = core.CreateOperator(t, ["x"], ["y"], **args)
         return op, lambda: core.CreateOperator(t + "Gradient", ["x", "y", "dy"], ["dx"], **args), feeds
     if kind == "pad":

@@ -1,14 +1,14 @@
 """Gradient makers of the pooling operators (csrc/ops/pool.c).
 
 As Caffe2's GetPoolGradient: ``<Type>Gradient(X, Y, dY) -> dX`` for ``MaxPool``, ``AveragePool``
-and their ``1D`` / ``2D`` / ``3D`` names, the forward op's arguments copied onto it. The
+and their ``1D`` / ``2D`` / ``3D`` names, and ``LpPool``, the forward op's arguments copied onto it. The
 gradient is named ``<X>_grad``.
 """
 
 from .core import CreateOperator, GradientRegistry
 
 POOL_TYPES = ("MaxPool", "MaxPool1D", "MaxPool2D", "MaxPool3D",
-              "AveragePool", "AveragePool1D", "AveragePool2D", "AveragePool3D")
+              "AveragePool", "AveragePool1D", "AveragePool2D", "AveragePool3D", "LpPool")
 
 
 def _pool_grad(op, g_output):

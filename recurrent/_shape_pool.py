@@ -1,15 +1,15 @@
 """Shape functions of the pooling ops (csrc/ops/pool.c): ``MaxPool``, ``AveragePool``, their
-``1D`` / ``2D`` / ``3D`` names and their gradients.
+``1D`` / ``2D`` / ``3D`` names, ``LpPool`` and their gradients.
 
 The geometry is the shared base's (recurrent/_convpool.py, mirroring csrc/ops/convpool.c); on top
-of it the pooling rule of csrc/ops/pool.c: every pad as given smaller than its kernel (unless
-``global_pooling``). ``Y`` has X's batch and channels and the pooled spatial sizes; a gradient's
-``dX`` has X's shape, and its Y and dY must have Y's shape. All outputs are FLOAT.
+of it the rules of csrc/ops/pool.c: every pad as given smaller than its kernel (unless
+``global_pooling``), LpPool's ``p`` > 0. ``Y`` has X's batch and channels and the pooled spatial
+sizes; a gradient's ``dX`` has X's shape, and its Y and dY must have Y's shape. All outputs are FLOAT.
 """
 
 from . import _convpool
 from ._grad_pool import POOL_TYPES
-from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, register
+from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, args, register
 
 
 def _f32(op, ins, i):
@@ -21,6 +21,10 @@ def _pooled(op, ins):
     """(X's shape, Y's shape); ShapeError where the op refuses its arguments or X."""
     _f32(op, ins, 0)
     a = _convpool.parse(op, _convpool.POOL)
+    if op.type.startswith("LpPool"):
+        p = args(op).get("p", 2.0)
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 0:
+            raise ShapeError("%s: argument p must be > 0, got %r" % (op.type, p))
     if not a["glob"]:
         nd = len(a["kernel"])
         for i in range(nd):

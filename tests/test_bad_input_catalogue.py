@@ -915,6 +915,29 @@ CASES = [
          """, None, "",
          note="no error: empty outputs; CAFFE_LEGACY_POOLING with head pad 0 and stride > kernel can put the "
               "last window past the image: its max is -FLT_MAX (Caffe2's start value), its average 0"),
+    Case("lp-pool-p-not-positive", "ops: pool", "LpPool(x, kernel=2, p=0.0)",
+         "feed(x=f32(2, 3, 5, 6)); run_op('LpPool', ['x'], ['y'], kernel=2, p=0.0)", V,
+         r"op LpPool #0: argument p must be > 0 \(the norm's exponent, inf allowed\), got 0",
+         note="checked when the op is created (Caffe2 did not check: p = 0 gave (sum |x|^0)^inf); a NaN or "
+              "negative p likewise, a p that is not a number a TypeError; p = inf is accepted (max |x|)"),
+    Case("lp-pool-grad-dy-shape", "ops: pool", "LpPoolGradient([x (2,3,5,6), y, dy (2,3,2,2)], kernel=2, "
+                                               "stride=2)",
+         """
+         feed(x=f32(2, 3, 5, 6), y=f32(2, 3, 2, 3), dy=f32(2, 3, 2, 2))
+         run_op('LpPoolGradient', ['x', 'y', 'dy'], ['dx'], kernel=2, stride=2)
+         """, V, r"op LpPoolGradient #0: input 2 blob 'dy' \(dY\) must have the pooled shape \(2, 3, 2, 3\) "
+                 r"float32 of input 0 blob 'x' \(2, 3, 5, 6\) float32, got \(2, 3, 2, 2\) float32",
+         note="Y (input 1) likewise (Caffe2 did not check them: 'TODO: Add shape checks')"),
+    Case("lp-pool-grad-at-zero", "ops: pool", "LpPoolGradient(x = 0 in a window, p=1)",
+         """
+         feed(x=np.array([[[0, 2, 0, 0]]], np.float32))
+         run_op('LpPool', ['x'], ['y'], kernels=[2], strides=[2], p=1.0)
+         feed(dy=np.ones((1, 1, 2), np.float32))
+         run_op('LpPoolGradient', ['x', 'y', 'dy'], ['dx'], kernels=[2], strides=[2], p=1.0)
+         assert workspace.FetchBlob('dx').tolist() == [[[0, 1, 0, 0]]]
+         """, None, "",
+         note="no error: a cell with x = 0 gets gradient 0, also in a window of zeros (Y = 0); Caffe2 gave "
+              "NaN there for p < 2 (0 * inf) and for Y = 0 (0 / 0)"),
     # ---------------------------------------------------------------- PadImage
     Case("pad-image-mode", "ops: pad image", "PadImage(x, mode='wrap')",
          "feed(x=f32(2, 3, 5, 6)); run_op('PadImage', ['x'], ['y'], pad=1, mode='wrap')", V,

@@ -289,6 +289,12 @@ CASES = [
      dict(kernel=2, stride=2, order="NHWC"), V),
     ("AveragePool3DGradient", dict(x=f32(1, 1, 2, 2, 2), y=f32(1, 1, 1, 1, 1), dy=f32(1, 1, 1, 1, 2)), ["dx"],
      dict(global_pooling=1), V),
+    ("LpPool", dict(x=f32(2, 3, 3, 3)), ["y"], dict(kernel=4, p=3.0), V),
+    ("LpPool", dict(x=i32(2, 3, 4, 4)), ["y"], dict(kernel=2), E),
+    ("LpPoolGradient", dict(x=f32(2, 3, 4, 4), y=f32(2, 3, 2, 2), dy=f32(2, 3, 3, 3)), ["dx"],
+     dict(kernel=2, stride=2), V),
+    ("LpPoolGradient", dict(x=f32(2, 3, 4), y=f32(2, 3, 2), dy=i32(2, 3, 2)), ["dx"],
+     dict(kernels=[2], strides=[2]), E),
     # csrc/ops/pad_image.c
     ("PadImage", dict(x=f32(2, 3, 5)), ["y"], dict(pad=1), V),
     ("PadImage", dict(x=i32(2, 3, 4, 4)), ["y"], dict(pad=1), E),

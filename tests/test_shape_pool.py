@@ -84,3 +84,9 @@ def test_refused_inputs():
             kernel=2, stride=2)                                           # Y's shape
     refused("AveragePoolGradient", {"x": x, "y": x_of((2, 3, 2, 3)), "dy": x_of((2, 3, 3, 3))}, ["dx"],
             kernel=2, stride=2)                                           # dY's shape
+    refused("LpPool", {"x": x}, ["y"], kernel=2, p=0.0)                   # p not > 0
+    refused("LpPool", {"x": x}, ["y"], kernel=2, p=-1)
+    refused("LpPool", {"x": x}, ["y"], kernel=2, p=float("nan"))
+    refused("LpPool", {"x": x}, ["y"], kernel=2, p="two")                  # p's kind
+    refused("LpPoolGradient", {"x": x, "y": x_of((2, 3, 2, 3)), "dy": x_of((2, 3, 2, 3))}, ["dx"],
+            kernel=2, stride=2, p=-2.0)

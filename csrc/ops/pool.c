@@ -1,6 +1,7 @@
 /* ops/pool.c -- Caffe2's pooling ops on the CPU: MaxPool, AveragePool (also
  * registered as MaxPool1D/2D/3D, AveragePool1D/2D/3D: the same ops, as in
- * Caffe2) and their gradients MaxPool*Gradient, AveragePool*Gradient.
+ * Caffe2), LpPool and their gradients MaxPool*Gradient, AveragePool*Gradient,
+ * LpPoolGradient.
  *
  * X is float32 NCHW (N, C, d1..dn) or NHWC (N, d1..dn, C) by argument order,
  * n = 1..3 spatial dims. The arguments (kernel(s), stride(s), pad(s),
@@ -23,6 +24,12 @@
  *    covers the last window, so the count is always the full kernel, as in
  *    Caffe2). The sum is in double in window order (d, h, w): the same bits
  *    every run. A window with no cell gives 0.
+ *  - LpPool (argument p, default 2; p > 0, +inf allowed, else ValueError):
+ *    Y = (sum over the clipped window of |x|^p)^(1/p) -- padding cells do not
+ *    count, as in Caffe2. Computed in double as m (sum (|x| / m)^p)^(1/p), m
+ *    the window's max |x| (no overflow / underflow of |x|^p; p = inf gives m,
+ *    the L-inf norm); m = 0 (all zeros, or a window with no cell) gives 0, a
+ *    NaN in the window NaN, else an inf gives inf.
  *  - MaxPoolGradient(X, Y, dY) -> dX: Caffe2's rule, followed exactly: for
  *    every window y and every cell x in it, dX[x] += (X[x] == Y[y]) * dY[y] --
  *    every cell equal to the max gets the whole gradient (ties all receive
@@ -30,6 +37,10 @@
  *    its window (0 * inf = NaN), as in Caffe2.
  *  - AveragePoolGradient(X, Y, dY) -> dX: dX[x] += dY[y] * (1.0f / count) for
  *    every window y containing x (Y is not read, only its shape checked).
+ *  - LpPoolGradient(X, Y, dY) -> dX: dX[x] += dY[y] * x |x|^(p-2) / Y^(p-1)
+ *    for every window y containing x, computed in double as dY[y] sign(x)
+ *    (|x| / Y[y])^(p-1); a cell with x = 0 gets 0 (Caffe2 gave NaN for p < 2
+ *    or Y = 0: 0 * inf, 0 / 0), but a non-finite dY[y] still gives NaN there.
  * Gradients accumulate in float in window order (deterministic). Y and dY
  * must have the output shape the arguments give for X. global_pooling: the
  * window is the whole image (output spatial dims 1).
@@ -51,7 +62,7 @@ typedef struct {
     int64_t in[3], out[3], k[3], s[3], ph[3];
 } pl_geom;
 
-enum { PL_MAX, PL_AVG };
+enum { PL_MAX, PL_AVG, PL_LP };
 
 /* ================================================================ kernels */
 
@@ -98,12 +109,42 @@ static double pl_kvol(const pl_geom *g) { return (double)g->k[0] * (double)g->k[
 
 static inline float pl_max1(float m, float v) { return (v > m || v != v) ? v : m; }
 
+/* The Lp norm of the window's cells xp[x * nc] (double, window order). */
+static float lp_norm(const pl_geom *g, const float *xp, int64_t nc, int64_t d0, int64_t d1, int64_t h0, int64_t h1,
+                     int64_t w0, int64_t w1, double p)
+{
+    float m = 0.0f;
+    PL_FOR_CELLS(g, m = pl_max1(m, fabsf(xp[x * nc]));)
+    if (m == 0.0f || m != m || isinf(m)) return m;
+    double sum = 0.0;
+    PL_FOR_CELLS(g, sum += pow(fabs((double)xp[x * nc]) / m, p);)
+    return (float)((double)m * pow(sum, 1.0 / p));
+}
+
+/* d||window||_p / dx = sign(x) (|x| / y)^(p-1); 0 at x = 0. */
+static inline double lp_slope(float xv, float yv, double p)
+{
+    if (xv == 0.0f) return 0.0;
+    const double r = pow(fabs((double)xv) / (double)yv, p - 1.0);
+    return xv < 0.0f ? -r : r;
+}
+
 /* NCHW: planes xp (in spatial cells) -> yp (out cells), one per (n, c).
  * NHWC: per sample, C channels innermost. */
-static void pl_forward(const pl_geom *g, int kind, int cip, const float *X, float *Y)
+static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const float *X, float *Y)
 {
     const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
     const double kv = pl_kvol(g);
+    if (kind == PL_LP) {
+        /* element (cell s, channel c) of sample / plane q, as in pl_backward */
+        const int64_t planes = g->nhwc ? g->N : g->N * g->C, nc = g->nhwc ? g->C : 1;
+        for (int64_t q = 0; q < planes; q++)
+            PL_FOR_WINDOWS(g, {
+                for (int64_t c = 0; c < nc; c++)
+                    Y[(q * Sy + y) * nc + c] = lp_norm(g, X + q * Sx * nc + c, nc, d0, d1, h0, h1, w0, w1, lp);
+            });
+        return;
+    }
     if (!g->nhwc) {
         for (int64_t p = 0; p < g->N * g->C; p++) {
             const float *xp = X + p * Sx;
@@ -155,9 +196,9 @@ static void pl_forward(const pl_geom *g, int kind, int cip, const float *X, floa
     }
 }
 
-/* dX (zeroed here) from dY; X, Y read by MaxPoolGradient only. */
-static void pl_backward(const pl_geom *g, int kind, int cip, const float *X, const float *Y, const float *dY,
-                        float *dX)
+/* dX (zeroed here) from dY; X, Y not read by AveragePoolGradient. */
+static void pl_backward(const pl_geom *g, int kind, int cip, double lp, const float *X, const float *Y,
+                        const float *dY, float *dX)
 {
     const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
     const int64_t C = g->C;
@@ -176,6 +217,13 @@ static void pl_backward(const pl_geom *g, int kind, int cip, const float *X, con
                         dp[x * nc + c] += (float)(xp[x * nc + c] == yp[y * nc + c]) * gp[y * nc + c];
                 })
             });
+        } else if (kind == PL_LP) {
+            PL_FOR_WINDOWS(g, {
+                for (int64_t c = 0; c < nc; c++) {
+                    const float yv = yp[y * nc + c], gv = gp[y * nc + c];
+                    PL_FOR_CELLS(g, dp[x * nc + c] += (float)(gv * lp_slope(xp[x * nc + c], yv, lp));)
+                }
+            });
         } else {
             PL_FOR_WINDOWS(g, {
                 const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
@@ -192,6 +240,7 @@ static void pl_backward(const pl_geom *g, int kind, int cip, const float *X, con
 
 typedef struct {
     int kind, cip;
+    double p; /* LpPool */
     rc_cp_args a;
 } pl_state;
 
@@ -212,6 +261,14 @@ static rc_status pl_setup_kind(rc_op *op, int kind, rc_err *err)
     if (kind == PL_AVG) {
         if ((st = rc_arg_i(&op->def, "count_include_pad", 0, &v, err))) return st;
         s->cip = v != 0;
+    }
+    if (kind == PL_LP) {
+        float p = 2.0f;
+        if ((st = rc_arg_f(&op->def, "p", 2.0f, &p, err))) return st;
+        if (!(p > 0.0f))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument p must be > 0 (the norm's exponent, inf "
+                              "allowed), got %g", (double)p);
+        s->p = p;
     }
     const rc_cp_args *a = &s->a;
     for (int i = 0; i < a->nd && !a->global; i++)
@@ -249,6 +306,7 @@ static rc_status pl_geometry(rc_op *op, int xi, pl_geom *g, rc_cp_geom *cg, rc_e
 
 static rc_status max_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_MAX, err); }
 static rc_status avg_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_AVG, err); }
+static rc_status lp_setup(rc_op *op, rc_err *err) { return pl_setup_kind(op, PL_LP, err); }
 
 static rc_status pl_check(rc_op *op, rc_err *err)
 {
@@ -275,7 +333,7 @@ static rc_status pl_expect_out(rc_op *op, int i, const char *what, const rc_cp_g
                       RC_SHAPE(x), RC_SHAPE(t));
 }
 
-/* MaxPool*Gradient / AveragePool*Gradient(X, Y, dY). */
+/* MaxPool*Gradient / AveragePool*Gradient / LpPoolGradient(X, Y, dY). */
 static rc_status pl_grad_shapes(rc_op *op, pl_geom *g, rc_err *err)
 {
     rc_cp_geom cg;
@@ -302,7 +360,7 @@ static rc_status pl_run(rc_op *op, rc_err *err)
     rc_cp_out_dims(&s->a, &cg, cg.C, dims);
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    pl_forward(&g, s->kind, s->cip, rc_f32(x), rc_f32(rc_out(op, 0)));
+    pl_forward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -315,7 +373,8 @@ static rc_status pl_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     if ((st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    pl_backward(&g, s->kind, s->cip, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)), rc_f32(rc_out(op, 0)));
+    pl_backward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
+                rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
 
@@ -334,6 +393,13 @@ static rc_status pl_grad_run(rc_op *op, rc_err *err)
 #define PL_AVG_GRAD_ROW(name)                                                                           \
     {name, 3, 3, 1, 1, NULL, avg_setup, pl_grad_run, pl_free,                                           \
      "(X, Y, dY) -> dX: dY / count to every cell of a window (args as AveragePool's)", pl_grad_check}
+#define PL_LP_ROW                                                                                       \
+    {"LpPool", 1, 1, 1, 1, NULL, lp_setup, pl_run, pl_free,                                             \
+     "X -> Y: the Lp norm (sum |x|^p)^(1/p) of X over each window " PL_DOC_ARGS ", p)", pl_check}
+#define PL_LP_GRAD_ROW                                                                                  \
+    {"LpPoolGradient", 3, 3, 1, 1, NULL, lp_setup, pl_grad_run, pl_free,                                \
+     "(X, Y, dY) -> dX: dY sign(x) (|x| / Y)^(p-1) to every cell of a window (args as LpPool's)",      \
+     pl_grad_check}
 
 const rc_op_schema rc_ops_pool[] = {
     PL_MAX_ROW("MaxPool"), PL_MAX_ROW("MaxPool1D"), PL_MAX_ROW("MaxPool2D"), PL_MAX_ROW("MaxPool3D"),
@@ -343,5 +409,6 @@ const rc_op_schema rc_ops_pool[] = {
     PL_MAX_GRAD_ROW("MaxPool2DGradient"), PL_MAX_GRAD_ROW("MaxPool3DGradient"),
     PL_AVG_GRAD_ROW("AveragePoolGradient"), PL_AVG_GRAD_ROW("AveragePool1DGradient"),
     PL_AVG_GRAD_ROW("AveragePool2DGradient"), PL_AVG_GRAD_ROW("AveragePool3DGradient"),
+    PL_LP_ROW, PL_LP_GRAD_ROW,
     {0},
 };

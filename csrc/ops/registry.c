@@ -59,7 +59,7 @@ extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMom
                                                  SinusoidPositionEncoding */
 extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
 extern const rc_op_schema rc_ops_pyfunc[];    /* ops/pyfunc.c: Python, PythonGradient (through a hook) */
-extern const rc_op_schema rc_ops_pool[];      /* ops/pool.c: MaxPool, AveragePool (1D/2D/3D) (+gradients) */
+extern const rc_op_schema rc_ops_pool[];      /* ops/pool.c: MaxPool, AveragePool (1D/2D/3D), LpPool (+gradients) */
 extern const rc_op_schema rc_ops_pad_image[]; /* ops/pad_image.c: PadImage, PadImageGradient */
 extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
