@@ -750,6 +750,12 @@ def build_ops_net(name="af_ops"):
     net.MaxPool1DGradient(["pl_x1", "pl_gy", "pl_gy"], "pl_gdx", global_pooling=1)
     net.AveragePool3D("pl_x3", "pl_3y", kernels=[2, 2, 2], strides=[1, 2, 1])
     net.AveragePool3DGradient(["pl_x3", "pl_3y", "pl_3y"], "pl_3dx", kernels=[2, 2, 2], strides=[1, 2, 1])
+    # LpPool (NCHW, pads, p 3) and LpPool (3-D NHWC, p 1) with their LpPoolGradient
+    net.LpPool("pl_x", "pl_ly", kernel=2, stride=1, pad=1, p=3.0)
+    net.LpPoolGradient(["pl_x", "pl_ly", "pl_ly"], "pl_ldx", kernel=2, stride=1, pad=1, p=3.0)
+    lp3 = dict(kernels=[2, 2, 2], strides=[1, 2, 1], order="NHWC", p=1.0)
+    net.LpPool("pl_x3", "pl_l3y", **lp3)
+    net.LpPoolGradient(["pl_x3", "pl_l3y", "pl_l3y"], "pl_l3dx", **lp3)
     # ops/pad_image.c: PadImage (reflect with a crop, NCHW; edge NHWC; constant) and PadImageGradient
     # (the output and the index maps)
     irng = np.random.RandomState(37)
@@ -941,7 +947,8 @@ def build_ops_net(name="af_ops"):
         ["cv_y", "cv_dw", "cv_db", "cv_dx", "cv_yh", "cv_dwh", "cv_dxh"] + \
         ["pi_y", "pi_dx", "pi_yh", "pi_dxh", "pi_yc"] + \
         ["ct_y", "ct_dw", "ct_db", "ct_dx"] + \
-        ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx"] + \
+        ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx", "pl_ly", "pl_ldx", "pl_l3y",
+         "pl_l3dx"] + \
         [str(gmap[b]) for b in ["act_w", "act_erf", "act_gelu", "act_gfast", "act_neg", "act_pr"]]
     return init, net, compare
 
@@ -962,6 +969,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ConvTranspose #", "op ConvTransposeGradient #", "op LRN #", "op LRNGradient #",
                  "op MaxPool #", "op MaxPoolGradient #", "op AveragePool #", "op AveragePoolGradient #",
                  "op MaxPool1D #", "op MaxPool1DGradient #", "op AveragePool3D #", "op AveragePool3DGradient #",
+                 "op LpPool #", "op LpPoolGradient #",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                  "op BatchMatMulGradient #",
                  "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",
