@@ -195,3 +195,44 @@ def test_executor_choice_rejects_bad_arguments():
     p = subprocess.run([sys.executable, CHOICE, "--min_parallelism", "-1"], env=bench_env(), capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and "--min_parallelism must be in [0, 1024]" in p.stderr
+
+
+CONV = os.path.join(REPO, "benchmarks", "conv_benchmark.py")
+CONV_SHAPE = ["--batch_size", "3", "--channels", "2", "--image", "6", "--filters", "4", "--kernel", "3"]
+
+
+@pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
+@pytest.mark.parametrize("extra", [[], ["--forward_only"]])
+def test_conv_benchmark_validates_and_writes_json(tmp_path, extra):
+    pytest.importorskip("torch")
+    out_json = tmp_path / "conv.json"
+    p = subprocess.run([sys.executable, CONV] + CONV_SHAPE + ["--iters", "1", "--rounds", "1", "--json",
+                                                              str(out_json)] + extra,
+                       env=bench_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(out_json.read_text())
+    (row,) = res["rows"]
+    assert row["shape"] == {"N": 3, "C": 2, "image": 6, "M": 4, "kernel": 3}
+    assert {"ours_blas1", "torch_threads1"} <= set(row["images_per_sec_median"])
+    assert row["ratio_ours_vs_torch"] > 0 and row["max_relative_difference"] < 1e-4
+    assert res["forward_only"] == bool(extra) and "ours / torch:" in p.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
+def test_conv_benchmark_catches_a_wrong_result():
+    """The validation is real: a conv2d whose output is 0.01 off makes the run stop."""
+    pytest.importorskip("torch")
+    code = ("import sys; sys.path.insert(0, %r); import conv_benchmark as b; import torch;"
+            "f = torch.nn.functional.conv2d;"
+            "torch.nn.functional.conv2d = lambda x, w, bias, padding: f(x, w, bias, padding=padding) + 0.01;"
+            "b.main(sys.argv[1:])" % os.path.dirname(CONV))
+    p = subprocess.run([sys.executable, "-c", code] + CONV_SHAPE + ["--iters", "1", "--rounds", "1"],
+                       env=bench_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "validation failed at shape (3, 2, 6, 4, 3): Y differs" in p.stdout + p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
+def test_conv_benchmark_wants_a_whole_shape():
+    p = subprocess.run([sys.executable, CONV, "--batch_size", "3"], env=bench_env(), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and "one shape needs all of" in p.stderr

@@ -1,0 +1,195 @@
+"""Conv against torch's conv2d, side by side in one process.
+
+For each shape (a suite of small-image CNN layers by default, or the one given
+with --batch_size --channels --image --filters --kernel): our Conv (forward)
+and ConvGradient (dfilter, dbias, dX), run as one net, against
+torch.nn.functional.conv2d with its autograd (the same three gradients), with
+the same data. First the outputs are checked against each other (Y and, when
+training, the three gradients), then the two are timed alternately, round by
+round, with every thread count from 1 to the budget (OpenBLAS threads for
+ours, torch.set_num_threads for torch); the best count of each counts. Prints
+images per second and the ratio ours / torch per shape, and the kernels that
+ran (threadpoolctl).
+
+    python benchmarks/conv_benchmark.py                      # the suite, forward + backward
+    python benchmarks/conv_benchmark.py --forward_only --json out.json
+    python benchmarks/conv_benchmark.py --batch_size 32 --channels 16 --image 32 --filters 32 --kernel 3
+
+Our Conv is im2col + one OpenBLAS product per image and group (README,
+"Conv"); torch runs oneDNN's direct convolution kernels on x86 CPUs.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# N, C, image, M, kernel: a first layer on RGB images, middle layers, MNIST's first layer
+SUITE = [(32, 3, 32, 16, 3), (32, 16, 32, 32, 3), (8, 64, 28, 64, 3), (64, 32, 16, 64, 3),
+         (16, 64, 14, 128, 3), (128, 1, 28, 20, 5)]
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--batch_size", type=int, default=None, help="N (with the four below: one shape, no suite)")
+    p.add_argument("--channels", type=int, default=None, help="C")
+    p.add_argument("--image", type=int, default=None, help="the square image's side")
+    p.add_argument("--filters", type=int, default=None, help="M, the output channels")
+    p.add_argument("--kernel", type=int, default=None, help="the square kernel's side (pad kernel // 2, stride 1)")
+    p.add_argument("--forward_only", action="store_true")
+    p.add_argument("--iters", type=int, default=5, help="runs per measurement")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the median counts)")
+    p.add_argument("--threads", type=int, default=None, help="thread budget (default: usable cores)")
+    p.add_argument("--seed", type=int, default=2612)
+    p.add_argument("--json", default=None, help="write the results as JSON to this file")
+    args = p.parse_args(argv)
+    one = [args.batch_size, args.channels, args.image, args.filters, args.kernel]
+    if any(v is not None for v in one) and any(v is None for v in one):
+        p.error("one shape needs all of --batch_size --channels --image --filters --kernel")
+    args.shapes = [tuple(one)] if one[0] is not None else SUITE
+    return args
+
+
+class Ours:
+    def __init__(self, shape, x, w, b, dy, forward_only):
+        from recurrent import core, workspace
+        self.workspace = workspace
+        N, C, H, M, k = shape
+        self.ws = "conv_bench_%d_%d_%d_%d_%d" % shape
+        workspace.SwitchWorkspace(self.ws, True)
+        for name, v in (("x", x), ("w", w), ("b", b), ("dy", dy)):
+            workspace.FeedBlob(name, v)
+        self.net = core.Net("conv_bench")
+        self.net.Conv(["x", "w", "b"], "y", kernel=k, pad=k // 2)
+        if not forward_only:
+            self.net.ConvGradient(["x", "w", "dy"], ["dw", "db", "dx"], kernel=k, pad=k // 2)
+        workspace.CreateNet(self.net, overwrite=True)
+        self.outputs = ["y"] + ([] if forward_only else ["dw", "db", "dx"])
+
+    def run(self, iters):
+        self.workspace.SwitchWorkspace(self.ws)
+        self.workspace.RunNet(self.net, iters)
+
+    def results(self):
+        self.workspace.SwitchWorkspace(self.ws)
+        return [self.workspace.FetchBlob(n) for n in self.outputs]
+
+
+class Torch:
+    def __init__(self, shape, x, w, b, dy, forward_only):
+        import torch
+        self.torch = torch
+        self.k = shape[4]
+        self.forward_only = forward_only
+        self.x, self.w, self.b = (torch.from_numpy(v.copy()).requires_grad_(not forward_only) for v in (x, w, b))
+        self.dy = torch.from_numpy(dy.copy())
+
+    def run(self, iters):
+        torch, F = self.torch, self.torch.nn.functional
+        for _ in range(iters):
+            if self.forward_only:
+                with torch.no_grad():
+                    self.y = F.conv2d(self.x, self.w, self.b, padding=self.k // 2)
+            else:
+                self.y = F.conv2d(self.x, self.w, self.b, padding=self.k // 2)
+                self.grads = torch.autograd.grad(self.y, [self.w, self.b, self.x], self.dy)
+
+    def results(self):
+        out = [self.y.detach().numpy()]
+        if not self.forward_only:
+            out += [g.numpy() for g in self.grads]
+        return out
+
+
+def timed(fn, iters):
+    t0 = time.perf_counter()
+    fn(iters)
+    return time.perf_counter() - t0
+
+
+def flops(shape, forward_only):
+    """Multiply-adds x 2 of the products: Y, and in training dW and dX (the same count each)."""
+    N, C, H, M, k = shape
+    fwd = 2.0 * N * M * H * H * C * k * k
+    return fwd if forward_only else 3 * fwd
+
+
+def bench_shape(args, shape, budget):
+    import torch
+    from recurrent import _C
+    N, C, H, M, k = shape
+    rng = np.random.default_rng(args.seed)
+    x = rng.standard_normal((N, C, H, H), dtype=np.float32)
+    w = (rng.standard_normal((M, C, k, k), dtype=np.float32) / np.sqrt(C * k * k)).astype(np.float32)
+    b = rng.standard_normal(M, dtype=np.float32)
+    dy = rng.standard_normal((N, M, H, H), dtype=np.float32)
+    ours, theirs = Ours(shape, x, w, b, dy, args.forward_only), Torch(shape, x, w, b, dy, args.forward_only)
+    ours.run(1)
+    theirs.run(1)
+    worst = 0.0
+    for name, a, t in zip(["Y", "dfilter", "dbias", "dX"], ours.results(), theirs.results()):
+        scale = max(1.0, float(np.abs(t).max()))
+        err = float(np.abs(a - t).max()) / scale
+        if a.shape != t.shape or not err < 1e-4:
+            raise SystemExit("validation failed at shape %s: %s differs from torch's by %g (relative to its max)"
+                             % (shape, name, err))
+        worst = max(worst, err)
+    samples = {}
+    blas_default = _C.get_flag("blas_num_threads")
+    for _ in range(args.rounds):
+        for n in range(1, budget + 1):
+            _C.set_flag("blas_num_threads", n)
+            ours.run(1)
+            samples.setdefault("ours_blas%d" % n, []).append(N * args.iters / timed(ours.run, args.iters))
+            torch.set_num_threads(n)
+            theirs.run(1)
+            samples.setdefault("torch_threads%d" % n, []).append(N * args.iters / timed(theirs.run, args.iters))
+    _C.set_flag("blas_num_threads", blas_default)
+    med = {k_: float(np.median(v)) for k_, v in samples.items()}
+    best_ours = max((k_ for k_ in med if k_.startswith("ours")), key=med.get)
+    best_torch = max((k_ for k_ in med if k_.startswith("torch")), key=med.get)
+    return {"shape": dict(zip(["N", "C", "image", "M", "kernel"], shape)), "images_per_sec_median": med,
+            "best_ours": best_ours, "best_torch": best_torch, "ratio_ours_vs_torch": med[best_ours] / med[best_torch],
+            "gflops_ours": flops(shape, args.forward_only) * med[best_ours] / N / 1e9,
+            "max_relative_difference": worst}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import torch
+    from recurrent import _C
+    sys.path.insert(0, HERE)
+    from lstm_benchmark import blas_report, kernels_line
+    budget = args.threads or _C.get_flag("num_cores")
+    print("%s, %d rounds of %d runs, thread budget %d; ratio > 1: ours faster"
+          % ("forward only" if args.forward_only else "forward + backward (dfilter, dbias, dX)", args.rounds,
+             args.iters, budget))
+    print("%-26s %12s %12s %8s %10s" % ("N, C, image, M, kernel", "ours img/s", "torch img/s", "ratio",
+                                        "ours GF/s"))
+    rows = []
+    for shape in args.shapes:
+        r = bench_shape(args, shape, budget)
+        rows.append(r)
+        med = r["images_per_sec_median"]
+        print("%-26s %12.0f %12.0f %7.2fx %10.1f" % (", ".join(map(str, shape)), med[r["best_ours"]],
+                                                     med[r["best_torch"]], r["ratio_ours_vs_torch"],
+                                                     r["gflops_ours"]))
+    ratios = [r["ratio_ours_vs_torch"] for r in rows]
+    print("ours / torch: %.2fx to %.2fx (geometric mean %.2fx)"
+          % (min(ratios), max(ratios), float(np.exp(np.mean(np.log(ratios))))))
+    print(kernels_line())
+    res = {"forward_only": args.forward_only, "thread_budget": budget, "rows": rows, "torch_version": torch.__version__,
+           "blas": blas_report()}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+    return res
+
+
+if __name__ == "__main__":
+    main()
