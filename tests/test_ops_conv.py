@@ -186,6 +186,40 @@ def test_conv_same_bits_every_run(rng):
         assert [t.tobytes() for t in h] == [t.tobytes() for t in g]
 
 
+
+@pytest.mark.parametrize("type_", ["Conv", "ConvTranspose"])
+@pytest.mark.parametrize("order,group", [("NCHW", 1), ("NHWC", 1), ("NCHW", 2), ("NHWC", 2)])
+@pytest.mark.parametrize("N", [1, 2, 5, 17])
+def test_same_bits_for_any_thread_count(rng, type_, order, group, N):
+    """The images run in shares over OpenBLAS's thread count (csrc/ops/conv.c, CV_SHARES): Y, dX,
+    dbias and the filter gradient (the shares' sums added in share order) have the same bits with
+    1, 2 or 3 threads, and match the reference."""
+    from recurrent import _C
+    tr = type_ == "ConvTranspose"
+    xs, wsh = shapes(N, 4, 6, (7, 6), (3, 3), group, order)
+    if tr:
+        wsh = (4,) + ((6 // group, 3, 3) if order == "NCHW" else (3, 3, 6 // group))
+    x, w, b = f32(rng, *xs), f32(rng, *wsh), f32(rng, 6)
+    a = dict(kernel=3, pad=1, stride=1 + tr, group=group, order=order)
+    feed(x=x, w=w, b=b)
+    default = _C.get_flag("blas_num_threads")
+    got = {}
+    try:
+        for t in (1, 2, 3):
+            _C.set_flag("blas_num_threads", t)
+            y = run(type_, ["x", "w", "b"], ["y"], **a)
+            feed(dy=np.cos(y))
+            got[t] = [y] + list(run(type_ + "Gradient", ["x", "w", "dy"], ["dw", "db", "dx"], **a))
+    finally:
+        _C.set_flag("blas_num_threads", default)
+    for t in (2, 3):
+        assert [v.tobytes() for v in got[t]] == [v.tobytes() for v in got[1]], t
+    if not tr:
+        close(got[1][0], conv_ref(x, w, b, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), group, order), 2e-5)
+        for g_, r in zip(got[1][1:], conv_grad_ref(x, w, np.cos(got[1][0]), (3, 3), (1, 1), (1, 1), (1, 1),
+                                                   (1, 1), group, order)):
+            close(g_, r, 2e-5)
+
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("N,C,M", [(0, 3, 4), (2, 0, 4), (2, 3, 0), (0, 0, 0)])
 def test_conv_empty(rng, order, N, C, M):

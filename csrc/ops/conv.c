@@ -17,16 +17,22 @@
  *
  * Method: im2col (the patches of one image and group into a column buffer)
  * and one rc_sgemm per image and group; the gradient of X is col2im of
- * filter^T dY. A 1x1 kernel with stride 1 and no pad reads X itself. Sums:
- * the products in OpenBLAS's fixed order; dfilter accumulates the images in
- * order (beta = 1); dbias sums dY in double in memory order; col2im adds
- * in a fixed loop order: the same bits every run.
+ * filter^T dY. A 1x1 kernel with stride 1 and no pad reads X itself. The
+ * images run in up to 8 shares over OpenBLAS's thread count (rc_par_run's
+ * threads), each product on one OpenBLAS thread (CV_SHARES, cv_threads).
+ * Sums: the products in OpenBLAS's fixed order; dfilter accumulates each
+ * share's images in order (beta = 1), then adds the shares in order; dbias
+ * sums dY in double in memory order per share, then the shares in order;
+ * col2im adds in a fixed loop order: the same bits every run, and from two
+ * images on for any thread count (outside step loops; one image's products
+ * use OpenBLAS's threads).
  * Not in Caffe2 (it crashed or asserted): empty tensors (N = 0, C = 0,
  * M = 0, an empty spatial dim) give empty or zero outputs; NaN and Inf
  * propagate. The engine, exhaustive_search, ws_nbytes_limit, shared_buffer,
  * float16_compute, cudnn_* and similar arguments are accepted and ignored.
- * The state is the parsed arguments and the column buffers (sized on the
- * first run and when they grow).
+ * The state is the parsed arguments and the scratch: a column buffer per
+ * thread, the shares' dfilter and dbias sums (sized on the first run and
+ * when they grow).
  */
 #include "../core/rc_core.h"
 #include "convpool.h"
@@ -48,6 +54,7 @@ typedef struct {
     int64_t in[CV_D], out[CV_D], k[CV_D], s[CV_D], d[CV_D], p[CV_D]; /* p: the head pads */
     int64_t S_in, P, ksize, Kg;                                     /* Kg: a group's filter row (Cg ksize) */
     int identity;                                                    /* 1x1, stride 1, no pad: col = X */
+    int S, T; /* the shares of the images, the threads that run them (cv_scratch) */
 } cv_geom;
 
 /* ================================================================ kernels */
@@ -163,12 +170,13 @@ static void cv_add_bias(int nhwc, int64_t ch, int64_t pos, const float *b, float
     }
 }
 
-/* db (ch) = the sums of dy (N, ch, pos) / (N, pos, ch) over all but the
- * channels, in double (dbuf: ch doubles) in memory order. */
-static void cv_sum_bias(int nhwc, int64_t N, int64_t ch, int64_t pos, const float *dy, float *db, double *dbuf)
+/* dbuf (ch doubles) = the sums of images [n0, n1) of dy (N, ch, pos) /
+ * (N, pos, ch) over all but the channels, in double in memory order. */
+static void cv_sum_bias_images(int nhwc, int64_t n0, int64_t n1, int64_t ch, int64_t pos, const float *dy,
+                               double *dbuf)
 {
     memset(dbuf, 0, (size_t)ch * sizeof *dbuf);
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *dyn = dy + n * ch * pos;
         if (!nhwc) {
             for (int64_t m = 0; m < ch; m++)
@@ -178,16 +186,23 @@ static void cv_sum_bias(int nhwc, int64_t N, int64_t ch, int64_t pos, const floa
                 for (int64_t m = 0; m < ch; m++) dbuf[m] += (double)dyn[q * ch + m];
         }
     }
+}
+
+/* db (ch) = the sums of all N images (as above; dbuf: ch doubles). */
+static void cv_sum_bias(int nhwc, int64_t N, int64_t ch, int64_t pos, const float *dy, float *db, double *dbuf)
+{
+    cv_sum_bias_images(nhwc, 0, N, ch, pos, dy, dbuf);
     for (int64_t m = 0; m < ch; m++) db[m] = (float)dbuf[m];
 }
 
-/* Y = conv(X, W) + b. buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats.
- * X (N, C, in) / (N, in, C); W (M, Kg); Y (N, M, P) / (N, P, M). */
-static void cv_forward(const cv_geom *g, const float *x, const float *w, const float *b, float *y, float *buf,
-                       float *ybuf)
+/* Images [n0, n1) of Y = conv(X, W) + b. buf: Kg P floats; ybuf (NHWC,
+ * G > 1): P Mg floats. X (N, C, in) / (N, in, C); W (M, Kg); Y (N, M, P) /
+ * (N, P, M). */
+static void cv_forward_images(const cv_geom *g, int64_t n0, int64_t n1, const float *x, const float *w,
+                              const float *b, float *y, float *buf, float *ybuf)
 {
     const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg;
-    for (int64_t n = 0; n < g->N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         float *yn = y + n * M * P;
         for (int64_t grp = 0; grp < g->G; grp++) {
             const float *col = cv_col_of(g, x, n, grp, buf);
@@ -205,16 +220,15 @@ static void cv_forward(const cv_geom *g, const float *x, const float *w, const f
     }
 }
 
-/* dW (M, Kg), db (M) and dX (each may be NULL) from X, W, dY. dbuf: M
- * doubles; buf: Kg P floats; ybuf (NHWC, G > 1): P Mg floats. (ConvTranspose
- * runs this for its output: dY its X, dX its Y, no dW.) */
-static void cv_backward(const cv_geom *g, const float *x, const float *w, const float *dy, float *dw, float *db,
-                        float *dx, double *dbuf, float *buf, float *ybuf)
+/* Images [n0, n1) of the backward pass: dW (M, Kg) = their sum and their
+ * dX (both written, not added to); either may be NULL. buf and ybuf as
+ * cv_forward_images'. */
+static void cv_backward_images(const cv_geom *g, int64_t n0, int64_t n1, const float *x, const float *w,
+                               const float *dy, float *dw, float *dx, float *buf, float *ybuf)
 {
-    const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg, G = g->G;
-    if (dw && (g->N == 0 || P == 0)) memset(dw, 0, (size_t)(M * Kg) * sizeof *dw);
-    if (dx) memset(dx, 0, (size_t)(g->N * g->C * g->S_in) * sizeof *dx);
-    for (int64_t n = 0; n < g->N; n++) {
+    const int64_t P = g->P, M = g->M, Mg = g->Mg, Kg = g->Kg, G = g->G, img = g->C * g->S_in;
+    if (dx) memset(dx + n0 * img, 0, (size_t)((n1 - n0) * img) * sizeof *dx);
+    for (int64_t n = n0; n < n1; n++) {
         const float *dyn = dy + n * M * P;
         for (int64_t grp = 0; grp < G; grp++) {
             const float *wg = w + grp * Mg * Kg;
@@ -229,7 +243,7 @@ static void cv_backward(const cv_geom *g, const float *x, const float *w, const 
             if (dw) {
                 const float *col = cv_col_of(g, x, n, grp, buf);
                 float *dwg = dw + grp * Mg * Kg;
-                const float beta = n == 0 ? 0.0f : 1.0f;
+                const float beta = n == n0 ? 0.0f : 1.0f;
                 if (g->nhwc)
                     rc_sgemm(1, 0, Mg, Kg, P, 1.0f, dyg, col, beta, dwg);
                 else
@@ -246,7 +260,71 @@ static void cv_backward(const cv_geom *g, const float *x, const float *w, const 
             if (!direct) cv_cols(g, 1, img, dcol);
         }
     }
-    if (db) cv_sum_bias(g->nhwc, g->N, M, P, dy, db, dbuf);
+}
+
+/* The images are cut into S = min(N, CV_SHARES) shares of consecutive
+ * images, share k images [N k / S, N (k + 1) / S); the filter gradient is
+ * each share's sum (one chain of products over its images), then the
+ * shares' sums added in share order (dbias alike, in double). The shares
+ * depend on N only, so dW and db have the same bits whatever OpenBLAS's
+ * thread count (every product runs on one OpenBLAS thread from two images
+ * on); Y and dX do not depend on the split at all. */
+#define CV_SHARES 8
+
+/* The threads that run the shares: OpenBLAS's thread count, at most S; 1
+ * for fewer than 2 images or positions, or inside a step loop (where
+ * rc_sgemm splits each product over the loop's threads itself). Each thread
+ * runs its products on one OpenBLAS thread: one image's products are too
+ * small for OpenBLAS's threads to pay (benchmarks/conv_benchmark.py). */
+static int cv_threads(const cv_geom *g)
+{
+    if (g->S < 2 || g->P < 1 || rc_step_blas_threads() != 0) return 1;
+    const int t = rc_blas_num_threads();
+    return t < 1 ? 1 : t < g->S ? t : g->S;
+}
+
+/* Thread p's scratch: a column buffer and a group buffer, slices of the
+ * op's buffers; dwp: shares 1 .. S - 1 of dW (cv_scratch sizes them). */
+typedef struct {
+    const cv_geom *g;
+    int backward;
+    const float *x, *w, *b, *dy;
+    float *y, *dw, *dx;
+    float *buf, *ybuf, *dwp;
+    double *dbuf; /* backward with db: share k's bias sums at k M */
+    int64_t buf_each, ybuf_each;
+} cv_job;
+
+/* Thread p of T: shares p, p + T, ...; share k's dW sum into dw (k = 0) or
+ * dwp's slice k - 1. */
+static void cv_part(const void *ctx, int p, int parts)
+{
+    const cv_job *j = ctx;
+    const cv_geom *g = j->g;
+    float *buf = j->buf + p * j->buf_each, *ybuf = j->ybuf ? j->ybuf + p * j->ybuf_each : NULL;
+    for (int k = p; k < g->S; k += parts) {
+        const int64_t n0 = g->N * k / g->S, n1 = g->N * (k + 1) / g->S;
+        if (!j->backward) {
+            cv_forward_images(g, n0, n1, j->x, j->w, j->b, j->y, buf, ybuf);
+            continue;
+        }
+        float *dw = !j->dw ? NULL : k == 0 ? j->dw : j->dwp + (k - 1) * g->M * g->Kg;
+        cv_backward_images(g, n0, n1, j->x, j->w, j->dy, dw, j->dx, buf, ybuf);
+        if (j->dbuf) cv_sum_bias_images(g->nhwc, n0, n1, g->M, g->P, j->dy, j->dbuf + k * g->M);
+    }
+}
+
+/* Runs j's images over g->T threads: rc_par_run's, each product on one
+ * OpenBLAS thread (rc_blas_executor_enter, as the RNN executor's workers). */
+static void cv_parts(const cv_job *j)
+{
+    if (j->g->T < 2) {
+        cv_part(j, 0, 1);
+        return;
+    }
+    rc_blas_executor_enter();
+    rc_par_run(j->g->T, j->g->T, cv_part, j);
+    rc_blas_executor_leave();
 }
 
 /* ================================================================ state */
@@ -256,9 +334,9 @@ typedef struct {
     int64_t group;
     int no_bias, grad, transposed;
     int64_t adj[RC_CP_MAX_ND]; /* ConvTranspose: the extra output positions at each dim's tail */
-    float *buf, *ybuf; /* owned scratch */
+    float *buf, *ybuf, *dwp; /* owned scratch: g->T slices each (cv_scratch) */
     double *dbuf;
-    int64_t buf_n, ybuf_n, dbuf_n;
+    int64_t buf_n, ybuf_n, dwp_n, dbuf_n;
 } cv_state;
 
 static void cv_free(void *p)
@@ -267,6 +345,7 @@ static void cv_free(void *p)
     if (!s) return;
     free(s->buf);
     free(s->ybuf);
+    free(s->dwp);
     free(s->dbuf);
     free(s);
 }
@@ -568,23 +647,36 @@ static rc_status cv_grow(rc_op *op, void **p, int64_t *have, int64_t n, size_t s
     return RC_OK;
 }
 
-/* The scratch: the column buffer (Kg P floats), ybuf for NHWC groups. */
-static rc_status cv_scratch(rc_op *op, const cv_geom *g, rc_err *err)
+/* g->S and g->T (CV_SHARES, cv_threads) and the scratch for T threads: T
+ * column buffers (Kg P floats each), T group buffers (Mg P, for NHWC
+ * groups) and, for the gradients, the dW sums of shares 1 .. S - 1 (M Kg
+ * each). */
+static rc_status cv_scratch(rc_op *op, cv_geom *g, rc_err *err)
 {
     cv_state *s = op->state;
+    g->S = g->N < 1 ? 1 : g->N < CV_SHARES ? (int)g->N : CV_SHARES;
+    g->T = cv_threads(g);
     int64_t n = 0;
-    if (__builtin_mul_overflow(g->Kg, g->P, &n))
+    if (__builtin_mul_overflow(g->Kg, g->P, &n) || __builtin_mul_overflow(n > 0 ? n : 1, (int64_t)g->T, &n))
         return rc_op_fail(op, err, RC_ERR_MEMORY, "the column buffer of input 0 blob '%s' %s (%lld x %lld) overflows",
                           rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), (long long)g->Kg, (long long)g->P);
-    rc_status st = cv_grow(op, (void **)&s->buf, &s->buf_n, n > 0 ? n : 1, sizeof(float), "column buffer", err);
+    rc_status st = cv_grow(op, (void **)&s->buf, &s->buf_n, n, sizeof(float), "column buffer", err);
     if (st) return st;
     if (g->nhwc && g->G > 1) {
-        if (__builtin_mul_overflow(g->Mg, g->P, &n)) n = INT64_MAX;
-        if ((st = cv_grow(op, (void **)&s->ybuf, &s->ybuf_n, n > 0 ? n : 1, sizeof(float), "group buffer", err)))
+        if (__builtin_mul_overflow(g->Mg, g->P, &n) || __builtin_mul_overflow(n > 0 ? n : 1, (int64_t)g->T, &n))
+            n = INT64_MAX;
+        if ((st = cv_grow(op, (void **)&s->ybuf, &s->ybuf_n, n, sizeof(float), "group buffer", err))) return st;
+    }
+    if (s->grad && g->S > 1) {
+        if (__builtin_mul_overflow(g->M, g->Kg, &n) || __builtin_mul_overflow(n, (int64_t)(g->S - 1), &n))
+            n = INT64_MAX;
+        if ((st = cv_grow(op, (void **)&s->dwp, &s->dwp_n, n > 0 ? n : 1, sizeof(float), "filter gradient shares",
+                          err)))
             return st;
     }
     const int64_t nb = s->transposed ? g->C : g->M; /* the bias's channels */
-    if (s->grad) return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, nb > 0 ? nb : 1, sizeof(double), "bias sums", err);
+    if (s->grad) /* the bias sums of every share */
+        return cv_grow(op, (void **)&s->dbuf, &s->dbuf_n, nb > 0 ? nb * g->S : 1, sizeof(double), "bias sums", err);
     return RC_OK;
 }
 
@@ -593,6 +685,37 @@ static rc_status cv_resize(rc_op *op, int o, int ndim, const int64_t *dims, rc_e
     rc_status st = rc_tensor_resize(rc_out(op, o), RC_F32, ndim, dims, err);
     if (st) return rc_op_fail(op, err, st, "output %d blob '%s': %s", o, rc_out_name(op, o), err->msg);
     return RC_OK;
+}
+
+/* Y = conv(X, W) + b over g->T threads (the op's scratch). */
+static void cv_forward(const cv_geom *g, const cv_state *s, const float *x, const float *w, const float *b,
+                       float *y)
+{
+    const cv_job j = {g, 0, x, w, b, NULL, y, NULL, NULL, s->buf, s->ybuf, NULL, NULL, g->Kg * g->P, g->Mg * g->P};
+    cv_parts(&j);
+}
+
+/* dW (M, Kg), db (M) and dX (each may be NULL) from X, W, dY over g->T
+ * threads: dW the shares' sums added in share order after them (CV_SHARES),
+ * db dY's sums in double in memory order (s->dbuf). (ConvTranspose runs
+ * this for its output: dY its X, dX its Y, no dW.) */
+static void cv_backward(const cv_geom *g, const cv_state *s, const float *x, const float *w, const float *dy,
+                        float *dw, float *db, float *dx)
+{
+    const int64_t M = g->M, Kg = g->Kg;
+    if (dw && (g->N == 0 || g->P == 0)) memset(dw, 0, (size_t)(M * Kg) * sizeof *dw);
+    const cv_job j = {g, 1, x, w, NULL, dy, NULL, dw, dx, s->buf, s->ybuf, s->dwp, db ? s->dbuf : NULL,
+                      Kg * g->P, g->Mg * g->P};
+    cv_parts(&j);
+    for (int k = 1; dw && k < g->S; k++) {
+        const float *share = s->dwp + (k - 1) * M * Kg;
+        for (int64_t i = 0; i < M * Kg; i++) dw[i] += share[i];
+    }
+    for (int64_t m = 0; db && m < M; m++) {
+        double sum = s->dbuf[m];
+        for (int k = 1; k < g->S; k++) sum += s->dbuf[k * M + m];
+        db[m] = (float)sum;
+    }
 }
 
 /* Conv, and ConvTranspose: Y = col2im(W^T X) + bias (Conv's dX pass, X as
@@ -611,10 +734,10 @@ static rc_status cv_run(rc_op *op, rc_err *err)
     const float *b = op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL;
     float *y = rc_f32(rc_out(op, 0));
     if (!tr) {
-        cv_forward(&g, x, w, b, y, s->buf, s->ybuf);
+        cv_forward(&g, s, x, w, b, y);
         return RC_OK;
     }
-    cv_backward(&g, NULL, w, x, NULL, NULL, y, NULL, s->buf, s->ybuf);
+    cv_backward(&g, s, NULL, w, x, NULL, NULL, y);
     if (b)
         for (int64_t n = 0; n < g.N; n++) cv_add_bias(g.nhwc, g.C, g.S_in, b, y + n * g.C * g.S_in);
     return RC_OK;
@@ -637,11 +760,11 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
     float *dw = rc_f32(rc_out(op, 0)), *db = dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL;
     float *dx = dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL;
     if (!s->transposed) {
-        cv_backward(&g, xd, wd, dy, dw, db, dx, s->dbuf, s->buf, s->ybuf);
+        cv_backward(&g, s, xd, wd, dy, dw, db, dx);
         return RC_OK;
     }
-    cv_backward(&g, dy, wd, xd, dw, NULL, NULL, NULL, s->buf, s->ybuf);
-    if (dx) cv_forward(&g, dy, wd, NULL, dx, s->buf, s->ybuf);
+    cv_backward(&g, s, dy, wd, xd, dw, NULL, NULL);
+    if (dx) cv_forward(&g, s, dy, wd, NULL, dx);
     if (db) cv_sum_bias(g.nhwc, g.N, g.C, g.S_in, dy, db, s->dbuf);
     return RC_OK;
 }
