@@ -183,8 +183,9 @@ def main(argv=None):
     print("ours / torch: %.2fx to %.2fx (geometric mean %.2fx)"
           % (min(ratios), max(ratios), float(np.exp(np.mean(np.log(ratios))))))
     print(kernels_line())
+    import recurrent
     res = {"forward_only": args.forward_only, "thread_budget": budget, "rows": rows, "torch_version": torch.__version__,
-           "blas": blas_report()}
+           "blas": blas_report(), "config": recurrent.show_config(mode="dicts")}  # what ran
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

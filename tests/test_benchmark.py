@@ -216,6 +216,7 @@ def test_conv_benchmark_validates_and_writes_json(tmp_path, extra):
     assert {"ours_blas1", "torch_threads1"} <= set(row["images_per_sec_median"])
     assert row["ratio_ours_vs_torch"] > 0 and row["max_relative_difference"] < 1e-4
     assert res["forward_only"] == bool(extra) and "ours / torch:" in p.stdout
+    assert res["config"]["blas"]["config"].startswith("OpenBLAS")  # what ran (recurrent.show_config)
 
 
 @pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
