@@ -100,3 +100,56 @@ def test_predictor_gives_the_training_nets_outputs():
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+def test_conv_in_a_step_net_is_the_same_with_the_executor_on_and_off_and_outside_the_loop(rng):
+    """A step net that convolves each timestep's images (N = 3, so outside a step loop the images
+    would run in shares over the threads) and adds the previous state: trained with the executor on
+    (1-3 threads) and off, every blob has the same bits, and the step outputs match the same Conv
+    run outside the loop on every timestep's images."""
+    from recurrent import core, trace
+    from recurrent import recurrent as rnn
+    T, N, C, H, M = 4, 3, 2, 5, 3
+    x = rng.standard_normal((T, N, C, H, H)).astype(np.float32)
+    w = (rng.standard_normal((M, C, 3, 3)) / 4).astype(np.float32)
+    b = rng.standard_normal(M).astype(np.float32)
+    results = {}
+    for enable, threads in [(0, None), (1, 1), (1, 2), (1, 3)]:
+        workspace.ResetWorkspace()
+        cell = core.Net("conv_cell")
+        x_t, s_prev = cell.AddExternalInputs("x_t", "s_prev")  # (N, C H H) and (N, M H H): flat images
+        img, _ = cell.Reshape([x_t], ["img_t", "img_old_shape"], shape=[N, C, H, H])
+        y = cell.Conv([img, "w", "b"], "y_t", kernel=3, pad=1)
+        y_flat, _ = cell.Reshape([y], ["y_flat_t", "y_old_shape"], shape=[N, M * H * H])
+        s = cell.Add([y_flat, s_prev], "s_t")
+        cell.AddExternalOutput(s)
+        net = core.Net("conv_rnn")
+        s_all, _ = rnn.recurrent_net(net, cell, inputs=[(x_t, "x")], initial_cell_inputs=[(s_prev, "s0")],
+                                     links={s_prev: s}, scope="cr")
+        loss = net.SumElements(net.Mul([s_all, s_all], "sq"), "loss")
+        net.AddGradientOperators([loss])
+        configure(net, enable, threads)
+        for op in net.Proto().op:  # the executor always (these ops are too small for its default rule)
+            if op.type.startswith("RecurrentNetwork") and enable:
+                rnn.set_rnn_executor_config(op, min_op_us=0)
+        for k, v in {"x": x.reshape(T, N, -1), "w": w, "b": b, "s0": np.zeros((1, N, M * H * H), np.float32)}.items():
+            workspace.FeedBlob(k, v)
+        workspace.RunNetOnce(net)
+        if enable:
+            assert [st["last_run"] for st in trace.executor_status(net)] == ["executor", "executor"]
+        results[(enable, threads)] = {k: workspace.FetchBlob(k) for k in workspace.Blobs()
+                                      if isinstance(workspace.FetchBlob(k), np.ndarray)}
+    ref = results[(0, None)]
+    for key, got in results.items():
+        assert_bitwise(ref, got, str(key))
+    workspace.ResetWorkspace()
+    outside = []
+    for t in range(T):
+        workspace.FeedBlob("xt", x[t])
+        workspace.FeedBlob("w", w)
+        workspace.FeedBlob("b", b)
+        workspace.RunOperatorOnce(core.CreateOperator("Conv", ["xt", "w", "b"], ["yt"], kernel=3, pad=1))
+        outside.append(workspace.FetchBlob("yt"))
+    np.testing.assert_allclose(ref[str(s_all)], np.cumsum(np.stack(outside), axis=0).reshape(T, N, -1),
+                               rtol=1e-5, atol=1e-5)
+    assert ref["w_grad"].shape == w.shape and np.abs(ref["w_grad"]).max() > 0
