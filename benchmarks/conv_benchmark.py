@@ -36,11 +36,13 @@ SUITE = [(32, 3, 32, 16, 3), (32, 16, 32, 32, 3), (8, 64, 28, 64, 3), (64, 32, 1
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--batch_size", type=int, default=None, help="N (with the four below: one shape, no suite)")
+    p.add_argument("--batch_size", type=int, default=None,
+                   help="N (with the four below: one shape, no suite)")
     p.add_argument("--channels", type=int, default=None, help="C")
     p.add_argument("--image", type=int, default=None, help="the square image's side")
     p.add_argument("--filters", type=int, default=None, help="M, the output channels")
-    p.add_argument("--kernel", type=int, default=None, help="the square kernel's side (pad kernel // 2, stride 1)")
+    p.add_argument("--kernel", type=int, default=None,
+                   help="the square kernel's side (pad kernel // 2, stride 1)")
     p.add_argument("--forward_only", action="store_true")
     p.add_argument("--iters", type=int, default=5, help="runs per measurement")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the median counts)")
@@ -86,7 +88,8 @@ class Torch:
         self.torch = torch
         self.k = shape[4]
         self.forward_only = forward_only
-        self.x, self.w, self.b = (torch.from_numpy(v.copy()).requires_grad_(not forward_only) for v in (x, w, b))
+        grad = not forward_only
+        self.x, self.w, self.b = (torch.from_numpy(v.copy()).requires_grad_(grad) for v in (x, w, b))
         self.dy = torch.from_numpy(dy.copy())
 
     def run(self, iters):
@@ -136,8 +139,8 @@ def bench_shape(args, shape, budget):
         scale = max(1.0, float(np.abs(t).max()))
         err = float(np.abs(a - t).max()) / scale
         if a.shape != t.shape or not err < 1e-4:
-            raise SystemExit("validation failed at shape %s: %s differs from torch's by %g (relative to its max)"
-                             % (shape, name, err))
+            raise SystemExit("validation failed at shape %s: %s differs from torch's by %g (relative to "
+                             "its max)" % (shape, name, err))
         worst = max(worst, err)
     samples = {}
     blas_default = _C.get_flag("blas_num_threads")
@@ -148,13 +151,15 @@ def bench_shape(args, shape, budget):
             samples.setdefault("ours_blas%d" % n, []).append(N * args.iters / timed(ours.run, args.iters))
             torch.set_num_threads(n)
             theirs.run(1)
-            samples.setdefault("torch_threads%d" % n, []).append(N * args.iters / timed(theirs.run, args.iters))
+            rate = N * args.iters / timed(theirs.run, args.iters)
+            samples.setdefault("torch_threads%d" % n, []).append(rate)
     _C.set_flag("blas_num_threads", blas_default)
     med = {k_: float(np.median(v)) for k_, v in samples.items()}
     best_ours = max((k_ for k_ in med if k_.startswith("ours")), key=med.get)
     best_torch = max((k_ for k_ in med if k_.startswith("torch")), key=med.get)
     return {"shape": dict(zip(["N", "C", "image", "M", "kernel"], shape)), "images_per_sec_median": med,
-            "best_ours": best_ours, "best_torch": best_torch, "ratio_ours_vs_torch": med[best_ours] / med[best_torch],
+            "best_ours": best_ours, "best_torch": best_torch,
+            "ratio_ours_vs_torch": med[best_ours] / med[best_torch],
             "gflops_ours": flops(shape, args.forward_only) * med[best_ours] / N / 1e9,
             "max_relative_difference": worst}
 
@@ -184,8 +189,9 @@ def main(argv=None):
           % (min(ratios), max(ratios), float(np.exp(np.mean(np.log(ratios))))))
     print(kernels_line())
     import recurrent
-    res = {"forward_only": args.forward_only, "thread_budget": budget, "rows": rows, "torch_version": torch.__version__,
-           "blas": blas_report(), "config": recurrent.show_config(mode="dicts")}  # what ran
+    res = {"forward_only": args.forward_only, "thread_budget": budget, "rows": rows,
+           "torch_version": torch.__version__, "blas": blas_report(),
+           "config": recurrent.show_config(mode="dicts")}  # what ran
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -132,7 +132,8 @@ def test_conv_in_a_step_net_is_the_same_with_the_executor_on_and_off_and_outside
         for op in net.Proto().op:  # the executor always (these ops are too small for its default rule)
             if op.type.startswith("RecurrentNetwork") and enable:
                 rnn.set_rnn_executor_config(op, min_op_us=0)
-        for k, v in {"x": x.reshape(T, N, -1), "w": w, "b": b, "s0": np.zeros((1, N, M * H * H), np.float32)}.items():
+        s0 = np.zeros((1, N, M * H * H), np.float32)
+        for k, v in {"x": x.reshape(T, N, -1), "w": w, "b": b, "s0": s0}.items():
             workspace.FeedBlob(k, v)
         workspace.RunNetOnce(net)
         if enable:
