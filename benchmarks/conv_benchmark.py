@@ -1,4 +1,4 @@
-"""Conv against torch's conv2d, side by side in one process.
+"""Conv (and, with --pool, MaxPool / AveragePool) against torch's, side by side in one process.
 
 For each shape (a suite of small-image CNN layers by default, or the one given
 with --batch_size --channels --image --filters --kernel): our Conv (forward)
@@ -14,6 +14,12 @@ ran (threadpoolctl).
     python benchmarks/conv_benchmark.py                      # the suite, forward + backward
     python benchmarks/conv_benchmark.py --forward_only --json out.json
     python benchmarks/conv_benchmark.py --batch_size 32 --channels 16 --image 32 --filters 32 --kernel 3
+    python benchmarks/conv_benchmark.py --pool               # MaxPool / AveragePool (+ gradients)
+
+--pool runs a suite of pooling layers instead: our MaxPool / AveragePool and
+their gradients (dX) against torch's max_pool2d / avg_pool2d with autograd,
+validated and timed the same way (the thread counts are those our pooling
+splits its planes over).
 
 Our Conv is im2col + one OpenBLAS product per image and group (README,
 "Conv"); torch runs oneDNN's direct convolution kernels on x86 CPUs.
@@ -32,6 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # N, C, image, M, kernel: a first layer on RGB images, middle layers, MNIST's first layer
 SUITE = [(32, 3, 32, 16, 3), (32, 16, 32, 32, 3), (8, 64, 28, 64, 3), (64, 32, 16, 64, 3),
          (16, 64, 14, 128, 3), (128, 1, 28, 20, 5)]
+# N, C, image, kind, kernel, stride (no pads)
+POOL_SUITE = [(32, 16, 32, "max", 2, 2), (32, 16, 32, "avg", 2, 2), (32, 64, 28, "max", 3, 2),
+              (32, 64, 28, "avg", 3, 2), (8, 64, 56, "max", 3, 1), (64, 32, 16, "avg", 2, 2)]
 
 
 def parse_args(argv=None):
@@ -44,6 +53,7 @@ def parse_args(argv=None):
     p.add_argument("--kernel", type=int, default=None,
                    help="the square kernel's side (pad kernel // 2, stride 1)")
     p.add_argument("--forward_only", action="store_true")
+    p.add_argument("--pool", action="store_true", help="the pooling suite instead of the convolutions")
     p.add_argument("--iters", type=int, default=5, help="runs per measurement")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the median counts)")
     p.add_argument("--threads", type=int, default=None, help="thread budget (default: usable cores)")
@@ -53,7 +63,9 @@ def parse_args(argv=None):
     one = [args.batch_size, args.channels, args.image, args.filters, args.kernel]
     if any(v is not None for v in one) and any(v is None for v in one):
         p.error("one shape needs all of --batch_size --channels --image --filters --kernel")
-    args.shapes = [tuple(one)] if one[0] is not None else SUITE
+    if args.pool and one[0] is not None:
+        p.error("--pool runs its own suite (no shape flags)")
+    args.shapes = POOL_SUITE if args.pool else [tuple(one)] if one[0] is not None else SUITE
     return args
 
 
@@ -109,6 +121,50 @@ class Torch:
         return out
 
 
+class OursPool:
+    def __init__(self, shape, x, dy, forward_only):
+        from recurrent import core, workspace
+        self.workspace = workspace
+        N, C, H, kind, k, st = shape
+        self.ws = "pool_bench_%d_%d_%d_%s_%d_%d" % shape
+        workspace.SwitchWorkspace(self.ws, True)
+        workspace.FeedBlob("x", x)
+        workspace.FeedBlob("dy", dy)
+        op = "MaxPool" if kind == "max" else "AveragePool"
+        self.net = core.Net("pool_bench")
+        getattr(self.net, op)("x", "y", kernel=k, stride=st)
+        if not forward_only:
+            getattr(self.net, op + "Gradient")(["x", "y", "dy"], "dx", kernel=k, stride=st)
+        workspace.CreateNet(self.net, overwrite=True)
+        self.outputs = ["y"] + ([] if forward_only else ["dx"])
+
+    run = Ours.run
+    results = Ours.results
+
+
+class TorchPool:
+    def __init__(self, shape, x, dy, forward_only):
+        import torch
+        self.torch = torch
+        N, C, H, kind, self.k, self.st = shape
+        F = torch.nn.functional
+        self.f = F.max_pool2d if kind == "max" else F.avg_pool2d
+        self.forward_only = forward_only
+        self.x = torch.from_numpy(x.copy()).requires_grad_(not forward_only)
+        self.dy = torch.from_numpy(dy.copy())
+
+    def run(self, iters):
+        for _ in range(iters):
+            if self.forward_only:
+                with self.torch.no_grad():
+                    self.y = self.f(self.x, self.k, self.st)
+            else:
+                self.y = self.f(self.x, self.k, self.st)
+                self.grads = self.torch.autograd.grad(self.y, [self.x], self.dy)
+
+    results = Torch.results
+
+
 def timed(fn, iters):
     t0 = time.perf_counter()
     fn(iters)
@@ -122,20 +178,33 @@ def flops(shape, forward_only):
     return fwd if forward_only else 3 * fwd
 
 
-def bench_shape(args, shape, budget):
-    import torch
-    from recurrent import _C
-    N, C, H, M, k = shape
+def pair(args, shape):
+    """(ours, torch's, the names of their results) for one shape, with the same data."""
     rng = np.random.default_rng(args.seed)
+    if args.pool:
+        N, C, H, kind, k, st = shape
+        x = rng.standard_normal((N, C, H, H), dtype=np.float32)
+        dy = rng.standard_normal((N, C, (H - k) // st + 1, (H - k) // st + 1), dtype=np.float32)
+        fo = args.forward_only
+        return OursPool(shape, x, dy, fo), TorchPool(shape, x, dy, fo), ["Y", "dX"]
+    N, C, H, M, k = shape
     x = rng.standard_normal((N, C, H, H), dtype=np.float32)
     w = (rng.standard_normal((M, C, k, k), dtype=np.float32) / np.sqrt(C * k * k)).astype(np.float32)
     b = rng.standard_normal(M, dtype=np.float32)
     dy = rng.standard_normal((N, M, H, H), dtype=np.float32)
-    ours, theirs = Ours(shape, x, w, b, dy, args.forward_only), Torch(shape, x, w, b, dy, args.forward_only)
+    return (Ours(shape, x, w, b, dy, args.forward_only), Torch(shape, x, w, b, dy, args.forward_only),
+            ["Y", "dfilter", "dbias", "dX"])
+
+
+def bench_shape(args, shape, budget):
+    import torch
+    from recurrent import _C
+    N = shape[0]
+    ours, theirs, names = pair(args, shape)
     ours.run(1)
     theirs.run(1)
     worst = 0.0
-    for name, a, t in zip(["Y", "dfilter", "dbias", "dX"], ours.results(), theirs.results()):
+    for name, a, t in zip(names, ours.results(), theirs.results()):
         scale = max(1.0, float(np.abs(t).max()))
         err = float(np.abs(a - t).max()) / scale
         if a.shape != t.shape or not err < 1e-4:
@@ -157,10 +226,11 @@ def bench_shape(args, shape, budget):
     med = {k_: float(np.median(v)) for k_, v in samples.items()}
     best_ours = max((k_ for k_ in med if k_.startswith("ours")), key=med.get)
     best_torch = max((k_ for k_ in med if k_.startswith("torch")), key=med.get)
-    return {"shape": dict(zip(["N", "C", "image", "M", "kernel"], shape)), "images_per_sec_median": med,
+    keys = ["N", "C", "image"] + (["kind", "kernel", "stride"] if args.pool else ["M", "kernel"])
+    return {"shape": dict(zip(keys, shape)), "images_per_sec_median": med,
             "best_ours": best_ours, "best_torch": best_torch,
             "ratio_ours_vs_torch": med[best_ours] / med[best_torch],
-            "gflops_ours": flops(shape, args.forward_only) * med[best_ours] / N / 1e9,
+            "gflops_ours": None if args.pool else flops(shape, args.forward_only) * med[best_ours] / N / 1e9,
             "max_relative_difference": worst}
 
 
@@ -171,25 +241,26 @@ def main(argv=None):
     sys.path.insert(0, HERE)
     from lstm_benchmark import blas_report, kernels_line
     budget = args.threads or _C.get_flag("num_cores")
-    print("%s, %d rounds of %d runs, thread budget %d; ratio > 1: ours faster"
-          % ("forward only" if args.forward_only else "forward + backward (dfilter, dbias, dX)", args.rounds,
-             args.iters, budget))
-    print("%-26s %12s %12s %8s %10s" % ("N, C, image, M, kernel", "ours img/s", "torch img/s", "ratio",
-                                        "ours GF/s"))
+    what = "forward only" if args.forward_only else "forward + backward (dX)" if args.pool else \
+        "forward + backward (dfilter, dbias, dX)"
+    print("%s%s, %d rounds of %d runs, thread budget %d; ratio > 1: ours faster"
+          % ("pooling, " if args.pool else "", what, args.rounds, args.iters, budget))
+    head = "N, C, image, kind, k, stride" if args.pool else "N, C, image, M, kernel"
+    print("%-26s %12s %12s %8s %10s" % (head, "ours img/s", "torch img/s", "ratio", "ours GF/s"))
     rows = []
     for shape in args.shapes:
         r = bench_shape(args, shape, budget)
         rows.append(r)
         med = r["images_per_sec_median"]
-        print("%-26s %12.0f %12.0f %7.2fx %10.1f" % (", ".join(map(str, shape)), med[r["best_ours"]],
-                                                     med[r["best_torch"]], r["ratio_ours_vs_torch"],
-                                                     r["gflops_ours"]))
+        gf = "-" if r["gflops_ours"] is None else "%.1f" % r["gflops_ours"]
+        print("%-26s %12.0f %12.0f %7.2fx %10s" % (", ".join(map(str, shape)), med[r["best_ours"]],
+                                                   med[r["best_torch"]], r["ratio_ours_vs_torch"], gf))
     ratios = [r["ratio_ours_vs_torch"] for r in rows]
     print("ours / torch: %.2fx to %.2fx (geometric mean %.2fx)"
           % (min(ratios), max(ratios), float(np.exp(np.mean(np.log(ratios))))))
     print(kernels_line())
     import recurrent
-    res = {"forward_only": args.forward_only, "thread_budget": budget, "rows": rows,
+    res = {"forward_only": args.forward_only, "pool": args.pool, "thread_budget": budget, "rows": rows,
            "torch_version": torch.__version__, "blas": blas_report(),
            "config": recurrent.show_config(mode="dicts")}  # what ran
     if args.json:

@@ -237,3 +237,26 @@ def test_conv_benchmark_wants_a_whole_shape():
     p = subprocess.run([sys.executable, CONV, "--batch_size", "3"], env=bench_env(), capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 2 and "one shape needs all of" in p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
+def test_conv_benchmark_pool_suite_validates(tmp_path):
+    """--pool: MaxPool / AveragePool and their gradients against torch's, validated, one row per shape
+    (a small suite patched in so the test is quick)."""
+    pytest.importorskip("torch")
+    out_json = tmp_path / "pool.json"
+    code = ("import sys; sys.path.insert(0, %r); import conv_benchmark as b;"
+            "b.POOL_SUITE = [(3, 2, 6, 'max', 2, 2), (2, 3, 7, 'avg', 3, 1)]; b.main(sys.argv[1:])"
+            % os.path.dirname(CONV))
+    p = subprocess.run([sys.executable, "-c", code, "--pool", "--iters", "1", "--rounds", "1", "--json",
+                        str(out_json)], env=bench_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(out_json.read_text())
+    assert res["pool"] is True and len(res["rows"]) == 2
+    assert res["rows"][1]["shape"] == {"N": 2, "C": 3, "image": 7, "kind": "avg", "kernel": 3, "stride": 1}
+    for row in res["rows"]:
+        assert row["ratio_ours_vs_torch"] > 0 and row["max_relative_difference"] < 1e-4
+        assert row["gflops_ours"] is None
+    p = subprocess.run([sys.executable, CONV, "--pool"] + CONV_SHAPE, env=bench_env(), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and "--pool runs its own suite" in p.stderr

@@ -478,3 +478,29 @@ def test_huge_output_is_a_memory_error():
     feed(x=np.zeros((1, 1, 1, 1), np.float32))
     raises(MemoryError, "output 0 blob .y.", op("MaxPool", ["x"], ["y"], kernels=[2 ** 31 - 1] * 2,
                                                  pads=[2 ** 31 - 2] * 4))
+
+
+@pytest.mark.parametrize("order", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("kind,extra", [("MaxPool", {}), ("AveragePool", {"count_include_pad": 1}),
+                                        ("AveragePool", {}), ("LpPool", {"p": 3.0})])
+def test_pool_threads_give_the_same_bits(rng, order, kind, extra):
+    """Runs of at least 2^16 window cells split their planes over OpenBLAS's thread count
+    (csrc/ops/pool.c, pl_run_parts): Y and dX have the same bits with 1, 2 and 3 threads, on a
+    batch big enough to split and on one too small to."""
+    from recurrent import _C
+    default = _C.get_flag("blas_num_threads")
+    for shape in [(5, 7, 40, 30), (1, 2, 5, 4)]:
+        x = f32(rng, *(shape if order == "NCHW" else (shape[0], shape[2], shape[3], shape[1])))
+        a = dict(kernel=3, stride=2, pad=1, order=order, **extra)
+        feed(x=x)
+        got = {}
+        try:
+            for t in (1, 2, 3):
+                _C.set_flag("blas_num_threads", t)
+                y = run(kind, ["x"], ["y"], **a)
+                feed(dy=np.cos(y))
+                got[t] = [y, run(kind + "Gradient", ["x", "y", "dy"], ["dx"], **a)]
+        finally:
+            _C.set_flag("blas_num_threads", default)
+        for t in (2, 3):
+            assert [v.tobytes() for v in got[t]] == [v.tobytes() for v in got[1]], (shape, t)

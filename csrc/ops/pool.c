@@ -41,9 +41,13 @@
  *    for every window y containing x, computed in double as dY[y] sign(x)
  *    (|x| / Y[y])^(p-1); a cell with x = 0 gets 0 (Caffe2 gave NaN for p < 2
  *    or Y = 0: 0 * inf, 0 / 0), but a non-finite dY[y] still gives NaN there.
- * Gradients accumulate in float in window order (deterministic). Y and dY
- * must have the output shape the arguments give for X. global_pooling: the
- * window is the whole image (output spatial dims 1).
+ * Gradients accumulate in float in window order (deterministic). A run of
+ * at least PL_SPLIT_MIN window cells outside step loops splits its planes
+ * (NCHW: images of one channel; NHWC: samples) over OpenBLAS's thread count
+ * (rc_par_run's threads); each output cell is computed as in one thread, so
+ * the bits are the same for any thread count. Y and dY must have the output
+ * shape the arguments give for X. global_pooling: the window is the whole
+ * image (output spatial dims 1).
  * Empty tensors (N = 0, C = 0) give empty outputs.
  * The state is the parsed arguments (no scratch: the kernels work in place).
  */
@@ -236,6 +240,56 @@ static void pl_backward(const pl_geom *g, int kind, int cip, double lp, const fl
     }
 }
 
+/* ================================================================ threads */
+
+/* A run's planes (NCHW: the N C images of one channel; NHWC: the N samples)
+ * split in contiguous ranges over threads: each output cell is computed as
+ * in one thread, so the bits do not depend on the split. */
+typedef struct {
+    const pl_geom *g;
+    int kind, cip, backward;
+    double lp;
+    const float *X, *Y, *dY;
+    float *out; /* Y, or dX */
+} pl_job;
+
+static void pl_part(const void *ctx, int p, int parts)
+{
+    const pl_job *j = ctx;
+    pl_geom g = *j->g;
+    const int64_t planes = g.nhwc ? g.N : g.N * g.C, q0 = planes * p / parts, q1 = planes * (p + 1) / parts;
+    const int64_t nc = g.nhwc ? g.C : 1; /* a plane's channels */
+    const int64_t Sx = g.in[0] * g.in[1] * g.in[2] * nc, Sy = g.out[0] * g.out[1] * g.out[2] * nc;
+    g.N = q1 - q0; /* the range as a batch of its own: NCHW planes as images of one channel */
+    if (!g.nhwc) g.C = 1;
+    if (!j->backward)
+        pl_forward(&g, j->kind, j->cip, j->lp, j->X + q0 * Sx, j->out + q0 * Sy);
+    else
+        pl_backward(&g, j->kind, j->cip, j->lp, j->X + q0 * Sx, j->Y + q0 * Sy, j->dY + q0 * Sy, j->out + q0 * Sx);
+}
+
+/* Window cells (output cells times the kernel's volume) below which a run
+ * stays on one thread: waking a helper costs microseconds. */
+#define PL_SPLIT_MIN ((double)(1 << 16))
+
+/* Runs j over OpenBLAS's thread count (the library's thread budget outside
+ * step loops; rc_par_run's threads), at most one thread a plane; one thread
+ * inside a step loop (whose threads are the RNN executor's or the serial
+ * loop's) or for a small run. */
+static void pl_run_parts(const pl_job *j)
+{
+    const pl_geom *g = j->g;
+    const int64_t planes = g->nhwc ? g->N : g->N * g->C;
+    const double work = (double)g->N * (double)g->C * (double)(g->out[0] * g->out[1] * g->out[2]) * pl_kvol(g);
+    int t = rc_step_blas_threads() != 0 || work < PL_SPLIT_MIN ? 1 : rc_blas_num_threads();
+    if ((int64_t)t > planes) t = (int)planes;
+    if (t < 2) {
+        pl_part(j, 0, 1);
+        return;
+    }
+    rc_par_run(t, t, pl_part, j);
+}
+
 /* ================================================================ arguments */
 
 typedef struct {
@@ -360,7 +414,8 @@ static rc_status pl_run(rc_op *op, rc_err *err)
     rc_cp_out_dims(&s->a, &cg, cg.C, dims);
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    pl_forward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_out(op, 0)));
+    const pl_job j = {&g, s->kind, s->cip, 0, s->p, rc_f32(x), NULL, NULL, rc_f32(rc_out(op, 0))};
+    pl_run_parts(&j);
     return RC_OK;
 }
 
@@ -373,8 +428,9 @@ static rc_status pl_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     if ((st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
-    pl_backward(&g, s->kind, s->cip, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
-                rc_f32(rc_out(op, 0)));
+    const pl_job j = {&g, s->kind, s->cip, 1, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
+                      rc_f32(rc_out(op, 0))};
+    pl_run_parts(&j);
     return RC_OK;
 }
 
