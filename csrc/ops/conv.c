@@ -283,8 +283,9 @@ static int cv_threads(const cv_geom *g)
     return t < 1 ? 1 : t < g->S ? t : g->S;
 }
 
-/* Thread p's scratch: a column buffer and a group buffer, slices of the
- * op's buffers; dwp: shares 1 .. S - 1 of dW (cv_scratch sizes them). */
+/* A run over the shares. Thread p's scratch: a column buffer and a group
+ * buffer, slices p of buf and ybuf; dwp: the dW sums of shares 1 .. S - 1;
+ * dbuf: every share's bias sums (cv_scratch sizes them). */
 typedef struct {
     const cv_geom *g;
     int backward;
@@ -334,7 +335,7 @@ typedef struct {
     int64_t group;
     int no_bias, grad, transposed;
     int64_t adj[RC_CP_MAX_ND]; /* ConvTranspose: the extra output positions at each dim's tail */
-    float *buf, *ybuf, *dwp; /* owned scratch: g->T slices each (cv_scratch) */
+    float *buf, *ybuf, *dwp; /* owned scratch: g->T slices, dwp g->S - 1 (cv_scratch) */
     double *dbuf;
     int64_t buf_n, ybuf_n, dwp_n, dbuf_n;
 } cv_state;
