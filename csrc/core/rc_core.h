@@ -487,6 +487,11 @@ RC_INTERNAL int rc_step_blas_enter(void);
 RC_INTERNAL void rc_step_blas_leave(int prev);
 RC_INTERNAL int rc_step_blas_set_threads(int n);
 RC_INTERNAL int rc_step_blas_threads(void);
+/* The threads an op outside step loops may split its own work over
+ * (rc_par_run; the convolutions' images, pooling's planes): OpenBLAS's
+ * thread count, the library's thread budget; 1 inside a step loop, whose
+ * threads (the executor's or the serial loop's) are already busy. */
+RC_INTERNAL int rc_op_split_threads(void);
 
 /* Runs fn(ctx, p, parts) for p = 0..parts-1 over up to `threads` threads:
  * the caller and persistent helper threads (kernels/packed_gemm.c). Returns

@@ -262,3 +262,10 @@ int rc_step_blas_set_threads(int n)
 }
 
 int rc_step_blas_threads(void) { return tl_step_threads; }
+
+int rc_op_split_threads(void)
+{
+    if (tl_step_threads != 0) return 1;
+    const int t = rc_blas_num_threads();
+    return t < 1 ? 1 : t;
+}

@@ -271,16 +271,17 @@ static void cv_backward_images(const cv_geom *g, int64_t n0, int64_t n1, const f
  * on); Y and dX do not depend on the split at all. */
 #define CV_SHARES 8
 
-/* The threads that run the shares: OpenBLAS's thread count, at most S; 1
- * for fewer than 2 images or positions, or inside a step loop (where
- * rc_sgemm splits each product over the loop's threads itself). Each thread
+/* The threads that run the shares: rc_op_split_threads (OpenBLAS's thread
+ * count; 1 inside a step loop, where rc_sgemm splits each product over the
+ * loop's threads itself), at most S; 1 for fewer than 2 images or
+ * positions. Each thread
  * runs its products on one OpenBLAS thread: one image's products are too
  * small for OpenBLAS's threads to pay (benchmarks/conv_benchmark.py). */
 static int cv_threads(const cv_geom *g)
 {
-    if (g->S < 2 || g->P < 1 || rc_step_blas_threads() != 0) return 1;
-    const int t = rc_blas_num_threads();
-    return t < 1 ? 1 : t < g->S ? t : g->S;
+    if (g->S < 2 || g->P < 1) return 1;
+    const int t = rc_op_split_threads();
+    return t < g->S ? t : g->S;
 }
 
 /* A run over the shares. Thread p's scratch: a column buffer and a group

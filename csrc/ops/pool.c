@@ -272,16 +272,15 @@ static void pl_part(const void *ctx, int p, int parts)
  * stays on one thread: waking a helper costs microseconds. */
 #define PL_SPLIT_MIN ((double)(1 << 16))
 
-/* Runs j over OpenBLAS's thread count (the library's thread budget outside
- * step loops; rc_par_run's threads), at most one thread a plane; one thread
- * inside a step loop (whose threads are the RNN executor's or the serial
- * loop's) or for a small run. */
+/* Runs j over rc_op_split_threads (OpenBLAS's thread count; one inside a
+ * step loop) of rc_par_run's threads, at most one thread a plane; one
+ * thread for a small run. */
 static void pl_run_parts(const pl_job *j)
 {
     const pl_geom *g = j->g;
     const int64_t planes = g->nhwc ? g->N : g->N * g->C;
     const double work = (double)g->N * (double)g->C * (double)(g->out[0] * g->out[1] * g->out[2]) * pl_kvol(g);
-    int t = rc_step_blas_threads() != 0 || work < PL_SPLIT_MIN ? 1 : rc_blas_num_threads();
+    int t = work < PL_SPLIT_MIN ? 1 : rc_op_split_threads();
     if ((int64_t)t > planes) t = (int)planes;
     if (t < 2) {
         pl_part(j, 0, 1);
