@@ -504,3 +504,64 @@ def test_pool_threads_give_the_same_bits(rng, order, kind, extra):
             _C.set_flag("blas_num_threads", default)
         for t in (2, 3):
             assert [v.tobytes() for v in got[t]] == [v.tobytes() for v in got[1]], (shape, t)
+
+
+def _row_path_cases():
+    """(spatial, kernels, strides, pads or None for legacy CAFFE_LEGACY_POOLING, kind, cip) drawn
+    with a fixed seed: 1-3 dims, widths 2-40, kernels up to 33 wide (past the row kernels' 32),
+    strides 1-3, head / tail pads."""
+    r = np.random.default_rng(2026)
+    out = []
+    for i in range(48):
+        nd = 1 + i % 3
+        k = [int(r.integers(1, 5)) for _ in range(nd)]
+        if i % 12 == 5:
+            k[-1] = 33
+        s = [int(r.integers(1, 4)) for _ in range(nd)]
+        spatial = [int(r.integers(kk, kk + (40 if j == nd - 1 else 6))) for j, kk in enumerate(k)]
+        pads = None if i % 8 == 3 else [int(r.integers(0, kk)) for kk in k * 2]
+        kind, cip = [("max", 0), ("avg", 0), ("avg", 1)][i % 3]
+        out.append((spatial, k, s, pads, kind, cip))
+    # Caffe's ceil-mode sizes with stride > kernel: the last window of a row holds no cell
+    out += [([5], [1], [3], None, "max", 0), ([4, 8], [1, 2], [1, 3], None, "max", 0),
+            ([4, 8], [1, 2], [1, 3], None, "avg", 0), ([4, 8], [2, 2], [3, 3], None, "avg", 1)]
+    return out
+
+
+@pytest.mark.parametrize("spatial,kernels,strides,pads,kind,cip", _row_path_cases())
+def test_nchw_row_kernels_give_the_nhwc_bits(rng, spatial, kernels, strides, pads, kind, cip):
+    """NCHW MaxPool / AveragePool and their gradients run row by row (csrc/ops/pool.c, the row
+    kernels: kernels up to 32 wide, rows of 2 or more outputs); NHWC runs window by window. Both
+    fold every output and every dX cell over the same terms in the same order, so the two orders
+    give the same bits, also with ties, signed zeros, NaN, infinities and an infinite dY."""
+    N, C = 2, 3
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0], np.float32), size=[N, C] + spatial)
+    x[0] = f32(rng, C, *spatial)  # one sample of distinct values, one of ties
+    x.flat[5] = np.nan
+    x.flat[-3] = -np.inf
+    to_nhwc = (0,) + tuple(range(2, 2 + len(spatial))) + (1,)
+    if pads is None:
+        args = dict(kernels=kernels, strides=strides, legacy_pad=CAFFE_LEGACY_POOLING)
+    else:
+        args = pool_args(kernels, strides, pads)
+    if kind == "avg":
+        args["count_include_pad"] = cip
+    got = {}
+    for order in ORDERS:
+        xo = x if order == "NCHW" else np.ascontiguousarray(x.transpose(to_nhwc))
+        feed(x=xo)
+        y = run(TYPES[kind], ["x"], ["y"], order=order, **args)
+        if order == "NCHW":
+            dy = f32(rng, *y.shape)
+        else:
+            dy = np.ascontiguousarray(got["NCHW"][1].transpose(to_nhwc))
+        if order == "NCHW":
+            dy.flat[1] = np.inf
+        feed(dy=dy)
+        dx = run(TYPES[kind] + "Gradient", ["x", "y", "dy"], ["dx"], order=order, **args)
+        if order == "NHWC":
+            back = (0, len(spatial) + 1) + tuple(range(1, len(spatial) + 1))
+            y, dy, dx = (np.ascontiguousarray(a.transpose(back)) for a in (y, dy, dx))
+        got[order] = (y, dy, dx)
+    assert got["NCHW"][0].tobytes() == got["NHWC"][0].tobytes()
+    assert got["NCHW"][2].tobytes() == got["NHWC"][2].tobytes()

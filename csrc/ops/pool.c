@@ -41,7 +41,9 @@
  *    for every window y containing x, computed in double as dY[y] sign(x)
  *    (|x| / Y[y])^(p-1); a cell with x = 0 gets 0 (Caffe2 gave NaN for p < 2
  *    or Y = 0: 0 * inf, 0 / 0), but a non-finite dY[y] still gives NaN there.
- * Gradients accumulate in float in window order (deterministic). A run of
+ * Gradients accumulate in float in window order (deterministic). NCHW
+ * MaxPool / AveragePool and their gradients run row by row ("row kernels"
+ * below) with the same bits as the window-by-window loops. A run of
  * at least PL_SPLIT_MIN window cells outside step loops splits its planes
  * (NCHW: images of one channel; NHWC: samples) over OpenBLAS's thread count
  * (rc_par_run's threads); each output cell is computed as in one thread, so
@@ -133,6 +135,189 @@ static inline double lp_slope(float xv, float yv, double p)
     return xv < 0.0f ? -r : r;
 }
 
+/* ================================================================ row kernels */
+
+/* NCHW MaxPool / AveragePool and their gradients, one output row (od, oh) at
+ * a time: for each cell row (d, h) of the row's windows and each kernel
+ * column kw, one pass over the outputs ow whose window holds column
+ * ow s - pad + kw inside the image. Each output folds (forward) and each dX
+ * cell receives (backward: kw descending, so ow ascending) the same terms
+ * in the same order as the window-by-window loops above, so the bits are
+ * theirs; the passes have unit or constant strides and vectorise. Used for
+ * kernels at most PL_ROW_KMAX wide and rows of at least 2 outputs. */
+#define PL_ROW_KMAX 32
+#define PL_ROW_CHUNK 128 /* outputs per pass of AveragePool's double sums and scales */
+
+typedef struct {
+    int64_t lo[PL_ROW_KMAX], hi[PL_ROW_KMAX]; /* per kw: the outputs [lo, hi) its column serves */
+    int64_t off[PL_ROW_KMAX];                 /* per kw: x column = ow s + off */
+    int64_t i0, i1;                           /* the outputs whose w window is whole (k[2] cells) */
+} pl_rows;
+
+static int pl_rows_ok(const pl_geom *g, int kind)
+{
+    return !g->nhwc && kind != PL_LP && g->k[2] <= PL_ROW_KMAX && g->out[2] >= 2;
+}
+
+static void pl_rows_init(const pl_geom *g, pl_rows *r)
+{
+    const int64_t s = g->s[2], n = g->out[2];
+    for (int64_t kw = 0; kw < g->k[2]; kw++) {
+        /* 0 <= ow s + off < in: ow >= ceil(-off / s), ow <= floor((in - 1 - off) / s) */
+        const int64_t off = kw - g->ph[2], a = -off, b = g->in[2] - 1 - off;
+        int64_t lo = a <= 0 ? 0 : (a + s - 1) / s, hi = b < 0 ? 0 : b / s + 1;
+        if (hi > n) hi = n;
+        if (lo > hi) lo = hi;
+        r->lo[kw] = lo;
+        r->hi[kw] = hi;
+        r->off[kw] = off;
+    }
+    /* whole windows are consecutive: those of kw = 0 and kw = k - 1 both in the image */
+    r->i0 = r->lo[0] > r->lo[g->k[2] - 1] ? r->lo[0] : r->lo[g->k[2] - 1];
+    r->i1 = r->hi[0] < r->hi[g->k[2] - 1] ? r->hi[0] : r->hi[g->k[2] - 1];
+    if (r->i1 < r->i0) r->i1 = r->i0;
+}
+
+/* The passes, inlined with a constant stride for strides 1 and 2. */
+static inline void pl_pass_max(float *restrict y, const float *restrict x, int64_t lo, int64_t hi, int64_t s,
+                               int64_t off)
+{
+    for (int64_t o = lo; o < hi; o++) y[o] = pl_max1(y[o], x[o * s + off]);
+}
+
+static inline void pl_pass_sum(double *restrict acc, const float *restrict x, int64_t lo, int64_t hi, int64_t s,
+                               int64_t off)
+{
+    for (int64_t o = lo; o < hi; o++) acc[o] += (double)x[o * s + off];
+}
+
+static inline void pl_pass_dmax(float *restrict dx, const float *restrict x, const float *restrict y,
+                                const float *restrict dy, int64_t lo, int64_t hi, int64_t s, int64_t off)
+{
+    for (int64_t o = lo; o < hi; o++) dx[o * s + off] += (float)(x[o * s + off] == y[o]) * dy[o];
+}
+
+static inline void pl_pass_add(float *restrict dx, const float *restrict t, int64_t lo, int64_t hi, int64_t s,
+                               int64_t off)
+{
+    for (int64_t o = lo; o < hi; o++) dx[o * s + off] += t[o];
+}
+
+#define PL_BY_STRIDE(s, call_with)                                                                      \
+    do {                                                                                                \
+        if ((s) == 1) call_with(1);                                                                     \
+        else if ((s) == 2) call_with(2);                                                                \
+        else call_with(s);                                                                              \
+    } while (0)
+
+/* The number of cells of output ow's window, whose rows span nd x nh cells
+ * (the divisor of AveragePool without count_include_pad). */
+static inline double pl_count(const pl_geom *g, const pl_rows *r, int64_t nd, int64_t nh, int64_t ow)
+{
+    int64_t w0 = 0, w1 = g->k[2];
+    if (ow < r->i0 || ow >= r->i1) pl_win(g, 2, ow, &w0, &w1);
+    return (double)(nd * nh * (w1 - w0));
+}
+
+/* Output chunk [c0, c1) of kernel column kw: its outputs [*lo, *hi) relative
+ * to c0 (empty: *lo >= *hi), and the x column of relative output 0. */
+static inline int64_t pl_chunk_cols(const pl_rows *r, int64_t s, int64_t kw, int64_t c0, int64_t c1, int64_t *lo,
+                                    int64_t *hi)
+{
+    *lo = (r->lo[kw] > c0 ? r->lo[kw] : c0) - c0;
+    *hi = (r->hi[kw] < c1 ? r->hi[kw] : c1) - c0;
+    return r->off[kw] + c0 * s;
+}
+
+/* MaxPool / AveragePool of one NCHW plane xp -> yp. */
+static void pl_rows_forward(const pl_geom *g, const pl_rows *r, int kind, int cip, const float *xp, float *yp)
+{
+    const int64_t n = g->out[2], s = g->s[2];
+    double acc[PL_ROW_CHUNK];
+    for (int64_t od = 0; od < g->out[0]; od++) {
+        int64_t d0, d1;
+        pl_win(g, 0, od, &d0, &d1);
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            int64_t h0, h1;
+            pl_win(g, 1, oh, &h0, &h1);
+            for (int64_t c0 = 0; c0 < n; c0 += PL_ROW_CHUNK) {
+                const int64_t c1 = c0 + PL_ROW_CHUNK < n ? c0 + PL_ROW_CHUNK : n;
+                float *yc = yp + (od * g->out[1] + oh) * n + c0;
+                for (int64_t i = 0; i < c1 - c0; i++) {
+                    yc[i] = -INFINITY;
+                    acc[i] = 0.0;
+                }
+                for (int64_t d = d0; d < d1; d++)
+                    for (int64_t h = h0; h < h1; h++) {
+                        const float *xr = xp + (d * g->in[1] + h) * g->in[2];
+                        for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                            int64_t lo, hi;
+                            const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
+#define PL_CALL(S)                                                                                      \
+    (kind == PL_MAX ? pl_pass_max(yc, xr, lo, hi, (S), off) : pl_pass_sum(acc, xr, lo, hi, (S), off))
+                            PL_BY_STRIDE(s, PL_CALL);
+#undef PL_CALL
+                        }
+                    }
+                if (kind == PL_MAX) {
+                    /* windows with no cell: -FLT_MAX (only whole windows skip the test) */
+                    const int rows_empty = d0 == d1 || h0 == h1;
+                    for (int64_t o = c0; o < c1; o++) {
+                        if (!rows_empty && o >= r->i0 && o < r->i1) {
+                            o = r->i1 - 1;
+                            continue;
+                        }
+                        if (rows_empty || pl_count(g, r, 1, 1, o) == 0.0) yc[o - c0] = -FLT_MAX;
+                    }
+                } else {
+                    for (int64_t i = 0; i < c1 - c0; i++) {
+                        const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
+                        yc[i] = cnt > 0 ? (float)(acc[i] / cnt) : 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* MaxPoolGradient / AveragePoolGradient of one NCHW plane into dp (zeroed). */
+static void pl_rows_backward(const pl_geom *g, const pl_rows *r, int kind, int cip, const float *xp,
+                             const float *yp, const float *gp, float *dp)
+{
+    const int64_t n = g->out[2], s = g->s[2];
+    float sc[PL_ROW_CHUNK];
+    for (int64_t od = 0; od < g->out[0]; od++) {
+        int64_t d0, d1;
+        pl_win(g, 0, od, &d0, &d1);
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            int64_t h0, h1;
+            pl_win(g, 1, oh, &h0, &h1);
+            for (int64_t c0 = 0; c0 < n; c0 += PL_ROW_CHUNK) {
+                const int64_t c1 = c0 + PL_ROW_CHUNK < n ? c0 + PL_ROW_CHUNK : n;
+                const int64_t yo = (od * g->out[1] + oh) * n + c0;
+                /* AveragePool: each output's term dY (1 / count), computed once */
+                for (int64_t i = 0; i < c1 - c0 && kind == PL_AVG; i++) {
+                    const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
+                    sc[i] = gp[yo + i] * (cnt > 0 ? 1.0f / (float)cnt : 0.0f);
+                }
+                for (int64_t d = d0; d < d1; d++)
+                    for (int64_t h = h0; h < h1; h++) {
+                        const int64_t xo = (d * g->in[1] + h) * g->in[2];
+                        for (int64_t kw = g->k[2] - 1; kw >= 0; kw--) {
+                            int64_t lo, hi;
+                            const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
+#define PL_CALL(S)                                                                                      \
+    (kind == PL_MAX ? pl_pass_dmax(dp + xo, xp + xo, yp + yo, gp + yo, lo, hi, (S), off)                \
+                    : pl_pass_add(dp + xo, sc, lo, hi, (S), off))
+                            PL_BY_STRIDE(s, PL_CALL);
+#undef PL_CALL
+                        }
+                    }
+            }
+        }
+    }
+}
+
 /* NCHW: planes xp (in spatial cells) -> yp (out cells), one per (n, c).
  * NHWC: per sample, C channels innermost. */
 static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const float *X, float *Y)
@@ -147,6 +332,12 @@ static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const flo
                 for (int64_t c = 0; c < nc; c++)
                     Y[(q * Sy + y) * nc + c] = lp_norm(g, X + q * Sx * nc + c, nc, d0, d1, h0, h1, w0, w1, lp);
             });
+        return;
+    }
+    if (pl_rows_ok(g, kind)) {
+        pl_rows r;
+        pl_rows_init(g, &r);
+        for (int64_t p = 0; p < g->N * g->C; p++) pl_rows_forward(g, &r, kind, cip, X + p * Sx, Y + p * Sy);
         return;
     }
     if (!g->nhwc) {
@@ -186,14 +377,16 @@ static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const flo
                 })
             });
         } else {
-            /* channel by channel: each sum in double, in window order */
+            /* PL_ROW_CHUNK channels at a time: each sum in double, in window order */
             PL_FOR_WINDOWS(g, {
                 float *yv = yn + y * C;
                 const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
-                for (int64_t c = 0; c < C; c++) {
-                    double sum = 0.0;
-                    PL_FOR_CELLS(g, sum += xn[x * C + c];)
-                    yv[c] = cnt > 0 ? (float)(sum / cnt) : 0.0f;
+                for (int64_t c0 = 0; c0 < C; c0 += PL_ROW_CHUNK) {
+                    const int64_t nc = C - c0 < PL_ROW_CHUNK ? C - c0 : PL_ROW_CHUNK;
+                    double acc[PL_ROW_CHUNK];
+                    for (int64_t c = 0; c < nc; c++) acc[c] = 0.0;
+                    PL_FOR_CELLS(g, pl_pass_sum(acc, xn + x * C + c0, 0, nc, 1, 0);)
+                    for (int64_t c = 0; c < nc; c++) yv[c0 + c] = cnt > 0 ? (float)(acc[c] / cnt) : 0.0f;
                 }
             });
         }
@@ -208,6 +401,13 @@ static void pl_backward(const pl_geom *g, int kind, int cip, double lp, const fl
     const int64_t C = g->C;
     const double kv = pl_kvol(g);
     memset(dX, 0, (size_t)(g->N * C * Sx) * sizeof *dX);
+    if (pl_rows_ok(g, kind)) {
+        pl_rows r;
+        pl_rows_init(g, &r);
+        for (int64_t p = 0; p < g->N * C; p++)
+            pl_rows_backward(g, &r, kind, cip, X + p * Sx, Y + p * Sy, dY + p * Sy, dX + p * Sx);
+        return;
+    }
     /* element (cell s, channel c) of sample / plane p: NCHW planes have stride
      * 1 and one channel each; NHWC samples have C channels innermost */
     const int64_t planes = g->nhwc ? g->N : g->N * C, nc = g->nhwc ? C : 1;
