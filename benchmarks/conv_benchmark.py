@@ -15,11 +15,15 @@ ran (threadpoolctl).
     python benchmarks/conv_benchmark.py --forward_only --json out.json
     python benchmarks/conv_benchmark.py --batch_size 32 --channels 16 --image 32 --filters 32 --kernel 3
     python benchmarks/conv_benchmark.py --pool               # MaxPool / AveragePool (+ gradients)
+    python benchmarks/conv_benchmark.py --pool --order NHWC  # channels last: ours NHWC, torch channels_last
 
 --pool runs a suite of pooling layers instead: our MaxPool / AveragePool and
 their gradients (dX) against torch's max_pool2d / avg_pool2d with autograd,
 validated and timed the same way (the thread counts are those our pooling
 splits its planes over).
+
+--order NHWC runs ours on NHWC blobs (the filter M x k x k x C, Caffe2's NHWC
+layout) and torch on channels_last tensors; the results are compared in NCHW.
 
 Our Conv is im2col + one OpenBLAS product per image and group (README,
 "Conv"); torch runs oneDNN's direct convolution kernels on x86 CPUs.
@@ -54,6 +58,8 @@ def parse_args(argv=None):
                    help="the square kernel's side (pad kernel // 2, stride 1)")
     p.add_argument("--forward_only", action="store_true")
     p.add_argument("--pool", action="store_true", help="the pooling suite instead of the convolutions")
+    p.add_argument("--order", choices=["NCHW", "NHWC"], default="NCHW",
+                   help="storage order: ours' order argument, torch's memory format (channels_last)")
     p.add_argument("--iters", type=int, default=5, help="runs per measurement")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the median counts)")
     p.add_argument("--threads", type=int, default=None, help="thread budget (default: usable cores)")
@@ -69,19 +75,30 @@ def parse_args(argv=None):
     return args
 
 
+def to_order(v, order):
+    """A 4-D NCHW array (or an M x C x k x k filter) in `order`'s layout; 1-D arrays as they are."""
+    return np.ascontiguousarray(v.transpose(0, 2, 3, 1)) if order == "NHWC" and v.ndim == 4 else v
+
+
+def from_order(v, order):
+    """The inverse of to_order: back to the NCHW layout."""
+    return np.ascontiguousarray(v.transpose(0, 3, 1, 2)) if order == "NHWC" and v.ndim == 4 else v
+
+
 class Ours:
-    def __init__(self, shape, x, w, b, dy, forward_only):
+    def __init__(self, shape, x, w, b, dy, forward_only, order="NCHW"):
         from recurrent import core, workspace
         self.workspace = workspace
+        self.order = order
         N, C, H, M, k = shape
-        self.ws = "conv_bench_%d_%d_%d_%d_%d" % shape
+        self.ws = "conv_bench_%d_%d_%d_%d_%d_%s" % (shape + (order,))
         workspace.SwitchWorkspace(self.ws, True)
         for name, v in (("x", x), ("w", w), ("b", b), ("dy", dy)):
-            workspace.FeedBlob(name, v)
+            workspace.FeedBlob(name, to_order(v, order))
         self.net = core.Net("conv_bench")
-        self.net.Conv(["x", "w", "b"], "y", kernel=k, pad=k // 2)
+        self.net.Conv(["x", "w", "b"], "y", kernel=k, pad=k // 2, order=order)
         if not forward_only:
-            self.net.ConvGradient(["x", "w", "dy"], ["dw", "db", "dx"], kernel=k, pad=k // 2)
+            self.net.ConvGradient(["x", "w", "dy"], ["dw", "db", "dx"], kernel=k, pad=k // 2, order=order)
         workspace.CreateNet(self.net, overwrite=True)
         self.outputs = ["y"] + ([] if forward_only else ["dw", "db", "dx"])
 
@@ -91,18 +108,26 @@ class Ours:
 
     def results(self):
         self.workspace.SwitchWorkspace(self.ws)
-        return [self.workspace.FetchBlob(n) for n in self.outputs]
+        return [from_order(self.workspace.FetchBlob(n), self.order) for n in self.outputs]
+
+
+def torch_tensor(torch, v, order, grad=False):
+    """v as a torch tensor, channels_last for NHWC (4-D only), requiring grad when asked."""
+    t = torch.from_numpy(v.copy())
+    if order == "NHWC" and v.ndim == 4:
+        t = t.contiguous(memory_format=torch.channels_last)
+    return t.requires_grad_(grad)
 
 
 class Torch:
-    def __init__(self, shape, x, w, b, dy, forward_only):
+    def __init__(self, shape, x, w, b, dy, forward_only, order="NCHW"):
         import torch
         self.torch = torch
         self.k = shape[4]
         self.forward_only = forward_only
         grad = not forward_only
-        self.x, self.w, self.b = (torch.from_numpy(v.copy()).requires_grad_(grad) for v in (x, w, b))
-        self.dy = torch.from_numpy(dy.copy())
+        self.x, self.w, self.b = (torch_tensor(torch, v, order, grad) for v in (x, w, b))
+        self.dy = torch_tensor(torch, dy, order)
 
     def run(self, iters):
         torch, F = self.torch, self.torch.nn.functional
@@ -122,19 +147,20 @@ class Torch:
 
 
 class OursPool:
-    def __init__(self, shape, x, dy, forward_only):
+    def __init__(self, shape, x, dy, forward_only, order="NCHW"):
         from recurrent import core, workspace
         self.workspace = workspace
+        self.order = order
         N, C, H, kind, k, st = shape
-        self.ws = "pool_bench_%d_%d_%d_%s_%d_%d" % shape
+        self.ws = "pool_bench_%d_%d_%d_%s_%d_%d_%s" % (shape + (order,))
         workspace.SwitchWorkspace(self.ws, True)
-        workspace.FeedBlob("x", x)
-        workspace.FeedBlob("dy", dy)
+        workspace.FeedBlob("x", to_order(x, order))
+        workspace.FeedBlob("dy", to_order(dy, order))
         op = "MaxPool" if kind == "max" else "AveragePool"
         self.net = core.Net("pool_bench")
-        getattr(self.net, op)("x", "y", kernel=k, stride=st)
+        getattr(self.net, op)("x", "y", kernel=k, stride=st, order=order)
         if not forward_only:
-            getattr(self.net, op + "Gradient")(["x", "y", "dy"], "dx", kernel=k, stride=st)
+            getattr(self.net, op + "Gradient")(["x", "y", "dy"], "dx", kernel=k, stride=st, order=order)
         workspace.CreateNet(self.net, overwrite=True)
         self.outputs = ["y"] + ([] if forward_only else ["dx"])
 
@@ -143,15 +169,15 @@ class OursPool:
 
 
 class TorchPool:
-    def __init__(self, shape, x, dy, forward_only):
+    def __init__(self, shape, x, dy, forward_only, order="NCHW"):
         import torch
         self.torch = torch
         N, C, H, kind, self.k, self.st = shape
         F = torch.nn.functional
         self.f = F.max_pool2d if kind == "max" else F.avg_pool2d
         self.forward_only = forward_only
-        self.x = torch.from_numpy(x.copy()).requires_grad_(not forward_only)
-        self.dy = torch.from_numpy(dy.copy())
+        self.x = torch_tensor(torch, x, order, not forward_only)
+        self.dy = torch_tensor(torch, dy, order)
 
     def run(self, iters):
         for _ in range(iters):
@@ -185,14 +211,15 @@ def pair(args, shape):
         N, C, H, kind, k, st = shape
         x = rng.standard_normal((N, C, H, H), dtype=np.float32)
         dy = rng.standard_normal((N, C, (H - k) // st + 1, (H - k) // st + 1), dtype=np.float32)
-        fo = args.forward_only
-        return OursPool(shape, x, dy, fo), TorchPool(shape, x, dy, fo), ["Y", "dX"]
+        fo, order = args.forward_only, args.order
+        return OursPool(shape, x, dy, fo, order), TorchPool(shape, x, dy, fo, order), ["Y", "dX"]
     N, C, H, M, k = shape
     x = rng.standard_normal((N, C, H, H), dtype=np.float32)
     w = (rng.standard_normal((M, C, k, k), dtype=np.float32) / np.sqrt(C * k * k)).astype(np.float32)
     b = rng.standard_normal(M, dtype=np.float32)
     dy = rng.standard_normal((N, M, H, H), dtype=np.float32)
-    return (Ours(shape, x, w, b, dy, args.forward_only), Torch(shape, x, w, b, dy, args.forward_only),
+    fo, order = args.forward_only, args.order
+    return (Ours(shape, x, w, b, dy, fo, order), Torch(shape, x, w, b, dy, fo, order),
             ["Y", "dfilter", "dbias", "dX"])
 
 
@@ -243,8 +270,8 @@ def main(argv=None):
     budget = args.threads or _C.get_flag("num_cores")
     what = "forward only" if args.forward_only else "forward + backward (dX)" if args.pool else \
         "forward + backward (dfilter, dbias, dX)"
-    print("%s%s, %d rounds of %d runs, thread budget %d; ratio > 1: ours faster"
-          % ("pooling, " if args.pool else "", what, args.rounds, args.iters, budget))
+    print("%s%s, %s, %d rounds of %d runs, thread budget %d; ratio > 1: ours faster"
+          % ("pooling, " if args.pool else "", what, args.order, args.rounds, args.iters, budget))
     head = "N, C, image, kind, k, stride" if args.pool else "N, C, image, M, kernel"
     print("%-26s %12s %12s %8s %10s" % (head, "ours img/s", "torch img/s", "ratio", "ours GF/s"))
     rows = []
@@ -260,7 +287,8 @@ def main(argv=None):
           % (min(ratios), max(ratios), float(np.exp(np.mean(np.log(ratios))))))
     print(kernels_line())
     import recurrent
-    res = {"forward_only": args.forward_only, "pool": args.pool, "thread_budget": budget, "rows": rows,
+    res = {"forward_only": args.forward_only, "pool": args.pool, "order": args.order, "thread_budget": budget,
+           "rows": rows,
            "torch_version": torch.__version__, "blas": blas_report(),
            "config": recurrent.show_config(mode="dicts")}  # what ran
     if args.json:

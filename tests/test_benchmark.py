@@ -202,7 +202,8 @@ CONV_SHAPE = ["--batch_size", "3", "--channels", "2", "--image", "6", "--filters
 
 
 @pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
-@pytest.mark.parametrize("extra", [[], ["--forward_only"]])
+@pytest.mark.parametrize("extra", [[], ["--forward_only"], ["--order", "NHWC"],
+                                   ["--order", "NHWC", "--forward_only"]])
 def test_conv_benchmark_validates_and_writes_json(tmp_path, extra):
     pytest.importorskip("torch")
     out_json = tmp_path / "conv.json"
@@ -215,7 +216,8 @@ def test_conv_benchmark_validates_and_writes_json(tmp_path, extra):
     assert row["shape"] == {"N": 3, "C": 2, "image": 6, "M": 4, "kernel": 3}
     assert {"ours_blas1", "torch_threads1"} <= set(row["images_per_sec_median"])
     assert row["ratio_ours_vs_torch"] > 0 and row["max_relative_difference"] < 1e-4
-    assert res["forward_only"] == bool(extra) and "ours / torch:" in p.stdout
+    assert res["forward_only"] == ("--forward_only" in extra) and "ours / torch:" in p.stdout
+    assert res["order"] == ("NHWC" if "NHWC" in extra else "NCHW")
     assert res["config"]["blas"]["config"].startswith("OpenBLAS")  # what ran (recurrent.show_config)
 
 
@@ -240,19 +242,21 @@ def test_conv_benchmark_wants_a_whole_shape():
 
 
 @pytest.mark.skipif(not os.path.exists(CONV), reason="benchmarks/ not in this checkout")
-def test_conv_benchmark_pool_suite_validates(tmp_path):
+@pytest.mark.parametrize("order", ["NCHW", "NHWC"])
+def test_conv_benchmark_pool_suite_validates(tmp_path, order):
     """--pool: MaxPool / AveragePool and their gradients against torch's, validated, one row per shape
-    (a small suite patched in so the test is quick)."""
+    (a small suite patched in so the test is quick); --order NHWC against torch's channels_last."""
     pytest.importorskip("torch")
     out_json = tmp_path / "pool.json"
     code = ("import sys; sys.path.insert(0, %r); import conv_benchmark as b;"
             "b.POOL_SUITE = [(3, 2, 6, 'max', 2, 2), (2, 3, 7, 'avg', 3, 1)]; b.main(sys.argv[1:])"
             % os.path.dirname(CONV))
     p = subprocess.run([sys.executable, "-c", code, "--pool", "--iters", "1", "--rounds", "1", "--json",
-                        str(out_json)], env=bench_env(), capture_output=True, text=True, timeout=300)
+                        str(out_json), "--order", order], env=bench_env(), capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     res = json.loads(out_json.read_text())
-    assert res["pool"] is True and len(res["rows"]) == 2
+    assert res["pool"] is True and len(res["rows"]) == 2 and res["order"] == order
     assert res["rows"][1]["shape"] == {"N": 2, "C": 3, "image": 7, "kind": "avg", "kernel": 3, "stride": 1}
     for row in res["rows"]:
         assert row["ratio_ours_vs_torch"] > 0 and row["max_relative_difference"] < 1e-4

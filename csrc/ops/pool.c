@@ -55,6 +55,7 @@
  */
 #include "../core/rc_core.h"
 #include "convpool.h"
+#include "../kernels/vmath.h" /* RC_TARGET_CLONES */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -318,6 +319,42 @@ static void pl_rows_backward(const pl_geom *g, const pl_rows *r, int kind, int c
     }
 }
 
+/* MaxPool / AveragePool, NHWC: window by window, the channels innermost. */
+RC_TARGET_CLONES static void pl_nhwc_forward(const pl_geom *g, int kind, int cip, const float *X, float *Y)
+{
+    const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
+    const double kv = pl_kvol(g);
+    const int64_t C = g->C;
+    for (int64_t n = 0; n < g->N; n++) {
+        const float *xn = X + n * Sx * C;
+        float *yn = Y + n * Sy * C;
+        if (kind == PL_MAX) {
+            PL_FOR_WINDOWS(g, {
+                float *yv = yn + y * C;
+                const int empty = d0 == d1 || h0 == h1 || w0 == w1;
+                for (int64_t c = 0; c < C; c++) yv[c] = empty ? -FLT_MAX : -INFINITY;
+                PL_FOR_CELLS(g, {
+                    const float *xv = xn + x * C;
+                    for (int64_t c = 0; c < C; c++) yv[c] = pl_max1(yv[c], xv[c]);
+                })
+            });
+        } else {
+            /* PL_ROW_CHUNK channels at a time: each sum in double, in window order */
+            PL_FOR_WINDOWS(g, {
+                float *yv = yn + y * C;
+                const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
+                for (int64_t c0 = 0; c0 < C; c0 += PL_ROW_CHUNK) {
+                    const int64_t nc = C - c0 < PL_ROW_CHUNK ? C - c0 : PL_ROW_CHUNK;
+                    double acc[PL_ROW_CHUNK];
+                    for (int64_t c = 0; c < nc; c++) acc[c] = 0.0;
+                    PL_FOR_CELLS(g, pl_pass_sum(acc, xn + x * C + c0, 0, nc, 1, 0);)
+                    for (int64_t c = 0; c < nc; c++) yv[c0 + c] = cnt > 0 ? (float)(acc[c] / cnt) : 0.0f;
+                }
+            });
+        }
+    }
+}
+
 /* NCHW: planes xp (in spatial cells) -> yp (out cells), one per (n, c).
  * NHWC: per sample, C channels innermost. */
 static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const float *X, float *Y)
@@ -362,31 +399,41 @@ static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const flo
         }
         return;
     }
-    const int64_t C = g->C;
-    for (int64_t n = 0; n < g->N; n++) {
-        const float *xn = X + n * Sx * C;
-        float *yn = Y + n * Sy * C;
+    pl_nhwc_forward(g, kind, cip, X, Y);
+}
+
+/* MaxPoolGradient / AveragePoolGradient window by window (NHWC, and the NCHW
+ * shapes the row kernels do not take) into dX (zeroed). AveragePoolGradient's
+ * terms dY (1 / count) are formed apart from the adds, PL_ROW_CHUNK channels
+ * at a time, so a clone with FMAs cannot fuse them: the bits are the
+ * baseline code's on every CPU. */
+RC_TARGET_CLONES static void pl_win_backward(const pl_geom *g, int kind, int cip, const float *X, const float *Y,
+                                             const float *dY, float *dX)
+{
+    const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
+    const double kv = pl_kvol(g);
+    /* element (cell s, channel c) of sample / plane p: NCHW planes have stride
+     * 1 and one channel each; NHWC samples have C channels innermost */
+    const int64_t planes = g->nhwc ? g->N : g->N * g->C, nc = g->nhwc ? g->C : 1;
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = X + p * Sx * nc, *yp = Y + p * Sy * nc, *gp = dY + p * Sy * nc;
+        float *dp = dX + p * Sx * nc;
         if (kind == PL_MAX) {
             PL_FOR_WINDOWS(g, {
-                float *yv = yn + y * C;
-                const int empty = d0 == d1 || h0 == h1 || w0 == w1;
-                for (int64_t c = 0; c < C; c++) yv[c] = empty ? -FLT_MAX : -INFINITY;
                 PL_FOR_CELLS(g, {
-                    const float *xv = xn + x * C;
-                    for (int64_t c = 0; c < C; c++) yv[c] = pl_max1(yv[c], xv[c]);
+                    for (int64_t c = 0; c < nc; c++)
+                        dp[x * nc + c] += (float)(xp[x * nc + c] == yp[y * nc + c]) * gp[y * nc + c];
                 })
             });
         } else {
-            /* PL_ROW_CHUNK channels at a time: each sum in double, in window order */
             PL_FOR_WINDOWS(g, {
-                float *yv = yn + y * C;
                 const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
-                for (int64_t c0 = 0; c0 < C; c0 += PL_ROW_CHUNK) {
-                    const int64_t nc = C - c0 < PL_ROW_CHUNK ? C - c0 : PL_ROW_CHUNK;
-                    double acc[PL_ROW_CHUNK];
-                    for (int64_t c = 0; c < nc; c++) acc[c] = 0.0;
-                    PL_FOR_CELLS(g, pl_pass_sum(acc, xn + x * C + c0, 0, nc, 1, 0);)
-                    for (int64_t c = 0; c < nc; c++) yv[c0 + c] = cnt > 0 ? (float)(acc[c] / cnt) : 0.0f;
+                const float scale = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+                for (int64_t c0 = 0; c0 < nc; c0 += PL_ROW_CHUNK) {
+                    const int64_t m = nc - c0 < PL_ROW_CHUNK ? nc - c0 : PL_ROW_CHUNK;
+                    float t[PL_ROW_CHUNK];
+                    for (int64_t c = 0; c < m; c++) t[c] = gp[y * nc + c0 + c] * scale;
+                    PL_FOR_CELLS(g, pl_pass_add(dp + x * nc + c0, t, 0, m, 1, 0);)
                 }
             });
         }
@@ -399,7 +446,6 @@ static void pl_backward(const pl_geom *g, int kind, int cip, double lp, const fl
 {
     const int64_t Sx = g->in[0] * g->in[1] * g->in[2], Sy = g->out[0] * g->out[1] * g->out[2];
     const int64_t C = g->C;
-    const double kv = pl_kvol(g);
     memset(dX, 0, (size_t)(g->N * C * Sx) * sizeof *dX);
     if (pl_rows_ok(g, kind)) {
         pl_rows r;
@@ -408,35 +454,22 @@ static void pl_backward(const pl_geom *g, int kind, int cip, double lp, const fl
             pl_rows_backward(g, &r, kind, cip, X + p * Sx, Y + p * Sy, dY + p * Sy, dX + p * Sx);
         return;
     }
+    if (kind != PL_LP) {
+        pl_win_backward(g, kind, cip, X, Y, dY, dX);
+        return;
+    }
     /* element (cell s, channel c) of sample / plane p: NCHW planes have stride
      * 1 and one channel each; NHWC samples have C channels innermost */
     const int64_t planes = g->nhwc ? g->N : g->N * C, nc = g->nhwc ? C : 1;
     for (int64_t p = 0; p < planes; p++) {
         const float *xp = X + p * Sx * nc, *yp = Y + p * Sy * nc, *gp = dY + p * Sy * nc;
         float *dp = dX + p * Sx * nc;
-        if (kind == PL_MAX) {
-            PL_FOR_WINDOWS(g, {
-                PL_FOR_CELLS(g, {
-                    for (int64_t c = 0; c < nc; c++)
-                        dp[x * nc + c] += (float)(xp[x * nc + c] == yp[y * nc + c]) * gp[y * nc + c];
-                })
-            });
-        } else if (kind == PL_LP) {
-            PL_FOR_WINDOWS(g, {
-                for (int64_t c = 0; c < nc; c++) {
-                    const float yv = yp[y * nc + c], gv = gp[y * nc + c];
-                    PL_FOR_CELLS(g, dp[x * nc + c] += (float)(gv * lp_slope(xp[x * nc + c], yv, lp));)
-                }
-            });
-        } else {
-            PL_FOR_WINDOWS(g, {
-                const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
-                const float scale = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
-                PL_FOR_CELLS(g, {
-                    for (int64_t c = 0; c < nc; c++) dp[x * nc + c] += gp[y * nc + c] * scale;
-                })
-            });
-        }
+        PL_FOR_WINDOWS(g, {
+            for (int64_t c = 0; c < nc; c++) {
+                const float yv = yp[y * nc + c], gv = gp[y * nc + c];
+                PL_FOR_CELLS(g, dp[x * nc + c] += (float)(gv * lp_slope(xp[x * nc + c], yv, lp));)
+            }
+        });
     }
 }
 
