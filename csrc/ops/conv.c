@@ -117,6 +117,9 @@ static void cv_cols(const cv_geom *g, int back, float *img, float *col)
         return;
     }
     const int64_t ps = g->C, Cg = g->Cg;
+    /* one group and no dilation along the last dim: a patch row's cells in
+     * range are one run of X (and of col), copied or added at once */
+    const int runs = Cg == ps && d[2] == 1;
     float *dst = col;
     for (int64_t o0 = 0; o0 < out[0]; o0++)
         for (int64_t o1 = 0; o1 < out[1]; o1++)
@@ -125,6 +128,27 @@ static void cv_cols(const cv_geom *g, int back, float *img, float *col)
                     const int64_t i0 = o0 * s[0] - p[0] + a0 * d[0];
                     for (int64_t a1 = 0; a1 < k[1]; a1++) {
                         const int64_t i1 = o1 * s[1] - p[1] + a1 * d[1];
+                        if (runs) {
+                            /* i2 = b2 + a2 in [0, in[2]) for a2 in [alo, ahi) */
+                            const int64_t b2 = o2 * s[2] - p[2];
+                            const int row = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1];
+                            int64_t alo = b2 < 0 ? -b2 : 0, ahi = in[2] - b2 < k[2] ? in[2] - b2 : k[2];
+                            if (alo > k[2]) alo = k[2];
+                            if (!row || ahi < alo) ahi = alo;
+                            const int64_t n = (ahi - alo) * Cg;
+                            float *src = n ? img + ((i0 * in[1] + i1) * in[2] + b2 + alo) * ps : NULL;
+                            float *dr = dst + alo * Cg;
+                            if (back) {
+                                for (int64_t j = 0; j < n; j++) src[j] += dr[j];
+                            } else {
+                                /* (no calls for empty parts: the runs are short for few channels) */
+                                if (alo) memset(dst, 0, (size_t)(alo * Cg) * sizeof *dst);
+                                if (n) memcpy(dr, src, (size_t)n * sizeof *dst);
+                                if (ahi < k[2]) memset(dr + n, 0, (size_t)((k[2] - ahi) * Cg) * sizeof *dst);
+                            }
+                            dst += k[2] * Cg;
+                            continue;
+                        }
                         for (int64_t a2 = 0; a2 < k[2]; a2++, dst += Cg) {
                             const int64_t i2 = o2 * s[2] - p[2] + a2 * d[2];
                             const int ok = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && i2 >= 0 && i2 < in[2];
