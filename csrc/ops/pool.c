@@ -116,7 +116,9 @@ static double pl_kvol(const pl_geom *g) { return (double)g->k[0] * (double)g->k[
 
 static inline float pl_max1(float m, float v) { return (v > m || v != v) ? v : m; }
 
-/* The Lp norm of the window's cells xp[x * nc] (double, window order). */
+/* The Lp norm of the window's cells xp[x * nc] (double, window order). p = 1
+ * and p = 2 (the default) make no pow() calls: r^1 = r exactly, r^2 = r r
+ * and sum^(1/2) = sqrt(sum) (both correctly rounded). */
 static float lp_norm(const pl_geom *g, const float *xp, int64_t nc, int64_t d0, int64_t d1, int64_t h0, int64_t h1,
                      int64_t w0, int64_t w1, double p)
 {
@@ -124,15 +126,28 @@ static float lp_norm(const pl_geom *g, const float *xp, int64_t nc, int64_t d0, 
     PL_FOR_CELLS(g, m = pl_max1(m, fabsf(xp[x * nc]));)
     if (m == 0.0f || m != m || isinf(m)) return m;
     double sum = 0.0;
+    if (p == 2.0) {
+        PL_FOR_CELLS(g, {
+            const double r = fabs((double)xp[x * nc]) / m;
+            sum += r * r;
+        })
+        return (float)((double)m * sqrt(sum));
+    }
+    if (p == 1.0) {
+        PL_FOR_CELLS(g, sum += fabs((double)xp[x * nc]) / m;)
+        return (float)((double)m * sum);
+    }
     PL_FOR_CELLS(g, sum += pow(fabs((double)xp[x * nc]) / m, p);)
     return (float)((double)m * pow(sum, 1.0 / p));
 }
 
-/* d||window||_p / dx = sign(x) (|x| / y)^(p-1); 0 at x = 0. */
+/* d||window||_p / dx = sign(x) (|x| / y)^(p-1); 0 at x = 0. p = 2 and p = 1
+ * skip pow(): r^1 = r and r^0 = 1 exactly (the bits pow() gives). */
 static inline double lp_slope(float xv, float yv, double p)
 {
     if (xv == 0.0f) return 0.0;
-    const double r = pow(fabs((double)xv) / (double)yv, p - 1.0);
+    const double q = fabs((double)xv) / (double)yv;
+    const double r = p == 2.0 ? q : p == 1.0 ? 1.0 : pow(q, p - 1.0);
     return xv < 0.0f ? -r : r;
 }
 
