@@ -85,24 +85,29 @@ static inline void pl_win(const pl_geom *g, int i, int64_t o, int64_t *a, int64_
 /* The kernel's volume (count_include_pad). */
 static double pl_kvol(const pl_geom *g) { return (double)g->k[0] * (double)g->k[1] * (double)g->k[2]; }
 
+/* Runs the statement(s) once per output row (od, oh) with its clipped rows
+ * [d0, d1) x [h0, h1). */
+#define PL_FOR_OUT_ROWS(g, ...)                                                                         \
+    for (int64_t od = 0; od < (g)->out[0]; od++) {                                                      \
+        int64_t d0, d1;                                                                                 \
+        pl_win((g), 0, od, &d0, &d1);                                                                   \
+        for (int64_t oh = 0; oh < (g)->out[1]; oh++) {                                                  \
+            int64_t h0, h1;                                                                             \
+            pl_win((g), 1, oh, &h0, &h1);                                                               \
+            __VA_ARGS__                                                                                 \
+        }                                                                                               \
+    }
+
 /* Runs the statement(s) once per output position (od, oh, ow), y its spatial
  * index, with the clipped window [d0, d1) x [h0, h1) x [w0, w1). */
 #define PL_FOR_WINDOWS(g, ...)                                                                          \
     do {                                                                                                \
         int64_t y = 0;                                                                                  \
-        for (int64_t od = 0; od < (g)->out[0]; od++) {                                                  \
-            int64_t d0, d1;                                                                             \
-            pl_win((g), 0, od, &d0, &d1);                                                               \
-            for (int64_t oh = 0; oh < (g)->out[1]; oh++) {                                              \
-                int64_t h0, h1;                                                                         \
-                pl_win((g), 1, oh, &h0, &h1);                                                           \
-                for (int64_t ow = 0; ow < (g)->out[2]; ow++, y++) {                                     \
-                    int64_t w0, w1;                                                                     \
-                    pl_win((g), 2, ow, &w0, &w1);                                                       \
-                    __VA_ARGS__                                                                         \
-                }                                                                                       \
-            }                                                                                           \
-        }                                                                                               \
+        PL_FOR_OUT_ROWS(g, for (int64_t ow = 0; ow < (g)->out[2]; ow++, y++) {                          \
+            int64_t w0, w1;                                                                             \
+            pl_win((g), 2, ow, &w0, &w1);                                                               \
+            __VA_ARGS__                                                                                 \
+        })                                                                                              \
     } while (0)
 
 /* Runs the statement(s) for every cell x (spatial index) of the window. */
@@ -245,93 +250,84 @@ static inline int64_t pl_chunk_cols(const pl_rows *r, int64_t s, int64_t kw, int
     return r->off[kw] + c0 * s;
 }
 
+/* Runs the statement(s) once per chunk [c0, c1) of PL_ROW_CHUNK outputs of
+ * each output row (od, oh), its cell rows [d0, d1) x [h0, h1), yo the
+ * chunk's first output. */
+#define PL_FOR_ROW_CHUNKS(g, ...)                                                                       \
+    PL_FOR_OUT_ROWS(g, for (int64_t c0 = 0; c0 < (g)->out[2]; c0 += PL_ROW_CHUNK) {                     \
+        const int64_t c1 = c0 + PL_ROW_CHUNK < (g)->out[2] ? c0 + PL_ROW_CHUNK : (g)->out[2];           \
+        const int64_t yo = (od * (g)->out[1] + oh) * (g)->out[2] + c0;                                  \
+        __VA_ARGS__                                                                                     \
+    })
+
+/* One pass of the forward / backward row kernels (their locals by name). */
+#define PL_FWD_PASS(S)                                                                                  \
+    (kind == PL_MAX ? pl_pass_max(yc, xr, lo, hi, (S), off) : pl_pass_sum(acc, xr, lo, hi, (S), off))
+#define PL_BWD_PASS(S)                                                                                  \
+    (kind == PL_MAX ? pl_pass_dmax(dp + xo, xp + xo, yp + yo, gp + yo, lo, hi, (S), off)                \
+                    : pl_pass_add(dp + xo, sc, lo, hi, (S), off))
+
 /* MaxPool / AveragePool of one NCHW plane xp -> yp. */
 static void pl_rows_forward(const pl_geom *g, const pl_rows *r, int kind, int cip, const float *xp, float *yp)
 {
-    const int64_t n = g->out[2], s = g->s[2];
+    const int64_t s = g->s[2];
     double acc[PL_ROW_CHUNK];
-    for (int64_t od = 0; od < g->out[0]; od++) {
-        int64_t d0, d1;
-        pl_win(g, 0, od, &d0, &d1);
-        for (int64_t oh = 0; oh < g->out[1]; oh++) {
-            int64_t h0, h1;
-            pl_win(g, 1, oh, &h0, &h1);
-            for (int64_t c0 = 0; c0 < n; c0 += PL_ROW_CHUNK) {
-                const int64_t c1 = c0 + PL_ROW_CHUNK < n ? c0 + PL_ROW_CHUNK : n;
-                float *yc = yp + (od * g->out[1] + oh) * n + c0;
-                for (int64_t i = 0; i < c1 - c0; i++) {
-                    yc[i] = -INFINITY;
-                    acc[i] = 0.0;
-                }
-                for (int64_t d = d0; d < d1; d++)
-                    for (int64_t h = h0; h < h1; h++) {
-                        const float *xr = xp + (d * g->in[1] + h) * g->in[2];
-                        for (int64_t kw = 0; kw < g->k[2]; kw++) {
-                            int64_t lo, hi;
-                            const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
-#define PL_CALL(S)                                                                                      \
-    (kind == PL_MAX ? pl_pass_max(yc, xr, lo, hi, (S), off) : pl_pass_sum(acc, xr, lo, hi, (S), off))
-                            PL_BY_STRIDE(s, PL_CALL);
-#undef PL_CALL
-                        }
-                    }
-                if (kind == PL_MAX) {
-                    /* windows with no cell: -FLT_MAX (only whole windows skip the test) */
-                    const int rows_empty = d0 == d1 || h0 == h1;
-                    for (int64_t o = c0; o < c1; o++) {
-                        if (!rows_empty && o >= r->i0 && o < r->i1) {
-                            o = r->i1 - 1;
-                            continue;
-                        }
-                        if (rows_empty || pl_count(g, r, 1, 1, o) == 0.0) yc[o - c0] = -FLT_MAX;
-                    }
-                } else {
-                    for (int64_t i = 0; i < c1 - c0; i++) {
-                        const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
-                        yc[i] = cnt > 0 ? (float)(acc[i] / cnt) : 0.0f;
-                    }
+    PL_FOR_ROW_CHUNKS(g, {
+        float *yc = yp + yo;
+        for (int64_t i = 0; i < c1 - c0; i++) {
+            yc[i] = -INFINITY;
+            acc[i] = 0.0;
+        }
+        for (int64_t d = d0; d < d1; d++)
+            for (int64_t h = h0; h < h1; h++) {
+                const float *xr = xp + (d * g->in[1] + h) * g->in[2];
+                for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                    int64_t lo, hi;
+                    const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
+                    PL_BY_STRIDE(s, PL_FWD_PASS);
                 }
             }
+        if (kind == PL_MAX) {
+            /* windows with no cell: -FLT_MAX (only whole windows skip the test) */
+            const int rows_empty = d0 == d1 || h0 == h1;
+            for (int64_t o = c0; o < c1; o++) {
+                if (!rows_empty && o >= r->i0 && o < r->i1) {
+                    o = r->i1 - 1;
+                    continue;
+                }
+                if (rows_empty || pl_count(g, r, 1, 1, o) == 0.0) yc[o - c0] = -FLT_MAX;
+            }
+        } else {
+            for (int64_t i = 0; i < c1 - c0; i++) {
+                const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
+                yc[i] = cnt > 0 ? (float)(acc[i] / cnt) : 0.0f;
+            }
         }
-    }
+    });
 }
 
 /* MaxPoolGradient / AveragePoolGradient of one NCHW plane into dp (zeroed). */
 static void pl_rows_backward(const pl_geom *g, const pl_rows *r, int kind, int cip, const float *xp,
                              const float *yp, const float *gp, float *dp)
 {
-    const int64_t n = g->out[2], s = g->s[2];
+    const int64_t s = g->s[2];
     float sc[PL_ROW_CHUNK];
-    for (int64_t od = 0; od < g->out[0]; od++) {
-        int64_t d0, d1;
-        pl_win(g, 0, od, &d0, &d1);
-        for (int64_t oh = 0; oh < g->out[1]; oh++) {
-            int64_t h0, h1;
-            pl_win(g, 1, oh, &h0, &h1);
-            for (int64_t c0 = 0; c0 < n; c0 += PL_ROW_CHUNK) {
-                const int64_t c1 = c0 + PL_ROW_CHUNK < n ? c0 + PL_ROW_CHUNK : n;
-                const int64_t yo = (od * g->out[1] + oh) * n + c0;
-                /* AveragePool: each output's term dY (1 / count), computed once */
-                for (int64_t i = 0; i < c1 - c0 && kind == PL_AVG; i++) {
-                    const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
-                    sc[i] = gp[yo + i] * (cnt > 0 ? 1.0f / (float)cnt : 0.0f);
-                }
-                for (int64_t d = d0; d < d1; d++)
-                    for (int64_t h = h0; h < h1; h++) {
-                        const int64_t xo = (d * g->in[1] + h) * g->in[2];
-                        for (int64_t kw = g->k[2] - 1; kw >= 0; kw--) {
-                            int64_t lo, hi;
-                            const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
-#define PL_CALL(S)                                                                                      \
-    (kind == PL_MAX ? pl_pass_dmax(dp + xo, xp + xo, yp + yo, gp + yo, lo, hi, (S), off)                \
-                    : pl_pass_add(dp + xo, sc, lo, hi, (S), off))
-                            PL_BY_STRIDE(s, PL_CALL);
-#undef PL_CALL
-                        }
-                    }
-            }
+    PL_FOR_ROW_CHUNKS(g, {
+        /* AveragePool: each output's term dY (1 / count), computed once */
+        for (int64_t i = 0; i < c1 - c0 && kind == PL_AVG; i++) {
+            const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
+            sc[i] = gp[yo + i] * (cnt > 0 ? 1.0f / (float)cnt : 0.0f);
         }
-    }
+        for (int64_t d = d0; d < d1; d++)
+            for (int64_t h = h0; h < h1; h++) {
+                const int64_t xo = (d * g->in[1] + h) * g->in[2];
+                for (int64_t kw = g->k[2] - 1; kw >= 0; kw--) {
+                    int64_t lo, hi;
+                    const int64_t off = pl_chunk_cols(r, s, kw, c0, c1, &lo, &hi);
+                    PL_BY_STRIDE(s, PL_BWD_PASS);
+                }
+            }
+    });
 }
 
 /* MaxPool / AveragePool, NHWC: window by window, the channels innermost. */
