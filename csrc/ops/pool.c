@@ -156,6 +156,23 @@ static inline double lp_slope(float xv, float yv, double p)
     return xv < 0.0f ? -r : r;
 }
 
+/* y[i] = acc[i] / cnt as float for i < n (0 when cnt is 0). A power-of-two
+ * count multiplies by its reciprocal instead: exact, so the same bits as the
+ * division, and a multiplication is several times cheaper than a division
+ * (2 x 2 windows: the count is 4). */
+static inline void pl_mean(const double *acc, int64_t n, double cnt, float *y)
+{
+    const int64_t c = (int64_t)cnt; /* a cell count: an integer below 2^53 */
+    if (!(cnt > 0)) {
+        for (int64_t i = 0; i < n; i++) y[i] = 0.0f;
+    } else if ((c & (c - 1)) == 0) {
+        const double inv = 1.0 / cnt;
+        for (int64_t i = 0; i < n; i++) y[i] = (float)(acc[i] * inv);
+    } else {
+        for (int64_t i = 0; i < n; i++) y[i] = (float)(acc[i] / cnt);
+    }
+}
+
 /* ================================================================ row kernels */
 
 /* NCHW MaxPool / AveragePool and their gradients, one output row (od, oh) at
@@ -298,10 +315,15 @@ static void pl_rows_forward(const pl_geom *g, const pl_rows *r, int kind, int ci
                 if (rows_empty || pl_count(g, r, 1, 1, o) == 0.0) yc[o - c0] = -FLT_MAX;
             }
         } else {
-            for (int64_t i = 0; i < c1 - c0; i++) {
-                const double cnt = cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, c0 + i);
-                yc[i] = cnt > 0 ? (float)(acc[i] / cnt) : 0.0f;
+            /* whole windows [a, b) share one count; the others have their own */
+            int64_t a = c0 > r->i0 ? c0 : r->i0, b = c1 < r->i1 ? c1 : r->i1;
+            if (cip) a = c0, b = c1;
+            if (b < a) b = a;
+            for (int64_t o = c0; o < c1; o++) {
+                if (o == a) o = b;
+                if (o < c1) pl_mean(acc + (o - c0), 1, pl_count(g, r, d1 - d0, h1 - h0, o), yc + (o - c0));
             }
+            pl_mean(acc + (a - c0), b - a, cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, a), yc + (a - c0));
         }
     });
 }
@@ -359,7 +381,7 @@ RC_TARGET_CLONES static void pl_nhwc_forward(const pl_geom *g, int kind, int cip
                     double acc[PL_ROW_CHUNK];
                     for (int64_t c = 0; c < nc; c++) acc[c] = 0.0;
                     PL_FOR_CELLS(g, pl_pass_sum(acc, xn + x * C + c0, 0, nc, 1, 0);)
-                    for (int64_t c = 0; c < nc; c++) yv[c0 + c] = cnt > 0 ? (float)(acc[c] / cnt) : 0.0f;
+                    pl_mean(acc, nc, cnt, yv + c0);
                 }
             });
         }
