@@ -524,7 +524,8 @@ def _row_path_cases():
         out.append((spatial, k, s, pads, kind, cip))
     # Caffe's ceil-mode sizes with stride > kernel: the last window of a row holds no cell
     out += [([5], [1], [3], None, "max", 0), ([4, 8], [1, 2], [1, 3], None, "max", 0),
-            ([4, 8], [1, 2], [1, 3], None, "avg", 0), ([4, 8], [2, 2], [3, 3], None, "avg", 1)]
+            ([4, 8], [1, 2], [1, 3], None, "avg", 0), ([4, 8], [2, 2], [3, 3], None, "avg", 1),
+            ([5, 8], [1, 2], [3, 2], None, "max", 0), ([5, 8], [1, 2], [3, 2], None, "avg", 0)]
     return out
 
 

@@ -304,27 +304,21 @@ static void pl_rows_forward(const pl_geom *g, const pl_rows *r, int kind, int ci
                     PL_BY_STRIDE(s, PL_FWD_PASS);
                 }
             }
-        if (kind == PL_MAX) {
-            /* windows with no cell: -FLT_MAX (only whole windows skip the test) */
-            const int rows_empty = d0 == d1 || h0 == h1;
-            for (int64_t o = c0; o < c1; o++) {
-                if (!rows_empty && o >= r->i0 && o < r->i1) {
-                    o = r->i1 - 1;
-                    continue;
-                }
-                if (rows_empty || pl_count(g, r, 1, 1, o) == 0.0) yc[o - c0] = -FLT_MAX;
-            }
-        } else {
-            /* whole windows [a, b) share one count; the others have their own */
-            int64_t a = c0 > r->i0 ? c0 : r->i0, b = c1 < r->i1 ? c1 : r->i1;
-            if (cip) a = c0, b = c1;
-            if (b < a) b = a;
-            for (int64_t o = c0; o < c1; o++) {
-                if (o == a) o = b;
-                if (o < c1) pl_mean(acc + (o - c0), 1, pl_count(g, r, d1 - d0, h1 - h0, o), yc + (o - c0));
-            }
-            pl_mean(acc + (a - c0), b - a, cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, a), yc + (a - c0));
+        /* the chunk's whole windows [a, b) share one count (with count_include_pad:
+         * every window); the others, at the row's ends, are counted one by one */
+        const int rows_empty = d0 == d1 || h0 == h1;
+        int64_t a = c0 > r->i0 ? c0 : r->i0, b = c1 < r->i1 ? c1 : r->i1;
+        if (kind == PL_AVG && cip) a = c0, b = c1;
+        if (b < a || rows_empty) b = a;
+        for (int64_t o = c0 == a ? b : c0; o < c1; o = o + 1 == a ? b : o + 1) {
+            const double cnt = pl_count(g, r, d1 - d0, h1 - h0, o);
+            if (kind == PL_AVG)
+                pl_mean(acc + (o - c0), 1, cnt, yc + (o - c0));
+            else if (cnt == 0.0)
+                yc[o - c0] = -FLT_MAX; /* a window with no cell */
         }
+        if (kind == PL_AVG)
+            pl_mean(acc + (a - c0), b - a, cip ? pl_kvol(g) : pl_count(g, r, d1 - d0, h1 - h0, a), yc + (a - c0));
     });
 }
 
@@ -425,8 +419,7 @@ static void pl_forward(const pl_geom *g, int kind, int cip, double lp, const flo
                 PL_FOR_WINDOWS(g, {
                     double sum = 0.0;
                     PL_FOR_CELLS(g, sum += xp[x];)
-                    const double cnt = cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0));
-                    yp[y] = cnt > 0 ? (float)(sum / cnt) : 0.0f;
+                    pl_mean(&sum, 1, cip ? kv : (double)((d1 - d0) * (h1 - h0) * (w1 - w0)), yp + y);
                 });
             }
         }
