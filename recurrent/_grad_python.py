@@ -44,7 +44,8 @@ def _python_grad(op, g_output):
         raise ValueError("Python op (outputs %s): one blob is several of its inputs %s; "
                          "grad_input_indices must name it once" % (list(op.output), list(op.input)))
     ins = [str(x) for x in op.input] + [str(x) for x in op.output] + g_out
-    gop = CreateOperator("PythonGradient", ins, names, token=grad_token)
+    extra = {"pass_workspace": a["pass_workspace"]} if a.get("pass_workspace") else {}
+    gop = CreateOperator("PythonGradient", ins, names, token=grad_token, **extra)
     g_input = [None] * len(op.input)
     for i, n in zip(gii, names):
         g_input[i] = n

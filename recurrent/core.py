@@ -336,13 +336,15 @@ GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient
 def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices):
     """The arguments of a Python op calling ``f`` (registered under a token; recurrent/python_op.py)."""
     from . import python_op
-    if pass_workspace:
-        raise NotImplementedError(
-            "Python op with pass_workspace=True is not provided: the workspace is busy while its net runs "
-            "(a FetchBlob or FeedBlob from the function is refused); use the op's inputs and outputs")
-    if python_func_type is not None:
-        raise NotImplementedError("Python op with python_func_type=... is not provided: pass a function")
+    if python_func_type is not None:  # Caffe2's: an object made from f gives both functions
+        func = python_func_type(f)
+        if not callable(getattr(func, "forward", None)):
+            raise TypeError("net.Python: python_func_type(f) must have a method forward(inputs, outputs), "
+                            "got %s" % type(func).__name__)
+        f, grad_f = func.forward, getattr(func, "backward", None)
     kw = {"token": python_op.register(f, "f")}
+    if pass_workspace:
+        kw["pass_workspace"] = 1
     if grad_f is not None:
         kw["grad_token"] = python_op.register(grad_f, "grad_f")
     for name, v in (("grad_output_indices", grad_output_indices), ("grad_input_indices", grad_input_indices)):
@@ -1165,8 +1167,11 @@ class Net:
         """Caffe2's Python op: returns ``add(inputs, outputs, **kwargs)``, which adds to this net an op
         calling ``f(inputs, outputs)`` (recurrent/python_op.py says what they are) and returns its
         outputs. ``grad_f`` gives it a gradient (``grad_output_indices`` / ``grad_input_indices``: the
-        output gradients it reads, the input gradients it writes; default all). ``pass_workspace``
-        and ``python_func_type`` are not provided (NotImplementedError)."""
+        output gradients it reads, the input gradients it writes; default all). With
+        ``pass_workspace=True`` the functions are called as ``f(inputs, outputs, workspace)``, the
+        workspace running the net (its blobs may be read and written). With ``python_func_type`` (a
+        class), ``obj = python_func_type(f)`` gives the functions: ``obj.forward`` and, when it has
+        one, ``obj.backward`` (``grad_f`` is then not used), as in Caffe2."""
         kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices,
                              grad_input_indices)
         return lambda inputs, outputs, **kwargs: self._CreateAndAddToSelf("Python", inputs, outputs,

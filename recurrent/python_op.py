@@ -20,9 +20,20 @@ inputs, the forward outputs and the gradients of the outputs listed in ``grad_ou
 
 The function runs in the thread that runs the net, with the GIL; the runtime releases the GIL for
 the rest of the run. An exception it raises fails the op (the net's error names the op and the
-exception's type and message; the exception itself is the error's ``__cause__``). Not provided:
-``pass_workspace=True`` (the workspace is busy while its net runs: a run in another thread, or a
-FetchBlob from ``f``, is refused), ``python_func_type``, Python ops inside RecurrentNetwork step nets
+exception's type and message; the exception itself is the error's ``__cause__``).
+
+The workspace running the net is lent to the function while it runs: it may read and write that
+workspace's blobs (``workspace.FetchBlob`` / ``FeedBlob`` when it is the current workspace, or the
+third argument ``workspace`` that ``net.Python(f, pass_workspace=True)`` passes, Caffe2's
+``C.Workspace`` object: ``workspace.blobs[name].fetch()``, ``feed_blob``, ``create_blob``, ...),
+and later ops of the net see what it wrote. Creating, running or deleting nets, running operators
+or plans in that workspace, or resetting it, raise RuntimeError there (the net is still running);
+another thread's call into it stays "workspace is busy".
+
+``net.Python(f, python_func_type=C)`` calls ``C(f)`` once and uses its ``forward`` and ``backward``
+methods as ``f`` and ``grad_f``, as Caffe2's.
+
+Not provided: Python ops inside RecurrentNetwork step nets
 (the RNN executor runs step ops on threads that never touch Python: refused when the net is
 created), and a net with Python ops loaded in another process (its tokens name functions of this
 one).
@@ -137,18 +148,25 @@ class TensorCPU:
                                         "%s %s" % (list(self._array.shape), self._array.dtype))
 
 
-def _run(token, inputs, names):
+def _run(token, inputs, names, ws=None, pass_workspace=False):
     """Called by the runtime (csrc/python/module.c) for a Python / PythonGradient op: ``inputs`` are
-    copies of the input tensors, ``names`` the output blobs; returns the output arrays (None for an
-    output the function did not set: left as it is)."""
+    copies of the input tensors, ``names`` the output blobs, ``ws`` the binding workspace running the
+    net (lent to the function: its blobs may be read and written); returns the output arrays (None for
+    an output the function did not set: left as it is)."""
     _tls.error = None
     f = _FUNCS.get(token)
     if f is None:
         raise _own(_KeyError("no Python function is registered under token '%s' in this process (a net with "
                              "Python ops cannot run in another process than the one that built it)" % token))
-    outs = [TensorCPU(n) for n in names]
+    args = [[TensorCPU("input %d" % i, a) for i, a in enumerate(inputs)], [TensorCPU(n) for n in names]]
+    outs = args[1]
+    if pass_workspace:
+        if ws is None:
+            raise _own(RuntimeError("pass_workspace: the op does not run in a workspace this thread is running"))
+        from .workspace import Workspace
+        args.append(Workspace._of(ws))
     try:
-        f([TensorCPU("input %d" % i, a) for i, a in enumerate(inputs)], outs)
+        f(*args)
     except BaseException as e:
         _tls.error = e
         raise

@@ -11,7 +11,8 @@ An op's outputs are inferred by the function registered for its type (``register
 arguments and its inputs' shapes and types, never from their values. Where that is not possible
 (an output whose shape depends on the data, as ``BooleanMask``'s; an op with no function; an
 input whose shape is unknown), the output is unknown: it is left out of the result, even if the
-blob had a shape before (it may change when the op runs). What is inferred is what running the
+blob had a shape before (it may change when the op runs). After a Python op made with
+``pass_workspace=True`` every blob is unknown: its function may write any of them. What is inferred is what running the
 nets gives (tests/test_shape_inference.py checks it op by op against runs, and the test suite
 checks every net it runs: tests/shape_check.py, off with RECURRENT_CHECK_SHAPES=0). Caffe2
 also gave a gradient op's unknown output ``X_grad`` the shape of ``X``; that guess is not made
@@ -193,6 +194,9 @@ def infer(netdefs, desc):
                 return None
             for name, t in zip(op.output, out):
                 desc[name] = t
+            if op.type in ("Python", "PythonGradient") and args(op).get("pass_workspace"):
+                # its function may write any blob of the workspace (net.Python(f, pass_workspace=True))
+                desc = dict.fromkeys(desc)
     return {k: v for k, v in desc.items() if v is not None}
 
 

@@ -709,6 +709,14 @@ class Workspace:
     def __init__(self):
         self._c = _C.Workspace()
 
+    @classmethod
+    def _of(cls, c_ws):
+        """The object over an existing binding workspace (the one a Python op's function gets with
+        ``pass_workspace=True``)."""
+        self = cls.__new__(cls)
+        self._c = c_ws
+        return self
+
     def create_blob(self, name):
         self._c.create_blob(_name(name))
         return Blob(self._c, _name(name))

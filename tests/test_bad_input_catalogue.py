@@ -3559,6 +3559,33 @@ CASES = [
     Case("python-op-unknown-token", "ops: python", "Python op whose token no function has (another process's net)",
          "feed(x=f32(2)); run_op('Python', ['x'], ['y'], token='no_such_token')",
          K, r"op Python #0: no Python function is registered under token 'no_such_token' in this process"),
+    Case("python-op-writes-without-pass-workspace", "ops: python",
+         "net.Python(f) where f calls workspace.FeedBlob on the running workspace",
+         """
+         def f(inputs, outputs):
+             workspace.FeedBlob('z', np.zeros(2, np.float32))
+         feed(x=f32(2))
+         n = core.Net('n'); n.Python(f)(['x'], ['y'])
+         workspace.RunNetOnce(n)
+         """, R, r"op Python #0: the Python function raised RuntimeError: a Python op's function may write blobs "
+                 r"of the workspace running its net only when the op is made with pass_workspace=True",
+         note="reading (FetchBlob) is allowed; shape inference and CreateNet's checks know that a "
+              "pass_workspace op may change any blob"),
+    Case("python-op-runs-a-net-in-its-workspace", "ops: python",
+         "net.Python(f, pass_workspace=True) where f runs a net in the workspace running it",
+         """
+         def f(inputs, outputs, ws):
+             ws.run(core.Net('inner'))
+         feed(x=f32(2))
+         n = core.Net('n'); n.Python(f, pass_workspace=True)(['x'], ['y'])
+         workspace.RunNetOnce(n)
+         """, R, r"op Python #0: the Python function raised RuntimeError: a Python op's function may read blobs of "
+                 r"the workspace running its net \(and write them when made with pass_workspace=True\), but not "
+                 r"create, run or delete nets or run operators or plans in it, or reset it",
+         note="Caffe2 let it run (re-entering the running net could crash it)"),
+    Case("python-op-pass-workspace-not-0-or-1", "ops: python", "Python op with pass_workspace=2",
+         "feed(x=f32(2)); run_op('Python', ['x'], ['y'], token='t', pass_workspace=2)",
+         V, r"op Python #0: argument 'pass_workspace' must be 0 or 1, got 2"),
     Case("python-op-in-step-net", "ops: python", "recurrent_net whose cell runs a Python op",
          """
          cell = core.Net('cell'); cell.Python(lambda i, o: o[0].feed(i[0].data))(['x_t'], ['h'])

@@ -1,5 +1,6 @@
 """The Python op: net.Python(f, grad_f) (recurrent/python_op.py, csrc/ops/pyfunc.c)."""
 
+import re
 import textwrap
 import threading
 
@@ -165,10 +166,9 @@ def test_errors_name_the_op_and_keep_the_workspace_usable():
 
 def test_refusals():
     workspace.FeedBlob("x", np.ones(2, np.float32))
-    with pytest.raises(NotImplementedError, match="pass_workspace"):
-        core.Net("n").Python(affine, pass_workspace=True)
-    with pytest.raises(NotImplementedError, match="python_func_type"):
-        core.Net("n").Python(affine, python_func_type=object)
+    with pytest.raises(TypeError, match=r"python_func_type\(f\) must have a method forward\(inputs, outputs\), "
+                                        r"got object"):
+        core.Net("n").Python(affine, python_func_type=lambda f: object())
     with pytest.raises(TypeError, match="must be callable"):
         core.Net("n").Python(3)
     with pytest.raises(ValueError, match="argument 'token' is missing"):
@@ -186,14 +186,285 @@ def test_refusals():
         net.AddGradientOperators([net.SumElements(y, "l")])
 
 
-def test_the_running_workspace_is_busy_inside_the_function():
-    def fetches(inputs, outputs):
-        workspace.FetchBlob("x")
+class Scaled:
+    """A python_func_type: made from the scale factor, its forward and backward are the op's functions."""
+    made = 0
+
+    def __init__(self, k):
+        self.k = k
+        Scaled.made += 1
+
+    def forward(self, inputs, outputs):
+        outputs[0].feed(inputs[0].data * self.k)
+
+    def backward(self, inputs, outputs):  # inputs: x, y, dy
+        outputs[0].feed(inputs[2].data * self.k)
+
+
+def test_python_func_type(rng):
+    """Caffe2's python_func_type: one object per net.Python call, its forward and backward the functions
+    (grad_f is not used); checked against NumPy and by finite differences."""
+    x = rng.randn(3, 4).astype(np.float32)
+    workspace.FeedBlob("x", x)
+    made = Scaled.made
+    net = core.Net("py_func_type")
+    y = net.Python(3.0, grad_f=lambda i, o: None, python_func_type=Scaled)(["x"], ["y"])
+    assert Scaled.made == made + 1
+    net.AddGradientOperators([net.SumElements(y, "loss")])
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), x * np.float32(3))
+    np.testing.assert_array_equal(workspace.FetchBlob("x_grad"), np.full_like(x, 3))
+    from recurrent import gradient_checker
+    op = core.CreatePythonOperator(2.0, ["x"], ["y"], python_func_type=Scaled)
+    ok, grad, estimated = gradient_checker.GradientChecker(0.01, 0.005).CheckSimple(op, [x], 0, [0])
+    assert ok, (grad, estimated)
+    net = core.Net("py_func_type_forward_only")
+    net.Python(None, python_func_type=type("F", (), {"__init__": lambda s, f: None,
+                                                   "forward": lambda s, i, o: o[0].feed(i[0].data + 1)}))(
+        ["x"], ["z"])
+    z = net.Proto().op[0]
+    assert [a.name for a in z.arg] == ["token"]
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("z"), x + 1)
+    with pytest.raises(ValueError, match="made without grad_f"):
+        net.AddGradientOperators([net.SumElements("z", "l2")])
+
+
+LENT = r"a Python op's function may read blobs of the workspace running its net \(and write them when made " \
+       r"with pass_workspace=True\), but not create, run or delete nets or run operators or plans in it, or reset it"
+
+
+def test_workspace_manipulation():
+    """Caffe2's python_op_test.test_workspace_manipulation (pass_workspace), and a blob the function
+    feeds is what the net's later ops read."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def f(inputs, outputs, ws):
+        fetched = ws.blobs["internal"].fetch()
+        np.testing.assert_array_equal(fetched, x)
+        ws.feed_blob("made", fetched * 2)
+        ws.create_blob("made_empty")
+        assert ws.has_blob("made") and "made_empty" in ws.blobs and not ws.has_blob("nope")
+    ws = workspace.C.Workspace()
+    ws.feed_blob("made", np.zeros(1, np.float32))  # an op's input must exist when the net is created
+    net = core.Net("test")
+    net.GivenTensorFill([], ["internal"], values=x.ravel().tolist(), shape=x.shape)
+    net.Python(f, pass_workspace=True)([], [])
+    net.Scale("made", "scaled", scale=0.5)
+    assert ws.run(net)
+    np.testing.assert_array_equal(ws.fetch_blob("scaled"), x)
+    assert ws.fetch_blob("made_empty") == b"made_empty, a C++ native class of type nullptr (uninitialized)."
+    assert not workspace.HasBlob("internal")  # ws is not the current workspace
+
+
+def test_the_current_workspace_is_lent_to_the_function():
+    """The function reads the running (current) workspace with FetchBlob / HasBlob / Blobs; it writes
+    it (FeedBlob, CreateBlob) only when made with pass_workspace=True, which the net-creation check
+    and shape inference know of. 300 new blobs (the blob table grows while the net runs) leave the
+    net's ops reading the right blobs."""
+    seen = {}
+
+    def reads(inputs, outputs):
+        seen["a"] = workspace.FetchBlob("a").tolist()
+        seen["has"] = (workspace.HasBlob("a"), workspace.HasBlob("nope"), "a" in workspace.Blobs())
+        outputs[0].feed(inputs[0].data * 10)
+
+    def writes(inputs, outputs, ws):
+        reads(inputs, outputs)
+        for i in range(300):
+            workspace.FeedBlob("extra_%d" % i, np.full(2, i, np.float32))
+        workspace.FeedBlob("a", workspace.FetchBlob("a") + 1)
+        workspace.CreateBlob("empty")
+        seen["n"] = len(workspace.Blobs())
+    workspace.FeedBlob("a", np.ones(2, np.float32))
+    workspace.FeedBlob("x", np.full(2, 3, np.float32))
+    for f in (reads, writes):
+        net = core.Net("py_lent_" + f.__name__)
+        net.Python(f, pass_workspace=f is writes)(["x"], ["y"])
+        net.Scale("a", "b", scale=3.0)
+        net.Add(["y", "b"], "z")
+        workspace.CreateNet(net)
+        workspace.RunNet(net)
+        np.testing.assert_array_equal(workspace.FetchBlob("z"), [33, 33] if f is reads else [36, 36])
+    assert seen == {"a": [1, 1], "has": (True, False, True), "n": len(workspace.Blobs())}
+    workspace.RunNet(net)  # again: the fed `a` (2) is read
+    np.testing.assert_array_equal(workspace.FetchBlob("z"), [39, 39])
+    assert seen["a"] == [2, 2] and workspace.FetchBlob("extra_299").tolist() == [299, 299]
+
+    def writes_without_leave(inputs, outputs):
+        workspace.FeedBlob("a", np.zeros(3, np.float32))
+    net = core.Net("py_no_leave")
+    net.Python(writes_without_leave)([], [])
+    with pytest.raises(RuntimeError, match=r"the Python function raised RuntimeError: a Python op's function may "
+                                           r"write blobs of the workspace running its net only when the op is "
+                                           r"made with pass_workspace=True"):
+        workspace.RunNetOnce(net)
+    assert workspace.FetchBlob("a").tolist() == [3, 3]
+
+
+def test_creation_check_and_shape_inference_after_a_pass_workspace_op():
+    """An op after a pass_workspace Python op is not checked at creation (its function may feed the
+    blobs the op reads) and shape inference knows no blob after it; after a plain Python op both
+    go on as before."""
+    def fix_w(inputs, outputs, ws):
+        ws.feed_blob("w", np.ones((4, 3), np.float32))
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    workspace.FeedBlob("w", np.ones((4, 5), np.float32))  # wrong for FC until fix_w runs
+    workspace.FeedBlob("b", np.zeros(4, np.float32))
+    plain = core.Net("py_plain_before_fc")
+    plain.Python(affine)(["x"], ["x1"])
+    plain.FC(["x", "w", "b"], "y")
+    with pytest.raises(ValueError, match="op FC #1"):
+        workspace.CreateNet(plain)
+    shapes, _ = workspace.InferShapesAndTypes([core.Net("py_empty_net")])
+    assert shapes["w"] == [4, 5]
+    net = core.Net("py_fix_then_fc")
+    net.Python(fix_w, pass_workspace=True)([], [])
+    net.FC(["x", "w", "b"], "y")
+    shapes, _ = workspace.InferShapesAndTypes([net])
+    assert shapes == {}
+    workspace.CreateNet(net)
+    workspace.RunNet(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), np.full((2, 4), 3, np.float32))
+
+
+def test_pass_workspace_gradient():
+    """grad_f gets the workspace too (Caffe2's PythonGradient op took the forward op's arguments)."""
+    def f(inputs, outputs, ws):
+        outputs[0].feed(inputs[0].data * ws.fetch_blob("k"))
+
+    def grad_f(inputs, outputs, ws):
+        outputs[0].feed(inputs[2].data * ws.blobs["k"].fetch())
+    workspace.FeedBlob("x", np.array([1, 2, 3], np.float32))
+    workspace.FeedBlob("k", np.array([2, 3, 4], np.float32))
+    net = core.Net("py_pass_ws_grad")
+    y = net.Python(f, grad_f=grad_f, pass_workspace=True)(["x"], ["y"])
+    net.AddGradientOperators([net.SumElements(y, "loss")])
+    gop = net.Proto().op[-1]
+    assert gop.type == "PythonGradient" and [(a.name, a.i) for a in gop.arg if a.name == "pass_workspace"] == [
+        ("pass_workspace", 1)]
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [2, 6, 12])
+    np.testing.assert_array_equal(workspace.FetchBlob("x_grad"), [2, 3, 4])
+
+
+@pytest.mark.parametrize("what", ["RunNetOnce", "CreateNet", "RunNet", "RunNet itself", "DeleteNet itself",
+                                  "ResetWorkspace", "RunOperatorOnce", "RunPlan", "ws.run", "ws.reset",
+                                  "ws.create_net"])
+def test_only_blobs_inside_the_function(what):
+    """What would create, run or remove nets or ops in the running workspace, or reset it, raises
+    RuntimeError inside the function; caught there, the net goes on; not caught, the op fails with
+    it; either way the workspace stays usable and nothing was removed."""
+    other = core.Net("py_other")
+    other.Scale("x", "x2", scale=2.0)
+    nets = {}
+    calls = {
+        "RunNetOnce": lambda ws: workspace.RunNetOnce(other),
+        "CreateNet": lambda ws: workspace.CreateNet(other),
+        "RunNet": lambda ws: workspace.RunNet(nets["existing"]),
+        "RunNet itself": lambda ws: workspace.RunNet(nets["itself"]),
+        "DeleteNet itself": lambda ws: workspace.DeleteNet(nets["itself"]),
+        "ResetWorkspace": lambda ws: workspace.ResetWorkspace(),
+        "RunOperatorOnce": lambda ws: workspace.RunOperatorOnce(core.CreateOperator("Relu", ["x"], ["r"])),
+        "RunPlan": lambda ws: workspace.RunPlan(core.execution_step("s", [other])),
+        "ws.run": lambda ws: ws.run(other),
+        "ws.reset": lambda ws: ws.reset(),
+        "ws.create_net": lambda ws: ws.create_net(other),
+    }
+    for catch in (True, False):
+        caught = []
+
+        def f(inputs, outputs, ws):
+            try:
+                calls[what](ws)
+            except RuntimeError as e:
+                if not catch:
+                    raise
+                caught.append(str(e))
+            outputs[0].feed(ws.fetch_blob("x") + 1)
+        workspace.ResetWorkspace()
+        workspace.FeedBlob("x", np.ones(2, np.float32))
+        nets["existing"] = core.Net("py_existing")
+        workspace.CreateNet(nets["existing"])
+        net = nets["itself"] = core.Net("py_only_blobs")
+        net.Python(f, pass_workspace=True)([], ["y"])
+        net.Scale("y", "z", scale=2.0)
+        workspace.CreateNet(net)
+        if catch:
+            workspace.RunNet(net)
+            assert len(caught) == 1 and re.search(LENT, caught[0]), caught
+            np.testing.assert_array_equal(workspace.FetchBlob("z"), [4, 4])
+        else:
+            with pytest.raises(RuntimeError, match="op Python #0: the Python function raised RuntimeError: (RunPlan .*: )?" + LENT):
+                workspace.RunNet(net)
+        assert set(workspace.Nets()) == {nets["existing"].Name(), net.Name()}
+        assert not workspace.HasBlob("x2") and not workspace.HasBlob("r")
+        workspace.RunNetOnce(other)  # usable
+        np.testing.assert_array_equal(workspace.FetchBlob("x2"), [2, 2])
+
+
+def test_another_thread_still_finds_the_workspace_busy():
+    """The lending is to the thread running the net: another thread's call into that workspace while
+    the function runs (and releases the GIL) is refused as before."""
+    got = []
+
+    def other_thread():
+        try:
+            workspace.FetchBlob("x")
+            got.append("fetched")
+        except RuntimeError as e:
+            got.append(str(e))
+
+    def f(inputs, outputs):
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join(30)
+        outputs[0].feed(workspace.FetchBlob("x"))
     workspace.FeedBlob("x", np.ones(2, np.float32))
     net = core.Net("py_busy")
-    net.Python(fetches)(["x"], ["y"])
-    with pytest.raises(RuntimeError, match="workspace is busy"):
-        workspace.RunNetOnce(net)
+    net.Python(f)([], ["y"])
+    workspace.RunNetOnce(net)
+    assert len(got) == 1 and got[0].startswith("workspace is busy: another thread is running"), got
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [1, 1])
+
+
+def test_a_function_running_a_net_of_another_workspace():
+    """f runs, in a workspace of its own, a net whose Python op gets that workspace; then f reads its
+    own again (each function gets the workspace running its own net)."""
+    inner_ws = workspace.C.Workspace()
+    inner_ws.feed_blob("w", np.full(2, 5, np.float32))
+    order = []
+
+    def inner(inputs, outputs, ws):
+        order.append(("inner", ws.fetch_blob("w").tolist(), ws.has_blob("x")))
+        try:
+            ws.run(core.Net("nested_again"))
+        except RuntimeError as e:
+            order.append(str(e)[:40])
+
+    def outer(inputs, outputs, ws):
+        n = core.Net("py_inner")
+        n.Python(inner, pass_workspace=True)([], [])
+        inner_ws.run(n)
+        order.append(("outer", ws.fetch_blob("x").tolist(), ws.has_blob("w")))
+        outputs[0].feed(ws.fetch_blob("x") * 2)
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    net = core.Net("py_outer_ws")
+    net.Python(outer, pass_workspace=True)([], ["y"])
+    workspace.RunNetOnce(net)
+    assert order == [("inner", [5, 5], False), "a Python op's function may read blobs of", ("outer", [1, 1], False)]
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [2, 2])
+    inner_ws.run(core.Net("empty"))  # neither workspace stays taken
+    workspace.RunNetOnce(core.Net("empty"))
+
+
+def test_pass_workspace_argument_checked():
+    token = core.Net("n").Python(affine)  # registers affine
+    del token
+    op = core.CreateOperator("Python", ["x"], ["y"], token="nope", pass_workspace=2)
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="op Python.*argument 'pass_workspace' must be 0 or 1, got 2"):
+        workspace.RunOperatorOnce(op)
 
 
 def test_keyboard_interrupt_in_the_function():

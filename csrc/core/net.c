@@ -22,7 +22,9 @@ void rc_net_free(rc_net *net)
 /* Shape checks at creation: every op with a schema check whose inputs all
  * hold tensors that no earlier op of the net writes (so their shapes are the
  * ones the op will see, unless the caller feeds new ones before running). The
- * blobs written so far are kept in a pointer set (open addressing). */
+ * blobs written so far are kept in a pointer set (open addressing). An op
+ * that may write any blob (a Python op with pass_workspace=1) ends the checks:
+ * the ops after it are checked when they run. */
 static rc_status check_shapes(rc_net *net, rc_err *err)
 {
     size_t cap = 16;
@@ -40,6 +42,7 @@ static rc_status check_shapes(rc_net *net, rc_err *err)
                 if (set[h] == b) known = 0;
         }
         if (known) st = op->schema->check(op, err);
+        if (rc_op_writes_any_blob(op)) break;
         for (int j = 0; j < op->n_out; j++) {
             const rc_blob *b = op->out[j];
             size_t h = ((uintptr_t)b >> 4) % cap;

@@ -309,6 +309,11 @@ struct rc_op_schema {
 /* The op checks the objects its output blobs hold itself (Load may put a
  * Counter in any output; the queue ops name the record field). */
 #define RC_OP_OWN_OBJECT_OUT_CHECKS 8
+/* With argument pass_workspace = 1 the op (Python, PythonGradient) may write
+ * any blob of its workspace, not only its outputs: the creation check of its
+ * net (core/net.c) checks no op after it. rc_op_writes_any_blob tells. */
+#define RC_OP_PASS_WORKSPACE 16
+RC_INTERNAL int rc_op_writes_any_blob(const rc_op *op);
 
 /* allow_inplace helpers */
 RC_INTERNAL int rc_inplace_any(int in, int out);        /* every pair */

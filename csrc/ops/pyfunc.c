@@ -3,7 +3,8 @@
  * The core knows no Python: the op calls a hook the Python binding installs
  * (csrc/python/module.c), which takes the GIL, calls the function registered
  * under the op's argument `token` (recurrent/python_op.py) on copies of the
- * inputs and writes what it returns into the outputs. Without a hook (the C
+ * inputs (and, with argument `pass_workspace` = 1, the workspace running the
+ * net) and writes what it returns into the outputs. Without a hook (the C
  * tests, an embedding without the binding) the op fails with a RuntimeError.
  *
  * The op is refused in RecurrentNetwork step nets (RC_OP_NOT_IN_STEP_NET): the
@@ -25,6 +26,12 @@ static rc_status pyop_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE,
                           "argument 'token' is missing: a %s op is made by net.Python(f)(inputs, outputs), which "
                           "registers f under a token", op->def.type);
+    int64_t pass_ws; /* 1: f(inputs, outputs, workspace) (net.Python(f, pass_workspace=True)) */
+    st = rc_arg_i(&op->def, "pass_workspace", 0, &pass_ws, err);
+    if (st) return st;
+    if (pass_ws != 0 && pass_ws != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'pass_workspace' must be 0 or 1, got %lld",
+                          (long long)pass_ws);
     return RC_OK;
 }
 
@@ -38,12 +45,21 @@ static rc_status pyop_run(rc_op *op, rc_err *err)
     return pyop_hook(op, err);
 }
 
+int rc_op_writes_any_blob(const rc_op *op)
+{
+    if (!(op->schema->flags & RC_OP_PASS_WORKSPACE)) return 0;
+    int64_t pass_ws = 0;
+    rc_err e;
+    rc_err_clear(&e);
+    return rc_arg_i(&op->def, "pass_workspace", 0, &pass_ws, &e) == RC_OK && pass_ws != 0;
+}
+
 const rc_op_schema rc_ops_pyfunc[] = {
     {"Python", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
      "outputs = f(inputs), f a Python function registered under argument 'token' by net.Python(f)", NULL,
-     RC_OP_NOT_IN_STEP_NET},
+     RC_OP_NOT_IN_STEP_NET | RC_OP_PASS_WORKSPACE},
     {"PythonGradient", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
      "the input gradients of a Python op: grad_f(inputs + outputs + output gradients), registered by "
-     "net.Python(f, grad_f)", NULL, RC_OP_NOT_IN_STEP_NET},
+     "net.Python(f, grad_f)", NULL, RC_OP_NOT_IN_STEP_NET | RC_OP_PASS_WORKSPACE},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

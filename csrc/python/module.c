@@ -358,14 +358,42 @@ static PyObject *finish(rc_status st, rc_err *err, int interrupted)
 }
 
 /* ---------------------------------------------------------------- Workspace type */
-typedef struct {
+typedef struct WorkspaceObject WorkspaceObject;
+struct WorkspaceObject {
     PyObject_HEAD
-    rc_workspace *ws;   /* owned */
-    int busy;           /* guarded by the GIL */
-} WorkspaceObject;
+    rc_workspace *ws;              /* owned */
+    int busy;                      /* guarded by the GIL, as the fields below */
+    unsigned long owner;           /* the thread holding it (PyThread_get_thread_ident) while busy */
+    int in_pyop;                   /* Python op functions of its running net now being called */
+    int pyop_writes;               /* the function being called may write blobs (pass_workspace=1) */
+    WorkspaceObject *prev_running; /* the owner thread's tls_running before this one was taken */
+};
 
+/* The workspace whose net or operator this thread is running (the one taken
+ * last), so that the Python op's hook can lend it to the function: borrowed,
+ * NULL when none. */
+static _Thread_local WorkspaceObject *tls_running;
+
+/* Inside a Python op's function, called in the thread running the net of
+ * this workspace: it may read blobs, and write them when made with
+ * pass_workspace=1 (ws_enter_blobs), nothing more. */
+static int ws_lent_here(const WorkspaceObject *self)
+{
+    return self->busy && self->in_pyop > 0 && self->owner == PyThread_get_thread_ident();
+}
+
+/* Takes the workspace for a call that creates, runs or removes nets or ops,
+ * or resets it: 0, or -1 with RuntimeError when it is taken. */
 static int ws_acquire(WorkspaceObject *self)
 {
+    if (ws_lent_here(self)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a Python op's function may read blobs of the workspace running its net (and write them "
+                        "when made with pass_workspace=True), but not create, run or delete nets or run operators "
+                        "or plans in it, or reset it (the net is still running); use another workspace "
+                        "(workspace.Workspace()) for that");
+        return -1;
+    }
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError,
                         "workspace is busy: another thread is running a net or operator in it; "
@@ -373,10 +401,42 @@ static int ws_acquire(WorkspaceObject *self)
         return -1;
     }
     self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
+    self->prev_running = tls_running;
+    tls_running = self;
     return 0;
 }
 
-static void ws_release(WorkspaceObject *self) { self->busy = 0; }
+static void ws_release(WorkspaceObject *self)
+{
+    tls_running = self->prev_running;
+    self->prev_running = NULL;
+    self->busy = 0;
+}
+
+/* Takes the workspace for a call on blobs only (feed and create: writes; fetch,
+ * list: reads): as ws_acquire, except that a Python op's function may make it
+ * on the workspace running its net (no other op runs meanwhile, and blob
+ * pointers stay valid when blobs are added: rc_core.h). Writes only when the
+ * op has pass_workspace=1: the net-creation check and shape inference know
+ * that such an op may change any blob (RC_OP_PASS_WORKSPACE), not the others.
+ * *lent: 1 when lent (the caller then neither takes nor releases it). */
+static int ws_enter_blobs(WorkspaceObject *self, int writes, int *lent)
+{
+    *lent = ws_lent_here(self);
+    if (*lent && writes && !self->pyop_writes) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a Python op's function may write blobs of the workspace running its net only when the op "
+                        "is made with pass_workspace=True (net.Python(f, pass_workspace=True)); it may read them");
+        return -1;
+    }
+    return *lent ? 0 : ws_acquire(self);
+}
+
+static void ws_leave_blobs(WorkspaceObject *self, int lent)
+{
+    if (!lent) ws_release(self);
+}
 
 /* ---------------------------------------------------------------- print log */
 /* What Print ops wrote during a call (rc_ws_log_take): taken from the
@@ -486,6 +546,7 @@ static int dtype_of(PyArrayObject *a, rc_dtype *dt, int *convert_to)
 
 static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
 {
+    int lent;
     const char *name;
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "sO", &name, &obj)) return NULL;
@@ -540,7 +601,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
         Py_DECREF(arr);
         return NULL;
     }
-    if (ws_acquire(self)) { Py_DECREF(arr); return NULL; }
+    if (ws_enter_blobs(self, 1, &lent)) { Py_DECREF(arr); return NULL; }
     int64_t dims[RC_MAX_DIMS];
     for (int i = 0; i < nd; i++) dims[i] = PyArray_DIM(arr, i);
     rc_err err;
@@ -566,7 +627,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     Py_DECREF(arr);
     return ret;
 }
@@ -595,16 +656,17 @@ static PyObject *tensor_to_array(const rc_tensor *t)
 
 static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
 {
+    int lent;
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     /* a net running in another thread may resize or create blobs: refuse */
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     PyObject *ret;
     rc_blob *b = rc_ws_get(self->ws, name);
     if (!b) ret = raise_ws(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
     else if (b->obj || b->t.dtype == RC_UNDEF) ret = blob_description(b, name);
     else ret = tensor_to_array(&b->t);
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     return ret;
 }
 
@@ -613,14 +675,15 @@ static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
  * (recurrent.trace.executor_status reads them). */
 static PyObject *Workspace_rnn_exec_status(WorkspaceObject *self, PyObject *args)
 {
+    int lent;
     const char *name;
     int backward;
     if (!PyArg_ParseTuple(args, "sp", &name, &backward)) return NULL;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     float v[RC_RNN_EXEC_STATUS_N];
     rc_blob *b = rc_ws_get(self->ws, name);
     int r = b ? rc_rnn_exec_status(b, backward, v) : -2;
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     if (r == -2) return raise_ws(PyExc_KeyError, "blob '%s' does not exist in the workspace", name);
     if (r < 0) return PyErr_Format(PyExc_TypeError, "blob '%s' holds no RecurrentNetwork step workspaces", name);
     if (r == 0) Py_RETURN_NONE;
@@ -639,18 +702,20 @@ static PyObject *Workspace_rnn_exec_status(WorkspaceObject *self, PyObject *args
 
 static PyObject *Workspace_has_blob(WorkspaceObject *self, PyObject *args)
 {
+    int lent;
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     int has = rc_ws_get(self->ws, name) != NULL;
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     return PyBool_FromLong(has);
 }
 
 static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
 {
+    int lent;
     (void)noargs;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     int n = rc_ws_num_blobs(self->ws);
     PyObject *l = PyList_New(n);
     for (int i = 0; l && i < n; i++) {
@@ -658,7 +723,7 @@ static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
         if (!s) Py_CLEAR(l);
         else PyList_SET_ITEM(l, i, s);
     }
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     return l;
 }
 
@@ -668,8 +733,9 @@ static PyObject *Workspace_blobs(WorkspaceObject *self, PyObject *noargs)
  * starts from it; no data is copied). */
 static PyObject *Workspace_blob_shapes(WorkspaceObject *self, PyObject *noargs)
 {
+    int lent;
     (void)noargs;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     PyObject *d = PyDict_New();
     int n = rc_ws_num_blobs(self->ws);
     for (int i = 0; d && i < n; i++) {
@@ -690,14 +756,15 @@ static PyObject *Workspace_blob_shapes(WorkspaceObject *self, PyObject *noargs)
         if (!v || PyDict_SetItemString(d, b->name, v)) Py_CLEAR(d);
         Py_XDECREF(v);
     }
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     return d;
 }
 
 static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
 {
+    int lent;
     (void)noargs;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 0, &lent)) return NULL;
     int n = rc_ws_num_nets(self->ws);
     PyObject *l = PyList_New(n);
     for (int i = 0; l && i < n; i++) {
@@ -705,7 +772,7 @@ static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
         if (!s) Py_CLEAR(l);
         else PyList_SET_ITEM(l, i, s);
     }
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     return l;
 }
 
@@ -830,14 +897,15 @@ static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
  * CreateNet's input_blobs. Ops refuse it when they run; the net-creation check skips it. */
 static PyObject *Workspace_create_blob(WorkspaceObject *self, PyObject *args)
 {
+    int lent;
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
-    if (ws_acquire(self)) return NULL;
+    if (ws_enter_blobs(self, 1, &lent)) return NULL;
     rc_err err;
     rc_err_clear(&err);
     rc_blob *b = rc_ws_get(self->ws, name) ? NULL : rc_ws_create(self->ws, name, &err);
     rc_status st = b || !err.code ? RC_OK : err.code;
-    ws_release(self);
+    ws_leave_blobs(self, lent);
     if (st) return raise_err(&err);
     Py_RETURN_NONE;
 }
@@ -1117,15 +1185,22 @@ static rc_status pyop_store(rc_op *op, int o, PyObject *a, rc_err *err)
 
 /* The hook of the Python / PythonGradient op (csrc/ops/pyfunc.c): in the
  * thread running the net, which released the GIL for the run, takes the GIL,
- * calls recurrent.python_op._run(token, [input copies], [output names]) and
- * writes the arrays it returns into the outputs (None: an output the function
- * did not set, left as it is). */
+ * calls recurrent.python_op._run(token, [input copies], [output names], ws,
+ * pass_workspace) and writes the arrays it returns into the outputs (None: an
+ * output the function did not set, left as it is). ws is the workspace
+ * object running the net (None if the op's workspace is not the one this
+ * thread runs); while the function runs it is lent to it: the function may
+ * read and write its blobs (ws_enter_blobs), through ws or workspace.FetchBlob
+ * and FeedBlob. */
 static rc_status pyop_hook(rc_op *op, rc_err *err)
 {
     const char *token;
+    int64_t pass_ws;
     rc_status st = rc_arg_s(&op->def, "token", NULL, &token, err);
+    if (!st) st = rc_arg_i(&op->def, "pass_workspace", 0, &pass_ws, err);
     if (st) return st;
     PyGILState_STATE gil = PyGILState_Ensure();
+    WorkspaceObject *wso = tls_running && tls_running->ws == op->ws ? tls_running : NULL; /* borrowed */
     PyObject *ins = PyList_New(op->n_in), *names = PyList_New(op->n_out), *mod = NULL, *res = NULL;
     if (!ins || !names) goto pyerr;
     for (int i = 0; i < op->n_in; i++) {
@@ -1146,7 +1221,16 @@ static rc_status pyop_hook(rc_op *op, rc_err *err)
     }
     mod = PyImport_ImportModule("recurrent.python_op");
     if (!mod) goto pyerr;
-    res = PyObject_CallMethod(mod, "_run", "sOO", token, ins, names);
+    int writes_before = wso ? wso->pyop_writes : 0;
+    if (wso) {
+        wso->in_pyop++;
+        wso->pyop_writes = pass_ws != 0;
+    }
+    res = PyObject_CallMethod(mod, "_run", "sOOOi", token, ins, names, wso ? (PyObject *)wso : Py_None, pass_ws != 0);
+    if (wso) {
+        wso->in_pyop--;
+        wso->pyop_writes = writes_before;
+    }
     if (!res) goto pyerr;
     if (!PyList_Check(res) || PyList_GET_SIZE(res) != op->n_out) {
         st = rc_op_fail(op, err, RC_ERR_RUNTIME, "python_op._run gave no list of %d arrays", op->n_out);
