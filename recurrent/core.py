@@ -333,8 +333,11 @@ OpSSA = collections.namedtuple("OpSSA", ["op", "in_versions", "out_versions"])
 GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient"])
 
 
-def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices):
-    """The arguments of a Python op calling ``f`` (registered under a token; recurrent/python_op.py)."""
+def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices,
+                    build_now=False):
+    """The arguments of a Python op calling ``f`` (registered under a token; recurrent/python_op.py). A
+    ``(builder, args, kwargs)`` tuple is built for each op instance when it is created (Net.Python), or
+    once now (``build_now``: CreatePythonOperator), as Caffe2 did."""
     from . import python_op
     if python_func_type is not None:  # Caffe2's: an object made from f gives both functions
         func = python_func_type(f)
@@ -342,11 +345,11 @@ def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_ind
             raise TypeError("net.Python: python_func_type(f) must have a method forward(inputs, outputs), "
                             "got %s" % type(func).__name__)
         f, grad_f = func.forward, getattr(func, "backward", None)
-    kw = {"token": python_op.register(f, "f")}
+    kw = {"token": python_op.register(f, "f", build_now)}
     if pass_workspace:
         kw["pass_workspace"] = 1
     if grad_f is not None:
-        kw["grad_token"] = python_op.register(grad_f, "grad_f")
+        kw["grad_token"] = python_op.register(grad_f, "grad_f", build_now)
     for name, v in (("grad_output_indices", grad_output_indices), ("grad_input_indices", grad_input_indices)):
         if v is not None:
             v = [int(i) for i in v]
@@ -361,7 +364,7 @@ def CreatePythonOperator(f, inputs, outputs, grad_f=None, pass_workspace=False, 
     """Caffe2's: an OperatorDef of a Python op calling ``f`` (as ``net.Python(f)(inputs, outputs)``
     adds); ``grad_output_indices`` / ``grad_input_indices`` may be among ``kwargs``."""
     kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, kwargs.pop("grad_output_indices", None),
-                         kwargs.pop("grad_input_indices", None))
+                         kwargs.pop("grad_input_indices", None), build_now=True)
     kwargs.update(kw)
     return CreateOperator("Python", inputs, outputs, *args, **kwargs)
 

@@ -30,6 +30,10 @@ and later ops of the net see what it wrote. Creating, running or deleting nets, 
 or plans in that workspace, or resetting it, raise RuntimeError there (the net is still running);
 another thread's call into it stays "workspace is busy".
 
+``f`` and ``grad_f`` may be ``(builder, args, kwargs)`` tuples: ``builder(*args, **kwargs)`` gives the
+function of each op instance, called when the op is created (``_build``, from csrc/ops/pyfunc.c's
+hook) and dropped when it is freed (``_release``); ``CreatePythonOperator`` builds once, when called.
+
 ``net.Python(f, python_func_type=C)`` calls ``C(f)`` once and uses its ``forward`` and ``backward``
 methods as ``f`` and ``grad_f``, as Caffe2's.
 
@@ -63,13 +67,62 @@ def _own(e):
     return e
 
 
-def register(f, what="f"):
-    """Registers callable ``f``; returns its token."""
-    if not callable(f):
-        raise TypeError("net.Python: %s must be callable, got %s" % (what, type(f).__name__))
-    token = "python_op_%d_%s" % (next(_counter), getattr(f, "__name__", type(f).__name__))
+class _Builder:
+    """A ``(builder, args, kwargs)`` tuple registered under a token: ``builder(*args, **kwargs)`` gives
+    the function of each op instance, called when the op is created."""
+
+    def __init__(self, func, args, kwargs, what):
+        self.func, self.args, self.kwargs, self.what = func, tuple(args), dict(kwargs), what
+
+    def build(self):
+        f = self.func(*self.args, **self.kwargs)
+        if not callable(f):
+            raise _own(TypeError("net.Python: the builder %s of %s returned %s, not a function"
+                                 % (getattr(self.func, "__name__", self.func), self.what, type(f).__name__)))
+        return f
+
+
+def _builder(t, what):
+    if len(t) != 3 or not callable(t[0]) or not isinstance(t[1], (list, tuple)) or not isinstance(t[2], dict):
+        raise TypeError("net.Python: %s as a tuple must be (builder, args, kwargs): a callable, a list or tuple "
+                        "and a dict, got %r" % (what, t))
+    return _Builder(t[0], t[1], t[2], what)
+
+
+def register(f, what="f", build_now=False):
+    """Registers callable ``f``, or a ``(builder, args, kwargs)`` tuple (built for each op instance, or
+    once now with ``build_now``); returns its token."""
+    if isinstance(f, tuple):
+        f = _builder(f, what)
+        if build_now:
+            f = f.build()
+    elif not callable(f):
+        raise TypeError("net.Python: %s must be callable or a (builder, args, kwargs) tuple, got %s"
+                        % (what, type(f).__name__))
+    name = f.func if isinstance(f, _Builder) else f
+    token = "python_op_%d_%s" % (next(_counter), getattr(name, "__name__", type(name).__name__))
     _FUNCS[token] = f
     return token
+
+
+_INSTANCES = {}  # instance id -> the function built for one op instance
+_instance_ids = itertools.count(1)
+
+
+def _build(token):
+    """Called by the runtime when a Python / PythonGradient op is created: the id of the function built
+    for it when ``token`` names a builder, else 0."""
+    b = _FUNCS.get(token)
+    if not isinstance(b, _Builder):
+        return 0
+    i = next(_instance_ids)
+    _INSTANCES[i] = b.build()
+    return i
+
+
+def _release(instance):
+    """Called by the runtime when the op holding ``instance`` is freed."""
+    _INSTANCES.pop(instance, None)
 
 
 def _as_stored(arr, what):
@@ -148,14 +201,14 @@ class TensorCPU:
                                         "%s %s" % (list(self._array.shape), self._array.dtype))
 
 
-def _run(token, inputs, names, ws=None, pass_workspace=False):
+def _run(token, inputs, names, ws=None, pass_workspace=False, instance=0):
     """Called by the runtime (csrc/python/module.c) for a Python / PythonGradient op: ``inputs`` are
     copies of the input tensors, ``names`` the output blobs, ``ws`` the binding workspace running the
     net (lent to the function: its blobs may be read and written); returns the output arrays (None for
     an output the function did not set: left as it is)."""
     _tls.error = None
-    f = _FUNCS.get(token)
-    if f is None:
+    f = _INSTANCES.get(instance) if instance else _FUNCS.get(token)
+    if f is None or isinstance(f, _Builder):
         raise _own(_KeyError("no Python function is registered under token '%s' in this process (a net with "
                              "Python ops cannot run in another process than the one that built it)" % token))
     args = [[TensorCPU("input %d" % i, a) for i, a in enumerate(inputs)], [TensorCPU(n) for n in names]]

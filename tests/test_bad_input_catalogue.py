@@ -3583,6 +3583,15 @@ CASES = [
                  r"the workspace running its net \(and write them when made with pass_workspace=True\), but not "
                  r"create, run or delete nets or run operators or plans in it, or reset it",
          note="Caffe2 let it run (re-entering the running net could crash it)"),
+    Case("python-op-builder-raises", "ops: python", "net.Python((builder, [], {})) where builder raises",
+         """
+         def builder():
+             raise ValueError('no function')
+         feed(x=f32(2))
+         n = core.Net('n'); n.Python((builder, [], {}))(['x'], ['y'])
+         workspace.CreateNet(n)
+         """, V, r"op Python #0: the Python function raised ValueError: no function",
+         note="the builder runs when the op is created (once per op instance, as in Caffe2)"),
     Case("python-op-pass-workspace-not-0-or-1", "ops: python", "Python op with pass_workspace=2",
          "feed(x=f32(2)); run_op('Python', ['x'], ['y'], token='t', pass_workspace=2)",
          V, r"op Python #0: argument 'pass_workspace' must be 0 or 1, got 2"),

@@ -169,7 +169,7 @@ def test_refusals():
     with pytest.raises(TypeError, match=r"python_func_type\(f\) must have a method forward\(inputs, outputs\), "
                                         r"got object"):
         core.Net("n").Python(affine, python_func_type=lambda f: object())
-    with pytest.raises(TypeError, match="must be callable"):
+    with pytest.raises(TypeError, match="must be callable or a \\(builder, args, kwargs\\) tuple, got int"):
         core.Net("n").Python(3)
     with pytest.raises(ValueError, match="argument 'token' is missing"):
         workspace.RunOperatorOnce(core.CreateOperator("Python", ["x"], ["y"]))
@@ -228,6 +228,120 @@ def test_python_func_type(rng):
     np.testing.assert_array_equal(workspace.FetchBlob("z"), x + 1)
     with pytest.raises(ValueError, match="made without grad_f"):
         net.AddGradientOperators([net.SumElements("z", "l2")])
+
+
+def counting_builder(name, index, extra):
+    """Caffe2's python_op_test op_builder: each function built counts its own calls."""
+    assert (name, index, extra) == ("name", 5, 4.2)
+    calls = [0]
+
+    def my_op(inputs, outputs):
+        assert inputs[0].data[0] == calls[0], (inputs[0].data[0], calls[0])
+        calls[0] += 1
+    return my_op
+
+
+def test_builder_tuple():
+    """Caffe2's python_op_test.test_builder_tuple: a (builder, args, kwargs) tuple is built once per op
+    instance, when the op is created (a clone's ops get functions of their own); the functions are
+    dropped with their ops."""
+    from recurrent import python_op
+    before = len(python_op._INSTANCES)
+    net = core.Net("builder_template")
+    net.Python((counting_builder, ["name", 5], {"extra": 4.2}))(["iter"], [])
+    net.Python((counting_builder, ("name", 5), {"extra": 4.2}))(["iter"], [])
+    for repeat in range(2):
+        cloned = net.Clone("builder_%d" % repeat)
+        workspace.FeedBlob("iter", np.array([0]))
+        workspace.CreateNet(cloned)
+        assert len(python_op._INSTANCES) == before + 2 * (repeat + 1)
+        for i in range(10):
+            workspace.FeedBlob("iter", np.array([i]))
+            workspace.RunNet(cloned)
+    workspace.DeleteNet(cloned)
+    assert len(python_op._INSTANCES) == before + 2
+    for _ in range(50):  # each RunNetOnce creates (builds) and frees its ops
+        workspace.FeedBlob("iter", np.array([0]))
+        workspace.RunNetOnce(net)
+    assert len(python_op._INSTANCES) == before + 2
+    workspace.ResetWorkspace()
+    assert len(python_op._INSTANCES) == before
+
+
+def test_builder_tuple_of_create_python_operator_and_of_grad_f():
+    """CreatePythonOperator builds its tuple once, when called (Caffe2's _RegisterPythonImpl): one
+    function for every run of the OperatorDef. A grad_f tuple is built for each PythonGradient op."""
+    op = core.CreatePythonOperator((counting_builder, ["name", 5], {"extra": 4.2}), ["iter"], [])
+    for i in range(3):
+        workspace.FeedBlob("iter", np.array([i]))
+        workspace.RunOperatorOnce(op)
+
+    def scaler(k):
+        return lambda inputs, outputs: outputs[0].feed(inputs[0].data * k)
+
+    def scaler_grad(k):
+        return lambda inputs, outputs: outputs[0].feed(inputs[2].data * k)
+    workspace.FeedBlob("x", np.array([1, 2], np.float32))
+    net = core.Net("py_builder_grad")
+    y = net.Python((scaler, [3.0], {}), grad_f=(scaler_grad, [], {"k": 3.0}))(["x"], ["y"])
+    net.AddGradientOperators([net.SumElements(y, "loss")])
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [3, 6])
+    np.testing.assert_array_equal(workspace.FetchBlob("x_grad"), [3, 3])
+
+
+def test_builder_errors():
+    """A builder that raises fails the op's creation (CreateNet names the op; nothing is left built);
+    one that returns no function too; a tuple that is not (callable, list, dict) is a TypeError."""
+    from recurrent import python_op
+    before = len(python_op._INSTANCES)
+
+    def raising():
+        raise ValueError("no function today")
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    net = core.Net("py_builder_raises")
+    net.Python((lambda: affine, [], {}))(["x"], ["y"])
+    net.Python((raising, [], {}))(["x"], ["z"])
+    with pytest.raises(ValueError, match="op Python #1: the Python function raised ValueError: no function today"):
+        workspace.CreateNet(net)
+    assert len(python_op._INSTANCES) == before and net.Name() not in workspace.Nets()
+    net = core.Net("py_builder_not_a_function")
+    net.Python((lambda: 3, [], {}))(["x"], ["y"])
+    with pytest.raises(TypeError, match=r"op Python #0: net.Python: the builder <lambda> of f returned int, "
+                                        r"not a function"):
+        workspace.RunNetOnce(net)
+    for bad in [(affine,), (affine, [], {}, 1), (3, [], {}), (affine, 1, {}), (affine, [], [])]:
+        with pytest.raises(TypeError, match=r"f as a tuple must be \(builder, args, kwargs\)"):
+            core.Net("n").Python(bad)
+    assert len(python_op._INSTANCES) == before
+    after = core.Net("py_after")
+    after.Python(affine)(["x"], ["y"])
+    workspace.RunNetOnce(after)
+    assert workspace.FetchBlob("y").tolist() == [3, 3]
+
+
+def test_exit_with_built_functions_alive():
+    """The interpreter exits with nets whose ops hold built functions: no call into Python while it
+    finalizes, a clean exit."""
+    code = textwrap.dedent('''
+        import numpy as np
+        from recurrent import core, workspace
+
+        def builder():
+            return lambda inputs, outputs: outputs[0].feed(inputs[0].data)
+
+        workspace.FeedBlob("x", np.ones(2, np.float32))
+        net = core.Net("kept")
+        net.Python((builder, [], {}))(["x"], ["y"])
+        workspace.CreateNet(net)
+        workspace.RunNet(net)
+        ws = workspace.C.Workspace()
+        ws.feed_blob("x", np.ones(2, np.float32))
+        ws.create_net(net)
+        print("done", flush=True)
+    ''')
+    p = run_python(code, timeout=60)
+    assert p.returncode == 0 and "done" in p.stdout and not p.stderr.strip(), p.stderr[-3000:]
 
 
 LENT = r"a Python op's function may read blobs of the workspace running its net \(and write them when made " \

@@ -449,6 +449,16 @@ RC_INTERNAL int rc_shutdown_pending(void);
  * op's outputs. Installed once by the Python binding; NULL: the op fails. */
 typedef rc_status (*rc_pyop_hook)(rc_op *op, rc_err *err);
 RC_INTERNAL void rc_set_pyop_hook(rc_pyop_hook hook);
+/* The Python op's instance hooks: build, called when an op is created (in the
+ * creating thread, GIL released), gives the op its own function when its
+ * token names a builder (net.Python((builder, args, kwargs))): *instance > 0
+ * names it, 0 when the token names a function (or none: the run reports
+ * that). release drops instance when the op is freed. Installed with the
+ * run hook; NULL: no instances. rc_pyop_instance: the op's (0 if none). */
+typedef rc_status (*rc_pyop_build_hook)(rc_op *op, const char *token, int64_t *instance, rc_err *err);
+typedef void (*rc_pyop_release_hook)(int64_t instance);
+RC_INTERNAL void rc_set_pyop_instance_hooks(rc_pyop_build_hook build, rc_pyop_release_hook release);
+RC_INTERNAL int64_t rc_pyop_instance(const rc_op *op);
 RC_INTERNAL void rc_calls_enter(void);
 RC_INTERNAL void rc_calls_leave(void);
 RC_INTERNAL int rc_calls_in_flight(void);

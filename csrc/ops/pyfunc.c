@@ -7,6 +7,10 @@
  * net) and writes what it returns into the outputs. Without a hook (the C
  * tests, an embedding without the binding) the op fails with a RuntimeError.
  *
+ * A token may name a builder (net.Python((builder, args, kwargs))): then each
+ * op instance gets its own function, built when the op is created (the
+ * binding's build hook) and dropped when it is freed (its release hook).
+ *
  * The op is refused in RecurrentNetwork step nets (RC_OP_NOT_IN_STEP_NET): the
  * executor runs step ops on worker threads, which never touch Python. It
  * therefore only runs in the thread that runs the net, which released the GIL
@@ -14,8 +18,30 @@
 #include "../core/rc_core.h"
 
 static rc_pyop_hook pyop_hook;
+static rc_pyop_build_hook build_hook;
+static rc_pyop_release_hook release_hook;
 
 void rc_set_pyop_hook(rc_pyop_hook hook) { pyop_hook = hook; }
+
+void rc_set_pyop_instance_hooks(rc_pyop_build_hook build, rc_pyop_release_hook release)
+{
+    build_hook = build;
+    release_hook = release;
+}
+
+/* op->state: the function built for this op instance (a builder's), if any. */
+typedef struct {
+    int64_t instance; /* > 0; released with the state */
+} pyop_state;
+
+int64_t rc_pyop_instance(const rc_op *op) { return op->state ? ((const pyop_state *)op->state)->instance : 0; }
+
+static void pyop_free_state(void *state)
+{
+    pyop_state *ps = state;
+    if (release_hook) release_hook(ps->instance);
+    free(ps);
+}
 
 static rc_status pyop_setup(rc_op *op, rc_err *err)
 {
@@ -32,6 +58,17 @@ static rc_status pyop_setup(rc_op *op, rc_err *err)
     if (pass_ws != 0 && pass_ws != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'pass_workspace' must be 0 or 1, got %lld",
                           (long long)pass_ws);
+    if (!build_hook) return RC_OK;
+    int64_t instance = 0;
+    st = build_hook(op, token, &instance, err);
+    if (st || instance <= 0) return st;
+    pyop_state *ps = malloc(sizeof *ps);
+    if (!ps) {
+        if (release_hook) release_hook(instance);
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    }
+    ps->instance = instance;
+    op->state = ps;
     return RC_OK;
 }
 
@@ -55,10 +92,10 @@ int rc_op_writes_any_blob(const rc_op *op)
 }
 
 const rc_op_schema rc_ops_pyfunc[] = {
-    {"Python", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
+    {"Python", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, pyop_free_state,
      "outputs = f(inputs), f a Python function registered under argument 'token' by net.Python(f)", NULL,
      RC_OP_NOT_IN_STEP_NET | RC_OP_PASS_WORKSPACE},
-    {"PythonGradient", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, NULL,
+    {"PythonGradient", 0, -1, 0, -1, rc_inplace_any, pyop_setup, pyop_run, pyop_free_state,
      "the input gradients of a Python op: grad_f(inputs + outputs + output gradients), registered by "
      "net.Python(f, grad_f)", NULL, RC_OP_NOT_IN_STEP_NET | RC_OP_PASS_WORKSPACE},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},

@@ -1226,7 +1226,8 @@ static rc_status pyop_hook(rc_op *op, rc_err *err)
         wso->in_pyop++;
         wso->pyop_writes = pass_ws != 0;
     }
-    res = PyObject_CallMethod(mod, "_run", "sOOOi", token, ins, names, wso ? (PyObject *)wso : Py_None, pass_ws != 0);
+    res = PyObject_CallMethod(mod, "_run", "sOOOiL", token, ins, names, wso ? (PyObject *)wso : Py_None, pass_ws != 0,
+                              (long long)rc_pyop_instance(op));
     if (wso) {
         wso->in_pyop--;
         wso->pyop_writes = writes_before;
@@ -1248,6 +1249,45 @@ done:
     Py_XDECREF(ins);
     PyGILState_Release(gil);
     return st;
+}
+
+/* The build hook (csrc/ops/pyfunc.c): when a Python / PythonGradient op is
+ * created, in the creating thread (GIL released), asks
+ * recurrent.python_op._build(token) for the op's own function: an instance
+ * id > 0 when the token names a builder (called now, once for this op), 0
+ * otherwise. An exception (the builder's) fails the op's creation. */
+static rc_status pyop_build(rc_op *op, const char *token, int64_t *instance, rc_err *err)
+{
+    rc_status st = RC_OK;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *mod = PyImport_ImportModule("recurrent.python_op");
+    PyObject *res = mod ? PyObject_CallMethod(mod, "_build", "s", token) : NULL;
+    long long id = res ? PyLong_AsLongLong(res) : -1;
+    if (id == -1 && PyErr_Occurred()) st = pyop_fail_from_exception(op, err);
+    else *instance = id;
+    Py_XDECREF(res);
+    Py_XDECREF(mod);
+    PyGILState_Release(gil);
+    return st;
+}
+
+/* The release hook: the op holding instance is freed (in the thread freeing
+ * its net, GIL held or not): recurrent.python_op._release(instance). Nothing
+ * is called while the interpreter finalizes (the instances go with it). */
+static void pyop_release(int64_t instance)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing()) return;
+#else
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+#endif
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *mod = PyImport_ImportModule("recurrent.python_op");
+    PyObject *res = mod ? PyObject_CallMethod(mod, "_release", "L", (long long)instance) : NULL;
+    if (!res) PyErr_Clear(); /* nothing to report to: the instance stays in the table */
+    Py_XDECREF(res);
+    Py_XDECREF(mod);
+    PyGILState_Release(gil);
 }
 
 static PyMethodDef module_methods[] = {
@@ -1272,6 +1312,7 @@ static int module_exec(PyObject *m)
 {
     if (PyArray_ImportNumPyAPI() < 0) return -1;
     rc_set_pyop_hook(pyop_hook);
+    rc_set_pyop_instance_hooks(pyop_build, pyop_release);
     if (PyType_Ready(&WorkspaceType) < 0) return -1;
     Py_INCREF(&WorkspaceType);
     if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {
