@@ -493,3 +493,8 @@ not_inferred("its input 0 is a BlobsQueue object, never a known tensor (the outp
 not_inferred("its input 0 is a BlobsQueue object and it writes no blob", "CloseBlobsQueue")
 not_inferred("the dequeued shapes are those of the records queued (data); its inputs are BlobsQueue objects",
              "DequeueBlobs", "SafeDequeueBlobs", "WeightedSampleDequeueBlobs")
+not_inferred("its output is a RebatchingQueue object (no tensor)", "CreateRebatchingQueue")
+not_inferred("its input 0 is a RebatchingQueue object and it writes no blob", "EnqueueRebatchingQueue",
+             "CloseRebatchingQueue")
+not_inferred("the dequeued shapes are those of the elements queued (data); its input is a RebatchingQueue object",
+             "DequeueRebatchingQueue")

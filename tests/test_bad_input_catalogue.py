@@ -3537,6 +3537,31 @@ CASES = [
          """, V, r"op RecurrentNetwork #0: step op DequeueBlobs #0 of the forward step net cannot run inside "
                  r"a recurrent net: its timesteps run on the RNN executor's worker threads, which would race "
                  r"on the state it changes \(run it in the outer net\)"),
+    Case("rebatching-enqueue-no-room", "ops: queue", "EnqueueRebatchingQueue(enqueue_batch=1) of 3 rows into a "
+         "queue of capacity 2",
+         """
+         run_op('CreateRebatchingQueue', [], ['q'], capacity=2)
+         feed(x=f32(3, 4))
+         run_op('EnqueueRebatchingQueue', ['q', 'x'], [], enqueue_batch=1)
+         """, R, r"op EnqueueRebatchingQueue #0: queue 'q' holds 0 of 2 elements and the op adds 3: the op would "
+                 r"wait forever for room", note="Caffe2 added what fitted, then waited; here nothing is added"),
+    Case("rebatching-dequeue-too-few", "ops: queue", "DequeueRebatchingQueue(num_elements=2) from an open queue "
+         "holding 1",
+         """
+         run_op('CreateRebatchingQueue', [], ['q'], capacity=2)
+         feed(x=f32(4))
+         run_op('EnqueueRebatchingQueue', ['q', 'x'], [])
+         run_op('DequeueRebatchingQueue', ['q'], ['y'], num_elements=2)
+         """, R, r"op DequeueRebatchingQueue #0: queue 'q' holds 1 elements and num_elements is 2: the op would "
+                 r"wait forever for the rest", note="Caffe2 waited; closing the queue lets it take fewer"),
+    Case("rebatching-dequeue-mixed-shapes", "ops: queue", "DequeueRebatchingQueue of elements (4,) and (5,)",
+         """
+         run_op('CreateRebatchingQueue', [], ['q'], capacity=2)
+         feed(x=f32(4), z=f32(5))
+         run_op('EnqueueRebatchingQueue', ['q', 'x'], [])
+         run_op('EnqueueRebatchingQueue', ['q', 'z'], [])
+         run_op('DequeueRebatchingQueue', ['q'], ['y'], num_elements=2)
+         """, V, r"element 1 of the 2 to stack is \(5,\) float32, element 0 is \(4,\) float32"),
     # ---------------------------------------------------------------- mutex (csrc/ops/mutex.c)
     Case("mutex-atomic-iter-not-a-mutex", "ops: mutex",
          "CreateNet with AtomicIter(t, it) where t holds a tensor",

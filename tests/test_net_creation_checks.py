@@ -195,6 +195,9 @@ CASES = [
     ("DequeueBlobs", dict(q=f32(2)), ["x"], {}, E),
     ("SafeDequeueBlobs", dict(q=f32(2)), ["x", "st"], {}, E),
     ("CloseBlobsQueue", dict(q=i32(1)), [], {}, E),
+    ("EnqueueRebatchingQueue", dict(q=f32(2), a=f32(2)), [], {}, E),
+    ("DequeueRebatchingQueue", dict(q=f32(2)), ["x"], {}, E),
+    ("CloseRebatchingQueue", dict(q=i32(1)), [], {}, E),
     # the decoding ops (csrc/ops/decode.c)
     ("ViterbiPath", dict(p=f32(4, 3), tr=f32(3, 4)), ["path"], {}, V),
     ("ViterbiPath", dict(p=i32(4, 3), tr=f32(3, 3)), ["path"], {}, E),

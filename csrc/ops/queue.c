@@ -696,6 +696,253 @@ static rc_status wsd_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- the rebatching queue
+ *
+ *   CreateRebatchingQueue() -> QUEUE              a new, empty, open queue of elements (RebatchingQueue)
+ *   EnqueueRebatchingQueue(QUEUE, T1..TN) -> ()   one element (T1..TN), or with enqueue_batch=1 the
+ *                                                 rows of T1..TN, one element per row
+ *   DequeueRebatchingQueue(QUEUE) -> (B1..BN)     num_elements elements, each field stacked along a
+ *                                                 new first dim
+ *   CloseRebatchingQueue(QUEUE) -> ()
+ *
+ * Caffe2's caffe2/queue/rebatching_queue{,_ops}.{h,cc}: a FIFO of elements of
+ * N = num_blobs tensors, at most `capacity` elements (arguments as
+ * CreateBlobsQueue's: capacity, num_blobs, default 1). It is the bqueue above
+ * (an element is a record) under another kind, so a blob queue op refuses a
+ * rebatching queue and the reverse. The elements hold copies. Every op runs
+ * all or nothing: the checks and allocations come first, and an error leaves
+ * the queue and the outputs as they were.
+ *
+ * Nothing waits (as the blob queues above, for the same reason). Where
+ * Caffe2 waited -- an enqueue with more elements than free room (it enqueued
+ * what fitted, then waited for the rest), a dequeue from an open queue holding
+ * fewer than num_elements -- the op raises at once, enqueuing or taking
+ * nothing. Also as Caffe2: an enqueue into a closed queue fails (Caffe2
+ * returned false, failing the op; here also for an empty batch, which Caffe2
+ * let pass); a dequeue from a closed queue takes the elements it holds, up to
+ * num_elements, and fails when it holds none.
+ *
+ * Stacking: every element's field j must have the dtype and dims of the
+ * first element taken (Caffe2 enforced the same); output j is then (k, dims)
+ * for the k elements taken (a new first dim even for k = 1). With
+ * enqueue_batch=1 the inputs must be at least 1-d with one first dim (Caffe2
+ * enforced the same); an input (B, d...) gives B elements of dims (d...). The
+ * dequeue must have N outputs and the enqueue N data inputs (Caffe2 checked
+ * the enqueue's count, not the dequeue's, and indexed past its outputs). */
+
+static const char rqueue_kind[] = "RebatchingQueue";
+
+static rc_status get_rqueue(rc_op *op, bqueue **q, rc_err *err)
+{
+    const rc_blob *b = op->in[0];
+    if (!b->obj || b->obj_kind != rqueue_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a RebatchingQueue "
+                          "(CreateRebatchingQueue's output), but it holds %s", rc_in_name(op, 0), HOLDS(b));
+    *q = b->obj;
+    return RC_OK;
+}
+
+/* Net-creation check, and the start of every run: the queue, the data inputs, the outputs. */
+static rc_status rq_check(rc_op *op, rc_err *err)
+{
+    bqueue *q = NULL;
+    rc_status st = get_rqueue(op, &q, err);
+    if (st) return st;
+    for (int i = 1; i < op->n_in; i++)
+        if ((st = check_data_input(op, NULL, i, err))) return st;
+    return check_outputs_take_tensors(op, err);
+}
+
+static rc_status rq_create_run(rc_op *op, rc_err *err)
+{
+    rc_blob *b = op->out[0];
+    if (b->obj && b->obj_kind != rqueue_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s", rc_out_name(op, 0),
+                          b->obj_kind ? b->obj_kind : "non-tensor object");
+    const int again = b->obj != NULL; /* run again: a new empty queue replaces the old one (a bqueue too) */
+    if (again) b->obj_kind = queue_kind;
+    rc_status st = create_run(op, err); /* a BlobsQueue of the arguments, in the blob ... */
+    if (!st || again) b->obj_kind = rqueue_kind; /* ... which is a rebatching queue */
+    return st;
+}
+
+static rc_status rq_enqueue_setup(rc_op *op, rc_err *err)
+{
+    int64_t eb;
+    rc_status st = rc_arg_i(&op->def, "enqueue_batch", 0, &eb, err);
+    if (st) return st;
+    if (eb != 0 && eb != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument enqueue_batch must be 0 or 1, got %lld", (long long)eb);
+    return RC_OK;
+}
+
+/* Grows q's ring to hold `need` more elements (need <= capacity - count). */
+static rc_status rq_reserve(rc_op *op, bqueue *q, int64_t need, rc_err *err)
+{
+    if (q->count + need <= q->alloc) return RC_OK;
+    int64_t na = q->alloc ? q->alloc : 4;
+    while (na < q->count + need) na = na > q->capacity / 2 ? q->capacity : na * 2;
+    if (na > q->capacity) na = q->capacity;
+    if ((uint64_t)na > SIZE_MAX / sizeof(rc_tensor) / (uint64_t)q->num_blobs)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "queue '%s': %lld elements cannot be allocated", rc_in_name(op, 0),
+                          (long long)na);
+    rc_tensor *nr = calloc((size_t)na * (size_t)q->num_blobs, sizeof *nr);
+    if (!nr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing queue '%s' to %lld elements",
+                               rc_in_name(op, 0), (long long)na);
+    for (int64_t r = 0; r < q->count; r++)
+        memcpy(&nr[r * q->num_blobs], rec_at(q, r, 0), (size_t)q->num_blobs * sizeof *nr); /* moves */
+    free(q->rec);
+    q->rec = nr;
+    q->alloc = na;
+    q->head = 0;
+    return RC_OK;
+}
+
+static rc_status rq_enqueue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q = NULL;
+    rc_status st = rq_check(op, err);
+    if (st || (st = get_rqueue(op, &q, err)) || (st = rq_enqueue_setup(op, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_in - 1, "data inputs", err))) return st;
+    int64_t batch;
+    if ((st = rc_arg_i(&op->def, "enqueue_batch", 0, &batch, err))) return st;
+    if (q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is closed: no element can be added (as Caffe2)",
+                          rc_in_name(op, 0));
+    int64_t n = 1; /* elements to add */
+    if (batch) {
+        for (int i = 1; i < op->n_in; i++) {
+            const rc_tensor *x = rc_in(op, i);
+            if (x->ndim < 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "enqueue_batch=1 splits the inputs along their first dim "
+                                  "into elements, but input %d blob '%s' is %s, which has none", i, rc_in_name(op, i),
+                                  RC_SHAPE(x));
+            if (x->dims[0] != rc_in(op, 1)->dims[0])
+                return rc_op_fail(op, err, RC_ERR_VALUE, "enqueue_batch=1 splits the inputs along their first dim "
+                                  "into elements: every input must have one first dim, but input 1 blob '%s' is %s "
+                                  "and input %d blob '%s' is %s", rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), i,
+                                  rc_in_name(op, i), RC_SHAPE(x));
+        }
+        n = rc_in(op, 1)->dims[0];
+    }
+    if (n > q->capacity - q->count)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' holds %lld of %lld elements and the op adds %lld: the "
+                          "op would wait forever for room: nothing can dequeue while this net runs (a workspace runs "
+                          "one net at a time; Caffe2 added what fitted and blocked)", rc_in_name(op, 0),
+                          (long long)q->count, (long long)q->capacity, (long long)n);
+    if ((st = rq_reserve(op, q, n, err))) return st;
+    for (int64_t e = 0; e < n; e++) {
+        rc_tensor *slot = rec_at(q, q->count + e, 0);
+        for (int j = 0; j < q->num_blobs && !st; j++) {
+            const rc_tensor *x = rc_in(op, j + 1);
+            if (!batch) {
+                st = rc_tensor_copy(&slot[j], x, err);
+                continue;
+            }
+            st = rc_tensor_resize(&slot[j], x->dtype, x->ndim - 1, x->dims + 1, err);
+            size_t nb = rc_tensor_nbytes(&slot[j]);
+            if (!st && nb) memcpy(rc_tensor_data(&slot[j]), (const char *)rc_tensor_data(x) + (size_t)e * nb, nb);
+        }
+        if (st) { /* out of memory: the elements made so far go, the queue stays as it was */
+            for (int64_t k = 0; k <= e; k++)
+                for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, q->count + k, j));
+            return rc_op_fail(op, err, st, "copying element %lld into queue '%s': %s", (long long)e,
+                              rc_in_name(op, 0), err->msg);
+        }
+    }
+    q->count += n;
+    return RC_OK;
+}
+
+static rc_status rq_dequeue_setup(rc_op *op, rc_err *err)
+{
+    int64_t ne;
+    rc_status st = rc_arg_i(&op->def, "num_elements", 1, &ne, err);
+    if (st) return st;
+    if (ne < 1 || ne > MAX_CAPACITY)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument num_elements must be in [1, %lld], got %lld",
+                          (long long)MAX_CAPACITY, (long long)ne);
+    return RC_OK;
+}
+
+static rc_status rq_dequeue_run(rc_op *op, rc_err *err)
+{
+    bqueue *q = NULL;
+    rc_status st = rq_check(op, err);
+    if (st || (st = get_rqueue(op, &q, err)) || (st = rq_dequeue_setup(op, err))) return st;
+    if ((st = check_num_blobs(op, q, op->n_out, "outputs", err))) return st;
+    int64_t ne;
+    if ((st = rc_arg_i(&op->def, "num_elements", 1, &ne, err))) return st;
+    if (q->count == 0 && q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' is closed and empty: no element will come (Caffe2's "
+                          "op failed too)", rc_in_name(op, 0));
+    if (q->count < ne && !q->closed)
+        return rc_op_fail(op, err, RC_ERR_RUNTIME, "queue '%s' holds %lld elements and num_elements is %lld: the op "
+                          "would wait forever for the rest: nothing can enqueue while this net runs (a workspace "
+                          "runs one net at a time; Caffe2 blocked); close the queue to take fewer",
+                          rc_in_name(op, 0), (long long)q->count, (long long)ne);
+    const int64_t k = q->count < ne ? q->count : ne;
+    for (int j = 0; j < q->num_blobs; j++) { /* every element's field j as the first's */
+        const rc_tensor *e0 = rec_at(q, 0, j);
+        if (e0->ndim >= RC_MAX_DIMS)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "blob %d of queue '%s': element 0 is %s: stacked it would have "
+                              "more than %d dims", j, rc_in_name(op, 0), RC_SHAPE(e0), RC_MAX_DIMS);
+        for (int64_t r = 1; r < k; r++)
+            if (rec_at(q, r, j)->dtype != e0->dtype || !rc_tensor_same_shape(rec_at(q, r, j), e0))
+                return rc_op_fail(op, err, RC_ERR_VALUE, "blob %d of queue '%s' (output %d blob '%s'): element %lld "
+                                  "of the %lld to stack is %s, element 0 is %s: stacked elements must agree in dtype "
+                                  "and dims", j, rc_in_name(op, 0), j, rc_out_name(op, j), (long long)r,
+                                  (long long)k, RC_SHAPE(rec_at(q, r, j)), RC_SHAPE(e0));
+    }
+    rc_tensor *out = calloc((size_t)q->num_blobs, sizeof *out);
+    if (!out) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory stacking %lld elements", (long long)k);
+    for (int j = 0; j < q->num_blobs && !st; j++) {
+        const rc_tensor *e0 = rec_at(q, 0, j);
+        int64_t dims[RC_MAX_DIMS];
+        dims[0] = k;
+        memcpy(dims + 1, e0->dims, (size_t)e0->ndim * sizeof *dims);
+        st = rc_tensor_resize(&out[j], e0->dtype, e0->ndim + 1, dims, err);
+        if (st) {
+            st = rc_op_fail(op, err, st, "stacking %lld elements of blob %d of queue '%s' into output %d blob '%s': "
+                            "%s", (long long)k, j, rc_in_name(op, 0), j, rc_out_name(op, j), err->msg);
+            break;
+        }
+        char *dst = rc_tensor_data(&out[j]);
+        const size_t nb = rc_tensor_nbytes(e0);
+        for (int64_t r = 0; r < k && nb; r++) memcpy(dst + (size_t)r * nb, rc_tensor_data(rec_at(q, r, j)), nb);
+    }
+    if (!st) {
+        for (int64_t r = 0; r < k; r++) { /* drop the elements taken */
+            for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, 0, j));
+            q->head = (q->head + 1) % q->alloc;
+            q->count--;
+        }
+        for (int j = 0; j < q->num_blobs; j++) {
+            rc_tensor_release(rc_out(op, j));
+            *rc_out(op, j) = out[j]; /* moves */
+            rc_tensor_init(&out[j]);
+        }
+    }
+    for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(&out[j]);
+    free(out);
+    return st;
+}
+
+static rc_status rq_close_run(rc_op *op, rc_err *err)
+{
+    bqueue *q = NULL;
+    rc_status st = get_rqueue(op, &q, err);
+    if (st) return st;
+    q->closed = 1;
+    return RC_OK;
+}
+
+static rc_status rq_close_check(rc_op *op, rc_err *err)
+{
+    bqueue *q = NULL;
+    return get_rqueue(op, &q, err);
+}
+
 const rc_op_schema rc_ops_queue[] = {
     {"CreateBlobsQueue", 0, 0, 1, 1, NULL, create_check, create_run, NULL,
      "a new empty FIFO of records of num_blobs tensors, at most capacity records (an opaque BlobsQueue blob)",
@@ -719,5 +966,17 @@ const rc_op_schema rc_ops_queue[] = {
      "DequeueBlobs from one of the input queues picked at random with probabilities from argument weights, with "
      "an int32 status output: 1 when that queue is closed and empty; argument table_idx_blob, seed",
      wsd_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OWN_OBJECT_OUT_CHECKS},
+    {"CreateRebatchingQueue", 0, 0, 1, 1, NULL, create_check, rq_create_run, NULL,
+     "a new empty FIFO of elements of num_blobs tensors, at most capacity elements (an opaque RebatchingQueue blob)",
+     create_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OBJECT_OUT_FIRST},
+    {"EnqueueRebatchingQueue", 2, -1, 0, 0, NULL, rq_enqueue_setup, rq_enqueue_run, NULL,
+     "appends a copy of (T1..TN) as one element, or with enqueue_batch=1 each row of them as an element; no room "
+     "or a closed queue raises", rq_check, RC_OP_NOT_IN_STEP_NET},
+    {"DequeueRebatchingQueue", 1, 1, 1, -1, NULL, rq_dequeue_setup, rq_dequeue_run, NULL,
+     "takes num_elements elements, each field stacked along a new first dim (fewer from a closed queue); too few "
+     "in an open queue raises", rq_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OWN_OBJECT_OUT_CHECKS},
+    {"CloseRebatchingQueue", 1, 1, 0, 0, NULL, NULL, rq_close_run, NULL,
+     "closes the queue: no more elements may be added; those in it can still be taken", rq_close_check,
+     RC_OP_NOT_IN_STEP_NET},
     {0},
 };
