@@ -369,7 +369,8 @@ def _cast_grad(op, g_output):
     # named by 'from_type', has no meaningful gradient (None).
     dy = g_output[0]
     to = _arg(op, "to")
-    if dy is None or to is None or not _is_float_type(to):
+    to = 1 if to is None else to  # FLOAT when absent (Caffe2's last release)
+    if dy is None or not _is_float_type(to):
         return _no_grad(op)
     src = _arg(op, "from_type")
     if src is not None and not _is_float_type(src):

@@ -16,3 +16,6 @@ GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter", "AtomicFetchAdd
 # optimizer steps (no gradient, as Caffe2 registered them).
 GradientRegistry.RegisterNoGradient("Ftrl", "SparseFtrl", "RowWiseSparseAdagrad", "RowWiseSparseAdam",
                                     "RowWiseCounter", "SparseNormalize")
+
+# csrc/ops/optim_more.c: YellowFin is an optimizer step (Caffe2: SHOULD_NOT_DO_GRADIENT).
+GradientRegistry.RegisterNoGradient("YellowFin")

@@ -235,7 +235,7 @@ def _glu(op, ins):
 
 @register("Cast")
 def _cast(op, ins):
-    to = args(op).get("to")
+    to = args(op).get("to", 1)  # FLOAT when absent (Caffe2's last release)
     floats = {1: "FLOAT", 12: "FLOAT16", 13: "DOUBLE"}
     ints = {2: "INT32", 3: "BYTE", 5: "BOOL", 6: "UINT8", 7: "INT8", 8: "UINT16", 9: "INT16", 10: "INT64"}
     if isinstance(to, int) and not isinstance(to, bool):

@@ -276,6 +276,21 @@ def _storm(op, ins):
     return _like(ins, 0, 1, 2)
 
 
+@_op("YellowFin")
+def _yellowfin(op, ins):
+    # (PARAM, MOMENT, LR, MU, CURV_WIN, G_AVG, G2_AVG, SCALARS, GRAD, ITER) -> the first eight
+    _same(op, ins, 0, 1, 5, 6, 8)
+    _scalar(op, ins, 2)
+    _scalar(op, ins, 3)
+    width = args(op).get("curv_win_width", 20)
+    _f32(op, ins, 4, 7)
+    for i, n in ((4, width), (7, 5)):
+        if size(ins[i].shape) != n:
+            raise ShapeError("%s: input %d '%s' must hold %d values, got %s" % (
+                op.type, i, op.input[i], n, list(ins[i].shape)))
+    return _like(ins, 0, 1, 2, 3, 4, 5, 6, 7)
+
+
 @_op("SparseStorm")
 def _sparse_storm(op, ins):
     # (PARAM, MOMENT, GRAD_SQ_SUM, GRAD, INDICES, LR) -> (PARAM, MOMENT, GRAD_SQ_SUM) in place

@@ -1077,13 +1077,16 @@ def _value_dtype(op, infer_int):
         dtype = 2
     else:
         dtype = 1
-    if dtype not in (1, 2, 5):
+    ranges = {2: (-2 ** 31, INT32_MAX), 10: (-2 ** 31, INT32_MAX), 9: (-2 ** 15, 2 ** 15 - 1), 7: (-128, 127),
+              6: (0, 255), 3: (0, 255), 8: (0, 65535)}  # the integer types, stored as int32 (fill.c)
+    if dtype not in (1, 13, 12, 5) and dtype not in ranges:
         _fail(op, "argument 'dtype' %d is not supported", dtype)
-    if dtype == 2 and value is not None:
+    if dtype in ranges and value is not None:
         v = value.value()
-        if not -2 ** 31 <= v <= INT32_MAX or v != int(v):
-            _fail(op, "argument 'value' does not fit int32")
-    return FLOAT if dtype == 1 else INT32
+        lo, hi = ranges[dtype]
+        if not lo <= v <= hi or v != int(v):
+            _fail(op, "argument 'value' does not fit dtype %d", dtype)
+    return FLOAT if dtype in (1, 13, 12) else INT32
 
 
 def _fill_out(shape, dtype):

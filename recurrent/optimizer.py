@@ -100,8 +100,9 @@ SGD, Adagrad, Storm and Wngrad: see the README ("DecayAdagrad, GFtrl, Storm and 
 ``use_lr_adaption=True`` for Adam (Caffe2's): each Adam op also writes
 ``<param>_effective_grad`` and ``LearningRateAdaption`` then adapts the shared
 rate blob in place (README: "Adam's learning-rate adaption").
-Not provided: YellowFin and the fp16 / multi-precision SGD optimizers; their names
-(``build_yellowfin``, ``YellowFinOptimizer``, ``build_multi_precision_sgd``, ...) exist so
+``build_yellowfin`` / ``YellowFinOptimizer``: the ``YellowFin`` op with Caffe2's state blobs.
+Not provided: the fp16 / multi-precision SGD optimizers; their names
+(``build_multi_precision_sgd``, ``FP16SgdOptimizer``, ...) exist so
 that modules importing them load, and calling them raises NotImplementedError saying why.
 ``optimizer_context.UseOptimizer`` picks a parameter's own optimizer where it is made.
 """
@@ -926,8 +927,58 @@ class FP16SgdOptimizer(_NotProvidedOptimizer):
     _why = _FP16_WHY
 
 
-class YellowFinOptimizer(_NotProvidedOptimizer):
-    _why = "its YellowFin op is not provided (README \"Coming from Caffe2\")"
+class YellowFinOptimizer(Optimizer):
+    """YellowFin (https://arxiv.org/abs/1706.03471; the ``YellowFin`` op): momentum SGD whose learning
+    rate and momentum, one pair per parameter, are tuned from moving averages of the gradient's
+    statistics. State per parameter, as Caffe2's: ``<param>_moment``, ``_g_avg``, ``_g2_avg`` (zeros
+    like the parameter), ``_curv_win`` (``curv_win_width`` zeros), ``_lr_avg`` (``alpha``),
+    ``_mu_avg`` (``mu``), ``_scalars_memory`` (5 zeros); the shared iteration counter. Dense
+    gradients only (a GradientSlice is a ValueError, as Caffe2 asserted). ``policy`` is accepted and
+    unused, as in Caffe2 (the rate is YellowFin's own)."""
+
+    def __init__(self, alpha=0.1, mu=0.0, beta=0.999, curv_win_width=20, zero_debias=True, epsilon=0.1 ** 6,
+                 policy="fixed", sparse_dedup_aggregator=None, **kwargs):
+        super().__init__()
+        self.alpha = float(alpha)
+        if not (np.isfinite(self.alpha) and self.alpha > 0):  # Caffe2 asserted alpha > 0
+            raise ValueError("YellowFinOptimizer: alpha must be a finite number > 0, got %r" % (alpha,))
+        self.mu = self._check_positive("YellowFinOptimizer: mu", mu)
+        self.beta = float(beta)
+        if not 0 <= self.beta < 1:
+            raise ValueError("YellowFinOptimizer: beta must be in [0, 1), got %r" % (beta,))
+        self.curv_win_width = int(curv_win_width)
+        if self.curv_win_width < 1:
+            raise ValueError("YellowFinOptimizer: curv_win_width must be >= 1, got %r" % (curv_win_width,))
+        self.zero_debias = bool(zero_debias)
+        self.epsilon = float(epsilon)
+        if not (np.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValueError("YellowFinOptimizer: epsilon must be a finite number > 0, got %r" % (epsilon,))
+        self.policy = policy
+        self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.init_kwargs = kwargs
+
+    def _run(self, net, param_init_net, param_info):
+        param, grad = param_info.blob, param_info.grad
+        if isinstance(grad, core.GradientSlice):
+            raise ValueError("YellowFinOptimizer: parameter '%s' has a sparse gradient (GradientSlice); "
+                             "YellowFin needs a dense one (as in Caffe2)" % param_info.name)
+        moment = self._zero_state(param_init_net, param, "_moment")
+        curv_win = param_init_net.ConstantFill([], str(param) + "_curv_win", shape=[self.curv_win_width],
+                                               value=0.0)
+        g_avg = self._zero_state(param_init_net, param, "_g_avg")
+        g2_avg = self._zero_state(param_init_net, param, "_g2_avg")
+        lr_avg = param_init_net.ConstantFill([], str(param) + "_lr_avg", shape=[1], value=self.alpha)
+        mu_avg = param_init_net.ConstantFill([], str(param) + "_mu_avg", shape=[1], value=self.mu)
+        scalars = param_init_net.ConstantFill([], str(param) + "_scalars_memory", shape=[5], value=0.0)
+        iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=0)
+        self._aux_params.shared.append(iteration)
+        self._aux_params.local.extend([lr_avg, mu_avg, curv_win, scalars])
+        state = [param, moment, lr_avg, mu_avg, curv_win, g_avg, g2_avg, scalars]
+        net.YellowFin(state + [grad, iteration], state, beta=self.beta, epsilon=self.epsilon,
+                      curv_win_width=self.curv_win_width, zero_debias=int(self.zero_debias))
+
+    def scale_learning_rate(self, scale):
+        self.alpha *= scale
 
 
 def build_multi_precision_sgd(model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False,
@@ -942,8 +993,9 @@ def build_fp16_sgd(model, base_learning_rate, **kwargs):
 
 
 def build_yellowfin(model, base_learning_rate=0.1, **kwargs):
-    """Not provided (no YellowFin op): raises NotImplementedError."""
-    YellowFinOptimizer(alpha=base_learning_rate, **kwargs)
+    """YellowFin for every parameter of ``model`` that has a gradient (``base_learning_rate``: the
+    initial rate, ``alpha``)."""
+    return _build(model, YellowFinOptimizer(alpha=base_learning_rate, **kwargs))
 
 
 def get_lr_injection():

@@ -1896,10 +1896,6 @@ CASES = [
          BeamSearchForwardOnly(0, Seq2SeqModelHelper(name='m'), eos_token_id=2)
          """, V, r"BeamSearchForwardOnly: beam_size must be >= 1, got 0"),
     # ------------------------------------------------ Cast, comparisons, Conditional, integer Div
-    Case("cast-missing-to", "ops: compare/cast", "Cast(x) without 'to'",
-         "feed(x=f32(3)); run_op('Cast', ['x'], ['y'])", V,
-         r"op Cast #0: argument 'to' is required \(a DataType: an int such as core.DataType.FLOAT or a name "
-         r"such as 'float'\)", note="checked at op creation, as every bad 'to'"),
     Case("cast-to-string", "ops: compare/cast", "Cast(x, to='string')",
          "feed(x=f32(3)); run_op('Cast', ['x'], ['y'], to='string')", V,
          r"op Cast #0: argument 'to'='string' is not a supported DataType name",
@@ -3562,6 +3558,22 @@ CASES = [
          run_op('EnqueueRebatchingQueue', ['q', 'z'], [])
          run_op('DequeueRebatchingQueue', ['q'], ['y'], num_elements=2)
          """, V, r"element 1 of the 2 to stack is \(5,\) float32, element 0 is \(4,\) float32"),
+    Case("yellowfin-curv-win-size", "ops: optimizers", "YellowFin with a curv_win of 4 values and curv_win_width 20",
+         """
+         feed(p=f32(2, 3), m=f32(2, 3), lr=f32(1), mu=f32(1), cw=f32(4), ga=f32(2, 3), g2=f32(2, 3), s=f32(5),
+              g=f32(2, 3), it=np.array([1], np.int32))
+         run_op('YellowFin', ['p', 'm', 'lr', 'mu', 'cw', 'ga', 'g2', 's', 'g', 'it'],
+                ['p', 'm', 'lr', 'mu', 'cw', 'ga', 'g2', 's'])
+         """, V, r"op YellowFin #0: input 4 blob 'cw' \(the curvature window of curv_win_width values\) must hold "
+                 r"20 values, got \(4,\) float32", note="Caffe2 read and wrote 20 values whatever its size"),
+    Case("yellowfin-iter-0", "ops: optimizers", "YellowFin with iteration counter 0",
+         """
+         feed(p=f32(2), m=f32(2), lr=f32(1), mu=f32(1), cw=f32(20), ga=f32(2), g2=f32(2), s=f32(5), g=f32(2),
+              it=np.array([0], np.int32))
+         run_op('YellowFin', ['p', 'm', 'lr', 'mu', 'cw', 'ga', 'g2', 's', 'g', 'it'],
+                ['p', 'm', 'lr', 'mu', 'cw', 'ga', 'g2', 's'])
+         """, V, r"input 9 blob 'it' \(the iteration counter\) must be >= 1",
+         note="Caffe2 divided by zero and wrote before the window"),
     # ---------------------------------------------------------------- mutex (csrc/ops/mutex.c)
     Case("mutex-atomic-iter-not-a-mutex", "ops: mutex",
          "CreateNet with AtomicIter(t, it) where t holds a tensor",

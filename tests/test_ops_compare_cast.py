@@ -209,7 +209,9 @@ def test_cast_bad_to(to, exc, pat):
 
 def test_cast_missing_to_and_bad_from_type():
     feed(x=np.ones(2, np.float32))
-    raises(ValueError, r"op Cast #0: argument 'to' is required", op("Cast", ["x"], ["y"]))
+    feed(i=np.array([3, -2], np.int32))
+    np.testing.assert_array_equal(run("Cast", ["i"], ["y"]), np.array([3.0, -2.0], np.float32))  # to: FLOAT
+    assert workspace.FetchBlob("y").dtype == np.float32
     raises(ValueError, r"argument 'from_type'='str' is not", op("Cast", ["x"], ["y"], to=1, from_type="str"))
     np.testing.assert_array_equal(run("Cast", ["x"], ["y"], to=1, from_type="float"), [1.0, 1.0])
 

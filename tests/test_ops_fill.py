@@ -4,7 +4,7 @@ MSRAFill, DiagonalFill, GivenTensorFill, GivenTensorIntFill."""
 import numpy as np
 import pytest
 
-from recurrent import workspace
+from recurrent import core, workspace
 from recurrent.proto import OperatorDef, make_argument
 
 
@@ -109,6 +109,22 @@ def test_constant_fill_rerun_reuses_and_refills(rng):
     np.testing.assert_array_equal(workspace.FetchBlob("y"), np.full((2, 2), 3.0, np.float32))
 
 
+@pytest.mark.parametrize("dtype,value,want", [(10, 7, np.int32), (10, -2 ** 31, np.int32), (9, -5, np.int32),
+                                              (7, 127, np.int32), (6, 255, np.int32), (3, 0, np.int32),
+                                              (8, 65535, np.int32), (13, 0.1, np.float32), (12, 2.5, np.float32)])
+def test_constant_fill_caffe2_types(dtype, value, want):
+    """Caffe2's other TensorProto types are stored as FeedBlob and Cast store them: the integer ones as
+    int32 (INT64 iteration counters, as Caffe2's tests fill them), the floating ones as float32;
+    shape inference agrees."""
+    net = core.Net("cf_types")
+    net.ConstantFill([], "y", shape=[2], dtype=dtype, value=value)
+    shapes, types = workspace.InferShapesAndTypes([net])
+    workspace.RunNetOnce(net)
+    y = workspace.FetchBlob("y")
+    assert y.dtype == want and y.tolist() == [want(value)] * 2
+    assert shapes["y"] == [2] and types["y"] == (core.DataType.INT32 if want is np.int32 else core.DataType.FLOAT)
+
+
 def test_constant_fill_bad_args():
     with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'shape' for output blob 'y' has a "
                                          r"negative dimension -2 at position 1"):
@@ -121,8 +137,15 @@ def test_constant_fill_bad_args():
         run("ConstantFill", [], ["y"], extra_shape=[2])
     with pytest.raises(ValueError, match=r"op ConstantFill #0: an input must be given"):
         run("ConstantFill", [], ["y"], input_as_shape=1)
-    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'dtype' 10 is not supported"):
-        run("ConstantFill", [], ["y"], shape=[1], dtype=10)
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'dtype' 4 is not supported: use 1 "
+                                         r"\(float32; 13 double and 12 float16 give float32 too\), 2 \(int32; 10 "
+                                         r"int64, 9 int16, 7 int8, 6 uint8, 3 byte and 8 uint16 give int32 too\)"):
+        run("ConstantFill", [], ["y"], shape=[1], dtype=4)
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' 2.14748e\+09 does not fit dtype "
+                                         r"int64 \(10\), stored as int32"):
+        run("ConstantFill", [], ["y"], shape=[1], dtype=10, value=2 ** 31)
+    with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' -1 does not fit dtype uint8 \(6\)"):
+        run("ConstantFill", [], ["y"], shape=[1], dtype=6, value=-1)
     with pytest.raises(ValueError, match=r"op ConstantFill #0: argument 'value' 1.5 does not fit dtype "
                                          r"int32"):
         run("ConstantFill", [], ["y"], shape=[1], dtype=2, value=1.5)

@@ -283,7 +283,6 @@ def test_adam_enable_radam_reaches_sparse_adam_only():
 @pytest.mark.parametrize("build,cls", [
     (optimizer.build_multi_precision_sgd, "MultiPrecisionSgdOptimizer"),
     (optimizer.build_fp16_sgd, "FP16SgdOptimizer"),
-    (optimizer.build_yellowfin, "YellowFinOptimizer"),
 ])
 def test_optimizers_not_provided(build, cls):
     model = sparse_model("np_" + cls)
@@ -293,3 +292,12 @@ def test_optimizers_not_provided(build, cls):
     assert len(model.net.Proto().op) == n_ops  # nothing added
     with pytest.raises(NotImplementedError, match=cls):
         getattr(optimizer, cls)()
+
+
+def test_yellowfin_refuses_a_sparse_gradient():
+    model = sparse_model("yf_sparse")
+    n_ops = len(model.net.Proto().op)
+    with pytest.raises(ValueError, match=r"YellowFinOptimizer: parameter '.*' has a sparse gradient "
+                                         r"\(GradientSlice\); YellowFin needs a dense one"):
+        optimizer.build_yellowfin(model, 0.1)
+    assert not [op for op in model.net.Proto().op[n_ops:] if op.type == "YellowFin"]

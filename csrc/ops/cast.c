@@ -65,17 +65,13 @@ static const cast_type cast_types[] = {
 #define N_CAST_TYPES ((int)(sizeof cast_types / sizeof *cast_types))
 
 /* Parses argument `name` (int or string) into *out (borrowed from the static
- * table). Missing: *out = NULL when optional, else a ValueError. */
-static rc_status cast_type_arg(rc_op *op, const char *name, int required, const cast_type **out, rc_err *err)
+ * table). Missing: *out = dflt (NULL: none). */
+static rc_status cast_type_arg(rc_op *op, const char *name, const cast_type *dflt, const cast_type **out,
+                               rc_err *err)
 {
     const rc_arg *a = rc_opdef_arg(&op->def, name);
-    *out = NULL;
-    if (!a) {
-        if (!required) return RC_OK;
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "argument '%s' is required (a DataType: an int such as core.DataType.FLOAT or a name "
-                          "such as 'float')", name);
-    }
+    *out = dflt;
+    if (!a) return RC_OK;
     if (a->kind == RC_ARG_I) {
         for (int i = 0; i < N_CAST_TYPES; i++)
             if (cast_types[i].proto == a->i) {
@@ -113,8 +109,9 @@ typedef struct cast_args {
 static rc_status cast_setup(rc_op *op, rc_err *err)
 {
     const cast_type *to = NULL, *from = NULL;
-    rc_status st = cast_type_arg(op, "to", 1, &to, err);
-    if (!st) st = cast_type_arg(op, "from_type", 0, &from, err);
+    /* no 'to': FLOAT, as Caffe2's last release (cast_helper.h; its first ones refused) */
+    rc_status st = cast_type_arg(op, "to", &cast_types[0], &to, err);
+    if (!st) st = cast_type_arg(op, "from_type", NULL, &from, err);
     if (st) return st;
     cast_args *a = calloc(1, sizeof *a);
     if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");

@@ -251,25 +251,39 @@ static rc_status value_setup(rc_op *op, int kind, int infer_int, rc_err *err)
     } else if (infer_int && value && value->kind == RC_ARG_I) {
         dtype = 2; /* Caffe2 infers an integer type from an int value; int32 is ours */
     }
-    if (dtype == 1) {
+    /* Caffe2's TensorProto types as FeedBlob and Cast store them: the floating ones as float32, the
+     * integer ones as int32 (the value must be whole and fit both the named type and int32) */
+    static const struct { int64_t code; const char *name; double lo, hi; } ints[] = {
+        {2, "int32", -2147483648.0, 2147483647.0}, {10, "int64", -2147483648.0, 2147483647.0},
+        {9, "int16", -32768.0, 32767.0},          {7, "int8", -128.0, 127.0},
+        {6, "uint8", 0.0, 255.0},                 {3, "byte", 0.0, 255.0},
+        {8, "uint16", 0.0, 65535.0},
+    };
+    if (dtype == 1 || dtype == 13 || dtype == 12) { /* FLOAT, DOUBLE, FLOAT16 */
         s->dtype = RC_F32;
         s->fval = value ? (value->kind == RC_ARG_F ? (float)value->f : (float)value->i) : 0.0f;
-    } else if (dtype == 2) {
+        return RC_OK;
+    }
+    if (dtype == 5) { /* BOOL: int32 0 / 1, as Cast's */
+        s->dtype = RC_I32;
+        s->ival = value && (value->kind == RC_ARG_F ? value->f != 0 : value->i != 0);
+        return RC_OK;
+    }
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        if (ints[k].code != dtype) continue;
         s->dtype = RC_I32;
         if (value) {
             double v = value->kind == RC_ARG_F ? value->f : (double)value->i;
-            if (v != floor(v) || v < -2147483648.0 || v > 2147483647.0)
-                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' %g does not fit dtype int32 (2)", v);
+            if (v != floor(v) || v < ints[k].lo || v > ints[k].hi)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' %g does not fit dtype %s (%lld)%s", v,
+                                  ints[k].name, (long long)dtype, dtype == 10 ? ", stored as int32" : "");
             s->ival = (int32_t)v;
         }
-    } else if (dtype == 5) { /* BOOL: int32 0 / 1, as Cast's */
-        s->dtype = RC_I32;
-        s->ival = value && (value->kind == RC_ARG_F ? value->f != 0 : value->i != 0);
-    } else {
-        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 1 (float32), 2 (int32) "
-                          "or 5 (bool, given as int32 0 / 1)", (long long)dtype);
+        return RC_OK;
     }
-    return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'dtype' %lld is not supported: use 1 (float32; 13 double and "
+                      "12 float16 give float32 too), 2 (int32; 10 int64, 9 int16, 7 int8, 6 uint8, 3 byte and 8 "
+                      "uint16 give int32 too) or 5 (bool, given as int32 0 / 1)", (long long)dtype);
 }
 
 static rc_status constant_setup(rc_op *op, rc_err *err) { return value_setup(op, FILL_CONST, 1, err); }

@@ -1,6 +1,7 @@
-/* ops/optim_more.c -- the ops of Caffe2's DecayAdagrad, GFtrl, Storm, LARS
- * and Adam's learning-rate adaption (caffe2/sgd decay_adagrad_op, gftrl_op,
- * storm_op, lars_op, learning_rate_adaption_op).
+/* ops/optim_more.c -- the ops of Caffe2's DecayAdagrad, GFtrl, Storm, LARS,
+ * Adam's learning-rate adaption and YellowFin (caffe2/sgd decay_adagrad_op,
+ * gftrl_op, storm_op, lars_op, learning_rate_adaption_op, yellowfin_op; the
+ * last in its own section below).
  *
  *   DecayAdagrad(PARAM, MOMENT_1, MOMENT_2, GRAD, LR, ITER) -> (PARAM, MOMENT_1, MOMENT_2)
  *   GFtrl(VAR, N_Z, GRAD[, ALPHA]) -> (VAR, N_Z)
@@ -579,6 +580,178 @@ static rc_status lr_adaption_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ YellowFin
+ *
+ * YellowFin(PARAM, MOMENT, LR, MU, CURV_WIN, G_AVG, G2_AVG, SCALARS, GRAD, ITER)
+ *   -> (PARAM, MOMENT, LR, MU, CURV_WIN, G_AVG, G2_AVG, SCALARS)
+ *
+ * Caffe2's caffe2/sgd/yellowfin_op (https://arxiv.org/abs/1706.03471): a
+ * momentum SGD step with the learning rate LR and momentum MU (moving
+ * averages, one float32 each), then the statistics that tune them, in float
+ * in Caffe2's order. With b = beta, MA(a, x) = b a + (1 - b) x and
+ * deb = 1 / (1 - b^ITER) (in double, rounded once; 1 without zero_debias):
+ *   step: m' = MU m + LR g; param' = param - m' (nesterov: param - (1 + MU) m'
+ *     + MU m), with LR and MU as they came in;
+ *   G_AVG' = MA(G_AVG, g), G2_AVG' = MA(G2_AVG, g^2), g_deb = deb G_AVG';
+ *   n2 = max(eps, sum g^2); S0' = MA(S0, sqrt(n2)), S1' = MA(S1, n2);
+ *   CURV_WIN' = CURV_WIN with entry (ITER - 1) % curv_win_width set to log(n2);
+ *   lo, hi = min, max of its first min(width, ITER) entries;
+ *   S2' = MA(S2, lo), S3' = MA(S3, hi); hmin = max(eps, exp(deb S2')),
+ *   hmax = max(eps, exp(deb S3'));
+ *   var = max(eps, deb S1' - sum g_deb^2); S4' = MA(S4, S0' / S1'), d = deb S4';
+ *   from ITER 2 on: p = (d hmin)^2 / (2 var), w3 = (-sqrt(p^2 + 4/27 p^3) - p) / 2,
+ *     w = cbrt(w3), y = w - p / 3 / w, r = (sqrt(hmax / hmin) - 1) / (sqrt(hmax / hmin) + 1),
+ *     mu = max((y + 1)^2, r^2), lr = (1 - sqrt(mu))^2 / hmin; MU' = MA(MU, mu),
+ *     LR' = MA(LR, lr); on ITER 1 they stay.
+ * SCALARS holds S0..S4 (Caffe2's g_norm_avg, g_norm2_avg, g_norm2_min_avg,
+ * g_norm2_max_avg, distance_avg). Arguments (as Caffe2): beta 0.999,
+ * curv_win_width 20, epsilon 1e-6, nesterov 0, zero_debias 1.
+ *
+ * Differences from Caffe2: sums of squares in double (Caffe2: float dot);
+ * CURV_WIN must hold curv_win_width values and SCALARS 5 (Caffe2 read and
+ * wrote that many whatever their size); ITER >= 1 (Caffe2 divided by zero at
+ * 0 and wrote before CURV_WIN); outputs that are not the inputs' blobs
+ * receive LR and MU as they came in on ITER 1 (Caffe2 left them
+ * uninitialised) and the step reads LR and MU from the inputs (Caffe2 from
+ * the outputs: the same in place, garbage otherwise); beta must be in
+ * [0, 1), epsilon finite and > 0, curv_win_width >= 1, nesterov and
+ * zero_debias 0 or 1. */
+
+#define YF_SCALARS 5
+
+typedef struct yf_state {
+    float beta, epsilon;
+    int64_t width, nesterov, zero_debias;
+} yf_state;
+
+static rc_status yf_setup(rc_op *op, rc_err *err)
+{
+    yf_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* owned by the op, freed with free() */
+    rc_status st;
+    if ((st = rc_arg_f(&op->def, "beta", 0.999f, &s->beta, err))) return st;
+    if (!(s->beta >= 0.0f && s->beta < 1.0f))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument beta must be in [0, 1), got %g", (double)s->beta);
+    if ((st = arg_at_least(op, "epsilon", 1e-6f, 0.0f, 1, &s->epsilon, err))) return st;
+    if ((st = rc_arg_i(&op->def, "curv_win_width", 20, &s->width, err))) return st;
+    if (s->width < 1 || s->width > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument curv_win_width must be in [1, %d], got %lld", INT32_MAX,
+                          (long long)s->width);
+    if ((st = rc_arg_i(&op->def, "nesterov", 0, &s->nesterov, err))) return st;
+    if ((st = rc_arg_i(&op->def, "zero_debias", 1, &s->zero_debias, err))) return st;
+    if ((s->nesterov != 0 && s->nesterov != 1) || (s->zero_debias != 0 && s->zero_debias != 1))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "arguments nesterov and zero_debias must be 0 or 1, got %lld and "
+                          "%lld", (long long)s->nesterov, (long long)s->zero_debias);
+    return RC_OK;
+}
+
+/* Input i: float32 of exactly n values (any shape). */
+static rc_status yf_check_len(rc_op *op, int i, int64_t n, const char *what, rc_err *err)
+{
+    rc_status st = rc_check_input(op, i, RC_F32, err);
+    if (st) return st;
+    if (rc_tensor_numel(rc_in(op, i)) != n)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must hold %lld values, got %s", i,
+                          rc_in_name(op, i), what, (long long)n, RC_SHAPE(rc_in(op, i)));
+    return RC_OK;
+}
+
+static rc_status yf_check(rc_op *op, rc_err *err)
+{
+    static const int like[] = {1, 5, 6, 8};
+    const yf_state *s = op->state;
+    rc_status st = check_same_shape(op, 0, like, 4, err);
+    if (!st) st = yf_check_len(op, 2, 1, "the learning rate", err);
+    if (!st) st = yf_check_len(op, 3, 1, "the momentum", err);
+    if (!st) st = yf_check_len(op, 4, s->width, "the curvature window of curv_win_width values", err);
+    if (!st) st = yf_check_len(op, 7, YF_SCALARS, "the 5 scalars of the moving averages", err);
+    return st;
+}
+
+static float yf_ma(float beta, float avg, float x) { return beta * avg + (1.0f - beta) * x; }
+
+static rc_status yf_run(rc_op *op, rc_err *err)
+{
+    const yf_state *s = op->state;
+    rc_status st;
+    int64_t it = 0;
+    if ((st = yf_check(op, err)) || (st = read_iter(op, 9, &it, err))) return st;
+    if (it < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 9 blob '%s' (the iteration counter) must be >= 1 (the "
+                          "optimizer's Iter runs before the step), got %lld", rc_in_name(op, 9), (long long)it);
+    const int64_t n = rc_tensor_numel(rc_in(op, 0)), W = s->width;
+    const float b = s->beta, eps = s->epsilon;
+    const float deb = s->zero_debias ? (float)(1.0 / (1.0 - pow((double)b, (double)it))) : 1.0f;
+    /* the inputs' scalars and window first: the outputs may be their blobs */
+    const float lr_in = rc_f32(rc_in(op, 2))[0], mu_in = rc_f32(rc_in(op, 3))[0];
+    float S[YF_SCALARS];
+    memcpy(S, rc_f32(rc_in(op, 7)), sizeof S);
+    float *win = malloc((size_t)W * sizeof *win);
+    if (!win) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    memcpy(win, rc_f32(rc_in(op, 4)), (size_t)W * sizeof *win);
+    for (int o = 0; o < 8 && !st; o++) st = resize_out_like_in(op, o, o, err);
+    if (st) {
+        free(win);
+        return st;
+    }
+    const float *w = rc_f32(rc_in(op, 0)), *m = rc_f32(rc_in(op, 1)), *ga = rc_f32(rc_in(op, 5));
+    const float *g2a = rc_f32(rc_in(op, 6)), *g = rc_f32(rc_in(op, 8));
+    float *nw = rc_f32(rc_out(op, 0)), *nm = rc_f32(rc_out(op, 1)), *nga = rc_f32(rc_out(op, 5));
+    float *ng2a = rc_f32(rc_out(op, 6));
+    double gsq = 0.0, dsq = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float gi = g[i], mi = m[i];
+        const float mo = mu_in * mi + lr_in * gi;
+        nw[i] = s->nesterov ? w[i] - (1.0f + mu_in) * mo + mu_in * mi : w[i] - mo;
+        nm[i] = mo;
+        const float a = yf_ma(b, ga[i], gi), gd = deb * a;
+        nga[i] = a;
+        ng2a[i] = yf_ma(b, g2a[i], gi * gi);
+        gsq += (double)gi * (double)gi;
+        dsq += (double)gd * (double)gd;
+    }
+    float n2 = (float)gsq;
+    n2 = n2 < eps ? eps : n2; /* max(eps, .) here and below as Caffe2's: NaN stays NaN */
+    S[1] = yf_ma(b, S[1], n2);
+    const float n2_deb = deb * S[1];
+    S[0] = yf_ma(b, S[0], sqrtf(n2));
+    win[(it - 1) % W] = logf(n2);
+    const int64_t valid = it < W ? it : W;
+    float lo = win[0], hi = win[0];
+    for (int64_t k = 1; k < valid; k++) {
+        lo = win[k] < lo ? win[k] : lo;
+        hi = win[k] > hi ? win[k] : hi;
+    }
+    S[2] = yf_ma(b, S[2], lo);
+    S[3] = yf_ma(b, S[3], hi);
+    float hmin = expf(deb * S[2]), hmax = expf(deb * S[3]);
+    hmin = hmin < eps ? eps : hmin;
+    hmax = hmax < eps ? eps : hmax;
+    float var = n2_deb - (float)dsq;
+    var = var < eps ? eps : var;
+    S[4] = yf_ma(b, S[4], S[0] / S[1]);
+    const float dist = deb * S[4];
+    float lr_out = lr_in, mu_out = mu_in;
+    if (it > 1) {
+        const float ratio = sqrtf(hmax / hmin), r = (ratio - 1.0f) / (ratio + 1.0f);
+        const float pre = dist * hmin, p = pre * pre / (2.0f * var);
+        const float w3 = (-sqrtf(p * p + 4.0f / 27.0f * p * p * p) - p) / 2.0f;
+        const float wc = (w3 > 0.0f ? 1.0f : -1.0f) * powf(fabsf(w3), 1.0f / 3.0f);
+        const float y = wc - p / 3.0f / wc, root = y + 1.0f;
+        const float mu = root * root > r * r ? root * root : r * r;
+        const float one_m = 1.0f - sqrtf(mu);
+        mu_out = yf_ma(b, mu_in, mu);
+        lr_out = yf_ma(b, lr_in, one_m * one_m / hmin);
+    }
+    rc_f32(rc_out(op, 2))[0] = lr_out;
+    rc_f32(rc_out(op, 3))[0] = mu_out;
+    memcpy(rc_f32(rc_out(op, 4)), win, (size_t)W * sizeof *win);
+    memcpy(rc_f32(rc_out(op, 7)), S, sizeof S);
+    free(win);
+    return RC_OK;
+}
+
 /* ================================================================ table */
 
 /* Lars's output is a new blob (a rate), never one of its inputs. */
@@ -610,5 +783,9 @@ const rc_op_schema rc_ops_optim_more[] = {
      "(lr, grad, effgrad) -> lr: lr*(1 - lr_alpha*<grad,effgrad>/(|grad|*|effgrad|)) (each norm at least "
      "1e-12), or lr - lr_alpha*<grad,effgrad> with normalized_lr_adaption=0; arguments lr_alpha, "
      "normalized_lr_adaption", lr_adaption_check},
+    {"YellowFin", 10, 10, 8, 8, rc_inplace_same_index, yf_setup, yf_run, free,
+     "(param, moment, lr, mu, curv_win, g_avg, g2_avg, scalars_memory, grad, iter) -> the first eight: a momentum "
+     "SGD step with the tuned lr and mu, then YellowFin's moving averages; arguments beta, curv_win_width, "
+     "epsilon, nesterov, zero_debias", yf_check},
     {0},
 };

@@ -28,7 +28,7 @@ extern const rc_op_schema rc_ops_unary[];     /* ops/unary.c: Clip, Abs, Sqrt, L
 extern const rc_op_schema rc_ops_reduce[];    /* ops/reduce.c: Reduce*, ReduceFront/Back*, ArgMax/ArgMin, Accuracy */
 extern const rc_op_schema rc_ops_optim_rowwise[]; /* ops/optim_rowwise.c: (Sparse)Ftrl, RowWiseSparseAdagrad/Adam,
                                                      RowWiseCounter, SparseNormalize */
-extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, (Sparse)Storm, Lars */
+extern const rc_op_schema rc_ops_optim_more[]; /* ops/optim_more.c: DecayAdagrad, GFtrl, Storm, Lars, YellowFin */
 extern const rc_op_schema rc_ops_bcast[];     /* ops/bcast.c: And, Or, Xor, Not, Add/Sub/MulGradient */
 extern const rc_op_schema rc_ops_lengths_reduce[]; /* ops/lengths_reduce.c: (Sparse)Lengths{Sum,Mean,WeightedSum}, LengthsMax */
 extern const rc_op_schema rc_ops_lengths[];   /* ops/lengths.c: (Un)PackSegments, Add/Remove/GatherPadding, Lengths* */
