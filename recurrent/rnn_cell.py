@@ -48,7 +48,9 @@ Also here: ``LayerNormLSTM`` / ``LayerNormMILSTM`` (cells
 ``LayerNormLSTMCell`` / ``LayerNormMILSTMCell``), ``DropoutCell``,
 ``AttentionCell`` / ``LSTMWithAttentionCell`` / ``MILSTMWithAttentionCell`` /
 ``LSTMWithAttention`` (attention types from ``recurrent.attention``) and
-``UnrolledCell`` (``static_rnn_unroll_size``). Not provided: cudnn_LSTM.
+``UnrolledCell`` (``static_rnn_unroll_size``), ``GetLSTMParamNames`` /
+``InitFromLSTMParams`` (an LSTM's parameters from per-gate values). Not provided:
+cudnn_LSTM.
 """
 
 import contextlib
@@ -1170,6 +1172,41 @@ def _layered_LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_ou
 
 
 layered_LSTM = functools.partial(_layered_LSTM, create_lstm=LSTM)
+
+
+def GetLSTMParamNames():
+    """Caffe2's names of an LSTM's per-gate parameters, in the order of its gates (LSTMUnit's
+    [i, f, o, g]): ``{'weights': [...], 'biases': [...]}``."""
+    return {"weights": ["input_gate_w", "forget_gate_w", "output_gate_w", "cell_w"],
+            "biases": ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"]}
+
+
+def InitFromLSTMParams(lstm_pblobs, param_values):
+    """Caffe2's: sets an LSTM's parameters from per-gate values. ``lstm_pblobs`` is the parameter dict
+    ``LSTM(..., return_params=True)`` gives for one layer (``{'input': {'weights': blob, 'biases':
+    blob}, 'recurrent': {...}}``); ``param_values[input_type][name]`` holds the values of each name
+    of ``GetLSTMParamNames()`` for the input types given. Each blob of the current workspace
+    becomes the gates' values in gate order, flattened and reshaped to the blob's shape (float32);
+    the values must number the blob's elements (ValueError naming the blob, else)."""
+    import numpy as np
+    from . import workspace
+    names = GetLSTMParamNames()
+    for input_type in param_values:
+        blobs = lstm_pblobs[input_type]
+        if not isinstance(blobs, dict):
+            raise TypeError("InitFromLSTMParams: lstm_pblobs['%s'] must be one layer's {'weights': ..., "
+                            "'biases': ...} (LSTM(..., return_params=True) with one layer), got %s"
+                            % (input_type, type(blobs).__name__))
+        for kind in ("weights", "biases"):
+            values = np.concatenate([np.asarray(param_values[input_type][n], np.float64).ravel()
+                                     for n in names[kind]])
+            blob = str(blobs[kind])
+            cur = workspace.FetchBlob(blob)
+            if values.size != cur.size:
+                raise ValueError("InitFromLSTMParams: the %s gate %s of '%s' hold %d values together, but blob "
+                                 "'%s' has %d %s" % (input_type, kind, "', '".join(names[kind]), values.size,
+                                                     blob, cur.size, list(cur.shape)))
+            workspace.FeedBlob(blob, values.reshape(cur.shape).astype(np.float32))
 
 
 # Caffe2 names that cannot be provided here: asking for one says why instead of a bare AttributeError

@@ -324,6 +324,44 @@ def test_lstm_with_initializer_states_vs_numpy(rng):
     np.testing.assert_allclose(fetch(c_last), ref[3], rtol=1e-4, atol=2e-5)
 
 
+def test_init_from_lstm_params_vs_numpy(rng):
+    """Caffe2's GetLSTMParamNames / InitFromLSTMParams: per-gate values (gate order i, f, o, g) set the
+    parameters of LSTM(..., return_params=True); the LSTM then computes the NumPy LSTM with those
+    gates; values of the wrong size are a ValueError naming the blob; a multi-layer dict a TypeError."""
+    T, N, D, H = 4, 2, 3, 5
+    model = ModelHelper(name="m")
+    h_all, _, _, c_last, params = rnn_cell.LSTM(model, "x", None, ("h0", "c0"), D, H, scope="g",
+                                                return_params=True)
+    run_init(model)
+    names = rnn_cell.GetLSTMParamNames()
+    assert names == {"weights": ["input_gate_w", "forget_gate_w", "output_gate_w", "cell_w"],
+                     "biases": ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"]}
+    vals = {kind: {w: f32(rng, H, D if kind == "input" else H) for w in names["weights"]}
+            for kind in ("input", "recurrent")}
+    for kind in vals:
+        vals[kind].update({b: f32(rng, H) for b in names["biases"]})
+    rnn_cell.InitFromLSTMParams(params, vals)
+    for kind in ("input", "recurrent"):
+        w = np.concatenate([vals[kind][n] for n in names["weights"]])
+        np.testing.assert_array_equal(fetch(params[kind]["weights"]), w)
+    x, h0, c0 = f32(rng, T, N, D), f32(rng, 1, N, H), f32(rng, 1, N, H)
+    for n, v in (("x", x), ("h0", h0), ("c0", c0)):
+        workspace.FeedBlob(n, v)
+    workspace.RunNetOnce(model.net)
+    gate = lambda kind, kk: np.concatenate([vals[kind][n] for n in names[kk]])  # noqa: E731
+    ref = lstm_layer_ref(x, h0, c0, gate("input", "weights"), gate("input", "biases"),
+                         gate("recurrent", "weights"), gate("recurrent", "biases"))
+    np.testing.assert_allclose(fetch(h_all), ref[0], rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(fetch(c_last), ref[3], rtol=1e-4, atol=2e-5)
+    vals["input"]["cell_w"] = f32(rng, H, D + 1)
+    with pytest.raises(ValueError, match=r"InitFromLSTMParams: the input gate weights of 'input_gate_w', "
+                                         r"'forget_gate_w', 'output_gate_w', 'cell_w' hold 65 values together, "
+                                         r"but blob 'g/i2h_w' has 60 \[20, 3\]"):
+        rnn_cell.InitFromLSTMParams(params, {"input": vals["input"]})
+    with pytest.raises(TypeError, match=r"lstm_pblobs\['input'\] must be one layer's"):
+        rnn_cell.InitFromLSTMParams({"input": [params["input"]]}, {"input": vals["input"]})
+
+
 def milstm_ref(x, h0, c0, w_i, b_i, w_h, b_h, alpha, beta1, beta2, b, seq):
     T, N, _ = x.shape
     H = w_h.shape[1]
