@@ -37,3 +37,26 @@ def test_readme_example_runs(index, tmp_path):
     # a "print(...)   # expected" comment in the example: that is what it prints
     for call, want in re.findall(r"^(print\(.*\))\s+#\s*(.+)$", code, re.M):
         assert want.strip() in p.stdout, (call, want, p.stdout)
+
+
+def _anchor(title):
+    """GitHub's anchor of a heading: lower case, punctuation but - and _ dropped, spaces -> -."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.skipif(not os.path.exists(README), reason="README.md not beside tests/")
+def test_readme_contents_lists_every_section():
+    """The Contents list links every ## / ### section (but itself and 'Two commands'), in order, by
+    the anchor GitHub gives it: a section added or renamed shows up here."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    heads, in_code = [], False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and re.match(r"^###? ", line):
+            heads.append(line.split(" ", 1)[1])
+    want = ["[%s](#%s)" % (h, _anchor(h)) for h in heads if h not in ("Contents", "Two commands")]
+    toc = text.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
+    got = [line.strip()[2:] for line in toc.split("\n") if line.strip().startswith("- ")]
+    assert got == want
