@@ -10,7 +10,7 @@ from .core import GradientRegistry
 GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "MomentumSGD", "Adam")
 
 # csrc/ops/mutex.c: a Mutex and the counter it guards (Caffe2: SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
-GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter", "AtomicFetchAdd")
+GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter", "AtomicFetchAdd", "AtomicFetchAdd64")
 
 # csrc/ops/optim_rowwise.c: FTRL, the row-wise sparse Adagrad/Adam, RowWiseCounter and SparseNormalize are
 # optimizer steps (no gradient, as Caffe2 registered them).

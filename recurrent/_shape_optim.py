@@ -500,7 +500,7 @@ not_inferred("its output is a Mutex object (no tensor)", "CreateMutex")
 not_inferred("its input 0 is a Mutex object, never a known tensor, so no function can run (the counter keeps "
              "its shape)", "AtomicIter")
 not_inferred("its input 0 is a Mutex object, never a known tensor, so no function can run (the outputs would "
-             "be int32 ())", "AtomicFetchAdd")
+             "be int32 ())", "AtomicFetchAdd", "AtomicFetchAdd64")
 not_inferred("its output is a BlobsQueue object (no tensor)", "CreateBlobsQueue")
 not_inferred("its input 0 is a BlobsQueue object, never a known tensor (the outputs are its inputs, in "
              "place, and SafeEnqueueBlobs' status)",

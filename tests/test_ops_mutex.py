@@ -613,7 +613,7 @@ def test_atomic_fetch_add_errors_leave_the_outputs_alone():
 
 def test_atomic_fetch_add_checked_at_creation_and_without_gradient():
     assert "AtomicFetchAdd" in set(_C.op_types(checked=True))
-    assert "AtomicFetchAdd64" not in core.RegisteredOperators()  # int64: no such blobs here
+    assert "AtomicFetchAdd64" in set(_C.op_types(checked=True))  # the same op: int64 values are int32 here
     assert core.GradientRegistry.HasGradient("AtomicFetchAdd")  # registered, as having none
     feed(t=np.zeros(1, np.float32), a=np.array([1], np.int32), b=np.array([2], np.int32))
     net = core.Net("fetch_add_check")
@@ -660,3 +660,15 @@ def test_atomic_fetch_add_in_a_step_net_with_the_executor(rng):
         assert int(workspace.FetchBlob("cnt")) == start + 2 * T
         outs[(enable, threads)] = workspace.FetchBlob(o_all).tobytes()
     assert len(set(outs.values())) == 1
+
+
+def test_atomic_fetch_add_64_is_the_int32_op():
+    """Caffe2's int64 twin runs on the int32 blobs that stand for int64 here, overflow checked."""
+    mutex()
+    feed(v=np.array([5], np.int32), inc=np.array([3], np.int32))
+    run("AtomicFetchAdd64", ["m", "v", "inc"], ["v", "fetched"])
+    assert int(workspace.FetchBlob("v")) == 8 and int(workspace.FetchBlob("fetched")) == 5
+    feed(v=np.array([I32_MAX], np.int32))
+    raises(ValueError, r"op AtomicFetchAdd64 #0: input 1 blob 'v' \(the value\) 2147483647 \+ input 2 blob 'inc' "
+           r"\(the increment\) 3 overflows int32", "AtomicFetchAdd64", ["m", "v", "inc"], ["v", "fetched"])
+    assert core.GradientRegistry.HasGradient("AtomicFetchAdd64")  # registered, as having none

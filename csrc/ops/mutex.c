@@ -7,8 +7,9 @@
  *   AtomicIter(MUTEX, COUNTER) -> COUNTER   COUNTER += 1 (int32, one element; in place)
  *   AtomicFetchAdd(MUTEX, A, B) -> (C, D)   D = A, C = A + B (int32 scalars)
  *
- * AtomicFetchAdd (Caffe2's int32 op; AtomicFetchAdd64, its int64 twin, is not
- * registered: blobs here hold no int64): A and B int32 tensors of one element
+ * AtomicFetchAdd (Caffe2's int32 op; AtomicFetchAdd64, its int64 twin, is the
+ * same op here: Caffe2's int64 blobs are int32 ones, so its sums must fit int32
+ * too, as every INT64 value's): A and B int32 tensors of one element
  * each (any shape: (), (1,), (1, 1); TypeError / ValueError naming the blob
  * otherwise, where Caffe2 read the first element of whatever it got), C and D
  * int32 scalars (shape (), as Caffe2's Resize()). C is usually A's blob (the
@@ -181,5 +182,7 @@ const rc_op_schema rc_ops_mutex[] = {
     {"AtomicFetchAdd", 3, 3, 2, 2, rc_inplace_any, NULL, fetch_add_run, NULL,
      "(MUTEX, A, B) -> (C, D): D = A, C = A + B, int32 scalars (C usually A's blob); input 0 must be a Mutex",
      fetch_add_check},
+    {"AtomicFetchAdd64", 3, 3, 2, 2, rc_inplace_any, NULL, fetch_add_run, NULL,
+     "AtomicFetchAdd of Caffe2's int64 values, which are int32 here (the sum must fit int32)", fetch_add_check},
     {0},
 };
