@@ -1199,20 +1199,22 @@ def _given(op, ins, dtype):
         vals = v.value()
         if vals and kind != "ints" and not (dtype == FLOAT and kind == "floats"):
             _fail(op, "argument 'values' has the wrong kind")
-        if dtype == INT32 and any(not -2 ** 31 <= x <= INT32_MAX for x in vals):
-            _fail(op, "argument 'values' does not fit int32")
+        lo, hi = {"GivenTensorInt16Fill": (-2 ** 15, 2 ** 15 - 1),
+                  "GivenTensorBoolFill": (0, 1)}.get(op.type, (-2 ** 31, INT32_MAX))
+        if dtype == INT32 and any(not lo <= x <= hi for x in vals):
+            _fail(op, "argument 'values' does not fit %s", op.type)
         n = len(vals)
     if shape is not None and size(shape) != n:
         _fail(op, "argument 'values' has %d elements but shape %s needs %d", n, list(shape), size(shape))
     return _fill_out(shape, dtype)
 
 
-@_fn("GivenTensorFill")
+@_fn("GivenTensorFill", "GivenTensorDoubleFill")
 def _given_tensor_fill(op, ins):
     return _given(op, ins, FLOAT)
 
 
-@_fn("GivenTensorIntFill")
+@_fn("GivenTensorIntFill", "GivenTensorInt64Fill", "GivenTensorInt16Fill", "GivenTensorBoolFill")
 def _given_tensor_int_fill(op, ins):
     return _given(op, ins, INT32)
 

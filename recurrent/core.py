@@ -792,7 +792,8 @@ def _copy_gradient(op, g_output):
 
 GradientRegistry.RegisterNoGradient(
     "ConstantFill", "UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill",
-    "GivenTensorIntFill", "UniqueUniformFill")
+    "GivenTensorIntFill", "UniqueUniformFill", "GivenTensorInt64Fill", "GivenTensorInt16Fill",
+    "GivenTensorBoolFill", "GivenTensorDoubleFill")
 
 
 # ---------------------------------------------------------------- SSA helpers

@@ -550,3 +550,31 @@ def test_unique_uniform_fill_bad_input():
     bad(ValueError, r"shape from input 0 blob 'Xn' has a negative dimension", ["Xn"], min=1, max=50,
         input_as_shape=1)
     bad(ValueError, r"cannot set argument 'shape' and pass input blob 'X'", ["X"], min=1, max=50, shape=[2])
+
+
+@pytest.mark.parametrize("op_type,values,want", [
+    ("GivenTensorInt64Fill", [5, -7, 2 ** 31 - 1], np.int32), ("GivenTensorInt16Fill", [-32768, 32767, 0], np.int32),
+    ("GivenTensorBoolFill", [True, False, True], np.int32), ("GivenTensorDoubleFill", [0.1, 2.5, -1e30], np.float32)])
+def test_given_tensor_typed_fills(op_type, values, want):
+    """Caffe2's typed GivenTensor fills (exported nets use them) store their values as FeedBlob stores those
+    types: int64, int16 and bool in int32, double in float32; shape inference agrees."""
+    net = core.Net("gt_" + op_type)
+    getattr(net, op_type)([], "y", shape=[3], values=values)
+    shapes, types = workspace.InferShapesAndTypes([net])
+    workspace.RunNetOnce(net)
+    y = workspace.FetchBlob("y")
+    assert y.dtype == want and y.tolist() == np.array(values).astype(want).tolist()
+    assert shapes["y"] == [3] and types["y"] == (core.DataType.INT32 if want is np.int32 else core.DataType.FLOAT)
+
+
+@pytest.mark.parametrize("op_type,bad,name", [("GivenTensorInt64Fill", 2 ** 31, "int32"),
+                                              ("GivenTensorInt16Fill", 2 ** 15, "int16"),
+                                              ("GivenTensorBoolFill", 2, r"bool \(0 or 1\)")])
+def test_given_tensor_typed_fills_range(op_type, bad, name):
+    with pytest.raises(ValueError, match=r"op %s #0: argument 'values'\[1\] = %d does not fit %s" % (op_type, bad,
+                                                                                                     name)):
+        run(op_type, [], ["y"], shape=[2], values=[0, bad])
+    net = core.Net("gt_bad")
+    getattr(net, op_type)([], "y", shape=[2], values=[0, bad])
+    with pytest.warns(RuntimeWarning, match="does not fit"):
+        assert workspace.InferShapesAndTypes([net]) == ({}, {})

@@ -192,6 +192,10 @@ CASES = [
     ("DiagonalFill", [("x", f32(2, 5))], ["y"], {"value": 2}),
     ("GivenTensorFill", [], ["y"], {"shape": [2, 2], "values": [1.0, 2.0, 3.0, 4.0]}),
     ("GivenTensorIntFill", [("x", f32(3))], ["y"], {"values": [1, 2, 3]}),
+    ("GivenTensorInt64Fill", [], ["y"], {"shape": [2], "values": [1, -2]}),
+    ("GivenTensorInt16Fill", [], ["y"], {"shape": [1], "values": [7]}),
+    ("GivenTensorBoolFill", [], ["y"], {"shape": [2], "values": [1, 0]}),
+    ("GivenTensorDoubleFill", [("x", f32(2))], ["y"], {"values": [0.5, 1.5]}),
     # decode.c
     ("ViterbiPath", [("p", f32(4, 3)), ("t", f32(3, 3))], ["path"], {}),
     ("SwapBestPath", [("p", f32(4, 3)), ("b", i32([0, 1, 2, 0]))], ["y"], {}),

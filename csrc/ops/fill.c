@@ -723,6 +723,13 @@ static rc_status given_count_check(rc_op *op, fill_state *s, int ndim, const int
     return RC_OK;
 }
 
+/* The int32 values of an integer GivenTensor*Fill must fit its Caffe2 type (INT32, INT64 and the
+ * others are stored as int32: FeedBlob's and Cast's rule). */
+static const struct given_int { const char *type, *name; int64_t lo, hi; } given_ints[] = {
+    {"GivenTensorIntFill", "int32", INT32_MIN, INT32_MAX},  {"GivenTensorInt64Fill", "int32", INT32_MIN, INT32_MAX},
+    {"GivenTensorInt16Fill", "int16", INT16_MIN, INT16_MAX}, {"GivenTensorBoolFill", "bool (0 or 1)", 0, 1},
+};
+
 static rc_status given_setup_impl(rc_op *op, rc_dtype dt, rc_err *err)
 {
     rc_status st = fill_setup_common(op, FILL_GIVEN, err);
@@ -747,10 +754,13 @@ static rc_status given_setup_impl(rc_op *op, rc_dtype dt, rc_err *err)
     } else {
         s->ivalues = malloc(sizeof(int32_t) * (size_t)(n + 1));
         if (!s->ivalues) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        const struct given_int *gi = &given_ints[0];
+        for (size_t k = 0; k < sizeof given_ints / sizeof given_ints[0]; k++)
+            if (strcmp(op->def.type, given_ints[k].type) == 0) gi = &given_ints[k];
         for (int i = 0; i < n; i++) {
-            if (a->ints[i] < INT32_MIN || a->ints[i] > INT32_MAX)
-                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'values'[%d] = %lld does not fit int32", i,
-                                  (long long)a->ints[i]);
+            if (a->ints[i] < gi->lo || a->ints[i] > gi->hi)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'values'[%d] = %lld does not fit %s", i,
+                                  (long long)a->ints[i], gi->name);
             s->ivalues[i] = (int32_t)a->ints[i];
         }
     }
@@ -823,6 +833,15 @@ const rc_op_schema rc_ops_fill[] = {
      "Y = values (float32) with the given shape", given_check},
     {"GivenTensorIntFill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
      "Y = values (int32) with the given shape", given_check},
+    /* Caffe2's other typed fills, stored as FeedBlob stores those types (exported nets use them) */
+    {"GivenTensorInt64Fill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
+     "Y = values (Caffe2's int64, int32 here: each must fit) with the given shape", given_check},
+    {"GivenTensorInt16Fill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
+     "Y = values (Caffe2's int16, in int32) with the given shape", given_check},
+    {"GivenTensorBoolFill", 0, 1, 1, 1, rc_inplace_first, given_i_setup, given_run, fill_state_free,
+     "Y = values (Caffe2's bool: 0 / 1 in int32) with the given shape", given_check},
+    {"GivenTensorDoubleFill", 0, 1, 1, 1, rc_inplace_first, given_f_setup, given_run, fill_state_free,
+     "Y = values (Caffe2's double, float32 here) with the given shape", given_check},
     {"ZeroGradient", 1, 1, 0, 0, NULL, NULL, zero_gradient_run, NULL,
      "no-op; its gradient is zeros shaped like X (a gradient for a blob no loss reaches)"},
     {0},
