@@ -144,7 +144,7 @@ def _slice_grad(op, g_output):
     return [g], [gx] + [None] * (len(op.input) - 1)
 
 
-GradientRegistry.RegisterNoGradient("Shape")
+GradientRegistry.RegisterNoGradient("Shape", "Size")
 # no gradient in Caffe2: MergeDim (prepend_dim_op.cc), LengthsSplit (length_split_op.cc), LengthsToShape
 GradientRegistry.RegisterNoGradient("MergeDim")
 GradientRegistry.RegisterNoGradient("LengthsSplit")

@@ -375,6 +375,11 @@ def _squeeze(op, ins):
     return [Tensor(tuple(n for d, n in enumerate(x.shape) if d not in dims), x.dtype)]
 
 
+@_fn("Size")
+def _size(op, ins):
+    return [Tensor((), INT32)]  # a count beyond int32 is refused when the op runs
+
+
 @_fn("Shape")
 def _shape(op, ins):
     axes = _ints(args(op), "axes")
@@ -1176,6 +1181,11 @@ def _fan_fill(op, ins, dim):
     if shape is not None and len(shape) <= dim:
         _fail(op, "the output must have at least %d dims, got %s", dim + 1, list(shape))
     return _fill_out(shape, FLOAT)
+
+
+@_fn("RangeFill")
+def _range_fill(op, ins):
+    return _fill_out(_fill_common(op, ins), FLOAT)
 
 
 @_fn("MSRAFill")

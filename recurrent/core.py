@@ -793,7 +793,7 @@ def _copy_gradient(op, g_output):
 GradientRegistry.RegisterNoGradient(
     "ConstantFill", "UniformFill", "GaussianFill", "XavierFill", "GivenTensorFill",
     "GivenTensorIntFill", "UniqueUniformFill", "GivenTensorInt64Fill", "GivenTensorInt16Fill",
-    "GivenTensorBoolFill", "GivenTensorDoubleFill")
+    "GivenTensorBoolFill", "GivenTensorDoubleFill", "RangeFill")
 
 
 # ---------------------------------------------------------------- SSA helpers

@@ -578,3 +578,22 @@ def test_given_tensor_typed_fills_range(op_type, bad, name):
     getattr(net, op_type)([], "y", shape=[2], values=[0, bad])
     with pytest.warns(RuntimeWarning, match="does not fit"):
         assert workspace.InferShapesAndTypes([net]) == ({}, {})
+
+
+def test_range_fill_against_numpy():
+    """RangeFill: 0, 1, 2, ... in memory order (float32), shaped as the other fills (argument, like
+    input 0, extra_shape); shape inference agrees; no gradient."""
+    workspace.FeedBlob("x", np.zeros((2, 2), np.int32))
+    net = core.Net("range_fill")
+    net.RangeFill([], "a", shape=[2, 3])
+    net.RangeFill(["x"], "b", extra_shape=[3])
+    net.RangeFill([], "c")                      # no shape: a scalar, 0
+    shapes, types = workspace.InferShapesAndTypes([net])
+    workspace.RunNetOnce(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(workspace.FetchBlob("b"), np.arange(12, dtype=np.float32).reshape(2, 2, 3))
+    assert workspace.FetchBlob("c").shape == () and float(workspace.FetchBlob("c")) == 0
+    assert shapes == {"x": [2, 2], "a": [2, 3], "b": [2, 2, 3], "c": []} and types["b"] == core.DataType.FLOAT
+    with pytest.raises(ValueError, match=r"op RangeFill #0: argument 'shape' for output blob 'y' has a negative"):
+        run("RangeFill", [], ["y"], shape=[-1])
+    assert not core.GradientRegistry.GetGradientForOp(net.Proto().op[0], [None])[0]

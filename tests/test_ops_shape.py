@@ -817,3 +817,20 @@ def test_lengths_split_bad():
                                          r"at 1$"):
         run("LengthsSplit", ["neg"], ["y"], n_split=2)
     assert isinstance(workspace.FetchBlob("y"), bytes)  # nothing was written
+
+
+# ---------------------------------------------------------------- Size
+@pytest.mark.parametrize("shape,dtype", [((2, 3), np.float32), ((0, 4), np.int32), ((), np.float32),
+                                         ((5,), np.int32)])
+def test_size_against_numpy(shape, dtype):
+    """Size: the element count as an int32 0-d tensor (Caffe2: int64), any dtype; no gradient."""
+    (y,) = run("Size", [("x", np.zeros(shape, dtype))], ["y"])
+    assert y.dtype == np.int32 and y.shape == () and int(y) == int(np.prod(shape, dtype=np.int64))
+    from recurrent import core
+    assert not core.GradientRegistry.GetGradientForOp(_op("Size", ["x"], ["y"]), [None])[0]
+
+
+def test_size_of_an_empty_blob():
+    workspace.CreateBlob("e")
+    with pytest.raises(ValueError, match=r"op Size #0: input 0 blob 'e' holds no tensor"):
+        run("Size", ["e"], ["y"])

@@ -193,6 +193,8 @@ CASES = [
     ("GivenTensorFill", [], ["y"], {"shape": [2, 2], "values": [1.0, 2.0, 3.0, 4.0]}),
     ("GivenTensorIntFill", [("x", f32(3))], ["y"], {"values": [1, 2, 3]}),
     ("GivenTensorInt64Fill", [], ["y"], {"shape": [2], "values": [1, -2]}),
+    ("RangeFill", [("x", f32(2, 3))], ["y"], {}),
+    ("Size", [("x", f32(2, 3))], ["y"], {}),
     ("GivenTensorInt16Fill", [], ["y"], {"shape": [1], "values": [7]}),
     ("GivenTensorBoolFill", [], ["y"], {"shape": [2], "values": [1, 0]}),
     ("GivenTensorDoubleFill", [("x", f32(2))], ["y"], {"values": [0.5, 1.5]}),

@@ -51,7 +51,7 @@
 #include <string.h>
 
 enum { FILL_CONST, FILL_UNIFORM, FILL_UNIFORM_INT, FILL_GAUSS, FILL_XAVIER, FILL_MSRA, FILL_DIAG, FILL_GIVEN,
-       FILL_UNIQUE };
+       FILL_UNIQUE, FILL_RANGE };
 
 typedef struct fill_state {
     int kind;
@@ -134,7 +134,7 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         if (s->input_as_shape)
             return rc_op_fail(op, err, RC_ERR_VALUE, "an input must be given if 'input_as_shape' is true");
     }
-    if (kind != FILL_CONST && kind != FILL_GIVEN && kind != FILL_DIAG) {
+    if (kind != FILL_CONST && kind != FILL_GIVEN && kind != FILL_DIAG && kind != FILL_RANGE) {
         int64_t seed;
         if (rc_opdef_arg(&op->def, "seed")) {
             if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
@@ -651,6 +651,21 @@ static rc_status xavier_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- RangeFill */
+static rc_status range_setup(rc_op *op, rc_err *err) { return fill_setup_common(op, FILL_RANGE, err); }
+
+/* Y[i] = i in memory order, float32 (exact below 2^24, as Caffe2's float fill) */
+static rc_status range_run(rc_op *op, rc_err *err)
+{
+    fill_state *s = op->state;
+    int64_t n;
+    rc_status st = fill_resize(op, s, &n, err);
+    if (st) return st;
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < n; i++) y[i] = (float)i;
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- DiagonalFill */
 static rc_status diagonal_setup(rc_op *op, rc_err *err) { return value_setup(op, FILL_DIAG, 0, err); }
 
@@ -821,6 +836,8 @@ const rc_op_schema rc_ops_fill[] = {
     {"UniqueUniformFill", 0, 2, 1, 1, rc_inplace_first, unique_setup, unique_run, fill_state_free,
      "Y int32: distinct values uniform on [min, max] not in input 1 (AVOID), shaped as the other fills",
      unique_check},
+    {"RangeFill", 0, 1, 1, 1, rc_inplace_first, range_setup, range_run, fill_state_free,
+     "Y[i] = i (float32, in memory order), shaped as the other fills", fill_check},
     {"MSRAFill", 0, 1, 1, 1, rc_inplace_first, msra_setup, msra_run, fill_state_free,
      "Y ~ N(0, 2 / fan_out) float32, fan_out = numel / shape[1]", fill_check},
     {"DiagonalFill", 0, 1, 1, 1, rc_inplace_first, diagonal_setup, diagonal_run, fill_state_free,

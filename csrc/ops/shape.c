@@ -1078,6 +1078,33 @@ static rc_status shape_run(rc_op *op, rc_err *err)
     return st;
 }
 
+/* ---------------------------------------------------------------- Size */
+/* Y = the number of X's elements, a 0-d tensor (Caffe2's int64, int32 here: a count beyond it is a
+ * ValueError). Any dtype; X must hold a tensor. */
+static rc_status size_check(rc_op *op, rc_err *err)
+{
+    const rc_blob *b = op->in[0];
+    if (b->obj || b->t.dtype == RC_UNDEF)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds no tensor (was it fed or computed?)",
+                          rc_in_name(op, 0));
+    return RC_OK;
+}
+
+static rc_status size_run(rc_op *op, rc_err *err)
+{
+    rc_status st = size_check(op, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    if (n > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s has %lld elements: more than int32 holds "
+                          "(Caffe2's int64 count is int32 here)", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
+                          (long long)n);
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, 0, NULL, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    rc_i32(rc_out(op, 0))[0] = (int32_t)n;
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- Slice / SliceGradient */
 typedef struct slice_state {
     int grad;                      /* SliceGradient: dY is the last input */
@@ -1328,6 +1355,8 @@ const rc_op_schema rc_ops_shape[] = {
      "Y = X with the size-1 dims 'dims' removed", squeeze_check},
     {"Shape", 1, 1, 1, 1, NULL, shape_setup, shape_run, free_plain,
      "Y = X's dims as a 1-D int32 tensor (only the dims named by 'axes' when given)", shape_check},
+    {"Size", 1, 1, 1, 1, NULL, NULL, size_run, NULL,
+     "Y = the number of X's elements, an int32 0-d tensor (Caffe2: int64)", size_check},
     {"Slice", 1, 3, 1, 1, NULL, slice_setup, slice_run, free_plain,
      "(data[, starts, ends]) -> data[starts:ends] per dim (args or 1-D int32 inputs; negative v is size + 1 + v)",
      slice_check},
