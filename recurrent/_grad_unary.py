@@ -108,7 +108,7 @@ def _reduce_fb_grad(op, g_output):
     return [_op(op, op.type + "Gradient", ins, [gx])], [gx] + [None] * (len(op.input) - 1)
 
 
-for _t in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):
+for _t in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2"):
     GradientRegistry.RegisterGradient(_t)(_reduce_grad)
 def _reduce_fb_max_grad(op, g_output):
     if g_output[0] is None:
@@ -129,5 +129,6 @@ GradientRegistry.RegisterNoGradient(
     "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (updates of parameters / grads)
     "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
+    "ReduceL1Gradient", "ReduceL2Gradient",
     "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient", "ReduceBackMeanGradient",
     "ReduceFrontMaxGradient", "ReduceBackMaxGradient")

@@ -183,7 +183,8 @@ def _lengths(op, ins, li, n_out):
             op.type, li, op.input[li], n_out, list(ins[li].shape)))
 
 
-@_shape_fn("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceFrontSum", "ReduceFrontMean",
+@_shape_fn("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceFrontSum",
+           "ReduceFrontMean",
            "ReduceBackSum", "ReduceBackMean", "ReduceFrontMax", "ReduceBackMax")
 def _reduce(op, ins):
     _f32(op, ins, 0)
@@ -197,6 +198,7 @@ def _reduce(op, ins):
 
 
 @_shape_fn("ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",
+           "ReduceL1Gradient", "ReduceL2Gradient",
            "ReduceFrontSumGradient", "ReduceFrontMeanGradient", "ReduceBackSumGradient",
            "ReduceBackMeanGradient", "ReduceFrontMaxGradient", "ReduceBackMaxGradient")
 def _reduce_grad(op, ins):

@@ -340,7 +340,9 @@ def test_mean_broadcast_size_overflow():
 
 # ================================================================ Reduce*
 AXES = [None, [], [0], [1], [-1], [0, 2], [2, 0], [-3, -1], [0, 1, 2]]
-REFS = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min}
+REFS = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min,
+        "ReduceL1": lambda x, axis, keepdims: np.abs(x).sum(axis=axis, keepdims=keepdims),
+        "ReduceL2": lambda x, axis, keepdims: np.sqrt((x * x).sum(axis=axis, keepdims=keepdims))}
 
 
 @pytest.mark.parametrize("type_", sorted(REFS))
@@ -365,6 +367,17 @@ def test_reduce_gradient(rng, type_):
     x = f32(rng, 2, 3, 4)
     for axes, keep in [([1], 1), ([0, 2], 0), ([], 1), ([-1], 0)]:
         check_grads(op(type_, ["x"], ["y"], axes=axes, keepdims=keep), [x])
+
+
+def test_reduce_l1_l2_gradient_at_zero():
+    """L1's gradient is dY sign(X) (0 at 0), L2's dY X / Y, 0 where the norm Y is 0 (a subgradient;
+    Caffe2 gave dY there)."""
+    x = np.array([[0.0, 0.0], [3.0, -4.0], [0.0, -2.0]], np.float32)
+    feed(x=x, dy=np.array([[2.0], [5.0], [1.0]], np.float32))
+    feed(y1=run("ReduceL1", ["x"], ["y1"], axes=[1]), y2=run("ReduceL2", ["x"], ["y2"], axes=[1]))
+    close(run("ReduceL1Gradient", ["dy", "x", "y1"], ["dx"], axes=[1]), [[0, 0], [5, -5], [0, -1]])
+    close(run("ReduceL2Gradient", ["dy", "x", "y2"], ["dx"], axes=[1]), [[0, 0], [3, -4], [0, -1]])
+    assert workspace.FetchBlob("y2").ravel().tolist() == [0, 5, 2]
 
 
 def test_reduce_max_min_ties_and_nan():

@@ -77,6 +77,10 @@ CASES = [
     ("ReduceMean", [("x", X234)], ["y"], {"axes": [1], "keepdims": 0}),
     ("ReduceMax", [("x", X234)], ["y"], {"axes": [-1, 0]}),
     ("ReduceMin", [("x", X234)], ["y"], {"axes": [2], "keepdims": 0}),
+    ("ReduceL1", [("x", X234)], ["y"], {"axes": [0, 2]}),
+    ("ReduceL2", [("x", X234)], ["y"], {"keepdims": 0}),
+    ("ReduceL1Gradient", [("dy", r(2, 1, 4)), ("x", X234), ("y", r(2, 1, 4))], ["dx"], {"axes": [1]}),
+    ("ReduceL2Gradient", [("dy", r(2, 3)), ("x", X234), ("y", r(2, 3))], ["dx"], {"axes": [2], "keepdims": 0}),
     ("ReduceMean", [("x", r(2, 0, 3))], ["y"], {"axes": [1], "keepdims": 0}),
     ("ReduceSumGradient", [("dy", r(2, 4)), ("x", X234), ("y", r(2, 4))], ["dx"],
      {"axes": [1], "keepdims": 0}),
@@ -238,7 +242,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 84
+    assert len(mine) == 88
     assert not mine - {c[0] for c in CASES}
 
 

@@ -2,7 +2,8 @@
  * arg_ops and accuracy_op.
  *
  *   ReduceSum / ReduceMean / ReduceMax / ReduceMin(X) -> Y     args axes=[], keepdims=1
- *   Reduce{Sum,Mean,Max,Min}Gradient(dY, X, Y) -> dX           args as the forward op
+ *   ReduceL1 / ReduceL2(X) -> Y                                the same; sum |X|, sqrt(sum X^2)
+ *   Reduce{Sum,Mean,Max,Min,L1,L2}Gradient(dY, X, Y) -> dX     args as the forward op
  *   ReduceFrontSum / ReduceFrontMean / ReduceBackSum / ReduceBackMean(X) -> Y   arg num_reduce_dim=1
  *   Reduce{Front,Back}{Sum,Mean}Gradient(dY, X or X's shape[, LENGTHS]) -> dX   arg as the forward op
  *   ReduceFrontMax / ReduceBackMax(X[, LENGTHS]) -> Y          arg num_reduce_dim=1
@@ -38,8 +39,12 @@
  * as NumPy's mean of an empty array). Max / Min propagate NaN (np.max);
  * over 0 elements (a reduced dim of size 0 with a non-empty result) they are
  * a ValueError (Caffe2 gave the lowest / largest float).
+ * L1 and L2 add |x| and x^2 in double the same way (L2: the square root of
+ * that sum, rounded once).
  * Gradients: Sum dX = dY broadcast back, Mean dY / count, Max / Min dX = dY
- * where X == Y (every tie gets it; where Y is NaN nobody does), else 0. dY
+ * where X == Y (every tie gets it; where Y is NaN nobody does), else 0, L1
+ * dY sign(X) (0 at 0; Caffe2 also gave 0 for |X| <= 1e-12), L2 dY X / Y (0
+ * where Y is 0, a subgradient; Caffe2 gave dY wherever Y < 1e-12). dY
  * (and Y) must have exactly the forward op's output shape for X.
  *
  * ArgMax / ArgMin: X float32 of rank >= 1; the position along `axis` of the
@@ -66,7 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RED_SUM, RED_MEAN, RED_MAX, RED_MIN };
+enum { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_L1, RED_L2 };
 enum { MODE_AXES, MODE_FRONT, MODE_BACK };
 
 typedef struct reduce_state {
@@ -98,7 +103,8 @@ static rc_status reduce_setup(rc_op *op, rc_err *err)
     if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = s;
     const char *t = op->def.type;
-    s->kind = strstr(t, "Sum") ? RED_SUM : strstr(t, "Mean") ? RED_MEAN : strstr(t, "Max") ? RED_MAX : RED_MIN;
+    s->kind = strstr(t, "Sum") ? RED_SUM : strstr(t, "Mean") ? RED_MEAN : strstr(t, "Max") ? RED_MAX
+              : strstr(t, "L1") ? RED_L1 : strstr(t, "L2") ? RED_L2 : RED_MIN;
     s->mode = strncmp(t, "ReduceFront", 11) == 0 ? MODE_FRONT : strncmp(t, "ReduceBack", 10) == 0 ? MODE_BACK
                                                                                                 : MODE_AXES;
     rc_status st;
@@ -332,9 +338,14 @@ static rc_status reduce_run(rc_op *op, rc_err *err)
             y[k] = (float)(s->kind == RED_MEAN ? (len[k] ? acc[k] / (double)len[k] : NAN) : acc[k]);
         return RC_OK;
     }
-    for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) acc[o.off] += xd[i];
+    if (s->kind == RED_L1)
+        for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) acc[o.off] += fabs((double)xd[i]);
+    else if (s->kind == RED_L2)
+        for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) acc[o.off] += (double)xd[i] * (double)xd[i];
+    else
+        for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) acc[o.off] += xd[i];
     const double div = s->kind == RED_MEAN ? (double)p.n_red : 1.0;
-    for (int64_t j = 0; j < p.n_out; j++) y[j] = (float)(acc[j] / div);
+    for (int64_t j = 0; j < p.n_out; j++) y[j] = (float)(s->kind == RED_L2 ? sqrt(acc[j]) : acc[j] / div);
     return RC_OK;
 }
 
@@ -452,6 +463,13 @@ static rc_status reduce_grad_run(rc_op *op, rc_err *err)
     if (s->kind == RED_SUM || s->kind == RED_MEAN) {
         const float div = s->kind == RED_MEAN ? (float)p.n_red : 1.0f;
         for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = g[o.off] / div;
+    } else if (s->kind == RED_L1) { /* dY sign(X): 0 at 0, NaN stays */
+        const float *xd = rc_f32(x);
+        for (int64_t i = 0; i < n; i++, odo_next(&p, &o))
+            dx[i] = xd[i] > 0.f ? g[o.off] : xd[i] < 0.f ? -g[o.off] : xd[i] == 0.f ? 0.f : xd[i];
+    } else if (s->kind == RED_L2) { /* dY X / Y; 0 where the norm is 0 */
+        const float *y = rc_f32(rc_in(op, 2)), *xd = rc_f32(x);
+        for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = y[o.off] == 0.f ? 0.f : g[o.off] * xd[i] / y[o.off];
     } else {
         const float *y = rc_f32(rc_in(op, 2)), *xd = rc_f32(x);
         for (int64_t i = 0; i < n; i++, odo_next(&p, &o)) dx[i] = xd[i] == y[o.off] ? g[o.off] : 0.f;
@@ -637,6 +655,8 @@ const rc_op_schema rc_ops_reduce[] = {
     REDUCE("ReduceMean", "Y = mean of X over 'axes' (default all; keepdims=1), in double"),
     REDUCE("ReduceMax", "Y = max of X over 'axes' (default all; keepdims=1); NaN propagates"),
     REDUCE("ReduceMin", "Y = min of X over 'axes' (default all; keepdims=1); NaN propagates"),
+    REDUCE("ReduceL1", "Y = sum of |X| over 'axes' (default all; keepdims=1), in double"),
+    REDUCE("ReduceL2", "Y = sqrt of the sum of X^2 over 'axes' (default all; keepdims=1), in double"),
     REDUCE_FB("ReduceFrontSum", "(X[, LENGTHS int32]) -> Y = X summed over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
     REDUCE_FB("ReduceFrontMean", "(X[, LENGTHS int32]) -> Y = mean of X over its first num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
     REDUCE_FB("ReduceBackSum", "(X[, LENGTHS int32]) -> Y = X summed over its last num_reduce_dim (default 1) dims; LENGTHS: only the first LENGTHS[k] entries reduced for output k"),
