@@ -69,6 +69,8 @@ GradientRegistry.RegisterGradient("Cube")(_maker(("dY", "X")))
 for _t in ("Sinh", "Cosh", "Gelu"):
     GradientRegistry.RegisterGradient(_t)(_maker(("dY", "X")))
 GradientRegistry.RegisterGradient("Erf")(_maker(("X", "dY")))
+GradientRegistry.RegisterGradient("Logit")(_maker(("X", "dY")))
+GradientRegistry.RegisterGradient("Cbrt")(_maker(("dY", "Y")))
 GradientRegistry.RegisterGradient("ThresholdedRelu")(_maker(("Y", "dY")))
 GradientRegistry.RegisterGradient("Swish")(_maker(("X", "Y", "dY")))
 GradientRegistry.RegisterGradient("Expand")(_maker(("dY", "X")))
@@ -93,7 +95,7 @@ GradientRegistry.RegisterGradient("Glu")(_refused((0,), "build it from Split, Si
 
 
 GradientRegistry.RegisterNoGradient(
-    "Sign", "Floor", "Ceil",
+    "Sign", "Floor", "Ceil", "IsNaN", "LogitGradient", "CbrtGradient",
     "SinGradient", "CosGradient", "TanGradient", "AsinGradient", "AcosGradient", "AtanGradient",
     "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
     "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient",

@@ -148,6 +148,27 @@ def _inplace(op, shape, idx):
 
 
 # ---------------------------------------------------------------- unary ops and their gradients
+@register("IsNaN")
+def _isnan(op, ins):
+    _floats(op, ins, [0])
+    return [Tensor(ins[0].shape, INT32)]
+
+
+@register("Logit", "Cbrt")
+def _unary_more(op, ins):
+    _floats(op, ins, [0])
+    return [Tensor(ins[0].shape, FLOAT)]
+
+
+@register("LogitGradient", "CbrtGradient")
+def _unary_grad_more(op, ins):
+    for k in range(len(ins)):
+        _dtype(op, ins, k, FLOAT)
+        if k:
+            _same_shape(op, ins, k, 0)
+    return [Tensor(ins[0].shape, FLOAT)]
+
+
 @register("Abs", "Acos", "Asin", "Atan", "Ceil", "Clip", "Cos", "Cosh", "Cube", "Elu", "Erf", "Exp", "Floor",
           "Gelu", "HardSigmoid", "LeakyRelu", "Log", "Negative", "RSqrt", "Reciprocal", "Relu", "ReluN",
           "Scale", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqr", "Sqrt", "Swish",

@@ -52,7 +52,17 @@ FORWARD = [
     ("HardSigmoid", {}, lambda x: np.clip(0.2 * x + 0.5, 0, 1), True),
     ("HardSigmoid", dict(alpha=0.7, beta=-0.1), lambda x: np.clip(0.7 * x - 0.1, 0, 1), True),
     ("Cube", {}, lambda x: x ** 3, False),
+    ("Cbrt", {}, np.cbrt, True),
+    ("Logit", {}, lambda x: logit_ref(x / 4 + 0.5), True),   # fed x / 4 + 0.5, in (-0.25, 1.25), below
+    ("Logit", dict(eps=0.1), lambda x: logit_ref(x / 4 + 0.5, 0.1), True),
 ]
+
+
+def logit_ref(x, eps=1e-6):
+    """The clamp and the ratio in float32, as the op (1 - eps rounds in float32), the log in double."""
+    f = np.float32
+    c = np.clip(np.asarray(x, f), f(eps), f(1) - f(eps))
+    return np.log((c / (f(1) - c)).astype(np.float64))
 
 
 @pytest.mark.parametrize("type_,args,ref,inplace", FORWARD)
@@ -65,6 +75,9 @@ def test_forward(rng, type_, args, ref, inplace, shape):
     elif type_ in ("Asin", "Acos"):
         x = (x / np.float32(3)).astype(np.float32)
         ref_ = np.arcsin if type_ == "Asin" else np.arccos
+    elif type_ == "Logit":
+        x = (x / np.float32(4) + np.float32(0.5)).astype(np.float32)
+        ref_ = lambda v: logit_ref(v, args.get("eps", 1e-6))  # noqa: E731
     else:
         ref_ = ref
     if type_ == "Reciprocal":
@@ -125,6 +138,10 @@ GRADS = [
     ("HardSigmoid", {}, (-4, 4), (-2.5, 2.5)),
     ("HardSigmoid", dict(alpha=0.5, beta=0.25), (-3, 3), (-0.5, 1.5)),
     ("Cube", {}, (-2, 2), ()),
+    ("Cbrt", {}, (0.3, 2), ()),
+    ("Cbrt", {}, (-2, -0.3), ()),
+    ("Logit", {}, (0.05, 0.95), ()),
+    ("Logit", dict(eps=0.2), (0.0, 1.0), (0.2, 0.8)),   # outside [eps, 1 - eps] the output is flat
 ]
 
 
@@ -192,7 +209,8 @@ def test_makers_input_orders():
              ("Asin", ["x", "y_grad"]), ("Acos", ["x", "y_grad"]), ("Atan", ["x", "y_grad"]),
              ("Reciprocal", ["y", "y_grad"]),
              ("RSqrt", ["y_grad", "y"]), ("Softplus", ["y", "y_grad"]), ("Selu", ["y", "y_grad"]),
-             ("HardSigmoid", ["y", "y_grad"]), ("Cube", ["y_grad", "x"]), ("Swish", ["x", "y", "y_grad"])]
+             ("HardSigmoid", ["y", "y_grad"]), ("Cube", ["y_grad", "x"]), ("Swish", ["x", "y", "y_grad"]),
+             ("Logit", ["x", "y_grad"]), ("Cbrt", ["y_grad", "y"])]
     for t, ins in cases:
         ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"], alpha=0.3), ["y_grad"])
         assert [o.type for o in ops] == [t + "Gradient"] and g == ["x_grad"], t
@@ -200,7 +218,7 @@ def test_makers_input_orders():
         assert [a.name for a in ops[0].arg] == ["alpha"], t  # the forward op's arguments
     ops, g = core.GradientRegistry.GetGradientForOp(op("Expand", ["x", "s"], ["y"]), ["y_grad"])
     assert ops[0].type == "ExpandGradient" and list(ops[0].input) == ["y_grad", "x"] and g == ["x_grad", None]
-    for t in ("Sign", "Floor", "Ceil"):
+    for t in ("Sign", "Floor", "Ceil", "IsNaN"):
         ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"]), ["y_grad"])
         assert ops == [] and g == [None]
     with pytest.raises(ValueError, match=r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a "
@@ -469,3 +487,22 @@ def test_selu_gradient_takes_dy_of_y_size_in_any_shape(rng):
     run("SeluGradient", ["y", "dy"], ["dy"])  # in place over dY of another shape
     assert workspace.FetchBlob("dy").shape == (2, 3)
     close(workspace.FetchBlob("dy"), want)
+
+
+def test_isnan_and_edge_values():
+    """IsNaN: int32 1 at NaN only (Caffe2: bool); Cbrt keeps signs, infinities and NaN; Logit clamps
+    0, 1 and the infinities to +-logit(1 - eps) and keeps NaN; eps outside (0, 0.5) is refused."""
+    x = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 8.0, -27.0, 1.0], np.float32)
+    feed(x=x)
+    y = run("IsNaN", ["x"], ["y"])
+    assert y.dtype == np.int32 and y.tolist() == [1, 0, 0, 0, 0, 0, 0, 0]
+    y = run("Cbrt", ["x"], ["y"])
+    assert np.isnan(y[0]) and y[1] == -np.inf and y[2] == np.inf and y[5] == 2 and y[6] == -3
+    y = run("Logit", ["x"], ["y"])
+    assert np.isnan(y[0]) and y[2] == y[7] and y[1] == y[3] == y[4]
+    close(y[1:], logit_ref(x[1:]))
+    with pytest.raises(ValueError, match=r"op Logit #0: argument 'eps' must be in \(0, 0.5\), got 0.5"):
+        run("Logit", ["x"], ["y"], eps=0.5)
+    feed(dy=np.ones(8, np.float32))
+    g = run("LogitGradient", ["x", "dy"], ["dx"])
+    assert g[3] == 0 and g[7] == 0 and g[1] == 0 and np.isnan(g[0])  # flat outside [eps, 1 - eps]

@@ -1,5 +1,6 @@
 /* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
  * tan_op, asin_op, acos_op, atan_op, reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
+ * logit_op, cbrt_op, isnan_op,
  * hard_sigmoid_op, cube_op, sinh_op, cosh_op, erf_op, thresholded_relu_op, gelu_op, glu_op,
  * Where (elementwise_logical_ops) and expand_op, with their gradient ops.
  *
@@ -34,6 +35,12 @@
  *   Sinh(X), Cosh(X) -> Y            Y = sinh(X), cosh(X)
  *   SinhGradient(dY, X) -> dX        dX = dY cosh(X) (Caffe2's input order: dY first)
  *   CoshGradient(dY, X) -> dX        dX = dY sinh(X)
+ *   Logit(X) -> Y                    arg eps=1e-6 (in (0, 0.5)): Y = log(c / (1 - c)), c = X clamped
+ *                                    to [eps, 1 - eps]
+ *   LogitGradient(X, dY) -> dX       dX = dY / (X (1 - X)) inside [eps, 1 - eps], 0 outside
+ *   Cbrt(X) -> Y                     Y = cbrt(X)
+ *   CbrtGradient(dY, Y) -> dX        dX = dY / (3 Y^2) (Caffe2's input order: dY first)
+ *   IsNaN(X) -> Y                    int32 1 where X is NaN, else 0 (Caffe2: bool); no gradient
  *   Erf(X) -> Y                      Y = erf(X)
  *   ErfGradient(X, dY) -> dX         dX = dY 2 / sqrt(pi) exp(-X^2)
  *   ThresholdedRelu(X) -> Y          arg alpha=1: Y = X <= alpha ? 0 : X (NaN stays NaN; Caffe2: 0)
@@ -201,6 +208,17 @@ static rc_status thresholded_setup_common(rc_op *op, int grad, rc_err *err)
 
 static rc_status thresholded_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 0, err); }
 static rc_status thresholded_grad_setup(rc_op *op, rc_err *err) { return thresholded_setup_common(op, 1, err); }
+
+/* Logit / LogitGradient: eps in (0, 0.5) (Caffe2 took any; eps >= 0.5 left no interval) */
+static rc_status logit_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = float_args(op, "eps", 1e-6f, NULL, 0.0f, &s, err);
+    if (st) return st;
+    if (!(s->a > 0.0f && s->a < 0.5f))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'eps' must be in (0, 0.5), got %g", (double)s->a);
+    return RC_OK;
+}
 
 static rc_status gelu_setup(rc_op *op, rc_err *err)
 {
@@ -425,6 +443,36 @@ static void k_thresholded_relu_grad(const u2_state *s, int64_t n, const float *y
     for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0.0f;
 }
 
+/* log(c / (1 - c)), c = X clamped to [eps, 1 - eps] (NaN stays NaN) */
+static void k_logit(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    const float lo = s->a, hi = 1.0f - s->a;
+    for (int64_t i = 0; i < n; i++) {
+        const float c = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+        y[i] = logf(c / (1.0f - c));
+    }
+}
+
+/* dY / (X (1 - X)) inside [eps, 1 - eps], 0 outside (where the clamp held Y still) */
+static void k_logit_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    const float lo = s->a, hi = 1.0f - s->a;
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] < lo || x[i] > hi ? 0.0f : dy[i] / ((1.0f - x[i]) * x[i]);
+}
+
+static void k_cbrt(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    (void)s;
+    for (int64_t i = 0; i < n; i++) y[i] = cbrtf(x[i]);
+}
+
+/* dY / (3 Y^2) (+-inf at Y = 0, as the derivative) */
+static void k_cbrt_grad(const u2_state *s, int64_t n, const float *y, const float *dy, float *dx)
+{
+    (void)s;
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] / (3.0f * y[i] * y[i]);
+}
+
 static void k_cube_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
     for (int64_t i = 0; i < n; i++) dx[i] = 3.0f * dy[i] * x[i] * x[i];
@@ -495,6 +543,23 @@ static rc_status erf_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, 
 static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
 static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
 static rc_status sign_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sign, err); }
+static rc_status logit_run(rc_op *op, rc_err *err) { return fwd_run(op, k_logit, err); }
+static rc_status logit_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_logit_grad, 0, 1, err); }
+static rc_status cbrt_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cbrt, err); }
+static rc_status cbrt_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_cbrt_grad, 1, 0, err); }
+
+/* IsNaN(X) -> Y: int32 1 where X is NaN, else 0 (Caffe2: bool) */
+static rc_status isnan_run(rc_op *op, rc_err *err)
+{
+    rc_status st = check_x_f32(op, err);
+    if (!st) st = resize_out(op, RC_I32, rc_in(op, 0)->ndim, rc_in(op, 0)->dims, err);
+    if (st) return st;
+    const int64_t n = rc_tensor_numel(rc_in(op, 0));
+    const float *x = n ? rc_f32(rc_in(op, 0)) : NULL;
+    int32_t *y = n ? rc_i32(rc_out(op, 0)) : NULL;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i];
+    return RC_OK;
+}
 static rc_status tan_run(rc_op *op, rc_err *err) { return fwd_run(op, k_tan, err); }
 static rc_status asin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_asin, err); }
 static rc_status acos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_acos, err); }
@@ -989,6 +1054,15 @@ const rc_op_schema rc_ops_unary2[] = {
     {"Cosh", 1, 1, 1, 1, NULL, NULL, cosh_run, NULL, "Y = cosh(X)", check_x_f32},
     {"CoshGradient", 2, 2, 1, 1, inplace_dy0, NULL, cosh_grad_run, NULL, "(dY, X) -> dX = dY sinh(X)",
      check_all_f32},
+    {"Logit", 1, 1, 1, 1, rc_inplace_any, logit_setup, logit_run, u2_state_free,
+     "Y = log(c / (1 - c)), c = X clamped to [eps, 1 - eps] (arg eps=1e-6)", check_x_f32},
+    {"LogitGradient", 2, 2, 1, 1, inplace_dy1, logit_setup, logit_grad_run, u2_state_free,
+     "(X, dY) -> dX = dY / (X (1 - X)) inside [eps, 1 - eps], 0 outside", check_all_f32},
+    {"Cbrt", 1, 1, 1, 1, rc_inplace_any, NULL, cbrt_run, NULL, "Y = cbrt(X)", check_x_f32},
+    {"CbrtGradient", 2, 2, 1, 1, inplace_dy0, NULL, cbrt_grad_run, NULL, "(dY, Y) -> dX = dY / (3 Y^2)",
+     check_all_f32},
+    {"IsNaN", 1, 1, 1, 1, NULL, NULL, isnan_run, NULL, "Y = int32 1 where X is NaN, else 0 (Caffe2: bool)",
+     check_x_f32},
     {"Erf", 1, 1, 1, 1, NULL, NULL, erf_run, NULL, "Y = erf(X)", check_x_f32},
     {"ErfGradient", 2, 2, 1, 1, inplace_dy1, NULL, erf_grad_run, NULL,
      "(X, dY) -> dX = dY 2 / sqrt(pi) exp(-X^2)", check_all_f32},
