@@ -154,25 +154,10 @@ def _isnan(op, ins):
     return [Tensor(ins[0].shape, INT32)]
 
 
-@register("Logit", "Cbrt")
-def _unary_more(op, ins):
-    _floats(op, ins, [0])
-    return [Tensor(ins[0].shape, FLOAT)]
-
-
-@register("LogitGradient", "CbrtGradient")
-def _unary_grad_more(op, ins):
-    for k in range(len(ins)):
-        _dtype(op, ins, k, FLOAT)
-        if k:
-            _same_shape(op, ins, k, 0)
-    return [Tensor(ins[0].shape, FLOAT)]
-
-
 @register("Abs", "Acos", "Asin", "Atan", "Ceil", "Clip", "Cos", "Cosh", "Cube", "Elu", "Erf", "Exp", "Floor",
           "Gelu", "HardSigmoid", "LeakyRelu", "Log", "Negative", "RSqrt", "Reciprocal", "Relu", "ReluN",
           "Scale", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqr", "Sqrt", "Swish",
-          "Tan", "Tanh", "ThresholdedRelu")
+          "Tan", "Tanh", "ThresholdedRelu", "Logit", "Cbrt")
 def _unary(op, ins):
     _floats(op, ins, [0])
     return [Tensor(ins[0].shape, FLOAT)]
@@ -182,7 +167,8 @@ def _unary(op, ins):
           "CoshGradient", "CubeGradient", "EluGradient", "ErfGradient", "GeluGradient", "HardSigmoidGradient",
           "LeakyReluGradient", "RSqrtGradient", "ReciprocalGradient", "ReluGradient", "ReluNGradient",
           "SigmoidGradient", "SinGradient", "SinhGradient", "SoftplusGradient", "SoftsignGradient",
-          "SqrGradient", "SwishGradient", "TanGradient", "TanhGradient", "ThresholdedReluGradient")
+          "SqrGradient", "SwishGradient", "TanGradient", "TanhGradient", "ThresholdedReluGradient",
+          "LogitGradient", "CbrtGradient")
 def _unary_grad(op, ins):
     """All inputs float32 of input 0's shape -> dX of that shape."""
     for k in range(len(ins)):

@@ -82,6 +82,7 @@
 #include <string.h>
 
 static const char queue_kind[] = "BlobsQueue";
+static const char rqueue_kind[] = "RebatchingQueue"; /* the rebatching queue: a bqueue too (its section) */
 #define MAX_CAPACITY ((int64_t)INT32_MAX)
 #define MAX_NUM_BLOBS (1 << 16)
 #define ROWS_MAX ((int64_t)1 << 46) /* rc_tensor_resize's element cap: no sum of rows can overflow */
@@ -175,18 +176,25 @@ static rc_status create_check(rc_op *op, rc_err *err)
     return create_args(op, &c, &n, &names, &nn, err);
 }
 
-/* The queue op's input i must hold a queue (input 0 for all but WeightedSampleDequeueBlobs). */
-static rc_status get_queue_at(rc_op *op, int i, bqueue **q, rc_err *err)
+/* The queue op's input i must hold a queue of `kind` (queue_kind or rqueue_kind; input 0 for all but
+ * WeightedSampleDequeueBlobs). */
+static rc_status get_queue_of(rc_op *op, int i, const char *kind, bqueue **q, rc_err *err)
 {
     const rc_blob *b = op->in[i];
-    if (!b->obj || b->obj_kind != queue_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be a BlobsQueue (CreateBlobsQueue's "
-                          "output), but it holds %s", i, rc_in_name(op, i), HOLDS(b));
+    if (!b->obj || b->obj_kind != kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be a %s (Create%s's output), but it holds "
+                          "%s", i, rc_in_name(op, i), kind, kind, HOLDS(b));
     *q = b->obj;
     return RC_OK;
 }
 
+static rc_status get_queue_at(rc_op *op, int i, bqueue **q, rc_err *err)
+{
+    return get_queue_of(op, i, queue_kind, q, err);
+}
+
 static rc_status get_queue(rc_op *op, bqueue **q, rc_err *err) { return get_queue_at(op, 0, q, err); }
+static rc_status get_rqueue(rc_op *op, bqueue **q, rc_err *err) { return get_queue_of(op, 0, rqueue_kind, q, err); }
 
 /* A data input or output blob: a tensor for inputs (a record's field), never an object for outputs. */
 static rc_status check_data_input(rc_op *op, const bqueue *q, int i, rc_err *err)
@@ -211,18 +219,20 @@ static rc_status check_outputs_take_tensors(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* Net-creation check of the ops taking a queue: run by the net only when input
- * 0 holds a tensor (a queue blob holds none), which is then the error. At run:
- * the queue, the data inputs, the outputs. */
-static rc_status queue_check(rc_op *op, rc_err *err)
+/* Net-creation check of the ops taking a queue of `kind`: run by the net only
+ * when input 0 holds a tensor (a queue blob holds none), which is then the
+ * error. At run: the queue, the data inputs, the outputs. */
+static rc_status queue_check_of(rc_op *op, const char *kind, rc_err *err)
 {
     bqueue *q = NULL;
-    rc_status st = get_queue(op, &q, err);
+    rc_status st = get_queue_of(op, 0, kind, &q, err);
     if (st) return st;
     for (int i = 1; i < op->n_in; i++)
-        if ((st = check_data_input(op, q, i, err))) return st;
+        if ((st = check_data_input(op, kind == queue_kind ? q : NULL, i, err))) return st;
     return check_outputs_take_tensors(op, err);
 }
+
+static rc_status queue_check(rc_op *op, rc_err *err) { return queue_check_of(op, queue_kind, err); }
 
 /* The record size the op's data blobs give must be the queue's. */
 static rc_status check_num_blobs(rc_op *op, const bqueue *q, int n, const char *what, rc_err *err)
@@ -310,26 +320,38 @@ static rc_status refuse_full(rc_op *op, const bqueue *q, rc_err *err)
                       "blocked)", rc_in_name(op, 0), (long long)q->capacity);
 }
 
+/* Grows q's ring (oldest record first) to hold `need` more records (need <= capacity - count): doubling
+ * from 4, at most capacity, so a large capacity costs nothing until used. */
+static rc_status queue_reserve(rc_op *op, bqueue *q, int64_t need, rc_err *err)
+{
+    if (q->count + need <= q->alloc) return RC_OK;
+    int64_t na = q->alloc ? q->alloc : 4;
+    while (na < q->count + need) na = na > q->capacity / 2 ? q->capacity : na * 2;
+    if (na > q->capacity) na = q->capacity;
+    if ((uint64_t)na > SIZE_MAX / sizeof(rc_tensor) / (uint64_t)q->num_blobs)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "queue '%s': %lld records cannot be allocated", rc_in_name(op, 0),
+                          (long long)na);
+    rc_tensor *nr = calloc((size_t)na * (size_t)q->num_blobs, sizeof *nr);
+    if (!nr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing queue '%s' to %lld records",
+                               rc_in_name(op, 0), (long long)na);
+    for (int64_t r = 0; r < q->count; r++)
+        memcpy(&nr[r * q->num_blobs], rec_at(q, r, 0), (size_t)q->num_blobs * sizeof *nr); /* moves */
+    free(q->rec);
+    q->rec = nr;
+    q->alloc = na;
+    q->head = 0;
+    return RC_OK;
+}
+
 /* Appends a copy of inputs 1..num_blobs as the newest record. All or nothing:
  * on failure (out of memory) the queue is as it was. */
 static rc_status push_record(rc_op *op, bqueue *q, rc_err *err)
 {
-    if (q->count == q->alloc) { /* grow the ring (count < capacity here), oldest record first */
-        int64_t na = q->alloc ? q->alloc * 2 : 4;
-        if (na > q->capacity) na = q->capacity;
-        rc_tensor *nr = calloc((size_t)na * (size_t)q->num_blobs, sizeof *nr);
-        if (!nr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing queue '%s' to %lld records",
-                                   rc_in_name(op, 0), (long long)na);
-        for (int64_t r = 0; r < q->count; r++)
-            memcpy(&nr[r * q->num_blobs], rec_at(q, r, 0), (size_t)q->num_blobs * sizeof *nr); /* moves */
-        free(q->rec);
-        q->rec = nr;
-        q->alloc = na;
-        q->head = 0;
-    }
+    rc_status st = queue_reserve(op, q, 1, err); /* count < capacity here */
+    if (st) return st;
     rc_tensor *slot = rec_at(q, q->count, 0);
     for (int j = 0; j < q->num_blobs; j++) {
-        rc_status st = rc_tensor_copy(&slot[j], rc_in(op, j + 1), err);
+        st = rc_tensor_copy(&slot[j], rc_in(op, j + 1), err);
         if (st) {
             for (int k = 0; k <= j; k++) rc_tensor_release(&slot[k]);
             return rc_op_fail(op, err, st, "copying input %d blob '%s' %s into queue '%s': %s", j + 1,
@@ -472,6 +494,22 @@ static rc_status concat_records(rc_op *op, const bqueue *q, int64_t m, int64_t n
     return RC_OK;
 }
 
+/* Drops the m oldest records of q and moves out[0..num_blobs) (fresh tensors) into outputs
+ * 0..num_blobs-1, their old tensors released. Cannot fail. */
+static void take_records(rc_op *op, bqueue *q, int64_t m, rc_tensor *out)
+{
+    for (int64_t r = 0; r < m; r++) {
+        for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, 0, j));
+        q->head = (q->head + 1) % q->alloc;
+        q->count--;
+    }
+    for (int j = 0; j < q->num_blobs; j++) {
+        rc_tensor_release(rc_out(op, j));
+        *rc_out(op, j) = out[j]; /* moves */
+        rc_tensor_init(&out[j]);
+    }
+}
+
 static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
 {
     bqueue *q = NULL;
@@ -506,16 +544,7 @@ static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
     }
     st = concat_records(op, q, m, nr, out, err);
     if (!st) {
-        for (int64_t r = 0; r < m; r++) { /* drop the records taken */
-            for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, 0, j));
-            q->head = (q->head + 1) % q->alloc;
-            q->count--;
-        }
-        for (int j = 0; j < q->num_blobs; j++) {
-            rc_tensor_release(rc_out(op, j));
-            *rc_out(op, j) = out[j]; /* moves */
-            rc_tensor_init(&out[j]);
-        }
+        take_records(op, q, m, out);
         set_status(op, &s, 0);
     }
     for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(&out[j]);
@@ -524,10 +553,16 @@ static rc_status safe_dequeue_run(rc_op *op, rc_err *err)
     return st;
 }
 
+/* CloseBlobsQueue / CloseRebatchingQueue: input 0 a queue of the op's kind. */
+static rc_status close_check_q(rc_op *op, bqueue **q, rc_err *err)
+{
+    return strstr(op->def.type, "Rebatching") ? get_rqueue(op, q, err) : get_queue(op, q, err);
+}
+
 static rc_status close_run(rc_op *op, rc_err *err)
 {
     bqueue *q = NULL;
-    rc_status st = get_queue(op, &q, err);
+    rc_status st = close_check_q(op, &q, err);
     if (st) return st;
     q->closed = 1;
     return RC_OK;
@@ -536,7 +571,7 @@ static rc_status close_run(rc_op *op, rc_err *err)
 static rc_status close_check(rc_op *op, rc_err *err)
 {
     bqueue *q = NULL;
-    return get_queue(op, &q, err);
+    return close_check_q(op, &q, err);
 }
 
 /* ---------------------------------------------------------------- WeightedSampleDequeueBlobs
@@ -730,28 +765,8 @@ static rc_status wsd_run(rc_op *op, rc_err *err)
  * dequeue must have N outputs and the enqueue N data inputs (Caffe2 checked
  * the enqueue's count, not the dequeue's, and indexed past its outputs). */
 
-static const char rqueue_kind[] = "RebatchingQueue";
-
-static rc_status get_rqueue(rc_op *op, bqueue **q, rc_err *err)
-{
-    const rc_blob *b = op->in[0];
-    if (!b->obj || b->obj_kind != rqueue_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a RebatchingQueue "
-                          "(CreateRebatchingQueue's output), but it holds %s", rc_in_name(op, 0), HOLDS(b));
-    *q = b->obj;
-    return RC_OK;
-}
-
 /* Net-creation check, and the start of every run: the queue, the data inputs, the outputs. */
-static rc_status rq_check(rc_op *op, rc_err *err)
-{
-    bqueue *q = NULL;
-    rc_status st = get_rqueue(op, &q, err);
-    if (st) return st;
-    for (int i = 1; i < op->n_in; i++)
-        if ((st = check_data_input(op, NULL, i, err))) return st;
-    return check_outputs_take_tensors(op, err);
-}
+static rc_status rq_check(rc_op *op, rc_err *err) { return queue_check_of(op, rqueue_kind, err); }
 
 static rc_status rq_create_run(rc_op *op, rc_err *err)
 {
@@ -773,28 +788,6 @@ static rc_status rq_enqueue_setup(rc_op *op, rc_err *err)
     if (st) return st;
     if (eb != 0 && eb != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument enqueue_batch must be 0 or 1, got %lld", (long long)eb);
-    return RC_OK;
-}
-
-/* Grows q's ring to hold `need` more elements (need <= capacity - count). */
-static rc_status rq_reserve(rc_op *op, bqueue *q, int64_t need, rc_err *err)
-{
-    if (q->count + need <= q->alloc) return RC_OK;
-    int64_t na = q->alloc ? q->alloc : 4;
-    while (na < q->count + need) na = na > q->capacity / 2 ? q->capacity : na * 2;
-    if (na > q->capacity) na = q->capacity;
-    if ((uint64_t)na > SIZE_MAX / sizeof(rc_tensor) / (uint64_t)q->num_blobs)
-        return rc_op_fail(op, err, RC_ERR_MEMORY, "queue '%s': %lld elements cannot be allocated", rc_in_name(op, 0),
-                          (long long)na);
-    rc_tensor *nr = calloc((size_t)na * (size_t)q->num_blobs, sizeof *nr);
-    if (!nr) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory growing queue '%s' to %lld elements",
-                               rc_in_name(op, 0), (long long)na);
-    for (int64_t r = 0; r < q->count; r++)
-        memcpy(&nr[r * q->num_blobs], rec_at(q, r, 0), (size_t)q->num_blobs * sizeof *nr); /* moves */
-    free(q->rec);
-    q->rec = nr;
-    q->alloc = na;
-    q->head = 0;
     return RC_OK;
 }
 
@@ -830,7 +823,7 @@ static rc_status rq_enqueue_run(rc_op *op, rc_err *err)
                           "op would wait forever for room: nothing can dequeue while this net runs (a workspace runs "
                           "one net at a time; Caffe2 added what fitted and blocked)", rc_in_name(op, 0),
                           (long long)q->count, (long long)q->capacity, (long long)n);
-    if ((st = rq_reserve(op, q, n, err))) return st;
+    if ((st = queue_reserve(op, q, n, err))) return st;
     for (int64_t e = 0; e < n; e++) {
         rc_tensor *slot = rec_at(q, q->count + e, 0);
         for (int j = 0; j < q->num_blobs && !st; j++) {
@@ -911,36 +904,10 @@ static rc_status rq_dequeue_run(rc_op *op, rc_err *err)
         const size_t nb = rc_tensor_nbytes(e0);
         for (int64_t r = 0; r < k && nb; r++) memcpy(dst + (size_t)r * nb, rc_tensor_data(rec_at(q, r, j)), nb);
     }
-    if (!st) {
-        for (int64_t r = 0; r < k; r++) { /* drop the elements taken */
-            for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(rec_at(q, 0, j));
-            q->head = (q->head + 1) % q->alloc;
-            q->count--;
-        }
-        for (int j = 0; j < q->num_blobs; j++) {
-            rc_tensor_release(rc_out(op, j));
-            *rc_out(op, j) = out[j]; /* moves */
-            rc_tensor_init(&out[j]);
-        }
-    }
+    if (!st) take_records(op, q, k, out);
     for (int j = 0; j < q->num_blobs; j++) rc_tensor_release(&out[j]);
     free(out);
     return st;
-}
-
-static rc_status rq_close_run(rc_op *op, rc_err *err)
-{
-    bqueue *q = NULL;
-    rc_status st = get_rqueue(op, &q, err);
-    if (st) return st;
-    q->closed = 1;
-    return RC_OK;
-}
-
-static rc_status rq_close_check(rc_op *op, rc_err *err)
-{
-    bqueue *q = NULL;
-    return get_rqueue(op, &q, err);
 }
 
 const rc_op_schema rc_ops_queue[] = {
@@ -975,8 +942,8 @@ const rc_op_schema rc_ops_queue[] = {
     {"DequeueRebatchingQueue", 1, 1, 1, -1, NULL, rq_dequeue_setup, rq_dequeue_run, NULL,
      "takes num_elements elements, each field stacked along a new first dim (fewer from a closed queue); too few "
      "in an open queue raises", rq_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OWN_OBJECT_OUT_CHECKS},
-    {"CloseRebatchingQueue", 1, 1, 0, 0, NULL, NULL, rq_close_run, NULL,
-     "closes the queue: no more elements may be added; those in it can still be taken", rq_close_check,
+    {"CloseRebatchingQueue", 1, 1, 0, 0, NULL, NULL, close_run, NULL,
+     "closes the queue: no more elements may be added; those in it can still be taken", close_check,
      RC_OP_NOT_IN_STEP_NET},
     {0},
 };
