@@ -22,13 +22,15 @@ The function runs in the thread that runs the net, with the GIL; the runtime rel
 the rest of the run. An exception it raises fails the op (the net's error names the op and the
 exception's type and message; the exception itself is the error's ``__cause__``).
 
-The workspace running the net is lent to the function while it runs: it may read and write that
-workspace's blobs (``workspace.FetchBlob`` / ``FeedBlob`` when it is the current workspace, or the
-third argument ``workspace`` that ``net.Python(f, pass_workspace=True)`` passes, Caffe2's
-``C.Workspace`` object: ``workspace.blobs[name].fetch()``, ``feed_blob``, ``create_blob``, ...),
-and later ops of the net see what it wrote. Creating, running or deleting nets, running operators
-or plans in that workspace, or resetting it, raise RuntimeError there (the net is still running);
-another thread's call into it stays "workspace is busy".
+The workspace running the net is lent to the function while it runs: it may read that workspace's
+blobs (``workspace.FetchBlob`` / ``HasBlob`` / ``Blobs`` when it is the current workspace), and when
+made with ``net.Python(f, pass_workspace=True)`` also write them; ``f`` then gets a third argument,
+that workspace as Caffe2's ``C.Workspace`` object (``workspace.blobs[name].fetch()``, ``feed_blob``,
+``create_blob``, ...), and later ops of the net see what it wrote (net-creation checks and shape
+inference stop at such an op: it may change any blob). A write without ``pass_workspace``, and
+creating, running or deleting nets, running operators or plans in that workspace, or resetting it,
+raise RuntimeError there (the net is still running); another thread's call into it stays
+"workspace is busy".
 
 ``f`` and ``grad_f`` may be ``(builder, args, kwargs)`` tuples: ``builder(*args, **kwargs)`` gives the
 function of each op instance, called when the op is created (``_build``, from csrc/ops/pyfunc.c's
@@ -204,8 +206,9 @@ class TensorCPU:
 def _run(token, inputs, names, ws=None, pass_workspace=False, instance=0):
     """Called by the runtime (csrc/python/module.c) for a Python / PythonGradient op: ``inputs`` are
     copies of the input tensors, ``names`` the output blobs, ``ws`` the binding workspace running the
-    net (lent to the function: its blobs may be read and written); returns the output arrays (None for
-    an output the function did not set: left as it is)."""
+    net (passed to the function with ``pass_workspace``), ``instance`` the id of the function built for
+    this op (0: the token's own); returns the output arrays (None for an output the function did not
+    set: left as it is)."""
     _tls.error = None
     f = _INSTANCES.get(instance) if instance else _FUNCS.get(token)
     if f is None or isinstance(f, _Builder):

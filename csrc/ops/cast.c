@@ -1,6 +1,6 @@
 /* ops/cast.c -- Cast and Conditional (Caffe2's cast_op, conditional_op).
  *
- * Cast(X) -> Y, argument 'to' (required): a TensorProto DataType, as Caffe2's
+ * Cast(X) -> Y, argument 'to' (default FLOAT): a TensorProto DataType, as Caffe2's
  * enum int (core.DataType: FLOAT 1, INT32 2, BYTE 3, STRING 4, BOOL 5, UINT8
  * 6, INT8 7, UINT16 8, INT16 9, INT64 10, FLOAT16 12, DOUBLE 13) or its name
  * as a string, case-insensitive ('float', 'INT32', 'bool', ...), as Caffe2's
