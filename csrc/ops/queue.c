@@ -280,15 +280,18 @@ static rc_status dequeue_setup(rc_op *op, rc_err *err)
 
 /* ---------------------------------------------------------------- the ops */
 
+/* CreateBlobsQueue / CreateRebatchingQueue: a new empty queue of the op's kind in output 0 (run again,
+ * it replaces the queue the blob holds). */
 static rc_status create_run(rc_op *op, rc_err *err)
 {
+    const char *kind = strstr(op->def.type, "Rebatching") ? rqueue_kind : queue_kind;
     int64_t capacity, num_blobs;
     char *const *names;
     int n_names;
     rc_status st = create_args(op, &capacity, &num_blobs, &names, &n_names, err);
     if (st) return st;
     rc_blob *b = op->out[0];
-    if (b->obj && b->obj_kind != queue_kind)
+    if (b->obj && b->obj_kind != kind)
         return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s", rc_out_name(op, 0),
                           b->obj_kind ? b->obj_kind : "non-tensor object");
     bqueue *q = calloc(1, sizeof *q);
@@ -308,7 +311,7 @@ static rc_status create_run(rc_op *op, rc_err *err)
     rc_tensor_release(&b->t);
     b->obj = q;
     b->obj_free = bqueue_free;
-    b->obj_kind = queue_kind;
+    b->obj_kind = kind;
     return RC_OK;
 }
 
@@ -768,19 +771,6 @@ static rc_status wsd_run(rc_op *op, rc_err *err)
 /* Net-creation check, and the start of every run: the queue, the data inputs, the outputs. */
 static rc_status rq_check(rc_op *op, rc_err *err) { return queue_check_of(op, rqueue_kind, err); }
 
-static rc_status rq_create_run(rc_op *op, rc_err *err)
-{
-    rc_blob *b = op->out[0];
-    if (b->obj && b->obj_kind != rqueue_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "output 0 blob '%s' holds a %s", rc_out_name(op, 0),
-                          b->obj_kind ? b->obj_kind : "non-tensor object");
-    const int again = b->obj != NULL; /* run again: a new empty queue replaces the old one (a bqueue too) */
-    if (again) b->obj_kind = queue_kind;
-    rc_status st = create_run(op, err); /* a BlobsQueue of the arguments, in the blob ... */
-    if (!st || again) b->obj_kind = rqueue_kind; /* ... which is a rebatching queue */
-    return st;
-}
-
 static rc_status rq_enqueue_setup(rc_op *op, rc_err *err)
 {
     int64_t eb;
@@ -933,7 +923,7 @@ const rc_op_schema rc_ops_queue[] = {
      "DequeueBlobs from one of the input queues picked at random with probabilities from argument weights, with "
      "an int32 status output: 1 when that queue is closed and empty; argument table_idx_blob, seed",
      wsd_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OWN_OBJECT_OUT_CHECKS},
-    {"CreateRebatchingQueue", 0, 0, 1, 1, NULL, create_check, rq_create_run, NULL,
+    {"CreateRebatchingQueue", 0, 0, 1, 1, NULL, create_check, create_run, NULL,
      "a new empty FIFO of elements of num_blobs tensors, at most capacity elements (an opaque RebatchingQueue blob)",
      create_check, RC_OP_NOT_IN_STEP_NET | RC_OP_OBJECT_OUT_FIRST},
     {"EnqueueRebatchingQueue", 2, -1, 0, 0, NULL, rq_enqueue_setup, rq_enqueue_run, NULL,
