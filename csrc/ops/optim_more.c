@@ -683,18 +683,15 @@ static rc_status yf_run(rc_op *op, rc_err *err)
     const int64_t n = rc_tensor_numel(rc_in(op, 0)), W = s->width;
     const float b = s->beta, eps = s->epsilon;
     const float deb = s->zero_debias ? (float)(1.0 / (1.0 - pow((double)b, (double)it))) : 1.0f;
-    /* the inputs' scalars and window first: the outputs may be their blobs */
+    /* the inputs' scalars first: the outputs may be their blobs */
     const float lr_in = rc_f32(rc_in(op, 2))[0], mu_in = rc_f32(rc_in(op, 3))[0];
     float S[YF_SCALARS];
     memcpy(S, rc_f32(rc_in(op, 7)), sizeof S);
-    float *win = malloc((size_t)W * sizeof *win);
-    if (!win) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    memcpy(win, rc_f32(rc_in(op, 4)), (size_t)W * sizeof *win);
     for (int o = 0; o < 8 && !st; o++) st = resize_out_like_in(op, o, o, err);
-    if (st) {
-        free(win);
-        return st;
-    }
+    if (st) return st;
+    /* the window is updated in its output (a resized output that is input 4's blob keeps its values) */
+    float *win = rc_f32(rc_out(op, 4));
+    if (win != rc_f32(rc_in(op, 4))) memcpy(win, rc_f32(rc_in(op, 4)), (size_t)W * sizeof *win);
     const float *w = rc_f32(rc_in(op, 0)), *m = rc_f32(rc_in(op, 1)), *ga = rc_f32(rc_in(op, 5));
     const float *g2a = rc_f32(rc_in(op, 6)), *g = rc_f32(rc_in(op, 8));
     float *nw = rc_f32(rc_out(op, 0)), *nm = rc_f32(rc_out(op, 1)), *nga = rc_f32(rc_out(op, 5));
@@ -746,9 +743,7 @@ static rc_status yf_run(rc_op *op, rc_err *err)
     }
     rc_f32(rc_out(op, 2))[0] = lr_out;
     rc_f32(rc_out(op, 3))[0] = mu_out;
-    memcpy(rc_f32(rc_out(op, 4)), win, (size_t)W * sizeof *win);
     memcpy(rc_f32(rc_out(op, 7)), S, sizeof S);
-    free(win);
     return RC_OK;
 }
 
