@@ -95,6 +95,7 @@ def test_into_new_blobs_and_iteration_1(rng):
     for it in range(1, 7):
         g = rng.randn(6).astype(F)
         feed(**dict(zip(NAMES, state)), grad=g, iter=np.array([it], np.int32))
+        feed(**{o: np.full_like(v, 7.0) for o, v in zip(outs, state)})  # stale values the op must not keep
         workspace.RunOperatorOnce(op("YellowFin", NAMES + ["grad", "iter"], outs, curv_win_width=3))
         want = yellowfin_ref(state, g, it)
         for name, w in zip(outs, want):
