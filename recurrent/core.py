@@ -19,10 +19,12 @@ the makers of every operator family register themselves.
 """
 
 import collections
+import contextlib
 import copy
 import importlib
 import os
 import pkgutil
+import threading
 
 import numpy as np
 
@@ -325,7 +327,24 @@ def CreateOperator(operator_type, inputs, outputs, name="", control_input=None,
             op.arg.append(make_argument(key, value))
         except TypeError as e:
             raise TypeError("op %s: %s" % (operator_type, e)) from None
+    from . import workspace
+    if workspace.IsImmediate() and not getattr(_immediate_off, "depth", 0):
+        workspace.RunOperatorImmediate(op)
     return op
+
+
+_immediate_off = threading.local()  # .depth > 0: this thread is building gradient ops
+
+
+@contextlib.contextmanager
+def _not_immediate():
+    """The ops of a backward pass are not run in immediate mode (Caffe2 built most of them in C++,
+    not with CreateOperator, and the others read gradients those did not make)."""
+    _immediate_off.depth = getattr(_immediate_off, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _immediate_off.depth -= 1
 
 
 # ---------------------------------------------------------------- gradients
@@ -620,6 +639,10 @@ class IR:
         return new_input_to_grad, gradient_ops
 
     def GetBackwardPass(self, ys):
+        with _not_immediate():
+            return self._GetBackwardPass(ys)
+
+    def _GetBackwardPass(self, ys):
         if isinstance(ys, (list, tuple)):
             ys = {y: None for y in ys}
         elif isinstance(ys, (str, BlobReference)):
@@ -719,7 +742,7 @@ class GradientRegistry:
         # The names are final: neither these ops nor the maker's (built with CreateOperator) may get
         # the caller's name scope.
         densify = []
-        with scope.NameScope(None, reset=True):
+        with scope.NameScope(None, reset=True), _not_immediate():
             for i, g in enumerate(g_output):
                 if isinstance(g, GradientSlice) and op.type not in cls._takes_sparse:
                     dense = str(op.output[i]) + "_grad_dense"

@@ -39,7 +39,6 @@ import contextlib
 import copy
 import functools
 import os
-import time
 
 import numpy as np
 
@@ -314,9 +313,9 @@ def runOpOnInput(device_option, op, inputs, input_device_options=None):
 
 
 def runOpBenchmark(device_option, op, inputs, input_device_options=None, iterations=10):
-    """Times ``op`` on ``inputs``: one warm-up run, then ``iterations`` runs of a
-    one-op net. Returns ``[milliseconds per run]`` (Caffe2's BenchmarkNet also
-    listed per-op times; with one op they are the same number)."""
+    """Times ``op`` on ``inputs`` as Caffe2's: ``workspace.BenchmarkNet`` of a one-op net, one
+    warm-up run, then ``iterations`` (>= 1) runs of the net and ``iterations`` of the op on its own.
+    Returns ``[ms per run of the net, ms per run of the op]``."""
     op = _on_device(op, device_option)
     net = caffe2_pb2.NetDef()
     net.name = op.name or "benchmark"
@@ -324,11 +323,7 @@ def runOpBenchmark(device_option, op, inputs, input_device_options=None, iterati
     with temp_workspace():
         _feed_inputs(op, inputs, device_option, input_device_options)
         workspace.CreateNet(net)
-        workspace.RunNet(net.name)
-        start = time.perf_counter()
-        workspace.RunNet(net.name, iterations)
-        elapsed = time.perf_counter() - start
-    return [1000.0 * elapsed / max(int(iterations), 1)]
+        return workspace.BenchmarkNet(net.name, 1, iterations, True)
 
 
 class HypothesisTestCase(test_util.TestCase):

@@ -12,6 +12,7 @@ time per workspace) is safe: another thread's SwitchWorkspace can never
 redirect this thread's FeedBlob or RunNet.
 """
 
+import contextlib
 import threading
 
 import numpy as np
@@ -24,6 +25,7 @@ has_gpu_support = False
 has_cuda_support = False
 has_hip_support = False
 GpuDeviceType = 1  # caffe2_pb2.CUDA
+is_asan = _C.is_asan  # whether this build of recurrent._C has AddressSanitizer
 
 
 def NumGpuDevices():
@@ -32,6 +34,37 @@ def NumGpuDevices():
 
 
 NumCudaDevices = NumGpuDevices
+
+
+# What Caffe2 built without a GPU answered (workspace.py: its lambdas for "not has_gpu_support")
+def GetCUDAVersion():
+    """0: no CUDA."""
+    return 0
+
+
+def GetCuDNNVersion():
+    """0: no cuDNN."""
+    return 0
+
+
+def GetDeviceProperties(device_id):
+    """None: no GPU."""
+    return None
+
+
+def GetGpuPeerAccessPattern():
+    """An empty array: no GPU."""
+    return np.array([])
+
+
+def GetGPUMemoryInfo():
+    """None: no GPU."""
+    return None
+
+
+def RegisteredOperators():
+    """The registered operator types, sorted (Caffe2's ``workspace.RegisteredOperators``)."""
+    return sorted(_C.op_types())
 
 _workspaces = {}
 _current = "default"  # the main thread's current workspace, and every thread's until it switches
@@ -103,6 +136,38 @@ def _net_name(net):
     return _netdef(net).name
 
 
+def StringifyBlobName(name):
+    """A blob name as str: a str as it is, a BlobReference as ``str(ref)``; anything else is a
+    TypeError (Caffe2: an AssertionError)."""
+    if isinstance(name, str):
+        return name
+    if type(name).__name__ != "BlobReference":
+        raise TypeError("Expected a string or BlobReference, got %s" % type(name).__name__)
+    return str(name)
+
+
+def StringifyNetName(name):
+    """A net name as str: a str as it is, a core.Net as its name; anything else is a TypeError
+    (Caffe2: an AssertionError)."""
+    if isinstance(name, str):
+        return name
+    if type(name).__name__ != "Net":
+        raise TypeError("Expected a string or Net, got %s" % type(name).__name__)
+    return str(name)
+
+
+def GetNetName(net):
+    """The name of ``net``: a str, a core.Net or a NetDef; anything else is a TypeError (Caffe2: an
+    Exception "Not a Net object")."""
+    if isinstance(net, str):
+        return net
+    if type(net).__name__ == "Net":
+        return net.Name()
+    if isinstance(net, NetDef):
+        return net.name
+    raise TypeError("Not a Net object: %r" % (net,))
+
+
 # ---------------------------------------------------------------- blobs
 def FeedBlob(name, arr, device_option=None):
     """Copies ``arr`` into blob ``name`` of the current workspace.
@@ -150,6 +215,68 @@ def CreateBlob(name):
 
 def HasBlob(name):
     return _ws().has_blob(_name(name))
+
+
+def ResetBlob(name):
+    """Makes blob ``name`` hold no tensor, as ``CreateBlob`` made it (Caffe2's ResetBlob); the
+    blob stays. KeyError for a missing blob; a blob holding an object (a queue, a Mutex, step
+    workspaces) is a TypeError: nets that use it keep pointers to it (ResetWorkspace frees it).
+    Returns True."""
+    _ws().reset_blob(_name(name))
+    return True
+
+
+def GetBlobSizeBytes(name):
+    """The bytes of blob ``name``'s tensor (elements x 4); 0 for a blob holding no tensor (an
+    object, or created and never written), as Caffe2's ``BlobStat``. KeyError for a missing blob."""
+    name = _name(name)
+    ws = _ws()
+    if not ws.has_blob(name):
+        raise errors.KeyError("GetBlobSizeBytes: blob '%s' does not exist in workspace '%s'"
+                              % (name, CurrentWorkspace()))
+    desc = ws.blob_shapes().get(name)
+    if desc is None:
+        return 0
+    return int(np.prod(desc[0], dtype=np.int64)) * 4
+
+
+def IsNUMAEnabled():
+    """False: this package binds no memory to NUMA nodes (Caffe2's without
+    ``--caffe2_cpu_numa_enabled``)."""
+    return False
+
+
+def GetNumNUMANodes():
+    """-1, as Caffe2's when NUMA is not enabled."""
+    return -1
+
+
+def GetBlobNUMANode(name):
+    """-1 (NUMA is not enabled), as Caffe2's, for a blob holding a tensor with data; KeyError for
+    a missing blob, TypeError for a blob holding no tensor, ValueError for an empty tensor (Caffe2
+    refused those too)."""
+    name = _name(name)
+    ws = _ws()
+    if not ws.has_blob(name):
+        raise errors.KeyError("GetBlobNUMANode: blob '%s' does not exist in workspace '%s'"
+                              % (name, CurrentWorkspace()))
+    desc = ws.blob_shapes().get(name)
+    if desc is None:
+        raise errors.TypeError("GetBlobNUMANode: blob '%s' holds no tensor" % name)
+    if int(np.prod(desc[0], dtype=np.int64)) == 0:
+        raise errors.ValueError("GetBlobNUMANode: blob '%s' is an empty tensor %s: it has no data"
+                                % (name, tuple(desc[0])))
+    return -1
+
+
+def FetchTorch(name):
+    """Blob ``name`` as a ``torch.Tensor`` (a copy, as ``FetchBlob``: Caffe2's shared the
+    memory). Needs PyTorch. A blob holding no tensor is a TypeError ("Blob has to be a tensor")."""
+    import torch
+    a = FetchBlob(name)
+    if not isinstance(a, np.ndarray):
+        raise errors.TypeError("FetchTorch: Blob has to be a tensor; '%s' is %s" % (_name(name), a.decode()))
+    return torch.from_numpy(a)
 
 
 def Blobs():
@@ -314,6 +441,36 @@ def Nets():
 
 def DeleteNet(name):
     _ws().delete_net(_net_name(name))
+
+
+def RunOperatorMultiple(operator, num_runs):
+    """Creates ``operator`` (an OperatorDef, or a serialized one: bytes) once in the current
+    workspace and runs it ``num_runs`` times, as Caffe2's (its state carries over between the runs:
+    an ``Iter`` counts them all). Returns True; a failing run raises."""
+    if isinstance(operator, _SERIALIZED):
+        operator = OperatorDef.FromString(operator)
+    if not isinstance(operator, OperatorDef):
+        raise TypeError("RunOperatorMultiple expects an OperatorDef, got %s (a serialized OperatorDef is bytes)"
+                        % type(operator).__name__)
+    _refuse_non_cpu("RunOperatorMultiple", operator, None)
+    _chained(_ws().run_operator_multiple, operator.to_c(), int(num_runs))
+    return True
+
+
+def BenchmarkNet(name, warmup_runs, main_runs, run_individual):
+    """Caffe2's: times the net ``name`` (created with CreateNet; a Net is taken too). Runs it
+    ``warmup_runs`` (>= 0) times, then ``main_runs`` (>= 1) timed times, then, with
+    ``run_individual``, ``main_runs`` more times timing each op on its own. Returns a list of
+    floats: the mean milliseconds per run of the whole net, then the mean milliseconds of each op
+    in net order (0.0 without ``run_individual``). The runs are real runs: their outputs stay
+    (Caffe2 also logged a table at INFO level; nothing is printed here)."""
+    return _chained(_ws().benchmark_net, _net_name(name), int(warmup_runs), int(main_runs),
+                    bool(run_individual), _main_thread())
+
+
+def BenchmarkNetOnce(name):
+    """Caffe2's: runs the net ``name`` once; returns the milliseconds it took."""
+    return BenchmarkNet(name, 0, 1, False)[0]
 
 
 # ---------------------------------------------------------------- plans
@@ -499,9 +656,31 @@ def _prefix_message(e, prefix):
 
 # ---------------------------------------------------------------- workspaces
 def ResetWorkspace(root_folder=None):
-    """Removes every blob and net of the current workspace."""
-    _ws().reset()
+    """Removes every blob and net of the current workspace. With ``root_folder`` (a path), that
+    folder becomes the workspace's root folder, created if missing (as Caffe2's): where ``Save``,
+    ``Load`` (with ``absolute_path`` 0, their default) and ``Print`` (``to_file=1``) put files named
+    by relative paths. Without it the root folder stays (``"."``, the current directory, until one
+    is set). Returns True."""
+    ws = _ws()
+    if root_folder is not None:
+        import os
+        root_folder = os.fspath(root_folder)
+        if isinstance(root_folder, bytes):
+            root_folder = os.fsdecode(root_folder)
+        if not root_folder:
+            raise ValueError("ResetWorkspace: root_folder must not be empty ('.': the current directory)")
+        os.makedirs(root_folder, exist_ok=True)
+        ws.reset()
+        ws.set_root_folder(root_folder)
+    else:
+        ws.reset()
     return True
+
+
+def RootFolder():
+    """The current workspace's root folder (``"."`` unless ``ResetWorkspace(root_folder)`` set
+    one), as Caffe2's."""
+    return _ws().root_folder()
 
 
 def SwitchWorkspace(name, create_if_missing=False):
@@ -552,6 +731,94 @@ _KNOWN_FLAGS = {
 # flags given in microseconds and kept in nanoseconds: their largest value (as shown in messages);
 # the environment variables behind them are checked against the same ranges at import
 _US_FLAG_MAX = {"rnn_executor_min_op_ns": "1e6", "rnn_executor_spin_ns": "100000"}
+
+
+# ---------------------------------------------------------------- immediate mode
+# Caffe2's debugging mode: between StartImmediate() and StopImmediate(), every op made with
+# core.CreateOperator (so every net.X(...) call) also runs at once in a workspace of its own.
+_immediate_mode = False
+_immediate_workspace_name = "_CAFFE2_IMMEDIATE"
+_immediate_root_folder = ""  # its root folder: a temporary directory, removed by StopImmediate
+
+
+def IsImmediate():
+    """Whether immediate mode is on (StartImmediate)."""
+    return _immediate_mode
+
+
+@contextlib.contextmanager
+def WorkspaceGuard(workspace_name):
+    """Makes workspace ``workspace_name`` current (creating it if missing) for the ``with`` block,
+    then switches back (also when the block raises)."""
+    current = CurrentWorkspace()
+    SwitchWorkspace(workspace_name, True)
+    try:
+        yield
+    finally:
+        SwitchWorkspace(current)
+
+
+def StartImmediate(i_know=False):
+    """Starts immediate mode (Caffe2's): from now on every op made with ``core.CreateOperator``
+    (every ``net.X(...)``, and the ops helpers such as ``brew`` add) also runs at once, when it
+    is made, in the workspace ``"_CAFFE2_IMMEDIATE"``, which starts empty, its root folder a new
+    temporary directory (so a ``Save`` there writes nothing outside it); a failing op raises
+    there and then. ``FeedImmediate`` / ``FetchImmediate`` / ``ImmediateBlobs`` reach that
+    workspace. Gradient ops (``AddGradientOperators``) are not run (Caffe2 built them in C++).
+    It is for debugging: slow, and the ops must be runnable in the order they are made. A
+    RuntimeWarning says so unless ``i_know``; calling it again starts afresh."""
+    global _immediate_mode, _immediate_root_folder
+    if IsImmediate():
+        StopImmediate()
+    import tempfile
+    with WorkspaceGuard(_immediate_workspace_name):
+        _immediate_root_folder = tempfile.mkdtemp(prefix="recurrent_immediate_")
+        ResetWorkspace(_immediate_root_folder)
+    _immediate_mode = True
+    if not i_know:
+        import warnings
+        warnings.warn("immediate mode: every op made from now on also runs at once in workspace '%s' (for "
+                      "debugging; slow; the ops must be runnable in the order they are made). "
+                      "StopImmediate() ends it; StartImmediate(i_know=True) starts it without this warning."
+                      % _immediate_workspace_name, RuntimeWarning, stacklevel=2)
+
+
+def StopImmediate():
+    """Ends immediate mode, frees the blobs and nets of its workspace and removes its temporary root
+    folder (no-op when it is off)."""
+    global _immediate_mode, _immediate_root_folder
+    if not IsImmediate():
+        return
+    import shutil
+    with WorkspaceGuard(_immediate_workspace_name):
+        ResetWorkspace(".")
+    shutil.rmtree(_immediate_root_folder, ignore_errors=True)
+    _immediate_root_folder = ""
+    _immediate_mode = False
+
+
+def ImmediateBlobs():
+    """The blobs of the immediate-mode workspace."""
+    with WorkspaceGuard(_immediate_workspace_name):
+        return Blobs()
+
+
+def RunOperatorImmediate(op):
+    """Runs ``op`` once in the immediate-mode workspace."""
+    with WorkspaceGuard(_immediate_workspace_name):
+        RunOperatorOnce(op)
+
+
+def FetchImmediate(*args, **kwargs):
+    """``FetchBlob`` in the immediate-mode workspace."""
+    with WorkspaceGuard(_immediate_workspace_name):
+        return FetchBlob(*args, **kwargs)
+
+
+def FeedImmediate(*args, **kwargs):
+    """``FeedBlob`` in the immediate-mode workspace."""
+    with WorkspaceGuard(_immediate_workspace_name):
+        return FeedBlob(*args, **kwargs)
 
 
 def _parse_bool(flag, v):

@@ -304,7 +304,9 @@ def test_run_op_on_input_benchmark_and_temp_workspace():
     op = core.CreateOperator("Relu", ["X"], ["Y"])
     assert hu.runOpOnInput(hu.cpu_do, op, [x])[0].tolist() == [0.0, 3.0]
     times = hu.runOpBenchmark(hu.cpu_do, op, [x], iterations=3)
-    assert len(times) == 1 and times[0] >= 0
+    assert len(times) == 2 and times[0] >= 0 and times[1] >= 0
+    with pytest.raises(ValueError, match="main_runs >= 1"):
+        hu.runOpBenchmark(hu.cpu_do, op, [x], iterations=0)
     before = workspace.CurrentWorkspace()
     with pytest.raises(KeyError):
         with hu.temp_workspace("hu_scratch"):

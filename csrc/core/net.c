@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct rc_net {
     rc_netdef *def;   /* owned copy */
@@ -126,6 +127,57 @@ rc_status rc_net_run(rc_net *net, rc_err *err)
         rc_status st = rc_op_run(net->ops[i], err);
         if (st) return st;
     }
+    return RC_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static rc_status bench_run(rc_net *net, const char *phase, int64_t run, rc_err *err)
+{
+    rc_status st = rc_net_run(net, err);
+    if (st && st != RC_ERR_INTERRUPT) rc_err_prefix(err, "BenchmarkNet: %s run %lld failed: ", phase, (long long)run);
+    return st;
+}
+
+rc_status rc_net_benchmark(rc_net *net, int64_t warmup_runs, int64_t main_runs, int run_individual, double *out,
+                           rc_err *err)
+{
+    const char *name = net->def->name ? net->def->name : "";
+    if (warmup_runs < 0 || main_runs < 1)
+        return rc_err_set(err, RC_ERR_VALUE, "BenchmarkNet '%s': warmup_runs must be >= 0 and main_runs >= 1, got "
+                          "%lld and %lld", name, (long long)warmup_runs, (long long)main_runs);
+    for (int i = 0; i <= net->n_ops; i++) out[i] = 0.0;
+    for (int64_t r = 0; r < warmup_runs; r++) {
+        rc_status st = bench_run(net, "warmup", r, err);
+        if (st) return st;
+    }
+    double t0 = now_ms();
+    for (int64_t r = 0; r < main_runs; r++) {
+        rc_status st = bench_run(net, "main", r, err);
+        if (st) return st;
+    }
+    out[0] = (now_ms() - t0) / (double)main_runs;
+    if (!run_individual) return RC_OK;
+    for (int64_t r = 0; r < main_runs; r++) {
+        for (int i = 0; i < net->n_ops; i++) {
+            if (rc_interrupt_pending())
+                return rc_err_set(err, RC_ERR_INTERRUPT, "net '%s' interrupted before op #%d", name, i);
+            double t = now_ms();
+            rc_status st = rc_op_run(net->ops[i], err);
+            if (st) {
+                if (st != RC_ERR_INTERRUPT)
+                    rc_err_prefix(err, "BenchmarkNet: individual run %lld failed: ", (long long)r);
+                return st;
+            }
+            out[1 + i] += now_ms() - t;
+        }
+    }
+    for (int i = 0; i < net->n_ops; i++) out[1 + i] /= (double)main_runs;
     return RC_OK;
 }
 

@@ -191,6 +191,19 @@ RC_INTERNAL void rc_ws_remove_net(rc_workspace *ws, const char *name);
 RC_INTERNAL rc_status rc_ws_log_append(rc_workspace *ws, const char *text, size_t n, rc_err *err);
 RC_INTERNAL char *rc_ws_log_take(rc_workspace *ws, size_t *n, int64_t *dropped_pieces, int64_t *dropped_bytes);
 
+/* The root folder (Caffe2's Workspace::RootFolder): where Save, Load and
+ * Print's to_file put files named by relative paths. It belongs to the root of
+ * a workspace tree (step workspaces use their outer workspace's); "." unless
+ * set. rc_ws_set_root_folder copies root (NULL or "." restores "."); set it
+ * only while no op of the tree is being created or run. rc_ws_path: the path
+ * of file `name` for an op of ws: `name` itself when `absolute` (the op's
+ * absolute_path argument), when it starts with '/' (Caffe2 prefixed even
+ * those) or when the root folder is ".", else "<root>/<name>". Owned by the
+ * caller (free); NULL when out of memory. */
+RC_INTERNAL const char *rc_ws_root_folder(rc_workspace *ws);
+RC_INTERNAL rc_status rc_ws_set_root_folder(rc_workspace *ws, const char *root, rc_err *err);
+RC_INTERNAL char *rc_ws_path(rc_workspace *ws, const char *name, int absolute);
+
 /* ---------------------------------------------------------------- NetDef-like plain data */
 typedef enum {
     RC_ARG_F = 1, RC_ARG_I, RC_ARG_S, RC_ARG_FLOATS, RC_ARG_INTS, RC_ARG_STRINGS, RC_ARG_NET, RC_ARG_NETS
@@ -368,6 +381,14 @@ RC_INTERNAL rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err
 RC_INTERNAL rc_status rc_net_check_type(const rc_netdef *def, const char *what, rc_err *err);
 RC_INTERNAL void rc_net_free(rc_net *net);
 RC_INTERNAL rc_status rc_net_run(rc_net *net, rc_err *err);
+/* Caffe2's BenchmarkNet (SimpleNet::TEST_Benchmark): warmup_runs (>= 0) runs,
+ * then main_runs (>= 1) timed runs of the whole net, then, with
+ * run_individual, main_runs more runs timing each op on its own. out (1 +
+ * rc_net_num_ops entries, caller's) gets the mean milliseconds per run of the
+ * whole net in out[0] and of op i in out[1 + i] (0 without run_individual).
+ * A failing run stops it with the op's error, the phase and run in front. */
+RC_INTERNAL rc_status rc_net_benchmark(rc_net *net, int64_t warmup_runs, int64_t main_runs, int run_individual,
+                                       double *out, rc_err *err);
 RC_INTERNAL int rc_net_num_ops(const rc_net *net);
 RC_INTERNAL rc_op *rc_net_op(const rc_net *net, int i);              /* borrowed */
 RC_INTERNAL const rc_netdef *rc_net_def(const rc_net *net);          /* borrowed */

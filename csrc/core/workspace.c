@@ -21,6 +21,7 @@ struct rc_workspace {
     char *log;              /* owned, log_len bytes used of log_cap, guarded by log_mu */
     size_t log_len, log_cap;
     int64_t log_dropped, log_dropped_bytes;
+    char *root_folder;      /* owned; NULL: "." (rc_ws_set_root_folder); used in the root of a tree only */
 };
 
 static uint64_t hash_str(const char *s)
@@ -73,6 +74,7 @@ void rc_ws_free(rc_workspace *ws)
     if (!ws) return;
     rc_ws_reset(ws);
     free(ws->log);
+    free(ws->root_folder);
     pthread_mutex_destroy(&ws->log_mu);
     free(ws);
 }
@@ -267,4 +269,35 @@ char *rc_ws_log_take(rc_workspace *ws, size_t *n, int64_t *dropped_pieces, int64
     r->log_dropped = r->log_dropped_bytes = 0;
     pthread_mutex_unlock(&r->log_mu);
     return text;
+}
+
+/* ---------------------------------------------------------------- root folder */
+const char *rc_ws_root_folder(rc_workspace *ws)
+{
+    rc_workspace *r = ws_root(ws);
+    return r->root_folder ? r->root_folder : ".";
+}
+
+rc_status rc_ws_set_root_folder(rc_workspace *ws, const char *root, rc_err *err)
+{
+    char *copy = NULL;
+    if (root && strcmp(root, ".") != 0 && !(copy = strdup(root)))
+        return rc_err_set(err, RC_ERR_MEMORY, "out of memory");
+    free(ws->root_folder);
+    ws->root_folder = copy;
+    return RC_OK;
+}
+
+char *rc_ws_path(rc_workspace *ws, const char *name, int absolute)
+{
+    const char *root = rc_ws_root_folder(ws);
+    if (absolute || name[0] == '/' || strcmp(root, ".") == 0) return strdup(name);
+    size_t nr = strlen(root), nn = strlen(name);
+    int slash = nr > 0 && root[nr - 1] != '/';
+    char *p = malloc(nr + (size_t)slash + nn + 1);
+    if (!p) return NULL;
+    memcpy(p, root, nr);
+    if (slash) p[nr] = '/';
+    memcpy(p + nr + (size_t)slash, name, nn + 1);
+    return p;
 }

@@ -30,9 +30,10 @@
  * field with an unexpected wire type are refused.
  *
  * Arguments (as Caffe2's load_save_op):
- *   Save: db, db_type ('minidb' only), absolute_path (accepted: paths are
- *     used as given, relative ones against the current directory; Caffe2
- *     prefixed its workspace root folder), strip_prefix, blob_name_overrides,
+ *   Save: db, db_type ('minidb' only), absolute_path (0, the default: a
+ *     relative path is under the workspace's root folder, rc_ws_path; an
+ *     absolute one is used as given, where Caffe2 prefixed the root folder to
+ *     it too), strip_prefix, blob_name_overrides,
  *     chunk_size (0 default, -1 one chunk per tensor).
  *   Load: db or dbs, db_type, absolute_path, add_prefix, strip_prefix,
  *     source_blob_names, load_all, allow_incomplete, keep_device (accepted;
@@ -950,7 +951,7 @@ static rc_status load_fd(lctx *c, int db, int fd, const char *path, rc_err *err)
 /* ================================================================ Save */
 
 typedef struct save_state {
-    const char *path;   /* borrowed from op->def */
+    char *path;         /* owned: the file (`db`, under the workspace's root folder: rc_ws_path) */
     char **names;       /* owned: the key name of each input */
     int n;
     int64_t chunk;      /* elements per chunk, > 0; 0: one chunk per tensor */
@@ -960,6 +961,7 @@ static void save_free(void *p)
 {
     save_state *s = p;
     if (!s) return;
+    free(s->path);
     for (int i = 0; s->names && i < s->n; i++) free(s->names[i]);
     free(s->names);
     free(s);
@@ -975,13 +977,15 @@ static rc_status save_setup(rc_op *op, rc_err *err)
     char *const *over = NULL;
     int n_over = 0;
     int64_t chunk = 0, absolute = 0;
+    const char *db = NULL;
     if ((st = check_db_type(op, err))) return st;
-    if ((st = rc_arg_s(&op->def, "db", "", &s->path, err))) return st;
-    if (!s->path[0]) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'db' (the file to write) must be given");
+    if ((st = rc_arg_s(&op->def, "db", "", &db, err))) return st;
+    if (!db[0]) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'db' (the file to write) must be given");
     if ((st = rc_arg_s(&op->def, "strip_prefix", "", &strip, err))) return st;
     if ((st = rc_arg_strings(&op->def, "blob_name_overrides", &over, &n_over, err))) return st;
     if ((st = rc_arg_i(&op->def, "chunk_size", 0, &chunk, err))) return st;
     if ((st = rc_arg_i(&op->def, "absolute_path", 0, &absolute, err))) return st;
+    if (!(s->path = rc_ws_path(op->ws, db, absolute != 0))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if (n_over && n_over != op->n_in)
         return rc_op_fail(op, err, RC_ERR_VALUE, "blob_name_overrides has %d names for %d inputs", n_over, op->n_in);
     if (n_over && strip[0])
@@ -1091,14 +1095,25 @@ static rc_status save_run(rc_op *op, rc_err *err)
 /* ================================================================ Load */
 
 typedef struct load_state {
-    char *const *dbs;   /* borrowed from op->def: the files to read (no reader inputs) */
+    char *const *dbs;   /* borrowed from op->def: `dbs` (no reader inputs) */
     int n_dbs;
     const char *single; /* borrowed: `db` */
+    char **files;       /* owned: the files to read, `db` or each of `dbs` under the root folder (rc_ws_path) */
+    int n_files;
     const char *add_prefix, *strip_prefix;
     char *const *src;   /* source_blob_names (borrowed) */
     int n_src;
     int load_all, allow_incomplete;
 } load_state;
+
+static void load_free(void *p)
+{
+    load_state *s = p;
+    if (!s) return;
+    for (int i = 0; i < s->n_files; i++) free(s->files[i]);
+    free(s->files);
+    free(s);
+}
 
 static rc_status load_setup(rc_op *op, rc_err *err)
 {
@@ -1131,6 +1146,13 @@ static rc_status load_setup(rc_op *op, rc_err *err)
                 if (strcmp(s->dbs[i], s->dbs[j]) == 0)
                     return rc_op_fail(op, err, RC_ERR_VALUE, "dbs names '%s' twice", s->dbs[i]);
         }
+        int n = s->n_dbs ? s->n_dbs : 1;
+        if (!(s->files = calloc((size_t)n, sizeof *s->files)))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+        s->n_files = n;
+        for (int i = 0; i < n; i++)
+            if (!(s->files[i] = rc_ws_path(op->ws, s->n_dbs ? s->dbs[i] : s->single, absolute != 0)))
+                return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     }
     if (s->n_src && s->n_src != op->n_out)
         return rc_op_fail(op, err, RC_ERR_VALUE, "source_blob_names has %d names for %d outputs", s->n_src,
@@ -1178,7 +1200,7 @@ static rc_status load_run(rc_op *op, rc_err *err)
                 break;
             }
         } else {
-            const char *path = s->n_dbs ? s->dbs[i] : s->single;
+            const char *path = s->files[i];
             fds[i] = open(path, O_RDONLY | O_CLOEXEC);
             if (fds[i] < 0 || fstat(fds[i], &sb) != 0) {
                 st = rc_op_fail(op, err, RC_ERR_IO, "cannot open '%s' for reading: %s", path, strerror(errno));
@@ -1192,13 +1214,13 @@ static rc_status load_run(rc_op *op, rc_err *err)
             const dbreader *r = op->in[i]->obj;
             st = load_fd(&c, i, r->fd, r->path, err);
         } else {
-            st = load_fd(&c, i, fds[i], s->n_dbs ? s->dbs[i] : s->single, err);
+            st = load_fd(&c, i, fds[i], s->files[i], err);
         }
     }
     for (int i = 0; i < n_db; i++)
         if (fds[i] >= 0) close(fds[i]);
     free(fds);
-    const char *where = op->n_in ? "the reader(s)" : s->n_dbs ? "the dbs" : s->single;
+    const char *where = op->n_in ? "the reader(s)" : s->n_dbs ? "the dbs" : s->files[0];
     /* every blob read must be complete */
     for (int i = 0; i < c.nb && !st; i++)
         if (c.b[i].filled != c.b[i].numel)
@@ -1298,7 +1320,7 @@ const rc_op_schema rc_ops_db[] = {
     {"Save", 1, -1, 0, 0, NULL, save_setup, save_run, save_free,
      "writes tensors to a Caffe2 minidb file (db, db_type='minidb', strip_prefix, blob_name_overrides, chunk_size)",
      NULL},
-    {"Load", 0, -1, 0, -1, NULL, load_setup, load_run, free,
+    {"Load", 0, -1, 0, -1, NULL, load_setup, load_run, load_free,
      "reads tensors from minidb files or DBReaders (load_all, add_prefix, strip_prefix, source_blob_names, "
      "allow_incomplete)", NULL, RC_OP_OWN_OBJECT_OUT_CHECKS},
     {"CreateDB", 0, 0, 1, 1, NULL, createdb_setup, createdb_run, NULL,

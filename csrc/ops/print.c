@@ -22,8 +22,9 @@
  *            every_n-th run after (runs 1, 1 + n, 1 + 2n, ...: Caffe2's
  *            occurrences_mod_n_ counter, which counts every run, printing or not).
  *   to_file  0 or 1, default 0 (Caffe2 took any nonzero int as 1): 1 writes the
- *            lines to "<input name>.log" in the current directory (Caffe2's
- *            default root folder "."), opened and truncated when the op is
+ *            lines to "<input name>.log" in the workspace's root folder
+ *            (rc_ws_path: the current directory unless ResetWorkspace(root_folder)
+ *            set one, as Caffe2's), opened and truncated when the op is
  *            created (OSError naming the op, the path and the reason when it
  *            cannot be), flushed after every line, closed when the op is freed
  *            (its net deleted or replaced, the workspace reset). Refused in
@@ -98,8 +99,12 @@ static rc_status print_setup(rc_op *op, rc_err *err)
                           "outer net)", rc_in_name(op, 0));
     const char *name = rc_in_name(op, 0);
     size_t n = strlen(name) + sizeof ".log";
-    if (!(s->path = malloc(n))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    snprintf(s->path, n, "%s.log", name);
+    char *file = malloc(n);
+    if (!file) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    snprintf(file, n, "%s.log", name);
+    s->path = rc_ws_path(op->ws, file, 0);
+    free(file);
+    if (!s->path) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     errno = 0;
     s->fp = fopen(s->path, "we");
     if (!s->fp)

@@ -832,6 +832,48 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     return finish(st, &err, hit);
 }
 
+/* benchmark_net(name, warmup_runs, main_runs, run_individual, main_thread) -> list of floats: Caffe2's
+ * BenchmarkNet (rc_net_benchmark): [ms per run of the net, ms per run of op 0, op 1, ...]. */
+static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
+{
+    const char *name;
+    long long warmup, runs;
+    int individual = 0, main_thread = 0;
+    if (!PyArg_ParseTuple(args, "sLL|pp", &name, &warmup, &runs, &individual, &main_thread)) return NULL;
+    rc_net *net = rc_ws_get_net(self->ws, name);
+    if (!net) return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    int n = rc_net_num_ops(net);
+    double *out = PyMem_Calloc((size_t)n + 1, sizeof *out);
+    if (!out) return PyErr_NoMemory();
+    if (ws_acquire(self)) { PyMem_Free(out); return NULL; }
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st;
+    sig_guard g;
+    sig_guard_enter(&g, main_thread);
+    CORE_CALL_BEGIN
+    st = rc_net_benchmark(net, warmup, runs, individual, out, &err);
+    CORE_CALL_END
+    int hit = sig_guard_exit(&g);
+    print_text pt;
+    log_take(self, &pt);
+    ws_release(self);
+    PyObject *ret = NULL;
+    if (log_write_after(&pt, st, hit)) goto done;
+    PyObject *r = finish(st, &err, hit);
+    if (!r) goto done;
+    Py_DECREF(r);
+    if (!(ret = PyList_New(n + 1))) goto done;
+    for (int i = 0; i <= n; i++) {
+        PyObject *v = PyFloat_FromDouble(out[i]);
+        if (!v) { Py_CLEAR(ret); goto done; }
+        PyList_SET_ITEM(ret, i, v);
+    }
+done:
+    PyMem_Free(out);
+    return ret;
+}
+
 static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
 {
     PyObject *t;
@@ -883,6 +925,39 @@ static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *ar
     Py_RETURN_NONE;
 }
 
+/* run_operator_multiple(op_tuple, num_runs): creates the op once and runs it num_runs times (Caffe2's
+ * RunOperatorMultiple: its state, an Iter's count, carries over between the runs). */
+static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    long long runs;
+    if (!PyArg_ParseTuple(args, "OL", &t, &runs)) return NULL;
+    if (runs < 0) return PyErr_Format(PyExc_ValueError, "RunOperatorMultiple: num_runs must be >= 0, got %lld", runs);
+    rc_opdef od;
+    if (conv_opdef(t, &od)) { rc_opdef_free(&od); return NULL; }
+    if (ws_acquire(self)) { rc_opdef_free(&od); return NULL; }
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st;
+    CORE_CALL_BEGIN
+    rc_op *op = rc_op_create(self->ws, &od, 0, &err);
+    st = op ? RC_OK : err.code;
+    for (long long i = 0; i < runs && !st; i++) {
+        if (rc_interrupt_pending())
+            st = rc_err_set(&err, RC_ERR_INTERRUPT, "RunOperatorMultiple interrupted before run %lld", i);
+        else
+            st = rc_op_run(op, &err);
+    }
+    rc_op_free(op);
+    CORE_CALL_END
+    print_text pt;
+    log_take(self, &pt);
+    ws_release(self);
+    rc_opdef_free(&od);
+    if (log_write_after(&pt, st, 0)) return NULL;
+    return finish(st, &err, 0);
+}
+
 static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
 {
     const char *name;
@@ -906,6 +981,53 @@ static PyObject *Workspace_create_blob(WorkspaceObject *self, PyObject *args)
     rc_blob *b = rc_ws_get(self->ws, name) ? NULL : rc_ws_create(self->ws, name, &err);
     rc_status st = b || !err.code ? RC_OK : err.code;
     ws_leave_blobs(self, lent);
+    if (st) return raise_err(&err);
+    Py_RETURN_NONE;
+}
+
+/* reset_blob(name): the blob holds no tensor any more (as one CreateBlob made; Caffe2's ResetBlob).
+ * A blob holding an object (a queue, a Mutex, step workspaces) is refused: the ops of nets that use it
+ * keep pointers to it; ResetWorkspace frees those. */
+static PyObject *Workspace_reset_blob(WorkspaceObject *self, PyObject *args)
+{
+    int lent;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (ws_enter_blobs(self, 1, &lent)) return NULL;
+    rc_blob *b = rc_ws_get_local(self->ws, name);
+    PyObject *ret = NULL;
+    if (!b)
+        raise_ws(PyExc_KeyError, "ResetBlob: blob '%s' does not exist in the workspace", name);
+    else if (b->obj)
+        raise_ws(PyExc_TypeError, "ResetBlob: blob '%s' holds a %s, not a tensor; only a tensor blob can be reset "
+                 "(ResetWorkspace frees it)", name, b->obj_kind);
+    else {
+        rc_tensor_release(&b->t);
+        ret = Py_None;
+        Py_INCREF(ret);
+    }
+    ws_leave_blobs(self, lent);
+    return ret;
+}
+
+/* root_folder() -> str; set_root_folder(path): where Save, Load and Print's to_file put relative paths
+ * (rc_ws_path). Setting it takes the workspace, as a reset does. */
+static PyObject *Workspace_root_folder(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    return PyUnicode_FromString(rc_ws_root_folder(self->ws));
+}
+
+static PyObject *Workspace_set_root_folder(WorkspaceObject *self, PyObject *args)
+{
+    const char *root;
+    if (!PyArg_ParseTuple(args, "s", &root)) return NULL;
+    if (!root[0]) return PyErr_Format(PyExc_ValueError, "root folder must not be empty (\".\": the current directory)");
+    if (ws_acquire(self)) return NULL;
+    rc_err err;
+    rc_err_clear(&err);
+    rc_status st = rc_ws_set_root_folder(self->ws, root, &err);
+    ws_release(self);
     if (st) return raise_err(&err);
     Py_RETURN_NONE;
 }
@@ -935,6 +1057,15 @@ static PyMethodDef Workspace_methods[] = {
     {"run_net", (PyCFunction)Workspace_run_net, METH_VARARGS, "run_net(name, num_iter=1, main_thread=False)"},
     {"run_net_once", (PyCFunction)Workspace_run_net_once, METH_VARARGS, "run_net_once(net_tuple, main_thread=False)"},
     {"run_operator_once", (PyCFunction)Workspace_run_operator_once, METH_VARARGS, "run_operator_once(op_tuple)"},
+    {"benchmark_net", (PyCFunction)Workspace_benchmark_net, METH_VARARGS,
+     "benchmark_net(name, warmup_runs, main_runs, run_individual=False, main_thread=False) -> [ms per run of the "
+     "net, of op 0, op 1, ...]"},
+    {"run_operator_multiple", (PyCFunction)Workspace_run_operator_multiple, METH_VARARGS,
+     "run_operator_multiple(op_tuple, num_runs): creates the op once, runs it num_runs times"},
+    {"reset_blob", (PyCFunction)Workspace_reset_blob, METH_VARARGS, "reset_blob(name): the blob holds no tensor"},
+    {"root_folder", (PyCFunction)Workspace_root_folder, METH_NOARGS, "root_folder() -> str (\".\" by default)"},
+    {"set_root_folder", (PyCFunction)Workspace_set_root_folder, METH_VARARGS,
+     "set_root_folder(path): where Save, Load and Print(to_file=1) put relative paths"},
     {"delete_net", (PyCFunction)Workspace_delete_net, METH_VARARGS, "delete_net(name)"},
     {"reset", (PyCFunction)Workspace_reset, METH_NOARGS, "reset(): remove all blobs and nets"},
     {NULL, NULL, 0, NULL},
@@ -1308,11 +1439,24 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Whether this build has AddressSanitizer (workspace.is_asan, as Caffe2's C.is_asan). */
+#if defined(__SANITIZE_ADDRESS__)
+#define RC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RC_ASAN 1
+#endif
+#endif
+#ifndef RC_ASAN
+#define RC_ASAN 0
+#endif
+
 static int module_exec(PyObject *m)
 {
     if (PyArray_ImportNumPyAPI() < 0) return -1;
     rc_set_pyop_hook(pyop_hook);
     rc_set_pyop_instance_hooks(pyop_build, pyop_release);
+    if (PyModule_AddObjectRef(m, "is_asan", RC_ASAN ? Py_True : Py_False) < 0) return -1;
     if (PyType_Ready(&WorkspaceType) < 0) return -1;
     Py_INCREF(&WorkspaceType);
     if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {

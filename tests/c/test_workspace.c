@@ -1,6 +1,6 @@
 /* Workspaces: local/parent lookup, create vs create_local, insertion order,
  * hash-table growth with many blobs, opaque objects, nets (add / overwrite /
- * remove), reset and free, the print log. */
+ * remove), reset and free, the print log, the root folder, net benchmarks. */
 #include "rc_test.h"
 
 static int n_obj_freed;
@@ -348,6 +348,88 @@ static void test_print_log(void)
     rc_ws_free(root);
 }
 
+/* The root folder: "." by default; set on the root of a tree, seen by its
+ * children; rc_ws_path joins relative names only. */
+static void test_root_folder(void)
+{
+    rc_err err;
+    rc_workspace *root = rc_ws_new(NULL);
+    REQUIRE(root != NULL);
+    rc_workspace *child = rc_ws_new(root);
+    REQUIRE(child != NULL);
+    CHECK(strcmp(rc_ws_root_folder(root), ".") == 0);
+    char *p = rc_ws_path(child, "a.db", 0);
+    REQUIRE(p != NULL);
+    CHECK(strcmp(p, "a.db") == 0); /* "." keeps the name as given */
+    free(p);
+    CHECK_OK(rc_ws_set_root_folder(root, "/tmp/r", &err), err);
+    CHECK(strcmp(rc_ws_root_folder(child), "/tmp/r") == 0);
+    const char *cases[][3] = {{"a.db", "0", "/tmp/r/a.db"}, {"d/a.db", "0", "/tmp/r/d/a.db"},
+                              {"a.db", "1", "a.db"},        {"/abs/a.db", "0", "/abs/a.db"},
+                              {"/abs/a.db", "1", "/abs/a.db"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        p = rc_ws_path(child, cases[i][0], cases[i][1][0] == '1');
+        REQUIRE(p != NULL);
+        CHECK_HAS(p, cases[i][2]);
+        CHECK(strcmp(p, cases[i][2]) == 0);
+        free(p);
+    }
+    CHECK_OK(rc_ws_set_root_folder(root, "rel/", &err), err); /* a trailing slash is not doubled */
+    p = rc_ws_path(root, "x.log", 0);
+    REQUIRE(p != NULL);
+    CHECK(strcmp(p, "rel/x.log") == 0);
+    free(p);
+    rc_ws_reset(root); /* a reset keeps it */
+    CHECK(strcmp(rc_ws_root_folder(root), "rel/") == 0);
+    CHECK_OK(rc_ws_set_root_folder(root, NULL, &err), err);
+    CHECK(strcmp(rc_ws_root_folder(root), ".") == 0);
+    rc_ws_free(child);
+    rc_ws_free(root);
+}
+
+/* rc_net_benchmark: runs warmup + main (+ main again per op), one entry per
+ * op plus the whole net, errors for bad counts and failing runs. */
+static void test_benchmark(void)
+{
+    rc_err err;
+    rc_workspace *ws = rc_ws_new(NULL);
+    REQUIRE(ws != NULL);
+    const int64_t d[] = {1};
+    rc_blob *it = rct_feed_f32(ws, "unused", 1, d, 0.f);
+    REQUIRE(it != NULL);
+    rc_netdef *nd = rc_netdef_new("bench");
+    REQUIRE(nd != NULL);
+    const char *out = "it", *cp = "it_copy";
+    REQUIRE(rct_add_op(nd, "Iter", 0, NULL, 1, &out) != NULL);
+    REQUIRE(rct_add_op(nd, "Copy", 1, &out, 1, &cp) != NULL);
+    rc_net *net = rc_net_create(ws, nd, &err);
+    REQUIRE(net != NULL);
+    double res[3] = {-1, -1, -1};
+    CHECK_OK(rc_net_benchmark(net, 2, 3, 0, res, &err), err);
+    CHECK_EQ(rc_i32(&rc_ws_get(ws, "it")->t)[0], 5);
+    CHECK(res[0] >= 0 && res[1] == 0 && res[2] == 0);
+    CHECK_OK(rc_net_benchmark(net, 0, 2, 1, res, &err), err);
+    CHECK_EQ(rc_i32(&rc_ws_get(ws, "it")->t)[0], 9); /* 2 whole runs, then 2 op by op */
+    CHECK_EQ(rc_i32(&rc_ws_get(ws, "it_copy")->t)[0], 9);
+    CHECK(res[0] >= 0 && res[1] >= 0 && res[2] >= 0);
+    CHECK_ERR(rc_net_benchmark(net, 0, 0, 0, res, &err), RC_ERR_VALUE, err, "main_runs");
+    CHECK_ERR(rc_net_benchmark(net, -1, 1, 0, res, &err), RC_ERR_VALUE, err, "warmup_runs");
+    /* a failing run: the phase and run in front of the op's error */
+    rc_netdef *bad = rc_netdef_new("bad");
+    REQUIRE(bad != NULL);
+    const char *missing = "nope", *o2 = "o2";
+    REQUIRE(rct_add_op(bad, "Copy", 1, &missing, 1, &o2) != NULL);
+    rc_ws_create(ws, "nope", &err); /* exists, holds no tensor: fails when run */
+    rc_net *bn = rc_net_create(ws, bad, &err);
+    REQUIRE(bn != NULL);
+    CHECK_ERR(rc_net_benchmark(bn, 1, 1, 0, res, &err), RC_ERR_VALUE, err, "BenchmarkNet: warmup run 0 failed");
+    rc_net_free(bn);
+    rc_netdef_free(bad);
+    rc_net_free(net);
+    rc_netdef_free(nd);
+    rc_ws_free(ws);
+}
+
 int main(void)
 {
     RUN(test_local_blobs);
@@ -357,5 +439,7 @@ int main(void)
     RUN(test_nets);
     RUN(test_child_net);
     RUN(test_print_log);
+    RUN(test_root_folder);
+    RUN(test_benchmark);
     return TEST_REPORT();
 }

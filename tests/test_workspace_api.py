@@ -1,0 +1,304 @@
+"""The rest of Caffe2's workspace API: RegisteredOperators, ResetBlob, GetBlobSizeBytes, the NUMA and
+no-GPU answers, Stringify*/GetNetName, RunOperatorMultiple, BenchmarkNet(Once), RootFolder and
+ResetWorkspace(root_folder) (Save, Load, Print to_file), immediate mode, FetchTorch."""
+
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from recurrent import _C, brew, core, errors, model_helper, workspace
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    workspace.ResetWorkspace(".")
+    yield
+    workspace.StopImmediate()
+    workspace.ResetWorkspace(".")
+
+
+# ---------------------------------------------------------------- small answers
+def test_registered_operators_sorted_and_complete():
+    ops = workspace.RegisteredOperators()
+    assert ops == sorted(ops)
+    assert set(ops) == set(core.RegisteredOperators())
+    for t in ("FC", "RecurrentNetwork", "LSTMUnit", "Save"):
+        assert t in ops
+
+
+def test_build_and_device_answers():
+    assert workspace.is_asan is _C.is_asan and isinstance(workspace.is_asan, bool)
+    assert workspace.GetCUDAVersion() == 0 and workspace.GetCuDNNVersion() == 0
+    assert workspace.GetDeviceProperties(0) is None and workspace.GetGPUMemoryInfo() is None
+    pattern = workspace.GetGpuPeerAccessPattern()
+    assert isinstance(pattern, np.ndarray) and pattern.size == 0
+    assert workspace.IsNUMAEnabled() is False and workspace.GetNumNUMANodes() == -1
+
+
+def test_blob_numa_node_and_size():
+    workspace.FeedBlob("f", np.zeros((3, 5), np.float32))
+    workspace.FeedBlob("i", np.zeros(7, np.int32))
+    workspace.FeedBlob("e", np.zeros((0, 4), np.float32))
+    workspace.CreateBlob("u")
+    assert workspace.GetBlobSizeBytes("f") == 60
+    assert workspace.GetBlobSizeBytes(core.BlobReference("i")) == 28
+    assert workspace.GetBlobSizeBytes("e") == 0
+    assert workspace.GetBlobSizeBytes("u") == 0
+    assert workspace.GetBlobNUMANode("f") == -1
+    with pytest.raises(errors.ValueError, match="'e' is an empty tensor"):
+        workspace.GetBlobNUMANode("e")
+    with pytest.raises(errors.TypeError, match="'u' holds no tensor"):
+        workspace.GetBlobNUMANode("u")
+    for f in (workspace.GetBlobSizeBytes, workspace.GetBlobNUMANode):
+        with pytest.raises(KeyError, match="'nope' does not exist"):
+            f("nope")
+
+
+def test_stringify_names():
+    net = core.Net("mynet")
+    assert workspace.StringifyBlobName("a") == "a"
+    assert workspace.StringifyBlobName(core.BlobReference("s/b")) == "s/b"
+    assert workspace.StringifyNetName("n") == "n" and workspace.StringifyNetName(net) == "mynet"
+    assert workspace.GetNetName("n") == "n" and workspace.GetNetName(net) == "mynet"
+    assert workspace.GetNetName(net.Proto()) == "mynet"
+    with pytest.raises(TypeError, match="BlobReference"):
+        workspace.StringifyBlobName(3)
+    with pytest.raises(TypeError, match="string or Net"):
+        workspace.StringifyNetName(core.BlobReference("x"))
+    with pytest.raises(TypeError, match="Not a Net"):
+        workspace.GetNetName(5)
+
+
+# ---------------------------------------------------------------- ResetBlob
+def test_reset_blob_then_ops_refuse_it_until_fed():
+    workspace.FeedBlob("x", np.arange(6, dtype=np.float32).reshape(2, 3))
+    net = core.Net("relu")
+    net.Relu("x", "y")
+    workspace.CreateNet(net)
+    workspace.RunNet("relu")
+    assert workspace.ResetBlob("x") is True
+    assert workspace.HasBlob("x")
+    assert workspace.FetchBlob("x") == b"x, a C++ native class of type nullptr (uninitialized)."
+    with pytest.raises(RuntimeError, match="x"):
+        workspace.RunNet("relu")
+    workspace.FeedBlob("x", -np.ones((4,), np.float32))
+    workspace.RunNet("relu")
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), np.zeros(4, np.float32))
+    workspace.CreateBlob("empty")
+    workspace.ResetBlob("empty")  # already empty: fine
+    assert workspace.GetBlobSizeBytes("empty") == 0
+
+
+def test_reset_blob_errors():
+    with pytest.raises(KeyError, match="ResetBlob: blob 'nope' does not exist"):
+        workspace.ResetBlob("nope")
+    workspace.RunOperatorOnce(core.CreateOperator("CreateMutex", [], ["m"]))
+    with pytest.raises(errors.TypeError, match="'m' holds a Mutex"):
+        workspace.ResetBlob("m")
+    assert workspace.FetchBlob("m") == b"m, a C++ native class of type Mutex."
+
+
+# ---------------------------------------------------------------- RunOperatorMultiple
+def test_run_operator_multiple_keeps_state():
+    workspace.FeedBlob("it", np.array([10], np.int32))
+    op = core.CreateOperator("Iter", [], ["it"])
+    assert workspace.RunOperatorMultiple(op, 7) is True
+    assert workspace.FetchBlob("it")[0] == 17
+    workspace.RunOperatorMultiple(op.SerializeToString(), 0)
+    assert workspace.FetchBlob("it")[0] == 17
+    workspace.RunOperatorOnce(op)
+    assert workspace.FetchBlob("it")[0] == 18
+
+
+def test_run_operator_multiple_errors():
+    with pytest.raises(ValueError, match="num_runs must be >= 0"):
+        workspace.RunOperatorMultiple(core.CreateOperator("Iter", [], ["it"]), -1)
+    with pytest.raises(TypeError, match="OperatorDef"):
+        workspace.RunOperatorMultiple("Iter", 2)
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    workspace.FeedBlob("w", np.ones((4, 2), np.float32))
+    workspace.FeedBlob("b", np.ones(4, np.float32))
+    with pytest.raises(errors.ValueError, match="FC"):
+        workspace.RunOperatorMultiple(core.CreateOperator("FC", ["x", "w", "b"], ["y"]), 3)
+    workspace.FeedBlob("w", np.ones((4, 3), np.float32))
+    workspace.RunOperatorMultiple(core.CreateOperator("FC", ["x", "w", "b"], ["y"]), 2)  # usable after
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), np.full((2, 4), 4, np.float32))
+
+
+# ---------------------------------------------------------------- BenchmarkNet
+def _sleep(inputs, outputs):
+    time.sleep(0.02)
+
+
+def test_benchmark_net_times_each_op():
+    workspace.FeedBlob("it", np.zeros(1, np.int32))
+    net = core.Net("bench")
+    net.Iter([], ["it"])
+    net.Python(_sleep)([], [])
+    net.Copy("it", "it_copy")
+    workspace.CreateNet(net)
+    res = workspace.BenchmarkNet("bench", 1, 2, True)
+    assert len(res) == 4 and all(isinstance(v, float) for v in res)
+    assert workspace.FetchBlob("it")[0] == 1 + 2 + 2  # warmup, main, op-by-op runs
+    assert res[0] >= 20 and res[2] >= 20  # the net and the sleeping op, in ms
+    assert 0 <= res[1] < res[2] and 0 <= res[3] < res[2]
+    res = workspace.BenchmarkNet(net, 0, 1, False)  # a Net names its net
+    assert res[0] >= 20 and res[1:] == [0.0, 0.0, 0.0]
+    assert workspace.FetchBlob("it")[0] == 6
+    once = workspace.BenchmarkNetOnce("bench")
+    assert isinstance(once, float) and once >= 20
+    assert workspace.FetchBlob("it")[0] == 7
+
+
+def test_benchmark_net_errors():
+    with pytest.raises(KeyError, match="net 'nope' does not exist"):
+        workspace.BenchmarkNet("nope", 0, 1, False)
+    net = core.Net("b")
+    net.ConstantFill([], "c", shape=[1], value=1.0)
+    workspace.CreateNet(net)
+    with pytest.raises(errors.ValueError, match="main_runs >= 1"):
+        workspace.BenchmarkNet("b", 0, 0, False)
+    with pytest.raises(errors.ValueError, match="warmup_runs must be >= 0"):
+        workspace.BenchmarkNet("b", -1, 1, False)
+    workspace.FeedBlob("x", np.ones((5,), np.float32))
+    bad = core.Net("bad")
+    bad.Reshape("x", ["y", "old"], shape=[5])
+    workspace.CreateNet(bad)
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))  # now it cannot reshape
+    with pytest.raises(errors.ValueError, match="BenchmarkNet: main run 0 failed: .*Reshape"):
+        workspace.BenchmarkNet("bad", 0, 1, False)
+    workspace.FeedBlob("x", np.ones((5,), np.float32))
+    assert len(workspace.BenchmarkNet("bad", 0, 1, True)) == 2  # usable after
+
+
+# ---------------------------------------------------------------- root folder
+def test_root_folder_places_save_load_and_print(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert workspace.RootFolder() == "."
+    assert workspace.ResetWorkspace("r/sub") is True
+    assert workspace.RootFolder() == "r/sub" and os.path.isdir("r/sub")
+    workspace.FeedBlob("x", np.arange(4, dtype=np.float32))
+    net = core.Net("save")
+    net.Save(["x"], [], db="ck.minidb", db_type="minidb")
+    net.Print("x", [], to_file=1)
+    workspace.RunNetOnce(net)
+    assert sorted(os.listdir("r/sub")) == ["ck.minidb", "x.log"]
+    assert os.listdir(".") == ["r"]
+    workspace.ResetBlob("x")
+    load = core.Net("load")
+    load.Load([], ["x"], db="ck.minidb", db_type="minidb")
+    workspace.RunNetOnce(load)
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), np.arange(4, dtype=np.float32))
+    load2 = core.Net("load2")
+    load2.Load([], ["x"], dbs=["ck.minidb"], db_type="minidb")
+    workspace.RunNetOnce(load2)
+    # absolute_path=1: as given, against the current directory
+    load3 = core.Net("load3")
+    load3.Load([], ["x"], db="ck.minidb", db_type="minidb", absolute_path=1)
+    with pytest.raises(errors.OSError, match="cannot open 'ck.minidb'"):
+        workspace.RunNetOnce(load3)
+    # an absolute path is used as given (Caffe2 put the root folder in front of it too)
+    abs_db = str(tmp_path / "abs.minidb")
+    save_abs = core.Net("save_abs")
+    save_abs.Save(["x"], [], db=abs_db, db_type="minidb")
+    workspace.RunNetOnce(save_abs)
+    assert os.path.isfile(abs_db)
+    # the error names the file it tried
+    missing = core.Net("missing")
+    missing.Load([], ["x"], db="gone.minidb", db_type="minidb")
+    with pytest.raises(errors.OSError, match="cannot open 'r/sub/gone.minidb'"):
+        workspace.RunNetOnce(missing)
+
+
+def test_root_folder_kept_by_reset_and_per_workspace(tmp_path):
+    root = str(tmp_path / "root")
+    workspace.ResetWorkspace(root)
+    workspace.ResetWorkspace()
+    assert workspace.RootFolder() == root
+    workspace.SwitchWorkspace("other_root_ws", True)
+    try:
+        assert workspace.RootFolder() == "."
+    finally:
+        workspace.SwitchWorkspace("default")
+        workspace.ResetWorkspace(".")
+    assert workspace.RootFolder() == "."
+    with pytest.raises(ValueError, match="must not be empty"):
+        workspace.ResetWorkspace("")
+    workspace.ResetWorkspace(tmp_path / "pathlike")  # os.PathLike
+    assert workspace.RootFolder() == str(tmp_path / "pathlike")
+
+
+# ---------------------------------------------------------------- immediate mode
+def test_immediate_mode_runs_ops_as_they_are_made():
+    workspace.FeedBlob("data", np.full((2, 4), 9, np.float32))  # the default workspace's: untouched
+    with pytest.warns(RuntimeWarning, match="immediate mode"):
+        workspace.StartImmediate()
+    assert workspace.IsImmediate()
+    workspace.FeedImmediate("data", np.ones((2, 4), np.float32))
+    m = model_helper.ModelHelper("m")
+    brew.fc(m, "data", "fc", 4, 3)
+    assert set(workspace.ImmediateBlobs()) == {"data", "fc_w", "fc_b", "fc"}
+    w, b = workspace.FetchImmediate("fc_w"), workspace.FetchImmediate("fc_b")
+    np.testing.assert_allclose(workspace.FetchImmediate("fc"), np.ones((2, 4)) @ w.T + b, rtol=1e-6)
+    assert not workspace.HasBlob("fc") and workspace.CurrentWorkspace() == "default"
+    np.testing.assert_array_equal(workspace.FetchBlob("data"), np.full((2, 4), 9, np.float32))
+    # a failing op raises when it is made; the mode stays on
+    with pytest.raises(KeyError, match="missing_input"):
+        m.net.Relu("missing_input", "r")
+    assert workspace.IsImmediate() and workspace.CurrentWorkspace() == "default"
+    # the backward pass is built, not run (its seed and its gradient ops)
+    m.net.SquaredL2Distance(["fc", "fc"], "d")
+    m.net.AveragedLoss("d", "loss")
+    m.AddGradientOperators(["loss"])
+    assert set(workspace.ImmediateBlobs()) == {"data", "fc_w", "fc_b", "fc", "d", "loss"}
+    assert any(op.type == "FCGradient" for op in m.net.Proto().op)
+    workspace.StopImmediate()
+    assert not workspace.IsImmediate()
+    with workspace.WorkspaceGuard("_CAFFE2_IMMEDIATE"):
+        assert workspace.Blobs() == [] and workspace.RootFolder() == "."
+    # ops are not run any more
+    m.net.Relu("missing_input", "r2")
+    workspace.StopImmediate()  # off already: no-op
+
+
+def test_immediate_mode_root_folder_is_temporary_and_removed():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        workspace.StartImmediate(i_know=True)  # no warning
+    with workspace.WorkspaceGuard("_CAFFE2_IMMEDIATE"):
+        root = workspace.RootFolder()
+    assert os.path.isdir(root) and root != "."
+    workspace.FeedImmediate("x", np.ones(3, np.float32))
+    core.Net("s").Save(["x"], [], db="x.minidb", db_type="minidb")
+    assert os.path.isfile(os.path.join(root, "x.minidb"))
+    workspace.StartImmediate(i_know=True)  # again: afresh
+    assert not os.path.exists(root) and workspace.ImmediateBlobs() == []
+    workspace.StopImmediate()
+
+
+def test_workspace_guard_switches_back_on_error():
+    with pytest.raises(ZeroDivisionError):
+        with workspace.WorkspaceGuard("guarded_ws"):
+            assert workspace.CurrentWorkspace() == "guarded_ws"
+            1 / 0
+    assert workspace.CurrentWorkspace() == "default"
+
+
+# ---------------------------------------------------------------- FetchTorch
+def test_fetch_torch():
+    torch = pytest.importorskip("torch")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    workspace.FeedBlob("a", a)
+    t = workspace.FetchTorch("a")
+    assert isinstance(t, torch.Tensor) and t.dtype == torch.float32
+    np.testing.assert_array_equal(t.numpy(), a)
+    workspace.FeedBlob("i", np.array([1, 2], np.int32))
+    assert workspace.FetchTorch("i").dtype == torch.int32
+    workspace.CreateBlob("u")
+    with pytest.raises(errors.TypeError, match="Blob has to be a tensor"):
+        workspace.FetchTorch("u")
+    with pytest.raises(KeyError):
+        workspace.FetchTorch("nope")
