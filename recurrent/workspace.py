@@ -1028,6 +1028,69 @@ class Workspace:
         return True
 
 
+class Predictor:
+    """Caffe2's ``workspace.Predictor(init_net, predict_net)`` (each a NetDef, a core.Net or a
+    serialized NetDef: bytes): a net for inference with a workspace of its own.
+
+    ``init_net`` runs once, now, in that workspace (its errors raise here); every external input
+    of ``predict_net`` it did not make is created holding no tensor. ``run(inputs)`` feeds the
+    NumPy arrays ``inputs`` to ``predict_net``'s first external inputs in order (a list; at most as
+    many as it has), or by name (a dict; each name must be a blob of the predictor's workspace),
+    runs the net and returns a list of copies of its external outputs, in order. The workspace
+    keeps what a run leaves (an input not fed again keeps its last value), as Caffe2's.
+
+    Differences from Caffe2: the net is created at the first ``run``, once its inputs are fed, so
+    the shape checks of net creation see the real inputs (``mobile_exporter``'s init nets fill each
+    input with a [1, 1] placeholder); errors of ``predict_net``'s ops show then. The workspace has
+    no parent: the blobs of the current workspace are not seen (Caffe2's predictor could read them,
+    and a list input named after one overwrote it). Outputs are copies (Caffe2's shared memory)."""
+
+    def __init__(self, init_net, predict_net):
+        import copy
+        init = _netdef(init_net)
+        self._net = copy.deepcopy(_netdef(predict_net))
+        if not self._net.name:
+            self._net.name = "predict_net"
+        _refuse_non_cpu_net(self._net)
+        self._ws = _C.Workspace()
+        _run_net_once(self._ws, init)
+        for name in self._net.external_input:
+            self._ws.create_blob(str(name))
+        self._created = False
+
+    def run(self, inputs):
+        ws, net = self._ws, self._net
+        if isinstance(inputs, dict):
+            items = list(inputs.items())
+            for name, _ in items:
+                if not ws.has_blob(_name(name)):
+                    raise errors.KeyError("Predictor.run: input '%s' is not a blob of the predictor "
+                                          "(its external inputs: %s)" % (_name(name), list(net.external_input)))
+        else:
+            items = list(inputs)
+            if len(items) > len(net.external_input):
+                raise errors.ValueError("Predictor.run: %d inputs for a net with %d external inputs %s"
+                                        % (len(items), len(net.external_input), list(net.external_input)))
+            items = list(zip(net.external_input, items))
+        for name, arr in items:
+            if not isinstance(arr, np.ndarray):
+                raise TypeError("Predictor.run: input '%s' must be a NumPy array, got %s"
+                                % (_name(name), type(arr).__name__))
+        for name, arr in items:
+            _feed(ws, name, arr, None)
+        if not self._created:
+            _create_net(ws, net, True, None)
+            self._created = True
+        _chained(ws.run_net, net.name, 1, _main_thread())
+        out = []
+        for name in net.external_output:
+            a = ws.fetch_blob(str(name))
+            if not isinstance(a, np.ndarray):
+                raise errors.TypeError("Predictor.run: output '%s' holds no tensor" % name)
+            out.append(a)
+        return out
+
+
 class _CModule:
     """``workspace.C``: the C binding, except that ``C.Workspace`` is the ``Workspace`` class
     above (Caffe2's object API over a binding workspace)."""
