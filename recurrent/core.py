@@ -24,7 +24,9 @@ import copy
 import importlib
 import os
 import pkgutil
+import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -926,6 +928,23 @@ DEFAULT_REMAP_FUNCS = {
 }
 
 
+_live_nets = weakref.WeakValueDictionary()  # net name -> the Net that last added an op under that name
+
+
+def _extract_stacktrace():
+    """The Python stack of the caller of ``Net.X(...)`` as ``(file, line, function)`` tuples, innermost
+    first, without reading source files (as Caffe2's): skips this function, ``_CreateAndAddToSelf``
+    and the lambda calling it."""
+    result = []
+    frame = sys._getframe(1)
+    for _ in range(2):
+        frame = frame.f_back or frame
+    while frame:
+        result.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    return result
+
+
 class Net:
     """A net under construction: a NetDef plus name bookkeeping.
 
@@ -1177,6 +1196,9 @@ class Net:
         outputs = _RectifyInputOutput(outputs, net=self, what="%s output" % op_type)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
         self._ExtendOps([op])
+        # where the op was added, for the note on a failure of it (workspace.operator_tracebacks)
+        self.__dict__.setdefault("_op_tracebacks", {})[len(self._net.op) - 1] = _extract_stacktrace()
+        _live_nets[self.Name()] = self
         if len(op.output) == 0:
             return None
         if len(op.output) == 1:

@@ -12,6 +12,7 @@ time per workspace) is safe: another thread's SwitchWorkspace can never
 redirect this thread's FeedBlob or RunNet.
 """
 
+import collections.abc
 import contextlib
 import threading
 
@@ -378,6 +379,67 @@ def _chained(call, *args):
         raise
 
 
+class _OperatorTracebacks(collections.abc.Mapping):
+    """``operator_tracebacks[net name][op position]``: where ``net.X(...)`` added each op of a live
+    ``core.Net`` (a list of ``(file, line, function)``, innermost first), as Caffe2's. Read-only;
+    a net's entry goes with the Net object."""
+
+    def __getitem__(self, net_name):
+        from . import core
+        net = core._live_nets.get(net_name)
+        if net is None:
+            raise KeyError(net_name)
+        return net.__dict__.get("_op_tracebacks", {})
+
+    def __iter__(self):
+        from . import core
+        return iter(list(core._live_nets.keys()))
+
+    def __len__(self):
+        from . import core
+        return len(core._live_nets)
+
+
+operator_tracebacks = _OperatorTracebacks()
+
+
+def _traceback_lines(net_name, op_id):
+    tb = operator_tracebacks.get(net_name, {}).get(op_id) if op_id >= 0 else None
+    if not tb:
+        return None
+    return ["Original python traceback for operator `%d` in network `%s` (most recent call last):"
+            % (op_id, net_name)] + ['  File "%s", line %d, in %s' % t for t in reversed(tb)]
+
+
+def _in_net(ws, net_name, call, *args):
+    """``_chained(call, *args)`` for a call that creates or runs net ``net_name`` in ``ws``; an error
+    of one of its ops gets a note (Python 3.11+) with the Python stack that added the op to its
+    ``core.Net`` (Caffe2 logged it as warnings)."""
+    try:
+        return _chained(call, *args)
+    except Exception as e:
+        lines = _traceback_lines(net_name, ws.last_failed_op())
+        if lines and hasattr(e, "add_note"):
+            e.add_note("\n".join(lines))
+        raise
+
+
+def CallWithExceptionIntercept(func, op_id_fetcher, net_name, *args, **kwargs):
+    """Caffe2's: ``func(*args, **kwargs)``; when it raises, logs (warning level, logger
+    ``recurrent.workspace``) the Python stack that added op ``op_id_fetcher()`` to net ``net_name``,
+    then re-raises."""
+    try:
+        return func(*args, **kwargs)
+    except Exception:
+        lines = _traceback_lines(net_name, op_id_fetcher())
+        if lines:
+            import logging
+            log = logging.getLogger(__name__)
+            for line in lines:
+                log.warning(line)
+        raise
+
+
 def _run_operator_once(ws, operator):
     _refuse_non_cpu("RunOperatorOnce", operator, None)
     _chained(ws.run_operator_once, operator.to_c())
@@ -399,7 +461,7 @@ def RunNetOnce(net):
 def _run_net_once(ws, net):
     nd = _netdef(net)
     _refuse_non_cpu_net(nd)
-    _chained(ws.run_net_once, nd.to_c(), _main_thread())
+    _in_net(ws, nd.name, ws.run_net_once, nd.to_c(), _main_thread())
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):
@@ -417,7 +479,7 @@ def _create_net(ws, net, overwrite, input_blobs):
     _refuse_non_cpu_net(nd)
     for b in input_blobs or ():
         ws.create_blob(_name(b))
-    ws.create_net(nd.to_c(), bool(overwrite))
+    _in_net(ws, nd.name, ws.create_net, nd.to_c(), bool(overwrite))
     return nd.name
 
 
@@ -427,7 +489,8 @@ def RunNet(name, num_iter=1, allow_fail=False):
     if num_iter < 0:
         raise errors.ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
     try:
-        _chained(_ws().run_net, _net_name(name), num_iter, _main_thread())
+        ws = _ws()
+        _in_net(ws, _net_name(name), ws.run_net, _net_name(name), num_iter, _main_thread())
     except (RuntimeError, ValueError, TypeError, IndexError, KeyError, MemoryError):
         if allow_fail:
             return False
@@ -464,7 +527,8 @@ def BenchmarkNet(name, warmup_runs, main_runs, run_individual):
     floats: the mean milliseconds per run of the whole net, then the mean milliseconds of each op
     in net order (0.0 without ``run_individual``). The runs are real runs: their outputs stay
     (Caffe2 also logged a table at INFO level; nothing is printed here)."""
-    return _chained(_ws().benchmark_net, _net_name(name), int(warmup_runs), int(main_runs),
+    ws = _ws()
+    return _in_net(ws, _net_name(name), ws.benchmark_net, _net_name(name), int(warmup_runs), int(main_runs),
                     bool(run_individual), _main_thread())
 
 
@@ -956,7 +1020,7 @@ class NetHandle:
         self._ws, self.name = ws, name
 
     def run(self):
-        _chained(self._ws.run_net, self.name, 1, _main_thread())
+        _in_net(self._ws, self.name, self._ws.run_net, self.name, 1, _main_thread())
         return True
 
     def __repr__(self):
@@ -1081,7 +1145,7 @@ class Predictor:
         if not self._created:
             _create_net(ws, net, True, None)
             self._created = True
-        _chained(ws.run_net, net.name, 1, _main_thread())
+        _in_net(ws, net.name, ws.run_net, net.name, 1, _main_thread())
         out = []
         for name in net.external_output:
             a = ws.fetch_blob(str(name))

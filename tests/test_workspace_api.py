@@ -302,3 +302,104 @@ def test_fetch_torch():
         workspace.FetchTorch("u")
     with pytest.raises(KeyError):
         workspace.FetchTorch("nope")
+
+
+# ---------------------------------------------------------------- where a failing op was added
+needs_notes = pytest.mark.skipif(not hasattr(Exception(), "add_note"), reason="exception notes need Python 3.11")
+
+
+def _add_failing_fc(net):
+    net.Relu("x", "y")
+    net.FC(["y", "w", "b"], "z")  # w and b are missing
+    return _add_failing_fc.__code__.co_firstlineno + 2  # the line of the FC call
+
+
+def _notes(e):
+    return "\n".join(getattr(e, "__notes__", []))
+
+
+def _workspace_with_x():
+    ws = workspace.Workspace()
+    ws.feed_blob("x", np.ones((2, 3), np.float32))
+    return ws
+
+
+@needs_notes
+def test_failing_op_gets_the_python_stack_that_added_it():
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    net = core.Net("tb_net")
+    line = _add_failing_fc(net)
+    def created_then_reset(run):
+        workspace.FeedBlob("w", np.ones((4, 3), np.float32))
+        workspace.FeedBlob("b", np.ones(4, np.float32))
+        workspace.CreateNet(net, True)
+        workspace.ResetBlob("w")  # FC fails when it runs
+        run()
+
+    for run in (lambda: workspace.RunNetOnce(net),
+                lambda: workspace.CreateNet(net, True),
+                lambda: _workspace_with_x().run(net),
+                lambda: created_then_reset(lambda: workspace.RunNet(net.Name())),
+                lambda: created_then_reset(lambda: workspace.BenchmarkNet(net.Name(), 0, 1, False))):
+        with pytest.raises((KeyError, ValueError)) as info:
+            run()
+        notes = _notes(info.value)
+        assert "Original python traceback for operator `1` in network `%s`" % net.Name() in notes
+        assert 'test_workspace_api.py", line %d, in _add_failing_fc' % line in notes
+        assert notes.rstrip().endswith("in _add_failing_fc")  # most recent call last
+    assert workspace.operator_tracebacks[net.Name()][1][0][2] == "_add_failing_fc"
+    assert workspace._ws().last_failed_op() == 1
+    workspace.RunNetOnce(core.Net("ok_net"))
+    assert workspace._ws().last_failed_op() == -1
+    with pytest.raises(KeyError) as info:  # not an op's failure: no note, not the last op's
+        workspace.BenchmarkNet("no_such_net", 0, 1, False)
+    assert _notes(info.value) == ""
+
+
+@needs_notes
+def test_creation_check_failure_names_its_op_and_python_op_failures_too():
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    workspace.FeedBlob("w", np.ones((4, 2), np.float32))  # should be (4, 3)
+    workspace.FeedBlob("b", np.ones(4, np.float32))
+    net = core.Net("tb_check")
+    net.Relu("x", "unused")
+    net.FC(["x", "w", "b"], "z")
+    with pytest.raises(ValueError) as info:
+        workspace.CreateNet(net)
+    assert "operator `1` in network `%s`" % net.Name() in _notes(info.value)
+
+    def boom(inputs, outputs):
+        raise ArithmeticError("boom")
+    py = core.Net("tb_python")
+    py.Relu("x", "x2")
+    py.Relu("x2", "x3")
+    py.Python(boom)([], [])
+    with pytest.raises(RuntimeError) as info:
+        workspace.RunNetOnce(py)
+    assert "operator `2` in network `%s`" % py.Name() in _notes(info.value)
+
+
+def test_operator_tracebacks_follow_live_nets():
+    import gc
+    net = core.Net("tb_live")
+    net.Relu("x", "y")
+    name = net.Name()
+    tb = workspace.operator_tracebacks[name][0]
+    assert tb[0][2] == "test_operator_tracebacks_follow_live_nets"
+    assert name in list(workspace.operator_tracebacks)
+    assert workspace.operator_tracebacks.get("never_made") is None
+    del net
+    gc.collect()
+    assert workspace.operator_tracebacks.get(name) is None
+
+
+def test_call_with_exception_intercept_logs(caplog):
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    net = core.Net("tb_log")
+    line = _add_failing_fc(net)
+    with caplog.at_level("WARNING", logger="recurrent.workspace"):
+        with pytest.raises(KeyError):
+            workspace.CallWithExceptionIntercept(workspace.RunNetOnce, lambda: 1, net.Name(), net)
+    text = caplog.text
+    assert "operator `1` in network `%s`" % net.Name() in text and "line %d" % line in text
+    assert workspace.CallWithExceptionIntercept(lambda a: a + 1, lambda: 0, "x", 2) == 3

@@ -35,5 +35,6 @@ void rc_err_clear(rc_err *err)
 {
     if (!err) return;
     err->code = RC_OK;
+    err->op_pos = -1;
     err->msg[0] = 0;
 }

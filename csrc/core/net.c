@@ -42,7 +42,7 @@ static rc_status check_shapes(rc_net *net, rc_err *err)
             for (size_t h = ((uintptr_t)b >> 4) % cap; known && set[h]; h = (h + 1) % cap)
                 if (set[h] == b) known = 0;
         }
-        if (known) st = op->schema->check(op, err);
+        if (known && (st = op->schema->check(op, err)) != RC_OK && err) err->op_pos = i;
         if (rc_op_writes_any_blob(op)) break;
         for (int j = 0; j < op->n_out; j++) {
             const rc_blob *b = op->out[j];
@@ -101,6 +101,7 @@ rc_net *rc_net_create(rc_workspace *ws, const rc_netdef *def, rc_err *err)
     for (int i = 0; i < def->n_op; i++) {
         net->ops[i] = rc_op_create(ws, &def->ops[i], i, err);
         if (!net->ops[i]) {
+            if (err) err->op_pos = i;
             if (def->name && def->name[0]) rc_err_prefix(err, "net '%s': ", def->name);
             rc_net_free(net);
             return NULL;
@@ -125,7 +126,10 @@ rc_status rc_net_run(rc_net *net, rc_err *err)
         if (rc_interrupt_pending())
             return rc_err_set(err, RC_ERR_INTERRUPT, "net '%s' interrupted before op #%d", net->def->name, i);
         rc_status st = rc_op_run(net->ops[i], err);
-        if (st) return st;
+        if (st) {
+            if (err) err->op_pos = i;
+            return st;
+        }
     }
     return RC_OK;
 }
@@ -170,6 +174,7 @@ rc_status rc_net_benchmark(rc_net *net, int64_t warmup_runs, int64_t main_runs, 
             double t = now_ms();
             rc_status st = rc_op_run(net->ops[i], err);
             if (st) {
+                err->op_pos = i;
                 if (st != RC_ERR_INTERRUPT)
                     rc_err_prefix(err, "BenchmarkNet: individual run %lld failed: ", (long long)r);
                 return st;

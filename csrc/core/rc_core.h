@@ -45,6 +45,8 @@ typedef enum {
 
 typedef struct rc_err {
     rc_status code;
+    int op_pos;             /* the failing op's position in the outermost net that failed (rc_net_create,
+                             * rc_net_run, rc_net_benchmark set it), -1 when none (rc_err_clear) */
     char msg[RC_ERR_LEN];
 } rc_err;
 

@@ -367,6 +367,8 @@ struct WorkspaceObject {
     int in_pyop;                   /* Python op functions of its running net now being called */
     int pyop_writes;               /* the function being called may write blobs (pass_workspace=1) */
     WorkspaceObject *prev_running; /* the owner thread's tls_running before this one was taken */
+    int last_failed_op;            /* position of the op that failed in the last net call (create, run,
+                                    * benchmark), -1 when that call succeeded or none failed in a net */
 };
 
 /* The workspace whose net or operator this thread is running (the one taken
@@ -514,6 +516,7 @@ static PyObject *Workspace_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     (void)args; (void)kw;
     WorkspaceObject *self = (WorkspaceObject *)type->tp_alloc(type, 0);
     if (!self) return NULL;
+    self->last_failed_op = -1;
     self->ws = rc_ws_new(NULL);
     if (!self->ws) {
         Py_DECREF(self);
@@ -778,6 +781,7 @@ static PyObject *Workspace_nets(WorkspaceObject *self, PyObject *noargs)
 
 static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
 {
+    self->last_failed_op = -1;
     PyObject *t;
     int overwrite = 0;
     if (!PyArg_ParseTuple(args, "O|p", &t, &overwrite)) return NULL;
@@ -797,6 +801,7 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     rc_net *net = rc_net_create(self->ws, nd, &err);
     st = net ? rc_ws_add_net(self->ws, nd->name, net, overwrite, &err) : err.code;
     CORE_CALL_END
+    self->last_failed_op = st ? err.op_pos : -1;
     print_text pt;
     log_take(self, &pt); /* no op runs at creation today; drained anyway, so none ever waits for the next call */
     ws_release(self);
@@ -808,6 +813,7 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
 
 static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
 {
+    self->last_failed_op = -1;
     const char *name;
     long long iters = 1;
     int main_thread = 0;
@@ -824,6 +830,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     CORE_CALL_BEGIN
     for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
     CORE_CALL_END
+    self->last_failed_op = st ? err.op_pos : -1;
     int hit = sig_guard_exit(&g);
     print_text pt;
     log_take(self, &pt);
@@ -836,6 +843,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
  * BenchmarkNet (rc_net_benchmark): [ms per run of the net, ms per run of op 0, op 1, ...]. */
 static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
 {
+    self->last_failed_op = -1;
     const char *name;
     long long warmup, runs;
     int individual = 0, main_thread = 0;
@@ -854,6 +862,7 @@ static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
     CORE_CALL_BEGIN
     st = rc_net_benchmark(net, warmup, runs, individual, out, &err);
     CORE_CALL_END
+    self->last_failed_op = st ? err.op_pos : -1;
     int hit = sig_guard_exit(&g);
     print_text pt;
     log_take(self, &pt);
@@ -876,6 +885,7 @@ done:
 
 static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
 {
+    self->last_failed_op = -1;
     PyObject *t;
     int main_thread = 0;
     if (!PyArg_ParseTuple(args, "O|p", &t, &main_thread)) return NULL;
@@ -892,6 +902,7 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     st = net ? rc_net_run(net, &err) : err.code;
     rc_net_free(net);
     CORE_CALL_END
+    self->last_failed_op = st ? err.op_pos : -1;
     int hit = sig_guard_exit(&g);
     print_text pt;
     log_take(self, &pt);
@@ -1032,6 +1043,14 @@ static PyObject *Workspace_set_root_folder(WorkspaceObject *self, PyObject *args
     Py_RETURN_NONE;
 }
 
+/* last_failed_op() -> int: the position of the op that failed in the last net call, -1 when none (Caffe2's
+ * _last_failed_op_net_position). */
+static PyObject *Workspace_last_failed_op(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    return PyLong_FromLong(self->last_failed_op);
+}
+
 static PyObject *Workspace_reset(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
@@ -1063,6 +1082,8 @@ static PyMethodDef Workspace_methods[] = {
     {"run_operator_multiple", (PyCFunction)Workspace_run_operator_multiple, METH_VARARGS,
      "run_operator_multiple(op_tuple, num_runs): creates the op once, runs it num_runs times"},
     {"reset_blob", (PyCFunction)Workspace_reset_blob, METH_VARARGS, "reset_blob(name): the blob holds no tensor"},
+    {"last_failed_op", (PyCFunction)Workspace_last_failed_op, METH_NOARGS,
+     "last_failed_op() -> position of the op that failed in the last net call (-1: none)"},
     {"root_folder", (PyCFunction)Workspace_root_folder, METH_NOARGS, "root_folder() -> str (\".\" by default)"},
     {"set_root_folder", (PyCFunction)Workspace_set_root_folder, METH_VARARGS,
      "set_root_folder(path): where Save, Load and Print(to_file=1) put relative paths"},

@@ -423,6 +423,20 @@ static void test_benchmark(void)
     rc_net *bn = rc_net_create(ws, bad, &err);
     REQUIRE(bn != NULL);
     CHECK_ERR(rc_net_benchmark(bn, 1, 1, 0, res, &err), RC_ERR_VALUE, err, "BenchmarkNet: warmup run 0 failed");
+    CHECK_EQ(err.op_pos, 0);
+    rc_err_clear(&err);
+    CHECK_EQ(err.op_pos, -1);
+    CHECK_ERR(rc_net_run(bn, &err), RC_ERR_VALUE, err, "nope");
+    CHECK_EQ(err.op_pos, 0); /* the failing op's position, for the binding's traceback note */
+    rc_netdef *bad2 = rc_netdef_new("bad2");
+    REQUIRE(bad2 != NULL);
+    const char *absent = "absent", *o3 = "o3";
+    REQUIRE(rct_add_op(bad2, "Copy", 1, &out, 1, &o3) != NULL);
+    REQUIRE(rct_add_op(bad2, "Copy", 1, &absent, 1, &o3) != NULL);
+    rc_err_clear(&err);
+    CHECK(rc_net_create(ws, bad2, &err) == NULL);
+    CHECK_EQ(err.op_pos, 1); /* creation: the op that could not be made */
+    rc_netdef_free(bad2);
     rc_net_free(bn);
     rc_netdef_free(bad);
     rc_net_free(net);
