@@ -403,12 +403,18 @@ class _OperatorTracebacks(collections.abc.Mapping):
 operator_tracebacks = _OperatorTracebacks()
 
 
+_TRACEBACK_FRAMES = 10  # the innermost frames a note shows (the outer ones are the program's driver)
+
+
 def _traceback_lines(net_name, op_id):
     tb = operator_tracebacks.get(net_name, {}).get(op_id) if op_id >= 0 else None
     if not tb:
         return None
-    return ["Original python traceback for operator `%d` in network `%s` (most recent call last):"
-            % (op_id, net_name)] + ['  File "%s", line %d, in %s' % t for t in reversed(tb)]
+    lines = ["Original python traceback for operator `%d` in network `%s` (most recent call last):"
+             % (op_id, net_name)]
+    if len(tb) > _TRACEBACK_FRAMES:
+        lines.append("  ... %d outer frames" % (len(tb) - _TRACEBACK_FRAMES))
+    return lines + ['  File "%s", line %d, in %s' % t for t in reversed(tb[:_TRACEBACK_FRAMES])]
 
 
 def _in_net(ws, net_name, call, *args):

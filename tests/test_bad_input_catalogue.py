@@ -317,6 +317,42 @@ CASES = [
     Case("switch-missing-workspace", "workspace", "SwitchWorkspace('nope')",
          "workspace.SwitchWorkspace('nope')",
          K, r"workspace 'nope' does not exist \(pass create_if_missing=True\)"),
+    Case("reset-blob-missing", "workspace", "ResetBlob('nope')", "workspace.ResetBlob('nope')",
+         K, r"ResetBlob: blob 'nope' does not exist"),
+    Case("reset-blob-object", "workspace", "ResetBlob of a Mutex blob",
+         "run_op('CreateMutex', [], ['m']); workspace.ResetBlob('m')",
+         T_, r"ResetBlob: blob 'm' holds a Mutex, not a tensor",
+         note="nets keep pointers to such objects; ResetWorkspace frees them"),
+    Case("reset-workspace-empty-root", "workspace", "ResetWorkspace('')", "workspace.ResetWorkspace('')",
+         V, r"ResetWorkspace: root_folder must not be empty"),
+    Case("benchmark-net-zero-runs", "workspace", "BenchmarkNet(name, 0, 0, False)",
+         """
+         n = core.Net('bz'); n.ConstantFill([], 'y', shape=[2], value=1.0)
+         workspace.CreateNet(n)
+         workspace.BenchmarkNet('bz', 0, 0, False)
+         """,
+         V, r"BenchmarkNet 'bz': warmup_runs must be >= 0 and main_runs >= 1, got 0 and 0",
+         note="Caffe2 divided by zero"),
+    Case("benchmark-net-missing", "workspace", "BenchmarkNet('nope', 1, 1, True)",
+         "workspace.BenchmarkNet('nope', 1, 1, True)", K, r"net 'nope' does not exist in the workspace"),
+    Case("run-operator-multiple-negative", "workspace", "RunOperatorMultiple(op, -1)",
+         "workspace.RunOperatorMultiple(core.CreateOperator('Iter', [], ['it']), -1)",
+         V, r"RunOperatorMultiple: num_runs must be >= 0, got -1"),
+    Case("numa-node-empty-blob", "workspace", "GetBlobNUMANode of an empty tensor",
+         "feed(e=np.zeros((0, 3), np.float32)); workspace.GetBlobNUMANode('e')",
+         V, r"GetBlobNUMANode: blob 'e' is an empty tensor \(0, 3\): it has no data"),
+    Case("predictor-too-many-inputs", "workspace", "Predictor(init, predict).run(3 arrays for 1 input)",
+         """
+         p = core.Net('pp'); p.Relu('x', 'y')
+         workspace.Predictor(core.Net('pi'), p).run([f32(2)] * 3)
+         """,
+         V, r"Predictor.run: 3 inputs for a net with 1 external inputs \['x'\]"),
+    Case("predictor-not-an-array", "workspace", "Predictor(...).run([[1.0, 2.0]])",
+         """
+         p = core.Net('pp'); p.Relu('x', 'y')
+         workspace.Predictor(core.Net('pi'), p).run([[1.0, 2.0]])
+         """,
+         T_, r"Predictor.run: input 'x' must be a NumPy array, got list"),
     # ---------------------------------------------------------------- nets and workspace calls
     Case("net-type-unknown", "nets", "CreateNet of a net whose Proto().type is 'bogus'",
          """

@@ -78,14 +78,14 @@ def test_reset_blob_then_ops_refuse_it_until_fed():
     net = core.Net("relu")
     net.Relu("x", "y")
     workspace.CreateNet(net)
-    workspace.RunNet("relu")
+    workspace.RunNet(net)
     assert workspace.ResetBlob("x") is True
     assert workspace.HasBlob("x")
     assert workspace.FetchBlob("x") == b"x, a C++ native class of type nullptr (uninitialized)."
     with pytest.raises(RuntimeError, match="x"):
-        workspace.RunNet("relu")
+        workspace.RunNet(net)
     workspace.FeedBlob("x", -np.ones((4,), np.float32))
-    workspace.RunNet("relu")
+    workspace.RunNet(net)
     np.testing.assert_array_equal(workspace.FetchBlob("y"), np.zeros(4, np.float32))
     workspace.CreateBlob("empty")
     workspace.ResetBlob("empty")  # already empty: fine
@@ -140,7 +140,7 @@ def test_benchmark_net_times_each_op():
     net.Python(_sleep)([], [])
     net.Copy("it", "it_copy")
     workspace.CreateNet(net)
-    res = workspace.BenchmarkNet("bench", 1, 2, True)
+    res = workspace.BenchmarkNet(net.Name(), 1, 2, True)
     assert len(res) == 4 and all(isinstance(v, float) for v in res)
     assert workspace.FetchBlob("it")[0] == 1 + 2 + 2  # warmup, main, op-by-op runs
     assert res[0] >= 20 and res[2] >= 20  # the net and the sleeping op, in ms
@@ -148,7 +148,7 @@ def test_benchmark_net_times_each_op():
     res = workspace.BenchmarkNet(net, 0, 1, False)  # a Net names its net
     assert res[0] >= 20 and res[1:] == [0.0, 0.0, 0.0]
     assert workspace.FetchBlob("it")[0] == 6
-    once = workspace.BenchmarkNetOnce("bench")
+    once = workspace.BenchmarkNetOnce(net.Name())
     assert isinstance(once, float) and once >= 20
     assert workspace.FetchBlob("it")[0] == 7
 
@@ -160,18 +160,18 @@ def test_benchmark_net_errors():
     net.ConstantFill([], "c", shape=[1], value=1.0)
     workspace.CreateNet(net)
     with pytest.raises(errors.ValueError, match="main_runs >= 1"):
-        workspace.BenchmarkNet("b", 0, 0, False)
+        workspace.BenchmarkNet(net, 0, 0, False)
     with pytest.raises(errors.ValueError, match="warmup_runs must be >= 0"):
-        workspace.BenchmarkNet("b", -1, 1, False)
+        workspace.BenchmarkNet(net, -1, 1, False)
     workspace.FeedBlob("x", np.ones((5,), np.float32))
     bad = core.Net("bad")
     bad.Reshape("x", ["y", "old"], shape=[5])
     workspace.CreateNet(bad)
     workspace.FeedBlob("x", np.ones((2, 3), np.float32))  # now it cannot reshape
     with pytest.raises(errors.ValueError, match="BenchmarkNet: main run 0 failed: .*Reshape"):
-        workspace.BenchmarkNet("bad", 0, 1, False)
+        workspace.BenchmarkNet(bad, 0, 1, False)
     workspace.FeedBlob("x", np.ones((5,), np.float32))
-    assert len(workspace.BenchmarkNet("bad", 0, 1, True)) == 2  # usable after
+    assert len(workspace.BenchmarkNet(bad, 0, 1, True)) == 2  # usable after
 
 
 # ---------------------------------------------------------------- root folder
@@ -403,3 +403,20 @@ def test_call_with_exception_intercept_logs(caplog):
     text = caplog.text
     assert "operator `1` in network `%s`" % net.Name() in text and "line %d" % line in text
     assert workspace.CallWithExceptionIntercept(lambda a: a + 1, lambda: 0, "x", 2) == 3
+
+
+@needs_notes
+def test_traceback_note_shows_the_innermost_frames():
+    def nest(k):
+        if k == 0:
+            net = core.Net("tb_deep")
+            net.Relu("not_fed", "y")
+            return net
+        return nest(k - 1)
+    net = nest(15)
+    with pytest.raises(KeyError) as info:
+        workspace.RunNetOnce(net)
+    lines = _notes(info.value).splitlines()
+    assert lines[1].startswith("  ... ") and lines[1].endswith(" outer frames")
+    assert len(lines) == 2 + 10 and all("in nest" in line for line in lines[2:])
+    assert len(workspace.operator_tracebacks[net.Name()][0]) > 16  # all are kept
