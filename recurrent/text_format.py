@@ -14,6 +14,8 @@ Malformed text raises ValueError naming the line and column.
 import math
 import struct
 
+from . import _wire
+from . import proto as _proto
 from .proto import Argument, DeviceOption, ExecutionStep, NetDef, OperatorDef, PlanDef
 
 # ---------------------------------------------------------------- schema
@@ -185,7 +187,10 @@ def _print_message(msg, indent, out):
 
 
 def message_to_text(msg):
-    """Text format of a NetDef, OperatorDef, Argument, DeviceOption, ExecutionStep or PlanDef."""
+    """Text format of a NetDef, OperatorDef, Argument, DeviceOption, ExecutionStep, PlanDef, or one
+    of the tensor messages (TensorProto, TensorProtos, TensorShape(s), QTensorProto, BlobProto)."""
+    if isinstance(msg, _proto._TensorMessage):
+        return _proto.message_text(msg)
     if type(msg) not in _SCHEMAS:
         raise TypeError("cannot print a %s as protobuf text" % type(msg).__name__)
     out = []
@@ -407,6 +412,17 @@ def _parse_string(tok, first, kind):
 
 def _parse_scalar(tok, kind):
     first = tok.next("a value")
+    if kind == "raw":
+        if first[0] != "string":
+            raise tok._error("expected a quoted string, got %r" % (first[1],), first[2], first[3])
+        data = first[1]
+        while tok.peek() is not None and tok.peek()[0] == "string":
+            data += tok.next("a value")[1]
+        return data
+    if isinstance(kind, dict):  # an enum: a value name, or its number
+        if first[0] == "word" and first[1] in kind:
+            return kind[first[1]]
+        return _parse_int(tok, first)
     if kind in ("string", "bytes"):
         return _parse_string(tok, first, kind)
     if kind == "int":
@@ -416,6 +432,34 @@ def _parse_scalar(tok, kind):
     if kind == "bool":
         return _parse_bool(tok, first)
     raise AssertionError(kind)
+
+
+_TEXT_KINDS = {_wire.STRING: "string", _wire.BYTES: "bytes", _wire.RAW: "raw", _wire.INT32: "int",
+               _wire.INT64: "int", _wire.UINT32: "int", _wire.FLOAT: "float", _wire.DOUBLE: "float",
+               _wire.BOOL: "bool"}
+
+
+def _known(cls):
+    """Whether text format can parse into ``cls``; registers a tensor message's fields (from its wire
+    table: enums by value name or number) on first use."""
+    if cls in _FIELDS:
+        return True
+    if not (isinstance(cls, type) and issubclass(cls, _proto._TensorMessage)):
+        return False
+    schema = _wire.schema_of(cls)
+    fields = {}
+    for f in schema.fields:
+        if f.message:
+            _known(f.kind)
+            kind = f.kind
+        elif f.enum is not None:
+            kind = {name: number for number, name in f.enum.items()}
+        else:
+            kind = _TEXT_KINDS[f.kind]
+        fields[f.name] = (kind, f.repeated)
+    _FIELDS[cls] = fields
+    _MESSAGE_NAMES[cls] = schema.full_name
+    return True
 
 
 def _parse_message_body(tok, msg, closing):
@@ -442,6 +486,7 @@ def _parse_message_body(tok, msg, closing):
                                  % (name, _MESSAGE_NAMES[cls]), t[2], t[3])
             seen_singular.add(name)
         if isinstance(kind, type):
+            _known(kind)
             tok.try_punct(":")
             values = []
             if repeated and tok.try_punct("["):
@@ -488,7 +533,7 @@ def _parse_submessage(tok, cls):
 def Merge(text, message):
     """Parses ``text`` into ``message`` (fields are added/overwritten);
     returns ``message``. Raises ValueError with line and column on bad text."""
-    if type(message) not in _SCHEMAS:
+    if not _known(type(message)):
         raise TypeError("cannot parse protobuf text into a %s" % type(message).__name__)
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
@@ -499,7 +544,7 @@ def Merge(text, message):
 
 def Parse(text, message):
     """Like Merge, but ``message`` is cleared first (as protobuf's Parse)."""
-    if type(message) not in _SCHEMAS:
+    if not _known(type(message)):
         raise TypeError("cannot parse protobuf text into a %s" % type(message).__name__)
     fresh = type(message)()
     Merge(text, fresh)

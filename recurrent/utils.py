@@ -26,12 +26,31 @@
   (at least 2 dims, else ValueError; Caffe2's
   NHWC2NCHW accepted 1 dim and then failed in NumPy).
 - ``DebugMode.run(func)``: ``func()`` under ``debug``.
+- ``NumpyArrayToCaffe2Tensor(arr, name=None)``: a ``TensorProto`` holding a NumPy array: dims, and
+  the data type and field Caffe2 uses for its dtype: float32 FLOAT in float_data, float64 DOUBLE in
+  double_data, int32 INT32 in int32_data, int64 INT64 in int64_data, int16 / uint16 / int8 / uint8 /
+  bool INT16 / UINT16 / INT8 / UINT8 / BOOL with their values in int32_data, float16 FLOAT16 with its
+  bits (as uint16) in int32_data, bytes / str (a ``S``, ``U`` or object array of them) STRING in
+  string_data (str as UTF-8); ``name`` set when given. (Caffe2's own function mapped int64 to INT32
+  and refused bool, float16, int64 and strings; these follow Caffe2's TensorSerializer.) TypeError
+  naming the tensor for something not an array, a name not a str, and other dtypes (complex,
+  uint32, uint64, ...).
+- ``Caffe2TensorToNumpyArray(tensor)``: the NumPy array a ``TensorProto`` holds, of the dtype its
+  data_type names (FLOAT float32, DOUBLE float64, INT32 int32 (Caffe2 gave int64 here), INT64
+  int64, INT16 / UINT16 / INT8 / UINT8 / BOOL / FLOAT16 their dtypes, read from int32_data or,
+  when set, byte_data (little-endian), BYTE uint8 from byte_data, STRING an object array of
+  bytes), shaped by its dims; FLOAT / DOUBLE / INT32 / INT64 read raw_data (little-endian) when
+  it is set, as the minidb Load does. Errors name the tensor: ValueError for a negative dim, a
+  data length that does not match prod(dims), a segment that is not the whole tensor, data in
+  both a field and raw_data / byte_data, a value outside its type's range in int32_data, an
+  unsupported data_format; TypeError for data types with no array (UNDEFINED,
+  ZERO_COLLISION_HASH, REBATCHING_BUFFER, unknown numbers) and for a non-TensorProto.
 - ``OPTIMIZER_ITERATION_NAME`` ('optimizer_iteration'), ``ITERATION_MUTEX_NAME`` ('iteration_mutex').
 
 Left out: the protobuf file helpers (TryReadProtoWithClass, GetContentFromProto(String),
-ConvertProtoToBinary: recurrent has no protobuf; ``recurrent.text_format`` reads and writes text nets),
-CaffeBlobToNumpyArray / Caffe2TensorToNumpyArray / NumpyArrayToCaffe2Tensor (no TensorProto here),
-ResetBlobs (no ``Free`` op) and GetGPUMemoryUsageStats (GPU only).
+ConvertProtoToBinary: ``recurrent.text_format`` reads and writes text nets, and the messages of
+``recurrent.proto`` parse and serialize the binary format themselves), CaffeBlobToNumpyArray (old
+Caffe's BlobProto, not Caffe2's), ResetBlobs (no ``Free`` op) and GetGPUMemoryUsageStats (GPU only).
 """
 
 import copy
@@ -40,11 +59,12 @@ import sys
 import traceback
 
 from ._missing import not_provided
+from .proto import _array_to_tensor, _tensor_to_array
 from .proto import make_argument as _make_argument
 
 __all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter", "raiseIfNotEqual", "OpAlmostEqual", "ArgsToDict",
-           "EnumClassKeyVals", "NHWC2NCHW", "NCHW2NHWC", "DebugMode", "OPTIMIZER_ITERATION_NAME",
-           "ITERATION_MUTEX_NAME"]
+           "EnumClassKeyVals", "NHWC2NCHW", "NCHW2NHWC", "DebugMode", "NumpyArrayToCaffe2Tensor",
+           "Caffe2TensorToNumpyArray", "OPTIMIZER_ITERATION_NAME", "ITERATION_MUTEX_NAME"]
 
 OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
 ITERATION_MUTEX_NAME = "iteration_mutex"
@@ -188,6 +208,27 @@ def NCHW2NHWC(tensor):
     if tensor.ndim < 2:
         raise ValueError("NCHW2NHWC: needs at least 2 dims, got shape %s" % (tensor.shape,))
     return tensor.transpose((0,) + tuple(range(2, tensor.ndim)) + (1,))
+
+
+def NumpyArrayToCaffe2Tensor(arr, name=None):
+    """A new ``TensorProto`` holding the NumPy array ``arr`` (dims, data_type, the data field for
+    its dtype; see the module), named ``name`` when given."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError("NumpyArrayToCaffe2Tensor: the tensor name must be a str, got %s"
+                        % type(name).__name__)
+    tensor = _array_to_tensor(arr, "NumpyArrayToCaffe2Tensor: tensor '%s'" % name if name
+                              else "NumpyArrayToCaffe2Tensor: the array")
+    if name:
+        tensor.name = name
+    return tensor
+
+
+def Caffe2TensorToNumpyArray(tensor):
+    """The NumPy array the ``TensorProto`` ``tensor`` holds, shaped by its dims, of the dtype its
+    data_type names (see the module)."""
+    name = getattr(tensor, "name", "")
+    return _tensor_to_array(tensor, "Caffe2TensorToNumpyArray: tensor '%s'" % name if name
+                            else "Caffe2TensorToNumpyArray: the (unnamed) tensor")
 
 
 # Caffe2 names that cannot be provided here: asking for one says why instead of a bare AttributeError

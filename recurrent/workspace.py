@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from . import _C, errors, python_op, scope
-from .proto import NetDef, OperatorDef, PlanDef, device_of
+from .proto import NetDef, OperatorDef, PlanDef, TensorProto, device_of
 
 # Caffe2's device flags: this package runs on the CPU only
 has_gpu_support = False
@@ -184,6 +184,9 @@ def FeedBlob(name, arr, device_option=None):
 def _feed(ws, name, arr, device_option):
     if device_option is not None and getattr(device_option, "device_type", 0) not in (0,):
         raise errors.ValueError("FeedBlob '%s': only CPU blobs are supported in this build" % _name(name))
+    if isinstance(arr, TensorProto):  # as Caffe2's: its array (utils.Caffe2TensorToNumpyArray)
+        from .utils import Caffe2TensorToNumpyArray
+        arr = Caffe2TensorToNumpyArray(arr)
     if not isinstance(arr, np.ndarray):
         arr = np.asarray(arr)
         if arr.dtype == np.float64:
@@ -224,6 +227,34 @@ def ResetBlob(name):
     workspaces) is a TypeError: nets that use it keep pointers to it (ResetWorkspace frees it).
     Returns True."""
     _ws().reset_blob(_name(name))
+    return True
+
+
+def SerializeBlob(name):
+    """Blob ``name`` as the bytes of a Caffe2 ``BlobProto`` (name, type "Tensor", and the
+    ``TensorProto`` Caffe2's serializer writes), byte for byte as Caffe2's ``SerializeBlob``
+    and as a ``Save`` record of the blob. KeyError for a missing blob; a blob holding no tensor
+    (an object, or created and never written) is a TypeError (Caffe2: no serializer for it)."""
+    from .proto import serialize_tensor_blob
+    name = _name(name)
+    a = FetchBlob(name)
+    if not isinstance(a, np.ndarray):
+        raise errors.TypeError("SerializeBlob: blob '%s' holds no tensor (%s)" % (name, a.decode()))
+    return serialize_tensor_blob(name, a)
+
+
+def DeserializeBlob(name, serialized):
+    """Stores in blob ``name`` (created if missing) the tensor of the serialized ``BlobProto``
+    ``serialized`` (bytes; what ``SerializeBlob`` or Caffe2's gave; the name inside is not used),
+    as Caffe2's. Its data type converts as ``FeedBlob`` converts arrays (float types to float32,
+    integer types to int32, range-checked). Malformed bytes, a chunk that is not the whole tensor
+    or data that does not fit the dims are a ValueError; a blob that is not a tensor (a string,
+    another type) is a TypeError. Returns True."""
+    from .proto import deserialize_tensor_blob
+    name = _name(name)
+    if not isinstance(serialized, _SERIALIZED):
+        raise TypeError("DeserializeBlob '%s': serialized must be bytes, got %s" % (name, type(serialized).__name__))
+    FeedBlob(name, deserialize_tensor_blob(bytes(serialized), name))
     return True
 
 
