@@ -196,10 +196,12 @@ def _sparse_ftrl(op, ins):
 
 @_op("RowWiseSparseAdagrad")
 def _rowwise_adagrad(op, ins):
-    # (PARAM, MOMENT (rows,), INDICES, GRAD, LR) -> (PARAM, MOMENT) in place
+    # (PARAM, MOMENT (rows,), INDICES, GRAD, LR[, COUNTER (rows,)]) -> (PARAM, MOMENT) in place
     _rows(op, ins, 0, 2, 3)
     _rowwise(op, ins, 1, 0)
     _scalar(op, ins, 4)
+    if len(ins) > 5:
+        _rowwise(op, ins, 5, 0)
     if not _inplace(op, (0, 0), (1, 1)):
         return [None] * 2
     return _like(ins, 0, 1)

@@ -108,6 +108,9 @@ that modules importing them load, and calling them raises NotImplementedError sa
 """
 
 import collections
+import copy
+import logging
+import re
 
 import numpy as np
 
@@ -132,6 +135,39 @@ _LEARNING_RATE_INJECTION = "lr_injection"
 
 AuxOptimizerParams = collections.namedtuple("AuxOptimizerParams", ["local", "shared"])
 _instance_count = collections.defaultdict(int)
+
+
+_logger = logging.getLogger(__name__)
+
+
+def _refuse_option(optimizer, option, given, needs):
+    if given:
+        raise NotImplementedError("%s: %s is not provided: it needs %s, which this package does not have"
+                                  % (optimizer, option, needs))
+
+
+def reset_optimizer_instance_count():
+    """Restarts the per-class instance numbers of ``make_unique_blob_name`` (Caffe2's)."""
+    _instance_count.clear()
+
+
+# The arguments the LearningRate op reads (csrc/ops/optim.c), which an optimizer's extra keyword
+# arguments are for, and build_lr's own. Anything else is a TypeError when the optimizer is made:
+# Caffe2 passed it to LearningRate, which ignored it (so a misspelt or unsupported option did nothing).
+_LR_ARGS = frozenset("""
+    gamma stepsize stepsizes power max_iter num_iter start_multiplier end_multiplier multiplier multiplier_1
+    multiplier_2 num_iter_1 num_iter_2 active_first active_period inactive_period m1 n1 m2 n2 m3 max_lr decay
+    min_lr period t_mult lr_shrink start_warmup_multiplier constant_warmup_num_iter linear_warmup_num_iter
+    cyclical_max_lr cyclical_step_size cyclical_decay cosine_max_lr cosine_min_lr cosine_period cosine_t_mult
+    cosine_lr_shrink""".split())
+_BUILD_LR_ARGS = frozenset(["learning_rate_blob", "iter_val", "sub_policy_num_iters"])
+
+
+def _is_lr_arg(key):
+    if key in _LR_ARGS or key in _BUILD_LR_ARGS:
+        return True
+    m = re.match(r"sub_policy_\d+_(.+)$", key)
+    return bool(m) and (m.group(1) in _LR_ARGS or m.group(1) in ("policy", "lr_scale"))
 # Caffe2's name for the per-class instance counter (the ``<Class>_<n>_`` of the blob names)
 _optimizer_instance_count = _instance_count
 
@@ -158,6 +194,46 @@ class Optimizer:
         self._instance_num = _instance_count[type(self).__name__]
         _instance_count[type(self).__name__] += 1
         self._lr_multiplier = None
+        self._use_dedicated_lr_iteration_counter = False
+
+    @property
+    def init_kwargs(self):
+        """The extra keyword arguments, for the LearningRate op (its policy's arguments)."""
+        return self.__dict__.get("_init_kwargs", {})
+
+    @init_kwargs.setter
+    def init_kwargs(self, kwargs):
+        bad = sorted(k for k in kwargs if not _is_lr_arg(k))
+        if bad:
+            raise TypeError("%s got unexpected keyword argument%s %s: extra keywords are the LearningRate op's "
+                            "policy arguments (gamma, stepsize, max_iter, ...; README, \"Training with Caffe2's "
+                            "optimizers\"), and that op has no such argument (Caffe2 passed them on and they did "
+                            "nothing)" % (type(self).__name__, "s" if len(bad) > 1 else "",
+                                          ", ".join(repr(k) for k in bad)))
+        self._init_kwargs = dict(kwargs)
+
+    @property
+    def attributes(self):
+        """A copy of the optimizer's settings (its ``__dict__`` without the instance number), as Caffe2's."""
+        attr = copy.deepcopy(self.__dict__)
+        attr.pop("_instance_num", None)
+        return attr
+
+    @property
+    def use_dedicated_lr_iteration_counter(self):
+        """When true, ``build_lr`` counts iterations for the learning rate in a counter of its own
+        (``utils.OPTIMIZER_ITERATION_LR_NAME``, with the Mutex ``ITERATION_MUTEX_LR_NAME``), as Caffe2's."""
+        return self._use_dedicated_lr_iteration_counter
+
+    @use_dedicated_lr_iteration_counter.setter
+    def use_dedicated_lr_iteration_counter(self, val):
+        self._use_dedicated_lr_iteration_counter = bool(val)
+
+    def get_cpu_blob_name(self, base_str, node_name=""):
+        return "%s_%d_%s%s_cpu" % (type(self).__name__, self._instance_num, base_str, node_name)
+
+    def get_gpu_blob_name(self, base_str, gpu_id, node_name=""):
+        return "%s_%d_%s%s_gpu%d" % (type(self).__name__, self._instance_num, base_str, node_name, gpu_id)
 
     def __call__(self, net, param_init_net, param, grad=None):
         if grad is None:
@@ -179,8 +255,8 @@ class Optimizer:
         """``<Class>_<instance>_<base>_cpu``: unique per optimizer instance (Caffe2's names)."""
         dev = _device()
         if dev.device_type == core.DeviceType.CUDA:
-            return "%s_%d_%s_gpu%d" % (type(self).__name__, self._instance_num, base_str, dev.device_id)
-        return "%s_%d_%s_cpu" % (type(self).__name__, self._instance_num, base_str)
+            return self.get_gpu_blob_name(base_str, dev.device_id)
+        return self.get_cpu_blob_name(base_str)
 
     def _zero_state(self, param_init_net, param, suffix):
         """A per-parameter state buffer ``<param><suffix>``: zeros shaped like
@@ -200,7 +276,11 @@ class Optimizer:
         or again for this parameter with ``rescale=True`` (as Caffe2 always
         did: Adam's ``use_lr_adaption`` overwrites the scaled rate)."""
         name = learning_rate_blob or self.make_unique_blob_name("lr")
-        iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=iter_val)
+        if self._use_dedicated_lr_iteration_counter:
+            iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter=utils.OPTIMIZER_ITERATION_LR_NAME,
+                                                   iter_mutex=utils.ITERATION_MUTEX_LR_NAME, iter_val=iter_val)
+        else:
+            iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=iter_val)
         if net.BlobIsDefined(name):
             lr = net.GetBlobRef(name)
         else:
@@ -217,6 +297,18 @@ class Optimizer:
                          broadcast=1)
         return lr, iteration
 
+    def build_non_lr_iter(self, net, param_init_net, iter_val=0):
+        """With ``use_dedicated_lr_iteration_counter``: the usual iteration counter, for what is not
+        the learning rate (Caffe2's; its placement-hint LearningRate op is added too). ValueError
+        otherwise, as Caffe2 asserted."""
+        if not self._use_dedicated_lr_iteration_counter:
+            raise ValueError("build_non_lr_iter is for optimizers with use_dedicated_lr_iteration_counter set")
+        iteration = utils.BuildUniqueMutexIter(param_init_net, net, iter_val=iter_val)
+        hint = self.make_unique_blob_name("iter_placement_hint")
+        if not net.BlobIsDefined(hint):
+            net.LearningRate([iteration], hint, base_lr=1.0, policy="fixed")
+        return iteration
+
     def add_lr_multiplier(self, lr_multiplier):
         """Every later rate is multiplied by the blob ``lr_multiplier`` (one float32)."""
         self._lr_multiplier = lr_multiplier
@@ -226,13 +318,19 @@ class Optimizer:
         (moments) and those shared by all (the counter, ONE)."""
         return self._aux_params
 
-    def _rowwise_state(self, param_init_net, param, suffix):
+    def _rowwise_state(self, param_init_net, param, suffix, dtype=None):
         """A per-row state buffer ``<param><suffix>``: zeros of shape (rows,)
         (``Shape``, ``Slice``, ``ConstantFill(input_as_shape=1)``, as Caffe2's
-        fallback), listed among the local auxiliary parameters."""
-        shape = param_init_net.Shape(param, str(param) + "_shape")
-        num_rows = param_init_net.Slice([shape], str(shape) + "_numrows", starts=[0], ends=[1])
-        buf = param_init_net.ConstantFill(num_rows, str(param) + suffix, input_as_shape=1, value=0.0)
+        fallback; the row count is computed once per parameter), float32 or
+        ``dtype``, listed among the local auxiliary parameters."""
+        num_rows = str(param) + "_shape_numrows"
+        if param_init_net.BlobIsDefined(num_rows):
+            num_rows = param_init_net.GetBlobRef(num_rows)
+        else:
+            shape = param_init_net.Shape(param, str(param) + "_shape")
+            num_rows = param_init_net.Slice([shape], str(shape) + "_numrows", starts=[0], ends=[1])
+        buf = param_init_net.ConstantFill(num_rows, str(param) + suffix, input_as_shape=1, value=0.0,
+                                          dtype=dtype)
         self._aux_params.local.append(buf)
         return buf
 
@@ -359,45 +457,119 @@ class SgdOptimizer(Optimizer):
 
 
 class AdagradOptimizer(_AlphaRateOptimizer):
-    """Adagrad (the ``Adagrad`` op) with a ``<param>_squared_sum`` buffer."""
+    """Adagrad (the ``Adagrad`` op) with a ``<param>_squared_sum`` buffer; Caffe2's later options:
 
-    def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, policy="fixed", sparse_dedup_aggregator=None,
-                 rowWise=False, engine="", lars=None, **kwargs):
+    - ``weight_decay`` (>= 0): the ops add ``weight_decay * param`` to the gradient, for every
+      parameter that is not 1-D (Caffe2 skipped those: biases), so its shape must be known to
+      ``InferShapesAndTypes([param_init_net])``;
+    - ``output_effective_lr`` / ``output_effective_lr_and_update`` (dense gradients): the op's
+      outputs ``<param>_effective_lr`` (and ``<param>_update``);
+    - ``counter_halflife`` > 0 (sparse gradients): ``RowWiseCounter`` keeps a decayed count of each
+      row's updates in ``<param>_update_counter`` / ``<param>_prev_update_iter``, and with
+      ``rowWise=True`` the weight decay of a row is scaled by ``counter_halflife / count``;
+    - ``use_dedicated_lr_iteration_counter``: see ``Optimizer``.
+
+    Not provided (NotImplementedError): ``pruning_options`` (the Masked*Adagrad ops),
+    ``swa_options`` (SWA), ``ema_options`` asking for an EMA (the EMA op) and ``weight_scale``
+    (WeightScale)."""
+
+    def __init__(self, alpha=0.01, epsilon=1e-4, decay=1, weight_decay=0.0, policy="fixed",
+                 sparse_dedup_aggregator=None, rowWise=False, engine="", lars=None, output_effective_lr=False,
+                 output_effective_lr_and_update=False, pruning_options=None, swa_options=None, ema_options=None,
+                 weight_scale=None, counter_halflife=-1, use_dedicated_lr_iteration_counter=False, **kwargs):
         super().__init__()
         self.lars = self._check_lars("AdagradOptimizer", lars)
         self.alpha = self._check_positive("alpha (the base learning rate)", alpha)
         self.epsilon = float(epsilon)
         self.decay = float(decay)
+        self.weight_decay = self._check_positive("AdagradOptimizer: weight_decay", weight_decay)
         self.rowWise = bool(rowWise)
         if self.rowWise and self.decay != 1.0:
             raise ValueError("AdagradOptimizer: rowWise=True needs decay=1 (RowWiseSparseAdagrad has no "
                              "decay), got %r" % self.decay)
         self.policy = policy
         self.sparse_dedup_aggregator = sparse_dedup_aggregator
+        self.engine = engine
+        self.output_effective_lr = bool(output_effective_lr)
+        self.output_effective_lr_and_update = bool(output_effective_lr_and_update)
+        self.counter_halflife = int(counter_halflife)
+        self.use_dedicated_lr_iteration_counter = use_dedicated_lr_iteration_counter
+        self.param2ema_teacher_param = {}
+        _refuse_option("AdagradOptimizer", "pruning_options", bool(pruning_options),
+                       "the MaskedAdagrad / MaskedSparseAdagrad / MaskedRowWiseSparseAdagrad ops")
+        _refuse_option("AdagradOptimizer", "swa_options", bool(swa_options), "the SWA op")
+        _refuse_option("AdagradOptimizer", "ema_options", bool(ema_options) and (
+            ema_options.get("ema_alpha") is not None or ema_options.get("ema_teacher_alpha") is not None),
+            "the EMA op")
+        _refuse_option("AdagradOptimizer", "weight_scale", bool(weight_scale), "the WeightScale op")
         self.init_kwargs = kwargs
+
+    def set_mapping_for_param2ema_teacher_param(self, param_mapping):
+        """Caffe2's map from parameters to their EMA teachers (used with ``ema_options``, which are
+        not provided here)."""
+        self.param2ema_teacher_param = dict(param_mapping)
+
+    def _param_weight_decay(self, param_init_net, param):
+        """``weight_decay``, or 0 for a 1-D parameter (Caffe2 skipped those)."""
+        if self.weight_decay == 0:
+            return 0.0
+        shapes, _ = workspace.InferShapesAndTypes([param_init_net])
+        if str(param) not in shapes:
+            raise ValueError("AdagradOptimizer: weight_decay needs the shape of parameter '%s' (1-D parameters get "
+                             "none, as in Caffe2), but InferShapesAndTypes of param_init_net does not know it"
+                             % param)
+        if len(shapes[str(param)]) == 1:
+            _logger.info("AdagradOptimizer: no weight decay on 1-D parameter %s %s", param, shapes[str(param)])
+            return 0.0
+        return self.weight_decay
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
         if self.alpha == 0:
             return
+        sparse_grad = isinstance(grad, core.GradientSlice)
         if self.rowWise:
             self._require_sparse("AdagradOptimizer", param, grad)
+        if self.lars is not None and not sparse_grad and self.weight_decay != 0:
+            raise ValueError("AdagradOptimizer: weight_decay with lars is not implemented (as in Caffe2)")
         lars = self._lars(net, param_init_net, param, grad, self.lars)
-        lr, _ = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, local_lr_multiplier=lars,
-                              **self.init_kwargs)
+        lr, iteration = self.build_lr(net, param_init_net, self.alpha, policy=self.policy, local_lr_multiplier=lars,
+                                      **self.init_kwargs)
+        if self._use_dedicated_lr_iteration_counter:
+            iteration = self.build_non_lr_iter(net, param_init_net)
+        if self.counter_halflife > 0:
+            self._aux_params.shared.append(iteration)
         if self.rowWise:
             sq = self._rowwise_state(param_init_net, param, "_avg_squared_sum")
         else:
             sq = self._zero_state(param_init_net, param, "_squared_sum")
+        if self.counter_halflife > 0:
+            update_counter = self._rowwise_state(param_init_net, param, "_update_counter")
+            prev_update_iter = self._rowwise_state(param_init_net, param, "_prev_update_iter",
+                                                   dtype=core.DataType.INT32)
+        wd = self._param_weight_decay(param_init_net, param)
+        decay_args = {"weight_decay": wd} if wd > 0 else {}
         sparse = self._sparse(net, grad)
-        if self.rowWise:
-            net.RowWiseSparseAdagrad([param, sq, sparse.indices, sparse.values, lr], [param, sq],
-                                     epsilon=self.epsilon)
-        elif sparse is not None:
-            net.SparseAdagrad([param, sq, sparse.indices, sparse.values, lr], [param, sq],
-                              epsilon=self.epsilon, decay=self.decay)
-        else:
-            net.Adagrad([param, sq, grad, lr], [param, sq], epsilon=self.epsilon, decay=self.decay)
+        if sparse is not None:
+            inputs = [param, sq, sparse.indices, sparse.values, lr]
+            if self.rowWise:
+                if self.counter_halflife > 0:
+                    inputs.append(update_counter)
+                    if wd > 0:
+                        decay_args["counter_halflife"] = self.counter_halflife
+                net.RowWiseSparseAdagrad(inputs, [param, sq], epsilon=self.epsilon, **decay_args)
+            else:
+                net.SparseAdagrad(inputs, [param, sq], epsilon=self.epsilon, decay=self.decay, **decay_args)
+            if self.counter_halflife > 0:
+                net.RowWiseCounter([prev_update_iter, update_counter, sparse.indices, iteration],
+                                   [prev_update_iter, update_counter], counter_halflife=self.counter_halflife)
+            return
+        outputs = [param, sq]
+        if self.output_effective_lr_and_update:
+            outputs += [str(param) + "_effective_lr", str(param) + "_update"]
+        elif self.output_effective_lr:
+            outputs.append(str(param) + "_effective_lr")
+        net.Adagrad([param, sq, grad, lr], outputs, epsilon=self.epsilon, decay=self.decay, **decay_args)
 
 
 class AdamOptimizer(_AlphaRateOptimizer):
@@ -409,8 +581,10 @@ class AdamOptimizer(_AlphaRateOptimizer):
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, epsilon=1e-4, policy="fixed",
                  use_lr_adaption=False, lr_alpha=0.01, normalized_lr_adaption=True,
-                 sparse_dedup_aggregator=None, rowWise=False, engine="", enableRAdam=False, **kwargs):
+                 sparse_dedup_aggregator=None, rowWise=False, engine="", enableRAdam=False, use_smart_decay=False,
+                 **kwargs):
         super().__init__()
+        _refuse_option("AdamOptimizer", "use_smart_decay", bool(use_smart_decay), "the SmartDecaySparseAdam op")
         self.enableRAdam = bool(enableRAdam)
         if self.enableRAdam and rowWise:
             raise ValueError("AdamOptimizer: enableRAdam works with SparseAdam only, not with rowWise=True "

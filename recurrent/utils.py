@@ -45,7 +45,10 @@
   both a field and raw_data / byte_data, a value outside its type's range in int32_data, an
   unsupported data_format; TypeError for data types with no array (UNDEFINED,
   ZERO_COLLISION_HASH, REBATCHING_BUFFER, unknown numbers) and for a non-TensorProto.
-- ``OPTIMIZER_ITERATION_NAME`` ('optimizer_iteration'), ``ITERATION_MUTEX_NAME`` ('iteration_mutex').
+- ``OPTIMIZER_ITERATION_NAME`` ('optimizer_iteration'), ``ITERATION_MUTEX_NAME`` ('iteration_mutex'),
+  ``OPTIMIZER_ITERATION_LR_NAME`` ('optimizer_iteration_lr') and ``ITERATION_MUTEX_LR_NAME``
+  ('iteration_mutex_lr'): the learning rate's own counter (the optimizers'
+  ``use_dedicated_lr_iteration_counter``).
 
 Left out: the protobuf file helpers (TryReadProtoWithClass, GetContentFromProto(String),
 ConvertProtoToBinary: ``recurrent.text_format`` reads and writes text nets, and the messages of
@@ -64,10 +67,13 @@ from .proto import make_argument as _make_argument
 
 __all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter", "raiseIfNotEqual", "OpAlmostEqual", "ArgsToDict",
            "EnumClassKeyVals", "NHWC2NCHW", "NCHW2NHWC", "DebugMode", "NumpyArrayToCaffe2Tensor",
-           "Caffe2TensorToNumpyArray", "OPTIMIZER_ITERATION_NAME", "ITERATION_MUTEX_NAME"]
+           "Caffe2TensorToNumpyArray", "OPTIMIZER_ITERATION_NAME", "ITERATION_MUTEX_NAME",
+           "OPTIMIZER_ITERATION_LR_NAME", "ITERATION_MUTEX_LR_NAME"]
 
 OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
 ITERATION_MUTEX_NAME = "iteration_mutex"
+OPTIMIZER_ITERATION_LR_NAME = "optimizer_iteration_lr"  # the optimizers' use_dedicated_lr_iteration_counter
+ITERATION_MUTEX_LR_NAME = "iteration_mutex_lr"
 
 
 def MakeArgument(key, value):

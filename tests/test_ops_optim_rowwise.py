@@ -60,14 +60,20 @@ def ref_sparse_ftrl(w, nz, indices, g, **args):
     return w, nz
 
 
-def ref_rowwise_adagrad(w, h, indices, g, lr, epsilon=1e-5):
+def ref_rowwise_adagrad(w, h, indices, g, lr, epsilon=1e-5, weight_decay=0.0, counter_halflife=-1, count=None):
+    """Caffe2's rowwise step (adagrad_test_helper's ref_adagrad, row_wise=True), in float32 in the op's order:
+    the row's gradient plus weight_decay (times counter_halflife / count[i] when both are > 0) times the row."""
     w, h = w.copy(), h.copy()
     R = int(np.prod(w.shape[1:], dtype=np.int64))
     rows = g.reshape(-1, R).astype(f32)
     flat = w.reshape(w.shape[0], R)
     lr, eps = f32(lr), f32(epsilon)
     for k, i in enumerate(indices.ravel()):
-        gk = rows[k]
+        wd = weight_decay
+        if count is not None and counter_halflife > 0 and count[i] > 0:
+            wd = weight_decay * counter_halflife / float(count[i])
+        wd = f32(wd)
+        gk = rows[k] if wd == 0 else (rows[k].astype(np.float64) + np.float64(wd) * flat[i]).astype(f32)
         if R == 1:
             h[i] = h[i] + gk[0] * gk[0]
             flat[i] = flat[i] + lr * gk / (np.sqrt(h[i]) + eps)
@@ -216,6 +222,43 @@ def test_rowwise_adagrad_moment_is_the_mean_square_of_the_row(rng):
     assert got_h.tolist() == [0, 0, 7.5]
     close(got_w[2], -np.array([1, 2, 3, 4], f32) / np.sqrt(f32(7.5)))
     assert np.all(got_w[:2] == 0)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (5, 1), (4, 2, 3)])
+def test_rowwise_adagrad_weight_decay(rng, shape):
+    """Caffe2's later weight_decay: g + wd * row (the row as it is at that occurrence: index 3 twice)."""
+    w, h = rng.randn(*shape).astype(f32), np.abs(rng.randn(shape[0])).astype(f32)
+    ind = idx(3, 1, 3)
+    g = rng.randn(*((3,) + shape[1:])).astype(f32)
+    feed(w=w, h=h, i=ind, g=g, lr=np.array([-0.1], f32))
+    got_w, got_h = run("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"], epsilon=1e-4,
+                       weight_decay=0.3)
+    want_w, want_h = ref_rowwise_adagrad(w, h, ind, g, -0.1, epsilon=1e-4, weight_decay=0.3)
+    close(got_w, want_w)
+    close(got_h, want_h)
+    plain_w, _ = ref_rowwise_adagrad(w, h, ind, g, -0.1, epsilon=1e-4)
+    assert not np.allclose(got_w, plain_w)  # the decay changed the step
+    feed(w=w, h=h)
+    zero = run("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"], epsilon=1e-4, weight_decay=0.0)
+    assert np.array_equal(zero[0], plain_w)  # 0: bitwise the op without it
+
+
+def test_rowwise_adagrad_counter_scales_the_decay(rng):
+    """With counter_halflife > 0 and the COUNTER input, wd * halflife / count[i] where count[i] > 0."""
+    w, h = rng.randn(4, 3).astype(f32), np.abs(rng.randn(4)).astype(f32)
+    count = np.array([0.0, 2.5, 0.0, 8.0], f32)
+    ind = idx(1, 2, 3)
+    g = rng.randn(3, 3).astype(f32)
+    feed(w=w, h=h, i=ind, g=g, lr=np.array([-0.2], f32), c=count)
+    got = run("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr", "c"], ["w", "h"], weight_decay=0.1,
+              counter_halflife=4)
+    want = ref_rowwise_adagrad(w, h, ind, g, -0.2, weight_decay=0.1, counter_halflife=4, count=count)
+    close(got[0], want[0])
+    close(got[1], want[1])
+    feed(w=w, h=h)  # without counter_halflife the counter is not used
+    got = run("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr", "c"], ["w", "h"], weight_decay=0.1)
+    want = ref_rowwise_adagrad(w, h, ind, g, -0.2, weight_decay=0.1)
+    close(got[0], want[0])
 
 
 def test_rowwise_adagrad_two_dim_indices(rng):
@@ -447,6 +490,11 @@ BAD = [
      r"output 1 blob 'h2' must be input 1 blob 'h' \(this op updates it in place\)"),
     ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"], {}, dict(epsilon=-1e-3), ValueError,
      r"argument epsilon must be finite and >= 0, got -0.001"),
+    ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr"], ["w", "h"], {}, dict(weight_decay=float("inf")),
+     ValueError, r"argument weight_decay must be finite, got inf"),
+    ("RowWiseSparseAdagrad", ["w", "h", "i", "g", "lr", "bad"], ["w", "h"], dict(bad=np.zeros(3, f32)),
+     dict(counter_halflife=2), ValueError,
+     r"input 5 blob 'bad' \(the row-wise update counts\) must have shape \(4,\)"),
     ("RowWiseSparseAdam", ["w", "m1", "bad", "i", "g", "lr", "it"], ["w", "m1", "bad"],
      dict(bad=np.zeros((4, 3), f32)), {}, ValueError,
      r"input 2 blob 'bad' \(the row-wise moment\) must have shape \(4,\)"),

@@ -23,10 +23,15 @@
  * ValueError at creation, as Caffe2 enforced).
  *
  * RowWiseSparseAdagrad keeps one moment per row (MOMENT: (PARAM.shape[0],)):
- * for each k in order, i = INDICES.flat[k], g = row k of GRAD (R values):
+ * for each k in order, i = INDICES.flat[k], g = row k of GRAD (R values) plus
+ * wd * PARAM[i] (the row as it is then; g itself when wd is 0):
  *   h[i] += sum(g^2) / R;  PARAM[i] += g * (lr / (sqrt(h[i]) + epsilon))
  * (R == 1: PARAM[i] += lr * g / (sqrt(h[i]) + epsilon), Caffe2's rounding);
- * argument epsilon (1e-5).
+ * arguments epsilon (1e-5), weight_decay (0, finite) and counter_halflife
+ * (-1): with it > 0 and the optional sixth input COUNTER (float32, one value
+ * per row: RowWiseCounter's counts), wd = weight_decay * counter_halflife /
+ * COUNTER[i] where COUNTER[i] > 0, else weight_decay (Caffe2's frequency
+ * scaling of the decay).
  * RowWiseSparseAdam keeps MOMENT_1 of PARAM's shape and MOMENT_2 per row
  * ((PARAM.shape[0],)): for each k in order,
  *   v[i] = beta2 * v[i] + (1 - beta2) * sum(g^2) / R
@@ -103,14 +108,14 @@ static rc_status check_shape_plus(rc_op *op, int i, int ref, int64_t last, const
 }
 
 /* Input i (a row-wise moment) must be float32 of shape (X.shape[0],), X being input x (>= 1 dim, checked). */
-static rc_status check_rowwise(rc_op *op, int i, int x, rc_err *err)
+static rc_status check_rowwise(rc_op *op, int i, int x, const char *what, rc_err *err)
 {
     rc_status st = rc_check_input(op, i, RC_F32, err);
     if (st) return st;
     const rc_tensor *xt = rc_in(op, x), *t = rc_in(op, i);
     if (t->ndim != 1 || t->dims[0] != xt->dims[0])
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (the row-wise moment) must have shape (%lld,) "
-                          "(one value per row of input %d blob '%s' %s), got %s", i, rc_in_name(op, i),
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (%s) must have shape (%lld,) "
+                          "(one value per row of input %d blob '%s' %s), got %s", i, rc_in_name(op, i), what,
                           (long long)xt->dims[0], x, rc_in_name(op, x), RC_SHAPE(xt), RC_SHAPE(t));
     return RC_OK;
 }
@@ -278,7 +283,8 @@ static rc_status sparse_ftrl_run(rc_op *op, rc_err *err)
 /* ================================================================ RowWiseSparseAdagrad */
 
 typedef struct rowwise_adagrad_state {
-    float epsilon;
+    float epsilon, weight_decay;
+    int64_t counter_halflife;
 } rowwise_adagrad_state;
 
 static rc_status rowwise_adagrad_setup(rc_op *op, rc_err *err)
@@ -289,35 +295,47 @@ static rc_status rowwise_adagrad_setup(rc_op *op, rc_err *err)
     op->state = s;
     rc_status st = arg_at_least(op, "epsilon", 1e-5f, 0.0f, 0, &s->epsilon, err);
     if (st) return st;
+    if ((st = rc_arg_f(&op->def, "weight_decay", 0.0f, &s->weight_decay, err))) return st;
+    if (!isfinite(s->weight_decay))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument weight_decay must be finite, got %g",
+                          (double)s->weight_decay);
+    if ((st = rc_arg_i(&op->def, "counter_halflife", -1, &s->counter_halflife, err))) return st;
     return rc_sparse_require_inplace(op, pairs, 2, err);
 }
 
-/* Dtypes and shapes: (PARAM, MOMENT, INDICES, GRAD, LR); MOMENT (PARAM.shape[0],). */
+/* Dtypes and shapes: (PARAM, MOMENT, INDICES, GRAD, LR[, COUNTER]); MOMENT and COUNTER (PARAM.shape[0],). */
 static rc_status rowwise_adagrad_check(rc_op *op, rc_err *err)
 {
     rc_status st;
     if ((st = rc_sparse_check_indices(op, 2, err))) return st;
     if ((st = rc_sparse_check_rows(op, 0, 2, 3, "the gradient", err))) return st;
-    if ((st = check_rowwise(op, 1, 0, err))) return st;
+    if ((st = check_rowwise(op, 1, 0, "the row-wise moment", err))) return st;
+    if (op->n_in > 5 && (st = check_rowwise(op, 5, 0, "the row-wise update counts", err))) return st;
     return rc_sparse_check_scalar(op, 4, "the learning rate", err);
 }
 
-/* w, g: (R,), *h: the row's moment -> in place (see the top). */
-static void rowwise_adagrad_row(int64_t R, float *w, float *h, const float *g, float lr, float eps)
+/* w, g: (R,), *h: the row's moment, wd: the row's weight decay -> in place (see the top). */
+static void rowwise_adagrad_row(int64_t R, float *w, float *h, const float *g, float lr, float eps, float wd)
 {
     if (R == 1) {
-        const float gi = g[0];
+        const float gi = wd != 0.0f ? fmaf(wd, w[0], g[0]) : g[0];
         const float hi = *h + gi * gi;
         *h = hi;
         w[0] = w[0] + lr * gi / (sqrtf(hi) + eps);
         return;
     }
     float hs = 0.0f;
-    for (int64_t j = 0; j < R; j++) hs += g[j] * g[j];
+    for (int64_t j = 0; j < R; j++) {
+        const float gj = wd != 0.0f ? fmaf(wd, w[j], g[j]) : g[j];
+        hs += gj * gj;
+    }
     const float hi = *h + hs / (float)R;
     *h = hi;
     const float step = lr / (sqrtf(hi) + eps);
-    for (int64_t j = 0; j < R; j++) w[j] = w[j] + g[j] * step;
+    for (int64_t j = 0; j < R; j++) {
+        const float gj = wd != 0.0f ? fmaf(wd, w[j], g[j]) : g[j];
+        w[j] = w[j] + gj * step;
+    }
 }
 
 static rc_status rowwise_adagrad_run(rc_op *op, rc_err *err)
@@ -333,9 +351,14 @@ static rc_status rowwise_adagrad_run(rc_op *op, rc_err *err)
     if (!K || !R) return RC_OK;
     const int32_t *idx = rc_i32(rc_in(op, 2));
     const float *g = rc_f32(rc_in(op, 3));
-    float *wd = rc_f32(rc_out(op, 0)), *h = rc_f32(rc_out(op, 1));
-    for (int64_t k = 0; k < K; k++)
-        rowwise_adagrad_row(R, wd + (int64_t)idx[k] * R, h + idx[k], g + k * R, lr, s->epsilon);
+    const float *count = op->n_in > 5 && s->counter_halflife > 0 ? rc_f32(rc_in(op, 5)) : NULL;
+    float *wo = rc_f32(rc_out(op, 0)), *h = rc_f32(rc_out(op, 1));
+    for (int64_t k = 0; k < K; k++) {
+        float wd = s->weight_decay;
+        if (count && count[idx[k]] > 0.0f)
+            wd = (float)((double)wd * (double)s->counter_halflife / (double)count[idx[k]]);
+        rowwise_adagrad_row(R, wo + (int64_t)idx[k] * R, h + idx[k], g + k * R, lr, s->epsilon, wd);
+    }
     return RC_OK;
 }
 
@@ -370,7 +393,7 @@ static rc_status rowwise_adam_check(rc_op *op, rc_err *err)
     if ((st = rc_sparse_check_indices(op, 3, err))) return st;
     if ((st = rc_sparse_check_rows(op, 0, 3, 4, "the gradient", err))) return st;
     if ((st = check_shape_plus(op, 1, 0, -1, "the first moment", err))) return st;
-    if ((st = check_rowwise(op, 2, 0, err))) return st;
+    if ((st = check_rowwise(op, 2, 0, "the row-wise moment", err))) return st;
     return rc_sparse_check_scalar(op, 5, "the learning rate", err);
 }
 
@@ -595,9 +618,10 @@ const rc_op_schema rc_ops_optim_rowwise[] = {
      "(var, n_z, indices, grad[, alpha]) -> (var, n_z) in place: Ftrl's step on rows indices[k] with row k of "
      "grad (shape indices.shape + var.shape[1:]), k in order; arguments alpha, beta, lambda1, lambda2",
      sparse_ftrl_check},
-    {"RowWiseSparseAdagrad", 5, 5, 2, 2, inplace_two, rowwise_adagrad_setup, rowwise_adagrad_run, free,
-     "(param, moment (rows,), indices, grad, lr) -> (param, moment) in place: moment[i] += mean(g^2); "
-     "param[i] += lr*g/(sqrt(moment[i])+epsilon) for i = indices[k], g = grad row k; argument epsilon",
+    {"RowWiseSparseAdagrad", 5, 6, 2, 2, inplace_two, rowwise_adagrad_setup, rowwise_adagrad_run, free,
+     "(param, moment (rows,), indices, grad, lr[, counter (rows,)]) -> (param, moment) in place: moment[i] += "
+     "mean(g^2); param[i] += lr*g/(sqrt(moment[i])+epsilon) for i = indices[k], g = grad row k + wd*param[i]; "
+     "arguments epsilon, weight_decay, counter_halflife (wd = weight_decay*counter_halflife/counter[i])",
      rowwise_adagrad_check},
     {"RowWiseSparseAdam", 7, 7, 3, 4, inplace_rowwise_adam, rowwise_adam_setup, rowwise_adam_run, free,
      "(param, moment_1, moment_2 (rows,), indices, grad, lr, iter) -> (param, moment_1, moment_2[, "
