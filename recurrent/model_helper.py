@@ -340,6 +340,11 @@ class ModelHelper:
         self.net = net.Clone(net.Name() + "/generated_net", keep_schema=True, op_id_mask=train_ids,
                              update_external_list=True)
 
+    def CreateDB(self, blob_out, db, db_type, **kwargs):
+        """Caffe2's: a ``CreateDB`` op in ``param_init_net`` writing the reader ``blob_out`` for the
+        file ``db`` (``db_type`` 'minidb'); returns the reader's BlobReference."""
+        return self.param_init_net.CreateDB([], blob_out, db=db, db_type=db_type, **kwargs)
+
     # ---- operators through the model
     def __getattr__(self, op_type):
         if op_type.startswith("_"):

@@ -573,3 +573,20 @@ def test_our_load_reads_protobuf_records(tmp_path):
     with pytest.raises(ValueError, match=msg):
         load(["o"], tmp_path / "o")
 
+
+
+def test_model_helper_create_db_goes_to_param_init_net(tmp_path):
+    from recurrent import model_helper
+    workspace.FeedBlob("w", np.arange(3, dtype=np.float32))
+    save(["w"], tmp_path / "m")
+    m = model_helper.ModelHelper(name="db_model")
+    reader = m.CreateDB("dbreader_m", db=str(tmp_path / "m"), db_type="minidb")
+    assert str(reader) == "dbreader_m"
+    assert [(op.type, list(op.input), list(op.output)) for op in m.param_init_net.Proto().op] == [
+        ("CreateDB", [], ["dbreader_m"])]
+    assert m.net.Proto().op == []
+    m.net.Load([reader], [], load_all=1)
+    workspace.FeedBlob("w", np.zeros(1, np.float32))
+    workspace.RunNetOnce(m.param_init_net)
+    workspace.RunNetOnce(m.net)
+    assert workspace.FetchBlob("w").tolist() == [0, 1, 2]
