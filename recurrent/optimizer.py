@@ -135,6 +135,8 @@ _LEARNING_RATE_INJECTION = "lr_injection"
 
 AuxOptimizerParams = collections.namedtuple("AuxOptimizerParams", ["local", "shared"])
 _instance_count = collections.defaultdict(int)
+# Caffe2's name for the per-class instance counter (the ``<Class>_<n>_`` of the blob names)
+_optimizer_instance_count = _instance_count
 
 
 _logger = logging.getLogger(__name__)
@@ -168,8 +170,6 @@ def _is_lr_arg(key):
         return True
     m = re.match(r"sub_policy_\d+_(.+)$", key)
     return bool(m) and (m.group(1) in _LR_ARGS or m.group(1) in ("policy", "lr_scale"))
-# Caffe2's name for the per-class instance counter (the ``<Class>_<n>_`` of the blob names)
-_optimizer_instance_count = _instance_count
 
 
 def _device():
