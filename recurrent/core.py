@@ -21,6 +21,7 @@ the makers of every operator family register themselves.
 import collections
 import contextlib
 import copy
+import hashlib
 import importlib
 import os
 import pkgutil
@@ -66,6 +67,8 @@ class DataType:
     INT64 = 10
     FLOAT16 = 12
     DOUBLE = 13
+    ZERO_COLLISION_HASH = 14  # no op here makes or reads these two (Caffe2's hash tables, rebatching queues)
+    REBATCHING_BUFFER = 15
 
 
 def DeviceOption(device_type, device_id=0, random_seed=None, cuda_gpu_id=None):
@@ -92,6 +95,73 @@ def device_option_equal(opt1, opt2, ignore_random_seed=True):
     if not opt1.device_type or not opt2.device_type:
         return not opt1.device_type and not opt2.device_type
     return opt1.device_type == opt2.device_type and opt1.device_id == opt2.device_id
+
+
+def _op_device(op):
+    """The device option ``op`` runs under: its own, or a new CPU DeviceOption where it has none."""
+    dev = device_of(op)
+    return dev if dev is not None else _DeviceOptionProto()
+
+
+def InferBlobDevices(net):
+    """``{blob name: DeviceOption}`` for every output of the ops of ``net`` (a Net or a NetDef): the
+    device option of the op that writes it (the op's own object, as Caffe2's), CPU for an op with
+    none; a blob written twice maps to its last writer's. The net's own device option is not
+    consulted, as in Caffe2."""
+    mapping = {}
+    for op in _net_proto(net, "InferBlobDevices").op:
+        dev = _op_device(op)
+        for b in op.output:
+            mapping[b] = dev
+    return mapping
+
+
+def InferOpDeviceAsBlobDevices(op):
+    """``(input_devices, output_devices)``: one entry per input and per output of ``op``, each the
+    op's device option (a CPU DeviceOption where it has none)."""
+    _check_op(op, "InferOpDeviceAsBlobDevices")
+    dev = _op_device(op)
+    return [dev] * len(op.input), [dev] * len(op.output)
+
+
+# Caffe2's device inference functions, for the ops registered here that have one:
+# (where the inputs are, where the outputs are); None = the op's device.
+_CPU_SIDE = {"CopyFromCPUInput": ("cpu", None), "EnsureCPUOutput": (None, "cpu")}
+
+
+def InferOpBlobDevices(op):
+    """``(input_devices, output_devices)`` of ``op``, lists of new DeviceOptions, as Caffe2's
+    operator schemas infer them: every blob on the op's device (CPU where it has none), except the
+    input of ``CopyFromCPUInput`` and the output of ``EnsureCPUOutput``, always on the CPU. An op
+    type without a schema gets the default, as in Caffe2."""
+    _check_op(op, "InferOpBlobDevices")
+    dev = _op_device(op)
+    in_side, out_side = _CPU_SIDE.get(op.type, (None, None))
+
+    def devices(n, side):
+        return [_DeviceOptionProto() if side == "cpu" else copy.deepcopy(dev) for _ in range(n)]
+
+    return devices(len(op.input), in_side), devices(len(op.output), out_side)
+
+
+def InferOpBlobDevicesAsDict(op):
+    """``InferOpBlobDevices(op)`` as two dicts, ``{input name: DeviceOption}`` and
+    ``{output name: DeviceOption}``."""
+    inputs, outputs = InferOpBlobDevices(op)
+    return dict(zip(op.input, inputs)), dict(zip(op.output, outputs))
+
+
+def _check_op(op, what):
+    if not isinstance(op, OperatorDef):
+        raise TypeError("%s expects an OperatorDef, got %s" % (what, type(op).__name__))
+
+
+def _net_proto(net, what):
+    if isinstance(net, Net):
+        return net.Proto()
+    if isinstance(net, NetDef):
+        return net
+    raise TypeError("%s expects a core.Net or a NetDef, got %s" % (what, type(net).__name__))
 
 
 _op_types = None
@@ -123,6 +193,48 @@ def _check_operator(op_type):
 def RegisteredOperators():
     from . import _C
     return list(_C.op_types())
+
+
+def RefreshRegisteredOperators(trigger_lazy=True):
+    """Reads the registered operator types from the C runtime again (``IsOperator`` and
+    ``net.X`` use that cached set) and returns them as a set (Caffe2's returned None).
+    ``trigger_lazy`` is accepted for Caffe2's signature: nothing here registers lazily."""
+    global _op_types
+    _op_types = None
+    return set(_registered())
+
+
+def IsOperatorWithEngine(op_type, engine):
+    """Whether an operator ``op_type`` is registered for ``engine``, as Caffe2 asked its registry
+    for the key ``op_type`` (engine "" or "DEFAULT") or ``op_type + "_ENGINE_" + engine``. No
+    engine-specific implementation (CUDNN, MKLDNN, ...) exists here, so it is False for every
+    other engine."""
+    if not isinstance(op_type, str) or not isinstance(engine, str):
+        raise TypeError("IsOperatorWithEngine expects (str, str), got (%s, %s)"
+                        % (type(op_type).__name__, type(engine).__name__))
+    key = op_type if engine in ("", "DEFAULT") else op_type + "_ENGINE_" + engine
+    return key in _registered()
+
+
+_GLOBAL_INIT_ARGS = []
+
+
+def GlobalInit(args):
+    """``workspace.GlobalInit(args)`` (``args[0]`` is the program name; the flags it understands
+    are listed there), then records ``args[1:]`` for ``GetGlobalInitArgs``. Arguments that
+    ``workspace.GlobalInit`` refuses are not recorded (Caffe2 recorded them before it tried)."""
+    from . import workspace
+    if isinstance(args, (str, bytes)) or not all(isinstance(a, str) for a in args):
+        raise TypeError("GlobalInit expects a list of str (program name first), got %r" % (args,))
+    args = list(args)
+    workspace.GlobalInit(args)
+    _GLOBAL_INIT_ARGS.extend(args[1:])
+
+
+def GetGlobalInitArgs():
+    """A copy of the list of every argument (program names left out) that ``core.GlobalInit``
+    has been given in this process."""
+    return list(_GLOBAL_INIT_ARGS)
 
 
 GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
@@ -352,6 +464,10 @@ def _not_immediate():
 # ---------------------------------------------------------------- gradients
 OpSSA = collections.namedtuple("OpSSA", ["op", "in_versions", "out_versions"])
 GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient"])
+# Caffe2's record of a sparse gradient's generators; kept for code that names it. The backward pass
+# here does not use it: a blob's sparse gradients are made dense before they are summed (IR._MakeSumOps).
+SparseGradGenMeta = collections.namedtuple("SparseGradGenMeta", [
+    "grad_op_indices", "idx_indices", "grad_op_values", "idx_values", "gradient", "device_option"])
 
 
 def _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices, grad_input_indices,
@@ -945,11 +1061,31 @@ def _extract_stacktrace():
     return result
 
 
+def output_to_list(op_output):
+    """``op_output`` as a list: ``[op_output]`` for one BlobReference, ``list(op_output)`` for a
+    list or tuple of them (what ``net.X(...)`` returns for one output or several)."""
+    if isinstance(op_output, BlobReference):
+        return [op_output]
+    if isinstance(op_output, (list, tuple)):
+        return list(op_output)
+    raise TypeError("output_to_list expects a BlobReference or a list or tuple of them, got %s"
+                    % type(op_output).__name__)
+
+
+def remap_input(op, blob_name_remapping):
+    """Renames, in place, the inputs of the OperatorDef ``op`` found in ``blob_name_remapping``
+    (``{old name: new name}``); the other inputs stay."""
+    _check_op(op, "remap_input")
+    remapping = {str(k): str(v) for k, v in blob_name_remapping.items()}
+    op.input[:] = [remapping.get(str(b), str(b)) for b in op.input]
+
+
 class Net:
     """A net under construction: a NetDef plus name bookkeeping.
 
     ``Net(name)`` makes an empty net, ``Net(netdef)`` a net holding a copy of
-    ``netdef``. Net names are made unique per process as in Caffe2 (a second
+    ``netdef`` (``Net(netdef, inplace=True)``: that NetDef object itself). Net
+    names are made unique per process as in Caffe2 (a second
     ``Net('n')`` is named ``'n_1'``). Any attribute not defined here is an
     operator type: ``net.FC([x, w, b], 'y', axis=2)`` appends an FC op and
     returns its output BlobReference. Operator types are not checked here;
@@ -970,7 +1106,14 @@ class Net:
         Net._net_names_used.add(name)
         return name
 
-    def __init__(self, name_or_proto=None):
+    def __init__(self, name_or_proto=None, inplace=False):
+        """``name_or_proto``: a name (str), a NetDef or a Net (its NetDef). A NetDef is copied,
+        or with ``inplace=True`` adopted: this Net then works on that very object (its ops, its
+        lists), and its ``name`` is set to the unique name, as in Caffe2. ``inplace`` is ignored
+        for a name, and is a TypeError with a Net (two Nets would share one NetDef)."""
+        if inplace and isinstance(name_or_proto, Net):
+            raise TypeError("Net(..., inplace=True) adopts a NetDef; got a core.Net (pass "
+                            "net.Proto() to share it, or inplace=False to copy it)")
         self._op_outputs = set()
         self._external_input_map = set()
         self._recreate_lookup_tables = False
@@ -980,10 +1123,14 @@ class Net:
         if isinstance(name_or_proto, Net):
             name_or_proto = name_or_proto.Proto()
         if isinstance(name_or_proto, NetDef):
-            self._net = copy.deepcopy(name_or_proto)
-            self._net.op = list(self._net.op)
-            self._net.external_input = [str(b) for b in self._net.external_input]
-            self._net.external_output = [str(b) for b in self._net.external_output]
+            self._net = name_or_proto if inplace else copy.deepcopy(name_or_proto)
+            for field in ("op", "external_input", "external_output"):
+                current = getattr(self._net, field)
+                items = list(current) if field == "op" else [str(b) for b in current]
+                if isinstance(current, list):  # an adopted NetDef keeps its list objects
+                    current[:] = items
+                else:
+                    setattr(self._net, field, items)
             self._external_input_map.update(self._net.external_input)
             for op in self._net.op:
                 self._op_outputs.update(str(o) for o in op.output)
@@ -1181,6 +1328,64 @@ class Net:
     def extend_ops(self, new_ops):
         return self._ExtendOps(new_ops)
 
+    def insert_op_at_idx(self, op, op_idx):
+        """Inserts a copy of the OperatorDef ``op`` so that it becomes op ``op_idx`` (an index past
+        the end appends it, as list insertion). The external inputs and outputs stay as they are
+        (Caffe2's docstring said it updated them; its code did not)."""
+        _check_op(op, "insert_op_at_idx")
+        if isinstance(op_idx, bool) or not isinstance(op_idx, (int, np.integer)):
+            raise TypeError("insert_op_at_idx: op_idx must be an int, got %s" % type(op_idx).__name__)
+        if op_idx < 0:
+            raise ValueError("insert_op_at_idx: op_idx must be >= 0, got %d (net '%s')"
+                             % (op_idx, self.Name()))
+        op_idx = min(int(op_idx), len(self._net.op))
+        self.Proto().op.insert(op_idx, copy.deepcopy(op))
+        tracebacks = self.__dict__.get("_op_tracebacks")
+        if tracebacks:  # where each later op was added moves with it
+            self._op_tracebacks = {i + (i >= op_idx): tb for i, tb in tracebacks.items()}
+
+    def reroute_tensor(self, tensor, new_producer, can_modify=None):
+        """Puts the OperatorDef ``new_producer`` (which reads ``tensor`` and writes a new blob, its
+        output 0) into the net right after the first op that writes any of its inputs (first, where
+        they are all external inputs), renames ``tensor`` to that new blob in the external outputs
+        and in the inputs of the ops of this net equal to one in ``can_modify``, and returns how many
+        of those ops read ``tensor`` (Caffe2 counted every op of ``can_modify`` found in the net).
+        Assumes no op of the net writes ``tensor`` in place, as Caffe2's. ValueError where
+        ``tensor`` is not an input of ``new_producer`` (Caffe2 meant to assert it but checked each
+        input against itself), where the net neither writes nor takes ``tensor`` as an external
+        input, or where ``new_producer`` has no output."""
+        _check_op(new_producer, "reroute_tensor")
+        tensor = str(tensor)
+        if tensor not in [str(b) for b in new_producer.input]:
+            raise ValueError("reroute_tensor: the new producer (%s) does not read '%s' (its inputs: %s)"
+                             % (new_producer.type, tensor, list(new_producer.input)))
+        if not new_producer.output:
+            raise ValueError("reroute_tensor: the new producer (%s) has no output to replace '%s' with"
+                             % (new_producer.type, tensor))
+        external = {str(b) for b in self._net.external_input}
+
+        def producer_index(blob):  # -1: an external input; None: not known to this net
+            if blob in external:
+                return -1
+            return next((i for i, op in enumerate(self._net.op) if blob in op.output), None)
+
+        if producer_index(tensor) is None:
+            raise ValueError("reroute_tensor: net '%s' neither writes '%s' nor takes it as an external input"
+                             % (self.Name(), tensor))
+        op_idx = max(i for i in map(producer_index, map(str, new_producer.input)) if i is not None) + 1
+        self.insert_op_at_idx(new_producer, op_idx)
+        new_tensor = str(new_producer.output[0])
+        self._net.external_output[:] = [new_tensor if str(b) == tensor else b
+                                        for b in self._net.external_output]
+        reroute_cnt = 0
+        if can_modify:
+            can_modify = list(can_modify)
+            for i, op in enumerate(self._net.op):
+                if i != op_idx and op in can_modify and tensor in op.input:
+                    remap_input(op, {tensor: new_tensor})
+                    reroute_cnt += 1
+        return reroute_cnt
+
     def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
         inputs = _RectifyInputOutput(inputs, what="%s input" % op_type)
         for b in inputs:
@@ -1260,6 +1465,10 @@ class Net:
         self._ExtendOps(grad_ops)
         return input_to_grad
 
+    def AddArgument(self, arg_name, arg_value):
+        """Appends the argument ``utils.MakeArgument(arg_name, arg_value)`` to the NetDef's ``arg``."""
+        self._net.arg.append(make_argument(arg_name, arg_value))
+
     def AppendNet(self, net, device_option=None):
         """Appends the ops of ``net`` and merges its external inputs/outputs."""
         if not isinstance(net, Net):
@@ -1328,7 +1537,107 @@ class Net:
         new_net._attr_dict.update(self._attr_dict)
         return new_net
 
+    def ClonePartial(self, name, inputs, outputs, remap_funcs=None):
+        """A copy of the ops of this net needed to compute ``outputs`` from ``inputs``, as Caffe2's.
+
+        ``inputs``: a dict ``{blob of this net: its name in the copy}``, a list of such pairs, or a
+        list of blobs (kept as they are). ``outputs``: a blob or a list of blobs this net defines.
+        In the copy (a Net named ``name``, made unique), the blobs its ops make are prefixed
+        ``name + '/'``; the blobs they read that no kept op writes (parameters) keep their names and
+        become external inputs after the given inputs; the external outputs are the outputs, renamed.
+        Returns ``(net, [BlobReference of each output in the copy])``. ValueError where an output is
+        not defined in this net, or where an op needed for the outputs also leads to one of the
+        inputs (the inputs would have to be computed); TypeError for other kinds of arguments
+        (Caffe2 asserted)."""
+        if isinstance(inputs, dict):
+            pairs = list(inputs.items())
+        elif isinstance(inputs, (list, tuple)):
+            if inputs and all(isinstance(i, tuple) and len(i) == 2 for i in inputs):
+                pairs = list(inputs)
+            else:
+                pairs = [(i, i) for i in inputs]
+        else:
+            raise TypeError("ClonePartial: inputs must be a dict, a list of (blob, new name) pairs or a "
+                            "list of blobs, got %s" % type(inputs).__name__)
+        input_names = {}
+        for k, v in pairs:
+            for b in (k, v):
+                if not isinstance(b, (str, BlobReference)):
+                    raise TypeError("ClonePartial: inputs must be blob names or BlobReferences, got %s: %r"
+                                    % (type(b).__name__, b))
+            if input_names.setdefault(str(k), str(v)) != str(v):
+                raise ValueError("ClonePartial: input '%s' is given two names, '%s' and '%s'"
+                                 % (k, input_names[str(k)], v))
+        if isinstance(outputs, (str, BlobReference)):
+            outputs = [outputs]
+        if not isinstance(outputs, (list, tuple)) or \
+                not all(isinstance(o, (str, BlobReference)) for o in outputs):
+            raise TypeError("ClonePartial: outputs must be a blob or a list of blobs, got %r" % (outputs,))
+        output_names = [str(o) for o in outputs]
+        for o in output_names:
+            if not self.BlobIsDefined(o):
+                raise ValueError("ClonePartial: output '%s' is not defined in net '%s' (no op writes it "
+                                 "and it is not an external input)" % (o, self.Name()))
+        ssa, blob_versions = get_ssa(self._net, {b: 0 for b in input_names})
+        used_op_ids = get_op_ids_in_path(ssa, blob_versions, list(input_names), output_names)
+        input_op_ids = get_op_ids_in_path(ssa, blob_versions, [], list(input_names))
+        both = sorted(set(used_op_ids) & set(input_op_ids))
+        if both:
+            raise ValueError("ClonePartial: cannot clone net '%s' partially: %s needed for the outputs %s "
+                             "also lead to the inputs %s" % (
+                                 self.Name(), ", ".join(_op_label(self._net.op[i], i) for i in both),
+                                 output_names, list(input_names)))
+        # blobs the kept ops read before any of them writes them, in op order
+        undefined = dict.fromkeys(b for i in used_op_ids for b, version in ssa[i][0]
+                                  if version == 0 and b not in input_names)
+        prefix = name + "/" if name else ""
+
+        def remap(b):
+            if b in input_names:
+                return input_names[b]
+            return b if b in undefined else prefix + b
+
+        blob_mapping = {b: remap(b) for b in blob_versions}
+        new_net = self.Clone(name, blob_mapping, used_op_ids, remap_funcs)
+        new_outputs = [blob_mapping[o] for o in output_names]
+        proto = new_net.Proto()
+        proto.external_input = list(dict.fromkeys(list(input_names.values()) + list(undefined)))
+        proto.external_output = new_outputs
+        return new_net, [new_net.GetBlobRef(o) for o in new_outputs]
+
     # ---- misc
+    def set_rand_seed(self, seed=100, sequence_seed=True, seed_on_op_def=False):
+        """Sets ``device_option.random_seed`` of every op (an op without a device option gets a CPU
+        one): ``seed + i`` for op ``i`` with ``sequence_seed`` (the default), else with
+        ``seed_on_op_def`` a hash of the op's text and ``seed``, modulo 2**32 - 1 (SHA-256 here, so
+        the same op and seed give the same value in every process; Caffe2 used Python's ``hash``,
+        salted per process), else ``seed`` for all. Both flags true is a ValueError (Caffe2
+        asserted), as a seed outside [0, 2**32) (the field is uint32). Nothing is changed on error.
+
+        The ops of this runtime do not read ``random_seed``: the random fills, Dropout and the
+        other random ops are seeded by their ``seed`` argument (README), so the seed set here is
+        kept in the NetDef (text and binary) but does not change what the ops draw."""
+        if sequence_seed and seed_on_op_def:
+            raise ValueError("set_rand_seed: sequence_seed and seed_on_op_def cannot both be True")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError("set_rand_seed: seed must be an int, got %s" % type(seed).__name__)
+        seed = int(seed)
+        seeds = []
+        for i, op in enumerate(self._net.op):
+            if sequence_seed:
+                s = seed + i
+            elif seed_on_op_def:
+                digest = hashlib.sha256((str(op) + str(seed)).encode("utf-8")).digest()
+                s = int.from_bytes(digest[:8], "little") % (2 ** 32 - 1)
+            else:
+                s = seed
+            if not 0 <= s < 2 ** 32:
+                raise ValueError("set_rand_seed: %s of net '%s' would get random_seed %d, outside "
+                                 "[0, 2**32)" % (_op_label(op, i), self.Name(), s))
+            seeds.append(s)
+        for op, s in zip(self.Proto().op, seeds):
+            op.device_option.random_seed = s
+
     def add_attribute(self, name, obj):
         self._attr_dict[name].append(obj)
 

@@ -280,10 +280,19 @@ class OperatorDef(_Message):
 
     __repr__ = __str__
 
-    def to_c(self):
-        dev = self._device_option.device_type if self._device_option is not None else 0
+    def to_c(self, default_device_option=None):
+        """The tuple the C binding reads. The device option is the op's, or ``default_device_option``
+        (its net's) when it has none, as Caffe2's nets gave their ops. Its ``random_seed`` becomes the
+        op's ``seed`` argument when the op has none: the random ops here read ``seed`` (Caffe2's
+        seeded their context's generator with ``random_seed``)."""
+        opt = self._device_option if self._device_option is not None else default_device_option
+        dev = opt.device_type if opt is not None else 0
+        args = [_arg_to_c(a, opt) for a in self.arg]
+        seed = getattr(opt, "random_seed", None)
+        if seed is not None and not any(a.name == "seed" for a in self.arg):
+            args.append(("seed", "i", int(seed)))
         return (self.type, self.name or "", [str(b) for b in self.input], [str(b) for b in self.output],
-                [str(b) for b in self.control_input], [_arg_to_c(a) for a in self.arg], int(dev))
+                [str(b) for b in self.control_input], args, int(dev or 0))
 
 
 class NetDef(_Message):
@@ -308,8 +317,11 @@ class NetDef(_Message):
 
     __repr__ = __str__
 
-    def to_c(self):
-        return (self.name or "", self.type or "", [op.to_c() for op in self.op],
+    def to_c(self, default_device_option=None):
+        """The tuple the C binding reads; ops without a device option get the net's (or, for a step
+        net held by an op's argument, ``default_device_option``: that op's)."""
+        opt = self._device_option if self._device_option is not None else default_device_option
+        return (self.name or "", self.type or "", [op.to_c(opt) for op in self.op],
                 [str(b) for b in self.external_input], [str(b) for b in self.external_output])
 
 
@@ -969,13 +981,13 @@ def deserialize_tensor_blob(data, name=None):
     return arr.astype(np.int32)
 
 
-def _arg_to_c(a):
+def _arg_to_c(a, device_option=None):
     k = a.kind()
     v = a.value()
     if k == "n":
-        v = v.to_c()
+        v = v.to_c(device_option)
     elif k == "nets":
-        v = [n.to_c() for n in v]
+        v = [n.to_c(device_option) for n in v]
     elif k in ("floats", "ints", "strings"):
         v = list(v)
     return (a.name, k, v)

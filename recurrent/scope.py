@@ -71,3 +71,17 @@ def DeviceScope(scope, node_name=None):
         yield
     finally:
         _threadlocal_scope.devicescope = old_scope
+
+
+@contextlib.contextmanager
+def EmptyDeviceScope():
+    """Context manager under which there is no current device scope (``CurrentDeviceScope()`` is
+    None), so operators created inside get no device option and run on the net's device; the
+    scope around it is back afterwards. An exception inside propagates (Caffe2's returned from its
+    ``finally`` and so swallowed it)."""
+    old_scope = CurrentDeviceScope()
+    _threadlocal_scope.devicescope = None
+    try:
+        yield
+    finally:
+        _threadlocal_scope.devicescope = old_scope

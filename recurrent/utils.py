@@ -50,10 +50,23 @@
   ('iteration_mutex_lr'): the learning rate's own counter (the optimizers'
   ``use_dedicated_lr_iteration_counter``).
 
-Left out: the protobuf file helpers (TryReadProtoWithClass, GetContentFromProto(String),
-ConvertProtoToBinary: ``recurrent.text_format`` reads and writes text nets, and the messages of
-``recurrent.proto`` parse and serialize the binary format themselves), CaffeBlobToNumpyArray (old
-Caffe's BlobProto, not Caffe2's), ResetBlobs (no ``Free`` op) and GetGPUMemoryUsageStats (GPU only).
+- ``TryReadProtoWithClass(cls, s)``: a new ``cls`` (a message class of ``recurrent.proto``: NetDef,
+  PlanDef, OperatorDef, TensorProto, ...) read from ``s`` (str or bytes) as protobuf text format
+  (``recurrent.text_format.Parse``) or, where that fails, as the binary wire format
+  (``ParseFromString``). Bytes that are neither raise ``proto.DecodeError`` (a ValueError) naming
+  both failures; so does a str that is not text format (a str is never read as binary; Caffe2
+  failed there with a TypeError from protobuf). TypeError for a class with no message format.
+- ``GetContentFromProto(obj, function_map)``: ``func(obj)`` for the first ``{class: func}`` entry
+  whose class is exactly ``type(obj)``; None when none is.
+- ``GetContentFromProtoString(s, function_map)``: ``func(TryReadProtoWithClass(cls, s))`` for the
+  first class, in the dict's order, that reads ``s``; ``DecodeError("Cannot find a fit protobuffer
+  class.")`` when none does.
+- ``ConvertProtoToBinary(proto_class, filename, out_filename)``: writes to ``out_filename`` the binary
+  form of the message in ``filename`` (text format, or binary already). Caffe2 opened the output in
+  text mode, which fails under Python 3; here it is written as bytes.
+
+Left out: CaffeBlobToNumpyArray (old Caffe's BlobProto, not Caffe2's), ResetBlobs (no ``Free`` op)
+and GetGPUMemoryUsageStats (GPU only).
 """
 
 import copy
@@ -67,8 +80,9 @@ from .proto import make_argument as _make_argument
 
 __all__ = ["debug", "MakeArgument", "BuildUniqueMutexIter", "raiseIfNotEqual", "OpAlmostEqual", "ArgsToDict",
            "EnumClassKeyVals", "NHWC2NCHW", "NCHW2NHWC", "DebugMode", "NumpyArrayToCaffe2Tensor",
-           "Caffe2TensorToNumpyArray", "OPTIMIZER_ITERATION_NAME", "ITERATION_MUTEX_NAME",
-           "OPTIMIZER_ITERATION_LR_NAME", "ITERATION_MUTEX_LR_NAME"]
+           "Caffe2TensorToNumpyArray", "TryReadProtoWithClass", "GetContentFromProto",
+           "GetContentFromProtoString", "ConvertProtoToBinary", "OPTIMIZER_ITERATION_NAME",
+           "ITERATION_MUTEX_NAME", "OPTIMIZER_ITERATION_LR_NAME", "ITERATION_MUTEX_LR_NAME"]
 
 OPTIMIZER_ITERATION_NAME = "optimizer_iteration"
 ITERATION_MUTEX_NAME = "iteration_mutex"
@@ -235,6 +249,65 @@ def Caffe2TensorToNumpyArray(tensor):
     name = getattr(tensor, "name", "")
     return _tensor_to_array(tensor, "Caffe2TensorToNumpyArray: tensor '%s'" % name if name
                             else "Caffe2TensorToNumpyArray: the (unnamed) tensor")
+
+
+def TryReadProtoWithClass(cls, s):
+    """A new ``cls`` message read from ``s``: protobuf text format first, then the binary wire
+    format (see the module); DecodeError where it is neither."""
+    from . import text_format
+    from .proto import DecodeError
+    if not isinstance(s, (str, bytes, bytearray, memoryview)):
+        raise TypeError("TryReadProtoWithClass: expected str or bytes, got %s" % type(s).__name__)
+    obj = cls()
+    if not hasattr(obj, "ParseFromString"):
+        raise TypeError("TryReadProtoWithClass: %s is not a message class" % getattr(cls, "__name__", cls))
+    try:
+        return text_format.Parse(s if isinstance(s, str) else bytes(s), obj)
+    except TypeError:  # a message with no text format here: binary only
+        text_error = "%s has no text format" % cls.__name__
+    except ValueError as e:
+        text_error = str(e)
+    if isinstance(s, str):
+        raise DecodeError("TryReadProtoWithClass: not a %s in text format (%s); a str is not read "
+                          "as binary (pass bytes)" % (cls.__name__, text_error))
+    try:
+        obj.ParseFromString(bytes(s))
+    except DecodeError as e:
+        raise DecodeError("TryReadProtoWithClass: not a %s in text format (%s) nor in binary (%s)"
+                          % (cls.__name__, text_error, e)) from None
+    return obj
+
+
+def GetContentFromProto(obj, function_map):
+    """``func(obj)`` for the first ``{class: func}`` entry of ``function_map`` whose class is
+    ``type(obj)``; None when there is none."""
+    for cls, func in function_map.items():
+        if type(obj) is cls:
+            return func(obj)
+    return None
+
+
+def GetContentFromProtoString(s, function_map):
+    """``func(message)`` for the first ``{class: func}`` entry whose class reads ``s`` (text or
+    binary, as TryReadProtoWithClass); DecodeError when no class does."""
+    from .proto import DecodeError
+    for cls, func in function_map.items():
+        try:
+            obj = TryReadProtoWithClass(cls, s)
+        except DecodeError:
+            continue
+        return func(obj)
+    raise DecodeError("Cannot find a fit protobuffer class.")
+
+
+def ConvertProtoToBinary(proto_class, filename, out_filename):
+    """Reads the ``proto_class`` message in the file ``filename`` (text format, or binary) and
+    writes its binary wire format to ``out_filename``."""
+    with open(filename, "rb") as f:
+        proto = TryReadProtoWithClass(proto_class, f.read())
+    data = proto.SerializeToString()
+    with open(out_filename, "wb") as f:
+        f.write(data)
 
 
 # Caffe2 names that cannot be provided here: asking for one says why instead of a bare AttributeError
