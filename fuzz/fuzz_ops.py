@@ -104,8 +104,9 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # (dY, X, E, Y) and Gather read trans_a, trans_b, broadcast, axis and exponent, above;
              # BatchMatMul and Pow with broadcast=1 run the new paths
              # DecayAdagrad, GFtrl, (Sparse)Storm, Lars (csrc/ops/optim_more.c; beta1, beta2, epsilon, alpha,
-             # beta, lambda1, lambda2, momentum and offset are above)
-             "weight_decay", "bias_correction_first", "lr_min", "enableRAdam",
+             # beta, lambda1, lambda2, momentum and offset are above); RowWiseSparseAdagrad's weight_decay
+             # and counter_halflife (csrc/ops/optim_rowwise.c)
+             "weight_decay", "bias_correction_first", "lr_min", "enableRAdam", "counter_halflife",
              # LearningRateAdaption (csrc/ops/optim_more.c); Adam / SparseAdam / RowWiseSparseAdam's optional
              # effective-gradient output needs no argument
              "lr_alpha", "normalized_lr_adaption",
