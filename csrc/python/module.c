@@ -912,38 +912,10 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     return finish(st, &err, hit);
 }
 
-static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *args)
+/* Creates the op of tuple t once and runs it runs (>= 0) times, then frees it: RunOperatorOnce (runs 1) and
+ * Caffe2's RunOperatorMultiple, whose runs share the op's state (an Iter counts them all). */
+static PyObject *run_operator_n(WorkspaceObject *self, PyObject *t, long long runs)
 {
-    PyObject *t;
-    if (!PyArg_ParseTuple(args, "O", &t)) return NULL;
-    rc_opdef od;
-    if (conv_opdef(t, &od)) { rc_opdef_free(&od); return NULL; }
-    if (ws_acquire(self)) { rc_opdef_free(&od); return NULL; }
-    rc_err err;
-    rc_err_clear(&err);
-    rc_status st;
-    CORE_CALL_BEGIN
-    rc_op *op = rc_op_create(self->ws, &od, 0, &err);
-    st = op ? rc_op_run(op, &err) : err.code;
-    rc_op_free(op);
-    CORE_CALL_END
-    print_text pt;
-    log_take(self, &pt);
-    ws_release(self);
-    rc_opdef_free(&od);
-    if (log_write_after(&pt, st, 0)) return NULL;
-    if (st) return raise_err(&err);
-    Py_RETURN_NONE;
-}
-
-/* run_operator_multiple(op_tuple, num_runs): creates the op once and runs it num_runs times (Caffe2's
- * RunOperatorMultiple: its state, an Iter's count, carries over between the runs). */
-static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject *args)
-{
-    PyObject *t;
-    long long runs;
-    if (!PyArg_ParseTuple(args, "OL", &t, &runs)) return NULL;
-    if (runs < 0) return PyErr_Format(PyExc_ValueError, "RunOperatorMultiple: num_runs must be >= 0, got %lld", runs);
     rc_opdef od;
     if (conv_opdef(t, &od)) { rc_opdef_free(&od); return NULL; }
     if (ws_acquire(self)) { rc_opdef_free(&od); return NULL; }
@@ -954,7 +926,7 @@ static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject
     rc_op *op = rc_op_create(self->ws, &od, 0, &err);
     st = op ? RC_OK : err.code;
     for (long long i = 0; i < runs && !st; i++) {
-        if (rc_interrupt_pending())
+        if (i > 0 && rc_interrupt_pending())
             st = rc_err_set(&err, RC_ERR_INTERRUPT, "RunOperatorMultiple interrupted before run %lld", i);
         else
             st = rc_op_run(op, &err);
@@ -966,7 +938,25 @@ static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject
     ws_release(self);
     rc_opdef_free(&od);
     if (log_write_after(&pt, st, 0)) return NULL;
-    return finish(st, &err, 0);
+    if (st) return raise_err(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Workspace_run_operator_once(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    if (!PyArg_ParseTuple(args, "O", &t)) return NULL;
+    return run_operator_n(self, t, 1);
+}
+
+/* run_operator_multiple(op_tuple, num_runs): run_operator_n. */
+static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject *args)
+{
+    PyObject *t;
+    long long runs;
+    if (!PyArg_ParseTuple(args, "OL", &t, &runs)) return NULL;
+    if (runs < 0) return PyErr_Format(PyExc_ValueError, "RunOperatorMultiple: num_runs must be >= 0, got %lld", runs);
+    return run_operator_n(self, t, runs);
 }
 
 static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
