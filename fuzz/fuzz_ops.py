@@ -134,6 +134,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "stride_w", "pad", "pads", "pad_t", "pad_l", "pad_b", "pad_r", "dilation", "dilations",
              "dilation_h", "dilation_w", "legacy_pad", "global_pooling", "group", "no_bias",
              "count_include_pad",
+             # LengthsToOffsets (csrc/ops/lengths.c); ReplaceNaN (unary2.c) reads value and Accumulate (math.c)
+             # gamma, above; Log1p, Round, SumInt, NCHW2NHWC, NHWC2NCHW, IsEmpty, HasElements read none, and
+             # DepthConcat / DepthSplit read Concat's / Split's (above)
+             "include_last_offset",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -1,12 +1,13 @@
 """Gradient makers of the shape operators (csrc/ops/shape.c).
 
-Each follows Caffe2's gradient maker of the same op (concat_split_op.cc,
+Each follows Caffe2's gradient maker of the same op (concat_split_op.cc (also for DepthConcat and
+DepthSplit, Caffe2's legacy names: their gradients are Split and Concat too),
 reshape_op.cc, prepend_dim_op.cc (PrependDim: MergeDim), flatten_op.cc, utility_ops.cc (FlattenToVec),
-transpose_op.cc, expand_squeeze_dims_op.cc,
+transpose_op.cc, order_switch_ops.cc (NCHW2NHWC and NHWC2NCHW: each the other), expand_squeeze_dims_op.cc,
 slice_op.cc), except that Split and SplitByLengths fill missing output gradients with zeros instead of
 dropping them (Caffe2 would then concatenate too few pieces). Shape inputs
 (Split's sizes, Reshape's new shape, Slice's starts and ends) get no gradient.
-The fill operators and Shape have no gradient.
+The fill operators, Shape, Size, IsEmpty and HasElements have no gradient.
 
 Slice: ``SliceGradient(data[, starts, ends], dY) -> dX`` with the forward op's
 arguments (starts, ends) copied, as Caffe2's GetSliceGradient.
@@ -32,19 +33,21 @@ def _args(op, *names):
     return out
 
 
+@GradientRegistry.RegisterGradient("DepthConcat")
 @GradientRegistry.RegisterGradient("Concat")
 def _concat_grad(op, g_output):
     if g_output[0] is None:
         return [], [None] * len(op.input)
     if len(op.output) < 2:
-        raise ValueError("gradient of Concat op (inputs %s): the op must have its second output (split_info) "
-                         "to be differentiated" % list(op.input))
+        raise ValueError("gradient of %s op (inputs %s): the op must have its second output (split_info) "
+                         "to be differentiated" % (op.type, list(op.input)))
     gis = [_gi(op, i) for i in range(len(op.input))]
     split = core.CreateOperator("Split", [g_output[0], op.output[1]], gis, **_args(op, *_AXIS_ARGS))
     return [split], gis
 
 
 @GradientRegistry.RegisterGradient("SplitByLengths")
+@GradientRegistry.RegisterGradient("DepthSplit")
 @GradientRegistry.RegisterGradient("Split")
 def _split_grad(op, g_output):
     if all(g is None for g in g_output):
@@ -118,6 +121,20 @@ def _transpose_grad(op, g_output):
     return [g], [gx]
 
 
+def _order_switch_maker(inverse):
+    """NCHW2NHWC's gradient is NHWC2NCHW(dY) and the other way round, as Caffe2's."""
+    def make(op, g_output):
+        if g_output[0] is None:
+            return [], [None]
+        gx = _gi(op, 0)
+        return [core.CreateOperator(inverse, [g_output[0]], [gx])], [gx]
+    return make
+
+
+GradientRegistry.RegisterGradient("NCHW2NHWC")(_order_switch_maker("NHWC2NCHW"))
+GradientRegistry.RegisterGradient("NHWC2NCHW")(_order_switch_maker("NCHW2NHWC"))
+
+
 @GradientRegistry.RegisterGradient("ExpandDims")
 def _expand_dims_grad(op, g_output):
     if g_output[0] is None:
@@ -145,6 +162,8 @@ def _slice_grad(op, g_output):
 
 
 GradientRegistry.RegisterNoGradient("Shape", "Size")
+# Caffe2's SHOULD_NOT_DO_GRADIENT (utility_ops.cc, is_empty_op.cc)
+GradientRegistry.RegisterNoGradient("IsEmpty", "HasElements")
 # no gradient in Caffe2: MergeDim (prepend_dim_op.cc), LengthsSplit (length_split_op.cc), LengthsToShape
 GradientRegistry.RegisterNoGradient("MergeDim")
 GradientRegistry.RegisterNoGradient("LengthsSplit")

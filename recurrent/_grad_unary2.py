@@ -1,10 +1,10 @@
 """Gradient makers of the elementwise ops of csrc/ops/unary2.c, as Caffe2's (sin_op.cc, cos_op.cc,
 tan_op.cc, asin_op.cc, acos_op.cc, atan_op.cc, reciprocal_op.cc, rsqrt_op.cc, softplus_op.cc, selu_op.cc,
 swish_op.cc, hard_sigmoid_op.cc, cube_op.cc, expand_op.cc, sinh_op.cc, cosh_op.cc, erf_op.cc,
-thresholded_relu_op.cc, gelu_op.cc), with Caffe2's input orders:
+thresholded_relu_op.cc, gelu_op.cc, logit_op.cc, cbrt_op.cc, log1p_op.cc), with Caffe2's input orders:
 
-- ``Sin``, ``Cos``, ``Tan``, ``Asin``, ``Acos``, ``Atan``, ``Erf``: ``<Type>Gradient([X, Y_grad]) ->
-  X_grad``.
+- ``Sin``, ``Cos``, ``Tan``, ``Asin``, ``Acos``, ``Atan``, ``Erf``, ``Logit``, ``Log1p``:
+  ``<Type>Gradient([X, Y_grad]) -> X_grad``.
 - ``Sinh``, ``Cosh``, ``Gelu``: ``<Type>Gradient([Y_grad, X]) -> X_grad`` (Gelu's with fast_gelu).
 - ``Reciprocal``, ``Softplus``, ``Selu``, ``HardSigmoid``, ``ThresholdedRelu``: ``<Type>Gradient([Y,
   Y_grad]) -> X_grad`` with the forward op's arguments (alpha / scale, alpha / beta, alpha).
@@ -14,12 +14,13 @@ thresholded_relu_op.cc, gelu_op.cc), with Caffe2's input orders:
 - ``Expand``: ``ExpandGradient([Y_grad, X]) -> X_grad``; the shape input gets none.
 
 The forward ops whose gradient reads X (Sin, Cos, Tan, Asin, Acos, Atan, Cube, Swish, Expand, Sinh, Cosh,
-Erf, Gelu) cannot
+Erf, Gelu, Log1p) cannot
 run in place (the schema refuses it); a forward op whose output is its input blob is refused here too, with a
 ValueError naming the op (a net built by hand could not reach it, but the check costs nothing).
 ``Glu`` has none in Caffe2: asking for it is a ValueError, as for ``Where``.
-``Sign``, ``Floor``, ``Ceil`` have no gradient (their derivative is 0 wherever it exists; Caffe2:
-Sign none, Floor and Ceil "not implemented"). ``Where`` has none in Caffe2 either; asking for the
+``Sign``, ``Floor``, ``Ceil``, ``Round`` have no gradient (their derivative is 0 wherever it exists;
+Caffe2: Sign none, Floor and Ceil "not implemented"); nor have ``IsNaN`` and ``ReplaceNaN`` (Caffe2's
+SHOULD_NOT_DO_GRADIENT). ``Where`` has none in Caffe2 either; asking for the
 gradient of its X or Y is a ValueError here instead of a silent zero.
 """
 
@@ -70,6 +71,7 @@ for _t in ("Sinh", "Cosh", "Gelu"):
     GradientRegistry.RegisterGradient(_t)(_maker(("dY", "X")))
 GradientRegistry.RegisterGradient("Erf")(_maker(("X", "dY")))
 GradientRegistry.RegisterGradient("Logit")(_maker(("X", "dY")))
+GradientRegistry.RegisterGradient("Log1p")(_maker(("X", "dY")))
 GradientRegistry.RegisterGradient("Cbrt")(_maker(("dY", "Y")))
 GradientRegistry.RegisterGradient("ThresholdedRelu")(_maker(("Y", "dY")))
 GradientRegistry.RegisterGradient("Swish")(_maker(("X", "Y", "dY")))
@@ -95,7 +97,7 @@ GradientRegistry.RegisterGradient("Glu")(_refused((0,), "build it from Split, Si
 
 
 GradientRegistry.RegisterNoGradient(
-    "Sign", "Floor", "Ceil", "IsNaN", "LogitGradient", "CbrtGradient",
+    "Sign", "Floor", "Ceil", "Round", "IsNaN", "ReplaceNaN", "LogitGradient", "CbrtGradient", "Log1pGradient",
     "SinGradient", "CosGradient", "TanGradient", "AsinGradient", "AcosGradient", "AtanGradient",
     "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
     "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient",

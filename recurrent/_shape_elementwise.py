@@ -4,6 +4,7 @@ activation.c and cast.c (without Sum, Max and Mean, which are another family's).
 What each op does with shapes (read from the C code):
 - the unary ops (Sin, Relu, Clip, ...) give float32 of X's shape; their gradient ops take two (SwishGradient:
   three) float32 inputs of one shape (SeluGradient: of one element count) and give dX of input 0's shape;
+- Accumulate gives float32 of X's shape too, whatever Y held (a Y of another shape or dtype is zeroed first);
 - Add, Sub, Mul, Div, the comparisons, And / Or / Xor, the Bitwise ops and Pow (X, E) broadcast as Caffe2's:
   broadcast=1 with axis / axis_str (legacy: B a contiguous run of A's dims, the result of A's shape), equal
   shapes, or else numpy-style (the broadcast shape). Arithmetic keeps A's dtype (float32 or int32), the
@@ -157,8 +158,9 @@ def _isnan(op, ins):
 @register("Abs", "Acos", "Asin", "Atan", "Ceil", "Clip", "Cos", "Cosh", "Cube", "Elu", "Erf", "Exp", "Floor",
           "Gelu", "HardSigmoid", "LeakyRelu", "Log", "Negative", "RSqrt", "Reciprocal", "Relu", "ReluN",
           "Scale", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqr", "Sqrt", "Swish",
-          "Tan", "Tanh", "ThresholdedRelu", "Logit", "Cbrt")
+          "Tan", "Tanh", "ThresholdedRelu", "Logit", "Cbrt", "Log1p", "Round", "ReplaceNaN", "Accumulate")
 def _unary(op, ins):
+    """X float32 -> Y float32 of X's shape (Accumulate: whatever Y held before)."""
     _floats(op, ins, [0])
     return [Tensor(ins[0].shape, FLOAT)]
 
@@ -168,7 +170,7 @@ def _unary(op, ins):
           "LeakyReluGradient", "RSqrtGradient", "ReciprocalGradient", "ReluGradient", "ReluNGradient",
           "SigmoidGradient", "SinGradient", "SinhGradient", "SoftplusGradient", "SoftsignGradient",
           "SqrGradient", "SwishGradient", "TanGradient", "TanhGradient", "ThresholdedReluGradient",
-          "LogitGradient", "CbrtGradient")
+          "LogitGradient", "CbrtGradient", "Log1pGradient")
 def _unary_grad(op, ins):
     """All inputs float32 of input 0's shape -> dX of that shape."""
     for k in range(len(ins)):

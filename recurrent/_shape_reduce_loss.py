@@ -1,6 +1,6 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, and the n-ary Sum / Max
-(csrc/ops/math.c) and Mean (csrc/ops/unary.c).
+loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, and the n-ary Sum / Max /
+SumInt (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
 inputs the op certainly refuses (a known wrong dtype, shapes that do not fit, an axis out of
@@ -17,7 +17,7 @@ Worth knowing:
   instead of X: dX's shape is then that tensor's values, so it is not inferred (nor when input 1's
   dtype is UNDEFINED, as it could be either).
 - ArgMax / ArgMin give INT32 and Dropout's mask INT32 (bools are int32 here), whatever the input
-  dtype; every other output here is FLOAT (these ops only write float32).
+  dtype, and SumInt INT32; every other output here is FLOAT (these ops only write float32).
 - What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
   inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
   guessed; the run fails anyway.
@@ -890,15 +890,25 @@ def _dropout_grad(op, ins):
     return [F(ins[0].shape)]
 
 
-# ================================================================ Sum, Max (math.c), Mean (unary.c)
+# ================================================================ Sum, Max, SumInt (math.c), Mean (unary.c)
+
+def _n_ary(op, ins, dt):
+    """Every input of dtype dt and of input 0's shape -> that shape and dtype."""
+    for i in range(len(ins)):
+        _dt(op, ins, i, dt)
+        if i:
+            _same(op, ins, i, 0)
+    return [Tensor(ins[0].shape, dt)]
+
 
 @_shape_fn("Sum", "Max")
 def _sum(op, ins):
-    for i in range(len(ins)):
-        _f32(op, ins, i)
-        if i:
-            _same(op, ins, i, 0)
-    return [F(ins[0].shape)]
+    return _n_ary(op, ins, FLOAT)
+
+
+@_shape_fn("SumInt")
+def _sum_int(op, ins):
+    return _n_ary(op, ins, INT32)  # an int32 overflow (a value) is refused when the op runs
 
 
 @_shape_fn("Mean")

@@ -505,6 +505,13 @@ def _lengths_to_ranges(op, ins):
     return [Tensor((ins[0].shape[0], 2), INT32)]
 
 
+@_fn("LengthsToOffsets")
+def _lengths_to_offsets(op, ins):
+    _i32_vec(op, ins, 0, "lengths")
+    last = _int(op, "include_last_offset", 0) != 0
+    return [Tensor((ins[0].shape[0] + last,), INT32)]
+
+
 @_fn("SegmentIdsToLengths")
 def _segment_ids_to_lengths(op, ins):
     _i32_vec(op, ins, 0, "segment_ids")

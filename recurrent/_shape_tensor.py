@@ -143,7 +143,7 @@ def _read_axis(op, a):
     return _int(a, "axis", 1)
 
 
-@_fn("Concat")
+@_fn("Concat", "DepthConcat")
 def _concat(op, ins):
     a = args(op)
     axis = _read_axis(op, a)
@@ -169,7 +169,7 @@ def _concat(op, ins):
     return res
 
 
-@_fn("Split")
+@_fn("Split", "DepthSplit")
 def _split(op, ins):
     a = args(op)
     axis = _read_axis(op, a)
@@ -338,6 +338,14 @@ def _transpose(op, ins):
     return [Tensor(tuple(x.shape[k] for k in axes), x.dtype)]
 
 
+@_fn("NCHW2NHWC", "NHWC2NCHW")
+def _order_switch(op, ins):
+    _ndim(op, ins, 0, 3, MAX_DIMS)
+    s = ins[0].shape
+    out = s[:1] + s[2:] + s[1:2] if op.type == "NCHW2NHWC" else s[:1] + s[-1:] + s[1:-1]
+    return [Tensor(out, ins[0].dtype)]
+
+
 def _dims_arg(op):
     dims = _ints(args(op), "dims")
     if not dims:
@@ -375,9 +383,9 @@ def _squeeze(op, ins):
     return [Tensor(tuple(n for d, n in enumerate(x.shape) if d not in dims), x.dtype)]
 
 
-@_fn("Size")
+@_fn("Size", "IsEmpty", "HasElements")
 def _size(op, ins):
-    return [Tensor((), INT32)]  # a count beyond int32 is refused when the op runs
+    return [Tensor((), INT32)]  # Size: a count beyond int32 is refused when the op runs
 
 
 @_fn("Shape")

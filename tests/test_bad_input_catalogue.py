@@ -578,6 +578,19 @@ CASES = [
     Case("sum-shape-mismatch", "ops: math", "Sum([a (3,4), b (5,4)])",
          "feed(a=f32(3, 4), b=f32(5, 4)); run_op('Sum', ['a', 'b'], 'y')", V,
          r"op Sum #0: input 1 blob 'b' of shape \(5, 4\) float32 must have the shape of input 0"),
+    Case("sum-int-overflow", "ops: math", "SumInt([a [2147483647, 1], b [1, 1]])",
+         "feed(a=np.array([2147483647, 1], np.int32), b=np.array([1, 1], np.int32)); "
+         "run_op('SumInt', ['a', 'b'], 'a')", V,
+         r"op SumInt #0: the sum at flat position 0 is 2147483648, which int32 cannot hold \(2 inputs of "
+         r"shape \(2,\) int32, input 0 blob 'a'\)",
+         after="assert list(workspace.FetchBlob('a')) == [2147483647, 1]",
+         note="checked before the output (here in place over 'a') is written; Caffe2's int addition wrapped"),
+    Case("sum-int-float-input", "ops: math", "SumInt([a int32, f float32])",
+         "feed(a=np.ones(3, np.int32), f=f32(3)); run_op('SumInt', ['a', 'f'], 'y')", T_,
+         r"op SumInt #0: input 1 blob 'f' must be int32, got \(3,\) float32"),
+    Case("accumulate-int32-input", "ops: math", "Accumulate(x int32, y)",
+         "feed(x=np.ones(3, np.int32)); run_op('Accumulate', 'x', 'y')", T_,
+         r"op Accumulate #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
     Case("weighted-sum-odd-inputs", "ops: math", "WeightedSum([x, w, y])",
          "feed(x=f32(3, 4), w=f32(1), y=f32(3, 4)); run_op('WeightedSum', ['x', 'w', 'y'], 'o')", V,
          r"op WeightedSum #0: input 2 blob 'y' has no weight"),
@@ -1272,6 +1285,15 @@ CASES = [
     Case("transpose-not-permutation", "ops: shape", "Transpose(x, axes=[0, 0])",
          "feed(x=f32(3, 4)); run_op('Transpose', 'x', 'y', axes=[0, 0])", V,
          r"op Transpose #0: argument 'axes' \(0, 0\) is not a permutation of 0..1"),
+    Case("nchw2nhwc-rank", "ops: shape", "NCHW2NHWC(x (3,4))",
+         "feed(x=f32(3, 4)); run_op('NCHW2NHWC', 'x', 'y')", V,
+         r"op NCHW2NHWC #0: input 0 blob 'x' must have 3 to 8 dims, got \(3, 4\) float32"),
+    Case("depth-split-sizes", "ops: shape", "DepthSplit(x (3,4), split=[1, 1], axis=1)",
+         "feed(x=f32(3, 4)); run_op('DepthSplit', 'x', ['a', 'b'], split=[1, 1], axis=1)", V,
+         r"op DepthSplit #0: ", note="Split's checks and messages, under the op's own name"),
+    Case("is-empty-no-tensor", "ops: shape", "IsEmpty(e), e created but never written",
+         "workspace.CreateBlob('e'); run_op('IsEmpty', 'e', 'y')", V,
+         r"op IsEmpty #0: input 0 blob 'e' holds no tensor \(was it fed or computed\?\)"),
     Case("squeeze-non-unit-dim", "ops: shape", "Squeeze(x (3,4), dims=[0])",
          "feed(x=f32(3, 4)); run_op('Squeeze', 'x', 'y', dims=[0])", V,
          r"op Squeeze #0: dim 0 of input 0 blob 'x' \(3, 4\) float32 must be 1 to be squeezed"),
@@ -2647,6 +2669,11 @@ CASES = [
          r"op LengthsToRanges #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 2147483648, "
          r"above "
          r"2147483647 \(the offsets are int32\)"),
+    Case("lengths-to-offsets-negative", "ops: lengths", "LengthsToOffsets(lengths [2, -1])",
+         "feed(l=np.array([2, -1], np.int32)); "
+         "run_op('LengthsToOffsets', ['l'], 'o', include_last_offset=1)", V,
+         r"op LengthsToOffsets #0: input 0 blob 'l' \(lengths\) holds -1 at index 1, below 0",
+         note="Caffe2 did not check; an offset above 2^31 - 1 is refused too"),
     Case("sequence-mask-window-inputs", "ops: lengths", "SequenceMask([x], mode='window')",
          "feed(x=f32(2, 3)); run_op('SequenceMask', ['x'], 'y', mode='window')", V,
          r"op SequenceMask #0: mode 'window' takes 2 input\(s\) \(input, window_centers\), got 1",
@@ -2656,6 +2683,14 @@ CASES = [
          r"op SequenceMask #0: argument batch=1 must name a dim before axis=1 of input 0 blob 'x' of shape "
          r"\(2, 3\) float32 \(canonical batch in \[0, 1\)\)"),
     # ---------------------------------------------------------------- unary2.c ops
+    Case("log1p-gradient-shape", "ops: unary2", "Log1pGradient([x (2,3), dy (3,2)])",
+         "feed(x=f32(2, 3), dy=f32(3, 2)); run_op('Log1pGradient', ['x', 'dy'], 'dx')", V,
+         r"op Log1pGradient #0: input 1 blob 'dy' of shape \(3, 2\) float32 must have the shape of input 0 "
+         r"blob 'x' \(2, 3\) float32"),
+    Case("replace-nan-int32", "ops: unary2", "ReplaceNaN(x int32, value=0)",
+         "feed(x=np.ones(3, np.int32)); run_op('ReplaceNaN', 'x', 'y')", T_,
+         r"op ReplaceNaN #0: input 0 blob 'x' must be float32, got \(3,\) int32",
+         note="Caffe2 took float and double; int32 holds no NaN"),
     Case("selu-gradient-bad-args", "ops: unary2", "SeluGradient([y, dy], alpha=-1)",
          "feed(y=f32(2, 3)); run_op('SeluGradient', ['y', 'y'], 'dx', alpha=-1.0)", V,
          r"op SeluGradient #0: arguments alpha -1 and scale 1.0507: the gradient reads Y only, "

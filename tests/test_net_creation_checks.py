@@ -305,6 +305,21 @@ CASES = [
     ("PadImage", dict(x=f32(2, 3, 4, 4)), ["y"], dict(pads=[-2, 0, -2, 0]), V),
     ("PadImageGradient", dict(dy=f32(2, 3, 4, 4)), ["dx"], dict(pads=[0, 3, 0, 2]), V),
     ("PadImageGradient", dict(dy=i32(2, 3, 4, 4)), ["dx"], dict(pad=1), E),
+    # Log1p, Round, ReplaceNaN (csrc/ops/unary2.c), SumInt, Accumulate (math.c), NCHW2NHWC, NHWC2NCHW,
+    # DepthConcat, DepthSplit (shape.c), LengthsToOffsets (lengths.c)
+    ("Log1p", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("Log1pGradient", dict(x=f32(2, 3), dy=f32(3, 2)), ["dx"], {}, V),
+    ("Round", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("ReplaceNaN", dict(x=i32(2, 3)), ["y"], dict(value=1.0), E),
+    ("SumInt", dict(a=i32(2, 3), b=f32(2, 3)), ["y"], {}, E),
+    ("SumInt", dict(a=i32(2, 3), b=i32(3, 2)), ["y"], {}, V),
+    ("Accumulate", dict(x=i32(2, 3)), ["y"], {}, E),
+    ("NCHW2NHWC", dict(x=f32(2, 3)), ["y"], {}, V),
+    ("NHWC2NCHW", dict(x=f32(3)), ["y"], {}, V),
+    ("DepthConcat", dict(a=f32(2, 3), c=f32(3, 3)), ["y", "info"], dict(axis=1), V),
+    ("DepthSplit", dict(x=f32(2, 3)), ["s0", "s1"], dict(axis=1), V),
+    ("LengthsToOffsets", dict(l=f32(3)), ["y"], {}, E),
+    ("LengthsToOffsets", dict(l=i32(3, 1)), ["y"], dict(include_last_offset=1), V),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -443,6 +458,10 @@ VALUE_CASES = [
      dict(w=np.array([1, 2], np.float32))),
     ("UniqueUniformFill", dict(s=np.array([11], np.int32)), ["y"], dict(min=0, max=9, input_as_shape=1),
      ValueError, dict(s=np.array([10], np.int32))),
+    ("SumInt", dict(a=np.array([2 ** 31 - 1], np.int32), b=np.array([1], np.int32)), ["y"], {}, ValueError,
+     dict(b=np.array([0], np.int32))),
+    ("LengthsToOffsets", dict(l=np.array([2, -1], np.int32)), ["y"], {}, ValueError,
+     dict(l=np.array([2, 1], np.int32))),
 ]
 
 

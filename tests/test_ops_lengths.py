@@ -1,5 +1,6 @@
 """The lengths ops (csrc/ops/lengths.c): PackSegments, UnpackSegments, AddPadding, RemovePadding,
-GatherPadding, LengthsToSegmentIds, LengthsToRanges, SegmentIdsToLengths, and SequenceMask's modes
+GatherPadding, LengthsToSegmentIds, LengthsToRanges, LengthsToOffsets, SegmentIdsToLengths, and SequenceMask's
+modes
 (csrc/ops/batch.c); their gradient makers (recurrent/_grad_lengths.py, _grad_batch.py). NumPy references,
 finite-difference gradients, bad input with exact messages, and ragged sequences packed for an LSTM."""
 
@@ -323,13 +324,46 @@ def test_lengths_to_segment_ids_and_ranges_and_back(lengths):
     np.testing.assert_array_equal(run("SegmentIdsToLengths", ["ids"], ["l3"]), lengths[:k])
 
 
+@pytest.mark.parametrize("lengths", [[1, 3, 0, 2], [], [0, 0], [5], [2147483646, 1]])
+def test_lengths_to_offsets(lengths):
+    """Caffe2's LengthsToOffsets: the start of each segment; include_last_offset=1 appends the sum
+    ([1, 3, 0, 2] -> [0, 1, 4, 4] and [0, 1, 4, 4, 6])."""
+    lengths = np.array(lengths, np.int32)
+    feed(len=lengths)
+    for last in (None, 0, 1):
+        args = {} if last is None else {"include_last_offset": last}
+        y = run("LengthsToOffsets", ["len"], ["o"], **args)
+        want = offsets(lengths)[:len(lengths) + bool(last)]
+        assert y.dtype == np.int32 and y.shape == want.shape
+        np.testing.assert_array_equal(y, want)
+    ops, g = G(op("LengthsToOffsets", ["len"], ["o"]), ["o_grad"])
+    assert ops == [] and g == [None]
+
+
+def test_lengths_to_offsets_overflow():
+    """Every offset written must fit int32: without include_last_offset the last length does not count."""
+    feed(len=i32([2147483647, 1]), big=i32([1, 2147483647]))
+    np.testing.assert_array_equal(run("LengthsToOffsets", ["len"], ["o"]), [0, 2147483647])
+    raises(ValueError, r"^op LengthsToOffsets #0: input 0 blob 'len' \(lengths\) of shape \(2,\) int32 "
+           r"sums to 2147483648, above 2147483647 \(the offsets are int32\)$",
+           op("LengthsToOffsets", ["len"], ["o"], include_last_offset=1))
+    feed(len3=i32([2147483647, 1, 0]))
+    raises(ValueError, r"^op LengthsToOffsets #0: input 0 blob 'len3' \(lengths\) of shape \(3,\) int32 "
+           r"sums to 2147483648", op("LengthsToOffsets", ["len3"], ["o"]))
+    feed(len3=i32([2147483647, 1, 5]))
+    raises(ValueError, r"^op LengthsToOffsets #0: input 0 blob 'len3' \(lengths\) of shape \(3,\) int32 "
+           r"gives the last offset 2147483648, above 2147483647 \(the offsets are int32\)$",
+           op("LengthsToOffsets", ["len3"], ["o"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("o"), [0, 2147483647])  # untouched
+
+
 def test_segment_ids_to_lengths_counts():
     feed(ids=np.array([0, 0, 2, 2, 2, 5], np.int32))
     np.testing.assert_array_equal(run("SegmentIdsToLengths", ["ids"], ["l"]), [2, 0, 3, 0, 0, 1])
 
 
 def test_lengths_utilities_have_no_gradient():
-    for t, ins in (("LengthsToSegmentIds", ["a"]), ("LengthsToRanges", ["a"]),
+    for t, ins in (("LengthsToSegmentIds", ["a"]), ("LengthsToRanges", ["a"]), ("LengthsToOffsets", ["a"]),
                    ("SegmentIdsToLengths", ["a", "b"]), ("GatherPadding", ["a", "b"])):
         ops, g = G(op(t, ins, ["y"]), ["dy"])
         assert ops == [] and all(x is None for x in g), t
@@ -514,6 +548,14 @@ BAD = [  # (op type, inputs {name: array}, input names, outputs, args, exception
      r"2147483647 \(the offsets are int32\)"),
     ("LengthsToRanges", {"len": i32([-1])}, ["len"], ["y"], {}, ValueError,
      r"op LengthsToRanges #0: input 0 blob 'len' \(lengths\) holds -1 at index 0, below 0$"),
+    ("LengthsToOffsets", {"len": i32([2, -1])}, ["len"], ["y"], {}, ValueError,
+     r"op LengthsToOffsets #0: input 0 blob 'len' \(lengths\) holds -1 at index 1, below 0$"),
+    ("LengthsToOffsets", {"len": np.ones(2, np.float32)}, ["len"], ["y"], {}, TypeError,
+     r"op LengthsToOffsets #0: input 0 blob 'len' must be int32, got \(2,\) float32"),
+    ("LengthsToOffsets", {"len": np.ones((2, 1), np.int32)}, ["len"], ["y"], {}, ValueError,
+     r"op LengthsToOffsets #0: input 0 blob 'len' \(lengths\) must be 1-D, got \(2, 1\) int32"),
+    ("LengthsToOffsets", {"len": i32([1])}, ["len"], ["y"], {"include_last_offset": "yes"}, TypeError,
+     r"op LengthsToOffsets: argument 'include_last_offset' must be an int"),
     ("SegmentIdsToLengths", {"ids": i32([0, 2, 1])}, ["ids"], ["y"], {}, ValueError,
      r"op SegmentIdsToLengths #0: input 0 blob 'ids' \(segment_ids\) must be sorted: 1 at index 2 follows 2"),
     ("SegmentIdsToLengths", {"ids": i32([-1, 0])}, ["ids"], ["y"], {}, ValueError,

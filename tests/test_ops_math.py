@@ -1,4 +1,4 @@
-"""Math operators (DESIGN.md §3): FC, MatMul, Sum, Add/Sub/Mul (+ legacy broadcast),
+"""Math operators (DESIGN.md §3): FC, MatMul, Sum, SumInt, Accumulate, Add/Sub/Mul (+ legacy broadcast),
 SumReduceLike, Sigmoid/Tanh/Relu, ElementwiseLinear, Scale, Sqr, Negative, WeightedSum, Copy and
 their gradient ops, against NumPy references; bad input; gradients by finite
 differences; a small MLP trained with WeightedSum SGD."""
@@ -285,6 +285,85 @@ def test_sum_bad_inputs(rng):
     with pytest.raises(ValueError, match=r"op Sum #0: input 1 blob 'b' of shape \(4, 3\) float32 must have the "
                                          r"shape of input 0 blob 'a' \(3, 4\)"):
         workspace.RunOperatorOnce(op("Sum", ["a", "b"], ["y"]))
+
+
+def test_sum_int(rng):
+    """SumInt (Caffe2's: its Sum on int32 inputs): elementwise, one shape, exact; one input is a copy."""
+    xs = [rng.randint(-1000, 1000, (3, 4)).astype(np.int32) for _ in range(3)]
+    feed(x0=xs[0], x1=xs[1], x2=xs[2])
+    for ins in (["x0"], ["x0", "x1"], ["x0", "x1", "x2", "x1"]):
+        y = run("SumInt", ins, ["y"])
+        assert y.dtype == np.int32
+        np.testing.assert_array_equal(y, sum(xs[int(n[1])].astype(np.int64) for n in ins))
+    np.testing.assert_array_equal(run("SumInt", ["x0", "x2"], ["x0"]), xs[0] + xs[2])  # in place on X0
+    feed(e0=np.zeros((0, 2), np.int32), s0=np.array(5, np.int32), s1=np.array(-7, np.int32))
+    assert run("SumInt", ["e0", "e0"], ["e"]).shape == (0, 2)
+    assert run("SumInt", ["s0", "s1"], ["s"]) == -2  # 0-d
+    # the exact sum, not the running one: 2^31 - 1 + 1 - 1 fits int32
+    big = np.array([2 ** 31 - 1, -2 ** 31], np.int32)
+    feed(big=big, one=np.array([1, -1], np.int32), mone=np.array([-1, 1], np.int32))
+    np.testing.assert_array_equal(run("SumInt", ["big", "one", "mone"], ["y"]), big)
+
+
+def test_sum_int_bad_inputs():
+    """An int32 overflow is a ValueError naming the position and the value (Caffe2 wrapped); the output
+    is not written, also in place."""
+    feed(a=np.array([[1, 2], [3, 2 ** 31 - 2]], np.int32), b=np.array([[1, 1], [1, 3]], np.int32),
+         c=np.array([-2 ** 31, 0], np.int32), f=np.ones((2, 2), np.float32), d=np.ones((2, 3), np.int32))
+    a0 = workspace.FetchBlob("a")
+    with pytest.raises(ValueError, match=r"^op SumInt #0: the sum at flat position 3 is 2147483649, which "
+                                         r"int32 cannot hold \(2 inputs of shape \(2, 2\) int32, input 0 "
+                                         r"blob 'a'\)$"):
+        workspace.RunOperatorOnce(op("SumInt", ["a", "b"], ["a"]))
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), a0)
+    with pytest.raises(ValueError, match=r"op SumInt #0: the sum at flat position 0 is -4294967296"):
+        workspace.RunOperatorOnce(op("SumInt", ["c", "c"], ["y"]))
+    with pytest.raises(TypeError, match=r"op SumInt #0: input 1 blob 'f' must be int32, got \(2, 2\) "
+                                        r"float32"):
+        workspace.RunOperatorOnce(op("SumInt", ["a", "f"], ["y"]))
+    with pytest.raises(ValueError, match=r"op SumInt #0: input 1 blob 'd' of shape \(2, 3\) int32 must have "
+                                         r"the shape of input 0 blob 'a' \(2, 2\) int32"):
+        workspace.RunOperatorOnce(op("SumInt", ["a", "d"], ["y"]))
+    with pytest.raises(ValueError, match=r"op SumInt #0: input 1 and output 0 are the same blob 'b'"):
+        workspace.RunOperatorOnce(op("SumInt", ["a", "b"], ["b"]))  # in place on X0 only, as Caffe2
+    ops, g = core.GradientRegistry.GetGradientForOp(op("SumInt", ["a", "b"], ["y"]), ["y_grad"])
+    assert ops == [] and g == [None, None]
+
+
+def test_accumulate(rng):
+    """Accumulate (Caffe2's): Y = gamma Y + X; a Y that is not float32 of X's shape starts from zeros."""
+    x = f32(rng, 2, 3)
+    feed(x=x)
+    close(run("Accumulate", ["x"], ["y"]), x)  # a new blob: zeros, then + X
+    close(run("Accumulate", ["x"], ["y"]), 2 * x)  # gamma = 1
+    close(run("Accumulate", ["x"], ["y"], gamma=0.5), 0.5 * 2 * x + x)
+    for old in (np.ones((3, 2), np.float32), np.ones((2, 3), np.int32), np.float32(4)):
+        feed(y=old)  # another shape or dtype: reshaped and zeroed first, as Caffe2
+        close(run("Accumulate", ["x"], ["y"], gamma=3.0), x)
+    feed(y=np.full((2, 3), 2.0, np.float32))
+    close(run("Accumulate", ["x"], ["y"], gamma=-1), -2.0 + x)
+    # a net accumulates across runs, as Caffe2's moving averages
+    net = core.Net("acc")
+    net.Accumulate("x", "avg", gamma=0.9)
+    workspace.RunNetOnce(net)
+    workspace.RunNetOnce(net)
+    close(workspace.FetchBlob("avg"), 0.9 * x + x)
+    feed(e=np.zeros((0, 2), np.float32))
+    assert run("Accumulate", ["e"], ["ye"]).shape == (0, 2)
+    ops, g = core.GradientRegistry.GetGradientForOp(op("Accumulate", ["x"], ["y"]), ["y_grad"])
+    assert ops == [] and g == [None]
+
+
+def test_accumulate_bad_inputs():
+    feed(i=np.ones(3, np.int32), x=np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"op Accumulate #0: input 0 blob 'i' must be float32, got \(3,\) "
+                                        r"int32"):
+        workspace.RunOperatorOnce(op("Accumulate", ["i"], ["y"]))
+    with pytest.raises(ValueError, match=r"op Accumulate #0: input 0 and output 0 are the same blob 'x'"):
+        workspace.RunOperatorOnce(op("Accumulate", ["x"], ["x"]))  # Caffe2's schema allowed no in place
+    with pytest.raises(TypeError, match=r"op Accumulate: argument 'gamma' must be a float"):
+        workspace.RunOperatorOnce(op("Accumulate", ["x"], ["y"], gamma="big"))
+    np.testing.assert_array_equal(run("Accumulate", ["x"], ["y"]), np.ones(3))  # usable
 
 
 def test_weighted_sum(rng):

@@ -1,5 +1,6 @@
-"""Shape operators: Concat, Split, Reshape, Flatten, ResizeLike, Transpose,
-ExpandDims, Squeeze -- against NumPy, bad inputs, and gradients."""
+"""Shape operators: Concat, Split (and their legacy names DepthConcat, DepthSplit), Reshape, Flatten,
+ResizeLike, Transpose, NCHW2NHWC, NHWC2NCHW, ExpandDims, Squeeze, Size, IsEmpty, HasElements -- against
+NumPy, bad inputs, and gradients."""
 
 import itertools
 
@@ -834,3 +835,162 @@ def test_size_of_an_empty_blob():
     workspace.CreateBlob("e")
     with pytest.raises(ValueError, match=r"op Size #0: input 0 blob 'e' holds no tensor"):
         run("Size", ["e"], ["y"])
+
+
+# ---------------------------------------------------------------- NCHW2NHWC / NHWC2NCHW
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 5), (1, 2, 3, 2, 2), (2, 0, 3), (0, 3, 1, 1),
+                                   (1, 2, 1, 1, 1, 1, 1, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_order_switch_against_numpy(rng, shape, dtype):
+    """NCHW2NHWC moves dim 1 to the end, NHWC2NCHW the last dim to 1 (Caffe2's order_switch_ops, for
+    N, C and 1 to 6 spatial dims; Caffe2 registered float only, int32 is moved as bits here too)."""
+    x = (rng.randn(*shape) * 100).astype(dtype)
+    (y,) = run("NCHW2NHWC", [("x", x)], ["y"])
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y, np.moveaxis(x, 1, -1))
+    (z,) = run("NHWC2NCHW", ["y"], ["z"])
+    np.testing.assert_array_equal(z, x)
+    (w,) = run("NHWC2NCHW", ["x"], ["w"])
+    np.testing.assert_array_equal(w, np.moveaxis(x, -1, 1))
+
+
+@pytest.mark.parametrize("type_", ["NCHW2NHWC", "NHWC2NCHW"])
+def test_order_switch_gradient(rng, type_):
+    _check_all(_create(type_, ["x"], ["y"]), [randn(rng, 2, 3, 2, 4)], [0])
+    core = pytest.importorskip("recurrent.core")
+    ops, g_in = core.GradientRegistry.GetGradientForOp(_create(type_, ["x"], ["y"]), ["y_grad"])
+    other = "NHWC2NCHW" if type_ == "NCHW2NHWC" else "NCHW2NHWC"
+    assert [(o.type, list(o.input), list(o.output)) for o in ops] == [(other, ["y_grad"], ["x_grad"])]
+    assert g_in == ["x_grad"]
+    assert core.GradientRegistry.GetGradientForOp(_create(type_, ["x"], ["y"]), [None]) == ([], [None])
+
+
+def test_order_switch_bad(rng):
+    workspace.FeedBlob("x", randn(rng, 2, 3))
+    with pytest.raises(ValueError, match=r"^op NCHW2NHWC #0: input 0 blob 'x' must have 3 to 8 dims, got "
+                                         r"\(2, 3\) float32$"):
+        run("NCHW2NHWC", ["x"], ["y"])
+    with pytest.raises(ValueError, match=r"op NHWC2NCHW #0: input 0 blob 's' must have 3 to 8 dims, got "
+                                         r"\(\) float32"):
+        run("NHWC2NCHW", [("s", np.float32(1))], ["y"])
+    workspace.FeedBlob("x3", randn(rng, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"op NHWC2NCHW #0: input 0 and output 0 are the same blob 'x3'"):
+        run("NHWC2NCHW", ["x3"], ["x3"])  # not in place, as Caffe2's schema
+    workspace.CreateBlob("e")
+    with pytest.raises(ValueError, match=r"op NCHW2NHWC #0: input 0 blob 'e' holds no tensor"):
+        run("NCHW2NHWC", ["e"], ["y"])
+    assert run("NCHW2NHWC", ["x3"], ["y"])[0].shape == (2, 4, 3)  # usable
+
+
+# ---------------------------------------------------------------- DepthConcat / DepthSplit (legacy names)
+def test_depth_concat_and_split_are_concat_and_split(rng):
+    """Caffe2's backward-compatible names: the same arguments, outputs and checks as Concat / Split."""
+    a = randn(rng, 2, 3, 4)
+    for args, b in (({}, randn(rng, 2, 1, 4)), (dict(axis=-1), randn(rng, 2, 3, 2)),
+                    (dict(axis=0, add_axis=1), a)):
+        want = run("Concat", [("a", a), ("b", b)], ["y", "info"], **args)
+        got = run("DepthConcat", ["a", "b"], ["y2", "info2"], **args)
+        for w, g in zip(want, got):
+            assert w.dtype == g.dtype
+            np.testing.assert_array_equal(w, g)
+    (y,) = run("DepthConcat", [("n", randn(rng, 1, 2, 2, 3)), ("m", randn(rng, 1, 2, 2, 1))], ["y"],
+               order="NHWC")
+    assert y.shape == (1, 2, 2, 4)
+    x = randn(rng, 5, 6)
+    for args, n in ((dict(axis=0, split=[2, 3]), 2), (dict(), 3), (dict(axis=1, add_axis=0), 2)):
+        outs = ["o%d" % k for k in range(n)]
+        want = run("Split", [("x", x)], outs, **args)
+        got = run("DepthSplit", ["x"], [o + "d" for o in outs], **args)
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(w, g)
+    sizes = np.array([1, 4], np.int32)
+    want = run("Split", ["x", ("s", sizes)], ["p", "q"], axis=0)
+    got = run("DepthSplit", ["x", "s"], ["p2", "q2"], axis=0)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(w, g)
+    (y, info) = run("DepthConcat", [("i", np.arange(3, dtype=np.int32)), ("j", np.arange(2, dtype=np.int32))],
+                    ["y", "info"], axis=0)
+    np.testing.assert_array_equal(y, [0, 1, 2, 0, 1])
+    np.testing.assert_array_equal(info, [3, 2])
+
+
+def test_depth_concat_and_split_bad(rng):
+    workspace.FeedBlob("a", randn(rng, 2, 3))
+    workspace.FeedBlob("c", randn(rng, 3, 3))
+    for t in ("Concat", "DepthConcat"):
+        with pytest.raises(ValueError, match=r"^op %s #0: " % t) as info:
+            run(t, ["a", "c"], ["y", "i"], axis=1)
+        assert "'c'" in str(info.value) and "(3, 3)" in str(info.value)
+    msgs = []
+    for t in ("Split", "DepthSplit"):
+        with pytest.raises(ValueError, match=r"^op %s #0: " % t) as info:
+            run(t, ["a"], ["p", "q"], axis=1)
+        msgs.append(str(info.value).split(": ", 1)[1])
+    assert msgs[0] == msgs[1]  # the same check and message
+
+
+@pytest.mark.parametrize("axis,add_axis", [(0, 0), (1, 0), (1, 1)])
+def test_depth_concat_gradient(rng, axis, add_axis):
+    """Caffe2 registered Concat's maker for DepthConcat: its gradient is Split(dY, split_info)."""
+    xs = [randn(rng, 2, 3) for _ in range(2)] if add_axis else [randn(rng, 2, 3), randn(rng, 2, 3)]
+    op = _create("DepthConcat", ["x0", "x1"], ["y", "info"], axis=axis, add_axis=add_axis)
+    _check_all(op, xs, range(2))
+    core = pytest.importorskip("recurrent.core")
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["y_grad", None])
+    assert [o.type for o in ops] == ["Split"] and list(ops[0].input) == ["y_grad", "info"]
+    assert g_in == ["x0_grad", "x1_grad"]
+    with pytest.raises(ValueError, match=r"gradient of DepthConcat op \(inputs \['x0', 'x1'\]\): the op must "
+                                         r"have its second output"):
+        core.GradientRegistry.GetGradientForOp(_create("DepthConcat", ["x0", "x1"], ["y"]), ["y_grad"])
+
+
+@pytest.mark.parametrize("args", [dict(axis=1, split=[1, 3, 2]), dict(axis=0)])
+def test_depth_split_gradient(rng, args):
+    """Caffe2 registered Split's maker for DepthSplit: its gradient is Concat of the output gradients."""
+    x = randn(rng, 3, 6)
+    op = _create("DepthSplit", ["x"], ["a", "b", "c"], **args)
+    _check_all(op, [x], [0], outputs_with_grads=(0, 1, 2))
+    core = pytest.importorskip("recurrent.core")
+    ops, g_in = core.GradientRegistry.GetGradientForOp(op, ["ga", "gb", "gc"])
+    assert [o.type for o in ops] == ["Concat"] and list(ops[0].input) == ["ga", "gb", "gc"]
+    assert list(ops[0].output) == ["x_grad", "_x_grad_dims"] and g_in == ["x_grad"]
+
+
+# ---------------------------------------------------------------- IsEmpty / HasElements
+@pytest.mark.parametrize("shape,dtype", [((2, 3), np.float32), ((0, 4), np.int32), ((), np.float32),
+                                         ((0,), np.float32), ((3, 0, 2), np.int32)])
+def test_is_empty_has_elements_against_numpy(shape, dtype):
+    """An int32 0-d tensor (Caffe2: a bool scalar): IsEmpty is 1 when X has no element, HasElements 1 when
+    any of its inputs has one (Caffe2's newer schema takes several inputs); any dtype; no gradient."""
+    x = np.zeros(shape, dtype)
+    (e,) = run("IsEmpty", [("x", x)], ["e"])
+    (h,) = run("HasElements", ["x"], ["h"])
+    assert e.dtype == h.dtype == np.int32 and e.shape == h.shape == ()
+    assert int(e) == (x.size == 0) and int(h) == (x.size > 0)
+    from recurrent import core
+    for t in ("IsEmpty", "HasElements"):
+        assert core.GradientRegistry.GetGradientForOp(_op(t, ["x"], ["y"]), ["y_grad"]) == ([], [None])
+
+
+def test_has_elements_of_several_inputs():
+    workspace.FeedBlob("e0", np.zeros((0, 2), np.float32))
+    workspace.FeedBlob("e1", np.zeros(0, np.int32))
+    workspace.FeedBlob("one", np.float32(5))
+    assert int(run("HasElements", ["e0", "e1"], ["h"])[0]) == 0
+    assert int(run("HasElements", ["e0", "e1", "one"], ["h"])[0]) == 1
+    assert int(run("HasElements", ["one", "e0"], ["h"])[0]) == 1
+    with pytest.raises(ValueError, match=r"op IsEmpty #0: expects 1 inputs, got 2"):
+        run("IsEmpty", ["e0", "e1"], ["y"])  # IsEmpty takes one, as Caffe2's schema
+
+
+def test_is_empty_has_elements_bad():
+    workspace.CreateBlob("e")
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    with pytest.raises(ValueError, match=r"^op IsEmpty #0: input 0 blob 'e' holds no tensor \(was it fed or "
+                                         r"computed\?\)$"):
+        run("IsEmpty", ["e"], ["y"])
+    with pytest.raises(ValueError, match=r"^op HasElements #0: input 1 blob 'e' holds no tensor"):
+        run("HasElements", ["x", "e"], ["y"])
+    with pytest.raises(ValueError, match=r"op IsEmpty #0: input 0 and output 0 are the same blob 'x'"):
+        run("IsEmpty", ["x"], ["x"])
+    assert int(run("IsEmpty", ["x"], ["y"])[0]) == 0  # usable

@@ -1,5 +1,6 @@
 """Elementwise ops of csrc/ops/unary2.c (Sin, Cos, Tan, Asin, Acos, Atan, Sign, Reciprocal, RSqrt, Floor,
-Ceil, Softplus, Selu, Swish, HardSigmoid, Cube, Where, Expand) and their gradient ops: NumPy references
+Ceil, Softplus, Selu, Swish, HardSigmoid, Cube, Logit, Cbrt, IsNaN, Log1p, Round, ReplaceNaN, Where, Expand)
+and their gradient ops: NumPy references
 for every argument, edge values (inf, NaN, 0, overflow), finite-difference gradients away from kinks,
 gradient op input orders (Caffe2's), in place, and bad input with exact messages."""
 
@@ -55,7 +56,17 @@ FORWARD = [
     ("Cbrt", {}, np.cbrt, True),
     ("Logit", {}, lambda x: logit_ref(x / 4 + 0.5), True),   # fed x / 4 + 0.5, in (-0.25, 1.25), below
     ("Logit", dict(eps=0.1), lambda x: logit_ref(x / 4 + 0.5, 0.1), True),
+    ("Log1p", {}, lambda x: np.log1p(x / 3.5), False),   # fed x / 3.5, in (-1, 1), below
+    ("Round", {}, lambda x: round_ref(x), True),
+    ("ReplaceNaN", {}, lambda x: x, True),
+    ("ReplaceNaN", dict(value=-2.0), lambda x: x, True),
 ]
+
+
+def round_ref(x):
+    """std::round: halves away from zero (np.round goes to even), the sign of -0 kept."""
+    x = np.asarray(x, np.float64)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
 
 
 def logit_ref(x, eps=1e-6):
@@ -78,6 +89,9 @@ def test_forward(rng, type_, args, ref, inplace, shape):
     elif type_ == "Logit":
         x = (x / np.float32(4) + np.float32(0.5)).astype(np.float32)
         ref_ = lambda v: logit_ref(v, args.get("eps", 1e-6))  # noqa: E731
+    elif type_ == "Log1p":
+        x = (x / np.float32(3.5)).astype(np.float32)
+        ref_ = np.log1p
     else:
         ref_ = ref
     if type_ == "Reciprocal":
@@ -142,6 +156,7 @@ GRADS = [
     ("Cbrt", {}, (-2, -0.3), ()),
     ("Logit", {}, (0.05, 0.95), ()),
     ("Logit", dict(eps=0.2), (0.0, 1.0), (0.2, 0.8)),   # outside [eps, 1 - eps] the output is flat
+    ("Log1p", {}, (-0.8, 3), ()),
 ]
 
 
@@ -210,7 +225,7 @@ def test_makers_input_orders():
              ("Reciprocal", ["y", "y_grad"]),
              ("RSqrt", ["y_grad", "y"]), ("Softplus", ["y", "y_grad"]), ("Selu", ["y", "y_grad"]),
              ("HardSigmoid", ["y", "y_grad"]), ("Cube", ["y_grad", "x"]), ("Swish", ["x", "y", "y_grad"]),
-             ("Logit", ["x", "y_grad"]), ("Cbrt", ["y_grad", "y"])]
+             ("Logit", ["x", "y_grad"]), ("Cbrt", ["y_grad", "y"]), ("Log1p", ["x", "y_grad"])]
     for t, ins in cases:
         ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"], alpha=0.3), ["y_grad"])
         assert [o.type for o in ops] == [t + "Gradient"] and g == ["x_grad"], t
@@ -218,7 +233,7 @@ def test_makers_input_orders():
         assert [a.name for a in ops[0].arg] == ["alpha"], t  # the forward op's arguments
     ops, g = core.GradientRegistry.GetGradientForOp(op("Expand", ["x", "s"], ["y"]), ["y_grad"])
     assert ops[0].type == "ExpandGradient" and list(ops[0].input) == ["y_grad", "x"] and g == ["x_grad", None]
-    for t in ("Sign", "Floor", "Ceil", "IsNaN"):
+    for t in ("Sign", "Floor", "Ceil", "IsNaN", "Round", "ReplaceNaN"):
         ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"]), ["y_grad"])
         assert ops == [] and g == [None]
     with pytest.raises(ValueError, match=r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a "
@@ -385,6 +400,17 @@ BAD = [
      r"elements as input 0 blob 'x' \(2, 3\) float32", ("SeluGradient", ["x", "z"], ["y"], {})),
     (TypeError, r"op Atan #0: input 0 blob 'i' must be float32, got \(4,\) int32",
      ("Atan", ["i"], ["y"], {})),
+    (TypeError, r"op Round #0: input 0 blob 'i' must be float32, got \(4,\) int32",
+     ("Round", ["i"], ["y"], {})),
+    (TypeError, r"op ReplaceNaN #0: input 0 blob 'i' must be float32, got \(4,\) int32",
+     ("ReplaceNaN", ["i"], ["y"], {})),
+    (TypeError, r"op ReplaceNaN: argument 'value' must be a float, got string",
+     ("ReplaceNaN", ["x"], ["y"], dict(value="zero"))),
+    (KeyError, r"op Log1p #0: input 0 blob 'missing' does not exist", ("Log1p", ["missing"], ["y"], {})),
+    (ValueError, r"op Log1pGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape "
+     r"of input 0 blob 'x' \(2, 3\) float32", ("Log1pGradient", ["x", "z"], ["y"], {})),
+    (TypeError, r"op Log1pGradient #0: input 1 blob 'i' must be float32, got \(4,\) int32",
+     ("Log1pGradient", ["x", "i"], ["y"], {})),
     (ValueError, r"op AsinGradient #0: input 1 blob 'z' of shape \(2, 2\) float32 must have the shape "
      r"of input 0 blob 'x' \(2, 3\) float32", ("AsinGradient", ["x", "z"], ["y"], {})),
     (ValueError, r"op Selu #0: argument 'scale' is NaN", ("Selu", ["x"], ["y"], dict(scale=float("nan")))),
@@ -440,7 +466,8 @@ def test_bad_input(exc, pattern, spec):
 def test_refused_in_place_schemas():
     feed(x=np.ones((2, 3), np.float32), s=np.array([2, 3], np.int32))
     for t, ins in (("Sin", ["x"]), ("Cos", ["x"]), ("Tan", ["x"]), ("Asin", ["x"]), ("Acos", ["x"]),
-                   ("Atan", ["x"]), ("Swish", ["x"]), ("Cube", ["x"]), ("Expand", ["x", "s"]),
+                   ("Atan", ["x"]), ("Swish", ["x"]), ("Cube", ["x"]), ("Log1p", ["x"]),
+                   ("Expand", ["x", "s"]),
                    ("ExpandGradient", ["x", "x"])):
         with pytest.raises(ValueError, match=r"op %s #0: input 0 and output 0 are the same blob 'x'" % t):
             workspace.RunOperatorOnce(op(t, ins, ["x"]))
@@ -506,3 +533,50 @@ def test_isnan_and_edge_values():
     feed(dy=np.ones(8, np.float32))
     g = run("LogitGradient", ["x", "dy"], ["dx"])
     assert g[3] == 0 and g[7] == 0 and g[1] == 0 and np.isnan(g[0])  # flat outside [eps, 1 - eps]
+
+
+def test_log1p_round_replace_nan_edge_values():
+    """Log1p: exact for tiny X (log(1 + X) would give 0), -inf at -1, NaN below; its gradient dY / (1 + X).
+    Round: halves away from zero (std::round; NumPy rounds them to even), -0 / inf / NaN kept, and
+    0.49999997 (1 ulp below 0.5) to 0. ReplaceNaN: only NaN changes, to value (any float, an int too)."""
+    x = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, -1.0, -2.0, 1e-10, 0.5, 1.5, 2.5, -0.5, -2.5,
+                  0.49999997, 1e30], np.float32)
+    feed(x=x)
+    with np.errstate(all="ignore"):
+        y = run("Log1p", ["x"], ["y"])
+        np.testing.assert_allclose(y, np.log1p(x), rtol=1e-6, atol=0)  # libm's log1pf vs NumPy's: 1 ulp
+    assert y[7] == np.float32(1e-10) and y[5] == -np.inf and np.isnan(y[6]) and np.signbit(y[4])
+    y = run("Round", ["x"], ["y"])
+    np.testing.assert_array_equal(y[1:], round_ref(x[1:]).astype(np.float32))
+    assert np.isnan(y[0]) and np.signbit(y[4]) and list(y[8:14]) == [1, 2, 3, -1, -3, 0]
+    y = run("ReplaceNaN", ["x"], ["y"])
+    assert y[0] == 0 and not np.signbit(y[0])
+    np.testing.assert_array_equal(y[1:], x[1:])
+    assert np.signbit(y[4])  # -0 stays -0
+    assert run("ReplaceNaN", ["x"], ["y"], value=3)[0] == 3  # an int argument
+    assert np.isnan(run("ReplaceNaN", ["x"], ["y"], value=float("nan"))[0])
+    run("ReplaceNaN", ["x"], ["x"], value=-1.5)  # in place, as Caffe2's schema
+    np.testing.assert_array_equal(workspace.FetchBlob("x"), np.where(np.isnan(x), np.float32(-1.5), x))
+    g = np.array([0.5, -0.25, 3.0, -1.0, 1e30], np.float32)
+    feed(g=g, dy=np.full(5, 2.0, np.float32))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(run("Log1pGradient", ["g", "dy"], ["dx"]), 2.0 / (1.0 + g), rtol=1e-6)
+    assert run("Log1pGradient", ["g", "dy"], ["dx"])[3] == np.inf
+    run("Log1pGradient", ["g", "dy"], ["dy"])  # dX over dY
+    close(workspace.FetchBlob("dy")[:3], 2.0 / (1.0 + g[:3].astype(np.float64)))
+
+
+def test_log1p_gradient_in_a_net():
+    """AddGradientOperators builds Log1pGradient(X, dY) (Caffe2's order) and the result is 1 / (1 + X)."""
+    x = np.array([[0.5, -0.5, 3.0]], np.float32)
+    feed(x=x)
+    net = core.Net("log1p")
+    y = net.Log1p("x", "y")
+    net.AddGradientOperators([net.SumElements(y, "loss")])
+    assert [o.type for o in net.Proto().op][-1] == "Log1pGradient"
+    workspace.RunNetOnce(net)
+    close(workspace.FetchBlob("x_grad"), 1.0 / (1.0 + x.astype(np.float64)))
+    net2 = core.Net("round")  # no gradient through Round / ReplaceNaN: x gets none
+    r = net2.ReplaceNaN(net2.Round("x", "r"), "rn")
+    net2.AddGradientOperators([net2.SumElements(r, "loss2")])
+    assert "x_grad" not in [o for op_ in net2.Proto().op for o in op_.output]

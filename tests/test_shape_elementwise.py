@@ -53,13 +53,14 @@ def check(type_, inputs, n_out=1, outputs=None, expect=None, **kw):
 UNARY = ["Abs", "Acos", "Asin", "Atan", "Ceil", "Clip", "Cos", "Cosh", "Cube", "Elu", "Erf", "Exp",
          "Floor", "Gelu", "HardSigmoid", "LeakyRelu", "Log", "Negative", "RSqrt", "Reciprocal", "Relu",
          "ReluN", "Scale", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqr", "Sqrt",
-         "Swish", "Tan", "Tanh", "ThresholdedRelu", "Logit", "Cbrt", "IsNaN"]
+         "Swish", "Tan", "Tanh", "ThresholdedRelu", "Logit", "Cbrt", "IsNaN", "Log1p", "Round", "ReplaceNaN",
+         "Accumulate"]
 UNARY_GRAD = ["AbsGradient", "AcosGradient", "AsinGradient", "AtanGradient", "ClipGradient", "CosGradient",
               "CoshGradient", "CubeGradient", "EluGradient", "ErfGradient", "GeluGradient",
               "HardSigmoidGradient", "LeakyReluGradient", "RSqrtGradient", "ReciprocalGradient",
               "ReluGradient", "ReluNGradient", "SigmoidGradient", "SinGradient", "SinhGradient",
               "SoftplusGradient", "SoftsignGradient", "SqrGradient", "TanGradient", "TanhGradient",
-              "ThresholdedReluGradient", "LogitGradient", "CbrtGradient"]
+              "ThresholdedReluGradient", "LogitGradient", "CbrtGradient", "Log1pGradient"]
 
 
 @pytest.mark.parametrize("type_", UNARY)
@@ -201,8 +202,16 @@ def test_every_type_of_the_family_is_covered():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_elementwise"}
     mine |= {t for t in si.NOT_INFERRED if t == "Expand"}
-    assert len(mine) == 120
+    assert len(mine) == 125
     assert mine <= covered, sorted(mine - covered)
+
+
+def test_accumulate_over_an_output_of_another_shape_or_dtype():
+    """Accumulate's Y is float32 of X's shape whatever the blob held (it is zeroed first)."""
+    workspace.FeedBlob("o0", np.arange(5, dtype=np.int32))
+    check("Accumulate", [(2, 3)], expect=[(2, 3)], gamma=0.5)
+    workspace.FeedBlob("o0", np.ones((3, 2), np.float32))
+    check("Accumulate", [(2, 3)], expect=[(2, 3)])
 
 
 def test_in_place_and_chained():

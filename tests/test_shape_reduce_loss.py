@@ -227,6 +227,8 @@ CASES = [
     ("DropoutGrad", [("dy", X234)], ["dx"], {"is_test": 1}),
     # ---- Sum, Max (math.c), Mean (unary.c)
     ("Sum", [("a", X234), ("b", r(2, 3, 4)), ("c", r(2, 3, 4))], ["s"], {}),
+    ("SumInt", [("a", i32([[1, 2], [3, 4]])), ("b", i32([[5, 6], [7, 8]]))], ["s"], {}),
+    ("SumInt", [("a", i32([1, 2, 3]))], ["a"], {}),
     ("Max", [("a", r(3)), ("b", r(3))], ["s"], {}),
     ("Mean", [("a", r(2, 1, 4)), ("b", r(3, 1)), ("c", r(4))], ["s"], {}),
     ("Mean", [("a", r(2, 3)), ("b", r(3))], ["a"], {}),
@@ -242,7 +244,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 88
+    assert len(mine) == 89
     assert not mine - {c[0] for c in CASES}
 
 

@@ -179,6 +179,9 @@ CASES = [
     case("LengthsToSegmentIds", [("l", i(2, 0, 3))], ["s"], known=[]),
     case("LengthsToRanges", [("l", i(2, 0, 3))], ["r"]),
     case("LengthsToRanges", [("l", i())], ["r"]),
+    case("LengthsToOffsets", [("l", i(2, 0, 3))], ["o"]),
+    case("LengthsToOffsets", [("l", i(2, 0, 3))], ["o"], include_last_offset=1),
+    case("LengthsToOffsets", [("l", i())], ["o"], include_last_offset=1),
     case("SegmentIdsToLengths", [("s", i(0, 0, 2))], ["l"], known=[]),
     case("SegmentIdsToLengths", [("s", i(0, 0, 2)), ("d", f(4, 2))], ["l"]),
     # ---------------------------------------------------------------- ranges.c
@@ -228,8 +231,8 @@ FAMILY = """AddPadding Assert BooleanMask BooleanMaskGradient BooleanMaskLengths
 DotProductWithPaddingGradient EnforceFinite GatherPadding GatherRanges GatherRangesToDense
 LengthsGather LengthsIndicesInGradientMeanGradient LengthsIndicesInGradientSumGradient LengthsMax
 LengthsMaxWithMainInputAndForwardOutputGradient LengthsMean LengthsMeanGradient LengthsPad
-LengthsRangeFill LengthsSum LengthsSumGradient LengthsTile LengthsToRanges LengthsToSegmentIds
-LengthsToWeights LengthsWeightedSum LengthsWeightedSumGradient
+LengthsRangeFill LengthsSum LengthsSumGradient LengthsTile LengthsToOffsets LengthsToRanges
+LengthsToSegmentIds LengthsToWeights LengthsWeightedSum LengthsWeightedSumGradient
 LengthsWeightedSumWithMainInputGradient Mod NanCheck PackRNNSequence PackSegments PadEmptySamples
 Range RemoveDataBlocks RemovePadding ScatterAssign SegmentIdsToLengths SortedSegmentMean
 SortedSegmentMeanGradient SortedSegmentRangeLogMeanExp SortedSegmentRangeLogMeanExpGradient
@@ -251,7 +254,7 @@ UnsortedSegmentWeightedSumGradient UnsortedSegmentWeightedSumWithMainInputGradie
 
 def test_every_op_type_of_the_family_has_a_function_or_a_reason_and_a_case():
     si.registered()
-    assert len(set(FAMILY)) == 84
+    assert len(set(FAMILY)) == 85
     assert {p.values[0] for p in CASES} == set(FAMILY)
     assert not [t for t in FAMILY if t not in si._REGISTRY and t not in si.NOT_INFERRED]
     mine = {t for t, fn in si._REGISTRY.items() if fn.__module__ == "recurrent._shape_segment"}

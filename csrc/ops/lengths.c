@@ -55,6 +55,10 @@
  * index i repeated lengths[i] times.
  * LengthsToRanges(lengths) -> ranges: int32 (N, 2), rows (offset, length);
  * the offsets must fit int32 (a sum above 2^31 - 1 is refused).
+ * LengthsToOffsets(lengths) -> offsets: int32 (N,), offsets[i] = sum(lengths[:i]);
+ * with include_last_offset=1 (N + 1,), the sum appended (Caffe2's utility_ops).
+ * Every offset written must fit int32 (refused otherwise); as every op here,
+ * a negative length is refused (Caffe2 did not check).
  * SegmentIdsToLengths(segment_ids[, data_to_infer_dim]) -> lengths: ids int32
  * 1-D, non-negative and sorted (non-decreasing; refused otherwise, naming the
  * index); lengths int32 of shape (K,), K = last id + 1 (0 for no ids), or
@@ -138,6 +142,7 @@ typedef struct {
     int64_t max_length;     /* PackSegments / UnpackSegments: -1 none */
     int pad_minf, presence; /* PackSegments */
     int64_t pad_start, pad_end; /* AddPadding / RemovePadding / GatherPadding */
+    int last_offset;        /* LengthsToOffsets: include_last_offset */
 } len_state;
 
 static rc_status state_new(rc_op *op, len_state **out, rc_err *err)
@@ -498,29 +503,55 @@ static rc_status lengths_to_ids_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* LengthsToRanges: lengths (N,) -> ranges (N, 2) of (offset, length). */
-static rc_status lengths_to_ranges_run(rc_op *op, rc_err *err)
+static rc_status offsets_setup(rc_op *op, rc_err *err)
+{
+    len_state *s = NULL;
+    int64_t last = 0;
+    rc_status st = state_new(op, &s, err);
+    if (!st) st = rc_arg_i(&op->def, "include_last_offset", 0, &last, err);
+    if (!st) s->last_offset = last != 0;
+    return st;
+}
+
+/* LengthsToRanges (ranges = 1): lengths (N,) -> ranges (N, 2) of (offset, length). LengthsToOffsets:
+ * lengths (N,) -> offsets (N,), or (N + 1,) ending with the sum when include_last_offset. Every value
+ * written must fit int32: a range's end (the sum), or the largest offset. */
+static rc_status offsets_run(rc_op *op, int ranges, rc_err *err)
 {
     rc_status st = lengths_in_check(op, err);
     if (st) return st;
     int64_t sum, mx;
     if ((st = check_lengths(op, 0, 0, -1, "", 0, -1, &sum, &mx, err))) return st;
-    if (sum > INT32_MAX)
+    const int64_t N = rc_in(op, 0)->dims[0];
+    const int32_t *l = N ? rc_i32(rc_in(op, 0)) : NULL;
+    const int last = !ranges && ((const len_state *)op->state)->last_offset;
+    const int64_t top = ranges || last || !N ? sum : sum - l[N - 1];
+    if (top > INT32_MAX && top == sum)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (lengths) of shape %s sums to %lld, above %d "
                           "(the offsets are int32)", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)), (long long)sum,
                           INT32_MAX);
-    const int64_t N = rc_in(op, 0)->dims[0], dims[2] = {N, 2};
-    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, 2, dims, err))) return out_fail(op, 0, err);
-    if (N == 0) return RC_OK;
-    const int32_t *l = rc_i32(rc_in(op, 0));
+    if (top > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (lengths) of shape %s gives the last offset "
+                          "%lld, above %d (the offsets are int32)", rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)),
+                          (long long)top, INT32_MAX);
+    const int64_t dims[2] = {ranges ? N : N + last, 2};
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, ranges ? 2 : 1, dims, err))) return out_fail(op, 0, err);
     int32_t *y = rc_i32(rc_out(op, 0));
     int64_t off = 0;
     for (int64_t i = 0; i < N; off += l[i], i++) {
-        y[2 * i] = (int32_t)off;
-        y[2 * i + 1] = l[i];
+        if (ranges) {
+            y[2 * i] = (int32_t)off;
+            y[2 * i + 1] = l[i];
+        } else {
+            y[i] = (int32_t)off;
+        }
     }
+    if (last) y[N] = (int32_t)off;
     return RC_OK;
 }
+
+static rc_status lengths_to_ranges_run(rc_op *op, rc_err *err) { return offsets_run(op, 1, err); }
+static rc_status lengths_to_offsets_run(rc_op *op, rc_err *err) { return offsets_run(op, 0, err); }
 
 /* segment_ids int32 1-D; data_to_infer_dim (when given) a tensor with ndim >= 1. */
 static rc_status ids_to_lengths_check(rc_op *op, rc_err *err)
@@ -595,6 +626,9 @@ const rc_op_schema rc_ops_lengths[] = {
      "(lengths) -> segment_ids: index i repeated lengths[i] times", lengths_in_check},
     {"LengthsToRanges", 1, 1, 1, 1, NULL, NULL, lengths_to_ranges_run, NULL,
      "(lengths) -> ranges (N, 2): (offset, length) of each segment", lengths_in_check},
+    {"LengthsToOffsets", 1, 1, 1, 1, NULL, offsets_setup, lengths_to_offsets_run, free,
+     "(lengths) -> offsets: the start of each segment (arg include_last_offset=0: 1 appends the sum)",
+     lengths_in_check},
     {"SegmentIdsToLengths", 1, 2, 1, 1, NULL, NULL, ids_to_lengths_run, NULL,
      "(segment_ids sorted[, data_to_infer_dim]) -> lengths: the count of each id", ids_to_lengths_check},
     {0},

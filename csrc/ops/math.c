@@ -93,6 +93,7 @@ typedef struct math_args {
     int grad_on_w;     /* WeightedSumGradient: also give the weights' gradients */
     int n_ptr;         /* Sum / WeightedSum: input pointer table, sized once in setup */
     const float **ptr;
+    const int32_t **iptr; /* SumInt: input pointer table, sized once in setup */
     float *w;
     float **dptr;      /* MaxGradient: dX pointer table, sized once in setup */
     /* A step FC fused with the Sum after it (RecurrentNetwork, see rc_fc_bind_sum): */
@@ -108,6 +109,7 @@ static void math_args_free(void *p)
     math_args *a = p;
     if (!a) return;
     free(a->ptr);
+    free(a->iptr);
     free(a->w);
     free(a->dptr);
     free(a->scratch);
@@ -719,16 +721,19 @@ static rc_status sum_setup(rc_op *op, rc_err *err)
     return st ? st : ptr_table(op, a, op->n_in, 0, err);
 }
 
-/* Sum: X0..Xn-1, all one shape -> Y = X0 + X1 + ... (in that order); Y may be any input. */
-static rc_status sum_check(rc_op *op, rc_err *err)
+/* Every input of dtype dt and of input 0's shape (Sum, Max: float32; SumInt: int32). */
+static rc_status inputs_one_shape(rc_op *op, rc_dtype dt, rc_err *err)
 {
     rc_status st;
     for (int i = 0; i < op->n_in; i++) {
-        if ((st = check_f32(op, i, err))) return st;
+        if ((st = rc_check_input(op, i, dt, err))) return st;
         if (i > 0 && (st = check_same_shape(op, i, 0, err))) return st;
     }
     return RC_OK;
 }
+
+/* Sum: X0..Xn-1, all one shape -> Y = X0 + X1 + ... (in that order); Y may be any input. */
+static rc_status sum_check(rc_op *op, rc_err *err) { return inputs_one_shape(op, RC_F32, err); }
 
 static rc_status sum_run(rc_op *op, rc_err *err)
 {
@@ -742,6 +747,85 @@ static rc_status sum_run(rc_op *op, rc_err *err)
     if ((st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
     for (int i = 0; i < op->n_in; i++) a->ptr[i] = rc_f32(rc_in(op, i));
     rc_k_weighted_sum(op->n_in, a->ptr, NULL, rc_tensor_numel(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* SumInt (Caffe2's: its Sum on int inputs, utility_ops.cc): X0..Xn-1 int32 (n >= 1), all one shape ->
+ * Y int32 = X0 + X1 + ... elementwise (one input: a copy); Y may be X0's blob, as Caffe2's schema. Every
+ * element's exact sum must fit int32 (Caffe2's int addition overflowed): all are checked before Y is
+ * written, and the first that does not fit is a ValueError naming its flat position and value. */
+static rc_status sum_int_check(rc_op *op, rc_err *err) { return inputs_one_shape(op, RC_I32, err); }
+
+static rc_status sum_int_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    if (st) return st;
+    a->iptr = calloc((size_t)op->n_in, sizeof *a->iptr);
+    return a->iptr ? RC_OK : rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+}
+
+/* The exact sum of the inputs' elements at flat position k. */
+static int64_t sum_int_at(const math_args *a, int n_in, int64_t k)
+{
+    int64_t v = 0;
+    for (int i = 0; i < n_in; i++) v += a->iptr[i][k];
+    return v;
+}
+
+static rc_status sum_int_run(rc_op *op, rc_err *err)
+{
+    math_args *a = op->state;
+    rc_status st = sum_int_check(op, err);
+    if (st) return st;
+    const rc_tensor *x0 = rc_in(op, 0);
+    const int64_t n = rc_tensor_numel(x0);
+    for (int i = 0; i < op->n_in; i++) a->iptr[i] = rc_i32(rc_in(op, i));
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t v = sum_int_at(a, op->n_in, k);
+        if (v < INT32_MIN || v > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "the sum at flat position %lld is %lld, which int32 cannot "
+                              "hold (%d inputs of shape %s, input 0 blob '%s')", (long long)k, (long long)v,
+                              op->n_in, RC_SHAPE(x0), rc_in_name(op, 0));
+    }
+    int64_t dims[RC_MAX_DIMS];
+    memcpy(dims, x0->dims, sizeof dims);
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, x0->ndim, dims, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    int32_t *y = rc_i32(rc_out(op, 0));
+    for (int64_t k = 0; k < n; k++) y[k] = (int32_t)sum_int_at(a, op->n_in, k);
+    return RC_OK;
+}
+
+/* Accumulate (Caffe2's accumulate_op): X float32 -> Y = gamma Y + X (arg gamma=1), reading Y's values from
+ * before the run. When Y does not hold a float32 tensor of X's shape (nothing yet, another shape, int32) it
+ * is first resized to X's shape and zeroed, as Caffe2's ("Reshaping and initializing output"); then Y = X.
+ * Not in place (Caffe2's schema allowed none). */
+static rc_status accumulate_setup(rc_op *op, rc_err *err)
+{
+    math_args *a = NULL;
+    rc_status st = args_new(op, &a, err);
+    return st ? st : rc_arg_f(&op->def, "gamma", 1.f, &a->scale, err);
+}
+
+static rc_status accumulate_check(rc_op *op, rc_err *err) { return check_f32(op, 0, err); }
+
+static rc_status accumulate_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st = accumulate_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    rc_tensor *y = rc_out(op, 0);
+    const int64_t n = rc_tensor_numel(x);
+    if (y->dtype != RC_F32 || !rc_tensor_same_shape(y, x)) {
+        if ((st = resize_out_like(op, 0, x, err))) return st;
+        if (n) memset(rc_f32(y), 0, (size_t)n * sizeof(float));
+    }
+    if (!n) return RC_OK;
+    const float *xd = rc_f32(x);
+    float *yd = rc_f32(y);
+    for (int64_t k = 0; k < n; k++) yd[k] = a->scale * yd[k] + xd[k];
     return RC_OK;
 }
 
@@ -1474,6 +1558,10 @@ const rc_op_schema rc_ops_math[] = {
     {"MatMul", 2, 3, 1, 1, NULL, matmul_setup, matmul_run, math_args_free,
      "Y = op(A) op(B) (args axis_a, axis_b, trans_a, trans_b); optional input 2 gives Y's shape", matmul_check},
     {"Sum", 1, -1, 1, 1, rc_inplace_any, sum_setup, sum_run, math_args_free, "Y = X0 + X1 + ...", sum_check},
+    {"SumInt", 1, -1, 1, 1, rc_inplace_first, sum_int_setup, sum_int_run, math_args_free,
+     "Y = X0 + X1 + ... elementwise, int32 of one shape (an int32 overflow is a ValueError)", sum_int_check},
+    {"Accumulate", 1, 1, 1, 1, NULL, accumulate_setup, accumulate_run, math_args_free,
+     "Y = gamma Y + X (arg gamma=1; Y zeroed first when it is not float32 of X's shape)", accumulate_check},
     {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
      "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)", weighted_sum_check},
     {"WeightedSumGradient", 3, -1, 1, -1, NULL, weighted_sum_grad_setup, weighted_sum_grad_run, math_args_free,

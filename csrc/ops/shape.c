@@ -1,5 +1,6 @@
-/* ops/shape.c -- shape operators: Concat, Split, SplitByLengths, Reshape, PrependDim, MergeDim, Flatten,
- * FlattenToVec, ResizeLike, Transpose, ExpandDims, Squeeze, Shape, Slice, SliceGradient, and the int32
+/* ops/shape.c -- shape operators: Concat, Split (also under Caffe2's legacy names DepthConcat, DepthSplit),
+ * SplitByLengths, Reshape, PrependDim, MergeDim, Flatten, FlattenToVec, ResizeLike, Transpose, NCHW2NHWC,
+ * NHWC2NCHW, ExpandDims, Squeeze, Shape, Size, IsEmpty, HasElements, Slice, SliceGradient, and the int32
  * lengths ops LengthsToShape and LengthsSplit. All but SliceGradient and the lengths ops work on any
  * dtype (float32, int32): they move 4-byte elements without looking at them.
  *
@@ -12,6 +13,13 @@
  * FlattenToVec(X) -> Y = X.ravel(): any rank (Caffe2 refused a 0-d X; here it
  * gives shape (1,), as np.ravel), not in place (as Caffe2: its gradient,
  * ResizeLike(dY, X), needs X's shape).
+ *
+ * NCHW2NHWC(X) -> Y: X (N, C, H_1..H_k), k >= 1 (3 to 8 dims, as Caffe2 wanted >= 3), to
+ * (N, H_1..H_k, C); NHWC2NCHW the inverse (order_switch_ops.h; Caffe2: float only, here int32 too).
+ * Not in place, as Caffe2's schemas.
+ *
+ * IsEmpty(X) -> Y, HasElements(X0, X1, ...) -> Y: an int32 0-d tensor (Caffe2: bool), 1 when X has
+ * no element / when any input has one; the inputs may hold tensors of any dtype and shape.
  *
  * Shape(X) -> Y: Y is 1-D int32 holding X's dims (a 0-d X gives an empty Y);
  * with argument `axes` only those dims, in that order (negative axes count
@@ -867,21 +875,15 @@ static rc_status transpose_check(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-static rc_status transpose_run(rc_op *op, rc_err *err)
+/* Y = X with its dims permuted: Y.dims[k] = X.dims[axes[k]] (X's checks done by the caller). */
+static rc_status permute_dims(rc_op *op, const int *axes, rc_err *err)
 {
-    transpose_state *s = op->state;
-    rc_status st = transpose_check(op, err);
-    if (st) return st;
     const rc_tensor *x = rc_in(op, 0);
-    int nd = x->ndim, axes[RC_MAX_DIMS];
-    if (s->naxes) {
-        memcpy(axes, s->axes, sizeof axes);
-    } else {
-        for (int k = 0; k < nd; k++) axes[k] = nd - 1 - k;
-    }
+    const int nd = x->ndim;
     /* Y[d_axes[0], ..., d_axes[n-1]] with Y[i_0..i_{n-1}] = X[j] where j_axes[k] = i_k */
     int64_t od[RC_MAX_DIMS], xstride[RC_MAX_DIMS], ostride_in[RC_MAX_DIMS];
     int64_t acc = 1;
+    rc_status st;
     for (int k = nd - 1; k >= 0; k--) { xstride[k] = acc; acc *= x->dims[k]; }
     for (int k = 0; k < nd; k++) { od[k] = x->dims[axes[k]]; ostride_in[k] = xstride[axes[k]]; }
     if ((st = resize_out(op, 0, x->dtype, nd, od, err))) return st;
@@ -905,6 +907,43 @@ static rc_status transpose_run(rc_op *op, rc_err *err)
     }
     return RC_OK;
 }
+
+static rc_status transpose_run(rc_op *op, rc_err *err)
+{
+    transpose_state *s = op->state;
+    rc_status st = transpose_check(op, err);
+    if (st) return st;
+    int nd = rc_in(op, 0)->ndim, axes[RC_MAX_DIMS];
+    if (s->naxes) {
+        memcpy(axes, s->axes, sizeof axes);
+    } else {
+        for (int k = 0; k < nd; k++) axes[k] = nd - 1 - k;
+    }
+    return permute_dims(op, axes, err);
+}
+
+/* ---------------------------------------------------------------- NCHW2NHWC / NHWC2NCHW */
+/* X: a tensor with at least 3 dims (N, C, H_1..H_k or N, H_1..H_k, C), as Caffe2's (order_switch_ops.h). */
+static rc_status order_switch_check(rc_op *op, rc_err *err)
+{
+    rc_status st = need_tensor(op, 0, err);
+    return st ? st : rc_check_ndim(op, 0, 3, RC_MAX_DIMS, err);
+}
+
+/* NCHW2NHWC: (N, C, H_1..H_k) -> (N, H_1..H_k, C); NHWC2NCHW the inverse. */
+static rc_status order_switch_run(rc_op *op, int to_nhwc, rc_err *err)
+{
+    rc_status st = order_switch_check(op, err);
+    if (st) return st;
+    const int nd = rc_in(op, 0)->ndim;
+    int axes[RC_MAX_DIMS];
+    axes[0] = 0;
+    for (int k = 1; k < nd; k++) axes[k] = to_nhwc ? (k == nd - 1 ? 1 : k + 1) : (k == 1 ? nd - 1 : k - 1);
+    return permute_dims(op, axes, err);
+}
+
+static rc_status nchw2nhwc_run(rc_op *op, rc_err *err) { return order_switch_run(op, 1, err); }
+static rc_status nhwc2nchw_run(rc_op *op, rc_err *err) { return order_switch_run(op, 0, err); }
 
 /* ---------------------------------------------------------------- ExpandDims / Squeeze */
 typedef struct dims_state {
@@ -1078,15 +1117,19 @@ static rc_status shape_run(rc_op *op, rc_err *err)
     return st;
 }
 
-/* ---------------------------------------------------------------- Size */
-/* Y = the number of X's elements, a 0-d tensor (Caffe2's int64, int32 here: a count beyond it is a
+/* ---------------------------------------------------------------- Size, IsEmpty, HasElements */
+/* Size: Y = the number of X's elements, a 0-d tensor (Caffe2's int64, int32 here: a count beyond it is a
  * ValueError). Any dtype; X must hold a tensor. */
+
+/* Every input holds a tensor (any dtype, any shape, empty too): Size, IsEmpty, HasElements. */
 static rc_status size_check(rc_op *op, rc_err *err)
 {
-    const rc_blob *b = op->in[0];
-    if (b->obj || b->t.dtype == RC_UNDEF)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' holds no tensor (was it fed or computed?)",
-                          rc_in_name(op, 0));
+    for (int i = 0; i < op->n_in; i++) {
+        const rc_blob *b = op->in[i];
+        if (b->obj || b->t.dtype == RC_UNDEF)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)",
+                              i, rc_in_name(op, i));
+    }
     return RC_OK;
 }
 
@@ -1104,6 +1147,22 @@ static rc_status size_run(rc_op *op, rc_err *err)
     rc_i32(rc_out(op, 0))[0] = (int32_t)n;
     return RC_OK;
 }
+
+/* IsEmpty(X) -> Y: 1 when X has no element, else 0; HasElements(X0, ...) -> Y: 1 when any input has an
+ * element, else 0 (Caffe2's newer schema takes several inputs). Y an int32 0-d tensor (Caffe2: bool). */
+static rc_status count_flag_run(rc_op *op, int any_elements, rc_err *err)
+{
+    rc_status st = size_check(op, err);
+    if (st) return st;
+    int32_t v = 0;
+    for (int i = 0; i < op->n_in; i++) v |= rc_tensor_numel(rc_in(op, i)) > 0;
+    if ((st = resize_out(op, 0, RC_I32, 0, NULL, err))) return st;
+    rc_i32(rc_out(op, 0))[0] = any_elements ? v : !v;
+    return RC_OK;
+}
+
+static rc_status is_empty_run(rc_op *op, rc_err *err) { return count_flag_run(op, 0, err); }
+static rc_status has_elements_run(rc_op *op, rc_err *err) { return count_flag_run(op, 1, err); }
 
 /* ---------------------------------------------------------------- Slice / SliceGradient */
 typedef struct slice_state {
@@ -1329,6 +1388,11 @@ const rc_op_schema rc_ops_shape[] = {
      "(Y, split_info) = inputs joined along 'axis' (default 1); add_axis=1 stacks them on a new axis", concat_check},
     {"Split", 1, 2, 1, -1, NULL, split_setup, split_run, axis_state_free,
      "Y_0..Y_n = X cut along 'axis' by 'split' / input 1 / equally; add_axis=1 drops the axis", split_check},
+    /* Caffe2's legacy names of Concat and Split (concat_split_op.cc): the same ops */
+    {"DepthConcat", 1, -1, 1, 2, NULL, concat_setup, concat_run, axis_state_free,
+     "Concat under Caffe2's legacy name: (Y, split_info) = inputs joined along 'axis'", concat_check},
+    {"DepthSplit", 1, 2, 1, -1, NULL, split_setup, split_run, axis_state_free,
+     "Split under Caffe2's legacy name: Y_0..Y_n = X cut along 'axis'", split_check},
     {"SplitByLengths", 2, 2, 1, -1, NULL, sbl_setup, sbl_run, axis_state_free,
      "Y_0..Y_n = X cut along 'axis' (default 1) by runs of len(lengths) / n lengths (use_scaling_lengths)", sbl_check},
     {"Reshape", 1, 2, 2, 2, rc_inplace_first, reshape_setup, reshape_run, free_plain,
@@ -1349,6 +1413,10 @@ const rc_op_schema rc_ops_shape[] = {
      resize_like_check},
     {"Transpose", 1, 1, 1, 1, NULL, transpose_setup, transpose_run, free_plain,
      "Y = X with dims permuted by 'axes' (default: reversed)", transpose_check},
+    {"NCHW2NHWC", 1, 1, 1, 1, NULL, NULL, nchw2nhwc_run, NULL,
+     "Y = X (N, C, H_1..H_k) as (N, H_1..H_k, C), k >= 1", order_switch_check},
+    {"NHWC2NCHW", 1, 1, 1, 1, NULL, NULL, nhwc2nchw_run, NULL,
+     "Y = X (N, H_1..H_k, C) as (N, C, H_1..H_k), k >= 1", order_switch_check},
     {"ExpandDims", 1, 1, 1, 1, rc_inplace_first, dims_setup, expand_dims_run, free_plain,
      "Y = X with size-1 dims inserted at 'dims'", expand_dims_check},
     {"Squeeze", 1, 1, 1, 1, rc_inplace_first, dims_setup, squeeze_run, free_plain,
@@ -1357,6 +1425,10 @@ const rc_op_schema rc_ops_shape[] = {
      "Y = X's dims as a 1-D int32 tensor (only the dims named by 'axes' when given)", shape_check},
     {"Size", 1, 1, 1, 1, NULL, NULL, size_run, NULL,
      "Y = the number of X's elements, an int32 0-d tensor (Caffe2: int64)", size_check},
+    {"IsEmpty", 1, 1, 1, 1, NULL, NULL, is_empty_run, NULL,
+     "Y = 1 when X has no element, else 0 (an int32 0-d tensor; Caffe2: bool); X of any dtype", size_check},
+    {"HasElements", 1, -1, 1, 1, NULL, NULL, has_elements_run, NULL,
+     "Y = 1 when any input has an element, else 0 (an int32 0-d tensor; Caffe2: bool)", size_check},
     {"Slice", 1, 3, 1, 1, NULL, slice_setup, slice_run, free_plain,
      "(data[, starts, ends]) -> data[starts:ends] per dim (args or 1-D int32 inputs; negative v is size + 1 + v)",
      slice_check},

@@ -1,6 +1,6 @@
 /* ops/unary2.c -- more elementwise ops, as Caffe2's sin_op, cos_op, sign_op,
  * tan_op, asin_op, acos_op, atan_op, reciprocal_op, rsqrt_op, floor_op, ceil_op, softplus_op, selu_op, swish_op,
- * logit_op, cbrt_op, isnan_op,
+ * logit_op, cbrt_op, isnan_op, log1p_op, replace_nan_op, Round,
  * hard_sigmoid_op, cube_op, sinh_op, cosh_op, erf_op, thresholded_relu_op, gelu_op, glu_op,
  * Where (elementwise_logical_ops) and expand_op, with their gradient ops.
  *
@@ -41,6 +41,12 @@
  *   Cbrt(X) -> Y                     Y = cbrt(X)
  *   CbrtGradient(dY, Y) -> dX        dX = dY / (3 Y^2) (Caffe2's input order: dY first)
  *   IsNaN(X) -> Y                    int32 1 where X is NaN, else 0 (Caffe2: bool); no gradient
+ *   Log1p(X) -> Y                    Y = log1p(X) = log(1 + X), accurate for small X (-inf at -1, NaN below)
+ *   Log1pGradient(X, dY) -> dX       dX = dY / (1 + X)
+ *   Round(X) -> Y                    Y = X rounded to the nearest integer, halves away from zero
+ *                                    (std::round: 0.5 -> 1, -2.5 -> -3; -0, inf and NaN stay); no gradient
+ *   ReplaceNaN(X) -> Y               arg value=0: Y = X with every NaN replaced by value (Caffe2: float or
+ *                                    double; float32 here); no gradient
  *   Erf(X) -> Y                      Y = erf(X)
  *   ErfGradient(X, dY) -> dX         dX = dY 2 / sqrt(pi) exp(-X^2)
  *   ThresholdedRelu(X) -> Y          arg alpha=1: Y = X <= alpha ? 0 : X (NaN stays NaN; Caffe2: 0)
@@ -62,9 +68,9 @@
  *   ExpandGradient(dY, X) -> dX      dX = dY summed over the dims where X was repeated, in double and
  *                                    in dY's element order (deterministic); X is read for its shape
  *
- * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Softplus,
- * Selu, HardSigmoid and ThresholdedRelu may run in place (as Caffe2's schemas);
- * Sin, Cos, Tan, Asin, Acos, Atan, Swish, Cube, Sinh, Cosh, Erf, Gelu (whose
+ * All float32 unless said. Sign, Reciprocal, RSqrt, Floor, Ceil, Round, Softplus,
+ * Selu, HardSigmoid, ThresholdedRelu and ReplaceNaN may run in place (as Caffe2's schemas; Round as Floor);
+ * Sin, Cos, Tan, Asin, Acos, Atan, Swish, Cube, Sinh, Cosh, Erf, Gelu, Log1p (whose
  * gradients read X), Glu, Expand and ExpandGradient may not;
  * Where's Z may be X's or Y's blob when the result has that input's shape. The
  * gradient ops may write dX over dY. What differs from Caffe2:
@@ -98,7 +104,8 @@
 /* ================================================================ state and helpers */
 
 typedef struct u2_state {
-    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta; ThresholdedRelu: a = alpha */
+    float a, b;        /* Selu: alpha, scale; HardSigmoid: alpha, beta; ThresholdedRelu: a = alpha; Logit: a = eps;
+                        * ReplaceNaN: a = value */
     int64_t fast;      /* Gelu: fast_gelu */
     int64_t dim;       /* Glu: dim */
     int64_t rows;      /* Where: broadcast_on_rows */
@@ -226,6 +233,14 @@ static rc_status gelu_setup(rc_op *op, rc_err *err)
     rc_status st = state_new(op, &s, err);
     if (!st) st = rc_arg_i(&op->def, "fast_gelu", 0, &s->fast, err);
     return st;
+}
+
+/* ReplaceNaN: value (default 0; any float) */
+static rc_status replace_nan_setup(rc_op *op, rc_err *err)
+{
+    u2_state *s = NULL;
+    rc_status st = state_new(op, &s, err);
+    return st ? st : rc_arg_f(&op->def, "value", 0.0f, &s->a, err);
 }
 
 /* ================================================================ elementwise kernels */
@@ -473,6 +488,19 @@ static void k_cbrt_grad(const u2_state *s, int64_t n, const float *y, const floa
     for (int64_t i = 0; i < n; i++) dx[i] = dy[i] / (3.0f * y[i] * y[i]);
 }
 
+/* dY / (1 + X) (+-inf at X = -1, as the derivative) */
+static void k_log1p_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
+{
+    (void)s;
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] / (1.0f + x[i]);
+}
+
+/* NaN -> value; every other element kept as it is (-0 and the infinities too) */
+static void k_replace_nan(const u2_state *s, int64_t n, const float *x, float *y)
+{
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i] ? s->a : x[i];
+}
+
 static void k_cube_grad(const u2_state *s, int64_t n, const float *x, const float *dy, float *dx)
 {
     for (int64_t i = 0; i < n; i++) dx[i] = 3.0f * dy[i] * x[i] * x[i];
@@ -539,6 +567,10 @@ static rc_status erf_run(rc_op *op, rc_err *err) { return map_run(op, erff, err)
 static rc_status sinh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, coshf, 1, 0, err); }
 static rc_status cosh_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, sinhf, 1, 0, err); }
 static rc_status erf_grad_run(rc_op *op, rc_err *err) { return map_grad_run(op, erf_slope, 0, 1, err); }
+static rc_status log1p_run(rc_op *op, rc_err *err) { return map_run(op, log1pf, err); }
+static rc_status log1p_grad_run(rc_op *op, rc_err *err) { return bwd_run(op, k_log1p_grad, 0, 1, err); }
+static rc_status round_run(rc_op *op, rc_err *err) { return map_run(op, roundf, err); }
+static rc_status replace_nan_run(rc_op *op, rc_err *err) { return fwd_run(op, k_replace_nan, err); }
 
 static rc_status sin_run(rc_op *op, rc_err *err) { return fwd_run(op, k_sin, err); }
 static rc_status cos_run(rc_op *op, rc_err *err) { return fwd_run(op, k_cos, err); }
@@ -1063,6 +1095,13 @@ const rc_op_schema rc_ops_unary2[] = {
      check_all_f32},
     {"IsNaN", 1, 1, 1, 1, NULL, NULL, isnan_run, NULL, "Y = int32 1 where X is NaN, else 0 (Caffe2: bool)",
      check_x_f32},
+    {"Log1p", 1, 1, 1, 1, NULL, NULL, log1p_run, NULL, "Y = log1p(X) = log(1 + X)", check_x_f32},
+    {"Log1pGradient", 2, 2, 1, 1, inplace_dy1, NULL, log1p_grad_run, NULL, "(X, dY) -> dX = dY / (1 + X)",
+     check_all_f32},
+    {"Round", 1, 1, 1, 1, rc_inplace_any, NULL, round_run, NULL, "Y = round(X), halves away from zero",
+     check_x_f32},
+    {"ReplaceNaN", 1, 1, 1, 1, rc_inplace_any, replace_nan_setup, replace_nan_run, u2_state_free,
+     "Y = X with every NaN replaced by 'value' (default 0)", check_x_f32},
     {"Erf", 1, 1, 1, 1, NULL, NULL, erf_run, NULL, "Y = erf(X)", check_x_f32},
     {"ErfGradient", 2, 2, 1, 1, inplace_dy1, NULL, erf_grad_run, NULL,
      "(X, dY) -> dX = dY 2 / sqrt(pi) exp(-X^2)", check_all_f32},
