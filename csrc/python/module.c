@@ -811,6 +811,20 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The end of a call that ran a net of this workspace (RunNet, RunNetOnce, BenchmarkNet): records the failing
+ * op's position, leaves the signal guard, writes the print log, releases the workspace and raises st's error
+ * (finish). Returns finish's result. */
+static PyObject *net_call_done(WorkspaceObject *self, rc_status st, rc_err *err, sig_guard *g)
+{
+    self->last_failed_op = st ? err->op_pos : -1;
+    int hit = sig_guard_exit(g);
+    print_text pt;
+    log_take(self, &pt);
+    ws_release(self);
+    if (log_write_after(&pt, st, hit)) return NULL;
+    return finish(st, err, hit);
+}
+
 static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
 {
     self->last_failed_op = -1;
@@ -830,13 +844,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     CORE_CALL_BEGIN
     for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
     CORE_CALL_END
-    self->last_failed_op = st ? err.op_pos : -1;
-    int hit = sig_guard_exit(&g);
-    print_text pt;
-    log_take(self, &pt);
-    ws_release(self);
-    if (log_write_after(&pt, st, hit)) return NULL;
-    return finish(st, &err, hit);
+    return net_call_done(self, st, &err, &g);
 }
 
 /* benchmark_net(name, warmup_runs, main_runs, run_individual, main_thread) -> list of floats: Caffe2's
@@ -862,14 +870,7 @@ static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
     CORE_CALL_BEGIN
     st = rc_net_benchmark(net, warmup, runs, individual, out, &err);
     CORE_CALL_END
-    self->last_failed_op = st ? err.op_pos : -1;
-    int hit = sig_guard_exit(&g);
-    print_text pt;
-    log_take(self, &pt);
-    ws_release(self);
-    PyObject *ret = NULL;
-    if (log_write_after(&pt, st, hit)) goto done;
-    PyObject *r = finish(st, &err, hit);
+    PyObject *ret = NULL, *r = net_call_done(self, st, &err, &g);
     if (!r) goto done;
     Py_DECREF(r);
     if (!(ret = PyList_New(n + 1))) goto done;
@@ -902,14 +903,8 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     st = net ? rc_net_run(net, &err) : err.code;
     rc_net_free(net);
     CORE_CALL_END
-    self->last_failed_op = st ? err.op_pos : -1;
-    int hit = sig_guard_exit(&g);
-    print_text pt;
-    log_take(self, &pt);
-    ws_release(self);
     rc_netdef_free(nd);
-    if (log_write_after(&pt, st, hit)) return NULL;
-    return finish(st, &err, hit);
+    return net_call_done(self, st, &err, &g);
 }
 
 /* Creates the op of tuple t once and runs it runs (>= 0) times, then frees it: RunOperatorOnce (runs 1) and
