@@ -138,6 +138,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # gamma, above; Log1p, Round, SumInt, NCHW2NHWC, NHWC2NCHW, IsEmpty, HasElements read none, and
              # DepthConcat / DepthSplit read Concat's / Split's (above)
              "include_last_offset",
+             # ResizeNearest(Gradient) (csrc/ops/image.c; ChannelShuffle(Gradient) read group and order,
+             # above); BooleanUnmask, SegmentIdsToRanges, RowMul, ReduceTailSum, RowWiseArgMax and
+             # FindDuplicateElements read none
+             "width_scale", "height_scale",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

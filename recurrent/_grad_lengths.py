@@ -17,8 +17,8 @@
 - ``RemovePadding(data[, lengths]) -> data_out[, lengths_out]``:
   ``AddPadding([d_data_out(, lengths_out)]) -> data_grad`` (zero padding).
 - Lengths and segment ids get no gradient; ``GatherPadding``,
-  ``LengthsToSegmentIds``, ``LengthsToRanges``, ``LengthsToOffsets`` and ``SegmentIdsToLengths`` have
-  none.
+  ``LengthsToSegmentIds``, ``LengthsToRanges``, ``LengthsToOffsets``, ``SegmentIdsToLengths`` and
+  ``SegmentIdsToRanges`` have none.
 
 Gradient blobs are named ``<input>_grad``.
 """
@@ -101,4 +101,4 @@ def _remove_padding_grad(op, g_output):
 
 
 GradientRegistry.RegisterNoGradient("GatherPadding", "LengthsToSegmentIds", "LengthsToRanges",
-                                    "LengthsToOffsets", "SegmentIdsToLengths")
+                                    "LengthsToOffsets", "SegmentIdsToLengths", "SegmentIdsToRanges")

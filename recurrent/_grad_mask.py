@@ -6,9 +6,10 @@
   The mask and masked_indices get no gradient.
 - ``DotProductWithPadding(X, Y) -> Z``: ``DotProductWithPaddingGradient([X, Y, Z_grad])
   -> (X_grad, Y_grad)`` with the forward op's ``pad_value`` and ``replicate``.
-- ``BooleanMaskLengths``, ``LengthsToWeights`` and the two gradient ops have no gradient (Caffe2:
-  NO_GRADIENT or none needed). ``PadEmptySamples`` and ``SparseLengthsPositionalWeightedSum`` have no
-  gradient maker, as in Caffe2: a gradient that must flow through them is an error naming the op.
+- ``BooleanMaskLengths``, ``LengthsToWeights``, ``BooleanUnmask`` and the two gradient ops have no
+  gradient (Caffe2: NO_GRADIENT or none needed). ``PadEmptySamples`` and
+  ``SparseLengthsPositionalWeightedSum`` have no gradient maker, as in Caffe2: a gradient that must
+  flow through them is an error naming the op.
 """
 
 from . import core
@@ -40,3 +41,5 @@ def _dot_product_with_padding_grad(op, g_output):
 
 GradientRegistry.RegisterNoGradient("BooleanMaskLengths", "LengthsToWeights", "BooleanMaskGradient",
                                     "DotProductWithPaddingGradient")
+# Caffe2's NO_GRADIENT (boolean_unmask_ops.cc)
+GradientRegistry.RegisterNoGradient("BooleanUnmask")

@@ -5,6 +5,9 @@ Each maker takes the forward OperatorDef and the names of its output gradients
 gradient OperatorDefs and, aligned with ``op.input``, the name of each input's
 gradient (None where an input has none). Gradient blobs are named
 ``<input>_grad``, as Caffe2's ``GradientName``. Copy's maker lives in core.
+
+RowMul's is Caffe2's three ops (RowMul, Mul, ReduceTailSum); ReduceTailSum has no maker, as in
+Caffe2 (a gradient that must flow through it is an error naming the op).
 """
 
 import copy
@@ -377,6 +380,20 @@ def _cast_grad(op, g_output):
         return _no_grad(op)
     gx = _grad_name(op.input[0])
     return [_make(op, "Cast", [dy], [gx], to=1)], [gx]
+
+
+@GradientRegistry.RegisterGradient("RowMul")
+def _row_mul_grad(op, g_output):
+    """Caffe2's GetRowMulGradient: RowMul(dY, w) -> mat_grad; Mul(dY, mat) -> <w_grad>before_aggregate,
+    then ReduceTailSum of it -> w_grad (shape (N,), whatever w's shape)."""
+    dy = g_output[0]
+    if dy is None:
+        return _no_grad(op)
+    mat, w = op.input
+    gm, gw = _grad_name(mat), _grad_name(w)
+    tmp = gw + "before_aggregate"
+    return [_make(op, "RowMul", [dy, w], [gm]), _make(op, "Mul", [dy, mat], [tmp]),
+            _make(op, "ReduceTailSum", [tmp], [gw])], [gm, gw]
 
 
 # Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /

@@ -17,7 +17,8 @@ Input orders and op names are Caffe2's (SegmentOpGetGradient in segment_reductio
   ``core.GradientSlice(INDICES, values)``, the values blob named ``<OUT>_<DATA>_grad_values``;
   the WithMainInput op takes INDICES as a fifth input to read the rows DATA[INDICES[k]].
 - SEGMENT_IDS and INDICES get no gradient, SCALARS none without ``grad_on_weights``;
-  ``Unique`` (integer outputs) and the gradient ops have none.
+  ``Unique`` (integer outputs), ``FindDuplicateElements`` (Caffe2's SHOULD_NOT_DO_GRADIENT) and the
+  gradient ops have none.
 """
 
 from . import core
@@ -36,5 +37,5 @@ GradientRegistry.RegisterGradient("UnsortedSegmentWeightedSum")(
 GradientRegistry.RegisterGradient("SparseUnsortedSegmentWeightedSum")(
     segment_weighted_grad("UnsortedSegment", True))
 GradientRegistry.RegisterNoGradient(
-    "Unique", "UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient",
+    "Unique", "FindDuplicateElements", "UnsortedSegmentSumGradient", "UnsortedSegmentMeanGradient",
     "UnsortedSegmentWeightedSumGradient", "UnsortedSegmentWeightedSumWithMainInputGradient")

@@ -125,7 +125,7 @@ for _t in ("ReduceFrontMax", "ReduceBackMax"):
     GradientRegistry.RegisterGradient(_t)(_reduce_fb_max_grad)
 
 GradientRegistry.RegisterNoGradient(
-    "StopGradient", "ArgMax", "ArgMin", "Accuracy",
+    "StopGradient", "ArgMax", "ArgMin", "Accuracy", "RowWiseArgMax",
     "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (updates of parameters / grads)
     "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",

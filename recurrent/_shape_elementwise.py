@@ -12,7 +12,8 @@ What each op does with shapes (read from the C code):
   result does not have that input's shape, and the inference says so;
 - AddGradient, SubGradient, MulGradient, DivGradient, PowGradient (tensor form), MeanGradient and
   ExpandGradient give each input's gradient that input's shape;
-- FC, FCTransposed, MatMul, ElementwiseLinear and their gradients flatten at their axis arguments.
+- FC, FCTransposed, MatMul, ElementwiseLinear and their gradients flatten at their axis arguments;
+- RowMul gives mat's shape (w must hold mat.shape[0] elements).
 
 Not inferred: Expand, whose output shape is the values of its shape input. FCGradient's output 0 under
 stash_dy / skip_dw and output 1 under skip_db (RecurrentNetworkGradient's flags) are left unknown: the op
@@ -188,6 +189,17 @@ def _selu_grad(op, ins):
         raise ShapeError("SeluGradient: dY %s must have as many elements as Y %s" % (
             list(ins[1].shape), list(ins[0].shape)))
     return [Tensor(ins[0].shape, FLOAT)]
+
+
+@register("RowMul")
+def _row_mul(op, ins):
+    """mat float32 (N, ...), w float32 of N elements (any shape) -> mat's shape."""
+    _floats(op, ins)
+    mat, w = ins[0].shape, ins[1].shape
+    if len(mat) < 1 or size(w) != mat[0]:
+        raise ShapeError("RowMul: w %s must hold one element per row of mat %s (at least 1-D)" % (
+            list(w), list(mat)))
+    return [Tensor(mat, FLOAT)]
 
 
 @register("Copy", "StopGradient", "NegateGradient")

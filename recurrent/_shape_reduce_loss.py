@@ -1,6 +1,6 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, and the n-ary Sum / Max /
-SumInt (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
+loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, the n-ary Sum / Max /
+SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
 inputs the op certainly refuses (a known wrong dtype, shapes that do not fit, an axis out of
@@ -16,8 +16,8 @@ Worth knowing:
 - ``Reduce{Front,Back}{Sum,Mean}Gradient`` may take X's *shape* (an int32 1-D tensor) as input 1
   instead of X: dX's shape is then that tensor's values, so it is not inferred (nor when input 1's
   dtype is UNDEFINED, as it could be either).
-- ArgMax / ArgMin give INT32 and Dropout's mask INT32 (bools are int32 here), whatever the input
-  dtype, and SumInt INT32; every other output here is FLOAT (these ops only write float32).
+- ArgMax / ArgMin / RowWiseArgMax give INT32 and Dropout's mask INT32 (bools are int32 here),
+  whatever the input dtype, and SumInt INT32; every other output here is FLOAT (these ops only write float32).
 - What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
   inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
   guessed; the run fails anyway.
@@ -246,6 +246,29 @@ def _argmax(op, ins):
         raise ShapeError("%s: dim %d of %s is larger than int32" % (op.type, ax, list(shape)))
     out = shape[:ax] + ((1,) if keep else ()) + shape[ax + 1:]
     return [Tensor(out, INT32)]
+
+
+@_shape_fn("RowWiseArgMax")
+def _rowwise_argmax(op, ins):
+    """X float32 (N, D) -> (N, 1) int32; D = 0 with N > 0 refused, as ArgMax's empty axis."""
+    _f32(op, ins, 0)
+    shape = ins[0].shape
+    if len(shape) != 2:
+        raise ShapeError("RowWiseArgMax: input 0 must be 2-D, got %s" % list(shape))
+    if shape[1] == 0 and shape[0] > 0:
+        raise ShapeError("RowWiseArgMax: %s has rows of 0 elements: no position to give" % list(shape))
+    if shape[1] > 2 ** 31 - 1:
+        raise ShapeError("RowWiseArgMax: dim 1 of %s is larger than int32" % list(shape))
+    return [Tensor((shape[0], 1), INT32)]
+
+
+@_shape_fn("ReduceTailSum")
+def _reduce_tail_sum(op, ins):
+    """mat float32 (N, ...) -> (N,)."""
+    _f32(op, ins, 0)
+    if not ins[0].shape:
+        raise ShapeError("ReduceTailSum: input 0 must have at least 1 dim, got ()")
+    return [F(ins[0].shape[:1])]
 
 
 @_shape_fn("Accuracy")

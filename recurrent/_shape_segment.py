@@ -22,6 +22,8 @@ inferred. What is inferred:
 - GatherRanges: only LENGTHS (B,); PadEmptySamples: only out_lengths; RemoveDataBlocks only with
   an empty indices input (a copy of data); SegmentIdsToLengths only with data_to_infer_dim.
 - NanCheck (Y = X), Assert and EnforceFinite (no outputs) only check X's dtype.
+- SegmentIdsToRanges: (K, 2) only with data_to_infer_dim; BooleanUnmask: (M,) the masks' length, the
+  values' dtype. FindDuplicateElements is not inferred (one entry per repeated value).
 
 Arguments are read as the C ops read them: the first argument of a name counts (rc_opdef_arg;
 ``shape_inference.arg``). An argument of a kind or value that the op refuses when it is created
@@ -312,6 +314,9 @@ def _assert(op, ins):
 
 
 # ================================================================ segment.c
+not_inferred("the output has one entry per repeated value (values)", "FindDuplicateElements")
+
+
 @_fn("Unique")
 def _unique(op, ins):
     _dtype(op, ins, 0, INT32, "indices")
@@ -521,6 +526,15 @@ def _segment_ids_to_lengths(op, ins):
     return [Tensor((ins[1].shape[0],), INT32)]
 
 
+@_fn("SegmentIdsToRanges")
+def _segment_ids_to_ranges(op, ins):
+    _i32_vec(op, ins, 0, "segment_ids")
+    if len(ins) < 2:
+        return [None]  # last id + 1 rows
+    _ndim(op, ins, 1, "data_to_infer_dim", 1)
+    return [Tensor((ins[1].shape[0], 2), INT32)]
+
+
 # ================================================================ ranges.c
 not_inferred("the output has sum(LENGTHS) rows (a value)", "LengthsTile", "LengthsRangeFill",
              "UnpackRNNSequence")
@@ -604,6 +618,24 @@ def _mod(op, ins):
 # ================================================================ mask.c
 not_inferred("the output has one row per 1 of the mask (values)", "BooleanMask")
 not_inferred("the output has sum(lengths) entries (a value)", "LengthsToWeights")
+
+
+@_fn("BooleanUnmask")
+def _boolean_unmask(op, ins):
+    """(mask_k int32 1-D of one length M, values_k float32 / int32 1-D of values_0's dtype) pairs ->
+    (M,) of that dtype; whether each values_k holds the right count is a matter of the masks' values."""
+    if len(ins) % 2:
+        raise _Unknown()
+    for k in range(0, len(ins), 2):
+        _i32_vec(op, ins, k, "mask")
+        _ndim(op, ins, k + 1, "values", 1, 1)
+        if ins[k].shape[0] != ins[0].shape[0]:
+            _fail(op, "mask %d %s must have the length of mask 0 %s", k // 2, list(ins[k].shape),
+                  list(ins[0].shape))
+    dts = {t.dtype for t in ins[1::2]} - {UNDEFINED}
+    if len(dts) > 1:
+        _fail(op, "the values must have one dtype, got dtypes %s", sorted(dts))
+    return [Tensor((ins[0].shape[0],), dts.pop() if dts else UNDEFINED)]
 
 
 @_fn("BooleanMaskGradient")

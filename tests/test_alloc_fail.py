@@ -1166,3 +1166,47 @@ def test_ops_allocation_failures(part, sticky):
     if part == 1:
         # converting the net's description names the net and the op
         assert re.search(r"net 'af_ops_part0(_\d+)?': op #0 \(Gather\)", text), text
+
+
+# ---------------------------------------------------------------- a small net of image and index ops
+def test_unmask_ranges_rowmul_duplicates_shuffle_resize_allocation_failures():
+    """BooleanUnmask (its per-pair counters made with the op), SegmentIdsToRanges, RowMul, ReduceTailSum,
+    RowWiseArgMax, FindDuplicateElements (hash table and positions: scratch of the run), ChannelShuffle,
+    ResizeNearest and their gradient ops: every allocation of a cycle fails in turn; each failure is a
+    MemoryError naming the op, nothing leaks, and the next cycle gives the same bits."""
+    r = np.random.RandomState(3)
+    blobs = dict(m1=np.array([1, 0, 1, 0], np.int32), v1=r.rand(2).astype(np.float32),
+                 m2=np.array([0, 1, 0, 1], np.int32), v2=r.rand(2).astype(np.float32),
+                 ids=np.array([0, 0, 2, 2, 3], np.int32), d=np.zeros((6, 1), np.float32),
+                 mat=r.rand(3, 4).astype(np.float32), w=r.rand(3).astype(np.float32),
+                 fd=np.array([5, 1, 5, 2, 1, 5], np.int32), img=r.rand(2, 4, 3, 2).astype(np.float32))
+    net = core.Net("af_image_index")
+    net.BooleanUnmask(["m1", "v1", "m2", "v2"], "bu")
+    net.SegmentIdsToRanges(["ids"], "sr")
+    net.SegmentIdsToRanges(["ids", "d"], "sr2")
+    net.RowMul(["mat", "w"], "rm")
+    net.ReduceTailSum(["mat"], "rts")
+    net.RowWiseArgMax(["mat"], "ram")
+    net.FindDuplicateElements(["fd"], "fde")
+    net.ChannelShuffle(["img"], "cs", group=2)
+    net.ChannelShuffleGradient(["cs"], "csg", group=2)
+    net.ResizeNearest(["img"], "rn", height_scale=1.5, width_scale=2.0)
+    net.ResizeNearestGradient(["rn", "img"], "rng", height_scale=1.5, width_scale=2.0)
+    compare = ["bu", "sr", "sr2", "rm", "rts", "ram", "fde", "cs", "csg", "rn", "rng"]
+
+    def prepare():
+        for k, v in blobs.items():
+            workspace.FeedBlob(k, v)
+
+    def cycle():
+        workspace.CreateNet(net, overwrite=True)
+        workspace.RunNet(net)
+
+    for sticky in (False, True):
+        workspace.ResetWorkspace()
+        messages, _ = sweep(cycle, compare, sticky, prepare=prepare)
+        text = " | ".join(messages)
+        for t in ("BooleanUnmask", "SegmentIdsToRanges", "RowMul", "ReduceTailSum", "RowWiseArgMax",
+                  "FindDuplicateElements", "ChannelShuffle", "ChannelShuffleGradient", "ResizeNearest",
+                  "ResizeNearestGradient"):
+            assert "op %s #" % t in text, "no failure reported by %s: %s" % (t, text)

@@ -585,6 +585,15 @@ CASES = [
          r"shape \(2,\) int32, input 0 blob 'a'\)",
          after="assert list(workspace.FetchBlob('a')) == [2147483647, 1]",
          note="checked before the output (here in place over 'a') is written; Caffe2's int addition wrapped"),
+    Case("row-mul-w-size", "ops: math", "RowMul([mat (3,2), w (2,)])",
+         "feed(m=f32(3, 2), w=f32(2)); run_op('RowMul', ['m', 'w'], 'y')", V,
+         r"op RowMul #0: input 1 blob 'w' \(w\) of shape \(2,\) float32 must hold one element per row \(dim "
+         r"0\) of input 0 blob 'm' \(mat\) of shape \(3, 2\) float32",
+         note="Caffe2 resized the output before its check; w may have any shape with N elements, as Caffe2"),
+    Case("reduce-tail-sum-0d", "ops: math", "ReduceTailSum(x ())",
+         "feed(x=np.float32(2)); run_op('ReduceTailSum', ['x'], 'y')", V,
+         r"op ReduceTailSum #0: input 0 blob 'x' \(mat\) must have at least 1 dim, got \(\) float32",
+         note="Caffe2 read dim 0 of a 0-d tensor; RowMul's mat likewise"),
     Case("sum-int-float-input", "ops: math", "SumInt([a int32, f float32])",
          "feed(a=np.ones(3, np.int32), f=f32(3)); run_op('SumInt', ['a', 'f'], 'y')", T_,
          r"op SumInt #0: input 1 blob 'f' must be int32, got \(3,\) float32"),
@@ -987,6 +996,40 @@ CASES = [
          """, None, "",
          note="no error: a cell with x = 0 gets gradient 0, also in a window of zeros (Y = 0); Caffe2 gave "
               "NaN there for p < 2 (0 * inf) and for Y = 0 (0 / 0)"),
+    # ---------------------------------------------------------------- ChannelShuffle, ResizeNearest
+    Case("channel-shuffle-group-divides", "ops: image", "ChannelShuffle(x (2,6,3,3), group=4)",
+         "feed(x=f32(2, 6, 3, 3)); run_op('ChannelShuffle', ['x'], ['y'], group=4)", V,
+         r"op ChannelShuffle #0: input 0 blob 'x' \(2, 6, 3, 3\) float32 has 6 channels \(order NCHW\), not a "
+         r"multiple of argument group=4",
+         note="ChannelShuffleGradient and order NHWC (the last dim) likewise"),
+    Case("channel-shuffle-group-zero", "ops: image", "ChannelShuffle(x, group=0)",
+         "feed(x=f32(2, 6, 3, 3)); run_op('ChannelShuffle', ['x'], ['y'], group=0)", V,
+         r"op ChannelShuffle #0: argument group=0 must be >= 1",
+         note="checked when the op is created; Caffe2 computed C % 0 (and divided by N C = 0 for an empty X)"),
+    Case("resize-nearest-scale-arg", "ops: image", "ResizeNearest(x, width_scale=0)",
+         "feed(x=f32(2, 3, 4, 4)); run_op('ResizeNearest', ['x'], ['y'], width_scale=0.0)", V,
+         r"op ResizeNearest #0: argument width_scale=0 must be a finite number > 0",
+         note="checked when the op is created (Caffe2 refused <= 0; NaN and inf are refused here too)"),
+    Case("resize-nearest-scales-input-values", "ops: image", "ResizeNearest(x, scales [2, -1])",
+         "feed(x=f32(2, 3, 4, 4), s=np.array([2.0, -1.0], np.float32)); "
+         "run_op('ResizeNearest', ['x', 's'], ['y'])", V,
+         r"op ResizeNearest #0: input 1 blob 's' \(scales\) holds width_scale -1; it must be a finite number "
+         r"> 0", note="Caffe2 did not check the scales input: 0 divided by zero, a negative scale gave a "
+                      "negative size"),
+    Case("resize-nearest-size-overflow", "ops: image", "ResizeNearest(x (2,3,4,4), width_scale=1e9)",
+         "feed(x=f32(2, 3, 4, 4)); run_op('ResizeNearest', ['x'], ['y'], width_scale=1e9)", M,
+         r"op ResizeNearest #0: input 0 blob 'x' \(2, 3, 4, 4\) float32: the output width 4 x width_scale "
+         r"1e\+09 = 4e\+09 overflows int32",
+         note="Caffe2's int overflowed; sizes that fit int32 but not memory are refused by the allocation "
+              "(MemoryError)"),
+    Case("resize-nearest-gradient-dy-shape", "ops: image",
+         "ResizeNearestGradient([dy (2,3,8,9), x (2,3,4,4)], scales 2)",
+         "feed(dy=f32(2, 3, 8, 9), x=f32(2, 3, 4, 4)); "
+         "run_op('ResizeNearestGradient', ['dy', 'x'], ['dx'], width_scale=2.0, height_scale=2.0)", V,
+         r"op ResizeNearestGradient #0: input 0 blob 'dy' \(dY\) \(2, 3, 8, 9\) float32 must have the shape "
+         r"ResizeNearest gives for input 1 blob 'x' \(X\) \(2, 3, 4, 4\) float32 with height_scale 2, "
+         r"width_scale 2: N 2, C 3, H 8, W 8 \(order NCHW\)",
+         note="Caffe2 took N and C from dY and did not check: a larger dY wrote outside dX"),
     # ---------------------------------------------------------------- PadImage
     Case("pad-image-mode", "ops: pad image", "PadImage(x, mode='wrap')",
          "feed(x=f32(2, 3, 5, 6)); run_op('PadImage', ['x'], ['y'], pad=1, mode='wrap')", V,
@@ -1826,6 +1869,10 @@ CASES = [
          "feed(x=f32(4)); run_op('Unique', ['x'], ['u', 'r'])", T_,
          r"op Unique #0: input 0 blob 'x' must be int32, got \(4,\) float32",
          note="indices of any shape are read flattened; the remapping has their shape"),
+    Case("find-duplicate-elements-rank", "ops: dedup", "FindDuplicateElements(x (2,2))",
+         "feed(x=f32(2, 2)); run_op('FindDuplicateElements', ['x'], ['y'])", V,
+         r"op FindDuplicateElements #0: input 0 blob 'x' \(data\) must be 1-D, got \(2, 2\) float32",
+         note="as Caffe2; float32 or int32 data, int32 indices (Caffe2: int64)"),
     Case("segment-ids-not-prefix", "ops: dedup", "UnsortedSegmentSum([data (3,4), ids (3,2)])",
          """
          feed(d=f32(3, 4), i=np.zeros((3, 2), np.int32))
@@ -2524,6 +2571,13 @@ CASES = [
          "feed(x=np.zeros((2, 0), np.float32)); run_op('ArgMax', 'x', 'y')", V,
          r"op ArgMax #0: dim 1 of input 0 blob 'x' \(2, 0\) float32 has size 0: no position to give",
          note="Caffe2 wrote no index; ArgMin the same; indices are int32 (Caffe2: int64)"),
+    Case("rowwise-argmax-empty-rows", "ops: unary & reduce", "RowWiseArgMax(x (2,0))",
+         "feed(x=np.zeros((2, 0), np.float32)); run_op('RowWiseArgMax', 'x', 'y')", V,
+         r"op RowWiseArgMax #0: input 0 blob 'x' \(2, 0\) float32 has rows of 0 elements: no position to give",
+         note="Caffe2 read X[0] of an empty row (and left the index unset for rows of 1 element)"),
+    Case("rowwise-argmax-rank", "ops: unary & reduce", "RowWiseArgMax(x (2,3,4))",
+         "feed(x=f32(2, 3, 4)); run_op('RowWiseArgMax', 'x', 'y')", V,
+         r"op RowWiseArgMax #0: input 0 blob 'x' must be 2-D \(N, D\), got \(2, 3, 4\) float32"),
     Case("accuracy-label-range", "ops: unary & reduce", "Accuracy([p (2,3), label [0, 3]])",
          "feed(p=f32(2, 3), l=np.array([0, 3], np.int32)); run_op('Accuracy', ['p', 'l'], 'a')", I,
          r"op Accuracy #0: input 1 blob 'l' \(2,\) int32 \(label\): label 3 at row 1 is out of range "
@@ -2664,6 +2718,11 @@ CASES = [
          r"op SegmentIdsToLengths #0: input 0 blob 'i' \(segment_ids\) must be sorted: 1 at index 2 follows "
          r"2",
          note="negative ids are refused too"),
+    Case("segment-ids-to-ranges-negative-id", "ops: lengths", "SegmentIdsToRanges(ids [-2, -2, 0])",
+         "feed(i=np.array([-2, -2, 0], np.int32)); run_op('SegmentIdsToRanges', ['i'], 'r')", V,
+         r"op SegmentIdsToRanges #0: input 0 blob 'i' \(segment_ids\) holds a negative id -2 at index 0",
+         note="Caffe2 wrote outside its output for a negative first id; unsorted ids and more segments than "
+              "data_to_infer_dim's rows are refused too (as Caffe2)"),
     Case("lengths-to-ranges-overflow", "ops: lengths", "LengthsToRanges(lengths [2147483647, 1])",
          "feed(l=np.array([2147483647, 1], np.int32)); run_op('LengthsToRanges', ['l'], 'r')", V,
          r"op LengthsToRanges #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 2147483648, "
@@ -3187,6 +3246,38 @@ CASES = [
          run_op('BooleanMaskLengths', ['l', 'm'], ['o'])
          """, V, r"op BooleanMaskLengths #0: input 0 blob 'l' \(lengths\) of shape \(2,\) int32 sums to 3, "
                  r"but input 1 blob 'm' \(mask\) of shape \(4,\) int32 holds 4 values"),
+    Case("boolean-unmask-no-mask-at-position", "ops: mask",
+         "BooleanUnmask(m1 [1, 0, 1], v1 (2,), m2 [0, 0, 0], v2 (1,))",
+         """
+         feed(m1=np.array([1, 0, 1], np.int32), v1=f32(2), m2=np.zeros(3, np.int32), v2=f32(1))
+         run_op('BooleanUnmask', ['m1', 'v1', 'm2', 'v2'], ['o'])
+         """, V,
+         r"op BooleanUnmask #0: no mask holds 1 at position 1, so it has no value \(2 masks of length 3, the "
+         r"first input 0 blob 'm1'\)",
+         note="Caffe2 enforced it too, after writing part of the output; here nothing is written"),
+    Case("boolean-unmask-values-count", "ops: mask", "BooleanUnmask(m1 [1, 0], v1 (1,), m2 [1, 1], v2 (2,))",
+         """
+         feed(m1=np.array([1, 0], np.int32), v1=f32(1), m2=np.array([1, 1], np.int32), v2=f32(2))
+         run_op('BooleanUnmask', ['m1', 'v1', 'm2', 'v2'], ['o'])
+         """, V,
+         r"op BooleanUnmask #0: input 3 blob 'v2' \(values\) of shape \(2,\) float32 must hold one value per "
+         r"position where input 2 blob 'm2' \(mask\) is the first mask holding 1: 1",
+         note="a later mask's 1 where an earlier mask holds 1 takes no value, as Caffe2's code (its doc's "
+              "second example, this case, fails in Caffe2 too)"),
+    Case("boolean-unmask-values-dtypes", "ops: mask", "BooleanUnmask(m1, v1 float32, m2, v2 int32)",
+         """
+         feed(m1=np.array([1, 0], np.int32), v1=f32(1), m2=np.array([0, 1], np.int32), v2=np.ones(1, np.int32))
+         run_op('BooleanUnmask', ['m1', 'v1', 'm2', 'v2'], ['o'])
+         """, T_,
+         r"op BooleanUnmask #0: input 3 blob 'v2' \(values\) of shape \(1,\) int32 must have the dtype of "
+         r"input 1 blob 'v1' \(values\) of shape \(1,\) float32",
+         note="Caffe2 copied every values input with values_0's item size (another dtype was reinterpreted)"),
+    Case("boolean-unmask-odd-inputs", "ops: mask", "BooleanUnmask(m1, v1, m2)",
+         """
+         feed(m1=np.array([1, 0], np.int32), v1=f32(1), m2=np.array([0, 1], np.int32))
+         run_op('BooleanUnmask', ['m1', 'v1', 'm2'], ['o'])
+         """, V, r"op BooleanUnmask #0: takes \(mask, values\) pairs: an even number of inputs, got 3",
+         note="checked when the op is created, as Caffe2's schema"),
     Case("remove-data-blocks-index-range", "ops: mask", "RemoveDataBlocks(d (4, 2), i = [1, 4])",
          """
          feed(d=f32(4, 2), i=np.array([1, 4], np.int32))

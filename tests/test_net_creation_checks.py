@@ -320,6 +320,24 @@ CASES = [
     ("DepthSplit", dict(x=f32(2, 3)), ["s0", "s1"], dict(axis=1), V),
     ("LengthsToOffsets", dict(l=f32(3)), ["y"], {}, E),
     ("LengthsToOffsets", dict(l=i32(3, 1)), ["y"], dict(include_last_offset=1), V),
+    # BooleanUnmask (csrc/ops/mask.c), SegmentIdsToRanges (lengths.c), RowMul, ReduceTailSum (math.c),
+    # RowWiseArgMax (reduce.c), FindDuplicateElements (segment.c), ChannelShuffle(Gradient),
+    # ResizeNearest(Gradient) (image.c)
+    ("BooleanUnmask", dict(m=i32(3), v=f32(2), n=i32(2), w=f32(1)), ["y"], {}, V),
+    ("BooleanUnmask", dict(m=i32(3), v=f32(2), n=i32(3), w=i32(1)), ["y"], {}, E),
+    ("SegmentIdsToRanges", dict(s=f32(3)), ["r"], {}, E),
+    ("SegmentIdsToRanges", dict(s=i32(3), d=np.float32(1)), ["r"], {}, V),
+    ("RowMul", dict(m=f32(3, 2), w=f32(2)), ["y"], {}, V),
+    ("ReduceTailSum", dict(m=i32(3, 2)), ["y"], {}, E),
+    ("RowWiseArgMax", dict(x=f32(3)), ["y"], {}, V),
+    ("FindDuplicateElements", dict(x=f32(2, 2)), ["y"], {}, V),
+    ("ChannelShuffle", dict(x=f32(2, 6, 2)), ["y"], dict(group=4), V),
+    ("ChannelShuffleGradient", dict(x=i32(2, 6)), ["y"], dict(group=2), E),
+    ("ResizeNearest", dict(x=f32(2, 3, 4)), ["y"], {}, V),
+    ("ResizeNearest", dict(x=f32(2, 3, 4, 4), s=f32(3)), ["y"], {}, V),
+    ("ResizeNearestGradient", dict(dy=f32(2, 3, 8, 9), x=f32(2, 3, 4, 4)), ["dx"], dict(width_scale=2.0,
+                                                                                       height_scale=2.0), V),
+    ("ResizeNearestGradient", dict(dy=f32(2, 3, 8, 8), x=f32(2, 3, 4, 4), s=i32(2)), ["dx"], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]
@@ -462,6 +480,12 @@ VALUE_CASES = [
      dict(b=np.array([0], np.int32))),
     ("LengthsToOffsets", dict(l=np.array([2, -1], np.int32)), ["y"], {}, ValueError,
      dict(l=np.array([2, 1], np.int32))),
+    ("BooleanUnmask", dict(m=np.array([1, 0], np.int32), v=f32(1), n=np.array([0, 0], np.int32), w=f32(1)),
+     ["y"], {}, ValueError, dict(n=np.array([0, 1], np.int32))),
+    ("SegmentIdsToRanges", dict(s=np.array([1, 0], np.int32)), ["r"], {}, ValueError,
+     dict(s=np.array([0, 1], np.int32))),
+    ("ResizeNearest", dict(x=f32(1, 1, 2, 2), s=np.array([0.0, 1.0], np.float32)), ["y"], {}, ValueError,
+     dict(s=np.array([2.0, 1.0], np.float32))),
 ]
 
 

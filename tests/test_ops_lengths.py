@@ -362,9 +362,81 @@ def test_segment_ids_to_lengths_counts():
     np.testing.assert_array_equal(run("SegmentIdsToLengths", ["ids"], ["l"]), [2, 0, 3, 0, 0, 1])
 
 
+def segment_ids_to_ranges_ref(ids, K=None):
+    """Caffe2's reference (segment_ops_test's op_ref), extended with its C++ op's rules for the data input:
+    segments past the last id are (0, 0), and segments up to the first id start at 0."""
+    prev = ids[0] if len(ids) else 0
+    ranges = [[0, 0] for _ in range(prev + 1)] if len(ids) else []
+    for i, sid in enumerate(ids):
+        while sid != prev:
+            prev += 1
+            ranges.append([i, 0])
+        ranges[-1][1] += 1
+    if K is not None:
+        ranges += [[0, 0]] * (K - len(ranges))
+    return np.array(ranges, np.int32).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 5, 5, 5, 5],  # Caffe2's test
+                                 [0, 0, 1, 1, 1, 3], [2, 2, 4], [0], [7], [], [0, 1, 2, 3],
+                                 [1, 1, 1, 1, 4, 4, 9]])
+def test_segment_ids_to_ranges(ids):
+    feed(ids=np.array(ids, np.int32))
+    r = run("SegmentIdsToRanges", ["ids"], ["r"])
+    assert r.dtype == np.int32 and r.shape == ((ids[-1] + 1 if ids else 0), 2)
+    np.testing.assert_array_equal(r, segment_ids_to_ranges_ref(ids))
+    # the lengths column is SegmentIdsToLengths's; each segment with rows starts where its ids start
+    np.testing.assert_array_equal(r[:, 1], run("SegmentIdsToLengths", ["ids"], ["l"]))
+    for s, (start, n) in enumerate(r):
+        if n:
+            assert list(ids[start:start + n]) == [s] * n
+    # data_to_infer_dim gives the segment count; the extra segments are (0, 0), as Caffe2's
+    K = (ids[-1] + 1 if ids else 0) + 3
+    feed(d=np.zeros((K, 2, 0), np.float32))
+    r2 = run("SegmentIdsToRanges", ["ids", "d"], ["r2"])
+    np.testing.assert_array_equal(r2, segment_ids_to_ranges_ref(ids, K))
+
+
+def test_segment_ids_to_ranges_caffe2_example():
+    """Caffe2's test: lengths [4, 6, 3, 2, 0, 4] as ids, back to (start, length) rows."""
+    lengths = [4, 6, 3, 2, 0, 4]
+    ids = np.repeat(np.arange(len(lengths)), lengths).astype(np.int32)
+    feed(ids=ids)
+    r = run("SegmentIdsToRanges", ["ids"], ["r"])
+    np.testing.assert_array_equal(r, [[0, 4], [4, 6], [10, 3], [13, 2], [15, 0], [15, 4]])
+    feed(lengths=np.array(lengths, np.int32))
+    np.testing.assert_array_equal(r, run("LengthsToRanges", ["lengths"], ["lr"]))
+
+
+def test_segment_ids_to_ranges_bad_input():
+    for ids, msg in (([1, 0], r"must be sorted: 0 at index 1 follows 1"),
+                     ([-1, 0], r"holds a negative id -1 at index 0"),
+                     ([-3, -3], r"holds a negative id -3 at index 0")):  # Caffe2 wrote out of bounds here
+        feed(ids=np.array(ids, np.int32))
+        workspace.FeedBlob("r", np.full(3, 9.0, np.float32))
+        raises(ValueError, r"^op SegmentIdsToRanges #0: input 0 blob 'ids' \(segment_ids\) " + msg,
+               op("SegmentIdsToRanges", ["ids"], ["r"]))
+        np.testing.assert_array_equal(workspace.FetchBlob("r"), np.full(3, 9.0, np.float32))  # untouched
+    feed(ids=np.array([0, 3], np.int32), d=np.zeros((3, 1), np.float32))
+    raises(ValueError, r"^op SegmentIdsToRanges #0: input 0 blob 'ids' \(segment_ids\) has 4 segments \(last "
+                       r"id 3\), more than dim 0 of input 1 blob 'd' of shape \(3, 1\) float32$",
+           op("SegmentIdsToRanges", ["ids", "d"], ["r"]))
+    feed(ids=np.array([[0, 1]], np.int32))
+    raises(ValueError, r"^op SegmentIdsToRanges #0: input 0 blob 'ids' \(segment_ids\) must be 1-D, got "
+                       r"\(1, 2\) int32$", op("SegmentIdsToRanges", ["ids"], ["r"]))
+    feed(ids=np.array([0, 1], np.float32))
+    raises(TypeError, r"^op SegmentIdsToRanges #0: input 0 blob 'ids' must be int32, got \(2,\) float32$",
+           op("SegmentIdsToRanges", ["ids"], ["r"]))
+    feed(ids=np.array([0, 1], np.int32), d=np.float32(1))
+    raises(ValueError, r"^op SegmentIdsToRanges #0: input 1 blob 'd' \(data_to_infer_dim\) must have at "
+                       r"least 1 "
+                       r"dim, got \(\) float32$", op("SegmentIdsToRanges", ["ids", "d"], ["r"]))
+
+
 def test_lengths_utilities_have_no_gradient():
     for t, ins in (("LengthsToSegmentIds", ["a"]), ("LengthsToRanges", ["a"]), ("LengthsToOffsets", ["a"]),
-                   ("SegmentIdsToLengths", ["a", "b"]), ("GatherPadding", ["a", "b"])):
+                   ("SegmentIdsToLengths", ["a", "b"]), ("SegmentIdsToRanges", ["a", "b"]),
+                   ("GatherPadding", ["a", "b"])):
         ops, g = G(op(t, ins, ["y"]), ["dy"])
         assert ops == [] and all(x is None for x in g), t
 

@@ -1,8 +1,8 @@
 """Mask and padding ops (csrc/ops/mask.c: BooleanMask(+Gradient), BooleanMaskLengths, LengthsToWeights,
-PadEmptySamples, DotProductWithPadding(+Gradient), RemoveDataBlocks), SparseLengthsPositionalWeightedSum
-(csrc/ops/lengths_reduce.c) and the gradient makers (recurrent/_grad_mask.py): NumPy references,
-finite-difference gradients, bad input with exact messages (outputs untouched, workspace usable) and the
-checks at net creation."""
+PadEmptySamples, DotProductWithPadding(+Gradient), RemoveDataBlocks, BooleanUnmask),
+SparseLengthsPositionalWeightedSum (csrc/ops/lengths_reduce.c) and the gradient makers
+(recurrent/_grad_mask.py): NumPy references, finite-difference gradients, bad input with exact messages
+(outputs untouched, workspace usable) and the checks at net creation."""
 
 import numpy as np
 import pytest
@@ -382,6 +382,101 @@ def test_remove_data_blocks_bad_input(rng):
     np.testing.assert_array_equal(run("RemoveDataBlocks", ["d", "i"], ["o"]), workspace.FetchBlob("d")[:3])
 
 
+# ---------------------------------------------------------------- BooleanUnmask
+def unmask_ref(*pairs):
+    """Caffe2's code: position p takes the next value of the first mask holding 1 at p."""
+    masks, values = pairs[0::2], pairs[1::2]
+    out = np.zeros(len(masks[0]), values[0].dtype)
+    nxt = [0] * len(masks)
+    for p in range(len(out)):
+        k = next(k for k, m in enumerate(masks) if m[p])
+        out[p] = values[k][nxt[k]]
+        nxt[k] += 1
+    assert nxt == [len(v) for v in values]
+    return out
+
+
+@pytest.mark.parametrize("N", [2, 3, 7, 20])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("seed", range(3))
+def test_boolean_unmask_random_splits(N, dtype, seed):
+    """Caffe2's test: a random split of the positions into disjoint masks gives back every value."""
+    r = np.random.RandomState(seed * 100 + N)
+    all_value = (r.rand(N) * N).astype(dtype)
+    M = r.randint(1, N)
+    pieces = np.split(r.permutation(N), sorted(r.randint(1, N, size=M)))
+    blobs, names = {}, []
+    for k, piece in enumerate(pieces):
+        mask = np.zeros(N, np.int32)
+        mask[piece] = 1
+        blobs["m%d" % k], blobs["v%d" % k] = mask, all_value[np.sort(piece)]
+        names += ["m%d" % k, "v%d" % k]
+    feed(**blobs)
+    out = run("BooleanUnmask", names, ["o"])
+    assert out.dtype == dtype
+    assert out.tobytes() == all_value.tobytes()
+    assert out.tobytes() == unmask_ref(*[blobs[n] for n in names]).tobytes()
+
+
+def test_boolean_unmask_caffe2_doc_example_and_overlaps():
+    feed(m1=i32([1, 0, 1, 0, 0]), v1=np.array([1.0, 3.0], np.float32), m2=i32([0, 1, 0, 0, 0]),
+         v2=np.array([2.0], np.float32), m3=i32([0, 0, 0, 1, 1]), v3=np.array([4.0, 5.0], np.float32))
+    np.testing.assert_array_equal(run("BooleanUnmask", ["m1", "v1", "m2", "v2", "m3", "v3"], ["o"]),
+                                  [1, 2, 3, 4, 5])
+    # overlapping masks: the first mask holding 1 takes the position; a later one takes nothing there
+    feed(a=i32([1, 0, 1]), va=np.array([10, 30], np.int32), b=i32([1, 1, 1]), vb=np.array([20], np.int32))
+    np.testing.assert_array_equal(run("BooleanUnmask", ["a", "va", "b", "vb"], ["o"]), [10, 20, 30])
+    # Caffe2's doc example 2 (values2 = [2, 2] for mask2 = [1, 1] behind mask1 = [1, 0]) fails in Caffe2's
+    # code too: mask2 takes one position, so it must hold one value
+    feed(m1=i32([1, 0]), v1=np.array([1.0], np.float32), m2=i32([1, 1]), v2=np.array([2.0, 2.0], np.float32))
+    fails(ValueError, "op BooleanUnmask #0: input 3 blob 'v2' (values) of shape (2,) float32 must hold one "
+                      "value "
+          "per position where input 2 blob 'm2' (mask) is the first mask holding 1: 1",
+          "BooleanUnmask", ["m1", "v1", "m2", "v2"])
+    feed(v2=np.array([2.0], np.float32))
+    np.testing.assert_array_equal(run("BooleanUnmask", ["m1", "v1", "m2", "v2"], ["o"]), [1, 2])
+    # one pair; empty masks and values; NaN payloads and -0.0 moved as bits
+    bits = np.array([0x7fc01234, 0x80000000], np.uint32).view(np.float32)
+    feed(m=i32([1, 1]), v=bits, e=i32([]), ev=np.zeros(0, np.float32))
+    assert run("BooleanUnmask", ["m", "v"], ["o"]).tobytes() == bits.tobytes()
+    assert run("BooleanUnmask", ["e", "ev", "e", "ev"], ["o"]).shape == (0,)
+
+
+def test_boolean_unmask_bad_input(rng):
+    keep = np.full((2,), 7.0, np.float32)
+    feed(o=keep, m=i32([1, 0, 1]), v=f32(rng, 2), n=i32([0, 1, 0]), w=f32(rng, 1), m2=i32([1, 2, 0]),
+         short=i32([1, 0]), z=i32([0, 0, 0]), vi=i32([5]), v2=f32(rng, 2, 1), mf=np.ones(3, np.float32),
+         vs=f32(rng, 3))
+    fails(ValueError, "op BooleanUnmask #0: no mask holds 1 at position 1, so it has no value (2 masks of "
+                      "length 3, "
+          "the first input 0 blob 'm')", "BooleanUnmask", ["m", "v", "z", "w"])
+    fails(ValueError, "op BooleanUnmask #0: input 1 blob 'vs' (values) of shape (3,) float32 must hold one "
+                      "value "
+          "per position where input 0 blob 'm' (mask) is the first mask holding 1: 2",
+          "BooleanUnmask", ["m", "vs", "n", "w"])
+    fails(ValueError, "op BooleanUnmask #0: input 2 blob 'm2' (mask) holds 2 at position 1; a mask holds "
+                      "only 0 "
+          "and 1", "BooleanUnmask", ["m", "v", "m2", "w"])
+    fails(ValueError, "op BooleanUnmask #0: input 2 blob 'short' (mask) of shape (2,) int32 must have the "
+                      "length "
+          "of input 0 blob 'm' (mask) of shape (3,) int32", "BooleanUnmask", ["m", "v", "short", "w"])
+    fails(TypeError, "op BooleanUnmask #0: input 3 blob 'vi' (values) of shape (1,) int32 must have the "
+                     "dtype of "
+          "input 1 blob 'v' (values) of shape (2,) float32", "BooleanUnmask", ["m", "v", "n", "vi"])
+    fails(ValueError, "op BooleanUnmask #0: input 1 blob 'v2' (values) must be 1-D, got (2, 1) float32",
+          "BooleanUnmask", ["m", "v2"])
+    fails(TypeError, "op BooleanUnmask #0: input 0 blob 'mf' must be int32, got (3,) float32",
+          "BooleanUnmask", ["mf", "v"])
+    fails(ValueError, "op BooleanUnmask #0: takes (mask, values) pairs: an even number of inputs, got 3",
+          "BooleanUnmask", ["m", "v", "n"])
+    assert workspace.FetchBlob("o").tobytes() == keep.tobytes()  # nothing written
+    # no gradient (Caffe2: NO_GRADIENT)
+    ops, g = G(op("BooleanUnmask", ["m", "v", "n", "w"], ["o"]), ["o_grad"])
+    assert ops == [] and g == [None] * 4
+    np.testing.assert_array_equal(run("BooleanUnmask", ["m", "v", "n", "w"], ["o"]),
+                                  unmask_ref(*[workspace.FetchBlob(b) for b in ["m", "v", "n", "w"]]))
+
+
 # ---------------------------------------------------------------- net creation
 @pytest.mark.parametrize("type_,inputs,pattern", [
     ("BooleanMask", ["d", "m3"], r"input 1 blob 'm3' \(mask\) of shape \(3,\) int32 must hold one "
@@ -391,6 +486,7 @@ def test_remove_data_blocks_bad_input(rng):
     ("PadEmptySamples", ["l", "s"], r"input 1 blob 's' \(features\) must have at least 1 dim"),
     ("SparseLengthsPositionalWeightedSum", ["d", "w2", "i", "l"], r"\(positional weights\) must have 1 dim"),
     ("RemoveDataBlocks", ["s", "i"], r"input 0 blob 's' \(data\) must have at least 1 dim"),
+    ("BooleanUnmask", ["m3", "y"], r"input 1 blob 'y' \(values\) must be 1-D, got \(3, 2\) float32"),
 ])
 def test_shapes_checked_at_net_creation(rng, type_, inputs, pattern):
     feed(d=f32(rng, 4, 2), m3=i32([1, 0, 1]), y=f32(rng, 3, 2), l=i32([4]), s=np.float32(1),

@@ -1,4 +1,5 @@
-"""Math operators (DESIGN.md §3): FC, MatMul, Sum, SumInt, Accumulate, Add/Sub/Mul (+ legacy broadcast),
+"""Math operators (DESIGN.md §3): FC, MatMul, Sum, SumInt, Accumulate, RowMul, ReduceTailSum,
+Add/Sub/Mul (+ legacy broadcast),
 SumReduceLike, Sigmoid/Tanh/Relu, ElementwiseLinear, Scale, Sqr, Negative, WeightedSum, Copy and
 their gradient ops, against NumPy references; bad input; gradients by finite
 differences; a small MLP trained with WeightedSum SGD."""
@@ -364,6 +365,84 @@ def test_accumulate_bad_inputs():
     with pytest.raises(TypeError, match=r"op Accumulate: argument 'gamma' must be a float"):
         workspace.RunOperatorOnce(op("Accumulate", ["x"], ["y"], gamma="big"))
     np.testing.assert_array_equal(run("Accumulate", ["x"], ["y"]), np.ones(3))  # usable
+
+
+# ---------------------------------------------------------------- RowMul, ReduceTailSum
+@pytest.mark.parametrize("mshape,wshape", [((4, 3), (4,)), ((3, 2, 5), (3,)), ((5,), (5,)), ((4, 3), (4, 1)),
+                                           ((2, 3), (1, 2)), ((0, 3), (0,)), ((3, 0), (3,))])
+def test_row_mul(rng, mshape, wshape):
+    """Caffe2's test_row_mul reference: Y[i, ...] = mat[i, ...] * w[i] (w of any shape with N elements)."""
+    mat, w = f32(rng, *mshape, lo=-2, hi=2), f32(rng, *wshape, lo=-2, hi=2)
+    feed(mat=mat, w=w)
+    y = run("RowMul", ["mat", "w"], ["y"])
+    ref = np.zeros_like(mat)
+    for i in range(w.size):
+        ref[i] = mat[i] * w.reshape(-1)[i]
+    assert y.dtype == np.float32 and y.tobytes() == ref.tobytes()  # one float product per element
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (5,), (2, 0), (0, 3), (3, 1, 1)])
+def test_reduce_tail_sum(rng, shape):
+    mat = f32(rng, *shape, lo=-3, hi=3)
+    feed(mat=mat)
+    y = run("ReduceTailSum", ["mat"], ["y"])
+    ref = mat.reshape(shape[0], int(np.prod(shape[1:]))).astype(np.float64).sum(axis=1).astype(np.float32)
+    # (added in double, rounded once)
+    assert y.shape == (shape[0],) and y.tobytes() == ref.tobytes()
+
+
+def test_row_mul_gradient_is_caffe2s(rng):
+    o = op("RowMul", ["mat", "w"], ["y"])
+    ops, g = G(o, ["y_grad"])
+    assert g == ["mat_grad", "w_grad"]
+    assert [(p.type, list(p.input), list(p.output)) for p in ops] == [
+        ("RowMul", ["y_grad", "w"], ["mat_grad"]), ("Mul", ["y_grad", "mat"], ["w_gradbefore_aggregate"]),
+        ("ReduceTailSum", ["w_gradbefore_aggregate"], ["w_grad"])]
+    assert G(o, [None]) == ([], [None, None])
+    # ReduceTailSum has no gradient maker, as in Caffe2
+    with pytest.raises(Exception, match="ReduceTailSum"):
+        G(op("ReduceTailSum", ["x"], ["y"]), ["y_grad"])
+
+
+@pytest.mark.parametrize("mshape", [(4, 3), (3, 2, 2), (5,)])
+def test_row_mul_gradient_fd(rng, mshape):
+    mat, w = f32(rng, *mshape, lo=-1, hi=1), f32(rng, mshape[0], lo=0.5, hi=1.5)
+    check_grads(op("RowMul", ["mat", "w"], ["y"]), [mat, w])
+
+
+def test_row_mul_backward_through_net(rng):
+    """AddGradientOperators through RowMul: mat_grad = dY * w, w_grad = the row sums of dY * mat."""
+    mat, w = f32(rng, 3, 4), f32(rng, 3)
+    feed(mat=mat, w=w)
+    net = core.Net("rowmul")
+    net.RowMul(["mat", "w"], "y")
+    net.SumElements("y", "loss")
+    net.AddGradientOperators(["loss"])
+    workspace.RunNetOnce(net)
+    close(workspace.FetchBlob("mat_grad"), np.ones_like(mat) * w[:, None])
+    close(workspace.FetchBlob("w_grad"), mat.astype(np.float64).sum(axis=1))
+
+
+def test_row_mul_reduce_tail_sum_bad_inputs(rng):
+    keep = np.full(2, 7.0, np.float32)
+    feed(y=keep, mat=f32(rng, 3, 2), w2=f32(rng, 2), w=f32(rng, 3), s=np.float32(1), one=f32(rng, 1),
+         mi=np.ones((3, 2), np.int32), wi=np.ones(3, np.int32))
+    fails(ValueError, "op RowMul #0: input 1 blob 'w2' (w) of shape (2,) float32 must hold one element per "
+          "row (dim 0) of input 0 blob 'mat' (mat) of shape (3, 2) float32", "RowMul", ["mat", "w2"], ["y"])
+    fails(ValueError, "op RowMul #0: input 0 blob 's' (mat) must have at least 1 dim, got () float32",
+          "RowMul", ["s", "one"], ["y"])
+    fails(TypeError, "op RowMul #0: input 0 blob 'mi' must be float32, got (3, 2) int32",
+          "RowMul", ["mi", "w"], ["y"])
+    fails(TypeError, "op RowMul #0: input 1 blob 'wi' must be float32, got (3,) int32",
+          "RowMul", ["mat", "wi"], ["y"])
+    fails(ValueError, "op ReduceTailSum #0: input 0 blob 's' (mat) must have at least 1 dim, got () float32",
+          "ReduceTailSum", ["s"], ["y"])
+    fails(TypeError, "op ReduceTailSum #0: input 0 blob 'mi' must be float32, got (3, 2) int32",
+          "ReduceTailSum", ["mi"], ["y"])
+    assert workspace.FetchBlob("y").tobytes() == keep.tobytes()  # nothing written
+    with pytest.raises(ValueError, match="op RowMul #0: input 0 and output 0 are the same blob 'mat'"):
+        workspace.RunOperatorOnce(op("RowMul", ["mat", "w"], ["mat"]))  # Caffe2's schema: no in place
+    close(run("RowMul", ["mat", "w"], ["y"]), workspace.FetchBlob("mat") * workspace.FetchBlob("w")[:, None])
 
 
 def test_weighted_sum(rng):

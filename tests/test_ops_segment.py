@@ -1,7 +1,7 @@
-"""Unique, UnsortedSegment{Sum,Mean,WeightedSum}, SparseUnsortedSegment{Sum,Mean,WeightedSum}
-and their gradient ops (csrc/ops/segment.c) and gradient makers (recurrent/_grad_segment.py):
-NumPy references (ids of rank 0, 1 and 2, duplicates, empty, num_segments),
-first-occurrence order, bitwise order of summation, gradients by finite
+"""Unique, FindDuplicateElements, UnsortedSegment{Sum,Mean,WeightedSum},
+SparseUnsortedSegment{Sum,Mean,WeightedSum} and their gradient ops (csrc/ops/segment.c) and gradient
+makers (recurrent/_grad_segment.py): NumPy references (ids of rank 0, 1 and 2, duplicates, empty,
+num_segments), first-occurrence order, bitwise order of summation, gradients by finite
 differences and through core.Net, bad input with exact messages (at run and
 at net creation), and the identity the deduplication of sparse gradients
 relies on: Unique + UnsortedSegmentSum scattered into a table == np.add.at."""
@@ -140,6 +140,56 @@ def test_unique_bad_inputs(rng):
     # the workspace is still usable
     feed(x=np.array([2, 2, 1], np.int32))
     np.testing.assert_array_equal(run("Unique", ["x"], ["u"]), [2, 1])
+
+
+# ---------------------------------------------------------------- FindDuplicateElements
+def find_dup_ref(x):
+    """Caffe2's: the positions whose value an earlier position holds (an unordered_map keyed by value:
+    -0.0 == 0.0, a NaN equals nothing)."""
+    seen, out = set(), []
+    for j, v in enumerate(x.tolist()):
+        if v != v:
+            continue
+        if v in seen:
+            out.append(j)
+        seen.add(v)
+    return np.array(out, np.int32)
+
+
+@pytest.mark.parametrize("n,hi", [(10, 4), (0, 5), (1, 1), (7, 1), (50, 1000), (2000, 300)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_find_duplicate_elements(rng, n, hi, dtype):
+    x = (rng.randint(-hi, hi, n) / (2.0 if dtype == np.float32 else 1)).astype(dtype)
+    feed(x=x)
+    y = run("FindDuplicateElements", ["x"], ["y"])
+    assert y.dtype == np.int32 and y.ndim == 1
+    np.testing.assert_array_equal(y, find_dup_ref(x))
+
+
+def test_find_duplicate_elements_caffe2_example_and_float_rules():
+    feed(x=np.array([8, 2, 1, 1, 7, 8, 1], np.float32))  # Caffe2's doc example
+    np.testing.assert_array_equal(run("FindDuplicateElements", ["x"], ["y"]), [3, 5, 6])
+    feed(x=np.array([0.0, -0.0, np.nan, np.nan, np.inf, -np.inf, np.inf, 1e-45, -1e-45], np.float32))
+    np.testing.assert_array_equal(run("FindDuplicateElements", ["x"], ["y"]), [1, 6])  # -0 == 0; NaNs unique
+    x = np.array([I32.min, I32.max, 0, I32.min, -1, I32.max, -1], np.int32)
+    feed(x=x)
+    np.testing.assert_array_equal(run("FindDuplicateElements", ["x"], ["y"]), [3, 5, 6])
+    feed(x=np.arange(1000, dtype=np.int32) * 65536)  # all unique, values a poor hash would collide
+    assert run("FindDuplicateElements", ["x"], ["y"]).shape == (0,)
+
+
+def test_find_duplicate_elements_bad_input():
+    keep = np.full(2, 7.0, np.float32)
+    feed(y=keep, x2=np.ones((2, 2), np.int32), s=np.int32(3))
+    for x, msg in (("x2", "op FindDuplicateElements #0: input 0 blob 'x2' (data) must be 1-D, got (2, 2) "
+                          "int32"),
+                   ("s", "op FindDuplicateElements #0: input 0 blob 's' (data) must be 1-D, got () int32")):
+        with pytest.raises(ValueError) as info:
+            workspace.RunOperatorOnce(op("FindDuplicateElements", [x], ["y"]))
+        assert str(info.value) == msg
+    assert workspace.FetchBlob("y").tobytes() == keep.tobytes()
+    ops, g = G(op("FindDuplicateElements", ["x"], ["y"]), ["y_grad"])
+    assert ops == [] and g == [None]  # Caffe2: SHOULD_NOT_DO_GRADIENT
 
 
 # ---------------------------------------------------------------- UnsortedSegmentSum / Mean: forward

@@ -1,8 +1,8 @@
 """Elementwise ops and reductions of csrc/ops/unary.c and csrc/ops/reduce.c (Clip, Abs, Sqrt,
 LeakyRelu, Elu, Softsign, StopGradient, Min, Mean, Reduce{Sum,Mean,Max,Min},
-Reduce{Front,Back}{Sum,Mean}, ArgMax, ArgMin, Accuracy) and their gradient ops: NumPy references for
-every argument form, finite-difference gradients, NaN rules, bad input with exact messages, and
-StopGradient cutting the gradient in a Net and in a RecurrentNetwork step net."""
+Reduce{Front,Back}{Sum,Mean}, ArgMax, ArgMin, RowWiseArgMax, Accuracy) and their gradient ops: NumPy
+references for every argument form, finite-difference gradients, NaN rules, bad input with exact
+messages, and StopGradient cutting the gradient in a Net and in a RecurrentNetwork step net."""
 
 import itertools
 
@@ -454,6 +454,50 @@ def test_arg_nan():
     feed(x=x)
     np.testing.assert_array_equal(run("ArgMax", ["x"], ["y"], keepdims=0), np.argmax(x, axis=-1))
     np.testing.assert_array_equal(run("ArgMin", ["x"], ["y"], keepdims=0), np.argmin(x, axis=-1))
+
+
+# ================================================================ RowWiseArgMax
+@pytest.mark.parametrize("shape", [(4, 5), (1, 1), (6, 1), (1, 7), (0, 3), (0, 0), (30, 200)])
+def test_rowwise_argmax(rng, shape):
+    x = rng.randint(0, 3, shape).astype(np.float32)  # many ties: the first position wins, as Caffe2's doc
+    feed(x=x)
+    y = run("RowWiseArgMax", ["x"], ["y"])
+    assert y.dtype == np.int32 and y.shape == (shape[0], 1)
+    if shape[0]:
+        np.testing.assert_array_equal(y, np.argmax(x, axis=1)[:, None])
+    # the same as ArgMax over axis 1 with keepdims
+    if x.size:
+        np.testing.assert_array_equal(y, run("ArgMax", ["x"], ["a"], axis=1))
+
+
+def test_rowwise_argmax_one_column_and_nan():
+    """D = 1 gives 0 (Caffe2 never wrote the index then); NaN ranks above every number, the first NaN wins
+    (np.argmax and this library's ArgMax; Caffe2 compared with > only)."""
+    feed(x=np.array([[5.0], [-1.0], [np.nan]], np.float32))
+    np.testing.assert_array_equal(run("RowWiseArgMax", ["x"], ["y"]), [[0], [0], [0]])
+    x = np.array([[1, np.nan, 5, np.nan], [np.nan, 2, 0, 1], [3, 3, -1, -1], [-np.inf, -np.inf, -np.inf, 0]],
+                 np.float32)
+    feed(x=x)
+    np.testing.assert_array_equal(run("RowWiseArgMax", ["x"], ["y"]), np.argmax(x, axis=1)[:, None])
+
+
+def test_rowwise_argmax_bad_input():
+    keep = np.full(2, 7.0, np.float32)
+    feed(y=keep, x3=np.ones((2, 3, 4), np.float32), x1=np.ones(3, np.float32), e=np.ones((3, 0), np.float32),
+         xi=np.ones((2, 3), np.int32))
+    for x, exc, msg in (
+            ("x3", ValueError, "op RowWiseArgMax #0: input 0 blob 'x3' must be 2-D (N, D), got (2, 3, 4) "
+                               "float32"),
+            ("x1", ValueError, "op RowWiseArgMax #0: input 0 blob 'x1' must be 2-D (N, D), got (3,) float32"),
+            ("e", ValueError, "op RowWiseArgMax #0: input 0 blob 'e' (3, 0) float32 has rows of 0 elements: "
+                              "no position to give"),
+            ("xi", TypeError, "op RowWiseArgMax #0: input 0 blob 'xi' must be float32, got (2, 3) int32")):
+        with pytest.raises(exc) as info:
+            workspace.RunOperatorOnce(op("RowWiseArgMax", [x], ["y"]))
+        assert str(info.value) == msg
+    assert workspace.FetchBlob("y").tobytes() == keep.tobytes()
+    ops, g = core.GradientRegistry.GetGradientForOp(op("RowWiseArgMax", ["x"], ["y"]), ["y_grad"])
+    assert ops == [] and g == [None]  # Caffe2: NO_GRADIENT
 
 
 # ================================================================ Accuracy

@@ -108,6 +108,9 @@ CASES = [
     ("PRelu", [(5,), (1,)], 1, {}, [(5,)]),
     ("PReluGradient", [(2, 3, 4), (2, 3, 4), (2, 3, 4), (3,)], 2, {}, [(2, 3, 4), (3,)]),
     ("SquareRootDivide", [(3, 2), (3,)], 1, {}, [(3, 2)]),
+    ("RowMul", [(3, 2, 4), (3,)], 1, {}, [(3, 2, 4)]),
+    ("RowMul", [(3,), (3, 1)], 1, {}, [(3,)]),
+    ("RowMul", [(0, 5), (0,)], 1, {}, [(0, 5)]),
     ("SquareRootDivide", [(3, 2, 2), ints(3)], 1, {}, [(3, 2, 2)]),
     # binary ops: equal shapes, numpy-style, legacy broadcast=1 with axis / axis_str
     ("Add", [(2, 3), (2, 3)], 1, {}, [(2, 3)]),
@@ -202,7 +205,7 @@ def test_every_type_of_the_family_is_covered():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_elementwise"}
     mine |= {t for t in si.NOT_INFERRED if t == "Expand"}
-    assert len(mine) == 125
+    assert len(mine) == 126
     assert mine <= covered, sorted(mine - covered)
 
 
@@ -305,6 +308,8 @@ REFUSED = [
     ("MeanGradient", [(2, 3), (2, 3), (2,)], {}, ["o", "p"]),           # X1 does not broadcast to dY
     ("ExpandGradient", [(2, 3), (4,)], {}, None),                       # not an expansion
     ("SquareRootDivide", [(3, 2), (2,)], {}, None),                     # one scale per row
+    ("RowMul", [(3, 2), (2,)], {}, None),                               # w not one per row
+    ("RowMul", [(), (1,)], {}, None),                                   # mat 0-d
     ("SumReduceLike", [(2, 3, 4), (5,)], {}, None),                     # B not a run of A's dims
     ("EnsureClipped", [(4, 3), np.array([0, 2], np.int32), (2, 2)], {}, ["i0"]),  # grad's shape
     ("ClipTensorByScaling", [(2, 3), (2,)], {"threshold": 1.0}, None),  # value not a scalar

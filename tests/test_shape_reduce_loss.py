@@ -110,6 +110,11 @@ CASES = [
     ("ArgMax", [("x", X234)], ["i"], {}),
     ("ArgMin", [("x", X234)], ["i"], {"axis": 0, "keepdims": 0}),
     ("ArgMax", [("x", r(5))], ["i"], {"keepdims": 0}),
+    ("RowWiseArgMax", [("x", r(3, 4))], ["i"], {}),
+    ("RowWiseArgMax", [("x", r(0, 0))], ["i"], {}),
+    ("ReduceTailSum", [("x", X234)], ["s"], {}),
+    ("ReduceTailSum", [("x", r(3))], ["s"], {}),
+    ("ReduceTailSum", [("x", r(2, 0))], ["s"], {}),
     ("Accuracy", [("p", r(4, 5)), ("l", i32([0, 4, 2, 1]))], ["a"], {"top_k": 2}),
     # ---- loss.c
     ("SquaredL2Distance", [("x", r(3, 4)), ("y", r(3, 4))], ["d"], {}),
@@ -244,7 +249,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 89
+    assert len(mine) == 91
     assert not mine - {c[0] for c in CASES}
 
 
@@ -316,6 +321,9 @@ REFUSED = [
     ("ReduceFrontSum", [("x", r(3, 4))], ["y"], {"num_reduce_dim": 3}),      # more dims than X has
     ("ReduceMax", [("x", r(3, 0))], ["y"], {"axes": [1]}),                   # max of nothing
     ("ArgMax", [("x", r(3, 0))], ["y"], {}),                                 # no position to give
+    ("RowWiseArgMax", [("x", r(3, 0))], ["y"], {}),                          # no position to give
+    ("RowWiseArgMax", [("x", X234)], ["y"], {}),                             # not 2-D
+    ("ReduceTailSum", [("x", i32(3))], ["y"], {}),                           # 0-d int32
     ("ArgMin", [("x", np.float32(1))], ["y"], {}),                           # 0-d
     ("ReduceBackMean", [("x", r(3, 4)), ("l", i32([1, 2]))], ["y"], {}),     # lengths count
     ("ReduceFrontSum", [("x", r(3, 4)), ("l", r(4))], ["y"], {}),            # lengths dtype

@@ -131,6 +131,8 @@ CASES = [
     case("Unique", [("x", i(3, 1, 3, 2))], ["u", "r"], known=["r"]),
     case("Unique", [("x", np.array([[3, 1], [3, 3]], np.int32))], ["u", "r"], known=["r"]),
     case("Unique", [("x", i(3, 1))], ["u"], known=[]),
+    case("FindDuplicateElements", [("x", f(4))], ["o"], known=[]),
+    case("FindDuplicateElements", [("x", i(3, 1, 3))], ["o"], known=[]),
     case("UnsortedSegmentSum", [("d", D53), ("s", i(0, 2, 0, 1, 2))], ["o"], known=[]),
     case("UnsortedSegmentSum", [("d", D53), ("s", i(0, 2, 0, 1, 2))], ["o"], num_segments=4),
     case("UnsortedSegmentSum", [("d", f(2, 3, 4)), ("s", np.array([[0, 1, 4], [4, 1, 0]], np.int32))], ["o"],
@@ -184,6 +186,9 @@ CASES = [
     case("LengthsToOffsets", [("l", i())], ["o"], include_last_offset=1),
     case("SegmentIdsToLengths", [("s", i(0, 0, 2))], ["l"], known=[]),
     case("SegmentIdsToLengths", [("s", i(0, 0, 2)), ("d", f(4, 2))], ["l"]),
+    case("SegmentIdsToRanges", [("s", i(0, 0, 2))], ["r"], known=[]),
+    case("SegmentIdsToRanges", [("s", i(0, 0, 2)), ("d", f(4, 2))], ["r"]),
+    case("SegmentIdsToRanges", [("s", i()), ("d", i(7, 8))], ["r"]),
     # ---------------------------------------------------------------- ranges.c
     case("LengthsTile", [("d", f(3, 2)), ("l", i(1, 0, 2))], ["o"], known=[]),
     case("LengthsRangeFill", [("l", L23)], ["o"], known=[]),
@@ -219,6 +224,9 @@ CASES = [
     case("RemoveDataBlocks", [("d", f(4, 3)), ("x", i(1, 1))], ["o"], known=[]),
     case("RemoveDataBlocks", [("d", f(4, 3)), ("x", np.zeros(0, np.float32))], ["o"]),
     case("RemoveDataBlocks", [("d", i(4, 3)), ("x", i())], ["o"]),
+    case("BooleanUnmask", [("m", i(1, 0, 1)), ("v", f(2)), ("n", i(0, 1, 0)), ("w", f(1))], ["o"]),
+    case("BooleanUnmask", [("m", i(1, 1)), ("v", i(5, 6))], ["o"]),
+    case("BooleanUnmask", [("m", i()), ("v", f(0))], ["o"]),
 ]
 
 
@@ -227,19 +235,19 @@ def test_infer_then_run(op_type, inputs, outputs, known, args):
     check_case(op_type, inputs, outputs, known, args)
 
 
-FAMILY = """AddPadding Assert BooleanMask BooleanMaskGradient BooleanMaskLengths DotProductWithPadding
-DotProductWithPaddingGradient EnforceFinite GatherPadding GatherRanges GatherRangesToDense
-LengthsGather LengthsIndicesInGradientMeanGradient LengthsIndicesInGradientSumGradient LengthsMax
-LengthsMaxWithMainInputAndForwardOutputGradient LengthsMean LengthsMeanGradient LengthsPad
-LengthsRangeFill LengthsSum LengthsSumGradient LengthsTile LengthsToOffsets LengthsToRanges
-LengthsToSegmentIds LengthsToWeights LengthsWeightedSum LengthsWeightedSumGradient
-LengthsWeightedSumWithMainInputGradient Mod NanCheck PackRNNSequence PackSegments PadEmptySamples
-Range RemoveDataBlocks RemovePadding ScatterAssign SegmentIdsToLengths SortedSegmentMean
-SortedSegmentMeanGradient SortedSegmentRangeLogMeanExp SortedSegmentRangeLogMeanExpGradient
-SortedSegmentRangeLogSumExp SortedSegmentRangeLogSumExpGradient SortedSegmentRangeMax
-SortedSegmentRangeMaxGradient SortedSegmentRangeMean SortedSegmentRangeMeanGradient
-SortedSegmentRangeSum SortedSegmentRangeSumGradient SortedSegmentSum SortedSegmentSumGradient
-SortedSegmentWeightedSum SortedSegmentWeightedSumGradient
+FAMILY = """AddPadding Assert BooleanMask BooleanMaskGradient BooleanMaskLengths BooleanUnmask
+DotProductWithPadding DotProductWithPaddingGradient EnforceFinite FindDuplicateElements
+GatherPadding GatherRanges GatherRangesToDense LengthsGather LengthsIndicesInGradientMeanGradient
+LengthsIndicesInGradientSumGradient LengthsMax LengthsMaxWithMainInputAndForwardOutputGradient
+LengthsMean LengthsMeanGradient LengthsPad LengthsRangeFill LengthsSum LengthsSumGradient
+LengthsTile LengthsToOffsets LengthsToRanges LengthsToSegmentIds LengthsToWeights LengthsWeightedSum
+LengthsWeightedSumGradient LengthsWeightedSumWithMainInputGradient Mod NanCheck PackRNNSequence
+PackSegments PadEmptySamples Range RemoveDataBlocks RemovePadding ScatterAssign SegmentIdsToLengths
+SegmentIdsToRanges SortedSegmentMean SortedSegmentMeanGradient SortedSegmentRangeLogMeanExp
+SortedSegmentRangeLogMeanExpGradient SortedSegmentRangeLogSumExp SortedSegmentRangeLogSumExpGradient
+SortedSegmentRangeMax SortedSegmentRangeMaxGradient SortedSegmentRangeMean
+SortedSegmentRangeMeanGradient SortedSegmentRangeSum SortedSegmentRangeSumGradient SortedSegmentSum
+SortedSegmentSumGradient SortedSegmentWeightedSum SortedSegmentWeightedSumGradient
 SortedSegmentWeightedSumWithMainInputGradient SparseLengthsIndicesInGradientMeanGradient
 SparseLengthsIndicesInGradientSumGradient SparseLengthsIndicesInGradientWeightedSumGradient
 SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient SparseLengthsMean
@@ -254,7 +262,7 @@ UnsortedSegmentWeightedSumGradient UnsortedSegmentWeightedSumWithMainInputGradie
 
 def test_every_op_type_of_the_family_has_a_function_or_a_reason_and_a_case():
     si.registered()
-    assert len(set(FAMILY)) == 85
+    assert len(set(FAMILY)) == 88
     assert {p.values[0] for p in CASES} == set(FAMILY)
     assert not [t for t in FAMILY if t not in si._REGISTRY and t not in si.NOT_INFERRED]
     mine = {t for t, fn in si._REGISTRY.items() if fn.__module__ == "recurrent._shape_segment"}
@@ -366,6 +374,10 @@ REFUSED = [
     ("DotProductWithPadding", [("x", f(3, 4)), ("y", f(3))], ["z"], {}),
     ("DotProductWithPaddingGradient", [("x", f(3, 4)), ("y", f(3, 2)), ("g", f(2))], ["dx", "dy"], {}),
     ("RemoveDataBlocks", [("d", f(4, 3)), ("x", f(1))], ["o"], {}),
+    ("SegmentIdsToRanges", [("s", i(0, 1).reshape(2, 1))], ["r"], {}),  # ids not 1-D
+    ("BooleanUnmask", [("m", i(1, 0)), ("v", f(1)), ("n", i(0, 1, 0)), ("w", f(1))], ["o"], {}),  # lengths
+    ("BooleanUnmask", [("m", i(1, 0)), ("v", f(1)), ("n", i(0, 1)), ("w", i(1))], ["o"], {}),  # dtypes
+    ("BooleanUnmask", [("m", i(1, 0)), ("v", f(1, 1))], ["o"], {}),  # values not 1-D
 ]
 
 

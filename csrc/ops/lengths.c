@@ -64,6 +64,11 @@
  * index); lengths int32 of shape (K,), K = last id + 1 (0 for no ids), or
  * data_to_infer_dim.dims[0] when given (which must be >= last id + 1), counts
  * of each id.
+ * SegmentIdsToRanges(segment_ids[, data_to_infer_dim]) -> ranges: the same
+ * ids and K; int32 (K, 2) rows (start, length), length the count of the id,
+ * start Caffe2's: the index of the first id >= s, 0 for the segments up to
+ * the first id and for those past the last one (data_to_infer_dim). Caffe2
+ * wrote out of bounds for a negative first id; refused here.
  *
  * No global state; kernels are loops over pointers. The only allocations are
  * the outputs. Outputs never alias inputs (no in-place pairs).
@@ -482,8 +487,7 @@ static rc_status gather_padding_run(rc_op *op, rc_err *err)
 
 static rc_status lengths_in_check(rc_op *op, rc_err *err)
 {
-    return check_lengths_shape(op, 0, strcmp(op->def.type, "SegmentIdsToLengths") ? "lengths" : "segment_ids",
-                               err);
+    return check_lengths_shape(op, 0, strncmp(op->def.type, "SegmentIdsTo", 12) ? "lengths" : "segment_ids", err);
 }
 
 /* LengthsToSegmentIds: lengths (N,) -> segment_ids (sum,). */
@@ -570,8 +574,9 @@ static rc_status ids_to_lengths_check(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* SegmentIdsToLengths: segment_ids (M,) sorted, >= 0 [, data (K, ...)] -> lengths (K,). */
-static rc_status ids_to_lengths_run(rc_op *op, rc_err *err)
+/* segment_ids (M,) sorted, >= 0 [, data (K, ...)]: checked (each id, then K against data); *K = the
+ * number of segments (last id + 1, 0 for no ids, or data's dim 0). Reads the ids: run before writing. */
+static rc_status ids_segments(rc_op *op, int64_t *K, rc_err *err)
 {
     rc_status st = ids_to_lengths_check(op, err);
     if (st) return st;
@@ -586,21 +591,59 @@ static rc_status ids_to_lengths_run(rc_op *op, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (segment_ids) must be sorted: %d at index "
                               "%lld follows %d", rc_in_name(op, 0), (int)ids[i], (long long)i, (int)ids[i - 1]);
     }
-    int64_t K = M ? (int64_t)ids[M - 1] + 1 : 0;
+    *K = M ? (int64_t)ids[M - 1] + 1 : 0;
     if (op->n_in > 1) {
         const rc_tensor *d = rc_in(op, 1);
-        if (K > d->dims[0])
+        if (*K > d->dims[0])
             return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (segment_ids) has %lld segments (last id "
                               "%d), more than dim 0 of input 1 blob '%s' of shape %s", rc_in_name(op, 0),
-                              (long long)K, (int)ids[M - 1], rc_in_name(op, 1), RC_SHAPE(d));
-        K = d->dims[0];
+                              (long long)*K, (int)ids[M - 1], rc_in_name(op, 1), RC_SHAPE(d));
+        *K = d->dims[0];
     }
-    const int64_t dims[1] = {K};
+    return RC_OK;
+}
+
+/* SegmentIdsToLengths: segment_ids (M,) sorted, >= 0 [, data (K, ...)] -> lengths (K,). */
+static rc_status ids_to_lengths_run(rc_op *op, rc_err *err)
+{
+    int64_t K;
+    rc_status st = ids_segments(op, &K, err);
+    if (st) return st;
+    const int64_t M = rc_in(op, 0)->dims[0], dims[1] = {K};
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err))) return out_fail(op, 0, err);
     if (K == 0) return RC_OK;
+    const int32_t *ids = rc_i32(rc_in(op, 0));
     int32_t *y = rc_i32(rc_out(op, 0));
     memset(y, 0, (size_t)K * sizeof *y);
     for (int64_t i = 0; i < M; i++) y[ids[i]]++;
+    return RC_OK;
+}
+
+/* SegmentIdsToRanges: segment_ids (M,) sorted, >= 0 [, data (K, ...)] -> ranges (K, 2) int32 of (start,
+ * length), Caffe2's values: segment s has length count(ids == s); its start is the index of the first id
+ * >= s when some id at or after the first one is >= s, and 0 for s <= ids[0] and for the segments past the
+ * last id (which only data_to_infer_dim adds). The starts (< M) must fit int32. */
+static rc_status ids_to_ranges_run(rc_op *op, rc_err *err)
+{
+    int64_t K;
+    rc_status st = ids_segments(op, &K, err);
+    if (st) return st;
+    const rc_tensor *it = rc_in(op, 0);
+    const int64_t M = it->dims[0], dims[2] = {K, 2};
+    if (M - 1 > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (segment_ids) of shape %s has more than %lld "
+                          "ids: the starts are int32", rc_in_name(op, 0), RC_SHAPE(it), (long long)INT32_MAX + 1);
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, 2, dims, err))) return out_fail(op, 0, err);
+    if (K == 0) return RC_OK;
+    int32_t *y = rc_i32(rc_out(op, 0));
+    memset(y, 0, (size_t)K * 2 * sizeof *y);
+    if (M == 0) return RC_OK;
+    const int32_t *ids = rc_i32(it);
+    int64_t prev = ids[0];
+    for (int64_t i = 0; i < M; i++) {
+        while (prev < ids[i]) y[2 * ++prev] = (int32_t)i;
+        y[2 * (int64_t)ids[i] + 1]++;
+    }
     return RC_OK;
 }
 
@@ -631,5 +674,8 @@ const rc_op_schema rc_ops_lengths[] = {
      lengths_in_check},
     {"SegmentIdsToLengths", 1, 2, 1, 1, NULL, NULL, ids_to_lengths_run, NULL,
      "(segment_ids sorted[, data_to_infer_dim]) -> lengths: the count of each id", ids_to_lengths_check},
+    {"SegmentIdsToRanges", 1, 2, 1, 1, NULL, NULL, ids_to_ranges_run, NULL,
+     "(segment_ids sorted[, data_to_infer_dim]) -> ranges (K, 2): (start, length) of each segment",
+     ids_to_lengths_check},
     {0},
 };

@@ -10,6 +10,7 @@
  *   DotProductWithPadding(X, Y) -> Z                          args pad_value (0), replicate (0)
  *   DotProductWithPaddingGradient(X, Y, dZ) -> (dX, dY)      the same args
  *   RemoveDataBlocks(data, indices) -> shrunk_data
+ *   BooleanUnmask(mask_0, values_0, mask_1, values_1, ...) -> unmasked_data
  *
  * A mask is int32 1-D holding only 0 and 1 (Caffe2: bool); any other value
  * is a ValueError naming the op, the blob, the position and the value, raised
@@ -55,8 +56,22 @@
  * empty indices of any dtype gives a copy of data. No gradient (Caffe2:
  * SHOULD_NOT_DO_GRADIENT).
  *
- * No global state; nothing allocates except the resize of the outputs and
- * RemoveDataBlocks' N flags of scratch (freed before it returns).
+ * BooleanUnmask (Caffe2's boolean_unmask_ops): an even number (>= 2) of
+ * inputs, pairs (mask_k, values_k). Every mask is a mask as above, all of one
+ * length M; every values_k is float32 or int32 1-D, all of values_0's dtype
+ * (Caffe2 copied each with values_0's item size: another dtype was
+ * reinterpreted). unmasked_data (M,) of that dtype: position p takes the next
+ * unused value of the first mask (in input order) holding 1 at p; a later
+ * mask's 1 at p takes nothing there (as Caffe2's code; its doc's second
+ * example, where it does, fails in Caffe2 too). Each values_k must hold
+ * exactly as many values as positions its mask takes, and every position
+ * must have a mask holding 1: otherwise a ValueError naming the position or
+ * the pair, raised before anything is written (Caffe2 enforced these too,
+ * after writing part of the output). No gradient (Caffe2: NO_GRADIENT).
+ *
+ * No global state; nothing allocates except the resize of the outputs,
+ * RemoveDataBlocks' N flags of scratch (freed before it returns) and
+ * BooleanUnmask's per-pair counters (op->state, sized when the op is made).
  */
 #include "../core/rc_core.h"
 #include "checks.h"
@@ -496,8 +511,6 @@ static rc_status dpp_g_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* ================================================================ table */
-
 /* ================================================================ RemoveDataBlocks */
 
 /* data (ndim >= 1, f32 or i32); indices 1-D, int32 unless empty. */
@@ -550,6 +563,93 @@ static rc_status rdb_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ BooleanUnmask */
+
+/* op->state: the count of positions each pair takes, n_in / 2 entries. */
+static rc_status bunmask_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_in % 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes (mask, values) pairs: an even number of inputs, got %d",
+                          op->n_in);
+    int64_t *counts = calloc((size_t)(op->n_in / 2), sizeof *counts);
+    if (!counts) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = counts; /* freed by free_state */
+    return RC_OK;
+}
+
+/* Masks int32 1-D of mask_0's length; values float32 / int32 1-D of values_0's dtype. */
+static rc_status bunmask_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    const rc_tensor *m0 = rc_in(op, 0), *v0 = rc_in(op, 1);
+    for (int i = 0; i + 1 < op->n_in; i += 2) {
+        if ((st = rc_checks_i32_vector(op, i, "mask", err)) || (st = rc_checks_rows_any(op, i + 1, "values", 1, err)))
+            return st;
+        const rc_tensor *m = rc_in(op, i), *v = rc_in(op, i + 1);
+        if (m->dims[0] != m0->dims[0])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (mask) of shape %s must have the length "
+                              "of input 0 blob '%s' (mask) of shape %s", i, rc_in_name(op, i), RC_SHAPE(m),
+                              rc_in_name(op, 0), RC_SHAPE(m0));
+        if (v->dtype != v0->dtype)
+            return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' (values) of shape %s must have the dtype of "
+                              "input 1 blob '%s' (values) of shape %s", i + 1, rc_in_name(op, i + 1), RC_SHAPE(v),
+                              rc_in_name(op, 1), RC_SHAPE(v0));
+    }
+    return RC_OK;
+}
+
+/* The pair whose mask is the first holding 1 at position p; -1 when none. */
+static int bunmask_pair_at(rc_op *op, int64_t p)
+{
+    for (int k = 0; 2 * k < op->n_in; k++)
+        if (rc_i32(rc_in(op, 2 * k))[p]) return k;
+    return -1;
+}
+
+static rc_status bunmask_run(rc_op *op, rc_err *err)
+{
+    int64_t *counts = op->state;
+    rc_status st = bunmask_check(op, err);
+    if (st) return st;
+    const int pairs = op->n_in / 2;
+    const int64_t M = rc_in(op, 0)->dims[0];
+    int64_t ones;
+    for (int k = 0; k < pairs; k++) {
+        if ((st = check_mask_values(op, 2 * k, &ones, err))) return st;
+        counts[k] = 0;
+    }
+    for (int64_t p = 0; p < M; p++) {
+        const int k = bunmask_pair_at(op, p);
+        if (k < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "no mask holds 1 at position %lld, so it has no value (%d masks "
+                              "of length %lld, the first input 0 blob '%s')", (long long)p, pairs, (long long)M,
+                              rc_in_name(op, 0));
+        counts[k]++;
+    }
+    for (int k = 0; k < pairs; k++) {
+        const rc_tensor *v = rc_in(op, 2 * k + 1);
+        if (v->dims[0] != counts[k])
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' (values) of shape %s must hold one value "
+                              "per position where input %d blob '%s' (mask) is the first mask holding 1: %lld",
+                              2 * k + 1, rc_in_name(op, 2 * k + 1), RC_SHAPE(v), 2 * k, rc_in_name(op, 2 * k),
+                              (long long)counts[k]);
+    }
+    const rc_dtype dt = rc_in(op, 1)->dtype;
+    const int64_t dims[1] = {M};
+    if (rc_tensor_resize(rc_out(op, 0), dt, 1, dims, err)) return out_fail(op, 0, err);
+    if (M == 0) return RC_OK;
+    unsigned char *y = rc_tensor_data(rc_out(op, 0)); /* 4-byte elements moved as bits */
+    for (int k = 0; k < pairs; k++) counts[k] = 0;
+    for (int64_t p = 0; p < M; p++) {
+        const int k = bunmask_pair_at(op, p);
+        const unsigned char *v = rc_tensor_data(rc_in(op, 2 * k + 1));
+        memcpy(y + 4 * p, v + 4 * counts[k]++, 4);
+    }
+    return RC_OK;
+}
+
+/* ================================================================ table */
+
 const rc_op_schema rc_ops_mask[] = {
     {"BooleanMask", 2, 2, 1, 2, NULL, NULL, bmask_run, NULL,
      "(data (N, ...) f32/i32, mask (N,) int32 0/1) -> masked_data (count, ...)[, masked_indices (count,) int32]",
@@ -574,5 +674,8 @@ const rc_op_schema rc_ops_mask[] = {
     {"RemoveDataBlocks", 2, 2, 1, 1, NULL, NULL, rdb_run, NULL,
      "(data (N, ...) f32/i32, indices (K,) int32 in [0, N)) -> data without those rows (repeats removed once)",
      rdb_check},
+    {"BooleanUnmask", 2, -1, 1, 1, NULL, bunmask_setup, bunmask_run, free,
+     "(mask_0, values_0, mask_1, values_1, ...) -> unmasked_data (M,): position p takes the next value of the first "
+     "mask holding 1 at p", bunmask_check},
     {0},
 };

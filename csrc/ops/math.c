@@ -58,6 +58,9 @@
  * -inf, log(x < 0) = NaN, as NumPy; exp overflows to inf). Their gradients are
  * existing ops, as in Caffe2: Div(dY, X) for Log and Mul(Y, dY) for Exp
  * (recurrent/_grad_math.py).
+ *
+ * RowMul, ReduceTailSum (Caffe2's rowmul_op): RowMul(mat, w) scales row i of
+ * mat by w[i]; ReduceTailSum(mat) sums each row (in double). See their code.
  */
 #include "../core/rc_core.h"
 #include "../kernels/math_kernels.h"
@@ -829,6 +832,75 @@ static rc_status accumulate_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* RowMul (Caffe2's rowmul_op): mat float32 (N, ...) (ndim >= 1), w float32 of N elements (any shape, as
+ * Caffe2; its doc says a column vector) -> Y of mat's shape, Y[i, ...] = mat[i, ...] * w[i]. Not in place
+ * (Caffe2's schema allowed none). Its gradient (Caffe2's maker): RowMul(dY, w) for mat, Mul(dY, mat) then
+ * ReduceTailSum for w, which gives w's gradient the shape (N,) whatever w's shape. */
+static rc_status row_mul_check(rc_op *op, rc_err *err)
+{
+    rc_status st;
+    if ((st = check_f32(op, 0, err)) || (st = check_f32(op, 1, err))) return st;
+    const rc_tensor *m = rc_in(op, 0), *w = rc_in(op, 1);
+    if (m->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (mat) must have at least 1 dim, got %s",
+                          rc_in_name(op, 0), RC_SHAPE(m));
+    if (rc_tensor_numel(w) != m->dims[0])
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 1 blob '%s' (w) of shape %s must hold one element per row "
+                          "(dim 0) of input 0 blob '%s' (mat) of shape %s", rc_in_name(op, 1), RC_SHAPE(w),
+                          rc_in_name(op, 0), RC_SHAPE(m));
+    return RC_OK;
+}
+
+/* mat (N, R), w (N,) -> y (N, R) = mat * w[row]. */
+static void row_mul_kernel(int64_t N, int64_t R, const float *mat, const float *w, float *y)
+{
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < R; j++) y[i * R + j] = mat[i * R + j] * w[i];
+}
+
+static rc_status row_mul_run(rc_op *op, rc_err *err)
+{
+    rc_status st = row_mul_check(op, err);
+    if (st) return st;
+    const rc_tensor *m = rc_in(op, 0);
+    if ((st = resize_out_like(op, 0, m, err))) return st;
+    const int64_t N = m->dims[0], R = rc_dims_prod(m, 1, m->ndim);
+    if (N * R == 0) return RC_OK;
+    row_mul_kernel(N, R, rc_f32(m), rc_f32(rc_in(op, 1)), rc_f32(rc_out(op, 0)));
+    return RC_OK;
+}
+
+/* ReduceTailSum (Caffe2's rowmul_op): mat float32 (N, ...) (ndim >= 1) -> Y (N,), Y[i] = the sum of row i
+ * (every dim but the first), added in double in element order and rounded once (Caffe2 added in float);
+ * an empty row sums to 0. */
+static rc_status reduce_tail_sum_check(rc_op *op, rc_err *err)
+{
+    rc_status st = check_f32(op, 0, err);
+    if (st) return st;
+    if (rc_in(op, 0)->ndim < 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (mat) must have at least 1 dim, got %s",
+                          rc_in_name(op, 0), RC_SHAPE(rc_in(op, 0)));
+    return RC_OK;
+}
+
+static rc_status reduce_tail_sum_run(rc_op *op, rc_err *err)
+{
+    rc_status st = reduce_tail_sum_check(op, err);
+    if (st) return st;
+    const rc_tensor *m = rc_in(op, 0);
+    const int64_t N = m->dims[0], R = rc_dims_prod(m, 1, m->ndim), dims[1] = {N};
+    if ((st = resize_out(op, 0, 1, dims, err))) return st;
+    if (N == 0) return RC_OK;
+    const float *x = R ? rc_f32(m) : NULL;
+    float *y = rc_f32(rc_out(op, 0));
+    for (int64_t i = 0; i < N; i++) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < R; j++) acc += x[i * R + j];
+        y[i] = (float)acc;
+    }
+    return RC_OK;
+}
+
 static rc_status weighted_sum_setup(rc_op *op, rc_err *err)
 {
     if (op->n_in % 2)
@@ -1562,6 +1634,10 @@ const rc_op_schema rc_ops_math[] = {
      "Y = X0 + X1 + ... elementwise, int32 of one shape (an int32 overflow is a ValueError)", sum_int_check},
     {"Accumulate", 1, 1, 1, 1, NULL, accumulate_setup, accumulate_run, math_args_free,
      "Y = gamma Y + X (arg gamma=1; Y zeroed first when it is not float32 of X's shape)", accumulate_check},
+    {"RowMul", 2, 2, 1, 1, NULL, NULL, row_mul_run, NULL,
+     "Y[i, ...] = mat[i, ...] * w[i]: mat (N, ...), w of N elements", row_mul_check},
+    {"ReduceTailSum", 1, 1, 1, 1, NULL, NULL, reduce_tail_sum_run, NULL,
+     "Y (N,) = the sum of each row of mat (N, ...) over its other dims", reduce_tail_sum_check},
     {"WeightedSum", 2, -1, 1, 1, rc_inplace_first, weighted_sum_setup, weighted_sum_run, math_args_free,
      "Y = w0 X0 + w1 X1 + ... (inputs X0, w0, X1, w1, ...)", weighted_sum_check},
     {"WeightedSumGradient", 3, -1, 1, -1, NULL, weighted_sum_grad_setup, weighted_sum_grad_run, math_args_free,

@@ -9,6 +9,7 @@
  *   ReduceFrontMax / ReduceBackMax(X[, LENGTHS]) -> Y          arg num_reduce_dim=1
  *   Reduce{Front,Back}MaxGradient(dY, X, Y[, LENGTHS]) -> dX   arg as the forward op
  *   ArgMax / ArgMin(X) -> indices (int32)                      args axis=-1, keepdims=1
+ *   RowWiseArgMax(X (N, D)) -> indices (N, 1) int32             no args
  *   Accuracy(prediction, label) -> accuracy (float32, shape ()) arg top_k=1
  *
  * Reduce*: X float32; `axes` lists the dims reduced (negative counts from the
@@ -53,6 +54,12 @@
  * larger and smaller than every number, the first NaN wins (as np.argmax;
  * Caffe2 compared with > and skipped NaNs after the first element). A zero
  * size along `axis` is a ValueError (Caffe2 wrote no index). No gradient.
+ * RowWiseArgMax (Caffe2's arg_max_op): X float32 2-D (N, D) -> (N, 1) int32,
+ * ArgMax(axis=1, keepdims=1) with the same rule (ties to the first position,
+ * the first NaN wins; Caffe2 compared with > only). D = 0 with N > 0 is a
+ * ValueError (Caffe2 read X[0] of an empty row); D = 1 gives 0 (Caffe2 wrote
+ * the index only inside its loop over positions 1.., so left it unset). No
+ * gradient (Caffe2: NO_GRADIENT).
  *
  * Accuracy: prediction float32 (N, D), label int32 (N,), labels in [0, D)
  * (Caffe2 did not check: it read out of bounds), an IndexError; top_k >= 1
@@ -565,6 +572,47 @@ static rc_status arg_run(rc_op *op, int mx, rc_err *err)
 static rc_status argmax_run(rc_op *op, rc_err *err) { return arg_run(op, 1, err); }
 static rc_status argmin_run(rc_op *op, rc_err *err) { return arg_run(op, 0, err); }
 
+/* ================================================================ RowWiseArgMax */
+
+/* X float32 2-D (N, D), D >= 1 unless N = 0, D <= INT32_MAX. */
+static rc_status rowwise_argmax_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' must be 2-D (N, D), got %s", rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    if (x->dims[1] == 0 && x->dims[0] > 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s has rows of 0 elements: no position to give",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    if (x->dims[1] > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "dim 1 of input 0 blob '%s' %s is larger than %d (indices are int32)",
+                          rc_in_name(op, 0), RC_SHAPE(x), INT32_MAX);
+    return RC_OK;
+}
+
+/* RowWiseArgMax: X (N, D) -> (N, 1) int32, the position of the largest value of each row (ArgMax's rule). */
+static rc_status rowwise_argmax_run(rc_op *op, rc_err *err)
+{
+    rc_status st = rowwise_argmax_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int64_t N = x->dims[0], D = x->dims[1], dims[2] = {N, 1};
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 2, dims, err)) return out_fail(op, 0, err);
+    if (N == 0) return RC_OK;
+    const float *xd = rc_f32(x);
+    int32_t *out = rc_i32(rc_out(op, 0));
+    for (int64_t i = 0; i < N; i++) {
+        const float *row = xd + i * D;
+        int64_t best = 0;
+        for (int64_t k = 1; k < D; k++)
+            if (arg_beats(row[k], row[best], 1)) best = k;
+        out[i] = (int32_t)best;
+    }
+    return RC_OK;
+}
+
 /* ================================================================ Accuracy */
 
 typedef struct acc_state {
@@ -669,6 +717,9 @@ const rc_op_schema rc_ops_reduce[] = {
     {"ArgMin", 1, 1, 1, 1, NULL, arg_setup, argmin_run, arg_state_free,
      "int32 position of the smallest value along 'axis' (default -1; keepdims=1); first on ties, NaN smallest",
      arg_check},
+    {"RowWiseArgMax", 1, 1, 1, 1, NULL, NULL, rowwise_argmax_run, NULL,
+     "(X (N, D)) -> (N, 1) int32: the position of each row's largest value; first on ties, NaN largest",
+     rowwise_argmax_check},
     {"Accuracy", 2, 2, 1, 1, NULL, accuracy_setup, accuracy_run, arg_state_free,
      "(prediction (N, D), label (N,) int32) -> fraction of rows whose label is in the top_k (default 1)",
      accuracy_check},

@@ -62,6 +62,7 @@ extern const rc_op_schema rc_ops_pyfunc[];    /* ops/pyfunc.c: Python, PythonGra
 extern const rc_op_schema rc_ops_pool[];      /* ops/pool.c: MaxPool, AveragePool (1D/2D/3D), LpPool (+gradients) */
 extern const rc_op_schema rc_ops_pad_image[]; /* ops/pad_image.c: PadImage, PadImageGradient */
 extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
+extern const rc_op_schema rc_ops_image[];     /* ops/image.c: ChannelShuffle, ResizeNearest (+gradients) */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
 
@@ -96,6 +97,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_pyfunc,
     rc_ops_lrn,
     rc_ops_pad_image,
+    rc_ops_image,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

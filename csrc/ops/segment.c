@@ -3,6 +3,7 @@
  * the rest of Caffe2's unsorted segment reductions (segment_reduction_op).
  *
  *   Unique(INDICES) -> (UNIQUE[, REMAPPING])
+ *   FindDuplicateElements(data) -> indices
  *   UnsortedSegmentSum(DATA, SEGMENT_IDS) -> OUT
  *   UnsortedSegmentMean(DATA, SEGMENT_IDS) -> OUT
  *   UnsortedSegmentWeightedSum(DATA, SCALARS, SEGMENT_IDS) -> OUT
@@ -23,6 +24,13 @@
  * UNIQUE[REMAPPING[k]] == INDICES[k]. An open-addressing hash table (scratch,
  * malloc'd and freed within the run) makes it O(K) expected for K indices.
  * Inputs of more than 2^31 - 1 elements are refused (the remapping is int32).
+ *
+ * FindDuplicateElements (Caffe2's find_duplicate_elements_op): data float32 or
+ * int32, 1-D (as Caffe2) -> indices int32 (Caffe2: int64), 1-D: the positions
+ * holding a value that an earlier position holds (every occurrence but the
+ * first), ascending. float32 values compare as numbers (Caffe2's
+ * unordered_map<float>): -0.0 equals 0.0, and a NaN equals nothing (never a
+ * duplicate). The same hash table as Unique's (scratch, freed in the run).
  *
  * UnsortedSegment{Sum,Mean,WeightedSum} (Caffe2's Sum, Mean and WeightedSum
  * reducers): DATA float32; SEGMENT_IDS int32 whose shape is a prefix of DATA's
@@ -56,9 +64,10 @@
  * rounded once, row k being DATA[INDICES[k]] when INDICES is given.
  *
  * No global state; the kernels are plain loops over pointers. The only
- * allocations besides the outputs are the scratch buffers of Unique (hash table
- * and unique values) and of the Mean ops (segment counts), owned by the run
- * that allocates them and freed before it returns, also on error.
+ * allocations besides the outputs are the scratch buffers of Unique and
+ * FindDuplicateElements (hash table, unique values / positions) and of the
+ * Mean ops (segment counts), owned by the run that allocates them and freed
+ * before it returns, also on error.
  */
 #include "../core/rc_core.h"
 #include "lengths_reduce.h"
@@ -181,6 +190,87 @@ static rc_status unique_run(rc_op *op, rc_err *err)
     }
     if (U) memcpy(rc_i32(rc_out(op, 0)), uniq, sizeof *uniq * (size_t)U);
     free(uniq);
+    return RC_OK;
+}
+
+/* ================================================================ FindDuplicateElements */
+
+/* The key of element k of data (4-byte elements): its bits (read with memcpy: float32 data too), with
+ * -0.0f as +0.0f (float32 data: equal values, equal keys). */
+static inline uint32_t dup_key(const unsigned char *data, int is_float, int64_t k)
+{
+    uint32_t b;
+    memcpy(&b, data + 4 * k, sizeof b);
+    return is_float && b == 0x80000000u ? 0u : b;
+}
+
+/* data: (K,) 4-byte elements -> dups: the positions whose value an earlier position holds, ascending;
+ * returns their count. A float32 NaN (is_float) equals nothing. table: (cap,) slots, 1 << bits == cap
+ * >= 2K, 4 <= bits <= 32; each slot -1 or a position holding a value first. */
+static int64_t dup_kernel(int64_t K, const unsigned char *data, int is_float, int32_t *table, int bits,
+                          int32_t *dups)
+{
+    const uint32_t mask = (uint32_t)(((uint64_t)1 << bits) - 1u);
+    for (uint64_t s = 0; s <= mask; s++) table[s] = -1;
+    int64_t D = 0;
+    for (int64_t k = 0; k < K; k++) {
+        const uint32_t v = dup_key(data, is_float, k);
+        if (is_float && (v & 0x7fffffffu) > 0x7f800000u) continue; /* NaN */
+        uint32_t s = (v * 2654435769u) >> (32 - bits);
+        while (table[s] >= 0 && dup_key(data, is_float, table[s]) != v) s = (s + 1) & mask;
+        if (table[s] < 0)
+            table[s] = (int32_t)k;
+        else
+            dups[D++] = (int32_t)k;
+    }
+    return D;
+}
+
+static rc_status find_dup_check(rc_op *op, rc_err *err)
+{
+    const rc_tensor *x = rc_in(op, 0);
+    rc_status st;
+    if (x->dtype != RC_I32 && (st = rc_check_input(op, 0, RC_F32, err)))
+        return st == RC_ERR_TYPE ? rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' (data) must be float32 or "
+                                              "int32, got %s", rc_in_name(op, 0), RC_SHAPE(x)) : st;
+    if (x->ndim != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (data) must be 1-D, got %s", rc_in_name(op, 0),
+                          RC_SHAPE(x));
+    if (x->dims[0] > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (data) of shape %s has more than %d elements (the "
+                          "indices are int32)", rc_in_name(op, 0), RC_SHAPE(x), INT32_MAX);
+    return RC_OK;
+}
+
+/* FindDuplicateElements: data (K,) float32 / int32 -> indices (D,) int32. */
+static rc_status find_dup_run(rc_op *op, rc_err *err)
+{
+    rc_status st = find_dup_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const int64_t K = x->dims[0];
+    int64_t D = 0;
+    int32_t *dups = NULL, *table = NULL; /* scratch, owned here, freed below */
+    if (K > 0) {
+        int bits = 4;
+        while (((int64_t)1 << bits) < 2 * K) bits++;
+        table = malloc(sizeof *table << bits);
+        dups = malloc(sizeof *dups * (size_t)K);
+        if (!table || !dups) {
+            free(table);
+            free(dups);
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch for %lld elements)", (long long)K);
+        }
+        D = dup_kernel(K, rc_tensor_data(x), x->dtype == RC_F32, table, bits, dups);
+    }
+    free(table);
+    const int64_t dims[1] = {D};
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err)) {
+        free(dups);
+        return out_fail(op, 0, err);
+    }
+    if (D) memcpy(rc_i32(rc_out(op, 0)), dups, sizeof *dups * (size_t)D);
+    free(dups);
     return RC_OK;
 }
 
@@ -530,6 +620,9 @@ GRAD(uwsum_mg, G_MAIN)
 /* ================================================================ table */
 
 const rc_op_schema rc_ops_segment[] = {
+    {"FindDuplicateElements", 1, 1, 1, 1, NULL, NULL, find_dup_run, NULL,
+     "(data (K,) f32/i32) -> indices (D,) int32: the positions holding a value an earlier position holds",
+     find_dup_check},
     {"Unique", 1, 1, 1, 2, NULL, NULL, unique_run, NULL,
      "(INDICES int32, any shape) -> (UNIQUE (U,) int32 in order of first occurrence[, REMAPPING shaped like "
      "INDICES: UNIQUE[REMAPPING] == INDICES])", unique_check},
