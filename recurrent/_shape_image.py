@@ -16,25 +16,10 @@ import math
 
 import numpy as np
 
-from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, arg, register
+from ._shape_tensor import _fn, _Unknown
+from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, arg
 
 _INT32_LIMIT = 2.0 ** 31
-
-
-class _Unknown(Exception):
-    """An argument the op refuses at creation: the outputs stay unknown."""
-
-
-def _fn(*op_types):
-    def deco(f):
-        def g(op, ins):
-            try:
-                return f(op, ins)
-            except _Unknown:
-                return [None] * len(op.output)
-        g.__name__, g.__doc__ = f.__name__, f.__doc__
-        return register(*op_types)(g)
-    return deco
 
 
 def _order(op):

@@ -19,6 +19,8 @@ Print and ZeroGradient have no outputs. The counts of inputs and outputs are che
 (the op's C schema) before these functions run.
 """
 
+import functools
+
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, arg, args, not_inferred,
                               register, size)
 
@@ -38,7 +40,7 @@ def _fn(*types):
                 return f(op, ins)
             except _Unknown:
                 return [None] * len(op.output)
-        g.__name__ = f.__name__
+        functools.update_wrapper(g, f)  # the module is f's: the coverage tests count types per module
         register(*types)(g)
         return f
     return deco
