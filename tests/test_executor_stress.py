@@ -6,9 +6,14 @@ idle threads help with (random T, threads and helping switch); and nets
 under the automatic choice between the executor and the serial loop.
 
 Each loop runs in a child process (this file run as a script) under a hang
-guard: the child dumps its Python stacks and exits after WATCHDOG_S
-(faulthandler), and the parent kills it after TIMEOUT_S, so a deadlock fails
-the test instead of blocking CI. The child prints one JSON line of counts.
+guard: every iteration re-arms a faulthandler watchdog, so an iteration that
+takes more than ITER_WATCHDOG_S (a deadlock) dumps the Python stacks and exits,
+and the parent kills the child after TIMEOUT_S. The guard is per iteration, not
+per loop, because a loaded machine slows the whole loop several-fold (CI once
+ran the helping loop under ASan beside two other busy processes: past the old
+300 s whole-loop guard with every iteration still progressing), while a
+deadlock stops one iteration for good. The child writes its progress to stderr
+(shown when it fails) and prints one JSON line of counts.
 Reproduce a failure with ``python tests/test_executor_stress.py <loop> <seed> <iters>``.
 """
 
@@ -17,18 +22,18 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-# Under a sanitizer (tools/asan_pytest.sh sets ASAN_OPTIONS) everything runs several times slower:
-# the helping loop took ~103 s of a 150 s guard there alone, and ran past it when another process
-# shared the machine's 2 cores. A deadlock still fails, only later.
-SLOW = 2 if os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS") else 1
-WATCHDOG_S = 150 * SLOW
-TIMEOUT_S = 180 * SLOW
+# Under a sanitizer (tools/asan_pytest.sh sets ASAN_OPTIONS) everything runs several times slower
+# (the helping loop: ~9 s in a Release build, ~100 s under ASan, alone on 2 cores).
+SLOW = 4 if os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS") else 1
+ITER_WATCHDOG_S = 60 * SLOW  # one iteration: two runs of a small net (well under a second)
+TIMEOUT_S = 600 * SLOW  # the whole loop, however loaded the machine: the parent's last resort
 
 
 def run_child(loop, seed, iters):
@@ -123,7 +128,7 @@ def _bitwise_loop(tx, workspace, rng, iters):
     nets = _create_nets(tx, workspace, cases, 6,
                         lambda kind, threads: int(rng.randint(1, 5)) if kind == "forward_only" and threads else None)
     counts = {"runs": 0, "training": 0, "forward_only": 0, "T0": 0, "threads": {}}
-    for i in range(iters):
+    for i in _iterations(iters):
         kind = "training" if rng.rand() < 0.65 else "forward_only"
         case = cases[kind]
         T = int(rng.randint(0, 41))
@@ -163,7 +168,7 @@ def _failure_loop(tx, workspace, rng, iters):
         if net is serial[0]:
             workspace.RunNet(net)
     threads_now = None
-    for i in range(iters):
+    for i in _iterations(iters):
         T = int(rng.randint(1, 41))
         # keep the executor nets for a few runs (reuse after failures), then switch
         threads = threads_now if threads_now and rng.rand() < 0.7 else int(rng.randint(1, 7))
@@ -209,7 +214,7 @@ def _helping_loop(tx, workspace, rng, iters):
     nets = _create_nets(tx, workspace, cases, 4)
     counts = {"runs": 0, "threads": {}, "num_cores": _C.get_flag("num_cores")}
     before = _C.get_flag("executor_help_parts")
-    for i in range(iters):
+    for i in _iterations(iters):
         kind = "lstm2" if rng.rand() < 0.7 else "gru1_fwd"
         case = cases[kind]
         T = int(rng.randint(0, 21))
@@ -265,7 +270,7 @@ def _automatic_loop(tx, workspace, rng, iters):
         auto[kind] = (net, threads, cfg)
         counts["recreated"] += 1
 
-    for i in range(iters):
+    for i in _iterations(iters):
         kind = "training" if rng.rand() < 0.6 else "forward_only"
         case = cases[kind]
         if kind not in auto or rng.rand() < 0.08:
@@ -299,12 +304,11 @@ def _interrupt_loop(tx, workspace, rng, iters):
     KeyboardInterrupt the net must give the serial results."""
     import signal
     import threading
-    import time
     case = tx.build_stack("lstm", layers=4, H=16, N=4, D=8, name="intr")
     T = 300
     ref = case.run(T, 1, enable=0)
     counts = {"interrupted": 0, "in_run": 0, "runs_between": []}
-    for i in range(iters):
+    for i in _iterations(iters):
         case.create(1, threads=int(rng.randint(2, 7)))
         if i % 2:
             case.run_created()  # warm: the interrupted run reuses the cached graph
@@ -330,9 +334,25 @@ def _interrupt_loop(tx, workspace, rng, iters):
     return counts
 
 
+_T0 = time.monotonic()
+
+
+def _progress(i, iters):
+    sys.stderr.write("progress: %d of %d iterations, %.1f s\n" % (i, iters, time.monotonic() - _T0))
+    sys.stderr.flush()
+
+
+def _iterations(iters):
+    """range(iters), re-arming the watchdog before each iteration (see the module's doc)."""
+    for i in range(iters):
+        if i % 25 == 0:
+            _progress(i, iters)
+        faulthandler.dump_traceback_later(ITER_WATCHDOG_S, exit=True)
+        yield i
+
+
 def main(argv):
     loop, seed, iters = argv[1], int(argv[2]), int(argv[3])
-    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
     sys.path.insert(0, HERE)
     import test_executor as tx
     from recurrent import workspace
@@ -342,6 +362,7 @@ def main(argv):
           "helping": _helping_loop, "automatic": _automatic_loop}[loop]
     counts = fn(tx, workspace, rng, iters)
     faulthandler.cancel_dump_traceback_later()
+    _progress(iters, iters)
     print(json.dumps(counts))
     return 0
 
