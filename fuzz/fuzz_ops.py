@@ -142,6 +142,10 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # above); BooleanUnmask, SegmentIdsToRanges, RowMul, ReduceTailSum, RowWiseArgMax and
              # FindDuplicateElements read none
              "width_scale", "height_scale",
+             # SpaceToBatch / BatchToSpace (csrc/ops/pad_image.c; pad, pad_t.. and order are above); Im2Col /
+             # Col2Im (conv.c) read the convolution arguments, above; Summarize (print.c): not 'to_file'
+             # (it would create '<input>.summary' where the fuzzer runs)
+             "block_size",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -8,6 +8,11 @@ left out (X gets no gradient). ``ConvTranspose`` gets ``ConvTransposeGradient`` 
 way (as Caffe2's GetConvTransposeGradient). The forward op's arguments are copied onto the
 gradient op. Gradients are named ``<input>_grad``; a blob used twice (X as
 its own filter) gets one name per use, summed by the backward pass.
+
+``Im2Col`` and ``Col2Im`` (also csrc/ops/conv.c) are each other's adjoint, as Caffe2's
+GetIm2ColGradient / GetCol2ImGradient: Im2Col's gradient is ``Col2Im(dY, X) -> dX`` (X gives the
+image shape), Col2Im's ``Im2Col(dY) -> dX`` for its columns; its shape input Z gets none. The
+forward op's arguments are copied onto them.
 """
 
 from .core import CreateOperator, GradientRegistry
@@ -38,3 +43,19 @@ def _conv_grad(op, g_output):
 
 for _t in ("Conv", "Conv1D", "Conv2D", "Conv3D", "ConvTranspose"):
     GradientRegistry.RegisterGradient(_t, copy_arguments=True)(_conv_grad)
+
+
+@GradientRegistry.RegisterGradient("Im2Col", copy_arguments=True)
+def _im2col_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None]
+    dx = str(op.input[0]) + "_grad"
+    return [CreateOperator("Col2Im", [str(g_output[0]), str(op.input[0])], [dx])], [dx]
+
+
+@GradientRegistry.RegisterGradient("Col2Im", copy_arguments=True)
+def _col2im_grad(op, g_output):
+    if g_output[0] is None:
+        return [], [None, None]
+    dx = str(op.input[0]) + "_grad"
+    return [CreateOperator("Im2Col", [str(g_output[0])], [dx])], [dx, None]

@@ -10,6 +10,7 @@
 - ``EnsureCPUOutput``: no gradient (Caffe2's NO_GRADIENT): its input gets none.
 - ``Print`` (csrc/ops/print.c): no gradient (Caffe2's SHOULD_NOT_DO_GRADIENT); it has no outputs, so
   no gradient ever reaches it, and its input gets none from it.
+- ``Summarize`` (csrc/ops/print.c): no gradient (Caffe2's SHOULD_NOT_DO_GRADIENT).
 """
 
 from .core import GradientRegistry
@@ -22,4 +23,4 @@ def _pass_through(op, g_output):
 GradientRegistry.RegisterGradient("Alias")(_pass_through)
 GradientRegistry.RegisterGradient("CopyFromCPUInput")(_pass_through)
 GradientRegistry.TakesSparse("Alias", "CopyFromCPUInput")
-GradientRegistry.RegisterNoGradient("EnsureCPUOutput", "Print")
+GradientRegistry.RegisterNoGradient("EnsureCPUOutput", "Print", "Summarize")

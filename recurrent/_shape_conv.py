@@ -6,7 +6,9 @@ group) in NHWC with M a multiple of group; the bias (M,); dY the forward output'
 gradient's outputs are (dfilter, dbias[, dX]), or with ``no_bias`` (dfilter[, dX]); a count the op
 refuses at creation leaves them unknown. ``ConvTranspose`` and its gradient mirror ``ct_shapes`` /
 ``ct_grad_shapes``: the filter (C_in, C_out / group, kernel...) in NCHW or (C_in, kernel..., C_out /
-group) in NHWC, Y's spatial sizes ``(x - 1) stride + dilation (kernel - 1) + 1 + adj - pads``."""
+group) in NHWC, Y's spatial sizes ``(x - 1) stride + dilation (kernel - 1) + 1 + adj - pads``.
+``Im2Col`` (float32 X, a 2-D kernel) gives ``(N, C kh kw, oh, ow)`` / NHWC ``(N, oh, ow, kh kw C)``;
+``Col2Im(X, Z)`` Z's shape (Z of any dtype), X having Im2Col's shape for Z."""
 
 from . import _convpool
 from .shape_inference import FLOAT, UNDEFINED, ShapeError, Tensor, args, register
@@ -170,3 +172,40 @@ def _conv_t_fwd(op, ins):
 @register("ConvTransposeGradient")
 def _conv_t_grad(op, ins):
     return _grad(op, ins, _conv_t)
+
+
+def _im2col(op, ins, xi):
+    """Im2Col's column shape for the image input ``xi`` (X, or Col2Im's Z of any dtype); None where the
+    arguments make creation fail (ops/conv.c im_setup: a 2-D kernel, legacy_pad 0)."""
+    try:
+        p = _convpool.parse(op, _convpool.CONV)
+    except ShapeError:
+        return None
+    if len(p["kernel"]) != 2 or p["legacy"] != _convpool.NOTSET:
+        return None
+    if xi == 0:
+        _f32(op, ins, 0, "X")
+    g = _convpool.geometry(op, ins[xi].shape, _convpool.CONV)
+    kg = g.C * g.kernel[0] * g.kernel[1]
+    if kg * g.out[0] * g.out[1] * g.N >= 2 ** 63:
+        raise ShapeError("%s: the columns of %s have more than 2^63 elements"
+                         % (op.type, list(ins[xi].shape)))
+    return (g.N,) + g.out + (kg,) if g.nhwc else (g.N, kg) + g.out
+
+
+@register("Im2Col")
+def _im2col_fwd(op, ins):
+    cols = _im2col(op, ins, 0)
+    return [None if cols is None else Tensor(cols, FLOAT)]
+
+
+@register("Col2Im")
+def _col2im(op, ins):
+    cols = _im2col(op, ins, 1)
+    if cols is None:
+        return [None]
+    _f32(op, ins, 0, "columns")
+    if tuple(ins[0].shape) != cols:
+        raise ShapeError("%s: the columns %s must have Im2Col's shape %s" % (op.type, list(ins[0].shape),
+                                                                           list(cols)))
+    return [Tensor(tuple(ins[1].shape), FLOAT)]

@@ -6,6 +6,12 @@ the image size ``n`` and padded size ``n + pad_head + pad_tail`` (pads may be ne
 >= 0 and >= 1; ``reflect`` and ``edge`` need ``n >= 1``, ``reflect`` each pad <= ``n - 1``.
 PadImage's ``Y`` has the padded sizes; PadImageGradient's ``dX`` has dY's sizes less the pads.
 All outputs are FLOAT.
+
+SpaceToBatch and BatchToSpace (the same C file) mirror ``sb_setup`` / ``sb_shapes``: block_size
+(default 2) >= 1, pad / pad_t / pad_l / pad_b / pad_r (each defaulting to pad) >= 0, order NCHW (an
+argument the op refuses at creation is refused here too); a float32 4-D input; SpaceToBatch's
+padded sizes must be multiples of the block, BatchToSpace's batch a multiple of its square and its
+cropped sizes >= 0.
 """
 
 from . import _convpool
@@ -45,3 +51,50 @@ def _pad_image(op, ins):
 @register("PadImageGradient")
 def _pad_image_grad(op, ins):
     return [Tensor(_padded(op, ins, True), FLOAT)]
+
+
+_INT32_MAX = 2 ** 31 - 1
+
+
+def _space_batch_args(op):
+    """(block, [t, l, b, r]); ShapeError where the op refuses its arguments at creation."""
+    a = _args(op)
+    order = a.get("order", "NCHW")
+    if isinstance(order, bytes):
+        order = order.decode()
+    if order != "NCHW":
+        raise ShapeError("%s: supports order NCHW only" % op.type)
+
+    def get(name, dflt, lo):
+        v = a.get(name, dflt)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= _INT32_MAX:
+            raise ShapeError("%s: argument %s must be an int in [%d, 2^31 - 1]" % (op.type, name, lo))
+        return v
+
+    block, pad = get("block_size", 2, 1), get("pad", 0, 0)
+    return block, [get(n, pad, 0) for n in ("pad_t", "pad_l", "pad_b", "pad_r")]
+
+
+@register("SpaceToBatch", "BatchToSpace")
+def _space_batch(op, ins):
+    b, (t, l, bo, r_) = _space_batch_args(op)
+    if ins[0].dtype not in (FLOAT, UNDEFINED):
+        raise ShapeError("%s: input 0 '%s' must be float32" % (op.type, op.input[0]))
+    x = tuple(ins[0].shape)
+    if len(x) != 4:
+        raise ShapeError("%s: input 0 '%s' %s must have 4 dims" % (op.type, op.input[0], list(x)))
+    N, C, H, W = x
+    if op.type == "SpaceToBatch":
+        hp, wp = H + t + bo, W + l + r_
+        if hp % b or wp % b:
+            raise ShapeError("%s: the padded image %dx%d is not a multiple of block_size %d"
+                             % (op.type, hp, wp, b))
+        if N * b * b >= 2 ** 63:
+            raise ShapeError("%s: the output batch is beyond 2^63" % op.type)
+        return [Tensor((N * b * b, C, hp // b, wp // b), FLOAT)]
+    if N % (b * b):
+        raise ShapeError("%s: the batch %d is not a multiple of block_size^2 %d" % (op.type, N, b * b))
+    h, w = H * b - t - bo, W * b - l - r_
+    if h < 0 or w < 0 or max(H, W) * b >= 2 ** 63:
+        raise ShapeError("%s: the pads crop more than the image %s x block_size %d" % (op.type, list(x), b))
+    return [Tensor((N // (b * b), C, h, w), FLOAT)]

@@ -15,8 +15,8 @@ What is not inferred, and why:
 - whole op types (NOT_INFERRED): SplitByLengths, NumpyTile, SegmentOneHot, LengthsTopKGradient.
 BatchOneHot's and BatchBucketOneHot's width is sum(LENS), which the op requires to equal the length
 of VALS / BOUNDARIES: the width is that length (the op refuses anything else).
-Print and ZeroGradient have no outputs. The counts of inputs and outputs are checked by the engine
-(the op's C schema) before these functions run.
+Print and ZeroGradient have no outputs; Summarize has (4,) float32 or none. The counts of inputs and
+outputs are checked by the engine (the op's C schema) before these functions run.
 """
 
 import functools
@@ -1242,6 +1242,16 @@ def _given_tensor_int_fill(op, ins):
 @_fn("ZeroGradient", "Print")
 def _no_outputs(op, ins):
     return []
+
+
+@_fn("Summarize")
+def _summarize(op, ins):
+    if _int(args(op), "to_file", 0) not in (0, 1):
+        raise _Unknown()
+    _need(op, ins, 0, FLOAT)
+    if size(ins[0].shape) == 0:
+        raise ShapeError("Summarize: input 0 '%s' %s is empty" % (op.input[0], list(ins[0].shape)))
+    return [Tensor((4,), FLOAT)] if op.output else []
 
 
 # ================================================================ util.c

@@ -889,6 +889,41 @@ CASES = [
          assert (workspace.FetchBlob('dw') == 0).all() and (workspace.FetchBlob('db') == 0).all()
          """, None, "",
          note="no error: empty outputs; no input channels give the bias; no images give zero gradients"),
+    # ---------------------------------------------------------------- Im2Col / Col2Im
+    Case("im2col-rank", "ops: conv", "Im2Col(x (2,3,5), kernel=3)",
+         "feed(x=f32(2, 3, 5)); run_op('Im2Col', ['x'], ['y'], kernel=3)", V,
+         r"op Im2Col #0: input 0 blob 'x' \(2, 3, 5\) float32 must have 4 dims for a 2-D kernel \(order NCHW: "
+         r"N, C, spatial dims\)"),
+    Case("im2col-kernel-too-large", "ops: conv", "Im2Col(x (2,3,5,5), kernel=3, dilation=4, pad=1)",
+         "feed(x=f32(2, 3, 5, 5)); run_op('Im2Col', ['x'], ['y'], kernel=3, dilation=4, pad=1)", V,
+         r"op Im2Col #0: input 0 blob 'x' \(2, 3, 5, 5\) float32 \(order NCHW\): spatial size 5 in dim h with "
+         r"pads 1 \+ 1 is smaller than the window 9 \(kernel 3, dilation 4\)",
+         note="the padded image must hold the dilated kernel (Caffe2 required the unpadded one to)"),
+    Case("im2col-3d-kernel", "ops: conv", "Im2Col(x, kernels=[2, 2, 2])",
+         "feed(x=f32(2, 3, 5, 5)); run_op('Im2Col', ['x'], ['y'], kernels=[2, 2, 2])", V,
+         r"op Im2Col #0: takes a 2-D kernel \(kernel, kernel_h \+ kernel_w, or kernels with 2 values\), got 3-D",
+         note="checked when the op is created; so is legacy_pad (0 only); as Caffe2, X is 4-D"),
+    Case("im2col-negative-pad", "ops: conv", "Im2Col(x, kernel=3, pad=-1)",
+         "feed(x=f32(2, 3, 5, 5)); run_op('Im2Col', ['x'], ['y'], kernel=3, pad=-1)", V,
+         r"op Im2Col #0: argument pads: value 0 is -1, must lie in \[0, 2\^31 - 1\]"),
+    Case("im2col-columns-overflow", "ops: conv", "Im2Col(x (1,3,1,1), kernel=2^31-1, pad=2^31-1)",
+         "feed(x=f32(1, 3, 1, 1)); run_op('Im2Col', ['x'], ['y'], kernel=2 ** 31 - 1, pad=2 ** 31 - 1)", M,
+         r"op Im2Col #0: input 0 blob 'x' \(1, 3, 1, 1\) float32: the columns \(3 channels x 4611686014132420609 "
+         r"kernel cells x 4611686022722355201 positions per image\) have more than 2\^63 elements",
+         note="a count that fits int64 but not memory is a MemoryError naming output 0"),
+    Case("col2im-columns-shape", "ops: conv", "Col2Im([c (2,3,3,27), x (2,3,5,5)], kernel=3)",
+         "feed(c=f32(2, 3, 3, 27), x=f32(2, 3, 5, 5)); run_op('Col2Im', ['c', 'x'], ['y'], kernel=3)", V,
+         r"op Col2Im #0: input 0 blob 'c' \(columns\) \(2, 3, 3, 27\) float32 must have Im2Col's output shape "
+         r"\(2, 27, 3, 3\) float32 for input 1 blob 'x' \(2, 3, 5, 5\) float32 \(order NCHW, kernel 3 x 3\)",
+         note="Caffe2 compared element counts only: this NHWC layout would have been read in NCHW order"),
+    Case("col2im-empty-batch", "ops: conv", "Im2Col / Col2Im of x (0,3,5,5)",
+         """
+         feed(x=np.zeros((0, 3, 5, 5), np.float32))
+         run_op('Im2Col', ['x'], ['c'], kernel=3)
+         assert workspace.FetchBlob('c').shape == (0, 27, 3, 3)
+         run_op('Col2Im', ['c', 'x'], ['y'], kernel=3)
+         assert workspace.FetchBlob('y').shape == (0, 3, 5, 5)
+         """, None, "", note="no error: empty outputs (Caffe2 divided by N = 0)"),
     # ---------------------------------------------------------------- ConvTranspose
     Case("convt-adj", "ops: conv", "ConvTranspose([x, w], kernel=3, stride=2, adj=3)",
          """
@@ -1068,6 +1103,34 @@ CASES = [
     Case("pad-image-huge", "ops: pad image", "PadImage(x (1,1,1,1), pad=2^31-1)",
          "feed(x=f32(1, 1, 1, 1)); run_op('PadImage', ['x'], ['y'], pad=2 ** 31 - 1)", M,
          r"op PadImage #0: output 0 blob 'y': "),
+    # ---------------------------------------------------------------- SpaceToBatch / BatchToSpace
+    Case("space-to-batch-block-not-dividing", "ops: pad image", "SpaceToBatch(x (2,3,4,6), block_size=3)",
+         "feed(x=f32(2, 3, 4, 6)); run_op('SpaceToBatch', ['x'], ['y'], block_size=3)", V,
+         r"op SpaceToBatch #0: input 0 blob 'x' \(2, 3, 4, 6\) float32: the padded height, 4 \+ pads 0 \+ 0 = 4, "
+         r"is not a multiple of block_size 3", note="as Caffe2's CAFFE_ENFORCE"),
+    Case("space-to-batch-negative-pad", "ops: pad image", "SpaceToBatch(x, pad_l=-2)",
+         "feed(x=f32(2, 3, 4, 6)); run_op('SpaceToBatch', ['x'], ['y'], pad_l=-2)", V,
+         r"op SpaceToBatch #0: argument pad_l must lie in \[0, 2\^31 - 1\], got -2",
+         note="checked when the op is created (Caffe2 did not check; it also read pad_l, pad_b and pad_r from "
+              "pad); block_size must be >= 1 (0 divided by zero) and order NCHW"),
+    Case("space-to-batch-rank", "ops: pad image", "SpaceToBatch(x (3,4,6))",
+         "feed(x=f32(3, 4, 6)); run_op('SpaceToBatch', ['x'], ['y'])", V,
+         r"op SpaceToBatch #0: input 0 blob 'x' \(3, 4, 6\) float32 must have 4 dims \(N, C, H, W\)"),
+    Case("space-to-batch-batch-overflow", "ops: pad image", "SpaceToBatch(x (3,1,0,0), block_size=2^31-1)",
+         "feed(x=np.zeros((3, 1, 0, 0), np.float32)); run_op('SpaceToBatch', ['x'], ['y'], block_size=2 ** 31 - 1)",
+         M, r"op SpaceToBatch #0: input 0 blob 'x' \(3, 1, 0, 0\) float32: the output batch, 3 x block_size\^2 "
+            r"4611686014132420609, is beyond 2\^63"),
+    Case("batch-to-space-batch-not-dividing", "ops: pad image", "BatchToSpace(x (10,3,32,32), pad=3)",
+         "feed(x=f32(10, 3, 32, 32)); run_op('BatchToSpace', ['x'], ['y'], pad=3)", V,
+         r"op BatchToSpace #0: input 0 blob 'x' \(10, 3, 32, 32\) float32: the batch 10 is not a multiple of "
+         r"block_size\^2 = 4", note="Caffe2 truncated the batch (its own doc example gave 2 images of 10)"),
+    Case("batch-to-space-pads-crop-all", "ops: pad image", "BatchToSpace(x (4,3,2,2), pad_t=3, pad_b=2)",
+         "feed(x=f32(4, 3, 2, 2)); run_op('BatchToSpace', ['x'], ['y'], pad_t=3, pad_b=2)", V,
+         r"op BatchToSpace #0: input 0 blob 'x' \(4, 3, 2, 2\) float32: the pads 3 \+ 2 crop more than the height "
+         r"2 x block_size 2 = 4", note="Caffe2 made a negative dim"),
+    Case("batch-to-space-int32", "ops: pad image", "BatchToSpace(x int32)",
+         "feed(x=np.zeros((4, 3, 2, 2), np.int32)); run_op('BatchToSpace', ['x'], ['y'])", T_,
+         r"op BatchToSpace #0: input 0 blob 'x' must be float32, got \(4, 3, 2, 2\) int32"),
     # ---------------------------------------------------------------- Dropout
     Case("dropout-ratio", "ops: dropout", "Dropout(x, ratio=1.0)",
          "feed(x=f32(3, 4)); run_op('Dropout', 'x', ['y', 'm'], ratio=1.0)", V,
@@ -3465,6 +3528,24 @@ CASES = [
          workspace.CreateNet(n)
          """, "OSError", r"op Print #0: cannot open '/no/such/dir/x.log' for writing \(to_file=1\): No such "
                          r"file or directory", note="when the op is created, as Caffe2"),
+    Case("summarize-empty", "ops: print", "Summarize(x (2,0))",
+         "feed(x=f32(2, 0)); run_op('Summarize', ['x'], ['y'])", V,
+         r"op Summarize #0: input 0 blob 'x' \(2, 0\) float32 is empty: there is nothing to summarize",
+         note="checked already at CreateNet when x holds a tensor; Caffe2 read past the data"),
+    Case("summarize-int32", "ops: print", "Summarize(x int32)",
+         "feed(x=np.zeros(3, np.int32)); run_op('Summarize', ['x'], ['y'])", T_,
+         r"op Summarize #0: input 0 blob 'x' must be float32, got \(3,\) int32"),
+    Case("summarize-to-file-in-step-net", "ops: print", "recurrent_net with a step Summarize(output_t, to_file=1)",
+         """
+         net = core.Net('outer'); cell = core.Net('cell')
+         i_t, prev = cell.AddExternalInputs('input_t', 'output_t_prev')
+         out = cell.Mul([i_t, prev], 'output_t'); cell.Summarize(out, [], to_file=1); cell.AddExternalOutput(out)
+         rnn.recurrent_net(net, cell, [(i_t, 'input')], [(prev, 'init')], {prev: out}, scope='r')
+         feed(input=f32(2, 1, 2), init=f32(1, 1, 2))
+         workspace.CreateNet(net)
+         """, V, r"op RecurrentNetwork #0: step op Summarize #\d+ of the forward step net has to_file=1: each "
+                 r"timestep's op would open and truncate 'output_t.summary'",
+         note="as Print's; Caffe2's steps truncated and overwrote one file"),
     Case("print-to-file-in-step-net", "ops: print", "recurrent_net with a step Print(output_t, to_file=1)",
          """
          net = core.Net('outer'); cell = core.Net('cell')

@@ -649,12 +649,13 @@ def test_unregistered_operator_refused_when_built():
 
 
 def test_model_helper_refuses_known_caffe2_ops_not_provided():
-    """Caffe2's ModelHelper lists ops it forwards (model.Summarize, model.NCCLAllreduce, ...); those this
+    """Caffe2's ModelHelper lists ops it forwards (model.Snapshot, model.NCCLAllreduce, ...); those this
     runtime does not provide fail when the model is built, not when the net runs."""
     m = ModelHelper(name="known")
-    for op_type in ("Summarize", "NCCLAllreduce", "Checkpoint"):
+    for op_type in ("Snapshot", "NCCLAllreduce", "Checkpoint"):
         with pytest.raises(AttributeError, match="Method %s is not a registered operator" % op_type):
             getattr(m, op_type)
     assert m.Sigmoid("x", "y") == "y"
     assert m.NHWC2NCHW("y", "n") == "n"   # registered since the order switch ops (ops/shape.c)
     assert m.EnsureCPUOutput("y", "z") == "z"   # registered since ops/util.c
+    assert m.Summarize("y", "s") == "s"   # registered since Summarize (ops/print.c)

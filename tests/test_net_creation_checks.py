@@ -338,6 +338,20 @@ CASES = [
     ("ResizeNearestGradient", dict(dy=f32(2, 3, 8, 9), x=f32(2, 3, 4, 4)), ["dx"], dict(width_scale=2.0,
                                                                                        height_scale=2.0), V),
     ("ResizeNearestGradient", dict(dy=f32(2, 3, 8, 8), x=f32(2, 3, 4, 4), s=i32(2)), ["dx"], {}, E),
+    # Im2Col, Col2Im (csrc/ops/conv.c), SpaceToBatch, BatchToSpace (pad_image.c), Summarize (print.c)
+    ("Im2Col", dict(x=f32(2, 3, 5)), ["y"], dict(kernel=3), V),
+    ("Im2Col", dict(x=i32(2, 3, 5, 5)), ["y"], dict(kernel=3), E),
+    ("Im2Col", dict(x=f32(2, 3, 5, 5)), ["y"], dict(kernel=7), V),
+    ("Col2Im", dict(c=f32(2, 27, 3, 4), x=f32(2, 3, 5, 5)), ["y"], dict(kernel=3), V),
+    ("Col2Im", dict(c=i32(2, 27, 3, 3), x=f32(2, 3, 5, 5)), ["y"], dict(kernel=3), E),
+    ("Col2Im", dict(c=f32(2, 27, 3, 3), x=f32(3, 5, 5)), ["y"], dict(kernel=3), V),
+    ("SpaceToBatch", dict(x=f32(2, 3, 4, 5)), ["y"], {}, V),
+    ("SpaceToBatch", dict(x=i32(2, 3, 4, 4)), ["y"], {}, E),
+    ("SpaceToBatch", dict(x=f32(2, 3, 4)), ["y"], {}, V),
+    ("BatchToSpace", dict(x=f32(6, 3, 2, 2)), ["y"], {}, V),
+    ("BatchToSpace", dict(x=f32(4, 3, 2, 2)), ["y"], dict(pad_t=3, pad_b=2), V),
+    ("Summarize", dict(x=f32(2, 0)), ["y"], {}, V),
+    ("Summarize", dict(x=i32(3)), [], {}, E),
 ]
 
 IDS = ["%s-%d" % (c[0], i) for i, c in enumerate(CASES)]

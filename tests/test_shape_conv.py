@@ -76,3 +76,35 @@ def test_shapes_given_without_types():
     assert shapes["y"] == [2, 4, 5, 5] and shapes["z"] == [2, 2, 10, 10] and shapes["p"] == [2, 2, 5, 5]
     assert shapes["q"] == [2, 2, 7, 7] and shapes["r"] == [2, 2, 7, 7]
     assert types["y"] == types["r"] == core.DataType.FLOAT
+
+
+@pytest.mark.parametrize("order", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("kw", [dict(kernel=3), dict(kernel=2, stride=2, pad=1, dilation=2),
+                                dict(kernel_h=3, kernel_w=1, pads=[0, 1, 2, 0], strides=[2, 1]),
+                                dict(kernels=[1, 1])])
+def test_im2col_col2im(order, kw):
+    x = f32(2, 3, 5, 6) if order == "NCHW" else f32(2, 5, 6, 3)
+    shapes, _ = check("Im2Col", [("x", x)], ["y"], order=order, **kw)
+    check("Col2Im", [("y", f32(*shapes["y"])), ("x", x)], ["z"], order=order, **kw)
+    check("Col2Im", [("y", f32(*shapes["y"])), ("x", x.astype(np.int32))], ["z"], order=order, **kw)
+
+
+def test_im2col_refused():
+    x = f32(2, 3, 5, 5)
+    refused("Im2Col", [("x", x)], ["y"], kernel=7)
+    refused("Im2Col", [("x", f32(3, 5, 5))], ["y"], kernel=3)
+    refused("Im2Col", [("x", x.astype(np.int32))], ["y"], kernel=3)
+    refused("Col2Im", [("c", f32(2, 27, 3, 4)), ("x", x)], ["z"], kernel=3)
+    refused("Col2Im", [("c", f32(2, 3, 3, 27)), ("x", x)], ["z"], kernel=3)   # NHWC's layout, NCHW's count
+    refused("Col2Im", [("c", np.zeros((2, 27, 3, 3), np.int32)), ("x", x)], ["z"], kernel=3)
+
+
+def test_im2col_creation_refused_leaves_unknown():
+    workspace.ResetWorkspace()
+    workspace.FeedBlob("x", f32(2, 3, 5, 5))
+    from recurrent import core
+    net = core.Net("bad_im2col")
+    net.Im2Col(["x"], "y", kernels=[3])
+    net.Im2Col(["x"], "y2", kernel=3, legacy_pad=2)
+    shapes, _ = workspace.InferShapesAndTypes([net])
+    assert "y" not in shapes and "y2" not in shapes

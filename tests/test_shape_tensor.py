@@ -230,6 +230,8 @@ CASES = [
         "intercepts": [0.0, 0.1, 0.0, 0.1]}),
     ("PiecewiseLinearTransform", [("x", f32(4)), ("b", F([0.0, 1.0])), ("s", F([1.0])), ("c", F([0.0]))],
      ["y"], {"binary": 1}),
+    ("Summarize", [("x", X234)], ["y"], {}),
+    ("Summarize", [("x", f32(1))], [], {}),
 ]
 
 
@@ -303,6 +305,8 @@ REFUSED = [
     ("BatchMatMul", [("a", X23), ("b", f32(2, 4))], ["y"], {}),                  # inner dims
     ("BatchMatMul", [("a", f32(2, 3, 4)), ("b", f32(3, 4, 5))], ["y"], {"broadcast": 1}),  # no broadcast
     ("TopK", [("x", i32([1, 2]))], ["v", "i"], {"k": 1}),                         # dtype
+    ("Summarize", [("x", i32([1, 2]))], ["y"], {}),                              # dtype
+    ("Summarize", [("x", f32(2, 0))], ["y"], {}),                                 # empty
     ("Transpose", [("x", X23)], ["y"], {"axes": [2, 0, 1]}),                      # rank vs argument
     ("Split", [("x", f32(5, 3))], ["y0", "y1"], {"axis": 0}),                     # sizes vs the dim
     ("Reshape", [("x", X23)], ["y", "old"], {"shape": [4, -1]}),                  # element count

@@ -1,5 +1,6 @@
 /* ops/conv.c -- Caffe2's convolution on the CPU: Conv (also registered as
- * Conv1D, Conv2D, Conv3D) and ConvGradient (Conv1DGradient, ...).
+ * Conv1D, Conv2D, Conv3D) and ConvGradient (Conv1DGradient, ...), and
+ * Im2Col / Col2Im.
  *
  * Caffe2 semantics. Conv(X, filter[, bias]) -> Y. With order NCHW (default):
  * X (N, C, d1..dn), filter (M, C / group, k1..kn), Y (N, M, o1..on); with
@@ -33,6 +34,9 @@
  * The state is the parsed arguments and the scratch: a column buffer per
  * thread, the shares' dfilter and dbias sums (sized on the first run and
  * when they grow).
+ *
+ * Im2Col and Col2Im (Caffe2's im2col_op.h) are here too: they run cv_cols,
+ * the column kernel of Conv and ConvGradient (their section below).
  */
 #include "../core/rc_core.h"
 #include "convpool.h"
@@ -451,6 +455,34 @@ static rc_status cv_finish(rc_op *op, cv_geom *g, rc_err *err)
     return RC_OK;
 }
 
+/* g's positions from the base's geometry cg (padded in front to CV_D dims),
+ * with G groups; the channels per group, the filter and the identity flag are
+ * the caller's. */
+static void cv_geom_from(cv_geom *g, const rc_cp_geom *cg, int nhwc, int64_t G)
+{
+    memset(g, 0, sizeof *g);
+    g->cp = *cg;
+    g->nd = cg->nd;
+    g->nhwc = nhwc;
+    g->N = cg->N;
+    g->C = cg->C;
+    g->G = G;
+    const int lead = CV_D - g->nd;
+    g->S_in = g->P = g->ksize = 1;
+    for (int i = 0; i < CV_D; i++) {
+        const int j = i - lead;
+        g->in[i] = j < 0 ? 1 : cg->in[j];
+        g->out[i] = j < 0 ? 1 : cg->out[j];
+        g->k[i] = j < 0 ? 1 : cg->kernel[j];
+        g->s[i] = j < 0 ? 1 : cg->stride[j];
+        g->d[i] = j < 0 ? 1 : cg->dilation[j];
+        g->p[i] = j < 0 ? 0 : cg->pad_head[j];
+        g->S_in *= g->in[i];
+        g->P *= g->out[i];
+        g->ksize *= g->k[i];
+    }
+}
+
 /* X (input 0), the filter (input 1) and, when bias_i >= 0, the bias -> g. */
 static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
 {
@@ -458,28 +490,8 @@ static rc_status cv_shapes(rc_op *op, int bias_i, cv_geom *g, rc_err *err)
     rc_cp_geom cg;
     rc_status st = rc_cp_geometry(op, &s->cp, 0, &cg, err);
     if (st) return st;
-    memset(g, 0, sizeof *g);
     const rc_tensor *x = rc_in(op, 0);
-    g->cp = cg;
-    g->nd = cg.nd;
-    g->nhwc = s->cp.nhwc;
-    g->N = cg.N;
-    g->C = cg.C;
-    g->G = s->group;
-    const int lead = CV_D - g->nd;
-    g->S_in = g->P = g->ksize = 1;
-    for (int i = 0; i < CV_D; i++) {
-        const int j = i - lead;
-        g->in[i] = j < 0 ? 1 : cg.in[j];
-        g->out[i] = j < 0 ? 1 : cg.out[j];
-        g->k[i] = j < 0 ? 1 : cg.kernel[j];
-        g->s[i] = j < 0 ? 1 : cg.stride[j];
-        g->d[i] = j < 0 ? 1 : cg.dilation[j];
-        g->p[i] = j < 0 ? 0 : cg.pad_head[j];
-        g->S_in *= g->in[i];
-        g->P *= g->out[i];
-        g->ksize *= g->k[i];
-    }
+    cv_geom_from(g, &cg, s->cp.nhwc, s->group);
     if (g->C % g->G != 0)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument group=%lld must divide the %lld channels of input 0 blob "
                           "'%s' %s (order %s)", (long long)g->G, (long long)g->C, rc_in_name(op, 0), RC_SHAPE(x),
@@ -797,6 +809,127 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ Im2Col / Col2Im */
+
+/* Caffe2's Im2Col and Col2Im (im2col_op.h), 2-D, float32, on cv_cols (the
+ * kernel Conv runs, with one group):
+ *   Im2Col(X) -> Y: X (N, C, H, W) / NHWC (N, H, W, C); Y (N, C kh kw, oh, ow)
+ *     / NHWC (N, oh, ow, kh kw C): row (c, a_h, a_w) / column (a_h, a_w, c) of
+ *     image n holds X[n, c, o_h s_h - p_t + a_h d_h, o_w s_w - p_l + a_w d_w]
+ *     (0 outside X), oh = (H + p_t + p_b - d_h (kh - 1) - 1) / s_h + 1.
+ *   Col2Im(X, Z) -> Y: Y has Z's shape (Z of any dtype: only its shape is
+ *     read); X has Im2Col's output shape for Z; Y = the adjoint of Im2Col:
+ *     every column cell added onto the image cell it came from (float, in
+ *     cv_cols' fixed order). Im2Col's gradient is Col2Im(dY, X), Col2Im's
+ *     Im2Col(dY), as Caffe2 registered them.
+ * Arguments: ConvPoolOpBase's as Conv's (ops/convpool.h), a 2-D kernel,
+ * legacy_pad 0; Caffe2 read kernel / kernel_h + kernel_w, stride(_h, _w),
+ * dilation(_h, _w) and one `pad` for all four sides: those forms mean the
+ * same here, and `pads` / pad_t.. give other pads per side.
+ * Where Caffe2 differs: it required H >= the dilated kernel even when the
+ * pads made the window fit (here the padded size must fit it, as Conv's); it
+ * divided by N (a crash for N = 0: here an empty Y); Col2Im compared element
+ * counts only (here X must have Im2Col's shape: a column tensor of another
+ * layout with the same count would be read in the wrong order). */
+
+static rc_status im_setup(rc_op *op, rc_err *err)
+{
+    cv_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    s->group = 1;
+    rc_status st = rc_cp_parse(op, RC_CP_CONV, &s->cp, err);
+    if (st) return st;
+    if (s->cp.nd != 2)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes a 2-D kernel (kernel, kernel_h + kernel_w, or kernels with "
+                          "2 values), got %d-D", s->cp.nd);
+    if (s->cp.legacy_pad != RC_CP_NOTSET)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes explicit pads only: argument legacy_pad must be 0 (NOTSET), "
+                          "got %d", s->cp.legacy_pad);
+    return RC_OK;
+}
+
+/* The geometry of the image: X for Im2Col (float32), Z (input 1, any dtype)
+ * for Col2Im; *cols gets the column tensor's shape (4 dims). */
+static rc_status im_shapes(rc_op *op, int col2im, cv_geom *g, int64_t *cols, rc_err *err)
+{
+    const cv_state *s = op->state;
+    const int xi = col2im ? 1 : 0;
+    rc_cp_geom cg;
+    rc_status st = col2im ? rc_cp_geometry_shape(op, &s->cp, xi, &cg, err) : rc_cp_geometry(op, &s->cp, xi, &cg, err);
+    if (st) return st;
+    cv_geom_from(g, &cg, s->cp.nhwc, 1);
+    g->Cg = g->C;
+    g->Mg = g->M = 1;
+    int64_t n;
+    if (__builtin_mul_overflow(g->C, g->ksize, &g->Kg) || __builtin_mul_overflow(g->Kg, g->P, &n) ||
+        __builtin_mul_overflow(n, g->N, &n))
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "input %d blob '%s' %s: the columns (%lld channels x %lld kernel "
+                          "cells x %lld positions per image) have more than 2^63 elements", xi, rc_in_name(op, xi),
+                          RC_SHAPE(rc_in(op, xi)), (long long)g->C, (long long)g->ksize, (long long)g->P);
+    cols[0] = g->N;
+    if (g->nhwc)
+        cols[1] = g->out[1], cols[2] = g->out[2], cols[3] = g->Kg;
+    else
+        cols[1] = g->Kg, cols[2] = g->out[1], cols[3] = g->out[2];
+    if (!col2im) return RC_OK;
+    if ((st = rc_check_input(op, 0, RC_F32, err))) return st;
+    rc_tensor want;
+    rc_tensor_init(&want);
+    want.dtype = RC_F32;
+    want.ndim = 4;
+    memcpy(want.dims, cols, 4 * sizeof *cols);
+    const rc_tensor *x = rc_in(op, 0);
+    if (rc_tensor_same_shape(x, &want)) return RC_OK;
+    return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' (columns) %s must have Im2Col's output shape %s for "
+                      "input 1 blob '%s' %s (order %s, kernel %lld x %lld)", rc_in_name(op, 0), RC_SHAPE(x),
+                      RC_SHAPE(&want), rc_in_name(op, 1), RC_SHAPE(rc_in(op, 1)), g->nhwc ? "NHWC" : "NCHW",
+                      (long long)g->k[1], (long long)g->k[2]);
+}
+
+static rc_status im2col_check(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    int64_t cols[4];
+    return im_shapes(op, 0, &g, cols, err);
+}
+
+static rc_status col2im_check(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    int64_t cols[4];
+    return im_shapes(op, 1, &g, cols, err);
+}
+
+static rc_status im2col_run(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    int64_t cols[4];
+    rc_status st = im_shapes(op, 0, &g, cols, err);
+    if (st || (st = cv_resize(op, 0, 4, cols, err))) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    const int64_t img = g.C * g.S_in, col = g.Kg * g.P;
+    for (int64_t n = 0; n < g.N; n++) cv_cols(&g, 0, (float *)x + n * img, y + n * col);
+    return RC_OK;
+}
+
+static rc_status col2im_run(rc_op *op, rc_err *err)
+{
+    cv_geom g;
+    int64_t cols[4];
+    rc_status st = im_shapes(op, 1, &g, cols, err);
+    if (st) return st;
+    const rc_tensor *z = rc_in(op, 1);
+    if ((st = cv_resize(op, 0, z->ndim, z->dims, err))) return st;
+    const float *x = rc_f32(rc_in(op, 0));
+    float *y = rc_f32(rc_out(op, 0));
+    const int64_t img = g.C * g.S_in, col = g.Kg * g.P;
+    if (g.N * img > 0) memset(y, 0, (size_t)(g.N * img) * sizeof *y);
+    for (int64_t n = 0; n < g.N; n++) cv_cols(&g, 1, y + n * img, (float *)x + n * col);
+    return RC_OK;
+}
+
 /* ================================================================ table */
 
 #define CV_DOC                                                                                           \
@@ -823,5 +956,11 @@ const rc_op_schema rc_ops_conv[] = {
     {"Conv3DGradient", 3, 3, 1, 3, NULL, cv_grad_setup, cv_grad_run, cv_free, CV_GRAD_DOC, cv_grad_check},
     {"ConvTranspose", 2, 3, 1, 1, NULL, ct_setup, cv_run, cv_free, CT_DOC, cv_check},
     {"ConvTransposeGradient", 3, 3, 1, 3, NULL, ct_grad_setup, cv_grad_run, cv_free, CT_GRAD_DOC, cv_grad_check},
+    {"Im2Col", 1, 1, 1, 1, NULL, im_setup, im2col_run, cv_free,
+     "(X) -> Y: the patches of a 2-D kernel as columns, NCHW Y (N, C kh kw, oh, ow) or NHWC (N, oh, ow, kh kw C) "
+     "(args kernel(s), stride(s), pad(s), dilation(s), order)", im2col_check},
+    {"Col2Im", 2, 2, 1, 1, NULL, im_setup, col2im_run, cv_free,
+     "(X, Z) -> Y: Im2Col's adjoint: Y of Z's shape, every column cell of X added onto its image cell (args as "
+     "Im2Col's)", col2im_check},
     {0},
 };

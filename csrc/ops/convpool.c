@@ -177,10 +177,9 @@ rc_status rc_cp_parse(rc_op *op, int kind, rc_cp_args *a, rc_err *err)
 
 static int64_t cp_ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err)
+/* The geometry of input xi, which holds a tensor (its dtype checked by the caller). */
+static rc_status cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err)
 {
-    rc_status st = rc_check_input(op, xi, RC_F32, err);
-    if (st) return st;
     const rc_tensor *x = rc_in(op, xi);
     const char *order = a->nhwc ? "NHWC" : "NCHW";
     int nd = a->nd;
@@ -258,6 +257,21 @@ rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, 
                               "elements", xi, rc_in_name(op, xi), RC_SHAPE(x));
     }
     return RC_OK;
+}
+
+rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err)
+{
+    rc_status st = rc_check_input(op, xi, RC_F32, err);
+    return st ? st : cp_geometry(op, a, xi, g, err);
+}
+
+rc_status rc_cp_geometry_shape(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err)
+{
+    const rc_blob *b = op->in[xi];
+    if (b->obj || b->t.dtype == RC_UNDEF || !b->t.storage)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input %d blob '%s' holds no tensor (was it fed or computed?)", xi,
+                          rc_in_name(op, xi));
+    return cp_geometry(op, a, xi, g, err);
 }
 
 void rc_cp_out_dims(const rc_cp_args *a, const rc_cp_geom *g, int64_t out_channels, int64_t *dims)

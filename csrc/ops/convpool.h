@@ -84,6 +84,10 @@ RC_INTERNAL rc_status rc_cp_family(rc_op *op, const char *list, const char *one,
  * size of 0 fits no window (ValueError). */
 RC_INTERNAL rc_status rc_cp_geometry(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err);
 
+/* rc_cp_geometry for an input xi of any dtype, whose shape only is read
+ * (Col2Im's image-shaped input). */
+RC_INTERNAL rc_status rc_cp_geometry_shape(rc_op *op, const rc_cp_args *a, int xi, rc_cp_geom *g, rc_err *err);
+
 /* The dims of Y for g and out_channels (N, M, o1..on) / (N, o1..on, M) into
  * dims[nd + 2]. */
 RC_INTERNAL void rc_cp_out_dims(const rc_cp_args *a, const rc_cp_geom *g, int64_t out_channels, int64_t *dims);

@@ -1,4 +1,5 @@
-/* ops/pad_image.c -- Caffe2's PadImage and PadImageGradient on the CPU.
+/* ops/pad_image.c -- Caffe2's PadImage and PadImageGradient on the CPU, and
+ * SpaceToBatch / BatchToSpace (their section below).
  *
  * PadImage(X) -> Y: X is float32 4-D, NCHW (N, C, H, W) or NHWC (N, H, W, C)
  * by argument order. The pads are ConvPoolOpBase's (`pads` = [t, l, b, r],
@@ -29,7 +30,9 @@
  * grow with the output.
  */
 #include "../core/rc_core.h"
+#include "checks.h"
 #include "convpool.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,11 +243,176 @@ static rc_status pi_grad_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ SpaceToBatch / BatchToSpace */
+
+/* Caffe2's SpaceToBatch and BatchToSpace (space_batch_op.h), NCHW float32:
+ *   SpaceToBatch(X) -> Y: X (N, C, H, W) zero-padded to (H + pad_t + pad_b,
+ *     W + pad_l + pad_r), each divisible by b = block_size; Y (N b b, C,
+ *     Hp / b, Wp / b), Y[(oh_off b + ow_off) N + n, c, i, j] = the padded
+ *     X[n, c, i b + oh_off, j b + ow_off].
+ *   BatchToSpace(X) -> Y: the inverse: X (B, C, H, W) with B divisible by
+ *     b b; Y (B / (b b), C, H b - pad_t - pad_b, W b - pad_l - pad_r), the
+ *     rearranged image with the pads cropped off.
+ * Each is the other's gradient (Caffe2's gradient makers), with the same
+ * arguments. Arguments: block_size (default 2, >= 1), pad (default 0) and
+ * pad_t, pad_l, pad_b, pad_r (each default pad), each in [0, 2^31 - 1];
+ * order NCHW only (as Caffe2).
+ * Where Caffe2 differs: it read pad_l, pad_b and pad_r from `pad` (only
+ * pad_t was honoured); it did not check block_size (0 divided by zero),
+ * negative pads, a batch that b b does not divide (BatchToSpace truncated
+ * it) or pads larger than BatchToSpace's image (negative dims). */
+typedef struct {
+    int64_t block, pad[4]; /* pad: t, l, b, r */
+} sb_state;
+
+static rc_status sb_setup(rc_op *op, rc_err *err)
+{
+    static const char *const names[] = {"pad_t", "pad_l", "pad_b", "pad_r"};
+    sb_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    int nhwc = 0;
+    int64_t pad = 0;
+    rc_status st;
+    if ((st = rc_checks_order(op, &nhwc, err))) return st;
+    if (nhwc) return rc_op_fail(op, err, RC_ERR_VALUE, "supports order NCHW only (as Caffe2's), got NHWC");
+    if ((st = rc_arg_i(&op->def, "block_size", 2, &s->block, err))) return st;
+    if (s->block < 1 || s->block > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument block_size must lie in [1, 2^31 - 1], got %lld",
+                          (long long)s->block);
+    if ((st = rc_arg_i(&op->def, "pad", 0, &pad, err))) return st;
+    for (int i = -1; i < 4; i++) {
+        int64_t v = pad;
+        if (i >= 0 && (st = rc_arg_i(&op->def, names[i], pad, &v, err))) return st;
+        if (v < 0 || v > INT32_MAX)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument %s must lie in [0, 2^31 - 1], got %lld",
+                              i < 0 ? "pad" : names[i], (long long)v);
+        if (i >= 0) s->pad[i] = v;
+    }
+    return RC_OK;
+}
+
+/* X (input 0, float32 4-D) checked; Y's dims into out. to_batch: SpaceToBatch. */
+static rc_status sb_shapes(rc_op *op, int to_batch, int64_t *out, rc_err *err)
+{
+    const sb_state *s = op->state;
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (x->ndim != 4)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s must have 4 dims (N, C, H, W)",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    const int64_t b = s->block, bb = b * b; /* < 2^62 */
+    out[1] = x->dims[1];
+    if (to_batch) {
+        for (int d = 0; d < 2; d++) {
+            const int64_t n = x->dims[2 + d] + s->pad[d] + s->pad[2 + d]; /* < 2^47 */
+            if (n % b)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s: the padded %s, %lld + pads %lld + "
+                                  "%lld = %lld, is not a multiple of block_size %lld", rc_in_name(op, 0), RC_SHAPE(x),
+                                  d ? "width" : "height", (long long)x->dims[2 + d], (long long)s->pad[d],
+                                  (long long)s->pad[2 + d], (long long)n, (long long)b);
+            out[2 + d] = n / b;
+        }
+        if (__builtin_mul_overflow(x->dims[0], bb, &out[0]))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s: the output batch, %lld x block_size^2 "
+                              "%lld, is beyond 2^63", rc_in_name(op, 0), RC_SHAPE(x), (long long)x->dims[0],
+                              (long long)bb);
+        return RC_OK;
+    }
+    if (x->dims[0] % bb)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s: the batch %lld is not a multiple of "
+                          "block_size^2 = %lld", rc_in_name(op, 0), RC_SHAPE(x), (long long)x->dims[0], (long long)bb);
+    out[0] = x->dims[0] / bb;
+    for (int d = 0; d < 2; d++) {
+        int64_t n;
+        if (__builtin_mul_overflow(x->dims[2 + d], b, &n))
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "input 0 blob '%s' %s: the %s x block_size %lld is beyond 2^63",
+                              rc_in_name(op, 0), RC_SHAPE(x), d ? "width" : "height", (long long)b);
+        out[2 + d] = n - s->pad[d] - s->pad[2 + d];
+        if (out[2 + d] < 0)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s: the pads %lld + %lld crop more than the "
+                              "%s %lld x block_size %lld = %lld", rc_in_name(op, 0), RC_SHAPE(x), (long long)s->pad[d],
+                              (long long)s->pad[2 + d], d ? "width" : "height", (long long)x->dims[2 + d],
+                              (long long)b, (long long)n);
+    }
+    return RC_OK;
+}
+
+static rc_status s2b_check(rc_op *op, rc_err *err)
+{
+    int64_t out[4];
+    return sb_shapes(op, 1, out, err);
+}
+
+static rc_status b2s_check(rc_op *op, rc_err *err)
+{
+    int64_t out[4];
+    return sb_shapes(op, 0, out, err);
+}
+
+/* Both directions as one walk over the batch tensor (N b b, C, h, w) and the
+ * padded image tensor (N, C, h b, w b), whose cells outside the unpadded image
+ * (H, W at offsets pad_t, pad_l) are zeros in SpaceToBatch and dropped in
+ * BatchToSpace. bat: the batch tensor's data; img: the image's (N, C, H, W). */
+static void sb_move(const sb_state *s, int to_batch, int64_t N, int64_t C, int64_t h, int64_t w, int64_t H,
+                    int64_t W, float *bat, float *img)
+{
+    const int64_t b = s->block, pt = s->pad[0], pl = s->pad[1];
+    for (int64_t oh = 0; oh < b; oh++)
+        for (int64_t ow = 0; ow < b; ow++)
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < C; c++) {
+                    float *bp = bat + ((((oh * b + ow) * N + n) * C + c) * h) * w;
+                    float *ip = img + (n * C + c) * H * W;
+                    for (int64_t i = 0; i < h; i++) {
+                        const int64_t ih = i * b + oh - pt;
+                        float *brow = bp + i * w;
+                        if (ih < 0 || ih >= H) {
+                            if (to_batch) memset(brow, 0, (size_t)w * sizeof *brow);
+                            continue;
+                        }
+                        for (int64_t j = 0; j < w; j++) {
+                            const int64_t iw = j * b + ow - pl;
+                            const int in = iw >= 0 && iw < W;
+                            if (to_batch)
+                                brow[j] = in ? ip[ih * W + iw] : 0.0f;
+                            else if (in)
+                                ip[ih * W + iw] = brow[j];
+                        }
+                    }
+                }
+}
+
+static rc_status sb_run(rc_op *op, int to_batch, rc_err *err)
+{
+    int64_t out[4];
+    rc_status st = sb_shapes(op, to_batch, out, err);
+    if (st) return st;
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, 4, out, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    const rc_tensor *x = rc_in(op, 0), *y = rc_out(op, 0);
+    if (rc_tensor_numel(x) == 0 || rc_tensor_numel(y) == 0) return RC_OK;
+    const rc_tensor *bat = to_batch ? y : x, *img = to_batch ? x : y;
+    sb_move(op->state, to_batch, img->dims[0], img->dims[1], bat->dims[2], bat->dims[3], img->dims[2], img->dims[3],
+            rc_f32(bat), rc_f32(img));
+    return RC_OK;
+}
+
+static rc_status s2b_run(rc_op *op, rc_err *err) { return sb_run(op, 1, err); }
+static rc_status b2s_run(rc_op *op, rc_err *err) { return sb_run(op, 0, err); }
+
 const rc_op_schema rc_ops_pad_image[] = {
     {"PadImage", 1, 1, 1, 1, NULL, pi_setup, pi_run, pi_free,
      "X -> Y: X (4-D) padded or cropped in H and W (args pads / pad / pad_t..pad_r, mode constant|reflect|edge, "
      "value, order)", pi_check},
     {"PadImageGradient", 1, 1, 1, 1, NULL, pi_setup, pi_grad_run, pi_free,
      "dY -> dX: the sum of dY onto the X cells PadImage copied (args as PadImage's)", pi_grad_check},
+    {"SpaceToBatch", 1, 1, 1, 1, NULL, sb_setup, s2b_run, free,
+     "X -> Y: X (N, C, H, W) zero-padded, its block_size x block_size blocks moved into the batch: Y (N b b, C, "
+     "Hp / b, Wp / b) (args block_size, pad / pad_t..pad_r, order NCHW)", s2b_check},
+    {"BatchToSpace", 1, 1, 1, 1, NULL, sb_setup, b2s_run, free,
+     "X -> Y: SpaceToBatch's inverse: X (B, C, H, W) to (B / b^2, C, H b - pads, W b - pads) (args as "
+     "SpaceToBatch's)", b2s_check},
     {0},
 };

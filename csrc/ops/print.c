@@ -1,5 +1,5 @@
 /* ops/print.c -- Caffe2's Print (caffe2/operators/utility_ops.h PrintOp, with
- * caffe2/core/tensor.h/.cc TensorPrinter):
+ * caffe2/core/tensor.h/.cc TensorPrinter), and Summarize (its section below):
  *
  *   Print(X) -> ()
  *
@@ -44,6 +44,7 @@
 #include "../core/rc_core.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +187,132 @@ static rc_status print_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ================================================================ Summarize */
+
+/* Caffe2's Summarize (summarize_op.cc): Summarize(X) -> ([Y]): X float32 with
+ * at least one element; Y (4,) float32 = (min, max, mean, std), std the
+ * unbiased standard deviation (divided by n - 1; 0 for one element), mean and
+ * std summed in double in memory order (two passes), then rounded to float.
+ * A NaN in X makes min and max NaN too (np.min's; Caffe2's std::min / max
+ * kept or dropped it depending on its position). Without an output the
+ * statistics go only to the file, if any.
+ *
+ * to_file (0 or 1, default 0; Caffe2 took any nonzero int as 1): 1 writes the
+ * line "min max mean std" (each as C++'s ostream prints a float: %.6g) for
+ * every run to "<input name>.summary" in the workspace's root folder, each '/'
+ * of the name replaced by '#' (Caffe2's file: RootFolder() + "/" + name);
+ * opened and truncated when the op is created (an OSError naming the path
+ * otherwise), flushed after every line, closed when the op is freed; refused
+ * in RecurrentNetwork step nets, as Print's.
+ * Where Caffe2 differs: an empty X read past the data (here a ValueError);
+ * Caffe2 summed in float. */
+typedef struct {
+    FILE *fp;   /* owned; NULL without to_file */
+    char *path; /* owned; the file's path for messages */
+} summarize_state;
+
+static void summarize_free(void *p)
+{
+    summarize_state *s = p;
+    if (!s) return;
+    if (s->fp) fclose(s->fp);
+    free(s->path);
+    free(s);
+}
+
+static rc_status summarize_setup(rc_op *op, rc_err *err)
+{
+    summarize_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s; /* freed by free_state, also when setup fails */
+    int64_t to_file;
+    rc_status st;
+    if ((st = rc_arg_i(&op->def, "to_file", 0, &to_file, err))) return st;
+    if (to_file != 0 && to_file != 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'to_file' must be 0 or 1, got %" PRId64, to_file);
+    if (!to_file) return RC_OK;
+    const char *name = rc_in_name(op, 0);
+    size_t n = strlen(name) + sizeof ".summary";
+    char *file = malloc(n);
+    if (!file) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    snprintf(file, n, "%s.summary", name);
+    for (char *c = file; *c; c++)
+        if (*c == '/') *c = '#';
+    if (rc_ws_parent(op->ws)) {
+        st = rc_op_fail(op, err, RC_ERR_VALUE,
+                        "to_file=1 inside a RecurrentNetwork step net: each timestep's op would open and truncate "
+                        "'%s' (Summarize the recurrent op's outputs in the outer net)", file);
+        free(file);
+        return st;
+    }
+    s->path = rc_ws_path(op->ws, file, 0);
+    free(file);
+    if (!s->path) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    errno = 0;
+    s->fp = fopen(s->path, "we");
+    if (!s->fp)
+        return rc_op_fail(op, err, RC_ERR_IO, "cannot open '%s' for writing (to_file=1): %s", s->path,
+                          strerror(errno ? errno : EIO));
+    return RC_OK;
+}
+
+static rc_status summarize_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rc_check_input(op, 0, RC_F32, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    if (rc_tensor_numel(x) == 0)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "input 0 blob '%s' %s is empty: there is nothing to summarize",
+                          rc_in_name(op, 0), RC_SHAPE(x));
+    return RC_OK;
+}
+
+static rc_status summarize_run(rc_op *op, rc_err *err)
+{
+    summarize_state *s = op->state;
+    rc_status st = summarize_check(op, err);
+    if (st) return st;
+    const rc_tensor *x = rc_in(op, 0);
+    const float *xd = rc_f32(x);
+    const int64_t n = rc_tensor_numel(x);
+    float lo = xd[0], hi = xd[0];
+    double sum = 0.0, ss = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = xd[i];
+        if (v < lo || v != v) lo = lo != lo ? lo : v; /* the first NaN stays */
+        if (v > hi || v != v) hi = hi != hi ? hi : v;
+        sum += (double)v;
+    }
+    const double mean = sum / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)xd[i] - mean;
+        ss += d * d;
+    }
+    const float stats[4] = {lo, hi, (float)mean, n == 1 ? 0.0f : (float)sqrt(ss / (double)(n - 1))};
+    if (s->fp) {
+        errno = 0;
+        if (fprintf(s->fp, "%.6g %.6g %.6g %.6g\n", (double)stats[0], (double)stats[1], (double)stats[2],
+                    (double)stats[3]) < 0 ||
+            fflush(s->fp)) {
+            int e = errno ? errno : EIO;
+            clearerr(s->fp);
+            return rc_op_fail(op, err, RC_ERR_IO, "cannot write '%s': %s", s->path, strerror(e));
+        }
+    }
+    if (op->n_out == 0) return RC_OK;
+    const int64_t four = 4;
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, 1, &four, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    memcpy(rc_f32(rc_out(op, 0)), stats, sizeof stats);
+    return RC_OK;
+}
+
 const rc_op_schema rc_ops_print[] = {
     {"Print", 1, 1, 0, 0, NULL, print_setup, print_run, print_free,
      "(X) -> (): a line 'Tensor X of type T. Dims: (...): values' to sys.stderr (or X.log with to_file=1), "
      "at most limit values (0: 1000), on the 1st and every every_n-th run"},
+    {"Summarize", 1, 1, 0, 1, NULL, summarize_setup, summarize_run, summarize_free,
+     "(X) -> ([Y]): Y (4,) = min, max, mean and unbiased std of float32 X; to_file=1 also writes them to "
+     "<X>.summary", summarize_check},
     {NULL},
 };

@@ -14,7 +14,7 @@ extern const rc_op_schema rc_ops_dropout[];   /* ops/dropout.c: Dropout, Dropout
 extern const rc_op_schema rc_ops_optim[];     /* ops/optim.c: Iter, LearningRate, MomentumSGDUpdate, Adam and their Sparse* */
 extern const rc_op_schema rc_ops_norm[];      /* ops/layer_norm.c: LayerNorm */
 extern const rc_op_schema rc_ops_norm2[];     /* ops/norm.c: GroupNorm, InstanceNorm, SpatialBN */
-extern const rc_op_schema rc_ops_conv[];      /* ops/conv.c: Conv(1D|2D|3D) and their gradients */
+extern const rc_op_schema rc_ops_conv[];      /* ops/conv.c: Conv(1D|2D|3D) and their gradients, Im2Col, Col2Im */
 extern const rc_op_schema rc_ops_batch[];     /* ops/batch.c: BatchMatMul, SequenceMask, ReversePackedSegs */
 extern const rc_op_schema rc_ops_sparse[];    /* ops/sparse.c: SparseToDense, ScatterWeightedSum */
 extern const rc_op_schema rc_ops_segment[];   /* ops/segment.c: Unique, (Sparse)UnsortedSegment{Sum,Mean,
@@ -53,14 +53,15 @@ extern const rc_op_schema rc_ops_mutex[];     /* ops/mutex.c: CreateMutex, Atomi
 extern const rc_op_schema rc_ops_counter[];   /* ops/counter.c: CreateCounter, CountDown, ... */
 extern const rc_op_schema rc_ops_ranges[];    /* ops/ranges.c: LengthsTile, LengthsRangeFill, Range, LengthsGather,
                                                  GatherRanges, LengthsPad, ScatterAssign, Mod */
-extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print */
+extern const rc_op_schema rc_ops_print[];     /* ops/print.c: Print, Summarize */
 extern const rc_op_schema rc_ops_decode[];    /* ops/decode.c: ViterbiPath, SwapBestPath, CTC*Decoder */
 extern const rc_op_schema rc_ops_moments[];   /* ops/moments.c: LpNorm, BatchMoments (+gradients),
                                                  SinusoidPositionEncoding */
 extern const rc_op_schema rc_ops_activation[]; /* ops/activation.c: PRelu(+Gradient), SquareRootDivide */
 extern const rc_op_schema rc_ops_pyfunc[];    /* ops/pyfunc.c: Python, PythonGradient (through a hook) */
 extern const rc_op_schema rc_ops_pool[];      /* ops/pool.c: MaxPool, AveragePool (1D/2D/3D), LpPool (+gradients) */
-extern const rc_op_schema rc_ops_pad_image[]; /* ops/pad_image.c: PadImage, PadImageGradient */
+extern const rc_op_schema rc_ops_pad_image[]; /* ops/pad_image.c: PadImage, PadImageGradient, SpaceToBatch,
+                                                 BatchToSpace */
 extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
 extern const rc_op_schema rc_ops_image[];     /* ops/image.c: ChannelShuffle, ResizeNearest (+gradients) */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,

@@ -486,18 +486,22 @@ static rc_status check_step_op_types(rc_op *op, const rnn_state *st, rc_err *err
                               strncmp(st->step->ops[i].type, "Python", 6) == 0
                                   ? "which never call Python"
                                   : "which would race on the state it changes");
-        /* Print with to_file=1: every timestep's op instance would open and
-         * truncate the same "<input>.log" (Caffe2 did, and the steps overwrote
-         * each other); refused here, at creation, rather than at the first run
-         * (ops/print.c refuses it too, for step nets built another way) */
-        const rc_arg *tf = strcmp(st->step->ops[i].type, "Print") == 0 ? rc_opdef_arg(&st->step->ops[i], "to_file")
-                                                                         : NULL;
+        /* Print and Summarize with to_file=1: every timestep's op instance
+         * would open and truncate the same "<input>.log" / ".summary" (Caffe2
+         * did, and the steps overwrote each other); refused here, at creation,
+         * rather than at the first run (ops/print.c refuses it too, for step
+         * nets built another way) */
+        const char *type = st->step->ops[i].type;
+        const int print = strcmp(type, "Print") == 0;
+        const rc_arg *tf = print || strcmp(type, "Summarize") == 0 ? rc_opdef_arg(&st->step->ops[i], "to_file")
+                                                                   : NULL;
         if (tf && tf->kind == RC_ARG_I && tf->i != 0)
             return rc_op_fail(op, err, RC_ERR_VALUE,
-                              "step op Print #%d of the %s step net has to_file=1: each timestep's op would open "
-                              "and truncate '%s.log' (print to the log, or Print the recurrent op's outputs in the "
-                              "outer net)", i, st->is_grad ? "backward" : "forward",
-                              st->step->ops[i].n_in ? st->step->ops[i].inputs[0] : "");
+                              "step op %s #%d of the %s step net has to_file=1: each timestep's op would open "
+                              "and truncate '%s%s' (%s the recurrent op's outputs in the outer net)", type, i,
+                              st->is_grad ? "backward" : "forward",
+                              st->step->ops[i].n_in ? st->step->ops[i].inputs[0] : "", print ? ".log" : ".summary",
+                              print ? "print to the log, or Print" : "Summarize");
     }
     return RC_OK;
 }
