@@ -220,8 +220,9 @@ def build_ops_net(name="af_ops"):
     ThresholdedRelu, ReluN, NegateGradient, PRelu, SquareRootDivide) in the loss, Glu on the side;
     PrependDim and CopyRowsToTensor in the loss, and MergeDim, LengthsToShape, LengthsSplit, EnsureClipped
     and ClipTensorByScaling on the side; on the side with their gradient ops: LpNorm, BatchMoments,
-    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Conv, ConvTranspose, the pooling ops, PadImage, Mean
-    broadcasting a row; without gradients on the side: SinusoidPositionEncoding, int32 Add / Sub / Mul,
+    LengthsTopK, GroupNorm, InstanceNorm, SpatialBN (training, test mode, multi-batch gradient), LRN, Conv, ConvTranspose, the pooling ops, PadImage, Im2Col / Col2Im,
+    SpaceToBatch / BatchToSpace (each other's gradient), Mean broadcasting a row; without gradients on the
+    side: Summarize, SinusoidPositionEncoding, int32 Add / Sub / Mul,
     SegmentOneHot, BatchOneHot, BatchBucketOneHot, SparseToDenseMask (+gradient), BatchSparseToDense /
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
     on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
@@ -766,6 +767,12 @@ def build_ops_net(name="af_ops"):
     net.PadImage("pi_xh", "pi_yh", pad=2, mode="edge", order="NHWC")
     net.PadImageGradient("pi_yh", "pi_dxh", pad=2, mode="edge", order="NHWC")
     net.PadImage("pi_x", "pi_yc", pad_t=2, pad_l=0, pad_b=1, pad_r=3, value=0.5)
+    # Im2Col / Col2Im (conv.c, NHWC with pads), SpaceToBatch / BatchToSpace (pad_image.c), Summarize (print.c)
+    net.Im2Col("pi_xh", "ic_c", kernel=2, pad=1, stride=2, order="NHWC")
+    net.Col2Im(["ic_c", "pi_xh"], "ic_y", kernel=2, pad=1, stride=2, order="NHWC")
+    net.SpaceToBatch("pi_x", "sb_y", pad_l=1)
+    net.BatchToSpace("sb_y", "sb_x", pad_l=1)
+    net.Summarize("pi_x", "sm_y")
     # NumpyTile, GatherRangesToDense (its lifetime counters), EnforceFinite on the side
     net.NumpyTile(["rev_ids", "nt_rep"], "nt_y")
     net.GatherRangesToDense(["gd_data", "gd_ranges"], ["gd_o"], lengths=[2])
@@ -945,7 +952,7 @@ def build_ops_net(name="af_ops"):
          "nm_idg", "nm_idb", "nm_by", "nm_rm", "nm_rv", "nm_bm", "nm_br", "nm_bdx", "nm_bdg", "nm_bdb", "nm_ty",
          "nm_mdx", "nm_mdg", "nm_mdb", "nm_ly", "nm_ls", "nm_ldx"] + \
         ["cv_y", "cv_dw", "cv_db", "cv_dx", "cv_yh", "cv_dwh", "cv_dxh"] + \
-        ["pi_y", "pi_dx", "pi_yh", "pi_dxh", "pi_yc"] + \
+        ["pi_y", "pi_dx", "pi_yh", "pi_dxh", "pi_yc", "ic_c", "ic_y", "sb_y", "sb_x", "sm_y"] + \
         ["ct_y", "ct_dw", "ct_db", "ct_dx"] + \
         ["pl_my", "pl_mdx", "pl_ay", "pl_adx", "pl_gy", "pl_gdx", "pl_3y", "pl_3dx", "pl_ly", "pl_ldx", "pl_l3y",
          "pl_l3dx"] + \
@@ -969,7 +976,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op ConvTranspose #", "op ConvTransposeGradient #", "op LRN #", "op LRNGradient #",
                  "op MaxPool #", "op MaxPoolGradient #", "op AveragePool #", "op AveragePoolGradient #",
                  "op MaxPool1D #", "op MaxPool1DGradient #", "op AveragePool3D #", "op AveragePool3DGradient #",
-                 "op LpPool #", "op LpPoolGradient #",
+                 "op LpPool #", "op LpPoolGradient #", "op Im2Col #", "op Col2Im #", "op SpaceToBatch #",
+                 "op BatchToSpace #", "op Summarize #",
                  "MomentumSGDUpdate", "Adam", "op LayerNorm #", "op LayerNormGradient #", "op BatchMatMul #",
                  "op BatchMatMulGradient #",
                  "op SequenceMask #", "op PowGradient #", "op BatchGather #", "op BatchGatherGradient #",
