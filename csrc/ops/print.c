@@ -72,6 +72,39 @@ static void print_free(void *p)
     free(s);
 }
 
+/* to_file=1 of Print and Summarize: opens "<input 0's name><ext>" in the workspace's root folder
+ * (rc_ws_path) for writing, truncated, each '/' of the name made '#' when `hash` (Summarize's, as
+ * Caffe2's). *path and *fp go to the op's state, which owns them. Refused inside a RecurrentNetwork step
+ * net (a workspace with a parent): each timestep's op would truncate the same file; `advice` begins
+ * the message's suggestion ("<advice> the recurrent op's outputs in the outer net"). */
+static rc_status open_op_file(rc_op *op, const char *ext, int hash, const char *advice, char **path, FILE **fp,
+                              rc_err *err)
+{
+    const char *name = rc_in_name(op, 0);
+    const size_t n = strlen(name) + strlen(ext) + 1;
+    char *file = malloc(n);
+    if (!file) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    snprintf(file, n, "%s%s", name, ext);
+    for (char *c = file; hash && *c; c++)
+        if (*c == '/') *c = '#';
+    if (rc_ws_parent(op->ws)) {
+        rc_status st = rc_op_fail(op, err, RC_ERR_VALUE, "to_file=1 inside a RecurrentNetwork step net: each "
+                                  "timestep's op would open and truncate '%s' (%s the recurrent op's outputs in "
+                                  "the outer net)", file, advice);
+        free(file);
+        return st;
+    }
+    *path = rc_ws_path(op->ws, file, 0);
+    free(file);
+    if (!*path) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    errno = 0;
+    *fp = fopen(*path, "we");
+    if (!*fp)
+        return rc_op_fail(op, err, RC_ERR_IO, "cannot open '%s' for writing (to_file=1): %s", *path,
+                          strerror(errno ? errno : EIO));
+    return RC_OK;
+}
+
 static rc_status print_setup(rc_op *op, rc_err *err)
 {
     print_state *s = calloc(1, sizeof *s);
@@ -92,26 +125,7 @@ static rc_status print_setup(rc_op *op, rc_err *err)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'to_file' must be 0 or 1, got %" PRId64, to_file);
     s->limit = limit ? limit : PRINT_LIMIT_DEFAULT;
     s->every_n = every_n;
-    if (!to_file) return RC_OK;
-    if (rc_ws_parent(op->ws))
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "to_file=1 inside a RecurrentNetwork step net: each timestep's op would open and "
-                          "truncate '%s.log' (print to the log, or Print the recurrent op's outputs in the "
-                          "outer net)", rc_in_name(op, 0));
-    const char *name = rc_in_name(op, 0);
-    size_t n = strlen(name) + sizeof ".log";
-    char *file = malloc(n);
-    if (!file) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    snprintf(file, n, "%s.log", name);
-    s->path = rc_ws_path(op->ws, file, 0);
-    free(file);
-    if (!s->path) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    errno = 0;
-    s->fp = fopen(s->path, "we");
-    if (!s->fp)
-        return rc_op_fail(op, err, RC_ERR_IO, "cannot open '%s' for writing (to_file=1): %s", s->path,
-                          strerror(errno ? errno : EIO));
-    return RC_OK;
+    return to_file ? open_op_file(op, ".log", 0, "print to the log, or Print", &s->path, &s->fp, err) : RC_OK;
 }
 
 /* Print accepts any blob (a tensor of any dtype and shape, no tensor, an
@@ -230,30 +244,7 @@ static rc_status summarize_setup(rc_op *op, rc_err *err)
     if ((st = rc_arg_i(&op->def, "to_file", 0, &to_file, err))) return st;
     if (to_file != 0 && to_file != 1)
         return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'to_file' must be 0 or 1, got %" PRId64, to_file);
-    if (!to_file) return RC_OK;
-    const char *name = rc_in_name(op, 0);
-    size_t n = strlen(name) + sizeof ".summary";
-    char *file = malloc(n);
-    if (!file) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    snprintf(file, n, "%s.summary", name);
-    for (char *c = file; *c; c++)
-        if (*c == '/') *c = '#';
-    if (rc_ws_parent(op->ws)) {
-        st = rc_op_fail(op, err, RC_ERR_VALUE,
-                        "to_file=1 inside a RecurrentNetwork step net: each timestep's op would open and truncate "
-                        "'%s' (Summarize the recurrent op's outputs in the outer net)", file);
-        free(file);
-        return st;
-    }
-    s->path = rc_ws_path(op->ws, file, 0);
-    free(file);
-    if (!s->path) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-    errno = 0;
-    s->fp = fopen(s->path, "we");
-    if (!s->fp)
-        return rc_op_fail(op, err, RC_ERR_IO, "cannot open '%s' for writing (to_file=1): %s", s->path,
-                          strerror(errno ? errno : EIO));
-    return RC_OK;
+    return to_file ? open_op_file(op, ".summary", 1, "Summarize", &s->path, &s->fp, err) : RC_OK;
 }
 
 static rc_status summarize_check(rc_op *op, rc_err *err)
