@@ -388,19 +388,22 @@ def test_print_in_forward_only_step_nets_counts_per_step_workspace(capfd, rng, c
     assert lines(capfd) == ["Tensor output_t of type float. Dims: (1,1,1,): 2"]
 
 
-def test_print_to_file_refused_in_step_nets(tmp_path, monkeypatch):
+@pytest.mark.parametrize("op_type,suffix", [("Print", "log"), ("Summarize", "summary")])
+def test_to_file_refused_in_step_nets(tmp_path, monkeypatch, op_type, suffix):
+    """Print's and Summarize's to_file in a step net: refused when the net is created, before any file
+    is opened (each timestep's op would truncate the same file)."""
     monkeypatch.chdir(tmp_path)
     net = core.Net("outer_f")
     cell = core.Net("cell_f")
     input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
     out = cell.Mul([input_t, prev], "output_t")
-    cell.Print(out, [], to_file=1)
+    getattr(cell, op_type)(out, [], to_file=1)
     cell.AddExternalOutput(out)
     rnn.recurrent_net(net, cell, [(input_t, "input")], [(prev, "init")], {prev: out}, scope="r")
     workspace.FeedBlob("input", np.ones((2, 1, 2), np.float32))
     workspace.FeedBlob("init", np.ones((1, 1, 2), np.float32))
-    pattern = (r"op RecurrentNetwork #0: step op Print #\d+ of the forward step net has to_file=1: each "
-               r"timestep's op would open and truncate 'output_t.log'")
+    pattern = (r"op RecurrentNetwork #0: step op %s #\d+ of the forward step net has to_file=1: each "
+               r"timestep's op would open and truncate 'output_t.%s'" % (op_type, suffix))
     with pytest.raises(ValueError, match=pattern):
         workspace.CreateNet(net)
     assert os.listdir(tmp_path) == []

@@ -1,7 +1,8 @@
 """Summarize (csrc/ops/print.c): (min, max, mean, unbiased std) against NumPy over shapes and value
 ranges, one element (std 0), NaN and Inf, no output; to_file writing '<input>.summary' ('/' -> '#')
 in the workspace's root folder as Caffe2's (truncated at creation, one line per run, C++'s float
-text); refused in RecurrentNetwork step nets; bad input with exact messages."""
+text; its refusal in RecurrentNetwork step nets is tested with Print's, in test_ops_print.py);
+bad input with exact messages."""
 
 import os
 
@@ -128,24 +129,6 @@ def test_summarize_to_file_write_error(tmp_path, monkeypatch):
     workspace.CreateNet(net)
     with pytest.raises(OSError, match=r"op Summarize #0: cannot write 'x.summary': No space left on device"):
         workspace.RunNet(net)
-
-
-def test_summarize_to_file_refused_in_step_nets(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    net = core.Net("outer_s")
-    cell = core.Net("cell_s")
-    input_t, prev = cell.AddExternalInputs("input_t", "output_t_prev")
-    out = cell.Mul([input_t, prev], "output_t")
-    cell.Summarize(out, [], to_file=1)
-    cell.AddExternalOutput(out)
-    rnn.recurrent_net(net, cell, [(input_t, "input")], [(prev, "init")], {prev: out}, scope="r")
-    workspace.FeedBlob("input", np.ones((2, 1, 2), np.float32))
-    workspace.FeedBlob("init", np.ones((1, 1, 2), np.float32))
-    pattern = (r"op RecurrentNetwork #0: step op Summarize #\d+ of the forward step net has to_file=1: each "
-               r"timestep's op would open and truncate 'output_t.summary'")
-    with pytest.raises(ValueError, match=pattern):
-        workspace.CreateNet(net)
-    assert os.listdir(tmp_path) == []
 
 
 def test_summarize_in_step_nets_without_file():

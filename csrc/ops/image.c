@@ -300,13 +300,20 @@ static rc_status rn_grad_match(rc_op *op, const float sc[2], int64_t xg[4], int6
     return RC_OK;
 }
 
-/* dY, X float32 4-D [, scales]; without the scales input (whose values are read when the op runs) dY's
- * shape against X's too. */
-static rc_status rn_grad_check(rc_op *op, rc_err *err)
+/* dY, X float32 4-D [, scales]. */
+static rc_status rn_grad_inputs(rc_op *op, rc_err *err)
 {
     rc_status st;
     if ((st = rn_check_4d(op, 0, "dY", err)) || (st = rn_check_4d(op, 1, "X", err))) return st;
-    if (op->n_in > 2) return rn_check_scales(op, 2, err);
+    return op->n_in > 2 ? rn_check_scales(op, 2, err) : RC_OK;
+}
+
+/* The inputs; without the scales input (whose values are read when the op runs) dY's shape against X's
+ * too. */
+static rc_status rn_grad_check(rc_op *op, rc_err *err)
+{
+    rc_status st = rn_grad_inputs(op, err);
+    if (st || op->n_in > 2) return st;
     const rn_state *s = op->state;
     int64_t xg[4], o[2];
     return rn_grad_match(op, s->scale, xg, o, err);
@@ -318,7 +325,7 @@ static rc_status rn_grad_run(rc_op *op, rc_err *err)
     rc_status st;
     float sc[2];
     int64_t xg[4], o[2];
-    if ((st = rn_grad_check(op, err)) || (st = rn_scales(op, 2, sc, err)) || (st = rn_grad_match(op, sc, xg, o, err)))
+    if ((st = rn_grad_inputs(op, err)) || (st = rn_scales(op, 2, sc, err)) || (st = rn_grad_match(op, sc, xg, o, err)))
         return st;
     if ((st = rn_resize(op, xg, err))) return st;
     const int64_t n = rc_tensor_numel(rc_out(op, 0));

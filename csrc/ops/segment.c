@@ -127,12 +127,45 @@ static void count_kernel(int64_t N, const int32_t *ids, int64_t *counts)
 
 /* ================================================================ Unique */
 
+/* Scratch for a hash pass over K > 0 elements, owned by the caller, who frees both (also after a failure,
+ * when both are NULL): *table gets 1 << *bits slots, all -1, with 1 << *bits >= 2K and 4 <= *bits <= 32;
+ * *list gets K int32. `what` names the elements in the out-of-memory message. */
+static rc_status hash_scratch(rc_op *op, int64_t K, const char *what, int32_t **table, int *bits, int32_t **list,
+                              rc_err *err)
+{
+    int b = 4;
+    while (((int64_t)1 << b) < 2 * K) b++;
+    *table = malloc(sizeof **table << b);
+    *list = malloc(sizeof **list * (size_t)K);
+    if (!*table || !*list) {
+        free(*table);
+        free(*list);
+        *table = *list = NULL;
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch for %lld %s)", (long long)K, what);
+    }
+    for (uint64_t s = 0; s < (uint64_t)1 << b; s++) (*table)[s] = -1;
+    *bits = b;
+    return RC_OK;
+}
+
+/* Output 0 := list[0:n] as an (n,) int32 tensor. Frees list (NULL when n == 0), whatever happens. */
+static rc_status list_out(rc_op *op, int32_t *list, int64_t n, rc_err *err)
+{
+    const int64_t dims[1] = {n};
+    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err)) {
+        free(list);
+        return out_fail(op, 0, err);
+    }
+    if (n) memcpy(rc_i32(rc_out(op, 0)), list, sizeof *list * (size_t)n);
+    free(list);
+    return RC_OK;
+}
+
 /* idx: (K,) -> uniq: (U,) in first-occurrence order, remap: (K,) (may be NULL);
- * table: (cap,) slots, cap a power of two >= 2K, 1 << bits == cap, 4 <= bits <= 32. Returns U. */
+ * table: from hash_scratch, for K. Returns U. */
 static int64_t unique_kernel(int64_t K, const int32_t *idx, int32_t *table, int bits, int32_t *uniq, int32_t *remap)
 {
     const uint32_t mask = (uint32_t)(((uint64_t)1 << bits) - 1u);
-    for (uint64_t s = 0; s <= mask; s++) table[s] = -1;
     int64_t U = 0;
     for (int64_t k = 0; k < K; k++) {
         const int32_t v = idx[k];
@@ -171,26 +204,12 @@ static rc_status unique_run(rc_op *op, rc_err *err)
     int64_t U = 0;
     int32_t *uniq = NULL, *table = NULL; /* scratch, owned here, freed below */
     if (K > 0) {
-        int bits = 4;
-        while (((int64_t)1 << bits) < 2 * K) bits++;
-        table = malloc(sizeof *table << bits);
-        uniq = malloc(sizeof *uniq * (size_t)K);
-        if (!table || !uniq) {
-            free(table);
-            free(uniq);
-            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch for %lld indices)", (long long)K);
-        }
+        int bits;
+        if ((st = hash_scratch(op, K, "indices", &table, &bits, &uniq, err))) return st;
         U = unique_kernel(K, rc_i32(in), table, bits, uniq, op->n_out == 2 ? rc_i32(rc_out(op, 1)) : NULL);
     }
     free(table);
-    int64_t udims[1] = {U};
-    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, udims, err)) {
-        free(uniq);
-        return out_fail(op, 0, err);
-    }
-    if (U) memcpy(rc_i32(rc_out(op, 0)), uniq, sizeof *uniq * (size_t)U);
-    free(uniq);
-    return RC_OK;
+    return list_out(op, uniq, U, err);
 }
 
 /* ================================================================ FindDuplicateElements */
@@ -206,12 +225,11 @@ static inline uint32_t dup_key(const unsigned char *data, int is_float, int64_t 
 
 /* data: (K,) 4-byte elements -> dups: the positions whose value an earlier position holds, ascending;
  * returns their count. A float32 NaN (is_float) equals nothing. table: (cap,) slots, 1 << bits == cap
- * >= 2K, 4 <= bits <= 32; each slot -1 or a position holding a value first. */
+ * >= 2K, 4 <= bits <= 32, from hash_scratch; each slot becomes -1 or a position holding a value first. */
 static int64_t dup_kernel(int64_t K, const unsigned char *data, int is_float, int32_t *table, int bits,
                           int32_t *dups)
 {
     const uint32_t mask = (uint32_t)(((uint64_t)1 << bits) - 1u);
-    for (uint64_t s = 0; s <= mask; s++) table[s] = -1;
     int64_t D = 0;
     for (int64_t k = 0; k < K; k++) {
         const uint32_t v = dup_key(data, is_float, k);
@@ -252,26 +270,12 @@ static rc_status find_dup_run(rc_op *op, rc_err *err)
     int64_t D = 0;
     int32_t *dups = NULL, *table = NULL; /* scratch, owned here, freed below */
     if (K > 0) {
-        int bits = 4;
-        while (((int64_t)1 << bits) < 2 * K) bits++;
-        table = malloc(sizeof *table << bits);
-        dups = malloc(sizeof *dups * (size_t)K);
-        if (!table || !dups) {
-            free(table);
-            free(dups);
-            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory (scratch for %lld elements)", (long long)K);
-        }
+        int bits;
+        if ((st = hash_scratch(op, K, "elements", &table, &bits, &dups, err))) return st;
         D = dup_kernel(K, rc_tensor_data(x), x->dtype == RC_F32, table, bits, dups);
     }
     free(table);
-    const int64_t dims[1] = {D};
-    if (rc_tensor_resize(rc_out(op, 0), RC_I32, 1, dims, err)) {
-        free(dups);
-        return out_fail(op, 0, err);
-    }
-    if (D) memcpy(rc_i32(rc_out(op, 0)), dups, sizeof *dups * (size_t)D);
-    free(dups);
-    return RC_OK;
+    return list_out(op, dups, D, err);
 }
 
 /* ================================================================ UnsortedSegment* / SparseUnsortedSegment* */
