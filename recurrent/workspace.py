@@ -448,14 +448,15 @@ def _traceback_lines(net_name, op_id):
     return lines + ['  File "%s", line %d, in %s' % t for t in reversed(tb[:_TRACEBACK_FRAMES])]
 
 
-def _in_net(ws, net_name, call, *args):
-    """``_chained(call, *args)`` for a call that creates or runs net ``net_name`` in ``ws``; an error
-    of one of its ops gets a note (Python 3.11+) with the Python stack that added the op to its
-    ``core.Net`` (Caffe2 logged it as warnings)."""
+def _in_net(net_name, call, *args):
+    """``_chained(call, *args)`` for a call that creates or runs net ``net_name``; an error of one of its
+    ops gets a note (Python 3.11+) with the Python stack that added the op to its ``core.Net`` (Caffe2
+    logged it as warnings). The op is the error's ``op_position`` (set by the C call that raised it),
+    not the workspace's ``last_failed_op()``, which another thread's call may have changed since."""
     try:
         return _chained(call, *args)
     except Exception as e:
-        lines = _traceback_lines(net_name, ws.last_failed_op())
+        lines = _traceback_lines(net_name, getattr(e, "op_position", -1))
         if lines and hasattr(e, "add_note"):
             e.add_note("\n".join(lines))
         raise
@@ -498,7 +499,7 @@ def RunNetOnce(net):
 def _run_net_once(ws, net):
     nd = _netdef(net)
     _refuse_non_cpu_net(nd)
-    _in_net(ws, nd.name, ws.run_net_once, nd.to_c(), _main_thread())
+    _in_net(nd.name, ws.run_net_once, nd.to_c(), _main_thread())
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):
@@ -516,7 +517,7 @@ def _create_net(ws, net, overwrite, input_blobs):
     _refuse_non_cpu_net(nd)
     for b in input_blobs or ():
         ws.create_blob(_name(b))
-    _in_net(ws, nd.name, ws.create_net, nd.to_c(), bool(overwrite))
+    _in_net(nd.name, ws.create_net, nd.to_c(), bool(overwrite))
     return nd.name
 
 
@@ -527,7 +528,7 @@ def RunNet(name, num_iter=1, allow_fail=False):
         raise errors.ValueError("RunNet: num_iter must be >= 0, got %d" % num_iter)
     try:
         ws = _ws()
-        _in_net(ws, _net_name(name), ws.run_net, _net_name(name), num_iter, _main_thread())
+        _in_net(_net_name(name), ws.run_net, _net_name(name), num_iter, _main_thread())
     except (RuntimeError, ValueError, TypeError, IndexError, KeyError, MemoryError):
         if allow_fail:
             return False
@@ -565,7 +566,7 @@ def BenchmarkNet(name, warmup_runs, main_runs, run_individual):
     in net order (0.0 without ``run_individual``). The runs are real runs: their outputs stay
     (Caffe2 also logged a table at INFO level; nothing is printed here)."""
     ws = _ws()
-    return _in_net(ws, _net_name(name), ws.benchmark_net, _net_name(name), int(warmup_runs), int(main_runs),
+    return _in_net(_net_name(name), ws.benchmark_net, _net_name(name), int(warmup_runs), int(main_runs),
                     bool(run_individual), _main_thread())
 
 
@@ -1057,7 +1058,7 @@ class NetHandle:
         self._ws, self.name = ws, name
 
     def run(self):
-        _in_net(self._ws, self.name, self._ws.run_net, self.name, 1, _main_thread())
+        _in_net(self.name, self._ws.run_net, self.name, 1, _main_thread())
         return True
 
     def __repr__(self):
@@ -1182,7 +1183,7 @@ class Predictor:
         if not self._created:
             _create_net(ws, net, True, None)
             self._created = True
-        _in_net(ws, net.name, ws.run_net, net.name, 1, _main_thread())
+        _in_net(net.name, ws.run_net, net.name, 1, _main_thread())
         out = []
         for name in net.external_output:
             a = ws.fetch_blob(str(name))

@@ -343,6 +343,7 @@ def test_failing_op_gets_the_python_stack_that_added_it():
                 lambda: created_then_reset(lambda: workspace.BenchmarkNet(net.Name(), 0, 1, False))):
         with pytest.raises((KeyError, ValueError)) as info:
             run()
+        assert info.value.op_position == 1
         notes = _notes(info.value)
         assert "Original python traceback for operator `1` in network `%s`" % net.Name() in notes
         assert 'test_workspace_api.py", line %d, in _add_failing_fc' % line in notes
@@ -354,6 +355,49 @@ def test_failing_op_gets_the_python_stack_that_added_it():
     with pytest.raises(KeyError) as info:  # not an op's failure: no note, not the last op's
         workspace.BenchmarkNet("no_such_net", 0, 1, False)
     assert _notes(info.value) == ""
+    assert not hasattr(info.value, "op_position")
+
+
+@pytest.mark.parametrize("between", ["succeeds", "fails_elsewhere"])
+def test_the_note_names_the_op_of_its_own_call(monkeypatch, between):
+    """Another call on the same workspace (another thread's, in real use) between the raise and the note
+    changes the workspace's last_failed_op(); the note still names this call's failing op, which the
+    error carries as op_position."""
+    from recurrent import workspace as wsmod
+    workspace.FeedBlob("x", np.ones((2, 3), np.float32))
+    net = core.Net("tb_own")
+    line = _add_failing_fc(net)                  # op 1 fails
+    other = core.Net("tb_other")
+    for _ in range(3):
+        other.Relu("x", "x2")
+    other.FC(["x2", "nope_w", "nope_b"], "z")    # op 3 fails
+    real = wsmod._chained
+    state = {"interleaved": False}
+
+    def interleaved(call, *args):
+        try:
+            return real(call, *args)
+        except Exception:
+            if state["interleaved"]:
+                raise
+            state["interleaved"] = True
+            if between == "succeeds":
+                workspace.RunNetOnce(core.Net("tb_ok"))
+            else:
+                with pytest.raises(KeyError):
+                    workspace.RunNetOnce(other)
+            raise
+
+    monkeypatch.setattr(wsmod, "_chained", interleaved)
+    with pytest.raises(KeyError) as info:
+        workspace.RunNetOnce(net)
+    assert info.value.op_position == 1
+    assert workspace._ws().last_failed_op() == (-1 if between == "succeeds" else 3)
+    notes = _notes(info.value)
+    if hasattr(info.value, "add_note"):
+        assert "Original python traceback for operator `1` in network `%s`" % net.Name() in notes
+        assert 'test_workspace_api.py", line %d, in _add_failing_fc' % line in notes
+    assert other.Name() not in notes
 
 
 @needs_notes

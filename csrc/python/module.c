@@ -357,6 +357,32 @@ static PyObject *finish(rc_status st, rc_err *err, int interrupted)
     Py_RETURN_NONE;
 }
 
+/* The end of a net call (create, run, benchmark) that raised (ret NULL) because of op err->op_pos's
+ * failure (st; op_pos >= 0): the pending exception gets that position as its `op_position` attribute, which
+ * workspace._in_net reads for the traceback note (the workspace's last_failed_op() may have changed since:
+ * another thread's call on it between the raise and the read). An exception that takes no attributes keeps
+ * none. Returns ret. */
+static PyObject *tag_op_position(PyObject *ret, rc_status st, const rc_err *err)
+{
+    if (ret || !st || err->op_pos < 0 || !PyErr_Occurred()) return ret;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *ev = PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+#endif
+    PyObject *pos = ev ? PyLong_FromLong(err->op_pos) : NULL;
+    if (!pos || PyObject_SetAttrString(ev, "op_position", pos) < 0) PyErr_Clear();
+    Py_XDECREF(pos);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(ev);
+#else
+    PyErr_Restore(et, ev, tb);
+#endif
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- Workspace type */
 typedef struct WorkspaceObject WorkspaceObject;
 struct WorkspaceObject {
@@ -807,7 +833,7 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     ws_release(self);
     rc_netdef_free(nd);
     if (log_write_after(&pt, st, 0)) return NULL;
-    if (st) return raise_err(&err);
+    if (st) return tag_op_position(raise_err(&err), st, &err);
     Py_RETURN_NONE;
 }
 
@@ -822,7 +848,7 @@ static PyObject *net_call_done(WorkspaceObject *self, rc_status st, rc_err *err,
     log_take(self, &pt);
     ws_release(self);
     if (log_write_after(&pt, st, hit)) return NULL;
-    return finish(st, err, hit);
+    return tag_op_position(finish(st, err, hit), st, err);
 }
 
 static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
