@@ -153,8 +153,13 @@ def _check_out(op, index, out):
 
 def infer_op(op, index, desc):
     """The outputs (Tensor or None each) of ``op`` given ``desc`` (blob name -> Tensor)."""
+    return infer_outputs(op, index, [desc.get(b) for b in op.input])
+
+
+def infer_outputs(op, index, ins):
+    """The outputs (Tensor or None each) of ``op`` given ``ins`` (a Tensor or None per op input);
+    ShapeError for inputs or a count the op would refuse."""
     _load()
-    ins = [desc.get(b) for b in op.input]
     out = [None] * len(op.output)
     why = creation_error(op)
     if why is not None:

@@ -1029,6 +1029,53 @@ def InferShapesAndTypes(nets, blob_dimensions=None, nets_proto=False, blob_types
     return ({k: list(v.shape) for k, v in out.items()}, {k: v.dtype for k, v in out.items()})
 
 
+# ---------------------------------------------------------------- static cost inference
+def GetOperatorCost(operator, blobs):
+    """Caffe2's ``GetOperatorCost``: ``(flops, bytes_written, bytes_read)`` (a tuple of ints) of
+    ``operator`` (an OperatorDef, or a serialized one: bytes) on the tensors ``blobs`` (one blob
+    name per op input, in order; usually ``op.input``) of the current workspace, from their shapes
+    alone, by the formula Caffe2's schema of that op type registered (recurrent/cost_inference.py
+    lists the types). Nothing runs. Raises KeyError for an unregistered op type or a missing blob,
+    TypeError for a blob holding no tensor, ValueError for a count of blobs other than the op's
+    inputs or inputs the op would refuse, RuntimeError for an op type without a cost function."""
+    from . import cost_inference as ci
+    from . import shape_inference as si
+    if isinstance(operator, _SERIALIZED):
+        operator = OperatorDef.FromString(operator)
+    if not isinstance(operator, OperatorDef):
+        raise TypeError("GetOperatorCost expects an OperatorDef, got %s (a serialized OperatorDef is bytes)"
+                        % type(operator).__name__)
+    if isinstance(blobs, (str,) + _SERIALIZED) or not isinstance(blobs, collections.abc.Iterable):
+        raise TypeError("GetOperatorCost: blobs must be a list of blob names, got %s" % type(blobs).__name__)
+    names = [_name(b) for b in blobs]
+    op_type = operator.type
+    try:
+        _C.op_schema(op_type)
+    except KeyError:
+        raise errors.KeyError("GetOperatorCost: operator type '%s' is not registered" % op_type) from None
+    if not ci.has_cost(op_type):
+        ci.cost(operator, [], [])  # raises RuntimeError naming the type
+    if len(names) != len(operator.input):
+        raise errors.ValueError("GetOperatorCost: op %s has %d inputs %s but %d blobs were given %s"
+                                % (op_type, len(operator.input), list(operator.input), len(names), names))
+    ws = _ws()
+    shapes = ws.blob_shapes()
+    ins = []
+    for name in names:
+        if name not in shapes:
+            raise errors.KeyError("GetOperatorCost: blob '%s' does not exist in workspace '%s'"
+                                  % (name, CurrentWorkspace()))
+        if shapes[name] is None:
+            raise errors.TypeError("GetOperatorCost: blob '%s' holds no tensor" % name)
+        ins.append(si.Tensor(tuple(shapes[name][0]), shapes[name][1]))
+    try:
+        outs = si.infer_outputs(operator, 0, ins)
+        return ci.cost(operator, ins, outs)
+    except si.ShapeError as e:
+        raise errors.ValueError("GetOperatorCost: op %s refuses its inputs %s: %s" % (
+            op_type, ", ".join("%s %s" % (n, list(t.shape)) for n, t in zip(names, ins)), e)) from None
+
+
 # ---------------------------------------------------------------- Caffe2's workspace objects
 class Blob:
     """A blob of a ``Workspace`` object (Caffe2's ``C.Blob``): ``feed(array)``, ``fetch()``,
