@@ -335,6 +335,45 @@ CASES = [
          note="Caffe2 divided by zero"),
     Case("benchmark-net-missing", "workspace", "BenchmarkNet('nope', 1, 1, True)",
          "workspace.BenchmarkNet('nope', 1, 1, True)", K, r"net 'nope' does not exist in the workspace"),
+    Case("operator-cost-no-function", "workspace", "GetOperatorCost(Sigmoid op, ['x'])",
+         """
+         feed(x=f32(3))
+         workspace.GetOperatorCost(core.CreateOperator('Sigmoid', ['x'], ['y']), ['x'])
+         """,
+         R, r"GetOperatorCost: op type 'Sigmoid' has no cost inference function",
+         note="as Caffe2's \"Cost inference function not defined\"; the README lists the op types with one"),
+    Case("operator-cost-unknown-type", "workspace", "GetOperatorCost(op of an unregistered type, ...)",
+         """
+         feed(x=f32(3))
+         workspace.GetOperatorCost(core.CreateOperator('NoSuchOp', ['x'], ['y']), ['x'])
+         """,
+         K, r"GetOperatorCost: operator type 'NoSuchOp' is not registered"),
+    Case("operator-cost-missing-blob", "workspace", "GetOperatorCost(Add op, ['a', 'missing'])",
+         """
+         feed(a=f32(3))
+         workspace.GetOperatorCost(core.CreateOperator('Add', ['a', 'b'], ['c']), ['a', 'b'])
+         """,
+         K, r"GetOperatorCost: blob 'b' does not exist in workspace 'default'"),
+    Case("operator-cost-not-a-tensor", "workspace", "GetOperatorCost(Add op, [tensor, empty blob])",
+         """
+         feed(a=f32(3))
+         workspace.CreateBlob('b')
+         workspace.GetOperatorCost(core.CreateOperator('Add', ['a', 'b'], ['c']), ['a', 'b'])
+         """,
+         T_, r"GetOperatorCost: blob 'b' holds no tensor"),
+    Case("operator-cost-blob-count", "workspace", "GetOperatorCost(Add op, ['a'])",
+         """
+         feed(a=f32(3))
+         workspace.GetOperatorCost(core.CreateOperator('Add', ['a', 'b'], ['c']), ['a'])
+         """,
+         V, r"GetOperatorCost: op Add has 2 inputs \['a', 'b'\] but 1 blobs were given \['a'\]"),
+    Case("operator-cost-refused-shapes", "workspace", "GetOperatorCost(FC op, shapes FC refuses)",
+         """
+         feed(x=f32(4, 3), w=f32(5, 2), b=f32(5))
+         workspace.GetOperatorCost(core.CreateOperator('FC', ['x', 'w', 'b'], ['y']), ['x', 'w', 'b'])
+         """,
+         V, r"GetOperatorCost: op FC refuses its inputs x \[4, 3\], w \[5, 2\], b \[5\]",
+         note="Caffe2 computed a cost for any shapes; here the inputs must be ones the op takes"),
     Case("run-operator-multiple-negative", "workspace", "RunOperatorMultiple(op, -1)",
          "workspace.RunOperatorMultiple(core.CreateOperator('Iter', [], ['it']), -1)",
          V, r"RunOperatorMultiple: num_runs must be >= 0, got -1"),
