@@ -46,8 +46,8 @@ def cost(op, ins, outs):
     """``(flops, bytes_written, bytes_read)`` of ``op`` on inputs ``ins`` with inferred ``outs``."""
     f = _COST.get(op.type)
     if f is None:
-        raise RuntimeError("GetOperatorCost: op type '%s' has no cost inference function (Caffe2: \"Cost inference "
-                           "function not defined\"); the types with one: %s"
+        raise RuntimeError("GetOperatorCost: op type '%s' has no cost inference function (Caffe2: "
+                           "\"Cost inference function not defined\"); the types with one: %s"
                            % (op.type, ", ".join(registered())))
     flops, written, read = f(op, ins, outs)
     return (int(flops), int(written), int(read))
