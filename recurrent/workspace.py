@@ -1076,6 +1076,153 @@ def GetOperatorCost(operator, blobs):
             op_type, ", ".join("%s %s" % (n, list(t.shape)) for n, t in zip(names, ins)), e)) from None
 
 
+# ---------------------------------------------------------------- random network inputs
+_FILL_TYPES = {"float": np.float32, "int32_t": np.int32, "int": np.int32}
+# the other types Caffe2's fill_with_type (caffe2/predictor/emulator/data_filler.cc) accepted
+_FILL_TYPES_NOT_STORED = ("double", "uint8_t", "unsigned char", "uint16_t", "int8_t", "int16_t",
+                          "int64_t", "long", "bool")
+
+
+def _fill_list(value, what):
+    if isinstance(value, (str,) + _SERIALIZED) or not isinstance(value, collections.abc.Sequence):
+        raise errors.TypeError("FillRandomNetworkInputs: %s must be a list, got %s"
+                               % (what, type(value).__name__))
+    return list(value)
+
+
+def _fill_dims(value, what):
+    dims = _fill_list(value, what)
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise errors.TypeError("FillRandomNetworkInputs: %s must be a list of ints, got %r"
+                                   % (what, value))
+        if d < 0:
+            raise errors.ValueError("FillRandomNetworkInputs: %s has a negative dimension: %s"
+                                    % (what, [int(x) for x in dims]))
+    return tuple(int(d) for d in dims)
+
+
+def _fill_type(value, what, blob):
+    if not isinstance(value, str):
+        raise errors.TypeError("FillRandomNetworkInputs: %s must be a type name (str), got %s"
+                               % (what, type(value).__name__))
+    if value in _FILL_TYPES:
+        return _FILL_TYPES[value]
+    if value in _FILL_TYPES_NOT_STORED:
+        raise errors.TypeError("FillRandomNetworkInputs: blob '%s' (%s): type '%s' cannot be stored "
+                               "here: blobs are float32 ('float') or int32 ('int32_t' or 'int')"
+                               % (blob, what, value))
+    raise errors.ValueError("FillRandomNetworkInputs: blob '%s' (%s): filler does not support type %s"
+                            % (blob, what, value))
+
+
+def _walk_shapes(netdef, known):
+    """The shapes (a tuple or None each) of every op's inputs when it would run, from ``known``
+    (name -> shape_inference.Tensor of the blobs no op writes); outputs the static inference
+    cannot give are None."""
+    from . import shape_inference as si
+    desc = dict(known)
+    per_op = []
+    for index, op in enumerate(netdef.op):
+        ins = [desc.get(b) for b in op.input]
+        per_op.append([None if t is None else tuple(t.shape) for t in ins])
+        try:
+            outs = si.infer_outputs(op, index, ins)
+        except (si.ShapeError, RuntimeError):
+            outs = [None] * len(op.output)
+        for name, t in zip(op.output, outs):
+            desc[name] = t
+    return per_op
+
+
+def FillRandomNetworkInputs(net, input_dims, input_types, *, seed=None):
+    """Caffe2's ``FillRandomNetworkInputs`` (its TestDataRandomFiller): creates in the current
+    workspace every blob an op of ``net`` (a core.Net, a NetDef or a serialized one) reads and no
+    op of the net writes, filled with random data by the input fillers of the op reading it
+    (recurrent/input_fillers.py: uniform in [0, 1] unless the op's schema had sparse fillers).
+
+    ``input_dims`` and ``input_types`` have one entry per op with such inputs, in net order; each
+    entry has one dims list and one type name ("float"; "int32_t" or "int") per such input of that
+    op, in input order. A blob read by several ops takes the last one's. Everything is checked
+    before any blob is written, so a failing call leaves the workspace as it was. Errors (each
+    also a RuntimeError, as all of Caffe2's were): a count that does not match, a net without such
+    inputs, an op type without fillers, shapes its fillers cannot fill, a negative dim or an
+    unknown type name are ValueErrors; a wrong nesting, or a type Caffe2 took that a blob cannot
+    hold here ("double", "int64_t", "bool", ...), TypeErrors. ``seed`` (not Caffe2's) makes the
+    data reproducible; without it each call draws fresh data. Returns None."""
+    from . import input_fillers
+    from . import shape_inference as si
+    netdef = _netdef(net)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise errors.ValueError("FillRandomNetworkInputs: seed must be a non-negative int, got %r" % (seed,))
+    dims_all = _fill_list(input_dims, "input_dims")
+    types_all = _fill_list(input_types, "input_types")
+    written = {b for op in netdef.op for b in op.output}
+    required = [(i, op) for i, op in enumerate(netdef.op) if any(b not in written for b in op.input)]
+
+    def describe(pairs):
+        return ", ".join("#%d %s (%s)" % (i, op.type, ", ".join(b for b in op.input if b not in written))
+                         for i, op in pairs)
+
+    for what, entries in (("input_dims", dims_all), ("input_types", types_all)):
+        if len(entries) != len(required):
+            raise errors.ValueError(
+                "FillRandomNetworkInputs: %s has %d entries but net '%s' has %d ops with inputs that no op "
+                "of the net writes, one entry each: %s" % (what, len(entries), netdef.name, len(required),
+                                                           describe(required) or "none"))
+    plan = {}  # blob -> (dims, dtype, op index, op type, input index); the last op reading it wins
+    for k, (i, op) in enumerate(required):
+        names = [b for b in op.input if b not in written]
+        op_dims = _fill_list(dims_all[k], "input_dims[%d]" % k)
+        op_types = _fill_list(types_all[k], "input_types[%d]" % k)
+        for what, entries in (("input_dims", op_dims), ("input_types", op_types)):
+            if len(entries) != len(names):
+                raise errors.ValueError(
+                    "FillRandomNetworkInputs: op #%d %s has %d (required) inputs %s but %s[%d] has %d entries"
+                    % (i, op.type, len(names), names, what, k, len(entries)))
+        r = 0
+        for j, b in enumerate(op.input):
+            if b in written:
+                continue
+            where = "op #%d %s input %d" % (i, op.type, j)
+            dims = _fill_dims(op_dims[r], "input_dims[%d][%d] (%s '%s')" % (k, r, where, b))
+            dtype = _fill_type(op_types[r], "input_types[%d][%d], %s" % (k, r, where), b)
+            plan[b] = (dims, dtype, i, op.type, j)
+            r += 1
+    if not required:
+        raise errors.ValueError("FillRandomNetworkInputs: Empty input for run net: no op of net '%s' reads "
+                                "a blob that no op of the net writes" % netdef.name)
+    registered = set(_C.op_types())
+    for i, op in required:
+        if op.type not in registered:
+            raise errors.ValueError("FillRandomNetworkInputs: op #%d %s: %s does not have input fillers (not a "
+                                    "registered operator type)" % (i, op.type, op.type))
+    known = {b: si.Tensor(d, si.FLOAT if t == np.float32 else si.INT32) for b, (d, t, _, _, _) in plan.items()}
+    shapes_at = _walk_shapes(netdef, known)
+    chosen = {}  # blob -> Filler, from the op that plan[blob] names
+    for i, op in required:
+        try:
+            fl = input_fillers.fillers(op.type, shapes_at[i], list(op.input))
+            for j, b in enumerate(op.input):
+                if b in plan and plan[b][2] == i and plan[b][4] == j:
+                    fl[j].check(plan[b][0])
+                    chosen[b] = fl[j]
+        except input_fillers.FillerError as e:
+            raise errors.ValueError("FillRandomNetworkInputs: op #%d %s: %s" % (i, op.type, e)) from None
+    ws = _ws()
+    shapes = ws.blob_shapes()
+    for b in plan:
+        if b in shapes and shapes[b] is None:
+            desc = ws.fetch_blob(b)
+            if isinstance(desc, bytes) and not desc.endswith(b"nullptr (uninitialized)."):
+                raise errors.TypeError("FillRandomNetworkInputs: blob '%s' holds an object (%s), not a tensor; "
+                                       "it is left as it is" % (b, desc.decode(errors="replace")))
+    rng = np.random.default_rng(seed)
+    arrays = {b: chosen[b].draw(rng, d, t) for b, (d, t, _, _, _) in plan.items()}
+    for b, a in arrays.items():
+        ws.feed_blob(b, a)
+
+
 # ---------------------------------------------------------------- Caffe2's workspace objects
 class Blob:
     """A blob of a ``Workspace`` object (Caffe2's ``C.Blob``): ``feed(array)``, ``fetch()``,
