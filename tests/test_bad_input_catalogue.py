@@ -374,6 +374,94 @@ CASES = [
          """,
          V, r"GetOperatorCost: op FC refuses its inputs x \[4, 3\], w \[5, 2\], b \[5\]",
          note="Caffe2 computed a cost for any shapes; here the inputs must be ones the op takes"),
+    Case("fill-random-inputs-count", "workspace", "FillRandomNetworkInputs(Concat of X0, X1, X2 net, one dims)",
+         """
+         net = core.Net('fill')
+         net.Concat(['X0', 'X1', 'X2'], ['c', 's'])
+         workspace.FillRandomNetworkInputs(net, [[(30, 20)]], [['float']])
+         """,
+         V, r"FillRandomNetworkInputs: op #0 Concat has 3 \(required\) inputs \['X0', 'X1', 'X2'\] but "
+            r"input_dims\[0\] has 1 entries",
+         after="assert not workspace.HasBlob('X0')",
+         note="also a RuntimeError, as Caffe2's test_filler expects; nothing is written"),
+    Case("fill-random-inputs-op-count", "workspace", "FillRandomNetworkInputs(1-op net, two entries)",
+         """
+         net = core.Net('fill')
+         net.Relu('x', 'y')
+         workspace.FillRandomNetworkInputs(net, [[(2,)], [(2,)]], [['float'], ['float']])
+         """,
+         V, r"FillRandomNetworkInputs: input_dims has 2 entries but net 'fill\w*' has 1 ops with inputs that no "
+            r"op of the net writes, one entry each: #0 Relu \(x\)"),
+    Case("fill-random-inputs-unstorable-type", "workspace", "FillRandomNetworkInputs(..., [['double']])",
+         """
+         net = core.Net('fill')
+         net.Relu('x', 'y')
+         workspace.FillRandomNetworkInputs(net, [[(2,)]], [['double']])
+         """,
+         T_, r"FillRandomNetworkInputs: blob 'x' \(input_types\[0\]\[0\], op #0 Relu input 0\): type 'double' "
+             r"cannot be stored here: blobs are float32 \('float'\) or int32 \('int32_t' or 'int'\)",
+         note="Caffe2 also took int64_t, uint8_t, int8_t, int16_t, uint16_t, bool"),
+    Case("fill-random-inputs-unknown-type", "workspace", "FillRandomNetworkInputs(..., [['half']])",
+         """
+         net = core.Net('fill')
+         net.Relu('x', 'y')
+         workspace.FillRandomNetworkInputs(net, [[(2,)]], [['half']])
+         """,
+         V, r"FillRandomNetworkInputs: blob 'x' \(input_types\[0\]\[0\], op #0 Relu input 0\): filler does "
+            r"not support type half",
+         note="Caffe2's std::invalid_argument"),
+    Case("fill-random-inputs-negative-dim", "workspace", "FillRandomNetworkInputs(..., [[(2, -1)]], ...)",
+         """
+         net = core.Net('fill')
+         net.Relu('x', 'y')
+         workspace.FillRandomNetworkInputs(net, [[(2, -1)]], [['float']])
+         """,
+         V, r"FillRandomNetworkInputs: input_dims\[0\]\[0\] \(op #0 Relu input 0 'x'\) has a negative "
+            r"dimension: \[2, -1\]"),
+    Case("fill-random-inputs-nesting", "workspace", "FillRandomNetworkInputs(..., [[2, 3]], ...)",
+         """
+         net = core.Net('fill')
+         net.Concat(['a', 'b'], ['c', 's'])
+         workspace.FillRandomNetworkInputs(net, [[2, 3]], [['float', 'float']])
+         """,
+         T_, r"FillRandomNetworkInputs: input_dims\[0\]\[0\] \(op #0 Concat input 0 'a'\) must be a list, "
+             r"got int"),
+    Case("fill-random-inputs-disallowed", "workspace", "FillRandomNetworkInputs(LengthsSum net, ...)",
+         """
+         net = core.Net('fill')
+         net.LengthsSum(['d', 'l'], 'o')
+         workspace.FillRandomNetworkInputs(net, [[(4, 2), (2,)]], [['float', 'int']])
+         """,
+         V, r"FillRandomNetworkInputs: op #0 LengthsSum: LengthsSum does not have input fillers",
+         note="the op types whose Caffe2 schema had DisallowInputFillers (README)"),
+    Case("fill-random-inputs-empty", "workspace", "FillRandomNetworkInputs(net of ConstantFill only, [], [])",
+         """
+         net = core.Net('fill')
+         net.ConstantFill([], 'c', shape=[2])
+         workspace.FillRandomNetworkInputs(net, [], [])
+         """,
+         V, r"FillRandomNetworkInputs: Empty input for run net: no op of net 'fill\w*' reads a blob that no op "
+            r"of the net writes"),
+    Case("fill-random-inputs-lengths-for-keys", "workspace",
+         "FillRandomNetworkInputs(SparseLengthsSum net, 6 keys, 0 lengths)",
+         """
+         net = core.Net('fill')
+         net.SparseLengthsSum(['data', 'idx', 'len'], 'o')
+         workspace.FillRandomNetworkInputs(net, [[(4, 2), (6,), (0,)]], [['float', 'int', 'int']])
+         """,
+         V, r"FillRandomNetworkInputs: op #0 SparseLengthsSum: the lengths 'len' must add up to 6 \(the keys "
+            r"'idx'\), but it has no elements",
+         after="assert not workspace.HasBlob('data')"),
+    Case("fill-random-inputs-object-blob", "workspace", "FillRandomNetworkInputs(net reading a Mutex blob, ...)",
+         """
+         run_op('CreateMutex', [], ['m'])
+         net = core.Net('fill')
+         net.Concat(['x', 'm'], ['c', 's'])
+         workspace.FillRandomNetworkInputs(net, [[(2,), (2,)]], [['float', 'float']])
+         """,
+         T_, r"FillRandomNetworkInputs: blob 'm' holds an object \(m, a C\+\+ native class of type Mutex\.\), "
+             r"not a tensor",
+         after="assert not workspace.HasBlob('x')"),
     Case("run-operator-multiple-negative", "workspace", "RunOperatorMultiple(op, -1)",
          "workspace.RunOperatorMultiple(core.CreateOperator('Iter', [], ['it']), -1)",
          V, r"RunOperatorMultiple: num_runs must be >= 0, got -1"),
