@@ -147,7 +147,8 @@ def fillers(op_type, shapes, input_names):
     out[length] = Filler(fixed_sum=nkeys, what="the lengths '%s' must add up to %d (the keys '%s')"
                          % (input_names[length], nkeys, input_names[key]))
     # SparseSegmentsFillerHelper: values in [0, 2 rows], keys in [0, rows - 1]
-    out[value] = Filler(0, 2 * rows, what="the values '%s' are drawn in [0, %d]" % (input_names[value], 2 * rows))
+    out[value] = Filler(0, 2 * rows, what="the values '%s' are drawn in [0, %d]"
+                        % (input_names[value], 2 * rows))
     out[key] = Filler(0, rows - 1, what="the keys '%s' index the %d rows of '%s'"
                       % (input_names[key], rows, input_names[value]))
     if weight is not None:
@@ -156,7 +157,8 @@ def fillers(op_type, shapes, input_names):
             raise FillerError("the weights, input %d '%s', must have a first dim for the filler, got "
                               "a 0-d shape" % (weight, input_names[weight]))
         # SparseWeightsFillerHelper: weights in [0, their first dim]
-        out[weight] = Filler(0, ws[0], what="the weights '%s' are drawn in [0, %d]" % (input_names[weight], ws[0]))
+        out[weight] = Filler(0, ws[0], what="the weights '%s' are drawn in [0, %d]"
+                             % (input_names[weight], ws[0]))
     return out
 
 

@@ -1195,9 +1195,10 @@ def FillRandomNetworkInputs(net, input_dims, input_types, *, seed=None):
     registered = set(_C.op_types())
     for i, op in required:
         if op.type not in registered:
-            raise errors.ValueError("FillRandomNetworkInputs: op #%d %s: %s does not have input fillers (not a "
-                                    "registered operator type)" % (i, op.type, op.type))
-    known = {b: si.Tensor(d, si.FLOAT if t == np.float32 else si.INT32) for b, (d, t, _, _, _) in plan.items()}
+            raise errors.ValueError("FillRandomNetworkInputs: op #%d %s: %s does not have input fillers "
+                                    "(not a registered operator type)" % (i, op.type, op.type))
+    known = {b: si.Tensor(d, si.FLOAT if t == np.float32 else si.INT32)
+             for b, (d, t, _, _, _) in plan.items()}
     shapes_at = _walk_shapes(netdef, known)
     chosen = {}  # blob -> Filler, from the op that plan[blob] names
     for i, op in required:
@@ -1215,8 +1216,8 @@ def FillRandomNetworkInputs(net, input_dims, input_types, *, seed=None):
         if b in shapes and shapes[b] is None:
             desc = ws.fetch_blob(b)
             if isinstance(desc, bytes) and not desc.endswith(b"nullptr (uninitialized)."):
-                raise errors.TypeError("FillRandomNetworkInputs: blob '%s' holds an object (%s), not a tensor; "
-                                       "it is left as it is" % (b, desc.decode(errors="replace")))
+                raise errors.TypeError("FillRandomNetworkInputs: blob '%s' holds an object (%s), not a "
+                                       "tensor; it is left as it is" % (b, desc.decode(errors="replace")))
     rng = np.random.default_rng(seed)
     arrays = {b: chosen[b].draw(rng, d, t) for b, (d, t, _, _, _) in plan.items()}
     for b, a in arrays.items():

@@ -374,7 +374,8 @@ CASES = [
          """,
          V, r"GetOperatorCost: op FC refuses its inputs x \[4, 3\], w \[5, 2\], b \[5\]",
          note="Caffe2 computed a cost for any shapes; here the inputs must be ones the op takes"),
-    Case("fill-random-inputs-count", "workspace", "FillRandomNetworkInputs(Concat of X0, X1, X2 net, one dims)",
+    Case("fill-random-inputs-count", "workspace",
+         "FillRandomNetworkInputs(Concat of X0, X1, X2 net, one dims)",
          """
          net = core.Net('fill')
          net.Concat(['X0', 'X1', 'X2'], ['c', 's'])
@@ -390,16 +391,17 @@ CASES = [
          net.Relu('x', 'y')
          workspace.FillRandomNetworkInputs(net, [[(2,)], [(2,)]], [['float'], ['float']])
          """,
-         V, r"FillRandomNetworkInputs: input_dims has 2 entries but net 'fill\w*' has 1 ops with inputs that no "
-            r"op of the net writes, one entry each: #0 Relu \(x\)"),
+         V, r"FillRandomNetworkInputs: input_dims has 2 entries but net 'fill\w*' has 1 ops with inputs "
+            r"that no op of the net writes, one entry each: #0 Relu \(x\)"),
     Case("fill-random-inputs-unstorable-type", "workspace", "FillRandomNetworkInputs(..., [['double']])",
          """
          net = core.Net('fill')
          net.Relu('x', 'y')
          workspace.FillRandomNetworkInputs(net, [[(2,)]], [['double']])
          """,
-         T_, r"FillRandomNetworkInputs: blob 'x' \(input_types\[0\]\[0\], op #0 Relu input 0\): type 'double' "
-             r"cannot be stored here: blobs are float32 \('float'\) or int32 \('int32_t' or 'int'\)",
+         T_, r"FillRandomNetworkInputs: blob 'x' \(input_types\[0\]\[0\], op #0 Relu input 0\): "
+             r"type 'double' cannot be stored here: blobs are float32 \('float'\) or int32 "
+             r"\('int32_t' or 'int'\)",
          note="Caffe2 also took int64_t, uint8_t, int8_t, int16_t, uint16_t, bool"),
     Case("fill-random-inputs-unknown-type", "workspace", "FillRandomNetworkInputs(..., [['half']])",
          """
@@ -440,8 +442,8 @@ CASES = [
          net.ConstantFill([], 'c', shape=[2])
          workspace.FillRandomNetworkInputs(net, [], [])
          """,
-         V, r"FillRandomNetworkInputs: Empty input for run net: no op of net 'fill\w*' reads a blob that no op "
-            r"of the net writes"),
+         V, r"FillRandomNetworkInputs: Empty input for run net: no op of net 'fill\w*' reads a blob that "
+            r"no op of the net writes"),
     Case("fill-random-inputs-lengths-for-keys", "workspace",
          "FillRandomNetworkInputs(SparseLengthsSum net, 6 keys, 0 lengths)",
          """
@@ -452,15 +454,16 @@ CASES = [
          V, r"FillRandomNetworkInputs: op #0 SparseLengthsSum: the lengths 'len' must add up to 6 \(the keys "
             r"'idx'\), but it has no elements",
          after="assert not workspace.HasBlob('data')"),
-    Case("fill-random-inputs-object-blob", "workspace", "FillRandomNetworkInputs(net reading a Mutex blob, ...)",
+    Case("fill-random-inputs-object-blob", "workspace",
+         "FillRandomNetworkInputs(net reading a Mutex blob, ...)",
          """
          run_op('CreateMutex', [], ['m'])
          net = core.Net('fill')
          net.Concat(['x', 'm'], ['c', 's'])
          workspace.FillRandomNetworkInputs(net, [[(2,), (2,)]], [['float', 'float']])
          """,
-         T_, r"FillRandomNetworkInputs: blob 'm' holds an object \(m, a C\+\+ native class of type Mutex\.\), "
-             r"not a tensor",
+         T_, r"FillRandomNetworkInputs: blob 'm' holds an object "
+             r"\(m, a C\+\+ native class of type Mutex\.\), not a tensor",
          after="assert not workspace.HasBlob('x')"),
     Case("run-operator-multiple-negative", "workspace", "RunOperatorMultiple(op, -1)",
          "workspace.RunOperatorMultiple(core.CreateOperator('Iter', [], ['it']), -1)",

@@ -52,14 +52,15 @@ def test_filler():
 def test_count_mismatch_names_the_op_and_counts():
     net = core.Net("n")
     net.Concat(["X0", "X1", "X2"], ["c", "s"])
-    with pytest.raises(errors.ValueError, match=r"op #0 Concat has 3 \(required\) inputs \['X0', 'X1', 'X2'\] "
-                                                r"but input_dims\[0\] has 1 entries"):
+    with pytest.raises(errors.ValueError, match=r"op #0 Concat has 3 \(required\) inputs "
+                                                r"\['X0', 'X1', 'X2'\] but input_dims\[0\] has 1 entries"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)]], [["float"]])
-    with pytest.raises(errors.ValueError, match=r"op #0 Concat has 3 \(required\) inputs .* but input_types\[0\] "
-                                                r"has 2 entries"):
+    with pytest.raises(errors.ValueError, match=r"op #0 Concat has 3 \(required\) inputs .* "
+                                                r"but input_types\[0\] has 2 entries"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3], [["float"] * 2])
-    with pytest.raises(errors.ValueError, match=r"input_dims has 2 entries but net 'n' has 1 ops with inputs that "
-                                                r"no op of the net writes, one entry each: #0 Concat \(X0, X1, X2\)"):
+    with pytest.raises(errors.ValueError, match=r"input_dims has 2 entries but net 'n' has 1 ops with "
+                                                r"inputs that no op of the net writes, one entry each: "
+                                                r"#0 Concat \(X0, X1, X2\)"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3, []], [["float"] * 3])
     with pytest.raises(errors.ValueError, match=r"input_types has 0 entries"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3], [])
@@ -133,7 +134,8 @@ def test_dense_filler_ranges():
     net = core.Net("n")
     net.Concat(["f", "g"], ["c", "s"])
     net.Copy("i", "j")
-    workspace.FillRandomNetworkInputs(net, [[(100, 50), (0, 50)], [(5000,)]], [["float", "float"], ["int32_t"]])
+    workspace.FillRandomNetworkInputs(net, [[(100, 50), (0, 50)], [(5000,)]],
+                                      [["float", "float"], ["int32_t"]])
     f = workspace.FetchBlob("f")
     assert f.dtype == np.float32 and f.shape == (100, 50)
     assert f.min() >= 0.0 and f.max() < 1.0 and f.std() > 0.2
@@ -279,7 +281,8 @@ ERRORS = [
      r"input_dims has 2 entries but net 'bad\w*' has 1 ops"),
     ("dims-one-level-short", CONCAT, [[2, 3]], [["float", "float"]], errors.TypeError,
      r"input_dims\[0\]\[0\] \(op #0 Concat input 0 'a'\) must be a list, got int"),
-    ("dims-a-str", CONCAT, "23", [["float", "float"]], errors.TypeError, r"input_dims must be a list, got str"),
+    ("dims-a-str", CONCAT, "23", [["float", "float"]], errors.TypeError,
+     r"input_dims must be a list, got str"),
     ("types-a-str", CONCAT, [[(2,), (2,)]], ["float"], errors.TypeError,
      r"input_types\[0\] must be a list, got str"),
     ("disallowed-op", _net("LengthsSum", ["d", "l"]), [[(4, 2), (2,)]], [["float", "int"]], errors.ValueError,
@@ -297,7 +300,8 @@ ERRORS = [
     ("keys-without-rows", SLS, [[(0, 2), (6,), (3,)]], [["float", "int", "int"]], errors.ValueError,
      r"op #0 SparseLengthsSum: the keys 'idx' index the 0 rows of 'data', an empty range"),
     ("no-lengths-for-keys", SLS, [[(4, 2), (6,), (0,)]], [["float", "int", "int"]], errors.ValueError,
-     r"op #0 SparseLengthsSum: the lengths 'len' must add up to 6 \(the keys 'idx'\), but it has no elements"),
+     r"op #0 SparseLengthsSum: the lengths 'len' must add up to 6 \(the keys 'idx'\), "
+     r"but it has no elements"),
 ]
 
 
