@@ -213,10 +213,11 @@ def test_batch_one_hot_fillers():
     (caffe2/operators/one_hot_ops.cc, one_hot_ops.h): lengths (input 1) sum to the values' count."""
     net = core.Net("n")
     net.BatchOneHot(["x", "lens", "vals"], "out")
-    workspace.FillRandomNetworkInputs(net, [[(5, 3), (3,), (8,)]], [["int", "int", "int"]], seed=0)
-    _check_value_key_length("x", "vals", "lens")
-    workspace.RunNetOnce(net)
-    assert workspace.FetchBlob("out").shape == (5, 8)
+    for seed in range(5):  # several draws: one could meet the checks by chance with the roles swapped
+        workspace.FillRandomNetworkInputs(net, [[(5, 3), (3,), (8,)]], [["int", "int", "int"]], seed=seed)
+        _check_value_key_length("x", "vals", "lens")
+        workspace.RunNetOnce(net)
+        assert workspace.FetchBlob("out").shape == (5, 8)
 
 
 def test_more_lengths_than_keys_and_no_keys():
