@@ -96,20 +96,40 @@ static int conv_nomem(const char *what)
     return -1;
 }
 
+/* The pending exception, normalized (a new reference; NULL when none), now cleared; its traceback stays on
+ * it, as Python 3.12's PyErr_GetRaisedException gives it. */
+static PyObject *take_exception(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (ev && tb) PyException_SetTraceback(ev, tb);
+    Py_XDECREF(et);
+    Py_XDECREF(tb);
+    return ev;
+#endif
+}
+
+/* Raises ev (take_exception's, or NULL: nothing) again; steals the reference. */
+static void restore_exception(PyObject *ev)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(ev);
+#else
+    if (ev) PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(ev)), ev, PyException_GetTraceback(ev));
+#endif
+}
+
 /* Prefixes the pending exception's message with "net 'NET': op #I (TYPE): ",
  * keeping its type (nested step nets chain their prefixes). If even that
  * fails (no memory), the exception of that failure is raised. */
 static void conv_context(const char *net, Py_ssize_t i, const char *type)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *ev = PyErr_GetRaisedException();
+    PyObject *ev = take_exception();
     PyObject *et = ev ? Py_NewRef((PyObject *)Py_TYPE(ev)) : NULL;
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyErr_NormalizeException(&et, &ev, &tb);
-    Py_XDECREF(tb);
-#endif
     PyObject *msg = ev ? PyObject_Str(ev) : NULL;
     if (msg)
         PyErr_Format(et, "net '%s': op #%zd%s%s%s: %U", net, i, type ? " (" : "", type ? type : "", type ? ")" : "",
@@ -365,21 +385,11 @@ static PyObject *finish(rc_status st, rc_err *err, int interrupted)
 static PyObject *tag_op_position(PyObject *ret, rc_status st, const rc_err *err)
 {
     if (ret || !st || err->op_pos < 0 || !PyErr_Occurred()) return ret;
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *ev = PyErr_GetRaisedException();
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyErr_NormalizeException(&et, &ev, &tb);
-#endif
+    PyObject *ev = take_exception();
     PyObject *pos = ev ? PyLong_FromLong(err->op_pos) : NULL;
     if (!pos || PyObject_SetAttrString(ev, "op_position", pos) < 0) PyErr_Clear();
     Py_XDECREF(pos);
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(ev);
-#else
-    PyErr_Restore(et, ev, tb);
-#endif
+    restore_exception(ev);
     return NULL;
 }
 
@@ -1300,15 +1310,7 @@ static rc_status pyexc_code(PyObject *exc)
  * to chain). Called with the GIL held. */
 static rc_status pyop_fail_from_exception(rc_op *op, rc_err *err)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *ev = PyErr_GetRaisedException();
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyErr_NormalizeException(&et, &ev, &tb);
-    Py_XDECREF(et);
-    Py_XDECREF(tb);
-#endif
+    PyObject *ev = take_exception();
     rc_status code = ev ? pyexc_code(ev) : RC_ERR_RUNTIME;
     PyObject *text = ev ? PyObject_Str(ev) : NULL;
     const char *msg = text ? PyUnicode_AsUTF8(text) : NULL;
