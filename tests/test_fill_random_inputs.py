@@ -2,6 +2,8 @@
 (caffe2/predictor/emulator/data_filler.cc, caffe2/core/operator_schema.cc; recurrent/input_fillers.py
 names the source of each op type's rule)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -58,9 +60,9 @@ def test_count_mismatch_names_the_op_and_counts():
     with pytest.raises(errors.ValueError, match=r"op #0 Concat has 3 \(required\) inputs .* "
                                                 r"but input_types\[0\] has 2 entries"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3], [["float"] * 2])
-    with pytest.raises(errors.ValueError, match=r"input_dims has 2 entries but net 'n' has 1 ops with "
+    with pytest.raises(errors.ValueError, match=r"input_dims has 2 entries but net '%s' has 1 ops with "
                                                 r"inputs that no op of the net writes, one entry each: "
-                                                r"#0 Concat \(X0, X1, X2\)"):
+                                                r"#0 Concat \(X0, X1, X2\)" % re.escape(net.Name())):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3, []], [["float"] * 3])
     with pytest.raises(errors.ValueError, match=r"input_types has 0 entries"):
         workspace.FillRandomNetworkInputs(net, [[(2, 3)] * 3], [])
