@@ -1054,6 +1054,20 @@ CASES = [
          run_op('Col2Im', ['c', 'x'], ['y'], kernel=3)
          assert workspace.FetchBlob('y').shape == (0, 3, 5, 5)
          """, None, "", note="no error: empty outputs (Caffe2 divided by N = 0)"),
+    Case("im2col-empty-huge-extent", "ops: conv",
+         "Im2Col / Col2Im of x (1,1,2,0) NHWC, pads [2^31-1, 3, 0, 3]; of x (2^40,0,1,1)",
+         """
+         feed(x=np.zeros((1, 1, 2, 0), np.float32))
+         a = dict(kernel=3, order='NHWC', pads=[2 ** 31 - 1, 3, 0, 3])
+         run_op('Im2Col', ['x'], ['c'], **a)
+         assert workspace.FetchBlob('c').shape == (1, 2 ** 31 - 2, 6, 0)
+         run_op('Col2Im', ['c', 'x'], ['y'], **a)
+         feed(z=np.zeros((2 ** 40, 0, 1, 1), np.float32))
+         run_op('Im2Col', ['z'], ['cz'], kernel=1)
+         run_op('Col2Im', ['cz', 'z'], ['yz'], kernel=1)
+         assert workspace.FetchBlob('yz').shape == (2 ** 40, 0, 1, 1)
+         """, None, "", note="no error: an empty column tensor returns at once (the NHWC walk visited "
+                              "its 2^31 positions, and both orders every image: minutes to hours)"),
     # ---------------------------------------------------------------- ConvTranspose
     Case("convt-adj", "ops: conv", "ConvTranspose([x, w], kernel=3, stride=2, adj=3)",
          """

@@ -4,6 +4,10 @@ stride, pad, dilation, asymmetric pads), Caffe2's own layout test (NCHW columns 
 transposed), agreement with Conv (Conv = filter x Im2Col), empty batches, the adjoint identity
 <Im2Col(x), c> = <x, Col2Im(c)>, finite-difference gradients, and bad input with exact messages."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -154,6 +158,48 @@ def test_empty_batch_or_channels(order, N, C):
     feed(y=y)
     z = run("Col2Im", ["y", "x"], ["z"], order=order, kernel=2, pad=1)
     assert z.shape == x.shape and z.dtype == np.float32
+
+
+_EMPTY_COLUMNS = """
+import sys, time
+import numpy as np
+from recurrent import core, workspace
+order, xs, args = sys.argv[1], eval(sys.argv[2]), eval(sys.argv[3])
+workspace.FeedBlob("x", np.zeros(xs, np.float32))
+t = time.time()
+workspace.RunOperatorOnce(core.CreateOperator("Im2Col", ["x"], ["c"], order=order, **args))
+c = workspace.FetchBlob("c")
+workspace.FeedBlob("c", c)
+workspace.RunOperatorOnce(core.CreateOperator("Col2Im", ["c", "x"], ["z"], order=order, **args))
+z = workspace.FetchBlob("z")
+assert c.size == 0 and z.shape == xs and z.dtype == np.float32, (c.shape, z.shape)
+assert time.time() - t < 5, time.time() - t
+print(c.shape)
+"""
+
+
+@pytest.mark.parametrize("order,xs,args,cols", [
+    # NHWC, C = 0, pad_t near 2^31: 2^31 - 2 output rows of no column
+    ("NHWC", (1, 1, 2, 0), dict(kernel=3, pads=[INT32_MAX, 3, 0, 3]), (1, INT32_MAX - 1, 6, 0)),
+    # a huge batch of empty images, either order
+    ("NCHW", (2 ** 40, 0, 1, 1), dict(kernel=1), (2 ** 40, 0, 1, 1)),
+    ("NHWC", (2 ** 40, 1, 1, 0), dict(kernel=1), (2 ** 40, 1, 1, 0)),
+])
+def test_empty_columns_of_a_huge_extent_return_at_once(order, xs, args, cols):
+    """Found by a directed stress run (helper-89), not by the fuzz targets: with an empty column
+    tensor, Im2Col's and Col2Im's NHWC walk still visited every output position and kernel cell (C = 0
+    and pad_t near 2^31: ~1e11 steps), and both orders walked each of the N empty images (N = 2^40),
+    so these empty outputs took minutes to hours (a hang; the fuzzers' limit is 30 s). Now an empty
+    column tensor returns at once (Col2Im's Y zeroed). Run in a child process, so that a regression
+    times out instead of hanging pytest."""
+    import recurrent
+    env = dict(os.environ)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(recurrent.__file__)))
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    p = subprocess.run([sys.executable, "-c", _EMPTY_COLUMNS, order, repr(xs), repr(args)],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip() == repr(cols)
 
 
 def test_col2im_shape_input_of_any_dtype(rng):

@@ -907,6 +907,10 @@ static rc_status im2col_run(rc_op *op, rc_err *err)
     int64_t cols[4];
     rc_status st = im_shapes(op, 0, &g, cols, err);
     if (st || (st = cv_resize(op, 0, 4, cols, err))) return st;
+    /* no columns (N, C or the positions 0): nothing to walk. cv_cols' NHWC loop runs over the positions
+     * and kernel cells even for C = 0, and both orders over the N images: an empty X (N, 0, H, W) of a
+     * huge N, or an NHWC X with C = 0 and pads near 2^31, spun for minutes writing nothing */
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK;
     const float *x = rc_f32(rc_in(op, 0));
     float *y = rc_f32(rc_out(op, 0));
     const int64_t img = g.C * g.S_in, col = g.Kg * g.P;
@@ -926,6 +930,7 @@ static rc_status col2im_run(rc_op *op, rc_err *err)
     float *y = rc_f32(rc_out(op, 0));
     const int64_t img = g.C * g.S_in, col = g.Kg * g.P;
     if (g.N * img > 0) memset(y, 0, (size_t)(g.N * img) * sizeof *y);
+    if (rc_tensor_numel(rc_in(op, 0)) == 0) return RC_OK; /* no columns: Y stays 0 (see im2col_run) */
     for (int64_t n = 0; n < g.N; n++) cv_cols(&g, 1, y + n * img, (float *)x + n * col);
     return RC_OK;
 }
