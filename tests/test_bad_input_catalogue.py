@@ -1054,6 +1054,27 @@ CASES = [
          run_op('Col2Im', ['c', 'x'], ['y'], kernel=3)
          assert workspace.FetchBlob('y').shape == (0, 3, 5, 5)
          """, None, "", note="no error: empty outputs (Caffe2 divided by N = 0)"),
+    Case("conv-empty-huge-batch", "ops: conv",
+         "Conv / ConvTranspose / ConvGradient / ConvTransposeGradient of x (2^40,0,1,1), w (0,0,1,1)",
+         """
+         feed(x=np.zeros((2 ** 40, 0, 1, 1), np.float32), w=np.zeros((0, 0, 1, 1), np.float32),
+              b=np.zeros(0, np.float32))
+         run_op('Conv', ['x', 'w', 'b'], ['y'], kernel=1)
+         assert workspace.FetchBlob('y').shape == (2 ** 40, 0, 1, 1)
+         run_op('ConvTranspose', ['x', 'w', 'b'], ['yt'], kernel=1)
+         assert workspace.FetchBlob('yt').shape == (2 ** 40, 0, 1, 1)
+         run_op('ConvGradient', ['x', 'w', 'y'], ['dw', 'db', 'dx'], kernel=1)
+         assert workspace.FetchBlob('dx').shape == (2 ** 40, 0, 1, 1)
+         run_op('ConvTransposeGradient', ['x', 'w', 'yt'], ['dwt', 'dbt', 'dxt'], kernel=1)
+         assert workspace.FetchBlob('dxt').shape == (2 ** 40, 0, 1, 1)
+         # a non-empty filter gradient of an empty batch is 0
+         feed(x0=np.zeros((0, 2, 3, 3), np.float32), w0=np.ones((4, 2, 2, 2), np.float32),
+              dy0=np.zeros((0, 4, 2, 2), np.float32), dw0=np.full((4, 2, 2, 2), 7, np.float32))
+         run_op('ConvGradient', ['x0', 'w0', 'dy0'], ['dw0', 'db0', 'dx0'], kernel=2)
+         assert not workspace.FetchBlob('dw0').any() and not workspace.FetchBlob('db0').any()
+         """, None, "", note="no error: an empty Y (an empty dY for the gradients) returns at once, the "
+                              "gradients 0 (the image loops walked every one of the 2^40 images: "
+                              "minutes)"),
     Case("im2col-empty-huge-extent", "ops: conv",
          "Im2Col / Col2Im of x (1,1,2,0) NHWC, pads [2^31-1, 3, 0, 3]; of x (2^40,0,1,1)",
          """

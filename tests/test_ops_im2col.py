@@ -161,19 +161,17 @@ def test_empty_batch_or_channels(order, N, C):
 
 
 _EMPTY_COLUMNS = """
-import sys, time
+import sys
 import numpy as np
 from recurrent import core, workspace
 order, xs, args = sys.argv[1], eval(sys.argv[2]), eval(sys.argv[3])
 workspace.FeedBlob("x", np.zeros(xs, np.float32))
-t = time.time()
 workspace.RunOperatorOnce(core.CreateOperator("Im2Col", ["x"], ["c"], order=order, **args))
 c = workspace.FetchBlob("c")
 workspace.FeedBlob("c", c)
 workspace.RunOperatorOnce(core.CreateOperator("Col2Im", ["c", "x"], ["z"], order=order, **args))
 z = workspace.FetchBlob("z")
 assert c.size == 0 and z.shape == xs and z.dtype == np.float32, (c.shape, z.shape)
-assert time.time() - t < 5, time.time() - t
 print(c.shape)
 """
 

@@ -770,6 +770,9 @@ static rc_status cv_run(rc_op *op, rc_err *err)
     int64_t dims[RC_MAX_DIMS];
     const int nd = tr ? ct_out_dims(&g, dims) : cv_out_dims(op, &g, dims);
     if ((st = cv_resize(op, 0, nd, dims, err))) return st;
+    /* an empty Y: nothing to compute (the image loops below would still walk every one of N images,
+     * minutes for an empty X of N = 2^40) */
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK;
     const float *x = rc_f32(rc_in(op, 0)), *w = rc_f32(rc_in(op, 1));
     const float *b = op->n_in > 2 ? rc_f32(rc_in(op, 2)) : NULL;
     float *y = rc_f32(rc_out(op, 0));
@@ -796,6 +799,15 @@ static rc_status cv_grad_run(rc_op *op, rc_err *err)
     if ((st = cv_resize(op, 0, w->ndim, w->dims, err))) return st;
     if (dbi > 0 && (st = cv_resize(op, dbi, 1, s->transposed ? &g.C : &g.M, err))) return st;
     if (dxi < op->n_out && (st = cv_resize(op, dxi, x->ndim, x->dims, err))) return st;
+    if (rc_tensor_numel(rc_in(op, 2)) == 0) {
+        /* an empty dY: every output is a sum of products with dY's elements, so 0 (and the image loops
+         * would walk every one of N images: minutes for N = 2^40) */
+        for (int o = 0; o < op->n_out; o++) {
+            const int64_t n = rc_tensor_numel(rc_out(op, o));
+            if (n) memset(rc_f32(rc_out(op, o)), 0, (size_t)n * sizeof(float));
+        }
+        return RC_OK;
+    }
     const float *xd = rc_f32(x), *wd = rc_f32(w), *dy = rc_f32(rc_in(op, 2));
     float *dw = rc_f32(rc_out(op, 0)), *db = dbi > 0 ? rc_f32(rc_out(op, dbi)) : NULL;
     float *dx = dxi < op->n_out ? rc_f32(rc_out(op, dxi)) : NULL;
