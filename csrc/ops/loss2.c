@@ -624,6 +624,7 @@ static rc_status norm_any_run(rc_op *op, int l1, rc_err *err)
     int64_t outer, m, sf;
     rc_status st = norm_dims(op, &outer, &m, &sf, err);
     if (st || (st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK; /* the loops would walk every empty vector */
     norm_kernel(l1, outer, m, sf, rc_f32(rc_in(op, 0)), rc_f32(rc_out(op, 0)));
     return RC_OK;
 }
@@ -638,6 +639,7 @@ static rc_status norm_grad_run(rc_op *op, rc_err *err)
     int64_t outer, m, sf;
     rc_status st = norm_grad_dims(op, &outer, &m, &sf, err);
     if (st || (st = resize_out_like(op, 0, rc_in(op, 0), err))) return st;
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK; /* the loops would walk every empty vector */
     const float *x = rc_f32(rc_in(op, 0)), *g = rc_f32(rc_in(op, 1));
     float *dx = rc_f32(rc_out(op, 0));
     for (int64_t o = 0; o < outer; o++)
