@@ -2,7 +2,8 @@
 float32 and int32; 1 to 3 inputs; default arguments): each run raises or returns at once, never loops
 over the empty extent. Such loops were found in Im2Col / Col2Im (by a directed stress run), then in
 Conv / ConvTranspose and their gradients, Normalize / NormalizeL1 / NormalizeGradient and
-SoftmaxGradient (by this sweep): minutes to hours for an output of no element.
+SoftmaxGradient (by this sweep), and Softmax (by this sweep under ASan: an optimizing compiler removed
+its empty loop): minutes to hours for an output of no element.
 
 The sweep runs in a child process (this file run as a script). There a watchdog, re-armed for each
 run, dumps the stacks and exits when a run takes longer than RUN_WATCHDOG_S; its last progress line

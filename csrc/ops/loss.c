@@ -418,6 +418,7 @@ static rc_status softmax_run(rc_op *op, rc_err *err)
     if ((st = rc_check_input(op, 0, RC_F32, err)) || (st = split_at_axis(op, 0, &ax, &N, &D, err))) return st;
     const rc_tensor *x = rc_in(op, 0);
     if ((st = resize_out_like(op, 0, x, err))) return st;
+    if (N * D == 0) return RC_OK; /* the loop would walk every empty row */
     const float *xd = rc_f32(x);
     float *yd = rc_f32(rc_out(op, 0));
     for (int64_t i = 0; i < N; i++) softmax_row(D, xd + i * D, yd + i * D);
