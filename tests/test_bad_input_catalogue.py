@@ -1065,6 +1065,17 @@ CASES = [
          """, None, "", note="no error: an empty output returns at once (the loops walked each of the "
                               "2^40 empty vectors: minutes; Softmax's only in a build without "
                               "optimization; found by tests/test_empty_huge_inputs.py's sweep)"),
+    Case("pool-empty-huge-batch", "ops: conv",
+         "MaxPool / AveragePool / LpPool and their gradients of x (2^40,1,1,0) NHWC, kernel 1",
+         """
+         feed(x=np.zeros((2 ** 40, 1, 1, 0), np.float32))
+         for t in ('MaxPool', 'AveragePool', 'LpPool'):
+             run_op(t, ['x'], ['y'], kernel=1, order='NHWC')
+             assert workspace.FetchBlob('y').shape == (2 ** 40, 1, 1, 0)
+             run_op(t + 'Gradient', ['x', 'y', 'y'], ['dx'], kernel=1, order='NHWC')
+             assert workspace.FetchBlob('dx').shape == (2 ** 40, 1, 1, 0)
+         """, None, "", note="no error: an empty Y (an empty dY for the gradients) returns at once (the "
+                              "window loops walked every position of the 2^40 images: minutes)"),
     Case("conv-empty-huge-batch", "ops: conv",
          "Conv / ConvTranspose / ConvGradient / ConvTransposeGradient of x (2^40,0,1,1), w (0,0,1,1)",
          """

@@ -672,6 +672,9 @@ static rc_status pl_run(rc_op *op, rc_err *err)
     rc_cp_out_dims(&s->a, &cg, cg.C, dims);
     if ((st = rc_tensor_resize(rc_out(op, 0), RC_F32, x->ndim, dims, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    /* an empty Y: nothing to compute (the window loops would still walk every position of N images,
+     * minutes for an NHWC X of C = 0 and N = 2^40) */
+    if (rc_tensor_numel(rc_out(op, 0)) == 0) return RC_OK;
     const pl_job j = {&g, s->kind, s->cip, 0, s->p, rc_f32(x), NULL, NULL, rc_f32(rc_out(op, 0))};
     pl_run_parts(&j);
     return RC_OK;
@@ -686,6 +689,11 @@ static rc_status pl_grad_run(rc_op *op, rc_err *err)
     const rc_tensor *x = rc_in(op, 0);
     if ((st = rc_tensor_resize_like(rc_out(op, 0), x, err)))
         return rc_op_fail(op, err, st, "output 0 blob '%s': %s", rc_out_name(op, 0), err->msg);
+    if (rc_tensor_numel(rc_in(op, 2)) == 0) { /* an empty dY: dX is 0 (and the loops would walk it all) */
+        const int64_t n = rc_tensor_numel(rc_out(op, 0));
+        if (n) memset(rc_f32(rc_out(op, 0)), 0, (size_t)n * sizeof(float));
+        return RC_OK;
+    }
     const pl_job j = {&g, s->kind, s->cip, 1, s->p, rc_f32(x), rc_f32(rc_in(op, 1)), rc_f32(rc_in(op, 2)),
                       rc_f32(rc_out(op, 0))};
     pl_run_parts(&j);
