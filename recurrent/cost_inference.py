@@ -38,18 +38,19 @@ def registered():
     return sorted(_COST)
 
 
-def has_cost(op_type):
-    return op_type in _COST
+def require(op_type):
+    """The cost function of ``op_type``; RuntimeError naming the type when it has none."""
+    f = _COST.get(op_type)
+    if f is None:
+        raise RuntimeError("GetOperatorCost: op type '%s' has no cost inference function (Caffe2: "
+                           "\"Cost inference function not defined\"); the types with one: %s"
+                           % (op_type, ", ".join(registered())))
+    return f
 
 
 def cost(op, ins, outs):
     """``(flops, bytes_written, bytes_read)`` of ``op`` on inputs ``ins`` with inferred ``outs``."""
-    f = _COST.get(op.type)
-    if f is None:
-        raise RuntimeError("GetOperatorCost: op type '%s' has no cost inference function (Caffe2: "
-                           "\"Cost inference function not defined\"); the types with one: %s"
-                           % (op.type, ", ".join(registered())))
-    flops, written, read = f(op, ins, outs)
+    flops, written, read = require(op.type)(op, ins, outs)
     return (int(flops), int(written), int(read))
 
 

@@ -1053,8 +1053,7 @@ def GetOperatorCost(operator, blobs):
         _C.op_schema(op_type)
     except KeyError:
         raise errors.KeyError("GetOperatorCost: operator type '%s' is not registered" % op_type) from None
-    if not ci.has_cost(op_type):
-        ci.cost(operator, [], [])  # raises RuntimeError naming the type
+    ci.require(op_type)
     if len(names) != len(operator.input):
         raise errors.ValueError("GetOperatorCost: op %s has %d inputs %s but %d blobs were given %s"
                                 % (op_type, len(operator.input), list(operator.input), len(names), names))
@@ -1128,7 +1127,7 @@ def _walk_shapes(netdef, known):
         per_op.append([None if t is None else tuple(t.shape) for t in ins])
         try:
             outs = si.infer_outputs(op, index, ins)
-        except (si.ShapeError, RuntimeError):
+        except si.ShapeError:
             outs = [None] * len(op.output)
         for name, t in zip(op.output, outs):
             desc[name] = t

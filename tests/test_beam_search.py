@@ -14,13 +14,6 @@ from recurrent.models.seq2seq.beam_search import BeamSearchForwardOnly
 from recurrent.models.seq2seq.seq2seq_model_helper import Seq2SeqModelHelper
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def build_bigram_search(beam, V, S, post_eos_penalty=None, word_rewards=False, eos=2, go=1):
     """log_probs[h] = table[token_prev[h]] + path_prev[h], where the state
     path_t = path_prev + 0.25 * token_prev (its own hypothesis's history);

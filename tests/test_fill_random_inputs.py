@@ -10,13 +10,6 @@ import pytest
 from recurrent import core, errors, input_fillers, workspace
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def _snapshot():
     out = {}
     for b in workspace.Blobs():

@@ -12,13 +12,6 @@ from recurrent import core, errors, workspace
 from recurrent import cost_inference
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def _feed(**arrays):
     for k, v in arrays.items():
         workspace.FeedBlob(k, np.asarray(v))

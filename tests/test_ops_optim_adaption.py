@@ -18,13 +18,6 @@ from test_ops_optim_more import raises, run
 F = np.float32
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def f32(rng, *shape):
     return rng.standard_normal(shape).astype(F)
 

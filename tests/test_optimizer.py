@@ -14,13 +14,6 @@ from recurrent.proto import caffe2_pb2
 N, D_IN, D_OUT = 5, 4, 3
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def small_model(seed=0, extra_param=False):
     """FC(x) vs target, averaged squared distance; returns the model and loss."""
     rng = np.random.default_rng(seed)

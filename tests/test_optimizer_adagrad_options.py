@@ -15,11 +15,10 @@ V, D = 8, 3
 
 
 @pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
+def fresh_instance_count():
+    """Blob names count the optimizers built so far: each test counts from 0 (the workspace is
+    reset by conftest.py)."""
     optimizer.reset_optimizer_instance_count()
-    yield
-    workspace.ResetWorkspace()
 
 
 def dense_model(seed=0):

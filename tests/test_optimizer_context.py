@@ -16,13 +16,6 @@ from recurrent.optimizer_context import DEFAULT_OPTIM, OptimizerContext, UseOpti
 from recurrent import parameter_sharing
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def lr_of(model, param):
     """The LearningRate base_lr that the update op of ``param`` reads (through its rate blob)."""
     producers = {o: op for op in model.net.Proto().op for o in op.output}

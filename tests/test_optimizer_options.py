@@ -22,13 +22,6 @@ V, D, K = 8, 3, 2
 ADAMS = ("Adam", "SparseAdam", "RowWiseSparseAdam")
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def dense_model(name, seed=0):
     rng = np.random.default_rng(seed)
     m = model_helper.ModelHelper(name=name)

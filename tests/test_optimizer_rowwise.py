@@ -18,13 +18,6 @@ V, D = 7, 3
 f32 = np.float32
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def emb_model(name, with_fc=False):
     """ids (3, 2) -> Gather(emb) [-> FC] -> squared distance to target, averaged."""
     m = model_helper.ModelHelper(name=name)

@@ -11,13 +11,6 @@ from recurrent.predictor import mobile_exporter
 from recurrent.proto import caffe2_pb2
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def _lenet():
     model = ModelHelper(name="mobile_exporter_test_model")
     brew.conv(model, "data", "conv1", dim_in=1, dim_out=20, kernel=5)

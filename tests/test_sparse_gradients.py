@@ -15,13 +15,6 @@ from recurrent.proto import make_argument
 from test_rnn_cell import assert_executor_on_off_bitwise
 
 
-@pytest.fixture(autouse=True)
-def fresh_workspace():
-    workspace.ResetWorkspace()
-    yield
-    workspace.ResetWorkspace()
-
-
 def f32(rng, *shape):
     return rng.randn(*shape).astype(np.float32)
 
