@@ -601,6 +601,86 @@ def RunPlan(plan_or_step):
     return True
 
 
+def RunPlanInBackground(plan_or_step):
+    """Caffe2's ``RunPlanInBackground``: starts ``plan_or_step`` (as ``RunPlan`` takes it) in a thread
+    of its own, in the current workspace, and returns a ``BackgroundPlan`` at once.
+
+    While the plan runs, its thread has the workspace's nets: creating, running or deleting a net,
+    running an operator or a plan, or resetting the workspace from another thread raises
+    RuntimeError ("workspace is busy"). Blob calls (``FeedBlob``, ``FetchBlob``, ``Blobs``,
+    ``HasBlob``, ...) from other threads wait for the net running, then run between two of the
+    plan's nets: a fetch sees what the last net left, and a fed ``should_stop_blob`` stops the
+    plan at its next check (Caffe2 read and wrote blobs under a running net). A second plan in the
+    same workspace is refused until the first ends. The plan's errors do not raise here:
+    ``is_succeeded()`` is then False and ``exception()`` gives the error. A plan still running when
+    the interpreter exits stops at its next op."""
+    plan = _plan_def(plan_or_step)
+    return BackgroundPlan(_ws(), _current_name(), plan)
+
+
+class BackgroundPlan:
+    """A plan running in a thread of its own (``RunPlanInBackground``): ``is_done()``,
+    ``is_succeeded()`` (Caffe2's), ``wait(timeout=None)`` and ``exception()``."""
+
+    def __init__(self, ws, ws_name, plan):
+        self._done = threading.Event()
+        self._exc = None
+        self._started = threading.Event()
+        self._start_error = None
+        self._name = plan.name
+        t = threading.Thread(target=self._run, args=(ws, ws_name, plan), daemon=True,
+                             name="RunPlanInBackground '%s'" % plan.name)
+        t.start()
+        self._started.wait()
+        if self._start_error is not None:
+            t.join()
+            raise self._start_error
+
+    def _run(self, ws, ws_name, plan):
+        try:
+            _thread.current = ws_name  # Python ops of the plan that call workspace.* see its workspace
+            try:
+                ws._bg_begin()
+            except BaseException as e:
+                self._start_error = e
+                return
+            self._started.set()
+            try:
+                _run_plan(ws, plan)
+            except BaseException as e:  # kept for exception(); is_succeeded() is False
+                self._exc = e
+            finally:
+                ws._bg_end()
+        finally:
+            self._started.set()
+            self._done.set()
+
+    def is_done(self):
+        """True once the plan has ended (succeeded or failed)."""
+        return self._done.is_set()
+
+    def is_succeeded(self):
+        """True if the plan ran to its end, False if it raised; RuntimeError while it runs (as
+        Caffe2's)."""
+        if not self._done.is_set():
+            raise RuntimeError("BackgroundPlan '%s': is_succeeded() before the plan ended (is_done() is "
+                               "False; wait() for it)" % self._name)
+        return self._exc is None
+
+    def wait(self, timeout=None):
+        """Waits until the plan ends, or ``timeout`` seconds; returns ``is_done()``."""
+        return self._done.wait(timeout)
+
+    def exception(self):
+        """The exception the plan raised; None while it runs or when it succeeded."""
+        return self._exc if self._done.is_set() else None
+
+    def __repr__(self):
+        state = ("running" if not self._done.is_set() else "succeeded" if self._exc is None else
+                 "failed: %s: %s" % (type(self._exc).__name__, self._exc))
+        return "<BackgroundPlan '%s' %s>" % (self._name, state)
+
+
 class _Step:
     """A step ready to run: its nets created, its substeps compiled."""
 

@@ -4,7 +4,8 @@
  * recurrent/workspace.py) into rc_netdef, releases the GIL around one core
  * call, and maps the status to a Python exception. Workers never see Python
  * objects. A workspace refuses concurrent use from two Python threads
- * (RuntimeError) instead of racing. */
+ * (RuntimeError) instead of racing; while a background plan runs in it, other
+ * threads' blob calls wait for its running net instead (ws_wait_bg). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -405,6 +406,9 @@ struct WorkspaceObject {
     WorkspaceObject *prev_running; /* the owner thread's tls_running before this one was taken */
     int last_failed_op;            /* position of the op that failed in the last net call (create, run,
                                     * benchmark), -1 when that call succeeded or none failed in a net */
+    int bg_active;                 /* a background plan runs in it (workspace.RunPlanInBackground) */
+    unsigned long bg_owner;        /* the thread running that plan */
+    int bg_waiters;                /* other threads' blob calls waiting for the plan's running net */
 };
 
 /* The workspace whose net or operator this thread is running (the one taken
@@ -420,10 +424,53 @@ static int ws_lent_here(const WorkspaceObject *self)
     return self->busy && self->in_pyop > 0 && self->owner == PyThread_get_thread_ident();
 }
 
+/* While a background plan runs in the workspace (bg_active), blob calls of
+ * other threads do not fail when they find it busy: they wait for the net
+ * running (GIL released, polling every 200 us), then run between two nets of
+ * the plan. The plan's thread yields to them (waiting while bg_waiters > 0), so
+ * that a plan whose nets follow each other closely cannot starve them. Calls
+ * that create, run or remove nets or reset the workspace stay the plan's own:
+ * other threads get RuntimeError (ws_acquire). 0, or -1 with the exception of a
+ * signal handler (KeyboardInterrupt on the main thread) raised while waiting. */
+static int ws_wait_bg(WorkspaceObject *self, int waiter)
+{
+    if (waiter) self->bg_waiters++;
+    int rc = 0;
+    while (self->busy || (!waiter && self->bg_waiters > 0)) {
+        Py_BEGIN_ALLOW_THREADS
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+        Py_END_ALLOW_THREADS
+        if (PyErr_CheckSignals() < 0) { rc = -1; break; }
+    }
+    if (waiter) self->bg_waiters--;
+    return rc;
+}
+
+static void ws_take(WorkspaceObject *self)
+{
+    self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
+    self->prev_running = tls_running;
+    tls_running = self;
+}
+
 /* Takes the workspace for a call that creates, runs or removes nets or ops,
  * or resets it: 0, or -1 with RuntimeError when it is taken. */
 static int ws_acquire(WorkspaceObject *self)
 {
+    if (self->bg_active && !ws_lent_here(self)) {
+        if (self->bg_owner != PyThread_get_thread_ident()) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "workspace is busy: a plan runs in it in the background (RunPlanInBackground); it "
+                            "takes its nets, operators and resets until it ends (BackgroundPlan.wait()); blobs "
+                            "can be fed and fetched meanwhile");
+            return -1;
+        }
+        if (ws_wait_bg(self, 0)) return -1;
+        ws_take(self);
+        return 0;
+    }
     if (ws_lent_here(self)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "a Python op's function may read blobs of the workspace running its net (and write them "
@@ -438,10 +485,7 @@ static int ws_acquire(WorkspaceObject *self)
                         "use one workspace per thread (workspace.SwitchWorkspace(name, True) in that thread)");
         return -1;
     }
-    self->busy = 1;
-    self->owner = PyThread_get_thread_ident();
-    self->prev_running = tls_running;
-    tls_running = self;
+    ws_take(self);
     return 0;
 }
 
@@ -468,7 +512,23 @@ static int ws_enter_blobs(WorkspaceObject *self, int writes, int *lent)
                         "is made with pass_workspace=True (net.Python(f, pass_workspace=True)); it may read them");
         return -1;
     }
-    return *lent ? 0 : ws_acquire(self);
+    if (*lent) return 0;
+    if (self->bg_active) {
+        /* a background plan's workspace: wait for its running net (ws_wait_bg), unless this thread runs a
+         * net itself (two plans whose Python ops read each other's blobs would wait for each other forever) */
+        int own = self->bg_owner == PyThread_get_thread_ident();
+        if (!tls_running || own) {
+            if (ws_wait_bg(self, !own)) return -1;
+        } else if (self->busy) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "workspace is busy: its background plan (RunPlanInBackground) is running a net, and a "
+                            "thread that runs a net itself does not wait for another workspace's net");
+            return -1;
+        }
+        ws_take(self);
+        return 0;
+    }
+    return ws_acquire(self);
 }
 
 static void ws_leave_blobs(WorkspaceObject *self, int lent)
@@ -1072,6 +1132,31 @@ static PyObject *Workspace_last_failed_op(WorkspaceObject *self, PyObject *noarg
     return PyLong_FromLong(self->last_failed_op);
 }
 
+/* _bg_begin(): the calling thread starts running a background plan in the workspace (ws_wait_bg);
+ * RuntimeError when one runs already. _bg_end(): that thread's plan ended (RuntimeError from another
+ * thread, or when none runs). */
+static PyObject *Workspace_bg_begin(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (self->bg_active)
+        return PyErr_Format(PyExc_RuntimeError,
+                            "workspace is busy: a plan runs in it in the background already (RunPlanInBackground); "
+                            "wait for it (BackgroundPlan.wait()) before starting another");
+    self->bg_active = 1;
+    self->bg_owner = PyThread_get_thread_ident();
+    Py_RETURN_NONE;
+}
+
+static PyObject *Workspace_bg_end(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (!self->bg_active || self->bg_owner != PyThread_get_thread_ident())
+        return PyErr_Format(PyExc_RuntimeError, "_bg_end: no background plan of this thread runs in the workspace");
+    self->bg_active = 0;
+    self->bg_owner = 0;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Workspace_reset(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
@@ -1110,6 +1195,9 @@ static PyMethodDef Workspace_methods[] = {
      "set_root_folder(path): where Save, Load and Print(to_file=1) put relative paths"},
     {"delete_net", (PyCFunction)Workspace_delete_net, METH_VARARGS, "delete_net(name)"},
     {"reset", (PyCFunction)Workspace_reset, METH_NOARGS, "reset(): remove all blobs and nets"},
+    {"_bg_begin", (PyCFunction)Workspace_bg_begin, METH_NOARGS,
+     "_bg_begin(): this thread runs a background plan in the workspace (workspace.RunPlanInBackground)"},
+    {"_bg_end", (PyCFunction)Workspace_bg_end, METH_NOARGS, "_bg_end(): this thread's background plan ended"},
     {NULL, NULL, 0, NULL},
 };
 
