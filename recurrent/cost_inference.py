@@ -259,3 +259,45 @@ def _sparse_lengths(op, ins, use_weight):
 register_cost("SparseLengthsSum", "SparseLengthsMean")(
     lambda op, ins, outs: _sparse_lengths(op, ins, False))
 register_cost("SparseLengthsWeightedSum")(lambda op, ins, outs: _sparse_lengths(op, ins, True))
+
+
+@register_cost("Adagrad")
+def _adagrad(op, ins, outs):
+    """caffe2/sgd/adagrad_op.cc CostInferenceForAdagrad: 10 flops per element of GRAD (G); written
+    4 G + 4 (Caffe2's ``G * param_size + moment_size``: the moment's bytes counted once, not per
+    element), plus 4 G for the EFFECTIVE_LR output and 4 G more for UPDATE; read the bytes written
+    plus 8 G (GRAD, and LR counted per element)."""
+    g = _n(ins[2])
+    written = g * _BYTES + _BYTES
+    if len(op.output) == 3:
+        written += g * _BYTES
+    elif len(op.output) == 4:
+        written += g * 2 * _BYTES
+    return 10 * g, written, written + g * 2 * _BYTES
+
+
+@register_cost("SparseAdagrad")
+def _sparse_adagrad(op, ins, outs):
+    """caffe2/sgd/adagrad_op.cc CostInferenceForSparseAdagrad: 7 flops per element of GRAD (G);
+    written 8 G (PARAM's and MOMENT's rows); read the bytes written plus GRAD and INDICES."""
+    g, n = _n(ins[3]), _n(ins[2])
+    written = g * 2 * _BYTES
+    return 7 * g, written, written + g * _BYTES + n * _BYTES
+
+
+@register_cost("RowWiseSparseAdagrad")
+def _rowwise_sparse_adagrad(op, ins, outs):
+    """caffe2/sgd/adagrad_op.cc CostInferenceForRowWiseSparseAdagrad, by the block B = |GRAD| // N
+    (N: the indices): nothing for N = 0; for B = 1, 9 N flops, 8 N bytes written, read the bytes
+    written plus GRAD, INDICES and LR per index (12 N); else N (5 + 8 B) flops, written a moment
+    element and a row of B per index, read the bytes written plus LR per index and GRAD and PARAM
+    twice (4 N + 16 N B; INDICES not counted). The optional COUNTER input is not counted."""
+    n = _n(ins[2])
+    if n == 0:
+        return 0, 0, 0
+    b = _n(ins[3]) // n
+    if b == 1:
+        written = n * 2 * _BYTES
+        return 9 * n, written, written + n * 3 * _BYTES
+    written = n * _BYTES + n * b * _BYTES
+    return n * (5 + 8 * b), written, written + n * _BYTES + 2 * n * b * 2 * _BYTES

@@ -318,6 +318,100 @@ def test_sparse_lengths(op_type, weighted, data):
     workspace.RunOperatorOnce(op)
 
 
+
+# ---------------------------------------------------------------- the Adagrad family
+@pytest.mark.parametrize("shape", [(3, 5), (7,), (2, 3, 4)])
+@pytest.mark.parametrize("n_out", [2, 3, 4])
+def test_adagrad(shape, n_out):
+    # caffe2/sgd/adagrad_op.cc CostInferenceForAdagrad: flops = 10 G (G = |GRAD|); written =
+    # 4 G + 4 (the moment's 4 bytes added once: Caffe2's `G * param_size + moment_size`), + 4 G
+    # with EFFECTIVE_LR, + 8 G with UPDATE too; read = written + 4 G (GRAD) + 4 G (LR per element)
+    _feed(p=_rand(*shape), h=_rand(*shape), g=_rand(*shape), lr=np.array([0.1], np.float32))
+    op = core.CreateOperator("Adagrad", ["p", "h", "g", "lr"], ["p", "h", "elr", "u"][:n_out])
+    g = _n(shape)
+    written = 4 * g + 4 + {2: 0, 3: 4 * g, 4: 8 * g}[n_out]
+    assert _cost(op) == (10 * g, written, written + 8 * g)
+    workspace.RunOperatorOnce(op)
+
+
+@pytest.mark.parametrize("param,idx", [((6, 4), (3,)), ((5, 2, 3), (2, 4)), ((6,), (4,))])
+def test_sparse_adagrad(param, idx):
+    # caffe2/sgd/adagrad_op.cc CostInferenceForSparseAdagrad: flops = 7 G (G = |GRAD| =
+    # |INDICES| * row size); written = 8 G; read = written + 4 G (GRAD) + 4 |INDICES|
+    grad = idx + param[1:]
+    _feed(p=_rand(*param), h=_rand(*param), i=np.arange(_n(idx), dtype=np.int32).reshape(idx) % param[0],
+          g=_rand(*grad), lr=np.array([0.1], np.float32))
+    op = core.CreateOperator("SparseAdagrad", ["p", "h", "i", "g", "lr"], ["p", "h"])
+    g, n = _n(grad), _n(idx)
+    assert _cost(op) == (7 * g, 8 * g, 8 * g + 4 * g + 4 * n)
+    workspace.RunOperatorOnce(op)
+
+
+@pytest.mark.parametrize("param,idx", [((6, 4), (3,)), ((5, 2, 3), (4,)), ((6,), (4,)),
+                                       ((6, 0), (3,)), ((6, 4), (0,))])
+@pytest.mark.parametrize("counter", [False, True])
+def test_rowwise_sparse_adagrad(param, idx, counter):
+    # caffe2/sgd/adagrad_op.cc CostInferenceForRowWiseSparseAdagrad, by B = |GRAD| // N (N =
+    # |INDICES|): (0, 0, 0) for N = 0; B = 1: (9 N, 8 N, 8 N + 12 N) (GRAD, INDICES, LR per
+    # index); else (N (5 + 8 B), 4 N + 4 N B, written + 4 N + 2 N B (4 + 4)) (INDICES not
+    # counted); B = 0 (empty rows) takes the second branch; the COUNTER input is not counted
+    grad = idx + param[1:]
+    ins = dict(p=_rand(*param), h=_rand(param[0]), i=np.arange(_n(idx), dtype=np.int32) % param[0],
+               g=_rand(*grad), lr=np.array([0.1], np.float32))
+    if counter:
+        ins["c"] = _rand(param[0])
+    _feed(**ins)
+    op = core.CreateOperator("RowWiseSparseAdagrad", list(ins), ["p", "h"])
+    n = _n(idx)
+    if n == 0:
+        expect = (0, 0, 0)
+    elif _n(grad) // n == 1:
+        expect = (9 * n, 8 * n, 8 * n + 12 * n)
+    else:
+        b = _n(grad) // n
+        written = 4 * n + 4 * n * b
+        expect = (n * (5 + 8 * b), written, written + 4 * n + 2 * n * b * 8)
+    assert _cost(op) == expect
+    workspace.RunOperatorOnce(op)
+
+
+def test_rowwise_sparse_adagrad_values():
+    # the formula above on (6, 4) and 3 indices, written out: B = 4
+    _feed(p=_rand(6, 4), h=_rand(6), i=np.array([0, 2, 5], np.int32), g=_rand(3, 4),
+          lr=np.array([0.1], np.float32))
+    op = core.CreateOperator("RowWiseSparseAdagrad", ["p", "h", "i", "g", "lr"], ["p", "h"])
+    assert _cost(op) == (3 * 37, 60, 60 + 12 + 192)
+
+
+@pytest.mark.parametrize("op_type,ins,shapes", [
+    ("Adagrad", ["p", "h", "g", "lr"], {"h": (3, 4)}),
+    ("Adagrad", ["p", "h", "g", "lr"], {"g": (3, 5)}),
+    ("Adagrad", ["p", "h", "g", "lr"], {"lr": (2,)}),
+    ("SparseAdagrad", ["p", "h", "i", "g", "lr"], {"g": (4, 3)}),
+    ("SparseAdagrad", ["p", "h", "i", "g", "lr"], {"h": (3, 5)}),
+    ("RowWiseSparseAdagrad", ["p", "h", "i", "g", "lr"], {"h": (3,)}),
+    ("RowWiseSparseAdagrad", ["p", "h", "i", "g", "lr"], {"g": (2, 5)}),
+])
+def test_adagrad_family_refuses_bad_shapes(op_type, ins, shapes):
+    # PARAM (5, 3), 2 indices; one input changed to a shape the op refuses
+    base = {"p": (5, 3), "h": (5, 3) if op_type != "RowWiseSparseAdagrad" else (5,),
+            "g": (5, 3) if op_type == "Adagrad" else (2, 3), "lr": (1,)}
+    base.update(shapes)
+    _feed(i=np.array([0, 3], np.int32), **{k: _rand(*v) for k, v in base.items()})
+    outs = ["p", "h"]
+    with pytest.raises(errors.ValueError, match="GetOperatorCost: op %s refuses its inputs" % op_type):
+        _cost(core.CreateOperator(op_type, ins, outs))
+
+
+def test_decay_adagrad_has_no_cost_function():
+    # caffe2/sgd/decay_adagrad_op.cc registered no CostInferenceFunction for DecayAdagrad
+    _feed(p=_rand(3), m1=_rand(3), m2=_rand(3), g=_rand(3), lr=np.array([0.1], np.float32),
+          it=np.array([0], np.int32))
+    op = core.CreateOperator("DecayAdagrad", ["p", "m1", "m2", "g", "lr", "it"], ["p", "m1", "m2"])
+    with pytest.raises(RuntimeError, match="op type 'DecayAdagrad' has no cost inference function"):
+        _cost(op)
+
+
 # ---------------------------------------------------------------- errors
 def test_op_without_cost_function():
     _feed(X=_rand(3))
