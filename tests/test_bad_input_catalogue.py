@@ -70,6 +70,25 @@ def set_args(net, op_type="RecurrentNetwork", **kw):
 
 T, N, D, H = 4, 2, 3, 5
 
+_bg_gate = threading.Event()
+
+def bg_plan_held():
+    """A background plan whose net waits (in a Python op) until bg_release."""
+    _bg_gate.clear()
+    entered = threading.Event()
+    def hold(inputs, outputs):
+        entered.set()
+        _bg_gate.wait(60)
+    n = core.Net("bg_hold")
+    n.Python(hold)([], [])
+    bp = workspace.RunPlanInBackground(core.execution_step("held", n))
+    assert entered.wait(60)
+    return bp
+
+def bg_release(bp):
+    _bg_gate.set()
+    assert bp.wait(60)
+
 def lstm(grads=True, forward_only=False, executor=1, seq=True, name="m"):
     """A 1-layer rnn_cell.LSTM (T=4, N=2, D=3, H=5), params initialised, inputs
     fed; with grads, the gradient ops and g_all (the gradient of the output
@@ -335,6 +354,39 @@ CASES = [
          note="Caffe2 divided by zero"),
     Case("benchmark-net-missing", "workspace", "BenchmarkNet('nope', 1, 1, True)",
          "workspace.BenchmarkNet('nope', 1, 1, True)", K, r"net 'nope' does not exist in the workspace"),
+    Case("plan-background-net-call", "workspace", "RunNetOnce(net) while RunPlanInBackground runs",
+         """
+         bp = bg_plan_held()
+         try:
+             n = core.Net('other')
+             n.ConstantFill([], 'z', shape=[1], value=1.0)
+             workspace.RunNetOnce(n)
+         finally:
+             bg_release(bp)
+         """,
+         R, r"workspace is busy: a plan runs in it in the background \(RunPlanInBackground\)",
+         note="blob calls wait for the plan's running net instead; the workspace is the caller's again "
+              "once the plan ends"),
+    Case("plan-background-second", "workspace", "RunPlanInBackground(plan) while another runs there",
+         """
+         bp = bg_plan_held()
+         try:
+             workspace.RunPlanInBackground(core.Plan('second'))
+         finally:
+             bg_release(bp)
+         """,
+         R, r"a plan runs in it in the background already"),
+    Case("plan-background-early-result", "workspace", "BackgroundPlan.is_succeeded() while it runs",
+         """
+         bp = bg_plan_held()
+         try:
+             bp.is_succeeded()
+         finally:
+             bg_release(bp)
+         """,
+         R, r"is_succeeded\(\) before the plan ended", note="as Caffe2's"),
+    Case("plan-background-not-a-plan", "workspace", "RunPlanInBackground('plan')",
+         "workspace.RunPlanInBackground('plan')", T_, r"RunPlan expects a core.Plan"),
     Case("operator-cost-no-function", "workspace", "GetOperatorCost(Sigmoid op, ['x'])",
          """
          feed(x=f32(3))
