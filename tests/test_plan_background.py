@@ -160,7 +160,7 @@ def test_a_failing_plan_keeps_its_error_and_frees_the_workspace():
     bp = workspace.RunPlanInBackground(core.execution_step("s", [ok, later], num_iter=3))
     assert bp.wait(WAIT) and not bp.is_succeeded()
     assert isinstance(bp.exception(), ValueError)
-    assert "iteration 0, net 'later'" in str(bp.exception())
+    assert "iteration 0, net '%s'" % later.Name() in str(bp.exception())
     np.testing.assert_array_equal(workspace.FetchBlob("x"), [2, 2])
     # a refused plan (threads beside the net) fails the same way
     step = core.execution_step("conc", [core.execution_step("a", ok), core.execution_step("b", ok)])
