@@ -215,6 +215,7 @@ static void add_edge(builder *b, int from)
     if (from < 0 || from == b->cur || b->stamp[from] == b->cur) return;
     b->stamp[from] = b->cur;
     if (b->n_edges == b->cap_edges) {
+        if (b->cap_edges > INT_MAX / 2) { b->oom = 1; return; } /* edge counts are int: out of memory */
         int nc = b->cap_edges ? b->cap_edges * 2 : 4096;
         int *f = realloc(b->edge_from, sizeof(int) * (size_t)nc);
         if (f) b->edge_from = f;
@@ -631,8 +632,7 @@ static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
         ex->inflight++;
         pthread_mutex_unlock(&ex->mu);
         rc_err err;
-        err.code = RC_OK;
-        err.msg[0] = 0;
+        rc_err_clear(&err);
         rc_status st = run_instance(ex, id, nets, worker, &err);
         pthread_mutex_lock(&ex->mu);
         ex->inflight--;
