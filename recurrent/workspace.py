@@ -611,11 +611,14 @@ def RunPlanInBackground(plan_or_step):
     ``HasBlob``, ...) from other threads wait for the net running, then run between two of the
     plan's nets: a fetch sees what the last net left, and a fed ``should_stop_blob`` stops the
     plan at its next check (Caffe2 read and wrote blobs under a running net). A second plan in the
-    same workspace is refused until the first ends. The plan's errors do not raise here:
-    ``is_succeeded()`` is then False and ``exception()`` gives the error. A plan still running when
-    the interpreter exits stops at its next op."""
+    same workspace is refused until the first ends, as is a call while another thread runs a net
+    in it, or from a Python op's function of the net running in it (RuntimeError). The plan's
+    errors do not raise here: ``is_succeeded()`` is then False and ``exception()`` gives the
+    error. A plan still running when the interpreter exits stops at its next op."""
     plan = _plan_def(plan_or_step)
-    return BackgroundPlan(_ws(), _current_name(), plan)
+    ws = _ws()
+    ws._bg_check()  # as RunPlan: refused while another thread's net, or this Python op's net, runs
+    return BackgroundPlan(ws, _current_name(), plan)
 
 
 class BackgroundPlan:

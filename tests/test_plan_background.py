@@ -128,6 +128,43 @@ def test_net_calls_of_other_threads_are_refused_while_it_runs_and_work_after():
     assert workspace.ResetWorkspace() and workspace.Blobs() == []
 
 
+def test_refused_where_run_plan_is():
+    # from a Python op's function of the net running in the workspace: the plan would wait for that
+    # net, and the function might wait for the plan
+    caught = []
+
+    def start_plan(inputs, outputs):
+        try:
+            workspace.RunPlanInBackground(core.Plan("inner"))
+        except RuntimeError as e:
+            caught.append(str(e))
+
+    net = core.Net("starts_a_plan")
+    net.Python(start_plan)([], [])
+    workspace.RunNetOnce(net)
+    assert len(caught) == 1 and "not create, run or delete nets or run operators or plans" in caught[0]
+    # while another thread runs a net in it
+    entered, gate = threading.Event(), threading.Event()
+
+    def hold(inputs, outputs):
+        entered.set()
+        gate.wait(WAIT)
+
+    held = core.Net("held_elsewhere")
+    held.Python(hold)([], [])
+    t = threading.Thread(target=workspace.RunNetOnce, args=(held,))
+    t.start()
+    try:
+        assert entered.wait(WAIT)
+        with pytest.raises(RuntimeError, match="workspace is busy: another thread is running a net"):
+            workspace.RunPlanInBackground(core.Plan("beside"))
+    finally:
+        gate.set()
+        t.join(WAIT)
+    bp = workspace.RunPlanInBackground(core.Plan("after"))
+    assert bp.wait(WAIT) and bp.is_succeeded()
+
+
 def test_other_workspaces_are_free_while_it_runs():
     workspace.FeedBlob("stop", np.zeros(1, np.int32))
     bp = workspace.RunPlanInBackground(_count_plan("free"))

@@ -1147,6 +1147,18 @@ static PyObject *Workspace_bg_begin(WorkspaceObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
+/* _bg_check(): RuntimeError when a background plan could not start now: one runs already, a net of
+ * another thread runs, or the caller is a Python op's function of the net running here (the plan
+ * would wait for that net, and the function might wait for the plan). */
+static PyObject *Workspace_bg_check(WorkspaceObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (self->bg_active) return Workspace_bg_begin(self, NULL); /* raises "already" */
+    if (ws_acquire(self)) return NULL;
+    ws_release(self);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Workspace_bg_end(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
@@ -1198,6 +1210,8 @@ static PyMethodDef Workspace_methods[] = {
     {"_bg_begin", (PyCFunction)Workspace_bg_begin, METH_NOARGS,
      "_bg_begin(): this thread runs a background plan in the workspace (workspace.RunPlanInBackground)"},
     {"_bg_end", (PyCFunction)Workspace_bg_end, METH_NOARGS, "_bg_end(): this thread's background plan ended"},
+    {"_bg_check", (PyCFunction)Workspace_bg_check, METH_NOARGS,
+     "_bg_check(): RuntimeError when a background plan cannot start in the workspace now"},
     {NULL, NULL, 0, NULL},
 };
 
