@@ -1218,3 +1218,24 @@ def test_unmask_ranges_rowmul_duplicates_shuffle_resize_allocation_failures():
                   "FindDuplicateElements", "ChannelShuffle", "ChannelShuffleGradient", "ResizeNearest",
                   "ResizeNearestGradient"):
             assert "op %s #" % t in text, "no failure reported by %s: %s" % (t, text)
+
+
+def test_a_net_list_argument_that_fails_conversion_leaks_nothing():
+    # an op argument holding a list of nets, whose second net fails to convert (an int argument
+    # beyond int64): the half-converted net was left out of what the failed conversion frees
+    good = core.Net("good")
+    good.Copy(["a"], ["b"])
+    bad = core.Net("bad")
+    bad.Copy(["a"], ["b"])
+    bad.Copy(["a"], ["b"], k=2 ** 70)
+    op = core.CreateOperator("Copy", ["a"], ["b"], nets=[good.Proto(), bad.Proto()])
+
+    def cycle():
+        with pytest.raises(OverflowError, match="net 'bad': op #1"):
+            workspace.RunOperatorOnce(op)
+
+    cycle()
+    live0 = _C._alloc_live()
+    for _ in range(3):
+        cycle()
+    assert _C._alloc_live() == live0, "%d blocks leaked" % (_C._alloc_live() - live0)

@@ -292,3 +292,26 @@ print("running", bp.is_done())
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "running False"
+
+
+def test_python_code_of_the_plans_own_thread_is_refused_not_left_waiting_for_itself():
+    # a Python op's builder runs when the plan creates the net, in the plan's thread, which holds
+    # the workspace meanwhile: a blob call there waited for the workspace to be free, i.e. for
+    # itself, forever (the plan never ended); it is refused as busy, as outside a background plan
+    workspace.FeedBlob("cfg", np.array([2.0], np.float32))
+    seen = []
+
+    def builder():
+        try:
+            seen.append(workspace.FetchBlob("cfg"))
+        except RuntimeError as e:
+            seen.append(e)
+        return lambda inputs, outputs: None
+
+    net = core.Net("built")
+    net.Python((builder, [], {}))([], [])
+    bp = workspace.RunPlanInBackground(core.execution_step("s", net))
+    assert bp.wait(WAIT) and bp.is_succeeded()
+    assert len(seen) == 1 and isinstance(seen[0], RuntimeError) and "workspace is busy" in str(seen[0])
+    # the workspace is usable afterwards
+    np.testing.assert_array_equal(workspace.FetchBlob("cfg"), [2.0])

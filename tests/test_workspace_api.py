@@ -541,3 +541,21 @@ def test_text_format_reads_and_writes_tensor_messages():
         text_format.Parse("data_type: BOGUS", TensorProto())
     with pytest.raises(ValueError, match="no field named 'nope'"):
         text_format.Parse("nope: 1", TensorProto())
+
+
+def test_feed_blob_converts_byte_swapped_and_long_long_arrays():
+    # a non-native byte order array is byte-swapped, never reinterpreted (a '>f4' array was copied
+    # as it is, giving 4.6e-41 for 1.0); long long arrays (another type number than int64 on Linux)
+    # are converted as every integer type is (they were refused as "unsupported dtype int64")
+    cases = [(np.array([1.0, -2.5], ">f4"), np.float32), (np.array([1, -7], ">i4"), np.int32),
+             (np.array([1.0, 3.0], ">f8"), np.float32), (np.array([[1, 2], [3, 4]], ">i8")[:, ::-1], np.int32),
+             (np.array([5, -6], np.longlong), np.int32), (np.array([5, 6], np.ulonglong), np.int32)]
+    for arr, dtype in cases:
+        workspace.FeedBlob("x", arr)
+        got = workspace.FetchBlob("x")
+        assert got.dtype == dtype, arr.dtype
+        np.testing.assert_array_equal(got, arr.astype(dtype))
+    with pytest.raises(ValueError, match="do not fit in int32"):
+        workspace.FeedBlob("x", np.array([2 ** 40], np.longlong))
+    with pytest.raises(ValueError, match="do not fit in int32"):
+        workspace.FeedBlob("x", np.array([2 ** 63], np.ulonglong))

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from recurrent import _C, workspace
+from recurrent import _C, core, workspace
 
 from test_executor import assert_bitwise, build_stack
 
@@ -162,3 +162,35 @@ def test_threads_run_rnn_nets_in_own_workspaces_bitwise(kind, executor_on):
         assert_bitwise(ref, got, "thread %d (%s), round %d" % (i, configs[i], r))
     assert _C.get_flag("blas_num_threads") == blas_before
     assert workspace.CurrentWorkspace() == "default"
+
+
+def test_net_calls_look_the_net_up_only_once_the_workspace_is_taken():
+    # ResetWorkspace frees net 'a' and its name, then net 'b', whose Python op's function is
+    # released: its finalizer runs while the reset still holds the workspace. RunNet and
+    # BenchmarkNet looked the net table (freed entries) up before taking the workspace (a
+    # heap-use-after-free under ASan, KeyError otherwise); they are refused as busy now.
+    got = []
+
+    class F:
+        def __call__(self, inputs, outputs):
+            pass
+
+        def __del__(self):
+            for call in (lambda: workspace.RunNet("zzz"), lambda: workspace.BenchmarkNet("zzz", 0, 1, False),
+                         lambda: workspace.CreateNet(core.Net("zzz"))):
+                try:
+                    call()
+                except Exception as e:
+                    got.append(e)
+
+    a = core.Net("a")
+    a.ConstantFill([], "x", shape=[1], value=1.0)
+    b = core.Net("b")
+    b.Python((F, [], {}))([], [])
+    workspace.CreateNet(a)
+    workspace.CreateNet(b)
+    workspace.ResetWorkspace()
+    assert len(got) == 3
+    for e in got:
+        assert isinstance(e, RuntimeError) and "workspace is busy" in str(e), repr(e)
+    assert workspace.Nets() == []

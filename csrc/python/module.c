@@ -230,8 +230,8 @@ static int conv_arg(PyObject *t, rc_arg *a)
         a->nets = calloc((size_t)n + 1, sizeof *a->nets);
         if (!a->nets) { Py_DECREF(seq); return conv_nomem("list of nets"); }
         for (Py_ssize_t i = 0; i < n; i++) {
+            a->n = (int)i + 1; /* before: a net that fails half-way is freed with the others (rc_arg_free) */
             if (conv_netdef(PySequence_Fast_GET_ITEM(seq, i), &a->nets[i])) { Py_DECREF(seq); return -1; }
-            a->n = (int)i + 1;
         }
         Py_DECREF(seq);
     } else {
@@ -431,9 +431,18 @@ static int ws_lent_here(const WorkspaceObject *self)
  * that a plan whose nets follow each other closely cannot starve them. Calls
  * that create, run or remove nets or reset the workspace stay the plan's own:
  * other threads get RuntimeError (ws_acquire). 0, or -1 with the exception of a
- * signal handler (KeyboardInterrupt on the main thread) raised while waiting. */
+ * signal handler (KeyboardInterrupt on the main thread) raised while waiting,
+ * or with RuntimeError when this thread holds the workspace itself. */
 static int ws_wait_bg(WorkspaceObject *self, int waiter)
 {
+    if (self->busy && self->owner == PyThread_get_thread_ident()) {
+        /* taken by this very thread (Python code run while it creates a net or frees one: a Python op's
+         * builder, a finalizer): it would wait for itself forever */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "workspace is busy: this thread is creating, running or freeing a net or operator in it "
+                        "(Python code called meanwhile, such as a Python op's builder, cannot use it)");
+        return -1;
+    }
     if (waiter) self->bg_waiters++;
     int rc = 0;
     while (self->busy || (!waiter && self->bg_waiters > 0)) {
@@ -639,7 +648,10 @@ static int dtype_of(PyArrayObject *a, rc_dtype *dt, int *convert_to)
     case NPY_BOOL: case NPY_INT8: case NPY_UINT8: case NPY_INT16: case NPY_UINT16:
     case NPY_UINT32: case NPY_INT64: case NPY_UINT64:
         *dt = RC_I32; *convert_to = NPY_INT32; return 0;
-    default: return -1;
+    default:
+        /* the integer types not named above by their size (long long where int64 is long) */
+        if (PyTypeNum_ISINTEGER(t)) { *dt = RC_I32; *convert_to = NPY_INT32; return 0; }
+        return -1;
     }
 }
 
@@ -649,7 +661,8 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     const char *name;
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "sO", &name, &obj)) return NULL;
-    PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+    /* native byte order: the data is copied as it is (a '>f4' array is byte-swapped first, never reinterpreted) */
+    PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED);
     if (!arr) return NULL;
     rc_dtype dt;
     int conv;
@@ -883,13 +896,14 @@ static PyObject *Workspace_create_net(WorkspaceObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O|p", &t, &overwrite)) return NULL;
     rc_netdef *nd = NULL;
     if (conv_netdef(t, &nd)) { rc_netdef_free(nd); return NULL; }
+    if (ws_acquire(self)) { rc_netdef_free(nd); return NULL; } /* before reading the net table (Workspace_run_net) */
     if (!overwrite && rc_ws_get_net(self->ws, nd->name)) {
+        ws_release(self);
         PyErr_Format(PyExc_RuntimeError,
                      "CreateNet: a net named '%s' already exists in this workspace (pass overwrite=True)", nd->name);
         rc_netdef_free(nd);
         return NULL;
     }
-    if (ws_acquire(self)) { rc_netdef_free(nd); return NULL; }
     rc_err err;
     rc_err_clear(&err);
     rc_status st;
@@ -929,9 +943,13 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     int main_thread = 0;
     if (!PyArg_ParseTuple(args, "s|Lp", &name, &iters, &main_thread)) return NULL;
     if (iters < 0) return PyErr_Format(PyExc_ValueError, "RunNet '%s': num_iter must be >= 0, got %lld", name, iters);
-    rc_net *net = rc_ws_get_net(self->ws, name);
-    if (!net) return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    /* the net table is read only once the workspace is taken: another thread's call may be changing it */
     if (ws_acquire(self)) return NULL;
+    rc_net *net = rc_ws_get_net(self->ws, name);
+    if (!net) {
+        ws_release(self);
+        return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    }
     rc_err err;
     rc_err_clear(&err);
     rc_status st = RC_OK;
@@ -952,12 +970,18 @@ static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
     long long warmup, runs;
     int individual = 0, main_thread = 0;
     if (!PyArg_ParseTuple(args, "sLL|pp", &name, &warmup, &runs, &individual, &main_thread)) return NULL;
+    if (ws_acquire(self)) return NULL; /* before reading the net table (Workspace_run_net) */
     rc_net *net = rc_ws_get_net(self->ws, name);
-    if (!net) return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    if (!net) {
+        ws_release(self);
+        return raise_ws(PyExc_KeyError, "net '%s' does not exist in the workspace (call CreateNet first)", name);
+    }
     int n = rc_net_num_ops(net);
     double *out = PyMem_Calloc((size_t)n + 1, sizeof *out);
-    if (!out) return PyErr_NoMemory();
-    if (ws_acquire(self)) { PyMem_Free(out); return NULL; }
+    if (!out) {
+        ws_release(self);
+        return PyErr_NoMemory();
+    }
     rc_err err;
     rc_err_clear(&err);
     rc_status st;
