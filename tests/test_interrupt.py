@@ -205,6 +205,58 @@ print("OK", flush=True)
     assert latency is not None and latency < LIMIT, (latency, lines)
 
 
+@pytest.mark.parametrize("executor", [0, 1], ids=["serial", "executor"])
+def test_ctrl_c_stops_the_main_threads_run_only(executor):
+    """Python delivers SIGINT to the main thread: the interrupt stops its run, not the runs of other
+    threads (a thread of the user's, a background plan), and it raises KeyboardInterrupt once."""
+    lines, latency = run_child(r'''
+import threading
+# the main thread's net holds the interrupt request up to 0.5 s before it stops (its op sleeps):
+# a run of another thread that honoured it would see it
+net = core.Net("sleepy")
+net.Python(lambda inputs, outputs: time.sleep(0.5))([], [])
+workspace.CreateNet(net)
+result = {}
+started = threading.Event()
+def other():
+    workspace.SwitchWorkspace("other", True)
+    long_net, _ = long_forward_net(LONG_T)
+    workspace.CreateNet(long_net)
+    started.set()
+    try:
+        workspace.RunNet(long_net, 3)
+        result["thread"] = "completed"
+    except BaseException as e:
+        result["thread"] = "%s: %s" % (type(e).__name__, e)
+t = threading.Thread(target=other)
+t.start()
+started.wait()
+with workspace.WorkspaceGuard("plan"):
+    pnet, _ = long_forward_net(LONG_T)
+    bp = workspace.RunPlanInBackground(core.execution_step("bg", pnet, num_iter=3))
+ready()
+t0 = time.time()
+try:
+    workspace.RunNet(net, 10**9)
+except KeyboardInterrupt:
+    interrupted(t0)
+else:
+    sys.exit("RunNet ended by itself")
+t.join()
+assert bp.wait(120)
+print("THREAD", result["thread"], flush=True)
+print("PLAN", bp.is_succeeded(), bp.exception(), flush=True)
+try:
+    time.sleep(0.5)
+except KeyboardInterrupt:
+    sys.exit("a second KeyboardInterrupt")
+print("OK", flush=True)
+''', executor, sigint_after=0.3, timeout=240)
+    assert "OK" in lines, lines
+    assert "THREAD completed" in lines and "PLAN True None" in lines, lines
+    assert latency is not None and latency < LIMIT, (latency, lines)
+
+
 def _interrupted_run_net_once(T, executor, sigint_after):
     """RunNetOnce of long_forward_net(T) interrupted, then a run at T=5; returns
     the seconds from SIGINT to KeyboardInterrupt."""

@@ -61,7 +61,16 @@ void rc_flag_set_rnn_executor_threads(int n) { __atomic_store_n(&flag_executor_t
 
 void rc_interrupt_request(void) { __atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELEASE); }
 int rc_interrupt_requested(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_ACQUIRE); }
-int rc_interrupt_pending(void) { return rc_interrupt_requested() || rc_shutdown_pending(); }
+/* 1 (the default): this thread's runs stop for an interrupt request (rc_interrupt_scope) */
+static _Thread_local int interrupt_scope = 1;
+int rc_interrupt_scope(int on)
+{
+    int prev = interrupt_scope;
+    interrupt_scope = on ? 1 : 0;
+    return prev;
+}
+int rc_interrupt_in_scope(void) { return interrupt_scope; }
+int rc_interrupt_pending(void) { return (interrupt_scope && rc_interrupt_requested()) || rc_shutdown_pending(); }
 void rc_interrupt_clear(void) { __atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELEASE); }
 
 static int shutdown_flag, calls_in_flight;

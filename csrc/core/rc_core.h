@@ -455,8 +455,17 @@ RC_INTERNAL void rc_flag_set_rnn_trace(int on);
 /* Interrupt request (set from a signal check in the binding; polled between
  * ops and timesteps). rc_interrupt_pending is also true once shutdown is
  * requested (below), so runs stop for either; rc_interrupt_requested and
- * rc_interrupt_clear concern the interrupt only. */
+ * rc_interrupt_clear concern the interrupt only.
+ * An interrupt request stops only the runs of threads whose interrupt scope is
+ * on: rc_interrupt_scope(on) sets the calling thread's (returning the previous
+ * value); it is on by default (a C program's runs). The binding turns it off
+ * for every call but the main thread's runs that stand in for Python's SIGINT
+ * handler, since Python interrupts the main thread only: a Ctrl-C then never
+ * stops another thread's run. The RNN executor's workers take the scope of the
+ * thread that started the run. */
 RC_INTERNAL void rc_interrupt_request(void);
+RC_INTERNAL int rc_interrupt_scope(int on);
+RC_INTERNAL int rc_interrupt_in_scope(void);
 RC_INTERNAL int rc_interrupt_pending(void);
 RC_INTERNAL int rc_interrupt_requested(void);
 RC_INTERNAL void rc_interrupt_clear(void);

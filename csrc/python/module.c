@@ -79,11 +79,21 @@ static PyObject *raise_err(const rc_err *err)
 }
 
 /* A core call with the GIL released, counted for _shutdown (which waits for
- * the calls of other threads before the process exits under them). */
+ * the calls of other threads before the process exits under them). An
+ * interrupt request does not stop it (rc_interrupt_scope 0): only the calls
+ * made with CORE_CALL_BEGIN_GUARDED while a sig_guard stands in for Python's
+ * SIGINT handler on the main thread are stopped by one (Python interrupts the
+ * main thread only; a Ctrl-C there must not stop another thread's run). */
+#define CORE_CALL_BEGIN_GUARDED(g)                                                                       \
+    rc_calls_enter();                                                                                    \
+    Py_BEGIN_ALLOW_THREADS                                                                               \
+    int core_call_scope_ = rc_interrupt_scope((g)->active);
 #define CORE_CALL_BEGIN                                                                                  \
     rc_calls_enter();                                                                                    \
-    Py_BEGIN_ALLOW_THREADS
+    Py_BEGIN_ALLOW_THREADS                                                                               \
+    int core_call_scope_ = rc_interrupt_scope(0);
 #define CORE_CALL_END                                                                                    \
+    rc_interrupt_scope(core_call_scope_);                                                                \
     rc_calls_leave();                                                                                    \
     Py_END_ALLOW_THREADS
 
@@ -955,7 +965,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     rc_status st = RC_OK;
     sig_guard g;
     sig_guard_enter(&g, main_thread);
-    CORE_CALL_BEGIN
+    CORE_CALL_BEGIN_GUARDED(&g)
     for (long long i = 0; i < iters && st == RC_OK; i++) st = rc_net_run(net, &err);
     CORE_CALL_END
     return net_call_done(self, st, &err, &g);
@@ -987,7 +997,7 @@ static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
     rc_status st;
     sig_guard g;
     sig_guard_enter(&g, main_thread);
-    CORE_CALL_BEGIN
+    CORE_CALL_BEGIN_GUARDED(&g)
     st = rc_net_benchmark(net, warmup, runs, individual, out, &err);
     CORE_CALL_END
     PyObject *ret = NULL, *r = net_call_done(self, st, &err, &g);
@@ -1018,7 +1028,7 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
     rc_status st;
     sig_guard g;
     sig_guard_enter(&g, main_thread);
-    CORE_CALL_BEGIN
+    CORE_CALL_BEGIN_GUARDED(&g)
     rc_net *net = rc_net_create(self->ws, nd, &err);
     st = net ? rc_net_run(net, &err) : err.code;
     rc_net_free(net);

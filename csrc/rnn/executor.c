@@ -63,6 +63,7 @@ typedef struct {
 
 struct rc_rnn_exec {
     int forward, num_threads, debug;
+    int interruptible; /* the starting thread's rc_interrupt_in_scope(), for the workers (drain) */
     /* graph (rebuilt when T, the nets or the state sizes change) */
     int T, n_ops, n_inst;
     int n_pre, n_lead;     /* the step net starts with n_pre accumulate ops, then link ops up to n_lead */
@@ -627,6 +628,7 @@ static void wait_change(rc_rnn_exec *ex)
  * Called with mu held; returns with mu held. */
 static void drain(rc_rnn_exec *ex, rc_net **nets, int worker)
 {
+    rc_interrupt_scope(ex->interruptible); /* a worker's instances stop for an interrupt as its caller's would */
     while (runnable(ex)) {
         int id = heap_pop(ex);
         ex->inflight++;
@@ -982,6 +984,7 @@ rc_status rc_rnn_exec_run(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, con
     ex->err.code = RC_OK;
     ex->err.msg[0] = 0;
     ex->running = 1;
+    ex->interruptible = rc_interrupt_in_scope();
     ex->spin_ns = ex->num_threads > 1 && ex->num_threads <= rc_num_cores() ? rc_flag_spin_ns() : 0;
     notify(ex, 1);
     for (;;) {
