@@ -312,6 +312,12 @@ def test_python_code_of_the_plans_own_thread_is_refused_not_left_waiting_for_its
     net.Python((builder, [], {}))([], [])
     bp = workspace.RunPlanInBackground(core.execution_step("s", net))
     assert bp.wait(WAIT) and bp.is_succeeded()
-    assert len(seen) == 1 and isinstance(seen[0], RuntimeError) and "workspace is busy" in str(seen[0])
+    assert len(seen) == 1 and isinstance(seen[0], RuntimeError)
+    assert "workspace is busy: this thread is creating, running or freeing a net" in str(seen[0])
+    # the same builder outside a background plan gets the same message (not "another thread")
+    seen.clear()
+    workspace.RunNetOnce(net)
+    assert len(seen) == 1 and isinstance(seen[0], RuntimeError)
+    assert "workspace is busy: this thread is creating, running or freeing a net" in str(seen[0])
     # the workspace is usable afterwards
     np.testing.assert_array_equal(workspace.FetchBlob("cfg"), [2.0])

@@ -434,6 +434,15 @@ static int ws_lent_here(const WorkspaceObject *self)
     return self->busy && self->in_pyop > 0 && self->owner == PyThread_get_thread_ident();
 }
 
+/* RuntimeError for a call into a workspace the calling thread holds itself, outside a Python op's function
+ * (Python code run while it creates, runs or frees a net: a Python op's builder, a finalizer). */
+static void busy_here(void)
+{
+    PyErr_SetString(PyExc_RuntimeError,
+                    "workspace is busy: this thread is creating, running or freeing a net or operator in it "
+                    "(Python code called meanwhile, such as a Python op's builder, cannot use it)");
+}
+
 /* While a background plan runs in the workspace (bg_active), blob calls of
  * other threads do not fail when they find it busy: they wait for the net
  * running (GIL released, polling every 200 us), then run between two nets of
@@ -448,9 +457,7 @@ static int ws_wait_bg(WorkspaceObject *self, int waiter)
     if (self->busy && self->owner == PyThread_get_thread_ident()) {
         /* taken by this very thread (Python code run while it creates a net or frees one: a Python op's
          * builder, a finalizer): it would wait for itself forever */
-        PyErr_SetString(PyExc_RuntimeError,
-                        "workspace is busy: this thread is creating, running or freeing a net or operator in it "
-                        "(Python code called meanwhile, such as a Python op's builder, cannot use it)");
+        busy_here();
         return -1;
     }
     if (waiter) self->bg_waiters++;
@@ -496,6 +503,10 @@ static int ws_acquire(WorkspaceObject *self)
                         "when made with pass_workspace=True), but not create, run or delete nets or run operators "
                         "or plans in it, or reset it (the net is still running); use another workspace "
                         "(workspace.Workspace()) for that");
+        return -1;
+    }
+    if (self->busy && self->owner == PyThread_get_thread_ident()) {
+        busy_here();
         return -1;
     }
     if (self->busy) {
