@@ -1231,7 +1231,7 @@ def test_a_net_list_argument_that_fails_conversion_leaks_nothing():
     op = core.CreateOperator("Copy", ["a"], ["b"], nets=[good.Proto(), bad.Proto()])
 
     def cycle():
-        with pytest.raises(OverflowError, match="net 'bad': op #1"):
+        with pytest.raises(OverflowError, match="net '%s': op #1" % bad.Name()):
             workspace.RunOperatorOnce(op)
 
     cycle()
