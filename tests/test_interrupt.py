@@ -110,6 +110,17 @@ def ready():
 
 def interrupted(t0):
     print("INTERRUPTED %.3f" % (time.time() - t0), flush=True)
+
+def run_net_until_interrupted(net):
+    """READY, then RunNet(net) for ever: it must end in KeyboardInterrupt (the parent's SIGINT)."""
+    ready()
+    t0 = time.time()
+    try:
+        workspace.RunNet(net, 10**9)
+    except KeyboardInterrupt:
+        interrupted(t0)
+    else:
+        sys.exit("RunNet ended by itself")
 '''
 
 
@@ -151,14 +162,7 @@ net, blobs = lstm_net(30)
 workspace.CreateNet(net)
 workspace.RunNet(net)
 ref = fetch(blobs)
-ready()
-t0 = time.time()
-try:
-    workspace.RunNet(net, 10**9)
-except KeyboardInterrupt:
-    interrupted(t0)
-else:
-    sys.exit("RunNet ended by itself")
+run_net_until_interrupted(net)
 workspace.FeedBlob("junk", np.zeros(3, np.float32))     # the workspace is not busy
 workspace.RunNet(net)
 assert same(fetch(blobs), ref), "results after the interrupt differ"
@@ -234,14 +238,7 @@ started.wait()
 with workspace.WorkspaceGuard("plan"):
     pnet, _ = long_forward_net(LONG_T)
     bp = workspace.RunPlanInBackground(core.execution_step("bg", pnet, num_iter=3))
-ready()
-t0 = time.time()
-try:
-    workspace.RunNet(net, 10**9)
-except KeyboardInterrupt:
-    interrupted(t0)
-else:
-    sys.exit("RunNet ended by itself")
+run_net_until_interrupted(net)
 t.join()
 assert bp.wait(120)
 print("THREAD", result["thread"], flush=True)
