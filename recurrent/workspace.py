@@ -615,7 +615,8 @@ def RunPlanInBackground(plan_or_step):
     in it, or from a Python op's function of the net running in it (RuntimeError). The plan's
     errors do not raise here: ``is_succeeded()`` is then False and ``exception()`` gives the
     error. A plan still running when the interpreter exits stops at its next op."""
-    plan = _plan_def(plan_or_step)
+    import copy
+    plan = copy.deepcopy(_plan_def(plan_or_step))  # the caller may go on editing its plan meanwhile
     ws = _ws()
     ws._bg_check()  # as RunPlan: refused while another thread's net, or this Python op's net, runs
     return BackgroundPlan(ws, _current_name(), plan)

@@ -48,6 +48,19 @@ def test_caffe2_run_plan_in_background():
     assert bp.is_succeeded() is True and bp.exception() is None
     np.testing.assert_array_equal(workspace.FetchBlob("testblob"), np.ones((1, 2, 3, 4), np.float32))
     assert "succeeded" in repr(bp)
+    # the plan is copied when it starts: steps added to it afterwards do not run
+    gate = threading.Event()
+    held = core.Net("gated")
+    held.Python(lambda inputs, outputs: gate.wait(WAIT))([], [])
+    later = core.Net("later_step")
+    later.ConstantFill([], "added", shape=[1], value=1.0)
+    plan = core.Plan("copied")
+    plan.AddStep(core.ExecutionStep("first", held))
+    bp = workspace.RunPlanInBackground(plan)
+    plan.AddStep(core.ExecutionStep("second", later))
+    gate.set()
+    assert bp.wait(WAIT) and bp.is_succeeded()
+    assert not workspace.HasBlob("added")
     # an ExecutionStep alone becomes a plan of its own, as RunPlan takes it
     bp = workspace.RunPlanInBackground(core.ExecutionStep("again", net))
     assert bp.wait(WAIT) and bp.is_succeeded()
