@@ -165,6 +165,34 @@ def test_step_naming_an_alias_of_the_state_is_zeroed(executor):
     check_running_sum(cell, executor, 0)
 
 
+def test_step_reading_an_alias_of_the_state_gets_the_serial_bits():
+    """A step op that reads s_all (an alias of the state's rows, looked up in the outer workspace)
+    and uses it: the executor must order it against every write of the state's rows, as the
+    serial run does (the first run's s_all is a blob of its own; from the second on it is a view
+    of the state, and the executor's graph is rebuilt for it)."""
+    def run(executor, threads, seed):
+        workspace.ResetWorkspace()
+        cell = cell_net("c_alias_use")
+        cell.Copy(["s_all"], "whole")
+        cell.ReduceFrontSum(["whole"], "r")
+        cell.ExpandDims(["r"], "r1", dims=[0])
+        cell.AddExternalOutput(cell.Sum(["x_t", "prev", "r1"], "s_t"))
+        workspace.FeedBlob("s_all", np.zeros((T, N, D), np.float32))
+        net = build(cell, [("prev", 0, 1), ("s_t", 1, 1)], executor=executor)
+        if executor:
+            rnn.set_rnn_executor_config(net.Proto().op[0], min_op_us=0, num_threads=threads)
+        out = [run_twice(net, seed=seed)[0].copy()]
+        workspace.RunNet(net.Name())  # a third run on the same graph
+        return out + [workspace.FetchBlob("s_all")]
+
+    for seed in range(40):
+        want = run(0, 1, seed)
+        for threads in (2, 4):
+            got = run(1, threads, seed)
+            for a, b in zip(want, got):
+                assert np.array_equal(a, b), (seed, threads)
+
+
 @pytest.mark.parametrize("forward_only", [True, False], ids=["inference", "training"])
 def test_lstm_rows_match_a_fresh_workspace(forward_only):
     """A 2-layer LSTM leaves its 4 states to LSTMUnit; a run after a run on

@@ -74,6 +74,12 @@ struct rc_rnn_exec {
     int64_t *g_ext_rows;   /* per link external seen: rows at build time (validity check) */
     int n_g_ext;
     const void **g_ext_ptr;
+    /* the blobs of outer workspaces that step ops touch, and the link external each one's data lay in
+     * at build time (-1: none; see blob_access): an alias of a state made or dropped since changes the
+     * edges (validity check) */
+    const rc_blob **g_outer;
+    int *g_outer_ext;
+    int n_g_outer, cap_g_outer;
     int *indeg0, *succ_off, *succ;
     int n_edges;
     rc_blob **tsb;         /* per timestep: its timestep blob */
@@ -308,7 +314,46 @@ static int inst_label(const rc_rnn_exec *ex, int j)
 /* the offset/window of a link or accumulate op (their op->state starts with these) */
 typedef struct { int64_t offset, window; } link_args_view;
 
-static void blob_access(builder *b, const rc_blob *blob, int t, const link_info *links, int n_links, int write)
+/* The link external (its index in ex->g_ext_ptr) whose data holds blob's data, or -1. Only links
+ * and RecurrentNetwork's aliases make one tensor's data a view of another's (rc_core.h); an alias
+ * lies in a state tensor (a link external), and a step op may read it from the outer workspace. */
+static int outer_in_external(const rc_rnn_exec *ex, const rc_blob *blob)
+{
+    size_t nb = rc_tensor_nbytes(&blob->t);
+    const char *p = nb ? rc_tensor_data(&blob->t) : NULL;
+    if (!p) return -1;
+    for (int e = 0; e < ex->n_g_ext; e++) {
+        const rc_blob *x = ex->g_ext_ptr[e];
+        size_t xn = rc_tensor_nbytes(&x->t);
+        const char *q = xn ? rc_tensor_data(&x->t) : NULL;
+        if (q && p < q + xn && q < p + nb) return e;
+    }
+    return -1;
+}
+
+/* Records an outer blob step ops touch (once), with outer_in_external at build time. */
+static int note_outer(rc_rnn_exec *ex, builder *b, const rc_blob *blob)
+{
+    for (int i = 0; i < ex->n_g_outer; i++)
+        if (ex->g_outer[i] == blob) return ex->g_outer_ext[i];
+    if (ex->n_g_outer == ex->cap_g_outer) {
+        int nc = ex->cap_g_outer ? ex->cap_g_outer * 2 : 16;
+        const rc_blob **o = realloc(ex->g_outer, sizeof *o * (size_t)nc);
+        if (o) ex->g_outer = o;
+        int *e = realloc(ex->g_outer_ext, sizeof *e * (size_t)nc);
+        if (e) ex->g_outer_ext = e;
+        if (!o || !e) { b->oom = 1; return -1; }
+        ex->cap_g_outer = nc;
+    }
+    int e = outer_in_external(ex, blob);
+    ex->g_outer[ex->n_g_outer] = blob;
+    ex->g_outer_ext[ex->n_g_outer] = e;
+    ex->n_g_outer++;
+    return e;
+}
+
+static void blob_access(rc_rnn_exec *ex, builder *b, const rc_blob *blob, int t, rc_workspace *ws,
+                        const link_info *links, int n_links, int write)
 {
     for (int l = 0; l < n_links; l++)
         if (links[l].internal == blob) {
@@ -326,6 +371,16 @@ static void blob_access(builder *b, const rc_blob *blob, int t, const link_info 
             for (int64_t r = 0; r < rows; r++) access(b, blob, r, write);
             return;
         }
+    if (blob->ws != ws) {
+        /* a blob of an outer workspace: when it is an alias of a state (its data lies in a link
+         * external's), the op touches the state's rows too -- all of them, to be safe */
+        int e = note_outer(ex, b, blob);
+        if (e >= 0) {
+            const rc_blob *x = ex->g_ext_ptr[e];
+            int64_t rows = x->t.ndim ? x->t.dims[0] : 0;
+            for (int64_t r = 0; r < rows; r++) access(b, x, r, write);
+        }
+    }
     access(b, blob, -1, write);
 }
 
@@ -335,6 +390,11 @@ static void graph_free(rc_rnn_exec *ex)
     free(ex->g_ws);
     free(ex->g_ext_rows);
     free(ex->g_ext_ptr);
+    free(ex->g_outer);
+    free(ex->g_outer_ext);
+    ex->g_outer = NULL;
+    ex->g_outer_ext = NULL;
+    ex->n_g_outer = ex->cap_g_outer = 0;
     free(ex->indeg0);
     free(ex->indeg);
     free(ex->succ_off);
@@ -364,6 +424,8 @@ static int graph_valid(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, int T,
         const rc_blob *bl = ex->g_ext_ptr[i];
         if ((bl->t.ndim ? bl->t.dims[0] : 0) != ex->g_ext_rows[i]) return 0;
     }
+    for (int i = 0; i < ex->n_g_outer; i++)
+        if (outer_in_external(ex, ex->g_outer[i]) != ex->g_outer_ext[i]) return 0;
     return 1;
 }
 
@@ -499,15 +561,15 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
             }
             if (is_type(op, "rnn_internal_accumulate_gradient_input")) {
                 const link_args_view *la = op->state;
-                blob_access(&b, op->in[1], t, links, n_links, 0);
+                blob_access(ex, &b, op->in[1], t, ws[t], links, n_links, 0);
                 int ext = 0;
                 for (int l = 0; l < n_links; l++) ext |= links[l].external == op->in[2];
                 if (ext) access(&b, op->in[2], t + la->offset, 1);
                 else access(&b, op->in[2], -1, 1);
                 continue;
             }
-            for (int j = 0; j < op->n_in; j++) blob_access(&b, op->in[j], t, links, n_links, 0);
-            for (int j = 0; j < op->n_out; j++) blob_access(&b, op->out[j], t, links, n_links, 1);
+            for (int j = 0; j < op->n_in; j++) blob_access(ex, &b, op->in[j], t, ws[t], links, n_links, 0);
+            for (int j = 0; j < op->n_out; j++) blob_access(ex, &b, op->out[j], t, ws[t], links, n_links, 1);
         }
     }
     if (b.oom) goto oom;
