@@ -29,8 +29,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-# Under a sanitizer (tools/asan_pytest.sh sets ASAN_OPTIONS) everything runs several times slower
-# (the helping loop: ~9 s in a Release build, ~100 s under ASan, alone on 2 cores).
+# Under a sanitizer (tools/asan_pytest.sh sets ASAN_OPTIONS, tools/tsan_pytest.sh TSAN_OPTIONS)
+# everything runs several times slower (the helping loop: ~9 s in a Release build, ~100 s under
+# ASan, alone on 2 cores; ~180 s under TSan, RelWithDebInfo, on 2 shared cores).
 SLOW = 4 if os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS") else 1
 ITER_WATCHDOG_S = 60 * SLOW  # one iteration: two runs of a small net (well under a second)
 TIMEOUT_S = 600 * SLOW  # the whole loop, however loaded the machine: the parent's last resort
