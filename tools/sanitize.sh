@@ -4,14 +4,17 @@
 # sanitizer is configured to abort on its first report.
 #
 #   tools/sanitize.sh           C tests under ASan+UBSan and under TSan, then the whole
-#                               pytest suite (minus -m slow) under ASan+UBSan
-#   tools/sanitize.sh --fast    the same C tests, then a fast pytest subset under ASan
-#                               (what .ci/run uses; a few minutes on 2 cores)
+#                               pytest suite (minus -m slow) under ASan+UBSan, then the
+#                               executor's pytest files under TSan
+#   tools/sanitize.sh --fast    the same C tests, then a fast pytest subset under ASan, then
+#                               the same executor files under TSan (what .ci/run uses; about
+#                               25 minutes on 2 shared cores, the TSan pytest step 5-6 of them)
 #   tools/sanitize.sh --c-only  only the C tests
 #
 # Environment: PYTHON (default python3) must import numpy, pytest and
 # scipy-openblas32 (CMake asks it where OpenBLAS is). Build trees:
-# build/asan (C, ASan+UBSan), build/tsan (C, TSan), build/asan-py (extension, ASan+UBSan).
+# build/asan (C, ASan+UBSan), build/tsan (C, TSan), build/asan-py (extension, ASan+UBSan),
+# build/tsan-py (extension, TSan; see tools/tsan_pytest.sh).
 # C tests run with LeakSanitizer on (ASan's default): a leak in the core fails them.
 # pytest runs with detect_leaks=0 (CPython's own allocations), see tools/asan_pytest.sh.
 set -euo pipefail
@@ -55,4 +58,9 @@ if [ "$MODE" = fast ]; then
 else
     PYTHON="$PYTHON" tools/asan_pytest.sh "$ROOT/tests" -m "not slow"
 fi
+# The executor on the nets Python builds (LSTM/GRU layers, training, forward-only, failures,
+# interrupts, helping, the stress loops); the C tests run it on small hand-built step nets.
+# tools/tsan_pytest.sh's default files (test_executor*.py, test_state_rows.py), minus -m slow.
+echo "== pytest under TSan (the executor's files)"
+PYTHON="$PYTHON" tools/tsan_pytest.sh
 echo "sanitize: all clean"
