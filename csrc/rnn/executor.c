@@ -59,6 +59,7 @@ typedef struct {
     int last_writer; /* instance id or -1 */
     int n_readers, cap_readers;
     int *readers;
+    int outer_ext;   /* row -1 of an outer blob: note_outer's answer; -2: not asked yet */
 } region;
 
 struct rc_rnn_exec {
@@ -213,6 +214,7 @@ static region *reg_get(builder *b, const void *p, int64_t row)
     b->r[h].ptr = p;
     b->r[h].row = row;
     b->r[h].last_writer = -1;
+    b->r[h].outer_ext = -2;
     b->n++;
     return &b->r[h];
 }
@@ -331,11 +333,13 @@ static int outer_in_external(const rc_rnn_exec *ex, const rc_blob *blob)
     return -1;
 }
 
-/* Records an outer blob step ops touch (once), with outer_in_external at build time. */
+/* Records an outer blob step ops touch, with outer_in_external at build time (graph_valid checks
+ * the answer again). Once per blob: the answer is kept in the blob's region (found by hash). */
 static int note_outer(rc_rnn_exec *ex, builder *b, const rc_blob *blob)
 {
-    for (int i = 0; i < ex->n_g_outer; i++)
-        if (ex->g_outer[i] == blob) return ex->g_outer_ext[i];
+    region *r = reg_get(b, blob, -1);
+    if (!r) return -1;
+    if (r->outer_ext != -2) return r->outer_ext;
     if (ex->n_g_outer == ex->cap_g_outer) {
         int nc = ex->cap_g_outer ? ex->cap_g_outer * 2 : 16;
         const rc_blob **o = realloc(ex->g_outer, sizeof *o * (size_t)nc);
@@ -349,6 +353,7 @@ static int note_outer(rc_rnn_exec *ex, builder *b, const rc_blob *blob)
     ex->g_outer[ex->n_g_outer] = blob;
     ex->g_outer_ext[ex->n_g_outer] = e;
     ex->n_g_outer++;
+    r->outer_ext = e;
     return e;
 }
 
