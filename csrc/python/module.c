@@ -1177,16 +1177,21 @@ static PyObject *Workspace_last_failed_op(WorkspaceObject *self, PyObject *noarg
     return PyLong_FromLong(self->last_failed_op);
 }
 
+/* RuntimeError (returns NULL): a background plan runs in the workspace already. */
+static PyObject *bg_already_running(void)
+{
+    return PyErr_Format(PyExc_RuntimeError,
+                        "workspace is busy: a plan runs in it in the background already (RunPlanInBackground); "
+                        "wait for it (BackgroundPlan.wait()) before starting another");
+}
+
 /* _bg_begin(): the calling thread starts running a background plan in the workspace (ws_wait_bg);
  * RuntimeError when one runs already. _bg_end(): that thread's plan ended (RuntimeError from another
  * thread, or when none runs). */
 static PyObject *Workspace_bg_begin(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
-    if (self->bg_active)
-        return PyErr_Format(PyExc_RuntimeError,
-                            "workspace is busy: a plan runs in it in the background already (RunPlanInBackground); "
-                            "wait for it (BackgroundPlan.wait()) before starting another");
+    if (self->bg_active) return bg_already_running();
     self->bg_active = 1;
     self->bg_owner = PyThread_get_thread_ident();
     Py_RETURN_NONE;
@@ -1198,7 +1203,7 @@ static PyObject *Workspace_bg_begin(WorkspaceObject *self, PyObject *noargs)
 static PyObject *Workspace_bg_check(WorkspaceObject *self, PyObject *noargs)
 {
     (void)noargs;
-    if (self->bg_active) return Workspace_bg_begin(self, NULL); /* raises "already" */
+    if (self->bg_active) return bg_already_running();
     if (ws_acquire(self)) return NULL;
     ws_release(self);
     Py_RETURN_NONE;
