@@ -50,15 +50,9 @@ if [ "$INSTR" = 1 ]; then
     BUILD="$WORK/build"
     PYEXE=$("$PYTHON" -c 'import sys; print(sys.executable)')
     echo "run_fuzz: building the instrumented extension in $BUILD (clang, -fsanitize=fuzzer-no-link, ASan+UBSan)"
-    CC=clang cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRECURRENT_SANITIZE=ON \
-        -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" -DPython_EXECUTABLE="$PYEXE" >/dev/null
-    ninja -C "$BUILD" >/dev/null
-    STAGE="$BUILD/stage"
-    rm -rf "$STAGE"
-    mkdir -p "$STAGE"
-    (cd "$ROOT" && find recurrent -path '*/__pycache__' -prune -o -type f ! -name '*.so' -print) |
-        while read -r f; do mkdir -p "$STAGE/$(dirname "$f")"; cp "$ROOT/$f" "$STAGE/$f"; done
-    cp "$BUILD"/_C*.so "$STAGE/recurrent/"
+    . "$ROOT/tools/stage_build.sh"
+    stage_build "$ROOT" "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DRECURRENT_SANITIZE=ON -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" -DPython_EXECUTABLE="$PYEXE"
     ATHERIS=$("$PYTHON" -c 'import atheris; print(atheris.path())')
     # atheris's libFuzzer + ASan runtime must be loaded first; allocations over 1 GB
     # fail (MemoryError) instead of being reported as out-of-memory (or being slow)

@@ -29,6 +29,13 @@
 #   halt_on_error=1, abort_on_error=1  any report fails the run (the test process dies).
 #   UBSan: -fno-sanitize-recover=undefined (CMake) aborts on the first report;
 #          print_stacktrace=1 says where.
+#   log_path=$BUILD/sanitizer-logs/sanitizer (both)   reports go to sanitizer.<pid> files,
+#                             printed at the end, and the run fails if one holds a report. On
+#                             fd 2 a report can be lost: a test that captures a child
+#                             interpreter's stderr (the env-knob, OpenBLAS-thread and stress
+#                             tests; children inherit LD_PRELOAD and the options) may show only
+#                             its exit status, and a test using capfd has fd 2 redirected into
+#                             pytest's temporary file when the process aborts.
 # No suppressions are needed at present; if third-party code ever needs one, put
 # it in tools/sanitizers/asan.supp / ubsan.supp with a reason on the line above.
 set -euo pipefail
@@ -41,17 +48,9 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 
 PYEXE=$("$PYTHON" -c 'import sys; print(sys.executable)')
 # RECURRENT_ALLOC_FAIL: tests/test_alloc_fail.py makes allocations fail one by one (skipped elsewhere)
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRECURRENT_SANITIZE=ON \
-    -DRECURRENT_ALLOC_FAIL=ON -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE" >/dev/null
-ninja -C "$BUILD" >/dev/null
-
-STAGE="$BUILD/stage"
-rm -rf "$STAGE"
-mkdir -p "$STAGE"
-# the package's Python files (and any data) as they are in the tree, never a stale .so
-(cd "$ROOT" && find recurrent -path '*/__pycache__' -prune -o -type f ! -name '*.so' -print) |
-    while read -r f; do mkdir -p "$STAGE/$(dirname "$f")"; cp "$ROOT/$f" "$STAGE/$f"; done
-cp "$BUILD"/_C*.so "$STAGE/recurrent/"
+. "$ROOT/tools/stage_build.sh"
+stage_build "$ROOT" "$BUILD" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRECURRENT_SANITIZE=ON \
+    -DRECURRENT_ALLOC_FAIL=ON -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE"
 
 LIBASAN=$(${CC:-gcc} -print-file-name=libasan.so)
 if [ ! -e "$LIBASAN" ]; then
@@ -64,29 +63,46 @@ LIBSTDCXX=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
 [ -e "$LIBSTDCXX" ] && LIBASAN="$LIBASAN:$LIBSTDCXX"
 SUPP_ARGS=""
 [ -s "$ROOT/tools/sanitizers/asan.supp" ] && SUPP_ARGS=":suppressions=$ROOT/tools/sanitizers/asan.supp"
-export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1${SUPP_ARGS}${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+LOGDIR="$BUILD/sanitizer-logs"
+rm -rf "$LOGDIR"
+mkdir -p "$LOGDIR"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:log_path=$LOGDIR/sanitizer${SUPP_ARGS}${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 UB_SUPP=""
 [ -s "$ROOT/tools/sanitizers/ubsan.supp" ] && UB_SUPP=":suppressions=$ROOT/tools/sanitizers/ubsan.supp"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UB_SUPP}${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOGDIR/sanitizer${UB_SUPP}${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 if [ $# -eq 0 ]; then
     set -- "$ROOT/tests" -m "not slow"
 else
-    # make relative test paths absolute (pytest runs from the stage directory)
-    args=()
-    for a in "$@"; do
-        if [[ "$a" != -* && -e "$ROOT/${a%%::*}" ]]; then args+=("$ROOT/$a"); else args+=("$a"); fi
-    done
-    set -- "${args[@]}"
+    absolute_test_args "$ROOT" "$@"
+    set -- "${TEST_ARGS[@]}"
 fi
 cd "$STAGE"
 # -p no:cacheprovider: nothing written into the source tree; --rootdir keeps setup.cfg's settings;
-# --capture=sys: pytest's default fd-level capture would swallow a sanitizer report (written to
-# fd 2 just before the process aborts); with sys-level capture it reaches the terminal.
+# --capture=sys: anything the runtime still writes to fd 2 (an error before log_path applies)
+# reaches the terminal instead of pytest's capture file.
 LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON" -c '
 import recurrent, sys
 assert recurrent.__file__.startswith(sys.argv[1]), "imported " + recurrent.__file__ + ", not the staged copy"
 assert "libasan" in open("/proc/self/maps").read(), "the ASan runtime is not loaded"
 ' "$STAGE"
-exec env LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON" -m pytest -q -p no:cacheprovider \
-    --capture=sys --rootdir "$ROOT" "$@"
+rc=0
+env LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON" -m pytest -q -p no:cacheprovider \
+    --capture=sys --rootdir "$ROOT" "$@" || rc=$?
+# the log files (log_path above), of this process and of the children the tests started. A file
+# may hold only a warning (allocator_may_return_null=1 notes a failed huge allocation): shown,
+# not counted; a report (an ASan/LSan error, a UBSan runtime error) fails the run.
+shopt -s nullglob
+logs=("$LOGDIR"/sanitizer.*)
+reports=0
+for f in "${logs[@]}"; do
+    echo "== $f"; cat "$f"
+    if grep -q -E "ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|Undefined|Leak)" "$f"; then
+        reports=$((reports + 1))
+    fi
+done >&2
+if [ "$reports" -gt 0 ]; then
+    echo "asan_pytest: the sanitizers reported ($reports process(es); pytest exit status $rc)" >&2
+    [ "$rc" -ne 0 ] || rc=1
+fi
+exit "$rc"
