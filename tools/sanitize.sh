@@ -59,8 +59,9 @@ else
     PYTHON="$PYTHON" tools/asan_pytest.sh "$ROOT/tests" -m "not slow"
 fi
 # The executor on the nets Python builds (LSTM/GRU layers, training, forward-only, failures,
-# interrupts, helping, the stress loops); the C tests run it on small hand-built step nets.
-# tools/tsan_pytest.sh's default files (test_executor*.py, test_state_rows.py), minus -m slow.
-echo "== pytest under TSan (the executor's files)"
+# interrupts, helping, the stress loops; the C tests run it on small hand-built step nets), and
+# the binding's threads (workspaces, background plans, Python ops, queues, Mutex, counters):
+# tools/tsan_pytest.sh's default files, minus -m slow.
+echo "== pytest under TSan (the executor's files and the binding's threaded ones)"
 PYTHON="$PYTHON" tools/tsan_pytest.sh
 echo "sanitize: all clean"
