@@ -648,8 +648,9 @@ static rc_status fill_data(lctx *c, lblob *lb, const uint8_t *msg, size_t n, con
     while (r.p < r.end) {
         if (pr_field(&r, &f, &why)) return rec_fail(c, err, RC_ERR_VALUE, "corrupt TensorProto: %s", why);
         if (f.field != want) continue;
-        pbr q = {f.d, f.d + (f.wt == 2 ? f.n : 0)};
         int packed = f.wt == 2;
+        /* f.d is NULL for a value that is not packed (and NULL + 0 is undefined in C) */
+        pbr q = {packed ? f.d : NULL, packed ? f.d + f.n : NULL};
         for (;;) {
             uint64_t u;
             if (packed) {
