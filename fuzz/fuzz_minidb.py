@@ -13,11 +13,11 @@ bit for bit, or a workspace that no longer runs a small valid net.
 """
 
 import os
-import struct
 import sys
 import tempfile
 
 from common import check_usable, expected, main
+from minidb_bytes import record, tensor_blob
 
 import numpy as np  # noqa: E402
 
@@ -29,25 +29,13 @@ PATH = os.path.join(_DIR, "in.minidb")
 BACK = os.path.join(_DIR, "back.minidb")
 
 
-def _varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def _record(key, value):
-    return struct.pack("=II", len(key), len(value)) + key + value
-
-
 def file_bytes(data):
     mode, rest = data[0] % 3, data[1:]
     if mode == 0:
         return rest
     if mode == 2:
-        rest = b"\x12\x06Tensor\x1a" + _varint(len(rest)) + rest
-    return _record(b"w#%0", rest)
+        rest = tensor_blob(rest)
+    return record(b"w#%0", rest)
 
 
 def run(op):

@@ -328,18 +328,9 @@ def test_minidb_unpacked_tensor_values_load():
     the other value fields, load as the values (int64 and bool data as int32,
     double data as float32) through the loop that read packed data from a NULL span."""
     run(PRELUDE + r'''
-import os, struct, tempfile
-
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-def minidb(key, tensor):
-    blob = b"\x0a" + varint(len(key)) + key + b"\x12\x06Tensor\x1a" + varint(len(tensor)) + tensor
-    return struct.pack("=II", len(key), len(blob)) + key + blob
+import os, struct, sys, tempfile
+sys.path.insert(0, %r)
+from minidb_bytes import record, tensor_blob, varint
 
 path = os.path.join(tempfile.mkdtemp(), "t.minidb")
 cases = [  # (data_type, field number and wire type of each value, encoded values, expected)
@@ -352,12 +343,12 @@ cases = [  # (data_type, field number and wire type of each value, encoded value
 for dtype, tag, values, expect in cases:
     tensor = b"\x08\x02\x10" + varint(dtype) + b"".join(bytes([tag]) + v for v in values) + b"\x5a\x04\x08\x00\x10\x02"
     with open(path, "wb") as f:
-        f.write(minidb(b"w", tensor))
+        f.write(record(b"w", tensor_blob(tensor, name=b"w")))
     workspace.ResetWorkspace()
     workspace.RunOperatorOnce(core.CreateOperator("Load", [], ["w"], db=path, db_type="minidb"))
     got = workspace.FetchBlob("w")
     assert got.dtype == expect.dtype and np.array_equal(got, expect), (dtype, got)
-''')
+''' % FUZZ)
 
 
 def test_gradient_initial_state_ids_differ_from_forward():
