@@ -52,24 +52,18 @@ PYEXE=$("$PYTHON" -c 'import sys; print(sys.executable)')
 stage_build "$ROOT" "$BUILD" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRECURRENT_SANITIZE=ON \
     -DRECURRENT_ALLOC_FAIL=ON -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE"
 
-LIBASAN=$(${CC:-gcc} -print-file-name=libasan.so)
-if [ ! -e "$LIBASAN" ]; then
-    echo "asan_pytest: libasan.so not found (gcc -print-file-name=libasan.so gave '$LIBASAN')" >&2
-    exit 2
-fi
+sanitizer_runtime asan asan_pytest
+LIBASAN=$RUNTIME
 # C++ extensions loaded later (matplotlib's) throw exceptions through ASan's __cxa_throw
 # interceptor, which finds the real one only if libstdc++ is loaded when ASan starts.
 LIBSTDCXX=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
 [ -e "$LIBSTDCXX" ] && LIBASAN="$LIBASAN:$LIBSTDCXX"
-SUPP_ARGS=""
-[ -s "$ROOT/tools/sanitizers/asan.supp" ] && SUPP_ARGS=":suppressions=$ROOT/tools/sanitizers/asan.supp"
 LOGDIR="$BUILD/sanitizer-logs"
-rm -rf "$LOGDIR"
-mkdir -p "$LOGDIR"
-export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:log_path=$LOGDIR/sanitizer${SUPP_ARGS}${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-UB_SUPP=""
-[ -s "$ROOT/tools/sanitizers/ubsan.supp" ] && UB_SUPP=":suppressions=$ROOT/tools/sanitizers/ubsan.supp"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOGDIR/sanitizer${UB_SUPP}${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+fresh_log_dir "$LOGDIR"
+suppressions_option "$ROOT/tools/sanitizers/asan.supp"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:log_path=$LOGDIR/sanitizer${SUPP}${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+suppressions_option "$ROOT/tools/sanitizers/ubsan.supp"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOGDIR/sanitizer${SUPP}${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 if [ $# -eq 0 ]; then
     set -- "$ROOT/tests" -m "not slow"
@@ -81,11 +75,7 @@ cd "$STAGE"
 # -p no:cacheprovider: nothing written into the source tree; --rootdir keeps setup.cfg's settings;
 # --capture=sys: anything the runtime still writes to fd 2 (an error before log_path applies)
 # reaches the terminal instead of pytest's capture file.
-LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON" -c '
-import recurrent, sys
-assert recurrent.__file__.startswith(sys.argv[1]), "imported " + recurrent.__file__ + ", not the staged copy"
-assert "libasan" in open("/proc/self/maps").read(), "the ASan runtime is not loaded"
-' "$STAGE"
+check_staged "$STAGE" libasan env LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON"
 rc=0
 env LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYTHON" -m pytest -q -p no:cacheprovider \
     --capture=sys --rootdir "$ROOT" "$@" || rc=$?

@@ -74,17 +74,12 @@ PYEXE=$("$PYTHON" -c 'import sys; print(sys.executable)')
 stage_build "$ROOT" "$BUILD" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRECURRENT_TSAN=ON \
     -DRECURRENT_SANITIZE=OFF -DRECURRENT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PYEXE"
 
-LIBTSAN=$(${CC:-gcc} -print-file-name=libtsan.so)
-if [ ! -e "$LIBTSAN" ]; then
-    echo "tsan_pytest: libtsan.so not found (gcc -print-file-name=libtsan.so gave '$LIBTSAN')" >&2
-    exit 2
-fi
+sanitizer_runtime tsan tsan_pytest
+LIBTSAN=$RUNTIME
 LOGDIR="$BUILD/tsan-logs"
-rm -rf "$LOGDIR"
-mkdir -p "$LOGDIR"
-SUPP_ARGS=""
-[ -s "$ROOT/tools/sanitizers/tsan.supp" ] && SUPP_ARGS=":suppressions=$ROOT/tools/sanitizers/tsan.supp"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:intercept_tls_get_addr=0:log_path=$LOGDIR/tsan${SUPP_ARGS}${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+fresh_log_dir "$LOGDIR"
+suppressions_option "$ROOT/tools/sanitizers/tsan.supp"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:intercept_tls_get_addr=0:log_path=$LOGDIR/tsan${SUPP}${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 
 NOASLR=()
 if command -v setarch >/dev/null 2>&1 && setarch "$(uname -m)" -R true 2>/dev/null; then
@@ -112,11 +107,7 @@ else
     set -- "${TEST_ARGS[@]}"
 fi
 cd "$STAGE"
-"${NOASLR[@]}" env LD_PRELOAD="$LIBTSAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYEXE" -c '
-import recurrent, sys
-assert recurrent.__file__.startswith(sys.argv[1]), "imported " + recurrent.__file__ + ", not the staged copy"
-assert "libtsan" in open("/proc/self/maps").read(), "the TSan runtime is not loaded"
-' "$STAGE"
+check_staged "$STAGE" libtsan "${NOASLR[@]}" env LD_PRELOAD="$LIBTSAN${LD_PRELOAD:+:$LD_PRELOAD}" "$PYEXE"
 # --rootdir keeps setup.cfg's settings. pytest's own fd-level capture stays on (reports go to
 # log_path).
 # The pytest cache (for --lf below) lives in $BUILD, never in the source tree.
