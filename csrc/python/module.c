@@ -152,14 +152,35 @@ static void conv_context(const char *net, Py_ssize_t i, const char *type)
     Py_XDECREF(ev);
 }
 
+/* The same for one op converted alone (RunOperatorOnce): "op <type>: <message>". */
+static void conv_op_context(const char *type)
+{
+    PyObject *ev = take_exception();
+    PyObject *et = ev ? Py_NewRef((PyObject *)Py_TYPE(ev)) : NULL;
+    PyObject *msg = ev ? PyObject_Str(ev) : NULL;
+    if (msg)
+        PyErr_Format(et, "op %s: %U", type, msg);
+    else if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_MemoryError, "out of memory converting an op");
+    Py_XDECREF(msg);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+}
+
 static int conv_str(PyObject *o, char **out, const char *what)
 {
     if (!PyUnicode_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s must be a str, got %.100s", what, Py_TYPE(o)->tp_name);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(o);
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &len);
     if (!s) return -1;
+    if (strlen(s) != (size_t)len) { /* the core keeps C strings: "a\0b" would become "a" */
+        PyErr_Format(PyExc_ValueError, "%s %R contains a NUL character, which this runtime does not take in "
+                     "names and string arguments", what, o);
+        return -1;
+    }
     if (!(*out = strdup(s))) return conv_nomem(what);
     return 0;
 }
@@ -288,8 +309,14 @@ static int conv_netdef(PyObject *t, rc_netdef **out)
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "net must be a 5-tuple");
         return -1;
     }
-    const char *nname = PyUnicode_AsUTF8(name);
+    Py_ssize_t nlen;
+    const char *nname = PyUnicode_AsUTF8AndSize(name, &nlen);
     if (!nname) return -1;
+    if (strlen(nname) != (size_t)nlen) {
+        PyErr_Format(PyExc_ValueError, "net name %R contains a NUL character, which this runtime does not take in "
+                     "names", name);
+        return -1;
+    }
     rc_netdef *nd = rc_netdef_new(nname);
     if (!nd) return conv_nomem("a net");
     *out = nd;
@@ -1053,7 +1080,11 @@ static PyObject *Workspace_run_net_once(WorkspaceObject *self, PyObject *args)
 static PyObject *run_operator_n(WorkspaceObject *self, PyObject *t, long long runs)
 {
     rc_opdef od;
-    if (conv_opdef(t, &od)) { rc_opdef_free(&od); return NULL; }
+    if (conv_opdef(t, &od)) {
+        if (od.type) conv_op_context(od.type);
+        rc_opdef_free(&od);
+        return NULL;
+    }
     if (ws_acquire(self)) { rc_opdef_free(&od); return NULL; }
     rc_err err;
     rc_err_clear(&err);
