@@ -75,7 +75,12 @@ def _helper(func):
 
 
 def Register(helper):
-    """Registers a user helper; it becomes ``brew.<name>``."""
+    """Registers a user helper; it becomes ``brew.<name>``. A name already registered (a helper of
+    this module or one registered before) is an AttributeError, as in Caffe2: the new helper would
+    silently replace it."""
+    if helper.__name__ in _registry:
+        raise AttributeError("brew.Register: helper '%s' already exists. Please change your helper name."
+                             % helper.__name__)
     wrapped = _helper(helper)
     globals()[helper.__name__] = wrapped
     return wrapped

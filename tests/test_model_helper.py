@@ -282,6 +282,32 @@ def test_brew_register_custom_helper():
     assert [(a.name, a.f) for a in m.net.Proto().op[0].arg] == [("scale", 3.0)]
 
 
+def test_brew_register_refuses_a_name_already_registered():
+    # Caffe2's Register raised AttributeError for a taken name; replacing brew.fc (or a helper
+    # registered before) without a word would change every model built afterwards.
+    fc_before = brew.fc
+
+    def fc(model, *args, **kwargs):
+        return "not the real fc"
+
+    with pytest.raises(AttributeError, match="helper 'fc' already exists"):
+        brew.Register(fc)
+    assert brew.fc is fc_before
+
+    def my_twice(model, val=-1):
+        return val
+
+    brew.Register(my_twice)
+    first = brew.my_twice
+
+    def my_twice(model, val=-2):  # noqa: F811 (same name, another function)
+        return val
+
+    with pytest.raises(AttributeError, match="helper 'my_twice' already exists"):
+        brew.Register(my_twice)
+    assert brew.my_twice is first and brew.my_twice(ModelHelper(name="t")) == -1
+
+
 def test_model_gradient_of_fc_chain_runs(rng):
     m = ModelHelper(name="fcgrad")
     h = brew.fc(m, "x", "h", 3, 4)
