@@ -1465,6 +1465,16 @@ class Net:
         self._ExtendOps(grad_ops)
         return input_to_grad
 
+    def PopulateProtoWithFileName(self):
+        """Names each op that ``net.X(...)`` added ``"<file>:<line>:<function>"``, the place in the
+        code that added it (the innermost frame of its recorded stack), as Caffe2's. Ops added
+        otherwise (``Proto().op.extend``) keep their names."""
+        tracebacks = self.__dict__.get("_op_tracebacks", {})
+        for idx, op in enumerate(self._net.op):
+            tb = tracebacks.get(idx)
+            if tb:
+                op.name = ":".join(map(str, tb[0]))
+
     def AddArgument(self, arg_name, arg_value):
         """Appends the argument ``utils.MakeArgument(arg_name, arg_value)`` to the NetDef's ``arg``."""
         self._net.arg.append(make_argument(arg_name, arg_value))

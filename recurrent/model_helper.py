@@ -255,9 +255,13 @@ class ModelHelper:
     def GetAllParams(self, namescope=None):
         return self.GetParams(namescope) + self.GetComputedParams(namescope)
 
-    def Validate(self):
+    def _Validate(self):
+        """The names listed more than once in ``params``, sorted (Caffe2's ``_Validate``)."""
         names = [str(p) for p in self.params]
-        dups = sorted({n for n in names if names.count(n) > 1})
+        return sorted({n for n in names if names.count(n) > 1})
+
+    def Validate(self):
+        dups = self._Validate()
         if dups:
             raise ValueError("model '%s' has duplicate parameters: %s" % (self.name, dups))
 

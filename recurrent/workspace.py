@@ -1325,6 +1325,25 @@ class Blob:
     def is_tensor(self):
         return self._ws.has_blob(self._name) and isinstance(self.fetch(), np.ndarray)
 
+    def serialize(self, name):
+        """The blob's tensor as the bytes of a Caffe2 ``BlobProto`` named ``name`` (Caffe2's
+        ``Blob.serialize``; ``SerializeBlob``'s bytes). A blob holding no tensor is a TypeError."""
+        from .proto import serialize_tensor_blob
+        a = self.fetch()
+        if not isinstance(a, np.ndarray):
+            raise errors.TypeError("Blob.serialize: blob '%s' holds no tensor (%s)" % (self._name, a.decode()))
+        return serialize_tensor_blob(_name(name), a)
+
+    def deserialize(self, serialized):
+        """Stores the tensor of the serialized ``BlobProto`` ``serialized`` (bytes) in this blob
+        (Caffe2's ``Blob.deserialize``; as ``DeserializeBlob``, the name inside is not used)."""
+        from .proto import deserialize_tensor_blob
+        if not isinstance(serialized, _SERIALIZED):
+            raise TypeError("Blob.deserialize '%s': serialized must be bytes, got %s"
+                            % (self._name, type(serialized).__name__))
+        _feed(self._ws, self._name, deserialize_tensor_blob(bytes(serialized), self._name), None)
+        return True
+
     def __repr__(self):
         return "<Blob '%s'>" % self._name
 
@@ -1343,6 +1362,16 @@ class NetHandle:
         return "<Net '%s'>" % self.name
 
 
+class _ClassProperty:
+    """A read-only property of a class (Caffe2's ``C.Workspace.current`` is one)."""
+
+    def __init__(self, fget):
+        self._fget = fget
+
+    def __get__(self, obj, owner):
+        return self._fget(owner)
+
+
 class Workspace:
     """A workspace object of its own, not one of the named workspaces of ``SwitchWorkspace``
     (Caffe2's ``workspace.C.Workspace()``, as ``test_util.TestCase.ws``): ``create_blob(name)``
@@ -1355,6 +1384,10 @@ class Workspace:
 
     def __init__(self):
         self._c = _C.Workspace()
+
+    # ``Workspace.current``: the current named workspace (``SwitchWorkspace``'s) as a Workspace
+    # object, as Caffe2's; its blobs and nets are that workspace's.
+    current = _ClassProperty(lambda cls: cls._of(_ws()))
 
     @classmethod
     def _of(cls, c_ws):
@@ -1478,6 +1511,12 @@ class _CModule:
     Workspace = Workspace
     Blob = Blob
     Net = NetHandle
+    # What Caffe2's module answered when built without MKL-DNN or a GPU (its tests read them in
+    # skipIf decorators).
+    has_mkldnn = False
+    has_gpu_support = has_gpu_support
+    has_cuda_support = has_cuda_support
+    has_hip_support = has_hip_support
 
     def __getattr__(self, name):
         return getattr(_C, name)

@@ -647,3 +647,15 @@ def test_random_seed_reaches_step_nets_and_stays_out_of_the_netdef():
     assert ("seed", "i", 21) in step_c[2][0][5]  # a step op without a device option: the outer op's
     assert [a for a in step_c[2][1][5] if a[0] == "seed"] == [("seed", "i", 9)]  # its own seed wins
     assert [a.name for a in outer.arg] == ["step_net"] and all(a.name != "seed" for a in step.op[0].arg)
+
+
+def test_populate_proto_with_file_name_names_ops_where_they_were_added():
+    # Caffe2's Net.PopulateProtoWithFileName (core_test's TestOperatorTraceback): "<file>:<line>:<func>"
+    import inspect
+    net = core.Net("pp")
+    net.Relu("x", "y"); line = inspect.currentframe().f_lineno  # noqa: E702
+    net.Proto().op.extend([core.CreateOperator("Relu", "y", "z", name="kept")])
+    net.PopulateProtoWithFileName()
+    func = inspect.currentframe().f_code.co_name
+    assert net.Proto().op[0].name == "%s:%d:%s" % (__file__, line, func)
+    assert net.Proto().op[1].name == "kept"

@@ -328,3 +328,19 @@ def test_model_gradient_of_fc_chain_runs(rng):
     np.testing.assert_allclose(workspace.FetchBlob(m.param_to_grad["y_w"]),
                                np.ones((5, 2)).T @ hv, rtol=1e-4, atol=1e-5)
     assert w2.shape == (2, 4)
+
+
+def test_validate_lists_duplicates_and_modeling_aliases():
+    # Caffe2's ModelHelper._Validate (brew_test), modeling.parameter_info and the old pFP16Initializer name
+    from recurrent.modeling import initializers, parameter_info
+    m = ModelHelper(name="v")
+    m.params.extend(["a", "b"])
+    assert m._Validate() == []
+    m.params.extend(["x", "b", "a", "b"])
+    assert m._Validate() == ["a", "b"]
+    with pytest.raises(ValueError, match=r"duplicate parameters: \['a', 'b'\]"):
+        m.Validate()
+    assert parameter_info.ParameterTags is ParameterTags and parameter_info.ParameterInfo is ParameterInfo
+    assert initializers.pFP16Initializer is initializers.PseudoFP16Initializer
+    with pytest.raises(NotImplementedError, match="float16"):
+        initializers.pFP16Initializer()

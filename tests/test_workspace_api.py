@@ -559,3 +559,29 @@ def test_feed_blob_converts_byte_swapped_and_long_long_arrays():
         workspace.FeedBlob("x", np.array([2 ** 40], np.longlong))
     with pytest.raises(ValueError, match="do not fit in int32"):
         workspace.FeedBlob("x", np.array([2 ** 63], np.ulonglong))
+
+
+def test_object_api_blob_serialize_deserialize_and_current_workspace():
+    # Caffe2's C.Blob.serialize(name) / deserialize(bytes) and C.Workspace.current (workspace_test)
+    ws = workspace.C.Workspace()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    ws.create_blob("x").feed(x)
+    data = ws.blobs["x"].serialize("x")
+    workspace.FeedBlob("x", x)
+    assert data == workspace.SerializeBlob("x")
+    ws.create_blob("x_serde").deserialize(data)
+    np.testing.assert_array_equal(ws.blobs["x_serde"].fetch(), x)
+    ws.create_blob("empty")
+    with pytest.raises(TypeError, match="blob 'empty' holds no tensor"):
+        ws.blobs["empty"].serialize("empty")
+    with pytest.raises(TypeError, match="Blob.deserialize 'x_serde': serialized must be bytes, got str"):
+        ws.blobs["x_serde"].deserialize("x")
+
+    cur = workspace.C.Workspace.current
+    assert "x" in cur.blobs and "x_serde" not in cur.blobs
+    np.testing.assert_array_equal(cur.blobs["x"].fetch(), x)
+    cur.create_blob("y").feed(np.ones(2, np.float32))
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), np.ones(2, np.float32))
+    workspace.ResetWorkspace()
+    assert "x" not in workspace.C.Workspace.current.blobs
+    assert workspace.C.has_mkldnn is False and workspace.C.has_gpu_support is False

@@ -10,13 +10,14 @@ initializer of class ``cls`` (``Initializer`` when None) from the tuple, or from
 Not provided: ``PseudoFP16Initializer`` and ``ReversePseudoFP16Initializer``
 (float16 parameters with a float32 master copy): blobs here are float32 and
 int32 only. The names exist, so modules that import them load; making one
-raises NotImplementedError saying why.
+raises NotImplementedError saying why. ``pFP16Initializer`` is the older Caffe2 name of
+``PseudoFP16Initializer`` (its ``initializers_test.py`` imports it).
 """
 
 from ..model_helper import ExternalInitializer, Initializer, update_initializer
 
 __all__ = ["Initializer", "ExternalInitializer", "update_initializer", "PseudoFP16Initializer",
-           "ReversePseudoFP16Initializer"]
+           "ReversePseudoFP16Initializer", "pFP16Initializer"]
 
 
 class _Float16NotProvided:
@@ -32,3 +33,6 @@ class PseudoFP16Initializer(_Float16NotProvided):
 
 class ReversePseudoFP16Initializer(_Float16NotProvided):
     """Caffe2's float32 parameter with a float16 copy: not provided."""
+
+
+pFP16Initializer = PseudoFP16Initializer
