@@ -572,7 +572,7 @@ CASES = [
          """
          n = core.Net('nul'); n.ConstantFill([], 'y\\x00z', shape=[2], value=1.0)
          workspace.RunNetOnce(n)
-         """, V, r"net 'nul(_\d+)?': op #0 \(ConstantFill\): op outputs 'y\\x00z' contains a NUL character, "
+         """, V, r"net 'nul(_\d+)?': op #0 \(ConstantFill\): op outputs: 'y\\x00z' contains a NUL character, "
                  r"which this runtime does not take in names and string arguments",
          after="assert not workspace.HasBlob('y'); n.Proto().op[0].output[0] = 'y'; workspace.RunNetOnce(n)",
          note="The core keeps names as C strings: Caffe2 took the name whole, and before this check "
@@ -581,7 +581,7 @@ CASES = [
          """
          feed(x=f32(2))
          run_op('Save', ['x'], [], db='a\\x00b', db_type='minidb')
-         """, V, r"op Save: string argument 'a\\x00b' contains a NUL character, which this runtime does "
+         """, V, r"op Save: string argument: 'a\\x00b' contains a NUL character, which this runtime does "
                  r"not take in names and string arguments"),
     Case("run-net-negative-iters", "nets", "RunNet(net, num_iter=-1)",
          """

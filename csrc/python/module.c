@@ -135,6 +135,7 @@ static void restore_exception(PyObject *ev)
 }
 
 /* Prefixes the pending exception's message with "net 'NET': op #I (TYPE): ",
+ * or "op TYPE: " when net is NULL (one op converted alone: RunOperatorOnce),
  * keeping its type (nested step nets chain their prefixes). If even that
  * fails (no memory), the exception of that failure is raised. */
 static void conv_context(const char *net, Py_ssize_t i, const char *type)
@@ -142,26 +143,13 @@ static void conv_context(const char *net, Py_ssize_t i, const char *type)
     PyObject *ev = take_exception();
     PyObject *et = ev ? Py_NewRef((PyObject *)Py_TYPE(ev)) : NULL;
     PyObject *msg = ev ? PyObject_Str(ev) : NULL;
-    if (msg)
+    if (msg && !net)
+        PyErr_Format(et, "op %s: %U", type, msg);
+    else if (msg)
         PyErr_Format(et, "net '%s': op #%zd%s%s%s: %U", net, i, type ? " (" : "", type ? type : "", type ? ")" : "",
                      msg);
     else if (!PyErr_Occurred())
         PyErr_SetString(PyExc_MemoryError, "out of memory converting a net");
-    Py_XDECREF(msg);
-    Py_XDECREF(et);
-    Py_XDECREF(ev);
-}
-
-/* The same for one op converted alone (RunOperatorOnce): "op <type>: <message>". */
-static void conv_op_context(const char *type)
-{
-    PyObject *ev = take_exception();
-    PyObject *et = ev ? Py_NewRef((PyObject *)Py_TYPE(ev)) : NULL;
-    PyObject *msg = ev ? PyObject_Str(ev) : NULL;
-    if (msg)
-        PyErr_Format(et, "op %s: %U", type, msg);
-    else if (!PyErr_Occurred())
-        PyErr_SetString(PyExc_MemoryError, "out of memory converting an op");
     Py_XDECREF(msg);
     Py_XDECREF(et);
     Py_XDECREF(ev);
@@ -177,7 +165,7 @@ static int conv_str(PyObject *o, char **out, const char *what)
     const char *s = PyUnicode_AsUTF8AndSize(o, &len);
     if (!s) return -1;
     if (strlen(s) != (size_t)len) { /* the core keeps C strings: "a\0b" would become "a" */
-        PyErr_Format(PyExc_ValueError, "%s %R contains a NUL character, which this runtime does not take in "
+        PyErr_Format(PyExc_ValueError, "%s: %R contains a NUL character, which this runtime does not take in "
                      "names and string arguments", what, o);
         return -1;
     }
@@ -1081,7 +1069,7 @@ static PyObject *run_operator_n(WorkspaceObject *self, PyObject *t, long long ru
 {
     rc_opdef od;
     if (conv_opdef(t, &od)) {
-        if (od.type) conv_op_context(od.type);
+        if (od.type) conv_context(NULL, 0, od.type);
         rc_opdef_free(&od);
         return NULL;
     }
