@@ -104,28 +104,99 @@ class _Message:
 
 
 class DeviceOption(_Message):
-    """Mirrors caffe2.proto.DeviceOption (device_type 0 = CPU, 1 = CUDA)."""
+    """Mirrors caffe2.proto.DeviceOption (device_type 0 = CPU, 1 = CUDA): ``device_type``,
+    ``device_id``, ``random_seed`` (None while unset), ``node_name`` ("" while unset),
+    ``numa_node_id`` (None while unset) and ``extra_info`` (a list of str). The runtime reads only
+    ``device_type`` and ``random_seed``; the other fields are carried through copies, pickles, the
+    text and binary formats, and scopes (``scope.DeviceScope``), as Caffe2's."""
 
-    __slots__ = ("device_type", "device_id", "random_seed")
+    __slots__ = ("device_type", "device_id", "random_seed", "node_name", "numa_node_id", "extra_info")
 
-    def __init__(self, device_type=0, device_id=0, random_seed=None):
+    def __init__(self, device_type=0, device_id=0, random_seed=None, node_name="", numa_node_id=None,
+                 extra_info=()):
         self.device_type = int(device_type)
         self.device_id = int(device_id)
         self.random_seed = random_seed
+        self.node_name = node_name
+        self.numa_node_id = numa_node_id
+        self.extra_info = list(extra_info)
+
+    def HasField(self, field):
+        """Whether the singular field ``field`` is set (ValueError for ``extra_info``, a repeated
+        field, or a name the message does not have, as google.protobuf)."""
+        f = _field_named(self, field)
+        if f.repeated:
+            raise ValueError('Protocol message DeviceOption has no singular "%s" field.' % field)
+        return _wire._is_set(self._wire, f, getattr(self, f.attr))
+
+
+def _copy_device_option(d):
+    """A new DeviceOption holding the fields of ``d`` (its own ``extra_info`` list)."""
+    return DeviceOption(d.device_type, d.device_id, d.random_seed, d.node_name, d.numa_node_id,
+                        d.extra_info)
+
+
+class _UnsetExtraInfo(list):
+    """``extra_info`` of an unset device option (empty): adding to it sets the owner's field, as
+    ``op.device_option.extra_info.append(s)`` does in protobuf."""
+
+    __slots__ = ("_unset",)
+
+    def _real(self):
+        unset = self._unset
+        owner = object.__getattribute__(unset, "_owner")
+        if owner._device_option is None:
+            owner._device_option = _copy_device_option(unset)
+        return owner._device_option.extra_info
+
+    def append(self, value):
+        self._real().append(value)
+
+    def extend(self, values):
+        self._real().extend(values)
+
+    def insert(self, index, value):
+        self._real().insert(index, value)
+
+    def __setitem__(self, index, value):
+        self._real()[index] = value
+
+    def __iadd__(self, values):
+        real = self._real()
+        real.extend(values)
+        return real
+
+    def __copy__(self):
+        return list(self)
+
+    def __deepcopy__(self, memo):
+        return list(self)
+
+    def __reduce_ex__(self, protocol):
+        return (list, (list(self),))
+
+
+_DEVICE_OPTION_FIELDS = frozenset(DeviceOption.__slots__)
 
 
 class _UnsetDeviceOption(DeviceOption):
     """What an op's or net's ``device_option`` reads as while it is unset: a default DeviceOption (as
     protobuf gives), which becomes the owner's field when it is changed, so that Caffe2's
-    ``op.device_option.CopyFrom(d)`` and ``net.Proto().device_option.device_type = 1`` work. Until then
-    the field stays unset: ``HasField('device_option')`` is False and ``device_of`` gives None."""
+    ``op.device_option.CopyFrom(d)``, ``net.Proto().device_option.device_type = 1`` and
+    ``op.device_option.extra_info.append(s)`` work. Until then the field stays unset:
+    ``HasField('device_option')`` is False and ``device_of`` gives None."""
 
     __slots__ = ("_owner",)
 
     def __init__(self, owner):
         object.__setattr__(self, "_owner", owner)
-        for k, v in (("device_type", 0), ("device_id", 0), ("random_seed", None)):
+        for k, v in (("device_type", 0), ("device_id", 0), ("random_seed", None), ("node_name", ""),
+                     ("numa_node_id", None)):
             object.__setattr__(self, k, v)
+        extra = _UnsetExtraInfo() if owner is not None else []
+        if owner is not None:
+            extra._unset = self
+        object.__setattr__(self, "extra_info", extra)
 
     def __setattr__(self, name, value):
         owner = self._owner
@@ -133,11 +204,11 @@ class _UnsetDeviceOption(DeviceOption):
             object.__setattr__(self, name, value)
             return
         if owner._device_option is None:  # the first change sets the owner's field
-            owner._device_option = DeviceOption(self.device_type, self.device_id, self.random_seed)
+            owner._device_option = _copy_device_option(self)
         setattr(owner._device_option, name, value)  # this object keeps reading the field
 
     def __getattribute__(self, name):
-        if name in ("device_type", "device_id", "random_seed"):
+        if name in _DEVICE_OPTION_FIELDS:
             owner = object.__getattribute__(self, "_owner")
             if owner is not None and owner._device_option is not None:
                 return getattr(owner._device_option, name)
@@ -145,7 +216,16 @@ class _UnsetDeviceOption(DeviceOption):
 
     def CopyFrom(self, other):
         for k in DeviceOption.__slots__:
-            setattr(self, k, getattr(other, k))
+            setattr(self, k, copy.deepcopy(getattr(other, k)))
+
+    def Clear(self):
+        if self._owner is None or self._owner._device_option is not None:
+            DeviceOption.Clear(self)  # an unset field already reads as cleared: it stays unset
+
+    def ClearField(self, field):
+        f = _field_named(self, field)
+        if self._owner is None or self._owner._device_option is not None:
+            setattr(self, f.attr, getattr(DeviceOption(), f.attr))
 
     def __eq__(self, other):
         return isinstance(other, DeviceOption) and all(
@@ -154,10 +234,11 @@ class _UnsetDeviceOption(DeviceOption):
     __hash__ = None
 
     def __deepcopy__(self, memo):
-        return DeviceOption(self.device_type, self.device_id, self.random_seed)
+        return _copy_device_option(self)
 
     def __reduce__(self):
-        return (DeviceOption, (self.device_type, self.device_id, self.random_seed))
+        return (DeviceOption, (self.device_type, self.device_id, self.random_seed, self.node_name,
+                               self.numa_node_id, list(self.extra_info)))
 
 
 def device_of(msg):
@@ -174,7 +255,7 @@ def _device_option_field():
     def set_(self, value):
         if isinstance(value, _UnsetDeviceOption):
             value = device_of(value._owner) if value._owner is not None else None
-            value = None if value is None else DeviceOption(value.device_type, value.device_id, value.random_seed)
+            value = None if value is None else _copy_device_option(value)
         self._device_option = value
 
     return property(get, set_, doc="protobuf-style: reads as a default DeviceOption while unset")
@@ -380,7 +461,8 @@ class PlanDef(_Message):
 _S, _B, _I32, _I64, _U32, _BOOL, _F = (_wire.STRING, _wire.BYTES, _wire.INT32, _wire.INT64, _wire.UINT32,
                                        _wire.BOOL, _wire.FLOAT)
 _wire.declare(DeviceOption, "caffe2.DeviceOption", [
-    (1, "device_type", _I32, False), (2, "device_id", _I32, False), (3, "random_seed", _U32, False)])
+    (1, "device_type", _I32, False), (2, "device_id", _I32, False), (3, "random_seed", _U32, False),
+    (4, "node_name", _S, False), (5, "numa_node_id", _I32, False), (6, "extra_info", _S, True)])
 _wire.declare(Argument, "caffe2.Argument", [
     (1, "name", _S, False), (2, "f", _F, False), (3, "i", _I64, False), (4, "s", _B, False),
     (5, "floats", _F, True), (6, "ints", _I64, True), (7, "strings", _B, True),

@@ -26,6 +26,9 @@ _SCHEMAS = {
         ("device_type", "int", False),
         ("device_id", "int", False),
         ("random_seed", "int", False),
+        ("node_name", "string", False),
+        ("numa_node_id", "int", False),
+        ("extra_info", "string", True),
     ],
     Argument: [
         ("name", "string", False),

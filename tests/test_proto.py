@@ -1,13 +1,15 @@
 """Protobuf text format of NetDef / OperatorDef (recurrent.text_format)."""
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
 
-from recurrent import core, text_format
+from recurrent import core, proto, text_format
 from recurrent.core import CreateOperator
-from recurrent.proto import Argument, DeviceOption, NetDef, make_argument
+from recurrent.proto import Argument, DeviceOption, NetDef, OperatorDef, make_argument
 
 
 def _sample_net():
@@ -227,7 +229,8 @@ def _protobuf_classes():
     fd = descriptor_pb2.FileDescriptorProto(name="c2check.proto", package="caffe2", syntax="proto2")
     specs = {
         "DeviceOption": [("device_type", 1, F.TYPE_INT32, O), ("device_id", 2, F.TYPE_INT32, O),
-                         ("random_seed", 3, F.TYPE_UINT32, O)],
+                         ("random_seed", 3, F.TYPE_UINT32, O), ("node_name", 4, F.TYPE_STRING, O),
+                         ("numa_node_id", 5, F.TYPE_INT32, O), ("extra_info", 6, F.TYPE_STRING, R)],
         "Argument": [("name", 1, F.TYPE_STRING, O), ("f", 2, F.TYPE_FLOAT, O),
                      ("i", 3, F.TYPE_INT64, O), ("s", 4, F.TYPE_BYTES, O),
                      ("floats", 5, F.TYPE_FLOAT, R), ("ints", 6, F.TYPE_INT64, R),
@@ -273,8 +276,92 @@ def test_text_matches_python_protobuf():
         a.f = v
     op.arg.add(name="s").s = bytes(range(256))
     op.arg.add(name="i").i = -(2 ** 62)
+    # (device_type / device_id set: they always are here, as core.DeviceOption sets them)
+    op.device_option.device_type, op.device_option.device_id = 0, 0
+    m.device_option.device_type, m.device_option.device_id = 0, 0
+    op.device_option.node_name = 'node "1"\n'
+    op.device_option.numa_node_id = 2
+    op.device_option.extra_info.extend(["b:2", "a:1"])
+    m.device_option.extra_info.append("k:v")
     ours = text_format.parse_net(pbtf.MessageToString(m, as_utf8=False))
     assert str(ours) == pbtf.MessageToString(m, as_utf8=False)
+    assert ours.op[0].device_option == DeviceOption(0, 0, None, 'node "1"\n', 2, ["b:2", "a:1"])
+    assert ours.device_option.extra_info == ["k:v"] and not ours.device_option.HasField("node_name")
+
+
+# ---------------------------------------------------------------- DeviceOption's fields 4-6
+def test_device_option_node_name_numa_node_id_extra_info():
+    d = DeviceOption()
+    assert (d.node_name, d.numa_node_id, d.extra_info) == ("", None, [])
+    assert not d.HasField("node_name") and not d.HasField("numa_node_id") and d.HasField("device_type")
+    with pytest.raises(ValueError, match='no singular "extra_info" field'):
+        d.HasField("extra_info")
+    with pytest.raises(ValueError, match='no "hip_gpu_id" field'):
+        d.HasField("hip_gpu_id")
+    d.node_name, d.numa_node_id = "n", 0
+    d.extra_info.extend(["k:v", "a"])
+    assert d.HasField("node_name") and d.HasField("numa_node_id")  # 0 set is set
+    e = DeviceOption(0, 0, None, "n", 0, ["k:v", "a"])
+    assert d == e and d != DeviceOption(0, 0, None, "m", 0, ["k:v", "a"])
+    assert d != DeviceOption(0, 0, None, "n", None, ["k:v", "a"]) and d != DeviceOption(0, 0, None, "n", 0, ["a"])
+    c = copy.deepcopy(d)
+    c.extra_info.append("more")
+    assert d.extra_info == ["k:v", "a"]
+    c = DeviceOption()
+    c.CopyFrom(d)
+    assert c == d and c.extra_info is not d.extra_info
+    assert pickle.loads(pickle.dumps(d)) == d
+    assert text_format.message_to_text(d) == ('device_type: 0\ndevice_id: 0\nnode_name: "n"\n'
+                                              'numa_node_id: 0\nextra_info: "k:v"\nextra_info: "a"\n')
+    assert text_format.Parse(text_format.message_to_text(d), DeviceOption()) == d
+    assert DeviceOption.FromString(d.SerializeToString()) == d
+    d.ClearField("node_name")
+    d.ClearField("extra_info")
+    d.ClearField("numa_node_id")
+    assert d == DeviceOption() and d.extra_info == []
+
+
+def test_unset_device_option_new_fields_set_the_owner():
+    """An op's unset device_option reads as a default one; setting one of the new fields through
+    it (extra_info included: append, extend, +=) sets the op's field, as protobuf's."""
+    for change in (lambda d: setattr(d, "node_name", "n"), lambda d: setattr(d, "numa_node_id", 1),
+                   lambda d: d.extra_info.append("k:v"), lambda d: d.extra_info.extend(["k:v"]),
+                   lambda d: d.extra_info.insert(0, "k:v")):
+        op = CreateOperator("Foo", [], [])
+        d = op.device_option
+        assert not op.HasField("device_option") and d.extra_info == [] and d.node_name == ""
+        change(d)
+        assert op.HasField("device_option"), change
+        assert type(op.device_option.extra_info) is list
+    op = CreateOperator("Foo", [], [])
+    op.device_option.extra_info += ["a", "b"]
+    op.device_option.extra_info.append("c")
+    assert op.device_option.extra_info == ["a", "b", "c"] and type(op.device_option.extra_info) is list
+    # reading, clearing or copying an unset field does not set it
+    op = CreateOperator("Foo", [], [])
+    list(op.device_option.extra_info)
+    op.device_option.ClearField("node_name")
+    op.device_option.Clear()
+    other = CreateOperator("Bar", [], [])
+    other.device_option = op.device_option
+    assert not op.HasField("device_option") and not other.HasField("device_option")
+    assert copy.deepcopy(op.device_option) == DeviceOption() and type(copy.deepcopy(op.device_option)) is DeviceOption
+    plain = DeviceOption()
+    plain.CopyFrom(op.device_option)
+    plain.extra_info.append("mine")
+    copied = copy.copy(op.device_option.extra_info)
+    copied.append("mine too")
+    assert type(plain.extra_info) is list and not op.HasField("device_option")
+    # CopyFrom gives the op its own copy of every field
+    src = DeviceOption(0, 0, 3, "n", 1, ["x"])
+    op.device_option.CopyFrom(src)
+    src.extra_info.append("y")
+    assert proto.device_of(op) == DeviceOption(0, 0, 3, "n", 1, ["x"])
+    assert pickle.loads(pickle.dumps(op.device_option)) == DeviceOption(0, 0, 3, "n", 1, ["x"])
+    # and the op's text and bytes hold them
+    back = OperatorDef()
+    back.ParseFromString(op.SerializeToString())
+    assert back == op and text_format.parse_op(str(op)) == op
 
 
 def test_make_argument_values_print():

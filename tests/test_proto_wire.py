@@ -19,12 +19,11 @@ MESSAGES = (DeviceOption, Argument, OperatorDef, NetDef, ExecutionStep, PlanDef)
 
 
 # ================================================================ google.protobuf's caffe2_pb2, built here
-def _build_pb2(package, packed=False, extra_device_fields=False):
+def _build_pb2(package, packed=False):
     """The caffe2.proto messages this package mirrors, as google.protobuf classes by name: the
     field numbers, types and labels of caffe2/proto/caffe2.proto (Argument's tensor fields left
-    out). ``packed``: Argument's repeated scalars [packed=true] (another valid encoding);
-    ``extra_device_fields``: DeviceOption's node_name / numa_node_id / extra_info, which this
-    package does not hold (unknown fields to it)."""
+    out; DeviceOption's hip_gpu_id too). ``packed``: Argument's repeated scalars [packed=true]
+    (another valid encoding)."""
     descriptor_pb2 = pytest.importorskip("google.protobuf.descriptor_pb2")
     from google.protobuf import descriptor_pool, message_factory
 
@@ -36,9 +35,8 @@ def _build_pb2(package, packed=False, extra_device_fields=False):
                                              syntax="proto2")
     tables = {
         "DeviceOption": [(1, "device_type", "int32", O), (2, "device_id", "int32", O),
-                         (3, "random_seed", "uint32", O)]
-        + ([(4, "node_name", "string", O), (5, "numa_node_id", "int32", O), (6, "extra_info", "string", R)]
-           if extra_device_fields else []),
+                         (3, "random_seed", "uint32", O), (4, "node_name", "string", O),
+                         (5, "numa_node_id", "int32", O), (6, "extra_info", "string", R)],
         "Argument": [(1, "name", "string", O), (2, "f", "float", O), (3, "i", "int64", O),
                      (4, "s", "bytes", O),
                      (5, "floats", "float", R), (6, "ints", "int64", R), (7, "strings", "bytes", R),
@@ -133,13 +131,14 @@ def _full_net():
     net = NetDef("full")
     net.type = "dag"
     net.num_workers = -3
-    net.device_option = DeviceOption(1, -2, random_seed=2 ** 32 - 1)
+    net.device_option = DeviceOption(1, -2, random_seed=2 ** 32 - 1, node_name="node:é \"1\"",
+                                     extra_info=["k2:v", "", "k1:v\n"])
     net.external_input = ["x", "w", "é"]
     net.external_output = ["z"]
     net.arg = [make_argument("net_arg", 7)]
     op = core.CreateOperator(
         "Foo", ["x", "w"], ["y", "z"], name="foo", control_input=["x"], engine="CUDNN",
-        device_option=DeviceOption(0, 0, random_seed=0), f=0.1, i=-(2 ** 63), i2=2 ** 63 - 1, neg=-1,
+        device_option=DeviceOption(0, 0, random_seed=0, numa_node_id=-1), f=0.1, i=-(2 ** 63), i2=2 ** 63 - 1, neg=-1,
         s='quote" nl\n é \x00', e="", floats=[1.0, -0.0, 1.4013e-45, 3.4e38, float("inf"), 1e20],
         ints=[0, -1, 2 ** 40, -(2 ** 40), 127, 128, 16383, 16384], strings=["a", "", "b c", "ü"],
         step_net=_step_net(), nets=[NetDef("n1"), _step_net()])
@@ -193,6 +192,9 @@ def test_filled_field_by_field_on_both_sides(pb2):
     op.device_option.device_type = 0
     op.device_option.device_id = 0
     op.device_option.random_seed = 9
+    op.device_option.node_name = "worker"
+    op.device_option.numa_node_id = 0
+    op.device_option.extra_info.extend(["a:1", "b:2"])
     a = op.arg.add(name="f", f=0.5)
     a = op.arg.add(name="i", i=-7)
     a = op.arg.add(name="s", s=b"bytes\xff")
@@ -216,6 +218,9 @@ def test_filled_field_by_field_on_both_sides(pb2):
     o.engine = "E"
     o.is_gradient_op = True
     o.device_option.random_seed = 9  # through the unset field's proxy, as Caffe2 code does
+    o.device_option.node_name = "worker"
+    o.device_option.numa_node_id = 0
+    o.device_option.extra_info.extend(["a:1", "b:2"])
     inner = NetDef("inner")
     inner.op.append(OperatorDef("Copy", ["p"], ["q"]))
     m2 = NetDef("m2")
@@ -266,7 +271,9 @@ def test_random_messages_as_google(pb2):
             n.num_workers = rng.randrange(-2 ** 31, 2 ** 31)
         if rng.random() < 0.3:
             n.device_option = DeviceOption(rng.randrange(0, 7), rng.randrange(-5, 5),
-                                           rng.choice([None, 0, 2 ** 32 - 1]))
+                                           rng.choice([None, 0, 2 ** 32 - 1]), rng.choice(words),
+                                           rng.choice([None, 0, -1, 2 ** 31 - 1]),
+                                           [rng.choice(words) for _ in range(rng.randrange(3))])
         for _ in range(rng.randrange(0, 3)):
             op = OperatorDef(rng.choice(words), [rng.choice(words[1:]) for _ in range(rng.randrange(3))],
                              [rng.choice(words[1:]) for _ in range(rng.randrange(3))], name=rng.choice(words))
@@ -287,8 +294,8 @@ def test_random_messages_as_google(pb2):
 
 def test_packed_repeated_scalars_and_unknown_fields_parse(pb2):
     """Other valid encodings: [packed=true] repeated scalars, and fields this package does not
-    hold (DeviceOption's later fields), which are skipped."""
-    packed = _build_pb2("caffe2packed", packed=True, extra_device_fields=True)
+    hold (DeviceOption's hip_gpu_id, field 7 of older caffe2.proto), which are skipped."""
+    packed = _build_pb2("caffe2packed", packed=True)
     a = packed["Argument"](name="a", floats=[1.0, 2.5, -3.0], ints=[1, -1, 2 ** 50])
     data = a.SerializeToString()
     unpacked = pb2["Argument"](name="a", floats=[1.0, 2.5, -3.0], ints=[1, -1, 2 ** 50]).SerializeToString()
@@ -302,8 +309,11 @@ def test_packed_repeated_scalars_and_unknown_fields_parse(pb2):
     assert Argument.FromString(both).ints == [1, -1, 2 ** 50, 5]
     d = packed["DeviceOption"](device_type=1, device_id=2, node_name="node", numa_node_id=3,
                                extra_info=["x", "y"], random_seed=4)
-    back = DeviceOption.FromString(d.SerializeToString())
+    data = d.SerializeToString()
+    back = DeviceOption.FromString(data + b"\x38\x05")  # + hip_gpu_id: 5
     assert (back.device_type, back.device_id, back.random_seed) == (1, 2, 4)
+    assert (back.node_name, back.numa_node_id, back.extra_info) == ("node", 3, ["x", "y"])
+    assert back.SerializeToString() == data
 
 
 def test_singular_fields_repeated_in_the_bytes_last_wins_messages_merge(pb2):
@@ -498,11 +508,13 @@ def test_values_that_cannot_be_serialized():
     (b"\x00\x01", "field number 0 at byte 0"),
     (b"\x0f", "invalid wire type 7 at byte 0"),
     (b"\x0a\x00", "field 'device_type' \\(number 1\\) has wire type length-delimited, expected varint"),
-    (b"\x22\x05ab", "length 5 of unknown field 4 runs past the end \\(2 bytes left\\) at byte 1"),
+    (b"\x42\x05ab", "length 5 of unknown field 8 runs past the end \\(2 bytes left\\) at byte 1"),
+    (b"\x22\x05ab", "length 5 of field 'node_name' runs past the end \\(2 bytes left\\) at byte 1"),
     (b"\x3c", "end-group tag of field 7 outside a group at byte 0"),
-    (b"\x23\x08\x01", "group 4 has no end-group tag at byte 0"),
-    (b"\x23\x2c", "end-group tag 5 closes group 4"),
-    (b"\x2d\x01\x02", "truncated fixed32 value of unknown field 5"),
+    (b"\x43\x08\x01", "group 8 has no end-group tag at byte 0"),
+    (b"\x43\x4c", "end-group tag 9 closes group 8"),
+    (b"\x4d\x01\x02", "truncated fixed32 value of unknown field 9"),
+    (b"\x2d\x01\x02\x03\x04", "field 'numa_node_id' \\(number 5\\) has wire type fixed32, expected varint"),
 ])
 def test_malformed_device_option(data, message):
     with pytest.raises(DecodeError, match="cannot parse caffe2.DeviceOption from %d bytes: %s"

@@ -55,7 +55,8 @@ def _build_pb2(package, packed):
         return m
 
     message(fdp.message_type, "DeviceOption", [(1, "device_type", "int32", O), (2, "device_id", "int32", O),
-                                               (3, "random_seed", "uint32", O)])
+                                               (3, "random_seed", "uint32", O), (4, "node_name", "string", O),
+                                               (5, "numa_node_id", "int32", O), (6, "extra_info", "string", R)])
     tp = message(fdp.message_type, "TensorProto", [
         (1, "dims", "int64", R), (2, "data_type", "DataType", O, "default=FLOAT"),
         (3, "float_data", "float", R, "packed"), (4, "int32_data", "int32", R, "packed"),
@@ -134,7 +135,7 @@ def _rich_tensor():
     t.int32_data.extend([0, 1, -1, 127, 128, 2 ** 31 - 1, -2 ** 31, 300])
     t.byte_data = bytes(range(256))
     t.string_data = [b"", b"a\x00b", "\u00e9".encode(), bytes([255, 39, 34, 92])]
-    t.device_detail = DeviceOption(1, 3)
+    t.device_detail = DeviceOption(1, 3, node_name="n\t", extra_info=["k:v", "b c"])
     t.double_data = [0.1, 1e300, -0.0, float("inf"), 1e-5, 123456789012.0, 5e-324]
     t.int64_data = [2 ** 63 - 1, -2 ** 63, 0, -1, 2 ** 35]
     t.segment = Segment(begin=2, end=9)
@@ -187,6 +188,8 @@ def test_google_reads_our_fields(pb2):
     assert list(p.string_data) == [b"", b"a\x00b", "\u00e9".encode(), bytes([255, 39, 34, 92])]
     assert p.name == "weight \"q\"\n\\"
     assert (p.device_detail.device_type, p.device_detail.device_id) == (1, 3)
+    assert p.device_detail.node_name == "n\t" and list(p.device_detail.extra_info) == ["k:v", "b c"]
+    assert not p.device_detail.HasField("numa_node_id")
     assert list(p.double_data)[:3] == [0.1, 1e300, -0.0] and math.copysign(1, p.double_data[2]) == -1
     assert list(p.int64_data) == [2 ** 63 - 1, -2 ** 63, 0, -1, 2 ** 35]
     assert (p.segment.begin, p.segment.end) == (2, 9)
