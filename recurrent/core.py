@@ -71,12 +71,19 @@ class DataType:
     REBATCHING_BUFFER = 15
 
 
-def DeviceOption(device_type, device_id=0, random_seed=None, cuda_gpu_id=None):
-    """Builds a DeviceOption. ``cuda_gpu_id`` is the old Caffe2 name of
-    ``device_id`` and wins when given."""
+def DeviceOption(device_type, device_id=0, random_seed=None, node_name=None, numa_node_id=None,
+                 extra_info=None, cuda_gpu_id=None):
+    """Builds a DeviceOption. ``node_name``, ``numa_node_id`` and ``extra_info`` (a list of str) are
+    set when given; ``numa_node_id`` only on the CPU (ValueError otherwise, where Caffe2 asserted).
+    ``cuda_gpu_id`` is the old Caffe2 name of ``device_id`` and wins when given."""
     if cuda_gpu_id is not None:
         device_id = cuda_gpu_id
-    return _DeviceOptionProto(device_type, device_id, random_seed)
+    if numa_node_id is not None and device_type != DeviceType.CPU:
+        raise ValueError("DeviceOption: numa_node_id %r is for the CPU, the device type is %r"
+                         % (numa_node_id, device_type))
+    return _DeviceOptionProto(device_type, device_id, random_seed,
+                              node_name if node_name is not None else "", numa_node_id,
+                              extra_info if extra_info is not None else ())
 
 
 def IsGPUDeviceType(device_type):
@@ -84,17 +91,25 @@ def IsGPUDeviceType(device_type):
     return device_type in (DeviceType.CUDA, DeviceType.HIP)
 
 
-def device_option_equal(opt1, opt2, ignore_random_seed=True):
-    """Whether two device options name the same device (None means CPU)."""
+def device_option_equal(opt1, opt2, ignore_node_name=True, ignore_random_seed=True):
+    """Whether two device options name the same device (None means CPU, with no node name and no
+    random seed); ``node_name`` and ``random_seed`` count only when their ``ignore_`` flag is False.
+    ``numa_node_id`` and ``extra_info`` never count, as in Caffe2."""
+    if not ignore_node_name and _opt_field(opt1, "node_name", "") != _opt_field(opt2, "node_name", ""):
+        return False
+    if not ignore_random_seed and _opt_field(opt1, "random_seed", None) != _opt_field(opt2, "random_seed", None):
+        return False
     if opt1 is None or opt2 is None:
         d1 = opt1.device_type if opt1 is not None else 0
         d2 = opt2.device_type if opt2 is not None else 0
         return d1 == d2 == 0
-    if not ignore_random_seed and opt1.random_seed != opt2.random_seed:
-        return False
     if not opt1.device_type or not opt2.device_type:
         return not opt1.device_type and not opt2.device_type
     return opt1.device_type == opt2.device_type and opt1.device_id == opt2.device_id
+
+
+def _opt_field(opt, name, unset):
+    return getattr(opt, name) if opt is not None else unset
 
 
 def _op_device(op):

@@ -55,17 +55,35 @@ def NameScope(prefix, reset=False):
 
 @contextlib.contextmanager
 def DeviceScope(scope, node_name=None):
-    """Context manager making ``scope`` (a DeviceOption) the default device
-    option of operators created inside it. ``None`` clears it."""
+    """Context manager making a copy of ``scope`` (a DeviceOption) the default device option of
+    operators created inside it. ``None`` (or ``0``, which Caffe2 code passes for none) without a
+    ``node_name`` clears it: operators inside get no device option (Caffe2 refused that call).
+
+    As in Caffe2: a ``node_name`` given replaces the option's (with no ``scope``, the scope is a
+    CPU DeviceOption holding only that node name); otherwise a node name set by the enclosing
+    scope is inherited; ``extra_info`` is the option's followed by the enclosing scope's, sorted
+    (duplicates kept)."""
     from .proto import DeviceOption
-    if scope is not None and not isinstance(scope, DeviceOption):
+    if scope is not None and not isinstance(scope, DeviceOption) and not (type(scope) is int and scope == 0):
         raise TypeError("DeviceScope takes a DeviceOption as its argument, got %s"
                         % type(scope).__name__)
-    new_scope = None
-    if scope is not None:
-        new_scope = DeviceOption()
-        new_scope.CopyFrom(scope)
+    if node_name is not None and not isinstance(node_name, str):
+        raise TypeError("DeviceScope: node_name must be a str, got %s" % type(node_name).__name__)
+    if not isinstance(scope, DeviceOption):
+        scope = None
     old_scope = CurrentDeviceScope()
+    new_scope = None
+    if scope is not None or node_name:
+        new_scope = DeviceOption()
+        if scope is not None:
+            new_scope.CopyFrom(scope)
+        if node_name:
+            new_scope.node_name = node_name
+        if old_scope is not None:
+            if old_scope.node_name and not new_scope.node_name:
+                new_scope.node_name = old_scope.node_name
+            new_scope.extra_info.extend(old_scope.extra_info)
+        new_scope.extra_info.sort()
     _threadlocal_scope.devicescope = new_scope
     try:
         yield

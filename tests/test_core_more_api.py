@@ -544,6 +544,86 @@ def test_empty_device_scope():
     assert scope.CurrentDeviceScope() is None
 
 
+# ---------------------------------------------------------------- node_name / extra_info in scopes
+def test_core_device_option_new_fields():
+    d = core.DeviceOption(CPU, 0, node_name="n", numa_node_id=1, extra_info=["k:v"])
+    assert (d.node_name, d.numa_node_id, d.extra_info) == ("n", 1, ["k:v"])
+    d = core.DeviceOption(CPU)
+    assert (d.node_name, d.numa_node_id, d.extra_info) == ("", None, [])
+    with pytest.raises(ValueError, match="numa_node_id 0 is for the CPU"):
+        core.DeviceOption(core.DeviceType.CUDA, 0, numa_node_id=0)
+    given = ["a"]
+    core.DeviceOption(CPU, extra_info=given).extra_info.append("b")
+    assert given == ["a"]
+
+
+def test_device_option_equal_ignore_flags():
+    a, b = core.DeviceOption(CPU), core.DeviceOption(CPU, 3)
+    b.node_name, b.random_seed = "n", 5
+    assert core.device_option_equal(a, b)                      # both ignored by default
+    assert not core.device_option_equal(a, b, ignore_node_name=False)
+    assert not core.device_option_equal(a, b, ignore_random_seed=False)
+    a.node_name, a.random_seed = "n", 5
+    assert core.device_option_equal(a, b, ignore_node_name=False, ignore_random_seed=False)
+    a.extra_info, a.numa_node_id = ["x"], 2                    # never compared, as Caffe2's
+    assert core.device_option_equal(a, b, ignore_node_name=False, ignore_random_seed=False)
+    # None is the CPU, with no node name and no seed
+    assert core.device_option_equal(None, b) and not core.device_option_equal(None, b, ignore_node_name=False)
+    assert not core.device_option_equal(b, None, ignore_random_seed=False)
+    assert core.device_option_equal(None, core.DeviceOption(CPU), ignore_node_name=False, ignore_random_seed=False)
+    gpu1, gpu2 = core.DeviceOption(core.DeviceType.CUDA, 1, node_name="n"), core.DeviceOption(core.DeviceType.CUDA, 2)
+    assert not core.device_option_equal(gpu1, gpu2) and not core.device_option_equal(None, gpu2)
+
+
+def test_device_scope_node_name():
+    dev = core.DeviceOption(CPU, 0, random_seed=4)
+    with core.DeviceScope(dev, node_name="n1"):
+        cur = scope.CurrentDeviceScope()
+        assert cur.node_name == "n1" and cur.random_seed == 4 and dev.node_name == ""  # a copy
+        with core.DeviceScope(core.DeviceOption(CPU, 1)):              # inherited
+            assert scope.CurrentDeviceScope().node_name == "n1"
+            assert core.CreateOperator("Relu", ["x"], ["y"]).device_option.node_name == "n1"
+        with core.DeviceScope(core.DeviceOption(CPU, node_name="own")):  # its own wins
+            assert scope.CurrentDeviceScope().node_name == "own"
+            with core.DeviceScope(None, node_name="n3"):                # node_name wins over both
+                assert scope.CurrentDeviceScope() == core.DeviceOption(CPU, node_name="n3")
+        with core.DeviceScope(None):                                    # None alone clears, no inheriting
+            assert scope.CurrentDeviceScope() is None
+        assert scope.CurrentDeviceScope().node_name == "n1"
+    # None (or Caffe2's 0) with a node_name: a CPU option holding only the node name
+    for none in (None, 0):
+        with core.DeviceScope(none, node_name="only"):
+            assert scope.CurrentDeviceScope() == core.DeviceOption(CPU, node_name="only")
+        with core.DeviceScope(none):
+            assert scope.CurrentDeviceScope() is None
+    assert scope.CurrentDeviceScope() is None
+    with pytest.raises(TypeError, match="node_name must be a str, got int"):
+        with core.DeviceScope(dev, node_name=3):
+            pass
+    with pytest.raises(TypeError, match="DeviceScope takes a DeviceOption as its argument, got int"):
+        with core.DeviceScope(1, node_name="n"):
+            pass
+
+
+def test_device_scope_extra_info_merged_sorted():
+    with core.DeviceScope(core.DeviceOption(CPU, extra_info=["k3:v", "k1:v"])):
+        assert scope.CurrentDeviceScope().extra_info == ["k1:v", "k3:v"]
+        with core.DeviceScope(core.DeviceOption(CPU, extra_info=["k2:v", "k1:v"])):
+            assert scope.CurrentDeviceScope().extra_info == ["k1:v", "k1:v", "k2:v", "k3:v"]  # duplicates kept
+            op = core.CreateOperator("Relu", ["x"], ["y"])
+            assert op.device_option.extra_info == ["k1:v", "k1:v", "k2:v", "k3:v"]
+        with core.DeviceScope(None, node_name="n"):
+            assert scope.CurrentDeviceScope().extra_info == ["k1:v", "k3:v"]
+        with scope.EmptyDeviceScope():
+            with core.DeviceScope(core.DeviceOption(CPU, extra_info=["z"])):
+                assert scope.CurrentDeviceScope().extra_info == ["z"]
+        assert scope.CurrentDeviceScope().extra_info == ["k1:v", "k3:v"]
+    given = core.DeviceOption(CPU, extra_info=["b", "a"])
+    with core.DeviceScope(given):
+        assert scope.CurrentDeviceScope().extra_info == ["a", "b"]
+    assert given.extra_info == ["b", "a"]                                # the argument is not changed
+
+
 # ---------------------------------------------------------------- utils proto helpers
 def _a_net():
     net = core.Net("io_net")
