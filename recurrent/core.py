@@ -1433,7 +1433,7 @@ class Net:
 
     def Python(self, f, grad_f=None, python_func_type=None, pass_workspace=False, grad_output_indices=None,
                grad_input_indices=None):
-        """Caffe2's Python op: returns ``add(inputs, outputs, **kwargs)``, which adds to this net an op
+        """Caffe2's Python op: returns ``add(inputs, outputs=None, **kwargs)``, which adds to this net an op
         calling ``f(inputs, outputs)`` (recurrent/python_op.py says what they are) and returns its
         outputs. ``grad_f`` gives it a gradient (``grad_output_indices`` / ``grad_input_indices``: the
         output gradients it reads, the input gradients it writes; default all). With
@@ -1443,8 +1443,9 @@ class Net:
         one, ``obj.backward`` (``grad_f`` is then not used), as in Caffe2."""
         kw = _python_op_args(f, grad_f, python_func_type, pass_workspace, grad_output_indices,
                              grad_input_indices)
-        return lambda inputs, outputs, **kwargs: self._CreateAndAddToSelf("Python", inputs, outputs,
-                                                                          **dict(kwargs, **kw))
+        # outputs may be left out (one output, named by the net), as with any net.X(inputs)
+        return lambda inputs, outputs=None, **kwargs: self._CreateAndAddToSelf("Python", inputs, outputs,
+                                                                               **dict(kwargs, **kw))
 
     def DeduplicateGradientSlices(self, g, aggregator="sum"):
         """The GradientSlice ``g`` with each index once: ``Unique`` of its

@@ -26,6 +26,28 @@ def test_forward_against_numpy(rng):
     np.testing.assert_array_equal(workspace.FetchBlob(y), 2 * x + 1)
 
 
+def test_outputs_may_be_left_out(rng):
+    # Caffe2's net.Python(f) returned lambda *args, **kwargs: so net.Python(f)(inputs) added the op
+    # with one output named by the net, as any net.X(inputs) (hypothesis_test.py's
+    # test_weighted_sample_blobs_queue calls it so)
+    seen = []
+
+    def f(inputs, outputs):
+        seen.append((inputs[0].data.copy(), len(outputs)))
+        outputs[0].feed(inputs[0].data * 3)
+    x = rng.randn(4).astype(np.float32)
+    workspace.FeedBlob("x", x)
+    net = core.Net("py_no_outputs")
+    y = net.Python(f)("x")
+    assert isinstance(y, core.BlobReference) and str(y) != "x"
+    assert list(net.Proto().op[0].output) == [str(y)]
+    y2 = net.Python(f)(["x"], outputs=2)
+    assert len(y2) == 2
+    workspace.RunNetOnce(net)
+    np.testing.assert_allclose(workspace.FetchBlob(y), 3 * x, rtol=1e-6)
+    assert [n for _, n in seen] == [1, 2]
+
+
 def test_several_inputs_and_outputs_dtypes_and_in_place(rng):
     def f(inputs, outputs):
         a, b = inputs[0].data, inputs[1].data
