@@ -844,9 +844,10 @@ def _weighted_sample(op, ins):
         _need(op, ins, 1, FLOAT)
         if ins[1].shape != w:
             _fail(op, "input 1 %s must have the shape of input 0 %s", list(ins[1].shape), list(w))
-    res = [Tensor((w[0],), INT32)]
+    n = 0 if w[1] == 0 else w[0]   # no columns: empty outputs, as Caffe2
+    res = [Tensor((n,), INT32)]
     if len(op.output) == 2:
-        res.append(Tensor((w[0],), FLOAT))
+        res.append(Tensor((n,), FLOAT))
     return res
 
 

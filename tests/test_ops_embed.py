@@ -337,6 +337,24 @@ def test_weighted_sample_unnormalised_rows_and_values(rng):
     np.testing.assert_array_equal(sv, vals[np.arange(3), idx])
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_weighted_sample_no_columns_gives_empty_outputs(n):
+    # Caffe2's op drew only when N > 0 and D > 0 and otherwise gave outputs of shape (0,) (its
+    # weighted_sample_test.py feeds (batch, 0) weights and expects that); (n, 0) rows are not
+    # "rows summing to 0"
+    w = np.zeros((n, 0), np.float32)
+    idx, sv = run("WeightedSample", {"w": w, "vals": w.copy()}, ["idx", "sv"], seed=3)
+    assert idx.shape == (0,) and idx.dtype == np.int32
+    assert sv.shape == (0,) and sv.dtype == np.float32
+    (idx2,) = run("WeightedSample", {"w": w}, ["idx2"], seed=3)
+    assert idx2.shape == (0,)
+    net = core.Net("ws_shapes")
+    net.WeightedSample(["w", "vals"], ["idx", "sv"])
+    shapes, _ = workspace.InferShapesAndTypes([net], {"w": [n, 0], "vals": [n, 0]},
+                                              blob_types={"w": core.DataType.FLOAT, "vals": core.DataType.FLOAT})
+    assert list(shapes["idx"]) == [0] and list(shapes["sv"]) == [0]
+
+
 def test_weighted_sample_seeded_is_deterministic(rng):
     w = rng.rand(50, 10).astype(np.float32)
     (a,) = run("WeightedSample", {"w": w}, ["a"], seed=123)

@@ -36,7 +36,7 @@
  *    lives in op->state, seeded at op creation from `seed` when given, else
  *    from the clock and a process-wide counter. Weights must be finite and
  *    non-negative and each row must have a positive sum (ValueError naming
- *    the row otherwise); WeightedMultiSampling takes `seed` too (its section
+ *    the row otherwise; weights of no columns, (N, 0), give empty outputs, as Caffe2); WeightedMultiSampling takes `seed` too (its section
  *    below says how it differs from Caffe2's);
  *  - SparseAdagrad applies Adagrad's kernel (epsilon, decay) to row
  *    INDICES.flat[k] of PARAM and MOMENT with row k of GRAD (shape
@@ -576,7 +576,8 @@ static int32_t sample_row(int64_t D, const float *w, double u)
 }
 
 /* WeightedSample: WEIGHTS (N, D) float32 [, VALUES (N, D) float32] -> INDICES (N,) int32
- * [, SAMPLED_VALUES (N,) float32 = VALUES[i, INDICES[i]]]. */
+ * [, SAMPLED_VALUES (N,) float32 = VALUES[i, INDICES[i]]]. D == 0 gives outputs of shape (0,) whatever
+ * N is, as Caffe2 (its op drew only when N > 0 and D > 0). */
 static rc_status sample_check(rc_op *op, rc_err *err)
 {
     rc_status st;
@@ -601,7 +602,9 @@ static rc_status sample_run(rc_op *op, rc_err *err)
     rc_status st;
     if ((st = sample_check(op, err))) return st;
     const rc_tensor *w = rc_in(op, 0);
-    const int64_t N = w->dims[0], D = w->dims[1];
+    const int64_t D = w->dims[1];
+    /* no columns: nothing to draw from, outputs of shape (0,) whatever N is (Caffe2's else branch) */
+    const int64_t N = D == 0 ? 0 : w->dims[0];
     const float *wd = rc_f32(w);
     for (int64_t i = 0; i < N; i++) {
         double total = 0.0;
