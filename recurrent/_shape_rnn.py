@@ -62,15 +62,21 @@ def _recurrent_network(op, ins):
     src, dst, off = _strs(a, "alias_src"), _strs(a, "alias_dst"), _ints(a, "alias_offset")
     if not len(src) == len(dst) == len(off):
         return out
-    for k, (s, o) in enumerate(zip(src, off)):
-        if k >= len(op.output) - 1 or s not in shapes:
-            continue
-        rows = shapes[s][0]
-        if (o >= 0 and o > rows) or (o < 0 and o < -rows):
-            raise ShapeError("RecurrentNetwork: alias %d ('%s' -> '%s'): offset %d is outside the %d rows"
-                             % (k, s, dst[k], o, rows))
-        start = o if o >= 0 else rows + o
-        out[k] = Tensor((rows - start,) + shapes[s][1:], FLOAT)
+    # each output but the last: an alias destination, or a recurrent state by its own name (all its rows)
+    for i, name in enumerate(str(o) for o in op.output[:-1]):
+        if name in dst:
+            k = dst.index(name)
+            s, o = src[k], off[k]
+            if s not in shapes:
+                continue
+            rows = shapes[s][0]
+            if (o >= 0 and o > rows) or (o < 0 and o < -rows):
+                raise ShapeError("RecurrentNetwork: alias %d ('%s' -> '%s'): offset %d is outside the %d rows"
+                                 % (k, s, dst[k], o, rows))
+            start = o if o >= 0 else rows + o
+            out[i] = Tensor((rows - start,) + shapes[s][1:], FLOAT)
+        elif name in shapes:
+            out[i] = Tensor(shapes[name], FLOAT)
     return out
 
 

@@ -407,7 +407,20 @@ def _recurrent_network_grad(op, g_output):
                          % _rnn_op_label(op))
     n_out = len(op.output) - 1
     g_output = list(g_output) + [None] * (len(op.output) - len(g_output))
+    # outputs_with_grads holds output indices here; the gradient op reads alias indices (Caffe2 used one
+    # list for both, which agree when the outputs are the alias destinations in order). An output that
+    # names a recurrent state itself (allowed, as in Caffe2) passes no gradient.
+    outs, dst = [str(o) for o in op.output[:-1]], [str(d) for d in (_arg(op, "alias_dst") or [])]
+    states = [str(x) for x in (_arg(op, "recurrent_states") or [])]
+    for i in range(n_out):
+        if g_output[i] is not None and outs[i] not in dst and outs[i] in states:
+            raise ValueError("%s: output %d '%s' is a recurrent state, not an alias destination: no gradient "
+                             "flows back through it (use an alias of the state, offset 1 or -1)"
+                             % (_rnn_op_label(op), i, outs[i]))
     for i in owg:
+        if not 0 <= i < n_out:
+            raise ValueError("%s: outputs_with_grads %r: %d is not an output index (the op has %d outputs "
+                             "before the step-workspaces blob)" % (_rnn_op_label(op), owg, i, n_out))
         if g_output[i] is None:
             raise ValueError("%s: output %d '%s' is listed in outputs_with_grads %r but receives no "
                              "gradient" % (_rnn_op_label(op), i, op.output[i], owg))
@@ -437,9 +450,11 @@ def _recurrent_network_grad(op, g_output):
 
     grad_op = core.CreateOperator(
         "RecurrentNetworkGradient",
-        g_ins + [str(i) for i in op.input] + [str(o) for o in op.output],
+        g_ins + [str(i) for i in op.input] + dst + [str(op.output[-1])],
         out_names)
-    grad_op.arg = [copy.deepcopy(a) for a in op.arg]
+    alias_owg = [dst.index(outs[i]) if outs[i] in dst else i for i in owg]
+    grad_op.arg = [copy.deepcopy(a) if a.name != "outputs_with_grads" else make_argument(a.name, alias_owg)
+                   for a in op.arg]
     if device_of(op) is not None:
         grad_op.device_option = copy.deepcopy(device_of(op))
     return [grad_op], g_input

@@ -2601,7 +2601,26 @@ CASES = [
          r"op RecurrentNetwork #0: alias 0: source blob 'nope' does not exist"),
     Case("alias-dst-not-output", "recurrent: arguments", "alias_dst=['zzz', ...] (not the op's outputs)",
          "net, outs = mul_rnn(alias_dst=['zzz', 'output_t_last']); workspace.RunNetOnce(net)", V,
-         r"op RecurrentNetwork #0: output 0 is 'output_t_all' but alias_dst\[0\] is 'zzz'"),
+         r"op RecurrentNetwork #0: output 0 'output_t_all' is neither an alias destination \(alias_dst\) nor a "
+         r"recurrent state \(recurrent_states\); the last output is the step-workspaces blob"),
+    Case("alias-dst-missing-from-outputs", "recurrent: arguments",
+         "RecurrentNetwork outputs ['output_t_all', <the state>, step workspaces] (alias 1's destination left out)",
+         """
+         net, outs = mul_rnn(); op = net.Proto().op[0]
+         op.output[1] = 'rnn/output_t_prev_states'
+         workspace.RunNetOnce(net)
+         """, V, r"op RecurrentNetwork #0: alias_dst\[1\] 'output_t_last' is not among the outputs \(each alias "
+                 r"destination is an output\)",
+         note="An output may name a recurrent state (it holds all the state's rows), as Caffe2 allowed."),
+    Case("rnn-gradient-through-state-output", "recurrent: Python",
+         "a gradient for a RecurrentNetwork output that names the recurrent state itself",
+         """
+         net, outs = mul_rnn(owg=(0, 1)); op = net.Proto().op[0]
+         names = list(op.output); del op.output[:]
+         op.output.extend([names[0], 'rnn/output_t_prev_states'] + names[1:])
+         net.AddGradientOperators({'rnn/output_t_prev_states': 'g_state'})
+         """, V, r"op RecurrentNetwork: output 1 'rnn/output_t_prev_states' is a recurrent state, not an alias "
+                 r"destination: no gradient flows back through it \(use an alias of the state, offset 1 or -1\)"),
     Case("initial-state-id-out-of-range", "recurrent: arguments", "initial_recurrent_state_ids=[5]",
          "net, outs = mul_rnn(initial_recurrent_state_ids=[5]); workspace.RunNetOnce(net)",
          I,

@@ -11,6 +11,7 @@ import pytest
 
 from recurrent import core, workspace
 from recurrent import recurrent as rnn
+from recurrent.proto import make_argument
 
 
 # ---------------------------------------------------------------- helpers
@@ -707,3 +708,71 @@ def test_link_internals_never_write_blobs_of_the_outer_workspace():
     assert workspace.FetchBlob("input_t").tolist() == [7] * 5
     assert workspace.FetchBlob("h0").tolist() == [1, 1]
     assert workspace.FetchBlob("h0_grad").shape == (2,)
+
+
+# ================================================================ outputs by name (Caffe2's Elman test)
+def _mul_op_with_outputs(order):
+    """build_mul's RecurrentNetwork (two aliases of the state) with its outputs rearranged:
+    'state_between' lists [all, state, last] (as Caffe2's hypothesis_test Elman net lists
+    [output, hidden, hidden_output]), 'reordered' lists [last, state, all]. Its
+    outputs_with_grads counts outputs: both aliases get a gradient."""
+    net, _, _ = build_mul("mul", owg=(0, 1), name="named_" + order)
+    (op,) = rnn_ops(net)
+    state = args_of(op)["recurrent_states"][0]
+    all_, last, ws = [str(o) for o in op.output]
+    new = [all_, state, last] if order == "state_between" else [last, state, all_]
+    del op.output[:]
+    op.output.extend(new + [ws])
+    owg = [new.index(all_), new.index(last)]
+    op.arg[:] = [a if a.name != "outputs_with_grads" else make_argument(a.name, owg) for a in op.arg]
+    return net, op, new, owg, (all_, state, last)
+
+
+@pytest.mark.parametrize("order", ["state_between", "reordered"])
+def test_outputs_by_name_state_output_and_any_order(rng, order):
+    """A RecurrentNetwork's outputs before the step workspaces are taken by name, as Caffe2 did:
+    the alias destinations in any order, and a recurrent state's own name, which holds all the
+    state's rows (init then every step). Gradients through the aliases match finite differences
+    with outputs_with_grads naming outputs (the gradient op gets alias indices)."""
+    T, N, D = 4, 2, 3
+    net, op, outs, owg, (all_, state, last) = _mul_op_with_outputs(order)
+    x, init = f32(rng, T, N, D, lo=0.5, hi=1.2), f32(rng, 1, N, D)
+    workspace.FeedBlob("input", x)
+    workspace.FeedBlob("init", init)
+    workspace.RunNetOnce(net)
+    r_all, r_last = mul_reference("mul", x, init)
+    np.testing.assert_allclose(workspace.FetchBlob(all_), r_all, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(workspace.FetchBlob(last), r_last, rtol=1e-5, atol=1e-6)
+    got_state = workspace.FetchBlob(state)
+    assert got_state.shape == (T + 1, N, D)
+    np.testing.assert_allclose(got_state, np.concatenate([init, r_all]), rtol=1e-5, atol=1e-6)
+    G = {k: f32(rng, *workspace.FetchBlob(outs[k]).shape) for k in owg}
+    gnet, gmap = with_grads(net, outs, owg, name="g_" + order)
+    (gop,) = [o for o in gnet.Proto().op if o.type == "RecurrentNetworkGradient"]
+    assert args_of(gop)["outputs_with_grads"] == [0, 1]  # alias indices: all is alias 0, last alias 1
+    got = analytic_grads(gnet, outs, owg, G, gmap, ["input", "init"])
+    for b in ("input", "init"):
+        np.testing.assert_allclose(got[b], fd_grad(net, outs, owg, G, b), rtol=2e-3, atol=2e-3)
+
+
+def test_outputs_by_name_bad_outputs_raise():
+    net, op, outs, owg, (all_, state, last) = _mul_op_with_outputs("state_between")
+    ws = str(op.output[-1])
+    workspace.FeedBlob("input", np.ones((2, 1, 3), np.float32))
+    workspace.FeedBlob("init", np.ones((1, 1, 3), np.float32))
+    for bad, msg in [([all_, "bogus", last], r"output 1 'bogus' is neither an alias destination \(alias_dst\) "
+                                             r"nor a recurrent state"),
+                     ([all_, state], r"alias_dst\[1\] 'output_t_last' is not among the outputs"),
+                     ([all_], r"has 2 outputs but 2 aliases")]:
+        del op.output[:]
+        op.output.extend(bad + [ws])
+        with pytest.raises(ValueError, match=msg):
+            workspace.RunNetOnce(net)
+    del op.output[:]
+    op.output.extend(outs + [ws])
+    workspace.RunNetOnce(net)  # the workspace and the net are fine afterwards
+    np.testing.assert_allclose(workspace.FetchBlob(state)[1:], workspace.FetchBlob(all_))
+    # no gradient flows back through the state output itself
+    with pytest.raises(ValueError, match=r"output 1 '%s' is a recurrent state, not an alias destination"
+                       % state.replace("/", "\\/")):
+        with_grads(net, outs, [1])

@@ -140,6 +140,8 @@ typedef struct {
     int n_alias;
     char *const *alias_src, *const *alias_dst;
     const int64_t *alias_off;
+    int *out_alias;           /* forward: per output but the last, its alias, or -1 - s for recurrent state s
+                               * (the whole state); owned */
     int n_recompute;
     char *const *recompute;
     int has_bwd;
@@ -244,6 +246,7 @@ static void rnn_state_free(void *p)
     free(st->nets_tmp);
     free(st->ws_tmp);
     free(st->link_writer);
+    free(st->out_alias);
     free(st->link_op);
     free(st->state_wlink);
     for (int i = 0; i < st->n_defer; i++) free(st->defer[i].stash);
@@ -866,6 +869,44 @@ static rc_status packs_prepare(rc_op *op, rnn_state *st, int T, rc_err *err)
 }
 
 /* ---------------------------------------------------------------- forward setup */
+/* The forward op's outputs but the last (the step-workspaces blob): each alias destination once, in any
+ * order, and, as Caffe2 allowed (its aliases went by name, its outputs were only declared), the name of a
+ * recurrent state, which then holds the whole state (all T + L rows, as alias offset 0 would). */
+static rc_status map_outputs(rc_op *op, rnn_state *st, rc_err *err)
+{
+    int n = op->n_out - 1;
+    if (n < st->n_alias)
+        return rc_op_fail(op, err, RC_ERR_VALUE,
+                          "has %d outputs but %d aliases: outputs are the alias destinations (and, if wanted, "
+                          "recurrent states) followed by the step-workspaces blob", op->n_out, st->n_alias);
+    if (!(st->out_alias = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))))
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const char *name = op->def.outputs[i];
+        int k = 0, found = 0;
+        for (int a = 0; a < st->n_alias && !found; a++)
+            if (strcmp(st->alias_dst[a], name) == 0) k = a, found = 1;
+        for (int r = 0; r < st->n_states && !found; r++)
+            if (strcmp(st->states[r], name) == 0) k = -1 - r, found = 1;
+        if (!found)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "output %d '%s' is neither an alias destination (alias_dst) nor a recurrent state "
+                              "(recurrent_states); the last output is the step-workspaces blob", i, name);
+        for (int j = 0; j < i; j++)
+            if (strcmp(op->def.outputs[j], name) == 0)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "output %d '%s' repeats output %d", i, name, j);
+        st->out_alias[i] = k;
+    }
+    for (int a = 0; a < st->n_alias; a++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++) found = st->out_alias[i] == a;
+        if (!found)
+            return rc_op_fail(op, err, RC_ERR_VALUE, "alias_dst[%d] '%s' is not among the outputs (each alias "
+                              "destination is an output)", a, st->alias_dst[a]);
+    }
+    return RC_OK;
+}
+
 static rc_status rnn_setup(rc_op *op, rc_err *err)
 {
     rnn_state *st = calloc(1, sizeof *st);
@@ -879,14 +920,7 @@ static rc_status rnn_setup(rc_op *op, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_INDEX,
                               "initial_recurrent_state_ids[%d] = %lld is not an input index (op has %d inputs)", i,
                               (long long)st->init_ids[i], op->n_in);
-    if (op->n_out != st->n_alias + 1)
-        return rc_op_fail(op, err, RC_ERR_VALUE,
-                          "has %d outputs but %d aliases: outputs must be the alias destinations followed by the "
-                          "step-workspaces blob", op->n_out, st->n_alias);
-    for (int a = 0; a < st->n_alias; a++)
-        if (strcmp(st->alias_dst[a], op->def.outputs[a]) != 0)
-            return rc_op_fail(op, err, RC_ERR_VALUE, "output %d is '%s' but alias_dst[%d] is '%s'", a,
-                              op->def.outputs[a], a, st->alias_dst[a]);
+    if ((s = map_outputs(op, st, err))) return s;
     const rc_netdef *step;
     if ((s = rc_arg_net(&op->def, "step_net", &step, err))) return s;
     if (!step) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'step_net' (a NetDef) is required");
@@ -1372,7 +1406,17 @@ static rc_status init_state(rc_op *op, rnn_state *st, int i, int64_t T, int64_t 
 
 static rc_status apply_aliases(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_err *err)
 {
-    for (int a = 0; a < st->n_alias; a++) {
+    for (int i = 0; i < op->n_out - 1; i++) {
+        int a = st->out_alias[i];
+        if (a < 0) { /* a recurrent state named as an output: all its rows */
+            const char *name = st->states[-1 - a];
+            rc_blob *sb = rc_ws_get(sc->shared, name);
+            if (!sb || sb->t.dtype == RC_UNDEF || sb->t.ndim < 1)
+                return rc_op_fail(op, err, RC_ERR_KEY, "output %d: recurrent state '%s' does not exist", i, name);
+            rc_tensor *dst = rc_out(op, i);
+            if (dst != &sb->t) rc_tensor_view_rows(dst, &sb->t, 0, sb->t.dims[0]);
+            continue;
+        }
         rc_blob *src = rc_ws_get(sc->shared, st->alias_src[a]);
         if (!src || src->t.dtype == RC_UNDEF)
             return rc_op_fail(op, err, RC_ERR_KEY, "alias %d: source blob '%s' does not exist", a, st->alias_src[a]);
@@ -1389,7 +1433,7 @@ static rc_status apply_aliases(rc_op *op, rnn_state *st, rnn_scratch *sc, rc_err
             return rc_op_fail(op, err, RC_ERR_INDEX,
                               "alias %d ('%s' -> '%s'): offset %lld is outside the %lld rows of %s", a,
                               st->alias_src[a], st->alias_dst[a], (long long)off, (long long)t->dims[0], RC_SHAPE(t));
-        rc_tensor *dst = rc_out(op, a);
+        rc_tensor *dst = rc_out(op, i);
         if (dst == t) continue;
         rc_tensor_view_rows(dst, t, start, count);
     }
