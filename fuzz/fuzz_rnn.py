@@ -4,7 +4,8 @@ Builds a recurrent net (a Mul cell, or a 1-2 layer rnn_cell.LSTM / GRU), then
 overwrites some of its RecurrentNetwork(Gradient) arguments with random values
 (link_internal/external/offset/window, alias_src/dst/offset,
 recurrent_states, initial_recurrent_state_ids, timestep, outputs_with_grads,
-param, executor settings), feeds inputs of random shapes (T, N, D, initial
+param, executor settings) and now and then the forward op's outputs (reordered, a
+recurrent state or another name added), feeds inputs of random shapes (T, N, D, initial
 states of any rank, seq_lengths, output gradients) and runs forward (and
 backward), twice with different T. A net run by RunNetOnce is first inferred
 statically (recurrent.shape_inference): when it runs, the inference must not
@@ -158,6 +159,17 @@ def mutate(p, net):
         if akind == "strings" and not val:
             continue
         op.arg.append(make_argument(key, val))
+    fwd = [op for op in ops if op.type == "RecurrentNetwork"]
+    if fwd and p.bool(0.15):
+        # the outputs go by name: the alias destinations in any order, a recurrent state's own name
+        op = p.pick(fwd)
+        body, ws = [str(o) for o in op.output[:-1]], str(op.output[-1])
+        if p.bool():
+            body.reverse()
+        if p.bool(0.7):
+            body.insert(p.int(0, len(body)), p.pick(names))
+        del op.output[:]
+        op.output.extend(body + [ws])
 
 
 def feed(p, kind, outs, dims):
