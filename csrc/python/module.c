@@ -155,20 +155,28 @@ static void conv_context(const char *net, Py_ssize_t i, const char *type)
     Py_XDECREF(ev);
 }
 
+/* The UTF-8 of the str o (owned by o), or NULL with an exception set: the core keeps C strings, so a
+ * NUL inside ("a\0b") would silently cut it short. */
+static const char *utf8_no_nul(PyObject *o, const char *what)
+{
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+    if (s && strlen(s) != (size_t)len) {
+        PyErr_Format(PyExc_ValueError, "%s: %R contains a NUL character, which this runtime does not take in "
+                     "names and string arguments", what, o);
+        return NULL;
+    }
+    return s;
+}
+
 static int conv_str(PyObject *o, char **out, const char *what)
 {
     if (!PyUnicode_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s must be a str, got %.100s", what, Py_TYPE(o)->tp_name);
         return -1;
     }
-    Py_ssize_t len;
-    const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+    const char *s = utf8_no_nul(o, what);
     if (!s) return -1;
-    if (strlen(s) != (size_t)len) { /* the core keeps C strings: "a\0b" would become "a" */
-        PyErr_Format(PyExc_ValueError, "%s: %R contains a NUL character, which this runtime does not take in "
-                     "names and string arguments", what, o);
-        return -1;
-    }
     if (!(*out = strdup(s))) return conv_nomem(what);
     return 0;
 }
@@ -297,14 +305,8 @@ static int conv_netdef(PyObject *t, rc_netdef **out)
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "net must be a 5-tuple");
         return -1;
     }
-    Py_ssize_t nlen;
-    const char *nname = PyUnicode_AsUTF8AndSize(name, &nlen);
+    const char *nname = utf8_no_nul(name, "net name");
     if (!nname) return -1;
-    if (strlen(nname) != (size_t)nlen) {
-        PyErr_Format(PyExc_ValueError, "net name %R contains a NUL character, which this runtime does not take in "
-                     "names", name);
-        return -1;
-    }
     rc_netdef *nd = rc_netdef_new(nname);
     if (!nd) return conv_nomem("a net");
     *out = nd;
