@@ -409,14 +409,9 @@ def _recurrent_network_grad(op, g_output):
     g_output = list(g_output) + [None] * (len(op.output) - len(g_output))
     # outputs_with_grads holds output indices here; the gradient op reads alias indices (Caffe2 used one
     # list for both, which agree when the outputs are the alias destinations in order). An output that
-    # names a recurrent state itself (allowed, as in Caffe2) passes no gradient.
+    # names a recurrent state itself (allowed, as in Caffe2) is, for the gradient op, one more alias of
+    # that state at offset 0 (all its rows), appended to the alias arguments.
     outs, dst = [str(o) for o in op.output[:-1]], [str(d) for d in (_arg(op, "alias_dst") or [])]
-    states = [str(x) for x in (_arg(op, "recurrent_states") or [])]
-    for i in range(n_out):
-        if g_output[i] is not None and outs[i] not in dst and outs[i] in states:
-            raise ValueError("%s: output %d '%s' is a recurrent state, not an alias destination: no gradient "
-                             "flows back through it (use an alias of the state, offset 1 or -1)"
-                             % (_rnn_op_label(op), i, outs[i]))
     for i in owg:
         if not 0 <= i < n_out:
             raise ValueError("%s: outputs_with_grads %r: %d is not an output index (the op has %d outputs "
@@ -448,13 +443,24 @@ def _recurrent_network_grad(op, g_output):
         out_names.append(name)
         g_input[pos] = name
 
+    src = [str(x) for x in (_arg(op, "alias_src") or [])]
+    offsets = [int(x) for x in (_arg(op, "alias_offset") or [])]
+    alias_owg = []
+    for i in owg:
+        if outs[i] in dst:
+            alias_owg.append(dst.index(outs[i]))
+        else:  # a recurrent state (the forward op refuses any other name)
+            alias_owg.append(len(dst))
+            src, dst, offsets = src + [outs[i]], dst + [outs[i]], offsets + [0]
+    new_args = {"outputs_with_grads": alias_owg, "alias_src": src, "alias_dst": dst, "alias_offset": offsets}
     grad_op = core.CreateOperator(
         "RecurrentNetworkGradient",
         g_ins + [str(i) for i in op.input] + dst + [str(op.output[-1])],
         out_names)
-    alias_owg = [dst.index(outs[i]) if outs[i] in dst else i for i in owg]
-    grad_op.arg = [copy.deepcopy(a) if a.name != "outputs_with_grads" else make_argument(a.name, alias_owg)
+    grad_op.arg = [copy.deepcopy(a) if a.name not in new_args else make_argument(a.name, new_args[a.name])
                    for a in op.arg]
+    have = {a.name for a in op.arg}
+    grad_op.arg.extend(make_argument(k, v) for k, v in new_args.items() if k not in have)
     if device_of(op) is not None:
         grad_op.device_option = copy.deepcopy(device_of(op))
     return [grad_op], g_input

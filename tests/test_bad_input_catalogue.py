@@ -2406,9 +2406,8 @@ CASES = [
          "LSTM training net, gradient of the outputs with T+1 steps",
          "m, res, gm = lstm(); feed(g_all=f32(T + 1, N, H)); workspace.RunNetOnce(m.net)",
          V,
-         r"op RecurrentNetworkGradient #\d+: gradient 'g_all' of "
-         r"all steps of '[^']+' has shape \(5, 2, 5\) float32, "
-         r"expected \(4, 2, 5\)",
+         r"op RecurrentNetworkGradient #\d+: gradient 'g_all' of alias '[^']+' \(offset 1: rows \[1, 5\) of "
+         r"state '[^']+' \(5, 2, 5\) float32\) has shape \(5, 2, 5\) float32, expected \(4, 2, 5\)",
          after="feed(g_all=f32(T, N, H)); workspace.RunNetOnce(m.net)"),
     Case("last-state-gradient-shape", "recurrent: data",
          "mul-cell net, gradient of output_t_last of the wrong size",
@@ -2612,15 +2611,33 @@ CASES = [
          """, V, r"op RecurrentNetwork #0: alias_dst\[1\] 'output_t_last' is not among the outputs \(each alias "
                  r"destination is an output\)",
          note="An output may name a recurrent state (it holds all the state's rows), as Caffe2 allowed."),
-    Case("rnn-gradient-through-state-output", "recurrent: Python",
-         "a gradient for a RecurrentNetwork output that names the recurrent state itself",
+    Case("rnn-state-output-gradient-shape", "recurrent: data",
+         "a gradient of 3 rows for a RecurrentNetwork output that names the recurrent state (4 rows)",
          """
          net, outs = mul_rnn(owg=(0, 1)); op = net.Proto().op[0]
          names = list(op.output); del op.output[:]
          op.output.extend([names[0], 'rnn/output_t_prev_states'] + names[1:])
-         net.AddGradientOperators({'rnn/output_t_prev_states': 'g_state'})
-         """, V, r"op RecurrentNetwork: output 1 'rnn/output_t_prev_states' is a recurrent state, not an alias "
-                 r"destination: no gradient flows back through it \(use an alias of the state, offset 1 or -1\)"),
+         g = net.Clone('g'); g.AddGradientOperators({'output_t_all': 'g_all', 'rnn/output_t_prev_states': 'g_st'})
+         feed(g_all=f32(3, 2, 4), g_st=f32(3, 2, 4))
+         workspace.RunNetOnce(g)
+         """, V, r"op RecurrentNetworkGradient #\d+: gradient 'g_st' of alias 'rnn/output_t_prev_states' \(offset 0: "
+                 r"rows \[0, 4\) of state 'rnn/output_t_prev_states' \(4, 2, 4\) float32\) has shape \(3, 2, 4\) "
+                 r"float32, expected \(4, 2, 4\)",
+         after="feed(g_st=f32(4, 2, 4)); workspace.RunNetOnce(g)",
+         note="An output naming a recurrent state passes its gradient back (all rows, the first to the initial "
+              "state), as an alias at offset 0 does."),
+    Case("rnn-gradient-alias-not-a-state", "recurrent: arguments",
+         "RecurrentNetworkGradient whose alias with a gradient views the input sequence, not a state",
+         """
+         net, outs = mul_rnn()
+         g = net.Clone('g'); g.AddGradientOperators({'output_t_all': 'g_all'})
+         set_args(g, 'RecurrentNetworkGradient', alias_src=['input', 'rnn/output_t_prev_states'])
+         feed(g_all=f32(3, 2, 4))
+         workspace.RunNetOnce(g)
+         """, V, r"op RecurrentNetworkGradient #\d+: alias 0 \('input' -> 'output_t_all'\) has a gradient "
+                 r"\(outputs_with_grads\[0\]\) but 'input' is not a recurrent state: gradients flow back only "
+                 r"through aliases of recurrent_states",
+         note="Before, such a gradient was dropped without a word."),
     Case("initial-state-id-out-of-range", "recurrent: arguments", "initial_recurrent_state_ids=[5]",
          "net, outs = mul_rnn(initial_recurrent_state_ids=[5]); workspace.RunNetOnce(net)",
          I,

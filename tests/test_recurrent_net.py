@@ -772,7 +772,168 @@ def test_outputs_by_name_bad_outputs_raise():
     op.output.extend(outs + [ws])
     workspace.RunNetOnce(net)  # the workspace and the net are fine afterwards
     np.testing.assert_allclose(workspace.FetchBlob(state)[1:], workspace.FetchBlob(all_))
-    # no gradient flows back through the state output itself
-    with pytest.raises(ValueError, match=r"output 1 '%s' is a recurrent state, not an alias destination"
-                       % state.replace("/", "\\/")):
-        with_grads(net, outs, [1])
+    del op.output[:]
+    op.output.extend([all_, last, all_, ws])
+    with pytest.raises(ValueError, match=r"outputs 0 and 2 are the same blob 'output_t_all'"):
+        workspace.RunNetOnce(net)
+    del op.output[:]
+    op.output.extend([all_, state, last, state, ws])
+    with pytest.raises(ValueError, match=r"outputs 1 and 3 are the same blob '%s'" % state.replace("/", "\\/")):
+        workspace.RunNetOnce(net)
+
+
+# ================================================================ gradients through any alias of a state
+def _mul_op_with_aliases(spec, name):
+    """build_mul's RecurrentNetwork with its aliases replaced by ``spec``: a list of alias offsets of the
+    state (ints) and the string "state" (the state's own name as an output); every output gets a
+    gradient. Returns (net, outputs, owg)."""
+    net, _, _ = build_mul("sum_mul", owg=(0,), name=name)
+    (op,) = rnn_ops(net)
+    state = args_of(op)["recurrent_states"][0]
+    offs = [o for o in spec if o != "state"]
+    dsts = ["%s_alias%d" % (name, j) for j in range(len(offs))]
+    outs, it = [], iter(dsts)
+    for o in spec:
+        outs.append(state if o == "state" else next(it))
+    ws = str(op.output[-1])
+    del op.output[:]
+    op.output.extend(outs + [ws])
+    new = {"alias_src": [state] * len(offs), "alias_dst": dsts, "alias_offset": offs,
+           "outputs_with_grads": list(range(len(outs)))}
+    op.arg[:] = [a if a.name not in new else make_argument(a.name, new[a.name]) for a in op.arg]
+    return net, outs, list(range(len(outs)))
+
+
+def _state_rows(x, init):
+    r_all, _ = mul_reference("sum_mul", x, init)
+    return np.concatenate([init.astype(np.float64), r_all])
+
+
+@pytest.mark.parametrize("spec", [
+    ["state"],                 # Caffe2's hypothesis_test Elman net lists the state as an output
+    [0],                       # an alias of all rows, the same thing by alias
+    [1, "state", -1],          # the state between the usual two aliases
+    [-1, -1],                  # two aliases of the last row: both gradients count (one was dropped)
+    [1, 1, 2],                 # several aliases of the steps' rows (offset 2 skips step 0's row)
+    [-2, -4, 3],               # the last rows by negative offsets (-4 of T + 1 = 4 rows reaches row 0)
+])
+@pytest.mark.parametrize("T", [3, 1])
+def test_gradients_through_any_alias_and_state_outputs(rng, spec, T):
+    """Every alias of a recurrent state (any offset, several per state) and a state named as an output
+    pass their gradient back: the analytic gradients of input and initial state match finite
+    differences. Before, a state output was refused, offsets other than +1 / -1 were refused, and of
+    two aliases with the same offset sign only one gradient counted (silently)."""
+    N, D = 2, 3
+    if any(isinstance(o, int) and (o > T + 1 or o < -(T + 1)) for o in spec):
+        pytest.skip("offset outside the state's rows at this T")
+    name = "anyalias_%d_%s" % (T, "_".join(str(o).replace("-", "m") for o in spec))
+    net, outs, owg = _mul_op_with_aliases(spec, name)
+    x, init = f32(rng, T, N, D, lo=0.5, hi=1.2), f32(rng, 1, N, D)
+    workspace.FeedBlob("input", x)
+    workspace.FeedBlob("init", init)
+    workspace.RunNetOnce(net)
+    rows = _state_rows(x, init)
+    for o, out in zip(spec, outs):
+        want = rows if o == "state" else (rows[o:] if o >= 0 else rows[len(rows) + o:])
+        np.testing.assert_allclose(workspace.FetchBlob(out), want, rtol=1e-5, atol=1e-6)
+    G = {k: f32(rng, *workspace.FetchBlob(outs[k]).shape) for k in owg}
+    gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
+    got = analytic_grads(gnet, outs, owg, G, gmap, ["input", "init"])
+    for b in ("input", "init"):
+        want = fd_grad(net, outs, owg, G, b)
+        report("%s %s" % (name, b), got[b], want)
+        np.testing.assert_allclose(got[b], want, rtol=2e-3, atol=2e-3)
+
+
+def test_state_output_gradient_matches_its_aliases(rng):
+    """A gradient G on the state output (all T + 1 rows) gives the input gradient of G[1:] on the
+    offset-1 alias, and its initial-state gradient plus G[0]; each bitwise the same with the executor
+    on and off."""
+    T, N, D = 5, 2, 3
+    x, init = f32(rng, T, N, D, lo=0.5, hi=1.2), f32(rng, 1, N, D)
+    G = f32(rng, T + 1, N, D)
+    res = {}
+    for exe in (0, 1):
+        for kind in ("state", "alias"):
+            name = "stateout_%s_%d" % (kind, exe)
+            net, outs, owg = _mul_op_with_aliases(["state"] if kind == "state" else [1], name)
+            (op,) = rnn_ops(net)
+            op.arg[:] = [a if a.name != "enable_rnn_executor" else make_argument(a.name, exe) for a in op.arg]
+            workspace.FeedBlob("input", x)
+            workspace.FeedBlob("init", init)
+            workspace.RunNetOnce(net)
+            gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
+            got = analytic_grads(gnet, outs, owg, {0: G if kind == "state" else G[1:]}, gmap, ["input", "init"])
+            res[kind, exe] = got
+    for b in ("input", "init"):
+        np.testing.assert_array_equal(res["state", 0][b], res["state", 1][b])
+        np.testing.assert_array_equal(res["alias", 0][b], res["alias", 1][b])
+        np.testing.assert_array_equal(res["state", 0]["input"], res["alias", 0]["input"])
+    np.testing.assert_allclose(res["state", 0]["init"], res["alias", 0]["init"] + G[:1], rtol=1e-6, atol=1e-7)
+
+
+def test_alias_gradient_errors(rng):
+    """A gradient through an alias of a blob that is not a recurrent state, through an alias other than
+    offset -1 of a state with several initial rows, or shaped unlike its alias: a ValueError naming
+    it; the gradient net then runs."""
+    T, N, D = 3, 2, 3
+    net, outs, owg = _mul_op_with_aliases([1, -1], "aliaserr")
+    (op,) = rnn_ops(net)
+    x, init = f32(rng, T, N, D, lo=0.5, hi=1.2), f32(rng, 1, N, D)
+    workspace.FeedBlob("input", x)
+    workspace.FeedBlob("init", init)
+    workspace.RunNetOnce(net)
+    gnet, gmap = with_grads(net, outs, owg, name="g_aliaserr")
+    G = {0: f32(rng, T, N, D), 1: f32(rng, 1, N, D)}
+    workspace.FeedBlob(outs[0] + "_grad", f32(rng, T + 1, N, D))  # one row too many
+    workspace.FeedBlob(outs[1] + "_grad", G[1])
+    with pytest.raises(ValueError, match=r"gradient '%s_grad' of alias '%s' \(offset 1: rows \[1, %d\) of state "
+                       r".*\) has shape \(%d, %d, %d\) float32, expected \(%d, %d, %d\)"
+                       % (outs[0], outs[0], T + 1, T + 1, N, D, T, N, D)):
+        workspace.RunNetOnce(gnet)
+    got = analytic_grads(gnet, outs, owg, G, gmap, ["input"])  # usable afterwards
+    np.testing.assert_allclose(got["input"], fd_grad(net, outs, owg, G, "input"), rtol=2e-3, atol=2e-3)
+    # an alias of the input sequence (not a state) with a gradient
+    bad = core.Net("g_aliaserr_src")
+    bad.Proto().op.extend([o for o in gnet.Proto().op])
+    (gop,) = [o for o in bad.Proto().op if o.type == "RecurrentNetworkGradient"]
+    gop.arg[:] = [a if a.name != "alias_src" else make_argument(a.name, ["input", a.value()[1]]) for a in gop.arg]
+    with pytest.raises(ValueError, match=r"alias 0 \('input' -> '%s'\) has a gradient \(outputs_with_grads\[0\]\) "
+                       r"but 'input' is not a recurrent state" % outs[0]):
+        workspace.RunNetOnce(bad)
+
+
+def test_alias_gradient_needs_one_initial_row(rng):
+    """The windowed state of test_windowed_link_reads_last_k_states (k initial rows) with a gradient
+    through its steps' alias: refused (the accumulation assumes step t writes row t + 1), not wrong."""
+    T, N, D, k = 4, 2, 3, 2
+    cell = core.Net("win1_cell")
+    x_t, window = cell.AddExternalInputs("x_t", "window")
+    parts = cell.Split([window], ["w%d" % i for i in range(k)], axis=0)
+    s_t = cell.Sum([x_t] + list(parts), "s_t")
+    cell.AddExternalOutput(s_t)
+    step = cell.Proto()
+    step.type = "simple"
+    bstep = core.Net("win1_bcell")
+    bop = core.CreateOperator(
+        "RecurrentNetworkGradient", ["s_all_grad", "x", "s_init", "s_all", "step_ws"],
+        ["x_grad", "s_init_grad"], step_net=step, backward_step_net=bstep.Proto(),
+        recurrent_states=["s_states"], initial_recurrent_state_ids=[1],
+        link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
+        link_offset=[0, k, 0], link_window=[k, 1, 1], backward_link_internal=[], backward_link_external=[],
+        backward_link_offset=[], alias_src=["s_states"], alias_dst=["s_all"], alias_offset=[k],
+        outputs_with_grads=[0], param=[], timestep="timestep")
+    fop = core.CreateOperator(
+        "RecurrentNetwork", ["x", "s_init"], ["s_all", "step_ws"],
+        step_net=step, backward_step_net=bstep.Proto(), recurrent_states=["s_states"],
+        initial_recurrent_state_ids=[1],
+        link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
+        link_offset=[0, k, 0], link_window=[k, 1, 1],
+        alias_src=["s_states"], alias_dst=["s_all"], alias_offset=[k], timestep="timestep")
+    workspace.FeedBlob("x", f32(rng, T, N, D))
+    workspace.FeedBlob("s_init", f32(rng, k, N, D))
+    workspace.FeedBlob("s_all_grad", f32(rng, T, N, D))
+    workspace.RunOperatorOnce(fop)
+    with pytest.raises(ValueError, match=r"alias 0 \('s_states' -> 's_all', offset 2\) has a gradient, but state "
+                       r"'s_states' \(6, 2, 3\) float32 has 2 initial rows"):
+        workspace.RunOperatorOnce(bop)

@@ -313,9 +313,6 @@ static int inst_label(const rc_rnn_exec *ex, int j)
     return j == 0 ? -1 : first;
 }
 
-/* the offset/window of a link or accumulate op (their op->state starts with these) */
-typedef struct { int64_t offset, window; } link_args_view;
-
 /* The link external (its index in ex->g_ext_ptr) whose data holds blob's data, or -1. Only links
  * and RecurrentNetwork's aliases make one tensor's data a view of another's (rc_core.h); an alias
  * lies in a state tensor (a link external), and a step op may read it from the outer workspace. */
@@ -528,7 +525,7 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
         for (int i = 0; i < n; i++) {
             rc_op *op = rc_net_op(net, i);
             if (is_type(op, "rnn_internal_apply_link")) {
-                const link_args_view *la = op->state;
+                const rnn_link_args *la = op->state;
                 links[n_links].internal = op->out[0];
                 links[n_links].external = op->in[1];
                 links[n_links].offset = la->offset;
@@ -565,7 +562,7 @@ static rc_status graph_build(rc_rnn_exec *ex, rc_net **nets, rc_workspace **ws, 
                 continue;
             }
             if (is_type(op, "rnn_internal_accumulate_gradient_input")) {
-                const link_args_view *la = op->state;
+                const rnn_link_args *la = op->state;
                 blob_access(ex, &b, op->in[1], t, ws[t], links, n_links, 0);
                 int ext = 0;
                 for (int l = 0; l < n_links; l++) ext |= links[l].external == op->in[2];

@@ -169,8 +169,12 @@ typedef struct {
     const int64_t *params;    /* indices into the forward inputs */
     int n_fwd_in;
     char **state_grad;        /* per state: name of its gradient buffer (owned strings) */
-    int *all_grad_in;         /* per state: gradient-op input holding d(<state>_all), or -1 */
-    int *last_grad_in;        /* per state: gradient-op input holding d(<state>_last), or -1 */
+    const int64_t *owg;       /* outputs_with_grads: alias indices (borrowed from the op's arguments) */
+    int *owg_state;           /* per outputs_with_grads entry k: the recurrent state its alias views; owned.
+                               * Gradient-op input k holds that alias's gradient. */
+    char **acc_src;           /* per entry k: the shared workspace's name for gradient-op input k, which its
+                               * accumulate op reads (NULL: none); owned. Not the input's own name: a blob of
+                               * the step workspaces (the state's gradient buffer) may have that name. */
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
     int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op */
     int *state_wlink;         /* forward op, per state: the link whose writer writes all its rows, or -1
@@ -241,8 +245,9 @@ static void rnn_state_free(void *p)
     free(st->link_off);
     free(st->link_win);
     free_strv(st->state_grad, st->n_states);
-    free(st->all_grad_in);
-    free(st->last_grad_in);
+    free(st->owg_state);
+    for (int k = 0; st->acc_src && k < st->n_owg; k++) free(st->acc_src[k]);
+    free(st->acc_src);
     free(st->nets_tmp);
     free(st->ws_tmp);
     free(st->link_writer);
@@ -892,10 +897,8 @@ static rc_status map_outputs(rc_op *op, rnn_state *st, rc_err *err)
             return rc_op_fail(op, err, RC_ERR_VALUE,
                               "output %d '%s' is neither an alias destination (alias_dst) nor a recurrent state "
                               "(recurrent_states); the last output is the step-workspaces blob", i, name);
-        for (int j = 0; j < i; j++)
-            if (strcmp(op->def.outputs[j], name) == 0)
-                return rc_op_fail(op, err, RC_ERR_VALUE, "output %d '%s' repeats output %d", i, name, j);
-        st->out_alias[i] = k;
+        st->out_alias[i] = k; /* a repeated output: refused when any op is created ("outputs i and j are
+                               * the same blob") */
     }
     for (int a = 0; a < st->n_alias; a++) {
         int found = 0;
@@ -1825,34 +1828,39 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     /* link ops, then accumulate ops before them */
     if ((s = add_link_ops(op, st, 0, err))) return s;
     st->state_grad = calloc((size_t)st->n_states + 1, sizeof(char *));
-    st->all_grad_in = calloc((size_t)st->n_states + 1, sizeof(int));
-    st->last_grad_in = calloc((size_t)st->n_states + 1, sizeof(int));
-    if (!st->state_grad || !st->all_grad_in || !st->last_grad_in)
-        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->owg_state = calloc((size_t)st->n_owg + 1, sizeof(int));
+    st->acc_src = calloc((size_t)st->n_owg + 1, sizeof(char *));
+    if (!st->state_grad || !st->owg_state || !st->acc_src) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->owg = owg;
+    /* every alias with a gradient views a recurrent state (any offset; several per state add up) */
+    for (int k = 0; k < st->n_owg; k++) {
+        int a = (int)owg[k], i = 0;
+        while (i < st->n_states && strcmp(st->alias_src[a], st->states[i]) != 0) i++;
+        if (i == st->n_states)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "alias %d ('%s' -> '%s') has a gradient (outputs_with_grads[%d]) but '%s' is not a "
+                              "recurrent state: gradients flow back only through aliases of recurrent_states",
+                              a, st->alias_src[a], st->alias_dst[a], k, st->alias_src[a]);
+        st->owg_state[k] = i;
+    }
     int n_acc = 0;
     for (int i = 0; i < st->n_states; i++) {
         char nm[600];
         snprintf(nm, sizeof nm, "%s_grad", st->states[i]);
         if (!(st->state_grad[i] = strdup(remap(d, nm)))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
-        st->all_grad_in[i] = st->last_grad_in[i] = -1;
+        /* an alias's gradient rows go into the state's gradient: the last row (offset -1) before the loop,
+         * the row step t wrote at step t (an accumulate op), row 0 (an alias from row 0) after the loop */
         for (int k = 0; k < st->n_owg; k++) {
-            int a = (int)owg[k];
-            if (strcmp(st->alias_src[a], st->states[i]) != 0) continue;
-            if (st->alias_off[a] == 1) st->all_grad_in[i] = k;
-            else if (st->alias_off[a] == -1) st->last_grad_in[i] = k;
-            else
-                return rc_op_fail(op, err, RC_ERR_VALUE,
-                                  "output %d ('%s') has a gradient but aliases state '%s' at offset %lld; only "
-                                  "offsets +1 (all steps) and -1 (last step) support gradients",
-                                  a, st->alias_dst[a], st->states[i], (long long)st->alias_off[a]);
-        }
-        if (st->all_grad_in[i] >= 0) {
+            int64_t ao = st->alias_off[owg[k]];
+            if (st->owg_state[k] != i || ao == -1) continue;
+            size_t len = strlen(st->state_grad[i]) + 40;
+            if (!(st->acc_src[k] = malloc(len))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+            snprintf(st->acc_src[k], len, "%s_alias_gradient_input_%d", st->state_grad[i], k);
             rc_opdef *acc = rc_netdef_insert_op(st->step, n_acc++, "rnn_internal_accumulate_gradient_input");
-            if (!acc || rc_opdef_add_input(acc, st->timestep) ||
-                rc_opdef_add_input(acc, op->def.inputs[st->all_grad_in[i]]) ||
+            if (!acc || rc_opdef_add_input(acc, st->timestep) || rc_opdef_add_input(acc, st->acc_src[k]) ||
                 rc_opdef_add_input(acc, st->state_grad[i]) || rc_opdef_add_output(acc, st->state_grad[i]) ||
-                rc_opdef_set_arg_i(acc, "offset", 1) ||
-                rc_netdef_add_ext_in(st->step, op->def.inputs[st->all_grad_in[i]]))
+                rc_opdef_set_arg_i(acc, "offset", 1) || (ao != 1 && rc_opdef_set_arg_i(acc, "alias_offset", ao)) ||
+                rc_netdef_add_ext_in(st->step, st->acc_src[k]))
                 return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
             for (int l = 0; l < st->n_links; l++)
                 if (strcmp(st->link_ext[l], st->state_grad[i]) == 0) {
@@ -1915,36 +1923,54 @@ static rc_status grad_run(rc_op *op, rc_err *err)
         int id = fin0 + (int)st->init_ids[i];
         if ((s = rc_check_input(op, id, RC_F32, err))) return s;
         if (!init_fits(rc_in(op, id), &sb->t, T)) return init_mismatch(op, st, i, id, &sb->t, T, "", err);
-        rc_blob *gb = rc_ws_create(sc->shared, st->state_grad[i], err);
+        /* the step workspaces' own buffer: an outer blob of that name (the gradient of an output that
+         * names the state, say) is not it */
+        rc_blob *gb = rc_ws_create_local(sc->shared, st->state_grad[i], err);
         if (!gb) return err->code;
         drop_link_views(st, sc, st->state_grad[i], gb);
         if ((s = rc_tensor_resize_private(&gb->t, RC_F32, 3, sb->t.dims, err))) return s;
         memset(rc_f32(&gb->t), 0, rc_tensor_nbytes(&gb->t));
-        int k = st->last_grad_in[i];
-        if (k >= 0) {
+        int64_t R = sb->t.dims[0], row = sb->t.dims[1] * sb->t.dims[2];
+        for (int k = 0; k < st->n_owg; k++) {
+            if (st->owg_state[k] != i) continue;
+            int a = (int)st->owg[k];
+            int64_t ao = st->alias_off[a];
             if ((s = rc_check_input(op, k, RC_F32, err))) return s;
-            const rc_tensor *lg = rc_in(op, k);
-            int64_t row = sb->t.dims[1] * sb->t.dims[2];
-            if (rc_tensor_numel(lg) != row)
+            const rc_tensor *g = rc_in(op, k);
+            if (ao == -1) { /* the last row, here (no step writes it) */
+                if (rc_tensor_numel(g) != row)
+                    return rc_op_fail(op, err, RC_ERR_VALUE,
+                                      "gradient '%s' of the last state of '%s' has shape %s, expected (1, %lld, %lld)",
+                                      rc_in_name(op, k), st->states[i], RC_SHAPE(g), (long long)sb->t.dims[1],
+                                      (long long)sb->t.dims[2]);
+                float *dst = rc_f32(&gb->t) + (R - 1) * row;
+                const float *src = rc_f32(g);
+                for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+                continue;
+            }
+            if (R - T != 1)
                 return rc_op_fail(op, err, RC_ERR_VALUE,
-                                  "gradient '%s' of the last state of '%s' has shape %s, expected (1, %lld, %lld)",
-                                  rc_in_name(op, k), st->states[i], RC_SHAPE(lg), (long long)sb->t.dims[1],
-                                  (long long)sb->t.dims[2]);
-            float *dst = rc_f32(&gb->t) + (sb->t.dims[0] - 1) * row;
-            const float *src = rc_f32(lg);
-            for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+                                  "alias %d ('%s' -> '%s', offset %lld) has a gradient, but state '%s' %s has %lld "
+                                  "initial rows: a gradient flows through an alias other than offset -1 only for a "
+                                  "state with one initial row", a, st->alias_src[a], st->alias_dst[a], (long long)ao,
+                                  st->states[i], RC_SHAPE(&sb->t), (long long)(R - T));
+            if (ao >= 0 ? ao > R : ao < -R)
+                return rc_op_fail(op, err, RC_ERR_INDEX,
+                                  "alias %d ('%s' -> '%s'): offset %lld is outside the %lld rows of state %s", a,
+                                  st->alias_src[a], st->alias_dst[a], (long long)ao, (long long)R, RC_SHAPE(&sb->t));
+            int64_t start = ao >= 0 ? ao : R + ao;
+            if (g->ndim != 3 || g->dims[0] != R - start || g->dims[1] != N || g->dims[2] != sb->t.dims[2])
+                return rc_op_fail(op, err, RC_ERR_VALUE,
+                                  "gradient '%s' of alias '%s' (offset %lld: rows [%lld, %lld) of state '%s' %s) has "
+                                  "shape %s, expected (%lld, %lld, %lld)",
+                                  rc_in_name(op, k), st->alias_dst[a], (long long)ao, (long long)start,
+                                  (long long)R, st->states[i], RC_SHAPE(&sb->t), RC_SHAPE(g), (long long)(R - start),
+                                  (long long)N, (long long)sb->t.dims[2]);
+            rc_blob *src = rc_ws_create_local(sc->shared, st->acc_src[k], err);
+            if (!src) return err->code;
+            rc_tensor_share(&src->t, g); /* released after the run */
         }
         rc_tensor_touch(&gb->t);
-        k = st->all_grad_in[i];
-        if (k >= 0) {
-            if ((s = rc_check_input(op, k, RC_F32, err))) return s;
-            const rc_tensor *ag = rc_in(op, k);
-            if (ag->ndim != 3 || ag->dims[0] != T || ag->dims[1] != N || ag->dims[2] != sb->t.dims[2])
-                return rc_op_fail(op, err, RC_ERR_VALUE,
-                                  "gradient '%s' of all steps of '%s' has shape %s, expected (%lld, %lld, %lld)",
-                                  rc_in_name(op, k), st->states[i], RC_SHAPE(ag), (long long)T, (long long)N,
-                                  (long long)sb->t.dims[2]);
-        }
     }
     /* input-sequence gradient: shaped like input 0 and zeroed (Caffe2 left garbage) */
     rc_tensor *gx = rc_out(op, 0);
@@ -1987,6 +2013,19 @@ static rc_status grad_run(rc_op *op, rc_err *err)
                               st->states[i]);
         if (init->dtype != RC_F32 || !init_fits(init, &gb->t, T))
             return init_mismatch(op, st, i, id, &gb->t, T, " after the step loop (a step op changed it)", err);
+        /* an alias from row 0 (offset 0, the state named as an output): its row 0 is the initial state's */
+        int64_t row = gb->t.dims[1] * gb->t.dims[2];
+        for (int k = 0; k < st->n_owg; k++) {
+            int64_t ao = st->alias_off[st->owg[k]];
+            if (st->owg_state[k] != i || ao == -1 || (ao >= 0 ? ao : gb->t.dims[0] + ao) != 0) continue;
+            const rc_tensor *g = rc_in(op, k);
+            if (g->dtype != RC_F32 || g->ndim != 3 || g->dims[0] != gb->t.dims[0] || g->dims[1] * g->dims[2] != row)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "gradient '%s' changed during the run: now %s",
+                                  rc_in_name(op, k), RC_SHAPE(g));
+            float *dst = rc_f32(&gb->t);
+            const float *src = rc_f32(g);
+            for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+        }
         if ((s = rc_tensor_resize_like(g, init, err))) return s;
         const float *src = rc_f32(&gb->t);
         float *dst = rc_f32(g);
@@ -1997,6 +2036,12 @@ static rc_status grad_run(rc_op *op, rc_err *err)
             for (int64_t n = 0; n < N; n++)
                 for (int64_t j = 0; j < S; j++) dst[j] += src[n * S + j];
         }
+    }
+    /* the shared names of the alias gradients let go of their storage (a failed run keeps it until the
+     * next run or the step workspaces go) */
+    for (int k = 0; k < st->n_owg; k++) {
+        rc_blob *b = st->acc_src[k] ? rc_ws_get_local(sc->shared, st->acc_src[k]) : NULL;
+        if (b) rc_tensor_release(&b->t);
     }
     return RC_OK;
 }
@@ -2015,11 +2060,9 @@ static rc_status rnn_grad_run(rc_op *op, rc_err *err)
 }
 
 /* ================================================================ link / accumulate ops */
-typedef struct { int64_t offset, window; } link_args;
-
 static rc_status link_setup(rc_op *op, rc_err *err)
 {
-    link_args *a = calloc(1, sizeof *a);
+    rnn_link_args *a = calloc(1, sizeof *a);
     if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = a;
     rc_status s;
@@ -2047,7 +2090,7 @@ static rc_status read_timestep(rc_op *op, int i, int *t, rc_err *err)
 /* internal = external[t + offset : t + offset + window] (a view, no copy). */
 static rc_status link_run(rc_op *op, rc_err *err)
 {
-    link_args *a = op->state;
+    rnn_link_args *a = op->state;
     int t = 0;
     rc_status s;
     if ((s = read_timestep(op, 0, &t, err))) return s;
@@ -2071,10 +2114,13 @@ static rc_status link_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* dst[t + offset] += src[t] (one row). Inputs (timestep, src, dst), output dst. */
+/* dst[t + offset] += src[t] (one row). Inputs (timestep, src, dst), output dst.
+ * With alias_offset: src is the gradient of the alias of dst's rows at that offset (rows [o, R) for o >= 0,
+ * the last -o rows for o < 0, R = dst's rows), so it holds R - start rows, its row j that of dst's row
+ * start + j: dst[t + offset] += src[t + offset - start], nothing where t + offset < start. */
 static rc_status acc_run(rc_op *op, rc_err *err)
 {
-    link_args *a = op->state;
+    rnn_link_args *a = op->state;
     int t = 0;
     rc_status s;
     if ((s = read_timestep(op, 0, &t, err))) return s;
@@ -2084,15 +2130,31 @@ static rc_status acc_run(rc_op *op, rc_err *err)
     if (src->ndim < 1 || dst->ndim < 1 || rc_dims_prod(src, 1, src->ndim) != rc_dims_prod(dst, 1, dst->ndim))
         return rc_op_fail(op, err, RC_ERR_VALUE, "row sizes of '%s' %s and '%s' %s differ", rc_in_name(op, 1),
                           RC_SHAPE(src), rc_in_name(op, 2), RC_SHAPE(dst));
-    if (t < 0 || t >= src->dims[0])
-        return rc_op_fail(op, err, RC_ERR_INDEX, "source row %d is outside the %lld rows of '%s'", t,
-                          (long long)src->dims[0], rc_in_name(op, 1));
     int64_t row = t + a->offset;
-    if (row < 0 || row >= dst->dims[0])
+    if (t < 0 || row < 0 || row >= dst->dims[0])
         return rc_op_fail(op, err, RC_ERR_INDEX, "destination row %lld is outside the %lld rows of '%s'",
                           (long long)row, (long long)dst->dims[0], rc_in_name(op, 2));
+    int64_t srow = t;
+    if (a->has_alias_offset) {
+        int64_t R = dst->dims[0], o = a->alias_offset;
+        /* compared without overflow: o may be anything in int64 */
+        if (o >= 0 ? o > R : o < -R)
+            return rc_op_fail(op, err, RC_ERR_INDEX, "alias_offset %lld is outside the %lld rows of '%s'",
+                              (long long)o, (long long)R, rc_in_name(op, 2));
+        int64_t start = o >= 0 ? o : R + o;
+        if (src->dims[0] != R - start)
+            return rc_op_fail(op, err, RC_ERR_VALUE,
+                              "'%s' %s has %lld rows; the alias at offset %lld of the %lld rows of '%s' has %lld",
+                              rc_in_name(op, 1), RC_SHAPE(src), (long long)src->dims[0], (long long)o, (long long)R,
+                              rc_in_name(op, 2), (long long)(R - start));
+        if (row < start) return RC_OK;
+        srow = row - start;
+    }
+    if (srow >= src->dims[0])
+        return rc_op_fail(op, err, RC_ERR_INDEX, "source row %lld is outside the %lld rows of '%s'",
+                          (long long)srow, (long long)src->dims[0], rc_in_name(op, 1));
     int64_t n = rc_dims_prod(src, 1, src->ndim);
-    const float *sp = rc_f32(src) + (int64_t)t * n;
+    const float *sp = rc_f32(src) + srow * n;
     float *dp = rc_f32(dst) + row * n;
     for (int64_t j = 0; j < n; j++) dp[j] += sp[j];
     return RC_OK;
@@ -2100,11 +2162,15 @@ static rc_status acc_run(rc_op *op, rc_err *err)
 
 static rc_status acc_setup(rc_op *op, rc_err *err)
 {
-    link_args *a = calloc(1, sizeof *a);
+    rnn_link_args *a = calloc(1, sizeof *a);
     if (!a) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     op->state = a;
     rc_status s;
     if ((s = rc_arg_i(&op->def, "offset", 1, &a->offset, err))) return s;
+    if (rc_opdef_arg(&op->def, "alias_offset")) {
+        a->has_alias_offset = 1;
+        if ((s = rc_arg_i(&op->def, "alias_offset", 0, &a->alias_offset, err))) return s;
+    }
     if (strcmp(op->def.inputs[2], op->def.outputs[0]) != 0)
         return rc_op_fail(op, err, RC_ERR_VALUE, "input 2 ('%s') and output 0 ('%s') must be the same blob",
                           op->def.inputs[2], op->def.outputs[0]);
@@ -2180,6 +2246,6 @@ const rc_op_schema rc_ops_recurrent[] = {
     {"rnn_internal_apply_link", 2, 2, 2, 2, link_inplace, link_setup, link_run, free,
      "internal = external[t+offset : t+offset+window] as a view"},
     {"rnn_internal_accumulate_gradient_input", 3, 3, 1, 1, acc_inplace, acc_setup, acc_run, free,
-     "dst[t+offset] += src[t]"},
+     "dst[t+offset] += src[t] (or the row of src that alias_offset gives)"},
     {0},
 };

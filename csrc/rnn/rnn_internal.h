@@ -32,6 +32,16 @@ typedef struct rnn_scratch {
 
 RC_INTERNAL void rnn_scratch_free(void *p);
 
+/* The state of the rnn_internal_apply_link and rnn_internal_accumulate_gradient_input ops (owned by the
+ * op; read by the executor's dependency analysis). offset: the destination row is t + offset; window: the
+ * link's row count (0 for an accumulate op); alias_offset (accumulate op, has_alias_offset set): the source
+ * is the gradient of the alias of that offset of the destination's rows (see acc_run). */
+typedef struct {
+    int64_t offset, window;
+    int64_t alias_offset;
+    int has_alias_offset;
+} rnn_link_args;
+
 /* ---- the executor (csrc/rnn/executor.c) */
 typedef struct rc_rnn_exec rc_rnn_exec;
 
