@@ -817,7 +817,7 @@ def _state_rows(x, init):
     [1, 1, 2],                 # several aliases of the steps' rows (offset 2 skips step 0's row)
     [-2, -4, 3],               # the last rows by negative offsets (-4 of T + 1 = 4 rows reaches row 0)
 ])
-@pytest.mark.parametrize("T", [3, 1])
+@pytest.mark.parametrize("T", [3, 1, 0])
 def test_gradients_through_any_alias_and_state_outputs(rng, spec, T):
     """Every alias of a recurrent state (any offset, several per state) and a state named as an output
     pass their gradient back: the analytic gradients of input and initial state match finite
