@@ -17,7 +17,8 @@ Worth knowing:
   instead of X: dX's shape is then that tensor's values, so it is not inferred (nor when input 1's
   dtype is UNDEFINED, as it could be either).
 - ArgMax / ArgMin / RowWiseArgMax give INT32 and Dropout's mask INT32 (bools are int32 here),
-  whatever the input dtype, SumInt INT32 and MultiClassAccuracy's counts INT32; every other output here is FLOAT (these ops only write float32).
+  whatever the input dtype, SumInt INT32 and MultiClassAccuracy's counts INT32; every other output
+  here is FLOAT (these ops only write float32).
 - What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
   inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
   guessed; the run fails anyway.

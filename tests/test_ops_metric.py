@@ -209,7 +209,8 @@ def test_multi_class_accuracy_no_classes():
      r"input 0 blob 'x' \(prediction\) must be 2-D \(N, D\), got \(3,\) float32"),
     (np.ones((3, 2), np.float32), np.zeros(2, np.int32), ValueError,
      r"input 1 blob 'l' \(2,\) int32 \(label\) must be 1-D with one label per row of input 0 blob 'x' \(3, 2\)"),
-    (np.ones((3, 2), np.float32), np.zeros((3, 1), np.int32), ValueError, r"input 1 blob .l. \(3, 1\) int32 \(label\) must be 1-D"),
+    (np.ones((3, 2), np.float32), np.zeros((3, 1), np.int32), ValueError,
+     r"input 1 blob .l. \(3, 1\) int32 \(label\) must be 1-D"),
     (np.ones((3, 2), np.int32), np.zeros(3, np.int32), TypeError, r"input 0 blob 'x' must be float32"),
     (np.ones((3, 2), np.float32), np.zeros(3, np.float32), TypeError, r"input 1 blob 'l' must be int32"),
 ])
