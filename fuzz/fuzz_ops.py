@@ -146,6 +146,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              # Col2Im (conv.c) read the convolution arguments, above; Summarize (print.c): not 'to_file'
              # (it would create '<input>.summary' where the fuzzer runs)
              "block_size",
+             # LastNWindowCollector (csrc/ops/collect.c); Perplexity and MultiClassAccuracy (metric.c) read none
+             "num_to_collect",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -88,3 +88,8 @@ def _label_cross_entropy_grad(op, g_output):
     gx = _gi(op, 0)
     return ([_grad_op("LabelCrossEntropyGradient", [op.input[0], op.input[1], g_output[0]], [gx])],
             [gx, None])
+
+
+# csrc/ops/metric.c: evaluation metrics (Caffe2: SHOULD_NOT_DO_GRADIENT), as Accuracy: their inputs get no
+# gradient.
+GradientRegistry.RegisterNoGradient("Perplexity", "MultiClassAccuracy")

@@ -1,5 +1,5 @@
 """Shape functions of the optimizer family: the ops of csrc/ops/optim.c, optim_rowwise.c, optim_more.c,
-optim_adaptive.c, counter.c, queue.c, db.c, mutex.c, rnn_units.c and Adagrad / SparseAdagrad of embed.c.
+optim_adaptive.c, counter.c, queue.c, db.c, mutex.c, collect.c, rnn_units.c and Adagrad / SparseAdagrad of embed.c.
 
 Every optimizer step writes tensors of its inputs' shapes, float32 (the ops refuse other dtypes and
 resize their float outputs as float32, so a float output is FLOAT even where the input's type was
@@ -503,6 +503,61 @@ not_inferred("its input 0 is a Mutex object, never a known tensor, so no functio
              "its shape)", "AtomicIter")
 not_inferred("its input 0 is a Mutex object, never a known tensor, so no function can run (the outputs would "
              "be int32 ())", "AtomicFetchAdd", "AtomicFetchAdd64")
+
+
+@register("LastNWindowCollector", partial=True)
+def _last_n_window_collector(op, ins):
+    """(LAST_N, NEXT, DATA[, MUTEX[, NUM_VISITED]]) -> (LAST_N, NEXT[, NUM_VISITED]), in place
+    (csrc/ops/collect.c). Called with unknown inputs too (partial), since MUTEX never is a known
+    tensor; LAST_N is unknown when LAST_N or DATA is (LAST_N holding nothing among them: that empty
+    buffer would take DATA's shape, but unknown may also mean not inferred). The
+    buffer's rows after the run: those it had plus DATA's (at most num_to_collect of these), at
+    most num_to_collect; an empty buffer (0 rows) with an empty DATA becomes DATA's shape."""
+    unknown = [None] * len(op.output)
+    num = args(op).get("num_to_collect", -1)
+    n_in, n_out = len(op.input), len(op.output)
+    if isinstance(num, bool) or not isinstance(num, int) or not 0 < num <= 2 ** 31 - 1 \
+            or (n_in == 5) != (n_out == 3) \
+            or any(op.input[i] != op.output[o] for i, o in ((0, 0), (1, 1), (4, 2)) if o < n_out):
+        return unknown  # refused at creation
+    if n_in > 3 and ins[3] is not None:
+        raise ShapeError("LastNWindowCollector: input 3 '%s' must be a Mutex, not a tensor" % op.input[3])
+    buf, nxt, data = ins[0], ins[1], ins[2]
+    if data is not None and not data.shape:
+        raise ShapeError("LastNWindowCollector: input 2 '%s' (DATA) must have at least 1 dim" % op.input[2])
+    if nxt is not None:
+        _i32(op, ins, 1)
+        if nxt.shape != ():
+            raise ShapeError("LastNWindowCollector: input 1 '%s' (NEXT) must be an int32 scalar (), got %s" % (
+                op.input[1], list(nxt.shape)))
+    if n_in > 4 and ins[4] is not None:
+        _counter(op, ins, 4)
+    last_n = None
+    if buf is not None and data is not None:
+        has_rows = not (buf.shape and buf.shape[0] == 0)
+        if has_rows:
+            if UNDEFINED not in (buf.dtype, data.dtype) and buf.dtype != data.dtype:
+                raise ShapeError("LastNWindowCollector: input 0 '%s' (LAST_N) and input 2 '%s' (DATA) must have "
+                                 "the same dtype" % (op.input[0], op.input[2]))
+            if len(buf.shape) != len(data.shape) or buf.shape[1:] != data.shape[1:]:
+                raise ShapeError("LastNWindowCollector: input 0 '%s' %s (LAST_N) must have rows shaped as those "
+                                 "of input 2 '%s' %s (DATA)" % (op.input[0], list(buf.shape), op.input[2],
+                                                                list(data.shape)))
+            if buf.shape[0] > num:
+                raise ShapeError("LastNWindowCollector: input 0 '%s' %s (LAST_N) has more rows than "
+                                 "num_to_collect %d" % (op.input[0], list(buf.shape), num))
+        n = data.shape[0]
+        if n == 0:
+            last_n = buf if has_rows else data
+        else:
+            rows = buf.shape[0] if has_rows else 0
+            last_n = Tensor((min(num, rows + min(n, num)),) + tuple(data.shape[1:]), data.dtype)
+    outs = [last_n, None if nxt is None else Tensor((), INT32)]
+    if n_out == 3:
+        outs.append(None if ins[4] is None else Tensor(ins[4].shape, INT32))
+    return outs
+
+
 not_inferred("its output is a BlobsQueue object (no tensor)", "CreateBlobsQueue")
 not_inferred("its input 0 is a BlobsQueue object, never a known tensor (the outputs are its inputs, in "
              "place, and SafeEnqueueBlobs' status)",

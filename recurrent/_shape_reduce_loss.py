@@ -1,5 +1,5 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, the n-ary Sum / Max /
+metric.c, loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, the n-ary Sum / Max /
 SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
@@ -9,7 +9,7 @@ probabilities summing to 1) is left to the run.
 
 Worth knowing:
 - Scalar outputs: the losses and whole-tensor sums (AveragedLoss, SumElements, SumSqrElements,
-  SoftmaxWithLoss's and SpatialSoftmaxWithLoss's loss, Accuracy) are 0-d ``()``; LpNorm's is
+  SoftmaxWithLoss's and SpatialSoftmaxWithLoss's loss, Accuracy, Perplexity) are 0-d ``()``; LpNorm's is
   ``(1,)``. The row distances (SquaredL2Distance, L1Distance, DotProduct, CosineSimilarity,
   CrossEntropy, LabelCrossEntropy) are ``(N,)`` with N = dims[0] (1 for a 0-d / 1-D X where the C
   code says so).
@@ -17,7 +17,8 @@ Worth knowing:
   instead of X: dX's shape is then that tensor's values, so it is not inferred (nor when input 1's
   dtype is UNDEFINED, as it could be either).
 - ArgMax / ArgMin / RowWiseArgMax give INT32 and Dropout's mask INT32 (bools are int32 here),
-  whatever the input dtype, and SumInt INT32; every other output here is FLOAT (these ops only write float32).
+  whatever the input dtype, SumInt INT32 and MultiClassAccuracy's counts INT32; every other output
+  here is FLOAT (these ops only write float32).
 - What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
   inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
   guessed; the run fails anyway.
@@ -286,6 +287,29 @@ def _accuracy(op, ins):
     if x[0] == 0:
         raise ShapeError("Accuracy: prediction %s has no rows" % list(x))
     return [F(())]
+
+
+@_shape_fn("Perplexity")
+def _perplexity(op, ins):
+    """P float32 (N,) -> () (csrc/ops/metric.c)."""
+    _f32(op, ins, 0)
+    if len(ins[0].shape) != 1:
+        raise ShapeError("Perplexity: input 0 must be 1-D, got %s" % list(ins[0].shape))
+    return [F(())]
+
+
+@_shape_fn("MultiClassAccuracy")
+def _multi_class_accuracy(op, ins):
+    """X float32 (N, D), LABEL int32 (N,) -> ACC float32 (D,), COUNT int32 (D,) (csrc/ops/metric.c)."""
+    _f32(op, ins, 0)
+    _dt(op, ins, 1, INT32)
+    x, l = ins[0].shape, ins[1].shape
+    if len(x) != 2 or len(l) != 1 or l[0] != x[0]:
+        raise ShapeError("MultiClassAccuracy: prediction must be 2-D (N, D) and label (N,), got %s and %s" % (
+            list(x), list(l)))
+    if x[0] > 2 ** 31 - 1:
+        raise ShapeError("MultiClassAccuracy: prediction %s has more rows than int32 counts hold" % list(x))
+    return [F((x[1],)), Tensor((x[1],), INT32)]
 
 
 # ================================================================ loss.c

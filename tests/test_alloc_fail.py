@@ -227,7 +227,8 @@ def build_ops_net(name="af_ops"):
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
     on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
     UniqueUniformFill, ConstantFill of bool, Percentile, BisectPercentile, BatchBoxCox,
-    PiecewiseLinearTransform, a Python op and its PythonGradient; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
+    PiecewiseLinearTransform, a Python op and its PythonGradient, Perplexity, MultiClassAccuracy and
+    LastNWindowCollector (a buffer emptied at every run, grown twice, with a Mutex); in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
     DiagonalFill."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
@@ -792,6 +793,17 @@ def build_ops_net(name="af_ops"):
     net.ArgMax(sc, "u_am", axis=1)
     net.ArgMin(sc, "u_an", axis=0, keepdims=0)
     net.Accuracy([p, "labels"], "u_acc", top_k=2)
+    # metric.c and collect.c: Perplexity, MultiClassAccuracy; LastNWindowCollector twice on a buffer made
+    # empty at every run (4 rows, then 6 with a wrap: the buffer grows through rc_tensor_resize_keep)
+    net.Perplexity(net.FlattenToVec(p, "m_pvec"), "m_ppl")
+    net.MultiClassAccuracy([p, "labels"], ["m_acc", "m_cnt"])
+    ln_m = net.CreateMutex([], "ln_m")
+    net.ConstantFill([], "ln_buf", shape=[0])
+    net.ConstantFill([], "ln_next", shape=[], value=0, dtype=core.DataType.INT32)
+    net.ConstantFill([], "ln_seen", shape=[1], value=0, dtype=core.DataType.INT32)
+    for _ in range(2):
+        net.LastNWindowCollector(["ln_buf", "ln_next", p, ln_m, "ln_seen"], ["ln_buf", "ln_next", "ln_seen"],
+                                 num_to_collect=6)
     # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
     lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
     net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
@@ -1064,7 +1076,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op PrependDim #", "op MergeDim #", "op CopyRowsToTensor #", "op CopyRowsToTensorGradient #",
                  "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #",
                  "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
-                 "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #")
+                 "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #",
+                 "op Perplexity #", "op MultiClassAccuracy #", "op LastNWindowCollector #")
 
 
 def _tensor_blobs():

@@ -2942,6 +2942,87 @@ CASES = [
          "feed(p=np.zeros((0, 3), np.float32), l=np.zeros(0, np.int32)); run_op('Accuracy', ['p', 'l'], 'a')",
          V, r"op Accuracy #0: input 0 blob 'p' \(0, 3\) float32 \(prediction\) has no rows",
          note="Caffe2 divided by zero"),
+    # ---------------------------------------------------------- metrics (csrc/ops/metric.c)
+    Case("perplexity-negative", "ops: metrics", "Perplexity(p [0.5, -0.25])",
+         "feed(p=np.array([0.5, -0.25], np.float32)); run_op('Perplexity', ['p'], ['y'])", V,
+         r"op Perplexity #0: input 0 blob 'p' \(2,\) float32 \(probabilities\) holds -0.25 at position 1; a "
+         r"probability must be finite and >= 0",
+         after="feed(p=np.array([0.5, 0.25], np.float32)); run_op('Perplexity', ['p'], ['y'])",
+         note="NaN and inf too; Caffe2 gave NaN (0 for inf). A 0 gives inf and N = 0 gives 1, as Caffe2"),
+    Case("perplexity-rank", "ops: metrics", "Perplexity(p (2,3))",
+         "feed(p=f32(2, 3)); run_op('Perplexity', ['p'], ['y'])", V,
+         r"op Perplexity #0: input 0 blob 'p' \(probabilities\) must be 1-D, got \(2, 3\) float32",
+         note="Caffe2 only DCHECKed the rank"),
+    Case("multi-class-accuracy-label-range", "ops: metrics", "MultiClassAccuracy([x (2,3), label [0, -1]])",
+         "feed(x=f32(2, 3), l=np.array([0, -1], np.int32)); run_op('MultiClassAccuracy', ['x', 'l'], ['a', 'c'])",
+         I, r"op MultiClassAccuracy #0: input 1 blob 'l' \(2,\) int32 \(label\): label -1 at row 1 is out of "
+            r"range \[0, 3\)",
+         after="feed(l=np.array([0, 2], np.int32)); run_op('MultiClassAccuracy', ['x', 'l'], ['a', 'c'])",
+         note="Caffe2 only DCHECKed label < D (release builds wrote out of bounds)"),
+    Case("multi-class-accuracy-label-count", "ops: metrics", "MultiClassAccuracy([x (3,2), label (2,)])",
+         "feed(x=f32(3, 2), l=np.zeros(2, np.int32)); run_op('MultiClassAccuracy', ['x', 'l'], ['a', 'c'])",
+         V, r"op MultiClassAccuracy #0: input 1 blob 'l' \(2,\) int32 \(label\) must be 1-D with one label per "
+            r"row of input 0 blob 'x' \(3, 2\) float32 \(prediction\)"),
+    # ---------------------------------------------------------- LastNWindowCollector (csrc/ops/collect.c)
+    Case("last-n-cursor", "ops: collect", "LastNWindowCollector(buf (2,3), next 0, data (1,3)), num_to_collect=4",
+         """
+         feed(buf=f32(2, 3), nx=np.array(0, np.int32), d=f32(1, 3))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf', 'nx'], num_to_collect=4)
+         """, V, r"op LastNWindowCollector #0: input 1 blob 'nx' \(NEXT, the cursor\) is 0, but input 0 blob "
+                 r"'buf' \(2, 3\) float32 \(LAST_N, the buffer\) with num_to_collect = 4 needs it to equal its row "
+                 r"count \(a buffer that is not full fills in order\)",
+         after="""
+         feed(nx=np.array(2, np.int32))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf', 'nx'], num_to_collect=4)
+         assert workspace.FetchBlob('buf').shape == (3, 3)
+         """, note="Caffe2 checked only cursor < rows, then left rows unwritten"),
+    Case("last-n-row-shape", "ops: collect", "LastNWindowCollector(buf (2,3), next 2, data (1,4))",
+         """
+         feed(buf=f32(2, 3), nx=np.array(2, np.int32), d=f32(1, 4))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf', 'nx'], num_to_collect=4)
+         """, V, r"op LastNWindowCollector #0: input 0 blob 'buf' \(2, 3\) float32 \(LAST_N, the buffer\) must "
+                 r"have rows shaped as those of input 2 blob 'd' \(1, 4\) float32 \(DATA\)"),
+    Case("last-n-dtype", "ops: collect", "LastNWindowCollector(buf (2,3) float32, next 2, data (1,3) int32)",
+         """
+         feed(buf=f32(2, 3), nx=np.array(2, np.int32), d=np.zeros((1, 3), np.int32))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf', 'nx'], num_to_collect=4)
+         """, T_, r"op LastNWindowCollector #0: input 0 blob 'buf' \(2, 3\) float32 \(LAST_N, the buffer\) and "
+                  r"input 2 blob 'd' \(1, 3\) int32 \(DATA\) must have the same dtype",
+         note="Caffe2 threw the buffer away and started a new one"),
+    Case("last-n-num-to-collect", "ops: collect", "LastNWindowCollector without num_to_collect",
+         """
+         feed(buf=f32(0), nx=np.array(0, np.int32), d=f32(1, 3))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf', 'nx'])
+         """, V, r"op LastNWindowCollector #0: argument 'num_to_collect' must be in \[1, 2147483647\], got -1"),
+    Case("last-n-not-in-place", "ops: collect", "LastNWindowCollector(buf, next, data) -> (buf2, next)",
+         """
+         feed(buf=f32(0), nx=np.array(0, np.int32), d=f32(1, 3))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd'], ['buf2', 'nx'], num_to_collect=2)
+         """, V, r"op LastNWindowCollector #0: input 0 blob 'buf' and output 0 blob 'buf2' must be the same blob "
+                 r"\(LAST_N is updated in place\)"),
+    Case("last-n-num-visited-without-output", "ops: collect",
+         "LastNWindowCollector(buf, next, data, mutex, num_visited) -> (buf, next)",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(buf=f32(0), nx=np.array(0, np.int32), d=f32(1, 3), nv=np.zeros(1, np.int32))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd', 'm', 'nv'], ['buf', 'nx'], num_to_collect=2)
+         """, V, r"op LastNWindowCollector #0: NUM_VISITED needs both input 4 and output 2 \(the same blob\): got 5 "
+                 r"inputs and 2 outputs", note="Caffe2 ignored the fifth input"),
+    Case("last-n-num-visited-overflow", "ops: collect", "LastNWindowCollector with num_visited at INT32_MAX",
+         """
+         run_op('CreateMutex', [], ['m'])
+         feed(buf=f32(1, 3), nx=np.array(1, np.int32), d=f32(1, 3), nv=np.array([2 ** 31 - 1], np.int32))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd', 'm', 'nv'], ['buf', 'nx', 'nv'], num_to_collect=2)
+         """, V, r"op LastNWindowCollector #0: input 4 blob 'nv' \(NUM_VISITED\) 2147483647 \+ 1 rows of input 2 "
+                 r"blob 'd' \(1, 3\) float32 overflows int32",
+         after="assert workspace.FetchBlob('buf').shape == (1, 3) and workspace.FetchBlob('nx') == 1",
+         note="Caffe2 counted in int64; nothing is written"),
+    Case("last-n-not-a-mutex", "ops: collect", "LastNWindowCollector(buf, next, data, m) where m holds a tensor",
+         """
+         feed(buf=f32(0), nx=np.array(0, np.int32), d=f32(1, 3), m=f32(1))
+         run_op('LastNWindowCollector', ['buf', 'nx', 'd', 'm'], ['buf', 'nx'], num_to_collect=2)
+         """, T_, r"op LastNWindowCollector #0: input 3 blob 'm' must be a Mutex \(CreateMutex's output\), but it "
+                  r"holds a tensor \(1,\) float32", note="Caffe2 failed on the blob's type"),
     # ---------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
     Case("bcast-no-broadcast", "ops: broadcasting", "Add([a (2,3), b (4,3,1)]) without broadcast=1",
          "feed(a=f32(2, 3), b=f32(4, 3, 1)); run_op('Add', ['a', 'b'], ['c'])", V,

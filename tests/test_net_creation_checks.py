@@ -294,6 +294,16 @@ CASES = [
      dict(global_pooling=1), V),
     ("LpPool", dict(x=f32(2, 3, 3, 3)), ["y"], dict(kernel=4, p=3.0), V),
     ("LpPool", dict(x=i32(2, 3, 4, 4)), ["y"], dict(kernel=2), E),
+    ("Perplexity", dict(p=f32(2, 3)), ["y"], {}, V),
+    ("Perplexity", dict(p=i32(3)), ["y"], {}, E),
+    ("MultiClassAccuracy", dict(x=f32(3, 2), l=i32(2)), ["a", "c"], {}, V),
+    ("MultiClassAccuracy", dict(x=f32(3, 2), l=f32(3)), ["a", "c"], {}, E),
+    ("LastNWindowCollector", dict(buf=f32(2, 3), nx=i32(), d=f32(1, 4)), ["buf", "nx"], dict(num_to_collect=4), V),
+    ("LastNWindowCollector", dict(buf=f32(2, 3), nx=i32(), d=i32(1, 3)), ["buf", "nx"], dict(num_to_collect=4), E),
+    ("LastNWindowCollector", dict(buf=f32(5, 3), nx=i32(), d=f32(1, 3)), ["buf", "nx"], dict(num_to_collect=4), V),
+    ("LastNWindowCollector", dict(buf=f32(0), nx=i32(1), d=f32(1, 3)), ["buf", "nx"], dict(num_to_collect=4), V),
+    ("LastNWindowCollector", dict(buf=f32(0), nx=i32(), d=f32(1, 3), m=f32(1)), ["buf", "nx"],
+     dict(num_to_collect=4), E),
     ("LpPoolGradient", dict(x=f32(2, 3, 4, 4), y=f32(2, 3, 2, 2), dy=f32(2, 3, 3, 3)), ["dx"],
      dict(kernel=2, stride=2), V),
     ("LpPoolGradient", dict(x=f32(2, 3, 4), y=f32(2, 3, 2), dy=i32(2, 3, 2)), ["dx"],
@@ -390,7 +400,9 @@ def test_refused_at_creation_with_the_run_message(op, inputs, outs, args, exc):
     assert str(info.value) == prefix + msg
     assert net.Name() not in workspace.Nets()
     for o in outs:  # nothing was written (op creation may have made the blob, holding no tensor)
-        if workspace.HasBlob(o):  # FetchBlob describes it, as Caffe2's
+        if o in inputs:  # in place (LastNWindowCollector): the fed value
+            np.testing.assert_array_equal(workspace.FetchBlob(o), inputs[o])
+        elif workspace.HasBlob(o):  # FetchBlob describes it, as Caffe2's
             want = b"%s, a C++ native class of type nullptr (uninitialized)." % o.encode()
             assert workspace.FetchBlob(o) == want
     with pytest.raises(exc) as info:

@@ -180,6 +180,7 @@ def test_the_first_argument_of_a_name_counts():
 
 
 def test_every_function_is_called_only_on_known_inputs_unless_partial():
-    assert si._PARTIAL == {"RecurrentNetworkGradient"}
+    # LastNWindowCollector: its optional MUTEX input never is a known tensor
+    assert si._PARTIAL == {"RecurrentNetworkGradient", "LastNWindowCollector"}
     assert si.registered() == sorted(si._REGISTRY)
     assert not set(si._REGISTRY) & set(si.NOT_INFERRED)

@@ -116,6 +116,11 @@ CASES = [
     ("ReduceTailSum", [("x", r(3))], ["s"], {}),
     ("ReduceTailSum", [("x", r(2, 0))], ["s"], {}),
     ("Accuracy", [("p", r(4, 5)), ("l", i32([0, 4, 2, 1]))], ["a"], {"top_k": 2}),
+    # ---- metric.c
+    ("Perplexity", [("p", p(6))], ["y"], {}),
+    ("Perplexity", [("p", p(0))], ["y"], {}),
+    ("MultiClassAccuracy", [("x", r(4, 5)), ("l", i32([0, 4, 2, 4]))], ["a", "c"], {}),
+    ("MultiClassAccuracy", [("x", r(0, 3)), ("l", i32([]))], ["a", "c"], {}),
     # ---- loss.c
     ("SquaredL2Distance", [("x", r(3, 4)), ("y", r(3, 4))], ["d"], {}),
     ("SquaredL2Distance", [("x", np.float32(1)), ("y", np.float32(2))], ["d"], {}),
@@ -249,7 +254,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 91
+    assert len(mine) == 93
     assert not mine - {c[0] for c in CASES}
 
 
@@ -333,6 +338,11 @@ REFUSED = [
     ("Accuracy", [("p", r(4)), ("l", i32([0, 1, 2, 3]))], ["a"], {}),        # rank
     ("Accuracy", [("p", r(4, 3)), ("l", r(4))], ["a"], {}),                  # dtype
     ("Accuracy", [("p", r(0, 3)), ("l", i32([]))], ["a"], {}),               # no rows
+    ("Perplexity", [("p", p(2, 3))], ["y"], {}),                            # not 1-D
+    ("Perplexity", [("p", i32([1, 1]))], ["y"], {}),                         # dtype
+    ("MultiClassAccuracy", [("x", r(4, 3)), ("l", i32([0, 1, 2]))], ["a", "c"], {}),  # one label per row
+    ("MultiClassAccuracy", [("x", r(4)), ("l", i32([0, 1, 2, 0]))], ["a", "c"], {}),  # rank
+    ("MultiClassAccuracy", [("x", r(4, 3)), ("l", r(4))], ["a", "c"], {}),   # label dtype
     ("SquaredL2Distance", [("x", r(3, 4)), ("y", r(3, 5))], ["d"], {}),      # shapes differ
     ("DotProductGradient", [("x", r(3, 4)), ("y", r(3, 4)), ("g", r(4))], ["dx", "dy"], {}),  # per-row grad
     ("AveragedLossGradient", [("x", r(3)), ("g", r(2))], ["dx"], {}),       # one value

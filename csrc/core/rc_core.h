@@ -98,6 +98,12 @@ static inline int32_t *rc_i32(const rc_tensor *t) { return (int32_t *)rc_tensor_
  * RC_ERR_VALUE on negative dims or ndim > RC_MAX_DIMS. */
 RC_INTERNAL rc_status rc_tensor_resize(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err);
 RC_INTERNAL rc_status rc_tensor_resize_like(rc_tensor *t, const rc_tensor *like, rc_err *err);
+/* Like resize, but the first min(old, new) bytes of t's data stay as they were, whether the buffer is
+ * kept or not (a fresh buffer is zero-filled past them). A fresh buffer gets room for reserve bytes
+ * when that is more than the new size, so that growing later up to reserve keeps it (Caffe2's
+ * Tensor::Reserve; LastNWindowCollector's ring buffer, ops/collect.c). */
+RC_INTERNAL rc_status rc_tensor_resize_keep(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, size_t reserve,
+                                            rc_err *err);
 /* Like resize, but always gives t a private (unshared) buffer; contents undefined-but-initialised (zero or old). */
 RC_INTERNAL rc_status rc_tensor_resize_private(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err);
 /* Makes dst a view sharing src's storage: rows [row0, row0+nrows) of dim 0,

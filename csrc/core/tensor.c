@@ -118,8 +118,9 @@ int64_t rc_dims_prod(const rc_tensor *t, int from, int to)
     return n;
 }
 
+/* reserve, keep_bytes: see rc_tensor_resize_keep (0 and 0 for the plain resizes). */
 static rc_status resize_impl(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, int force_private,
-                             rc_err *err)
+                             size_t reserve, int keep_bytes, rc_err *err)
 {
     if (ndim < 0 || ndim > RC_MAX_DIMS)
         return rc_err_set(err, RC_ERR_VALUE, "tensor rank %d is outside [0, %d]", ndim, RC_MAX_DIMS);
@@ -155,9 +156,11 @@ static rc_status resize_impl(rc_tensor *t, rc_dtype dt, int ndim, const int64_t 
         else keep = (nbytes <= avail) && (rc == 1 || nbytes == old_bytes);
     }
     if (!keep) {
-        rc_storage *s = storage_new(nbytes);
+        rc_storage *s = storage_new(reserve > nbytes ? reserve : nbytes);
         if (!s)
-            return rc_err_set(err, RC_ERR_MEMORY, "cannot allocate %zu bytes", nbytes);
+            return rc_err_set(err, RC_ERR_MEMORY, "cannot allocate %zu bytes", reserve > nbytes ? reserve : nbytes);
+        if (keep_bytes && t->storage && (old_bytes < nbytes ? old_bytes : nbytes))
+            memcpy(s->data, rc_tensor_data(t), old_bytes < nbytes ? old_bytes : nbytes);
         storage_unref(t->storage);
         t->storage = s;
         t->offset = 0;
@@ -171,12 +174,18 @@ static rc_status resize_impl(rc_tensor *t, rc_dtype dt, int ndim, const int64_t 
 
 rc_status rc_tensor_resize(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err)
 {
-    return resize_impl(t, dt, ndim, dims, 0, err);
+    return resize_impl(t, dt, ndim, dims, 0, 0, 0, err);
 }
 
 rc_status rc_tensor_resize_private(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, rc_err *err)
 {
-    return resize_impl(t, dt, ndim, dims, 1, err);
+    return resize_impl(t, dt, ndim, dims, 1, 0, 0, err);
+}
+
+rc_status rc_tensor_resize_keep(rc_tensor *t, rc_dtype dt, int ndim, const int64_t *dims, size_t reserve,
+                                rc_err *err)
+{
+    return resize_impl(t, dt, ndim, dims, 0, reserve, 1, err);
 }
 
 rc_status rc_tensor_resize_like(rc_tensor *t, const rc_tensor *like, rc_err *err)
@@ -184,7 +193,7 @@ rc_status rc_tensor_resize_like(rc_tensor *t, const rc_tensor *like, rc_err *err
     if (t == like) return RC_OK;
     int64_t dims[RC_MAX_DIMS];
     memcpy(dims, like->dims, sizeof dims);
-    return resize_impl(t, like->dtype, like->ndim, dims, 0, err);
+    return resize_impl(t, like->dtype, like->ndim, dims, 0, 0, 0, err);
 }
 
 void rc_tensor_view_rows(rc_tensor *dst, const rc_tensor *src, int64_t row0, int64_t nrows)

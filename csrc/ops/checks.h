@@ -50,6 +50,11 @@ RC_INTERNAL rc_status rc_checks_object_output(rc_op *op, const char *kind, const
  * from now on (freed with obj_free; kind: a static string). Cannot fail. */
 RC_INTERNAL void rc_checks_put_object(rc_blob *b, void *obj, void (*obj_free)(void *), const char *kind);
 
+/* Input i must hold a Mutex (CreateMutex's output; a TypeError naming the blob and what it holds
+ * otherwise). Defined in ops/mutex.c, which owns the Mutex kind; used by AtomicIter, AtomicFetchAdd
+ * and LastNWindowCollector (ops/collect.c). */
+RC_INTERNAL rc_status rc_checks_mutex(rc_op *op, int i, rc_err *err);
+
 /* The argument order ("NCHW", the default, or "NHWC"): *nhwc = 1 for NHWC. */
 RC_INTERNAL rc_status rc_checks_order(rc_op *op, int *nhwc, rc_err *err);
 

@@ -111,14 +111,19 @@ static rc_status atomic_iter_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+rc_status rc_checks_mutex(rc_op *op, int i, rc_err *err)
+{
+    const rc_blob *b = op->in[i];
+    if (!b->obj || b->obj_kind != mutex_kind)
+        return rc_op_fail(op, err, RC_ERR_TYPE, "input %d blob '%s' must be a Mutex (CreateMutex's output), but it "
+                          "holds %s", i, rc_in_name(op, i), RC_HOLDS(b));
+    return RC_OK;
+}
+
 /* Input 0 must hold a Mutex. */
 static rc_status check_mutex(rc_op *op, rc_err *err)
 {
-    const rc_blob *b = op->in[0];
-    if (!b->obj || b->obj_kind != mutex_kind)
-        return rc_op_fail(op, err, RC_ERR_TYPE, "input 0 blob '%s' must be a Mutex (CreateMutex's output), but it "
-                          "holds %s", rc_in_name(op, 0), RC_HOLDS(b));
-    return RC_OK;
+    return rc_checks_mutex(op, 0, err);
 }
 
 /* Input 0 a Mutex; the counter (input 1, output 0's blob) int32 with one element. Reads no data. At net

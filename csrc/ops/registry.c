@@ -64,6 +64,8 @@ extern const rc_op_schema rc_ops_pad_image[]; /* ops/pad_image.c: PadImage, PadI
                                                  BatchToSpace */
 extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
 extern const rc_op_schema rc_ops_image[];     /* ops/image.c: ChannelShuffle, ResizeNearest (+gradients) */
+extern const rc_op_schema rc_ops_metric[];    /* ops/metric.c: Perplexity, MultiClassAccuracy */
+extern const rc_op_schema rc_ops_collect[];   /* ops/collect.c: LastNWindowCollector */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
 
@@ -99,6 +101,8 @@ static const rc_op_schema *const families[] = {
     rc_ops_lrn,
     rc_ops_pad_image,
     rc_ops_image,
+    rc_ops_metric,
+    rc_ops_collect,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
