@@ -2018,12 +2018,13 @@ static rc_status grad_run(rc_op *op, rc_err *err)
         for (int k = 0; k < st->n_owg; k++) {
             int64_t ao = st->alias_off[st->owg[k]];
             if (st->owg_state[k] != i || ao == -1 || (ao >= 0 ? ao : gb->t.dims[0] + ao) != 0) continue;
-            const rc_tensor *g = rc_in(op, k);
-            if (g->dtype != RC_F32 || g->ndim != 3 || g->dims[0] != gb->t.dims[0] || g->dims[1] * g->dims[2] != row)
+            const rc_tensor *ag = rc_in(op, k);
+            if (ag->dtype != RC_F32 || ag->ndim != 3 || ag->dims[0] != gb->t.dims[0] ||
+                ag->dims[1] * ag->dims[2] != row)
                 return rc_op_fail(op, err, RC_ERR_VALUE, "gradient '%s' changed during the run: now %s",
-                                  rc_in_name(op, k), RC_SHAPE(g));
+                                  rc_in_name(op, k), RC_SHAPE(ag));
             float *dst = rc_f32(&gb->t);
-            const float *src = rc_f32(g);
+            const float *src = rc_f32(ag);
             for (int64_t j = 0; j < row; j++) dst[j] += src[j];
         }
         if ((s = rc_tensor_resize_like(g, init, err))) return s;
