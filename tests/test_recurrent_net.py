@@ -549,18 +549,24 @@ def test_same_net_with_changing_T(rng):
         np.testing.assert_allclose(ginit, dinit, rtol=1e-4, atol=1e-5)
 
 
-def test_windowed_link_reads_last_k_states(rng):
-    """s_t = x_t + sum of the previous k states, read through one link with
-    window k over a state with k initial rows (forward only, spec 1.4/1.5)."""
-    T, N, D, k = 5, 2, 3, 3
-    net = core.Net("win")
-    cell = core.Net("win_cell")
+def window_cell(name, k):
+    """The step net s_t = x_t + the sum of the k rows of its input 'window' (a NetDef)."""
+    cell = core.Net(name)
     x_t, window = cell.AddExternalInputs("x_t", "window")
     parts = cell.Split([window], ["w%d" % i for i in range(k)], axis=0)
     s_t = cell.Sum([x_t] + list(parts), "s_t")
     cell.AddExternalOutput(s_t)
     step = cell.Proto()
     step.type = "simple"
+    return step
+
+
+def test_windowed_link_reads_last_k_states(rng):
+    """s_t = x_t + sum of the previous k states, read through one link with
+    window k over a state with k initial rows (forward only, spec 1.4/1.5)."""
+    T, N, D, k = 5, 2, 3, 3
+    net = core.Net("win")
+    step = window_cell("win_cell", k)
     op = core.CreateOperator(
         "RecurrentNetwork", ["x", "s_init"], ["s_all", "step_ws"],
         step_net=step, recurrent_states=["s_states"], initial_recurrent_state_ids=[1],
@@ -907,13 +913,7 @@ def test_alias_gradient_needs_one_initial_row(rng):
     """The windowed state of test_windowed_link_reads_last_k_states (k initial rows) with a gradient
     through its steps' alias: refused (the accumulation assumes step t writes row t + 1), not wrong."""
     T, N, D, k = 4, 2, 3, 2
-    cell = core.Net("win1_cell")
-    x_t, window = cell.AddExternalInputs("x_t", "window")
-    parts = cell.Split([window], ["w%d" % i for i in range(k)], axis=0)
-    s_t = cell.Sum([x_t] + list(parts), "s_t")
-    cell.AddExternalOutput(s_t)
-    step = cell.Proto()
-    step.type = "simple"
+    step = window_cell("win1_cell", k)
     bstep = core.Net("win1_bcell")
     bop = core.CreateOperator(
         "RecurrentNetworkGradient", ["s_all_grad", "x", "s_init", "s_all", "step_ws"],
