@@ -1,6 +1,6 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-metric.c, member_hist.c, loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, the n-ary Sum / Max /
-SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
+metric.c, member_hist.c, loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c,
+the n-ary Sum / Max / SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
 inputs the op certainly refuses (a known wrong dtype, shapes that do not fit, an axis out of

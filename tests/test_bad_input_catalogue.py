@@ -3039,7 +3039,7 @@ CASES = [
          run_op('LastNWindowCollector', ['buf', 'nx', 'd', 'm'], ['buf', 'nx'], num_to_collect=2)
          """, T_, r"op LastNWindowCollector #0: input 3 blob 'm' must be a Mutex \(CreateMutex's output\), but it "
                   r"holds a tensor \(1,\) float32", note="Caffe2 failed on the blob's type"),
-    # ---------------------------------------------------------- IsMemberOf, AccumulateHistogram (csrc/ops/member_hist.c)
+    # ---------------------------------------------------------- IsMemberOf, AccumulateHistogram (ops/member_hist.c)
     Case("is-member-of-float", "ops: member & histogram", "IsMemberOf(x float32, value=[1])",
          "feed(x=f32(2)); run_op('IsMemberOf', ['x'], ['y'], value=[1])",
          T_, r"op IsMemberOf #0: input 0 blob 'x' must be int32, got \(2,\) float32",

@@ -156,7 +156,8 @@ def hist(x, cur="cur", acc="acc", **args):
 
 
 @pytest.mark.parametrize("shape", [(0,), (1,), (17,), (5, 6), (2, 3, 4), (), (3, 0)])
-@pytest.mark.parametrize("args", [{}, dict(num_buckets=10), dict(lower_bound=-2.5, upper_bound=3.0, num_buckets=7),
+@pytest.mark.parametrize("args", [{}, dict(num_buckets=10),
+                                  dict(lower_bound=-2.5, upper_bound=3.0, num_buckets=7),
                                   dict(lower_bound=-1, upper_bound=1, num_buckets=3),
                                   dict(lower_bound=0.1, upper_bound=0.7, num_buckets=1000)])
 def test_accumulate_histogram_against_numpy(shape, args):
@@ -172,8 +173,10 @@ def test_accumulate_histogram_against_numpy(shape, args):
 
 def test_accumulate_histogram_bucket_edges_bounds_and_infinities():
     # bins of width 0.25 on [0, 1): edges exact in float32
-    x = np.array([0.0, 0.25, 0.5, 0.75, 1.0, -0.0, np.nextafter(np.float32(0), np.float32(-1)),
-                  np.nextafter(np.float32(1), np.float32(0)), np.inf, -np.inf, 0.2499999, 3e38, -3e38], np.float32)
+    below0 = np.nextafter(np.float32(0), np.float32(-1))
+    below1 = np.nextafter(np.float32(1), np.float32(0))
+    x = np.array([0.0, 0.25, 0.5, 0.75, 1.0, -0.0, below0, below1, np.inf, -np.inf, 0.2499999, 3e38, -3e38],
+                 np.float32)
     cur, acc = hist(x, num_buckets=4)
     #                              under  [0,.25) [.25,.5) [.5,.75) [.75,1)  over
     np.testing.assert_array_equal(cur, [3, 3, 1, 1, 2, 3])
@@ -221,7 +224,8 @@ def test_accumulate_histogram_accumulates_across_runs_of_a_net():
         np.testing.assert_array_equal(workspace.FetchBlob("acc2"), total)
     # a NaN: refused, nothing written, the accumulated counts kept
     feed(hx=np.array([0.5, np.nan, 2.0], np.float32))
-    with pytest.raises(ValueError, match=r"AccumulateHistogram.*input 0 blob 'hx' \(3,\) float32 holds NaN at flat position 1"):
+    with pytest.raises(ValueError,
+                       match=r"AccumulateHistogram.*input 0 blob 'hx' \(3,\) float32 holds NaN at flat position 1"):
         workspace.RunNet("hist_net")
     np.testing.assert_array_equal(workspace.FetchBlob("acc"), total)
     feed(hx=np.array([0.5], np.float32))
@@ -273,7 +277,8 @@ def test_accumulate_histogram_refuses_inputs():
         x = np.linspace(-1, 2, 12).astype(np.float32).reshape(3, 4)
         x.flat[nan_at] = np.nan
         feed(hx=x)
-        with pytest.raises(ValueError, match=r"'hx' \(3, 4\) float32 holds NaN at flat position %d; NaN has no bin" % nan_at):
+        with pytest.raises(ValueError,
+                           match=r"'hx' \(3, 4\) float32 holds NaN at flat position %d; NaN has no bin" % nan_at):
             run("AccumulateHistogram", ["hx"], ["cur", "acc"])
         np.testing.assert_array_equal(workspace.FetchBlob("cur"), [9])
     with pytest.raises(ValueError, match="AccumulateHistogram"):
