@@ -148,6 +148,8 @@ ARG_NAMES = ["accumulate_db", "accumulate_dw", "add_axis", "axes", "axis", "axis
              "block_size",
              # LastNWindowCollector (csrc/ops/collect.c); Perplexity and MultiClassAccuracy (metric.c) read none
              "num_to_collect",
+             # AccumulateHistogram (csrc/ops/member_hist.c); IsMemberOf reads value and dtype, above
+             "lower_bound", "upper_bound", "num_buckets",
              "no_such_argument"]
 INPUTS = ["a", "b", "c", "d", "e", "missing"]
 OUTPUTS = ["a", "b", "o1", "o2", "o3", "o4"]

@@ -93,3 +93,6 @@ def _label_cross_entropy_grad(op, g_output):
 # csrc/ops/metric.c: evaluation metrics (Caffe2: SHOULD_NOT_DO_GRADIENT), as Accuracy: their inputs get no
 # gradient.
 GradientRegistry.RegisterNoGradient("Perplexity", "MultiClassAccuracy")
+# csrc/ops/member_hist.c: IsMemberOf and AccumulateHistogram (Caffe2: SHOULD_NOT_DO_GRADIENT), as
+# Accuracy: their inputs get no gradient.
+GradientRegistry.RegisterNoGradient("IsMemberOf", "AccumulateHistogram")

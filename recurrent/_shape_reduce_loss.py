@@ -1,6 +1,6 @@
 """Shape functions of the reductions, losses and normalizations: the op types of csrc/ops/reduce.c,
-metric.c, loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c, the n-ary Sum / Max /
-SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
+metric.c, member_hist.c, loss.c, loss2.c, loss3.c, moments.c, layer_norm.c, norm.c, lrn.c, dropout.c,
+the n-ary Sum / Max / SumInt and ReduceTailSum (csrc/ops/math.c) and Mean (csrc/ops/unary.c).
 
 Each function mirrors its op's C shape checks (the ``*_check`` / ``*_shapes`` functions there):
 inputs the op certainly refuses (a known wrong dtype, shapes that do not fit, an axis out of
@@ -17,7 +17,8 @@ Worth knowing:
   instead of X: dX's shape is then that tensor's values, so it is not inferred (nor when input 1's
   dtype is UNDEFINED, as it could be either).
 - ArgMax / ArgMin / RowWiseArgMax give INT32 and Dropout's mask INT32 (bools are int32 here),
-  whatever the input dtype, SumInt INT32 and MultiClassAccuracy's counts INT32; every other output
+  whatever the input dtype, SumInt INT32, MultiClassAccuracy's counts, IsMemberOf's 0 / 1 and
+  AccumulateHistogram's two histograms INT32; every other output
   here is FLOAT (these ops only write float32).
 - What the op refuses at creation (an argument of the wrong kind or out of its range, a number of
   inputs or outputs its schema or arguments do not allow) leaves the outputs unknown rather than
@@ -26,6 +27,8 @@ Worth knowing:
 """
 
 import math
+
+import numpy as np
 
 from .shape_inference import (FLOAT, INT32, UNDEFINED, ShapeError, Tensor, args, broadcast, register,
                               size)
@@ -310,6 +313,39 @@ def _multi_class_accuracy(op, ins):
     if x[0] > 2 ** 31 - 1:
         raise ShapeError("MultiClassAccuracy: prediction %s has more rows than int32 counts hold" % list(x))
     return [F((x[1],)), Tensor((x[1],), INT32)]
+
+
+@_shape_fn("IsMemberOf")
+def _is_member_of(op, ins):
+    """X int32 -> Y int32 0 / 1 of X's shape (csrc/ops/member_hist.c); unknown for the arguments
+    the op refuses at creation (a 'dtype' it does not take, a value outside int32)."""
+    a = args(op)
+    if _int(a, "dtype", 0) not in (0, 2, 5, 10):
+        raise _Odd()
+    if any(not -2 ** 31 <= v < 2 ** 31 for v in _ints(a, "value")):
+        raise _Odd()
+    _dt(op, ins, 0, INT32)
+    return [Tensor(tuple(ins[0].shape), INT32)]
+
+
+@_shape_fn("AccumulateHistogram")
+def _accumulate_histogram(op, ins):
+    """X float32 -> CUR_HIST, ACC_HIST int32 (num_buckets + 2,) (csrc/ops/member_hist.c); unknown
+    for the arguments the op refuses at creation (its bounds and bucket width checked in float32)."""
+    a = args(op)
+    nb = _int(a, "num_buckets", 1)
+    lo, hi = np.float32(_float(a, "lower_bound", 0.0)), np.float32(_float(a, "upper_bound", 1.0))
+    if not 1 <= nb <= 2 ** 31 - 3 or not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise _Odd()
+    with np.errstate(over="ignore", under="ignore"):
+        seg = (hi - lo) / np.float32(nb)
+    if not (np.isfinite(seg) and seg > 0):
+        raise _Odd()
+    _f32(op, ins, 0)
+    if size(ins[0].shape) > 2 ** 31 - 1:
+        raise ShapeError("AccumulateHistogram: input 0 %s has more elements than int32 counts hold" % (
+            list(ins[0].shape),))
+    return [Tensor((nb + 2,), INT32), Tensor((nb + 2,), INT32)]
 
 
 # ================================================================ loss.c

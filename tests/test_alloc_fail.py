@@ -228,7 +228,8 @@ def build_ops_net(name="af_ops"):
     on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
     UniqueUniformFill, ConstantFill of bool, Percentile, BisectPercentile, BatchBoxCox,
     PiecewiseLinearTransform, a Python op and its PythonGradient, Perplexity, MultiClassAccuracy and
-    LastNWindowCollector (a buffer emptied at every run, grown twice, with a Mutex); in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
+    LastNWindowCollector (a buffer emptied at every run, grown twice, with a Mutex), IsMemberOf and
+    AccumulateHistogram; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
     DiagonalFill."""
     init = core.Net(name + "_init")
     init.XavierFill([], "xavier", shape=[10, 6])  # random fills: run, not compared
@@ -804,6 +805,10 @@ def build_ops_net(name="af_ops"):
     for _ in range(2):
         net.LastNWindowCollector(["ln_buf", "ln_next", p, ln_m, "ln_seen"], ["ln_buf", "ln_next", "ln_seen"],
                                  num_to_collect=6)
+    # member_hist.c: IsMemberOf (its sorted values made with the op), AccumulateHistogram (its bins made with
+    # the op, fresh at every CreateNet)
+    net.IsMemberOf(["labels"], "mh_member", value=[3, 0, 3, -7])
+    net.AccumulateHistogram([p], ["mh_cur", "mh_acc"], lower_bound=0.05, upper_bound=0.6, num_buckets=7)
     # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
     lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
     net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
@@ -1077,7 +1082,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op LengthsToShape #", "op LengthsSplit #", "op EnsureClipped #", "op ClipTensorByScaling #",
                  "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
                  "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #",
-                 "op Perplexity #", "op MultiClassAccuracy #", "op LastNWindowCollector #")
+                 "op Perplexity #", "op MultiClassAccuracy #", "op LastNWindowCollector #",
+                 "op IsMemberOf #", "op AccumulateHistogram #")
 
 
 def _tensor_blobs():

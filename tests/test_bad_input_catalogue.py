@@ -345,6 +345,22 @@ CASES = [
          note="nets keep pointers to such objects; ResetWorkspace frees them"),
     Case("reset-workspace-empty-root", "workspace", "ResetWorkspace('')", "workspace.ResetWorkspace('')",
          V, r"ResetWorkspace: root_folder must not be empty"),
+    Case("feed-blob-name-with-nul", "workspace", "FeedBlob('a\\x00b', x)",
+         "workspace.FeedBlob('a\\x00b', f32(2))",
+         V, r"^blob name: 'a\\x00b' contains a NUL character, which this runtime does not take in names and "
+            r"string arguments$",
+         after="assert not workspace.HasBlob('a'); workspace.FeedBlob('a', f32(2))",
+         note="CPython's own message named neither argument nor name; the core would cut the name at the NUL"),
+    Case("fetch-blob-name-with-nul", "workspace", "FetchBlob('a\\x00b')",
+         "feed(a=f32(2)); workspace.FetchBlob('a\\x00b')",
+         V, r"^blob name: 'a\\x00b' contains a NUL character", after="workspace.FetchBlob('a')",
+         note="HasBlob, CreateBlob and ResetBlob say the same"),
+    Case("run-net-name-with-nul", "workspace", "RunNet('n\\x00x')",
+         """
+         n = core.Net('n'); n.ConstantFill([], 'y', shape=[2], value=1.0); workspace.CreateNet(n)
+         workspace.RunNet('n\\x00x')
+         """, V, r"^net name: 'n\\x00x' contains a NUL character", after="workspace.RunNet(n)",
+         note="DeleteNet and BenchmarkNet say the same"),
     Case("benchmark-net-zero-runs", "workspace", "BenchmarkNet(name, 0, 0, False)",
          """
          n = core.Net('bz'); n.ConstantFill([], 'y', shape=[2], value=1.0)
@@ -3023,6 +3039,41 @@ CASES = [
          run_op('LastNWindowCollector', ['buf', 'nx', 'd', 'm'], ['buf', 'nx'], num_to_collect=2)
          """, T_, r"op LastNWindowCollector #0: input 3 blob 'm' must be a Mutex \(CreateMutex's output\), but it "
                   r"holds a tensor \(1,\) float32", note="Caffe2 failed on the blob's type"),
+    # ---------------------------------------------------------- IsMemberOf, AccumulateHistogram (ops/member_hist.c)
+    Case("is-member-of-float", "ops: member & histogram", "IsMemberOf(x float32, value=[1])",
+         "feed(x=f32(2)); run_op('IsMemberOf', ['x'], ['y'], value=[1])",
+         T_, r"op IsMemberOf #0: input 0 blob 'x' must be int32, got \(2,\) float32",
+         after="feed(x=np.array([1, 2], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1])",
+         note="Caffe2 took int32, int64, bool and string; bool and int64 are int32 here"),
+    Case("is-member-of-value-range", "ops: member & histogram", "IsMemberOf(x, value=[1, 2**31])",
+         "feed(x=np.array([1, 2], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1, 2 ** 31])",
+         V, r"op IsMemberOf #0: argument 'value' holds 2147483648 at position 1, outside int32's range"),
+    Case("is-member-of-string-dtype", "ops: member & histogram", "IsMemberOf(x, value=[1], dtype=STRING)",
+         "feed(x=np.array([1, 2], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1], dtype=4)",
+         V, r"op IsMemberOf #0: argument 'dtype' is STRING \(4\): there are no string blobs here"),
+    Case("histogram-nan", "ops: member & histogram", "AccumulateHistogram(x [0.5, nan])",
+         """
+         n = core.Net('h'); n.AccumulateHistogram(['x'], ['cur', 'acc'], num_buckets=2)
+         feed(x=np.array([0.5, 0.25], np.float32)); workspace.CreateNet(n); workspace.RunNet(n)
+         feed(x=np.array([0.5, np.nan], np.float32)); workspace.RunNet(n)
+         """, V, r"op AccumulateHistogram #0: input 0 blob 'x' \(2,\) float32 holds NaN at flat position 1; NaN "
+                 r"has no bin",
+         after="""
+         feed(x=np.array([0.75], np.float32)); workspace.RunNet(n)
+         assert workspace.FetchBlob('acc').tolist() == [0, 1, 2, 0]
+         """, note="Caffe2 cast NaN to int (undefined) and wrote out of bounds; the accumulated counts are kept"),
+    Case("histogram-bounds", "ops: member & histogram", "AccumulateHistogram(x, lower_bound=1, upper_bound=1)",
+         "feed(x=f32(3)); run_op('AccumulateHistogram', ['x'], ['c', 'a'], lower_bound=1.0, upper_bound=1.0)",
+         V, r"op AccumulateHistogram #0: arguments 'lower_bound' \(1\) and 'upper_bound' \(1\) must be finite "
+            r"float32 values with lower_bound < upper_bound", note="Caffe2 did not check the bounds"),
+    Case("histogram-num-buckets", "ops: member & histogram", "AccumulateHistogram(x, num_buckets=0)",
+         "feed(x=f32(3)); run_op('AccumulateHistogram', ['x'], ['c', 'a'], num_buckets=0)",
+         V, r"op AccumulateHistogram #0: argument 'num_buckets' must be in \[1, 2147483645\], got 0"),
+    Case("histogram-bucket-width", "ops: member & histogram",
+         "AccumulateHistogram(x, lower_bound=-3e38, upper_bound=3e38)",
+         "feed(x=f32(3)); run_op('AccumulateHistogram', ['x'], ['c', 'a'], lower_bound=-3e38, upper_bound=3e38)",
+         V, r"op AccumulateHistogram #0: the bucket width \(upper_bound - lower_bound\) / num_buckets = "
+            r"\(3e\+38 - -3e\+38\) / 1 is inf in float32; it must be positive and finite"),
     # ---------------------------------------------------------- numpy-style broadcasting, And/Or/Xor/Not
     Case("bcast-no-broadcast", "ops: broadcasting", "Add([a (2,3), b (4,3,1)]) without broadcast=1",
          "feed(a=f32(2, 3), b=f32(4, 3, 1)); run_op('Add', ['a', 'b'], ['c'])", V,

@@ -121,6 +121,11 @@ CASES = [
     ("Perplexity", [("p", p(0))], ["y"], {}),
     ("MultiClassAccuracy", [("x", r(4, 5)), ("l", i32([0, 4, 2, 4]))], ["a", "c"], {}),
     ("MultiClassAccuracy", [("x", r(0, 3)), ("l", i32([]))], ["a", "c"], {}),
+    # ---- member_hist.c
+    ("IsMemberOf", [("x", i32([[1, 2, 3], [4, 5, 6]]))], ["y"], {"value": [2, 5, 5]}),
+    ("IsMemberOf", [("x", i32([]))], ["y"], {}),
+    ("AccumulateHistogram", [("x", r(3, 4))], ["c", "a"], {"num_buckets": 5, "lower_bound": -1.0}),
+    ("AccumulateHistogram", [("x", r(0))], ["c", "a"], {}),
     # ---- loss.c
     ("SquaredL2Distance", [("x", r(3, 4)), ("y", r(3, 4))], ["d"], {}),
     ("SquaredL2Distance", [("x", np.float32(1)), ("y", np.float32(2))], ["d"], {}),
@@ -254,7 +259,7 @@ def test_infer_then_run(case):
 def test_every_op_type_of_the_family_has_a_case():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_reduce_loss"}
-    assert len(mine) == 93
+    assert len(mine) == 95
     assert not mine - {c[0] for c in CASES}
 
 
@@ -343,6 +348,8 @@ REFUSED = [
     ("MultiClassAccuracy", [("x", r(4, 3)), ("l", i32([0, 1, 2]))], ["a", "c"], {}),  # one label per row
     ("MultiClassAccuracy", [("x", r(4)), ("l", i32([0, 1, 2, 0]))], ["a", "c"], {}),  # rank
     ("MultiClassAccuracy", [("x", r(4, 3)), ("l", r(4))], ["a", "c"], {}),   # label dtype
+    ("IsMemberOf", [("x", r(3))], ["y"], {"value": [1]}),                   # float32 X
+    ("AccumulateHistogram", [("x", i32([1, 2]))], ["c", "a"], {}),           # int32 X
     ("SquaredL2Distance", [("x", r(3, 4)), ("y", r(3, 5))], ["d"], {}),      # shapes differ
     ("DotProductGradient", [("x", r(3, 4)), ("y", r(3, 4)), ("g", r(4))], ["dx", "dy"], {}),  # per-row grad
     ("AveragedLossGradient", [("x", r(3)), ("g", r(2))], ["dx"], {}),       # one value

@@ -3,6 +3,7 @@ no-GPU answers, Stringify*/GetNetName, RunOperatorMultiple, BenchmarkNet(Once), 
 ResetWorkspace(root_folder) (Save, Load, Print to_file), immediate mode, FetchTorch."""
 
 import os
+import re
 import time
 import warnings
 
@@ -585,3 +586,68 @@ def test_object_api_blob_serialize_deserialize_and_current_workspace():
     workspace.ResetWorkspace()
     assert "x" not in workspace.C.Workspace.current.blobs
     assert workspace.C.has_mkldnn is False and workspace.C.has_gpu_support is False
+
+
+# ---------------------------------------------------------------- names holding a NUL character
+_NUL = r" contains a NUL character, which this runtime does not take in names and string arguments$"
+
+
+def _bench(name):
+    return workspace.BenchmarkNet(name, 0, 1, False)
+
+
+@pytest.mark.parametrize("call, what, bad", [
+    (lambda n: workspace.FeedBlob(n, np.ones(2, np.float32)), "blob name", "a\x00b"),
+    (lambda n: workspace.FeedBlob(n, "not an array"), "blob name", "a\x00b"),  # the name is checked first
+    (lambda n: workspace.FetchBlob(n), "blob name", "a\x00b"),
+    (lambda n: workspace.FetchBlobs(["a", n]), "blob name", "a\x00b"),
+    (lambda n: workspace.HasBlob(n), "blob name", "a\x00b"),
+    (lambda n: workspace.CreateBlob(n), "blob name", "a\x00b"),
+    (lambda n: workspace.ResetBlob(n), "blob name", "a\x00"),
+    (lambda n: workspace.RunNet(n), "net name", "n\x00et"),
+    (lambda n: workspace.DeleteNet(n), "net name", "\x00"),
+    (_bench, "net name", "n\x00et"),
+    (lambda n: workspace.CreateNet(core.Net(n)), "net name", "n\x00et"),
+    (lambda n: workspace.CreateNet(core.Net("ok_net"), input_blobs=[n]), "blob name", "a\x00b"),
+    (lambda n: _C.get_flag(n), "flag name", "rnn_executor\x00"),
+    (lambda n: _C.set_flag(n, 1), "flag name", "rnn_executor\x00"),
+    (lambda n: _C.op_schema(n), "op type", "FC\x00x"),
+    (lambda n: _C.op_inplace(n, 0, 0), "op type", "Relu\x00"),
+])
+def test_name_with_nul_is_a_value_error_naming_it(call, what, bad):
+    """Every name argument of the workspace methods holding a NUL is the runtime's ValueError naming
+    the kind of name and the name (CPython's "s" said only "embedded null character"); the message
+    comes out once; nothing is created or changed (the core would have cut the name at the NUL)."""
+    workspace.FeedBlob("a", np.arange(3, dtype=np.float32))
+    net = core.Net("n")
+    net.Scale(["a"], "y", scale=2.0)
+    workspace.CreateNet(net)
+    before = sorted(workspace.Blobs()), workspace.Nets()
+    with pytest.raises(ValueError, match="^%s: %s%s" % (what, re.escape(repr(bad)), _NUL)) as e:
+        call(bad)
+    assert isinstance(e.value, errors.ValueError)
+    assert str(e.value).count("NUL") == 1
+    assert (sorted(workspace.Blobs()), workspace.Nets()) == before
+    np.testing.assert_array_equal(workspace.FetchBlob("a"), [0, 1, 2])
+    workspace.RunNet(net)
+    np.testing.assert_array_equal(workspace.FetchBlob("y"), [0, 2, 4])
+
+
+def test_name_of_wrong_type_at_the_binding():
+    """The binding's own methods (the Python wrappers check types first) name the argument too."""
+    ws = workspace._ws() if hasattr(workspace, "_ws") else None
+    with pytest.raises(TypeError, match="^blob name must be a str, got int$"):
+        ws.fetch_blob(5)
+    with pytest.raises(TypeError, match="^net name must be a str, got bytes$"):
+        ws.run_net(b"n")
+    with pytest.raises(TypeError, match="^op type must be a str, got NoneType$"):
+        _C.op_schema(None)
+    with pytest.raises(TypeError, match="^blob name must be a str or BlobReference, got int$"):
+        workspace.FeedBlob(5, np.ones(1, np.float32))
+
+
+def test_names_without_nul_still_work_including_unicode():
+    for name in ["plain", "with space", "ünï/cödé", "a" * 1000]:
+        workspace.FeedBlob(name, np.ones(2, np.float32))
+        assert workspace.HasBlob(name)
+        np.testing.assert_array_equal(workspace.FetchBlob(name), [1, 1])

@@ -66,6 +66,7 @@ extern const rc_op_schema rc_ops_lrn[];       /* ops/lrn.c: LRN, LRNGradient */
 extern const rc_op_schema rc_ops_image[];     /* ops/image.c: ChannelShuffle, ResizeNearest (+gradients) */
 extern const rc_op_schema rc_ops_metric[];    /* ops/metric.c: Perplexity, MultiClassAccuracy */
 extern const rc_op_schema rc_ops_collect[];   /* ops/collect.c: LastNWindowCollector */
+extern const rc_op_schema rc_ops_member_hist[]; /* ops/member_hist.c: IsMemberOf, AccumulateHistogram */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
 
@@ -103,6 +104,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_image,
     rc_ops_metric,
     rc_ops_collect,
+    rc_ops_member_hist,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)

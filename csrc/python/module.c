@@ -162,12 +162,31 @@ static const char *utf8_no_nul(PyObject *o, const char *what)
     Py_ssize_t len;
     const char *s = PyUnicode_AsUTF8AndSize(o, &len);
     if (s && strlen(s) != (size_t)len) {
-        PyErr_Format(PyExc_ValueError, "%s: %R contains a NUL character, which this runtime does not take in "
-                     "names and string arguments", what, o);
+        PyObject *cls = core_error_type(PyExc_ValueError);
+        PyErr_Format(cls, "%s: %R contains a NUL character, which this runtime does not take in names and "
+                     "string arguments", what, o);
+        Py_DECREF(cls);
         return NULL;
     }
     return s;
 }
+
+/* The workspace methods' name arguments, for "O&": a str without NUL (what names the argument kind in
+ * the error: "blob name: 'a\x00b' contains a NUL character ..."); *out is borrowed from o. Returns 1, or 0
+ * with an exception set. */
+static int conv_name(PyObject *o, const char **out, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, got %.100s", what, Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    return (*out = utf8_no_nul(o, what)) != NULL;
+}
+static int conv_blob_name(PyObject *o, void *out) { return conv_name(o, out, "blob name"); }
+static int conv_net_name(PyObject *o, void *out) { return conv_name(o, out, "net name"); }
+static int conv_root_name(PyObject *o, void *out) { return conv_name(o, out, "root folder"); }
+static int conv_flag_name(PyObject *o, void *out) { return conv_name(o, out, "flag name"); }
+static int conv_op_type_name(PyObject *o, void *out) { return conv_name(o, out, "op type"); }
 
 static int conv_str(PyObject *o, char **out, const char *what)
 {
@@ -698,7 +717,7 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
     int lent;
     const char *name;
     PyObject *obj;
-    if (!PyArg_ParseTuple(args, "sO", &name, &obj)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&O", conv_blob_name, &name, &obj)) return NULL;
     /* native byte order: the data is copied as it is (a '>f4' array is byte-swapped first, never reinterpreted) */
     PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED);
     if (!arr) return NULL;
@@ -808,7 +827,7 @@ static PyObject *Workspace_fetch_blob(WorkspaceObject *self, PyObject *args)
 {
     int lent;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_blob_name, &name)) return NULL;
     /* a net running in another thread may resize or create blobs: refuse */
     if (ws_enter_blobs(self, 0, &lent)) return NULL;
     PyObject *ret;
@@ -828,7 +847,7 @@ static PyObject *Workspace_rnn_exec_status(WorkspaceObject *self, PyObject *args
     int lent;
     const char *name;
     int backward;
-    if (!PyArg_ParseTuple(args, "sp", &name, &backward)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&p", conv_blob_name, &name, &backward)) return NULL;
     if (ws_enter_blobs(self, 0, &lent)) return NULL;
     float v[RC_RNN_EXEC_STATUS_N];
     rc_blob *b = rc_ws_get(self->ws, name);
@@ -854,7 +873,7 @@ static PyObject *Workspace_has_blob(WorkspaceObject *self, PyObject *args)
 {
     int lent;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_blob_name, &name)) return NULL;
     if (ws_enter_blobs(self, 0, &lent)) return NULL;
     int has = rc_ws_get(self->ws, name) != NULL;
     ws_leave_blobs(self, lent);
@@ -979,7 +998,7 @@ static PyObject *Workspace_run_net(WorkspaceObject *self, PyObject *args)
     const char *name;
     long long iters = 1;
     int main_thread = 0;
-    if (!PyArg_ParseTuple(args, "s|Lp", &name, &iters, &main_thread)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&|Lp", conv_net_name, &name, &iters, &main_thread)) return NULL;
     if (iters < 0) return PyErr_Format(PyExc_ValueError, "RunNet '%s': num_iter must be >= 0, got %lld", name, iters);
     /* the net table is read only once the workspace is taken: another thread's call may be changing it */
     if (ws_acquire(self)) return NULL;
@@ -1007,7 +1026,8 @@ static PyObject *Workspace_benchmark_net(WorkspaceObject *self, PyObject *args)
     const char *name;
     long long warmup, runs;
     int individual = 0, main_thread = 0;
-    if (!PyArg_ParseTuple(args, "sLL|pp", &name, &warmup, &runs, &individual, &main_thread)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&LL|pp", conv_net_name, &name, &warmup, &runs, &individual, &main_thread))
+        return NULL;
     if (ws_acquire(self)) return NULL; /* before reading the net table (Workspace_run_net) */
     rc_net *net = rc_ws_get_net(self->ws, name);
     if (!net) {
@@ -1119,7 +1139,7 @@ static PyObject *Workspace_run_operator_multiple(WorkspaceObject *self, PyObject
 static PyObject *Workspace_delete_net(WorkspaceObject *self, PyObject *args)
 {
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_net_name, &name)) return NULL;
     if (ws_acquire(self)) return NULL;
     rc_ws_remove_net(self->ws, name);
     ws_release(self);
@@ -1132,7 +1152,7 @@ static PyObject *Workspace_create_blob(WorkspaceObject *self, PyObject *args)
 {
     int lent;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_blob_name, &name)) return NULL;
     if (ws_enter_blobs(self, 1, &lent)) return NULL;
     rc_err err;
     rc_err_clear(&err);
@@ -1150,7 +1170,7 @@ static PyObject *Workspace_reset_blob(WorkspaceObject *self, PyObject *args)
 {
     int lent;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_blob_name, &name)) return NULL;
     if (ws_enter_blobs(self, 1, &lent)) return NULL;
     rc_blob *b = rc_ws_get_local(self->ws, name);
     PyObject *ret = NULL;
@@ -1179,7 +1199,7 @@ static PyObject *Workspace_root_folder(WorkspaceObject *self, PyObject *noargs)
 static PyObject *Workspace_set_root_folder(WorkspaceObject *self, PyObject *args)
 {
     const char *root;
-    if (!PyArg_ParseTuple(args, "s", &root)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_root_name, &root)) return NULL;
     if (!root[0]) return PyErr_Format(PyExc_ValueError, "root folder must not be empty (\".\": the current directory)");
     if (ws_acquire(self)) return NULL;
     rc_err err;
@@ -1303,7 +1323,7 @@ static PyObject *mod_set_flag(PyObject *m, PyObject *args)
     (void)m;
     const char *name;
     long long v;
-    if (!PyArg_ParseTuple(args, "sL", &name, &v)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&L", conv_flag_name, &name, &v)) return NULL;
     if (!strcmp(name, "rnn_executor")) rc_flag_set_rnn_executor((int)v);
     else if (!strcmp(name, "rnn_executor_trace")) rc_flag_set_rnn_trace((int)v);
     else if (!strcmp(name, "verify_packs")) rc_flag_set_verify_packs((int)v);
@@ -1331,7 +1351,7 @@ static PyObject *mod_get_flag(PyObject *m, PyObject *args)
 {
     (void)m;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", conv_flag_name, &name)) return NULL;
     if (!strcmp(name, "rnn_executor")) return PyLong_FromLong(rc_flag_rnn_executor());
     if (!strcmp(name, "rnn_executor_num_threads")) return PyLong_FromLong(rc_flag_rnn_executor_threads());
     if (!strcmp(name, "rnn_executor_trace")) return PyLong_FromLong(rc_flag_rnn_trace());
@@ -1368,7 +1388,7 @@ static PyObject *mod_op_schema(PyObject *m, PyObject *args)
 {
     (void)m;
     const char *type;
-    if (!PyArg_ParseTuple(args, "s:op_schema", &type)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&:op_schema", conv_op_type_name, &type)) return NULL;
     const rc_op_schema *sc = rc_op_lookup(type);
     if (!sc) return PyErr_Format(PyExc_KeyError, "unknown operator type '%s'", type);
     return Py_BuildValue("(iiii)", sc->min_in, sc->max_in, sc->min_out, sc->max_out);
@@ -1381,7 +1401,7 @@ static PyObject *mod_op_inplace(PyObject *m, PyObject *args)
     (void)m;
     const char *type;
     int in, out;
-    if (!PyArg_ParseTuple(args, "sii:op_inplace", &type, &in, &out)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&ii:op_inplace", conv_op_type_name, &type, &in, &out)) return NULL;
     const rc_op_schema *sc = rc_op_lookup(type);
     if (!sc) return PyErr_Format(PyExc_KeyError, "unknown operator type '%s'", type);
     return PyBool_FromLong(sc->allow_inplace != NULL && sc->allow_inplace(in, out));
