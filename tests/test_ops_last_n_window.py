@@ -11,26 +11,11 @@ import pytest
 from recurrent import core, trace, utils, workspace
 from recurrent import recurrent as rnn
 
-I32_MAX = 2 ** 31 - 1
+from op_helpers import I32_MAX, feed, run, usable  # noqa: F401
 
 
 def op(type_, inputs, outputs, **args):
     return core.CreateOperator(type_, inputs, outputs, **args)
-
-
-def run(type_, inputs, outputs, **args):
-    workspace.RunOperatorOnce(op(type_, inputs, outputs, **args))
-
-
-def feed(**blobs):
-    for k, v in blobs.items():
-        workspace.FeedBlob(k, v)
-
-
-def usable():
-    workspace.FeedBlob("_ok_x", np.ones((2, 3), np.float32))
-    run("Scale", ["_ok_x"], ["_ok_y"], scale=2.0)
-    assert (workspace.FetchBlob("_ok_y") == 2).all()
 
 
 def fetch(*names):
