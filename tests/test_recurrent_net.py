@@ -854,26 +854,35 @@ def test_gradients_through_any_alias_and_state_outputs(rng, spec, T):
 def test_state_output_gradient_matches_its_aliases(rng):
     """A gradient G on the state output (all T + 1 rows) gives the input gradient of G[1:] on the
     offset-1 alias, and its initial-state gradient plus G[0]; each bitwise the same with the executor
-    on and off."""
+    off and on (1, 2 and 8 threads, always used: min_op_us 0), and so for a mix of aliases of one
+    state with the state output."""
     T, N, D = 5, 2, 3
     x, init = f32(rng, T, N, D, lo=0.5, hi=1.2), f32(rng, 1, N, D)
     G = f32(rng, T + 1, N, D)
+    specs = {"state": ["state"], "alias": [1], "mixed": [1, "state", -1, 0, -1]}
     res = {}
-    for exe in (0, 1):
-        for kind in ("state", "alias"):
-            name = "stateout_%s_%d" % (kind, exe)
-            net, outs, owg = _mul_op_with_aliases(["state"] if kind == "state" else [1], name)
+    for threads in (0, 1, 2, 8):  # 0: the executor off
+        for kind, spec in specs.items():
+            name = "stateout_%s_%d" % (kind, threads)
+            net, outs, owg = _mul_op_with_aliases(spec, name)
             (op,) = rnn_ops(net)
-            op.arg[:] = [a if a.name != "enable_rnn_executor" else make_argument(a.name, exe) for a in op.arg]
+            op.arg[:] = [a if a.name != "enable_rnn_executor" else make_argument(a.name, int(threads > 0))
+                         for a in op.arg]
+            if threads:
+                rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=0)
             workspace.FeedBlob("input", x)
             workspace.FeedBlob("init", init)
             workspace.RunNetOnce(net)
             gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
-            got = analytic_grads(gnet, outs, owg, {0: G if kind == "state" else G[1:]}, gmap, ["input", "init"])
-            res[kind, exe] = got
+            if kind == "mixed":
+                Gk = {k: f32(np.random.default_rng(k), *workspace.FetchBlob(outs[k]).shape) for k in owg}
+            else:
+                Gk = {0: G if kind == "state" else G[1:]}
+            res[kind, threads] = analytic_grads(gnet, outs, owg, Gk, gmap, ["input", "init"])
     for b in ("input", "init"):
-        np.testing.assert_array_equal(res["state", 0][b], res["state", 1][b])
-        np.testing.assert_array_equal(res["alias", 0][b], res["alias", 1][b])
+        for kind in specs:
+            for threads in (1, 2, 8):
+                np.testing.assert_array_equal(res[kind, 0][b], res[kind, threads][b])
         np.testing.assert_array_equal(res["state", 0]["input"], res["alias", 0]["input"])
     np.testing.assert_allclose(res["state", 0]["init"], res["alias", 0]["init"] + G[:1], rtol=1e-6, atol=1e-7)
 
