@@ -2654,6 +2654,20 @@ CASES = [
                  r"\(outputs_with_grads\[0\]\) but 'input' is not a recurrent state: gradients flow back only "
                  r"through aliases of recurrent_states",
          note="Before, such a gradient was dropped without a word."),
+    Case("rnn-alias-gradient-initial-rows", "recurrent: arguments",
+         "a gradient through the steps' alias of a state fed 2 initial rows while its steps write from row 1",
+         """
+         net, outs = mul_rnn()
+         g = net.Clone('g'); g.AddGradientOperators({'output_t_all': 'g_all'})
+         feed(init=f32(2, 2, 4))
+         workspace.RunNetOnce(net)
+         feed(g_all=f32(4, 2, 4))
+         workspace.RunNetOnce(g)
+         """, V, r"op RecurrentNetworkGradient #\d+: alias 0 \('rnn/output_t_prev_states' -> 'output_t_all', "
+                 r"offset 1\) has a gradient, but state 'rnn/output_t_prev_states' \(5, 2, 4\) float32 has 2 "
+                 r"initial rows and its steps write rows from 1 on",
+         note="The forward run takes the 2 rows (step 0 overwrites row 1); the alias rows would not match the "
+              "steps that wrote them."),
     Case("initial-state-id-out-of-range", "recurrent: arguments", "initial_recurrent_state_ids=[5]",
          "net, outs = mul_rnn(initial_recurrent_state_ids=[5]); workspace.RunNetOnce(net)",
          I,

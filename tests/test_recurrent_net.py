@@ -918,31 +918,123 @@ def test_alias_gradient_errors(rng):
         workspace.RunNetOnce(bad)
 
 
-def test_alias_gradient_needs_one_initial_row(rng):
-    """The windowed state of test_windowed_link_reads_last_k_states (k initial rows) with a gradient
-    through its steps' alias: refused (the accumulation assumes step t writes row t + 1), not wrong."""
-    T, N, D, k = 4, 2, 3, 2
-    step = window_cell("win1_cell", k)
-    bstep = core.Net("win1_bcell")
-    bop = core.CreateOperator(
-        "RecurrentNetworkGradient", ["s_all_grad", "x", "s_init", "s_all", "step_ws"],
-        ["x_grad", "s_init_grad"], step_net=step, backward_step_net=bstep.Proto(),
-        recurrent_states=["s_states"], initial_recurrent_state_ids=[1],
-        link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
-        link_offset=[0, k, 0], link_window=[k, 1, 1], backward_link_internal=[], backward_link_external=[],
-        backward_link_offset=[], alias_src=["s_states"], alias_dst=["s_all"], alias_offset=[k],
-        outputs_with_grads=[0], param=[], timestep="timestep")
-    fop = core.CreateOperator(
-        "RecurrentNetwork", ["x", "s_init"], ["s_all", "step_ws"],
+def _window_op(spec, name, k, threads=0):
+    """window_cell's RecurrentNetwork (s_t = x_t + the sum of the k rows before it; state 's_states' with k
+    initial rows, step t writing row t + k) with a backward step net that adds ds_t into each of the k
+    window rows (one link of window 1 per row: backward links have no window) and copies it to dx_t.
+    ``spec`` as _mul_op_with_aliases's (offsets of the state, "state" for the state itself as an output);
+    every output has a gradient. ``threads``: 0 the executor off, else its thread count (min_op_us 0).
+    Returns (net, outputs, owg)."""
+    step = window_cell(name + "_cell", k)
+    bstep = core.Net(name + "_bcell")
+    bstep.Copy(["s_t_grad"], ["x_t_grad"])
+    for i in range(k):
+        bstep.Sum(["wg%d" % i, "s_t_grad"], ["wg%d" % i])
+    offs = [o for o in spec if o != "state"]
+    dsts = ["%s_alias%d" % (name, j) for j in range(len(offs))]
+    it = iter(dsts)
+    outs = ["s_states" if o == "state" else next(it) for o in spec]
+    op = core.CreateOperator(
+        "RecurrentNetwork", ["x", "s_init"], outs + [name + "_ws"],
         step_net=step, backward_step_net=bstep.Proto(), recurrent_states=["s_states"],
-        initial_recurrent_state_ids=[1],
+        initial_recurrent_state_ids=[1], param=[],
         link_internal=["window", "s_t", "x_t"], link_external=["s_states", "s_states", "x"],
         link_offset=[0, k, 0], link_window=[k, 1, 1],
-        alias_src=["s_states"], alias_dst=["s_all"], alias_offset=[k], timestep="timestep")
+        backward_link_internal=["s_t_grad", "x_t_grad"] + ["wg%d" % i for i in range(k)],
+        backward_link_external=["s_states_grad", "x_grad"] + ["s_states_grad"] * k,
+        backward_link_offset=[k, 0] + list(range(k)),
+        alias_src=["s_states"] * len(offs), alias_dst=dsts, alias_offset=offs,
+        outputs_with_grads=list(range(len(outs))), timestep="timestep", enable_rnn_executor=int(threads > 0))
+    if threads:
+        rnn.set_rnn_executor_config(op, num_threads=threads, min_op_us=0)
+    net = core.Net(name)
+    net.Proto().op.append(op)
+    return net, outs, list(range(len(outs)))
+
+
+def _window_rows(x, init, k):
+    rows = list(init.astype(np.float64))
+    for t in range(len(x)):
+        rows.append(x[t] + sum(rows[-k:]))
+    return np.array(rows).reshape((len(init) + len(x),) + init.shape[1:])
+
+
+@pytest.mark.parametrize("spec", [
+    [2, -1],          # the usual pair: the steps' rows and the last row
+    ["state"],        # all rows, initial ones included
+    [0, 1, -3],       # from row 0, from the second initial row, the last three (initial rows at small T)
+    [3, 3, -1, -1],   # repeats add up
+])
+@pytest.mark.parametrize("T", [4, 1, 0])
+def test_windowed_state_gradients_through_any_alias(rng, spec, T):
+    """A state with k = 2 initial rows read through a window of 2 (step t writes row t + 2): the gradient
+    through any alias of it (rows of the steps go to the step that wrote them, initial rows to the
+    initial state) matches finite differences. Before, every alias but offset -1 of such a state was
+    refused ("a gradient flows through an alias other than offset -1 only for a state with one initial
+    row")."""
+    N, D, k = 2, 3, 2
+    if any(isinstance(o, int) and (o > T + k or o < -(T + k)) for o in spec):
+        pytest.skip("offset outside the state's rows at this T")
+    name = "winalias_%d_%s" % (T, "_".join(str(o).replace("-", "m") for o in spec))
+    net, outs, owg = _window_op(spec, name, k)
+    x, init = f32(rng, T, N, D), f32(rng, k, N, D)
+    workspace.FeedBlob("x", x)
+    workspace.FeedBlob("s_init", init)
+    workspace.RunNetOnce(net)
+    rows = _window_rows(x, init, k)
+    for o, out in zip(spec, outs):
+        want = rows if o == "state" else (rows[o:] if o >= 0 else rows[len(rows) + o:])
+        np.testing.assert_allclose(workspace.FetchBlob(out), want, rtol=1e-5, atol=1e-5)
+    G = {j: f32(rng, *workspace.FetchBlob(outs[j]).shape) for j in owg}
+    gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
+    got = analytic_grads(gnet, outs, owg, G, gmap, ["x", "s_init"])
+    for b in ("x", "s_init"):
+        want = fd_grad(net, outs, owg, G, b)
+        report("%s %s" % (name, b), got[b], want)
+        np.testing.assert_allclose(got[b], want, rtol=2e-3, atol=2e-3)
+
+
+def test_windowed_state_gradients_executor_bitwise(rng):
+    """The windowed state's alias gradients (several aliases, initial rows included) are bitwise the same
+    with the executor off and on at 1, 2 and 8 threads, at T = 7, 1 and 0."""
+    N, D, k = 2, 3, 3
+    spec = [3, "state", -1, 1, -2]
+    for T in (7, 1, 0):
+        x, init = f32(rng, T, N, D), f32(rng, k, N, D)
+        res = {}
+        for threads in (0, 1, 2, 8):
+            name = "winexec_%d_%d" % (T, threads)
+            net, outs, owg = _window_op(spec, name, k, threads)
+            workspace.FeedBlob("x", x)
+            workspace.FeedBlob("s_init", init)
+            workspace.RunNetOnce(net)
+            G = {j: f32(np.random.default_rng(j), *workspace.FetchBlob(outs[j]).shape) for j in owg}
+            gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
+            res[threads] = analytic_grads(gnet, outs, owg, G, gmap, ["x", "s_init"])
+        for b in ("x", "s_init"):
+            for threads in (1, 2, 8):
+                np.testing.assert_array_equal(res[0][b], res[threads][b])
+
+
+def test_windowed_state_alias_gradient_needs_matching_rows(rng):
+    """The windowed state's steps write rows from 2 on (its write link's offset); an initial state of 3 rows
+    (which the forward run accepts: its step 0 then overwrites initial row 2) leaves the steps' rows
+    unmatched with the alias rows: a gradient through an alias other than offset -1 is refused, naming the
+    alias and both numbers; then a run with 2 initial rows is correct."""
+    T, N, D, k = 3, 2, 3, 2
+    net, outs, owg = _window_op([2], "winrows", k)
+    gnet, gmap = with_grads(net, outs, owg, name="g_winrows")
     workspace.FeedBlob("x", f32(rng, T, N, D))
-    workspace.FeedBlob("s_init", f32(rng, k, N, D))
-    workspace.FeedBlob("s_all_grad", f32(rng, T, N, D))
-    workspace.RunOperatorOnce(fop)
-    with pytest.raises(ValueError, match=r"alias 0 \('s_states' -> 's_all', offset 2\) has a gradient, but state "
-                       r"'s_states' \(6, 2, 3\) float32 has 2 initial rows"):
-        workspace.RunOperatorOnce(bop)
+    workspace.FeedBlob("s_init", f32(rng, k + 1, N, D))
+    workspace.RunNetOnce(net)
+    workspace.FeedBlob(outs[0] + "_grad", f32(rng, *workspace.FetchBlob(outs[0]).shape))
+    with pytest.raises(ValueError, match=r"alias 0 \('s_states' -> 'winrows_alias0', offset 2\) has a gradient, "
+                       r"but state 's_states' \(6, 2, 3\) float32 has 3 initial rows and its steps write rows "
+                       r"from 2 on"):
+        workspace.RunNetOnce(gnet)
+    init = f32(rng, k, N, D)
+    workspace.FeedBlob("s_init", init)
+    G = {0: f32(rng, T, N, D)}
+    workspace.RunNetOnce(net)
+    got = analytic_grads(gnet, outs, owg, G, gmap, ["s_init"])
+    np.testing.assert_allclose(got["s_init"], fd_grad(net, outs, owg, G, "s_init"), rtol=2e-3, atol=2e-3)

@@ -175,6 +175,10 @@ typedef struct {
     char **acc_src;           /* per entry k: the shared workspace's name for gradient-op input k, which its
                                * accumulate op reads (NULL: none); owned. Not the input's own name: a blob of
                                * the step workspaces (the state's gradient buffer) may have that name. */
+    int64_t *state_rows0;     /* per state: L, its steps' first written row (step t writes row t + L, L the
+                               * initial rows): the largest offset of a forward link of window 1 on it, 1 if
+                               * none; a run whose state has another number of initial rows takes no gradient
+                               * through its aliases other than offset -1; owned */
     int *link_writer;         /* per link: the first step op (not a link op) writing its internal, or -1 */
     int *link_op;             /* per link: the step-net index of its rnn_internal_apply_link op */
     int *state_wlink;         /* forward op, per state: the link whose writer writes all its rows, or -1
@@ -246,6 +250,7 @@ static void rnn_state_free(void *p)
     free(st->link_win);
     free_strv(st->state_grad, st->n_states);
     free(st->owg_state);
+    free(st->state_rows0);
     for (int k = 0; st->acc_src && k < st->n_owg; k++) free(st->acc_src[k]);
     free(st->acc_src);
     free(st->nets_tmp);
@@ -1830,7 +1835,16 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
     st->state_grad = calloc((size_t)st->n_states + 1, sizeof(char *));
     st->owg_state = calloc((size_t)st->n_owg + 1, sizeof(int));
     st->acc_src = calloc((size_t)st->n_owg + 1, sizeof(char *));
-    if (!st->state_grad || !st->owg_state || !st->acc_src) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    st->state_rows0 = calloc((size_t)st->n_states + 1, sizeof(int64_t));
+    if (!st->state_grad || !st->owg_state || !st->acc_src || !st->state_rows0)
+        return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    for (int i = 0; i < st->n_states; i++) {
+        int64_t L = 0;
+        for (int l = 0; l < n_fwd_links; l++)
+            if (st->link_win[l] == 1 && st->link_off[l] > L && strcmp(st->link_ext[l], st->states[i]) == 0)
+                L = st->link_off[l];
+        st->state_rows0[i] = L ? L : 1;
+    }
     st->owg = owg;
     /* every alias with a gradient views a recurrent state (any offset; several per state add up) */
     for (int k = 0; k < st->n_owg; k++) {
@@ -1849,7 +1863,9 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
         snprintf(nm, sizeof nm, "%s_grad", st->states[i]);
         if (!(st->state_grad[i] = strdup(remap(d, nm)))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
         /* an alias's gradient rows go into the state's gradient: the last row (offset -1) before the loop,
-         * the row step t wrote at step t (an accumulate op), row 0 (an alias from row 0) after the loop */
+         * the row step t wrote (t + L) at step t (an accumulate op), the initial rows (below L) after the
+         * loop */
+        int64_t L = st->state_rows0[i];
         for (int k = 0; k < st->n_owg; k++) {
             int64_t ao = st->alias_off[owg[k]];
             if (st->owg_state[k] != i || ao == -1) continue;
@@ -1859,7 +1875,7 @@ static rc_status rnn_grad_setup(rc_op *op, rc_err *err)
             rc_opdef *acc = rc_netdef_insert_op(st->step, n_acc++, "rnn_internal_accumulate_gradient_input");
             if (!acc || rc_opdef_add_input(acc, st->timestep) || rc_opdef_add_input(acc, st->acc_src[k]) ||
                 rc_opdef_add_input(acc, st->state_grad[i]) || rc_opdef_add_output(acc, st->state_grad[i]) ||
-                rc_opdef_set_arg_i(acc, "offset", 1) || (ao != 1 && rc_opdef_set_arg_i(acc, "alias_offset", ao)) ||
+                rc_opdef_set_arg_i(acc, "offset", L) || (ao != L && rc_opdef_set_arg_i(acc, "alias_offset", ao)) ||
                 rc_netdef_add_ext_in(st->step, st->acc_src[k]))
                 return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
             for (int l = 0; l < st->n_links; l++)
@@ -1948,12 +1964,14 @@ static rc_status grad_run(rc_op *op, rc_err *err)
                 for (int64_t j = 0; j < row; j++) dst[j] += src[j];
                 continue;
             }
-            if (R - T != 1)
+            if (R - T != st->state_rows0[i])
                 return rc_op_fail(op, err, RC_ERR_VALUE,
                                   "alias %d ('%s' -> '%s', offset %lld) has a gradient, but state '%s' %s has %lld "
-                                  "initial rows: a gradient flows through an alias other than offset -1 only for a "
-                                  "state with one initial row", a, st->alias_src[a], st->alias_dst[a], (long long)ao,
-                                  st->states[i], RC_SHAPE(&sb->t), (long long)(R - T));
+                                  "initial rows and its steps write rows from %lld on (its links' largest offset "
+                                  "of window 1): a gradient flows through an alias other than offset -1 only when "
+                                  "step t writes row t + (the initial rows)", a, st->alias_src[a], st->alias_dst[a],
+                                  (long long)ao, st->states[i], RC_SHAPE(&sb->t), (long long)(R - T),
+                                  (long long)st->state_rows0[i]);
             if (ao >= 0 ? ao > R : ao < -R)
                 return rc_op_fail(op, err, RC_ERR_INDEX,
                                   "alias %d ('%s' -> '%s'): offset %lld is outside the %lld rows of state %s", a,
@@ -2013,19 +2031,21 @@ static rc_status grad_run(rc_op *op, rc_err *err)
                               st->states[i]);
         if (init->dtype != RC_F32 || !init_fits(init, &gb->t, T))
             return init_mismatch(op, st, i, id, &gb->t, T, " after the step loop (a step op changed it)", err);
-        /* an alias from row 0 (offset 0, the state named as an output): its row 0 is the initial state's */
-        int64_t row = gb->t.dims[1] * gb->t.dims[2];
+        /* an alias of initial rows (rows below L: offset 0, the state named as an output, a windowed state's
+         * other aliases): those rows are the initial state's */
+        int64_t row = gb->t.dims[1] * gb->t.dims[2], R = gb->t.dims[0], L = R - T;
         for (int k = 0; k < st->n_owg; k++) {
             int64_t ao = st->alias_off[st->owg[k]];
-            if (st->owg_state[k] != i || ao == -1 || (ao >= 0 ? ao : gb->t.dims[0] + ao) != 0) continue;
+            if (st->owg_state[k] != i || ao == -1) continue;
+            int64_t start = ao >= 0 ? ao : R + ao;
+            if (start >= L) continue;
             const rc_tensor *ag = rc_in(op, k);
-            if (ag->dtype != RC_F32 || ag->ndim != 3 || ag->dims[0] != gb->t.dims[0] ||
-                ag->dims[1] * ag->dims[2] != row)
+            if (ag->dtype != RC_F32 || ag->ndim != 3 || ag->dims[0] != R - start || ag->dims[1] * ag->dims[2] != row)
                 return rc_op_fail(op, err, RC_ERR_VALUE, "gradient '%s' changed during the run: now %s",
                                   rc_in_name(op, k), RC_SHAPE(ag));
-            float *dst = rc_f32(&gb->t);
+            float *dst = rc_f32(&gb->t) + start * row;
             const float *src = rc_f32(ag);
-            for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+            for (int64_t j = 0; j < (L - start) * row; j++) dst[j] += src[j];
         }
         if ((s = rc_tensor_resize_like(g, init, err))) return s;
         const float *src = rc_f32(&gb->t);
