@@ -599,3 +599,19 @@ def test_model_helper_create_db_goes_to_param_init_net(tmp_path):
     workspace.RunNetOnce(m.param_init_net)
     workspace.RunNetOnce(m.net)
     assert workspace.FetchBlob("w").tolist() == [0, 1, 2]
+
+
+def test_core_c_registered_dbs(tmp_path):
+    # Caffe2's tests read core.C.registered_dbs() (checkpoint_test.py skips without "LevelDB"):
+    # core.C is workspace.C, and every type it lists is one Save and Load accept
+    from recurrent import core
+    assert core.C is workspace.C
+    assert core.C.registered_dbs() == ["minidb"]
+    assert "LevelDB" not in core.C.registered_dbs()
+    workspace.FeedBlob("r", np.arange(3, dtype=np.float32))
+    for t in core.C.registered_dbs():
+        workspace.RunOperatorOnce(core.CreateOperator("Save", ["r"], [], db=str(tmp_path / t),
+                                                      db_type=t, absolute_path=1))
+        workspace.RunOperatorOnce(core.CreateOperator("Load", [], ["r"], db=str(tmp_path / t),
+                                                      db_type=t, absolute_path=1))
+    assert not hasattr(core, "no_such_name")
