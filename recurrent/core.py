@@ -2054,3 +2054,12 @@ def _load_gradient_modules():
 
 
 _load_gradient_modules()
+
+
+def __getattr__(name):
+    # ``core.C``: Caffe2's core imported its C extension as ``C`` (``core.C.registered_dbs()`` ...);
+    # here it is ``workspace.C``, looked up late since workspace imports this module.
+    if name == "C":
+        from . import workspace
+        return workspace.C
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

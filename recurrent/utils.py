@@ -107,7 +107,8 @@ def BuildUniqueMutexIter(init_net, net, iter=None, iter_mutex=None, iter_val=0):
     iter_val = int(iter_val)
     if not 0 <= iter_val < 2 ** 31 - 1:
         raise ValueError("iter_val must be in [0, 2**31 - 1) (the counter is int32), got %d" % iter_val)
-    with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU)):
+    # Caffe2 tags the three ops so that device placers leave them on the CPU
+    with core.DeviceScope(core.DeviceOption(core.DeviceType.CPU, extra_info=["device_type_override:cpu"])):
         iteration = init_net.ConstantFill([], iter, shape=[1], value=iter_val, dtype=core.DataType.INT32)
         iter_mutex = init_net.CreateMutex([], [iter_mutex])
         net.AtomicIter([iter_mutex, iteration], [iteration])

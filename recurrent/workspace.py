@@ -1518,6 +1518,12 @@ class _CModule:
     has_cuda_support = has_cuda_support
     has_hip_support = has_hip_support
 
+    @staticmethod
+    def registered_dbs():
+        """The DB types Save / Load / CreateDB accept, as Caffe2's registry keys (its tests skip on
+        ``"LevelDB" not in core.C.registered_dbs()``): minidb only (Caffe2 also listed "MiniDB")."""
+        return ["minidb"]
+
     def __getattr__(self, name):
         return getattr(_C, name)
 

@@ -99,10 +99,19 @@ def test_chunks_keys_and_sizes(tmp_path):
     workspace.ResetWorkspace()
     load(["big", "small"], tmp_path / "d")
     assert bits(workspace.FetchBlob("big")) == bits(big)
-    # explicit chunk sizes; -1: one record per tensor
+    # Caffe2's Save argument: -1 is the default chunk size (1000000), 0 no chunking
+    # (load_save_op.h, kDefaultChunkSize / kNoChunking; load_save_test.py's
+    # testSaveWithDefaultChunkSize / testSaveWithNoChunking)
+    for cs, keys in [(-1, ["big#%0", "big#%1", "big#%2"]), (0, ["big#%0"])]:
+        save(["big"], tmp_path / "n", chunk_size=cs)
+        assert [k for k, _ in records(tmp_path / "n")] == keys
+        workspace.FeedBlob("big", np.zeros(1, np.float32))
+        load(["big"], tmp_path / "n")
+        assert bits(workspace.FetchBlob("big")) == bits(big)
+    # explicit chunk sizes; 0: one record per tensor
     x = special_floats(23, seed=4).reshape(23, 1)
     workspace.FeedBlob("x", x)
-    for cs, nrec in [(7, 4), (23, 1), (1, 23), (-1, 1), (100, 1)]:
+    for cs, nrec in [(7, 4), (23, 1), (1, 23), (0, 1), (-1, 1), (100, 1)]:
         save(["x"], tmp_path / "c", chunk_size=cs)
         assert [k for k, _ in records(tmp_path / "c")] == ["x#%%%d" % j for j in range(nrec)]
         workspace.FeedBlob("x", np.zeros(1, np.float32))
@@ -590,3 +599,19 @@ def test_model_helper_create_db_goes_to_param_init_net(tmp_path):
     workspace.RunNetOnce(m.param_init_net)
     workspace.RunNetOnce(m.net)
     assert workspace.FetchBlob("w").tolist() == [0, 1, 2]
+
+
+def test_core_c_registered_dbs(tmp_path):
+    # Caffe2's tests read core.C.registered_dbs() (checkpoint_test.py skips without "LevelDB"):
+    # core.C is workspace.C, and every type it lists is one Save and Load accept
+    from recurrent import core
+    assert core.C is workspace.C
+    assert core.C.registered_dbs() == ["minidb"]
+    assert "LevelDB" not in core.C.registered_dbs()
+    workspace.FeedBlob("r", np.arange(3, dtype=np.float32))
+    for t in core.C.registered_dbs():
+        workspace.RunOperatorOnce(core.CreateOperator("Save", ["r"], [], db=str(tmp_path / t),
+                                                      db_type=t, absolute_path=1))
+        workspace.RunOperatorOnce(core.CreateOperator("Load", [], ["r"], db=str(tmp_path / t),
+                                                      db_type=t, absolute_path=1))
+    assert not hasattr(core, "no_such_name")

@@ -265,6 +265,8 @@ def test_build_unique_mutex_iter_builds_caffe2s_three_ops():
     assert list(args["shape"].ints) == [1] and args["value"].i == 0 and args["dtype"].i == core.DataType.INT32
     for o in list(init.Proto().op) + list(net.Proto().op):
         assert o.device_option.device_type == core.DeviceType.CPU
+        # as Caffe2's (utils_test.py testBuildUniqueMutexIter): pinned to the CPU for placers
+        assert list(o.device_option.extra_info) == ["device_type_override:cpu"]
     # idempotent: the same blob, nothing added
     again = utils.BuildUniqueMutexIter(init, net)
     assert str(again) == str(it) and len(init.Proto().op) == 2 and len(net.Proto().op) == 1

@@ -34,7 +34,10 @@
  *     relative path is under the workspace's root folder, rc_ws_path; an
  *     absolute one is used as given, where Caffe2 prefixed the root folder to
  *     it too), strip_prefix, blob_name_overrides,
- *     chunk_size (0 default, -1 one chunk per tensor).
+ *     chunk_size (-1, the default: 1000000 elements per chunk; 0 one chunk
+ *     per tensor; as Caffe2's Save argument, kDefaultChunkSize = -1 and
+ *     kNoChunking = 0 -- newer Caffe2 swapped them in BlobSerializationOptions
+ *     but kept this argument's meaning).
  *   Load: db or dbs, db_type, absolute_path, add_prefix, strip_prefix,
  *     source_blob_names, load_all, allow_incomplete, keep_device (accepted;
  *     everything is on the CPU).
@@ -984,7 +987,7 @@ static rc_status save_setup(rc_op *op, rc_err *err)
     if (!db[0]) return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'db' (the file to write) must be given");
     if ((st = rc_arg_s(&op->def, "strip_prefix", "", &strip, err))) return st;
     if ((st = rc_arg_strings(&op->def, "blob_name_overrides", &over, &n_over, err))) return st;
-    if ((st = rc_arg_i(&op->def, "chunk_size", 0, &chunk, err))) return st;
+    if ((st = rc_arg_i(&op->def, "chunk_size", -1, &chunk, err))) return st;
     if ((st = rc_arg_i(&op->def, "absolute_path", 0, &absolute, err))) return st;
     if (!(s->path = rc_ws_path(op->ws, db, absolute != 0))) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     if (n_over && n_over != op->n_in)
@@ -992,9 +995,9 @@ static rc_status save_setup(rc_op *op, rc_err *err)
     if (n_over && strip[0])
         return rc_op_fail(op, err, RC_ERR_VALUE, "strip_prefix and blob_name_overrides are mutually exclusive");
     if (chunk < -1)
-        return rc_op_fail(op, err, RC_ERR_VALUE, "chunk_size must be > 0, 0 (default, %d) or -1 (no chunking), got "
+        return rc_op_fail(op, err, RC_ERR_VALUE, "chunk_size must be > 0, -1 (default, %d) or 0 (no chunking), got "
                           "%lld", DEFAULT_CHUNK, (long long)chunk);
-    s->chunk = chunk == 0 ? DEFAULT_CHUNK : chunk == -1 ? 0 : chunk;
+    s->chunk = chunk == -1 ? DEFAULT_CHUNK : chunk; /* 0: no chunking */
     s->names = calloc((size_t)op->n_in, sizeof *s->names);
     if (!s->names) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
     s->n = op->n_in;
