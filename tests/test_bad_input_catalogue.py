@@ -3051,6 +3051,11 @@ CASES = [
     Case("is-member-of-string-dtype", "ops: member & histogram", "IsMemberOf(x, value=[1], dtype=STRING)",
          "feed(x=np.array([1, 2], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1], dtype=4)",
          V, r"op IsMemberOf #0: argument 'dtype' is STRING \(4\): there are no string blobs here"),
+    Case("is-member-of-bool-value", "ops: member & histogram", "IsMemberOf(x, value=[1, 2], dtype=BOOL)",
+         "feed(x=np.array([1, 0], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1, 2], dtype=5)",
+         V, r"op IsMemberOf #0: argument 'value' holds 2 at position 1, but with 'dtype' BOOL \(5\) the values "
+            r"must be 0 or 1",
+         note="Caffe2 cast each value to bool, so 2 meant true"),
     Case("histogram-nan", "ops: member & histogram", "AccumulateHistogram(x [0.5, nan])",
          """
          n = core.Net('h'); n.AccumulateHistogram(['x'], ['cur', 'acc'], num_buckets=2)
