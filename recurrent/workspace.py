@@ -846,7 +846,8 @@ def ResetWorkspace(root_folder=None):
     folder becomes the workspace's root folder, created if missing (as Caffe2's): where ``Save``,
     ``Load`` (with ``absolute_path`` 0, their default) and ``Print`` (``to_file=1``) put files named
     by relative paths. Without it the root folder stays (``"."``, the current directory, until one
-    is set). Returns True."""
+    is set). A root folder holding a NUL or without UTF-8 is the binding's ValueError, and one that
+    cannot be made os.makedirs's OSError; the workspace is unchanged then. Returns True."""
     ws = _ws()
     if root_folder is not None:
         import os
@@ -855,9 +856,16 @@ def ResetWorkspace(root_folder=None):
             root_folder = os.fsdecode(root_folder)
         if not root_folder:
             raise ValueError("ResetWorkspace: root_folder must not be empty ('.': the current directory)")
-        os.makedirs(root_folder, exist_ok=True)
-        ws.reset()
+        # set first: the binding refuses a path it cannot keep (a NUL, no UTF-8) before anything
+        # changes; a folder that cannot be made puts the old root back
+        old = ws.root_folder()
         ws.set_root_folder(root_folder)
+        try:
+            os.makedirs(root_folder, exist_ok=True)
+            ws.reset()
+        except BaseException:
+            ws.set_root_folder(old)
+            raise
     else:
         ws.reset()
     return True

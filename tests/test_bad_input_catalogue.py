@@ -345,6 +345,22 @@ CASES = [
          note="nets keep pointers to such objects; ResetWorkspace frees them"),
     Case("reset-workspace-empty-root", "workspace", "ResetWorkspace('')", "workspace.ResetWorkspace('')",
          V, r"ResetWorkspace: root_folder must not be empty"),
+    Case("reset-workspace-root-with-nul", "workspace", "ResetWorkspace('a\\x00b')",
+         "feed(x=f32(2)); workspace.ResetWorkspace('a\\x00b')",
+         V, r"^root folder: 'a\\x00b' contains a NUL character, which this runtime does not take in names and "
+            r"string arguments$",
+         after="assert workspace.HasBlob('x') and workspace.RootFolder() == '.'",
+         note="was os.makedirs's own 'embedded null byte'; nothing changes (blobs, nets, root folder)"),
+    Case("reset-workspace-root-not-utf8", "workspace", "ResetWorkspace(b'r\\xff')",
+         "feed(x=f32(2)); workspace.ResetWorkspace(b'r\\xff')",
+         V, r"^root folder: 'r\\udcff' is not valid UTF-8 \(it holds a lone surrogate",
+         after="assert workspace.HasBlob('x') and workspace.RootFolder() == '.'",
+         note="was a UnicodeEncodeError after the workspace was emptied and the folder made"),
+    Case("feed-blob-name-not-utf8", "workspace", "FeedBlob('a\\udcff', x)",
+         "workspace.FeedBlob('a\\udcff', f32(2))",
+         V, r"^blob name: 'a\\udcff' is not valid UTF-8 \(it holds a lone surrogate",
+         after="workspace.FeedBlob('a', f32(2))",
+         note="was a bare UnicodeEncodeError; every name and string argument says the same"),
     Case("feed-blob-name-with-nul", "workspace", "FeedBlob('a\\x00b', x)",
          "workspace.FeedBlob('a\\x00b', f32(2))",
          V, r"^blob name: 'a\\x00b' contains a NUL character, which this runtime does not take in names and "
@@ -3065,6 +3081,11 @@ CASES = [
     Case("is-member-of-string-dtype", "ops: member & histogram", "IsMemberOf(x, value=[1], dtype=STRING)",
          "feed(x=np.array([1, 2], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1], dtype=4)",
          V, r"op IsMemberOf #0: argument 'dtype' is STRING \(4\): there are no string blobs here"),
+    Case("is-member-of-bool-value", "ops: member & histogram", "IsMemberOf(x, value=[1, 2], dtype=BOOL)",
+         "feed(x=np.array([1, 0], np.int32)); run_op('IsMemberOf', ['x'], ['y'], value=[1, 2], dtype=5)",
+         V, r"op IsMemberOf #0: argument 'value' holds 2 at position 1, but with 'dtype' BOOL \(5\) the values "
+            r"must be 0 or 1",
+         note="Caffe2 cast each value to bool, so 2 meant true"),
     Case("histogram-nan", "ops: member & histogram", "AccumulateHistogram(x [0.5, nan])",
          """
          n = core.Net('h'); n.AccumulateHistogram(['x'], ['cur', 'acc'], num_buckets=2)

@@ -145,8 +145,54 @@ def test_buffer_blob_held_by_another_net_run_keeps_growing_in_place():
         workspace.RunOperatorOnce(collect)
         ring.collect(list(data))
         if k == 7:
-            run("Alias", ["buf"], ["view"])  # shares the buffer's storage from now on
+            view_rows("buf", "view", 0, len(ring.rows))  # shares the buffer's storage from now on
         np.testing.assert_array_equal(workspace.FetchBlob("buf"), np.array(ring.rows))
+
+
+def view_rows(src, view, start, count):
+    """Makes blob `view` a view of rows [start, start + count) of blob `src` (its storage shared), as a
+    recurrent step net's link does."""
+    feed(_view_t=np.array([start], np.int32))
+    run("rnn_internal_apply_link", ["_view_t", src], [view, src], offset=0, window=count)
+
+
+@pytest.mark.parametrize("num,rows,cursor,start,count", [
+    (3, 3, 1, 0, 3),   # the whole full buffer, the writes wrap around
+    (3, 3, 2, 0, 3),
+    (5, 5, 3, 1, 3),   # some of its rows
+    (5, 5, 4, 2, 3),
+    (4, 4, 0, 1, 2),   # no wrap: rows ahead of the cursor
+    (6, 3, 3, 0, 3),   # a buffer not full yet: it grows
+    (8, 4, 4, 1, 2),
+])
+def test_data_sharing_the_buffers_storage(num, rows, cursor, start, count):
+    """DATA a view of the buffer's own rows: the rows are read as they were before the run (they are
+    copied first), not as the ring has just overwritten them."""
+    ring = Ring(num)
+    ring.collect(list(np.arange(100, 100 + 2 * num, dtype=np.float32).reshape(-1, 2)[:rows]))
+    ring.next = cursor
+    feed(buf=np.array(ring.rows, np.float32), nx=np.array(cursor, np.int32))
+    view_rows("buf", "d", start, count)
+    data = workspace.FetchBlob("d")
+    np.testing.assert_array_equal(data, np.array(ring.rows[start:start + count]))
+    run("LastNWindowCollector", ["buf", "nx", "d"], ["buf", "nx"], num_to_collect=num)
+    ring.collect(list(data))
+    np.testing.assert_array_equal(workspace.FetchBlob("buf"), np.array(ring.rows))
+    assert workspace.FetchBlob("nx") == ring.next
+    usable()
+
+
+def test_data_by_alias_or_by_name_of_the_buffer():
+    """Alias copies here (Caffe2's shared the storage): DATA is the buffer's rows at the Alias. DATA
+    named as the buffer is refused (the op updates the buffer in place, DATA is read)."""
+    feed(buf=np.array([[0.0], [1.0], [2.0]], np.float32), nx=np.array(1, np.int32))
+    run("Alias", ["buf"], ["view"])
+    run("LastNWindowCollector", ["buf", "nx", "view"], ["buf", "nx"], num_to_collect=3)
+    np.testing.assert_array_equal(workspace.FetchBlob("buf").ravel(), [2, 0, 1])
+    with pytest.raises(ValueError, match=r"LastNWindowCollector #0: input 2 and output 0 are the same blob 'buf'"):
+        run("LastNWindowCollector", ["buf", "nx", "buf"], ["buf", "nx"], num_to_collect=3)
+    np.testing.assert_array_equal(workspace.FetchBlob("buf").ravel(), [2, 0, 1])
+    usable()
 
 
 def test_data_larger_than_the_window_keeps_its_last_rows_in_order():

@@ -48,14 +48,17 @@ def test_is_member_of_extremes_and_many_values():
 def test_is_member_of_numpy_values_and_dtype_argument():
     x = np.array([[1, 2], [3, 4]], np.int32)
     feed(x=x)
-    for dtype in [None, core.DataType.INT32, core.DataType.INT64, core.DataType.BOOL]:
+    for dtype in [None, core.DataType.INT32, core.DataType.INT64]:
         extra = {} if dtype is None else {"dtype": dtype}
         run("IsMemberOf", ["x"], ["y"], value=np.array([4, 1], np.int64), **extra)
         np.testing.assert_array_equal(workspace.FetchBlob("y"), [[1, 0], [0, 1]])
-    # bools are int32 0 / 1 here
+    # bools are int32 0 / 1 here; with dtype BOOL the values must be 0 or 1 (Caffe2 cast 4 to true)
     feed(b=np.array([True, False, True]))
     run("IsMemberOf", ["b"], ["y"], value=[1], dtype=core.DataType.BOOL)
     np.testing.assert_array_equal(workspace.FetchBlob("y"), [1, 0, 1])
+    for values, want in [([0], [0, 1, 0]), ([0, 1, 1], [1, 1, 1]), ([], [0, 0, 0])]:
+        run("IsMemberOf", ["b"], ["y"], value=values, dtype=core.DataType.BOOL)
+        np.testing.assert_array_equal(workspace.FetchBlob("y"), want)
 
 
 def test_is_member_of_in_place_and_resized_output():
@@ -86,6 +89,9 @@ def test_is_member_of_caffe2_test_ported():
     (dict(value=[-2 ** 31 - 1]), ValueError, r"holds -2147483649 at position 0"),
     (dict(value=[1], dtype=4), ValueError, r"'dtype' is STRING \(4\): there are no string blobs"),
     (dict(value=[1], dtype=1), ValueError, r"'dtype' must be UNDEFINED \(0\), INT32 \(2\), BOOL \(5\) or INT64"),
+    (dict(value=[0, 1, 2], dtype=core.DataType.BOOL), ValueError,
+     r"argument 'value' holds 2 at position 2, but with 'dtype' BOOL \(5\) the values must be 0 or 1"),
+    (dict(value=[-1], dtype=5), ValueError, r"holds -1 at position 0, but with 'dtype' BOOL"),
     (dict(value=[1.5]), TypeError, r"value"),
     (dict(value=[1], dtype="int32"), TypeError, r"dtype"),
 ])

@@ -232,6 +232,51 @@ def test_root_folder_kept_by_reset_and_per_workspace(tmp_path):
     assert workspace.RootFolder() == str(tmp_path / "pathlike")
 
 
+@pytest.mark.parametrize("root, shown", [
+    ("a\x00b", r"'a\\x00b' contains a NUL character"),
+    (b"a\x00b", r"'a\\x00b' contains a NUL character"),
+    ("sub/a\x00b", r"'sub/a\\x00b' contains a NUL character"),
+    (b"r\xff", r"'r\\udcff' is not valid UTF-8"),    # bytes that are not UTF-8: no C string for them
+    ("r\udcff", r"'r\\udcff' is not valid UTF-8"),
+])
+def test_reset_workspace_root_folder_the_runtime_cannot_keep(tmp_path, monkeypatch, root, shown):
+    """The binding's error for names (before, os.makedirs's own ValueError, or a UnicodeEncodeError
+    after the workspace was emptied), before anything changes: the blobs, the nets and the root folder
+    stay, no folder is made."""
+    monkeypatch.chdir(tmp_path)
+    workspace.ResetWorkspace("kept")
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    net = core.Net("kept_net")
+    net.Scale("x", "y")
+    workspace.CreateNet(net)
+    with pytest.raises(errors.ValueError, match=r"^root folder: " + shown + r".*, which this runtime does not take"):
+        workspace.ResetWorkspace(root)
+    if isinstance(root, str):
+        with pytest.raises(errors.ValueError, match=r"^root folder: "):
+            workspace.ResetWorkspace(tmp_path / root)  # os.PathLike
+    assert workspace.HasBlob("x") and workspace.RootFolder() == "kept" and workspace.Nets() == [net.Name()]
+    assert os.listdir(".") == ["kept"]
+
+
+def test_reset_workspace_root_folder_that_cannot_be_made(tmp_path, monkeypatch):
+    """os.makedirs's own error (a file in the way); the workspace and its root folder stay."""
+    monkeypatch.chdir(tmp_path)
+    workspace.ResetWorkspace("kept")
+    workspace.FeedBlob("x", np.ones(2, np.float32))
+    open("file", "w").close()
+    with pytest.raises(OSError):
+        workspace.ResetWorkspace("file/sub")
+    assert workspace.HasBlob("x") and workspace.RootFolder() == "kept"
+
+
+def test_names_without_utf8_are_refused_as_names_with_nul():
+    with pytest.raises(errors.ValueError, match=r"^blob name: 'a\\udcff' is not valid UTF-8"):
+        workspace.FeedBlob("a\udcff", np.ones(2, np.float32))
+    with pytest.raises(errors.ValueError, match=r"^blob name: 'a\\udcff' is not valid UTF-8"):
+        workspace.HasBlob("a\udcff")
+    assert workspace.Blobs() == []
+
+
 # ---------------------------------------------------------------- immediate mode
 def test_immediate_mode_runs_ops_as_they_are_made():
     workspace.FeedBlob("data", np.full((2, 4), 9, np.float32))  # the default workspace's: untouched

@@ -31,7 +31,9 @@
  *  - otherwise DATA's rows are written from the cursor on, wrapping to row 0 at
  *    num_to_collect; the buffer grows (up to num_to_collect rows) to hold the rows past its
  *    end; the cursor advances by n modulo num_to_collect.
- * NUM_VISITED += n. Every check runs before anything is written. The buffer grows into room
+ * NUM_VISITED += n. DATA may share the buffer's storage (a view of its rows): its rows are then
+ * copied first, so the ring's writes cannot change rows still to be read (named as the buffer it is
+ * refused by the in-place rule). Every check runs before anything is written. The buffer grows into room
  * reserved ahead (twice its rows, at most num_to_collect: Caffe2 reserved num_to_collect rows
  * at once), so filling it copies each row O(1) times.
  *
@@ -135,7 +137,7 @@ static rc_status lastn_check(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
-/* Copies nrows rows of row_bytes bytes (memmove: DATA may be a view of the buffer). */
+/* Copies nrows rows of row_bytes bytes (memmove: the two ranges may be of one storage). */
 static void copy_rows(char *dst, int64_t dst_row, const char *src, int64_t src_row, int64_t nrows, size_t row_bytes)
 {
     if (nrows > 0 && row_bytes > 0)
@@ -178,6 +180,18 @@ static rc_status lastn_run(rc_op *op, rc_err *err)
     }
 
     const size_t row_bytes = (size_t)rc_dims_prod(data, 1, data->ndim) * rc_dtype_size(data->dtype);
+    /* DATA sharing the buffer's storage (a view of its rows: a link's rnn_internal_apply_link view, a
+     * RecurrentNetwork output aliasing a state): the ring writes would overwrite rows of DATA still to
+     * be read, so DATA's rows are copied first (before anything is written; the test is sparse.c's). */
+    void *data_copy = NULL;
+    if (n > 0 && row_bytes > 0 && data->storage == buf->storage) {
+        data_copy = malloc((size_t)n * row_bytes);
+        if (!data_copy)
+            return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory copying input 2 blob '%s' %s (DATA), which "
+                              "shares its memory with input 0 blob '%s' (LAST_N, the buffer)", rc_in_name(op, DATA),
+                              RC_SHAPE(data), rc_in_name(op, LAST_N));
+        memcpy(data_copy, rc_tensor_data(data), (size_t)n * row_bytes);
+    }
     if (n == 0) {
         if (!filled && (st = rc_tensor_copy(buf, data, err))) return out_fail(op, 0, err);
     } else {
@@ -191,11 +205,13 @@ static rc_status lastn_run(rc_op *op, rc_err *err)
              * times 2, since new_rows rows do */
             const int64_t reserve_rows = 2 * new_rows < num ? 2 * new_rows : num;
             if ((st = rc_tensor_resize_keep(buf, data->dtype, data->ndim, dims, (size_t)reserve_rows * row_bytes,
-                                            err)))
+                                            err))) {
+                free(data_copy);
                 return out_fail(op, 0, err);
+            }
         }
         char *bd = rc_tensor_data(buf);
-        const char *dd = rc_tensor_data(data);
+        const char *dd = data_copy ? data_copy : rc_tensor_data(data);
         if (n > num) {
             copy_rows(bd, 0, dd, n - num, num, row_bytes);
             cursor = 0;
@@ -206,6 +222,7 @@ static rc_status lastn_run(rc_op *op, rc_err *err)
             cursor = (cursor + n) % num;
         }
         rc_i32(next_t)[0] = (int32_t)cursor;
+        free(data_copy);
     }
     if (op->n_out > 2) rc_i32(rc_out(op, 2))[0] = (int32_t)visited;
     return RC_OK;

@@ -10,7 +10,8 @@
  *     nothing). Duplicates are allowed; no `value` gives all zeros (Caffe2's empty set).
  *     `dtype` (Caffe2's TensorProto DataType of the values) may be left out (0, UNDEFINED) or be
  *     INT32 (2), INT64 (10) or BOOL (5), all int32 here; STRING (4) and any other value are a
- *     ValueError at creation (Caffe2 threw for the others). Y may be X.
+ *     ValueError at creation (Caffe2 threw for the others). With BOOL every value must be 0 or 1
+ *     (ValueError at creation naming it; Caffe2 cast any nonzero value to true). Y may be X.
  *
  *   AccumulateHistogram(X float32, any shape) -> (CUR_HIST (B + 2,) int32, ACC_HIST (B + 2,) int32),
  *     args lower_bound (float, default 0), upper_bound (float, default 1), num_buckets B (int,
@@ -81,6 +82,14 @@ static rc_status member_setup(rc_op *op, rc_err *err)
         if (v[i] < INT32_MIN || v[i] > INT32_MAX)
             return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' holds %lld at position %d, outside int32's "
                               "range (X is int32)", (long long)v[i], i);
+    /* Caffe2 cast each value to bool (any nonzero one became true); a value other than 0 / 1 given
+     * for bools is refused here rather than silently matching 1 or, compared as an int32, nothing. */
+    if (dtype == 5)
+        for (int i = 0; i < n; i++)
+            if (v[i] != 0 && v[i] != 1)
+                return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'value' holds %lld at position %d, but with "
+                                  "'dtype' BOOL (5) the values must be 0 or 1 (bools are int32 0 / 1 here)",
+                                  (long long)v[i], i);
     if (!n) return RC_OK;
     s->vals = malloc((size_t)n * sizeof *s->vals);
     if (!s->vals) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory holding %d values", n);

@@ -156,11 +156,22 @@ static void conv_context(const char *net, Py_ssize_t i, const char *type)
 }
 
 /* The UTF-8 of the str o (owned by o), or NULL with an exception set: the core keeps C strings, so a
- * NUL inside ("a\0b") would silently cut it short. */
+ * NUL inside ("a\0b") would silently cut it short; a str that has no UTF-8 (a lone surrogate) is the
+ * same core ValueError, naming what. */
 static const char *utf8_no_nul(PyObject *o, const char *what)
 {
     Py_ssize_t len;
     const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+    if (!s && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        /* a lone surrogate: os.fsdecode of bytes that are not UTF-8, or a surrogate escape */
+        PyErr_Clear();
+        PyObject *cls = core_error_type(PyExc_ValueError);
+        PyErr_Format(cls, "%s: %R is not valid UTF-8 (it holds a lone surrogate, as bytes that are not UTF-8 "
+                     "decoded with surrogate escapes do), which this runtime does not take in names and string "
+                     "arguments", what, o);
+        Py_DECREF(cls);
+        return NULL;
+    }
     if (s && strlen(s) != (size_t)len) {
         PyObject *cls = core_error_type(PyExc_ValueError);
         PyErr_Format(cls, "%s: %R contains a NUL character, which this runtime does not take in names and "
