@@ -74,3 +74,7 @@ def _gru_unit_grad(op, g_output):
     g_input = [_grad_name(b) for b in ins[:2]]
     grad = CreateOperator("GRUUnitGradient", ins + [str(op.output[0]), str(g_output[0])], g_input)
     return [_finish(op, grad)], g_input + [None] * (len(op.input) - 2)
+
+
+# csrc/ops/inference_lstm.c: inference only (Caffe2: NO_GRADIENT)
+GradientRegistry.RegisterNoGradient("InferenceLSTM")

@@ -109,3 +109,39 @@ def _accumulate_gradient_input(op, ins):
 
 not_inferred("its output holds the names of the blobs copied out of the step workspaces, a length no shape "
              "tells", "RecurrentNetworkBlobFetcher")
+
+
+@register("InferenceLSTM")
+def _inference_lstm(op, ins):
+    # csrc/ops/inference_lstm.c: input (T, N, D) ((N, T, D) with batch_first), hx, cx (L * dirs, N, H),
+    # then w_ih (4H, D_l), w_hh (4H, H)[, b_ih, b_hh (4H,)] per layer and direction
+    a = args(op)
+    L, bias, bf, bidir = (a.get(k, d) for k, d in (("num_layers", 1), ("has_biases", 1), ("batch_first", 0),
+                                                    ("bidirectional", 0)))
+    if not all(isinstance(v, int) for v in (L, bias, bf, bidir)) or L < 1 or any(v not in (0, 1)
+                                                                                  for v in (bias, bf, bidir)):
+        raise ShapeError("InferenceLSTM: num_layers must be >= 1 and has_biases / batch_first / bidirectional "
+                         "0 or 1, got %r" % ((L, bias, bf, bidir),))
+    dirs, per = 2 if bidir else 1, 4 if bias else 2
+    if len(ins) != 3 + L * dirs * per:
+        raise ShapeError("InferenceLSTM: %d inputs, expected %d" % (len(ins), 3 + L * dirs * per))
+    if any(t.dtype not in (FLOAT, UNDEFINED) for t in ins):
+        raise ShapeError("InferenceLSTM: every input must be float32")
+    x, hx, cx = ins[0].shape, ins[1].shape, ins[2].shape
+    if len(x) != 3:
+        raise ShapeError("InferenceLSTM: input '%s' must be 3-D, got %s" % (op.input[0], list(x)))
+    T, N = (x[1], x[0]) if bf else (x[0], x[1])
+    if len(hx) != 3 or hx[0] != L * dirs or hx[1] != N or tuple(cx) != tuple(hx):
+        raise ShapeError("InferenceLSTM: hx %s and cx %s must both be (%d, %d, H)" % (list(hx), list(cx),
+                                                                                       L * dirs, N))
+    H = hx[2]
+    for layer in range(L):
+        for d in range(dirs):
+            k = 3 + (layer * dirs + d) * per
+            want = [(4 * H, x[2] if layer == 0 else dirs * H), (4 * H, H)] + [(4 * H,)] * (per - 2)
+            for j, w in enumerate(want):
+                if tuple(ins[k + j].shape) != w:
+                    raise ShapeError("InferenceLSTM: input '%s' has shape %s, expected %s"
+                                     % (op.input[k + j], list(ins[k + j].shape), list(w)))
+    y = (N, T, dirs * H) if bf else (T, N, dirs * H)
+    return [Tensor(y, FLOAT), Tensor(tuple(hx), FLOAT), Tensor(tuple(hx), FLOAT)]

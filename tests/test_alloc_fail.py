@@ -809,6 +809,15 @@ def build_ops_net(name="af_ops"):
     # the op, fresh at every CreateNet)
     net.IsMemberOf(["labels"], "mh_member", value=[3, 0, 3, -7])
     net.AccumulateHistogram([p], ["mh_cur", "mh_acc"], lower_bound=0.05, upper_bound=0.6, num_buckets=7)
+    # inference_lstm.c: InferenceLSTM, 2 layers, bidirectional, batch_first (its scratch made at the first run)
+    net.ConstantFill([], "il_x", shape=[2, 3, 3], value=0.3)
+    net.ConstantFill([], "il_h", shape=[4, 2, 2], value=0.1)
+    net.ConstantFill([], "il_c", shape=[4, 2, 2], value=-0.2)
+    il_w = []
+    for k, shape in enumerate([[8, 3], [8, 2], [8], [8]] * 2 + [[8, 4], [8, 2], [8], [8]] * 2):
+        il_w.append(net.ConstantFill([], "il_w%d" % k, shape=shape, value=0.05 * (k % 5) - 0.1))
+    net.InferenceLSTM(["il_x", "il_h", "il_c"] + il_w, ["il_y", "il_hy", "il_cy"], num_layers=2, bidirectional=1,
+                      batch_first=1)
     # the logical ops on int32, numpy-style broadcast: (3, 2) with (2,)
     lg_or = net.Or([net.And(["rev_ids", "rev_len2"], "lg_and"), "rev_len"], "lg_or")
     net.Not(net.Xor([lg_or, "rev_len2"], "lg_xor"), "lg_not")
@@ -1083,7 +1092,7 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
                  "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #",
                  "op Perplexity #", "op MultiClassAccuracy #", "op LastNWindowCollector #",
-                 "op IsMemberOf #", "op AccumulateHistogram #")
+                 "op IsMemberOf #", "op AccumulateHistogram #", "op InferenceLSTM #")
 
 
 def _tensor_blobs():

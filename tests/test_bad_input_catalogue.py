@@ -3086,6 +3086,33 @@ CASES = [
          V, r"op IsMemberOf #0: argument 'value' holds 2 at position 1, but with 'dtype' BOOL \(5\) the values "
             r"must be 0 or 1",
          note="Caffe2 cast each value to bool, so 2 meant true"),
+    Case("inference-lstm-input-count", "ops: InferenceLSTM", "InferenceLSTM(x, hx, cx, w_ih, w_hh, b_ih): one bias",
+         """
+         feed(x=f32(3, 2, 4), hx=f32(1, 2, 5), cx=f32(1, 2, 5), wi=f32(20, 4), wh=f32(20, 5), bi=f32(20))
+         run_op('InferenceLSTM', ['x', 'hx', 'cx', 'wi', 'wh', 'bi'], ['y', 'hy', 'cy'])
+         """, V, r"op InferenceLSTM #0: 6 inputs, expected 7: input, hx, cx, then 4 weights \(w_ih, w_hh, b_ih, "
+                 r"b_hh\) for each of num_layers=1 x 1 direction",
+         after="feed(bh=f32(20)); run_op('InferenceLSTM', ['x', 'hx', 'cx', 'wi', 'wh', 'bi', 'bh'], "
+               "['y', 'hy', 'cy'])"),
+    Case("inference-lstm-weight-shape", "ops: InferenceLSTM",
+         "InferenceLSTM, bidirectional: the reverse direction's w_hh (20, 4) for hidden 5",
+         """
+         feed(x=f32(3, 2, 4), hx=f32(2, 2, 5), cx=f32(2, 2, 5), wi=f32(20, 4), wh=f32(20, 5), wh4=f32(20, 4))
+         run_op('InferenceLSTM', ['x', 'hx', 'cx', 'wi', 'wh', 'wi', 'wh4'], ['y', 'hy', 'cy'], bidirectional=1,
+                has_biases=0)
+         """, V, r"op InferenceLSTM #0: input 6 blob 'wh4' \(w_hh of layer 0, reverse direction\) has shape "
+                 r"\(20, 4\) float32, expected \(20, 5\)"),
+    Case("inference-lstm-states", "ops: InferenceLSTM", "InferenceLSTM with hx of another batch size",
+         """
+         feed(x=f32(3, 2, 4), hx=f32(1, 3, 5), cx=f32(1, 3, 5), wi=f32(20, 4), wh=f32(20, 5))
+         run_op('InferenceLSTM', ['x', 'hx', 'cx', 'wi', 'wh'], ['y', 'hy', 'cy'], has_biases=0)
+         """, V, r"op InferenceLSTM #0: input 1 blob 'hx' \(hx\) must be \(num_layers \* directions, N, H\) = "
+                 r"\(1, 2, H\) for input 'x' \(3, 2, 4\) float32, got \(1, 3, 5\) float32"),
+    Case("inference-lstm-bool-arg", "ops: InferenceLSTM", "InferenceLSTM(..., batch_first=2)",
+         """
+         feed(x=f32(3, 2, 4), hx=f32(1, 2, 5), cx=f32(1, 2, 5), wi=f32(20, 4), wh=f32(20, 5))
+         run_op('InferenceLSTM', ['x', 'hx', 'cx', 'wi', 'wh'], ['y', 'hy', 'cy'], has_biases=0, batch_first=2)
+         """, V, r"op InferenceLSTM #0: argument 'batch_first' must be 0 or 1, got 2"),
     Case("histogram-nan", "ops: member & histogram", "AccumulateHistogram(x [0.5, nan])",
          """
          n = core.Net('h'); n.AccumulateHistogram(['x'], ['cur', 'acc'], num_buckets=2)

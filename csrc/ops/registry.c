@@ -67,6 +67,7 @@ extern const rc_op_schema rc_ops_image[];     /* ops/image.c: ChannelShuffle, Re
 extern const rc_op_schema rc_ops_metric[];    /* ops/metric.c: Perplexity, MultiClassAccuracy */
 extern const rc_op_schema rc_ops_collect[];   /* ops/collect.c: LastNWindowCollector */
 extern const rc_op_schema rc_ops_member_hist[]; /* ops/member_hist.c: IsMemberOf, AccumulateHistogram */
+extern const rc_op_schema rc_ops_inference_lstm[]; /* ops/inference_lstm.c: InferenceLSTM */
 extern const rc_op_schema rc_ops_calib[];     /* ops/calib.c: Percentile, BisectPercentile, BatchBoxCox,
                                                  PiecewiseLinearTransform */
 
@@ -105,6 +106,7 @@ static const rc_op_schema *const families[] = {
     rc_ops_metric,
     rc_ops_collect,
     rc_ops_member_hist,
+    rc_ops_inference_lstm,
 };
 
 const rc_op_schema *rc_op_lookup(const char *type)
