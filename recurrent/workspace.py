@@ -174,8 +174,9 @@ def FeedBlob(name, arr, device_option=None):
     """Copies ``arr`` into blob ``name`` of the current workspace.
 
     float32 and int32 arrays are stored as they are. Other floating types are
-    converted to float32; bool and other integer types to int32 (values that do
-    not fit raise ValueError). Other dtypes raise TypeError. Returns True.
+    converted to float32 (rounded to nearest; a finite value beyond float32's range,
+    which would become inf, raises ValueError); bool and other integer types to int32
+    (values that do not fit raise ValueError). Other dtypes raise TypeError. Returns True.
     """
     _feed(_ws(), name, arr, device_option)
     return True
@@ -188,11 +189,7 @@ def _feed(ws, name, arr, device_option):
         from .utils import Caffe2TensorToNumpyArray
         arr = Caffe2TensorToNumpyArray(arr)
     if not isinstance(arr, np.ndarray):
-        arr = np.asarray(arr)
-        if arr.dtype == np.float64:
-            arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
-            arr = arr.astype(np.int64)
+        arr = np.asarray(arr)  # a list of floats is float64: converted (and range-checked) as any
     ws.feed_blob(_name(name), arr)
 
 

@@ -274,6 +274,10 @@ CASES = [
     Case("feed-int64-overflow", "blobs", "FeedBlob('a', np.array([2**40]))",
          "workspace.FeedBlob('a', np.array([2**40]))", V, r"FeedBlob 'a': integer values do not fit in int32",
          note="int64/uint64/int16/... and bool are converted to int32 when every value fits"),
+    Case("feed-float64-overflow", "blobs", "FeedBlob('a', np.array([1.0, 1e39]))",
+         "workspace.FeedBlob('a', np.array([1.0, 1e39]))", V,
+         r"FeedBlob 'a': float64 value 1e\+39 at flat position 1 is outside float32's range \(it would "
+         r"become inf\)", note="Before, it became inf silently; inf and NaN are still fed as they are"),
     Case("feed-uint64-overflow", "blobs", "FeedBlob('a', np.array([2**63], np.uint64))",
          "workspace.FeedBlob('a', np.array([2**63], np.uint64))", V, r"do not fit in int32"),
     Case("feed-too-many-dims", "blobs", "FeedBlob('a', np.ones((1,) * 9, np.float32))",

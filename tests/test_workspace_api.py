@@ -607,6 +607,31 @@ def test_feed_blob_converts_byte_swapped_and_long_long_arrays():
         workspace.FeedBlob("x", np.array([2 ** 63], np.ulonglong))
 
 
+def test_feed_blob_float64_beyond_float32_raises():
+    """A finite float64 (or long double) value that float32 cannot hold would become inf: a ValueError naming
+    the blob, the flat position (C order of the array as given) and the value, the blob unchanged; as for
+    integers beyond int32. inf, NaN, tiny values (rounded to 0 / subnormals) and float32's max pass."""
+    workspace.FeedBlob("f", np.ones(2, np.float32))
+    bad = [(np.array([1.0, 1e39]), r"float64 value 1e\+39 at flat position 1 is outside float32's range "
+                                   r"\(it would become inf\)"),
+           (np.array([[1.0, 2.0], [-1e300, 4.0]]).T, r"float64 value -1e\+300 at flat position 1 .*become -inf"),
+           ([0.5, 2e38, 4e38], r"float64 value 4e\+38 at flat position 2"),
+           (np.array([1e39], np.longdouble), r"long double value 1e\+39 at flat position 0")]
+    for arr, pattern in bad:
+        with pytest.raises(ValueError, match="FeedBlob 'f': " + pattern):
+            workspace.FeedBlob("f", arr)
+        np.testing.assert_array_equal(workspace.FetchBlob("f"), np.ones(2, np.float32))
+    thr = 2.0 ** 128 - 2.0 ** 103  # float32's max plus half an ulp: from here on the cast gives inf
+    with pytest.raises(ValueError, match=r"FeedBlob 'f': float64 value -3\.4028235677973366e\+38 at flat position 0 .*become -inf"):
+        workspace.FeedBlob("f", np.array([-thr]))
+    edge = np.array([np.inf, -np.inf, np.nan, 1e-300, -1e-46, float(np.finfo(np.float32).max), 5e-324,
+                     np.nextafter(thr, 0), -np.nextafter(thr, 0)])
+    workspace.FeedBlob("f", edge)
+    got = workspace.FetchBlob("f")
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, edge.astype(np.float32))
+
+
 def test_object_api_blob_serialize_deserialize_and_current_workspace():
     # Caffe2's C.Blob.serialize(name) / deserialize(bytes) and C.Workspace.current (workspace_test)
     ws = workspace.C.Workspace()

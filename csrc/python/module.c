@@ -10,7 +10,10 @@
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <float.h>
+#include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -723,6 +726,72 @@ static int dtype_of(PyArrayObject *a, rc_dtype *dt, int *convert_to)
     }
 }
 
+/* arr (aligned, native order) as a new C-contiguous float32 array: NumPy's cast, except that float64 /
+ * long double are converted here, each value rounded to nearest, and a finite value float32 cannot
+ * hold (|v| >= 2^128 - 2^103, which rounds to inf) is a ValueError naming the blob, the flat position
+ * (C order) and the value, as for integers that do not fit int32 (Load refuses such values too).
+ * Returns a new reference, or NULL with an exception set. */
+static PyArrayObject *to_float32_checked(PyArrayObject *arr, const char *name)
+{
+    int t = PyArray_TYPE(arr);
+    if (t != NPY_FLOAT64 && t != NPY_LONGDOUBLE)
+        return (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, NPY_FLOAT32,
+                                                 NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_FORCECAST);
+    PyArrayObject *src = PyArray_GETCONTIGUOUS(arr);
+    if (!src) return NULL;
+    PyArrayObject *dst = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(src), PyArray_DIMS(src), NPY_FLOAT32);
+    if (!dst) {
+        Py_DECREF(src);
+        return NULL;
+    }
+    const long double inf_from = 340282356779733661637539395458142568448.0L; /* 2^128 - 2^103: FLT_MAX + ulp/2 */
+    const npy_intp n = PyArray_SIZE(src);
+    const double *sd = (const double *)PyArray_DATA(src);
+    const long double *sl = (const long double *)PyArray_DATA(src);
+    float *d = (float *)PyArray_DATA(dst);
+    npy_intp i = 0;
+    if (t == NPY_FLOAT64) /* the common case: blocks converted in double arithmetic, and checked, until one
+                           * holds a finite value beyond FLT_MAX (then the exact loop below from there) */
+        for (; i < n; i += 1024) {
+            const npy_intp m = n - i < 1024 ? n - i : 1024;
+            int beyond = 0;
+            for (npy_intp j = 0; j < m; j++) {
+                const double a = fabs(sd[i + j]);
+                beyond |= (a > FLT_MAX) & (a < INFINITY);
+            }
+            if (beyond) break;
+            for (npy_intp j = 0; j < m; j++) d[i + j] = (float)sd[i + j];
+        }
+    for (; i < n; i++) {
+        const long double v = t == NPY_FLOAT64 ? (long double)sd[i] : sl[i];
+        if (!(fabsl(v) > FLT_MAX) || isinf(v)) { /* in range, NaN or inf: the cast is exact or rounds */
+            d[i] = (float)v;
+            continue;
+        }
+        if (fabsl(v) < inf_from) { /* rounds to the largest float */
+            d[i] = v < 0 ? -FLT_MAX : FLT_MAX;
+            continue;
+        }
+        char val[64];
+        char *txt = t == NPY_FLOAT64 ? PyOS_double_to_string((double)v, 'r', 0, 0, NULL) : NULL; /* repr's digits */
+        if (txt) {
+            snprintf(val, sizeof val, "%s", txt);
+            PyMem_Free(txt);
+        } else {
+            PyErr_Clear();
+            snprintf(val, sizeof val, "%.10Lg", v);
+        }
+        raise_ws(PyExc_ValueError, "FeedBlob '%s': %s value %s at flat position %lld is outside float32's range "
+                 "(it would become %sinf); scale it, or feed float32", name,
+                 t == NPY_FLOAT64 ? "float64" : "long double", val, (long long)i, v < 0 ? "-" : "");
+        Py_DECREF(src);
+        Py_DECREF(dst);
+        return NULL;
+    }
+    Py_DECREF(src);
+    return dst;
+}
+
 static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
 {
     int lent;
@@ -763,9 +832,11 @@ static PyObject *Workspace_feed_blob(WorkspaceObject *self, PyObject *args)
             }
         }
         /* the documented conversion: values were range-checked above (integers);
-         * float64 -> float32 rounds (out-of-range values become +-inf) */
-        PyArrayObject *c =
-            (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_FORCECAST);
+         * float64 -> float32 rounds to nearest (tiny values to 0 or subnormals) */
+        PyArrayObject *c = conv == NPY_FLOAT32 ? to_float32_checked(arr, name)
+                                               : (PyArrayObject *)PyArray_FROM_OTF((PyObject *)arr, conv,
+                                                                                   NPY_ARRAY_C_CONTIGUOUS |
+                                                                                       NPY_ARRAY_FORCECAST);
         Py_DECREF(arr);
         if (!c) return NULL;
         arr = c;
