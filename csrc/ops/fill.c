@@ -867,6 +867,14 @@ static rc_status slf_setup(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* Nothing to check before the run: no inputs; the arguments were checked at creation (slf_setup). */
+static rc_status slf_check(rc_op *op, rc_err *err)
+{
+    (void)op;
+    (void)err;
+    return RC_OK;
+}
+
 /* () -> VALUES (T,) int32 uniform on [0, max_value), LENGTHS (B,) int32 >= 0 summing to T, T = B * average_len:
  * each of the T values falls in a segment drawn uniformly from the B (the lengths are multinomial). */
 static rc_status slf_run(rc_op *op, rc_err *err)
@@ -930,7 +938,7 @@ const rc_op_schema rc_ops_fill[] = {
      "Y = values (Caffe2's double, float32 here) with the given shape", given_check},
     {"SparseLengthsFill", 0, 0, 2, 2, NULL, slf_setup, slf_run, free,
      "() -> (VALUES (B * average_len,) int32 uniform on [0, max_value), LENGTHS (B,) int32 summing to their "
-     "count), B = batch_size"},
+     "count), B = batch_size", slf_check},
     {"ZeroGradient", 1, 1, 0, 0, NULL, NULL, zero_gradient_run, NULL,
      "no-op; its gradient is zeros shaped like X (a gradient for a blob no loss reaches)"},
     {0},
