@@ -13,7 +13,9 @@ What each op does with shapes (read from the C code):
 - AddGradient, SubGradient, MulGradient, DivGradient, PowGradient (tensor form), MeanGradient and
   ExpandGradient give each input's gradient that input's shape;
 - FC, FCTransposed, MatMul, ElementwiseLinear and their gradients flatten at their axis arguments;
-- RowMul gives mat's shape (w must hold mat.shape[0] elements).
+- RowMul gives mat's shape (w must hold mat.shape[0] elements);
+- ScaleBlobs gives each output its input's shape (float32), and nothing known when the counts of inputs
+  and outputs differ.
 
 Not inferred: Expand, whose output shape is the values of its shape input. FCGradient's output 0 under
 stash_dy / skip_dw and output 1 under skip_db (RecurrentNetworkGradient's flags) are left unknown: the op
@@ -164,6 +166,16 @@ def _unary(op, ins):
     """X float32 -> Y float32 of X's shape (Accumulate: whatever Y held before)."""
     _floats(op, ins, [0])
     return [Tensor(ins[0].shape, FLOAT)]
+
+
+@register("ScaleBlobs")
+def _scale_blobs(op, ins):
+    """X_0 .. X_N-1 float32 -> Y_i float32 of X_i's shape; unknown unless there is one output per input
+    (the op refuses other counts when it is created)."""
+    if len(op.output) != len(ins):
+        return _unknown(op)
+    _floats(op, ins)
+    return [Tensor(t.shape, FLOAT) for t in ins]
 
 
 @register("AbsGradient", "AcosGradient", "AsinGradient", "AtanGradient", "ClipGradient", "CosGradient",

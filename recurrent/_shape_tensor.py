@@ -1199,6 +1199,24 @@ def _range_fill(op, ins):
     return _fill_out(_fill_common(op, ins), FLOAT)
 
 
+@_fn("SparseLengthsFill")
+def _sparse_lengths_fill(op, ins):
+    """() -> VALUES (batch_size * average_len,) int32, LENGTHS (batch_size,) int32 (the arguments
+    required and in range, as the op's setup says)."""
+    a = args(op)
+    for name in ("batch_size", "average_len", "max_value"):
+        if not _has(op, name):
+            _fail(op, "argument '%s' is required", name)
+    b, l, m = _int(a, "batch_size", 0), _int(a, "average_len", 0), _int(a, "max_value", 1)
+    if not 0 <= b <= INT32_MAX:
+        _fail(op, "argument 'batch_size' must be in [0, %d], got %d", INT32_MAX, b)
+    if l < 0 or b * l > INT32_MAX:
+        _fail(op, "argument 'average_len' must be >= 0 with batch_size * average_len <= %d", INT32_MAX)
+    if not 1 <= m <= 2 ** 31:
+        _fail(op, "argument 'max_value' must be in [1, 2^31], got %d", m)
+    return [Tensor((b * l,), INT32), Tensor((b,), INT32)]
+
+
 @_fn("MSRAFill")
 def _msra_fill(op, ins):
     return _fan_fill(op, ins, 1)

@@ -227,8 +227,8 @@ def build_ops_net(name="af_ops"):
     BatchDenseToSparse, ViterbiPath, SwapBestPath, CTCGreedyDecoder, CTCBeamSearchDecoder, the counter ops
     on a Counter made in the net, RowWiseCounter, SparseNormalize, WeightedMultiSampling,
     UniqueUniformFill, ConstantFill of bool, Percentile, BisectPercentile, BatchBoxCox,
-    PiecewiseLinearTransform, a Python op and its PythonGradient, Perplexity, MultiClassAccuracy and
-    LastNWindowCollector (a buffer emptied at every run, grown twice, with a Mutex), IsMemberOf and
+    PiecewiseLinearTransform, a Python op and its PythonGradient, Perplexity, MultiClassAccuracy,
+    ScaleBlobs (one pair in place), a seeded SparseLengthsFill and LastNWindowCollector (a buffer emptied at every run, grown twice, with a Mutex), IsMemberOf and
     AccumulateHistogram; in the init net MSRAFill, UniformIntFill (arguments and three inputs) and
     DiagonalFill."""
     init = core.Net(name + "_init")
@@ -798,6 +798,10 @@ def build_ops_net(name="af_ops"):
     # empty at every run (4 rows, then 6 with a wrap: the buffer grows through rc_tensor_resize_keep)
     net.Perplexity(net.FlattenToVec(p, "m_pvec"), "m_ppl")
     net.MultiClassAccuracy([p, "labels"], ["m_acc", "m_cnt"])
+    # ScaleBlobs (math.c): two blobs, the second in place on a copy; SparseLengthsFill (fill.c), seeded
+    net.Copy([p], "sb_p")
+    net.ScaleBlobs([p, "sb_p"], ["sb_y", "sb_p"], scale=0.5)
+    net.SparseLengthsFill([], ["slf_v", "slf_l"], batch_size=3, average_len=2, max_value=4, seed=5)
     ln_m = net.CreateMutex([], "ln_m")
     net.ConstantFill([], "ln_buf", shape=[0])
     net.ConstantFill([], "ln_next", shape=[], value=0, dtype=core.DataType.INT32)
@@ -1092,7 +1096,8 @@ OPS_REPORTING = ("GivenTensorFill", "Gather", "Concat", "Softmax", "Adagrad", "L
                  "op Percentile #", "op BisectPercentile #", "op BatchBoxCox #",
                  "op PiecewiseLinearTransform #", "op Python #", "op PythonGradient #",
                  "op Perplexity #", "op MultiClassAccuracy #", "op LastNWindowCollector #",
-                 "op IsMemberOf #", "op AccumulateHistogram #", "op InferenceLSTM #")
+                 "op IsMemberOf #", "op AccumulateHistogram #", "op InferenceLSTM #",
+                 "op ScaleBlobs #", "op SparseLengthsFill #")
 
 
 def _tensor_blobs():

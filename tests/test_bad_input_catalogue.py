@@ -3013,6 +3013,43 @@ CASES = [
          "feed(x=f32(3, 2), l=np.zeros(2, np.int32)); run_op('MultiClassAccuracy', ['x', 'l'], ['a', 'c'])",
          V, r"op MultiClassAccuracy #0: input 1 blob 'l' \(2,\) int32 \(label\) must be 1-D with one label per "
             r"row of input 0 blob 'x' \(3, 2\) float32 \(prediction\)"),
+    # ---------------------------------------------------------- ScaleBlobs (csrc/ops/math.c), SparseLengthsFill (fill.c)
+    Case("scale-blobs-output-count", "ops: ScaleBlobs & SparseLengthsFill", "ScaleBlobs([a, b]) -> [y]",
+         "feed(a=f32(3), b=f32(2)); run_op('ScaleBlobs', ['a', 'b'], ['y'], scale=2.0)", V,
+         r"op ScaleBlobs #0: takes one output per input \(output i = scale \* input i\): got 2 inputs and 1 "
+         r"outputs", after="run_op('ScaleBlobs', ['a', 'b'], ['y', 'z'], scale=2.0)",
+         note="Caffe2's schema allowed any count of outputs; fewer than the inputs failed at Output(i)"),
+    Case("scale-blobs-crossed-in-place", "ops: ScaleBlobs & SparseLengthsFill", "ScaleBlobs([a, b]) -> [b, a]",
+         "feed(a=f32(3), b=f32(2)); run_op('ScaleBlobs', ['a', 'b'], ['b', 'a'], scale=2.0)", V,
+         r"op ScaleBlobs #0: input 0 and output 1 are the same blob 'a', which this op does not allow "
+         r"\(in-place\)", after="run_op('ScaleBlobs', ['a', 'b'], ['a', 'b'], scale=2.0)",
+         note="Caffe2 allowed any pair in place: pair 1 then read the b pair 0 had already scaled"),
+    Case("scale-blobs-dtype", "ops: ScaleBlobs & SparseLengthsFill", "ScaleBlobs([a, b int32]) -> [ya, yb]",
+         "feed(a=f32(3), b=np.ones(2, np.int32), ya=np.zeros(3, np.float32)); "
+         "run_op('ScaleBlobs', ['a', 'b'], ['ya', 'yb'], scale=2.0)", T_,
+         r"op ScaleBlobs #0: input 1 blob 'b' must be float32, got \(2,\) int32",
+         after="""
+         assert (workspace.FetchBlob('ya') == 0).all()
+         run_op('ScaleBlobs', ['a'], ['ya'], scale=2.0)
+         """, note="every input is checked before any output is written"),
+    Case("sparse-lengths-fill-required", "ops: ScaleBlobs & SparseLengthsFill",
+         "SparseLengthsFill() without average_len",
+         "run_op('SparseLengthsFill', [], ['v', 'l'], batch_size=4, max_value=10)", V,
+         r"op SparseLengthsFill #0: argument 'average_len' is required",
+         after="run_op('SparseLengthsFill', [], ['v', 'l'], batch_size=4, average_len=2, max_value=10)",
+         note="batch_size, average_len and max_value are all required (no defaults assumed)"),
+    Case("sparse-lengths-fill-batch-size", "ops: ScaleBlobs & SparseLengthsFill", "SparseLengthsFill(batch_size=-1)",
+         "run_op('SparseLengthsFill', [], ['v', 'l'], batch_size=-1, average_len=2, max_value=10)", V,
+         r"op SparseLengthsFill #0: argument 'batch_size' must be in \[0, 2147483647\], got -1"),
+    Case("sparse-lengths-fill-total", "ops: ScaleBlobs & SparseLengthsFill",
+         "SparseLengthsFill(batch_size=65536, average_len=32768)",
+         "run_op('SparseLengthsFill', [], ['v', 'l'], batch_size=65536, average_len=32768, max_value=10)", V,
+         r"op SparseLengthsFill #0: argument 'average_len' must be >= 0 with batch_size \* average_len at most "
+         r"2147483647 \(the int32 lengths must hold it\), got batch_size 65536, average_len 32768"),
+    Case("sparse-lengths-fill-max-value", "ops: ScaleBlobs & SparseLengthsFill", "SparseLengthsFill(max_value=0)",
+         "run_op('SparseLengthsFill', [], ['v', 'l'], batch_size=4, average_len=2, max_value=0)", V,
+         r"op SparseLengthsFill #0: argument 'max_value' must be in \[1, 2\^31\] \(values are int32 in "
+         r"\[0, max_value\)\), got 0"),
     # ---------------------------------------------------------- LastNWindowCollector (csrc/ops/collect.c)
     Case("last-n-cursor", "ops: collect", "LastNWindowCollector(buf (2,3), next 0, data (1,3)), num_to_collect=4",
          """

@@ -111,6 +111,8 @@ CASES = [
     ("RowMul", [(3, 2, 4), (3,)], 1, {}, [(3, 2, 4)]),
     ("RowMul", [(3,), (3, 1)], 1, {}, [(3,)]),
     ("RowMul", [(0, 5), (0,)], 1, {}, [(0, 5)]),
+    ("ScaleBlobs", [(3, 2), (), (0, 4)], 3, {"scale": 2.0}, [(3, 2), (), (0, 4)]),
+    ("ScaleBlobs", [(5,)], 1, {}, [(5,)]),
     ("SquareRootDivide", [(3, 2, 2), ints(3)], 1, {}, [(3, 2, 2)]),
     # binary ops: equal shapes, numpy-style, legacy broadcast=1 with axis / axis_str
     ("Add", [(2, 3), (2, 3)], 1, {}, [(2, 3)]),
@@ -205,7 +207,7 @@ def test_every_type_of_the_family_is_covered():
     si.registered()
     mine = {t for t, f in si._REGISTRY.items() if f.__module__ == "recurrent._shape_elementwise"}
     mine |= {t for t in si.NOT_INFERRED if t == "Expand"}
-    assert len(mine) == 126
+    assert len(mine) == 127
     assert mine <= covered, sorted(mine - covered)
 
 
@@ -310,6 +312,7 @@ REFUSED = [
     ("SquareRootDivide", [(3, 2), (2,)], {}, None),                     # one scale per row
     ("RowMul", [(3, 2), (2,)], {}, None),                               # w not one per row
     ("RowMul", [(), (1,)], {}, None),                                   # mat 0-d
+    ("ScaleBlobs", [(2, 3), ints(2)], {}, ["o", "p"]),                  # int32 input 1
     ("SumReduceLike", [(2, 3, 4), (5,)], {}, None),                     # B not a run of A's dims
     ("EnsureClipped", [(4, 3), np.array([0, 2], np.int32), (2, 2)], {}, ["i0"]),  # grad's shape
     ("ClipTensorByScaling", [(2, 3), (2,)], {"threshold": 1.0}, None),  # value not a scalar

@@ -211,6 +211,8 @@ CASES = [
     ("GivenTensorInt16Fill", [], ["y"], {"shape": [1], "values": [7]}),
     ("GivenTensorBoolFill", [], ["y"], {"shape": [2], "values": [1, 0]}),
     ("GivenTensorDoubleFill", [("x", f32(2))], ["y"], {"values": [0.5, 1.5]}),
+    ("SparseLengthsFill", [], ["v", "l"], {"batch_size": 4, "average_len": 3, "max_value": 7}),
+    ("SparseLengthsFill", [], ["v", "l"], {"batch_size": 0, "average_len": 3, "max_value": 1}),
     # decode.c
     ("ViterbiPath", [("p", f32(4, 3)), ("t", f32(3, 3))], ["path"], {}),
     ("SwapBestPath", [("p", f32(4, 3)), ("b", i32([0, 1, 2, 0]))], ["y"], {}),
@@ -317,6 +319,8 @@ REFUSED = [
     ("Slice", [("x", X23)], ["y"], {"starts": [1], "ends": [0]}),                 # an empty range
     ("Concat", [("a", X23), ("b", X23)], ["y", "info", "z"], {}),                 # outputs count
     ("GivenTensorFill", [("x", X23)], ["y"], {"values": [1.0, 2.0]}),            # values vs shape
+    ("SparseLengthsFill", [], ["v", "l"], {"batch_size": 4, "max_value": 7}),      # average_len required
+    ("SparseLengthsFill", [], ["v", "l"], {"batch_size": 4, "average_len": 1, "max_value": 0}),  # max_value
     ("WeightedSample", [("w", f32(3))], ["ix"], {}),                             # rank
 ]
 

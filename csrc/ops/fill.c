@@ -1,6 +1,6 @@
 /* ops/fill.c -- fill operators: ConstantFill, UniformFill, UniformIntFill,
  * UniqueUniformFill, GaussianFill, XavierFill, MSRAFill, DiagonalFill,
- * GivenTensorFill, GivenTensorIntFill.
+ * GivenTensorFill, GivenTensorIntFill, SparseLengthsFill.
  *
  * Shape rules (Caffe2's FillerOp):
  *  - no input: the output has the shape of argument `shape` (absent: a scalar);
@@ -37,6 +37,13 @@
  * redrawn while taken or avoided), or, when the range is small (at most
  * 2(n + |AVOID|)), a set of 2 * range entries and the list of the allowed
  * values, partially shuffled.
+ *
+ * SparseLengthsFill() -> (VALUES, LENGTHS): random sparse-feature data for Caffe2's filler test. No
+ * input; arguments batch_size (B, 0 .. INT32_MAX), average_len (L >= 0, B * L <= INT32_MAX) and max_value
+ * (M, 1 .. 2^31), all required. LENGTHS (B,) int32 sums to exactly B * L: each of the B * L values is put
+ * in a segment drawn uniformly (so each length is Binomial(B L, 1 / B), mean L); VALUES (B * L,) int32 are
+ * uniform on [0, M). Caffe2's source (an int64 op) was not available: its test asks only that values lie in
+ * [0, max_value), that the lengths number batch_size and sum to the values' count.
  *
  * Random fills keep their generator (xoshiro256**) in op->state; it is seeded
  * at creation from argument `seed` when given, else from a process-wide atomic
@@ -816,6 +823,76 @@ static rc_status given_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- SparseLengthsFill */
+/* Random sparse-feature data: arguments batch_size, average_len, max_value (all required ints; seed optional).
+ * The stream is kept in op->state as the other random fills. */
+typedef struct slf_state {
+    int64_t batch, total, max_value;
+    uint64_t rng[4];
+} slf_state;
+
+static rc_status slf_setup(rc_op *op, rc_err *err)
+{
+    static const char *const names[3] = {"batch_size", "average_len", "max_value"};
+    int64_t v[3];
+    rc_status st;
+    for (int k = 0; k < 3; k++) {
+        if (!rc_opdef_arg(&op->def, names[k]))
+            return rc_op_fail(op, err, RC_ERR_VALUE, "argument '%s' is required", names[k]);
+        if ((st = rc_arg_i(&op->def, names[k], 0, &v[k], err))) return st;
+    }
+    if (v[0] < 0 || v[0] > INT32_MAX)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'batch_size' must be in [0, %d], got %lld", INT32_MAX,
+                          (long long)v[0]);
+    if (v[1] < 0 || (v[1] && v[0] > INT32_MAX / v[1]))
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'average_len' must be >= 0 with batch_size * average_len "
+                          "at most %d (the int32 lengths must hold it), got batch_size %lld, average_len %lld",
+                          INT32_MAX, (long long)v[0], (long long)v[1]);
+    if (v[2] < 1 || v[2] > (int64_t)INT32_MAX + 1)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "argument 'max_value' must be in [1, 2^31] (values are int32 in "
+                          "[0, max_value)), got %lld", (long long)v[2]);
+    slf_state *s = calloc(1, sizeof *s);
+    if (!s) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory");
+    op->state = s;
+    s->batch = v[0];
+    s->total = v[0] * v[1];
+    s->max_value = v[2];
+    int64_t seed;
+    if (rc_opdef_arg(&op->def, "seed")) {
+        if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
+        rc_rng_seed(s->rng, (uint64_t)seed);
+    } else {
+        rc_rng_seed(s->rng, rc_rng_fresh_seed());
+    }
+    return RC_OK;
+}
+
+/* Nothing to check before the run: no inputs; the arguments were checked at creation (slf_setup). */
+static rc_status slf_check(rc_op *op, rc_err *err)
+{
+    (void)op;
+    (void)err;
+    return RC_OK;
+}
+
+/* () -> VALUES (T,) int32 uniform on [0, max_value), LENGTHS (B,) int32 >= 0 summing to T, T = B * average_len:
+ * each of the T values falls in a segment drawn uniformly from the B (the lengths are multinomial). */
+static rc_status slf_run(rc_op *op, rc_err *err)
+{
+    slf_state *s = op->state;
+    const int64_t vdims[1] = {s->total}, ldims[1] = {s->batch};
+    rc_status st;
+    if ((st = rc_tensor_resize(rc_out(op, 0), RC_I32, 1, vdims, err)))
+        return rc_op_fail(op, err, st, "output 0 blob '%s' (values): %s", rc_out_name(op, 0), err->msg);
+    if ((st = rc_tensor_resize(rc_out(op, 1), RC_I32, 1, ldims, err)))
+        return rc_op_fail(op, err, st, "output 1 blob '%s' (lengths): %s", rc_out_name(op, 1), err->msg);
+    int32_t *values = rc_i32(rc_out(op, 0)), *lengths = rc_i32(rc_out(op, 1));
+    if (s->batch) memset(lengths, 0, (size_t)s->batch * sizeof *lengths);
+    for (int64_t k = 0; k < s->total; k++) lengths[uniform_below(s->rng, (uint64_t)s->batch)]++;
+    for (int64_t k = 0; k < s->total; k++) values[k] = (int32_t)uniform_below(s->rng, (uint64_t)s->max_value);
+    return RC_OK;
+}
+
 /* ZeroGradient(X): does nothing when it runs; its gradient (recurrent/_grad_fill.py)
  * is a ConstantFill of zeros shaped like X, so that a blob no loss reaches still
  * gets a gradient blob (Caffe2's op, used by rnn_cell.UnrolledCell). */
@@ -859,6 +936,9 @@ const rc_op_schema rc_ops_fill[] = {
      "Y = values (Caffe2's bool: 0 / 1 in int32) with the given shape", given_check},
     {"GivenTensorDoubleFill", 0, 1, 1, 1, rc_inplace_first, given_f_setup, given_run, fill_state_free,
      "Y = values (Caffe2's double, float32 here) with the given shape", given_check},
+    {"SparseLengthsFill", 0, 0, 2, 2, NULL, slf_setup, slf_run, free,
+     "() -> (VALUES (B * average_len,) int32 uniform on [0, max_value), LENGTHS (B,) int32 summing to their "
+     "count), B = batch_size", slf_check},
     {"ZeroGradient", 1, 1, 0, 0, NULL, NULL, zero_gradient_run, NULL,
      "no-op; its gradient is zeros shaped like X (a gradient for a blob no loss reaches)"},
     {0},

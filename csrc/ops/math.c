@@ -1403,6 +1403,40 @@ static rc_status scale_run(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* ---------------------------------------------------------------- ScaleBlobs */
+/* ScaleBlobs (Caffe2's scale_blobs_op): N >= 1 float32 inputs and exactly N outputs; Y_i = scale * X_i
+ * (arg scale, default 1), of X_i's shape. Y_i may be X_i (the same index only: any other input naming an
+ * output is refused at creation, so no pair reads a blob an earlier pair wrote). */
+static rc_status scale_blobs_check(rc_op *op, rc_err *err)
+{
+    for (int i = 0; i < op->n_in; i++) {
+        rc_status st = check_f32(op, i, err);
+        if (st) return st;
+    }
+    return RC_OK;
+}
+
+static rc_status scale_blobs_setup(rc_op *op, rc_err *err)
+{
+    if (op->n_out != op->n_in)
+        return rc_op_fail(op, err, RC_ERR_VALUE, "takes one output per input (output i = scale * input i): got %d "
+                          "inputs and %d outputs", op->n_in, op->n_out);
+    return scale_setup(op, err);
+}
+
+/* X_i [n_i] -> Y_i [n_i] = scale * X_i, i < N. Every input is checked before any output is touched. */
+static rc_status scale_blobs_run(rc_op *op, rc_err *err)
+{
+    const math_args *a = op->state;
+    rc_status st;
+    if ((st = scale_blobs_check(op, err))) return st;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((st = resize_out_like(op, i, rc_in(op, i), err))) return st;
+        rc_k_scale(rc_tensor_numel(rc_in(op, i)), a->scale, rc_f32(rc_in(op, i)), rc_f32(rc_out(op, i)));
+    }
+    return RC_OK;
+}
+
 /* ---------------------------------------------------------------- Pow */
 /* Pow / PowGradient: the argument 'exponent' (required, finite) into a->scale. */
 static rc_status exponent_setup(rc_op *op, rc_err *err)
@@ -1689,6 +1723,8 @@ const rc_op_schema rc_ops_math[] = {
      unary_grad_check},
     {"Scale", 1, 1, 1, 1, rc_inplace_any, scale_setup, scale_run, math_args_free, "Y = scale * X (arg scale)",
      unary_check},
+    {"ScaleBlobs", 1, -1, 1, -1, rc_inplace_same_index, scale_blobs_setup, scale_blobs_run, math_args_free,
+     "(X_0, ..., X_N-1) -> (Y_0, ..., Y_N-1), Y_i = scale * X_i (arg scale; Y_i may be X_i)", scale_blobs_check},
     {"Sqr", 1, 1, 1, 1, rc_inplace_any, NULL, sqr_run, NULL, "Y = X * X", unary_check},
     {"SqrGradient", 2, 2, 1, 1, rc_inplace_any, NULL, sqr_grad_run, NULL, "(X, dY) -> dX = 2 X dY", unary_grad_check},
     {"Negative", 1, 1, 1, 1, rc_inplace_any, NULL, negative_run, NULL, "Y = -X (sign flip; its own gradient)",
