@@ -264,3 +264,21 @@ def test_conv_benchmark_pool_suite_validates(tmp_path, order):
     p = subprocess.run([sys.executable, CONV, "--pool"] + CONV_SHAPE, env=bench_env(), capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 2 and "--pool runs its own suite" in p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(BENCH), reason="benchmarks/ not in this checkout")
+def test_inference_lstm_benchmark_validates_and_writes_json(tmp_path):
+    """benchmarks/inference_lstm_benchmark.py: checks the op against torch.nn.LSTM first, then times both
+    and writes the ratio (the numbers themselves are not checked: a shared machine is noisy)."""
+    pytest.importorskip("torch")
+    bench = os.path.join(os.path.dirname(BENCH), "inference_lstm_benchmark.py")
+    out = tmp_path / "il.json"
+    p = subprocess.run([sys.executable, bench, "--hidden_dim", "8", "--batch_size", "3", "--num_layers", "2",
+                        "--seq_length", "4", "--input_dim", "5", "--bidirectional", "--batch_first", "--iters", "1",
+                        "--rounds", "1", "--json", str(out)], env=bench_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "ours / torch:" in p.stdout
+    res = json.loads(out.read_text())
+    assert res["max_abs_diff_vs_torch"] < 1e-4 and res["ours_over_torch"] > 0
+    assert res["shape"]["bidirectional"] and res["shape"]["batch_first"]

@@ -221,3 +221,39 @@ def test_inference_lstm_shape_inference(rng):
     assert shapes["y"] == [3, 4, 4] and shapes["hy"] == [4, 3, 2] and shapes["cy"] == [4, 3, 2]
     workspace.RunNetOnce(net)
     assert list(workspace.FetchBlob("y").shape) == shapes["y"]
+
+
+def test_inference_lstm_recurrent_products_on_the_packed_kernel(rng):
+    """Where the packed kernel runs (an x86 CPU with AVX2 / AVX-512), each step's h W_hh^T goes to it:
+    T products per layer and direction."""
+    from recurrent import _C
+    if _C.get_flag("packed_gemm_kernel") not in ("avx512", "avx2"):
+        pytest.skip("no packed kernel on this CPU")
+    cfg = make(rng, 6, 3, 4, 5, 2, True, False, True)
+    before = _C.get_flag("packed_gemm_calls")
+    got = run_lstm(*cfg, 2, True, False, True)
+    assert _C.get_flag("packed_gemm_calls") - before == 6 * 2 * 2
+    for g, r in zip(got, reference(*cfg, 2, True, False, True)):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=2e-6)
+
+
+def test_inference_lstm_on_openblas_alone(rng):
+    """RECURRENT_PACKED_GEMM=0 (read once per process): every product on OpenBLAS, the same values."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import numpy as np, sys
+sys.path.insert(0, %r)
+import test_ops_inference_lstm as t
+from recurrent import _C
+rng = np.random.default_rng(5)
+cfg = t.make(rng, 5, 3, 4, 6, 2, True, True, True)
+got = t.run_lstm(*cfg, 2, True, True, True)
+assert _C.get_flag("packed_gemm_calls") == 0
+print(max(float(np.max(np.abs(g - r))) for g, r in zip(got, t.reference(*cfg, 2, True, True, True))))
+""" % os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, RECURRENT_PACKED_GEMM="0")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert float(p.stdout.strip()) < 2e-5

@@ -17,15 +17,20 @@
  * Per step, in torch's gate order i, f, g, o:
  *   gates = x W_ih^T + h W_hh^T + (b_ih + b_hh)
  *   c' = sigmoid(f) c + sigmoid(i) tanh(g),  h' = sigmoid(o) tanh(c')
- * Layer l's input projection is one product over all T steps (x W_ih^T, then the bias sum added),
- * then each step adds h W_hh^T into its rows. T = 0 gives an empty output and hy = hx, cy = cx.
+ * Layer l's input projection is one product over all T steps (x W_ih^T on OpenBLAS, then the bias sum
+ * added), then each step adds h W_hh^T: on the packed kernel (kernels/packed_gemm.h, W_hh^T packed once
+ * per layer and direction at each run) where rc_packed_rows_ok takes the shape, else OpenBLAS; the
+ * nonlinearities are kernels/vmath.h's (vectorised; about 2e-7 from libm's). T = 0 gives an empty
+ * output and hy = hx, cy = cx.
  * Every input is read before any output is written (the outputs are filled from scratch buffers at
  * the end), so an output that shares storage with an input gets the right values.
  */
 #include "../core/rc_core.h"
+#include "../kernels/packed_gemm.h"
 #include "../kernels/vmath.h"
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,12 +41,18 @@ typedef struct {
     int dirs, biases, batch_first;
     float *scratch; /* owned; grown as needed */
     size_t cap;     /* floats in scratch */
+    void *pack_raw; /* owned (rc_pack_alloc): the packed W_hh^T of the direction running */
+    float *pack;    /* inside pack_raw, 64-byte aligned */
+    int64_t pack_cap;
 } ilstm_state;
 
 static void ilstm_free(void *p)
 {
     ilstm_state *s = p;
-    if (s) free(s->scratch);
+    if (s) {
+        free(s->scratch);
+        free(s->pack_raw);
+    }
     free(s);
 }
 
@@ -146,42 +157,73 @@ static rc_status ilstm_check(rc_op *op, rc_err *err)
     return RC_OK;
 }
 
+/* The cell of N rows: g (N, 4H) the gates before their nonlinearities (i, f, g, o); c, h (N, H) updated;
+ * h also copied to out (rows ldo apart). rc_tanhf / rc_sigmoidf (kernels/vmath.h) vectorise; blocks of
+ * 128 columns, one short loop per activation, as LSTMUnit's kernel (ops/rnn_units.c: one long chain per
+ * element kept the core from overlapping iterations). */
+#define ILSTM_BLK 128
+RC_TARGET_CLONES
+static void lstm_cells(int64_t N, int64_t H, const float *restrict g, float *restrict c, float *restrict h,
+                       float *restrict out, int64_t ldo)
+{
+    for (int64_t n = 0; n < N; n++) {
+        const float *gn = g + n * 4 * H;
+        float *hn = h + n * H, *cn = c + n * H, *on = out + n * ldo;
+        for (int64_t j0 = 0; j0 < H; j0 += ILSTM_BLK) {
+            const int64_t w = H - j0 < ILSTM_BLK ? H - j0 : ILSTM_BLK;
+            float gi[ILSTM_BLK], gf[ILSTM_BLK], gg[ILSTM_BLK], go[ILSTM_BLK];
+            const float *x0 = gn + j0;
+            for (int64_t j = 0; j < w; j++) gi[j] = rc_sigmoidf(x0[j]);
+            for (int64_t j = 0; j < w; j++) gf[j] = rc_sigmoidf(x0[H + j]);
+            for (int64_t j = 0; j < w; j++) gg[j] = rc_tanhf(x0[2 * H + j]);
+            for (int64_t j = 0; j < w; j++) go[j] = rc_sigmoidf(x0[3 * H + j]);
+            for (int64_t j = 0; j < w; j++) cn[j0 + j] = gf[j] * cn[j0 + j] + gi[j] * gg[j];
+            for (int64_t j = 0; j < w; j++) hn[j0 + j] = go[j] * rc_tanhf(cn[j0 + j]);
+            for (int64_t j = 0; j < w; j++) on[j0 + j] = hn[j0 + j];
+        }
+    }
+}
+
 /* One direction of one layer over T steps.
  * in (T, N, Din) -> out columns [col, col + H) of (T, N, OW); h, c (N, H) hold the initial states and are
- * left holding the final ones; P (T, N, 4H) and bias (4H) are scratch. reverse: steps T-1 down to 0. */
+ * left holding the final ones; P (T, N, 4H), G (N, 4H) and bias (4H) are scratch; pack (rc_pack_floats(H,
+ * 4H) floats, 64-byte aligned) or NULL: the recurrent product on the packed kernel (W_hh^T packed here)
+ * or on OpenBLAS. reverse: steps T-1 down to 0. */
 static void run_direction(int64_t T, int64_t N, int64_t Din, int64_t H, const float *in, const float *w_ih,
-                          const float *w_hh, const float *b_ih, const float *b_hh, float *P, float *bias, float *h,
-                          float *c, float *out, int64_t OW, int64_t col, int reverse)
+                          const float *w_hh, const float *b_ih, const float *b_hh, float *P, float *G, float *bias,
+                          float *pack, float *h, float *c, float *out, int64_t OW, int64_t col, int reverse)
 {
-    const int64_t G = 4 * H, rows = T * N;
-    if (rows && G) {
-        if (Din) rc_sgemm(0, 1, rows, G, Din, 1.0f, in, w_ih, 0.0f, P); /* P = in W_ih^T */
-        else memset(P, 0, sizeof(float) * (size_t)(rows * G));
+    const int64_t Gw = 4 * H, rows = T * N;
+    if (rows && Gw) {
+        if (Din) rc_sgemm(0, 1, rows, Gw, Din, 1.0f, in, w_ih, 0.0f, P); /* P = in W_ih^T */
+        else memset(P, 0, sizeof(float) * (size_t)(rows * Gw));
     }
     if (b_ih) {
-        for (int64_t j = 0; j < G; j++) bias[j] = b_ih[j] + b_hh[j];
+        for (int64_t j = 0; j < Gw; j++) bias[j] = b_ih[j] + b_hh[j];
         for (int64_t r = 0; r < rows; r++) {
-            float *p = P + r * G;
-            for (int64_t j = 0; j < G; j++) p[j] += bias[j];
+            float *p = P + r * Gw;
+            for (int64_t j = 0; j < Gw; j++) p[j] += bias[j];
         }
     }
+    if (pack) rc_pack_b(H, Gw, w_hh, 1, H, pack); /* B[i][o] = W_hh[o][i] */
+    /* the steps in a step loop's BLAS setting (rc_core.h, "Step loops"): OpenBLAS single-threaded, each
+     * product split over the loop's threads (the packed kernel's helpers), so that OpenBLAS's threads and
+     * those helpers do not take turns on the cores; the input product above ran on OpenBLAS's threads */
+    const int blas_prev = rc_step_blas_enter();
     for (int64_t k = 0; k < T; k++) {
         const int64_t t = reverse ? T - 1 - k : k;
-        float *g = P + t * N * G;
-        if (N && G && H) rc_sgemm(0, 1, N, G, H, 1.0f, h, w_hh, 1.0f, g); /* g += h W_hh^T */
-        for (int64_t n = 0; n < N; n++) {
-            const float *gn = g + n * G;
-            float *hn = h + n * H, *cn = c + n * H, *on = out + (t * N + n) * OW + col;
-            for (int64_t j = 0; j < H; j++) {
-                const float i = rc_sigmoidf(gn[j]), f = rc_sigmoidf(gn[H + j]), gg = tanhf(gn[2 * H + j]),
-                            o = rc_sigmoidf(gn[3 * H + j]);
-                const float cv = f * cn[j] + i * gg;
-                cn[j] = cv;
-                hn[j] = o * tanhf(cv);
-                on[j] = hn[j];
+        float *g = P + t * N * Gw;
+        if (N && H) {
+            if (pack) { /* G = h W_hh^T + P[t] */
+                rc_gemm_packed(N, Gw, H, h, H, pack, NULL, g, G, Gw);
+                g = G;
+            } else {
+                rc_sgemm(0, 1, N, Gw, H, 1.0f, h, w_hh, 1.0f, g); /* P[t] += h W_hh^T */
             }
         }
+        lstm_cells(N, H, g, c, h, out + t * N * OW + col, OW);
     }
+    rc_step_blas_leave(blas_prev);
 }
 
 static rc_status too_large(rc_op *op, rc_err *err)
@@ -207,13 +249,29 @@ static rc_status ilstm_run(rc_op *op, rc_err *err)
     const int64_t LD = s->layers * dirs, OW = dirs * H;
     /* scratch floats: the time-major input (batch_first only), two layer outputs (T, N, OW), the
      * projections (T, N, 4H), the bias sum (4H), the states (LD, N, H) twice */
-    int64_t tn, xin = 0, lo, proj, ldn, st_n, total;
+    int64_t tn, xin = 0, lo, proj, ldn, st_n, gates, total;
     if (__builtin_mul_overflow(T, N, &tn) || (bf && __builtin_mul_overflow(tn, D, &xin)) ||
         __builtin_mul_overflow(tn, OW, &lo) || __builtin_mul_overflow(tn, 4 * H, &proj) ||
-        __builtin_mul_overflow(LD, N, &ldn) || __builtin_mul_overflow(ldn, H, &st_n) || __builtin_add_overflow(xin, 2 * lo, &total) ||
-        __builtin_add_overflow(total, proj, &total) || __builtin_add_overflow(total, 4 * H + 2 * st_n, &total) ||
-        total > (int64_t)(SIZE_MAX / sizeof(float)) / 2)
+        __builtin_mul_overflow(LD, N, &ldn) || __builtin_mul_overflow(ldn, H, &st_n) ||
+        __builtin_mul_overflow(N, 4 * H, &gates) || __builtin_add_overflow(xin, 2 * lo, &total) ||
+        __builtin_add_overflow(total, proj, &total) || __builtin_add_overflow(total, gates, &total) ||
+        __builtin_add_overflow(total, 4 * H + 2 * st_n, &total) || total > (int64_t)(SIZE_MAX / sizeof(float)) / 2)
         return too_large(op, err);
+    /* the recurrent products on the packed kernel where it is faster than OpenBLAS (kernels/packed_gemm.h) */
+    const int packed = T && N && H && rc_packed_available() && rc_packed_rows_ok(N, H);
+    if (packed) {
+        const int64_t pf = rc_pack_floats(H, 4 * H);
+        if (pf > s->pack_cap) {
+            void *raw = NULL;
+            float *p = rc_pack_alloc(pf, &raw);
+            if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory: a pack of %lld floats for the "
+                                      "recurrent weights of hidden size %lld", (long long)pf, (long long)H);
+            free(s->pack_raw);
+            s->pack_raw = raw;
+            s->pack = p;
+            s->pack_cap = pf;
+        }
+    }
     if ((size_t)total > s->cap) {
         float *p = malloc((size_t)(total ? total : 1) * sizeof(float));
         if (!p) return rc_op_fail(op, err, RC_ERR_MEMORY, "out of memory: %lld floats of scratch for input '%s' %s",
@@ -222,8 +280,8 @@ static rc_status ilstm_run(rc_op *op, rc_err *err)
         s->scratch = p;
         s->cap = (size_t)total;
     }
-    float *xt = s->scratch, *out_a = xt + xin, *out_b = out_a + lo, *P = out_b + lo, *bias = P + proj,
-          *hy = bias + 4 * H, *cy = hy + st_n;
+    float *xt = s->scratch, *out_a = xt + xin, *out_b = out_a + lo, *P = out_b + lo, *G = P + proj,
+          *bias = G + gates, *hy = bias + 4 * H, *cy = hy + st_n;
     const float *src = rc_f32(x);
     if (bf) { /* (N, T, D) -> (T, N, D) */
         for (int64_t n = 0; n < N; n++)
@@ -243,8 +301,8 @@ static rc_status ilstm_run(rc_op *op, rc_err *err)
             const float *bi = s->biases ? rc_f32(rc_in(op, w_index(s, l, d, 2))) : NULL,
                         *bh = s->biases ? rc_f32(rc_in(op, w_index(s, l, d, 3))) : NULL;
             run_direction(T, N, din, H, in, rc_f32(rc_in(op, w_index(s, l, d, 0))),
-                          rc_f32(rc_in(op, w_index(s, l, d, 1))), bi, bh, P, bias, hy + e * N * H, cy + e * N * H,
-                          out, OW, d * H, d);
+                          rc_f32(rc_in(op, w_index(s, l, d, 1))), bi, bh, P, G, bias, packed ? s->pack : NULL,
+                          hy + e * N * H, cy + e * N * H, out, OW, d * H, d);
         }
         in = out;
         din = OW;
