@@ -257,3 +257,25 @@ print(max(float(np.max(np.abs(g - r))) for g, r in zip(got, t.reference(*cfg, 2,
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert float(p.stdout.strip()) < 2e-5
+
+
+def test_inference_lstm_random_shapes_vs_numpy():
+    """Random small shapes and flags (empty sizes included) against the NumPy loop; twice each, so the
+    scratch and pack of the first run are reused by the second."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(T=st.integers(0, 4), N=st.integers(0, 3), D=st.integers(0, 3), H=st.integers(0, 3),
+                      L=st.integers(1, 3), bidir=st.booleans(), bf=st.booleans(), bias=st.booleans(),
+                      seed=st.integers(0, 2 ** 16))
+    def check(T, N, D, H, L, bidir, bf, bias, seed):
+        cfg = make(np.random.default_rng(seed), T, N, D, H, L, bidir, bf, bias, scale=1.0)
+        want = reference(*cfg, L, bidir, bf, bias)
+        for _ in range(2):
+            got = run_lstm(*cfg, L, bidir, bf, bias)
+            for g, r in zip(got, want):
+                assert g.shape == r.shape
+                np.testing.assert_allclose(g, r, rtol=1e-5, atol=3e-6)
+
+    check()
