@@ -810,6 +810,22 @@ def _mul_op_with_aliases(spec, name):
     return net, outs, list(range(len(outs)))
 
 
+def check_aliases_and_gradients(rng, net, outs, owg, spec, rows, inputs, name, atol):
+    """After a forward run of ``net``: each output is its alias's rows of ``rows`` (the state's, initial rows
+    first; spec as _mul_op_with_aliases's), and the gradients of ``inputs`` for random output gradients
+    match finite differences."""
+    for o, out in zip(spec, outs):
+        want = rows if o == "state" else (rows[o:] if o >= 0 else rows[len(rows) + o:])
+        np.testing.assert_allclose(workspace.FetchBlob(out), want, rtol=1e-5, atol=atol)
+    G = {k: f32(rng, *workspace.FetchBlob(outs[k]).shape) for k in owg}
+    gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
+    got = analytic_grads(gnet, outs, owg, G, gmap, inputs)
+    for b in inputs:
+        want = fd_grad(net, outs, owg, G, b)
+        report("%s %s" % (name, b), got[b], want)
+        np.testing.assert_allclose(got[b], want, rtol=2e-3, atol=2e-3)
+
+
 def _state_rows(x, init):
     r_all, _ = mul_reference("sum_mul", x, init)
     return np.concatenate([init.astype(np.float64), r_all])
@@ -838,17 +854,7 @@ def test_gradients_through_any_alias_and_state_outputs(rng, spec, T):
     workspace.FeedBlob("input", x)
     workspace.FeedBlob("init", init)
     workspace.RunNetOnce(net)
-    rows = _state_rows(x, init)
-    for o, out in zip(spec, outs):
-        want = rows if o == "state" else (rows[o:] if o >= 0 else rows[len(rows) + o:])
-        np.testing.assert_allclose(workspace.FetchBlob(out), want, rtol=1e-5, atol=1e-6)
-    G = {k: f32(rng, *workspace.FetchBlob(outs[k]).shape) for k in owg}
-    gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
-    got = analytic_grads(gnet, outs, owg, G, gmap, ["input", "init"])
-    for b in ("input", "init"):
-        want = fd_grad(net, outs, owg, G, b)
-        report("%s %s" % (name, b), got[b], want)
-        np.testing.assert_allclose(got[b], want, rtol=2e-3, atol=2e-3)
+    check_aliases_and_gradients(rng, net, outs, owg, spec, _state_rows(x, init), ["input", "init"], name, 1e-6)
 
 
 def test_state_output_gradient_matches_its_aliases(rng):
@@ -981,17 +987,7 @@ def test_windowed_state_gradients_through_any_alias(rng, spec, T):
     workspace.FeedBlob("x", x)
     workspace.FeedBlob("s_init", init)
     workspace.RunNetOnce(net)
-    rows = _window_rows(x, init, k)
-    for o, out in zip(spec, outs):
-        want = rows if o == "state" else (rows[o:] if o >= 0 else rows[len(rows) + o:])
-        np.testing.assert_allclose(workspace.FetchBlob(out), want, rtol=1e-5, atol=1e-5)
-    G = {j: f32(rng, *workspace.FetchBlob(outs[j]).shape) for j in owg}
-    gnet, gmap = with_grads(net, outs, owg, name="g_" + name)
-    got = analytic_grads(gnet, outs, owg, G, gmap, ["x", "s_init"])
-    for b in ("x", "s_init"):
-        want = fd_grad(net, outs, owg, G, b)
-        report("%s %s" % (name, b), got[b], want)
-        np.testing.assert_allclose(got[b], want, rtol=2e-3, atol=2e-3)
+    check_aliases_and_gradients(rng, net, outs, owg, spec, _window_rows(x, init, k), ["x", "s_init"], name, 1e-5)
 
 
 def test_windowed_state_gradients_executor_bitwise(rng):

@@ -112,6 +112,20 @@ static rc_status read_dims(rc_op *op, const char *name, int64_t *dims, int *ndim
     return RC_OK;
 }
 
+/* Seeds a random fill's stream: from argument `seed` when given, else from a fresh process-wide seed
+ * (rng.h), so two fill ops never share a stream. */
+static rc_status seed_stream(rc_op *op, uint64_t rng[4], rc_err *err)
+{
+    if (!rc_opdef_arg(&op->def, "seed")) {
+        rc_rng_seed(rng, rc_rng_fresh_seed());
+        return RC_OK;
+    }
+    int64_t seed;
+    rc_status st = rc_arg_i(&op->def, "seed", 0, &seed, err);
+    if (st) return st;
+    rc_rng_seed(rng, (uint64_t)seed);
+    return RC_OK;
+}
 static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
 {
     fill_state *s = calloc(1, sizeof *s);
@@ -141,15 +155,8 @@ static rc_status fill_setup_common(rc_op *op, int kind, rc_err *err)
         if (s->input_as_shape)
             return rc_op_fail(op, err, RC_ERR_VALUE, "an input must be given if 'input_as_shape' is true");
     }
-    if (kind != FILL_CONST && kind != FILL_GIVEN && kind != FILL_DIAG && kind != FILL_RANGE) {
-        int64_t seed;
-        if (rc_opdef_arg(&op->def, "seed")) {
-            if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
-            rc_rng_seed(s->rng, (uint64_t)seed);
-        } else {
-            rc_rng_seed(s->rng, rc_rng_fresh_seed());
-        }
-    }
+    if (kind != FILL_CONST && kind != FILL_GIVEN && kind != FILL_DIAG && kind != FILL_RANGE)
+        return seed_stream(op, s->rng, err);
     return RC_OK;
 }
 
@@ -857,14 +864,7 @@ static rc_status slf_setup(rc_op *op, rc_err *err)
     s->batch = v[0];
     s->total = v[0] * v[1];
     s->max_value = v[2];
-    int64_t seed;
-    if (rc_opdef_arg(&op->def, "seed")) {
-        if ((st = rc_arg_i(&op->def, "seed", 0, &seed, err))) return st;
-        rc_rng_seed(s->rng, (uint64_t)seed);
-    } else {
-        rc_rng_seed(s->rng, rc_rng_fresh_seed());
-    }
-    return RC_OK;
+    return seed_stream(op, s->rng, err);
 }
 
 /* Nothing to check before the run: no inputs; the arguments were checked at creation (slf_setup). */
