@@ -398,7 +398,8 @@ def _row_mul_grad(op, g_output):
 
 # Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /
 # SHOULD_NOT_DO_GRADIENT).
-GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")
+GradientRegistry.RegisterShouldNotDoGradient("EQ", "NE", "LT", "LE", "GT", "GE")
+GradientRegistry.RegisterNoGradient("Conditional")
 # SumInt: int32 (Caffe2 registered no maker); Accumulate: Caffe2's SHOULD_NOT_DO_GRADIENT
 GradientRegistry.RegisterNoGradient("SumInt", "Accumulate")
-GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor")
+GradientRegistry.RegisterShouldNotDoGradient("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor")
