@@ -54,4 +54,5 @@ def _batch_gather_grad(op, g_output):
 
 
 GradientRegistry.RegisterNoGradient("OneHot", "SegmentOneHot", "BatchOneHot", "BatchBucketOneHot",
-                                    "WeightedSample", "WeightedMultiSampling", "Adagrad")
+                                    "WeightedSample", "WeightedMultiSampling")
+GradientRegistry.RegisterShouldNotDoGradient("Adagrad")  # Caffe2: SHOULD_NOT_DO_GRADIENT

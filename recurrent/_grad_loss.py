@@ -90,9 +90,8 @@ def _label_cross_entropy_grad(op, g_output):
             [gx, None])
 
 
-# csrc/ops/metric.c: evaluation metrics (Caffe2: SHOULD_NOT_DO_GRADIENT), as Accuracy: their inputs get no
-# gradient.
-GradientRegistry.RegisterNoGradient("Perplexity", "MultiClassAccuracy")
-# csrc/ops/member_hist.c: IsMemberOf and AccumulateHistogram (Caffe2: SHOULD_NOT_DO_GRADIENT), as
-# Accuracy: their inputs get no gradient.
-GradientRegistry.RegisterNoGradient("IsMemberOf", "AccumulateHistogram")
+# csrc/ops/metric.c: evaluation metrics (Caffe2: SHOULD_NOT_DO_GRADIENT), as Accuracy: a gradient reaching
+# their outputs is an error, their inputs get none.
+GradientRegistry.RegisterShouldNotDoGradient("Perplexity", "MultiClassAccuracy")
+# csrc/ops/member_hist.c: IsMemberOf and AccumulateHistogram (Caffe2: SHOULD_NOT_DO_GRADIENT), as Accuracy.
+GradientRegistry.RegisterShouldNotDoGradient("IsMemberOf", "AccumulateHistogram")

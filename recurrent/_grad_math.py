@@ -398,9 +398,10 @@ def _row_mul_grad(op, g_output):
 
 # Caffe2: comparison ops, Conditional and the logical ops have no gradient (NO_GRADIENT /
 # SHOULD_NOT_DO_GRADIENT).
-GradientRegistry.RegisterNoGradient("EQ", "NE", "LT", "LE", "GT", "GE", "Conditional")
+GradientRegistry.RegisterShouldNotDoGradient("EQ", "NE", "LT", "LE", "GT", "GE")
+GradientRegistry.RegisterNoGradient("Conditional")
 # SumInt: int32 (Caffe2 registered no maker); Accumulate: Caffe2's SHOULD_NOT_DO_GRADIENT
 GradientRegistry.RegisterNoGradient("SumInt", "Accumulate")
 # ScaleBlobs (csrc/ops/math.c) has no gradient maker, as in Caffe2 (scale_blobs_op.cc registers none): a
 # gradient that must flow through it is an error naming the op (Scale, one blob at a time, has one).
-GradientRegistry.RegisterNoGradient("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor")
+GradientRegistry.RegisterShouldNotDoGradient("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor")

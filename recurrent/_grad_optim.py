@@ -7,13 +7,14 @@ Caffe2 registered them).
 
 from .core import GradientRegistry
 
-GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate", "MomentumSGD", "Adam")
+GradientRegistry.RegisterNoGradient("Iter", "LearningRate", "MomentumSGDUpdate")
+GradientRegistry.RegisterShouldNotDoGradient("MomentumSGD", "Adam")  # Caffe2: SHOULD_NOT_DO_GRADIENT
 
 # csrc/ops/mutex.c: a Mutex and the counter it guards (Caffe2: SHOULD_NOT_DO_GRADIENT / NO_GRADIENT).
 GradientRegistry.RegisterNoGradient("CreateMutex", "AtomicIter", "AtomicFetchAdd", "AtomicFetchAdd64")
 
 # csrc/ops/collect.c: LastNWindowCollector keeps rows of data it saw (Caffe2: SHOULD_NOT_DO_GRADIENT).
-GradientRegistry.RegisterNoGradient("LastNWindowCollector")
+GradientRegistry.RegisterShouldNotDoGradient("LastNWindowCollector")
 
 # csrc/ops/optim_rowwise.c: FTRL, the row-wise sparse Adagrad/Adam, RowWiseCounter and SparseNormalize are
 # optimizer steps (no gradient, as Caffe2 registered them).

@@ -124,8 +124,10 @@ for _t in ("ReduceFrontSum", "ReduceFrontMean", "ReduceBackSum", "ReduceBackMean
 for _t in ("ReduceFrontMax", "ReduceBackMax"):
     GradientRegistry.RegisterGradient(_t)(_reduce_fb_max_grad)
 
+# Caffe2: SHOULD_NOT_DO_GRADIENT (a gradient reaching their outputs is an error)
+GradientRegistry.RegisterShouldNotDoGradient("ArgMax", "ArgMin", "Accuracy")
 GradientRegistry.RegisterNoGradient(
-    "StopGradient", "ArgMax", "ArgMin", "Accuracy", "RowWiseArgMax",
+    "StopGradient", "RowWiseArgMax",
     "EnsureClipped", "ClipTensorByScaling",  # Caffe2: SHOULD_NOT_DO_GRADIENT (updates of parameters / grads)
     "ClipGradient", "ReluNGradient", "AbsGradient", "LeakyReluGradient", "EluGradient", "SoftsignGradient", "MinGradient",
     "MeanGradient", "ReduceSumGradient", "ReduceMeanGradient", "ReduceMaxGradient", "ReduceMinGradient",

@@ -96,8 +96,9 @@ GradientRegistry.RegisterGradient("Where")(
 GradientRegistry.RegisterGradient("Glu")(_refused((0,), "build it from Split, Sigmoid and Mul instead"))
 
 
+GradientRegistry.RegisterShouldNotDoGradient("Sign")  # Caffe2: SHOULD_NOT_DO_GRADIENT
 GradientRegistry.RegisterNoGradient(
-    "Sign", "Floor", "Ceil", "Round", "IsNaN", "ReplaceNaN", "LogitGradient", "CbrtGradient", "Log1pGradient",
+    "Floor", "Ceil", "Round", "IsNaN", "ReplaceNaN", "LogitGradient", "CbrtGradient", "Log1pGradient",
     "SinGradient", "CosGradient", "TanGradient", "AsinGradient", "AcosGradient", "AtanGradient",
     "ReciprocalGradient", "RSqrtGradient", "SoftplusGradient", "SeluGradient",
     "SwishGradient", "HardSigmoidGradient", "CubeGradient", "ExpandGradient",

@@ -23,4 +23,5 @@ def _pass_through(op, g_output):
 GradientRegistry.RegisterGradient("Alias")(_pass_through)
 GradientRegistry.RegisterGradient("CopyFromCPUInput")(_pass_through)
 GradientRegistry.TakesSparse("Alias", "CopyFromCPUInput")
-GradientRegistry.RegisterNoGradient("EnsureCPUOutput", "Print", "Summarize")
+GradientRegistry.RegisterNoGradient("EnsureCPUOutput", "Summarize")
+GradientRegistry.RegisterShouldNotDoGradient("Print")  # Caffe2: SHOULD_NOT_DO_GRADIENT (it has no outputs)

@@ -812,6 +812,7 @@ class GradientRegistry:
     gradient_registry_ = {}
     _copy_arguments = set()
     _takes_sparse = set()
+    _should_not_do = set()
 
     @classmethod
     def RegisterGradient(cls, op_type, copy_arguments=False):
@@ -832,10 +833,28 @@ class GradientRegistry:
 
     @classmethod
     def RegisterNoGradient(cls, *op_types):
-        """Registers op types that have no gradient (their inputs get none)."""
+        """Registers op types that have no gradient (their inputs get none): a gradient that reaches
+        one of their outputs stops there (Caffe2's NO_GRADIENT, e.g. StopGradient)."""
         for t in op_types:
             cls.gradient_registry_[t] = _no_gradient
             cls._copy_arguments.discard(t)
+            cls._should_not_do.discard(t)
+
+    @classmethod
+    def RegisterShouldNotDoGradient(cls, *op_types):
+        """Registers op types that must not be differentiated (Caffe2's SHOULD_NOT_DO_GRADIENT, e.g.
+        Accuracy, the comparisons, ArgMax): a gradient reaching one of their outputs is a ValueError
+        naming the op, its index and the output, as Caffe2 raised ("One should not call gradient for
+        operator ..."). No gradient reaching them, their inputs get none, silently."""
+        for t in op_types:
+            cls.gradient_registry_[t] = _no_gradient
+            cls._copy_arguments.discard(t)
+            cls._should_not_do.add(t)
+
+    @classmethod
+    def ShouldNotDoGradient(cls, op_type):
+        """True for the op types registered with RegisterShouldNotDoGradient."""
+        return op_type in cls._should_not_do
 
     @classmethod
     def TakesSparse(cls, *op_types):
@@ -869,6 +888,14 @@ class GradientRegistry:
                 "gradients)" % (label, op.type, [str(o) for o, g in zip(op.output, g_output)
                                                  if g is not None]))
         g_output = [_gradient_names(g) for g in g_output]
+        if op.type in cls._should_not_do:
+            reached = [(i, str(o)) for i, (o, g) in enumerate(zip(op.output, g_output)) if g is not None]
+            if reached:
+                raise ValueError(
+                    "%s: the gradient of its output %s reaches it, but %s must not be differentiated "
+                    "(Caffe2: SHOULD_NOT_DO_GRADIENT); stop the gradient before it (StopGradient) or "
+                    "leave its outputs out of the blobs the gradient is asked for"
+                    % (label, ", ".join("%d '%s'" % r for r in reached), op.type))
         # Makers take dense output gradients: a sparse one (GradientSlice, e.g.
         # from a later Gather of this op's output) is made dense first, shaped
         # like the output (Caffe2 refused: "is sparse (expected dense)").

@@ -2769,6 +2769,15 @@ CASES = [
     Case("basic-rnn-activation", "recurrent: Python", "rnn_cell.BasicRNNCell(..., activation='sigmoid')",
          "rnn_cell.BasicRNNCell(3, 3, 0.0, False, activation='sigmoid')", R,
          r"BasicRNNCell with unknown activation function \(sigmoid\)"),
+    Case("gradient-through-should-not-do", "nets", "AddGradientOperators through Accuracy's output",
+         """
+         n = core.Net('acc_g'); n.Softmax(['x'], 'p'); n.Accuracy(['p', 'l'], 'acc')
+         n.AddGradientOperators(['acc'])
+         """,
+         V, r"^op Accuracy #1: the gradient of its output 0 'acc' reaches it, but Accuracy must not be "
+            r"differentiated \(Caffe2: SHOULD_NOT_DO_GRADIENT\)",
+         after="assert len(n.Proto().op) == 2; n.AddGradientOperators(['p'])",
+         note="was silent (no gradient); Caffe2 raised too; NO_GRADIENT ops (StopGradient) stay silent"),
     Case("gradient-of-forward-only", "recurrent: Python",
          "AddGradientOperators on an LSTM built forward_only",
          """

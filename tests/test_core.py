@@ -480,6 +480,46 @@ def test_backward_pass_bad_ys():
         GradientRegistry.GetBackwardPass([], 3)
 
 
+# Checked against Caffe2's sources (SHOULD_NOT_DO_GRADIENT): accuracy_op, perplexity_op,
+# multi_class_accuracy_op, elementwise_logical_ops (IsMemberOf), utility_ops (AccumulateHistogram, Print),
+# last_n_window_collector, arg_ops, elementwise_ops_schema (comparisons, logical and bitwise ops, Not,
+# Sign), adam_op, momentum_sgd_op, adagrad_op. NO_GRADIENT there: StopGradient, Percentile.
+SHOULD_NOT_DO = ["Accuracy", "Perplexity", "MultiClassAccuracy", "IsMemberOf", "AccumulateHistogram",
+                 "LastNWindowCollector", "ArgMax", "ArgMin", "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or",
+                 "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Not", "Sign", "Print", "Adam",
+                 "MomentumSGD", "Adagrad"]
+
+
+def test_should_not_do_gradient_ops_refuse_a_gradient_reaching_them():
+    assert sorted(GradientRegistry._should_not_do) == sorted(SHOULD_NOT_DO)
+    for t in SHOULD_NOT_DO:
+        assert GradientRegistry.HasGradient(t) and GradientRegistry.ShouldNotDoGradient(t)
+    for t in ["StopGradient", "Percentile", "ConstantFill", "Iter"]:
+        assert GradientRegistry.HasGradient(t) and not GradientRegistry.ShouldNotDoGradient(t)
+    ops = [CreateOperator("Sigmoid", ["x"], ["s"]),
+           CreateOperator("Relu", ["x"], ["r"], name="here"),
+           CreateOperator("LT", ["s", "r"], ["lt"]),
+           CreateOperator("Mul", ["s", "lt"], ["y"])]
+    with pytest.raises(ValueError, match=r"^op LT #2: the gradient of its output 0 'lt' reaches it, "
+                                         r"but LT must not be differentiated"):
+        GradientRegistry.GetBackwardPass(ops, ["y"])
+    # the gradient stopped before it: silent, as in Caffe2
+    ops[3] = CreateOperator("Mul", ["s", "lt2"], ["y"])
+    ops.insert(3, CreateOperator("StopGradient", ["lt"], ["lt2"]))
+    _, g = GradientRegistry.GetBackwardPass(ops, ["y"])
+    assert "x" in g and "lt" not in g and "lt2" in g
+    # a gradient reaching only an output it does not matter for is still refused, naming it
+    ops = [CreateOperator("ArgMax", ["x"], ["am"], name="amx")]
+    with pytest.raises(ValueError, match=r"^op ArgMax #0 \(amx\): the gradient of its output 0 'am'"):
+        GradientRegistry.GetBackwardPass(ops, {"am": "am_g"})
+    with pytest.raises(ValueError, match=r"^op ArgMax \(amx\): the gradient of its output 0 'am'"):
+        GradientRegistry.GetGradientForOp(ops[0], ["am_g"])
+    # NO_GRADIENT ops stay silent
+    for t, ins in [("StopGradient", ["x"]), ("Percentile", ["x", "v", "l"])]:
+        ops, g = GradientRegistry.GetBackwardPass([CreateOperator(t, ins, ["o"])], ["o"])
+        assert [o.type for o in ops] == ["ConstantFill"] and set(map(str, g)) == {"o"}
+
+
 def test_net_add_gradient_operators_and_run():
     net = core.Net("grad_run")
     x = net.AddExternalInput("x")

@@ -372,18 +372,22 @@ def test_in_a_recurrent_step_net(enable, threads):
 
 
 def test_no_gradient_through_it():
-    """Registered with no gradient (Caffe2: SHOULD_NOT_DO_GRADIENT): a gradient reaching the buffer
-    stops there; DATA's producer gets none."""
-    assert core.GradientRegistry.HasGradient("LastNWindowCollector")
+    """Caffe2's SHOULD_NOT_DO_GRADIENT: a gradient reaching the buffer is a ValueError naming the op,
+    its index and the output (Caffe2 raised too); DATA's own gradient from elsewhere is unaffected."""
+    assert core.GradientRegistry.ShouldNotDoGradient("LastNWindowCollector")
     feed(x=np.ones((2, 3), np.float32), buf=np.zeros(0, np.float32), nx=np.array(0, np.int32))
     net = core.Net("g")
     net.Sigmoid(["x"], "s")
     net.LastNWindowCollector(["buf", "nx", "s"], ["buf", "nx"], num_to_collect=3)
     net.SumElements(["buf"], "loss")
-    grad_map = net.AddGradientOperators(["loss"])
-    assert "s" not in grad_map and "x" not in grad_map
+    with pytest.raises(ValueError, match=r"^op LastNWindowCollector #1: the gradient of its output 0 'buf' "
+                                         r"reaches it, but LastNWindowCollector must not be differentiated"):
+        net.AddGradientOperators(["loss"])
+    net.SumElements(["s"], "loss2")
+    grad_map = net.AddGradientOperators(["loss2"])
+    assert "x" in grad_map and "buf" not in grad_map
     types = [o.type for o in net.Proto().op]
-    assert "SumElementsGradient" in types and "SigmoidGradient" not in types
+    assert "SigmoidGradient" in types
     workspace.RunNetOnce(net)
     assert workspace.FetchBlob("loss") == pytest.approx(6 * (1 / (1 + np.exp(-1))), rel=1e-6)
 

@@ -3,7 +3,7 @@ NumPy references over several shapes and the edge cases (empty X, duplicates and
 `value`, values on the bucket edges, the bounds themselves, +-inf), the histogram accumulated across
 runs of a net (and restarted by RunOperatorOnce), what each op refuses (the workspace usable after
 every error, nothing written, the accumulated counts kept), Caffe2's test_is_member_of ported,
-AddGradientOperators through them (their inputs get no gradient, as Accuracy's), their static
+AddGradientOperators through them (refused, as through Accuracy: Caffe2's SHOULD_NOT_DO_GRADIENT), their static
 shapes."""
 
 import numpy as np
@@ -304,9 +304,10 @@ def test_accumulate_histogram_count_overflow():
 # ---------------------------------------------------------------- gradients, shapes
 @pytest.mark.parametrize("op_type", ["IsMemberOf", "AccumulateHistogram"])
 def test_no_gradient_through_them(op_type):
-    """Registered with no gradient, as Accuracy (Caffe2: SHOULD_NOT_DO_GRADIENT): the gradient stops
-    there, the inputs get none."""
-    assert core.GradientRegistry.HasGradient(op_type)
+    """Registered as Caffe2's SHOULD_NOT_DO_GRADIENT, as Accuracy: a gradient reaching an output is a
+    ValueError naming the op, its index and the output (Caffe2 raised too); beside a loss they are
+    silent and their inputs get none from them."""
+    assert core.GradientRegistry.HasGradient(op_type) and core.GradientRegistry.ShouldNotDoGradient(op_type)
     feed(x=np.full((3, 2), 0.5, np.float32), i=np.array([1, 2, 3], np.int32))
     net = core.Net("g")
     net.Sigmoid(["x"], "s")
@@ -314,9 +315,11 @@ def test_no_gradient_through_them(op_type):
         out = net.IsMemberOf(["i"], "m", value=[2])
     else:
         out = net.AccumulateHistogram(["s"], ["m", "acc"], num_buckets=4)[0]
-    grad_map = net.AddGradientOperators([out])
-    assert "s" not in grad_map and "x" not in grad_map and "i" not in grad_map
-    assert [o.type for o in net.Proto().op][-1] == "ConstantFill"  # only the seed of m's gradient
+    with pytest.raises(ValueError, match=r"^op %s #1: the gradient of its output 0 'm' reaches it" % op_type):
+        net.AddGradientOperators([out])
+    net.SumElements(["s"], "loss")
+    grad_map = net.AddGradientOperators(["loss"])
+    assert "x" in grad_map and "i" not in grad_map
     workspace.RunNetOnce(net)
 
 

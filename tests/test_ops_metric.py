@@ -255,21 +255,28 @@ def test_metrics_beside_a_trained_loss():
 
 @pytest.mark.parametrize("metric", ["Perplexity", "MultiClassAccuracy"])
 def test_no_gradient_through_the_metrics(metric):
-    """Registered with no gradient, as Accuracy (Caffe2: SHOULD_NOT_DO_GRADIENT, which raised when
-    a gradient reached the op's output): the gradient stops there, the inputs get none."""
-    assert core.GradientRegistry.HasGradient(metric)
+    """Registered as Caffe2's SHOULD_NOT_DO_GRADIENT, as Accuracy: a gradient reaching the metric's
+    output is a ValueError naming the op, its index and the output (Caffe2 raised too), the net left
+    as it was; beside a loss (no gradient reaching it) it is silent and its inputs get none from it."""
+    assert core.GradientRegistry.HasGradient(metric) and core.GradientRegistry.ShouldNotDoGradient(metric)
     feed(x=np.full((3, 2), 0.5, np.float32), l=np.zeros(3, np.int32))
     net = core.Net("g")
     net.Sigmoid(["x"], "s")
     if metric == "Perplexity":
         net.Flatten(["s"], "s2", axis=0)
         net.Reshape(["s2"], ["s1", "old"], shape=[-1])
-        out = net.Perplexity(["s1"], "m")
+        out, idx = net.Perplexity(["s1"], "m"), 3
     else:
-        out = net.MultiClassAccuracy(["s", "l"], ["m", "cnt"])[0]
-    grad_map = net.AddGradientOperators([out])
-    assert "s" not in grad_map and "x" not in grad_map
-    assert [o.type for o in net.Proto().op][-1] == "ConstantFill"  # only the seed of m's gradient
+        out, idx = net.MultiClassAccuracy(["s", "l"], ["m", "cnt"])[0], 1
+    n_ops = len(net.Proto().op)
+    with pytest.raises(ValueError, match=r"^op %s #%d: the gradient of its output 0 'm' reaches it, but %s "
+                                         r"must not be differentiated \(Caffe2: SHOULD_NOT_DO_GRADIENT\)"
+                       % (metric, idx, metric)):
+        net.AddGradientOperators([out])
+    assert len(net.Proto().op) == n_ops
+    net.SumElements(["s"], "loss")
+    grad_map = net.AddGradientOperators(["loss"])
+    assert "x" in grad_map
     workspace.RunNetOnce(net)
 
 
