@@ -334,8 +334,10 @@ class BasicRNNCell(RNNCell):
         if seq_lengths is not None:
             valid_b = model.net.GT([seq_lengths, timestep], "valid_b", broadcast=1)
             invalid_b = model.net.LE([seq_lengths, timestep], "invalid_b", broadcast=1)
-            valid = model.net.Cast(valid_b, "valid", to="float")
-            invalid = model.net.Cast(invalid_b, "invalid", to="float")
+            # the masks are constants of the step: no gradient flows into them (a gradient reaching GT / LE
+            # would be an error: they must not be differentiated, as in Caffe2)
+            valid = model.net.StopGradient(model.net.Cast(valid_b, "valid_f", to="float"), "valid")
+            invalid = model.net.StopGradient(model.net.Cast(invalid_b, "invalid_f", to="float"), "invalid")
             hidden_valid = model.net.Mul([hidden_t, valid], "hidden_valid", broadcast=1, axis=1)
             if self.drop_states:
                 hidden_t = hidden_valid

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, workspace
+from op_helpers import assert_must_not_differentiate
 from test_ops_clip_math import check_grads
 from test_ops_math import feed, op, run  # the same helpers
 
@@ -549,8 +550,8 @@ def test_makers_give_caffe2_gradient_ops():
     ops, g = G(op("Add", ["a", "b"], ["y"], broadcast=1), ["y_grad"])
     assert [p.type for p in ops] == ["SumReduceLike"] and g == ["y_grad", "b_grad"]
     for kind in ("And", "Or", "Xor", "EQ"):
-        assert G(op(kind, ["a", "b"], ["y"]), ["y_grad"]) == ([], [None, None])
-    assert G(op("Not", ["a"], ["y"]), ["y_grad"]) == ([], [None])
+        assert_must_not_differentiate(op(kind, ["a", "b"], ["y"]), 2)
+    assert_must_not_differentiate(op("Not", ["a"], ["y"]), 1)
 
 
 @pytest.mark.parametrize("in_place", [False, True])
@@ -683,5 +684,5 @@ def test_bitwise_bad_input_and_no_gradient():
         getattr(net, kind)(["i", "j"], "c")
         with pytest.raises(ValueError, match=r"op %s #0: input 0 blob 'i'" % kind):
             workspace.CreateNet(net)
-        assert core.GradientRegistry.GetGradientForOp(op(kind, ["i", "i"], ["c"]), ["c_grad"]) == ([], [None, None])
+        assert_must_not_differentiate(op(kind, ["i", "i"], ["c"]), 2)
     assert run("BitwiseAnd", ["i", "i"], ["c"]).shape == (2, 3)   # still usable

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from recurrent import core, gradient_checker, workspace
+from op_helpers import assert_must_not_differentiate
 from test_ops_math import close, f32, feed, op, run  # the same helpers
 
 SELU_A, SELU_S = 1.6732632423543772, 1.0507009873554805
@@ -233,9 +234,10 @@ def test_makers_input_orders():
         assert [a.name for a in ops[0].arg] == ["alpha"], t  # the forward op's arguments
     ops, g = core.GradientRegistry.GetGradientForOp(op("Expand", ["x", "s"], ["y"]), ["y_grad"])
     assert ops[0].type == "ExpandGradient" and list(ops[0].input) == ["y_grad", "x"] and g == ["x_grad", None]
-    for t in ("Sign", "Floor", "Ceil", "IsNaN", "Round", "ReplaceNaN"):
+    for t in ("Floor", "Ceil", "IsNaN", "Round", "ReplaceNaN"):
         ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"]), ["y_grad"])
         assert ops == [] and g == [None]
+    assert_must_not_differentiate(op("Sign", ["x"], ["y"]), 1)
     with pytest.raises(ValueError, match=r"Where has no gradient op \(Caffe2 neither\): output 'z' needs a "
                        r"gradient, but inputs 'x' and 'y' would get none"):
         core.GradientRegistry.GetGradientForOp(op("Where", ["c", "x", "y"], ["z"]), ["z_grad"])

@@ -11,6 +11,7 @@ import pytest
 
 from recurrent import core, gradient_checker, workspace
 from recurrent import recurrent as rnn
+from op_helpers import assert_must_not_differentiate
 from test_ops_math import close, f32, feed, op, run  # the same helpers
 
 
@@ -527,9 +528,10 @@ def test_accuracy_nan_ranks_first():
 
 
 def test_no_gradient_ops():
-    for t in ("StopGradient", "ArgMax", "ArgMin", "Accuracy"):
-        ops, g = core.GradientRegistry.GetGradientForOp(op(t, ["x"], ["y"]), ["y_grad"])
-        assert ops == [] and g == [None]
+    ops, g = core.GradientRegistry.GetGradientForOp(op("StopGradient", ["x"], ["y"]), ["y_grad"])
+    assert ops == [] and g == [None]
+    for t in ("ArgMax", "ArgMin", "Accuracy"):
+        assert_must_not_differentiate(op(t, ["x"], ["y"]), 1)
 
 
 # ================================================================ bad input
