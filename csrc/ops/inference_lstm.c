@@ -283,7 +283,7 @@ static rc_status ilstm_run(rc_op *op, rc_err *err)
     float *xt = s->scratch, *out_a = xt + xin, *out_b = out_a + lo, *P = out_b + lo, *G = P + proj,
           *bias = G + gates, *hy = bias + 4 * H, *cy = hy + st_n;
     const float *src = rc_f32(x);
-    if (bf) { /* (N, T, D) -> (T, N, D) */
+    if (bf && xin) { /* (N, T, D) -> (T, N, D); nothing to move when empty (src may then be NULL) */
         for (int64_t n = 0; n < N; n++)
             for (int64_t t = 0; t < T; t++) memcpy(xt + (t * N + n) * D, src + (n * T + t) * D, sizeof(float) * D);
         src = xt;
@@ -315,7 +315,7 @@ static rc_status ilstm_run(rc_op *op, rc_err *err)
     if ((st = rc_tensor_resize(rc_out(op, 1), RC_F32, 3, hx->dims, err))) return out_fail(op, 1, err);
     if ((st = rc_tensor_resize(rc_out(op, 2), RC_F32, 3, hx->dims, err))) return out_fail(op, 2, err);
     float *y = rc_f32(rc_out(op, 0));
-    if (bf) {
+    if (bf && lo) {
         for (int64_t t = 0; t < T; t++)
             for (int64_t n = 0; n < N; n++) memcpy(y + (n * T + t) * OW, res + (t * N + n) * OW, sizeof(float) * OW);
     } else if (lo) {
